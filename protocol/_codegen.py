@@ -846,6 +846,16 @@ def emit_module(api_name: str, api_key: int | None, messages: list[Message], sou
     uses_uuid = False
     uses_records = False
     seen_classes: dict[str, Struct] = {}
+    # Kafka scopes nested struct names per message; one module holds request and response, so a
+    # name both use (ConsumerGroupHeartbeat's TopicPartitions) is prefixed with its message's.
+    counts: dict[str, int] = {}
+    for msg in messages:
+        for st in msg.structs:
+            counts[st.name] = counts.get(st.name, 0) + 1
+    for msg in messages:
+        for st in msg.structs:
+            if counts[st.name] > 1 and st is not msg.top:
+                st.name = msg.name + st.name
     for msg in messages:
         layouts = compute_layouts(msg)
         fn_names: dict[tuple[str, int], str] = {}
@@ -952,7 +962,7 @@ def emit_class(st: Struct, msg: Message) -> str:
     L.append("    FIELDS: ClassVar[tuple[FieldSpec, ...]] = (")
     for f in st.fields:
         L.append(
-            f"        FieldSpec({f.name!r}, {f.kafka_name!r}, {f.type!r}, {f.versions!r}, {f.nullable!r}, "
+            f"        FieldSpec({f.name!r}, {f.kafka_name!r}, {_spec_type(f)!r}, {f.versions!r}, {f.nullable!r}, "
             f"{f.tag!r}, {f.tagged!r}, {_spec_default(f)}),"
         )
     L.append("    )")
@@ -1022,6 +1032,13 @@ def emit_class(st: Struct, msg: Message) -> str:
                 "        return [bytes(self.encode_into(bytearray(head), version))]",
             ]
     return "\n".join(L)
+
+
+def _spec_type(f: Field) -> str:
+    """The spec's type, naming our class for struct types (which may carry a message prefix)."""
+    if f.struct is None:
+        return f.type
+    return ("[]" if f.is_array else "") + f.struct.name
 
 
 def _spec_default(f: Field) -> str:

@@ -39,4 +39,6 @@ API_MODULES: dict[int, str] = {
     44: "incremental_alter_configs",
     47: "offset_delete",
     60: "describe_cluster",
+    68: "consumer_group_heartbeat",
+    69: "consumer_group_describe",
 }

@@ -1,0 +1,253 @@
+"""FrameBuffer and encode_frame: splitting, limits, sticky errors, and a split-anywhere property."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from protocol.errors import DecodeError, EncodeError, FrameTooLarge, InvalidValueError
+from protocol.framing import DEFAULT_MAX_FRAME_SIZE, FrameBuffer, encode_frame, frame_bytes
+
+FAST = settings(max_examples=60, deadline=None)
+
+
+def framed(*payloads: bytes) -> bytes:
+    return b"".join(struct.pack(">i", len(p)) + p for p in payloads)
+
+
+def drain(buf: FrameBuffer) -> list[bytes]:
+    return list(buf.frames())
+
+
+def test_default_max_is_socket_request_max_bytes() -> None:
+    assert DEFAULT_MAX_FRAME_SIZE == 104857600
+    assert FrameBuffer().max_frame_size == 104857600
+
+
+def test_one_frame_in_one_feed() -> None:
+    buf = FrameBuffer()
+    buf.feed(framed(b"hello"))
+    assert buf.next_frame() == b"hello"
+    assert buf.next_frame() is None
+    assert buf.buffered == 0
+
+
+def test_many_frames_in_one_feed() -> None:
+    payloads = [bytes([i]) * i for i in range(50)]
+    buf = FrameBuffer()
+    buf.feed(framed(*payloads) + b"\x00\x00")  # plus the start of a 51st prefix
+    assert drain(buf) == payloads
+    assert buf.buffered == 2
+
+
+def test_frame_split_across_feeds() -> None:
+    data = framed(b"abcdefgh")
+    buf = FrameBuffer()
+    buf.feed(data[:2])
+    assert buf.next_frame() is None
+    buf.feed(data[2:7])
+    assert buf.next_frame() is None
+    buf.feed(data[7:])
+    assert buf.next_frame() == b"abcdefgh"
+
+
+def test_byte_by_byte_equals_whole() -> None:
+    payloads = [b"", b"x", b"yz" * 100, b"", bytes(range(256))]
+    data = framed(*payloads)
+    whole = FrameBuffer()
+    whole.feed(data)
+    one_by_one = FrameBuffer()
+    got: list[bytes] = []
+    for i in range(len(data)):
+        one_by_one.feed(data[i : i + 1])
+        got.extend(one_by_one.frames())
+    assert got == drain(whole) == payloads
+
+
+def test_zero_length_frame() -> None:
+    buf = FrameBuffer()
+    buf.feed(b"\x00\x00\x00\x00")
+    frame = buf.next_frame()
+    assert frame == b""
+    assert type(frame) is bytes
+    assert buf.next_frame() is None
+
+
+def test_oversized_prefix_raises_before_payload() -> None:
+    buf = FrameBuffer(max_frame_size=1000)
+    buf.feed(struct.pack(">i", 1001))  # the prefix only, no payload at all
+    with pytest.raises(FrameTooLarge) as info:
+        buf.next_frame()
+    assert (info.value.size, info.value.max_size) == (1001, 1000)
+
+
+def test_default_maximum_is_enforced_from_prefix() -> None:
+    buf = FrameBuffer()
+    buf.feed(struct.pack(">i", DEFAULT_MAX_FRAME_SIZE + 1) + b"abc")
+    with pytest.raises(FrameTooLarge):
+        buf.next_frame()
+
+
+def test_frame_of_exactly_the_maximum_is_accepted() -> None:
+    buf = FrameBuffer(max_frame_size=8)
+    buf.feed(framed(b"12345678"))
+    assert buf.next_frame() == b"12345678"
+
+
+def test_frames_before_an_oversized_one_are_delivered() -> None:
+    buf = FrameBuffer(max_frame_size=4)
+    buf.feed(framed(b"ok") + struct.pack(">i", 5))
+    assert buf.next_frame() == b"ok"
+    with pytest.raises(FrameTooLarge):
+        buf.next_frame()
+
+
+def test_negative_size_is_invalid() -> None:
+    buf = FrameBuffer()
+    buf.feed(struct.pack(">i", -1))
+    with pytest.raises(InvalidValueError):
+        buf.next_frame()
+
+
+def test_errors_are_sticky() -> None:
+    buf = FrameBuffer(max_frame_size=10)
+    buf.feed(struct.pack(">i", 11))
+    with pytest.raises(FrameTooLarge):
+        buf.next_frame()
+    with pytest.raises(FrameTooLarge):
+        buf.feed(b"more")
+    with pytest.raises(FrameTooLarge):
+        buf.next_frame()
+    assert buf.buffered == 0
+
+
+def test_frames_are_independent_bytes() -> None:
+    """The broker keeps memoryview slices of a frame: it must not alias the mutable buffer."""
+    buf = FrameBuffer()
+    buf.feed(framed(b"first"))
+    first = buf.next_frame()
+    assert first is not None
+    view = memoryview(first)[1:3]
+    buf.feed(framed(b"second" * 10_000))  # forces the buffer to be cleared and regrown
+    assert buf.next_frame() == b"second" * 10_000
+    assert type(first) is bytes
+    assert bytes(view) == b"ir"
+
+
+def test_large_frame_in_many_pieces() -> None:
+    payload = bytes(range(256)) * 8192  # 2 MiB
+    data = framed(payload, b"tail")
+    buf = FrameBuffer()
+    got: list[bytes] = []
+    for i in range(0, len(data), 1000):
+        buf.feed(data[i : i + 1000])
+        got.extend(buf.frames())
+    assert got == [payload, b"tail"]
+
+
+def test_many_small_frames_compact_the_buffer() -> None:
+    """Consumed bytes are dropped as frames are taken, so the buffer does not grow without bound
+    even when every read ends inside a frame."""
+    data = framed(*[b"x" * 10] * 30_000)
+    buf = FrameBuffer()
+    count = 0
+    for i in range(0, len(data), 7777):
+        buf.feed(data[i : i + 7777])
+        count += len(list(buf.frames()))
+        assert len(buf._buf) <= 2 * 64 * 1024 + 7777
+    assert count == 30_000
+    assert buf.buffered == 0
+
+
+def test_feed_accepts_bytearray_and_memoryview() -> None:
+    buf = FrameBuffer()
+    data = framed(b"abc", b"defg")
+    buf.feed(bytearray(data[:5]))
+    buf.feed(memoryview(data)[5:])
+    assert drain(buf) == [b"abc", b"defg"]
+
+
+def test_encode_frame_prepends_size_without_copying() -> None:
+    records = memoryview(b"0123456789")[2:6]
+    parts = encode_frame([b"head", b"", records, bytearray(b"!")])
+    assert parts[0] == struct.pack(">i", 9)
+    assert parts[1:] == [b"head", records, bytearray(b"!")]
+    assert parts[2] is records
+    assert b"".join(parts) == framed(b"head2345!")
+
+
+def test_encode_frame_empty_payload() -> None:
+    assert encode_frame([]) == [b"\x00\x00\x00\x00"]
+
+
+def test_encode_frame_counts_bytes_of_wide_memoryviews() -> None:
+    wide = memoryview(struct.pack(">4i", 1, 2, 3, 4)).cast("i")
+    assert encode_frame([wide])[0] == struct.pack(">i", 16)
+
+
+def test_encode_frame_rejects_oversized_payload() -> None:
+    class Huge(bytes):
+        def __len__(self) -> int:
+            return 0x80000000
+
+    with pytest.raises(EncodeError):
+        encode_frame([Huge(b"x")])
+
+
+def test_frame_bytes_round_trips() -> None:
+    buf = FrameBuffer()
+    buf.feed(frame_bytes(b"payload") + frame_bytes(memoryview(b"")))
+    assert drain(buf) == [b"payload", b""]
+
+
+def test_invalid_max_frame_size() -> None:
+    with pytest.raises(ValueError):
+        FrameBuffer(max_frame_size=-1)
+
+
+def _split(data: bytes, cuts: list[int]) -> list[bytes]:
+    points = sorted({min(c, len(data)) for c in cuts})
+    pieces, last = [], 0
+    for p in points:
+        pieces.append(data[last:p])
+        last = p
+    pieces.append(data[last:])
+    return pieces
+
+
+def _run(pieces: list[bytes], max_size: int) -> tuple[list[bytes], type[DecodeError] | None]:
+    """Feed the pieces in order, collecting frames; stop at the first DecodeError."""
+    buf = FrameBuffer(max_frame_size=max_size)
+    frames: list[bytes] = []
+    try:
+        for piece in pieces:
+            buf.feed(piece)
+            frames.extend(buf.frames())
+    except DecodeError as exc:
+        return frames, type(exc)
+    return frames, None
+
+
+@FAST
+@given(
+    payloads=st.lists(st.binary(max_size=40), max_size=12),
+    cuts=st.lists(st.integers(min_value=0, max_value=600), max_size=20),
+)
+def test_split_anywhere_gives_the_same_frames(payloads: list[bytes], cuts: list[int]) -> None:
+    data = framed(*payloads)
+    assert _run(_split(data, cuts), 1 << 20) == (payloads, None)
+
+
+@FAST
+@given(
+    data=st.binary(max_size=300),
+    cuts=st.lists(st.integers(min_value=0, max_value=300), max_size=20),
+    max_size=st.integers(min_value=0, max_value=64),
+)
+def test_random_streams_split_anywhere_match_one_feed(data: bytes, cuts: list[int], max_size: int) -> None:
+    """Arbitrary bytes: whatever the split, the same frames come out and the same error (only
+    DecodeError subclasses) ends the stream."""
+    assert _run(_split(data, cuts), max_size) == _run([data], max_size)
