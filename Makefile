@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 # mypy --strict covers these packages (assignors/ joins when it exists).
-TYPED  := protocol $(wildcard assignors)
+TYPED  := protocol mockbroker $(wildcard assignors)
 
 .PHONY: test lint typecheck pytest regen bench clean
 

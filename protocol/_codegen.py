@@ -521,6 +521,22 @@ class StructCodegen:
             return [f"{ind}{var}, pos = {fn}(data, pos)"]
         n = self.em.tmp()
         out = []
+        if self.flex and not f.is_array and f.type in ("string", "bytes"):
+            # One range check covers the common case (not null, length < 127, one-byte varint);
+            # null, longer values and bad lengths go to the primitives.
+            nullable = f.is_nullable(self.v)
+            value = f"data[pos + 1:pos + {n}]" + (".decode()" if f.type == "string" else "")
+            slow = f"read_compact_{'nullable_' if nullable else ''}{'string' if f.type == 'string' else 'bytes'}"
+            out += [
+                f"{ind}{n} = data[pos]",
+                f"{ind}if 0 < {n} < 128:",
+                f"{ind}    {var} = {value}",
+                f"{ind}    pos += {n}",
+            ]
+            if nullable:
+                out += [f"{ind}elif {n} == 0:", f"{ind}    {var} = None", f"{ind}    pos += 1"]
+            out += [f"{ind}else:", f"{ind}    {var}, pos = {slow}(data, pos)"]
+            return out
         if self.flex:
             out += [
                 f"{ind}{n} = data[pos]",
@@ -771,7 +787,14 @@ class StructCodegen:
             a = self.em.tmp("_a")
             out = [f"{ind}{a} = {ex}"]
             if flex:
-                head = [f"{ind}write_uvarint({buf}, len({a}) + 1)"]
+                n = self.em.tmp("_n")
+                head = [
+                    f"{ind}{n} = len({a}) + 1",
+                    f"{ind}if {n} < 128:",
+                    f"{ind}    {buf}.append({n})",
+                    f"{ind}else:",
+                    f"{ind}    write_uvarint({buf}, {n})",
+                ]
             else:
                 head = [f"{ind}{buf} += {self.em.fmt('>i')}.pack(len({a}))"]
             body = head + self.encode_array_body(f, a, buf, ind)
@@ -905,7 +928,8 @@ def emit_module(api_name: str, api_key: int | None, messages: list[Message], sou
     errs = [n for n in ("EncodeError", "InvalidValueError", "TruncatedError") if used(n)]
     if errs:
         imports.append(f"from protocol.errors import {', '.join(errs)}")
-    prim_all = ["Buffer", "Records", "ZERO_UUID", "read_uvarint", "skip_tagged_fields", "write_bytes",
+    prim_all = ["Buffer", "Records", "ZERO_UUID", "read_compact_bytes", "read_compact_nullable_bytes",
+                "read_compact_nullable_string", "read_compact_string", "read_uvarint", "skip_tagged_fields", "write_bytes",
                 "write_nullable_string", "write_records", "write_string", "write_uvarint"]
     prim = [n for n in prim_all if used(n)]
     imports.append(f"from protocol.primitives import {', '.join(sorted(prim))}")
@@ -990,7 +1014,13 @@ def emit_class(st: Struct, msg: Message) -> str:
             "",
             "    @classmethod",
             f"    def decode(cls, data: bytes, version: int, pos: int = 0) -> {name}:",
-            "        return cls.decode_from(data, version, pos)[0]",
+            "        try:",
+            f"            msg, end = _{upper}_DECODERS[version](data, pos)",
+            "        except Exception as exc:",
+            f"            raise _runtime.decode_failure(exc, {name!r}, version, data) from None",
+            "        if end > len(data):",
+            f"            raise _runtime.decode_failure(None, {name!r}, version, data)",
+            "        return msg",
             "",
         ]
         if st.has_records:
@@ -1018,7 +1048,12 @@ def emit_class(st: Struct, msg: Message) -> str:
         else:
             L += [
                 "    def encode(self, version: int) -> bytes:",
-                "        return bytes(self.encode_into(bytearray(), version))",
+                "        out = bytearray()",
+                "        try:",
+                f"            _{upper}_ENCODERS[version](self, out)",
+                "        except Exception as exc:",
+                f"            raise _runtime.encode_failure(exc, {name!r}, version) from None",
+                "        return bytes(out)",
                 "",
                 "    def encode_into(self, out: bytearray, version: int) -> bytearray:",
                 '        """Append the encoding to ``out`` (after a frame header, say) and return it."""',

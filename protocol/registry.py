@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from protocol.errors import ErrorCode, UnknownApiError, UnsupportedVersionError
 from protocol.headers import (
@@ -34,7 +34,7 @@ API_VERSIONS_KEY = 18
 class Message(Protocol):
     """What every generated top-level message class provides."""
 
-    SPEC: MessageSpec
+    SPEC: ClassVar[MessageSpec]
 
     def encode(self, version: int) -> bytes: ...
 

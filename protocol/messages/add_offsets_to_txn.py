@@ -13,7 +13,7 @@ from typing import ClassVar
 
 from protocol import _runtime
 from protocol.errors import InvalidValueError
-from protocol.primitives import Buffer, read_uvarint, skip_tagged_fields, write_uvarint
+from protocol.primitives import Buffer, read_compact_string, skip_tagged_fields, write_uvarint
 from protocol.schema import FieldSpec, MessageSpec
 
 
@@ -53,10 +53,21 @@ class AddOffsetsToTxnRequest:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> AddOffsetsToTxnRequest:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _ADD_OFFSETS_TO_TXN_REQUEST_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "AddOffsetsToTxnRequest", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "AddOffsetsToTxnRequest", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _ADD_OFFSETS_TO_TXN_REQUEST_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "AddOffsetsToTxnRequest", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -96,10 +107,21 @@ class AddOffsetsToTxnResponse:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> AddOffsetsToTxnResponse:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _ADD_OFFSETS_TO_TXN_RESPONSE_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "AddOffsetsToTxnResponse", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "AddOffsetsToTxnResponse", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _ADD_OFFSETS_TO_TXN_RESPONSE_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "AddOffsetsToTxnResponse", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -143,27 +165,19 @@ def _encode_AddOffsetsToTxnRequest_v0(o: AddOffsetsToTxnRequest, out: bytearray)
 def _decode_AddOffsetsToTxnRequest_v3(data: bytes, pos: int) -> tuple[AddOffsetsToTxnRequest, int]:
     """AddOffsetsToTxnRequest, versions 3-4 (flexible)."""
     _n5 = data[pos]
-    if _n5 < 128:
-        pos += 1
+    if 0 < _n5 < 128:
+        f_transactional_id = data[pos + 1 : pos + _n5].decode()
+        pos += _n5
     else:
-        _n5, pos = read_uvarint(data, pos)
-    _n5 -= 1
-    if _n5 < 0:
-        raise InvalidValueError("TransactionalId: null or negative length")
-    f_transactional_id = data[pos : pos + _n5].decode()
-    pos += _n5
+        f_transactional_id, pos = read_compact_string(data, pos)
     f_producer_id, f_producer_epoch = _S_qh.unpack_from(data, pos)
     pos += 10
     _n6 = data[pos]
-    if _n6 < 128:
-        pos += 1
+    if 0 < _n6 < 128:
+        f_group_id = data[pos + 1 : pos + _n6].decode()
+        pos += _n6
     else:
-        _n6, pos = read_uvarint(data, pos)
-    _n6 -= 1
-    if _n6 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n6].decode()
-    pos += _n6
+        f_group_id, pos = read_compact_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:

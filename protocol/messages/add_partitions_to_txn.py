@@ -13,7 +13,7 @@ from typing import ClassVar
 
 from protocol import _runtime
 from protocol.errors import InvalidValueError, TruncatedError
-from protocol.primitives import Buffer, read_uvarint, skip_tagged_fields, write_uvarint
+from protocol.primitives import Buffer, read_compact_string, read_uvarint, skip_tagged_fields, write_uvarint
 from protocol.schema import FieldSpec, MessageSpec
 
 
@@ -119,10 +119,21 @@ class AddPartitionsToTxnRequest:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> AddPartitionsToTxnRequest:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _ADD_PARTITIONS_TO_TXN_REQUEST_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "AddPartitionsToTxnRequest", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "AddPartitionsToTxnRequest", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _ADD_PARTITIONS_TO_TXN_REQUEST_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "AddPartitionsToTxnRequest", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -241,10 +252,21 @@ class AddPartitionsToTxnResponse:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> AddPartitionsToTxnResponse:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _ADD_PARTITIONS_TO_TXN_RESPONSE_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "AddPartitionsToTxnResponse", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "AddPartitionsToTxnResponse", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _ADD_PARTITIONS_TO_TXN_RESPONSE_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "AddPartitionsToTxnResponse", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -290,15 +312,11 @@ def _encode_AddPartitionsToTxnTopic_v0(o: AddPartitionsToTxnTopic, out: bytearra
 def _decode_AddPartitionsToTxnTopic_v3(data: bytes, pos: int) -> tuple[AddPartitionsToTxnTopic, int]:
     """AddPartitionsToTxnTopic, versions 3-5 (flexible)."""
     _n6 = data[pos]
-    if _n6 < 128:
-        pos += 1
+    if 0 < _n6 < 128:
+        f_name = data[pos + 1 : pos + _n6].decode()
+        pos += _n6
     else:
-        _n6, pos = read_uvarint(data, pos)
-    _n6 -= 1
-    if _n6 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n6].decode()
-    pos += _n6
+        f_name, pos = read_compact_string(data, pos)
     _n7 = data[pos]
     if _n7 < 128:
         pos += 1
@@ -328,7 +346,11 @@ def _encode_AddPartitionsToTxnTopic_v3(o: AddPartitionsToTxnTopic, out: bytearra
         write_uvarint(out, _n9)
     out += _b8
     _a10 = o.partitions
-    write_uvarint(out, len(_a10) + 1)
+    _n11 = len(_a10) + 1
+    if _n11 < 128:
+        out.append(_n11)
+    else:
+        write_uvarint(out, _n11)
     out += pack(">%di" % len(_a10), *_a10)
     out.append(0)  # no tagged fields
 
@@ -337,59 +359,51 @@ def _decode_AddPartitionsToTxnTransaction_v4(
     data: bytes, pos: int
 ) -> tuple[AddPartitionsToTxnTransaction, int]:
     """AddPartitionsToTxnTransaction, versions 4-5 (flexible)."""
-    _n12 = data[pos]
-    if _n12 < 128:
-        pos += 1
+    _n13 = data[pos]
+    if 0 < _n13 < 128:
+        f_transactional_id = data[pos + 1 : pos + _n13].decode()
+        pos += _n13
     else:
-        _n12, pos = read_uvarint(data, pos)
-    _n12 -= 1
-    if _n12 < 0:
-        raise InvalidValueError("TransactionalId: null or negative length")
-    f_transactional_id = data[pos : pos + _n12].decode()
-    pos += _n12
+        f_transactional_id, pos = read_compact_string(data, pos)
     f_producer_id, f_producer_epoch, f_verify_only = _S_qho.unpack_from(data, pos)
     pos += 11
-    _n13 = data[pos]
-    if _n13 < 128:
+    _n14 = data[pos]
+    if _n14 < 128:
         pos += 1
     else:
-        _n13, pos = read_uvarint(data, pos)
-    _n13 -= 1
-    if _n13 < 0:
+        _n14, pos = read_uvarint(data, pos)
+    _n14 -= 1
+    if _n14 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n13 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n13) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n14 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n14) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n13):
-        _n15 = data[pos]
-        if _n15 < 128:
-            pos += 1
-        else:
-            _n15, pos = read_uvarint(data, pos)
-        _n15 -= 1
-        if _n15 < 0:
-            raise InvalidValueError("Name: null or negative length")
-        _m14_name = data[pos : pos + _n15].decode()
-        pos += _n15
+    for _ in range(_n14):
         _n16 = data[pos]
-        if _n16 < 128:
+        if 0 < _n16 < 128:
+            _m15_name = data[pos + 1 : pos + _n16].decode()
+            pos += _n16
+        else:
+            _m15_name, pos = read_compact_string(data, pos)
+        _n17 = data[pos]
+        if _n17 < 128:
             pos += 1
         else:
-            _n16, pos = read_uvarint(data, pos)
-        _n16 -= 1
-        if _n16 < 0:
+            _n17, pos = read_uvarint(data, pos)
+        _n17 -= 1
+        if _n17 < 0:
             raise InvalidValueError("Partitions: null or negative length")
-        if _n16 > len(data) - pos:
+        if _n17 > len(data) - pos:
             raise TruncatedError(
-                "Partitions: " + str(_n16) + " elements in " + str(len(data) - pos) + " bytes"
+                "Partitions: " + str(_n17) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m14_partitions = list(unpack_from(">%di" % _n16, data, pos))
-        pos += 4 * _n16
+        _m15_partitions = list(unpack_from(">%di" % _n17, data, pos))
+        pos += 4 * _n17
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_topics.append(AddPartitionsToTxnTopic(_m14_name, _m14_partitions))
+        f_topics.append(AddPartitionsToTxnTopic(_m15_name, _m15_partitions))
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -401,66 +415,74 @@ def _decode_AddPartitionsToTxnTransaction_v4(
 
 def _encode_AddPartitionsToTxnTransaction_v4(o: AddPartitionsToTxnTransaction, out: bytearray) -> None:
     """AddPartitionsToTxnTransaction, versions 4-5 (flexible)."""
-    _b17 = o.transactional_id.encode()
-    _n18 = len(_b17) + 1
-    if _n18 < 128:
-        out.append(_n18)
+    _b18 = o.transactional_id.encode()
+    _n19 = len(_b18) + 1
+    if _n19 < 128:
+        out.append(_n19)
     else:
-        write_uvarint(out, _n18)
-    out += _b17
+        write_uvarint(out, _n19)
+    out += _b18
     out += _S_qho.pack(o.producer_id, o.producer_epoch, o.verify_only)
-    _a19 = o.topics
-    write_uvarint(out, len(_a19) + 1)
-    for _e20 in _a19:
-        _b21 = _e20.name.encode()
-        _n22 = len(_b21) + 1
-        if _n22 < 128:
-            out.append(_n22)
+    _a20 = o.topics
+    _n21 = len(_a20) + 1
+    if _n21 < 128:
+        out.append(_n21)
+    else:
+        write_uvarint(out, _n21)
+    for _e22 in _a20:
+        _b23 = _e22.name.encode()
+        _n24 = len(_b23) + 1
+        if _n24 < 128:
+            out.append(_n24)
         else:
-            write_uvarint(out, _n22)
-        out += _b21
-        _a23 = _e20.partitions
-        write_uvarint(out, len(_a23) + 1)
-        out += pack(">%di" % len(_a23), *_a23)
+            write_uvarint(out, _n24)
+        out += _b23
+        _a25 = _e22.partitions
+        _n26 = len(_a25) + 1
+        if _n26 < 128:
+            out.append(_n26)
+        else:
+            write_uvarint(out, _n26)
+        out += pack(">%di" % len(_a25), *_a25)
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_AddPartitionsToTxnRequest_v0(data: bytes, pos: int) -> tuple[AddPartitionsToTxnRequest, int]:
     """AddPartitionsToTxnRequest, versions 0-2."""
-    (_n25,) = _S_h.unpack_from(data, pos)
+    (_n28,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n25 < 0:
+    if _n28 < 0:
         raise InvalidValueError("V3AndBelowTransactionalId: null or negative length")
-    f_v3_and_below_transactional_id = data[pos : pos + _n25].decode()
-    pos += _n25
-    f_v3_and_below_producer_id, f_v3_and_below_producer_epoch, _n26 = _S_qhi.unpack_from(data, pos)
+    f_v3_and_below_transactional_id = data[pos : pos + _n28].decode()
+    pos += _n28
+    f_v3_and_below_producer_id, f_v3_and_below_producer_epoch, _n29 = _S_qhi.unpack_from(data, pos)
     pos += 14
-    if _n26 < 0:
+    if _n29 < 0:
         raise InvalidValueError("V3AndBelowTopics: null or negative length")
-    if _n26 > len(data) - pos:
+    if _n29 > len(data) - pos:
         raise TruncatedError(
-            "V3AndBelowTopics: " + str(_n26) + " elements in " + str(len(data) - pos) + " bytes"
+            "V3AndBelowTopics: " + str(_n29) + " elements in " + str(len(data) - pos) + " bytes"
         )
     f_v3_and_below_topics = []
-    for _ in range(_n26):
-        (_n28,) = _S_h.unpack_from(data, pos)
+    for _ in range(_n29):
+        (_n31,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n28 < 0:
+        if _n31 < 0:
             raise InvalidValueError("Name: null or negative length")
-        _m27_name = data[pos : pos + _n28].decode()
-        pos += _n28
-        (_n29,) = _S_i.unpack_from(data, pos)
+        _m30_name = data[pos : pos + _n31].decode()
+        pos += _n31
+        (_n32,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n29 < 0:
+        if _n32 < 0:
             raise InvalidValueError("Partitions: null or negative length")
-        if _n29 > len(data) - pos:
+        if _n32 > len(data) - pos:
             raise TruncatedError(
-                "Partitions: " + str(_n29) + " elements in " + str(len(data) - pos) + " bytes"
+                "Partitions: " + str(_n32) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m27_partitions = list(unpack_from(">%di" % _n29, data, pos))
-        pos += 4 * _n29
-        f_v3_and_below_topics.append(AddPartitionsToTxnTopic(_m27_name, _m27_partitions))
+        _m30_partitions = list(unpack_from(">%di" % _n32, data, pos))
+        pos += 4 * _n32
+        f_v3_and_below_topics.append(AddPartitionsToTxnTopic(_m30_name, _m30_partitions))
     return AddPartitionsToTxnRequest(
         [],
         f_v3_and_below_transactional_id,
@@ -472,77 +494,69 @@ def _decode_AddPartitionsToTxnRequest_v0(data: bytes, pos: int) -> tuple[AddPart
 
 def _encode_AddPartitionsToTxnRequest_v0(o: AddPartitionsToTxnRequest, out: bytearray) -> None:
     """AddPartitionsToTxnRequest, versions 0-2."""
-    _b30 = o.v3_and_below_transactional_id.encode()
-    out += _S_h.pack(len(_b30))
-    out += _b30
-    _a31 = o.v3_and_below_topics
-    out += _S_qhi.pack(o.v3_and_below_producer_id, o.v3_and_below_producer_epoch, len(_a31))
-    for _e32 in _a31:
-        _b33 = _e32.name.encode()
-        out += _S_h.pack(len(_b33))
-        out += _b33
-        _a34 = _e32.partitions
-        out += _S_i.pack(len(_a34))
-        out += pack(">%di" % len(_a34), *_a34)
+    _b33 = o.v3_and_below_transactional_id.encode()
+    out += _S_h.pack(len(_b33))
+    out += _b33
+    _a34 = o.v3_and_below_topics
+    out += _S_qhi.pack(o.v3_and_below_producer_id, o.v3_and_below_producer_epoch, len(_a34))
+    for _e35 in _a34:
+        _b36 = _e35.name.encode()
+        out += _S_h.pack(len(_b36))
+        out += _b36
+        _a37 = _e35.partitions
+        out += _S_i.pack(len(_a37))
+        out += pack(">%di" % len(_a37), *_a37)
 
 
 def _decode_AddPartitionsToTxnRequest_v3(data: bytes, pos: int) -> tuple[AddPartitionsToTxnRequest, int]:
     """AddPartitionsToTxnRequest, version 3 (flexible)."""
-    _n36 = data[pos]
-    if _n36 < 128:
-        pos += 1
+    _n39 = data[pos]
+    if 0 < _n39 < 128:
+        f_v3_and_below_transactional_id = data[pos + 1 : pos + _n39].decode()
+        pos += _n39
     else:
-        _n36, pos = read_uvarint(data, pos)
-    _n36 -= 1
-    if _n36 < 0:
-        raise InvalidValueError("V3AndBelowTransactionalId: null or negative length")
-    f_v3_and_below_transactional_id = data[pos : pos + _n36].decode()
-    pos += _n36
+        f_v3_and_below_transactional_id, pos = read_compact_string(data, pos)
     f_v3_and_below_producer_id, f_v3_and_below_producer_epoch = _S_qh.unpack_from(data, pos)
     pos += 10
-    _n37 = data[pos]
-    if _n37 < 128:
+    _n40 = data[pos]
+    if _n40 < 128:
         pos += 1
     else:
-        _n37, pos = read_uvarint(data, pos)
-    _n37 -= 1
-    if _n37 < 0:
+        _n40, pos = read_uvarint(data, pos)
+    _n40 -= 1
+    if _n40 < 0:
         raise InvalidValueError("V3AndBelowTopics: null or negative length")
-    if _n37 > len(data) - pos:
+    if _n40 > len(data) - pos:
         raise TruncatedError(
-            "V3AndBelowTopics: " + str(_n37) + " elements in " + str(len(data) - pos) + " bytes"
+            "V3AndBelowTopics: " + str(_n40) + " elements in " + str(len(data) - pos) + " bytes"
         )
     f_v3_and_below_topics = []
-    for _ in range(_n37):
-        _n39 = data[pos]
-        if _n39 < 128:
+    for _ in range(_n40):
+        _n42 = data[pos]
+        if 0 < _n42 < 128:
+            _m41_name = data[pos + 1 : pos + _n42].decode()
+            pos += _n42
+        else:
+            _m41_name, pos = read_compact_string(data, pos)
+        _n43 = data[pos]
+        if _n43 < 128:
             pos += 1
         else:
-            _n39, pos = read_uvarint(data, pos)
-        _n39 -= 1
-        if _n39 < 0:
-            raise InvalidValueError("Name: null or negative length")
-        _m38_name = data[pos : pos + _n39].decode()
-        pos += _n39
-        _n40 = data[pos]
-        if _n40 < 128:
-            pos += 1
-        else:
-            _n40, pos = read_uvarint(data, pos)
-        _n40 -= 1
-        if _n40 < 0:
+            _n43, pos = read_uvarint(data, pos)
+        _n43 -= 1
+        if _n43 < 0:
             raise InvalidValueError("Partitions: null or negative length")
-        if _n40 > len(data) - pos:
+        if _n43 > len(data) - pos:
             raise TruncatedError(
-                "Partitions: " + str(_n40) + " elements in " + str(len(data) - pos) + " bytes"
+                "Partitions: " + str(_n43) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m38_partitions = list(unpack_from(">%di" % _n40, data, pos))
-        pos += 4 * _n40
+        _m41_partitions = list(unpack_from(">%di" % _n43, data, pos))
+        pos += 4 * _n43
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_v3_and_below_topics.append(AddPartitionsToTxnTopic(_m38_name, _m38_partitions))
+        f_v3_and_below_topics.append(AddPartitionsToTxnTopic(_m41_name, _m41_partitions))
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -558,47 +572,55 @@ def _decode_AddPartitionsToTxnRequest_v3(data: bytes, pos: int) -> tuple[AddPart
 
 def _encode_AddPartitionsToTxnRequest_v3(o: AddPartitionsToTxnRequest, out: bytearray) -> None:
     """AddPartitionsToTxnRequest, version 3 (flexible)."""
-    _b41 = o.v3_and_below_transactional_id.encode()
-    _n42 = len(_b41) + 1
-    if _n42 < 128:
-        out.append(_n42)
+    _b44 = o.v3_and_below_transactional_id.encode()
+    _n45 = len(_b44) + 1
+    if _n45 < 128:
+        out.append(_n45)
     else:
-        write_uvarint(out, _n42)
-    out += _b41
+        write_uvarint(out, _n45)
+    out += _b44
     out += _S_qh.pack(o.v3_and_below_producer_id, o.v3_and_below_producer_epoch)
-    _a43 = o.v3_and_below_topics
-    write_uvarint(out, len(_a43) + 1)
-    for _e44 in _a43:
-        _b45 = _e44.name.encode()
-        _n46 = len(_b45) + 1
-        if _n46 < 128:
-            out.append(_n46)
+    _a46 = o.v3_and_below_topics
+    _n47 = len(_a46) + 1
+    if _n47 < 128:
+        out.append(_n47)
+    else:
+        write_uvarint(out, _n47)
+    for _e48 in _a46:
+        _b49 = _e48.name.encode()
+        _n50 = len(_b49) + 1
+        if _n50 < 128:
+            out.append(_n50)
         else:
-            write_uvarint(out, _n46)
-        out += _b45
-        _a47 = _e44.partitions
-        write_uvarint(out, len(_a47) + 1)
-        out += pack(">%di" % len(_a47), *_a47)
+            write_uvarint(out, _n50)
+        out += _b49
+        _a51 = _e48.partitions
+        _n52 = len(_a51) + 1
+        if _n52 < 128:
+            out.append(_n52)
+        else:
+            write_uvarint(out, _n52)
+        out += pack(">%di" % len(_a51), *_a51)
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_AddPartitionsToTxnRequest_v4(data: bytes, pos: int) -> tuple[AddPartitionsToTxnRequest, int]:
     """AddPartitionsToTxnRequest, versions 4-5 (flexible)."""
-    _n49 = data[pos]
-    if _n49 < 128:
+    _n54 = data[pos]
+    if _n54 < 128:
         pos += 1
     else:
-        _n49, pos = read_uvarint(data, pos)
-    _n49 -= 1
-    if _n49 < 0:
+        _n54, pos = read_uvarint(data, pos)
+    _n54 -= 1
+    if _n54 < 0:
         raise InvalidValueError("Transactions: null or negative length")
-    if _n49 > len(data) - pos:
-        raise TruncatedError("Transactions: " + str(_n49) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n54 > len(data) - pos:
+        raise TruncatedError("Transactions: " + str(_n54) + " elements in " + str(len(data) - pos) + " bytes")
     f_transactions = []
-    for _ in range(_n49):
-        _e50, pos = _decode_AddPartitionsToTxnTransaction_v4(data, pos)
-        f_transactions.append(_e50)
+    for _ in range(_n54):
+        _e55, pos = _decode_AddPartitionsToTxnTransaction_v4(data, pos)
+        f_transactions.append(_e55)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -608,10 +630,14 @@ def _decode_AddPartitionsToTxnRequest_v4(data: bytes, pos: int) -> tuple[AddPart
 
 def _encode_AddPartitionsToTxnRequest_v4(o: AddPartitionsToTxnRequest, out: bytearray) -> None:
     """AddPartitionsToTxnRequest, versions 4-5 (flexible)."""
-    _a51 = o.transactions
-    write_uvarint(out, len(_a51) + 1)
-    for _e52 in _a51:
-        _encode_AddPartitionsToTxnTransaction_v4(_e52, out)
+    _a56 = o.transactions
+    _n57 = len(_a56) + 1
+    if _n57 < 128:
+        out.append(_n57)
+    else:
+        write_uvarint(out, _n57)
+    for _e58 in _a56:
+        _encode_AddPartitionsToTxnTransaction_v4(_e58, out)
     out.append(0)  # no tagged fields
 
 
@@ -656,61 +682,14 @@ def _decode_AddPartitionsToTxnTopicResult_v0(
     data: bytes, pos: int
 ) -> tuple[AddPartitionsToTxnTopicResult, int]:
     """AddPartitionsToTxnTopicResult, versions 0-2."""
-    (_n53,) = _S_h.unpack_from(data, pos)
+    (_n59,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n53 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n53].decode()
-    pos += _n53
-    (_n54,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    if _n54 < 0:
-        raise InvalidValueError("ResultsByPartition: null or negative length")
-    if _n54 > len(data) - pos:
-        raise TruncatedError(
-            "ResultsByPartition: " + str(_n54) + " elements in " + str(len(data) - pos) + " bytes"
-        )
-    f_results_by_partition = []
-    for _ in range(_n54):
-        _m55_partition_index, _m55_partition_error_code = _S_ih.unpack_from(data, pos)
-        pos += 6
-        f_results_by_partition.append(
-            AddPartitionsToTxnPartitionResult(_m55_partition_index, _m55_partition_error_code)
-        )
-    return AddPartitionsToTxnTopicResult(f_name, f_results_by_partition), pos
-
-
-def _encode_AddPartitionsToTxnTopicResult_v0(o: AddPartitionsToTxnTopicResult, out: bytearray) -> None:
-    """AddPartitionsToTxnTopicResult, versions 0-2."""
-    _b56 = o.name.encode()
-    out += _S_h.pack(len(_b56))
-    out += _b56
-    _a57 = o.results_by_partition
-    out += _S_i.pack(len(_a57))
-    for _e58 in _a57:
-        out += _S_ih.pack(_e58.partition_index, _e58.partition_error_code)
-
-
-def _decode_AddPartitionsToTxnTopicResult_v3(
-    data: bytes, pos: int
-) -> tuple[AddPartitionsToTxnTopicResult, int]:
-    """AddPartitionsToTxnTopicResult, versions 3-5 (flexible)."""
-    _n59 = data[pos]
-    if _n59 < 128:
-        pos += 1
-    else:
-        _n59, pos = read_uvarint(data, pos)
-    _n59 -= 1
     if _n59 < 0:
         raise InvalidValueError("Name: null or negative length")
     f_name = data[pos : pos + _n59].decode()
     pos += _n59
-    _n60 = data[pos]
-    if _n60 < 128:
-        pos += 1
-    else:
-        _n60, pos = read_uvarint(data, pos)
-    _n60 -= 1
+    (_n60,) = _S_i.unpack_from(data, pos)
+    pos += 4
     if _n60 < 0:
         raise InvalidValueError("ResultsByPartition: null or negative length")
     if _n60 > len(data) - pos:
@@ -721,12 +700,55 @@ def _decode_AddPartitionsToTxnTopicResult_v3(
     for _ in range(_n60):
         _m61_partition_index, _m61_partition_error_code = _S_ih.unpack_from(data, pos)
         pos += 6
+        f_results_by_partition.append(
+            AddPartitionsToTxnPartitionResult(_m61_partition_index, _m61_partition_error_code)
+        )
+    return AddPartitionsToTxnTopicResult(f_name, f_results_by_partition), pos
+
+
+def _encode_AddPartitionsToTxnTopicResult_v0(o: AddPartitionsToTxnTopicResult, out: bytearray) -> None:
+    """AddPartitionsToTxnTopicResult, versions 0-2."""
+    _b62 = o.name.encode()
+    out += _S_h.pack(len(_b62))
+    out += _b62
+    _a63 = o.results_by_partition
+    out += _S_i.pack(len(_a63))
+    for _e64 in _a63:
+        out += _S_ih.pack(_e64.partition_index, _e64.partition_error_code)
+
+
+def _decode_AddPartitionsToTxnTopicResult_v3(
+    data: bytes, pos: int
+) -> tuple[AddPartitionsToTxnTopicResult, int]:
+    """AddPartitionsToTxnTopicResult, versions 3-5 (flexible)."""
+    _n65 = data[pos]
+    if 0 < _n65 < 128:
+        f_name = data[pos + 1 : pos + _n65].decode()
+        pos += _n65
+    else:
+        f_name, pos = read_compact_string(data, pos)
+    _n66 = data[pos]
+    if _n66 < 128:
+        pos += 1
+    else:
+        _n66, pos = read_uvarint(data, pos)
+    _n66 -= 1
+    if _n66 < 0:
+        raise InvalidValueError("ResultsByPartition: null or negative length")
+    if _n66 > len(data) - pos:
+        raise TruncatedError(
+            "ResultsByPartition: " + str(_n66) + " elements in " + str(len(data) - pos) + " bytes"
+        )
+    f_results_by_partition = []
+    for _ in range(_n66):
+        _m67_partition_index, _m67_partition_error_code = _S_ih.unpack_from(data, pos)
+        pos += 6
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
         f_results_by_partition.append(
-            AddPartitionsToTxnPartitionResult(_m61_partition_index, _m61_partition_error_code)
+            AddPartitionsToTxnPartitionResult(_m67_partition_index, _m67_partition_error_code)
         )
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
@@ -737,47 +759,47 @@ def _decode_AddPartitionsToTxnTopicResult_v3(
 
 def _encode_AddPartitionsToTxnTopicResult_v3(o: AddPartitionsToTxnTopicResult, out: bytearray) -> None:
     """AddPartitionsToTxnTopicResult, versions 3-5 (flexible)."""
-    _b62 = o.name.encode()
-    _n63 = len(_b62) + 1
-    if _n63 < 128:
-        out.append(_n63)
+    _b68 = o.name.encode()
+    _n69 = len(_b68) + 1
+    if _n69 < 128:
+        out.append(_n69)
     else:
-        write_uvarint(out, _n63)
-    out += _b62
-    _a64 = o.results_by_partition
-    write_uvarint(out, len(_a64) + 1)
-    for _e65 in _a64:
-        out += _S_ih.pack(_e65.partition_index, _e65.partition_error_code)
+        write_uvarint(out, _n69)
+    out += _b68
+    _a70 = o.results_by_partition
+    _n71 = len(_a70) + 1
+    if _n71 < 128:
+        out.append(_n71)
+    else:
+        write_uvarint(out, _n71)
+    for _e72 in _a70:
+        out += _S_ih.pack(_e72.partition_index, _e72.partition_error_code)
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_AddPartitionsToTxnResult_v4(data: bytes, pos: int) -> tuple[AddPartitionsToTxnResult, int]:
     """AddPartitionsToTxnResult, versions 4-5 (flexible)."""
-    _n66 = data[pos]
-    if _n66 < 128:
+    _n73 = data[pos]
+    if 0 < _n73 < 128:
+        f_transactional_id = data[pos + 1 : pos + _n73].decode()
+        pos += _n73
+    else:
+        f_transactional_id, pos = read_compact_string(data, pos)
+    _n74 = data[pos]
+    if _n74 < 128:
         pos += 1
     else:
-        _n66, pos = read_uvarint(data, pos)
-    _n66 -= 1
-    if _n66 < 0:
-        raise InvalidValueError("TransactionalId: null or negative length")
-    f_transactional_id = data[pos : pos + _n66].decode()
-    pos += _n66
-    _n67 = data[pos]
-    if _n67 < 128:
-        pos += 1
-    else:
-        _n67, pos = read_uvarint(data, pos)
-    _n67 -= 1
-    if _n67 < 0:
+        _n74, pos = read_uvarint(data, pos)
+    _n74 -= 1
+    if _n74 < 0:
         raise InvalidValueError("TopicResults: null or negative length")
-    if _n67 > len(data) - pos:
-        raise TruncatedError("TopicResults: " + str(_n67) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n74 > len(data) - pos:
+        raise TruncatedError("TopicResults: " + str(_n74) + " elements in " + str(len(data) - pos) + " bytes")
     f_topic_results = []
-    for _ in range(_n67):
-        _e68, pos = _decode_AddPartitionsToTxnTopicResult_v3(data, pos)
-        f_topic_results.append(_e68)
+    for _ in range(_n74):
+        _e75, pos = _decode_AddPartitionsToTxnTopicResult_v3(data, pos)
+        f_topic_results.append(_e75)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -787,65 +809,69 @@ def _decode_AddPartitionsToTxnResult_v4(data: bytes, pos: int) -> tuple[AddParti
 
 def _encode_AddPartitionsToTxnResult_v4(o: AddPartitionsToTxnResult, out: bytearray) -> None:
     """AddPartitionsToTxnResult, versions 4-5 (flexible)."""
-    _b69 = o.transactional_id.encode()
-    _n70 = len(_b69) + 1
-    if _n70 < 128:
-        out.append(_n70)
+    _b76 = o.transactional_id.encode()
+    _n77 = len(_b76) + 1
+    if _n77 < 128:
+        out.append(_n77)
     else:
-        write_uvarint(out, _n70)
-    out += _b69
-    _a71 = o.topic_results
-    write_uvarint(out, len(_a71) + 1)
-    for _e72 in _a71:
-        _encode_AddPartitionsToTxnTopicResult_v3(_e72, out)
+        write_uvarint(out, _n77)
+    out += _b76
+    _a78 = o.topic_results
+    _n79 = len(_a78) + 1
+    if _n79 < 128:
+        out.append(_n79)
+    else:
+        write_uvarint(out, _n79)
+    for _e80 in _a78:
+        _encode_AddPartitionsToTxnTopicResult_v3(_e80, out)
     out.append(0)  # no tagged fields
 
 
 def _decode_AddPartitionsToTxnResponse_v0(data: bytes, pos: int) -> tuple[AddPartitionsToTxnResponse, int]:
     """AddPartitionsToTxnResponse, versions 0-2."""
-    f_throttle_time_ms, _n73 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n81 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n73 < 0:
+    if _n81 < 0:
         raise InvalidValueError("ResultsByTopicV3AndBelow: null or negative length")
-    if _n73 > len(data) - pos:
+    if _n81 > len(data) - pos:
         raise TruncatedError(
-            "ResultsByTopicV3AndBelow: " + str(_n73) + " elements in " + str(len(data) - pos) + " bytes"
+            "ResultsByTopicV3AndBelow: " + str(_n81) + " elements in " + str(len(data) - pos) + " bytes"
         )
     f_results_by_topic_v3_and_below = []
-    for _ in range(_n73):
-        _e74, pos = _decode_AddPartitionsToTxnTopicResult_v0(data, pos)
-        f_results_by_topic_v3_and_below.append(_e74)
+    for _ in range(_n81):
+        _e82, pos = _decode_AddPartitionsToTxnTopicResult_v0(data, pos)
+        f_results_by_topic_v3_and_below.append(_e82)
     return AddPartitionsToTxnResponse(f_throttle_time_ms, 0, [], f_results_by_topic_v3_and_below), pos
 
 
 def _encode_AddPartitionsToTxnResponse_v0(o: AddPartitionsToTxnResponse, out: bytearray) -> None:
     """AddPartitionsToTxnResponse, versions 0-2."""
-    _a75 = o.results_by_topic_v3_and_below
-    out += _S_ii.pack(o.throttle_time_ms, len(_a75))
-    for _e76 in _a75:
-        _encode_AddPartitionsToTxnTopicResult_v0(_e76, out)
+    _a83 = o.results_by_topic_v3_and_below
+    out += _S_ii.pack(o.throttle_time_ms, len(_a83))
+    for _e84 in _a83:
+        _encode_AddPartitionsToTxnTopicResult_v0(_e84, out)
 
 
 def _decode_AddPartitionsToTxnResponse_v3(data: bytes, pos: int) -> tuple[AddPartitionsToTxnResponse, int]:
     """AddPartitionsToTxnResponse, version 3 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n77 = data[pos]
-    if _n77 < 128:
+    _n85 = data[pos]
+    if _n85 < 128:
         pos += 1
     else:
-        _n77, pos = read_uvarint(data, pos)
-    _n77 -= 1
-    if _n77 < 0:
+        _n85, pos = read_uvarint(data, pos)
+    _n85 -= 1
+    if _n85 < 0:
         raise InvalidValueError("ResultsByTopicV3AndBelow: null or negative length")
-    if _n77 > len(data) - pos:
+    if _n85 > len(data) - pos:
         raise TruncatedError(
-            "ResultsByTopicV3AndBelow: " + str(_n77) + " elements in " + str(len(data) - pos) + " bytes"
+            "ResultsByTopicV3AndBelow: " + str(_n85) + " elements in " + str(len(data) - pos) + " bytes"
         )
     f_results_by_topic_v3_and_below = []
-    for _ in range(_n77):
-        _e78, pos = _decode_AddPartitionsToTxnTopicResult_v3(data, pos)
-        f_results_by_topic_v3_and_below.append(_e78)
+    for _ in range(_n85):
+        _e86, pos = _decode_AddPartitionsToTxnTopicResult_v3(data, pos)
+        f_results_by_topic_v3_and_below.append(_e86)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -856,10 +882,14 @@ def _decode_AddPartitionsToTxnResponse_v3(data: bytes, pos: int) -> tuple[AddPar
 def _encode_AddPartitionsToTxnResponse_v3(o: AddPartitionsToTxnResponse, out: bytearray) -> None:
     """AddPartitionsToTxnResponse, version 3 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a79 = o.results_by_topic_v3_and_below
-    write_uvarint(out, len(_a79) + 1)
-    for _e80 in _a79:
-        _encode_AddPartitionsToTxnTopicResult_v3(_e80, out)
+    _a87 = o.results_by_topic_v3_and_below
+    _n88 = len(_a87) + 1
+    if _n88 < 128:
+        out.append(_n88)
+    else:
+        write_uvarint(out, _n88)
+    for _e89 in _a87:
+        _encode_AddPartitionsToTxnTopicResult_v3(_e89, out)
     out.append(0)  # no tagged fields
 
 
@@ -867,22 +897,22 @@ def _decode_AddPartitionsToTxnResponse_v4(data: bytes, pos: int) -> tuple[AddPar
     """AddPartitionsToTxnResponse, versions 4-5 (flexible)."""
     f_throttle_time_ms, f_error_code = _S_ih.unpack_from(data, pos)
     pos += 6
-    _n81 = data[pos]
-    if _n81 < 128:
+    _n90 = data[pos]
+    if _n90 < 128:
         pos += 1
     else:
-        _n81, pos = read_uvarint(data, pos)
-    _n81 -= 1
-    if _n81 < 0:
+        _n90, pos = read_uvarint(data, pos)
+    _n90 -= 1
+    if _n90 < 0:
         raise InvalidValueError("ResultsByTransaction: null or negative length")
-    if _n81 > len(data) - pos:
+    if _n90 > len(data) - pos:
         raise TruncatedError(
-            "ResultsByTransaction: " + str(_n81) + " elements in " + str(len(data) - pos) + " bytes"
+            "ResultsByTransaction: " + str(_n90) + " elements in " + str(len(data) - pos) + " bytes"
         )
     f_results_by_transaction = []
-    for _ in range(_n81):
-        _e82, pos = _decode_AddPartitionsToTxnResult_v4(data, pos)
-        f_results_by_transaction.append(_e82)
+    for _ in range(_n90):
+        _e91, pos = _decode_AddPartitionsToTxnResult_v4(data, pos)
+        f_results_by_transaction.append(_e91)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -893,10 +923,14 @@ def _decode_AddPartitionsToTxnResponse_v4(data: bytes, pos: int) -> tuple[AddPar
 def _encode_AddPartitionsToTxnResponse_v4(o: AddPartitionsToTxnResponse, out: bytearray) -> None:
     """AddPartitionsToTxnResponse, versions 4-5 (flexible)."""
     out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    _a83 = o.results_by_transaction
-    write_uvarint(out, len(_a83) + 1)
-    for _e84 in _a83:
-        _encode_AddPartitionsToTxnResult_v4(_e84, out)
+    _a92 = o.results_by_transaction
+    _n93 = len(_a92) + 1
+    if _n93 < 128:
+        out.append(_n93)
+    else:
+        write_uvarint(out, _n93)
+    for _e94 in _a92:
+        _encode_AddPartitionsToTxnResult_v4(_e94, out)
     out.append(0)  # no tagged fields
 
 

@@ -13,7 +13,14 @@ from typing import ClassVar
 
 from protocol import _runtime
 from protocol.errors import InvalidValueError, TruncatedError
-from protocol.primitives import Buffer, read_uvarint, skip_tagged_fields, write_uvarint
+from protocol.primitives import (
+    Buffer,
+    read_compact_nullable_string,
+    read_compact_string,
+    read_uvarint,
+    skip_tagged_fields,
+    write_uvarint,
+)
 from protocol.schema import FieldSpec, MessageSpec
 
 
@@ -80,10 +87,21 @@ class AlterConfigsRequest:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> AlterConfigsRequest:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _ALTER_CONFIGS_REQUEST_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "AlterConfigsRequest", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "AlterConfigsRequest", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _ALTER_CONFIGS_REQUEST_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "AlterConfigsRequest", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -142,10 +160,21 @@ class AlterConfigsResponse:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> AlterConfigsResponse:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _ALTER_CONFIGS_RESPONSE_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "AlterConfigsResponse", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "AlterConfigsResponse", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _ALTER_CONFIGS_RESPONSE_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "AlterConfigsResponse", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -193,28 +222,20 @@ def _encode_AlterableConfig_v0(o: AlterableConfig, out: bytearray) -> None:
 def _decode_AlterableConfig_v2(data: bytes, pos: int) -> tuple[AlterableConfig, int]:
     """AlterableConfig, version 2 (flexible)."""
     _n5 = data[pos]
-    if _n5 < 128:
-        pos += 1
+    if 0 < _n5 < 128:
+        f_name = data[pos + 1 : pos + _n5].decode()
+        pos += _n5
     else:
-        _n5, pos = read_uvarint(data, pos)
-    _n5 -= 1
-    if _n5 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n5].decode()
-    pos += _n5
+        f_name, pos = read_compact_string(data, pos)
     _n6 = data[pos]
-    if _n6 < 128:
+    if 0 < _n6 < 128:
+        f_value = data[pos + 1 : pos + _n6].decode()
+        pos += _n6
+    elif _n6 == 0:
+        f_value = None
         pos += 1
     else:
-        _n6, pos = read_uvarint(data, pos)
-    _n6 -= 1
-    if _n6 < 0:
-        f_value = None
-        if _n6 != -1:
-            raise InvalidValueError("Value: length " + str(_n6))
-    else:
-        f_value = data[pos : pos + _n6].decode()
-        pos += _n6
+        f_value, pos = read_compact_nullable_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -301,15 +322,11 @@ def _decode_AlterConfigsResource_v2(data: bytes, pos: int) -> tuple[AlterConfigs
     (f_resource_type,) = _S_b.unpack_from(data, pos)
     pos += 1
     _n21 = data[pos]
-    if _n21 < 128:
-        pos += 1
+    if 0 < _n21 < 128:
+        f_resource_name = data[pos + 1 : pos + _n21].decode()
+        pos += _n21
     else:
-        _n21, pos = read_uvarint(data, pos)
-    _n21 -= 1
-    if _n21 < 0:
-        raise InvalidValueError("ResourceName: null or negative length")
-    f_resource_name = data[pos : pos + _n21].decode()
-    pos += _n21
+        f_resource_name, pos = read_compact_string(data, pos)
     _n22 = data[pos]
     if _n22 < 128:
         pos += 1
@@ -323,28 +340,20 @@ def _decode_AlterConfigsResource_v2(data: bytes, pos: int) -> tuple[AlterConfigs
     f_configs = []
     for _ in range(_n22):
         _n24 = data[pos]
-        if _n24 < 128:
-            pos += 1
+        if 0 < _n24 < 128:
+            _m23_name = data[pos + 1 : pos + _n24].decode()
+            pos += _n24
         else:
-            _n24, pos = read_uvarint(data, pos)
-        _n24 -= 1
-        if _n24 < 0:
-            raise InvalidValueError("Name: null or negative length")
-        _m23_name = data[pos : pos + _n24].decode()
-        pos += _n24
+            _m23_name, pos = read_compact_string(data, pos)
         _n25 = data[pos]
-        if _n25 < 128:
+        if 0 < _n25 < 128:
+            _m23_value = data[pos + 1 : pos + _n25].decode()
+            pos += _n25
+        elif _n25 == 0:
+            _m23_value = None
             pos += 1
         else:
-            _n25, pos = read_uvarint(data, pos)
-        _n25 -= 1
-        if _n25 < 0:
-            _m23_value = None
-            if _n25 != -1:
-                raise InvalidValueError("Value: length " + str(_n25))
-        else:
-            _m23_value = data[pos : pos + _n25].decode()
-            pos += _n25
+            _m23_value, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
@@ -368,41 +377,45 @@ def _encode_AlterConfigsResource_v2(o: AlterConfigsResource, out: bytearray) -> 
         write_uvarint(out, _n27)
     out += _b26
     _a28 = o.configs
-    write_uvarint(out, len(_a28) + 1)
-    for _e29 in _a28:
-        _b30 = _e29.name.encode()
-        _n31 = len(_b30) + 1
-        if _n31 < 128:
-            out.append(_n31)
+    _n29 = len(_a28) + 1
+    if _n29 < 128:
+        out.append(_n29)
+    else:
+        write_uvarint(out, _n29)
+    for _e30 in _a28:
+        _b31 = _e30.name.encode()
+        _n32 = len(_b31) + 1
+        if _n32 < 128:
+            out.append(_n32)
         else:
-            write_uvarint(out, _n31)
-        out += _b30
-        if _e29.value is None:
+            write_uvarint(out, _n32)
+        out += _b31
+        if _e30.value is None:
             out.append(0)
         else:
-            _b32 = _e29.value.encode()
-            _n33 = len(_b32) + 1
-            if _n33 < 128:
-                out.append(_n33)
+            _b33 = _e30.value.encode()
+            _n34 = len(_b33) + 1
+            if _n34 < 128:
+                out.append(_n34)
             else:
-                write_uvarint(out, _n33)
-            out += _b32
+                write_uvarint(out, _n34)
+            out += _b33
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_AlterConfigsRequest_v0(data: bytes, pos: int) -> tuple[AlterConfigsRequest, int]:
     """AlterConfigsRequest, versions 0-1."""
-    (_n34,) = _S_i.unpack_from(data, pos)
+    (_n35,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n34 < 0:
+    if _n35 < 0:
         raise InvalidValueError("Resources: null or negative length")
-    if _n34 > len(data) - pos:
-        raise TruncatedError("Resources: " + str(_n34) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n35 > len(data) - pos:
+        raise TruncatedError("Resources: " + str(_n35) + " elements in " + str(len(data) - pos) + " bytes")
     f_resources = []
-    for _ in range(_n34):
-        _e35, pos = _decode_AlterConfigsResource_v0(data, pos)
-        f_resources.append(_e35)
+    for _ in range(_n35):
+        _e36, pos = _decode_AlterConfigsResource_v0(data, pos)
+        f_resources.append(_e36)
     (f_validate_only,) = _S_o.unpack_from(data, pos)
     pos += 1
     return AlterConfigsRequest(f_resources, f_validate_only), pos
@@ -410,29 +423,29 @@ def _decode_AlterConfigsRequest_v0(data: bytes, pos: int) -> tuple[AlterConfigsR
 
 def _encode_AlterConfigsRequest_v0(o: AlterConfigsRequest, out: bytearray) -> None:
     """AlterConfigsRequest, versions 0-1."""
-    _a36 = o.resources
-    out += _S_i.pack(len(_a36))
-    for _e37 in _a36:
-        _encode_AlterConfigsResource_v0(_e37, out)
+    _a37 = o.resources
+    out += _S_i.pack(len(_a37))
+    for _e38 in _a37:
+        _encode_AlterConfigsResource_v0(_e38, out)
     out += _S_o.pack(o.validate_only)
 
 
 def _decode_AlterConfigsRequest_v2(data: bytes, pos: int) -> tuple[AlterConfigsRequest, int]:
     """AlterConfigsRequest, version 2 (flexible)."""
-    _n38 = data[pos]
-    if _n38 < 128:
+    _n39 = data[pos]
+    if _n39 < 128:
         pos += 1
     else:
-        _n38, pos = read_uvarint(data, pos)
-    _n38 -= 1
-    if _n38 < 0:
+        _n39, pos = read_uvarint(data, pos)
+    _n39 -= 1
+    if _n39 < 0:
         raise InvalidValueError("Resources: null or negative length")
-    if _n38 > len(data) - pos:
-        raise TruncatedError("Resources: " + str(_n38) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n39 > len(data) - pos:
+        raise TruncatedError("Resources: " + str(_n39) + " elements in " + str(len(data) - pos) + " bytes")
     f_resources = []
-    for _ in range(_n38):
-        _e39, pos = _decode_AlterConfigsResource_v2(data, pos)
-        f_resources.append(_e39)
+    for _ in range(_n39):
+        _e40, pos = _decode_AlterConfigsResource_v2(data, pos)
+        f_resources.append(_e40)
     (f_validate_only,) = _S_o.unpack_from(data, pos)
     pos += 1
     if data[pos] == 0:  # no tagged fields: the common case
@@ -444,10 +457,14 @@ def _decode_AlterConfigsRequest_v2(data: bytes, pos: int) -> tuple[AlterConfigsR
 
 def _encode_AlterConfigsRequest_v2(o: AlterConfigsRequest, out: bytearray) -> None:
     """AlterConfigsRequest, version 2 (flexible)."""
-    _a40 = o.resources
-    write_uvarint(out, len(_a40) + 1)
-    for _e41 in _a40:
-        _encode_AlterConfigsResource_v2(_e41, out)
+    _a41 = o.resources
+    _n42 = len(_a41) + 1
+    if _n42 < 128:
+        out.append(_n42)
+    else:
+        write_uvarint(out, _n42)
+    for _e43 in _a41:
+        _encode_AlterConfigsResource_v2(_e43, out)
     out += _S_o.pack(o.validate_only)
     out.append(0)  # no tagged fields
 
@@ -456,33 +473,33 @@ def _decode_AlterConfigsResourceResponse_v0(
     data: bytes, pos: int
 ) -> tuple[AlterConfigsResourceResponse, int]:
     """AlterConfigsResourceResponse, versions 0-1."""
-    f_error_code, _n42 = _S_hh.unpack_from(data, pos)
+    f_error_code, _n44 = _S_hh.unpack_from(data, pos)
     pos += 4
-    if _n42 < 0:
+    if _n44 < 0:
         f_error_message = None
-        if _n42 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n42))
+        if _n44 != -1:
+            raise InvalidValueError("ErrorMessage: length " + str(_n44))
     else:
-        f_error_message = data[pos : pos + _n42].decode()
-        pos += _n42
-    f_resource_type, _n43 = _S_bh.unpack_from(data, pos)
+        f_error_message = data[pos : pos + _n44].decode()
+        pos += _n44
+    f_resource_type, _n45 = _S_bh.unpack_from(data, pos)
     pos += 3
-    if _n43 < 0:
+    if _n45 < 0:
         raise InvalidValueError("ResourceName: null or negative length")
-    f_resource_name = data[pos : pos + _n43].decode()
-    pos += _n43
+    f_resource_name = data[pos : pos + _n45].decode()
+    pos += _n45
     return AlterConfigsResourceResponse(f_error_code, f_error_message, f_resource_type, f_resource_name), pos
 
 
 def _encode_AlterConfigsResourceResponse_v0(o: AlterConfigsResourceResponse, out: bytearray) -> None:
     """AlterConfigsResourceResponse, versions 0-1."""
-    _b44 = None if o.error_message is None else o.error_message.encode()
-    out += _S_hh.pack(o.error_code, -1 if _b44 is None else len(_b44))
-    if _b44 is not None:
-        out += _b44
-    _b45 = o.resource_name.encode()
-    out += _S_bh.pack(o.resource_type, len(_b45))
-    out += _b45
+    _b46 = None if o.error_message is None else o.error_message.encode()
+    out += _S_hh.pack(o.error_code, -1 if _b46 is None else len(_b46))
+    if _b46 is not None:
+        out += _b46
+    _b47 = o.resource_name.encode()
+    out += _S_bh.pack(o.resource_type, len(_b47))
+    out += _b47
 
 
 def _decode_AlterConfigsResourceResponse_v2(
@@ -491,31 +508,23 @@ def _decode_AlterConfigsResourceResponse_v2(
     """AlterConfigsResourceResponse, version 2 (flexible)."""
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    _n46 = data[pos]
-    if _n46 < 128:
+    _n48 = data[pos]
+    if 0 < _n48 < 128:
+        f_error_message = data[pos + 1 : pos + _n48].decode()
+        pos += _n48
+    elif _n48 == 0:
+        f_error_message = None
         pos += 1
     else:
-        _n46, pos = read_uvarint(data, pos)
-    _n46 -= 1
-    if _n46 < 0:
-        f_error_message = None
-        if _n46 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n46))
-    else:
-        f_error_message = data[pos : pos + _n46].decode()
-        pos += _n46
+        f_error_message, pos = read_compact_nullable_string(data, pos)
     (f_resource_type,) = _S_b.unpack_from(data, pos)
     pos += 1
-    _n47 = data[pos]
-    if _n47 < 128:
-        pos += 1
+    _n49 = data[pos]
+    if 0 < _n49 < 128:
+        f_resource_name = data[pos + 1 : pos + _n49].decode()
+        pos += _n49
     else:
-        _n47, pos = read_uvarint(data, pos)
-    _n47 -= 1
-    if _n47 < 0:
-        raise InvalidValueError("ResourceName: null or negative length")
-    f_resource_name = data[pos : pos + _n47].decode()
-    pos += _n47
+        f_resource_name, pos = read_compact_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -529,52 +538,52 @@ def _encode_AlterConfigsResourceResponse_v2(o: AlterConfigsResourceResponse, out
     if o.error_message is None:
         out.append(0)
     else:
-        _b48 = o.error_message.encode()
-        _n49 = len(_b48) + 1
-        if _n49 < 128:
-            out.append(_n49)
+        _b50 = o.error_message.encode()
+        _n51 = len(_b50) + 1
+        if _n51 < 128:
+            out.append(_n51)
         else:
-            write_uvarint(out, _n49)
-        out += _b48
+            write_uvarint(out, _n51)
+        out += _b50
     out += _S_b.pack(o.resource_type)
-    _b50 = o.resource_name.encode()
-    _n51 = len(_b50) + 1
-    if _n51 < 128:
-        out.append(_n51)
+    _b52 = o.resource_name.encode()
+    _n53 = len(_b52) + 1
+    if _n53 < 128:
+        out.append(_n53)
     else:
-        write_uvarint(out, _n51)
-    out += _b50
+        write_uvarint(out, _n53)
+    out += _b52
     out.append(0)  # no tagged fields
 
 
 def _decode_AlterConfigsResponse_v0(data: bytes, pos: int) -> tuple[AlterConfigsResponse, int]:
     """AlterConfigsResponse, versions 0-1."""
-    f_throttle_time_ms, _n52 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n54 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n52 < 0:
+    if _n54 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n52 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n52) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n54 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n54) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
-    for _ in range(_n52):
-        _m53_error_code, _n54 = _S_hh.unpack_from(data, pos)
+    for _ in range(_n54):
+        _m55_error_code, _n56 = _S_hh.unpack_from(data, pos)
         pos += 4
-        if _n54 < 0:
-            _m53_error_message = None
-            if _n54 != -1:
-                raise InvalidValueError("ErrorMessage: length " + str(_n54))
+        if _n56 < 0:
+            _m55_error_message = None
+            if _n56 != -1:
+                raise InvalidValueError("ErrorMessage: length " + str(_n56))
         else:
-            _m53_error_message = data[pos : pos + _n54].decode()
-            pos += _n54
-        _m53_resource_type, _n55 = _S_bh.unpack_from(data, pos)
+            _m55_error_message = data[pos : pos + _n56].decode()
+            pos += _n56
+        _m55_resource_type, _n57 = _S_bh.unpack_from(data, pos)
         pos += 3
-        if _n55 < 0:
+        if _n57 < 0:
             raise InvalidValueError("ResourceName: null or negative length")
-        _m53_resource_name = data[pos : pos + _n55].decode()
-        pos += _n55
+        _m55_resource_name = data[pos : pos + _n57].decode()
+        pos += _n57
         f_responses.append(
             AlterConfigsResourceResponse(
-                _m53_error_code, _m53_error_message, _m53_resource_type, _m53_resource_name
+                _m55_error_code, _m55_error_message, _m55_resource_type, _m55_resource_name
             )
         )
     return AlterConfigsResponse(f_throttle_time_ms, f_responses), pos
@@ -582,68 +591,60 @@ def _decode_AlterConfigsResponse_v0(data: bytes, pos: int) -> tuple[AlterConfigs
 
 def _encode_AlterConfigsResponse_v0(o: AlterConfigsResponse, out: bytearray) -> None:
     """AlterConfigsResponse, versions 0-1."""
-    _a56 = o.responses
-    out += _S_ii.pack(o.throttle_time_ms, len(_a56))
-    for _e57 in _a56:
-        _b58 = None if _e57.error_message is None else _e57.error_message.encode()
-        out += _S_hh.pack(_e57.error_code, -1 if _b58 is None else len(_b58))
-        if _b58 is not None:
-            out += _b58
-        _b59 = _e57.resource_name.encode()
-        out += _S_bh.pack(_e57.resource_type, len(_b59))
-        out += _b59
+    _a58 = o.responses
+    out += _S_ii.pack(o.throttle_time_ms, len(_a58))
+    for _e59 in _a58:
+        _b60 = None if _e59.error_message is None else _e59.error_message.encode()
+        out += _S_hh.pack(_e59.error_code, -1 if _b60 is None else len(_b60))
+        if _b60 is not None:
+            out += _b60
+        _b61 = _e59.resource_name.encode()
+        out += _S_bh.pack(_e59.resource_type, len(_b61))
+        out += _b61
 
 
 def _decode_AlterConfigsResponse_v2(data: bytes, pos: int) -> tuple[AlterConfigsResponse, int]:
     """AlterConfigsResponse, version 2 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n60 = data[pos]
-    if _n60 < 128:
+    _n62 = data[pos]
+    if _n62 < 128:
         pos += 1
     else:
-        _n60, pos = read_uvarint(data, pos)
-    _n60 -= 1
-    if _n60 < 0:
+        _n62, pos = read_uvarint(data, pos)
+    _n62 -= 1
+    if _n62 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n60 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n60) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n62 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n62) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
-    for _ in range(_n60):
-        (_m61_error_code,) = _S_h.unpack_from(data, pos)
+    for _ in range(_n62):
+        (_m63_error_code,) = _S_h.unpack_from(data, pos)
         pos += 2
-        _n62 = data[pos]
-        if _n62 < 128:
+        _n64 = data[pos]
+        if 0 < _n64 < 128:
+            _m63_error_message = data[pos + 1 : pos + _n64].decode()
+            pos += _n64
+        elif _n64 == 0:
+            _m63_error_message = None
             pos += 1
         else:
-            _n62, pos = read_uvarint(data, pos)
-        _n62 -= 1
-        if _n62 < 0:
-            _m61_error_message = None
-            if _n62 != -1:
-                raise InvalidValueError("ErrorMessage: length " + str(_n62))
-        else:
-            _m61_error_message = data[pos : pos + _n62].decode()
-            pos += _n62
-        (_m61_resource_type,) = _S_b.unpack_from(data, pos)
+            _m63_error_message, pos = read_compact_nullable_string(data, pos)
+        (_m63_resource_type,) = _S_b.unpack_from(data, pos)
         pos += 1
-        _n63 = data[pos]
-        if _n63 < 128:
-            pos += 1
+        _n65 = data[pos]
+        if 0 < _n65 < 128:
+            _m63_resource_name = data[pos + 1 : pos + _n65].decode()
+            pos += _n65
         else:
-            _n63, pos = read_uvarint(data, pos)
-        _n63 -= 1
-        if _n63 < 0:
-            raise InvalidValueError("ResourceName: null or negative length")
-        _m61_resource_name = data[pos : pos + _n63].decode()
-        pos += _n63
+            _m63_resource_name, pos = read_compact_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
         f_responses.append(
             AlterConfigsResourceResponse(
-                _m61_error_code, _m61_error_message, _m61_resource_type, _m61_resource_name
+                _m63_error_code, _m63_error_message, _m63_resource_type, _m63_resource_name
             )
         )
     if data[pos] == 0:  # no tagged fields: the common case
@@ -656,28 +657,32 @@ def _decode_AlterConfigsResponse_v2(data: bytes, pos: int) -> tuple[AlterConfigs
 def _encode_AlterConfigsResponse_v2(o: AlterConfigsResponse, out: bytearray) -> None:
     """AlterConfigsResponse, version 2 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a64 = o.responses
-    write_uvarint(out, len(_a64) + 1)
-    for _e65 in _a64:
-        out += _S_h.pack(_e65.error_code)
-        if _e65.error_message is None:
+    _a66 = o.responses
+    _n67 = len(_a66) + 1
+    if _n67 < 128:
+        out.append(_n67)
+    else:
+        write_uvarint(out, _n67)
+    for _e68 in _a66:
+        out += _S_h.pack(_e68.error_code)
+        if _e68.error_message is None:
             out.append(0)
         else:
-            _b66 = _e65.error_message.encode()
-            _n67 = len(_b66) + 1
-            if _n67 < 128:
-                out.append(_n67)
+            _b69 = _e68.error_message.encode()
+            _n70 = len(_b69) + 1
+            if _n70 < 128:
+                out.append(_n70)
             else:
-                write_uvarint(out, _n67)
-            out += _b66
-        out += _S_b.pack(_e65.resource_type)
-        _b68 = _e65.resource_name.encode()
-        _n69 = len(_b68) + 1
-        if _n69 < 128:
-            out.append(_n69)
+                write_uvarint(out, _n70)
+            out += _b69
+        out += _S_b.pack(_e68.resource_type)
+        _b71 = _e68.resource_name.encode()
+        _n72 = len(_b71) + 1
+        if _n72 < 128:
+            out.append(_n72)
         else:
-            write_uvarint(out, _n69)
-        out += _b68
+            write_uvarint(out, _n72)
+        out += _b71
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 

@@ -13,7 +13,7 @@ from typing import ClassVar
 
 from protocol import _runtime
 from protocol.errors import InvalidValueError, TruncatedError
-from protocol.primitives import Buffer, read_uvarint, skip_tagged_fields, write_uvarint
+from protocol.primitives import Buffer, read_compact_string, read_uvarint, skip_tagged_fields, write_uvarint
 from protocol.schema import FieldSpec, MessageSpec
 
 
@@ -54,10 +54,21 @@ class ApiVersionsRequest:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> ApiVersionsRequest:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _API_VERSIONS_REQUEST_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "ApiVersionsRequest", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "ApiVersionsRequest", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _API_VERSIONS_REQUEST_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "ApiVersionsRequest", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -172,10 +183,21 @@ class ApiVersionsResponse:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> ApiVersionsResponse:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _API_VERSIONS_RESPONSE_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "ApiVersionsResponse", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "ApiVersionsResponse", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _API_VERSIONS_RESPONSE_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "ApiVersionsResponse", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -202,25 +224,17 @@ def _encode_ApiVersionsRequest_v0(o: ApiVersionsRequest, out: bytearray) -> None
 def _decode_ApiVersionsRequest_v3(data: bytes, pos: int) -> tuple[ApiVersionsRequest, int]:
     """ApiVersionsRequest, versions 3-4 (flexible)."""
     _n1 = data[pos]
-    if _n1 < 128:
-        pos += 1
+    if 0 < _n1 < 128:
+        f_client_software_name = data[pos + 1 : pos + _n1].decode()
+        pos += _n1
     else:
-        _n1, pos = read_uvarint(data, pos)
-    _n1 -= 1
-    if _n1 < 0:
-        raise InvalidValueError("ClientSoftwareName: null or negative length")
-    f_client_software_name = data[pos : pos + _n1].decode()
-    pos += _n1
+        f_client_software_name, pos = read_compact_string(data, pos)
     _n2 = data[pos]
-    if _n2 < 128:
-        pos += 1
+    if 0 < _n2 < 128:
+        f_client_software_version = data[pos + 1 : pos + _n2].decode()
+        pos += _n2
     else:
-        _n2, pos = read_uvarint(data, pos)
-    _n2 -= 1
-    if _n2 < 0:
-        raise InvalidValueError("ClientSoftwareVersion: null or negative length")
-    f_client_software_version = data[pos : pos + _n2].decode()
-    pos += _n2
+        f_client_software_version, pos = read_compact_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -250,15 +264,11 @@ def _encode_ApiVersionsRequest_v3(o: ApiVersionsRequest, out: bytearray) -> None
 def _decode_FinalizedFeatureKey_v3(data: bytes, pos: int) -> tuple[FinalizedFeatureKey, int]:
     """FinalizedFeatureKey, versions 3-4 (flexible)."""
     _n7 = data[pos]
-    if _n7 < 128:
-        pos += 1
+    if 0 < _n7 < 128:
+        f_name = data[pos + 1 : pos + _n7].decode()
+        pos += _n7
     else:
-        _n7, pos = read_uvarint(data, pos)
-    _n7 -= 1
-    if _n7 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n7].decode()
-    pos += _n7
+        f_name, pos = read_compact_string(data, pos)
     f_max_version_level, f_min_version_level = _S_hh.unpack_from(data, pos)
     pos += 4
     if data[pos] == 0:  # no tagged fields: the common case
@@ -284,15 +294,11 @@ def _encode_FinalizedFeatureKey_v3(o: FinalizedFeatureKey, out: bytearray) -> No
 def _decode_SupportedFeatureKey_v3(data: bytes, pos: int) -> tuple[SupportedFeatureKey, int]:
     """SupportedFeatureKey, versions 3-4 (flexible)."""
     _n10 = data[pos]
-    if _n10 < 128:
-        pos += 1
+    if 0 < _n10 < 128:
+        f_name = data[pos + 1 : pos + _n10].decode()
+        pos += _n10
     else:
-        _n10, pos = read_uvarint(data, pos)
-    _n10 -= 1
-    if _n10 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n10].decode()
-    pos += _n10
+        f_name, pos = read_compact_string(data, pos)
     f_min_version, f_max_version = _S_hh.unpack_from(data, pos)
     pos += 4
     if data[pos] == 0:  # no tagged fields: the common case
@@ -448,15 +454,11 @@ def _decode_ApiVersionsResponse_v3(data: bytes, pos: int) -> tuple[ApiVersionsRe
                 f_supported_features = []
                 for _ in range(_n26):
                     _n28 = data[pos]
-                    if _n28 < 128:
-                        pos += 1
+                    if 0 < _n28 < 128:
+                        _m27_name = data[pos + 1 : pos + _n28].decode()
+                        pos += _n28
                     else:
-                        _n28, pos = read_uvarint(data, pos)
-                    _n28 -= 1
-                    if _n28 < 0:
-                        raise InvalidValueError("Name: null or negative length")
-                    _m27_name = data[pos : pos + _n28].decode()
-                    pos += _n28
+                        _m27_name, pos = read_compact_string(data, pos)
                     _m27_min_version, _m27_max_version = _S_hh.unpack_from(data, pos)
                     pos += 4
                     if data[pos] == 0:  # no tagged fields: the common case
@@ -485,15 +487,11 @@ def _decode_ApiVersionsResponse_v3(data: bytes, pos: int) -> tuple[ApiVersionsRe
                 f_finalized_features = []
                 for _ in range(_n29):
                     _n31 = data[pos]
-                    if _n31 < 128:
-                        pos += 1
+                    if 0 < _n31 < 128:
+                        _m30_name = data[pos + 1 : pos + _n31].decode()
+                        pos += _n31
                     else:
-                        _n31, pos = read_uvarint(data, pos)
-                    _n31 -= 1
-                    if _n31 < 0:
-                        raise InvalidValueError("Name: null or negative length")
-                    _m30_name = data[pos : pos + _n31].decode()
-                    pos += _n31
+                        _m30_name, pos = read_compact_string(data, pos)
                     _m30_max_version_level, _m30_min_version_level = _S_hh.unpack_from(data, pos)
                     pos += 4
                     if data[pos] == 0:  # no tagged fields: the common case
@@ -522,51 +520,63 @@ def _encode_ApiVersionsResponse_v3(o: ApiVersionsResponse, out: bytearray) -> No
     """ApiVersionsResponse, versions 3-4 (flexible)."""
     out += _S_h.pack(o.error_code)
     _a32 = o.api_keys
-    write_uvarint(out, len(_a32) + 1)
-    for _e33 in _a32:
-        out += _S_hhh.pack(_e33.api_key, _e33.min_version, _e33.max_version)
+    _n33 = len(_a32) + 1
+    if _n33 < 128:
+        out.append(_n33)
+    else:
+        write_uvarint(out, _n33)
+    for _e34 in _a32:
+        out += _S_hhh.pack(_e34.api_key, _e34.min_version, _e34.max_version)
         out.append(0)  # no tagged fields
     out += _S_i.pack(o.throttle_time_ms)
-    _nt34 = (
+    _nt35 = (
         (o.supported_features != [])
         + (o.finalized_features_epoch != -1)
         + (o.finalized_features != [])
         + (o.zk_migration_ready != False)
     )
-    if _nt34 == 0:
+    if _nt35 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt34)
+        write_uvarint(out, _nt35)
         if o.supported_features != []:
             write_uvarint(out, 0)
-            _t35 = bytearray()
-            _a36 = o.supported_features
-            write_uvarint(_t35, len(_a36) + 1)
-            for _e37 in _a36:
-                _encode_SupportedFeatureKey_v3(_e37, _t35)
-            write_uvarint(out, len(_t35))
-            out += _t35
+            _t36 = bytearray()
+            _a37 = o.supported_features
+            _n38 = len(_a37) + 1
+            if _n38 < 128:
+                _t36.append(_n38)
+            else:
+                write_uvarint(_t36, _n38)
+            for _e39 in _a37:
+                _encode_SupportedFeatureKey_v3(_e39, _t36)
+            write_uvarint(out, len(_t36))
+            out += _t36
         if o.finalized_features_epoch != -1:
             write_uvarint(out, 1)
-            _t35 = bytearray()
-            _t35 += _S_q.pack(o.finalized_features_epoch)
-            write_uvarint(out, len(_t35))
-            out += _t35
+            _t36 = bytearray()
+            _t36 += _S_q.pack(o.finalized_features_epoch)
+            write_uvarint(out, len(_t36))
+            out += _t36
         if o.finalized_features != []:
             write_uvarint(out, 2)
-            _t35 = bytearray()
-            _a38 = o.finalized_features
-            write_uvarint(_t35, len(_a38) + 1)
-            for _e39 in _a38:
-                _encode_FinalizedFeatureKey_v3(_e39, _t35)
-            write_uvarint(out, len(_t35))
-            out += _t35
+            _t36 = bytearray()
+            _a40 = o.finalized_features
+            _n41 = len(_a40) + 1
+            if _n41 < 128:
+                _t36.append(_n41)
+            else:
+                write_uvarint(_t36, _n41)
+            for _e42 in _a40:
+                _encode_FinalizedFeatureKey_v3(_e42, _t36)
+            write_uvarint(out, len(_t36))
+            out += _t36
         if o.zk_migration_ready != False:
             write_uvarint(out, 3)
-            _t35 = bytearray()
-            _t35 += _S_o.pack(o.zk_migration_ready)
-            write_uvarint(out, len(_t35))
-            out += _t35
+            _t36 = bytearray()
+            _t36 += _S_o.pack(o.zk_migration_ready)
+            write_uvarint(out, len(_t36))
+            out += _t36
 
 
 _API_VERSIONS_REQUEST_DECODERS: dict[int, Callable[[bytes, int], tuple[ApiVersionsRequest, int]]] = {

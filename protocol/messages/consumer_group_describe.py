@@ -15,7 +15,15 @@ from uuid import UUID
 
 from protocol import _runtime
 from protocol.errors import InvalidValueError, TruncatedError
-from protocol.primitives import Buffer, ZERO_UUID, read_uvarint, skip_tagged_fields, write_uvarint
+from protocol.primitives import (
+    Buffer,
+    ZERO_UUID,
+    read_compact_nullable_string,
+    read_compact_string,
+    read_uvarint,
+    skip_tagged_fields,
+    write_uvarint,
+)
 from protocol.schema import FieldSpec, MessageSpec
 
 
@@ -62,10 +70,21 @@ class ConsumerGroupDescribeRequest:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> ConsumerGroupDescribeRequest:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _CONSUMER_GROUP_DESCRIBE_REQUEST_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "ConsumerGroupDescribeRequest", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "ConsumerGroupDescribeRequest", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _CONSUMER_GROUP_DESCRIBE_REQUEST_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "ConsumerGroupDescribeRequest", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -213,10 +232,21 @@ class ConsumerGroupDescribeResponse:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> ConsumerGroupDescribeResponse:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _CONSUMER_GROUP_DESCRIBE_RESPONSE_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "ConsumerGroupDescribeResponse", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "ConsumerGroupDescribeResponse", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _CONSUMER_GROUP_DESCRIBE_RESPONSE_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "ConsumerGroupDescribeResponse", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -247,15 +277,11 @@ def _decode_ConsumerGroupDescribeRequest_v0(
     f_group_ids = []
     for _ in range(_n1):
         _n3 = data[pos]
-        if _n3 < 128:
-            pos += 1
+        if 0 < _n3 < 128:
+            _e2 = data[pos + 1 : pos + _n3].decode()
+            pos += _n3
         else:
-            _n3, pos = read_uvarint(data, pos)
-        _n3 -= 1
-        if _n3 < 0:
-            raise InvalidValueError("GroupIds: null or negative length")
-        _e2 = data[pos : pos + _n3].decode()
-        pos += _n3
+            _e2, pos = read_compact_string(data, pos)
         f_group_ids.append(_e2)
     (f_include_authorized_operations,) = _S_o.unpack_from(data, pos)
     pos += 1
@@ -269,46 +295,46 @@ def _decode_ConsumerGroupDescribeRequest_v0(
 def _encode_ConsumerGroupDescribeRequest_v0(o: ConsumerGroupDescribeRequest, out: bytearray) -> None:
     """ConsumerGroupDescribeRequest, versions 0-1 (flexible)."""
     _a4 = o.group_ids
-    write_uvarint(out, len(_a4) + 1)
-    for _e5 in _a4:
-        _b6 = _e5.encode()
-        _n7 = len(_b6) + 1
-        if _n7 < 128:
-            out.append(_n7)
+    _n5 = len(_a4) + 1
+    if _n5 < 128:
+        out.append(_n5)
+    else:
+        write_uvarint(out, _n5)
+    for _e6 in _a4:
+        _b7 = _e6.encode()
+        _n8 = len(_b7) + 1
+        if _n8 < 128:
+            out.append(_n8)
         else:
-            write_uvarint(out, _n7)
-        out += _b6
+            write_uvarint(out, _n8)
+        out += _b7
     out += _S_o.pack(o.include_authorized_operations)
     out.append(0)  # no tagged fields
 
 
 def _decode_TopicPartitions_v0(data: bytes, pos: int) -> tuple[TopicPartitions, int]:
     """TopicPartitions, versions 0-1 (flexible)."""
-    (_r8,) = _S_16s.unpack_from(data, pos)
+    (_r9,) = _S_16s.unpack_from(data, pos)
     pos += 16
-    f_topic_id = UUID(bytes=_r8)
-    _n9 = data[pos]
-    if _n9 < 128:
-        pos += 1
-    else:
-        _n9, pos = read_uvarint(data, pos)
-    _n9 -= 1
-    if _n9 < 0:
-        raise InvalidValueError("TopicName: null or negative length")
-    f_topic_name = data[pos : pos + _n9].decode()
-    pos += _n9
+    f_topic_id = UUID(bytes=_r9)
     _n10 = data[pos]
-    if _n10 < 128:
+    if 0 < _n10 < 128:
+        f_topic_name = data[pos + 1 : pos + _n10].decode()
+        pos += _n10
+    else:
+        f_topic_name, pos = read_compact_string(data, pos)
+    _n11 = data[pos]
+    if _n11 < 128:
         pos += 1
     else:
-        _n10, pos = read_uvarint(data, pos)
-    _n10 -= 1
-    if _n10 < 0:
+        _n11, pos = read_uvarint(data, pos)
+    _n11 -= 1
+    if _n11 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n10 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n10) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = list(unpack_from(">%di" % _n10, data, pos))
-    pos += 4 * _n10
+    if _n11 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n11) + " elements in " + str(len(data) - pos) + " bytes")
+    f_partitions = list(unpack_from(">%di" % _n11, data, pos))
+    pos += 4 * _n11
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -319,67 +345,67 @@ def _decode_TopicPartitions_v0(data: bytes, pos: int) -> tuple[TopicPartitions, 
 def _encode_TopicPartitions_v0(o: TopicPartitions, out: bytearray) -> None:
     """TopicPartitions, versions 0-1 (flexible)."""
     out += _S_16s.pack(o.topic_id.bytes)
-    _b11 = o.topic_name.encode()
-    _n12 = len(_b11) + 1
-    if _n12 < 128:
-        out.append(_n12)
+    _b12 = o.topic_name.encode()
+    _n13 = len(_b12) + 1
+    if _n13 < 128:
+        out.append(_n13)
     else:
-        write_uvarint(out, _n12)
-    out += _b11
-    _a13 = o.partitions
-    write_uvarint(out, len(_a13) + 1)
-    out += pack(">%di" % len(_a13), *_a13)
+        write_uvarint(out, _n13)
+    out += _b12
+    _a14 = o.partitions
+    _n15 = len(_a14) + 1
+    if _n15 < 128:
+        out.append(_n15)
+    else:
+        write_uvarint(out, _n15)
+    out += pack(">%di" % len(_a14), *_a14)
     out.append(0)  # no tagged fields
 
 
 def _decode_Assignment_v0(data: bytes, pos: int) -> tuple[Assignment, int]:
     """Assignment, versions 0-1 (flexible)."""
-    _n15 = data[pos]
-    if _n15 < 128:
+    _n17 = data[pos]
+    if _n17 < 128:
         pos += 1
     else:
-        _n15, pos = read_uvarint(data, pos)
-    _n15 -= 1
-    if _n15 < 0:
+        _n17, pos = read_uvarint(data, pos)
+    _n17 -= 1
+    if _n17 < 0:
         raise InvalidValueError("TopicPartitions: null or negative length")
-    if _n15 > len(data) - pos:
+    if _n17 > len(data) - pos:
         raise TruncatedError(
-            "TopicPartitions: " + str(_n15) + " elements in " + str(len(data) - pos) + " bytes"
+            "TopicPartitions: " + str(_n17) + " elements in " + str(len(data) - pos) + " bytes"
         )
     f_topic_partitions = []
-    for _ in range(_n15):
-        (_r17,) = _S_16s.unpack_from(data, pos)
+    for _ in range(_n17):
+        (_r19,) = _S_16s.unpack_from(data, pos)
         pos += 16
-        _m16_topic_id = UUID(bytes=_r17)
-        _n18 = data[pos]
-        if _n18 < 128:
+        _m18_topic_id = UUID(bytes=_r19)
+        _n20 = data[pos]
+        if 0 < _n20 < 128:
+            _m18_topic_name = data[pos + 1 : pos + _n20].decode()
+            pos += _n20
+        else:
+            _m18_topic_name, pos = read_compact_string(data, pos)
+        _n21 = data[pos]
+        if _n21 < 128:
             pos += 1
         else:
-            _n18, pos = read_uvarint(data, pos)
-        _n18 -= 1
-        if _n18 < 0:
-            raise InvalidValueError("TopicName: null or negative length")
-        _m16_topic_name = data[pos : pos + _n18].decode()
-        pos += _n18
-        _n19 = data[pos]
-        if _n19 < 128:
-            pos += 1
-        else:
-            _n19, pos = read_uvarint(data, pos)
-        _n19 -= 1
-        if _n19 < 0:
+            _n21, pos = read_uvarint(data, pos)
+        _n21 -= 1
+        if _n21 < 0:
             raise InvalidValueError("Partitions: null or negative length")
-        if _n19 > len(data) - pos:
+        if _n21 > len(data) - pos:
             raise TruncatedError(
-                "Partitions: " + str(_n19) + " elements in " + str(len(data) - pos) + " bytes"
+                "Partitions: " + str(_n21) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m16_partitions = list(unpack_from(">%di" % _n19, data, pos))
-        pos += 4 * _n19
+        _m18_partitions = list(unpack_from(">%di" % _n21, data, pos))
+        pos += 4 * _n21
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_topic_partitions.append(TopicPartitions(_m16_topic_id, _m16_topic_name, _m16_partitions))
+        f_topic_partitions.append(TopicPartitions(_m18_topic_id, _m18_topic_name, _m18_partitions))
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -389,122 +415,102 @@ def _decode_Assignment_v0(data: bytes, pos: int) -> tuple[Assignment, int]:
 
 def _encode_Assignment_v0(o: Assignment, out: bytearray) -> None:
     """Assignment, versions 0-1 (flexible)."""
-    _a20 = o.topic_partitions
-    write_uvarint(out, len(_a20) + 1)
-    for _e21 in _a20:
-        out += _S_16s.pack(_e21.topic_id.bytes)
-        _b22 = _e21.topic_name.encode()
-        _n23 = len(_b22) + 1
-        if _n23 < 128:
-            out.append(_n23)
+    _a22 = o.topic_partitions
+    _n23 = len(_a22) + 1
+    if _n23 < 128:
+        out.append(_n23)
+    else:
+        write_uvarint(out, _n23)
+    for _e24 in _a22:
+        out += _S_16s.pack(_e24.topic_id.bytes)
+        _b25 = _e24.topic_name.encode()
+        _n26 = len(_b25) + 1
+        if _n26 < 128:
+            out.append(_n26)
         else:
-            write_uvarint(out, _n23)
-        out += _b22
-        _a24 = _e21.partitions
-        write_uvarint(out, len(_a24) + 1)
-        out += pack(">%di" % len(_a24), *_a24)
+            write_uvarint(out, _n26)
+        out += _b25
+        _a27 = _e24.partitions
+        _n28 = len(_a27) + 1
+        if _n28 < 128:
+            out.append(_n28)
+        else:
+            write_uvarint(out, _n28)
+        out += pack(">%di" % len(_a27), *_a27)
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_Member_v0(data: bytes, pos: int) -> tuple[Member, int]:
     """Member, version 0 (flexible)."""
-    _n26 = data[pos]
-    if _n26 < 128:
-        pos += 1
+    _n30 = data[pos]
+    if 0 < _n30 < 128:
+        f_member_id = data[pos + 1 : pos + _n30].decode()
+        pos += _n30
     else:
-        _n26, pos = read_uvarint(data, pos)
-    _n26 -= 1
-    if _n26 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n26].decode()
-    pos += _n26
-    _n27 = data[pos]
-    if _n27 < 128:
-        pos += 1
-    else:
-        _n27, pos = read_uvarint(data, pos)
-    _n27 -= 1
-    if _n27 < 0:
+        f_member_id, pos = read_compact_string(data, pos)
+    _n31 = data[pos]
+    if 0 < _n31 < 128:
+        f_instance_id = data[pos + 1 : pos + _n31].decode()
+        pos += _n31
+    elif _n31 == 0:
         f_instance_id = None
-        if _n27 != -1:
-            raise InvalidValueError("InstanceId: length " + str(_n27))
-    else:
-        f_instance_id = data[pos : pos + _n27].decode()
-        pos += _n27
-    _n28 = data[pos]
-    if _n28 < 128:
         pos += 1
     else:
-        _n28, pos = read_uvarint(data, pos)
-    _n28 -= 1
-    if _n28 < 0:
+        f_instance_id, pos = read_compact_nullable_string(data, pos)
+    _n32 = data[pos]
+    if 0 < _n32 < 128:
+        f_rack_id = data[pos + 1 : pos + _n32].decode()
+        pos += _n32
+    elif _n32 == 0:
         f_rack_id = None
-        if _n28 != -1:
-            raise InvalidValueError("RackId: length " + str(_n28))
+        pos += 1
     else:
-        f_rack_id = data[pos : pos + _n28].decode()
-        pos += _n28
+        f_rack_id, pos = read_compact_nullable_string(data, pos)
     (f_member_epoch,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n29 = data[pos]
-    if _n29 < 128:
+    _n33 = data[pos]
+    if 0 < _n33 < 128:
+        f_client_id = data[pos + 1 : pos + _n33].decode()
+        pos += _n33
+    else:
+        f_client_id, pos = read_compact_string(data, pos)
+    _n34 = data[pos]
+    if 0 < _n34 < 128:
+        f_client_host = data[pos + 1 : pos + _n34].decode()
+        pos += _n34
+    else:
+        f_client_host, pos = read_compact_string(data, pos)
+    _n35 = data[pos]
+    if _n35 < 128:
         pos += 1
     else:
-        _n29, pos = read_uvarint(data, pos)
-    _n29 -= 1
-    if _n29 < 0:
-        raise InvalidValueError("ClientId: null or negative length")
-    f_client_id = data[pos : pos + _n29].decode()
-    pos += _n29
-    _n30 = data[pos]
-    if _n30 < 128:
-        pos += 1
-    else:
-        _n30, pos = read_uvarint(data, pos)
-    _n30 -= 1
-    if _n30 < 0:
-        raise InvalidValueError("ClientHost: null or negative length")
-    f_client_host = data[pos : pos + _n30].decode()
-    pos += _n30
-    _n31 = data[pos]
-    if _n31 < 128:
-        pos += 1
-    else:
-        _n31, pos = read_uvarint(data, pos)
-    _n31 -= 1
-    if _n31 < 0:
+        _n35, pos = read_uvarint(data, pos)
+    _n35 -= 1
+    if _n35 < 0:
         raise InvalidValueError("SubscribedTopicNames: null or negative length")
-    if _n31 > len(data) - pos:
+    if _n35 > len(data) - pos:
         raise TruncatedError(
-            "SubscribedTopicNames: " + str(_n31) + " elements in " + str(len(data) - pos) + " bytes"
+            "SubscribedTopicNames: " + str(_n35) + " elements in " + str(len(data) - pos) + " bytes"
         )
     f_subscribed_topic_names = []
-    for _ in range(_n31):
-        _n33 = data[pos]
-        if _n33 < 128:
-            pos += 1
+    for _ in range(_n35):
+        _n37 = data[pos]
+        if 0 < _n37 < 128:
+            _e36 = data[pos + 1 : pos + _n37].decode()
+            pos += _n37
         else:
-            _n33, pos = read_uvarint(data, pos)
-        _n33 -= 1
-        if _n33 < 0:
-            raise InvalidValueError("SubscribedTopicNames: null or negative length")
-        _e32 = data[pos : pos + _n33].decode()
-        pos += _n33
-        f_subscribed_topic_names.append(_e32)
-    _n34 = data[pos]
-    if _n34 < 128:
+            _e36, pos = read_compact_string(data, pos)
+        f_subscribed_topic_names.append(_e36)
+    _n38 = data[pos]
+    if 0 < _n38 < 128:
+        f_subscribed_topic_regex = data[pos + 1 : pos + _n38].decode()
+        pos += _n38
+    elif _n38 == 0:
+        f_subscribed_topic_regex = None
         pos += 1
     else:
-        _n34, pos = read_uvarint(data, pos)
-    _n34 -= 1
-    if _n34 < 0:
-        f_subscribed_topic_regex = None
-        if _n34 != -1:
-            raise InvalidValueError("SubscribedTopicRegex: length " + str(_n34))
-    else:
-        f_subscribed_topic_regex = data[pos : pos + _n34].decode()
-        pos += _n34
+        f_subscribed_topic_regex, pos = read_compact_nullable_string(data, pos)
     f_assignment, pos = _decode_Assignment_v0(data, pos)
     f_target_assignment, pos = _decode_Assignment_v0(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
@@ -528,68 +534,72 @@ def _decode_Member_v0(data: bytes, pos: int) -> tuple[Member, int]:
 
 def _encode_Member_v0(o: Member, out: bytearray) -> None:
     """Member, version 0 (flexible)."""
-    _b35 = o.member_id.encode()
-    _n36 = len(_b35) + 1
-    if _n36 < 128:
-        out.append(_n36)
+    _b39 = o.member_id.encode()
+    _n40 = len(_b39) + 1
+    if _n40 < 128:
+        out.append(_n40)
     else:
-        write_uvarint(out, _n36)
-    out += _b35
+        write_uvarint(out, _n40)
+    out += _b39
     if o.instance_id is None:
         out.append(0)
     else:
-        _b37 = o.instance_id.encode()
-        _n38 = len(_b37) + 1
-        if _n38 < 128:
-            out.append(_n38)
+        _b41 = o.instance_id.encode()
+        _n42 = len(_b41) + 1
+        if _n42 < 128:
+            out.append(_n42)
         else:
-            write_uvarint(out, _n38)
-        out += _b37
+            write_uvarint(out, _n42)
+        out += _b41
     if o.rack_id is None:
         out.append(0)
     else:
-        _b39 = o.rack_id.encode()
-        _n40 = len(_b39) + 1
-        if _n40 < 128:
-            out.append(_n40)
+        _b43 = o.rack_id.encode()
+        _n44 = len(_b43) + 1
+        if _n44 < 128:
+            out.append(_n44)
         else:
-            write_uvarint(out, _n40)
-        out += _b39
+            write_uvarint(out, _n44)
+        out += _b43
     out += _S_i.pack(o.member_epoch)
-    _b41 = o.client_id.encode()
-    _n42 = len(_b41) + 1
-    if _n42 < 128:
-        out.append(_n42)
+    _b45 = o.client_id.encode()
+    _n46 = len(_b45) + 1
+    if _n46 < 128:
+        out.append(_n46)
     else:
-        write_uvarint(out, _n42)
-    out += _b41
-    _b43 = o.client_host.encode()
-    _n44 = len(_b43) + 1
-    if _n44 < 128:
-        out.append(_n44)
+        write_uvarint(out, _n46)
+    out += _b45
+    _b47 = o.client_host.encode()
+    _n48 = len(_b47) + 1
+    if _n48 < 128:
+        out.append(_n48)
     else:
-        write_uvarint(out, _n44)
-    out += _b43
-    _a45 = o.subscribed_topic_names
-    write_uvarint(out, len(_a45) + 1)
-    for _e46 in _a45:
-        _b47 = _e46.encode()
-        _n48 = len(_b47) + 1
-        if _n48 < 128:
-            out.append(_n48)
+        write_uvarint(out, _n48)
+    out += _b47
+    _a49 = o.subscribed_topic_names
+    _n50 = len(_a49) + 1
+    if _n50 < 128:
+        out.append(_n50)
+    else:
+        write_uvarint(out, _n50)
+    for _e51 in _a49:
+        _b52 = _e51.encode()
+        _n53 = len(_b52) + 1
+        if _n53 < 128:
+            out.append(_n53)
         else:
-            write_uvarint(out, _n48)
-        out += _b47
+            write_uvarint(out, _n53)
+        out += _b52
     if o.subscribed_topic_regex is None:
         out.append(0)
     else:
-        _b49 = o.subscribed_topic_regex.encode()
-        _n50 = len(_b49) + 1
-        if _n50 < 128:
-            out.append(_n50)
+        _b54 = o.subscribed_topic_regex.encode()
+        _n55 = len(_b54) + 1
+        if _n55 < 128:
+            out.append(_n55)
         else:
-            write_uvarint(out, _n50)
-        out += _b49
+            write_uvarint(out, _n55)
+        out += _b54
     _encode_Assignment_v0(o.assignment, out)
     _encode_Assignment_v0(o.target_assignment, out)
     out.append(0)  # no tagged fields
@@ -597,102 +607,74 @@ def _encode_Member_v0(o: Member, out: bytearray) -> None:
 
 def _decode_Member_v1(data: bytes, pos: int) -> tuple[Member, int]:
     """Member, version 1 (flexible)."""
-    _n51 = data[pos]
-    if _n51 < 128:
-        pos += 1
+    _n56 = data[pos]
+    if 0 < _n56 < 128:
+        f_member_id = data[pos + 1 : pos + _n56].decode()
+        pos += _n56
     else:
-        _n51, pos = read_uvarint(data, pos)
-    _n51 -= 1
-    if _n51 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n51].decode()
-    pos += _n51
-    _n52 = data[pos]
-    if _n52 < 128:
-        pos += 1
-    else:
-        _n52, pos = read_uvarint(data, pos)
-    _n52 -= 1
-    if _n52 < 0:
+        f_member_id, pos = read_compact_string(data, pos)
+    _n57 = data[pos]
+    if 0 < _n57 < 128:
+        f_instance_id = data[pos + 1 : pos + _n57].decode()
+        pos += _n57
+    elif _n57 == 0:
         f_instance_id = None
-        if _n52 != -1:
-            raise InvalidValueError("InstanceId: length " + str(_n52))
-    else:
-        f_instance_id = data[pos : pos + _n52].decode()
-        pos += _n52
-    _n53 = data[pos]
-    if _n53 < 128:
         pos += 1
     else:
-        _n53, pos = read_uvarint(data, pos)
-    _n53 -= 1
-    if _n53 < 0:
+        f_instance_id, pos = read_compact_nullable_string(data, pos)
+    _n58 = data[pos]
+    if 0 < _n58 < 128:
+        f_rack_id = data[pos + 1 : pos + _n58].decode()
+        pos += _n58
+    elif _n58 == 0:
         f_rack_id = None
-        if _n53 != -1:
-            raise InvalidValueError("RackId: length " + str(_n53))
+        pos += 1
     else:
-        f_rack_id = data[pos : pos + _n53].decode()
-        pos += _n53
+        f_rack_id, pos = read_compact_nullable_string(data, pos)
     (f_member_epoch,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n54 = data[pos]
-    if _n54 < 128:
+    _n59 = data[pos]
+    if 0 < _n59 < 128:
+        f_client_id = data[pos + 1 : pos + _n59].decode()
+        pos += _n59
+    else:
+        f_client_id, pos = read_compact_string(data, pos)
+    _n60 = data[pos]
+    if 0 < _n60 < 128:
+        f_client_host = data[pos + 1 : pos + _n60].decode()
+        pos += _n60
+    else:
+        f_client_host, pos = read_compact_string(data, pos)
+    _n61 = data[pos]
+    if _n61 < 128:
         pos += 1
     else:
-        _n54, pos = read_uvarint(data, pos)
-    _n54 -= 1
-    if _n54 < 0:
-        raise InvalidValueError("ClientId: null or negative length")
-    f_client_id = data[pos : pos + _n54].decode()
-    pos += _n54
-    _n55 = data[pos]
-    if _n55 < 128:
-        pos += 1
-    else:
-        _n55, pos = read_uvarint(data, pos)
-    _n55 -= 1
-    if _n55 < 0:
-        raise InvalidValueError("ClientHost: null or negative length")
-    f_client_host = data[pos : pos + _n55].decode()
-    pos += _n55
-    _n56 = data[pos]
-    if _n56 < 128:
-        pos += 1
-    else:
-        _n56, pos = read_uvarint(data, pos)
-    _n56 -= 1
-    if _n56 < 0:
+        _n61, pos = read_uvarint(data, pos)
+    _n61 -= 1
+    if _n61 < 0:
         raise InvalidValueError("SubscribedTopicNames: null or negative length")
-    if _n56 > len(data) - pos:
+    if _n61 > len(data) - pos:
         raise TruncatedError(
-            "SubscribedTopicNames: " + str(_n56) + " elements in " + str(len(data) - pos) + " bytes"
+            "SubscribedTopicNames: " + str(_n61) + " elements in " + str(len(data) - pos) + " bytes"
         )
     f_subscribed_topic_names = []
-    for _ in range(_n56):
-        _n58 = data[pos]
-        if _n58 < 128:
-            pos += 1
+    for _ in range(_n61):
+        _n63 = data[pos]
+        if 0 < _n63 < 128:
+            _e62 = data[pos + 1 : pos + _n63].decode()
+            pos += _n63
         else:
-            _n58, pos = read_uvarint(data, pos)
-        _n58 -= 1
-        if _n58 < 0:
-            raise InvalidValueError("SubscribedTopicNames: null or negative length")
-        _e57 = data[pos : pos + _n58].decode()
-        pos += _n58
-        f_subscribed_topic_names.append(_e57)
-    _n59 = data[pos]
-    if _n59 < 128:
+            _e62, pos = read_compact_string(data, pos)
+        f_subscribed_topic_names.append(_e62)
+    _n64 = data[pos]
+    if 0 < _n64 < 128:
+        f_subscribed_topic_regex = data[pos + 1 : pos + _n64].decode()
+        pos += _n64
+    elif _n64 == 0:
+        f_subscribed_topic_regex = None
         pos += 1
     else:
-        _n59, pos = read_uvarint(data, pos)
-    _n59 -= 1
-    if _n59 < 0:
-        f_subscribed_topic_regex = None
-        if _n59 != -1:
-            raise InvalidValueError("SubscribedTopicRegex: length " + str(_n59))
-    else:
-        f_subscribed_topic_regex = data[pos : pos + _n59].decode()
-        pos += _n59
+        f_subscribed_topic_regex, pos = read_compact_nullable_string(data, pos)
     f_assignment, pos = _decode_Assignment_v0(data, pos)
     f_target_assignment, pos = _decode_Assignment_v0(data, pos)
     (f_member_type,) = _S_b.unpack_from(data, pos)
@@ -718,68 +700,72 @@ def _decode_Member_v1(data: bytes, pos: int) -> tuple[Member, int]:
 
 def _encode_Member_v1(o: Member, out: bytearray) -> None:
     """Member, version 1 (flexible)."""
-    _b60 = o.member_id.encode()
-    _n61 = len(_b60) + 1
-    if _n61 < 128:
-        out.append(_n61)
+    _b65 = o.member_id.encode()
+    _n66 = len(_b65) + 1
+    if _n66 < 128:
+        out.append(_n66)
     else:
-        write_uvarint(out, _n61)
-    out += _b60
+        write_uvarint(out, _n66)
+    out += _b65
     if o.instance_id is None:
         out.append(0)
     else:
-        _b62 = o.instance_id.encode()
-        _n63 = len(_b62) + 1
-        if _n63 < 128:
-            out.append(_n63)
+        _b67 = o.instance_id.encode()
+        _n68 = len(_b67) + 1
+        if _n68 < 128:
+            out.append(_n68)
         else:
-            write_uvarint(out, _n63)
-        out += _b62
+            write_uvarint(out, _n68)
+        out += _b67
     if o.rack_id is None:
         out.append(0)
     else:
-        _b64 = o.rack_id.encode()
-        _n65 = len(_b64) + 1
-        if _n65 < 128:
-            out.append(_n65)
+        _b69 = o.rack_id.encode()
+        _n70 = len(_b69) + 1
+        if _n70 < 128:
+            out.append(_n70)
         else:
-            write_uvarint(out, _n65)
-        out += _b64
+            write_uvarint(out, _n70)
+        out += _b69
     out += _S_i.pack(o.member_epoch)
-    _b66 = o.client_id.encode()
-    _n67 = len(_b66) + 1
-    if _n67 < 128:
-        out.append(_n67)
+    _b71 = o.client_id.encode()
+    _n72 = len(_b71) + 1
+    if _n72 < 128:
+        out.append(_n72)
     else:
-        write_uvarint(out, _n67)
-    out += _b66
-    _b68 = o.client_host.encode()
-    _n69 = len(_b68) + 1
-    if _n69 < 128:
-        out.append(_n69)
+        write_uvarint(out, _n72)
+    out += _b71
+    _b73 = o.client_host.encode()
+    _n74 = len(_b73) + 1
+    if _n74 < 128:
+        out.append(_n74)
     else:
-        write_uvarint(out, _n69)
-    out += _b68
-    _a70 = o.subscribed_topic_names
-    write_uvarint(out, len(_a70) + 1)
-    for _e71 in _a70:
-        _b72 = _e71.encode()
-        _n73 = len(_b72) + 1
-        if _n73 < 128:
-            out.append(_n73)
+        write_uvarint(out, _n74)
+    out += _b73
+    _a75 = o.subscribed_topic_names
+    _n76 = len(_a75) + 1
+    if _n76 < 128:
+        out.append(_n76)
+    else:
+        write_uvarint(out, _n76)
+    for _e77 in _a75:
+        _b78 = _e77.encode()
+        _n79 = len(_b78) + 1
+        if _n79 < 128:
+            out.append(_n79)
         else:
-            write_uvarint(out, _n73)
-        out += _b72
+            write_uvarint(out, _n79)
+        out += _b78
     if o.subscribed_topic_regex is None:
         out.append(0)
     else:
-        _b74 = o.subscribed_topic_regex.encode()
-        _n75 = len(_b74) + 1
-        if _n75 < 128:
-            out.append(_n75)
+        _b80 = o.subscribed_topic_regex.encode()
+        _n81 = len(_b80) + 1
+        if _n81 < 128:
+            out.append(_n81)
         else:
-            write_uvarint(out, _n75)
-        out += _b74
+            write_uvarint(out, _n81)
+        out += _b80
     _encode_Assignment_v0(o.assignment, out)
     _encode_Assignment_v0(o.target_assignment, out)
     out += _S_b.pack(o.member_type)
@@ -790,65 +776,49 @@ def _decode_DescribedGroup_v0(data: bytes, pos: int) -> tuple[DescribedGroup, in
     """DescribedGroup, version 0 (flexible)."""
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    _n76 = data[pos]
-    if _n76 < 128:
-        pos += 1
-    else:
-        _n76, pos = read_uvarint(data, pos)
-    _n76 -= 1
-    if _n76 < 0:
+    _n82 = data[pos]
+    if 0 < _n82 < 128:
+        f_error_message = data[pos + 1 : pos + _n82].decode()
+        pos += _n82
+    elif _n82 == 0:
         f_error_message = None
-        if _n76 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n76))
-    else:
-        f_error_message = data[pos : pos + _n76].decode()
-        pos += _n76
-    _n77 = data[pos]
-    if _n77 < 128:
         pos += 1
     else:
-        _n77, pos = read_uvarint(data, pos)
-    _n77 -= 1
-    if _n77 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n77].decode()
-    pos += _n77
-    _n78 = data[pos]
-    if _n78 < 128:
-        pos += 1
+        f_error_message, pos = read_compact_nullable_string(data, pos)
+    _n83 = data[pos]
+    if 0 < _n83 < 128:
+        f_group_id = data[pos + 1 : pos + _n83].decode()
+        pos += _n83
     else:
-        _n78, pos = read_uvarint(data, pos)
-    _n78 -= 1
-    if _n78 < 0:
-        raise InvalidValueError("GroupState: null or negative length")
-    f_group_state = data[pos : pos + _n78].decode()
-    pos += _n78
+        f_group_id, pos = read_compact_string(data, pos)
+    _n84 = data[pos]
+    if 0 < _n84 < 128:
+        f_group_state = data[pos + 1 : pos + _n84].decode()
+        pos += _n84
+    else:
+        f_group_state, pos = read_compact_string(data, pos)
     f_group_epoch, f_assignment_epoch = _S_ii.unpack_from(data, pos)
     pos += 8
-    _n79 = data[pos]
-    if _n79 < 128:
+    _n85 = data[pos]
+    if 0 < _n85 < 128:
+        f_assignor_name = data[pos + 1 : pos + _n85].decode()
+        pos += _n85
+    else:
+        f_assignor_name, pos = read_compact_string(data, pos)
+    _n86 = data[pos]
+    if _n86 < 128:
         pos += 1
     else:
-        _n79, pos = read_uvarint(data, pos)
-    _n79 -= 1
-    if _n79 < 0:
-        raise InvalidValueError("AssignorName: null or negative length")
-    f_assignor_name = data[pos : pos + _n79].decode()
-    pos += _n79
-    _n80 = data[pos]
-    if _n80 < 128:
-        pos += 1
-    else:
-        _n80, pos = read_uvarint(data, pos)
-    _n80 -= 1
-    if _n80 < 0:
+        _n86, pos = read_uvarint(data, pos)
+    _n86 -= 1
+    if _n86 < 0:
         raise InvalidValueError("Members: null or negative length")
-    if _n80 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n80) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n86 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n86) + " elements in " + str(len(data) - pos) + " bytes")
     f_members = []
-    for _ in range(_n80):
-        _e81, pos = _decode_Member_v0(data, pos)
-        f_members.append(_e81)
+    for _ in range(_n86):
+        _e87, pos = _decode_Member_v0(data, pos)
+        f_members.append(_e87)
     (f_authorized_operations,) = _S_i.unpack_from(data, pos)
     pos += 4
     if data[pos] == 0:  # no tagged fields: the common case
@@ -874,39 +844,43 @@ def _encode_DescribedGroup_v0(o: DescribedGroup, out: bytearray) -> None:
     if o.error_message is None:
         out.append(0)
     else:
-        _b82 = o.error_message.encode()
-        _n83 = len(_b82) + 1
-        if _n83 < 128:
-            out.append(_n83)
+        _b88 = o.error_message.encode()
+        _n89 = len(_b88) + 1
+        if _n89 < 128:
+            out.append(_n89)
         else:
-            write_uvarint(out, _n83)
-        out += _b82
-    _b84 = o.group_id.encode()
-    _n85 = len(_b84) + 1
-    if _n85 < 128:
-        out.append(_n85)
+            write_uvarint(out, _n89)
+        out += _b88
+    _b90 = o.group_id.encode()
+    _n91 = len(_b90) + 1
+    if _n91 < 128:
+        out.append(_n91)
     else:
-        write_uvarint(out, _n85)
-    out += _b84
-    _b86 = o.group_state.encode()
-    _n87 = len(_b86) + 1
-    if _n87 < 128:
-        out.append(_n87)
+        write_uvarint(out, _n91)
+    out += _b90
+    _b92 = o.group_state.encode()
+    _n93 = len(_b92) + 1
+    if _n93 < 128:
+        out.append(_n93)
     else:
-        write_uvarint(out, _n87)
-    out += _b86
+        write_uvarint(out, _n93)
+    out += _b92
     out += _S_ii.pack(o.group_epoch, o.assignment_epoch)
-    _b88 = o.assignor_name.encode()
-    _n89 = len(_b88) + 1
-    if _n89 < 128:
-        out.append(_n89)
+    _b94 = o.assignor_name.encode()
+    _n95 = len(_b94) + 1
+    if _n95 < 128:
+        out.append(_n95)
     else:
-        write_uvarint(out, _n89)
-    out += _b88
-    _a90 = o.members
-    write_uvarint(out, len(_a90) + 1)
-    for _e91 in _a90:
-        _encode_Member_v0(_e91, out)
+        write_uvarint(out, _n95)
+    out += _b94
+    _a96 = o.members
+    _n97 = len(_a96) + 1
+    if _n97 < 128:
+        out.append(_n97)
+    else:
+        write_uvarint(out, _n97)
+    for _e98 in _a96:
+        _encode_Member_v0(_e98, out)
     out += _S_i.pack(o.authorized_operations)
     out.append(0)  # no tagged fields
 
@@ -915,65 +889,49 @@ def _decode_DescribedGroup_v1(data: bytes, pos: int) -> tuple[DescribedGroup, in
     """DescribedGroup, version 1 (flexible)."""
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    _n92 = data[pos]
-    if _n92 < 128:
-        pos += 1
-    else:
-        _n92, pos = read_uvarint(data, pos)
-    _n92 -= 1
-    if _n92 < 0:
+    _n99 = data[pos]
+    if 0 < _n99 < 128:
+        f_error_message = data[pos + 1 : pos + _n99].decode()
+        pos += _n99
+    elif _n99 == 0:
         f_error_message = None
-        if _n92 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n92))
-    else:
-        f_error_message = data[pos : pos + _n92].decode()
-        pos += _n92
-    _n93 = data[pos]
-    if _n93 < 128:
         pos += 1
     else:
-        _n93, pos = read_uvarint(data, pos)
-    _n93 -= 1
-    if _n93 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n93].decode()
-    pos += _n93
-    _n94 = data[pos]
-    if _n94 < 128:
-        pos += 1
+        f_error_message, pos = read_compact_nullable_string(data, pos)
+    _n100 = data[pos]
+    if 0 < _n100 < 128:
+        f_group_id = data[pos + 1 : pos + _n100].decode()
+        pos += _n100
     else:
-        _n94, pos = read_uvarint(data, pos)
-    _n94 -= 1
-    if _n94 < 0:
-        raise InvalidValueError("GroupState: null or negative length")
-    f_group_state = data[pos : pos + _n94].decode()
-    pos += _n94
+        f_group_id, pos = read_compact_string(data, pos)
+    _n101 = data[pos]
+    if 0 < _n101 < 128:
+        f_group_state = data[pos + 1 : pos + _n101].decode()
+        pos += _n101
+    else:
+        f_group_state, pos = read_compact_string(data, pos)
     f_group_epoch, f_assignment_epoch = _S_ii.unpack_from(data, pos)
     pos += 8
-    _n95 = data[pos]
-    if _n95 < 128:
+    _n102 = data[pos]
+    if 0 < _n102 < 128:
+        f_assignor_name = data[pos + 1 : pos + _n102].decode()
+        pos += _n102
+    else:
+        f_assignor_name, pos = read_compact_string(data, pos)
+    _n103 = data[pos]
+    if _n103 < 128:
         pos += 1
     else:
-        _n95, pos = read_uvarint(data, pos)
-    _n95 -= 1
-    if _n95 < 0:
-        raise InvalidValueError("AssignorName: null or negative length")
-    f_assignor_name = data[pos : pos + _n95].decode()
-    pos += _n95
-    _n96 = data[pos]
-    if _n96 < 128:
-        pos += 1
-    else:
-        _n96, pos = read_uvarint(data, pos)
-    _n96 -= 1
-    if _n96 < 0:
+        _n103, pos = read_uvarint(data, pos)
+    _n103 -= 1
+    if _n103 < 0:
         raise InvalidValueError("Members: null or negative length")
-    if _n96 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n96) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n103 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n103) + " elements in " + str(len(data) - pos) + " bytes")
     f_members = []
-    for _ in range(_n96):
-        _e97, pos = _decode_Member_v1(data, pos)
-        f_members.append(_e97)
+    for _ in range(_n103):
+        _e104, pos = _decode_Member_v1(data, pos)
+        f_members.append(_e104)
     (f_authorized_operations,) = _S_i.unpack_from(data, pos)
     pos += 4
     if data[pos] == 0:  # no tagged fields: the common case
@@ -999,39 +957,43 @@ def _encode_DescribedGroup_v1(o: DescribedGroup, out: bytearray) -> None:
     if o.error_message is None:
         out.append(0)
     else:
-        _b98 = o.error_message.encode()
-        _n99 = len(_b98) + 1
-        if _n99 < 128:
-            out.append(_n99)
+        _b105 = o.error_message.encode()
+        _n106 = len(_b105) + 1
+        if _n106 < 128:
+            out.append(_n106)
         else:
-            write_uvarint(out, _n99)
-        out += _b98
-    _b100 = o.group_id.encode()
-    _n101 = len(_b100) + 1
-    if _n101 < 128:
-        out.append(_n101)
+            write_uvarint(out, _n106)
+        out += _b105
+    _b107 = o.group_id.encode()
+    _n108 = len(_b107) + 1
+    if _n108 < 128:
+        out.append(_n108)
     else:
-        write_uvarint(out, _n101)
-    out += _b100
-    _b102 = o.group_state.encode()
-    _n103 = len(_b102) + 1
-    if _n103 < 128:
-        out.append(_n103)
+        write_uvarint(out, _n108)
+    out += _b107
+    _b109 = o.group_state.encode()
+    _n110 = len(_b109) + 1
+    if _n110 < 128:
+        out.append(_n110)
     else:
-        write_uvarint(out, _n103)
-    out += _b102
+        write_uvarint(out, _n110)
+    out += _b109
     out += _S_ii.pack(o.group_epoch, o.assignment_epoch)
-    _b104 = o.assignor_name.encode()
-    _n105 = len(_b104) + 1
-    if _n105 < 128:
-        out.append(_n105)
+    _b111 = o.assignor_name.encode()
+    _n112 = len(_b111) + 1
+    if _n112 < 128:
+        out.append(_n112)
     else:
-        write_uvarint(out, _n105)
-    out += _b104
-    _a106 = o.members
-    write_uvarint(out, len(_a106) + 1)
-    for _e107 in _a106:
-        _encode_Member_v1(_e107, out)
+        write_uvarint(out, _n112)
+    out += _b111
+    _a113 = o.members
+    _n114 = len(_a113) + 1
+    if _n114 < 128:
+        out.append(_n114)
+    else:
+        write_uvarint(out, _n114)
+    for _e115 in _a113:
+        _encode_Member_v1(_e115, out)
     out += _S_i.pack(o.authorized_operations)
     out.append(0)  # no tagged fields
 
@@ -1042,20 +1004,20 @@ def _decode_ConsumerGroupDescribeResponse_v0(
     """ConsumerGroupDescribeResponse, version 0 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n108 = data[pos]
-    if _n108 < 128:
+    _n116 = data[pos]
+    if _n116 < 128:
         pos += 1
     else:
-        _n108, pos = read_uvarint(data, pos)
-    _n108 -= 1
-    if _n108 < 0:
+        _n116, pos = read_uvarint(data, pos)
+    _n116 -= 1
+    if _n116 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n108 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n108) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n116 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n116) + " elements in " + str(len(data) - pos) + " bytes")
     f_groups = []
-    for _ in range(_n108):
-        _e109, pos = _decode_DescribedGroup_v0(data, pos)
-        f_groups.append(_e109)
+    for _ in range(_n116):
+        _e117, pos = _decode_DescribedGroup_v0(data, pos)
+        f_groups.append(_e117)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1066,10 +1028,14 @@ def _decode_ConsumerGroupDescribeResponse_v0(
 def _encode_ConsumerGroupDescribeResponse_v0(o: ConsumerGroupDescribeResponse, out: bytearray) -> None:
     """ConsumerGroupDescribeResponse, version 0 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a110 = o.groups
-    write_uvarint(out, len(_a110) + 1)
-    for _e111 in _a110:
-        _encode_DescribedGroup_v0(_e111, out)
+    _a118 = o.groups
+    _n119 = len(_a118) + 1
+    if _n119 < 128:
+        out.append(_n119)
+    else:
+        write_uvarint(out, _n119)
+    for _e120 in _a118:
+        _encode_DescribedGroup_v0(_e120, out)
     out.append(0)  # no tagged fields
 
 
@@ -1079,20 +1045,20 @@ def _decode_ConsumerGroupDescribeResponse_v1(
     """ConsumerGroupDescribeResponse, version 1 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n112 = data[pos]
-    if _n112 < 128:
+    _n121 = data[pos]
+    if _n121 < 128:
         pos += 1
     else:
-        _n112, pos = read_uvarint(data, pos)
-    _n112 -= 1
-    if _n112 < 0:
+        _n121, pos = read_uvarint(data, pos)
+    _n121 -= 1
+    if _n121 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n112 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n112) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n121 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n121) + " elements in " + str(len(data) - pos) + " bytes")
     f_groups = []
-    for _ in range(_n112):
-        _e113, pos = _decode_DescribedGroup_v1(data, pos)
-        f_groups.append(_e113)
+    for _ in range(_n121):
+        _e122, pos = _decode_DescribedGroup_v1(data, pos)
+        f_groups.append(_e122)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1103,10 +1069,14 @@ def _decode_ConsumerGroupDescribeResponse_v1(
 def _encode_ConsumerGroupDescribeResponse_v1(o: ConsumerGroupDescribeResponse, out: bytearray) -> None:
     """ConsumerGroupDescribeResponse, version 1 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a114 = o.groups
-    write_uvarint(out, len(_a114) + 1)
-    for _e115 in _a114:
-        _encode_DescribedGroup_v1(_e115, out)
+    _a123 = o.groups
+    _n124 = len(_a123) + 1
+    if _n124 < 128:
+        out.append(_n124)
+    else:
+        write_uvarint(out, _n124)
+    for _e125 in _a123:
+        _encode_DescribedGroup_v1(_e125, out)
     out.append(0)  # no tagged fields
 
 

@@ -15,7 +15,15 @@ from uuid import UUID
 
 from protocol import _runtime
 from protocol.errors import InvalidValueError, TruncatedError
-from protocol.primitives import Buffer, ZERO_UUID, read_uvarint, skip_tagged_fields, write_uvarint
+from protocol.primitives import (
+    Buffer,
+    ZERO_UUID,
+    read_compact_nullable_string,
+    read_compact_string,
+    read_uvarint,
+    skip_tagged_fields,
+    write_uvarint,
+)
 from protocol.schema import FieldSpec, MessageSpec
 
 
@@ -109,10 +117,21 @@ class ConsumerGroupHeartbeatRequest:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> ConsumerGroupHeartbeatRequest:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _CONSUMER_GROUP_HEARTBEAT_REQUEST_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "ConsumerGroupHeartbeatRequest", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "ConsumerGroupHeartbeatRequest", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _CONSUMER_GROUP_HEARTBEAT_REQUEST_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "ConsumerGroupHeartbeatRequest", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -197,10 +216,21 @@ class ConsumerGroupHeartbeatResponse:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> ConsumerGroupHeartbeatResponse:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _CONSUMER_GROUP_HEARTBEAT_RESPONSE_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "ConsumerGroupHeartbeatResponse", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "ConsumerGroupHeartbeatResponse", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _CONSUMER_GROUP_HEARTBEAT_RESPONSE_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "ConsumerGroupHeartbeatResponse", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -246,7 +276,11 @@ def _encode_ConsumerGroupHeartbeatRequestTopicPartitions_v0(
     """ConsumerGroupHeartbeatRequestTopicPartitions, versions 0-1 (flexible)."""
     out += _S_16s.pack(o.topic_id.bytes)
     _a3 = o.partitions
-    write_uvarint(out, len(_a3) + 1)
+    _n4 = len(_a3) + 1
+    if _n4 < 128:
+        out.append(_n4)
+    else:
+        write_uvarint(out, _n4)
     out += pack(">%di" % len(_a3), *_a3)
     out.append(0)  # no tagged fields
 
@@ -255,137 +289,113 @@ def _decode_ConsumerGroupHeartbeatRequest_v0(
     data: bytes, pos: int
 ) -> tuple[ConsumerGroupHeartbeatRequest, int]:
     """ConsumerGroupHeartbeatRequest, version 0 (flexible)."""
-    _n5 = data[pos]
-    if _n5 < 128:
-        pos += 1
-    else:
-        _n5, pos = read_uvarint(data, pos)
-    _n5 -= 1
-    if _n5 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n5].decode()
-    pos += _n5
     _n6 = data[pos]
-    if _n6 < 128:
-        pos += 1
+    if 0 < _n6 < 128:
+        f_group_id = data[pos + 1 : pos + _n6].decode()
+        pos += _n6
     else:
-        _n6, pos = read_uvarint(data, pos)
-    _n6 -= 1
-    if _n6 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n6].decode()
-    pos += _n6
+        f_group_id, pos = read_compact_string(data, pos)
+    _n7 = data[pos]
+    if 0 < _n7 < 128:
+        f_member_id = data[pos + 1 : pos + _n7].decode()
+        pos += _n7
+    else:
+        f_member_id, pos = read_compact_string(data, pos)
     (f_member_epoch,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n7 = data[pos]
-    if _n7 < 128:
-        pos += 1
-    else:
-        _n7, pos = read_uvarint(data, pos)
-    _n7 -= 1
-    if _n7 < 0:
-        f_instance_id = None
-        if _n7 != -1:
-            raise InvalidValueError("InstanceId: length " + str(_n7))
-    else:
-        f_instance_id = data[pos : pos + _n7].decode()
-        pos += _n7
     _n8 = data[pos]
-    if _n8 < 128:
+    if 0 < _n8 < 128:
+        f_instance_id = data[pos + 1 : pos + _n8].decode()
+        pos += _n8
+    elif _n8 == 0:
+        f_instance_id = None
         pos += 1
     else:
-        _n8, pos = read_uvarint(data, pos)
-    _n8 -= 1
-    if _n8 < 0:
+        f_instance_id, pos = read_compact_nullable_string(data, pos)
+    _n9 = data[pos]
+    if 0 < _n9 < 128:
+        f_rack_id = data[pos + 1 : pos + _n9].decode()
+        pos += _n9
+    elif _n9 == 0:
         f_rack_id = None
-        if _n8 != -1:
-            raise InvalidValueError("RackId: length " + str(_n8))
+        pos += 1
     else:
-        f_rack_id = data[pos : pos + _n8].decode()
-        pos += _n8
+        f_rack_id, pos = read_compact_nullable_string(data, pos)
     (f_rebalance_timeout_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n9 = data[pos]
-    if _n9 < 128:
+    _n10 = data[pos]
+    if _n10 < 128:
         pos += 1
     else:
-        _n9, pos = read_uvarint(data, pos)
-    _n9 -= 1
-    if _n9 < 0:
+        _n10, pos = read_uvarint(data, pos)
+    _n10 -= 1
+    if _n10 < 0:
         f_subscribed_topic_names = None
-        if _n9 != -1:
-            raise InvalidValueError("SubscribedTopicNames: length " + str(_n9))
+        if _n10 != -1:
+            raise InvalidValueError("SubscribedTopicNames: length " + str(_n10))
     else:
-        if _n9 > len(data) - pos:
+        if _n10 > len(data) - pos:
             raise TruncatedError(
-                "SubscribedTopicNames: " + str(_n9) + " elements in " + str(len(data) - pos) + " bytes"
+                "SubscribedTopicNames: " + str(_n10) + " elements in " + str(len(data) - pos) + " bytes"
             )
         f_subscribed_topic_names = []
-        for _ in range(_n9):
-            _n11 = data[pos]
-            if _n11 < 128:
-                pos += 1
+        for _ in range(_n10):
+            _n12 = data[pos]
+            if 0 < _n12 < 128:
+                _e11 = data[pos + 1 : pos + _n12].decode()
+                pos += _n12
             else:
-                _n11, pos = read_uvarint(data, pos)
-            _n11 -= 1
-            if _n11 < 0:
-                raise InvalidValueError("SubscribedTopicNames: null or negative length")
-            _e10 = data[pos : pos + _n11].decode()
-            pos += _n11
-            f_subscribed_topic_names.append(_e10)
-    _n12 = data[pos]
-    if _n12 < 128:
-        pos += 1
-    else:
-        _n12, pos = read_uvarint(data, pos)
-    _n12 -= 1
-    if _n12 < 0:
-        f_server_assignor = None
-        if _n12 != -1:
-            raise InvalidValueError("ServerAssignor: length " + str(_n12))
-    else:
-        f_server_assignor = data[pos : pos + _n12].decode()
-        pos += _n12
+                _e11, pos = read_compact_string(data, pos)
+            f_subscribed_topic_names.append(_e11)
     _n13 = data[pos]
-    if _n13 < 128:
+    if 0 < _n13 < 128:
+        f_server_assignor = data[pos + 1 : pos + _n13].decode()
+        pos += _n13
+    elif _n13 == 0:
+        f_server_assignor = None
         pos += 1
     else:
-        _n13, pos = read_uvarint(data, pos)
-    _n13 -= 1
-    if _n13 < 0:
-        f_topic_partitions = None
-        if _n13 != -1:
-            raise InvalidValueError("TopicPartitions: length " + str(_n13))
+        f_server_assignor, pos = read_compact_nullable_string(data, pos)
+    _n14 = data[pos]
+    if _n14 < 128:
+        pos += 1
     else:
-        if _n13 > len(data) - pos:
+        _n14, pos = read_uvarint(data, pos)
+    _n14 -= 1
+    if _n14 < 0:
+        f_topic_partitions = None
+        if _n14 != -1:
+            raise InvalidValueError("TopicPartitions: length " + str(_n14))
+    else:
+        if _n14 > len(data) - pos:
             raise TruncatedError(
-                "TopicPartitions: " + str(_n13) + " elements in " + str(len(data) - pos) + " bytes"
+                "TopicPartitions: " + str(_n14) + " elements in " + str(len(data) - pos) + " bytes"
             )
         f_topic_partitions = []
-        for _ in range(_n13):
-            (_r15,) = _S_16s.unpack_from(data, pos)
+        for _ in range(_n14):
+            (_r16,) = _S_16s.unpack_from(data, pos)
             pos += 16
-            _m14_topic_id = UUID(bytes=_r15)
-            _n16 = data[pos]
-            if _n16 < 128:
+            _m15_topic_id = UUID(bytes=_r16)
+            _n17 = data[pos]
+            if _n17 < 128:
                 pos += 1
             else:
-                _n16, pos = read_uvarint(data, pos)
-            _n16 -= 1
-            if _n16 < 0:
+                _n17, pos = read_uvarint(data, pos)
+            _n17 -= 1
+            if _n17 < 0:
                 raise InvalidValueError("Partitions: null or negative length")
-            if _n16 > len(data) - pos:
+            if _n17 > len(data) - pos:
                 raise TruncatedError(
-                    "Partitions: " + str(_n16) + " elements in " + str(len(data) - pos) + " bytes"
+                    "Partitions: " + str(_n17) + " elements in " + str(len(data) - pos) + " bytes"
                 )
-            _m14_partitions = list(unpack_from(">%di" % _n16, data, pos))
-            pos += 4 * _n16
+            _m15_partitions = list(unpack_from(">%di" % _n17, data, pos))
+            pos += 4 * _n17
             if data[pos] == 0:  # no tagged fields: the common case
                 pos += 1
             else:
                 pos = skip_tagged_fields(data, pos)
             f_topic_partitions.append(
-                ConsumerGroupHeartbeatRequestTopicPartitions(_m14_topic_id, _m14_partitions)
+                ConsumerGroupHeartbeatRequestTopicPartitions(_m15_topic_id, _m15_partitions)
             )
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
@@ -407,75 +417,87 @@ def _decode_ConsumerGroupHeartbeatRequest_v0(
 
 def _encode_ConsumerGroupHeartbeatRequest_v0(o: ConsumerGroupHeartbeatRequest, out: bytearray) -> None:
     """ConsumerGroupHeartbeatRequest, version 0 (flexible)."""
-    _b17 = o.group_id.encode()
-    _n18 = len(_b17) + 1
-    if _n18 < 128:
-        out.append(_n18)
+    _b18 = o.group_id.encode()
+    _n19 = len(_b18) + 1
+    if _n19 < 128:
+        out.append(_n19)
     else:
-        write_uvarint(out, _n18)
-    out += _b17
-    _b19 = o.member_id.encode()
-    _n20 = len(_b19) + 1
-    if _n20 < 128:
-        out.append(_n20)
+        write_uvarint(out, _n19)
+    out += _b18
+    _b20 = o.member_id.encode()
+    _n21 = len(_b20) + 1
+    if _n21 < 128:
+        out.append(_n21)
     else:
-        write_uvarint(out, _n20)
-    out += _b19
+        write_uvarint(out, _n21)
+    out += _b20
     out += _S_i.pack(o.member_epoch)
     if o.instance_id is None:
         out.append(0)
     else:
-        _b21 = o.instance_id.encode()
-        _n22 = len(_b21) + 1
-        if _n22 < 128:
-            out.append(_n22)
+        _b22 = o.instance_id.encode()
+        _n23 = len(_b22) + 1
+        if _n23 < 128:
+            out.append(_n23)
         else:
-            write_uvarint(out, _n22)
-        out += _b21
+            write_uvarint(out, _n23)
+        out += _b22
     if o.rack_id is None:
         out.append(0)
     else:
-        _b23 = o.rack_id.encode()
-        _n24 = len(_b23) + 1
-        if _n24 < 128:
-            out.append(_n24)
+        _b24 = o.rack_id.encode()
+        _n25 = len(_b24) + 1
+        if _n25 < 128:
+            out.append(_n25)
         else:
-            write_uvarint(out, _n24)
-        out += _b23
+            write_uvarint(out, _n25)
+        out += _b24
     out += _S_i.pack(o.rebalance_timeout_ms)
-    _a25 = o.subscribed_topic_names
-    if _a25 is None:
+    _a26 = o.subscribed_topic_names
+    if _a26 is None:
         out.append(0)
     else:
-        write_uvarint(out, len(_a25) + 1)
-        for _e26 in _a25:
-            _b27 = _e26.encode()
-            _n28 = len(_b27) + 1
-            if _n28 < 128:
-                out.append(_n28)
+        _n27 = len(_a26) + 1
+        if _n27 < 128:
+            out.append(_n27)
+        else:
+            write_uvarint(out, _n27)
+        for _e28 in _a26:
+            _b29 = _e28.encode()
+            _n30 = len(_b29) + 1
+            if _n30 < 128:
+                out.append(_n30)
             else:
-                write_uvarint(out, _n28)
-            out += _b27
+                write_uvarint(out, _n30)
+            out += _b29
     if o.server_assignor is None:
         out.append(0)
     else:
-        _b29 = o.server_assignor.encode()
-        _n30 = len(_b29) + 1
-        if _n30 < 128:
-            out.append(_n30)
+        _b31 = o.server_assignor.encode()
+        _n32 = len(_b31) + 1
+        if _n32 < 128:
+            out.append(_n32)
         else:
-            write_uvarint(out, _n30)
-        out += _b29
-    _a31 = o.topic_partitions
-    if _a31 is None:
+            write_uvarint(out, _n32)
+        out += _b31
+    _a33 = o.topic_partitions
+    if _a33 is None:
         out.append(0)
     else:
-        write_uvarint(out, len(_a31) + 1)
-        for _e32 in _a31:
-            out += _S_16s.pack(_e32.topic_id.bytes)
-            _a33 = _e32.partitions
-            write_uvarint(out, len(_a33) + 1)
-            out += pack(">%di" % len(_a33), *_a33)
+        _n34 = len(_a33) + 1
+        if _n34 < 128:
+            out.append(_n34)
+        else:
+            write_uvarint(out, _n34)
+        for _e35 in _a33:
+            out += _S_16s.pack(_e35.topic_id.bytes)
+            _a36 = _e35.partitions
+            _n37 = len(_a36) + 1
+            if _n37 < 128:
+                out.append(_n37)
+            else:
+                write_uvarint(out, _n37)
+            out += pack(">%di" % len(_a36), *_a36)
             out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
@@ -484,97 +506,40 @@ def _decode_ConsumerGroupHeartbeatRequest_v1(
     data: bytes, pos: int
 ) -> tuple[ConsumerGroupHeartbeatRequest, int]:
     """ConsumerGroupHeartbeatRequest, version 1 (flexible)."""
-    _n35 = data[pos]
-    if _n35 < 128:
-        pos += 1
+    _n39 = data[pos]
+    if 0 < _n39 < 128:
+        f_group_id = data[pos + 1 : pos + _n39].decode()
+        pos += _n39
     else:
-        _n35, pos = read_uvarint(data, pos)
-    _n35 -= 1
-    if _n35 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n35].decode()
-    pos += _n35
-    _n36 = data[pos]
-    if _n36 < 128:
-        pos += 1
+        f_group_id, pos = read_compact_string(data, pos)
+    _n40 = data[pos]
+    if 0 < _n40 < 128:
+        f_member_id = data[pos + 1 : pos + _n40].decode()
+        pos += _n40
     else:
-        _n36, pos = read_uvarint(data, pos)
-    _n36 -= 1
-    if _n36 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n36].decode()
-    pos += _n36
+        f_member_id, pos = read_compact_string(data, pos)
     (f_member_epoch,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n37 = data[pos]
-    if _n37 < 128:
-        pos += 1
-    else:
-        _n37, pos = read_uvarint(data, pos)
-    _n37 -= 1
-    if _n37 < 0:
+    _n41 = data[pos]
+    if 0 < _n41 < 128:
+        f_instance_id = data[pos + 1 : pos + _n41].decode()
+        pos += _n41
+    elif _n41 == 0:
         f_instance_id = None
-        if _n37 != -1:
-            raise InvalidValueError("InstanceId: length " + str(_n37))
-    else:
-        f_instance_id = data[pos : pos + _n37].decode()
-        pos += _n37
-    _n38 = data[pos]
-    if _n38 < 128:
         pos += 1
     else:
-        _n38, pos = read_uvarint(data, pos)
-    _n38 -= 1
-    if _n38 < 0:
+        f_instance_id, pos = read_compact_nullable_string(data, pos)
+    _n42 = data[pos]
+    if 0 < _n42 < 128:
+        f_rack_id = data[pos + 1 : pos + _n42].decode()
+        pos += _n42
+    elif _n42 == 0:
         f_rack_id = None
-        if _n38 != -1:
-            raise InvalidValueError("RackId: length " + str(_n38))
+        pos += 1
     else:
-        f_rack_id = data[pos : pos + _n38].decode()
-        pos += _n38
+        f_rack_id, pos = read_compact_nullable_string(data, pos)
     (f_rebalance_timeout_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n39 = data[pos]
-    if _n39 < 128:
-        pos += 1
-    else:
-        _n39, pos = read_uvarint(data, pos)
-    _n39 -= 1
-    if _n39 < 0:
-        f_subscribed_topic_names = None
-        if _n39 != -1:
-            raise InvalidValueError("SubscribedTopicNames: length " + str(_n39))
-    else:
-        if _n39 > len(data) - pos:
-            raise TruncatedError(
-                "SubscribedTopicNames: " + str(_n39) + " elements in " + str(len(data) - pos) + " bytes"
-            )
-        f_subscribed_topic_names = []
-        for _ in range(_n39):
-            _n41 = data[pos]
-            if _n41 < 128:
-                pos += 1
-            else:
-                _n41, pos = read_uvarint(data, pos)
-            _n41 -= 1
-            if _n41 < 0:
-                raise InvalidValueError("SubscribedTopicNames: null or negative length")
-            _e40 = data[pos : pos + _n41].decode()
-            pos += _n41
-            f_subscribed_topic_names.append(_e40)
-    _n42 = data[pos]
-    if _n42 < 128:
-        pos += 1
-    else:
-        _n42, pos = read_uvarint(data, pos)
-    _n42 -= 1
-    if _n42 < 0:
-        f_subscribed_topic_regex = None
-        if _n42 != -1:
-            raise InvalidValueError("SubscribedTopicRegex: length " + str(_n42))
-    else:
-        f_subscribed_topic_regex = data[pos : pos + _n42].decode()
-        pos += _n42
     _n43 = data[pos]
     if _n43 < 128:
         pos += 1
@@ -582,52 +547,81 @@ def _decode_ConsumerGroupHeartbeatRequest_v1(
         _n43, pos = read_uvarint(data, pos)
     _n43 -= 1
     if _n43 < 0:
-        f_server_assignor = None
+        f_subscribed_topic_names = None
         if _n43 != -1:
-            raise InvalidValueError("ServerAssignor: length " + str(_n43))
+            raise InvalidValueError("SubscribedTopicNames: length " + str(_n43))
     else:
-        f_server_assignor = data[pos : pos + _n43].decode()
-        pos += _n43
-    _n44 = data[pos]
-    if _n44 < 128:
+        if _n43 > len(data) - pos:
+            raise TruncatedError(
+                "SubscribedTopicNames: " + str(_n43) + " elements in " + str(len(data) - pos) + " bytes"
+            )
+        f_subscribed_topic_names = []
+        for _ in range(_n43):
+            _n45 = data[pos]
+            if 0 < _n45 < 128:
+                _e44 = data[pos + 1 : pos + _n45].decode()
+                pos += _n45
+            else:
+                _e44, pos = read_compact_string(data, pos)
+            f_subscribed_topic_names.append(_e44)
+    _n46 = data[pos]
+    if 0 < _n46 < 128:
+        f_subscribed_topic_regex = data[pos + 1 : pos + _n46].decode()
+        pos += _n46
+    elif _n46 == 0:
+        f_subscribed_topic_regex = None
         pos += 1
     else:
-        _n44, pos = read_uvarint(data, pos)
-    _n44 -= 1
-    if _n44 < 0:
-        f_topic_partitions = None
-        if _n44 != -1:
-            raise InvalidValueError("TopicPartitions: length " + str(_n44))
+        f_subscribed_topic_regex, pos = read_compact_nullable_string(data, pos)
+    _n47 = data[pos]
+    if 0 < _n47 < 128:
+        f_server_assignor = data[pos + 1 : pos + _n47].decode()
+        pos += _n47
+    elif _n47 == 0:
+        f_server_assignor = None
+        pos += 1
     else:
-        if _n44 > len(data) - pos:
+        f_server_assignor, pos = read_compact_nullable_string(data, pos)
+    _n48 = data[pos]
+    if _n48 < 128:
+        pos += 1
+    else:
+        _n48, pos = read_uvarint(data, pos)
+    _n48 -= 1
+    if _n48 < 0:
+        f_topic_partitions = None
+        if _n48 != -1:
+            raise InvalidValueError("TopicPartitions: length " + str(_n48))
+    else:
+        if _n48 > len(data) - pos:
             raise TruncatedError(
-                "TopicPartitions: " + str(_n44) + " elements in " + str(len(data) - pos) + " bytes"
+                "TopicPartitions: " + str(_n48) + " elements in " + str(len(data) - pos) + " bytes"
             )
         f_topic_partitions = []
-        for _ in range(_n44):
-            (_r46,) = _S_16s.unpack_from(data, pos)
+        for _ in range(_n48):
+            (_r50,) = _S_16s.unpack_from(data, pos)
             pos += 16
-            _m45_topic_id = UUID(bytes=_r46)
-            _n47 = data[pos]
-            if _n47 < 128:
+            _m49_topic_id = UUID(bytes=_r50)
+            _n51 = data[pos]
+            if _n51 < 128:
                 pos += 1
             else:
-                _n47, pos = read_uvarint(data, pos)
-            _n47 -= 1
-            if _n47 < 0:
+                _n51, pos = read_uvarint(data, pos)
+            _n51 -= 1
+            if _n51 < 0:
                 raise InvalidValueError("Partitions: null or negative length")
-            if _n47 > len(data) - pos:
+            if _n51 > len(data) - pos:
                 raise TruncatedError(
-                    "Partitions: " + str(_n47) + " elements in " + str(len(data) - pos) + " bytes"
+                    "Partitions: " + str(_n51) + " elements in " + str(len(data) - pos) + " bytes"
                 )
-            _m45_partitions = list(unpack_from(">%di" % _n47, data, pos))
-            pos += 4 * _n47
+            _m49_partitions = list(unpack_from(">%di" % _n51, data, pos))
+            pos += 4 * _n51
             if data[pos] == 0:  # no tagged fields: the common case
                 pos += 1
             else:
                 pos = skip_tagged_fields(data, pos)
             f_topic_partitions.append(
-                ConsumerGroupHeartbeatRequestTopicPartitions(_m45_topic_id, _m45_partitions)
+                ConsumerGroupHeartbeatRequestTopicPartitions(_m49_topic_id, _m49_partitions)
             )
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
@@ -649,85 +643,97 @@ def _decode_ConsumerGroupHeartbeatRequest_v1(
 
 def _encode_ConsumerGroupHeartbeatRequest_v1(o: ConsumerGroupHeartbeatRequest, out: bytearray) -> None:
     """ConsumerGroupHeartbeatRequest, version 1 (flexible)."""
-    _b48 = o.group_id.encode()
-    _n49 = len(_b48) + 1
-    if _n49 < 128:
-        out.append(_n49)
+    _b52 = o.group_id.encode()
+    _n53 = len(_b52) + 1
+    if _n53 < 128:
+        out.append(_n53)
     else:
-        write_uvarint(out, _n49)
-    out += _b48
-    _b50 = o.member_id.encode()
-    _n51 = len(_b50) + 1
-    if _n51 < 128:
-        out.append(_n51)
+        write_uvarint(out, _n53)
+    out += _b52
+    _b54 = o.member_id.encode()
+    _n55 = len(_b54) + 1
+    if _n55 < 128:
+        out.append(_n55)
     else:
-        write_uvarint(out, _n51)
-    out += _b50
+        write_uvarint(out, _n55)
+    out += _b54
     out += _S_i.pack(o.member_epoch)
     if o.instance_id is None:
         out.append(0)
     else:
-        _b52 = o.instance_id.encode()
-        _n53 = len(_b52) + 1
-        if _n53 < 128:
-            out.append(_n53)
+        _b56 = o.instance_id.encode()
+        _n57 = len(_b56) + 1
+        if _n57 < 128:
+            out.append(_n57)
         else:
-            write_uvarint(out, _n53)
-        out += _b52
+            write_uvarint(out, _n57)
+        out += _b56
     if o.rack_id is None:
         out.append(0)
     else:
-        _b54 = o.rack_id.encode()
-        _n55 = len(_b54) + 1
-        if _n55 < 128:
-            out.append(_n55)
+        _b58 = o.rack_id.encode()
+        _n59 = len(_b58) + 1
+        if _n59 < 128:
+            out.append(_n59)
         else:
-            write_uvarint(out, _n55)
-        out += _b54
+            write_uvarint(out, _n59)
+        out += _b58
     out += _S_i.pack(o.rebalance_timeout_ms)
-    _a56 = o.subscribed_topic_names
-    if _a56 is None:
+    _a60 = o.subscribed_topic_names
+    if _a60 is None:
         out.append(0)
     else:
-        write_uvarint(out, len(_a56) + 1)
-        for _e57 in _a56:
-            _b58 = _e57.encode()
-            _n59 = len(_b58) + 1
-            if _n59 < 128:
-                out.append(_n59)
-            else:
-                write_uvarint(out, _n59)
-            out += _b58
-    if o.subscribed_topic_regex is None:
-        out.append(0)
-    else:
-        _b60 = o.subscribed_topic_regex.encode()
-        _n61 = len(_b60) + 1
+        _n61 = len(_a60) + 1
         if _n61 < 128:
             out.append(_n61)
         else:
             write_uvarint(out, _n61)
-        out += _b60
+        for _e62 in _a60:
+            _b63 = _e62.encode()
+            _n64 = len(_b63) + 1
+            if _n64 < 128:
+                out.append(_n64)
+            else:
+                write_uvarint(out, _n64)
+            out += _b63
+    if o.subscribed_topic_regex is None:
+        out.append(0)
+    else:
+        _b65 = o.subscribed_topic_regex.encode()
+        _n66 = len(_b65) + 1
+        if _n66 < 128:
+            out.append(_n66)
+        else:
+            write_uvarint(out, _n66)
+        out += _b65
     if o.server_assignor is None:
         out.append(0)
     else:
-        _b62 = o.server_assignor.encode()
-        _n63 = len(_b62) + 1
-        if _n63 < 128:
-            out.append(_n63)
+        _b67 = o.server_assignor.encode()
+        _n68 = len(_b67) + 1
+        if _n68 < 128:
+            out.append(_n68)
         else:
-            write_uvarint(out, _n63)
-        out += _b62
-    _a64 = o.topic_partitions
-    if _a64 is None:
+            write_uvarint(out, _n68)
+        out += _b67
+    _a69 = o.topic_partitions
+    if _a69 is None:
         out.append(0)
     else:
-        write_uvarint(out, len(_a64) + 1)
-        for _e65 in _a64:
-            out += _S_16s.pack(_e65.topic_id.bytes)
-            _a66 = _e65.partitions
-            write_uvarint(out, len(_a66) + 1)
-            out += pack(">%di" % len(_a66), *_a66)
+        _n70 = len(_a69) + 1
+        if _n70 < 128:
+            out.append(_n70)
+        else:
+            write_uvarint(out, _n70)
+        for _e71 in _a69:
+            out += _S_16s.pack(_e71.topic_id.bytes)
+            _a72 = _e71.partitions
+            _n73 = len(_a72) + 1
+            if _n73 < 128:
+                out.append(_n73)
+            else:
+                write_uvarint(out, _n73)
+            out += pack(">%di" % len(_a72), *_a72)
             out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
@@ -736,21 +742,21 @@ def _decode_ConsumerGroupHeartbeatResponseTopicPartitions_v0(
     data: bytes, pos: int
 ) -> tuple[ConsumerGroupHeartbeatResponseTopicPartitions, int]:
     """ConsumerGroupHeartbeatResponseTopicPartitions, versions 0-1 (flexible)."""
-    (_r68,) = _S_16s.unpack_from(data, pos)
+    (_r75,) = _S_16s.unpack_from(data, pos)
     pos += 16
-    f_topic_id = UUID(bytes=_r68)
-    _n69 = data[pos]
-    if _n69 < 128:
+    f_topic_id = UUID(bytes=_r75)
+    _n76 = data[pos]
+    if _n76 < 128:
         pos += 1
     else:
-        _n69, pos = read_uvarint(data, pos)
-    _n69 -= 1
-    if _n69 < 0:
+        _n76, pos = read_uvarint(data, pos)
+    _n76 -= 1
+    if _n76 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n69 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n69) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = list(unpack_from(">%di" % _n69, data, pos))
-    pos += 4 * _n69
+    if _n76 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n76) + " elements in " + str(len(data) - pos) + " bytes")
+    f_partitions = list(unpack_from(">%di" % _n76, data, pos))
+    pos += 4 * _n76
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -763,51 +769,55 @@ def _encode_ConsumerGroupHeartbeatResponseTopicPartitions_v0(
 ) -> None:
     """ConsumerGroupHeartbeatResponseTopicPartitions, versions 0-1 (flexible)."""
     out += _S_16s.pack(o.topic_id.bytes)
-    _a70 = o.partitions
-    write_uvarint(out, len(_a70) + 1)
-    out += pack(">%di" % len(_a70), *_a70)
+    _a77 = o.partitions
+    _n78 = len(_a77) + 1
+    if _n78 < 128:
+        out.append(_n78)
+    else:
+        write_uvarint(out, _n78)
+    out += pack(">%di" % len(_a77), *_a77)
     out.append(0)  # no tagged fields
 
 
 def _decode_Assignment_v0(data: bytes, pos: int) -> tuple[Assignment, int]:
     """Assignment, versions 0-1 (flexible)."""
-    _n72 = data[pos]
-    if _n72 < 128:
+    _n80 = data[pos]
+    if _n80 < 128:
         pos += 1
     else:
-        _n72, pos = read_uvarint(data, pos)
-    _n72 -= 1
-    if _n72 < 0:
+        _n80, pos = read_uvarint(data, pos)
+    _n80 -= 1
+    if _n80 < 0:
         raise InvalidValueError("TopicPartitions: null or negative length")
-    if _n72 > len(data) - pos:
+    if _n80 > len(data) - pos:
         raise TruncatedError(
-            "TopicPartitions: " + str(_n72) + " elements in " + str(len(data) - pos) + " bytes"
+            "TopicPartitions: " + str(_n80) + " elements in " + str(len(data) - pos) + " bytes"
         )
     f_topic_partitions = []
-    for _ in range(_n72):
-        (_r74,) = _S_16s.unpack_from(data, pos)
+    for _ in range(_n80):
+        (_r82,) = _S_16s.unpack_from(data, pos)
         pos += 16
-        _m73_topic_id = UUID(bytes=_r74)
-        _n75 = data[pos]
-        if _n75 < 128:
+        _m81_topic_id = UUID(bytes=_r82)
+        _n83 = data[pos]
+        if _n83 < 128:
             pos += 1
         else:
-            _n75, pos = read_uvarint(data, pos)
-        _n75 -= 1
-        if _n75 < 0:
+            _n83, pos = read_uvarint(data, pos)
+        _n83 -= 1
+        if _n83 < 0:
             raise InvalidValueError("Partitions: null or negative length")
-        if _n75 > len(data) - pos:
+        if _n83 > len(data) - pos:
             raise TruncatedError(
-                "Partitions: " + str(_n75) + " elements in " + str(len(data) - pos) + " bytes"
+                "Partitions: " + str(_n83) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m73_partitions = list(unpack_from(">%di" % _n75, data, pos))
-        pos += 4 * _n75
+        _m81_partitions = list(unpack_from(">%di" % _n83, data, pos))
+        pos += 4 * _n83
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
         f_topic_partitions.append(
-            ConsumerGroupHeartbeatResponseTopicPartitions(_m73_topic_id, _m73_partitions)
+            ConsumerGroupHeartbeatResponseTopicPartitions(_m81_topic_id, _m81_partitions)
         )
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
@@ -818,13 +828,21 @@ def _decode_Assignment_v0(data: bytes, pos: int) -> tuple[Assignment, int]:
 
 def _encode_Assignment_v0(o: Assignment, out: bytearray) -> None:
     """Assignment, versions 0-1 (flexible)."""
-    _a76 = o.topic_partitions
-    write_uvarint(out, len(_a76) + 1)
-    for _e77 in _a76:
-        out += _S_16s.pack(_e77.topic_id.bytes)
-        _a78 = _e77.partitions
-        write_uvarint(out, len(_a78) + 1)
-        out += pack(">%di" % len(_a78), *_a78)
+    _a84 = o.topic_partitions
+    _n85 = len(_a84) + 1
+    if _n85 < 128:
+        out.append(_n85)
+    else:
+        write_uvarint(out, _n85)
+    for _e86 in _a84:
+        out += _S_16s.pack(_e86.topic_id.bytes)
+        _a87 = _e86.partitions
+        _n88 = len(_a87) + 1
+        if _n88 < 128:
+            out.append(_n88)
+        else:
+            write_uvarint(out, _n88)
+        out += pack(">%di" % len(_a87), *_a87)
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
@@ -835,32 +853,24 @@ def _decode_ConsumerGroupHeartbeatResponse_v0(
     """ConsumerGroupHeartbeatResponse, versions 0-1 (flexible)."""
     f_throttle_time_ms, f_error_code = _S_ih.unpack_from(data, pos)
     pos += 6
-    _n80 = data[pos]
-    if _n80 < 128:
-        pos += 1
-    else:
-        _n80, pos = read_uvarint(data, pos)
-    _n80 -= 1
-    if _n80 < 0:
+    _n90 = data[pos]
+    if 0 < _n90 < 128:
+        f_error_message = data[pos + 1 : pos + _n90].decode()
+        pos += _n90
+    elif _n90 == 0:
         f_error_message = None
-        if _n80 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n80))
-    else:
-        f_error_message = data[pos : pos + _n80].decode()
-        pos += _n80
-    _n81 = data[pos]
-    if _n81 < 128:
         pos += 1
     else:
-        _n81, pos = read_uvarint(data, pos)
-    _n81 -= 1
-    if _n81 < 0:
+        f_error_message, pos = read_compact_nullable_string(data, pos)
+    _n91 = data[pos]
+    if 0 < _n91 < 128:
+        f_member_id = data[pos + 1 : pos + _n91].decode()
+        pos += _n91
+    elif _n91 == 0:
         f_member_id = None
-        if _n81 != -1:
-            raise InvalidValueError("MemberId: length " + str(_n81))
+        pos += 1
     else:
-        f_member_id = data[pos : pos + _n81].decode()
-        pos += _n81
+        f_member_id, pos = read_compact_nullable_string(data, pos)
     f_member_epoch, f_heartbeat_interval_ms = _S_ii.unpack_from(data, pos)
     pos += 8
     if data[pos] == 255:
@@ -889,23 +899,23 @@ def _encode_ConsumerGroupHeartbeatResponse_v0(o: ConsumerGroupHeartbeatResponse,
     if o.error_message is None:
         out.append(0)
     else:
-        _b82 = o.error_message.encode()
-        _n83 = len(_b82) + 1
-        if _n83 < 128:
-            out.append(_n83)
+        _b92 = o.error_message.encode()
+        _n93 = len(_b92) + 1
+        if _n93 < 128:
+            out.append(_n93)
         else:
-            write_uvarint(out, _n83)
-        out += _b82
+            write_uvarint(out, _n93)
+        out += _b92
     if o.member_id is None:
         out.append(0)
     else:
-        _b84 = o.member_id.encode()
-        _n85 = len(_b84) + 1
-        if _n85 < 128:
-            out.append(_n85)
+        _b94 = o.member_id.encode()
+        _n95 = len(_b94) + 1
+        if _n95 < 128:
+            out.append(_n95)
         else:
-            write_uvarint(out, _n85)
-        out += _b84
+            write_uvarint(out, _n95)
+        out += _b94
     out += _S_ii.pack(o.member_epoch, o.heartbeat_interval_ms)
     if o.assignment is None:
         out.append(255)

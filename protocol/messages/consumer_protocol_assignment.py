@@ -62,10 +62,21 @@ class ConsumerProtocolAssignment:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> ConsumerProtocolAssignment:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _CONSUMER_PROTOCOL_ASSIGNMENT_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "ConsumerProtocolAssignment", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "ConsumerProtocolAssignment", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _CONSUMER_PROTOCOL_ASSIGNMENT_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "ConsumerProtocolAssignment", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""

@@ -69,10 +69,21 @@ class ConsumerProtocolSubscription:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> ConsumerProtocolSubscription:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _CONSUMER_PROTOCOL_SUBSCRIPTION_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "ConsumerProtocolSubscription", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "ConsumerProtocolSubscription", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _CONSUMER_PROTOCOL_SUBSCRIPTION_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "ConsumerProtocolSubscription", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""

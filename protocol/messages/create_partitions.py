@@ -13,7 +13,14 @@ from typing import ClassVar
 
 from protocol import _runtime
 from protocol.errors import InvalidValueError, TruncatedError
-from protocol.primitives import Buffer, read_uvarint, skip_tagged_fields, write_uvarint
+from protocol.primitives import (
+    Buffer,
+    read_compact_nullable_string,
+    read_compact_string,
+    read_uvarint,
+    skip_tagged_fields,
+    write_uvarint,
+)
 from protocol.schema import FieldSpec, MessageSpec
 
 
@@ -87,10 +94,21 @@ class CreatePartitionsRequest:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> CreatePartitionsRequest:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _CREATE_PARTITIONS_REQUEST_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "CreatePartitionsRequest", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "CreatePartitionsRequest", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _CREATE_PARTITIONS_REQUEST_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "CreatePartitionsRequest", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -145,10 +163,21 @@ class CreatePartitionsResponse:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> CreatePartitionsResponse:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _CREATE_PARTITIONS_RESPONSE_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "CreatePartitionsResponse", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "CreatePartitionsResponse", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _CREATE_PARTITIONS_RESPONSE_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "CreatePartitionsResponse", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -206,110 +235,110 @@ def _decode_CreatePartitionsAssignment_v2(data: bytes, pos: int) -> tuple[Create
 def _encode_CreatePartitionsAssignment_v2(o: CreatePartitionsAssignment, out: bytearray) -> None:
     """CreatePartitionsAssignment, versions 2-3 (flexible)."""
     _a5 = o.broker_ids
-    write_uvarint(out, len(_a5) + 1)
+    _n6 = len(_a5) + 1
+    if _n6 < 128:
+        out.append(_n6)
+    else:
+        write_uvarint(out, _n6)
     out += pack(">%di" % len(_a5), *_a5)
     out.append(0)  # no tagged fields
 
 
 def _decode_CreatePartitionsTopic_v0(data: bytes, pos: int) -> tuple[CreatePartitionsTopic, int]:
     """CreatePartitionsTopic, versions 0-1."""
-    (_n7,) = _S_h.unpack_from(data, pos)
+    (_n8,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n7 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n7].decode()
-    pos += _n7
-    f_count, _n8 = _S_ii.unpack_from(data, pos)
-    pos += 8
     if _n8 < 0:
+        raise InvalidValueError("Name: null or negative length")
+    f_name = data[pos : pos + _n8].decode()
+    pos += _n8
+    f_count, _n9 = _S_ii.unpack_from(data, pos)
+    pos += 8
+    if _n9 < 0:
         f_assignments = None
-        if _n8 != -1:
-            raise InvalidValueError("Assignments: length " + str(_n8))
+        if _n9 != -1:
+            raise InvalidValueError("Assignments: length " + str(_n9))
     else:
-        if _n8 > len(data) - pos:
+        if _n9 > len(data) - pos:
             raise TruncatedError(
-                "Assignments: " + str(_n8) + " elements in " + str(len(data) - pos) + " bytes"
+                "Assignments: " + str(_n9) + " elements in " + str(len(data) - pos) + " bytes"
             )
         f_assignments = []
-        for _ in range(_n8):
-            (_n10,) = _S_i.unpack_from(data, pos)
+        for _ in range(_n9):
+            (_n11,) = _S_i.unpack_from(data, pos)
             pos += 4
-            if _n10 < 0:
+            if _n11 < 0:
                 raise InvalidValueError("BrokerIds: null or negative length")
-            if _n10 > len(data) - pos:
+            if _n11 > len(data) - pos:
                 raise TruncatedError(
-                    "BrokerIds: " + str(_n10) + " elements in " + str(len(data) - pos) + " bytes"
+                    "BrokerIds: " + str(_n11) + " elements in " + str(len(data) - pos) + " bytes"
                 )
-            _m9_broker_ids = list(unpack_from(">%di" % _n10, data, pos))
-            pos += 4 * _n10
-            f_assignments.append(CreatePartitionsAssignment(_m9_broker_ids))
+            _m10_broker_ids = list(unpack_from(">%di" % _n11, data, pos))
+            pos += 4 * _n11
+            f_assignments.append(CreatePartitionsAssignment(_m10_broker_ids))
     return CreatePartitionsTopic(f_name, f_count, f_assignments), pos
 
 
 def _encode_CreatePartitionsTopic_v0(o: CreatePartitionsTopic, out: bytearray) -> None:
     """CreatePartitionsTopic, versions 0-1."""
-    _b11 = o.name.encode()
-    out += _S_h.pack(len(_b11))
-    out += _b11
-    _a12 = o.assignments
-    out += _S_ii.pack(o.count, -1 if _a12 is None else len(_a12))
-    if _a12 is not None:
-        for _e13 in _a12:
-            _a14 = _e13.broker_ids
-            out += _S_i.pack(len(_a14))
-            out += pack(">%di" % len(_a14), *_a14)
+    _b12 = o.name.encode()
+    out += _S_h.pack(len(_b12))
+    out += _b12
+    _a13 = o.assignments
+    out += _S_ii.pack(o.count, -1 if _a13 is None else len(_a13))
+    if _a13 is not None:
+        for _e14 in _a13:
+            _a15 = _e14.broker_ids
+            out += _S_i.pack(len(_a15))
+            out += pack(">%di" % len(_a15), *_a15)
 
 
 def _decode_CreatePartitionsTopic_v2(data: bytes, pos: int) -> tuple[CreatePartitionsTopic, int]:
     """CreatePartitionsTopic, versions 2-3 (flexible)."""
-    _n16 = data[pos]
-    if _n16 < 128:
-        pos += 1
+    _n17 = data[pos]
+    if 0 < _n17 < 128:
+        f_name = data[pos + 1 : pos + _n17].decode()
+        pos += _n17
     else:
-        _n16, pos = read_uvarint(data, pos)
-    _n16 -= 1
-    if _n16 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n16].decode()
-    pos += _n16
+        f_name, pos = read_compact_string(data, pos)
     (f_count,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n17 = data[pos]
-    if _n17 < 128:
+    _n18 = data[pos]
+    if _n18 < 128:
         pos += 1
     else:
-        _n17, pos = read_uvarint(data, pos)
-    _n17 -= 1
-    if _n17 < 0:
+        _n18, pos = read_uvarint(data, pos)
+    _n18 -= 1
+    if _n18 < 0:
         f_assignments = None
-        if _n17 != -1:
-            raise InvalidValueError("Assignments: length " + str(_n17))
+        if _n18 != -1:
+            raise InvalidValueError("Assignments: length " + str(_n18))
     else:
-        if _n17 > len(data) - pos:
+        if _n18 > len(data) - pos:
             raise TruncatedError(
-                "Assignments: " + str(_n17) + " elements in " + str(len(data) - pos) + " bytes"
+                "Assignments: " + str(_n18) + " elements in " + str(len(data) - pos) + " bytes"
             )
         f_assignments = []
-        for _ in range(_n17):
-            _n19 = data[pos]
-            if _n19 < 128:
+        for _ in range(_n18):
+            _n20 = data[pos]
+            if _n20 < 128:
                 pos += 1
             else:
-                _n19, pos = read_uvarint(data, pos)
-            _n19 -= 1
-            if _n19 < 0:
+                _n20, pos = read_uvarint(data, pos)
+            _n20 -= 1
+            if _n20 < 0:
                 raise InvalidValueError("BrokerIds: null or negative length")
-            if _n19 > len(data) - pos:
+            if _n20 > len(data) - pos:
                 raise TruncatedError(
-                    "BrokerIds: " + str(_n19) + " elements in " + str(len(data) - pos) + " bytes"
+                    "BrokerIds: " + str(_n20) + " elements in " + str(len(data) - pos) + " bytes"
                 )
-            _m18_broker_ids = list(unpack_from(">%di" % _n19, data, pos))
-            pos += 4 * _n19
+            _m19_broker_ids = list(unpack_from(">%di" % _n20, data, pos))
+            pos += 4 * _n20
             if data[pos] == 0:  # no tagged fields: the common case
                 pos += 1
             else:
                 pos = skip_tagged_fields(data, pos)
-            f_assignments.append(CreatePartitionsAssignment(_m18_broker_ids))
+            f_assignments.append(CreatePartitionsAssignment(_m19_broker_ids))
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -319,39 +348,47 @@ def _decode_CreatePartitionsTopic_v2(data: bytes, pos: int) -> tuple[CreateParti
 
 def _encode_CreatePartitionsTopic_v2(o: CreatePartitionsTopic, out: bytearray) -> None:
     """CreatePartitionsTopic, versions 2-3 (flexible)."""
-    _b20 = o.name.encode()
-    _n21 = len(_b20) + 1
-    if _n21 < 128:
-        out.append(_n21)
+    _b21 = o.name.encode()
+    _n22 = len(_b21) + 1
+    if _n22 < 128:
+        out.append(_n22)
     else:
-        write_uvarint(out, _n21)
-    out += _b20
+        write_uvarint(out, _n22)
+    out += _b21
     out += _S_i.pack(o.count)
-    _a22 = o.assignments
-    if _a22 is None:
+    _a23 = o.assignments
+    if _a23 is None:
         out.append(0)
     else:
-        write_uvarint(out, len(_a22) + 1)
-        for _e23 in _a22:
-            _a24 = _e23.broker_ids
-            write_uvarint(out, len(_a24) + 1)
-            out += pack(">%di" % len(_a24), *_a24)
+        _n24 = len(_a23) + 1
+        if _n24 < 128:
+            out.append(_n24)
+        else:
+            write_uvarint(out, _n24)
+        for _e25 in _a23:
+            _a26 = _e25.broker_ids
+            _n27 = len(_a26) + 1
+            if _n27 < 128:
+                out.append(_n27)
+            else:
+                write_uvarint(out, _n27)
+            out += pack(">%di" % len(_a26), *_a26)
             out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_CreatePartitionsRequest_v0(data: bytes, pos: int) -> tuple[CreatePartitionsRequest, int]:
     """CreatePartitionsRequest, versions 0-1."""
-    (_n26,) = _S_i.unpack_from(data, pos)
+    (_n29,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n26 < 0:
+    if _n29 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n26 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n26) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n29 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n29) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n26):
-        _e27, pos = _decode_CreatePartitionsTopic_v0(data, pos)
-        f_topics.append(_e27)
+    for _ in range(_n29):
+        _e30, pos = _decode_CreatePartitionsTopic_v0(data, pos)
+        f_topics.append(_e30)
     f_timeout_ms, f_validate_only = _S_io.unpack_from(data, pos)
     pos += 5
     return CreatePartitionsRequest(f_topics, f_timeout_ms, f_validate_only), pos
@@ -359,29 +396,29 @@ def _decode_CreatePartitionsRequest_v0(data: bytes, pos: int) -> tuple[CreatePar
 
 def _encode_CreatePartitionsRequest_v0(o: CreatePartitionsRequest, out: bytearray) -> None:
     """CreatePartitionsRequest, versions 0-1."""
-    _a28 = o.topics
-    out += _S_i.pack(len(_a28))
-    for _e29 in _a28:
-        _encode_CreatePartitionsTopic_v0(_e29, out)
+    _a31 = o.topics
+    out += _S_i.pack(len(_a31))
+    for _e32 in _a31:
+        _encode_CreatePartitionsTopic_v0(_e32, out)
     out += _S_io.pack(o.timeout_ms, o.validate_only)
 
 
 def _decode_CreatePartitionsRequest_v2(data: bytes, pos: int) -> tuple[CreatePartitionsRequest, int]:
     """CreatePartitionsRequest, versions 2-3 (flexible)."""
-    _n30 = data[pos]
-    if _n30 < 128:
+    _n33 = data[pos]
+    if _n33 < 128:
         pos += 1
     else:
-        _n30, pos = read_uvarint(data, pos)
-    _n30 -= 1
-    if _n30 < 0:
+        _n33, pos = read_uvarint(data, pos)
+    _n33 -= 1
+    if _n33 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n30 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n30) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n33 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n33) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n30):
-        _e31, pos = _decode_CreatePartitionsTopic_v2(data, pos)
-        f_topics.append(_e31)
+    for _ in range(_n33):
+        _e34, pos = _decode_CreatePartitionsTopic_v2(data, pos)
+        f_topics.append(_e34)
     f_timeout_ms, f_validate_only = _S_io.unpack_from(data, pos)
     pos += 5
     if data[pos] == 0:  # no tagged fields: the common case
@@ -393,65 +430,28 @@ def _decode_CreatePartitionsRequest_v2(data: bytes, pos: int) -> tuple[CreatePar
 
 def _encode_CreatePartitionsRequest_v2(o: CreatePartitionsRequest, out: bytearray) -> None:
     """CreatePartitionsRequest, versions 2-3 (flexible)."""
-    _a32 = o.topics
-    write_uvarint(out, len(_a32) + 1)
-    for _e33 in _a32:
-        _encode_CreatePartitionsTopic_v2(_e33, out)
+    _a35 = o.topics
+    _n36 = len(_a35) + 1
+    if _n36 < 128:
+        out.append(_n36)
+    else:
+        write_uvarint(out, _n36)
+    for _e37 in _a35:
+        _encode_CreatePartitionsTopic_v2(_e37, out)
     out += _S_io.pack(o.timeout_ms, o.validate_only)
     out.append(0)  # no tagged fields
 
 
 def _decode_CreatePartitionsTopicResult_v0(data: bytes, pos: int) -> tuple[CreatePartitionsTopicResult, int]:
     """CreatePartitionsTopicResult, versions 0-1."""
-    (_n34,) = _S_h.unpack_from(data, pos)
+    (_n38,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n34 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n34].decode()
-    pos += _n34
-    f_error_code, _n35 = _S_hh.unpack_from(data, pos)
-    pos += 4
-    if _n35 < 0:
-        f_error_message = None
-        if _n35 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n35))
-    else:
-        f_error_message = data[pos : pos + _n35].decode()
-        pos += _n35
-    return CreatePartitionsTopicResult(f_name, f_error_code, f_error_message), pos
-
-
-def _encode_CreatePartitionsTopicResult_v0(o: CreatePartitionsTopicResult, out: bytearray) -> None:
-    """CreatePartitionsTopicResult, versions 0-1."""
-    _b36 = o.name.encode()
-    out += _S_h.pack(len(_b36))
-    out += _b36
-    _b37 = None if o.error_message is None else o.error_message.encode()
-    out += _S_hh.pack(o.error_code, -1 if _b37 is None else len(_b37))
-    if _b37 is not None:
-        out += _b37
-
-
-def _decode_CreatePartitionsTopicResult_v2(data: bytes, pos: int) -> tuple[CreatePartitionsTopicResult, int]:
-    """CreatePartitionsTopicResult, versions 2-3 (flexible)."""
-    _n38 = data[pos]
-    if _n38 < 128:
-        pos += 1
-    else:
-        _n38, pos = read_uvarint(data, pos)
-    _n38 -= 1
     if _n38 < 0:
         raise InvalidValueError("Name: null or negative length")
     f_name = data[pos : pos + _n38].decode()
     pos += _n38
-    (f_error_code,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    _n39 = data[pos]
-    if _n39 < 128:
-        pos += 1
-    else:
-        _n39, pos = read_uvarint(data, pos)
-    _n39 -= 1
+    f_error_code, _n39 = _S_hh.unpack_from(data, pos)
+    pos += 4
     if _n39 < 0:
         f_error_message = None
         if _n39 != -1:
@@ -459,6 +459,39 @@ def _decode_CreatePartitionsTopicResult_v2(data: bytes, pos: int) -> tuple[Creat
     else:
         f_error_message = data[pos : pos + _n39].decode()
         pos += _n39
+    return CreatePartitionsTopicResult(f_name, f_error_code, f_error_message), pos
+
+
+def _encode_CreatePartitionsTopicResult_v0(o: CreatePartitionsTopicResult, out: bytearray) -> None:
+    """CreatePartitionsTopicResult, versions 0-1."""
+    _b40 = o.name.encode()
+    out += _S_h.pack(len(_b40))
+    out += _b40
+    _b41 = None if o.error_message is None else o.error_message.encode()
+    out += _S_hh.pack(o.error_code, -1 if _b41 is None else len(_b41))
+    if _b41 is not None:
+        out += _b41
+
+
+def _decode_CreatePartitionsTopicResult_v2(data: bytes, pos: int) -> tuple[CreatePartitionsTopicResult, int]:
+    """CreatePartitionsTopicResult, versions 2-3 (flexible)."""
+    _n42 = data[pos]
+    if 0 < _n42 < 128:
+        f_name = data[pos + 1 : pos + _n42].decode()
+        pos += _n42
+    else:
+        f_name, pos = read_compact_string(data, pos)
+    (f_error_code,) = _S_h.unpack_from(data, pos)
+    pos += 2
+    _n43 = data[pos]
+    if 0 < _n43 < 128:
+        f_error_message = data[pos + 1 : pos + _n43].decode()
+        pos += _n43
+    elif _n43 == 0:
+        f_error_message = None
+        pos += 1
+    else:
+        f_error_message, pos = read_compact_nullable_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -468,116 +501,108 @@ def _decode_CreatePartitionsTopicResult_v2(data: bytes, pos: int) -> tuple[Creat
 
 def _encode_CreatePartitionsTopicResult_v2(o: CreatePartitionsTopicResult, out: bytearray) -> None:
     """CreatePartitionsTopicResult, versions 2-3 (flexible)."""
-    _b40 = o.name.encode()
-    _n41 = len(_b40) + 1
-    if _n41 < 128:
-        out.append(_n41)
+    _b44 = o.name.encode()
+    _n45 = len(_b44) + 1
+    if _n45 < 128:
+        out.append(_n45)
     else:
-        write_uvarint(out, _n41)
-    out += _b40
+        write_uvarint(out, _n45)
+    out += _b44
     out += _S_h.pack(o.error_code)
     if o.error_message is None:
         out.append(0)
     else:
-        _b42 = o.error_message.encode()
-        _n43 = len(_b42) + 1
-        if _n43 < 128:
-            out.append(_n43)
+        _b46 = o.error_message.encode()
+        _n47 = len(_b46) + 1
+        if _n47 < 128:
+            out.append(_n47)
         else:
-            write_uvarint(out, _n43)
-        out += _b42
+            write_uvarint(out, _n47)
+        out += _b46
     out.append(0)  # no tagged fields
 
 
 def _decode_CreatePartitionsResponse_v0(data: bytes, pos: int) -> tuple[CreatePartitionsResponse, int]:
     """CreatePartitionsResponse, versions 0-1."""
-    f_throttle_time_ms, _n44 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n48 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n44 < 0:
+    if _n48 < 0:
         raise InvalidValueError("Results: null or negative length")
-    if _n44 > len(data) - pos:
-        raise TruncatedError("Results: " + str(_n44) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n48 > len(data) - pos:
+        raise TruncatedError("Results: " + str(_n48) + " elements in " + str(len(data) - pos) + " bytes")
     f_results = []
-    for _ in range(_n44):
-        (_n46,) = _S_h.unpack_from(data, pos)
+    for _ in range(_n48):
+        (_n50,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n46 < 0:
+        if _n50 < 0:
             raise InvalidValueError("Name: null or negative length")
-        _m45_name = data[pos : pos + _n46].decode()
-        pos += _n46
-        _m45_error_code, _n47 = _S_hh.unpack_from(data, pos)
+        _m49_name = data[pos : pos + _n50].decode()
+        pos += _n50
+        _m49_error_code, _n51 = _S_hh.unpack_from(data, pos)
         pos += 4
-        if _n47 < 0:
-            _m45_error_message = None
-            if _n47 != -1:
-                raise InvalidValueError("ErrorMessage: length " + str(_n47))
+        if _n51 < 0:
+            _m49_error_message = None
+            if _n51 != -1:
+                raise InvalidValueError("ErrorMessage: length " + str(_n51))
         else:
-            _m45_error_message = data[pos : pos + _n47].decode()
-            pos += _n47
-        f_results.append(CreatePartitionsTopicResult(_m45_name, _m45_error_code, _m45_error_message))
+            _m49_error_message = data[pos : pos + _n51].decode()
+            pos += _n51
+        f_results.append(CreatePartitionsTopicResult(_m49_name, _m49_error_code, _m49_error_message))
     return CreatePartitionsResponse(f_throttle_time_ms, f_results), pos
 
 
 def _encode_CreatePartitionsResponse_v0(o: CreatePartitionsResponse, out: bytearray) -> None:
     """CreatePartitionsResponse, versions 0-1."""
-    _a48 = o.results
-    out += _S_ii.pack(o.throttle_time_ms, len(_a48))
-    for _e49 in _a48:
-        _b50 = _e49.name.encode()
-        out += _S_h.pack(len(_b50))
-        out += _b50
-        _b51 = None if _e49.error_message is None else _e49.error_message.encode()
-        out += _S_hh.pack(_e49.error_code, -1 if _b51 is None else len(_b51))
-        if _b51 is not None:
-            out += _b51
+    _a52 = o.results
+    out += _S_ii.pack(o.throttle_time_ms, len(_a52))
+    for _e53 in _a52:
+        _b54 = _e53.name.encode()
+        out += _S_h.pack(len(_b54))
+        out += _b54
+        _b55 = None if _e53.error_message is None else _e53.error_message.encode()
+        out += _S_hh.pack(_e53.error_code, -1 if _b55 is None else len(_b55))
+        if _b55 is not None:
+            out += _b55
 
 
 def _decode_CreatePartitionsResponse_v2(data: bytes, pos: int) -> tuple[CreatePartitionsResponse, int]:
     """CreatePartitionsResponse, versions 2-3 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n52 = data[pos]
-    if _n52 < 128:
+    _n56 = data[pos]
+    if _n56 < 128:
         pos += 1
     else:
-        _n52, pos = read_uvarint(data, pos)
-    _n52 -= 1
-    if _n52 < 0:
+        _n56, pos = read_uvarint(data, pos)
+    _n56 -= 1
+    if _n56 < 0:
         raise InvalidValueError("Results: null or negative length")
-    if _n52 > len(data) - pos:
-        raise TruncatedError("Results: " + str(_n52) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n56 > len(data) - pos:
+        raise TruncatedError("Results: " + str(_n56) + " elements in " + str(len(data) - pos) + " bytes")
     f_results = []
-    for _ in range(_n52):
-        _n54 = data[pos]
-        if _n54 < 128:
-            pos += 1
+    for _ in range(_n56):
+        _n58 = data[pos]
+        if 0 < _n58 < 128:
+            _m57_name = data[pos + 1 : pos + _n58].decode()
+            pos += _n58
         else:
-            _n54, pos = read_uvarint(data, pos)
-        _n54 -= 1
-        if _n54 < 0:
-            raise InvalidValueError("Name: null or negative length")
-        _m53_name = data[pos : pos + _n54].decode()
-        pos += _n54
-        (_m53_error_code,) = _S_h.unpack_from(data, pos)
+            _m57_name, pos = read_compact_string(data, pos)
+        (_m57_error_code,) = _S_h.unpack_from(data, pos)
         pos += 2
-        _n55 = data[pos]
-        if _n55 < 128:
+        _n59 = data[pos]
+        if 0 < _n59 < 128:
+            _m57_error_message = data[pos + 1 : pos + _n59].decode()
+            pos += _n59
+        elif _n59 == 0:
+            _m57_error_message = None
             pos += 1
         else:
-            _n55, pos = read_uvarint(data, pos)
-        _n55 -= 1
-        if _n55 < 0:
-            _m53_error_message = None
-            if _n55 != -1:
-                raise InvalidValueError("ErrorMessage: length " + str(_n55))
-        else:
-            _m53_error_message = data[pos : pos + _n55].decode()
-            pos += _n55
+            _m57_error_message, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_results.append(CreatePartitionsTopicResult(_m53_name, _m53_error_code, _m53_error_message))
+        f_results.append(CreatePartitionsTopicResult(_m57_name, _m57_error_code, _m57_error_message))
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -588,27 +613,31 @@ def _decode_CreatePartitionsResponse_v2(data: bytes, pos: int) -> tuple[CreatePa
 def _encode_CreatePartitionsResponse_v2(o: CreatePartitionsResponse, out: bytearray) -> None:
     """CreatePartitionsResponse, versions 2-3 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a56 = o.results
-    write_uvarint(out, len(_a56) + 1)
-    for _e57 in _a56:
-        _b58 = _e57.name.encode()
-        _n59 = len(_b58) + 1
-        if _n59 < 128:
-            out.append(_n59)
+    _a60 = o.results
+    _n61 = len(_a60) + 1
+    if _n61 < 128:
+        out.append(_n61)
+    else:
+        write_uvarint(out, _n61)
+    for _e62 in _a60:
+        _b63 = _e62.name.encode()
+        _n64 = len(_b63) + 1
+        if _n64 < 128:
+            out.append(_n64)
         else:
-            write_uvarint(out, _n59)
-        out += _b58
-        out += _S_h.pack(_e57.error_code)
-        if _e57.error_message is None:
+            write_uvarint(out, _n64)
+        out += _b63
+        out += _S_h.pack(_e62.error_code)
+        if _e62.error_message is None:
             out.append(0)
         else:
-            _b60 = _e57.error_message.encode()
-            _n61 = len(_b60) + 1
-            if _n61 < 128:
-                out.append(_n61)
+            _b65 = _e62.error_message.encode()
+            _n66 = len(_b65) + 1
+            if _n66 < 128:
+                out.append(_n66)
             else:
-                write_uvarint(out, _n61)
-            out += _b60
+                write_uvarint(out, _n66)
+            out += _b65
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 

@@ -15,7 +15,15 @@ from uuid import UUID
 
 from protocol import _runtime
 from protocol.errors import InvalidValueError, TruncatedError
-from protocol.primitives import Buffer, ZERO_UUID, read_uvarint, skip_tagged_fields, write_uvarint
+from protocol.primitives import (
+    Buffer,
+    ZERO_UUID,
+    read_compact_nullable_string,
+    read_compact_string,
+    read_uvarint,
+    skip_tagged_fields,
+    write_uvarint,
+)
 from protocol.schema import FieldSpec, MessageSpec
 
 
@@ -105,10 +113,21 @@ class CreateTopicsRequest:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> CreateTopicsRequest:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _CREATE_TOPICS_REQUEST_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "CreateTopicsRequest", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "CreateTopicsRequest", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _CREATE_TOPICS_REQUEST_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "CreateTopicsRequest", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -194,10 +213,21 @@ class CreateTopicsResponse:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> CreateTopicsResponse:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _CREATE_TOPICS_RESPONSE_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "CreateTopicsResponse", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "CreateTopicsResponse", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _CREATE_TOPICS_RESPONSE_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "CreateTopicsResponse", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -245,28 +275,20 @@ def _encode_CreatableTopicConfig_v0(o: CreatableTopicConfig, out: bytearray) -> 
 def _decode_CreatableTopicConfig_v5(data: bytes, pos: int) -> tuple[CreatableTopicConfig, int]:
     """CreatableTopicConfig, versions 5-7 (flexible)."""
     _n5 = data[pos]
-    if _n5 < 128:
-        pos += 1
+    if 0 < _n5 < 128:
+        f_name = data[pos + 1 : pos + _n5].decode()
+        pos += _n5
     else:
-        _n5, pos = read_uvarint(data, pos)
-    _n5 -= 1
-    if _n5 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n5].decode()
-    pos += _n5
+        f_name, pos = read_compact_string(data, pos)
     _n6 = data[pos]
-    if _n6 < 128:
+    if 0 < _n6 < 128:
+        f_value = data[pos + 1 : pos + _n6].decode()
+        pos += _n6
+    elif _n6 == 0:
+        f_value = None
         pos += 1
     else:
-        _n6, pos = read_uvarint(data, pos)
-    _n6 -= 1
-    if _n6 < 0:
-        f_value = None
-        if _n6 != -1:
-            raise InvalidValueError("Value: length " + str(_n6))
-    else:
-        f_value = data[pos : pos + _n6].decode()
-        pos += _n6
+        f_value, pos = read_compact_nullable_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -343,175 +365,167 @@ def _encode_CreatableReplicaAssignment_v5(o: CreatableReplicaAssignment, out: by
     """CreatableReplicaAssignment, versions 5-7 (flexible)."""
     out += _S_i.pack(o.partition_index)
     _a15 = o.broker_ids
-    write_uvarint(out, len(_a15) + 1)
+    _n16 = len(_a15) + 1
+    if _n16 < 128:
+        out.append(_n16)
+    else:
+        write_uvarint(out, _n16)
     out += pack(">%di" % len(_a15), *_a15)
     out.append(0)  # no tagged fields
 
 
 def _decode_CreatableTopic_v0(data: bytes, pos: int) -> tuple[CreatableTopic, int]:
     """CreatableTopic, versions 0-4."""
-    (_n17,) = _S_h.unpack_from(data, pos)
+    (_n18,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n17 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n17].decode()
-    pos += _n17
-    f_num_partitions, f_replication_factor, _n18 = _S_ihi.unpack_from(data, pos)
-    pos += 10
     if _n18 < 0:
+        raise InvalidValueError("Name: null or negative length")
+    f_name = data[pos : pos + _n18].decode()
+    pos += _n18
+    f_num_partitions, f_replication_factor, _n19 = _S_ihi.unpack_from(data, pos)
+    pos += 10
+    if _n19 < 0:
         raise InvalidValueError("Assignments: null or negative length")
-    if _n18 > len(data) - pos:
-        raise TruncatedError("Assignments: " + str(_n18) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n19 > len(data) - pos:
+        raise TruncatedError("Assignments: " + str(_n19) + " elements in " + str(len(data) - pos) + " bytes")
     f_assignments = []
-    for _ in range(_n18):
-        _m19_partition_index, _n20 = _S_ii.unpack_from(data, pos)
+    for _ in range(_n19):
+        _m20_partition_index, _n21 = _S_ii.unpack_from(data, pos)
         pos += 8
-        if _n20 < 0:
+        if _n21 < 0:
             raise InvalidValueError("BrokerIds: null or negative length")
-        if _n20 > len(data) - pos:
+        if _n21 > len(data) - pos:
             raise TruncatedError(
-                "BrokerIds: " + str(_n20) + " elements in " + str(len(data) - pos) + " bytes"
+                "BrokerIds: " + str(_n21) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m19_broker_ids = list(unpack_from(">%di" % _n20, data, pos))
-        pos += 4 * _n20
-        f_assignments.append(CreatableReplicaAssignment(_m19_partition_index, _m19_broker_ids))
-    (_n21,) = _S_i.unpack_from(data, pos)
+        _m20_broker_ids = list(unpack_from(">%di" % _n21, data, pos))
+        pos += 4 * _n21
+        f_assignments.append(CreatableReplicaAssignment(_m20_partition_index, _m20_broker_ids))
+    (_n22,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n21 < 0:
+    if _n22 < 0:
         raise InvalidValueError("Configs: null or negative length")
-    if _n21 > len(data) - pos:
-        raise TruncatedError("Configs: " + str(_n21) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n22 > len(data) - pos:
+        raise TruncatedError("Configs: " + str(_n22) + " elements in " + str(len(data) - pos) + " bytes")
     f_configs = []
-    for _ in range(_n21):
-        (_n23,) = _S_h.unpack_from(data, pos)
-        pos += 2
-        if _n23 < 0:
-            raise InvalidValueError("Name: null or negative length")
-        _m22_name = data[pos : pos + _n23].decode()
-        pos += _n23
+    for _ in range(_n22):
         (_n24,) = _S_h.unpack_from(data, pos)
         pos += 2
         if _n24 < 0:
-            _m22_value = None
-            if _n24 != -1:
-                raise InvalidValueError("Value: length " + str(_n24))
+            raise InvalidValueError("Name: null or negative length")
+        _m23_name = data[pos : pos + _n24].decode()
+        pos += _n24
+        (_n25,) = _S_h.unpack_from(data, pos)
+        pos += 2
+        if _n25 < 0:
+            _m23_value = None
+            if _n25 != -1:
+                raise InvalidValueError("Value: length " + str(_n25))
         else:
-            _m22_value = data[pos : pos + _n24].decode()
-            pos += _n24
-        f_configs.append(CreatableTopicConfig(_m22_name, _m22_value))
+            _m23_value = data[pos : pos + _n25].decode()
+            pos += _n25
+        f_configs.append(CreatableTopicConfig(_m23_name, _m23_value))
     return CreatableTopic(f_name, f_num_partitions, f_replication_factor, f_assignments, f_configs), pos
 
 
 def _encode_CreatableTopic_v0(o: CreatableTopic, out: bytearray) -> None:
     """CreatableTopic, versions 0-4."""
-    _b25 = o.name.encode()
-    out += _S_h.pack(len(_b25))
-    out += _b25
-    _a26 = o.assignments
-    out += _S_ihi.pack(o.num_partitions, o.replication_factor, len(_a26))
-    for _e27 in _a26:
-        _a28 = _e27.broker_ids
-        out += _S_ii.pack(_e27.partition_index, len(_a28))
-        out += pack(">%di" % len(_a28), *_a28)
-    _a30 = o.configs
-    out += _S_i.pack(len(_a30))
-    for _e31 in _a30:
-        _b32 = _e31.name.encode()
-        out += _S_h.pack(len(_b32))
-        out += _b32
-        _b33 = None if _e31.value is None else _e31.value.encode()
-        out += _S_h.pack(-1 if _b33 is None else len(_b33))
-        if _b33 is not None:
-            out += _b33
+    _b26 = o.name.encode()
+    out += _S_h.pack(len(_b26))
+    out += _b26
+    _a27 = o.assignments
+    out += _S_ihi.pack(o.num_partitions, o.replication_factor, len(_a27))
+    for _e28 in _a27:
+        _a29 = _e28.broker_ids
+        out += _S_ii.pack(_e28.partition_index, len(_a29))
+        out += pack(">%di" % len(_a29), *_a29)
+    _a31 = o.configs
+    out += _S_i.pack(len(_a31))
+    for _e32 in _a31:
+        _b33 = _e32.name.encode()
+        out += _S_h.pack(len(_b33))
+        out += _b33
+        _b34 = None if _e32.value is None else _e32.value.encode()
+        out += _S_h.pack(-1 if _b34 is None else len(_b34))
+        if _b34 is not None:
+            out += _b34
 
 
 def _decode_CreatableTopic_v5(data: bytes, pos: int) -> tuple[CreatableTopic, int]:
     """CreatableTopic, versions 5-7 (flexible)."""
-    _n34 = data[pos]
-    if _n34 < 128:
-        pos += 1
+    _n35 = data[pos]
+    if 0 < _n35 < 128:
+        f_name = data[pos + 1 : pos + _n35].decode()
+        pos += _n35
     else:
-        _n34, pos = read_uvarint(data, pos)
-    _n34 -= 1
-    if _n34 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n34].decode()
-    pos += _n34
+        f_name, pos = read_compact_string(data, pos)
     f_num_partitions, f_replication_factor = _S_ih.unpack_from(data, pos)
     pos += 6
-    _n35 = data[pos]
-    if _n35 < 128:
+    _n36 = data[pos]
+    if _n36 < 128:
         pos += 1
     else:
-        _n35, pos = read_uvarint(data, pos)
-    _n35 -= 1
-    if _n35 < 0:
+        _n36, pos = read_uvarint(data, pos)
+    _n36 -= 1
+    if _n36 < 0:
         raise InvalidValueError("Assignments: null or negative length")
-    if _n35 > len(data) - pos:
-        raise TruncatedError("Assignments: " + str(_n35) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n36 > len(data) - pos:
+        raise TruncatedError("Assignments: " + str(_n36) + " elements in " + str(len(data) - pos) + " bytes")
     f_assignments = []
-    for _ in range(_n35):
-        (_m36_partition_index,) = _S_i.unpack_from(data, pos)
+    for _ in range(_n36):
+        (_m37_partition_index,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n37 = data[pos]
-        if _n37 < 128:
+        _n38 = data[pos]
+        if _n38 < 128:
             pos += 1
         else:
-            _n37, pos = read_uvarint(data, pos)
-        _n37 -= 1
-        if _n37 < 0:
+            _n38, pos = read_uvarint(data, pos)
+        _n38 -= 1
+        if _n38 < 0:
             raise InvalidValueError("BrokerIds: null or negative length")
-        if _n37 > len(data) - pos:
+        if _n38 > len(data) - pos:
             raise TruncatedError(
-                "BrokerIds: " + str(_n37) + " elements in " + str(len(data) - pos) + " bytes"
+                "BrokerIds: " + str(_n38) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m36_broker_ids = list(unpack_from(">%di" % _n37, data, pos))
-        pos += 4 * _n37
+        _m37_broker_ids = list(unpack_from(">%di" % _n38, data, pos))
+        pos += 4 * _n38
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_assignments.append(CreatableReplicaAssignment(_m36_partition_index, _m36_broker_ids))
-    _n38 = data[pos]
-    if _n38 < 128:
+        f_assignments.append(CreatableReplicaAssignment(_m37_partition_index, _m37_broker_ids))
+    _n39 = data[pos]
+    if _n39 < 128:
         pos += 1
     else:
-        _n38, pos = read_uvarint(data, pos)
-    _n38 -= 1
-    if _n38 < 0:
+        _n39, pos = read_uvarint(data, pos)
+    _n39 -= 1
+    if _n39 < 0:
         raise InvalidValueError("Configs: null or negative length")
-    if _n38 > len(data) - pos:
-        raise TruncatedError("Configs: " + str(_n38) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n39 > len(data) - pos:
+        raise TruncatedError("Configs: " + str(_n39) + " elements in " + str(len(data) - pos) + " bytes")
     f_configs = []
-    for _ in range(_n38):
-        _n40 = data[pos]
-        if _n40 < 128:
-            pos += 1
-        else:
-            _n40, pos = read_uvarint(data, pos)
-        _n40 -= 1
-        if _n40 < 0:
-            raise InvalidValueError("Name: null or negative length")
-        _m39_name = data[pos : pos + _n40].decode()
-        pos += _n40
+    for _ in range(_n39):
         _n41 = data[pos]
-        if _n41 < 128:
+        if 0 < _n41 < 128:
+            _m40_name = data[pos + 1 : pos + _n41].decode()
+            pos += _n41
+        else:
+            _m40_name, pos = read_compact_string(data, pos)
+        _n42 = data[pos]
+        if 0 < _n42 < 128:
+            _m40_value = data[pos + 1 : pos + _n42].decode()
+            pos += _n42
+        elif _n42 == 0:
+            _m40_value = None
             pos += 1
         else:
-            _n41, pos = read_uvarint(data, pos)
-        _n41 -= 1
-        if _n41 < 0:
-            _m39_value = None
-            if _n41 != -1:
-                raise InvalidValueError("Value: length " + str(_n41))
-        else:
-            _m39_value = data[pos : pos + _n41].decode()
-            pos += _n41
+            _m40_value, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_configs.append(CreatableTopicConfig(_m39_name, _m39_value))
+        f_configs.append(CreatableTopicConfig(_m40_name, _m40_value))
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -521,74 +535,60 @@ def _decode_CreatableTopic_v5(data: bytes, pos: int) -> tuple[CreatableTopic, in
 
 def _encode_CreatableTopic_v5(o: CreatableTopic, out: bytearray) -> None:
     """CreatableTopic, versions 5-7 (flexible)."""
-    _b42 = o.name.encode()
-    _n43 = len(_b42) + 1
-    if _n43 < 128:
-        out.append(_n43)
+    _b43 = o.name.encode()
+    _n44 = len(_b43) + 1
+    if _n44 < 128:
+        out.append(_n44)
     else:
-        write_uvarint(out, _n43)
-    out += _b42
+        write_uvarint(out, _n44)
+    out += _b43
     out += _S_ih.pack(o.num_partitions, o.replication_factor)
-    _a44 = o.assignments
-    write_uvarint(out, len(_a44) + 1)
-    for _e45 in _a44:
-        out += _S_i.pack(_e45.partition_index)
-        _a46 = _e45.broker_ids
-        write_uvarint(out, len(_a46) + 1)
-        out += pack(">%di" % len(_a46), *_a46)
-        out.append(0)  # no tagged fields
-    _a48 = o.configs
-    write_uvarint(out, len(_a48) + 1)
-    for _e49 in _a48:
-        _b50 = _e49.name.encode()
-        _n51 = len(_b50) + 1
-        if _n51 < 128:
-            out.append(_n51)
+    _a45 = o.assignments
+    _n46 = len(_a45) + 1
+    if _n46 < 128:
+        out.append(_n46)
+    else:
+        write_uvarint(out, _n46)
+    for _e47 in _a45:
+        out += _S_i.pack(_e47.partition_index)
+        _a48 = _e47.broker_ids
+        _n49 = len(_a48) + 1
+        if _n49 < 128:
+            out.append(_n49)
         else:
-            write_uvarint(out, _n51)
-        out += _b50
-        if _e49.value is None:
+            write_uvarint(out, _n49)
+        out += pack(">%di" % len(_a48), *_a48)
+        out.append(0)  # no tagged fields
+    _a51 = o.configs
+    _n52 = len(_a51) + 1
+    if _n52 < 128:
+        out.append(_n52)
+    else:
+        write_uvarint(out, _n52)
+    for _e53 in _a51:
+        _b54 = _e53.name.encode()
+        _n55 = len(_b54) + 1
+        if _n55 < 128:
+            out.append(_n55)
+        else:
+            write_uvarint(out, _n55)
+        out += _b54
+        if _e53.value is None:
             out.append(0)
         else:
-            _b52 = _e49.value.encode()
-            _n53 = len(_b52) + 1
-            if _n53 < 128:
-                out.append(_n53)
+            _b56 = _e53.value.encode()
+            _n57 = len(_b56) + 1
+            if _n57 < 128:
+                out.append(_n57)
             else:
-                write_uvarint(out, _n53)
-            out += _b52
+                write_uvarint(out, _n57)
+            out += _b56
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_CreateTopicsRequest_v0(data: bytes, pos: int) -> tuple[CreateTopicsRequest, int]:
     """CreateTopicsRequest, version 0."""
-    (_n54,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    if _n54 < 0:
-        raise InvalidValueError("Topics: null or negative length")
-    if _n54 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n54) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n54):
-        _e55, pos = _decode_CreatableTopic_v0(data, pos)
-        f_topics.append(_e55)
-    (f_timeout_ms,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    return CreateTopicsRequest(f_topics, f_timeout_ms, False), pos
-
-
-def _encode_CreateTopicsRequest_v0(o: CreateTopicsRequest, out: bytearray) -> None:
-    """CreateTopicsRequest, version 0."""
-    _a56 = o.topics
-    out += _S_i.pack(len(_a56))
-    for _e57 in _a56:
-        _encode_CreatableTopic_v0(_e57, out)
-    out += _S_i.pack(o.timeout_ms)
-
-
-def _decode_CreateTopicsRequest_v1(data: bytes, pos: int) -> tuple[CreateTopicsRequest, int]:
-    """CreateTopicsRequest, versions 1-4."""
     (_n58,) = _S_i.unpack_from(data, pos)
     pos += 4
     if _n58 < 0:
@@ -599,6 +599,32 @@ def _decode_CreateTopicsRequest_v1(data: bytes, pos: int) -> tuple[CreateTopicsR
     for _ in range(_n58):
         _e59, pos = _decode_CreatableTopic_v0(data, pos)
         f_topics.append(_e59)
+    (f_timeout_ms,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    return CreateTopicsRequest(f_topics, f_timeout_ms, False), pos
+
+
+def _encode_CreateTopicsRequest_v0(o: CreateTopicsRequest, out: bytearray) -> None:
+    """CreateTopicsRequest, version 0."""
+    _a60 = o.topics
+    out += _S_i.pack(len(_a60))
+    for _e61 in _a60:
+        _encode_CreatableTopic_v0(_e61, out)
+    out += _S_i.pack(o.timeout_ms)
+
+
+def _decode_CreateTopicsRequest_v1(data: bytes, pos: int) -> tuple[CreateTopicsRequest, int]:
+    """CreateTopicsRequest, versions 1-4."""
+    (_n62,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n62 < 0:
+        raise InvalidValueError("Topics: null or negative length")
+    if _n62 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n62) + " elements in " + str(len(data) - pos) + " bytes")
+    f_topics = []
+    for _ in range(_n62):
+        _e63, pos = _decode_CreatableTopic_v0(data, pos)
+        f_topics.append(_e63)
     f_timeout_ms, f_validate_only = _S_io.unpack_from(data, pos)
     pos += 5
     return CreateTopicsRequest(f_topics, f_timeout_ms, f_validate_only), pos
@@ -606,29 +632,29 @@ def _decode_CreateTopicsRequest_v1(data: bytes, pos: int) -> tuple[CreateTopicsR
 
 def _encode_CreateTopicsRequest_v1(o: CreateTopicsRequest, out: bytearray) -> None:
     """CreateTopicsRequest, versions 1-4."""
-    _a60 = o.topics
-    out += _S_i.pack(len(_a60))
-    for _e61 in _a60:
-        _encode_CreatableTopic_v0(_e61, out)
+    _a64 = o.topics
+    out += _S_i.pack(len(_a64))
+    for _e65 in _a64:
+        _encode_CreatableTopic_v0(_e65, out)
     out += _S_io.pack(o.timeout_ms, o.validate_only)
 
 
 def _decode_CreateTopicsRequest_v5(data: bytes, pos: int) -> tuple[CreateTopicsRequest, int]:
     """CreateTopicsRequest, versions 5-7 (flexible)."""
-    _n62 = data[pos]
-    if _n62 < 128:
+    _n66 = data[pos]
+    if _n66 < 128:
         pos += 1
     else:
-        _n62, pos = read_uvarint(data, pos)
-    _n62 -= 1
-    if _n62 < 0:
+        _n66, pos = read_uvarint(data, pos)
+    _n66 -= 1
+    if _n66 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n62 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n62) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n66 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n66) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n62):
-        _e63, pos = _decode_CreatableTopic_v5(data, pos)
-        f_topics.append(_e63)
+    for _ in range(_n66):
+        _e67, pos = _decode_CreatableTopic_v5(data, pos)
+        f_topics.append(_e67)
     f_timeout_ms, f_validate_only = _S_io.unpack_from(data, pos)
     pos += 5
     if data[pos] == 0:  # no tagged fields: the common case
@@ -640,39 +666,35 @@ def _decode_CreateTopicsRequest_v5(data: bytes, pos: int) -> tuple[CreateTopicsR
 
 def _encode_CreateTopicsRequest_v5(o: CreateTopicsRequest, out: bytearray) -> None:
     """CreateTopicsRequest, versions 5-7 (flexible)."""
-    _a64 = o.topics
-    write_uvarint(out, len(_a64) + 1)
-    for _e65 in _a64:
-        _encode_CreatableTopic_v5(_e65, out)
+    _a68 = o.topics
+    _n69 = len(_a68) + 1
+    if _n69 < 128:
+        out.append(_n69)
+    else:
+        write_uvarint(out, _n69)
+    for _e70 in _a68:
+        _encode_CreatableTopic_v5(_e70, out)
     out += _S_io.pack(o.timeout_ms, o.validate_only)
     out.append(0)  # no tagged fields
 
 
 def _decode_CreatableTopicConfigs_v5(data: bytes, pos: int) -> tuple[CreatableTopicConfigs, int]:
     """CreatableTopicConfigs, versions 5-7 (flexible)."""
-    _n66 = data[pos]
-    if _n66 < 128:
-        pos += 1
+    _n71 = data[pos]
+    if 0 < _n71 < 128:
+        f_name = data[pos + 1 : pos + _n71].decode()
+        pos += _n71
     else:
-        _n66, pos = read_uvarint(data, pos)
-    _n66 -= 1
-    if _n66 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n66].decode()
-    pos += _n66
-    _n67 = data[pos]
-    if _n67 < 128:
-        pos += 1
-    else:
-        _n67, pos = read_uvarint(data, pos)
-    _n67 -= 1
-    if _n67 < 0:
+        f_name, pos = read_compact_string(data, pos)
+    _n72 = data[pos]
+    if 0 < _n72 < 128:
+        f_value = data[pos + 1 : pos + _n72].decode()
+        pos += _n72
+    elif _n72 == 0:
         f_value = None
-        if _n67 != -1:
-            raise InvalidValueError("Value: length " + str(_n67))
+        pos += 1
     else:
-        f_value = data[pos : pos + _n67].decode()
-        pos += _n67
+        f_value, pos = read_compact_nullable_string(data, pos)
     f_read_only, f_config_source, f_is_sensitive = _S_obo.unpack_from(data, pos)
     pos += 3
     if data[pos] == 0:  # no tagged fields: the common case
@@ -684,35 +706,35 @@ def _decode_CreatableTopicConfigs_v5(data: bytes, pos: int) -> tuple[CreatableTo
 
 def _encode_CreatableTopicConfigs_v5(o: CreatableTopicConfigs, out: bytearray) -> None:
     """CreatableTopicConfigs, versions 5-7 (flexible)."""
-    _b68 = o.name.encode()
-    _n69 = len(_b68) + 1
-    if _n69 < 128:
-        out.append(_n69)
+    _b73 = o.name.encode()
+    _n74 = len(_b73) + 1
+    if _n74 < 128:
+        out.append(_n74)
     else:
-        write_uvarint(out, _n69)
-    out += _b68
+        write_uvarint(out, _n74)
+    out += _b73
     if o.value is None:
         out.append(0)
     else:
-        _b70 = o.value.encode()
-        _n71 = len(_b70) + 1
-        if _n71 < 128:
-            out.append(_n71)
+        _b75 = o.value.encode()
+        _n76 = len(_b75) + 1
+        if _n76 < 128:
+            out.append(_n76)
         else:
-            write_uvarint(out, _n71)
-        out += _b70
+            write_uvarint(out, _n76)
+        out += _b75
     out += _S_obo.pack(o.read_only, o.config_source, o.is_sensitive)
     out.append(0)  # no tagged fields
 
 
 def _decode_CreatableTopicResult_v0(data: bytes, pos: int) -> tuple[CreatableTopicResult, int]:
     """CreatableTopicResult, version 0."""
-    (_n72,) = _S_h.unpack_from(data, pos)
+    (_n77,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n72 < 0:
+    if _n77 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n72].decode()
-    pos += _n72
+    f_name = data[pos : pos + _n77].decode()
+    pos += _n77
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
     return CreatableTopicResult(f_name, ZERO_UUID, f_error_code, "", 0, -1, -1, []), pos
@@ -720,111 +742,95 @@ def _decode_CreatableTopicResult_v0(data: bytes, pos: int) -> tuple[CreatableTop
 
 def _encode_CreatableTopicResult_v0(o: CreatableTopicResult, out: bytearray) -> None:
     """CreatableTopicResult, version 0."""
-    _b73 = o.name.encode()
-    out += _S_h.pack(len(_b73))
-    out += _b73
+    _b78 = o.name.encode()
+    out += _S_h.pack(len(_b78))
+    out += _b78
     out += _S_h.pack(o.error_code)
 
 
 def _decode_CreatableTopicResult_v1(data: bytes, pos: int) -> tuple[CreatableTopicResult, int]:
     """CreatableTopicResult, versions 1-4."""
-    (_n74,) = _S_h.unpack_from(data, pos)
+    (_n79,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n74 < 0:
+    if _n79 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n74].decode()
-    pos += _n74
-    f_error_code, _n75 = _S_hh.unpack_from(data, pos)
+    f_name = data[pos : pos + _n79].decode()
+    pos += _n79
+    f_error_code, _n80 = _S_hh.unpack_from(data, pos)
     pos += 4
-    if _n75 < 0:
+    if _n80 < 0:
         f_error_message = None
-        if _n75 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n75))
+        if _n80 != -1:
+            raise InvalidValueError("ErrorMessage: length " + str(_n80))
     else:
-        f_error_message = data[pos : pos + _n75].decode()
-        pos += _n75
+        f_error_message = data[pos : pos + _n80].decode()
+        pos += _n80
     return CreatableTopicResult(f_name, ZERO_UUID, f_error_code, f_error_message, 0, -1, -1, []), pos
 
 
 def _encode_CreatableTopicResult_v1(o: CreatableTopicResult, out: bytearray) -> None:
     """CreatableTopicResult, versions 1-4."""
-    _b76 = o.name.encode()
-    out += _S_h.pack(len(_b76))
-    out += _b76
-    _b77 = None if o.error_message is None else o.error_message.encode()
-    out += _S_hh.pack(o.error_code, -1 if _b77 is None else len(_b77))
-    if _b77 is not None:
-        out += _b77
+    _b81 = o.name.encode()
+    out += _S_h.pack(len(_b81))
+    out += _b81
+    _b82 = None if o.error_message is None else o.error_message.encode()
+    out += _S_hh.pack(o.error_code, -1 if _b82 is None else len(_b82))
+    if _b82 is not None:
+        out += _b82
 
 
 def _decode_CreatableTopicResult_v5(data: bytes, pos: int) -> tuple[CreatableTopicResult, int]:
     """CreatableTopicResult, versions 5-6 (flexible)."""
-    _n78 = data[pos]
-    if _n78 < 128:
-        pos += 1
+    _n83 = data[pos]
+    if 0 < _n83 < 128:
+        f_name = data[pos + 1 : pos + _n83].decode()
+        pos += _n83
     else:
-        _n78, pos = read_uvarint(data, pos)
-    _n78 -= 1
-    if _n78 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n78].decode()
-    pos += _n78
+        f_name, pos = read_compact_string(data, pos)
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    _n79 = data[pos]
-    if _n79 < 128:
+    _n84 = data[pos]
+    if 0 < _n84 < 128:
+        f_error_message = data[pos + 1 : pos + _n84].decode()
+        pos += _n84
+    elif _n84 == 0:
+        f_error_message = None
         pos += 1
     else:
-        _n79, pos = read_uvarint(data, pos)
-    _n79 -= 1
-    if _n79 < 0:
-        f_error_message = None
-        if _n79 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n79))
-    else:
-        f_error_message = data[pos : pos + _n79].decode()
-        pos += _n79
+        f_error_message, pos = read_compact_nullable_string(data, pos)
     f_num_partitions, f_replication_factor = _S_ih.unpack_from(data, pos)
     pos += 6
-    _n80 = data[pos]
-    if _n80 < 128:
+    _n85 = data[pos]
+    if _n85 < 128:
         pos += 1
     else:
-        _n80, pos = read_uvarint(data, pos)
-    _n80 -= 1
-    if _n80 < 0:
+        _n85, pos = read_uvarint(data, pos)
+    _n85 -= 1
+    if _n85 < 0:
         f_configs = None
-        if _n80 != -1:
-            raise InvalidValueError("Configs: length " + str(_n80))
+        if _n85 != -1:
+            raise InvalidValueError("Configs: length " + str(_n85))
     else:
-        if _n80 > len(data) - pos:
-            raise TruncatedError("Configs: " + str(_n80) + " elements in " + str(len(data) - pos) + " bytes")
+        if _n85 > len(data) - pos:
+            raise TruncatedError("Configs: " + str(_n85) + " elements in " + str(len(data) - pos) + " bytes")
         f_configs = []
-        for _ in range(_n80):
-            _n82 = data[pos]
-            if _n82 < 128:
+        for _ in range(_n85):
+            _n87 = data[pos]
+            if 0 < _n87 < 128:
+                _m86_name = data[pos + 1 : pos + _n87].decode()
+                pos += _n87
+            else:
+                _m86_name, pos = read_compact_string(data, pos)
+            _n88 = data[pos]
+            if 0 < _n88 < 128:
+                _m86_value = data[pos + 1 : pos + _n88].decode()
+                pos += _n88
+            elif _n88 == 0:
+                _m86_value = None
                 pos += 1
             else:
-                _n82, pos = read_uvarint(data, pos)
-            _n82 -= 1
-            if _n82 < 0:
-                raise InvalidValueError("Name: null or negative length")
-            _m81_name = data[pos : pos + _n82].decode()
-            pos += _n82
-            _n83 = data[pos]
-            if _n83 < 128:
-                pos += 1
-            else:
-                _n83, pos = read_uvarint(data, pos)
-            _n83 -= 1
-            if _n83 < 0:
-                _m81_value = None
-                if _n83 != -1:
-                    raise InvalidValueError("Value: length " + str(_n83))
-            else:
-                _m81_value = data[pos : pos + _n83].decode()
-                pos += _n83
-            _m81_read_only, _m81_config_source, _m81_is_sensitive = _S_obo.unpack_from(data, pos)
+                _m86_value, pos = read_compact_nullable_string(data, pos)
+            _m86_read_only, _m86_config_source, _m86_is_sensitive = _S_obo.unpack_from(data, pos)
             pos += 3
             if data[pos] == 0:  # no tagged fields: the common case
                 pos += 1
@@ -832,22 +838,22 @@ def _decode_CreatableTopicResult_v5(data: bytes, pos: int) -> tuple[CreatableTop
                 pos = skip_tagged_fields(data, pos)
             f_configs.append(
                 CreatableTopicConfigs(
-                    _m81_name, _m81_value, _m81_read_only, _m81_config_source, _m81_is_sensitive
+                    _m86_name, _m86_value, _m86_read_only, _m86_config_source, _m86_is_sensitive
                 )
             )
     f_topic_config_error_code: int = 0
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
-        _nt84, pos = read_uvarint(data, pos)
-        for _ in range(_nt84):
-            _tag85, pos = read_uvarint(data, pos)
-            _end86, pos = read_uvarint(data, pos)
-            _end86 += pos
-            if _tag85 == 0:
+        _nt89, pos = read_uvarint(data, pos)
+        for _ in range(_nt89):
+            _tag90, pos = read_uvarint(data, pos)
+            _end91, pos = read_uvarint(data, pos)
+            _end91 += pos
+            if _tag90 == 0:
                 (f_topic_config_error_code,) = _S_h.unpack_from(data, pos)
                 pos += 2
-            pos = _end86  # unknown tags are skipped (KIP-482)
+            pos = _end91  # unknown tags are skipped (KIP-482)
     return CreatableTopicResult(
         f_name,
         ZERO_UUID,
@@ -862,132 +868,120 @@ def _decode_CreatableTopicResult_v5(data: bytes, pos: int) -> tuple[CreatableTop
 
 def _encode_CreatableTopicResult_v5(o: CreatableTopicResult, out: bytearray) -> None:
     """CreatableTopicResult, versions 5-6 (flexible)."""
-    _b87 = o.name.encode()
-    _n88 = len(_b87) + 1
-    if _n88 < 128:
-        out.append(_n88)
+    _b92 = o.name.encode()
+    _n93 = len(_b92) + 1
+    if _n93 < 128:
+        out.append(_n93)
     else:
-        write_uvarint(out, _n88)
-    out += _b87
+        write_uvarint(out, _n93)
+    out += _b92
     out += _S_h.pack(o.error_code)
     if o.error_message is None:
         out.append(0)
     else:
-        _b89 = o.error_message.encode()
-        _n90 = len(_b89) + 1
-        if _n90 < 128:
-            out.append(_n90)
+        _b94 = o.error_message.encode()
+        _n95 = len(_b94) + 1
+        if _n95 < 128:
+            out.append(_n95)
         else:
-            write_uvarint(out, _n90)
-        out += _b89
+            write_uvarint(out, _n95)
+        out += _b94
     out += _S_ih.pack(o.num_partitions, o.replication_factor)
-    _a91 = o.configs
-    if _a91 is None:
+    _a96 = o.configs
+    if _a96 is None:
         out.append(0)
     else:
-        write_uvarint(out, len(_a91) + 1)
-        for _e92 in _a91:
-            _b93 = _e92.name.encode()
-            _n94 = len(_b93) + 1
-            if _n94 < 128:
-                out.append(_n94)
+        _n97 = len(_a96) + 1
+        if _n97 < 128:
+            out.append(_n97)
+        else:
+            write_uvarint(out, _n97)
+        for _e98 in _a96:
+            _b99 = _e98.name.encode()
+            _n100 = len(_b99) + 1
+            if _n100 < 128:
+                out.append(_n100)
             else:
-                write_uvarint(out, _n94)
-            out += _b93
-            if _e92.value is None:
+                write_uvarint(out, _n100)
+            out += _b99
+            if _e98.value is None:
                 out.append(0)
             else:
-                _b95 = _e92.value.encode()
-                _n96 = len(_b95) + 1
-                if _n96 < 128:
-                    out.append(_n96)
+                _b101 = _e98.value.encode()
+                _n102 = len(_b101) + 1
+                if _n102 < 128:
+                    out.append(_n102)
                 else:
-                    write_uvarint(out, _n96)
-                out += _b95
-            out += _S_obo.pack(_e92.read_only, _e92.config_source, _e92.is_sensitive)
+                    write_uvarint(out, _n102)
+                out += _b101
+            out += _S_obo.pack(_e98.read_only, _e98.config_source, _e98.is_sensitive)
             out.append(0)  # no tagged fields
-    _nt97 = o.topic_config_error_code != 0
-    if _nt97 == 0:
+    _nt103 = o.topic_config_error_code != 0
+    if _nt103 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt97)
+        write_uvarint(out, _nt103)
         if o.topic_config_error_code != 0:
             write_uvarint(out, 0)
-            _t98 = bytearray()
-            _t98 += _S_h.pack(o.topic_config_error_code)
-            write_uvarint(out, len(_t98))
-            out += _t98
+            _t104 = bytearray()
+            _t104 += _S_h.pack(o.topic_config_error_code)
+            write_uvarint(out, len(_t104))
+            out += _t104
 
 
 def _decode_CreatableTopicResult_v7(data: bytes, pos: int) -> tuple[CreatableTopicResult, int]:
     """CreatableTopicResult, version 7 (flexible)."""
-    _n99 = data[pos]
-    if _n99 < 128:
-        pos += 1
+    _n105 = data[pos]
+    if 0 < _n105 < 128:
+        f_name = data[pos + 1 : pos + _n105].decode()
+        pos += _n105
     else:
-        _n99, pos = read_uvarint(data, pos)
-    _n99 -= 1
-    if _n99 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n99].decode()
-    pos += _n99
-    _r100, f_error_code = _S_16sh.unpack_from(data, pos)
+        f_name, pos = read_compact_string(data, pos)
+    _r106, f_error_code = _S_16sh.unpack_from(data, pos)
     pos += 18
-    f_topic_id = UUID(bytes=_r100)
-    _n101 = data[pos]
-    if _n101 < 128:
+    f_topic_id = UUID(bytes=_r106)
+    _n107 = data[pos]
+    if 0 < _n107 < 128:
+        f_error_message = data[pos + 1 : pos + _n107].decode()
+        pos += _n107
+    elif _n107 == 0:
+        f_error_message = None
         pos += 1
     else:
-        _n101, pos = read_uvarint(data, pos)
-    _n101 -= 1
-    if _n101 < 0:
-        f_error_message = None
-        if _n101 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n101))
-    else:
-        f_error_message = data[pos : pos + _n101].decode()
-        pos += _n101
+        f_error_message, pos = read_compact_nullable_string(data, pos)
     f_num_partitions, f_replication_factor = _S_ih.unpack_from(data, pos)
     pos += 6
-    _n102 = data[pos]
-    if _n102 < 128:
+    _n108 = data[pos]
+    if _n108 < 128:
         pos += 1
     else:
-        _n102, pos = read_uvarint(data, pos)
-    _n102 -= 1
-    if _n102 < 0:
+        _n108, pos = read_uvarint(data, pos)
+    _n108 -= 1
+    if _n108 < 0:
         f_configs = None
-        if _n102 != -1:
-            raise InvalidValueError("Configs: length " + str(_n102))
+        if _n108 != -1:
+            raise InvalidValueError("Configs: length " + str(_n108))
     else:
-        if _n102 > len(data) - pos:
-            raise TruncatedError("Configs: " + str(_n102) + " elements in " + str(len(data) - pos) + " bytes")
+        if _n108 > len(data) - pos:
+            raise TruncatedError("Configs: " + str(_n108) + " elements in " + str(len(data) - pos) + " bytes")
         f_configs = []
-        for _ in range(_n102):
-            _n104 = data[pos]
-            if _n104 < 128:
+        for _ in range(_n108):
+            _n110 = data[pos]
+            if 0 < _n110 < 128:
+                _m109_name = data[pos + 1 : pos + _n110].decode()
+                pos += _n110
+            else:
+                _m109_name, pos = read_compact_string(data, pos)
+            _n111 = data[pos]
+            if 0 < _n111 < 128:
+                _m109_value = data[pos + 1 : pos + _n111].decode()
+                pos += _n111
+            elif _n111 == 0:
+                _m109_value = None
                 pos += 1
             else:
-                _n104, pos = read_uvarint(data, pos)
-            _n104 -= 1
-            if _n104 < 0:
-                raise InvalidValueError("Name: null or negative length")
-            _m103_name = data[pos : pos + _n104].decode()
-            pos += _n104
-            _n105 = data[pos]
-            if _n105 < 128:
-                pos += 1
-            else:
-                _n105, pos = read_uvarint(data, pos)
-            _n105 -= 1
-            if _n105 < 0:
-                _m103_value = None
-                if _n105 != -1:
-                    raise InvalidValueError("Value: length " + str(_n105))
-            else:
-                _m103_value = data[pos : pos + _n105].decode()
-                pos += _n105
-            _m103_read_only, _m103_config_source, _m103_is_sensitive = _S_obo.unpack_from(data, pos)
+                _m109_value, pos = read_compact_nullable_string(data, pos)
+            _m109_read_only, _m109_config_source, _m109_is_sensitive = _S_obo.unpack_from(data, pos)
             pos += 3
             if data[pos] == 0:  # no tagged fields: the common case
                 pos += 1
@@ -995,22 +989,22 @@ def _decode_CreatableTopicResult_v7(data: bytes, pos: int) -> tuple[CreatableTop
                 pos = skip_tagged_fields(data, pos)
             f_configs.append(
                 CreatableTopicConfigs(
-                    _m103_name, _m103_value, _m103_read_only, _m103_config_source, _m103_is_sensitive
+                    _m109_name, _m109_value, _m109_read_only, _m109_config_source, _m109_is_sensitive
                 )
             )
     f_topic_config_error_code: int = 0
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
-        _nt106, pos = read_uvarint(data, pos)
-        for _ in range(_nt106):
-            _tag107, pos = read_uvarint(data, pos)
-            _end108, pos = read_uvarint(data, pos)
-            _end108 += pos
-            if _tag107 == 0:
+        _nt112, pos = read_uvarint(data, pos)
+        for _ in range(_nt112):
+            _tag113, pos = read_uvarint(data, pos)
+            _end114, pos = read_uvarint(data, pos)
+            _end114 += pos
+            if _tag113 == 0:
                 (f_topic_config_error_code,) = _S_h.unpack_from(data, pos)
                 pos += 2
-            pos = _end108  # unknown tags are skipped (KIP-482)
+            pos = _end114  # unknown tags are skipped (KIP-482)
     return CreatableTopicResult(
         f_name,
         f_topic_id,
@@ -1025,204 +1019,208 @@ def _decode_CreatableTopicResult_v7(data: bytes, pos: int) -> tuple[CreatableTop
 
 def _encode_CreatableTopicResult_v7(o: CreatableTopicResult, out: bytearray) -> None:
     """CreatableTopicResult, version 7 (flexible)."""
-    _b109 = o.name.encode()
-    _n110 = len(_b109) + 1
-    if _n110 < 128:
-        out.append(_n110)
+    _b115 = o.name.encode()
+    _n116 = len(_b115) + 1
+    if _n116 < 128:
+        out.append(_n116)
     else:
-        write_uvarint(out, _n110)
-    out += _b109
+        write_uvarint(out, _n116)
+    out += _b115
     out += _S_16sh.pack(o.topic_id.bytes, o.error_code)
     if o.error_message is None:
         out.append(0)
     else:
-        _b111 = o.error_message.encode()
-        _n112 = len(_b111) + 1
-        if _n112 < 128:
-            out.append(_n112)
+        _b117 = o.error_message.encode()
+        _n118 = len(_b117) + 1
+        if _n118 < 128:
+            out.append(_n118)
         else:
-            write_uvarint(out, _n112)
-        out += _b111
+            write_uvarint(out, _n118)
+        out += _b117
     out += _S_ih.pack(o.num_partitions, o.replication_factor)
-    _a113 = o.configs
-    if _a113 is None:
+    _a119 = o.configs
+    if _a119 is None:
         out.append(0)
     else:
-        write_uvarint(out, len(_a113) + 1)
-        for _e114 in _a113:
-            _b115 = _e114.name.encode()
-            _n116 = len(_b115) + 1
-            if _n116 < 128:
-                out.append(_n116)
+        _n120 = len(_a119) + 1
+        if _n120 < 128:
+            out.append(_n120)
+        else:
+            write_uvarint(out, _n120)
+        for _e121 in _a119:
+            _b122 = _e121.name.encode()
+            _n123 = len(_b122) + 1
+            if _n123 < 128:
+                out.append(_n123)
             else:
-                write_uvarint(out, _n116)
-            out += _b115
-            if _e114.value is None:
+                write_uvarint(out, _n123)
+            out += _b122
+            if _e121.value is None:
                 out.append(0)
             else:
-                _b117 = _e114.value.encode()
-                _n118 = len(_b117) + 1
-                if _n118 < 128:
-                    out.append(_n118)
+                _b124 = _e121.value.encode()
+                _n125 = len(_b124) + 1
+                if _n125 < 128:
+                    out.append(_n125)
                 else:
-                    write_uvarint(out, _n118)
-                out += _b117
-            out += _S_obo.pack(_e114.read_only, _e114.config_source, _e114.is_sensitive)
+                    write_uvarint(out, _n125)
+                out += _b124
+            out += _S_obo.pack(_e121.read_only, _e121.config_source, _e121.is_sensitive)
             out.append(0)  # no tagged fields
-    _nt119 = o.topic_config_error_code != 0
-    if _nt119 == 0:
+    _nt126 = o.topic_config_error_code != 0
+    if _nt126 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt119)
+        write_uvarint(out, _nt126)
         if o.topic_config_error_code != 0:
             write_uvarint(out, 0)
-            _t120 = bytearray()
-            _t120 += _S_h.pack(o.topic_config_error_code)
-            write_uvarint(out, len(_t120))
-            out += _t120
+            _t127 = bytearray()
+            _t127 += _S_h.pack(o.topic_config_error_code)
+            write_uvarint(out, len(_t127))
+            out += _t127
 
 
 def _decode_CreateTopicsResponse_v0(data: bytes, pos: int) -> tuple[CreateTopicsResponse, int]:
     """CreateTopicsResponse, version 0."""
-    (_n121,) = _S_i.unpack_from(data, pos)
+    (_n128,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n121 < 0:
+    if _n128 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n121 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n121) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n128 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n128) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n121):
-        (_n123,) = _S_h.unpack_from(data, pos)
+    for _ in range(_n128):
+        (_n130,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n123 < 0:
+        if _n130 < 0:
             raise InvalidValueError("Name: null or negative length")
-        _m122_name = data[pos : pos + _n123].decode()
-        pos += _n123
-        (_m122_error_code,) = _S_h.unpack_from(data, pos)
+        _m129_name = data[pos : pos + _n130].decode()
+        pos += _n130
+        (_m129_error_code,) = _S_h.unpack_from(data, pos)
         pos += 2
-        f_topics.append(CreatableTopicResult(_m122_name, ZERO_UUID, _m122_error_code, "", 0, -1, -1, []))
+        f_topics.append(CreatableTopicResult(_m129_name, ZERO_UUID, _m129_error_code, "", 0, -1, -1, []))
     return CreateTopicsResponse(0, f_topics), pos
 
 
 def _encode_CreateTopicsResponse_v0(o: CreateTopicsResponse, out: bytearray) -> None:
     """CreateTopicsResponse, version 0."""
-    _a124 = o.topics
-    out += _S_i.pack(len(_a124))
-    for _e125 in _a124:
-        _b126 = _e125.name.encode()
-        out += _S_h.pack(len(_b126))
-        out += _b126
-        out += _S_h.pack(_e125.error_code)
-
-
-def _decode_CreateTopicsResponse_v1(data: bytes, pos: int) -> tuple[CreateTopicsResponse, int]:
-    """CreateTopicsResponse, version 1."""
-    (_n127,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    if _n127 < 0:
-        raise InvalidValueError("Topics: null or negative length")
-    if _n127 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n127) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n127):
-        (_n129,) = _S_h.unpack_from(data, pos)
-        pos += 2
-        if _n129 < 0:
-            raise InvalidValueError("Name: null or negative length")
-        _m128_name = data[pos : pos + _n129].decode()
-        pos += _n129
-        _m128_error_code, _n130 = _S_hh.unpack_from(data, pos)
-        pos += 4
-        if _n130 < 0:
-            _m128_error_message = None
-            if _n130 != -1:
-                raise InvalidValueError("ErrorMessage: length " + str(_n130))
-        else:
-            _m128_error_message = data[pos : pos + _n130].decode()
-            pos += _n130
-        f_topics.append(
-            CreatableTopicResult(_m128_name, ZERO_UUID, _m128_error_code, _m128_error_message, 0, -1, -1, [])
-        )
-    return CreateTopicsResponse(0, f_topics), pos
-
-
-def _encode_CreateTopicsResponse_v1(o: CreateTopicsResponse, out: bytearray) -> None:
-    """CreateTopicsResponse, version 1."""
     _a131 = o.topics
     out += _S_i.pack(len(_a131))
     for _e132 in _a131:
         _b133 = _e132.name.encode()
         out += _S_h.pack(len(_b133))
         out += _b133
-        _b134 = None if _e132.error_message is None else _e132.error_message.encode()
-        out += _S_hh.pack(_e132.error_code, -1 if _b134 is None else len(_b134))
-        if _b134 is not None:
-            out += _b134
+        out += _S_h.pack(_e132.error_code)
+
+
+def _decode_CreateTopicsResponse_v1(data: bytes, pos: int) -> tuple[CreateTopicsResponse, int]:
+    """CreateTopicsResponse, version 1."""
+    (_n134,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n134 < 0:
+        raise InvalidValueError("Topics: null or negative length")
+    if _n134 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n134) + " elements in " + str(len(data) - pos) + " bytes")
+    f_topics = []
+    for _ in range(_n134):
+        (_n136,) = _S_h.unpack_from(data, pos)
+        pos += 2
+        if _n136 < 0:
+            raise InvalidValueError("Name: null or negative length")
+        _m135_name = data[pos : pos + _n136].decode()
+        pos += _n136
+        _m135_error_code, _n137 = _S_hh.unpack_from(data, pos)
+        pos += 4
+        if _n137 < 0:
+            _m135_error_message = None
+            if _n137 != -1:
+                raise InvalidValueError("ErrorMessage: length " + str(_n137))
+        else:
+            _m135_error_message = data[pos : pos + _n137].decode()
+            pos += _n137
+        f_topics.append(
+            CreatableTopicResult(_m135_name, ZERO_UUID, _m135_error_code, _m135_error_message, 0, -1, -1, [])
+        )
+    return CreateTopicsResponse(0, f_topics), pos
+
+
+def _encode_CreateTopicsResponse_v1(o: CreateTopicsResponse, out: bytearray) -> None:
+    """CreateTopicsResponse, version 1."""
+    _a138 = o.topics
+    out += _S_i.pack(len(_a138))
+    for _e139 in _a138:
+        _b140 = _e139.name.encode()
+        out += _S_h.pack(len(_b140))
+        out += _b140
+        _b141 = None if _e139.error_message is None else _e139.error_message.encode()
+        out += _S_hh.pack(_e139.error_code, -1 if _b141 is None else len(_b141))
+        if _b141 is not None:
+            out += _b141
 
 
 def _decode_CreateTopicsResponse_v2(data: bytes, pos: int) -> tuple[CreateTopicsResponse, int]:
     """CreateTopicsResponse, versions 2-4."""
-    f_throttle_time_ms, _n135 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n142 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n135 < 0:
+    if _n142 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n135 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n135) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n142 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n142) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n135):
-        (_n137,) = _S_h.unpack_from(data, pos)
+    for _ in range(_n142):
+        (_n144,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n137 < 0:
+        if _n144 < 0:
             raise InvalidValueError("Name: null or negative length")
-        _m136_name = data[pos : pos + _n137].decode()
-        pos += _n137
-        _m136_error_code, _n138 = _S_hh.unpack_from(data, pos)
+        _m143_name = data[pos : pos + _n144].decode()
+        pos += _n144
+        _m143_error_code, _n145 = _S_hh.unpack_from(data, pos)
         pos += 4
-        if _n138 < 0:
-            _m136_error_message = None
-            if _n138 != -1:
-                raise InvalidValueError("ErrorMessage: length " + str(_n138))
+        if _n145 < 0:
+            _m143_error_message = None
+            if _n145 != -1:
+                raise InvalidValueError("ErrorMessage: length " + str(_n145))
         else:
-            _m136_error_message = data[pos : pos + _n138].decode()
-            pos += _n138
+            _m143_error_message = data[pos : pos + _n145].decode()
+            pos += _n145
         f_topics.append(
-            CreatableTopicResult(_m136_name, ZERO_UUID, _m136_error_code, _m136_error_message, 0, -1, -1, [])
+            CreatableTopicResult(_m143_name, ZERO_UUID, _m143_error_code, _m143_error_message, 0, -1, -1, [])
         )
     return CreateTopicsResponse(f_throttle_time_ms, f_topics), pos
 
 
 def _encode_CreateTopicsResponse_v2(o: CreateTopicsResponse, out: bytearray) -> None:
     """CreateTopicsResponse, versions 2-4."""
-    _a139 = o.topics
-    out += _S_ii.pack(o.throttle_time_ms, len(_a139))
-    for _e140 in _a139:
-        _b141 = _e140.name.encode()
-        out += _S_h.pack(len(_b141))
-        out += _b141
-        _b142 = None if _e140.error_message is None else _e140.error_message.encode()
-        out += _S_hh.pack(_e140.error_code, -1 if _b142 is None else len(_b142))
-        if _b142 is not None:
-            out += _b142
+    _a146 = o.topics
+    out += _S_ii.pack(o.throttle_time_ms, len(_a146))
+    for _e147 in _a146:
+        _b148 = _e147.name.encode()
+        out += _S_h.pack(len(_b148))
+        out += _b148
+        _b149 = None if _e147.error_message is None else _e147.error_message.encode()
+        out += _S_hh.pack(_e147.error_code, -1 if _b149 is None else len(_b149))
+        if _b149 is not None:
+            out += _b149
 
 
 def _decode_CreateTopicsResponse_v5(data: bytes, pos: int) -> tuple[CreateTopicsResponse, int]:
     """CreateTopicsResponse, versions 5-6 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n143 = data[pos]
-    if _n143 < 128:
+    _n150 = data[pos]
+    if _n150 < 128:
         pos += 1
     else:
-        _n143, pos = read_uvarint(data, pos)
-    _n143 -= 1
-    if _n143 < 0:
+        _n150, pos = read_uvarint(data, pos)
+    _n150 -= 1
+    if _n150 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n143 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n143) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n150 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n150) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n143):
-        _e144, pos = _decode_CreatableTopicResult_v5(data, pos)
-        f_topics.append(_e144)
+    for _ in range(_n150):
+        _e151, pos = _decode_CreatableTopicResult_v5(data, pos)
+        f_topics.append(_e151)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1233,10 +1231,14 @@ def _decode_CreateTopicsResponse_v5(data: bytes, pos: int) -> tuple[CreateTopics
 def _encode_CreateTopicsResponse_v5(o: CreateTopicsResponse, out: bytearray) -> None:
     """CreateTopicsResponse, versions 5-6 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a145 = o.topics
-    write_uvarint(out, len(_a145) + 1)
-    for _e146 in _a145:
-        _encode_CreatableTopicResult_v5(_e146, out)
+    _a152 = o.topics
+    _n153 = len(_a152) + 1
+    if _n153 < 128:
+        out.append(_n153)
+    else:
+        write_uvarint(out, _n153)
+    for _e154 in _a152:
+        _encode_CreatableTopicResult_v5(_e154, out)
     out.append(0)  # no tagged fields
 
 
@@ -1244,20 +1246,20 @@ def _decode_CreateTopicsResponse_v7(data: bytes, pos: int) -> tuple[CreateTopics
     """CreateTopicsResponse, version 7 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n147 = data[pos]
-    if _n147 < 128:
+    _n155 = data[pos]
+    if _n155 < 128:
         pos += 1
     else:
-        _n147, pos = read_uvarint(data, pos)
-    _n147 -= 1
-    if _n147 < 0:
+        _n155, pos = read_uvarint(data, pos)
+    _n155 -= 1
+    if _n155 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n147 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n147) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n155 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n155) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n147):
-        _e148, pos = _decode_CreatableTopicResult_v7(data, pos)
-        f_topics.append(_e148)
+    for _ in range(_n155):
+        _e156, pos = _decode_CreatableTopicResult_v7(data, pos)
+        f_topics.append(_e156)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1268,10 +1270,14 @@ def _decode_CreateTopicsResponse_v7(data: bytes, pos: int) -> tuple[CreateTopics
 def _encode_CreateTopicsResponse_v7(o: CreateTopicsResponse, out: bytearray) -> None:
     """CreateTopicsResponse, version 7 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a149 = o.topics
-    write_uvarint(out, len(_a149) + 1)
-    for _e150 in _a149:
-        _encode_CreatableTopicResult_v7(_e150, out)
+    _a157 = o.topics
+    _n158 = len(_a157) + 1
+    if _n158 < 128:
+        out.append(_n158)
+    else:
+        write_uvarint(out, _n158)
+    for _e159 in _a157:
+        _encode_CreatableTopicResult_v7(_e159, out)
     out.append(0)  # no tagged fields
 
 

@@ -13,7 +13,14 @@ from typing import ClassVar
 
 from protocol import _runtime
 from protocol.errors import InvalidValueError, TruncatedError
-from protocol.primitives import Buffer, read_uvarint, skip_tagged_fields, write_string, write_uvarint
+from protocol.primitives import (
+    Buffer,
+    read_compact_string,
+    read_uvarint,
+    skip_tagged_fields,
+    write_string,
+    write_uvarint,
+)
 from protocol.schema import FieldSpec, MessageSpec
 
 
@@ -46,10 +53,21 @@ class DeleteGroupsRequest:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> DeleteGroupsRequest:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _DELETE_GROUPS_REQUEST_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "DeleteGroupsRequest", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "DeleteGroupsRequest", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _DELETE_GROUPS_REQUEST_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "DeleteGroupsRequest", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -102,10 +120,21 @@ class DeleteGroupsResponse:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> DeleteGroupsResponse:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _DELETE_GROUPS_RESPONSE_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "DeleteGroupsResponse", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "DeleteGroupsResponse", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _DELETE_GROUPS_RESPONSE_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "DeleteGroupsResponse", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -162,15 +191,11 @@ def _decode_DeleteGroupsRequest_v2(data: bytes, pos: int) -> tuple[DeleteGroupsR
     f_groups_names = []
     for _ in range(_n6):
         _n8 = data[pos]
-        if _n8 < 128:
-            pos += 1
+        if 0 < _n8 < 128:
+            _e7 = data[pos + 1 : pos + _n8].decode()
+            pos += _n8
         else:
-            _n8, pos = read_uvarint(data, pos)
-        _n8 -= 1
-        if _n8 < 0:
-            raise InvalidValueError("GroupsNames: null or negative length")
-        _e7 = data[pos : pos + _n8].decode()
-        pos += _n8
+            _e7, pos = read_compact_string(data, pos)
         f_groups_names.append(_e7)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
@@ -182,26 +207,30 @@ def _decode_DeleteGroupsRequest_v2(data: bytes, pos: int) -> tuple[DeleteGroupsR
 def _encode_DeleteGroupsRequest_v2(o: DeleteGroupsRequest, out: bytearray) -> None:
     """DeleteGroupsRequest, version 2 (flexible)."""
     _a9 = o.groups_names
-    write_uvarint(out, len(_a9) + 1)
-    for _e10 in _a9:
-        _b11 = _e10.encode()
-        _n12 = len(_b11) + 1
-        if _n12 < 128:
-            out.append(_n12)
+    _n10 = len(_a9) + 1
+    if _n10 < 128:
+        out.append(_n10)
+    else:
+        write_uvarint(out, _n10)
+    for _e11 in _a9:
+        _b12 = _e11.encode()
+        _n13 = len(_b12) + 1
+        if _n13 < 128:
+            out.append(_n13)
         else:
-            write_uvarint(out, _n12)
-        out += _b11
+            write_uvarint(out, _n13)
+        out += _b12
     out.append(0)  # no tagged fields
 
 
 def _decode_DeletableGroupResult_v0(data: bytes, pos: int) -> tuple[DeletableGroupResult, int]:
     """DeletableGroupResult, versions 0-1."""
-    (_n13,) = _S_h.unpack_from(data, pos)
+    (_n14,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n13 < 0:
+    if _n14 < 0:
         raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n13].decode()
-    pos += _n13
+    f_group_id = data[pos : pos + _n14].decode()
+    pos += _n14
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
     return DeletableGroupResult(f_group_id, f_error_code), pos
@@ -209,24 +238,20 @@ def _decode_DeletableGroupResult_v0(data: bytes, pos: int) -> tuple[DeletableGro
 
 def _encode_DeletableGroupResult_v0(o: DeletableGroupResult, out: bytearray) -> None:
     """DeletableGroupResult, versions 0-1."""
-    _b14 = o.group_id.encode()
-    out += _S_h.pack(len(_b14))
-    out += _b14
+    _b15 = o.group_id.encode()
+    out += _S_h.pack(len(_b15))
+    out += _b15
     out += _S_h.pack(o.error_code)
 
 
 def _decode_DeletableGroupResult_v2(data: bytes, pos: int) -> tuple[DeletableGroupResult, int]:
     """DeletableGroupResult, version 2 (flexible)."""
-    _n15 = data[pos]
-    if _n15 < 128:
-        pos += 1
+    _n16 = data[pos]
+    if 0 < _n16 < 128:
+        f_group_id = data[pos + 1 : pos + _n16].decode()
+        pos += _n16
     else:
-        _n15, pos = read_uvarint(data, pos)
-    _n15 -= 1
-    if _n15 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n15].decode()
-    pos += _n15
+        f_group_id, pos = read_compact_string(data, pos)
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
     if data[pos] == 0:  # no tagged fields: the common case
@@ -238,83 +263,79 @@ def _decode_DeletableGroupResult_v2(data: bytes, pos: int) -> tuple[DeletableGro
 
 def _encode_DeletableGroupResult_v2(o: DeletableGroupResult, out: bytearray) -> None:
     """DeletableGroupResult, version 2 (flexible)."""
-    _b16 = o.group_id.encode()
-    _n17 = len(_b16) + 1
-    if _n17 < 128:
-        out.append(_n17)
+    _b17 = o.group_id.encode()
+    _n18 = len(_b17) + 1
+    if _n18 < 128:
+        out.append(_n18)
     else:
-        write_uvarint(out, _n17)
-    out += _b16
+        write_uvarint(out, _n18)
+    out += _b17
     out += _S_h.pack(o.error_code)
     out.append(0)  # no tagged fields
 
 
 def _decode_DeleteGroupsResponse_v0(data: bytes, pos: int) -> tuple[DeleteGroupsResponse, int]:
     """DeleteGroupsResponse, versions 0-1."""
-    f_throttle_time_ms, _n18 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n19 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n18 < 0:
+    if _n19 < 0:
         raise InvalidValueError("Results: null or negative length")
-    if _n18 > len(data) - pos:
-        raise TruncatedError("Results: " + str(_n18) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n19 > len(data) - pos:
+        raise TruncatedError("Results: " + str(_n19) + " elements in " + str(len(data) - pos) + " bytes")
     f_results = []
-    for _ in range(_n18):
-        (_n20,) = _S_h.unpack_from(data, pos)
+    for _ in range(_n19):
+        (_n21,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n20 < 0:
+        if _n21 < 0:
             raise InvalidValueError("GroupId: null or negative length")
-        _m19_group_id = data[pos : pos + _n20].decode()
-        pos += _n20
-        (_m19_error_code,) = _S_h.unpack_from(data, pos)
+        _m20_group_id = data[pos : pos + _n21].decode()
+        pos += _n21
+        (_m20_error_code,) = _S_h.unpack_from(data, pos)
         pos += 2
-        f_results.append(DeletableGroupResult(_m19_group_id, _m19_error_code))
+        f_results.append(DeletableGroupResult(_m20_group_id, _m20_error_code))
     return DeleteGroupsResponse(f_throttle_time_ms, f_results), pos
 
 
 def _encode_DeleteGroupsResponse_v0(o: DeleteGroupsResponse, out: bytearray) -> None:
     """DeleteGroupsResponse, versions 0-1."""
-    _a21 = o.results
-    out += _S_ii.pack(o.throttle_time_ms, len(_a21))
-    for _e22 in _a21:
-        _b23 = _e22.group_id.encode()
-        out += _S_h.pack(len(_b23))
-        out += _b23
-        out += _S_h.pack(_e22.error_code)
+    _a22 = o.results
+    out += _S_ii.pack(o.throttle_time_ms, len(_a22))
+    for _e23 in _a22:
+        _b24 = _e23.group_id.encode()
+        out += _S_h.pack(len(_b24))
+        out += _b24
+        out += _S_h.pack(_e23.error_code)
 
 
 def _decode_DeleteGroupsResponse_v2(data: bytes, pos: int) -> tuple[DeleteGroupsResponse, int]:
     """DeleteGroupsResponse, version 2 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n24 = data[pos]
-    if _n24 < 128:
+    _n25 = data[pos]
+    if _n25 < 128:
         pos += 1
     else:
-        _n24, pos = read_uvarint(data, pos)
-    _n24 -= 1
-    if _n24 < 0:
+        _n25, pos = read_uvarint(data, pos)
+    _n25 -= 1
+    if _n25 < 0:
         raise InvalidValueError("Results: null or negative length")
-    if _n24 > len(data) - pos:
-        raise TruncatedError("Results: " + str(_n24) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n25 > len(data) - pos:
+        raise TruncatedError("Results: " + str(_n25) + " elements in " + str(len(data) - pos) + " bytes")
     f_results = []
-    for _ in range(_n24):
-        _n26 = data[pos]
-        if _n26 < 128:
-            pos += 1
+    for _ in range(_n25):
+        _n27 = data[pos]
+        if 0 < _n27 < 128:
+            _m26_group_id = data[pos + 1 : pos + _n27].decode()
+            pos += _n27
         else:
-            _n26, pos = read_uvarint(data, pos)
-        _n26 -= 1
-        if _n26 < 0:
-            raise InvalidValueError("GroupId: null or negative length")
-        _m25_group_id = data[pos : pos + _n26].decode()
-        pos += _n26
-        (_m25_error_code,) = _S_h.unpack_from(data, pos)
+            _m26_group_id, pos = read_compact_string(data, pos)
+        (_m26_error_code,) = _S_h.unpack_from(data, pos)
         pos += 2
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_results.append(DeletableGroupResult(_m25_group_id, _m25_error_code))
+        f_results.append(DeletableGroupResult(_m26_group_id, _m26_error_code))
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -325,17 +346,21 @@ def _decode_DeleteGroupsResponse_v2(data: bytes, pos: int) -> tuple[DeleteGroups
 def _encode_DeleteGroupsResponse_v2(o: DeleteGroupsResponse, out: bytearray) -> None:
     """DeleteGroupsResponse, version 2 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a27 = o.results
-    write_uvarint(out, len(_a27) + 1)
-    for _e28 in _a27:
-        _b29 = _e28.group_id.encode()
-        _n30 = len(_b29) + 1
-        if _n30 < 128:
-            out.append(_n30)
+    _a28 = o.results
+    _n29 = len(_a28) + 1
+    if _n29 < 128:
+        out.append(_n29)
+    else:
+        write_uvarint(out, _n29)
+    for _e30 in _a28:
+        _b31 = _e30.group_id.encode()
+        _n32 = len(_b31) + 1
+        if _n32 < 128:
+            out.append(_n32)
         else:
-            write_uvarint(out, _n30)
-        out += _b29
-        out += _S_h.pack(_e28.error_code)
+            write_uvarint(out, _n32)
+        out += _b31
+        out += _S_h.pack(_e30.error_code)
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 

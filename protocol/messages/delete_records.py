@@ -13,7 +13,7 @@ from typing import ClassVar
 
 from protocol import _runtime
 from protocol.errors import InvalidValueError, TruncatedError
-from protocol.primitives import Buffer, read_uvarint, skip_tagged_fields, write_uvarint
+from protocol.primitives import Buffer, read_compact_string, read_uvarint, skip_tagged_fields, write_uvarint
 from protocol.schema import FieldSpec, MessageSpec
 
 
@@ -76,10 +76,21 @@ class DeleteRecordsRequest:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> DeleteRecordsRequest:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _DELETE_RECORDS_REQUEST_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "DeleteRecordsRequest", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "DeleteRecordsRequest", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _DELETE_RECORDS_REQUEST_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "DeleteRecordsRequest", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -149,10 +160,21 @@ class DeleteRecordsResponse:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> DeleteRecordsResponse:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _DELETE_RECORDS_RESPONSE_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "DeleteRecordsResponse", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "DeleteRecordsResponse", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _DELETE_RECORDS_RESPONSE_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "DeleteRecordsResponse", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -231,15 +253,11 @@ def _encode_DeleteRecordsTopic_v0(o: DeleteRecordsTopic, out: bytearray) -> None
 def _decode_DeleteRecordsTopic_v2(data: bytes, pos: int) -> tuple[DeleteRecordsTopic, int]:
     """DeleteRecordsTopic, version 2 (flexible)."""
     _n7 = data[pos]
-    if _n7 < 128:
-        pos += 1
+    if 0 < _n7 < 128:
+        f_name = data[pos + 1 : pos + _n7].decode()
+        pos += _n7
     else:
-        _n7, pos = read_uvarint(data, pos)
-    _n7 -= 1
-    if _n7 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n7].decode()
-    pos += _n7
+        f_name, pos = read_compact_string(data, pos)
     _n8 = data[pos]
     if _n8 < 128:
         pos += 1
@@ -276,25 +294,29 @@ def _encode_DeleteRecordsTopic_v2(o: DeleteRecordsTopic, out: bytearray) -> None
         write_uvarint(out, _n11)
     out += _b10
     _a12 = o.partitions
-    write_uvarint(out, len(_a12) + 1)
-    for _e13 in _a12:
-        out += _S_iq.pack(_e13.partition_index, _e13.offset)
+    _n13 = len(_a12) + 1
+    if _n13 < 128:
+        out.append(_n13)
+    else:
+        write_uvarint(out, _n13)
+    for _e14 in _a12:
+        out += _S_iq.pack(_e14.partition_index, _e14.offset)
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_DeleteRecordsRequest_v0(data: bytes, pos: int) -> tuple[DeleteRecordsRequest, int]:
     """DeleteRecordsRequest, versions 0-1."""
-    (_n14,) = _S_i.unpack_from(data, pos)
+    (_n15,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n14 < 0:
+    if _n15 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n14 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n14) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n15 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n15) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n14):
-        _e15, pos = _decode_DeleteRecordsTopic_v0(data, pos)
-        f_topics.append(_e15)
+    for _ in range(_n15):
+        _e16, pos = _decode_DeleteRecordsTopic_v0(data, pos)
+        f_topics.append(_e16)
     (f_timeout_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
     return DeleteRecordsRequest(f_topics, f_timeout_ms), pos
@@ -302,29 +324,29 @@ def _decode_DeleteRecordsRequest_v0(data: bytes, pos: int) -> tuple[DeleteRecord
 
 def _encode_DeleteRecordsRequest_v0(o: DeleteRecordsRequest, out: bytearray) -> None:
     """DeleteRecordsRequest, versions 0-1."""
-    _a16 = o.topics
-    out += _S_i.pack(len(_a16))
-    for _e17 in _a16:
-        _encode_DeleteRecordsTopic_v0(_e17, out)
+    _a17 = o.topics
+    out += _S_i.pack(len(_a17))
+    for _e18 in _a17:
+        _encode_DeleteRecordsTopic_v0(_e18, out)
     out += _S_i.pack(o.timeout_ms)
 
 
 def _decode_DeleteRecordsRequest_v2(data: bytes, pos: int) -> tuple[DeleteRecordsRequest, int]:
     """DeleteRecordsRequest, version 2 (flexible)."""
-    _n18 = data[pos]
-    if _n18 < 128:
+    _n19 = data[pos]
+    if _n19 < 128:
         pos += 1
     else:
-        _n18, pos = read_uvarint(data, pos)
-    _n18 -= 1
-    if _n18 < 0:
+        _n19, pos = read_uvarint(data, pos)
+    _n19 -= 1
+    if _n19 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n18 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n18) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n19 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n19) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n18):
-        _e19, pos = _decode_DeleteRecordsTopic_v2(data, pos)
-        f_topics.append(_e19)
+    for _ in range(_n19):
+        _e20, pos = _decode_DeleteRecordsTopic_v2(data, pos)
+        f_topics.append(_e20)
     (f_timeout_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
     if data[pos] == 0:  # no tagged fields: the common case
@@ -336,10 +358,14 @@ def _decode_DeleteRecordsRequest_v2(data: bytes, pos: int) -> tuple[DeleteRecord
 
 def _encode_DeleteRecordsRequest_v2(o: DeleteRecordsRequest, out: bytearray) -> None:
     """DeleteRecordsRequest, version 2 (flexible)."""
-    _a20 = o.topics
-    write_uvarint(out, len(_a20) + 1)
-    for _e21 in _a20:
-        _encode_DeleteRecordsTopic_v2(_e21, out)
+    _a21 = o.topics
+    _n22 = len(_a21) + 1
+    if _n22 < 128:
+        out.append(_n22)
+    else:
+        write_uvarint(out, _n22)
+    for _e23 in _a21:
+        _encode_DeleteRecordsTopic_v2(_e23, out)
     out += _S_i.pack(o.timeout_ms)
     out.append(0)  # no tagged fields
 
@@ -379,71 +405,67 @@ def _encode_DeleteRecordsPartitionResult_v2(o: DeleteRecordsPartitionResult, out
 
 def _decode_DeleteRecordsTopicResult_v0(data: bytes, pos: int) -> tuple[DeleteRecordsTopicResult, int]:
     """DeleteRecordsTopicResult, versions 0-1."""
-    (_n22,) = _S_h.unpack_from(data, pos)
+    (_n24,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n22 < 0:
+    if _n24 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n22].decode()
-    pos += _n22
-    (_n23,) = _S_i.unpack_from(data, pos)
+    f_name = data[pos : pos + _n24].decode()
+    pos += _n24
+    (_n25,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n23 < 0:
+    if _n25 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n23 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n23) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n25 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n25) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n23):
-        _m24_partition_index, _m24_low_watermark, _m24_error_code = _S_iqh.unpack_from(data, pos)
+    for _ in range(_n25):
+        _m26_partition_index, _m26_low_watermark, _m26_error_code = _S_iqh.unpack_from(data, pos)
         pos += 14
         f_partitions.append(
-            DeleteRecordsPartitionResult(_m24_partition_index, _m24_low_watermark, _m24_error_code)
+            DeleteRecordsPartitionResult(_m26_partition_index, _m26_low_watermark, _m26_error_code)
         )
     return DeleteRecordsTopicResult(f_name, f_partitions), pos
 
 
 def _encode_DeleteRecordsTopicResult_v0(o: DeleteRecordsTopicResult, out: bytearray) -> None:
     """DeleteRecordsTopicResult, versions 0-1."""
-    _b25 = o.name.encode()
-    out += _S_h.pack(len(_b25))
-    out += _b25
-    _a26 = o.partitions
-    out += _S_i.pack(len(_a26))
-    for _e27 in _a26:
-        out += _S_iqh.pack(_e27.partition_index, _e27.low_watermark, _e27.error_code)
+    _b27 = o.name.encode()
+    out += _S_h.pack(len(_b27))
+    out += _b27
+    _a28 = o.partitions
+    out += _S_i.pack(len(_a28))
+    for _e29 in _a28:
+        out += _S_iqh.pack(_e29.partition_index, _e29.low_watermark, _e29.error_code)
 
 
 def _decode_DeleteRecordsTopicResult_v2(data: bytes, pos: int) -> tuple[DeleteRecordsTopicResult, int]:
     """DeleteRecordsTopicResult, version 2 (flexible)."""
-    _n28 = data[pos]
-    if _n28 < 128:
+    _n30 = data[pos]
+    if 0 < _n30 < 128:
+        f_name = data[pos + 1 : pos + _n30].decode()
+        pos += _n30
+    else:
+        f_name, pos = read_compact_string(data, pos)
+    _n31 = data[pos]
+    if _n31 < 128:
         pos += 1
     else:
-        _n28, pos = read_uvarint(data, pos)
-    _n28 -= 1
-    if _n28 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n28].decode()
-    pos += _n28
-    _n29 = data[pos]
-    if _n29 < 128:
-        pos += 1
-    else:
-        _n29, pos = read_uvarint(data, pos)
-    _n29 -= 1
-    if _n29 < 0:
+        _n31, pos = read_uvarint(data, pos)
+    _n31 -= 1
+    if _n31 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n29 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n29) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n31 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n31) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n29):
-        _m30_partition_index, _m30_low_watermark, _m30_error_code = _S_iqh.unpack_from(data, pos)
+    for _ in range(_n31):
+        _m32_partition_index, _m32_low_watermark, _m32_error_code = _S_iqh.unpack_from(data, pos)
         pos += 14
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
         f_partitions.append(
-            DeleteRecordsPartitionResult(_m30_partition_index, _m30_low_watermark, _m30_error_code)
+            DeleteRecordsPartitionResult(_m32_partition_index, _m32_low_watermark, _m32_error_code)
         )
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
@@ -454,62 +476,66 @@ def _decode_DeleteRecordsTopicResult_v2(data: bytes, pos: int) -> tuple[DeleteRe
 
 def _encode_DeleteRecordsTopicResult_v2(o: DeleteRecordsTopicResult, out: bytearray) -> None:
     """DeleteRecordsTopicResult, version 2 (flexible)."""
-    _b31 = o.name.encode()
-    _n32 = len(_b31) + 1
-    if _n32 < 128:
-        out.append(_n32)
+    _b33 = o.name.encode()
+    _n34 = len(_b33) + 1
+    if _n34 < 128:
+        out.append(_n34)
     else:
-        write_uvarint(out, _n32)
-    out += _b31
-    _a33 = o.partitions
-    write_uvarint(out, len(_a33) + 1)
-    for _e34 in _a33:
-        out += _S_iqh.pack(_e34.partition_index, _e34.low_watermark, _e34.error_code)
+        write_uvarint(out, _n34)
+    out += _b33
+    _a35 = o.partitions
+    _n36 = len(_a35) + 1
+    if _n36 < 128:
+        out.append(_n36)
+    else:
+        write_uvarint(out, _n36)
+    for _e37 in _a35:
+        out += _S_iqh.pack(_e37.partition_index, _e37.low_watermark, _e37.error_code)
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_DeleteRecordsResponse_v0(data: bytes, pos: int) -> tuple[DeleteRecordsResponse, int]:
     """DeleteRecordsResponse, versions 0-1."""
-    f_throttle_time_ms, _n35 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n38 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n35 < 0:
+    if _n38 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n35 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n35) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n38 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n38) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n35):
-        _e36, pos = _decode_DeleteRecordsTopicResult_v0(data, pos)
-        f_topics.append(_e36)
+    for _ in range(_n38):
+        _e39, pos = _decode_DeleteRecordsTopicResult_v0(data, pos)
+        f_topics.append(_e39)
     return DeleteRecordsResponse(f_throttle_time_ms, f_topics), pos
 
 
 def _encode_DeleteRecordsResponse_v0(o: DeleteRecordsResponse, out: bytearray) -> None:
     """DeleteRecordsResponse, versions 0-1."""
-    _a37 = o.topics
-    out += _S_ii.pack(o.throttle_time_ms, len(_a37))
-    for _e38 in _a37:
-        _encode_DeleteRecordsTopicResult_v0(_e38, out)
+    _a40 = o.topics
+    out += _S_ii.pack(o.throttle_time_ms, len(_a40))
+    for _e41 in _a40:
+        _encode_DeleteRecordsTopicResult_v0(_e41, out)
 
 
 def _decode_DeleteRecordsResponse_v2(data: bytes, pos: int) -> tuple[DeleteRecordsResponse, int]:
     """DeleteRecordsResponse, version 2 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n39 = data[pos]
-    if _n39 < 128:
+    _n42 = data[pos]
+    if _n42 < 128:
         pos += 1
     else:
-        _n39, pos = read_uvarint(data, pos)
-    _n39 -= 1
-    if _n39 < 0:
+        _n42, pos = read_uvarint(data, pos)
+    _n42 -= 1
+    if _n42 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n39 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n39) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n42 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n42) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n39):
-        _e40, pos = _decode_DeleteRecordsTopicResult_v2(data, pos)
-        f_topics.append(_e40)
+    for _ in range(_n42):
+        _e43, pos = _decode_DeleteRecordsTopicResult_v2(data, pos)
+        f_topics.append(_e43)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -520,10 +546,14 @@ def _decode_DeleteRecordsResponse_v2(data: bytes, pos: int) -> tuple[DeleteRecor
 def _encode_DeleteRecordsResponse_v2(o: DeleteRecordsResponse, out: bytearray) -> None:
     """DeleteRecordsResponse, version 2 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a41 = o.topics
-    write_uvarint(out, len(_a41) + 1)
-    for _e42 in _a41:
-        _encode_DeleteRecordsTopicResult_v2(_e42, out)
+    _a44 = o.topics
+    _n45 = len(_a44) + 1
+    if _n45 < 128:
+        out.append(_n45)
+    else:
+        write_uvarint(out, _n45)
+    for _e46 in _a44:
+        _encode_DeleteRecordsTopicResult_v2(_e46, out)
     out.append(0)  # no tagged fields
 
 

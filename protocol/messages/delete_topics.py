@@ -18,6 +18,8 @@ from protocol.errors import EncodeError, InvalidValueError, TruncatedError
 from protocol.primitives import (
     Buffer,
     ZERO_UUID,
+    read_compact_nullable_string,
+    read_compact_string,
     read_uvarint,
     skip_tagged_fields,
     write_string,
@@ -74,10 +76,21 @@ class DeleteTopicsRequest:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> DeleteTopicsRequest:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _DELETE_TOPICS_REQUEST_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "DeleteTopicsRequest", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "DeleteTopicsRequest", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _DELETE_TOPICS_REQUEST_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "DeleteTopicsRequest", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -134,10 +147,21 @@ class DeleteTopicsResponse:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> DeleteTopicsResponse:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _DELETE_TOPICS_RESPONSE_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "DeleteTopicsResponse", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "DeleteTopicsResponse", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _DELETE_TOPICS_RESPONSE_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "DeleteTopicsResponse", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -154,18 +178,14 @@ class DeleteTopicsResponse:
 def _decode_DeleteTopicState_v6(data: bytes, pos: int) -> tuple[DeleteTopicState, int]:
     """DeleteTopicState, version 6 (flexible)."""
     _n1 = data[pos]
-    if _n1 < 128:
+    if 0 < _n1 < 128:
+        f_name = data[pos + 1 : pos + _n1].decode()
+        pos += _n1
+    elif _n1 == 0:
+        f_name = None
         pos += 1
     else:
-        _n1, pos = read_uvarint(data, pos)
-    _n1 -= 1
-    if _n1 < 0:
-        f_name = None
-        if _n1 != -1:
-            raise InvalidValueError("Name: length " + str(_n1))
-    else:
-        f_name = data[pos : pos + _n1].decode()
-        pos += _n1
+        f_name, pos = read_compact_nullable_string(data, pos)
     (_r2,) = _S_16s.unpack_from(data, pos)
     pos += 16
     f_topic_id = UUID(bytes=_r2)
@@ -238,15 +258,11 @@ def _decode_DeleteTopicsRequest_v4(data: bytes, pos: int) -> tuple[DeleteTopicsR
     f_topic_names = []
     for _ in range(_n10):
         _n12 = data[pos]
-        if _n12 < 128:
-            pos += 1
+        if 0 < _n12 < 128:
+            _e11 = data[pos + 1 : pos + _n12].decode()
+            pos += _n12
         else:
-            _n12, pos = read_uvarint(data, pos)
-        _n12 -= 1
-        if _n12 < 0:
-            raise InvalidValueError("TopicNames: null or negative length")
-        _e11 = data[pos : pos + _n12].decode()
-        pos += _n12
+            _e11, pos = read_compact_string(data, pos)
         f_topic_names.append(_e11)
     (f_timeout_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
@@ -260,54 +276,54 @@ def _decode_DeleteTopicsRequest_v4(data: bytes, pos: int) -> tuple[DeleteTopicsR
 def _encode_DeleteTopicsRequest_v4(o: DeleteTopicsRequest, out: bytearray) -> None:
     """DeleteTopicsRequest, versions 4-5 (flexible)."""
     _a13 = o.topic_names
-    write_uvarint(out, len(_a13) + 1)
-    for _e14 in _a13:
-        _b15 = _e14.encode()
-        _n16 = len(_b15) + 1
-        if _n16 < 128:
-            out.append(_n16)
+    _n14 = len(_a13) + 1
+    if _n14 < 128:
+        out.append(_n14)
+    else:
+        write_uvarint(out, _n14)
+    for _e15 in _a13:
+        _b16 = _e15.encode()
+        _n17 = len(_b16) + 1
+        if _n17 < 128:
+            out.append(_n17)
         else:
-            write_uvarint(out, _n16)
-        out += _b15
+            write_uvarint(out, _n17)
+        out += _b16
     out += _S_i.pack(o.timeout_ms)
     out.append(0)  # no tagged fields
 
 
 def _decode_DeleteTopicsRequest_v6(data: bytes, pos: int) -> tuple[DeleteTopicsRequest, int]:
     """DeleteTopicsRequest, version 6 (flexible)."""
-    _n17 = data[pos]
-    if _n17 < 128:
+    _n18 = data[pos]
+    if _n18 < 128:
         pos += 1
     else:
-        _n17, pos = read_uvarint(data, pos)
-    _n17 -= 1
-    if _n17 < 0:
+        _n18, pos = read_uvarint(data, pos)
+    _n18 -= 1
+    if _n18 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n17 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n17) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n18 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n18) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n17):
-        _n19 = data[pos]
-        if _n19 < 128:
+    for _ in range(_n18):
+        _n20 = data[pos]
+        if 0 < _n20 < 128:
+            _m19_name = data[pos + 1 : pos + _n20].decode()
+            pos += _n20
+        elif _n20 == 0:
+            _m19_name = None
             pos += 1
         else:
-            _n19, pos = read_uvarint(data, pos)
-        _n19 -= 1
-        if _n19 < 0:
-            _m18_name = None
-            if _n19 != -1:
-                raise InvalidValueError("Name: length " + str(_n19))
-        else:
-            _m18_name = data[pos : pos + _n19].decode()
-            pos += _n19
-        (_r20,) = _S_16s.unpack_from(data, pos)
+            _m19_name, pos = read_compact_nullable_string(data, pos)
+        (_r21,) = _S_16s.unpack_from(data, pos)
         pos += 16
-        _m18_topic_id = UUID(bytes=_r20)
+        _m19_topic_id = UUID(bytes=_r21)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_topics.append(DeleteTopicState(_m18_name, _m18_topic_id))
+        f_topics.append(DeleteTopicState(_m19_name, _m19_topic_id))
     (f_timeout_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
     if data[pos] == 0:  # no tagged fields: the common case
@@ -319,20 +335,24 @@ def _decode_DeleteTopicsRequest_v6(data: bytes, pos: int) -> tuple[DeleteTopicsR
 
 def _encode_DeleteTopicsRequest_v6(o: DeleteTopicsRequest, out: bytearray) -> None:
     """DeleteTopicsRequest, version 6 (flexible)."""
-    _a21 = o.topics
-    write_uvarint(out, len(_a21) + 1)
-    for _e22 in _a21:
-        if _e22.name is None:
+    _a22 = o.topics
+    _n23 = len(_a22) + 1
+    if _n23 < 128:
+        out.append(_n23)
+    else:
+        write_uvarint(out, _n23)
+    for _e24 in _a22:
+        if _e24.name is None:
             out.append(0)
         else:
-            _b23 = _e22.name.encode()
-            _n24 = len(_b23) + 1
-            if _n24 < 128:
-                out.append(_n24)
+            _b25 = _e24.name.encode()
+            _n26 = len(_b25) + 1
+            if _n26 < 128:
+                out.append(_n26)
             else:
-                write_uvarint(out, _n24)
-            out += _b23
-        out += _S_16s.pack(_e22.topic_id.bytes)
+                write_uvarint(out, _n26)
+            out += _b25
+        out += _S_16s.pack(_e24.topic_id.bytes)
         out.append(0)  # no tagged fields
     out += _S_i.pack(o.timeout_ms)
     out.append(0)  # no tagged fields
@@ -340,12 +360,12 @@ def _encode_DeleteTopicsRequest_v6(o: DeleteTopicsRequest, out: bytearray) -> No
 
 def _decode_DeletableTopicResult_v0(data: bytes, pos: int) -> tuple[DeletableTopicResult, int]:
     """DeletableTopicResult, versions 0-3."""
-    (_n25,) = _S_h.unpack_from(data, pos)
+    (_n27,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n25 < 0:
+    if _n27 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n25].decode()
-    pos += _n25
+    f_name = data[pos : pos + _n27].decode()
+    pos += _n27
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
     return DeletableTopicResult(f_name, ZERO_UUID, f_error_code, None), pos
@@ -353,27 +373,23 @@ def _decode_DeletableTopicResult_v0(data: bytes, pos: int) -> tuple[DeletableTop
 
 def _encode_DeletableTopicResult_v0(o: DeletableTopicResult, out: bytearray) -> None:
     """DeletableTopicResult, versions 0-3."""
-    _v26 = o.name
-    if _v26 is None:
+    _v28 = o.name
+    if _v28 is None:
         raise EncodeError("DeletableTopicResult.name is null, which version 0 does not allow")
-    _b27 = _v26.encode()
-    out += _S_h.pack(len(_b27))
-    out += _b27
+    _b29 = _v28.encode()
+    out += _S_h.pack(len(_b29))
+    out += _b29
     out += _S_h.pack(o.error_code)
 
 
 def _decode_DeletableTopicResult_v4(data: bytes, pos: int) -> tuple[DeletableTopicResult, int]:
     """DeletableTopicResult, version 4 (flexible)."""
-    _n28 = data[pos]
-    if _n28 < 128:
-        pos += 1
+    _n30 = data[pos]
+    if 0 < _n30 < 128:
+        f_name = data[pos + 1 : pos + _n30].decode()
+        pos += _n30
     else:
-        _n28, pos = read_uvarint(data, pos)
-    _n28 -= 1
-    if _n28 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n28].decode()
-    pos += _n28
+        f_name, pos = read_compact_string(data, pos)
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
     if data[pos] == 0:  # no tagged fields: the common case
@@ -385,47 +401,39 @@ def _decode_DeletableTopicResult_v4(data: bytes, pos: int) -> tuple[DeletableTop
 
 def _encode_DeletableTopicResult_v4(o: DeletableTopicResult, out: bytearray) -> None:
     """DeletableTopicResult, version 4 (flexible)."""
-    _v29 = o.name
-    if _v29 is None:
+    _v31 = o.name
+    if _v31 is None:
         raise EncodeError("DeletableTopicResult.name is null, which version 4 does not allow")
-    _b30 = _v29.encode()
-    _n31 = len(_b30) + 1
-    if _n31 < 128:
-        out.append(_n31)
+    _b32 = _v31.encode()
+    _n33 = len(_b32) + 1
+    if _n33 < 128:
+        out.append(_n33)
     else:
-        write_uvarint(out, _n31)
-    out += _b30
+        write_uvarint(out, _n33)
+    out += _b32
     out += _S_h.pack(o.error_code)
     out.append(0)  # no tagged fields
 
 
 def _decode_DeletableTopicResult_v5(data: bytes, pos: int) -> tuple[DeletableTopicResult, int]:
     """DeletableTopicResult, version 5 (flexible)."""
-    _n32 = data[pos]
-    if _n32 < 128:
-        pos += 1
+    _n34 = data[pos]
+    if 0 < _n34 < 128:
+        f_name = data[pos + 1 : pos + _n34].decode()
+        pos += _n34
     else:
-        _n32, pos = read_uvarint(data, pos)
-    _n32 -= 1
-    if _n32 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n32].decode()
-    pos += _n32
+        f_name, pos = read_compact_string(data, pos)
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    _n33 = data[pos]
-    if _n33 < 128:
+    _n35 = data[pos]
+    if 0 < _n35 < 128:
+        f_error_message = data[pos + 1 : pos + _n35].decode()
+        pos += _n35
+    elif _n35 == 0:
+        f_error_message = None
         pos += 1
     else:
-        _n33, pos = read_uvarint(data, pos)
-    _n33 -= 1
-    if _n33 < 0:
-        f_error_message = None
-        if _n33 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n33))
-    else:
-        f_error_message = data[pos : pos + _n33].decode()
-        pos += _n33
+        f_error_message, pos = read_compact_nullable_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -435,61 +443,53 @@ def _decode_DeletableTopicResult_v5(data: bytes, pos: int) -> tuple[DeletableTop
 
 def _encode_DeletableTopicResult_v5(o: DeletableTopicResult, out: bytearray) -> None:
     """DeletableTopicResult, version 5 (flexible)."""
-    _v34 = o.name
-    if _v34 is None:
+    _v36 = o.name
+    if _v36 is None:
         raise EncodeError("DeletableTopicResult.name is null, which version 5 does not allow")
-    _b35 = _v34.encode()
-    _n36 = len(_b35) + 1
-    if _n36 < 128:
-        out.append(_n36)
+    _b37 = _v36.encode()
+    _n38 = len(_b37) + 1
+    if _n38 < 128:
+        out.append(_n38)
     else:
-        write_uvarint(out, _n36)
-    out += _b35
+        write_uvarint(out, _n38)
+    out += _b37
     out += _S_h.pack(o.error_code)
     if o.error_message is None:
         out.append(0)
     else:
-        _b37 = o.error_message.encode()
-        _n38 = len(_b37) + 1
-        if _n38 < 128:
-            out.append(_n38)
+        _b39 = o.error_message.encode()
+        _n40 = len(_b39) + 1
+        if _n40 < 128:
+            out.append(_n40)
         else:
-            write_uvarint(out, _n38)
-        out += _b37
+            write_uvarint(out, _n40)
+        out += _b39
     out.append(0)  # no tagged fields
 
 
 def _decode_DeletableTopicResult_v6(data: bytes, pos: int) -> tuple[DeletableTopicResult, int]:
     """DeletableTopicResult, version 6 (flexible)."""
-    _n39 = data[pos]
-    if _n39 < 128:
-        pos += 1
-    else:
-        _n39, pos = read_uvarint(data, pos)
-    _n39 -= 1
-    if _n39 < 0:
-        f_name = None
-        if _n39 != -1:
-            raise InvalidValueError("Name: length " + str(_n39))
-    else:
-        f_name = data[pos : pos + _n39].decode()
-        pos += _n39
-    _r40, f_error_code = _S_16sh.unpack_from(data, pos)
-    pos += 18
-    f_topic_id = UUID(bytes=_r40)
     _n41 = data[pos]
-    if _n41 < 128:
+    if 0 < _n41 < 128:
+        f_name = data[pos + 1 : pos + _n41].decode()
+        pos += _n41
+    elif _n41 == 0:
+        f_name = None
         pos += 1
     else:
-        _n41, pos = read_uvarint(data, pos)
-    _n41 -= 1
-    if _n41 < 0:
+        f_name, pos = read_compact_nullable_string(data, pos)
+    _r42, f_error_code = _S_16sh.unpack_from(data, pos)
+    pos += 18
+    f_topic_id = UUID(bytes=_r42)
+    _n43 = data[pos]
+    if 0 < _n43 < 128:
+        f_error_message = data[pos + 1 : pos + _n43].decode()
+        pos += _n43
+    elif _n43 == 0:
         f_error_message = None
-        if _n41 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n41))
+        pos += 1
     else:
-        f_error_message = data[pos : pos + _n41].decode()
-        pos += _n41
+        f_error_message, pos = read_compact_nullable_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -502,132 +502,128 @@ def _encode_DeletableTopicResult_v6(o: DeletableTopicResult, out: bytearray) -> 
     if o.name is None:
         out.append(0)
     else:
-        _b42 = o.name.encode()
-        _n43 = len(_b42) + 1
-        if _n43 < 128:
-            out.append(_n43)
-        else:
-            write_uvarint(out, _n43)
-        out += _b42
-    out += _S_16sh.pack(o.topic_id.bytes, o.error_code)
-    if o.error_message is None:
-        out.append(0)
-    else:
-        _b44 = o.error_message.encode()
+        _b44 = o.name.encode()
         _n45 = len(_b44) + 1
         if _n45 < 128:
             out.append(_n45)
         else:
             write_uvarint(out, _n45)
         out += _b44
+    out += _S_16sh.pack(o.topic_id.bytes, o.error_code)
+    if o.error_message is None:
+        out.append(0)
+    else:
+        _b46 = o.error_message.encode()
+        _n47 = len(_b46) + 1
+        if _n47 < 128:
+            out.append(_n47)
+        else:
+            write_uvarint(out, _n47)
+        out += _b46
     out.append(0)  # no tagged fields
 
 
 def _decode_DeleteTopicsResponse_v0(data: bytes, pos: int) -> tuple[DeleteTopicsResponse, int]:
     """DeleteTopicsResponse, version 0."""
-    (_n46,) = _S_i.unpack_from(data, pos)
+    (_n48,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n46 < 0:
+    if _n48 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n46 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n46) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n48 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n48) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
-    for _ in range(_n46):
-        (_n48,) = _S_h.unpack_from(data, pos)
+    for _ in range(_n48):
+        (_n50,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n48 < 0:
+        if _n50 < 0:
             raise InvalidValueError("Name: null or negative length")
-        _m47_name = data[pos : pos + _n48].decode()
-        pos += _n48
-        (_m47_error_code,) = _S_h.unpack_from(data, pos)
+        _m49_name = data[pos : pos + _n50].decode()
+        pos += _n50
+        (_m49_error_code,) = _S_h.unpack_from(data, pos)
         pos += 2
-        f_responses.append(DeletableTopicResult(_m47_name, ZERO_UUID, _m47_error_code, None))
+        f_responses.append(DeletableTopicResult(_m49_name, ZERO_UUID, _m49_error_code, None))
     return DeleteTopicsResponse(0, f_responses), pos
 
 
 def _encode_DeleteTopicsResponse_v0(o: DeleteTopicsResponse, out: bytearray) -> None:
     """DeleteTopicsResponse, version 0."""
-    _a49 = o.responses
-    out += _S_i.pack(len(_a49))
-    for _e50 in _a49:
-        _v51 = _e50.name
-        if _v51 is None:
+    _a51 = o.responses
+    out += _S_i.pack(len(_a51))
+    for _e52 in _a51:
+        _v53 = _e52.name
+        if _v53 is None:
             raise EncodeError("DeletableTopicResult.name is null, which version 0 does not allow")
-        _b52 = _v51.encode()
-        out += _S_h.pack(len(_b52))
-        out += _b52
-        out += _S_h.pack(_e50.error_code)
+        _b54 = _v53.encode()
+        out += _S_h.pack(len(_b54))
+        out += _b54
+        out += _S_h.pack(_e52.error_code)
 
 
 def _decode_DeleteTopicsResponse_v1(data: bytes, pos: int) -> tuple[DeleteTopicsResponse, int]:
     """DeleteTopicsResponse, versions 1-3."""
-    f_throttle_time_ms, _n53 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n55 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n53 < 0:
+    if _n55 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n53 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n53) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n55 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n55) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
-    for _ in range(_n53):
-        (_n55,) = _S_h.unpack_from(data, pos)
+    for _ in range(_n55):
+        (_n57,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n55 < 0:
+        if _n57 < 0:
             raise InvalidValueError("Name: null or negative length")
-        _m54_name = data[pos : pos + _n55].decode()
-        pos += _n55
-        (_m54_error_code,) = _S_h.unpack_from(data, pos)
+        _m56_name = data[pos : pos + _n57].decode()
+        pos += _n57
+        (_m56_error_code,) = _S_h.unpack_from(data, pos)
         pos += 2
-        f_responses.append(DeletableTopicResult(_m54_name, ZERO_UUID, _m54_error_code, None))
+        f_responses.append(DeletableTopicResult(_m56_name, ZERO_UUID, _m56_error_code, None))
     return DeleteTopicsResponse(f_throttle_time_ms, f_responses), pos
 
 
 def _encode_DeleteTopicsResponse_v1(o: DeleteTopicsResponse, out: bytearray) -> None:
     """DeleteTopicsResponse, versions 1-3."""
-    _a56 = o.responses
-    out += _S_ii.pack(o.throttle_time_ms, len(_a56))
-    for _e57 in _a56:
-        _v58 = _e57.name
-        if _v58 is None:
+    _a58 = o.responses
+    out += _S_ii.pack(o.throttle_time_ms, len(_a58))
+    for _e59 in _a58:
+        _v60 = _e59.name
+        if _v60 is None:
             raise EncodeError("DeletableTopicResult.name is null, which version 1 does not allow")
-        _b59 = _v58.encode()
-        out += _S_h.pack(len(_b59))
-        out += _b59
-        out += _S_h.pack(_e57.error_code)
+        _b61 = _v60.encode()
+        out += _S_h.pack(len(_b61))
+        out += _b61
+        out += _S_h.pack(_e59.error_code)
 
 
 def _decode_DeleteTopicsResponse_v4(data: bytes, pos: int) -> tuple[DeleteTopicsResponse, int]:
     """DeleteTopicsResponse, version 4 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n60 = data[pos]
-    if _n60 < 128:
+    _n62 = data[pos]
+    if _n62 < 128:
         pos += 1
     else:
-        _n60, pos = read_uvarint(data, pos)
-    _n60 -= 1
-    if _n60 < 0:
+        _n62, pos = read_uvarint(data, pos)
+    _n62 -= 1
+    if _n62 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n60 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n60) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n62 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n62) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
-    for _ in range(_n60):
-        _n62 = data[pos]
-        if _n62 < 128:
-            pos += 1
+    for _ in range(_n62):
+        _n64 = data[pos]
+        if 0 < _n64 < 128:
+            _m63_name = data[pos + 1 : pos + _n64].decode()
+            pos += _n64
         else:
-            _n62, pos = read_uvarint(data, pos)
-        _n62 -= 1
-        if _n62 < 0:
-            raise InvalidValueError("Name: null or negative length")
-        _m61_name = data[pos : pos + _n62].decode()
-        pos += _n62
-        (_m61_error_code,) = _S_h.unpack_from(data, pos)
+            _m63_name, pos = read_compact_string(data, pos)
+        (_m63_error_code,) = _S_h.unpack_from(data, pos)
         pos += 2
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_responses.append(DeletableTopicResult(_m61_name, ZERO_UUID, _m61_error_code, None))
+        f_responses.append(DeletableTopicResult(_m63_name, ZERO_UUID, _m63_error_code, None))
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -638,20 +634,24 @@ def _decode_DeleteTopicsResponse_v4(data: bytes, pos: int) -> tuple[DeleteTopics
 def _encode_DeleteTopicsResponse_v4(o: DeleteTopicsResponse, out: bytearray) -> None:
     """DeleteTopicsResponse, version 4 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a63 = o.responses
-    write_uvarint(out, len(_a63) + 1)
-    for _e64 in _a63:
-        _v65 = _e64.name
-        if _v65 is None:
+    _a65 = o.responses
+    _n66 = len(_a65) + 1
+    if _n66 < 128:
+        out.append(_n66)
+    else:
+        write_uvarint(out, _n66)
+    for _e67 in _a65:
+        _v68 = _e67.name
+        if _v68 is None:
             raise EncodeError("DeletableTopicResult.name is null, which version 4 does not allow")
-        _b66 = _v65.encode()
-        _n67 = len(_b66) + 1
-        if _n67 < 128:
-            out.append(_n67)
+        _b69 = _v68.encode()
+        _n70 = len(_b69) + 1
+        if _n70 < 128:
+            out.append(_n70)
         else:
-            write_uvarint(out, _n67)
-        out += _b66
-        out += _S_h.pack(_e64.error_code)
+            write_uvarint(out, _n70)
+        out += _b69
+        out += _S_h.pack(_e67.error_code)
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
@@ -660,48 +660,40 @@ def _decode_DeleteTopicsResponse_v5(data: bytes, pos: int) -> tuple[DeleteTopics
     """DeleteTopicsResponse, version 5 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n68 = data[pos]
-    if _n68 < 128:
+    _n71 = data[pos]
+    if _n71 < 128:
         pos += 1
     else:
-        _n68, pos = read_uvarint(data, pos)
-    _n68 -= 1
-    if _n68 < 0:
+        _n71, pos = read_uvarint(data, pos)
+    _n71 -= 1
+    if _n71 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n68 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n68) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n71 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n71) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
-    for _ in range(_n68):
-        _n70 = data[pos]
-        if _n70 < 128:
-            pos += 1
+    for _ in range(_n71):
+        _n73 = data[pos]
+        if 0 < _n73 < 128:
+            _m72_name = data[pos + 1 : pos + _n73].decode()
+            pos += _n73
         else:
-            _n70, pos = read_uvarint(data, pos)
-        _n70 -= 1
-        if _n70 < 0:
-            raise InvalidValueError("Name: null or negative length")
-        _m69_name = data[pos : pos + _n70].decode()
-        pos += _n70
-        (_m69_error_code,) = _S_h.unpack_from(data, pos)
+            _m72_name, pos = read_compact_string(data, pos)
+        (_m72_error_code,) = _S_h.unpack_from(data, pos)
         pos += 2
-        _n71 = data[pos]
-        if _n71 < 128:
+        _n74 = data[pos]
+        if 0 < _n74 < 128:
+            _m72_error_message = data[pos + 1 : pos + _n74].decode()
+            pos += _n74
+        elif _n74 == 0:
+            _m72_error_message = None
             pos += 1
         else:
-            _n71, pos = read_uvarint(data, pos)
-        _n71 -= 1
-        if _n71 < 0:
-            _m69_error_message = None
-            if _n71 != -1:
-                raise InvalidValueError("ErrorMessage: length " + str(_n71))
-        else:
-            _m69_error_message = data[pos : pos + _n71].decode()
-            pos += _n71
+            _m72_error_message, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_responses.append(DeletableTopicResult(_m69_name, ZERO_UUID, _m69_error_code, _m69_error_message))
+        f_responses.append(DeletableTopicResult(_m72_name, ZERO_UUID, _m72_error_code, _m72_error_message))
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -712,30 +704,34 @@ def _decode_DeleteTopicsResponse_v5(data: bytes, pos: int) -> tuple[DeleteTopics
 def _encode_DeleteTopicsResponse_v5(o: DeleteTopicsResponse, out: bytearray) -> None:
     """DeleteTopicsResponse, version 5 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a72 = o.responses
-    write_uvarint(out, len(_a72) + 1)
-    for _e73 in _a72:
-        _v74 = _e73.name
-        if _v74 is None:
+    _a75 = o.responses
+    _n76 = len(_a75) + 1
+    if _n76 < 128:
+        out.append(_n76)
+    else:
+        write_uvarint(out, _n76)
+    for _e77 in _a75:
+        _v78 = _e77.name
+        if _v78 is None:
             raise EncodeError("DeletableTopicResult.name is null, which version 5 does not allow")
-        _b75 = _v74.encode()
-        _n76 = len(_b75) + 1
-        if _n76 < 128:
-            out.append(_n76)
+        _b79 = _v78.encode()
+        _n80 = len(_b79) + 1
+        if _n80 < 128:
+            out.append(_n80)
         else:
-            write_uvarint(out, _n76)
-        out += _b75
-        out += _S_h.pack(_e73.error_code)
-        if _e73.error_message is None:
+            write_uvarint(out, _n80)
+        out += _b79
+        out += _S_h.pack(_e77.error_code)
+        if _e77.error_message is None:
             out.append(0)
         else:
-            _b77 = _e73.error_message.encode()
-            _n78 = len(_b77) + 1
-            if _n78 < 128:
-                out.append(_n78)
+            _b81 = _e77.error_message.encode()
+            _n82 = len(_b81) + 1
+            if _n82 < 128:
+                out.append(_n82)
             else:
-                write_uvarint(out, _n78)
-            out += _b77
+                write_uvarint(out, _n82)
+            out += _b81
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
@@ -744,53 +740,45 @@ def _decode_DeleteTopicsResponse_v6(data: bytes, pos: int) -> tuple[DeleteTopics
     """DeleteTopicsResponse, version 6 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n79 = data[pos]
-    if _n79 < 128:
+    _n83 = data[pos]
+    if _n83 < 128:
         pos += 1
     else:
-        _n79, pos = read_uvarint(data, pos)
-    _n79 -= 1
-    if _n79 < 0:
+        _n83, pos = read_uvarint(data, pos)
+    _n83 -= 1
+    if _n83 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n79 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n79) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n83 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n83) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
-    for _ in range(_n79):
-        _n81 = data[pos]
-        if _n81 < 128:
+    for _ in range(_n83):
+        _n85 = data[pos]
+        if 0 < _n85 < 128:
+            _m84_name = data[pos + 1 : pos + _n85].decode()
+            pos += _n85
+        elif _n85 == 0:
+            _m84_name = None
             pos += 1
         else:
-            _n81, pos = read_uvarint(data, pos)
-        _n81 -= 1
-        if _n81 < 0:
-            _m80_name = None
-            if _n81 != -1:
-                raise InvalidValueError("Name: length " + str(_n81))
-        else:
-            _m80_name = data[pos : pos + _n81].decode()
-            pos += _n81
-        _r82, _m80_error_code = _S_16sh.unpack_from(data, pos)
+            _m84_name, pos = read_compact_nullable_string(data, pos)
+        _r86, _m84_error_code = _S_16sh.unpack_from(data, pos)
         pos += 18
-        _m80_topic_id = UUID(bytes=_r82)
-        _n83 = data[pos]
-        if _n83 < 128:
+        _m84_topic_id = UUID(bytes=_r86)
+        _n87 = data[pos]
+        if 0 < _n87 < 128:
+            _m84_error_message = data[pos + 1 : pos + _n87].decode()
+            pos += _n87
+        elif _n87 == 0:
+            _m84_error_message = None
             pos += 1
         else:
-            _n83, pos = read_uvarint(data, pos)
-        _n83 -= 1
-        if _n83 < 0:
-            _m80_error_message = None
-            if _n83 != -1:
-                raise InvalidValueError("ErrorMessage: length " + str(_n83))
-        else:
-            _m80_error_message = data[pos : pos + _n83].decode()
-            pos += _n83
+            _m84_error_message, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
         f_responses.append(
-            DeletableTopicResult(_m80_name, _m80_topic_id, _m80_error_code, _m80_error_message)
+            DeletableTopicResult(_m84_name, _m84_topic_id, _m84_error_code, _m84_error_message)
         )
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
@@ -802,30 +790,34 @@ def _decode_DeleteTopicsResponse_v6(data: bytes, pos: int) -> tuple[DeleteTopics
 def _encode_DeleteTopicsResponse_v6(o: DeleteTopicsResponse, out: bytearray) -> None:
     """DeleteTopicsResponse, version 6 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a84 = o.responses
-    write_uvarint(out, len(_a84) + 1)
-    for _e85 in _a84:
-        if _e85.name is None:
+    _a88 = o.responses
+    _n89 = len(_a88) + 1
+    if _n89 < 128:
+        out.append(_n89)
+    else:
+        write_uvarint(out, _n89)
+    for _e90 in _a88:
+        if _e90.name is None:
             out.append(0)
         else:
-            _b86 = _e85.name.encode()
-            _n87 = len(_b86) + 1
-            if _n87 < 128:
-                out.append(_n87)
+            _b91 = _e90.name.encode()
+            _n92 = len(_b91) + 1
+            if _n92 < 128:
+                out.append(_n92)
             else:
-                write_uvarint(out, _n87)
-            out += _b86
-        out += _S_16sh.pack(_e85.topic_id.bytes, _e85.error_code)
-        if _e85.error_message is None:
+                write_uvarint(out, _n92)
+            out += _b91
+        out += _S_16sh.pack(_e90.topic_id.bytes, _e90.error_code)
+        if _e90.error_message is None:
             out.append(0)
         else:
-            _b88 = _e85.error_message.encode()
-            _n89 = len(_b88) + 1
-            if _n89 < 128:
-                out.append(_n89)
+            _b93 = _e90.error_message.encode()
+            _n94 = len(_b93) + 1
+            if _n94 < 128:
+                out.append(_n94)
             else:
-                write_uvarint(out, _n89)
-            out += _b88
+                write_uvarint(out, _n94)
+            out += _b93
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 

@@ -13,7 +13,14 @@ from typing import ClassVar
 
 from protocol import _runtime
 from protocol.errors import InvalidValueError, TruncatedError
-from protocol.primitives import Buffer, read_uvarint, skip_tagged_fields, write_uvarint
+from protocol.primitives import (
+    Buffer,
+    read_compact_nullable_string,
+    read_compact_string,
+    read_uvarint,
+    skip_tagged_fields,
+    write_uvarint,
+)
 from protocol.schema import FieldSpec, MessageSpec
 
 
@@ -64,10 +71,21 @@ class DescribeClusterRequest:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> DescribeClusterRequest:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _DESCRIBE_CLUSTER_REQUEST_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "DescribeClusterRequest", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "DescribeClusterRequest", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _DESCRIBE_CLUSTER_REQUEST_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "DescribeClusterRequest", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -147,10 +165,21 @@ class DescribeClusterResponse:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> DescribeClusterResponse:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _DESCRIBE_CLUSTER_RESPONSE_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "DescribeClusterResponse", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "DescribeClusterResponse", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _DESCRIBE_CLUSTER_RESPONSE_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "DescribeClusterResponse", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -224,30 +253,22 @@ def _decode_DescribeClusterBroker_v0(data: bytes, pos: int) -> tuple[DescribeClu
     (f_broker_id,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n1 = data[pos]
-    if _n1 < 128:
-        pos += 1
+    if 0 < _n1 < 128:
+        f_host = data[pos + 1 : pos + _n1].decode()
+        pos += _n1
     else:
-        _n1, pos = read_uvarint(data, pos)
-    _n1 -= 1
-    if _n1 < 0:
-        raise InvalidValueError("Host: null or negative length")
-    f_host = data[pos : pos + _n1].decode()
-    pos += _n1
+        f_host, pos = read_compact_string(data, pos)
     (f_port,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n2 = data[pos]
-    if _n2 < 128:
+    if 0 < _n2 < 128:
+        f_rack = data[pos + 1 : pos + _n2].decode()
+        pos += _n2
+    elif _n2 == 0:
+        f_rack = None
         pos += 1
     else:
-        _n2, pos = read_uvarint(data, pos)
-    _n2 -= 1
-    if _n2 < 0:
-        f_rack = None
-        if _n2 != -1:
-            raise InvalidValueError("Rack: length " + str(_n2))
-    else:
-        f_rack = data[pos : pos + _n2].decode()
-        pos += _n2
+        f_rack, pos = read_compact_nullable_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -284,30 +305,22 @@ def _decode_DescribeClusterBroker_v2(data: bytes, pos: int) -> tuple[DescribeClu
     (f_broker_id,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n7 = data[pos]
-    if _n7 < 128:
-        pos += 1
+    if 0 < _n7 < 128:
+        f_host = data[pos + 1 : pos + _n7].decode()
+        pos += _n7
     else:
-        _n7, pos = read_uvarint(data, pos)
-    _n7 -= 1
-    if _n7 < 0:
-        raise InvalidValueError("Host: null or negative length")
-    f_host = data[pos : pos + _n7].decode()
-    pos += _n7
+        f_host, pos = read_compact_string(data, pos)
     (f_port,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n8 = data[pos]
-    if _n8 < 128:
+    if 0 < _n8 < 128:
+        f_rack = data[pos + 1 : pos + _n8].decode()
+        pos += _n8
+    elif _n8 == 0:
+        f_rack = None
         pos += 1
     else:
-        _n8, pos = read_uvarint(data, pos)
-    _n8 -= 1
-    if _n8 < 0:
-        f_rack = None
-        if _n8 != -1:
-            raise InvalidValueError("Rack: length " + str(_n8))
-    else:
-        f_rack = data[pos : pos + _n8].decode()
-        pos += _n8
+        f_rack, pos = read_compact_nullable_string(data, pos)
     (f_is_fenced,) = _S_o.unpack_from(data, pos)
     pos += 1
     if data[pos] == 0:  # no tagged fields: the common case
@@ -347,28 +360,20 @@ def _decode_DescribeClusterResponse_v0(data: bytes, pos: int) -> tuple[DescribeC
     f_throttle_time_ms, f_error_code = _S_ih.unpack_from(data, pos)
     pos += 6
     _n13 = data[pos]
-    if _n13 < 128:
-        pos += 1
-    else:
-        _n13, pos = read_uvarint(data, pos)
-    _n13 -= 1
-    if _n13 < 0:
-        f_error_message = None
-        if _n13 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n13))
-    else:
-        f_error_message = data[pos : pos + _n13].decode()
+    if 0 < _n13 < 128:
+        f_error_message = data[pos + 1 : pos + _n13].decode()
         pos += _n13
-    _n14 = data[pos]
-    if _n14 < 128:
+    elif _n13 == 0:
+        f_error_message = None
         pos += 1
     else:
-        _n14, pos = read_uvarint(data, pos)
-    _n14 -= 1
-    if _n14 < 0:
-        raise InvalidValueError("ClusterId: null or negative length")
-    f_cluster_id = data[pos : pos + _n14].decode()
-    pos += _n14
+        f_error_message, pos = read_compact_nullable_string(data, pos)
+    _n14 = data[pos]
+    if 0 < _n14 < 128:
+        f_cluster_id = data[pos + 1 : pos + _n14].decode()
+        pos += _n14
+    else:
+        f_cluster_id, pos = read_compact_string(data, pos)
     (f_controller_id,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n15 = data[pos]
@@ -386,30 +391,22 @@ def _decode_DescribeClusterResponse_v0(data: bytes, pos: int) -> tuple[DescribeC
         (_m16_broker_id,) = _S_i.unpack_from(data, pos)
         pos += 4
         _n17 = data[pos]
-        if _n17 < 128:
-            pos += 1
+        if 0 < _n17 < 128:
+            _m16_host = data[pos + 1 : pos + _n17].decode()
+            pos += _n17
         else:
-            _n17, pos = read_uvarint(data, pos)
-        _n17 -= 1
-        if _n17 < 0:
-            raise InvalidValueError("Host: null or negative length")
-        _m16_host = data[pos : pos + _n17].decode()
-        pos += _n17
+            _m16_host, pos = read_compact_string(data, pos)
         (_m16_port,) = _S_i.unpack_from(data, pos)
         pos += 4
         _n18 = data[pos]
-        if _n18 < 128:
+        if 0 < _n18 < 128:
+            _m16_rack = data[pos + 1 : pos + _n18].decode()
+            pos += _n18
+        elif _n18 == 0:
+            _m16_rack = None
             pos += 1
         else:
-            _n18, pos = read_uvarint(data, pos)
-        _n18 -= 1
-        if _n18 < 0:
-            _m16_rack = None
-            if _n18 != -1:
-                raise InvalidValueError("Rack: length " + str(_n18))
-        else:
-            _m16_rack = data[pos : pos + _n18].decode()
-            pos += _n18
+            _m16_rack, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
@@ -455,27 +452,31 @@ def _encode_DescribeClusterResponse_v0(o: DescribeClusterResponse, out: bytearra
     out += _b21
     out += _S_i.pack(o.controller_id)
     _a23 = o.brokers
-    write_uvarint(out, len(_a23) + 1)
-    for _e24 in _a23:
-        out += _S_i.pack(_e24.broker_id)
-        _b25 = _e24.host.encode()
-        _n26 = len(_b25) + 1
-        if _n26 < 128:
-            out.append(_n26)
+    _n24 = len(_a23) + 1
+    if _n24 < 128:
+        out.append(_n24)
+    else:
+        write_uvarint(out, _n24)
+    for _e25 in _a23:
+        out += _S_i.pack(_e25.broker_id)
+        _b26 = _e25.host.encode()
+        _n27 = len(_b26) + 1
+        if _n27 < 128:
+            out.append(_n27)
         else:
-            write_uvarint(out, _n26)
-        out += _b25
-        out += _S_i.pack(_e24.port)
-        if _e24.rack is None:
+            write_uvarint(out, _n27)
+        out += _b26
+        out += _S_i.pack(_e25.port)
+        if _e25.rack is None:
             out.append(0)
         else:
-            _b27 = _e24.rack.encode()
-            _n28 = len(_b27) + 1
-            if _n28 < 128:
-                out.append(_n28)
+            _b28 = _e25.rack.encode()
+            _n29 = len(_b28) + 1
+            if _n29 < 128:
+                out.append(_n29)
             else:
-                write_uvarint(out, _n28)
-            out += _b27
+                write_uvarint(out, _n29)
+            out += _b28
         out.append(0)  # no tagged fields
     out += _S_i.pack(o.cluster_authorized_operations)
     out.append(0)  # no tagged fields
@@ -485,77 +486,61 @@ def _decode_DescribeClusterResponse_v1(data: bytes, pos: int) -> tuple[DescribeC
     """DescribeClusterResponse, version 1 (flexible)."""
     f_throttle_time_ms, f_error_code = _S_ih.unpack_from(data, pos)
     pos += 6
-    _n29 = data[pos]
-    if _n29 < 128:
+    _n30 = data[pos]
+    if 0 < _n30 < 128:
+        f_error_message = data[pos + 1 : pos + _n30].decode()
+        pos += _n30
+    elif _n30 == 0:
+        f_error_message = None
         pos += 1
     else:
-        _n29, pos = read_uvarint(data, pos)
-    _n29 -= 1
-    if _n29 < 0:
-        f_error_message = None
-        if _n29 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n29))
-    else:
-        f_error_message = data[pos : pos + _n29].decode()
-        pos += _n29
+        f_error_message, pos = read_compact_nullable_string(data, pos)
     (f_endpoint_type,) = _S_b.unpack_from(data, pos)
     pos += 1
-    _n30 = data[pos]
-    if _n30 < 128:
-        pos += 1
+    _n31 = data[pos]
+    if 0 < _n31 < 128:
+        f_cluster_id = data[pos + 1 : pos + _n31].decode()
+        pos += _n31
     else:
-        _n30, pos = read_uvarint(data, pos)
-    _n30 -= 1
-    if _n30 < 0:
-        raise InvalidValueError("ClusterId: null or negative length")
-    f_cluster_id = data[pos : pos + _n30].decode()
-    pos += _n30
+        f_cluster_id, pos = read_compact_string(data, pos)
     (f_controller_id,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n31 = data[pos]
-    if _n31 < 128:
+    _n32 = data[pos]
+    if _n32 < 128:
         pos += 1
     else:
-        _n31, pos = read_uvarint(data, pos)
-    _n31 -= 1
-    if _n31 < 0:
+        _n32, pos = read_uvarint(data, pos)
+    _n32 -= 1
+    if _n32 < 0:
         raise InvalidValueError("Brokers: null or negative length")
-    if _n31 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n31) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n32 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n32) + " elements in " + str(len(data) - pos) + " bytes")
     f_brokers = []
-    for _ in range(_n31):
-        (_m32_broker_id,) = _S_i.unpack_from(data, pos)
-        pos += 4
-        _n33 = data[pos]
-        if _n33 < 128:
-            pos += 1
-        else:
-            _n33, pos = read_uvarint(data, pos)
-        _n33 -= 1
-        if _n33 < 0:
-            raise InvalidValueError("Host: null or negative length")
-        _m32_host = data[pos : pos + _n33].decode()
-        pos += _n33
-        (_m32_port,) = _S_i.unpack_from(data, pos)
+    for _ in range(_n32):
+        (_m33_broker_id,) = _S_i.unpack_from(data, pos)
         pos += 4
         _n34 = data[pos]
-        if _n34 < 128:
+        if 0 < _n34 < 128:
+            _m33_host = data[pos + 1 : pos + _n34].decode()
+            pos += _n34
+        else:
+            _m33_host, pos = read_compact_string(data, pos)
+        (_m33_port,) = _S_i.unpack_from(data, pos)
+        pos += 4
+        _n35 = data[pos]
+        if 0 < _n35 < 128:
+            _m33_rack = data[pos + 1 : pos + _n35].decode()
+            pos += _n35
+        elif _n35 == 0:
+            _m33_rack = None
             pos += 1
         else:
-            _n34, pos = read_uvarint(data, pos)
-        _n34 -= 1
-        if _n34 < 0:
-            _m32_rack = None
-            if _n34 != -1:
-                raise InvalidValueError("Rack: length " + str(_n34))
-        else:
-            _m32_rack = data[pos : pos + _n34].decode()
-            pos += _n34
+            _m33_rack, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_brokers.append(DescribeClusterBroker(_m32_broker_id, _m32_host, _m32_port, _m32_rack, False))
+        f_brokers.append(DescribeClusterBroker(_m33_broker_id, _m33_host, _m33_port, _m33_rack, False))
     (f_cluster_authorized_operations,) = _S_i.unpack_from(data, pos)
     pos += 4
     if data[pos] == 0:  # no tagged fields: the common case
@@ -580,44 +565,48 @@ def _encode_DescribeClusterResponse_v1(o: DescribeClusterResponse, out: bytearra
     if o.error_message is None:
         out.append(0)
     else:
-        _b35 = o.error_message.encode()
-        _n36 = len(_b35) + 1
-        if _n36 < 128:
-            out.append(_n36)
+        _b36 = o.error_message.encode()
+        _n37 = len(_b36) + 1
+        if _n37 < 128:
+            out.append(_n37)
         else:
-            write_uvarint(out, _n36)
-        out += _b35
+            write_uvarint(out, _n37)
+        out += _b36
     out += _S_b.pack(o.endpoint_type)
-    _b37 = o.cluster_id.encode()
-    _n38 = len(_b37) + 1
-    if _n38 < 128:
-        out.append(_n38)
+    _b38 = o.cluster_id.encode()
+    _n39 = len(_b38) + 1
+    if _n39 < 128:
+        out.append(_n39)
     else:
-        write_uvarint(out, _n38)
-    out += _b37
+        write_uvarint(out, _n39)
+    out += _b38
     out += _S_i.pack(o.controller_id)
-    _a39 = o.brokers
-    write_uvarint(out, len(_a39) + 1)
-    for _e40 in _a39:
-        out += _S_i.pack(_e40.broker_id)
-        _b41 = _e40.host.encode()
-        _n42 = len(_b41) + 1
-        if _n42 < 128:
-            out.append(_n42)
+    _a40 = o.brokers
+    _n41 = len(_a40) + 1
+    if _n41 < 128:
+        out.append(_n41)
+    else:
+        write_uvarint(out, _n41)
+    for _e42 in _a40:
+        out += _S_i.pack(_e42.broker_id)
+        _b43 = _e42.host.encode()
+        _n44 = len(_b43) + 1
+        if _n44 < 128:
+            out.append(_n44)
         else:
-            write_uvarint(out, _n42)
-        out += _b41
-        out += _S_i.pack(_e40.port)
-        if _e40.rack is None:
+            write_uvarint(out, _n44)
+        out += _b43
+        out += _S_i.pack(_e42.port)
+        if _e42.rack is None:
             out.append(0)
         else:
-            _b43 = _e40.rack.encode()
-            _n44 = len(_b43) + 1
-            if _n44 < 128:
-                out.append(_n44)
+            _b45 = _e42.rack.encode()
+            _n46 = len(_b45) + 1
+            if _n46 < 128:
+                out.append(_n46)
             else:
-                write_uvarint(out, _n44)
-            out += _b43
+                write_uvarint(out, _n46)
+            out += _b45
         out.append(0)  # no tagged fields
     out += _S_i.pack(o.cluster_authorized_operations)
     out.append(0)  # no tagged fields
@@ -627,80 +616,64 @@ def _decode_DescribeClusterResponse_v2(data: bytes, pos: int) -> tuple[DescribeC
     """DescribeClusterResponse, version 2 (flexible)."""
     f_throttle_time_ms, f_error_code = _S_ih.unpack_from(data, pos)
     pos += 6
-    _n45 = data[pos]
-    if _n45 < 128:
+    _n47 = data[pos]
+    if 0 < _n47 < 128:
+        f_error_message = data[pos + 1 : pos + _n47].decode()
+        pos += _n47
+    elif _n47 == 0:
+        f_error_message = None
         pos += 1
     else:
-        _n45, pos = read_uvarint(data, pos)
-    _n45 -= 1
-    if _n45 < 0:
-        f_error_message = None
-        if _n45 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n45))
-    else:
-        f_error_message = data[pos : pos + _n45].decode()
-        pos += _n45
+        f_error_message, pos = read_compact_nullable_string(data, pos)
     (f_endpoint_type,) = _S_b.unpack_from(data, pos)
     pos += 1
-    _n46 = data[pos]
-    if _n46 < 128:
-        pos += 1
+    _n48 = data[pos]
+    if 0 < _n48 < 128:
+        f_cluster_id = data[pos + 1 : pos + _n48].decode()
+        pos += _n48
     else:
-        _n46, pos = read_uvarint(data, pos)
-    _n46 -= 1
-    if _n46 < 0:
-        raise InvalidValueError("ClusterId: null or negative length")
-    f_cluster_id = data[pos : pos + _n46].decode()
-    pos += _n46
+        f_cluster_id, pos = read_compact_string(data, pos)
     (f_controller_id,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n47 = data[pos]
-    if _n47 < 128:
+    _n49 = data[pos]
+    if _n49 < 128:
         pos += 1
     else:
-        _n47, pos = read_uvarint(data, pos)
-    _n47 -= 1
-    if _n47 < 0:
+        _n49, pos = read_uvarint(data, pos)
+    _n49 -= 1
+    if _n49 < 0:
         raise InvalidValueError("Brokers: null or negative length")
-    if _n47 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n47) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n49 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n49) + " elements in " + str(len(data) - pos) + " bytes")
     f_brokers = []
-    for _ in range(_n47):
-        (_m48_broker_id,) = _S_i.unpack_from(data, pos)
+    for _ in range(_n49):
+        (_m50_broker_id,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n49 = data[pos]
-        if _n49 < 128:
+        _n51 = data[pos]
+        if 0 < _n51 < 128:
+            _m50_host = data[pos + 1 : pos + _n51].decode()
+            pos += _n51
+        else:
+            _m50_host, pos = read_compact_string(data, pos)
+        (_m50_port,) = _S_i.unpack_from(data, pos)
+        pos += 4
+        _n52 = data[pos]
+        if 0 < _n52 < 128:
+            _m50_rack = data[pos + 1 : pos + _n52].decode()
+            pos += _n52
+        elif _n52 == 0:
+            _m50_rack = None
             pos += 1
         else:
-            _n49, pos = read_uvarint(data, pos)
-        _n49 -= 1
-        if _n49 < 0:
-            raise InvalidValueError("Host: null or negative length")
-        _m48_host = data[pos : pos + _n49].decode()
-        pos += _n49
-        (_m48_port,) = _S_i.unpack_from(data, pos)
-        pos += 4
-        _n50 = data[pos]
-        if _n50 < 128:
-            pos += 1
-        else:
-            _n50, pos = read_uvarint(data, pos)
-        _n50 -= 1
-        if _n50 < 0:
-            _m48_rack = None
-            if _n50 != -1:
-                raise InvalidValueError("Rack: length " + str(_n50))
-        else:
-            _m48_rack = data[pos : pos + _n50].decode()
-            pos += _n50
-        (_m48_is_fenced,) = _S_o.unpack_from(data, pos)
+            _m50_rack, pos = read_compact_nullable_string(data, pos)
+        (_m50_is_fenced,) = _S_o.unpack_from(data, pos)
         pos += 1
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
         f_brokers.append(
-            DescribeClusterBroker(_m48_broker_id, _m48_host, _m48_port, _m48_rack, _m48_is_fenced)
+            DescribeClusterBroker(_m50_broker_id, _m50_host, _m50_port, _m50_rack, _m50_is_fenced)
         )
     (f_cluster_authorized_operations,) = _S_i.unpack_from(data, pos)
     pos += 4
@@ -726,45 +699,49 @@ def _encode_DescribeClusterResponse_v2(o: DescribeClusterResponse, out: bytearra
     if o.error_message is None:
         out.append(0)
     else:
-        _b51 = o.error_message.encode()
-        _n52 = len(_b51) + 1
-        if _n52 < 128:
-            out.append(_n52)
+        _b53 = o.error_message.encode()
+        _n54 = len(_b53) + 1
+        if _n54 < 128:
+            out.append(_n54)
         else:
-            write_uvarint(out, _n52)
-        out += _b51
+            write_uvarint(out, _n54)
+        out += _b53
     out += _S_b.pack(o.endpoint_type)
-    _b53 = o.cluster_id.encode()
-    _n54 = len(_b53) + 1
-    if _n54 < 128:
-        out.append(_n54)
+    _b55 = o.cluster_id.encode()
+    _n56 = len(_b55) + 1
+    if _n56 < 128:
+        out.append(_n56)
     else:
-        write_uvarint(out, _n54)
-    out += _b53
+        write_uvarint(out, _n56)
+    out += _b55
     out += _S_i.pack(o.controller_id)
-    _a55 = o.brokers
-    write_uvarint(out, len(_a55) + 1)
-    for _e56 in _a55:
-        out += _S_i.pack(_e56.broker_id)
-        _b57 = _e56.host.encode()
-        _n58 = len(_b57) + 1
-        if _n58 < 128:
-            out.append(_n58)
+    _a57 = o.brokers
+    _n58 = len(_a57) + 1
+    if _n58 < 128:
+        out.append(_n58)
+    else:
+        write_uvarint(out, _n58)
+    for _e59 in _a57:
+        out += _S_i.pack(_e59.broker_id)
+        _b60 = _e59.host.encode()
+        _n61 = len(_b60) + 1
+        if _n61 < 128:
+            out.append(_n61)
         else:
-            write_uvarint(out, _n58)
-        out += _b57
-        out += _S_i.pack(_e56.port)
-        if _e56.rack is None:
+            write_uvarint(out, _n61)
+        out += _b60
+        out += _S_i.pack(_e59.port)
+        if _e59.rack is None:
             out.append(0)
         else:
-            _b59 = _e56.rack.encode()
-            _n60 = len(_b59) + 1
-            if _n60 < 128:
-                out.append(_n60)
+            _b62 = _e59.rack.encode()
+            _n63 = len(_b62) + 1
+            if _n63 < 128:
+                out.append(_n63)
             else:
-                write_uvarint(out, _n60)
-            out += _b59
-        out += _S_o.pack(_e56.is_fenced)
+                write_uvarint(out, _n63)
+            out += _b62
+        out += _S_o.pack(_e59.is_fenced)
         out.append(0)  # no tagged fields
     out += _S_i.pack(o.cluster_authorized_operations)
     out.append(0)  # no tagged fields

@@ -13,7 +13,15 @@ from typing import ClassVar
 
 from protocol import _runtime
 from protocol.errors import InvalidValueError, TruncatedError
-from protocol.primitives import Buffer, read_uvarint, skip_tagged_fields, write_string, write_uvarint
+from protocol.primitives import (
+    Buffer,
+    read_compact_nullable_string,
+    read_compact_string,
+    read_uvarint,
+    skip_tagged_fields,
+    write_string,
+    write_uvarint,
+)
 from protocol.schema import FieldSpec, MessageSpec
 
 
@@ -77,10 +85,21 @@ class DescribeConfigsRequest:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> DescribeConfigsRequest:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _DESCRIBE_CONFIGS_REQUEST_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "DescribeConfigsRequest", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "DescribeConfigsRequest", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _DESCRIBE_CONFIGS_REQUEST_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "DescribeConfigsRequest", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -181,10 +200,21 @@ class DescribeConfigsResponse:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> DescribeConfigsResponse:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _DESCRIBE_CONFIGS_RESPONSE_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "DescribeConfigsResponse", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "DescribeConfigsResponse", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _DESCRIBE_CONFIGS_RESPONSE_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "DescribeConfigsResponse", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -246,15 +276,11 @@ def _decode_DescribeConfigsResource_v4(data: bytes, pos: int) -> tuple[DescribeC
     (f_resource_type,) = _S_b.unpack_from(data, pos)
     pos += 1
     _n8 = data[pos]
-    if _n8 < 128:
-        pos += 1
+    if 0 < _n8 < 128:
+        f_resource_name = data[pos + 1 : pos + _n8].decode()
+        pos += _n8
     else:
-        _n8, pos = read_uvarint(data, pos)
-    _n8 -= 1
-    if _n8 < 0:
-        raise InvalidValueError("ResourceName: null or negative length")
-    f_resource_name = data[pos : pos + _n8].decode()
-    pos += _n8
+        f_resource_name, pos = read_compact_string(data, pos)
     _n9 = data[pos]
     if _n9 < 128:
         pos += 1
@@ -273,15 +299,11 @@ def _decode_DescribeConfigsResource_v4(data: bytes, pos: int) -> tuple[DescribeC
         f_configuration_keys = []
         for _ in range(_n9):
             _n11 = data[pos]
-            if _n11 < 128:
-                pos += 1
+            if 0 < _n11 < 128:
+                _e10 = data[pos + 1 : pos + _n11].decode()
+                pos += _n11
             else:
-                _n11, pos = read_uvarint(data, pos)
-            _n11 -= 1
-            if _n11 < 0:
-                raise InvalidValueError("ConfigurationKeys: null or negative length")
-            _e10 = data[pos : pos + _n11].decode()
-            pos += _n11
+                _e10, pos = read_compact_string(data, pos)
             f_configuration_keys.append(_e10)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
@@ -304,113 +326,117 @@ def _encode_DescribeConfigsResource_v4(o: DescribeConfigsResource, out: bytearra
     if _a14 is None:
         out.append(0)
     else:
-        write_uvarint(out, len(_a14) + 1)
-        for _e15 in _a14:
-            _b16 = _e15.encode()
-            _n17 = len(_b16) + 1
-            if _n17 < 128:
-                out.append(_n17)
+        _n15 = len(_a14) + 1
+        if _n15 < 128:
+            out.append(_n15)
+        else:
+            write_uvarint(out, _n15)
+        for _e16 in _a14:
+            _b17 = _e16.encode()
+            _n18 = len(_b17) + 1
+            if _n18 < 128:
+                out.append(_n18)
             else:
-                write_uvarint(out, _n17)
-            out += _b16
+                write_uvarint(out, _n18)
+            out += _b17
     out.append(0)  # no tagged fields
 
 
 def _decode_DescribeConfigsRequest_v0(data: bytes, pos: int) -> tuple[DescribeConfigsRequest, int]:
     """DescribeConfigsRequest, version 0."""
-    (_n18,) = _S_i.unpack_from(data, pos)
+    (_n19,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n18 < 0:
+    if _n19 < 0:
         raise InvalidValueError("Resources: null or negative length")
-    if _n18 > len(data) - pos:
-        raise TruncatedError("Resources: " + str(_n18) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n19 > len(data) - pos:
+        raise TruncatedError("Resources: " + str(_n19) + " elements in " + str(len(data) - pos) + " bytes")
     f_resources = []
-    for _ in range(_n18):
-        _m19_resource_type, _n20 = _S_bh.unpack_from(data, pos)
+    for _ in range(_n19):
+        _m20_resource_type, _n21 = _S_bh.unpack_from(data, pos)
         pos += 3
-        if _n20 < 0:
-            raise InvalidValueError("ResourceName: null or negative length")
-        _m19_resource_name = data[pos : pos + _n20].decode()
-        pos += _n20
-        (_n21,) = _S_i.unpack_from(data, pos)
-        pos += 4
         if _n21 < 0:
-            _m19_configuration_keys = None
-            if _n21 != -1:
-                raise InvalidValueError("ConfigurationKeys: length " + str(_n21))
+            raise InvalidValueError("ResourceName: null or negative length")
+        _m20_resource_name = data[pos : pos + _n21].decode()
+        pos += _n21
+        (_n22,) = _S_i.unpack_from(data, pos)
+        pos += 4
+        if _n22 < 0:
+            _m20_configuration_keys = None
+            if _n22 != -1:
+                raise InvalidValueError("ConfigurationKeys: length " + str(_n22))
         else:
-            if _n21 > len(data) - pos:
+            if _n22 > len(data) - pos:
                 raise TruncatedError(
-                    "ConfigurationKeys: " + str(_n21) + " elements in " + str(len(data) - pos) + " bytes"
+                    "ConfigurationKeys: " + str(_n22) + " elements in " + str(len(data) - pos) + " bytes"
                 )
-            _m19_configuration_keys = []
-            for _ in range(_n21):
-                (_n23,) = _S_h.unpack_from(data, pos)
+            _m20_configuration_keys = []
+            for _ in range(_n22):
+                (_n24,) = _S_h.unpack_from(data, pos)
                 pos += 2
-                if _n23 < 0:
+                if _n24 < 0:
                     raise InvalidValueError("ConfigurationKeys: null or negative length")
-                _e22 = data[pos : pos + _n23].decode()
-                pos += _n23
-                _m19_configuration_keys.append(_e22)
+                _e23 = data[pos : pos + _n24].decode()
+                pos += _n24
+                _m20_configuration_keys.append(_e23)
         f_resources.append(
-            DescribeConfigsResource(_m19_resource_type, _m19_resource_name, _m19_configuration_keys)
+            DescribeConfigsResource(_m20_resource_type, _m20_resource_name, _m20_configuration_keys)
         )
     return DescribeConfigsRequest(f_resources, False, False), pos
 
 
 def _encode_DescribeConfigsRequest_v0(o: DescribeConfigsRequest, out: bytearray) -> None:
     """DescribeConfigsRequest, version 0."""
-    _a24 = o.resources
-    out += _S_i.pack(len(_a24))
-    for _e25 in _a24:
-        _b26 = _e25.resource_name.encode()
-        out += _S_bh.pack(_e25.resource_type, len(_b26))
-        out += _b26
-        _a27 = _e25.configuration_keys
-        out += _S_i.pack(-1 if _a27 is None else len(_a27))
-        if _a27 is not None:
-            for _e28 in _a27:
-                write_string(out, _e28)
+    _a25 = o.resources
+    out += _S_i.pack(len(_a25))
+    for _e26 in _a25:
+        _b27 = _e26.resource_name.encode()
+        out += _S_bh.pack(_e26.resource_type, len(_b27))
+        out += _b27
+        _a28 = _e26.configuration_keys
+        out += _S_i.pack(-1 if _a28 is None else len(_a28))
+        if _a28 is not None:
+            for _e29 in _a28:
+                write_string(out, _e29)
 
 
 def _decode_DescribeConfigsRequest_v1(data: bytes, pos: int) -> tuple[DescribeConfigsRequest, int]:
     """DescribeConfigsRequest, versions 1-2."""
-    (_n29,) = _S_i.unpack_from(data, pos)
+    (_n30,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n29 < 0:
+    if _n30 < 0:
         raise InvalidValueError("Resources: null or negative length")
-    if _n29 > len(data) - pos:
-        raise TruncatedError("Resources: " + str(_n29) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n30 > len(data) - pos:
+        raise TruncatedError("Resources: " + str(_n30) + " elements in " + str(len(data) - pos) + " bytes")
     f_resources = []
-    for _ in range(_n29):
-        _m30_resource_type, _n31 = _S_bh.unpack_from(data, pos)
+    for _ in range(_n30):
+        _m31_resource_type, _n32 = _S_bh.unpack_from(data, pos)
         pos += 3
-        if _n31 < 0:
-            raise InvalidValueError("ResourceName: null or negative length")
-        _m30_resource_name = data[pos : pos + _n31].decode()
-        pos += _n31
-        (_n32,) = _S_i.unpack_from(data, pos)
-        pos += 4
         if _n32 < 0:
-            _m30_configuration_keys = None
-            if _n32 != -1:
-                raise InvalidValueError("ConfigurationKeys: length " + str(_n32))
+            raise InvalidValueError("ResourceName: null or negative length")
+        _m31_resource_name = data[pos : pos + _n32].decode()
+        pos += _n32
+        (_n33,) = _S_i.unpack_from(data, pos)
+        pos += 4
+        if _n33 < 0:
+            _m31_configuration_keys = None
+            if _n33 != -1:
+                raise InvalidValueError("ConfigurationKeys: length " + str(_n33))
         else:
-            if _n32 > len(data) - pos:
+            if _n33 > len(data) - pos:
                 raise TruncatedError(
-                    "ConfigurationKeys: " + str(_n32) + " elements in " + str(len(data) - pos) + " bytes"
+                    "ConfigurationKeys: " + str(_n33) + " elements in " + str(len(data) - pos) + " bytes"
                 )
-            _m30_configuration_keys = []
-            for _ in range(_n32):
-                (_n34,) = _S_h.unpack_from(data, pos)
+            _m31_configuration_keys = []
+            for _ in range(_n33):
+                (_n35,) = _S_h.unpack_from(data, pos)
                 pos += 2
-                if _n34 < 0:
+                if _n35 < 0:
                     raise InvalidValueError("ConfigurationKeys: null or negative length")
-                _e33 = data[pos : pos + _n34].decode()
-                pos += _n34
-                _m30_configuration_keys.append(_e33)
+                _e34 = data[pos : pos + _n35].decode()
+                pos += _n35
+                _m31_configuration_keys.append(_e34)
         f_resources.append(
-            DescribeConfigsResource(_m30_resource_type, _m30_resource_name, _m30_configuration_keys)
+            DescribeConfigsResource(_m31_resource_type, _m31_resource_name, _m31_configuration_keys)
         )
     (f_include_synonyms,) = _S_o.unpack_from(data, pos)
     pos += 1
@@ -419,58 +445,58 @@ def _decode_DescribeConfigsRequest_v1(data: bytes, pos: int) -> tuple[DescribeCo
 
 def _encode_DescribeConfigsRequest_v1(o: DescribeConfigsRequest, out: bytearray) -> None:
     """DescribeConfigsRequest, versions 1-2."""
-    _a35 = o.resources
-    out += _S_i.pack(len(_a35))
-    for _e36 in _a35:
-        _b37 = _e36.resource_name.encode()
-        out += _S_bh.pack(_e36.resource_type, len(_b37))
-        out += _b37
-        _a38 = _e36.configuration_keys
-        out += _S_i.pack(-1 if _a38 is None else len(_a38))
-        if _a38 is not None:
-            for _e39 in _a38:
-                write_string(out, _e39)
+    _a36 = o.resources
+    out += _S_i.pack(len(_a36))
+    for _e37 in _a36:
+        _b38 = _e37.resource_name.encode()
+        out += _S_bh.pack(_e37.resource_type, len(_b38))
+        out += _b38
+        _a39 = _e37.configuration_keys
+        out += _S_i.pack(-1 if _a39 is None else len(_a39))
+        if _a39 is not None:
+            for _e40 in _a39:
+                write_string(out, _e40)
     out += _S_o.pack(o.include_synonyms)
 
 
 def _decode_DescribeConfigsRequest_v3(data: bytes, pos: int) -> tuple[DescribeConfigsRequest, int]:
     """DescribeConfigsRequest, version 3."""
-    (_n40,) = _S_i.unpack_from(data, pos)
+    (_n41,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n40 < 0:
+    if _n41 < 0:
         raise InvalidValueError("Resources: null or negative length")
-    if _n40 > len(data) - pos:
-        raise TruncatedError("Resources: " + str(_n40) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n41 > len(data) - pos:
+        raise TruncatedError("Resources: " + str(_n41) + " elements in " + str(len(data) - pos) + " bytes")
     f_resources = []
-    for _ in range(_n40):
-        _m41_resource_type, _n42 = _S_bh.unpack_from(data, pos)
+    for _ in range(_n41):
+        _m42_resource_type, _n43 = _S_bh.unpack_from(data, pos)
         pos += 3
-        if _n42 < 0:
-            raise InvalidValueError("ResourceName: null or negative length")
-        _m41_resource_name = data[pos : pos + _n42].decode()
-        pos += _n42
-        (_n43,) = _S_i.unpack_from(data, pos)
-        pos += 4
         if _n43 < 0:
-            _m41_configuration_keys = None
-            if _n43 != -1:
-                raise InvalidValueError("ConfigurationKeys: length " + str(_n43))
+            raise InvalidValueError("ResourceName: null or negative length")
+        _m42_resource_name = data[pos : pos + _n43].decode()
+        pos += _n43
+        (_n44,) = _S_i.unpack_from(data, pos)
+        pos += 4
+        if _n44 < 0:
+            _m42_configuration_keys = None
+            if _n44 != -1:
+                raise InvalidValueError("ConfigurationKeys: length " + str(_n44))
         else:
-            if _n43 > len(data) - pos:
+            if _n44 > len(data) - pos:
                 raise TruncatedError(
-                    "ConfigurationKeys: " + str(_n43) + " elements in " + str(len(data) - pos) + " bytes"
+                    "ConfigurationKeys: " + str(_n44) + " elements in " + str(len(data) - pos) + " bytes"
                 )
-            _m41_configuration_keys = []
-            for _ in range(_n43):
-                (_n45,) = _S_h.unpack_from(data, pos)
+            _m42_configuration_keys = []
+            for _ in range(_n44):
+                (_n46,) = _S_h.unpack_from(data, pos)
                 pos += 2
-                if _n45 < 0:
+                if _n46 < 0:
                     raise InvalidValueError("ConfigurationKeys: null or negative length")
-                _e44 = data[pos : pos + _n45].decode()
-                pos += _n45
-                _m41_configuration_keys.append(_e44)
+                _e45 = data[pos : pos + _n46].decode()
+                pos += _n46
+                _m42_configuration_keys.append(_e45)
         f_resources.append(
-            DescribeConfigsResource(_m41_resource_type, _m41_resource_name, _m41_configuration_keys)
+            DescribeConfigsResource(_m42_resource_type, _m42_resource_name, _m42_configuration_keys)
         )
     f_include_synonyms, f_include_documentation = _S_oo.unpack_from(data, pos)
     pos += 2
@@ -479,80 +505,72 @@ def _decode_DescribeConfigsRequest_v3(data: bytes, pos: int) -> tuple[DescribeCo
 
 def _encode_DescribeConfigsRequest_v3(o: DescribeConfigsRequest, out: bytearray) -> None:
     """DescribeConfigsRequest, version 3."""
-    _a46 = o.resources
-    out += _S_i.pack(len(_a46))
-    for _e47 in _a46:
-        _b48 = _e47.resource_name.encode()
-        out += _S_bh.pack(_e47.resource_type, len(_b48))
-        out += _b48
-        _a49 = _e47.configuration_keys
-        out += _S_i.pack(-1 if _a49 is None else len(_a49))
-        if _a49 is not None:
-            for _e50 in _a49:
-                write_string(out, _e50)
+    _a47 = o.resources
+    out += _S_i.pack(len(_a47))
+    for _e48 in _a47:
+        _b49 = _e48.resource_name.encode()
+        out += _S_bh.pack(_e48.resource_type, len(_b49))
+        out += _b49
+        _a50 = _e48.configuration_keys
+        out += _S_i.pack(-1 if _a50 is None else len(_a50))
+        if _a50 is not None:
+            for _e51 in _a50:
+                write_string(out, _e51)
     out += _S_oo.pack(o.include_synonyms, o.include_documentation)
 
 
 def _decode_DescribeConfigsRequest_v4(data: bytes, pos: int) -> tuple[DescribeConfigsRequest, int]:
     """DescribeConfigsRequest, version 4 (flexible)."""
-    _n51 = data[pos]
-    if _n51 < 128:
+    _n52 = data[pos]
+    if _n52 < 128:
         pos += 1
     else:
-        _n51, pos = read_uvarint(data, pos)
-    _n51 -= 1
-    if _n51 < 0:
+        _n52, pos = read_uvarint(data, pos)
+    _n52 -= 1
+    if _n52 < 0:
         raise InvalidValueError("Resources: null or negative length")
-    if _n51 > len(data) - pos:
-        raise TruncatedError("Resources: " + str(_n51) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n52 > len(data) - pos:
+        raise TruncatedError("Resources: " + str(_n52) + " elements in " + str(len(data) - pos) + " bytes")
     f_resources = []
-    for _ in range(_n51):
-        (_m52_resource_type,) = _S_b.unpack_from(data, pos)
+    for _ in range(_n52):
+        (_m53_resource_type,) = _S_b.unpack_from(data, pos)
         pos += 1
-        _n53 = data[pos]
-        if _n53 < 128:
-            pos += 1
-        else:
-            _n53, pos = read_uvarint(data, pos)
-        _n53 -= 1
-        if _n53 < 0:
-            raise InvalidValueError("ResourceName: null or negative length")
-        _m52_resource_name = data[pos : pos + _n53].decode()
-        pos += _n53
         _n54 = data[pos]
-        if _n54 < 128:
+        if 0 < _n54 < 128:
+            _m53_resource_name = data[pos + 1 : pos + _n54].decode()
+            pos += _n54
+        else:
+            _m53_resource_name, pos = read_compact_string(data, pos)
+        _n55 = data[pos]
+        if _n55 < 128:
             pos += 1
         else:
-            _n54, pos = read_uvarint(data, pos)
-        _n54 -= 1
-        if _n54 < 0:
-            _m52_configuration_keys = None
-            if _n54 != -1:
-                raise InvalidValueError("ConfigurationKeys: length " + str(_n54))
+            _n55, pos = read_uvarint(data, pos)
+        _n55 -= 1
+        if _n55 < 0:
+            _m53_configuration_keys = None
+            if _n55 != -1:
+                raise InvalidValueError("ConfigurationKeys: length " + str(_n55))
         else:
-            if _n54 > len(data) - pos:
+            if _n55 > len(data) - pos:
                 raise TruncatedError(
-                    "ConfigurationKeys: " + str(_n54) + " elements in " + str(len(data) - pos) + " bytes"
+                    "ConfigurationKeys: " + str(_n55) + " elements in " + str(len(data) - pos) + " bytes"
                 )
-            _m52_configuration_keys = []
-            for _ in range(_n54):
-                _n56 = data[pos]
-                if _n56 < 128:
-                    pos += 1
+            _m53_configuration_keys = []
+            for _ in range(_n55):
+                _n57 = data[pos]
+                if 0 < _n57 < 128:
+                    _e56 = data[pos + 1 : pos + _n57].decode()
+                    pos += _n57
                 else:
-                    _n56, pos = read_uvarint(data, pos)
-                _n56 -= 1
-                if _n56 < 0:
-                    raise InvalidValueError("ConfigurationKeys: null or negative length")
-                _e55 = data[pos : pos + _n56].decode()
-                pos += _n56
-                _m52_configuration_keys.append(_e55)
+                    _e56, pos = read_compact_string(data, pos)
+                _m53_configuration_keys.append(_e56)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
         f_resources.append(
-            DescribeConfigsResource(_m52_resource_type, _m52_resource_name, _m52_configuration_keys)
+            DescribeConfigsResource(_m53_resource_type, _m53_resource_name, _m53_configuration_keys)
         )
     f_include_synonyms, f_include_documentation = _S_oo.unpack_from(data, pos)
     pos += 2
@@ -565,30 +583,38 @@ def _decode_DescribeConfigsRequest_v4(data: bytes, pos: int) -> tuple[DescribeCo
 
 def _encode_DescribeConfigsRequest_v4(o: DescribeConfigsRequest, out: bytearray) -> None:
     """DescribeConfigsRequest, version 4 (flexible)."""
-    _a57 = o.resources
-    write_uvarint(out, len(_a57) + 1)
-    for _e58 in _a57:
-        out += _S_b.pack(_e58.resource_type)
-        _b59 = _e58.resource_name.encode()
-        _n60 = len(_b59) + 1
-        if _n60 < 128:
-            out.append(_n60)
+    _a58 = o.resources
+    _n59 = len(_a58) + 1
+    if _n59 < 128:
+        out.append(_n59)
+    else:
+        write_uvarint(out, _n59)
+    for _e60 in _a58:
+        out += _S_b.pack(_e60.resource_type)
+        _b61 = _e60.resource_name.encode()
+        _n62 = len(_b61) + 1
+        if _n62 < 128:
+            out.append(_n62)
         else:
-            write_uvarint(out, _n60)
-        out += _b59
-        _a61 = _e58.configuration_keys
-        if _a61 is None:
+            write_uvarint(out, _n62)
+        out += _b61
+        _a63 = _e60.configuration_keys
+        if _a63 is None:
             out.append(0)
         else:
-            write_uvarint(out, len(_a61) + 1)
-            for _e62 in _a61:
-                _b63 = _e62.encode()
-                _n64 = len(_b63) + 1
-                if _n64 < 128:
-                    out.append(_n64)
+            _n64 = len(_a63) + 1
+            if _n64 < 128:
+                out.append(_n64)
+            else:
+                write_uvarint(out, _n64)
+            for _e65 in _a63:
+                _b66 = _e65.encode()
+                _n67 = len(_b66) + 1
+                if _n67 < 128:
+                    out.append(_n67)
                 else:
-                    write_uvarint(out, _n64)
-                out += _b63
+                    write_uvarint(out, _n67)
+                out += _b66
         out.append(0)  # no tagged fields
     out += _S_oo.pack(o.include_synonyms, o.include_documentation)
     out.append(0)  # no tagged fields
@@ -596,21 +622,21 @@ def _encode_DescribeConfigsRequest_v4(o: DescribeConfigsRequest, out: bytearray)
 
 def _decode_DescribeConfigsSynonym_v1(data: bytes, pos: int) -> tuple[DescribeConfigsSynonym, int]:
     """DescribeConfigsSynonym, versions 1-3."""
-    (_n65,) = _S_h.unpack_from(data, pos)
+    (_n68,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n65 < 0:
+    if _n68 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n65].decode()
-    pos += _n65
-    (_n66,) = _S_h.unpack_from(data, pos)
+    f_name = data[pos : pos + _n68].decode()
+    pos += _n68
+    (_n69,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n66 < 0:
+    if _n69 < 0:
         f_value = None
-        if _n66 != -1:
-            raise InvalidValueError("Value: length " + str(_n66))
+        if _n69 != -1:
+            raise InvalidValueError("Value: length " + str(_n69))
     else:
-        f_value = data[pos : pos + _n66].decode()
-        pos += _n66
+        f_value = data[pos : pos + _n69].decode()
+        pos += _n69
     (f_source,) = _S_b.unpack_from(data, pos)
     pos += 1
     return DescribeConfigsSynonym(f_name, f_value, f_source), pos
@@ -618,41 +644,33 @@ def _decode_DescribeConfigsSynonym_v1(data: bytes, pos: int) -> tuple[DescribeCo
 
 def _encode_DescribeConfigsSynonym_v1(o: DescribeConfigsSynonym, out: bytearray) -> None:
     """DescribeConfigsSynonym, versions 1-3."""
-    _b67 = o.name.encode()
-    out += _S_h.pack(len(_b67))
-    out += _b67
-    _b68 = None if o.value is None else o.value.encode()
-    out += _S_h.pack(-1 if _b68 is None else len(_b68))
-    if _b68 is not None:
-        out += _b68
+    _b70 = o.name.encode()
+    out += _S_h.pack(len(_b70))
+    out += _b70
+    _b71 = None if o.value is None else o.value.encode()
+    out += _S_h.pack(-1 if _b71 is None else len(_b71))
+    if _b71 is not None:
+        out += _b71
     out += _S_b.pack(o.source)
 
 
 def _decode_DescribeConfigsSynonym_v4(data: bytes, pos: int) -> tuple[DescribeConfigsSynonym, int]:
     """DescribeConfigsSynonym, version 4 (flexible)."""
-    _n69 = data[pos]
-    if _n69 < 128:
-        pos += 1
+    _n72 = data[pos]
+    if 0 < _n72 < 128:
+        f_name = data[pos + 1 : pos + _n72].decode()
+        pos += _n72
     else:
-        _n69, pos = read_uvarint(data, pos)
-    _n69 -= 1
-    if _n69 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n69].decode()
-    pos += _n69
-    _n70 = data[pos]
-    if _n70 < 128:
-        pos += 1
-    else:
-        _n70, pos = read_uvarint(data, pos)
-    _n70 -= 1
-    if _n70 < 0:
+        f_name, pos = read_compact_string(data, pos)
+    _n73 = data[pos]
+    if 0 < _n73 < 128:
+        f_value = data[pos + 1 : pos + _n73].decode()
+        pos += _n73
+    elif _n73 == 0:
         f_value = None
-        if _n70 != -1:
-            raise InvalidValueError("Value: length " + str(_n70))
+        pos += 1
     else:
-        f_value = data[pos : pos + _n70].decode()
-        pos += _n70
+        f_value, pos = read_compact_nullable_string(data, pos)
     (f_source,) = _S_b.unpack_from(data, pos)
     pos += 1
     if data[pos] == 0:  # no tagged fields: the common case
@@ -664,23 +682,23 @@ def _decode_DescribeConfigsSynonym_v4(data: bytes, pos: int) -> tuple[DescribeCo
 
 def _encode_DescribeConfigsSynonym_v4(o: DescribeConfigsSynonym, out: bytearray) -> None:
     """DescribeConfigsSynonym, version 4 (flexible)."""
-    _b71 = o.name.encode()
-    _n72 = len(_b71) + 1
-    if _n72 < 128:
-        out.append(_n72)
+    _b74 = o.name.encode()
+    _n75 = len(_b74) + 1
+    if _n75 < 128:
+        out.append(_n75)
     else:
-        write_uvarint(out, _n72)
-    out += _b71
+        write_uvarint(out, _n75)
+    out += _b74
     if o.value is None:
         out.append(0)
     else:
-        _b73 = o.value.encode()
-        _n74 = len(_b73) + 1
-        if _n74 < 128:
-            out.append(_n74)
+        _b76 = o.value.encode()
+        _n77 = len(_b76) + 1
+        if _n77 < 128:
+            out.append(_n77)
         else:
-            write_uvarint(out, _n74)
-        out += _b73
+            write_uvarint(out, _n77)
+        out += _b76
     out += _S_b.pack(o.source)
     out.append(0)  # no tagged fields
 
@@ -689,21 +707,21 @@ def _decode_DescribeConfigsResourceResult_v0(
     data: bytes, pos: int
 ) -> tuple[DescribeConfigsResourceResult, int]:
     """DescribeConfigsResourceResult, version 0."""
-    (_n75,) = _S_h.unpack_from(data, pos)
+    (_n78,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n75 < 0:
+    if _n78 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n75].decode()
-    pos += _n75
-    (_n76,) = _S_h.unpack_from(data, pos)
+    f_name = data[pos : pos + _n78].decode()
+    pos += _n78
+    (_n79,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n76 < 0:
+    if _n79 < 0:
         f_value = None
-        if _n76 != -1:
-            raise InvalidValueError("Value: length " + str(_n76))
+        if _n79 != -1:
+            raise InvalidValueError("Value: length " + str(_n79))
     else:
-        f_value = data[pos : pos + _n76].decode()
-        pos += _n76
+        f_value = data[pos : pos + _n79].decode()
+        pos += _n79
     f_read_only, f_is_default, f_is_sensitive = _S_ooo.unpack_from(data, pos)
     pos += 3
     return DescribeConfigsResourceResult(
@@ -713,13 +731,13 @@ def _decode_DescribeConfigsResourceResult_v0(
 
 def _encode_DescribeConfigsResourceResult_v0(o: DescribeConfigsResourceResult, out: bytearray) -> None:
     """DescribeConfigsResourceResult, version 0."""
-    _b77 = o.name.encode()
-    out += _S_h.pack(len(_b77))
-    out += _b77
-    _b78 = None if o.value is None else o.value.encode()
-    out += _S_h.pack(-1 if _b78 is None else len(_b78))
-    if _b78 is not None:
-        out += _b78
+    _b80 = o.name.encode()
+    out += _S_h.pack(len(_b80))
+    out += _b80
+    _b81 = None if o.value is None else o.value.encode()
+    out += _S_h.pack(-1 if _b81 is None else len(_b81))
+    if _b81 is not None:
+        out += _b81
     out += _S_ooo.pack(o.read_only, o.is_default, o.is_sensitive)
 
 
@@ -727,47 +745,47 @@ def _decode_DescribeConfigsResourceResult_v1(
     data: bytes, pos: int
 ) -> tuple[DescribeConfigsResourceResult, int]:
     """DescribeConfigsResourceResult, versions 1-2."""
-    (_n79,) = _S_h.unpack_from(data, pos)
+    (_n82,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n79 < 0:
+    if _n82 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n79].decode()
-    pos += _n79
-    (_n80,) = _S_h.unpack_from(data, pos)
+    f_name = data[pos : pos + _n82].decode()
+    pos += _n82
+    (_n83,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n80 < 0:
+    if _n83 < 0:
         f_value = None
-        if _n80 != -1:
-            raise InvalidValueError("Value: length " + str(_n80))
+        if _n83 != -1:
+            raise InvalidValueError("Value: length " + str(_n83))
     else:
-        f_value = data[pos : pos + _n80].decode()
-        pos += _n80
-    f_read_only, f_config_source, f_is_sensitive, _n81 = _S_oboi.unpack_from(data, pos)
-    pos += 7
-    if _n81 < 0:
-        raise InvalidValueError("Synonyms: null or negative length")
-    if _n81 > len(data) - pos:
-        raise TruncatedError("Synonyms: " + str(_n81) + " elements in " + str(len(data) - pos) + " bytes")
-    f_synonyms = []
-    for _ in range(_n81):
-        (_n83,) = _S_h.unpack_from(data, pos)
-        pos += 2
-        if _n83 < 0:
-            raise InvalidValueError("Name: null or negative length")
-        _m82_name = data[pos : pos + _n83].decode()
+        f_value = data[pos : pos + _n83].decode()
         pos += _n83
-        (_n84,) = _S_h.unpack_from(data, pos)
+    f_read_only, f_config_source, f_is_sensitive, _n84 = _S_oboi.unpack_from(data, pos)
+    pos += 7
+    if _n84 < 0:
+        raise InvalidValueError("Synonyms: null or negative length")
+    if _n84 > len(data) - pos:
+        raise TruncatedError("Synonyms: " + str(_n84) + " elements in " + str(len(data) - pos) + " bytes")
+    f_synonyms = []
+    for _ in range(_n84):
+        (_n86,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n84 < 0:
-            _m82_value = None
-            if _n84 != -1:
-                raise InvalidValueError("Value: length " + str(_n84))
+        if _n86 < 0:
+            raise InvalidValueError("Name: null or negative length")
+        _m85_name = data[pos : pos + _n86].decode()
+        pos += _n86
+        (_n87,) = _S_h.unpack_from(data, pos)
+        pos += 2
+        if _n87 < 0:
+            _m85_value = None
+            if _n87 != -1:
+                raise InvalidValueError("Value: length " + str(_n87))
         else:
-            _m82_value = data[pos : pos + _n84].decode()
-            pos += _n84
-        (_m82_source,) = _S_b.unpack_from(data, pos)
+            _m85_value = data[pos : pos + _n87].decode()
+            pos += _n87
+        (_m85_source,) = _S_b.unpack_from(data, pos)
         pos += 1
-        f_synonyms.append(DescribeConfigsSynonym(_m82_name, _m82_value, _m82_source))
+        f_synonyms.append(DescribeConfigsSynonym(_m85_name, _m85_value, _m85_source))
     return DescribeConfigsResourceResult(
         f_name, f_value, f_read_only, f_config_source, False, f_is_sensitive, f_synonyms, 0, ""
     ), pos
@@ -775,80 +793,80 @@ def _decode_DescribeConfigsResourceResult_v1(
 
 def _encode_DescribeConfigsResourceResult_v1(o: DescribeConfigsResourceResult, out: bytearray) -> None:
     """DescribeConfigsResourceResult, versions 1-2."""
-    _b85 = o.name.encode()
-    out += _S_h.pack(len(_b85))
-    out += _b85
-    _b86 = None if o.value is None else o.value.encode()
-    out += _S_h.pack(-1 if _b86 is None else len(_b86))
-    if _b86 is not None:
-        out += _b86
-    _a87 = o.synonyms
-    out += _S_oboi.pack(o.read_only, o.config_source, o.is_sensitive, len(_a87))
-    for _e88 in _a87:
-        _b89 = _e88.name.encode()
-        out += _S_h.pack(len(_b89))
+    _b88 = o.name.encode()
+    out += _S_h.pack(len(_b88))
+    out += _b88
+    _b89 = None if o.value is None else o.value.encode()
+    out += _S_h.pack(-1 if _b89 is None else len(_b89))
+    if _b89 is not None:
         out += _b89
-        _b90 = None if _e88.value is None else _e88.value.encode()
-        out += _S_h.pack(-1 if _b90 is None else len(_b90))
-        if _b90 is not None:
-            out += _b90
-        out += _S_b.pack(_e88.source)
+    _a90 = o.synonyms
+    out += _S_oboi.pack(o.read_only, o.config_source, o.is_sensitive, len(_a90))
+    for _e91 in _a90:
+        _b92 = _e91.name.encode()
+        out += _S_h.pack(len(_b92))
+        out += _b92
+        _b93 = None if _e91.value is None else _e91.value.encode()
+        out += _S_h.pack(-1 if _b93 is None else len(_b93))
+        if _b93 is not None:
+            out += _b93
+        out += _S_b.pack(_e91.source)
 
 
 def _decode_DescribeConfigsResourceResult_v3(
     data: bytes, pos: int
 ) -> tuple[DescribeConfigsResourceResult, int]:
     """DescribeConfigsResourceResult, version 3."""
-    (_n91,) = _S_h.unpack_from(data, pos)
+    (_n94,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n91 < 0:
+    if _n94 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n91].decode()
-    pos += _n91
-    (_n92,) = _S_h.unpack_from(data, pos)
+    f_name = data[pos : pos + _n94].decode()
+    pos += _n94
+    (_n95,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n92 < 0:
+    if _n95 < 0:
         f_value = None
-        if _n92 != -1:
-            raise InvalidValueError("Value: length " + str(_n92))
+        if _n95 != -1:
+            raise InvalidValueError("Value: length " + str(_n95))
     else:
-        f_value = data[pos : pos + _n92].decode()
-        pos += _n92
-    f_read_only, f_config_source, f_is_sensitive, _n93 = _S_oboi.unpack_from(data, pos)
-    pos += 7
-    if _n93 < 0:
-        raise InvalidValueError("Synonyms: null or negative length")
-    if _n93 > len(data) - pos:
-        raise TruncatedError("Synonyms: " + str(_n93) + " elements in " + str(len(data) - pos) + " bytes")
-    f_synonyms = []
-    for _ in range(_n93):
-        (_n95,) = _S_h.unpack_from(data, pos)
-        pos += 2
-        if _n95 < 0:
-            raise InvalidValueError("Name: null or negative length")
-        _m94_name = data[pos : pos + _n95].decode()
+        f_value = data[pos : pos + _n95].decode()
         pos += _n95
-        (_n96,) = _S_h.unpack_from(data, pos)
+    f_read_only, f_config_source, f_is_sensitive, _n96 = _S_oboi.unpack_from(data, pos)
+    pos += 7
+    if _n96 < 0:
+        raise InvalidValueError("Synonyms: null or negative length")
+    if _n96 > len(data) - pos:
+        raise TruncatedError("Synonyms: " + str(_n96) + " elements in " + str(len(data) - pos) + " bytes")
+    f_synonyms = []
+    for _ in range(_n96):
+        (_n98,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n96 < 0:
-            _m94_value = None
-            if _n96 != -1:
-                raise InvalidValueError("Value: length " + str(_n96))
+        if _n98 < 0:
+            raise InvalidValueError("Name: null or negative length")
+        _m97_name = data[pos : pos + _n98].decode()
+        pos += _n98
+        (_n99,) = _S_h.unpack_from(data, pos)
+        pos += 2
+        if _n99 < 0:
+            _m97_value = None
+            if _n99 != -1:
+                raise InvalidValueError("Value: length " + str(_n99))
         else:
-            _m94_value = data[pos : pos + _n96].decode()
-            pos += _n96
-        (_m94_source,) = _S_b.unpack_from(data, pos)
+            _m97_value = data[pos : pos + _n99].decode()
+            pos += _n99
+        (_m97_source,) = _S_b.unpack_from(data, pos)
         pos += 1
-        f_synonyms.append(DescribeConfigsSynonym(_m94_name, _m94_value, _m94_source))
-    f_config_type, _n97 = _S_bh.unpack_from(data, pos)
+        f_synonyms.append(DescribeConfigsSynonym(_m97_name, _m97_value, _m97_source))
+    f_config_type, _n100 = _S_bh.unpack_from(data, pos)
     pos += 3
-    if _n97 < 0:
+    if _n100 < 0:
         f_documentation = None
-        if _n97 != -1:
-            raise InvalidValueError("Documentation: length " + str(_n97))
+        if _n100 != -1:
+            raise InvalidValueError("Documentation: length " + str(_n100))
     else:
-        f_documentation = data[pos : pos + _n97].decode()
-        pos += _n97
+        f_documentation = data[pos : pos + _n100].decode()
+        pos += _n100
     return DescribeConfigsResourceResult(
         f_name,
         f_value,
@@ -864,116 +882,96 @@ def _decode_DescribeConfigsResourceResult_v3(
 
 def _encode_DescribeConfigsResourceResult_v3(o: DescribeConfigsResourceResult, out: bytearray) -> None:
     """DescribeConfigsResourceResult, version 3."""
-    _b98 = o.name.encode()
-    out += _S_h.pack(len(_b98))
-    out += _b98
-    _b99 = None if o.value is None else o.value.encode()
-    out += _S_h.pack(-1 if _b99 is None else len(_b99))
-    if _b99 is not None:
-        out += _b99
-    _a100 = o.synonyms
-    out += _S_oboi.pack(o.read_only, o.config_source, o.is_sensitive, len(_a100))
-    for _e101 in _a100:
-        _b102 = _e101.name.encode()
-        out += _S_h.pack(len(_b102))
+    _b101 = o.name.encode()
+    out += _S_h.pack(len(_b101))
+    out += _b101
+    _b102 = None if o.value is None else o.value.encode()
+    out += _S_h.pack(-1 if _b102 is None else len(_b102))
+    if _b102 is not None:
         out += _b102
-        _b103 = None if _e101.value is None else _e101.value.encode()
-        out += _S_h.pack(-1 if _b103 is None else len(_b103))
-        if _b103 is not None:
-            out += _b103
-        out += _S_b.pack(_e101.source)
-    _b104 = None if o.documentation is None else o.documentation.encode()
-    out += _S_bh.pack(o.config_type, -1 if _b104 is None else len(_b104))
-    if _b104 is not None:
-        out += _b104
+    _a103 = o.synonyms
+    out += _S_oboi.pack(o.read_only, o.config_source, o.is_sensitive, len(_a103))
+    for _e104 in _a103:
+        _b105 = _e104.name.encode()
+        out += _S_h.pack(len(_b105))
+        out += _b105
+        _b106 = None if _e104.value is None else _e104.value.encode()
+        out += _S_h.pack(-1 if _b106 is None else len(_b106))
+        if _b106 is not None:
+            out += _b106
+        out += _S_b.pack(_e104.source)
+    _b107 = None if o.documentation is None else o.documentation.encode()
+    out += _S_bh.pack(o.config_type, -1 if _b107 is None else len(_b107))
+    if _b107 is not None:
+        out += _b107
 
 
 def _decode_DescribeConfigsResourceResult_v4(
     data: bytes, pos: int
 ) -> tuple[DescribeConfigsResourceResult, int]:
     """DescribeConfigsResourceResult, version 4 (flexible)."""
-    _n105 = data[pos]
-    if _n105 < 128:
-        pos += 1
+    _n108 = data[pos]
+    if 0 < _n108 < 128:
+        f_name = data[pos + 1 : pos + _n108].decode()
+        pos += _n108
     else:
-        _n105, pos = read_uvarint(data, pos)
-    _n105 -= 1
-    if _n105 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n105].decode()
-    pos += _n105
-    _n106 = data[pos]
-    if _n106 < 128:
-        pos += 1
-    else:
-        _n106, pos = read_uvarint(data, pos)
-    _n106 -= 1
-    if _n106 < 0:
+        f_name, pos = read_compact_string(data, pos)
+    _n109 = data[pos]
+    if 0 < _n109 < 128:
+        f_value = data[pos + 1 : pos + _n109].decode()
+        pos += _n109
+    elif _n109 == 0:
         f_value = None
-        if _n106 != -1:
-            raise InvalidValueError("Value: length " + str(_n106))
+        pos += 1
     else:
-        f_value = data[pos : pos + _n106].decode()
-        pos += _n106
+        f_value, pos = read_compact_nullable_string(data, pos)
     f_read_only, f_config_source, f_is_sensitive = _S_obo.unpack_from(data, pos)
     pos += 3
-    _n107 = data[pos]
-    if _n107 < 128:
+    _n110 = data[pos]
+    if _n110 < 128:
         pos += 1
     else:
-        _n107, pos = read_uvarint(data, pos)
-    _n107 -= 1
-    if _n107 < 0:
+        _n110, pos = read_uvarint(data, pos)
+    _n110 -= 1
+    if _n110 < 0:
         raise InvalidValueError("Synonyms: null or negative length")
-    if _n107 > len(data) - pos:
-        raise TruncatedError("Synonyms: " + str(_n107) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n110 > len(data) - pos:
+        raise TruncatedError("Synonyms: " + str(_n110) + " elements in " + str(len(data) - pos) + " bytes")
     f_synonyms = []
-    for _ in range(_n107):
-        _n109 = data[pos]
-        if _n109 < 128:
+    for _ in range(_n110):
+        _n112 = data[pos]
+        if 0 < _n112 < 128:
+            _m111_name = data[pos + 1 : pos + _n112].decode()
+            pos += _n112
+        else:
+            _m111_name, pos = read_compact_string(data, pos)
+        _n113 = data[pos]
+        if 0 < _n113 < 128:
+            _m111_value = data[pos + 1 : pos + _n113].decode()
+            pos += _n113
+        elif _n113 == 0:
+            _m111_value = None
             pos += 1
         else:
-            _n109, pos = read_uvarint(data, pos)
-        _n109 -= 1
-        if _n109 < 0:
-            raise InvalidValueError("Name: null or negative length")
-        _m108_name = data[pos : pos + _n109].decode()
-        pos += _n109
-        _n110 = data[pos]
-        if _n110 < 128:
-            pos += 1
-        else:
-            _n110, pos = read_uvarint(data, pos)
-        _n110 -= 1
-        if _n110 < 0:
-            _m108_value = None
-            if _n110 != -1:
-                raise InvalidValueError("Value: length " + str(_n110))
-        else:
-            _m108_value = data[pos : pos + _n110].decode()
-            pos += _n110
-        (_m108_source,) = _S_b.unpack_from(data, pos)
+            _m111_value, pos = read_compact_nullable_string(data, pos)
+        (_m111_source,) = _S_b.unpack_from(data, pos)
         pos += 1
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_synonyms.append(DescribeConfigsSynonym(_m108_name, _m108_value, _m108_source))
+        f_synonyms.append(DescribeConfigsSynonym(_m111_name, _m111_value, _m111_source))
     (f_config_type,) = _S_b.unpack_from(data, pos)
     pos += 1
-    _n111 = data[pos]
-    if _n111 < 128:
+    _n114 = data[pos]
+    if 0 < _n114 < 128:
+        f_documentation = data[pos + 1 : pos + _n114].decode()
+        pos += _n114
+    elif _n114 == 0:
+        f_documentation = None
         pos += 1
     else:
-        _n111, pos = read_uvarint(data, pos)
-    _n111 -= 1
-    if _n111 < 0:
-        f_documentation = None
-        if _n111 != -1:
-            raise InvalidValueError("Documentation: length " + str(_n111))
-    else:
-        f_documentation = data[pos : pos + _n111].decode()
-        pos += _n111
+        f_documentation, pos = read_compact_nullable_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -993,105 +991,109 @@ def _decode_DescribeConfigsResourceResult_v4(
 
 def _encode_DescribeConfigsResourceResult_v4(o: DescribeConfigsResourceResult, out: bytearray) -> None:
     """DescribeConfigsResourceResult, version 4 (flexible)."""
-    _b112 = o.name.encode()
-    _n113 = len(_b112) + 1
-    if _n113 < 128:
-        out.append(_n113)
+    _b115 = o.name.encode()
+    _n116 = len(_b115) + 1
+    if _n116 < 128:
+        out.append(_n116)
     else:
-        write_uvarint(out, _n113)
-    out += _b112
+        write_uvarint(out, _n116)
+    out += _b115
     if o.value is None:
         out.append(0)
     else:
-        _b114 = o.value.encode()
-        _n115 = len(_b114) + 1
-        if _n115 < 128:
-            out.append(_n115)
+        _b117 = o.value.encode()
+        _n118 = len(_b117) + 1
+        if _n118 < 128:
+            out.append(_n118)
         else:
-            write_uvarint(out, _n115)
-        out += _b114
+            write_uvarint(out, _n118)
+        out += _b117
     out += _S_obo.pack(o.read_only, o.config_source, o.is_sensitive)
-    _a116 = o.synonyms
-    write_uvarint(out, len(_a116) + 1)
-    for _e117 in _a116:
-        _b118 = _e117.name.encode()
-        _n119 = len(_b118) + 1
-        if _n119 < 128:
-            out.append(_n119)
-        else:
-            write_uvarint(out, _n119)
-        out += _b118
-        if _e117.value is None:
-            out.append(0)
-        else:
-            _b120 = _e117.value.encode()
-            _n121 = len(_b120) + 1
-            if _n121 < 128:
-                out.append(_n121)
-            else:
-                write_uvarint(out, _n121)
-            out += _b120
-        out += _S_b.pack(_e117.source)
-        out.append(0)  # no tagged fields
-    out += _S_b.pack(o.config_type)
-    if o.documentation is None:
-        out.append(0)
+    _a119 = o.synonyms
+    _n120 = len(_a119) + 1
+    if _n120 < 128:
+        out.append(_n120)
     else:
-        _b122 = o.documentation.encode()
+        write_uvarint(out, _n120)
+    for _e121 in _a119:
+        _b122 = _e121.name.encode()
         _n123 = len(_b122) + 1
         if _n123 < 128:
             out.append(_n123)
         else:
             write_uvarint(out, _n123)
         out += _b122
+        if _e121.value is None:
+            out.append(0)
+        else:
+            _b124 = _e121.value.encode()
+            _n125 = len(_b124) + 1
+            if _n125 < 128:
+                out.append(_n125)
+            else:
+                write_uvarint(out, _n125)
+            out += _b124
+        out += _S_b.pack(_e121.source)
+        out.append(0)  # no tagged fields
+    out += _S_b.pack(o.config_type)
+    if o.documentation is None:
+        out.append(0)
+    else:
+        _b126 = o.documentation.encode()
+        _n127 = len(_b126) + 1
+        if _n127 < 128:
+            out.append(_n127)
+        else:
+            write_uvarint(out, _n127)
+        out += _b126
     out.append(0)  # no tagged fields
 
 
 def _decode_DescribeConfigsResult_v0(data: bytes, pos: int) -> tuple[DescribeConfigsResult, int]:
     """DescribeConfigsResult, version 0."""
-    f_error_code, _n124 = _S_hh.unpack_from(data, pos)
+    f_error_code, _n128 = _S_hh.unpack_from(data, pos)
     pos += 4
-    if _n124 < 0:
+    if _n128 < 0:
         f_error_message = None
-        if _n124 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n124))
+        if _n128 != -1:
+            raise InvalidValueError("ErrorMessage: length " + str(_n128))
     else:
-        f_error_message = data[pos : pos + _n124].decode()
-        pos += _n124
-    f_resource_type, _n125 = _S_bh.unpack_from(data, pos)
-    pos += 3
-    if _n125 < 0:
-        raise InvalidValueError("ResourceName: null or negative length")
-    f_resource_name = data[pos : pos + _n125].decode()
-    pos += _n125
-    (_n126,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    if _n126 < 0:
-        raise InvalidValueError("Configs: null or negative length")
-    if _n126 > len(data) - pos:
-        raise TruncatedError("Configs: " + str(_n126) + " elements in " + str(len(data) - pos) + " bytes")
-    f_configs = []
-    for _ in range(_n126):
-        (_n128,) = _S_h.unpack_from(data, pos)
-        pos += 2
-        if _n128 < 0:
-            raise InvalidValueError("Name: null or negative length")
-        _m127_name = data[pos : pos + _n128].decode()
+        f_error_message = data[pos : pos + _n128].decode()
         pos += _n128
-        (_n129,) = _S_h.unpack_from(data, pos)
+    f_resource_type, _n129 = _S_bh.unpack_from(data, pos)
+    pos += 3
+    if _n129 < 0:
+        raise InvalidValueError("ResourceName: null or negative length")
+    f_resource_name = data[pos : pos + _n129].decode()
+    pos += _n129
+    (_n130,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n130 < 0:
+        raise InvalidValueError("Configs: null or negative length")
+    if _n130 > len(data) - pos:
+        raise TruncatedError("Configs: " + str(_n130) + " elements in " + str(len(data) - pos) + " bytes")
+    f_configs = []
+    for _ in range(_n130):
+        (_n132,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n129 < 0:
-            _m127_value = None
-            if _n129 != -1:
-                raise InvalidValueError("Value: length " + str(_n129))
+        if _n132 < 0:
+            raise InvalidValueError("Name: null or negative length")
+        _m131_name = data[pos : pos + _n132].decode()
+        pos += _n132
+        (_n133,) = _S_h.unpack_from(data, pos)
+        pos += 2
+        if _n133 < 0:
+            _m131_value = None
+            if _n133 != -1:
+                raise InvalidValueError("Value: length " + str(_n133))
         else:
-            _m127_value = data[pos : pos + _n129].decode()
-            pos += _n129
-        _m127_read_only, _m127_is_default, _m127_is_sensitive = _S_ooo.unpack_from(data, pos)
+            _m131_value = data[pos : pos + _n133].decode()
+            pos += _n133
+        _m131_read_only, _m131_is_default, _m131_is_sensitive = _S_ooo.unpack_from(data, pos)
         pos += 3
         f_configs.append(
             DescribeConfigsResourceResult(
-                _m127_name, _m127_value, _m127_read_only, -1, _m127_is_default, _m127_is_sensitive, [], 0, ""
+                _m131_name, _m131_value, _m131_read_only, -1, _m131_is_default, _m131_is_sensitive, [], 0, ""
             )
         )
     return DescribeConfigsResult(
@@ -1101,53 +1103,53 @@ def _decode_DescribeConfigsResult_v0(data: bytes, pos: int) -> tuple[DescribeCon
 
 def _encode_DescribeConfigsResult_v0(o: DescribeConfigsResult, out: bytearray) -> None:
     """DescribeConfigsResult, version 0."""
-    _b130 = None if o.error_message is None else o.error_message.encode()
-    out += _S_hh.pack(o.error_code, -1 if _b130 is None else len(_b130))
-    if _b130 is not None:
-        out += _b130
-    _b131 = o.resource_name.encode()
-    out += _S_bh.pack(o.resource_type, len(_b131))
-    out += _b131
-    _a132 = o.configs
-    out += _S_i.pack(len(_a132))
-    for _e133 in _a132:
-        _b134 = _e133.name.encode()
-        out += _S_h.pack(len(_b134))
+    _b134 = None if o.error_message is None else o.error_message.encode()
+    out += _S_hh.pack(o.error_code, -1 if _b134 is None else len(_b134))
+    if _b134 is not None:
         out += _b134
-        _b135 = None if _e133.value is None else _e133.value.encode()
-        out += _S_h.pack(-1 if _b135 is None else len(_b135))
-        if _b135 is not None:
-            out += _b135
-        out += _S_ooo.pack(_e133.read_only, _e133.is_default, _e133.is_sensitive)
+    _b135 = o.resource_name.encode()
+    out += _S_bh.pack(o.resource_type, len(_b135))
+    out += _b135
+    _a136 = o.configs
+    out += _S_i.pack(len(_a136))
+    for _e137 in _a136:
+        _b138 = _e137.name.encode()
+        out += _S_h.pack(len(_b138))
+        out += _b138
+        _b139 = None if _e137.value is None else _e137.value.encode()
+        out += _S_h.pack(-1 if _b139 is None else len(_b139))
+        if _b139 is not None:
+            out += _b139
+        out += _S_ooo.pack(_e137.read_only, _e137.is_default, _e137.is_sensitive)
 
 
 def _decode_DescribeConfigsResult_v1(data: bytes, pos: int) -> tuple[DescribeConfigsResult, int]:
     """DescribeConfigsResult, versions 1-2."""
-    f_error_code, _n136 = _S_hh.unpack_from(data, pos)
+    f_error_code, _n140 = _S_hh.unpack_from(data, pos)
     pos += 4
-    if _n136 < 0:
+    if _n140 < 0:
         f_error_message = None
-        if _n136 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n136))
+        if _n140 != -1:
+            raise InvalidValueError("ErrorMessage: length " + str(_n140))
     else:
-        f_error_message = data[pos : pos + _n136].decode()
-        pos += _n136
-    f_resource_type, _n137 = _S_bh.unpack_from(data, pos)
+        f_error_message = data[pos : pos + _n140].decode()
+        pos += _n140
+    f_resource_type, _n141 = _S_bh.unpack_from(data, pos)
     pos += 3
-    if _n137 < 0:
+    if _n141 < 0:
         raise InvalidValueError("ResourceName: null or negative length")
-    f_resource_name = data[pos : pos + _n137].decode()
-    pos += _n137
-    (_n138,) = _S_i.unpack_from(data, pos)
+    f_resource_name = data[pos : pos + _n141].decode()
+    pos += _n141
+    (_n142,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n138 < 0:
+    if _n142 < 0:
         raise InvalidValueError("Configs: null or negative length")
-    if _n138 > len(data) - pos:
-        raise TruncatedError("Configs: " + str(_n138) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n142 > len(data) - pos:
+        raise TruncatedError("Configs: " + str(_n142) + " elements in " + str(len(data) - pos) + " bytes")
     f_configs = []
-    for _ in range(_n138):
-        _e139, pos = _decode_DescribeConfigsResourceResult_v1(data, pos)
-        f_configs.append(_e139)
+    for _ in range(_n142):
+        _e143, pos = _decode_DescribeConfigsResourceResult_v1(data, pos)
+        f_configs.append(_e143)
     return DescribeConfigsResult(
         f_error_code, f_error_message, f_resource_type, f_resource_name, f_configs
     ), pos
@@ -1155,46 +1157,46 @@ def _decode_DescribeConfigsResult_v1(data: bytes, pos: int) -> tuple[DescribeCon
 
 def _encode_DescribeConfigsResult_v1(o: DescribeConfigsResult, out: bytearray) -> None:
     """DescribeConfigsResult, versions 1-2."""
-    _b140 = None if o.error_message is None else o.error_message.encode()
-    out += _S_hh.pack(o.error_code, -1 if _b140 is None else len(_b140))
-    if _b140 is not None:
-        out += _b140
-    _b141 = o.resource_name.encode()
-    out += _S_bh.pack(o.resource_type, len(_b141))
-    out += _b141
-    _a142 = o.configs
-    out += _S_i.pack(len(_a142))
-    for _e143 in _a142:
-        _encode_DescribeConfigsResourceResult_v1(_e143, out)
+    _b144 = None if o.error_message is None else o.error_message.encode()
+    out += _S_hh.pack(o.error_code, -1 if _b144 is None else len(_b144))
+    if _b144 is not None:
+        out += _b144
+    _b145 = o.resource_name.encode()
+    out += _S_bh.pack(o.resource_type, len(_b145))
+    out += _b145
+    _a146 = o.configs
+    out += _S_i.pack(len(_a146))
+    for _e147 in _a146:
+        _encode_DescribeConfigsResourceResult_v1(_e147, out)
 
 
 def _decode_DescribeConfigsResult_v3(data: bytes, pos: int) -> tuple[DescribeConfigsResult, int]:
     """DescribeConfigsResult, version 3."""
-    f_error_code, _n144 = _S_hh.unpack_from(data, pos)
+    f_error_code, _n148 = _S_hh.unpack_from(data, pos)
     pos += 4
-    if _n144 < 0:
+    if _n148 < 0:
         f_error_message = None
-        if _n144 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n144))
+        if _n148 != -1:
+            raise InvalidValueError("ErrorMessage: length " + str(_n148))
     else:
-        f_error_message = data[pos : pos + _n144].decode()
-        pos += _n144
-    f_resource_type, _n145 = _S_bh.unpack_from(data, pos)
+        f_error_message = data[pos : pos + _n148].decode()
+        pos += _n148
+    f_resource_type, _n149 = _S_bh.unpack_from(data, pos)
     pos += 3
-    if _n145 < 0:
+    if _n149 < 0:
         raise InvalidValueError("ResourceName: null or negative length")
-    f_resource_name = data[pos : pos + _n145].decode()
-    pos += _n145
-    (_n146,) = _S_i.unpack_from(data, pos)
+    f_resource_name = data[pos : pos + _n149].decode()
+    pos += _n149
+    (_n150,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n146 < 0:
+    if _n150 < 0:
         raise InvalidValueError("Configs: null or negative length")
-    if _n146 > len(data) - pos:
-        raise TruncatedError("Configs: " + str(_n146) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n150 > len(data) - pos:
+        raise TruncatedError("Configs: " + str(_n150) + " elements in " + str(len(data) - pos) + " bytes")
     f_configs = []
-    for _ in range(_n146):
-        _e147, pos = _decode_DescribeConfigsResourceResult_v3(data, pos)
-        f_configs.append(_e147)
+    for _ in range(_n150):
+        _e151, pos = _decode_DescribeConfigsResourceResult_v3(data, pos)
+        f_configs.append(_e151)
     return DescribeConfigsResult(
         f_error_code, f_error_message, f_resource_type, f_resource_name, f_configs
     ), pos
@@ -1202,62 +1204,54 @@ def _decode_DescribeConfigsResult_v3(data: bytes, pos: int) -> tuple[DescribeCon
 
 def _encode_DescribeConfigsResult_v3(o: DescribeConfigsResult, out: bytearray) -> None:
     """DescribeConfigsResult, version 3."""
-    _b148 = None if o.error_message is None else o.error_message.encode()
-    out += _S_hh.pack(o.error_code, -1 if _b148 is None else len(_b148))
-    if _b148 is not None:
-        out += _b148
-    _b149 = o.resource_name.encode()
-    out += _S_bh.pack(o.resource_type, len(_b149))
-    out += _b149
-    _a150 = o.configs
-    out += _S_i.pack(len(_a150))
-    for _e151 in _a150:
-        _encode_DescribeConfigsResourceResult_v3(_e151, out)
+    _b152 = None if o.error_message is None else o.error_message.encode()
+    out += _S_hh.pack(o.error_code, -1 if _b152 is None else len(_b152))
+    if _b152 is not None:
+        out += _b152
+    _b153 = o.resource_name.encode()
+    out += _S_bh.pack(o.resource_type, len(_b153))
+    out += _b153
+    _a154 = o.configs
+    out += _S_i.pack(len(_a154))
+    for _e155 in _a154:
+        _encode_DescribeConfigsResourceResult_v3(_e155, out)
 
 
 def _decode_DescribeConfigsResult_v4(data: bytes, pos: int) -> tuple[DescribeConfigsResult, int]:
     """DescribeConfigsResult, version 4 (flexible)."""
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    _n152 = data[pos]
-    if _n152 < 128:
+    _n156 = data[pos]
+    if 0 < _n156 < 128:
+        f_error_message = data[pos + 1 : pos + _n156].decode()
+        pos += _n156
+    elif _n156 == 0:
+        f_error_message = None
         pos += 1
     else:
-        _n152, pos = read_uvarint(data, pos)
-    _n152 -= 1
-    if _n152 < 0:
-        f_error_message = None
-        if _n152 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n152))
-    else:
-        f_error_message = data[pos : pos + _n152].decode()
-        pos += _n152
+        f_error_message, pos = read_compact_nullable_string(data, pos)
     (f_resource_type,) = _S_b.unpack_from(data, pos)
     pos += 1
-    _n153 = data[pos]
-    if _n153 < 128:
+    _n157 = data[pos]
+    if 0 < _n157 < 128:
+        f_resource_name = data[pos + 1 : pos + _n157].decode()
+        pos += _n157
+    else:
+        f_resource_name, pos = read_compact_string(data, pos)
+    _n158 = data[pos]
+    if _n158 < 128:
         pos += 1
     else:
-        _n153, pos = read_uvarint(data, pos)
-    _n153 -= 1
-    if _n153 < 0:
-        raise InvalidValueError("ResourceName: null or negative length")
-    f_resource_name = data[pos : pos + _n153].decode()
-    pos += _n153
-    _n154 = data[pos]
-    if _n154 < 128:
-        pos += 1
-    else:
-        _n154, pos = read_uvarint(data, pos)
-    _n154 -= 1
-    if _n154 < 0:
+        _n158, pos = read_uvarint(data, pos)
+    _n158 -= 1
+    if _n158 < 0:
         raise InvalidValueError("Configs: null or negative length")
-    if _n154 > len(data) - pos:
-        raise TruncatedError("Configs: " + str(_n154) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n158 > len(data) - pos:
+        raise TruncatedError("Configs: " + str(_n158) + " elements in " + str(len(data) - pos) + " bytes")
     f_configs = []
-    for _ in range(_n154):
-        _e155, pos = _decode_DescribeConfigsResourceResult_v4(data, pos)
-        f_configs.append(_e155)
+    for _ in range(_n158):
+        _e159, pos = _decode_DescribeConfigsResourceResult_v4(data, pos)
+        f_configs.append(_e159)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1273,115 +1267,119 @@ def _encode_DescribeConfigsResult_v4(o: DescribeConfigsResult, out: bytearray) -
     if o.error_message is None:
         out.append(0)
     else:
-        _b156 = o.error_message.encode()
-        _n157 = len(_b156) + 1
-        if _n157 < 128:
-            out.append(_n157)
+        _b160 = o.error_message.encode()
+        _n161 = len(_b160) + 1
+        if _n161 < 128:
+            out.append(_n161)
         else:
-            write_uvarint(out, _n157)
-        out += _b156
+            write_uvarint(out, _n161)
+        out += _b160
     out += _S_b.pack(o.resource_type)
-    _b158 = o.resource_name.encode()
-    _n159 = len(_b158) + 1
-    if _n159 < 128:
-        out.append(_n159)
+    _b162 = o.resource_name.encode()
+    _n163 = len(_b162) + 1
+    if _n163 < 128:
+        out.append(_n163)
     else:
-        write_uvarint(out, _n159)
-    out += _b158
-    _a160 = o.configs
-    write_uvarint(out, len(_a160) + 1)
-    for _e161 in _a160:
-        _encode_DescribeConfigsResourceResult_v4(_e161, out)
+        write_uvarint(out, _n163)
+    out += _b162
+    _a164 = o.configs
+    _n165 = len(_a164) + 1
+    if _n165 < 128:
+        out.append(_n165)
+    else:
+        write_uvarint(out, _n165)
+    for _e166 in _a164:
+        _encode_DescribeConfigsResourceResult_v4(_e166, out)
     out.append(0)  # no tagged fields
 
 
 def _decode_DescribeConfigsResponse_v0(data: bytes, pos: int) -> tuple[DescribeConfigsResponse, int]:
     """DescribeConfigsResponse, version 0."""
-    f_throttle_time_ms, _n162 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n167 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n162 < 0:
+    if _n167 < 0:
         raise InvalidValueError("Results: null or negative length")
-    if _n162 > len(data) - pos:
-        raise TruncatedError("Results: " + str(_n162) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n167 > len(data) - pos:
+        raise TruncatedError("Results: " + str(_n167) + " elements in " + str(len(data) - pos) + " bytes")
     f_results = []
-    for _ in range(_n162):
-        _e163, pos = _decode_DescribeConfigsResult_v0(data, pos)
-        f_results.append(_e163)
+    for _ in range(_n167):
+        _e168, pos = _decode_DescribeConfigsResult_v0(data, pos)
+        f_results.append(_e168)
     return DescribeConfigsResponse(f_throttle_time_ms, f_results), pos
 
 
 def _encode_DescribeConfigsResponse_v0(o: DescribeConfigsResponse, out: bytearray) -> None:
     """DescribeConfigsResponse, version 0."""
-    _a164 = o.results
-    out += _S_ii.pack(o.throttle_time_ms, len(_a164))
-    for _e165 in _a164:
-        _encode_DescribeConfigsResult_v0(_e165, out)
+    _a169 = o.results
+    out += _S_ii.pack(o.throttle_time_ms, len(_a169))
+    for _e170 in _a169:
+        _encode_DescribeConfigsResult_v0(_e170, out)
 
 
 def _decode_DescribeConfigsResponse_v1(data: bytes, pos: int) -> tuple[DescribeConfigsResponse, int]:
     """DescribeConfigsResponse, versions 1-2."""
-    f_throttle_time_ms, _n166 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n171 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n166 < 0:
+    if _n171 < 0:
         raise InvalidValueError("Results: null or negative length")
-    if _n166 > len(data) - pos:
-        raise TruncatedError("Results: " + str(_n166) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n171 > len(data) - pos:
+        raise TruncatedError("Results: " + str(_n171) + " elements in " + str(len(data) - pos) + " bytes")
     f_results = []
-    for _ in range(_n166):
-        _e167, pos = _decode_DescribeConfigsResult_v1(data, pos)
-        f_results.append(_e167)
+    for _ in range(_n171):
+        _e172, pos = _decode_DescribeConfigsResult_v1(data, pos)
+        f_results.append(_e172)
     return DescribeConfigsResponse(f_throttle_time_ms, f_results), pos
 
 
 def _encode_DescribeConfigsResponse_v1(o: DescribeConfigsResponse, out: bytearray) -> None:
     """DescribeConfigsResponse, versions 1-2."""
-    _a168 = o.results
-    out += _S_ii.pack(o.throttle_time_ms, len(_a168))
-    for _e169 in _a168:
-        _encode_DescribeConfigsResult_v1(_e169, out)
+    _a173 = o.results
+    out += _S_ii.pack(o.throttle_time_ms, len(_a173))
+    for _e174 in _a173:
+        _encode_DescribeConfigsResult_v1(_e174, out)
 
 
 def _decode_DescribeConfigsResponse_v3(data: bytes, pos: int) -> tuple[DescribeConfigsResponse, int]:
     """DescribeConfigsResponse, version 3."""
-    f_throttle_time_ms, _n170 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n175 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n170 < 0:
+    if _n175 < 0:
         raise InvalidValueError("Results: null or negative length")
-    if _n170 > len(data) - pos:
-        raise TruncatedError("Results: " + str(_n170) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n175 > len(data) - pos:
+        raise TruncatedError("Results: " + str(_n175) + " elements in " + str(len(data) - pos) + " bytes")
     f_results = []
-    for _ in range(_n170):
-        _e171, pos = _decode_DescribeConfigsResult_v3(data, pos)
-        f_results.append(_e171)
+    for _ in range(_n175):
+        _e176, pos = _decode_DescribeConfigsResult_v3(data, pos)
+        f_results.append(_e176)
     return DescribeConfigsResponse(f_throttle_time_ms, f_results), pos
 
 
 def _encode_DescribeConfigsResponse_v3(o: DescribeConfigsResponse, out: bytearray) -> None:
     """DescribeConfigsResponse, version 3."""
-    _a172 = o.results
-    out += _S_ii.pack(o.throttle_time_ms, len(_a172))
-    for _e173 in _a172:
-        _encode_DescribeConfigsResult_v3(_e173, out)
+    _a177 = o.results
+    out += _S_ii.pack(o.throttle_time_ms, len(_a177))
+    for _e178 in _a177:
+        _encode_DescribeConfigsResult_v3(_e178, out)
 
 
 def _decode_DescribeConfigsResponse_v4(data: bytes, pos: int) -> tuple[DescribeConfigsResponse, int]:
     """DescribeConfigsResponse, version 4 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n174 = data[pos]
-    if _n174 < 128:
+    _n179 = data[pos]
+    if _n179 < 128:
         pos += 1
     else:
-        _n174, pos = read_uvarint(data, pos)
-    _n174 -= 1
-    if _n174 < 0:
+        _n179, pos = read_uvarint(data, pos)
+    _n179 -= 1
+    if _n179 < 0:
         raise InvalidValueError("Results: null or negative length")
-    if _n174 > len(data) - pos:
-        raise TruncatedError("Results: " + str(_n174) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n179 > len(data) - pos:
+        raise TruncatedError("Results: " + str(_n179) + " elements in " + str(len(data) - pos) + " bytes")
     f_results = []
-    for _ in range(_n174):
-        _e175, pos = _decode_DescribeConfigsResult_v4(data, pos)
-        f_results.append(_e175)
+    for _ in range(_n179):
+        _e180, pos = _decode_DescribeConfigsResult_v4(data, pos)
+        f_results.append(_e180)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1392,10 +1390,14 @@ def _decode_DescribeConfigsResponse_v4(data: bytes, pos: int) -> tuple[DescribeC
 def _encode_DescribeConfigsResponse_v4(o: DescribeConfigsResponse, out: bytearray) -> None:
     """DescribeConfigsResponse, version 4 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a176 = o.results
-    write_uvarint(out, len(_a176) + 1)
-    for _e177 in _a176:
-        _encode_DescribeConfigsResult_v4(_e177, out)
+    _a181 = o.results
+    _n182 = len(_a181) + 1
+    if _n182 < 128:
+        out.append(_n182)
+    else:
+        write_uvarint(out, _n182)
+    for _e183 in _a181:
+        _encode_DescribeConfigsResult_v4(_e183, out)
     out.append(0)  # no tagged fields
 
 

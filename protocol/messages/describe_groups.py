@@ -13,7 +13,16 @@ from typing import ClassVar
 
 from protocol import _runtime
 from protocol.errors import InvalidValueError, TruncatedError
-from protocol.primitives import Buffer, read_uvarint, skip_tagged_fields, write_string, write_uvarint
+from protocol.primitives import (
+    Buffer,
+    read_compact_bytes,
+    read_compact_nullable_string,
+    read_compact_string,
+    read_uvarint,
+    skip_tagged_fields,
+    write_string,
+    write_uvarint,
+)
 from protocol.schema import FieldSpec, MessageSpec
 
 
@@ -59,10 +68,21 @@ class DescribeGroupsRequest:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> DescribeGroupsRequest:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _DESCRIBE_GROUPS_REQUEST_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "DescribeGroupsRequest", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "DescribeGroupsRequest", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _DESCRIBE_GROUPS_REQUEST_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "DescribeGroupsRequest", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -157,10 +177,21 @@ class DescribeGroupsResponse:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> DescribeGroupsResponse:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _DESCRIBE_GROUPS_RESPONSE_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "DescribeGroupsResponse", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "DescribeGroupsResponse", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _DESCRIBE_GROUPS_RESPONSE_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "DescribeGroupsResponse", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -248,15 +279,11 @@ def _decode_DescribeGroupsRequest_v5(data: bytes, pos: int) -> tuple[DescribeGro
     f_groups = []
     for _ in range(_n11):
         _n13 = data[pos]
-        if _n13 < 128:
-            pos += 1
+        if 0 < _n13 < 128:
+            _e12 = data[pos + 1 : pos + _n13].decode()
+            pos += _n13
         else:
-            _n13, pos = read_uvarint(data, pos)
-        _n13 -= 1
-        if _n13 < 0:
-            raise InvalidValueError("Groups: null or negative length")
-        _e12 = data[pos : pos + _n13].decode()
-        pos += _n13
+            _e12, pos = read_compact_string(data, pos)
         f_groups.append(_e12)
     (f_include_authorized_operations,) = _S_o.unpack_from(data, pos)
     pos += 1
@@ -270,51 +297,55 @@ def _decode_DescribeGroupsRequest_v5(data: bytes, pos: int) -> tuple[DescribeGro
 def _encode_DescribeGroupsRequest_v5(o: DescribeGroupsRequest, out: bytearray) -> None:
     """DescribeGroupsRequest, versions 5-6 (flexible)."""
     _a14 = o.groups
-    write_uvarint(out, len(_a14) + 1)
-    for _e15 in _a14:
-        _b16 = _e15.encode()
-        _n17 = len(_b16) + 1
-        if _n17 < 128:
-            out.append(_n17)
+    _n15 = len(_a14) + 1
+    if _n15 < 128:
+        out.append(_n15)
+    else:
+        write_uvarint(out, _n15)
+    for _e16 in _a14:
+        _b17 = _e16.encode()
+        _n18 = len(_b17) + 1
+        if _n18 < 128:
+            out.append(_n18)
         else:
-            write_uvarint(out, _n17)
-        out += _b16
+            write_uvarint(out, _n18)
+        out += _b17
     out += _S_o.pack(o.include_authorized_operations)
     out.append(0)  # no tagged fields
 
 
 def _decode_DescribedGroupMember_v0(data: bytes, pos: int) -> tuple[DescribedGroupMember, int]:
     """DescribedGroupMember, versions 0-3."""
-    (_n18,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if _n18 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n18].decode()
-    pos += _n18
     (_n19,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n19 < 0:
-        raise InvalidValueError("ClientId: null or negative length")
-    f_client_id = data[pos : pos + _n19].decode()
+        raise InvalidValueError("MemberId: null or negative length")
+    f_member_id = data[pos : pos + _n19].decode()
     pos += _n19
     (_n20,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n20 < 0:
-        raise InvalidValueError("ClientHost: null or negative length")
-    f_client_host = data[pos : pos + _n20].decode()
+        raise InvalidValueError("ClientId: null or negative length")
+    f_client_id = data[pos : pos + _n20].decode()
     pos += _n20
-    (_n21,) = _S_i.unpack_from(data, pos)
-    pos += 4
+    (_n21,) = _S_h.unpack_from(data, pos)
+    pos += 2
     if _n21 < 0:
-        raise InvalidValueError("MemberMetadata: null or negative length")
-    f_member_metadata = data[pos : pos + _n21]
+        raise InvalidValueError("ClientHost: null or negative length")
+    f_client_host = data[pos : pos + _n21].decode()
     pos += _n21
     (_n22,) = _S_i.unpack_from(data, pos)
     pos += 4
     if _n22 < 0:
-        raise InvalidValueError("MemberAssignment: null or negative length")
-    f_member_assignment = data[pos : pos + _n22]
+        raise InvalidValueError("MemberMetadata: null or negative length")
+    f_member_metadata = data[pos : pos + _n22]
     pos += _n22
+    (_n23,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n23 < 0:
+        raise InvalidValueError("MemberAssignment: null or negative length")
+    f_member_assignment = data[pos : pos + _n23]
+    pos += _n23
     return DescribedGroupMember(
         f_member_id, None, f_client_id, f_client_host, f_member_metadata, f_member_assignment
     ), pos
@@ -322,64 +353,64 @@ def _decode_DescribedGroupMember_v0(data: bytes, pos: int) -> tuple[DescribedGro
 
 def _encode_DescribedGroupMember_v0(o: DescribedGroupMember, out: bytearray) -> None:
     """DescribedGroupMember, versions 0-3."""
-    _b23 = o.member_id.encode()
-    out += _S_h.pack(len(_b23))
-    out += _b23
-    _b24 = o.client_id.encode()
+    _b24 = o.member_id.encode()
     out += _S_h.pack(len(_b24))
     out += _b24
-    _b25 = o.client_host.encode()
+    _b25 = o.client_id.encode()
     out += _S_h.pack(len(_b25))
     out += _b25
-    _b26 = o.member_metadata
-    out += _S_i.pack(len(_b26))
+    _b26 = o.client_host.encode()
+    out += _S_h.pack(len(_b26))
     out += _b26
-    _b27 = o.member_assignment
+    _b27 = o.member_metadata
     out += _S_i.pack(len(_b27))
     out += _b27
+    _b28 = o.member_assignment
+    out += _S_i.pack(len(_b28))
+    out += _b28
 
 
 def _decode_DescribedGroupMember_v4(data: bytes, pos: int) -> tuple[DescribedGroupMember, int]:
     """DescribedGroupMember, version 4."""
-    (_n28,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if _n28 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n28].decode()
-    pos += _n28
     (_n29,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n29 < 0:
-        f_group_instance_id = None
-        if _n29 != -1:
-            raise InvalidValueError("GroupInstanceId: length " + str(_n29))
-    else:
-        f_group_instance_id = data[pos : pos + _n29].decode()
-        pos += _n29
+        raise InvalidValueError("MemberId: null or negative length")
+    f_member_id = data[pos : pos + _n29].decode()
+    pos += _n29
     (_n30,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n30 < 0:
-        raise InvalidValueError("ClientId: null or negative length")
-    f_client_id = data[pos : pos + _n30].decode()
-    pos += _n30
+        f_group_instance_id = None
+        if _n30 != -1:
+            raise InvalidValueError("GroupInstanceId: length " + str(_n30))
+    else:
+        f_group_instance_id = data[pos : pos + _n30].decode()
+        pos += _n30
     (_n31,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n31 < 0:
-        raise InvalidValueError("ClientHost: null or negative length")
-    f_client_host = data[pos : pos + _n31].decode()
+        raise InvalidValueError("ClientId: null or negative length")
+    f_client_id = data[pos : pos + _n31].decode()
     pos += _n31
-    (_n32,) = _S_i.unpack_from(data, pos)
-    pos += 4
+    (_n32,) = _S_h.unpack_from(data, pos)
+    pos += 2
     if _n32 < 0:
-        raise InvalidValueError("MemberMetadata: null or negative length")
-    f_member_metadata = data[pos : pos + _n32]
+        raise InvalidValueError("ClientHost: null or negative length")
+    f_client_host = data[pos : pos + _n32].decode()
     pos += _n32
     (_n33,) = _S_i.unpack_from(data, pos)
     pos += 4
     if _n33 < 0:
-        raise InvalidValueError("MemberAssignment: null or negative length")
-    f_member_assignment = data[pos : pos + _n33]
+        raise InvalidValueError("MemberMetadata: null or negative length")
+    f_member_metadata = data[pos : pos + _n33]
     pos += _n33
+    (_n34,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n34 < 0:
+        raise InvalidValueError("MemberAssignment: null or negative length")
+    f_member_assignment = data[pos : pos + _n34]
+    pos += _n34
     return DescribedGroupMember(
         f_member_id, f_group_instance_id, f_client_id, f_client_host, f_member_metadata, f_member_assignment
     ), pos
@@ -387,92 +418,68 @@ def _decode_DescribedGroupMember_v4(data: bytes, pos: int) -> tuple[DescribedGro
 
 def _encode_DescribedGroupMember_v4(o: DescribedGroupMember, out: bytearray) -> None:
     """DescribedGroupMember, version 4."""
-    _b34 = o.member_id.encode()
-    out += _S_h.pack(len(_b34))
-    out += _b34
-    _b35 = None if o.group_instance_id is None else o.group_instance_id.encode()
-    out += _S_h.pack(-1 if _b35 is None else len(_b35))
-    if _b35 is not None:
-        out += _b35
-    _b36 = o.client_id.encode()
-    out += _S_h.pack(len(_b36))
-    out += _b36
-    _b37 = o.client_host.encode()
+    _b35 = o.member_id.encode()
+    out += _S_h.pack(len(_b35))
+    out += _b35
+    _b36 = None if o.group_instance_id is None else o.group_instance_id.encode()
+    out += _S_h.pack(-1 if _b36 is None else len(_b36))
+    if _b36 is not None:
+        out += _b36
+    _b37 = o.client_id.encode()
     out += _S_h.pack(len(_b37))
     out += _b37
-    _b38 = o.member_metadata
-    out += _S_i.pack(len(_b38))
+    _b38 = o.client_host.encode()
+    out += _S_h.pack(len(_b38))
     out += _b38
-    _b39 = o.member_assignment
+    _b39 = o.member_metadata
     out += _S_i.pack(len(_b39))
     out += _b39
+    _b40 = o.member_assignment
+    out += _S_i.pack(len(_b40))
+    out += _b40
 
 
 def _decode_DescribedGroupMember_v5(data: bytes, pos: int) -> tuple[DescribedGroupMember, int]:
     """DescribedGroupMember, versions 5-6 (flexible)."""
-    _n40 = data[pos]
-    if _n40 < 128:
-        pos += 1
-    else:
-        _n40, pos = read_uvarint(data, pos)
-    _n40 -= 1
-    if _n40 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n40].decode()
-    pos += _n40
     _n41 = data[pos]
-    if _n41 < 128:
-        pos += 1
-    else:
-        _n41, pos = read_uvarint(data, pos)
-    _n41 -= 1
-    if _n41 < 0:
-        f_group_instance_id = None
-        if _n41 != -1:
-            raise InvalidValueError("GroupInstanceId: length " + str(_n41))
-    else:
-        f_group_instance_id = data[pos : pos + _n41].decode()
+    if 0 < _n41 < 128:
+        f_member_id = data[pos + 1 : pos + _n41].decode()
         pos += _n41
+    else:
+        f_member_id, pos = read_compact_string(data, pos)
     _n42 = data[pos]
-    if _n42 < 128:
+    if 0 < _n42 < 128:
+        f_group_instance_id = data[pos + 1 : pos + _n42].decode()
+        pos += _n42
+    elif _n42 == 0:
+        f_group_instance_id = None
         pos += 1
     else:
-        _n42, pos = read_uvarint(data, pos)
-    _n42 -= 1
-    if _n42 < 0:
-        raise InvalidValueError("ClientId: null or negative length")
-    f_client_id = data[pos : pos + _n42].decode()
-    pos += _n42
+        f_group_instance_id, pos = read_compact_nullable_string(data, pos)
     _n43 = data[pos]
-    if _n43 < 128:
-        pos += 1
+    if 0 < _n43 < 128:
+        f_client_id = data[pos + 1 : pos + _n43].decode()
+        pos += _n43
     else:
-        _n43, pos = read_uvarint(data, pos)
-    _n43 -= 1
-    if _n43 < 0:
-        raise InvalidValueError("ClientHost: null or negative length")
-    f_client_host = data[pos : pos + _n43].decode()
-    pos += _n43
+        f_client_id, pos = read_compact_string(data, pos)
     _n44 = data[pos]
-    if _n44 < 128:
-        pos += 1
+    if 0 < _n44 < 128:
+        f_client_host = data[pos + 1 : pos + _n44].decode()
+        pos += _n44
     else:
-        _n44, pos = read_uvarint(data, pos)
-    _n44 -= 1
-    if _n44 < 0:
-        raise InvalidValueError("MemberMetadata: null or negative length")
-    f_member_metadata = data[pos : pos + _n44]
-    pos += _n44
+        f_client_host, pos = read_compact_string(data, pos)
     _n45 = data[pos]
-    if _n45 < 128:
-        pos += 1
+    if 0 < _n45 < 128:
+        f_member_metadata = data[pos + 1 : pos + _n45]
+        pos += _n45
     else:
-        _n45, pos = read_uvarint(data, pos)
-    _n45 -= 1
-    if _n45 < 0:
-        raise InvalidValueError("MemberAssignment: null or negative length")
-    f_member_assignment = data[pos : pos + _n45]
-    pos += _n45
+        f_member_metadata, pos = read_compact_bytes(data, pos)
+    _n46 = data[pos]
+    if 0 < _n46 < 128:
+        f_member_assignment = data[pos + 1 : pos + _n46]
+        pos += _n46
+    else:
+        f_member_assignment, pos = read_compact_bytes(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -484,124 +491,124 @@ def _decode_DescribedGroupMember_v5(data: bytes, pos: int) -> tuple[DescribedGro
 
 def _encode_DescribedGroupMember_v5(o: DescribedGroupMember, out: bytearray) -> None:
     """DescribedGroupMember, versions 5-6 (flexible)."""
-    _b46 = o.member_id.encode()
-    _n47 = len(_b46) + 1
-    if _n47 < 128:
-        out.append(_n47)
+    _b47 = o.member_id.encode()
+    _n48 = len(_b47) + 1
+    if _n48 < 128:
+        out.append(_n48)
     else:
-        write_uvarint(out, _n47)
-    out += _b46
+        write_uvarint(out, _n48)
+    out += _b47
     if o.group_instance_id is None:
         out.append(0)
     else:
-        _b48 = o.group_instance_id.encode()
-        _n49 = len(_b48) + 1
-        if _n49 < 128:
-            out.append(_n49)
+        _b49 = o.group_instance_id.encode()
+        _n50 = len(_b49) + 1
+        if _n50 < 128:
+            out.append(_n50)
         else:
-            write_uvarint(out, _n49)
-        out += _b48
-    _b50 = o.client_id.encode()
-    _n51 = len(_b50) + 1
-    if _n51 < 128:
-        out.append(_n51)
+            write_uvarint(out, _n50)
+        out += _b49
+    _b51 = o.client_id.encode()
+    _n52 = len(_b51) + 1
+    if _n52 < 128:
+        out.append(_n52)
     else:
-        write_uvarint(out, _n51)
-    out += _b50
-    _b52 = o.client_host.encode()
-    _n53 = len(_b52) + 1
-    if _n53 < 128:
-        out.append(_n53)
-    else:
-        write_uvarint(out, _n53)
-    out += _b52
-    _n54 = len(o.member_metadata) + 1
+        write_uvarint(out, _n52)
+    out += _b51
+    _b53 = o.client_host.encode()
+    _n54 = len(_b53) + 1
     if _n54 < 128:
         out.append(_n54)
     else:
         write_uvarint(out, _n54)
-    out += o.member_metadata
-    _n55 = len(o.member_assignment) + 1
+    out += _b53
+    _n55 = len(o.member_metadata) + 1
     if _n55 < 128:
         out.append(_n55)
     else:
         write_uvarint(out, _n55)
+    out += o.member_metadata
+    _n56 = len(o.member_assignment) + 1
+    if _n56 < 128:
+        out.append(_n56)
+    else:
+        write_uvarint(out, _n56)
     out += o.member_assignment
     out.append(0)  # no tagged fields
 
 
 def _decode_DescribedGroup_v0(data: bytes, pos: int) -> tuple[DescribedGroup, int]:
     """DescribedGroup, versions 0-2."""
-    f_error_code, _n56 = _S_hh.unpack_from(data, pos)
+    f_error_code, _n57 = _S_hh.unpack_from(data, pos)
     pos += 4
-    if _n56 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n56].decode()
-    pos += _n56
-    (_n57,) = _S_h.unpack_from(data, pos)
-    pos += 2
     if _n57 < 0:
-        raise InvalidValueError("GroupState: null or negative length")
-    f_group_state = data[pos : pos + _n57].decode()
+        raise InvalidValueError("GroupId: null or negative length")
+    f_group_id = data[pos : pos + _n57].decode()
     pos += _n57
     (_n58,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n58 < 0:
-        raise InvalidValueError("ProtocolType: null or negative length")
-    f_protocol_type = data[pos : pos + _n58].decode()
+        raise InvalidValueError("GroupState: null or negative length")
+    f_group_state = data[pos : pos + _n58].decode()
     pos += _n58
     (_n59,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n59 < 0:
-        raise InvalidValueError("ProtocolData: null or negative length")
-    f_protocol_data = data[pos : pos + _n59].decode()
+        raise InvalidValueError("ProtocolType: null or negative length")
+    f_protocol_type = data[pos : pos + _n59].decode()
     pos += _n59
-    (_n60,) = _S_i.unpack_from(data, pos)
-    pos += 4
+    (_n60,) = _S_h.unpack_from(data, pos)
+    pos += 2
     if _n60 < 0:
+        raise InvalidValueError("ProtocolData: null or negative length")
+    f_protocol_data = data[pos : pos + _n60].decode()
+    pos += _n60
+    (_n61,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n61 < 0:
         raise InvalidValueError("Members: null or negative length")
-    if _n60 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n60) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n61 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n61) + " elements in " + str(len(data) - pos) + " bytes")
     f_members = []
-    for _ in range(_n60):
-        (_n62,) = _S_h.unpack_from(data, pos)
-        pos += 2
-        if _n62 < 0:
-            raise InvalidValueError("MemberId: null or negative length")
-        _m61_member_id = data[pos : pos + _n62].decode()
-        pos += _n62
+    for _ in range(_n61):
         (_n63,) = _S_h.unpack_from(data, pos)
         pos += 2
         if _n63 < 0:
-            raise InvalidValueError("ClientId: null or negative length")
-        _m61_client_id = data[pos : pos + _n63].decode()
+            raise InvalidValueError("MemberId: null or negative length")
+        _m62_member_id = data[pos : pos + _n63].decode()
         pos += _n63
         (_n64,) = _S_h.unpack_from(data, pos)
         pos += 2
         if _n64 < 0:
-            raise InvalidValueError("ClientHost: null or negative length")
-        _m61_client_host = data[pos : pos + _n64].decode()
+            raise InvalidValueError("ClientId: null or negative length")
+        _m62_client_id = data[pos : pos + _n64].decode()
         pos += _n64
-        (_n65,) = _S_i.unpack_from(data, pos)
-        pos += 4
+        (_n65,) = _S_h.unpack_from(data, pos)
+        pos += 2
         if _n65 < 0:
-            raise InvalidValueError("MemberMetadata: null or negative length")
-        _m61_member_metadata = data[pos : pos + _n65]
+            raise InvalidValueError("ClientHost: null or negative length")
+        _m62_client_host = data[pos : pos + _n65].decode()
         pos += _n65
         (_n66,) = _S_i.unpack_from(data, pos)
         pos += 4
         if _n66 < 0:
-            raise InvalidValueError("MemberAssignment: null or negative length")
-        _m61_member_assignment = data[pos : pos + _n66]
+            raise InvalidValueError("MemberMetadata: null or negative length")
+        _m62_member_metadata = data[pos : pos + _n66]
         pos += _n66
+        (_n67,) = _S_i.unpack_from(data, pos)
+        pos += 4
+        if _n67 < 0:
+            raise InvalidValueError("MemberAssignment: null or negative length")
+        _m62_member_assignment = data[pos : pos + _n67]
+        pos += _n67
         f_members.append(
             DescribedGroupMember(
-                _m61_member_id,
+                _m62_member_id,
                 None,
-                _m61_client_id,
-                _m61_client_host,
-                _m61_member_metadata,
-                _m61_member_assignment,
+                _m62_client_id,
+                _m62_client_host,
+                _m62_member_metadata,
+                _m62_member_assignment,
             )
         )
     return DescribedGroup(
@@ -618,110 +625,110 @@ def _decode_DescribedGroup_v0(data: bytes, pos: int) -> tuple[DescribedGroup, in
 
 def _encode_DescribedGroup_v0(o: DescribedGroup, out: bytearray) -> None:
     """DescribedGroup, versions 0-2."""
-    _b67 = o.group_id.encode()
-    out += _S_hh.pack(o.error_code, len(_b67))
-    out += _b67
-    _b68 = o.group_state.encode()
-    out += _S_h.pack(len(_b68))
+    _b68 = o.group_id.encode()
+    out += _S_hh.pack(o.error_code, len(_b68))
     out += _b68
-    _b69 = o.protocol_type.encode()
+    _b69 = o.group_state.encode()
     out += _S_h.pack(len(_b69))
     out += _b69
-    _b70 = o.protocol_data.encode()
+    _b70 = o.protocol_type.encode()
     out += _S_h.pack(len(_b70))
     out += _b70
-    _a71 = o.members
-    out += _S_i.pack(len(_a71))
-    for _e72 in _a71:
-        _b73 = _e72.member_id.encode()
-        out += _S_h.pack(len(_b73))
-        out += _b73
-        _b74 = _e72.client_id.encode()
+    _b71 = o.protocol_data.encode()
+    out += _S_h.pack(len(_b71))
+    out += _b71
+    _a72 = o.members
+    out += _S_i.pack(len(_a72))
+    for _e73 in _a72:
+        _b74 = _e73.member_id.encode()
         out += _S_h.pack(len(_b74))
         out += _b74
-        _b75 = _e72.client_host.encode()
+        _b75 = _e73.client_id.encode()
         out += _S_h.pack(len(_b75))
         out += _b75
-        _b76 = _e72.member_metadata
-        out += _S_i.pack(len(_b76))
+        _b76 = _e73.client_host.encode()
+        out += _S_h.pack(len(_b76))
         out += _b76
-        _b77 = _e72.member_assignment
+        _b77 = _e73.member_metadata
         out += _S_i.pack(len(_b77))
         out += _b77
+        _b78 = _e73.member_assignment
+        out += _S_i.pack(len(_b78))
+        out += _b78
 
 
 def _decode_DescribedGroup_v3(data: bytes, pos: int) -> tuple[DescribedGroup, int]:
     """DescribedGroup, version 3."""
-    f_error_code, _n78 = _S_hh.unpack_from(data, pos)
+    f_error_code, _n79 = _S_hh.unpack_from(data, pos)
     pos += 4
-    if _n78 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n78].decode()
-    pos += _n78
-    (_n79,) = _S_h.unpack_from(data, pos)
-    pos += 2
     if _n79 < 0:
-        raise InvalidValueError("GroupState: null or negative length")
-    f_group_state = data[pos : pos + _n79].decode()
+        raise InvalidValueError("GroupId: null or negative length")
+    f_group_id = data[pos : pos + _n79].decode()
     pos += _n79
     (_n80,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n80 < 0:
-        raise InvalidValueError("ProtocolType: null or negative length")
-    f_protocol_type = data[pos : pos + _n80].decode()
+        raise InvalidValueError("GroupState: null or negative length")
+    f_group_state = data[pos : pos + _n80].decode()
     pos += _n80
     (_n81,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n81 < 0:
-        raise InvalidValueError("ProtocolData: null or negative length")
-    f_protocol_data = data[pos : pos + _n81].decode()
+        raise InvalidValueError("ProtocolType: null or negative length")
+    f_protocol_type = data[pos : pos + _n81].decode()
     pos += _n81
-    (_n82,) = _S_i.unpack_from(data, pos)
-    pos += 4
+    (_n82,) = _S_h.unpack_from(data, pos)
+    pos += 2
     if _n82 < 0:
+        raise InvalidValueError("ProtocolData: null or negative length")
+    f_protocol_data = data[pos : pos + _n82].decode()
+    pos += _n82
+    (_n83,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n83 < 0:
         raise InvalidValueError("Members: null or negative length")
-    if _n82 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n82) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n83 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n83) + " elements in " + str(len(data) - pos) + " bytes")
     f_members = []
-    for _ in range(_n82):
-        (_n84,) = _S_h.unpack_from(data, pos)
-        pos += 2
-        if _n84 < 0:
-            raise InvalidValueError("MemberId: null or negative length")
-        _m83_member_id = data[pos : pos + _n84].decode()
-        pos += _n84
+    for _ in range(_n83):
         (_n85,) = _S_h.unpack_from(data, pos)
         pos += 2
         if _n85 < 0:
-            raise InvalidValueError("ClientId: null or negative length")
-        _m83_client_id = data[pos : pos + _n85].decode()
+            raise InvalidValueError("MemberId: null or negative length")
+        _m84_member_id = data[pos : pos + _n85].decode()
         pos += _n85
         (_n86,) = _S_h.unpack_from(data, pos)
         pos += 2
         if _n86 < 0:
-            raise InvalidValueError("ClientHost: null or negative length")
-        _m83_client_host = data[pos : pos + _n86].decode()
+            raise InvalidValueError("ClientId: null or negative length")
+        _m84_client_id = data[pos : pos + _n86].decode()
         pos += _n86
-        (_n87,) = _S_i.unpack_from(data, pos)
-        pos += 4
+        (_n87,) = _S_h.unpack_from(data, pos)
+        pos += 2
         if _n87 < 0:
-            raise InvalidValueError("MemberMetadata: null or negative length")
-        _m83_member_metadata = data[pos : pos + _n87]
+            raise InvalidValueError("ClientHost: null or negative length")
+        _m84_client_host = data[pos : pos + _n87].decode()
         pos += _n87
         (_n88,) = _S_i.unpack_from(data, pos)
         pos += 4
         if _n88 < 0:
-            raise InvalidValueError("MemberAssignment: null or negative length")
-        _m83_member_assignment = data[pos : pos + _n88]
+            raise InvalidValueError("MemberMetadata: null or negative length")
+        _m84_member_metadata = data[pos : pos + _n88]
         pos += _n88
+        (_n89,) = _S_i.unpack_from(data, pos)
+        pos += 4
+        if _n89 < 0:
+            raise InvalidValueError("MemberAssignment: null or negative length")
+        _m84_member_assignment = data[pos : pos + _n89]
+        pos += _n89
         f_members.append(
             DescribedGroupMember(
-                _m83_member_id,
+                _m84_member_id,
                 None,
-                _m83_client_id,
-                _m83_client_host,
-                _m83_member_metadata,
-                _m83_member_assignment,
+                _m84_client_id,
+                _m84_client_host,
+                _m84_member_metadata,
+                _m84_member_assignment,
             )
         )
     (f_authorized_operations,) = _S_i.unpack_from(data, pos)
@@ -740,120 +747,120 @@ def _decode_DescribedGroup_v3(data: bytes, pos: int) -> tuple[DescribedGroup, in
 
 def _encode_DescribedGroup_v3(o: DescribedGroup, out: bytearray) -> None:
     """DescribedGroup, version 3."""
-    _b89 = o.group_id.encode()
-    out += _S_hh.pack(o.error_code, len(_b89))
-    out += _b89
-    _b90 = o.group_state.encode()
-    out += _S_h.pack(len(_b90))
+    _b90 = o.group_id.encode()
+    out += _S_hh.pack(o.error_code, len(_b90))
     out += _b90
-    _b91 = o.protocol_type.encode()
+    _b91 = o.group_state.encode()
     out += _S_h.pack(len(_b91))
     out += _b91
-    _b92 = o.protocol_data.encode()
+    _b92 = o.protocol_type.encode()
     out += _S_h.pack(len(_b92))
     out += _b92
-    _a93 = o.members
-    out += _S_i.pack(len(_a93))
-    for _e94 in _a93:
-        _b95 = _e94.member_id.encode()
-        out += _S_h.pack(len(_b95))
-        out += _b95
-        _b96 = _e94.client_id.encode()
+    _b93 = o.protocol_data.encode()
+    out += _S_h.pack(len(_b93))
+    out += _b93
+    _a94 = o.members
+    out += _S_i.pack(len(_a94))
+    for _e95 in _a94:
+        _b96 = _e95.member_id.encode()
         out += _S_h.pack(len(_b96))
         out += _b96
-        _b97 = _e94.client_host.encode()
+        _b97 = _e95.client_id.encode()
         out += _S_h.pack(len(_b97))
         out += _b97
-        _b98 = _e94.member_metadata
-        out += _S_i.pack(len(_b98))
+        _b98 = _e95.client_host.encode()
+        out += _S_h.pack(len(_b98))
         out += _b98
-        _b99 = _e94.member_assignment
+        _b99 = _e95.member_metadata
         out += _S_i.pack(len(_b99))
         out += _b99
+        _b100 = _e95.member_assignment
+        out += _S_i.pack(len(_b100))
+        out += _b100
     out += _S_i.pack(o.authorized_operations)
 
 
 def _decode_DescribedGroup_v4(data: bytes, pos: int) -> tuple[DescribedGroup, int]:
     """DescribedGroup, version 4."""
-    f_error_code, _n100 = _S_hh.unpack_from(data, pos)
+    f_error_code, _n101 = _S_hh.unpack_from(data, pos)
     pos += 4
-    if _n100 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n100].decode()
-    pos += _n100
-    (_n101,) = _S_h.unpack_from(data, pos)
-    pos += 2
     if _n101 < 0:
-        raise InvalidValueError("GroupState: null or negative length")
-    f_group_state = data[pos : pos + _n101].decode()
+        raise InvalidValueError("GroupId: null or negative length")
+    f_group_id = data[pos : pos + _n101].decode()
     pos += _n101
     (_n102,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n102 < 0:
-        raise InvalidValueError("ProtocolType: null or negative length")
-    f_protocol_type = data[pos : pos + _n102].decode()
+        raise InvalidValueError("GroupState: null or negative length")
+    f_group_state = data[pos : pos + _n102].decode()
     pos += _n102
     (_n103,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n103 < 0:
-        raise InvalidValueError("ProtocolData: null or negative length")
-    f_protocol_data = data[pos : pos + _n103].decode()
+        raise InvalidValueError("ProtocolType: null or negative length")
+    f_protocol_type = data[pos : pos + _n103].decode()
     pos += _n103
-    (_n104,) = _S_i.unpack_from(data, pos)
-    pos += 4
+    (_n104,) = _S_h.unpack_from(data, pos)
+    pos += 2
     if _n104 < 0:
+        raise InvalidValueError("ProtocolData: null or negative length")
+    f_protocol_data = data[pos : pos + _n104].decode()
+    pos += _n104
+    (_n105,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n105 < 0:
         raise InvalidValueError("Members: null or negative length")
-    if _n104 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n104) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n105 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n105) + " elements in " + str(len(data) - pos) + " bytes")
     f_members = []
-    for _ in range(_n104):
-        (_n106,) = _S_h.unpack_from(data, pos)
-        pos += 2
-        if _n106 < 0:
-            raise InvalidValueError("MemberId: null or negative length")
-        _m105_member_id = data[pos : pos + _n106].decode()
-        pos += _n106
+    for _ in range(_n105):
         (_n107,) = _S_h.unpack_from(data, pos)
         pos += 2
         if _n107 < 0:
-            _m105_group_instance_id = None
-            if _n107 != -1:
-                raise InvalidValueError("GroupInstanceId: length " + str(_n107))
-        else:
-            _m105_group_instance_id = data[pos : pos + _n107].decode()
-            pos += _n107
+            raise InvalidValueError("MemberId: null or negative length")
+        _m106_member_id = data[pos : pos + _n107].decode()
+        pos += _n107
         (_n108,) = _S_h.unpack_from(data, pos)
         pos += 2
         if _n108 < 0:
-            raise InvalidValueError("ClientId: null or negative length")
-        _m105_client_id = data[pos : pos + _n108].decode()
-        pos += _n108
+            _m106_group_instance_id = None
+            if _n108 != -1:
+                raise InvalidValueError("GroupInstanceId: length " + str(_n108))
+        else:
+            _m106_group_instance_id = data[pos : pos + _n108].decode()
+            pos += _n108
         (_n109,) = _S_h.unpack_from(data, pos)
         pos += 2
         if _n109 < 0:
-            raise InvalidValueError("ClientHost: null or negative length")
-        _m105_client_host = data[pos : pos + _n109].decode()
+            raise InvalidValueError("ClientId: null or negative length")
+        _m106_client_id = data[pos : pos + _n109].decode()
         pos += _n109
-        (_n110,) = _S_i.unpack_from(data, pos)
-        pos += 4
+        (_n110,) = _S_h.unpack_from(data, pos)
+        pos += 2
         if _n110 < 0:
-            raise InvalidValueError("MemberMetadata: null or negative length")
-        _m105_member_metadata = data[pos : pos + _n110]
+            raise InvalidValueError("ClientHost: null or negative length")
+        _m106_client_host = data[pos : pos + _n110].decode()
         pos += _n110
         (_n111,) = _S_i.unpack_from(data, pos)
         pos += 4
         if _n111 < 0:
-            raise InvalidValueError("MemberAssignment: null or negative length")
-        _m105_member_assignment = data[pos : pos + _n111]
+            raise InvalidValueError("MemberMetadata: null or negative length")
+        _m106_member_metadata = data[pos : pos + _n111]
         pos += _n111
+        (_n112,) = _S_i.unpack_from(data, pos)
+        pos += 4
+        if _n112 < 0:
+            raise InvalidValueError("MemberAssignment: null or negative length")
+        _m106_member_assignment = data[pos : pos + _n112]
+        pos += _n112
         f_members.append(
             DescribedGroupMember(
-                _m105_member_id,
-                _m105_group_instance_id,
-                _m105_client_id,
-                _m105_client_host,
-                _m105_member_metadata,
-                _m105_member_assignment,
+                _m106_member_id,
+                _m106_group_instance_id,
+                _m106_client_id,
+                _m106_client_host,
+                _m106_member_metadata,
+                _m106_member_assignment,
             )
         )
     (f_authorized_operations,) = _S_i.unpack_from(data, pos)
@@ -872,40 +879,40 @@ def _decode_DescribedGroup_v4(data: bytes, pos: int) -> tuple[DescribedGroup, in
 
 def _encode_DescribedGroup_v4(o: DescribedGroup, out: bytearray) -> None:
     """DescribedGroup, version 4."""
-    _b112 = o.group_id.encode()
-    out += _S_hh.pack(o.error_code, len(_b112))
-    out += _b112
-    _b113 = o.group_state.encode()
-    out += _S_h.pack(len(_b113))
+    _b113 = o.group_id.encode()
+    out += _S_hh.pack(o.error_code, len(_b113))
     out += _b113
-    _b114 = o.protocol_type.encode()
+    _b114 = o.group_state.encode()
     out += _S_h.pack(len(_b114))
     out += _b114
-    _b115 = o.protocol_data.encode()
+    _b115 = o.protocol_type.encode()
     out += _S_h.pack(len(_b115))
     out += _b115
-    _a116 = o.members
-    out += _S_i.pack(len(_a116))
-    for _e117 in _a116:
-        _b118 = _e117.member_id.encode()
-        out += _S_h.pack(len(_b118))
-        out += _b118
-        _b119 = None if _e117.group_instance_id is None else _e117.group_instance_id.encode()
-        out += _S_h.pack(-1 if _b119 is None else len(_b119))
-        if _b119 is not None:
-            out += _b119
-        _b120 = _e117.client_id.encode()
-        out += _S_h.pack(len(_b120))
-        out += _b120
-        _b121 = _e117.client_host.encode()
+    _b116 = o.protocol_data.encode()
+    out += _S_h.pack(len(_b116))
+    out += _b116
+    _a117 = o.members
+    out += _S_i.pack(len(_a117))
+    for _e118 in _a117:
+        _b119 = _e118.member_id.encode()
+        out += _S_h.pack(len(_b119))
+        out += _b119
+        _b120 = None if _e118.group_instance_id is None else _e118.group_instance_id.encode()
+        out += _S_h.pack(-1 if _b120 is None else len(_b120))
+        if _b120 is not None:
+            out += _b120
+        _b121 = _e118.client_id.encode()
         out += _S_h.pack(len(_b121))
         out += _b121
-        _b122 = _e117.member_metadata
-        out += _S_i.pack(len(_b122))
+        _b122 = _e118.client_host.encode()
+        out += _S_h.pack(len(_b122))
         out += _b122
-        _b123 = _e117.member_assignment
+        _b123 = _e118.member_metadata
         out += _S_i.pack(len(_b123))
         out += _b123
+        _b124 = _e118.member_assignment
+        out += _S_i.pack(len(_b124))
+        out += _b124
     out += _S_i.pack(o.authorized_operations)
 
 
@@ -913,133 +920,93 @@ def _decode_DescribedGroup_v5(data: bytes, pos: int) -> tuple[DescribedGroup, in
     """DescribedGroup, version 5 (flexible)."""
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    _n124 = data[pos]
-    if _n124 < 128:
-        pos += 1
-    else:
-        _n124, pos = read_uvarint(data, pos)
-    _n124 -= 1
-    if _n124 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n124].decode()
-    pos += _n124
     _n125 = data[pos]
-    if _n125 < 128:
-        pos += 1
+    if 0 < _n125 < 128:
+        f_group_id = data[pos + 1 : pos + _n125].decode()
+        pos += _n125
     else:
-        _n125, pos = read_uvarint(data, pos)
-    _n125 -= 1
-    if _n125 < 0:
-        raise InvalidValueError("GroupState: null or negative length")
-    f_group_state = data[pos : pos + _n125].decode()
-    pos += _n125
+        f_group_id, pos = read_compact_string(data, pos)
     _n126 = data[pos]
-    if _n126 < 128:
-        pos += 1
+    if 0 < _n126 < 128:
+        f_group_state = data[pos + 1 : pos + _n126].decode()
+        pos += _n126
     else:
-        _n126, pos = read_uvarint(data, pos)
-    _n126 -= 1
-    if _n126 < 0:
-        raise InvalidValueError("ProtocolType: null or negative length")
-    f_protocol_type = data[pos : pos + _n126].decode()
-    pos += _n126
+        f_group_state, pos = read_compact_string(data, pos)
     _n127 = data[pos]
-    if _n127 < 128:
-        pos += 1
+    if 0 < _n127 < 128:
+        f_protocol_type = data[pos + 1 : pos + _n127].decode()
+        pos += _n127
     else:
-        _n127, pos = read_uvarint(data, pos)
-    _n127 -= 1
-    if _n127 < 0:
-        raise InvalidValueError("ProtocolData: null or negative length")
-    f_protocol_data = data[pos : pos + _n127].decode()
-    pos += _n127
+        f_protocol_type, pos = read_compact_string(data, pos)
     _n128 = data[pos]
-    if _n128 < 128:
+    if 0 < _n128 < 128:
+        f_protocol_data = data[pos + 1 : pos + _n128].decode()
+        pos += _n128
+    else:
+        f_protocol_data, pos = read_compact_string(data, pos)
+    _n129 = data[pos]
+    if _n129 < 128:
         pos += 1
     else:
-        _n128, pos = read_uvarint(data, pos)
-    _n128 -= 1
-    if _n128 < 0:
+        _n129, pos = read_uvarint(data, pos)
+    _n129 -= 1
+    if _n129 < 0:
         raise InvalidValueError("Members: null or negative length")
-    if _n128 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n128) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n129 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n129) + " elements in " + str(len(data) - pos) + " bytes")
     f_members = []
-    for _ in range(_n128):
-        _n130 = data[pos]
-        if _n130 < 128:
-            pos += 1
-        else:
-            _n130, pos = read_uvarint(data, pos)
-        _n130 -= 1
-        if _n130 < 0:
-            raise InvalidValueError("MemberId: null or negative length")
-        _m129_member_id = data[pos : pos + _n130].decode()
-        pos += _n130
+    for _ in range(_n129):
         _n131 = data[pos]
-        if _n131 < 128:
-            pos += 1
-        else:
-            _n131, pos = read_uvarint(data, pos)
-        _n131 -= 1
-        if _n131 < 0:
-            _m129_group_instance_id = None
-            if _n131 != -1:
-                raise InvalidValueError("GroupInstanceId: length " + str(_n131))
-        else:
-            _m129_group_instance_id = data[pos : pos + _n131].decode()
+        if 0 < _n131 < 128:
+            _m130_member_id = data[pos + 1 : pos + _n131].decode()
             pos += _n131
+        else:
+            _m130_member_id, pos = read_compact_string(data, pos)
         _n132 = data[pos]
-        if _n132 < 128:
+        if 0 < _n132 < 128:
+            _m130_group_instance_id = data[pos + 1 : pos + _n132].decode()
+            pos += _n132
+        elif _n132 == 0:
+            _m130_group_instance_id = None
             pos += 1
         else:
-            _n132, pos = read_uvarint(data, pos)
-        _n132 -= 1
-        if _n132 < 0:
-            raise InvalidValueError("ClientId: null or negative length")
-        _m129_client_id = data[pos : pos + _n132].decode()
-        pos += _n132
+            _m130_group_instance_id, pos = read_compact_nullable_string(data, pos)
         _n133 = data[pos]
-        if _n133 < 128:
-            pos += 1
+        if 0 < _n133 < 128:
+            _m130_client_id = data[pos + 1 : pos + _n133].decode()
+            pos += _n133
         else:
-            _n133, pos = read_uvarint(data, pos)
-        _n133 -= 1
-        if _n133 < 0:
-            raise InvalidValueError("ClientHost: null or negative length")
-        _m129_client_host = data[pos : pos + _n133].decode()
-        pos += _n133
+            _m130_client_id, pos = read_compact_string(data, pos)
         _n134 = data[pos]
-        if _n134 < 128:
-            pos += 1
+        if 0 < _n134 < 128:
+            _m130_client_host = data[pos + 1 : pos + _n134].decode()
+            pos += _n134
         else:
-            _n134, pos = read_uvarint(data, pos)
-        _n134 -= 1
-        if _n134 < 0:
-            raise InvalidValueError("MemberMetadata: null or negative length")
-        _m129_member_metadata = data[pos : pos + _n134]
-        pos += _n134
+            _m130_client_host, pos = read_compact_string(data, pos)
         _n135 = data[pos]
-        if _n135 < 128:
-            pos += 1
+        if 0 < _n135 < 128:
+            _m130_member_metadata = data[pos + 1 : pos + _n135]
+            pos += _n135
         else:
-            _n135, pos = read_uvarint(data, pos)
-        _n135 -= 1
-        if _n135 < 0:
-            raise InvalidValueError("MemberAssignment: null or negative length")
-        _m129_member_assignment = data[pos : pos + _n135]
-        pos += _n135
+            _m130_member_metadata, pos = read_compact_bytes(data, pos)
+        _n136 = data[pos]
+        if 0 < _n136 < 128:
+            _m130_member_assignment = data[pos + 1 : pos + _n136]
+            pos += _n136
+        else:
+            _m130_member_assignment, pos = read_compact_bytes(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
         f_members.append(
             DescribedGroupMember(
-                _m129_member_id,
-                _m129_group_instance_id,
-                _m129_client_id,
-                _m129_client_host,
-                _m129_member_metadata,
-                _m129_member_assignment,
+                _m130_member_id,
+                _m130_group_instance_id,
+                _m130_client_id,
+                _m130_client_host,
+                _m130_member_metadata,
+                _m130_member_assignment,
             )
         )
     (f_authorized_operations,) = _S_i.unpack_from(data, pos)
@@ -1063,80 +1030,84 @@ def _decode_DescribedGroup_v5(data: bytes, pos: int) -> tuple[DescribedGroup, in
 def _encode_DescribedGroup_v5(o: DescribedGroup, out: bytearray) -> None:
     """DescribedGroup, version 5 (flexible)."""
     out += _S_h.pack(o.error_code)
-    _b136 = o.group_id.encode()
-    _n137 = len(_b136) + 1
-    if _n137 < 128:
-        out.append(_n137)
+    _b137 = o.group_id.encode()
+    _n138 = len(_b137) + 1
+    if _n138 < 128:
+        out.append(_n138)
     else:
-        write_uvarint(out, _n137)
-    out += _b136
-    _b138 = o.group_state.encode()
-    _n139 = len(_b138) + 1
-    if _n139 < 128:
-        out.append(_n139)
+        write_uvarint(out, _n138)
+    out += _b137
+    _b139 = o.group_state.encode()
+    _n140 = len(_b139) + 1
+    if _n140 < 128:
+        out.append(_n140)
     else:
-        write_uvarint(out, _n139)
-    out += _b138
-    _b140 = o.protocol_type.encode()
-    _n141 = len(_b140) + 1
-    if _n141 < 128:
-        out.append(_n141)
+        write_uvarint(out, _n140)
+    out += _b139
+    _b141 = o.protocol_type.encode()
+    _n142 = len(_b141) + 1
+    if _n142 < 128:
+        out.append(_n142)
     else:
-        write_uvarint(out, _n141)
-    out += _b140
-    _b142 = o.protocol_data.encode()
-    _n143 = len(_b142) + 1
-    if _n143 < 128:
-        out.append(_n143)
+        write_uvarint(out, _n142)
+    out += _b141
+    _b143 = o.protocol_data.encode()
+    _n144 = len(_b143) + 1
+    if _n144 < 128:
+        out.append(_n144)
     else:
-        write_uvarint(out, _n143)
-    out += _b142
-    _a144 = o.members
-    write_uvarint(out, len(_a144) + 1)
-    for _e145 in _a144:
-        _b146 = _e145.member_id.encode()
-        _n147 = len(_b146) + 1
-        if _n147 < 128:
-            out.append(_n147)
+        write_uvarint(out, _n144)
+    out += _b143
+    _a145 = o.members
+    _n146 = len(_a145) + 1
+    if _n146 < 128:
+        out.append(_n146)
+    else:
+        write_uvarint(out, _n146)
+    for _e147 in _a145:
+        _b148 = _e147.member_id.encode()
+        _n149 = len(_b148) + 1
+        if _n149 < 128:
+            out.append(_n149)
         else:
-            write_uvarint(out, _n147)
-        out += _b146
-        if _e145.group_instance_id is None:
+            write_uvarint(out, _n149)
+        out += _b148
+        if _e147.group_instance_id is None:
             out.append(0)
         else:
-            _b148 = _e145.group_instance_id.encode()
-            _n149 = len(_b148) + 1
-            if _n149 < 128:
-                out.append(_n149)
+            _b150 = _e147.group_instance_id.encode()
+            _n151 = len(_b150) + 1
+            if _n151 < 128:
+                out.append(_n151)
             else:
-                write_uvarint(out, _n149)
-            out += _b148
-        _b150 = _e145.client_id.encode()
-        _n151 = len(_b150) + 1
-        if _n151 < 128:
-            out.append(_n151)
-        else:
-            write_uvarint(out, _n151)
-        out += _b150
-        _b152 = _e145.client_host.encode()
+                write_uvarint(out, _n151)
+            out += _b150
+        _b152 = _e147.client_id.encode()
         _n153 = len(_b152) + 1
         if _n153 < 128:
             out.append(_n153)
         else:
             write_uvarint(out, _n153)
         out += _b152
-        _n154 = len(_e145.member_metadata) + 1
-        if _n154 < 128:
-            out.append(_n154)
-        else:
-            write_uvarint(out, _n154)
-        out += _e145.member_metadata
-        _n155 = len(_e145.member_assignment) + 1
+        _b154 = _e147.client_host.encode()
+        _n155 = len(_b154) + 1
         if _n155 < 128:
             out.append(_n155)
         else:
             write_uvarint(out, _n155)
-        out += _e145.member_assignment
+        out += _b154
+        _n156 = len(_e147.member_metadata) + 1
+        if _n156 < 128:
+            out.append(_n156)
+        else:
+            write_uvarint(out, _n156)
+        out += _e147.member_metadata
+        _n157 = len(_e147.member_assignment) + 1
+        if _n157 < 128:
+            out.append(_n157)
+        else:
+            write_uvarint(out, _n157)
+        out += _e147.member_assignment
         out.append(0)  # no tagged fields
     out += _S_i.pack(o.authorized_operations)
     out.append(0)  # no tagged fields
@@ -1146,146 +1117,102 @@ def _decode_DescribedGroup_v6(data: bytes, pos: int) -> tuple[DescribedGroup, in
     """DescribedGroup, version 6 (flexible)."""
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    _n156 = data[pos]
-    if _n156 < 128:
-        pos += 1
-    else:
-        _n156, pos = read_uvarint(data, pos)
-    _n156 -= 1
-    if _n156 < 0:
-        f_error_message = None
-        if _n156 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n156))
-    else:
-        f_error_message = data[pos : pos + _n156].decode()
-        pos += _n156
-    _n157 = data[pos]
-    if _n157 < 128:
-        pos += 1
-    else:
-        _n157, pos = read_uvarint(data, pos)
-    _n157 -= 1
-    if _n157 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n157].decode()
-    pos += _n157
     _n158 = data[pos]
-    if _n158 < 128:
+    if 0 < _n158 < 128:
+        f_error_message = data[pos + 1 : pos + _n158].decode()
+        pos += _n158
+    elif _n158 == 0:
+        f_error_message = None
         pos += 1
     else:
-        _n158, pos = read_uvarint(data, pos)
-    _n158 -= 1
-    if _n158 < 0:
-        raise InvalidValueError("GroupState: null or negative length")
-    f_group_state = data[pos : pos + _n158].decode()
-    pos += _n158
+        f_error_message, pos = read_compact_nullable_string(data, pos)
     _n159 = data[pos]
-    if _n159 < 128:
-        pos += 1
+    if 0 < _n159 < 128:
+        f_group_id = data[pos + 1 : pos + _n159].decode()
+        pos += _n159
     else:
-        _n159, pos = read_uvarint(data, pos)
-    _n159 -= 1
-    if _n159 < 0:
-        raise InvalidValueError("ProtocolType: null or negative length")
-    f_protocol_type = data[pos : pos + _n159].decode()
-    pos += _n159
+        f_group_id, pos = read_compact_string(data, pos)
     _n160 = data[pos]
-    if _n160 < 128:
-        pos += 1
+    if 0 < _n160 < 128:
+        f_group_state = data[pos + 1 : pos + _n160].decode()
+        pos += _n160
     else:
-        _n160, pos = read_uvarint(data, pos)
-    _n160 -= 1
-    if _n160 < 0:
-        raise InvalidValueError("ProtocolData: null or negative length")
-    f_protocol_data = data[pos : pos + _n160].decode()
-    pos += _n160
+        f_group_state, pos = read_compact_string(data, pos)
     _n161 = data[pos]
-    if _n161 < 128:
+    if 0 < _n161 < 128:
+        f_protocol_type = data[pos + 1 : pos + _n161].decode()
+        pos += _n161
+    else:
+        f_protocol_type, pos = read_compact_string(data, pos)
+    _n162 = data[pos]
+    if 0 < _n162 < 128:
+        f_protocol_data = data[pos + 1 : pos + _n162].decode()
+        pos += _n162
+    else:
+        f_protocol_data, pos = read_compact_string(data, pos)
+    _n163 = data[pos]
+    if _n163 < 128:
         pos += 1
     else:
-        _n161, pos = read_uvarint(data, pos)
-    _n161 -= 1
-    if _n161 < 0:
+        _n163, pos = read_uvarint(data, pos)
+    _n163 -= 1
+    if _n163 < 0:
         raise InvalidValueError("Members: null or negative length")
-    if _n161 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n161) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n163 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n163) + " elements in " + str(len(data) - pos) + " bytes")
     f_members = []
-    for _ in range(_n161):
-        _n163 = data[pos]
-        if _n163 < 128:
-            pos += 1
-        else:
-            _n163, pos = read_uvarint(data, pos)
-        _n163 -= 1
-        if _n163 < 0:
-            raise InvalidValueError("MemberId: null or negative length")
-        _m162_member_id = data[pos : pos + _n163].decode()
-        pos += _n163
-        _n164 = data[pos]
-        if _n164 < 128:
-            pos += 1
-        else:
-            _n164, pos = read_uvarint(data, pos)
-        _n164 -= 1
-        if _n164 < 0:
-            _m162_group_instance_id = None
-            if _n164 != -1:
-                raise InvalidValueError("GroupInstanceId: length " + str(_n164))
-        else:
-            _m162_group_instance_id = data[pos : pos + _n164].decode()
-            pos += _n164
+    for _ in range(_n163):
         _n165 = data[pos]
-        if _n165 < 128:
-            pos += 1
+        if 0 < _n165 < 128:
+            _m164_member_id = data[pos + 1 : pos + _n165].decode()
+            pos += _n165
         else:
-            _n165, pos = read_uvarint(data, pos)
-        _n165 -= 1
-        if _n165 < 0:
-            raise InvalidValueError("ClientId: null or negative length")
-        _m162_client_id = data[pos : pos + _n165].decode()
-        pos += _n165
+            _m164_member_id, pos = read_compact_string(data, pos)
         _n166 = data[pos]
-        if _n166 < 128:
+        if 0 < _n166 < 128:
+            _m164_group_instance_id = data[pos + 1 : pos + _n166].decode()
+            pos += _n166
+        elif _n166 == 0:
+            _m164_group_instance_id = None
             pos += 1
         else:
-            _n166, pos = read_uvarint(data, pos)
-        _n166 -= 1
-        if _n166 < 0:
-            raise InvalidValueError("ClientHost: null or negative length")
-        _m162_client_host = data[pos : pos + _n166].decode()
-        pos += _n166
+            _m164_group_instance_id, pos = read_compact_nullable_string(data, pos)
         _n167 = data[pos]
-        if _n167 < 128:
-            pos += 1
+        if 0 < _n167 < 128:
+            _m164_client_id = data[pos + 1 : pos + _n167].decode()
+            pos += _n167
         else:
-            _n167, pos = read_uvarint(data, pos)
-        _n167 -= 1
-        if _n167 < 0:
-            raise InvalidValueError("MemberMetadata: null or negative length")
-        _m162_member_metadata = data[pos : pos + _n167]
-        pos += _n167
+            _m164_client_id, pos = read_compact_string(data, pos)
         _n168 = data[pos]
-        if _n168 < 128:
-            pos += 1
+        if 0 < _n168 < 128:
+            _m164_client_host = data[pos + 1 : pos + _n168].decode()
+            pos += _n168
         else:
-            _n168, pos = read_uvarint(data, pos)
-        _n168 -= 1
-        if _n168 < 0:
-            raise InvalidValueError("MemberAssignment: null or negative length")
-        _m162_member_assignment = data[pos : pos + _n168]
-        pos += _n168
+            _m164_client_host, pos = read_compact_string(data, pos)
+        _n169 = data[pos]
+        if 0 < _n169 < 128:
+            _m164_member_metadata = data[pos + 1 : pos + _n169]
+            pos += _n169
+        else:
+            _m164_member_metadata, pos = read_compact_bytes(data, pos)
+        _n170 = data[pos]
+        if 0 < _n170 < 128:
+            _m164_member_assignment = data[pos + 1 : pos + _n170]
+            pos += _n170
+        else:
+            _m164_member_assignment, pos = read_compact_bytes(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
         f_members.append(
             DescribedGroupMember(
-                _m162_member_id,
-                _m162_group_instance_id,
-                _m162_client_id,
-                _m162_client_host,
-                _m162_member_metadata,
-                _m162_member_assignment,
+                _m164_member_id,
+                _m164_group_instance_id,
+                _m164_client_id,
+                _m164_client_host,
+                _m164_member_metadata,
+                _m164_member_assignment,
             )
         )
     (f_authorized_operations,) = _S_i.unpack_from(data, pos)
@@ -1312,87 +1239,91 @@ def _encode_DescribedGroup_v6(o: DescribedGroup, out: bytearray) -> None:
     if o.error_message is None:
         out.append(0)
     else:
-        _b169 = o.error_message.encode()
-        _n170 = len(_b169) + 1
-        if _n170 < 128:
-            out.append(_n170)
+        _b171 = o.error_message.encode()
+        _n172 = len(_b171) + 1
+        if _n172 < 128:
+            out.append(_n172)
         else:
-            write_uvarint(out, _n170)
-        out += _b169
-    _b171 = o.group_id.encode()
-    _n172 = len(_b171) + 1
-    if _n172 < 128:
-        out.append(_n172)
-    else:
-        write_uvarint(out, _n172)
-    out += _b171
-    _b173 = o.group_state.encode()
+            write_uvarint(out, _n172)
+        out += _b171
+    _b173 = o.group_id.encode()
     _n174 = len(_b173) + 1
     if _n174 < 128:
         out.append(_n174)
     else:
         write_uvarint(out, _n174)
     out += _b173
-    _b175 = o.protocol_type.encode()
+    _b175 = o.group_state.encode()
     _n176 = len(_b175) + 1
     if _n176 < 128:
         out.append(_n176)
     else:
         write_uvarint(out, _n176)
     out += _b175
-    _b177 = o.protocol_data.encode()
+    _b177 = o.protocol_type.encode()
     _n178 = len(_b177) + 1
     if _n178 < 128:
         out.append(_n178)
     else:
         write_uvarint(out, _n178)
     out += _b177
-    _a179 = o.members
-    write_uvarint(out, len(_a179) + 1)
-    for _e180 in _a179:
-        _b181 = _e180.member_id.encode()
-        _n182 = len(_b181) + 1
-        if _n182 < 128:
-            out.append(_n182)
+    _b179 = o.protocol_data.encode()
+    _n180 = len(_b179) + 1
+    if _n180 < 128:
+        out.append(_n180)
+    else:
+        write_uvarint(out, _n180)
+    out += _b179
+    _a181 = o.members
+    _n182 = len(_a181) + 1
+    if _n182 < 128:
+        out.append(_n182)
+    else:
+        write_uvarint(out, _n182)
+    for _e183 in _a181:
+        _b184 = _e183.member_id.encode()
+        _n185 = len(_b184) + 1
+        if _n185 < 128:
+            out.append(_n185)
         else:
-            write_uvarint(out, _n182)
-        out += _b181
-        if _e180.group_instance_id is None:
+            write_uvarint(out, _n185)
+        out += _b184
+        if _e183.group_instance_id is None:
             out.append(0)
         else:
-            _b183 = _e180.group_instance_id.encode()
-            _n184 = len(_b183) + 1
-            if _n184 < 128:
-                out.append(_n184)
+            _b186 = _e183.group_instance_id.encode()
+            _n187 = len(_b186) + 1
+            if _n187 < 128:
+                out.append(_n187)
             else:
-                write_uvarint(out, _n184)
-            out += _b183
-        _b185 = _e180.client_id.encode()
-        _n186 = len(_b185) + 1
-        if _n186 < 128:
-            out.append(_n186)
-        else:
-            write_uvarint(out, _n186)
-        out += _b185
-        _b187 = _e180.client_host.encode()
-        _n188 = len(_b187) + 1
-        if _n188 < 128:
-            out.append(_n188)
-        else:
-            write_uvarint(out, _n188)
-        out += _b187
-        _n189 = len(_e180.member_metadata) + 1
+                write_uvarint(out, _n187)
+            out += _b186
+        _b188 = _e183.client_id.encode()
+        _n189 = len(_b188) + 1
         if _n189 < 128:
             out.append(_n189)
         else:
             write_uvarint(out, _n189)
-        out += _e180.member_metadata
-        _n190 = len(_e180.member_assignment) + 1
-        if _n190 < 128:
-            out.append(_n190)
+        out += _b188
+        _b190 = _e183.client_host.encode()
+        _n191 = len(_b190) + 1
+        if _n191 < 128:
+            out.append(_n191)
         else:
-            write_uvarint(out, _n190)
-        out += _e180.member_assignment
+            write_uvarint(out, _n191)
+        out += _b190
+        _n192 = len(_e183.member_metadata) + 1
+        if _n192 < 128:
+            out.append(_n192)
+        else:
+            write_uvarint(out, _n192)
+        out += _e183.member_metadata
+        _n193 = len(_e183.member_assignment) + 1
+        if _n193 < 128:
+            out.append(_n193)
+        else:
+            write_uvarint(out, _n193)
+        out += _e183.member_assignment
         out.append(0)  # no tagged fields
     out += _S_i.pack(o.authorized_operations)
     out.append(0)  # no tagged fields
@@ -1400,114 +1331,114 @@ def _encode_DescribedGroup_v6(o: DescribedGroup, out: bytearray) -> None:
 
 def _decode_DescribeGroupsResponse_v0(data: bytes, pos: int) -> tuple[DescribeGroupsResponse, int]:
     """DescribeGroupsResponse, version 0."""
-    (_n191,) = _S_i.unpack_from(data, pos)
+    (_n194,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n191 < 0:
+    if _n194 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n191 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n191) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n194 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n194) + " elements in " + str(len(data) - pos) + " bytes")
     f_groups = []
-    for _ in range(_n191):
-        _e192, pos = _decode_DescribedGroup_v0(data, pos)
-        f_groups.append(_e192)
+    for _ in range(_n194):
+        _e195, pos = _decode_DescribedGroup_v0(data, pos)
+        f_groups.append(_e195)
     return DescribeGroupsResponse(0, f_groups), pos
 
 
 def _encode_DescribeGroupsResponse_v0(o: DescribeGroupsResponse, out: bytearray) -> None:
     """DescribeGroupsResponse, version 0."""
-    _a193 = o.groups
-    out += _S_i.pack(len(_a193))
-    for _e194 in _a193:
-        _encode_DescribedGroup_v0(_e194, out)
+    _a196 = o.groups
+    out += _S_i.pack(len(_a196))
+    for _e197 in _a196:
+        _encode_DescribedGroup_v0(_e197, out)
 
 
 def _decode_DescribeGroupsResponse_v1(data: bytes, pos: int) -> tuple[DescribeGroupsResponse, int]:
     """DescribeGroupsResponse, versions 1-2."""
-    f_throttle_time_ms, _n195 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n198 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n195 < 0:
+    if _n198 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n195 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n195) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n198 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n198) + " elements in " + str(len(data) - pos) + " bytes")
     f_groups = []
-    for _ in range(_n195):
-        _e196, pos = _decode_DescribedGroup_v0(data, pos)
-        f_groups.append(_e196)
+    for _ in range(_n198):
+        _e199, pos = _decode_DescribedGroup_v0(data, pos)
+        f_groups.append(_e199)
     return DescribeGroupsResponse(f_throttle_time_ms, f_groups), pos
 
 
 def _encode_DescribeGroupsResponse_v1(o: DescribeGroupsResponse, out: bytearray) -> None:
     """DescribeGroupsResponse, versions 1-2."""
-    _a197 = o.groups
-    out += _S_ii.pack(o.throttle_time_ms, len(_a197))
-    for _e198 in _a197:
-        _encode_DescribedGroup_v0(_e198, out)
+    _a200 = o.groups
+    out += _S_ii.pack(o.throttle_time_ms, len(_a200))
+    for _e201 in _a200:
+        _encode_DescribedGroup_v0(_e201, out)
 
 
 def _decode_DescribeGroupsResponse_v3(data: bytes, pos: int) -> tuple[DescribeGroupsResponse, int]:
     """DescribeGroupsResponse, version 3."""
-    f_throttle_time_ms, _n199 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n202 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n199 < 0:
+    if _n202 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n199 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n199) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n202 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n202) + " elements in " + str(len(data) - pos) + " bytes")
     f_groups = []
-    for _ in range(_n199):
-        _e200, pos = _decode_DescribedGroup_v3(data, pos)
-        f_groups.append(_e200)
+    for _ in range(_n202):
+        _e203, pos = _decode_DescribedGroup_v3(data, pos)
+        f_groups.append(_e203)
     return DescribeGroupsResponse(f_throttle_time_ms, f_groups), pos
 
 
 def _encode_DescribeGroupsResponse_v3(o: DescribeGroupsResponse, out: bytearray) -> None:
     """DescribeGroupsResponse, version 3."""
-    _a201 = o.groups
-    out += _S_ii.pack(o.throttle_time_ms, len(_a201))
-    for _e202 in _a201:
-        _encode_DescribedGroup_v3(_e202, out)
+    _a204 = o.groups
+    out += _S_ii.pack(o.throttle_time_ms, len(_a204))
+    for _e205 in _a204:
+        _encode_DescribedGroup_v3(_e205, out)
 
 
 def _decode_DescribeGroupsResponse_v4(data: bytes, pos: int) -> tuple[DescribeGroupsResponse, int]:
     """DescribeGroupsResponse, version 4."""
-    f_throttle_time_ms, _n203 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n206 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n203 < 0:
+    if _n206 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n203 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n203) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n206 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n206) + " elements in " + str(len(data) - pos) + " bytes")
     f_groups = []
-    for _ in range(_n203):
-        _e204, pos = _decode_DescribedGroup_v4(data, pos)
-        f_groups.append(_e204)
+    for _ in range(_n206):
+        _e207, pos = _decode_DescribedGroup_v4(data, pos)
+        f_groups.append(_e207)
     return DescribeGroupsResponse(f_throttle_time_ms, f_groups), pos
 
 
 def _encode_DescribeGroupsResponse_v4(o: DescribeGroupsResponse, out: bytearray) -> None:
     """DescribeGroupsResponse, version 4."""
-    _a205 = o.groups
-    out += _S_ii.pack(o.throttle_time_ms, len(_a205))
-    for _e206 in _a205:
-        _encode_DescribedGroup_v4(_e206, out)
+    _a208 = o.groups
+    out += _S_ii.pack(o.throttle_time_ms, len(_a208))
+    for _e209 in _a208:
+        _encode_DescribedGroup_v4(_e209, out)
 
 
 def _decode_DescribeGroupsResponse_v5(data: bytes, pos: int) -> tuple[DescribeGroupsResponse, int]:
     """DescribeGroupsResponse, version 5 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n207 = data[pos]
-    if _n207 < 128:
+    _n210 = data[pos]
+    if _n210 < 128:
         pos += 1
     else:
-        _n207, pos = read_uvarint(data, pos)
-    _n207 -= 1
-    if _n207 < 0:
+        _n210, pos = read_uvarint(data, pos)
+    _n210 -= 1
+    if _n210 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n207 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n207) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n210 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n210) + " elements in " + str(len(data) - pos) + " bytes")
     f_groups = []
-    for _ in range(_n207):
-        _e208, pos = _decode_DescribedGroup_v5(data, pos)
-        f_groups.append(_e208)
+    for _ in range(_n210):
+        _e211, pos = _decode_DescribedGroup_v5(data, pos)
+        f_groups.append(_e211)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1518,10 +1449,14 @@ def _decode_DescribeGroupsResponse_v5(data: bytes, pos: int) -> tuple[DescribeGr
 def _encode_DescribeGroupsResponse_v5(o: DescribeGroupsResponse, out: bytearray) -> None:
     """DescribeGroupsResponse, version 5 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a209 = o.groups
-    write_uvarint(out, len(_a209) + 1)
-    for _e210 in _a209:
-        _encode_DescribedGroup_v5(_e210, out)
+    _a212 = o.groups
+    _n213 = len(_a212) + 1
+    if _n213 < 128:
+        out.append(_n213)
+    else:
+        write_uvarint(out, _n213)
+    for _e214 in _a212:
+        _encode_DescribedGroup_v5(_e214, out)
     out.append(0)  # no tagged fields
 
 
@@ -1529,20 +1464,20 @@ def _decode_DescribeGroupsResponse_v6(data: bytes, pos: int) -> tuple[DescribeGr
     """DescribeGroupsResponse, version 6 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n211 = data[pos]
-    if _n211 < 128:
+    _n215 = data[pos]
+    if _n215 < 128:
         pos += 1
     else:
-        _n211, pos = read_uvarint(data, pos)
-    _n211 -= 1
-    if _n211 < 0:
+        _n215, pos = read_uvarint(data, pos)
+    _n215 -= 1
+    if _n215 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n211 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n211) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n215 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n215) + " elements in " + str(len(data) - pos) + " bytes")
     f_groups = []
-    for _ in range(_n211):
-        _e212, pos = _decode_DescribedGroup_v6(data, pos)
-        f_groups.append(_e212)
+    for _ in range(_n215):
+        _e216, pos = _decode_DescribedGroup_v6(data, pos)
+        f_groups.append(_e216)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1553,10 +1488,14 @@ def _decode_DescribeGroupsResponse_v6(data: bytes, pos: int) -> tuple[DescribeGr
 def _encode_DescribeGroupsResponse_v6(o: DescribeGroupsResponse, out: bytearray) -> None:
     """DescribeGroupsResponse, version 6 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a213 = o.groups
-    write_uvarint(out, len(_a213) + 1)
-    for _e214 in _a213:
-        _encode_DescribedGroup_v6(_e214, out)
+    _a217 = o.groups
+    _n218 = len(_a217) + 1
+    if _n218 < 128:
+        out.append(_n218)
+    else:
+        write_uvarint(out, _n218)
+    for _e219 in _a217:
+        _encode_DescribedGroup_v6(_e219, out)
     out.append(0)  # no tagged fields
 
 

@@ -13,7 +13,7 @@ from typing import ClassVar
 
 from protocol import _runtime
 from protocol.errors import InvalidValueError
-from protocol.primitives import Buffer, read_uvarint, skip_tagged_fields, write_uvarint
+from protocol.primitives import Buffer, read_compact_string, skip_tagged_fields, write_uvarint
 from protocol.schema import FieldSpec, MessageSpec
 
 
@@ -53,10 +53,21 @@ class EndTxnRequest:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> EndTxnRequest:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _END_TXN_REQUEST_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "EndTxnRequest", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "EndTxnRequest", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _END_TXN_REQUEST_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "EndTxnRequest", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -100,10 +111,21 @@ class EndTxnResponse:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> EndTxnResponse:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _END_TXN_RESPONSE_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "EndTxnResponse", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "EndTxnResponse", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _END_TXN_RESPONSE_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "EndTxnResponse", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -141,15 +163,11 @@ def _encode_EndTxnRequest_v0(o: EndTxnRequest, out: bytearray) -> None:
 def _decode_EndTxnRequest_v3(data: bytes, pos: int) -> tuple[EndTxnRequest, int]:
     """EndTxnRequest, versions 3-5 (flexible)."""
     _n3 = data[pos]
-    if _n3 < 128:
-        pos += 1
+    if 0 < _n3 < 128:
+        f_transactional_id = data[pos + 1 : pos + _n3].decode()
+        pos += _n3
     else:
-        _n3, pos = read_uvarint(data, pos)
-    _n3 -= 1
-    if _n3 < 0:
-        raise InvalidValueError("TransactionalId: null or negative length")
-    f_transactional_id = data[pos : pos + _n3].decode()
-    pos += _n3
+        f_transactional_id, pos = read_compact_string(data, pos)
     f_producer_id, f_producer_epoch, f_committed = _S_qho.unpack_from(data, pos)
     pos += 11
     if data[pos] == 0:  # no tagged fields: the common case

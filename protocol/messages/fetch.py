@@ -19,6 +19,8 @@ from protocol.primitives import (
     Buffer,
     Records,
     ZERO_UUID,
+    read_compact_nullable_string,
+    read_compact_string,
     read_uvarint,
     skip_tagged_fields,
     write_records,
@@ -181,10 +183,21 @@ class FetchRequest:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> FetchRequest:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _FETCH_REQUEST_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "FetchRequest", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "FetchRequest", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _FETCH_REQUEST_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "FetchRequest", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -360,7 +373,13 @@ class FetchResponse:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> FetchResponse:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _FETCH_RESPONSE_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "FetchResponse", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "FetchResponse", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
         out = bytearray()
@@ -415,15 +434,11 @@ def _encode_ForgottenTopic_v7(o: ForgottenTopic, out: bytearray) -> None:
 def _decode_ForgottenTopic_v12(data: bytes, pos: int) -> tuple[ForgottenTopic, int]:
     """ForgottenTopic, version 12 (flexible)."""
     _n6 = data[pos]
-    if _n6 < 128:
-        pos += 1
+    if 0 < _n6 < 128:
+        f_topic = data[pos + 1 : pos + _n6].decode()
+        pos += _n6
     else:
-        _n6, pos = read_uvarint(data, pos)
-    _n6 -= 1
-    if _n6 < 0:
-        raise InvalidValueError("Topic: null or negative length")
-    f_topic = data[pos : pos + _n6].decode()
-    pos += _n6
+        f_topic, pos = read_compact_string(data, pos)
     _n7 = data[pos]
     if _n7 < 128:
         pos += 1
@@ -453,28 +468,32 @@ def _encode_ForgottenTopic_v12(o: ForgottenTopic, out: bytearray) -> None:
         write_uvarint(out, _n9)
     out += _b8
     _a10 = o.partitions
-    write_uvarint(out, len(_a10) + 1)
+    _n11 = len(_a10) + 1
+    if _n11 < 128:
+        out.append(_n11)
+    else:
+        write_uvarint(out, _n11)
     out += pack(">%di" % len(_a10), *_a10)
     out.append(0)  # no tagged fields
 
 
 def _decode_ForgottenTopic_v13(data: bytes, pos: int) -> tuple[ForgottenTopic, int]:
     """ForgottenTopic, versions 13-18 (flexible)."""
-    (_r12,) = _S_16s.unpack_from(data, pos)
+    (_r13,) = _S_16s.unpack_from(data, pos)
     pos += 16
-    f_topic_id = UUID(bytes=_r12)
-    _n13 = data[pos]
-    if _n13 < 128:
+    f_topic_id = UUID(bytes=_r13)
+    _n14 = data[pos]
+    if _n14 < 128:
         pos += 1
     else:
-        _n13, pos = read_uvarint(data, pos)
-    _n13 -= 1
-    if _n13 < 0:
+        _n14, pos = read_uvarint(data, pos)
+    _n14 -= 1
+    if _n14 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n13 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n13) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = list(unpack_from(">%di" % _n13, data, pos))
-    pos += 4 * _n13
+    if _n14 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n14) + " elements in " + str(len(data) - pos) + " bytes")
+    f_partitions = list(unpack_from(">%di" % _n14, data, pos))
+    pos += 4 * _n14
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -485,9 +504,13 @@ def _decode_ForgottenTopic_v13(data: bytes, pos: int) -> tuple[ForgottenTopic, i
 def _encode_ForgottenTopic_v13(o: ForgottenTopic, out: bytearray) -> None:
     """ForgottenTopic, versions 13-18 (flexible)."""
     out += _S_16s.pack(o.topic_id.bytes)
-    _a14 = o.partitions
-    write_uvarint(out, len(_a14) + 1)
-    out += pack(">%di" % len(_a14), *_a14)
+    _a15 = o.partitions
+    _n16 = len(_a15) + 1
+    if _n16 < 128:
+        out.append(_n16)
+    else:
+        write_uvarint(out, _n16)
+    out += pack(">%di" % len(_a15), *_a15)
     out.append(0)  # no tagged fields
 
 
@@ -606,16 +629,16 @@ def _decode_FetchPartition_v17(data: bytes, pos: int) -> tuple[FetchPartition, i
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
-        _nt16, pos = read_uvarint(data, pos)
-        for _ in range(_nt16):
-            _tag17, pos = read_uvarint(data, pos)
-            _end18, pos = read_uvarint(data, pos)
-            _end18 += pos
-            if _tag17 == 0:
-                (_r19,) = _S_16s.unpack_from(data, pos)
+        _nt18, pos = read_uvarint(data, pos)
+        for _ in range(_nt18):
+            _tag19, pos = read_uvarint(data, pos)
+            _end20, pos = read_uvarint(data, pos)
+            _end20 += pos
+            if _tag19 == 0:
+                (_r21,) = _S_16s.unpack_from(data, pos)
                 pos += 16
-                f_replica_directory_id = UUID(bytes=_r19)
-            pos = _end18  # unknown tags are skipped (KIP-482)
+                f_replica_directory_id = UUID(bytes=_r21)
+            pos = _end20  # unknown tags are skipped (KIP-482)
     return FetchPartition(
         f_partition,
         f_current_leader_epoch,
@@ -638,17 +661,17 @@ def _encode_FetchPartition_v17(o: FetchPartition, out: bytearray) -> None:
         o.log_start_offset,
         o.partition_max_bytes,
     )
-    _nt20 = o.replica_directory_id != ZERO_UUID
-    if _nt20 == 0:
+    _nt22 = o.replica_directory_id != ZERO_UUID
+    if _nt22 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt20)
+        write_uvarint(out, _nt22)
         if o.replica_directory_id != ZERO_UUID:
             write_uvarint(out, 0)
-            _t21 = bytearray()
-            _t21 += _S_16s.pack(o.replica_directory_id.bytes)
-            write_uvarint(out, len(_t21))
-            out += _t21
+            _t23 = bytearray()
+            _t23 += _S_16s.pack(o.replica_directory_id.bytes)
+            write_uvarint(out, len(_t23))
+            out += _t23
 
 
 def _decode_FetchPartition_v18(data: bytes, pos: int) -> tuple[FetchPartition, int]:
@@ -667,19 +690,19 @@ def _decode_FetchPartition_v18(data: bytes, pos: int) -> tuple[FetchPartition, i
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
-        _nt22, pos = read_uvarint(data, pos)
-        for _ in range(_nt22):
-            _tag23, pos = read_uvarint(data, pos)
-            _end24, pos = read_uvarint(data, pos)
-            _end24 += pos
-            if _tag23 == 0:
-                (_r25,) = _S_16s.unpack_from(data, pos)
+        _nt24, pos = read_uvarint(data, pos)
+        for _ in range(_nt24):
+            _tag25, pos = read_uvarint(data, pos)
+            _end26, pos = read_uvarint(data, pos)
+            _end26 += pos
+            if _tag25 == 0:
+                (_r27,) = _S_16s.unpack_from(data, pos)
                 pos += 16
-                f_replica_directory_id = UUID(bytes=_r25)
-            elif _tag23 == 1:
+                f_replica_directory_id = UUID(bytes=_r27)
+            elif _tag25 == 1:
                 (f_high_watermark,) = _S_q.unpack_from(data, pos)
                 pos += 8
-            pos = _end24  # unknown tags are skipped (KIP-482)
+            pos = _end26  # unknown tags are skipped (KIP-482)
     return FetchPartition(
         f_partition,
         f_current_leader_epoch,
@@ -702,51 +725,51 @@ def _encode_FetchPartition_v18(o: FetchPartition, out: bytearray) -> None:
         o.log_start_offset,
         o.partition_max_bytes,
     )
-    _nt26 = (o.replica_directory_id != ZERO_UUID) + (o.high_watermark != 9223372036854775807)
-    if _nt26 == 0:
+    _nt28 = (o.replica_directory_id != ZERO_UUID) + (o.high_watermark != 9223372036854775807)
+    if _nt28 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt26)
+        write_uvarint(out, _nt28)
         if o.replica_directory_id != ZERO_UUID:
             write_uvarint(out, 0)
-            _t27 = bytearray()
-            _t27 += _S_16s.pack(o.replica_directory_id.bytes)
-            write_uvarint(out, len(_t27))
-            out += _t27
+            _t29 = bytearray()
+            _t29 += _S_16s.pack(o.replica_directory_id.bytes)
+            write_uvarint(out, len(_t29))
+            out += _t29
         if o.high_watermark != 9223372036854775807:
             write_uvarint(out, 1)
-            _t27 = bytearray()
-            _t27 += _S_q.pack(o.high_watermark)
-            write_uvarint(out, len(_t27))
-            out += _t27
+            _t29 = bytearray()
+            _t29 += _S_q.pack(o.high_watermark)
+            write_uvarint(out, len(_t29))
+            out += _t29
 
 
 def _decode_FetchTopic_v0(data: bytes, pos: int) -> tuple[FetchTopic, int]:
     """FetchTopic, versions 0-4."""
-    (_n28,) = _S_h.unpack_from(data, pos)
+    (_n30,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n28 < 0:
+    if _n30 < 0:
         raise InvalidValueError("Topic: null or negative length")
-    f_topic = data[pos : pos + _n28].decode()
-    pos += _n28
-    (_n29,) = _S_i.unpack_from(data, pos)
+    f_topic = data[pos : pos + _n30].decode()
+    pos += _n30
+    (_n31,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n29 < 0:
+    if _n31 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n29 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n29) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n31 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n31) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n29):
-        _m30_partition, _m30_fetch_offset, _m30_partition_max_bytes = _S_iqi.unpack_from(data, pos)
+    for _ in range(_n31):
+        _m32_partition, _m32_fetch_offset, _m32_partition_max_bytes = _S_iqi.unpack_from(data, pos)
         pos += 16
         f_partitions.append(
             FetchPartition(
-                _m30_partition,
+                _m32_partition,
                 -1,
-                _m30_fetch_offset,
+                _m32_fetch_offset,
                 -1,
                 -1,
-                _m30_partition_max_bytes,
+                _m32_partition_max_bytes,
                 ZERO_UUID,
                 9223372036854775807,
             )
@@ -756,43 +779,43 @@ def _decode_FetchTopic_v0(data: bytes, pos: int) -> tuple[FetchTopic, int]:
 
 def _encode_FetchTopic_v0(o: FetchTopic, out: bytearray) -> None:
     """FetchTopic, versions 0-4."""
-    _b31 = o.topic.encode()
-    out += _S_h.pack(len(_b31))
-    out += _b31
-    _a32 = o.partitions
-    out += _S_i.pack(len(_a32))
-    for _e33 in _a32:
-        out += _S_iqi.pack(_e33.partition, _e33.fetch_offset, _e33.partition_max_bytes)
+    _b33 = o.topic.encode()
+    out += _S_h.pack(len(_b33))
+    out += _b33
+    _a34 = o.partitions
+    out += _S_i.pack(len(_a34))
+    for _e35 in _a34:
+        out += _S_iqi.pack(_e35.partition, _e35.fetch_offset, _e35.partition_max_bytes)
 
 
 def _decode_FetchTopic_v5(data: bytes, pos: int) -> tuple[FetchTopic, int]:
     """FetchTopic, versions 5-8."""
-    (_n34,) = _S_h.unpack_from(data, pos)
+    (_n36,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n34 < 0:
+    if _n36 < 0:
         raise InvalidValueError("Topic: null or negative length")
-    f_topic = data[pos : pos + _n34].decode()
-    pos += _n34
-    (_n35,) = _S_i.unpack_from(data, pos)
+    f_topic = data[pos : pos + _n36].decode()
+    pos += _n36
+    (_n37,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n35 < 0:
+    if _n37 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n35 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n35) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n37 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n37) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n35):
-        _m36_partition, _m36_fetch_offset, _m36_log_start_offset, _m36_partition_max_bytes = (
+    for _ in range(_n37):
+        _m38_partition, _m38_fetch_offset, _m38_log_start_offset, _m38_partition_max_bytes = (
             _S_iqqi.unpack_from(data, pos)
         )
         pos += 24
         f_partitions.append(
             FetchPartition(
-                _m36_partition,
+                _m38_partition,
                 -1,
-                _m36_fetch_offset,
+                _m38_fetch_offset,
                 -1,
-                _m36_log_start_offset,
-                _m36_partition_max_bytes,
+                _m38_log_start_offset,
+                _m38_partition_max_bytes,
                 ZERO_UUID,
                 9223372036854775807,
             )
@@ -802,49 +825,49 @@ def _decode_FetchTopic_v5(data: bytes, pos: int) -> tuple[FetchTopic, int]:
 
 def _encode_FetchTopic_v5(o: FetchTopic, out: bytearray) -> None:
     """FetchTopic, versions 5-8."""
-    _b37 = o.topic.encode()
-    out += _S_h.pack(len(_b37))
-    out += _b37
-    _a38 = o.partitions
-    out += _S_i.pack(len(_a38))
-    for _e39 in _a38:
+    _b39 = o.topic.encode()
+    out += _S_h.pack(len(_b39))
+    out += _b39
+    _a40 = o.partitions
+    out += _S_i.pack(len(_a40))
+    for _e41 in _a40:
         out += _S_iqqi.pack(
-            _e39.partition, _e39.fetch_offset, _e39.log_start_offset, _e39.partition_max_bytes
+            _e41.partition, _e41.fetch_offset, _e41.log_start_offset, _e41.partition_max_bytes
         )
 
 
 def _decode_FetchTopic_v9(data: bytes, pos: int) -> tuple[FetchTopic, int]:
     """FetchTopic, versions 9-11."""
-    (_n40,) = _S_h.unpack_from(data, pos)
+    (_n42,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n40 < 0:
+    if _n42 < 0:
         raise InvalidValueError("Topic: null or negative length")
-    f_topic = data[pos : pos + _n40].decode()
-    pos += _n40
-    (_n41,) = _S_i.unpack_from(data, pos)
+    f_topic = data[pos : pos + _n42].decode()
+    pos += _n42
+    (_n43,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n41 < 0:
+    if _n43 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n41 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n41) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n43 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n43) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n41):
+    for _ in range(_n43):
         (
-            _m42_partition,
-            _m42_current_leader_epoch,
-            _m42_fetch_offset,
-            _m42_log_start_offset,
-            _m42_partition_max_bytes,
+            _m44_partition,
+            _m44_current_leader_epoch,
+            _m44_fetch_offset,
+            _m44_log_start_offset,
+            _m44_partition_max_bytes,
         ) = _S_iiqqi.unpack_from(data, pos)
         pos += 28
         f_partitions.append(
             FetchPartition(
-                _m42_partition,
-                _m42_current_leader_epoch,
-                _m42_fetch_offset,
+                _m44_partition,
+                _m44_current_leader_epoch,
+                _m44_fetch_offset,
                 -1,
-                _m42_log_start_offset,
-                _m42_partition_max_bytes,
+                _m44_log_start_offset,
+                _m44_partition_max_bytes,
                 ZERO_UUID,
                 9223372036854775807,
             )
@@ -854,52 +877,48 @@ def _decode_FetchTopic_v9(data: bytes, pos: int) -> tuple[FetchTopic, int]:
 
 def _encode_FetchTopic_v9(o: FetchTopic, out: bytearray) -> None:
     """FetchTopic, versions 9-11."""
-    _b43 = o.topic.encode()
-    out += _S_h.pack(len(_b43))
-    out += _b43
-    _a44 = o.partitions
-    out += _S_i.pack(len(_a44))
-    for _e45 in _a44:
+    _b45 = o.topic.encode()
+    out += _S_h.pack(len(_b45))
+    out += _b45
+    _a46 = o.partitions
+    out += _S_i.pack(len(_a46))
+    for _e47 in _a46:
         out += _S_iiqqi.pack(
-            _e45.partition,
-            _e45.current_leader_epoch,
-            _e45.fetch_offset,
-            _e45.log_start_offset,
-            _e45.partition_max_bytes,
+            _e47.partition,
+            _e47.current_leader_epoch,
+            _e47.fetch_offset,
+            _e47.log_start_offset,
+            _e47.partition_max_bytes,
         )
 
 
 def _decode_FetchTopic_v12(data: bytes, pos: int) -> tuple[FetchTopic, int]:
     """FetchTopic, version 12 (flexible)."""
-    _n46 = data[pos]
-    if _n46 < 128:
+    _n48 = data[pos]
+    if 0 < _n48 < 128:
+        f_topic = data[pos + 1 : pos + _n48].decode()
+        pos += _n48
+    else:
+        f_topic, pos = read_compact_string(data, pos)
+    _n49 = data[pos]
+    if _n49 < 128:
         pos += 1
     else:
-        _n46, pos = read_uvarint(data, pos)
-    _n46 -= 1
-    if _n46 < 0:
-        raise InvalidValueError("Topic: null or negative length")
-    f_topic = data[pos : pos + _n46].decode()
-    pos += _n46
-    _n47 = data[pos]
-    if _n47 < 128:
-        pos += 1
-    else:
-        _n47, pos = read_uvarint(data, pos)
-    _n47 -= 1
-    if _n47 < 0:
+        _n49, pos = read_uvarint(data, pos)
+    _n49 -= 1
+    if _n49 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n47 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n47) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n49 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n49) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n47):
+    for _ in range(_n49):
         (
-            _m48_partition,
-            _m48_current_leader_epoch,
-            _m48_fetch_offset,
-            _m48_last_fetched_epoch,
-            _m48_log_start_offset,
-            _m48_partition_max_bytes,
+            _m50_partition,
+            _m50_current_leader_epoch,
+            _m50_fetch_offset,
+            _m50_last_fetched_epoch,
+            _m50_log_start_offset,
+            _m50_partition_max_bytes,
         ) = _S_iiqiqi.unpack_from(data, pos)
         pos += 32
         if data[pos] == 0:  # no tagged fields: the common case
@@ -908,12 +927,12 @@ def _decode_FetchTopic_v12(data: bytes, pos: int) -> tuple[FetchTopic, int]:
             pos = skip_tagged_fields(data, pos)
         f_partitions.append(
             FetchPartition(
-                _m48_partition,
-                _m48_current_leader_epoch,
-                _m48_fetch_offset,
-                _m48_last_fetched_epoch,
-                _m48_log_start_offset,
-                _m48_partition_max_bytes,
+                _m50_partition,
+                _m50_current_leader_epoch,
+                _m50_fetch_offset,
+                _m50_last_fetched_epoch,
+                _m50_log_start_offset,
+                _m50_partition_max_bytes,
                 ZERO_UUID,
                 9223372036854775807,
             )
@@ -927,23 +946,27 @@ def _decode_FetchTopic_v12(data: bytes, pos: int) -> tuple[FetchTopic, int]:
 
 def _encode_FetchTopic_v12(o: FetchTopic, out: bytearray) -> None:
     """FetchTopic, version 12 (flexible)."""
-    _b49 = o.topic.encode()
-    _n50 = len(_b49) + 1
-    if _n50 < 128:
-        out.append(_n50)
+    _b51 = o.topic.encode()
+    _n52 = len(_b51) + 1
+    if _n52 < 128:
+        out.append(_n52)
     else:
-        write_uvarint(out, _n50)
-    out += _b49
-    _a51 = o.partitions
-    write_uvarint(out, len(_a51) + 1)
-    for _e52 in _a51:
+        write_uvarint(out, _n52)
+    out += _b51
+    _a53 = o.partitions
+    _n54 = len(_a53) + 1
+    if _n54 < 128:
+        out.append(_n54)
+    else:
+        write_uvarint(out, _n54)
+    for _e55 in _a53:
         out += _S_iiqiqi.pack(
-            _e52.partition,
-            _e52.current_leader_epoch,
-            _e52.fetch_offset,
-            _e52.last_fetched_epoch,
-            _e52.log_start_offset,
-            _e52.partition_max_bytes,
+            _e55.partition,
+            _e55.current_leader_epoch,
+            _e55.fetch_offset,
+            _e55.last_fetched_epoch,
+            _e55.log_start_offset,
+            _e55.partition_max_bytes,
         )
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
@@ -951,28 +974,28 @@ def _encode_FetchTopic_v12(o: FetchTopic, out: bytearray) -> None:
 
 def _decode_FetchTopic_v13(data: bytes, pos: int) -> tuple[FetchTopic, int]:
     """FetchTopic, versions 13-16 (flexible)."""
-    (_r53,) = _S_16s.unpack_from(data, pos)
+    (_r56,) = _S_16s.unpack_from(data, pos)
     pos += 16
-    f_topic_id = UUID(bytes=_r53)
-    _n54 = data[pos]
-    if _n54 < 128:
+    f_topic_id = UUID(bytes=_r56)
+    _n57 = data[pos]
+    if _n57 < 128:
         pos += 1
     else:
-        _n54, pos = read_uvarint(data, pos)
-    _n54 -= 1
-    if _n54 < 0:
+        _n57, pos = read_uvarint(data, pos)
+    _n57 -= 1
+    if _n57 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n54 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n54) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n57 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n57) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n54):
+    for _ in range(_n57):
         (
-            _m55_partition,
-            _m55_current_leader_epoch,
-            _m55_fetch_offset,
-            _m55_last_fetched_epoch,
-            _m55_log_start_offset,
-            _m55_partition_max_bytes,
+            _m58_partition,
+            _m58_current_leader_epoch,
+            _m58_fetch_offset,
+            _m58_last_fetched_epoch,
+            _m58_log_start_offset,
+            _m58_partition_max_bytes,
         ) = _S_iiqiqi.unpack_from(data, pos)
         pos += 32
         if data[pos] == 0:  # no tagged fields: the common case
@@ -981,12 +1004,12 @@ def _decode_FetchTopic_v13(data: bytes, pos: int) -> tuple[FetchTopic, int]:
             pos = skip_tagged_fields(data, pos)
         f_partitions.append(
             FetchPartition(
-                _m55_partition,
-                _m55_current_leader_epoch,
-                _m55_fetch_offset,
-                _m55_last_fetched_epoch,
-                _m55_log_start_offset,
-                _m55_partition_max_bytes,
+                _m58_partition,
+                _m58_current_leader_epoch,
+                _m58_fetch_offset,
+                _m58_last_fetched_epoch,
+                _m58_log_start_offset,
+                _m58_partition_max_bytes,
                 ZERO_UUID,
                 9223372036854775807,
             )
@@ -1001,16 +1024,20 @@ def _decode_FetchTopic_v13(data: bytes, pos: int) -> tuple[FetchTopic, int]:
 def _encode_FetchTopic_v13(o: FetchTopic, out: bytearray) -> None:
     """FetchTopic, versions 13-16 (flexible)."""
     out += _S_16s.pack(o.topic_id.bytes)
-    _a56 = o.partitions
-    write_uvarint(out, len(_a56) + 1)
-    for _e57 in _a56:
+    _a59 = o.partitions
+    _n60 = len(_a59) + 1
+    if _n60 < 128:
+        out.append(_n60)
+    else:
+        write_uvarint(out, _n60)
+    for _e61 in _a59:
         out += _S_iiqiqi.pack(
-            _e57.partition,
-            _e57.current_leader_epoch,
-            _e57.fetch_offset,
-            _e57.last_fetched_epoch,
-            _e57.log_start_offset,
-            _e57.partition_max_bytes,
+            _e61.partition,
+            _e61.current_leader_epoch,
+            _e61.fetch_offset,
+            _e61.last_fetched_epoch,
+            _e61.log_start_offset,
+            _e61.partition_max_bytes,
         )
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
@@ -1018,53 +1045,53 @@ def _encode_FetchTopic_v13(o: FetchTopic, out: bytearray) -> None:
 
 def _decode_FetchTopic_v17(data: bytes, pos: int) -> tuple[FetchTopic, int]:
     """FetchTopic, version 17 (flexible)."""
-    (_r58,) = _S_16s.unpack_from(data, pos)
+    (_r62,) = _S_16s.unpack_from(data, pos)
     pos += 16
-    f_topic_id = UUID(bytes=_r58)
-    _n59 = data[pos]
-    if _n59 < 128:
+    f_topic_id = UUID(bytes=_r62)
+    _n63 = data[pos]
+    if _n63 < 128:
         pos += 1
     else:
-        _n59, pos = read_uvarint(data, pos)
-    _n59 -= 1
-    if _n59 < 0:
+        _n63, pos = read_uvarint(data, pos)
+    _n63 -= 1
+    if _n63 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n59 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n59) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n63 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n63) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n59):
+    for _ in range(_n63):
         (
-            _m60_partition,
-            _m60_current_leader_epoch,
-            _m60_fetch_offset,
-            _m60_last_fetched_epoch,
-            _m60_log_start_offset,
-            _m60_partition_max_bytes,
+            _m64_partition,
+            _m64_current_leader_epoch,
+            _m64_fetch_offset,
+            _m64_last_fetched_epoch,
+            _m64_log_start_offset,
+            _m64_partition_max_bytes,
         ) = _S_iiqiqi.unpack_from(data, pos)
         pos += 32
-        _m60_replica_directory_id: uuid.UUID = ZERO_UUID
+        _m64_replica_directory_id: uuid.UUID = ZERO_UUID
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
-            _nt61, pos = read_uvarint(data, pos)
-            for _ in range(_nt61):
-                _tag62, pos = read_uvarint(data, pos)
-                _end63, pos = read_uvarint(data, pos)
-                _end63 += pos
-                if _tag62 == 0:
-                    (_r64,) = _S_16s.unpack_from(data, pos)
+            _nt65, pos = read_uvarint(data, pos)
+            for _ in range(_nt65):
+                _tag66, pos = read_uvarint(data, pos)
+                _end67, pos = read_uvarint(data, pos)
+                _end67 += pos
+                if _tag66 == 0:
+                    (_r68,) = _S_16s.unpack_from(data, pos)
                     pos += 16
-                    _m60_replica_directory_id = UUID(bytes=_r64)
-                pos = _end63  # unknown tags are skipped (KIP-482)
+                    _m64_replica_directory_id = UUID(bytes=_r68)
+                pos = _end67  # unknown tags are skipped (KIP-482)
         f_partitions.append(
             FetchPartition(
-                _m60_partition,
-                _m60_current_leader_epoch,
-                _m60_fetch_offset,
-                _m60_last_fetched_epoch,
-                _m60_log_start_offset,
-                _m60_partition_max_bytes,
-                _m60_replica_directory_id,
+                _m64_partition,
+                _m64_current_leader_epoch,
+                _m64_fetch_offset,
+                _m64_last_fetched_epoch,
+                _m64_log_start_offset,
+                _m64_partition_max_bytes,
+                _m64_replica_directory_id,
                 9223372036854775807,
             )
         )
@@ -1078,85 +1105,89 @@ def _decode_FetchTopic_v17(data: bytes, pos: int) -> tuple[FetchTopic, int]:
 def _encode_FetchTopic_v17(o: FetchTopic, out: bytearray) -> None:
     """FetchTopic, version 17 (flexible)."""
     out += _S_16s.pack(o.topic_id.bytes)
-    _a65 = o.partitions
-    write_uvarint(out, len(_a65) + 1)
-    for _e66 in _a65:
+    _a69 = o.partitions
+    _n70 = len(_a69) + 1
+    if _n70 < 128:
+        out.append(_n70)
+    else:
+        write_uvarint(out, _n70)
+    for _e71 in _a69:
         out += _S_iiqiqi.pack(
-            _e66.partition,
-            _e66.current_leader_epoch,
-            _e66.fetch_offset,
-            _e66.last_fetched_epoch,
-            _e66.log_start_offset,
-            _e66.partition_max_bytes,
+            _e71.partition,
+            _e71.current_leader_epoch,
+            _e71.fetch_offset,
+            _e71.last_fetched_epoch,
+            _e71.log_start_offset,
+            _e71.partition_max_bytes,
         )
-        _nt67 = _e66.replica_directory_id != ZERO_UUID
-        if _nt67 == 0:
+        _nt72 = _e71.replica_directory_id != ZERO_UUID
+        if _nt72 == 0:
             out.append(0)
         else:
-            write_uvarint(out, _nt67)
-            if _e66.replica_directory_id != ZERO_UUID:
+            write_uvarint(out, _nt72)
+            if _e71.replica_directory_id != ZERO_UUID:
                 write_uvarint(out, 0)
-                _t68 = bytearray()
-                _t68 += _S_16s.pack(_e66.replica_directory_id.bytes)
-                write_uvarint(out, len(_t68))
-                out += _t68
+                _t73 = bytearray()
+                _t73 += _S_16s.pack(_e71.replica_directory_id.bytes)
+                write_uvarint(out, len(_t73))
+                out += _t73
     out.append(0)  # no tagged fields
 
 
 def _decode_FetchTopic_v18(data: bytes, pos: int) -> tuple[FetchTopic, int]:
     """FetchTopic, version 18 (flexible)."""
-    (_r69,) = _S_16s.unpack_from(data, pos)
+    (_r74,) = _S_16s.unpack_from(data, pos)
     pos += 16
-    f_topic_id = UUID(bytes=_r69)
-    _n70 = data[pos]
-    if _n70 < 128:
+    f_topic_id = UUID(bytes=_r74)
+    _n75 = data[pos]
+    if _n75 < 128:
         pos += 1
     else:
-        _n70, pos = read_uvarint(data, pos)
-    _n70 -= 1
-    if _n70 < 0:
+        _n75, pos = read_uvarint(data, pos)
+    _n75 -= 1
+    if _n75 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n70 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n70) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n75 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n75) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n70):
+    for _ in range(_n75):
         (
-            _m71_partition,
-            _m71_current_leader_epoch,
-            _m71_fetch_offset,
-            _m71_last_fetched_epoch,
-            _m71_log_start_offset,
-            _m71_partition_max_bytes,
+            _m76_partition,
+            _m76_current_leader_epoch,
+            _m76_fetch_offset,
+            _m76_last_fetched_epoch,
+            _m76_log_start_offset,
+            _m76_partition_max_bytes,
         ) = _S_iiqiqi.unpack_from(data, pos)
         pos += 32
-        _m71_replica_directory_id: uuid.UUID = ZERO_UUID
-        _m71_high_watermark: int = 9223372036854775807
+        _m76_replica_directory_id: uuid.UUID = ZERO_UUID
+        _m76_high_watermark: int = 9223372036854775807
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
-            _nt72, pos = read_uvarint(data, pos)
-            for _ in range(_nt72):
-                _tag73, pos = read_uvarint(data, pos)
-                _end74, pos = read_uvarint(data, pos)
-                _end74 += pos
-                if _tag73 == 0:
-                    (_r75,) = _S_16s.unpack_from(data, pos)
+            _nt77, pos = read_uvarint(data, pos)
+            for _ in range(_nt77):
+                _tag78, pos = read_uvarint(data, pos)
+                _end79, pos = read_uvarint(data, pos)
+                _end79 += pos
+                if _tag78 == 0:
+                    (_r80,) = _S_16s.unpack_from(data, pos)
                     pos += 16
-                    _m71_replica_directory_id = UUID(bytes=_r75)
-                elif _tag73 == 1:
-                    (_m71_high_watermark,) = _S_q.unpack_from(data, pos)
+                    _m76_replica_directory_id = UUID(bytes=_r80)
+                elif _tag78 == 1:
+                    (_m76_high_watermark,) = _S_q.unpack_from(data, pos)
                     pos += 8
-                pos = _end74  # unknown tags are skipped (KIP-482)
+                pos = _end79  # unknown tags are skipped (KIP-482)
         f_partitions.append(
             FetchPartition(
-                _m71_partition,
-                _m71_current_leader_epoch,
-                _m71_fetch_offset,
-                _m71_last_fetched_epoch,
-                _m71_log_start_offset,
-                _m71_partition_max_bytes,
-                _m71_replica_directory_id,
-                _m71_high_watermark,
+                _m76_partition,
+                _m76_current_leader_epoch,
+                _m76_fetch_offset,
+                _m76_last_fetched_epoch,
+                _m76_log_start_offset,
+                _m76_partition_max_bytes,
+                _m76_replica_directory_id,
+                _m76_high_watermark,
             )
         )
     if data[pos] == 0:  # no tagged fields: the common case
@@ -1169,34 +1200,38 @@ def _decode_FetchTopic_v18(data: bytes, pos: int) -> tuple[FetchTopic, int]:
 def _encode_FetchTopic_v18(o: FetchTopic, out: bytearray) -> None:
     """FetchTopic, version 18 (flexible)."""
     out += _S_16s.pack(o.topic_id.bytes)
-    _a76 = o.partitions
-    write_uvarint(out, len(_a76) + 1)
-    for _e77 in _a76:
+    _a81 = o.partitions
+    _n82 = len(_a81) + 1
+    if _n82 < 128:
+        out.append(_n82)
+    else:
+        write_uvarint(out, _n82)
+    for _e83 in _a81:
         out += _S_iiqiqi.pack(
-            _e77.partition,
-            _e77.current_leader_epoch,
-            _e77.fetch_offset,
-            _e77.last_fetched_epoch,
-            _e77.log_start_offset,
-            _e77.partition_max_bytes,
+            _e83.partition,
+            _e83.current_leader_epoch,
+            _e83.fetch_offset,
+            _e83.last_fetched_epoch,
+            _e83.log_start_offset,
+            _e83.partition_max_bytes,
         )
-        _nt78 = (_e77.replica_directory_id != ZERO_UUID) + (_e77.high_watermark != 9223372036854775807)
-        if _nt78 == 0:
+        _nt84 = (_e83.replica_directory_id != ZERO_UUID) + (_e83.high_watermark != 9223372036854775807)
+        if _nt84 == 0:
             out.append(0)
         else:
-            write_uvarint(out, _nt78)
-            if _e77.replica_directory_id != ZERO_UUID:
+            write_uvarint(out, _nt84)
+            if _e83.replica_directory_id != ZERO_UUID:
                 write_uvarint(out, 0)
-                _t79 = bytearray()
-                _t79 += _S_16s.pack(_e77.replica_directory_id.bytes)
-                write_uvarint(out, len(_t79))
-                out += _t79
-            if _e77.high_watermark != 9223372036854775807:
+                _t85 = bytearray()
+                _t85 += _S_16s.pack(_e83.replica_directory_id.bytes)
+                write_uvarint(out, len(_t85))
+                out += _t85
+            if _e83.high_watermark != 9223372036854775807:
                 write_uvarint(out, 1)
-                _t79 = bytearray()
-                _t79 += _S_q.pack(_e77.high_watermark)
-                write_uvarint(out, len(_t79))
-                out += _t79
+                _t85 = bytearray()
+                _t85 += _S_q.pack(_e83.high_watermark)
+                write_uvarint(out, len(_t85))
+                out += _t85
     out.append(0)  # no tagged fields
 
 
@@ -1219,16 +1254,16 @@ def _encode_ReplicaState_v15(o: ReplicaState, out: bytearray) -> None:
 
 def _decode_FetchRequest_v0(data: bytes, pos: int) -> tuple[FetchRequest, int]:
     """FetchRequest, versions 0-2."""
-    f_replica_id, f_max_wait_ms, f_min_bytes, _n80 = _S_iiii.unpack_from(data, pos)
+    f_replica_id, f_max_wait_ms, f_min_bytes, _n86 = _S_iiii.unpack_from(data, pos)
     pos += 16
-    if _n80 < 0:
+    if _n86 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n80 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n80) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n86 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n86) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n80):
-        _e81, pos = _decode_FetchTopic_v0(data, pos)
-        f_topics.append(_e81)
+    for _ in range(_n86):
+        _e87, pos = _decode_FetchTopic_v0(data, pos)
+        f_topics.append(_e87)
     return FetchRequest(
         None, f_replica_id, ReplicaState(), f_max_wait_ms, f_min_bytes, 2147483647, 0, 0, -1, f_topics, [], ""
     ), pos
@@ -1236,24 +1271,24 @@ def _decode_FetchRequest_v0(data: bytes, pos: int) -> tuple[FetchRequest, int]:
 
 def _encode_FetchRequest_v0(o: FetchRequest, out: bytearray) -> None:
     """FetchRequest, versions 0-2."""
-    _a82 = o.topics
-    out += _S_iiii.pack(o.replica_id, o.max_wait_ms, o.min_bytes, len(_a82))
-    for _e83 in _a82:
-        _encode_FetchTopic_v0(_e83, out)
+    _a88 = o.topics
+    out += _S_iiii.pack(o.replica_id, o.max_wait_ms, o.min_bytes, len(_a88))
+    for _e89 in _a88:
+        _encode_FetchTopic_v0(_e89, out)
 
 
 def _decode_FetchRequest_v3(data: bytes, pos: int) -> tuple[FetchRequest, int]:
     """FetchRequest, version 3."""
-    f_replica_id, f_max_wait_ms, f_min_bytes, f_max_bytes, _n84 = _S_iiiii.unpack_from(data, pos)
+    f_replica_id, f_max_wait_ms, f_min_bytes, f_max_bytes, _n90 = _S_iiiii.unpack_from(data, pos)
     pos += 20
-    if _n84 < 0:
+    if _n90 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n84 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n84) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n90 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n90) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n84):
-        _e85, pos = _decode_FetchTopic_v0(data, pos)
-        f_topics.append(_e85)
+    for _ in range(_n90):
+        _e91, pos = _decode_FetchTopic_v0(data, pos)
+        f_topics.append(_e91)
     return FetchRequest(
         None,
         f_replica_id,
@@ -1272,26 +1307,26 @@ def _decode_FetchRequest_v3(data: bytes, pos: int) -> tuple[FetchRequest, int]:
 
 def _encode_FetchRequest_v3(o: FetchRequest, out: bytearray) -> None:
     """FetchRequest, version 3."""
-    _a86 = o.topics
-    out += _S_iiiii.pack(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, len(_a86))
-    for _e87 in _a86:
-        _encode_FetchTopic_v0(_e87, out)
+    _a92 = o.topics
+    out += _S_iiiii.pack(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, len(_a92))
+    for _e93 in _a92:
+        _encode_FetchTopic_v0(_e93, out)
 
 
 def _decode_FetchRequest_v4(data: bytes, pos: int) -> tuple[FetchRequest, int]:
     """FetchRequest, version 4."""
-    f_replica_id, f_max_wait_ms, f_min_bytes, f_max_bytes, f_isolation_level, _n88 = _S_iiiibi.unpack_from(
+    f_replica_id, f_max_wait_ms, f_min_bytes, f_max_bytes, f_isolation_level, _n94 = _S_iiiibi.unpack_from(
         data, pos
     )
     pos += 21
-    if _n88 < 0:
+    if _n94 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n88 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n88) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n94 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n94) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n88):
-        _e89, pos = _decode_FetchTopic_v0(data, pos)
-        f_topics.append(_e89)
+    for _ in range(_n94):
+        _e95, pos = _decode_FetchTopic_v0(data, pos)
+        f_topics.append(_e95)
     return FetchRequest(
         None,
         f_replica_id,
@@ -1310,26 +1345,26 @@ def _decode_FetchRequest_v4(data: bytes, pos: int) -> tuple[FetchRequest, int]:
 
 def _encode_FetchRequest_v4(o: FetchRequest, out: bytearray) -> None:
     """FetchRequest, version 4."""
-    _a90 = o.topics
-    out += _S_iiiibi.pack(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, len(_a90))
-    for _e91 in _a90:
-        _encode_FetchTopic_v0(_e91, out)
+    _a96 = o.topics
+    out += _S_iiiibi.pack(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, len(_a96))
+    for _e97 in _a96:
+        _encode_FetchTopic_v0(_e97, out)
 
 
 def _decode_FetchRequest_v5(data: bytes, pos: int) -> tuple[FetchRequest, int]:
     """FetchRequest, versions 5-6."""
-    f_replica_id, f_max_wait_ms, f_min_bytes, f_max_bytes, f_isolation_level, _n92 = _S_iiiibi.unpack_from(
+    f_replica_id, f_max_wait_ms, f_min_bytes, f_max_bytes, f_isolation_level, _n98 = _S_iiiibi.unpack_from(
         data, pos
     )
     pos += 21
-    if _n92 < 0:
+    if _n98 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n92 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n92) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n98 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n98) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n92):
-        _e93, pos = _decode_FetchTopic_v5(data, pos)
-        f_topics.append(_e93)
+    for _ in range(_n98):
+        _e99, pos = _decode_FetchTopic_v5(data, pos)
+        f_topics.append(_e99)
     return FetchRequest(
         None,
         f_replica_id,
@@ -1348,10 +1383,12 @@ def _decode_FetchRequest_v5(data: bytes, pos: int) -> tuple[FetchRequest, int]:
 
 def _encode_FetchRequest_v5(o: FetchRequest, out: bytearray) -> None:
     """FetchRequest, versions 5-6."""
-    _a94 = o.topics
-    out += _S_iiiibi.pack(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, len(_a94))
-    for _e95 in _a94:
-        _encode_FetchTopic_v5(_e95, out)
+    _a100 = o.topics
+    out += _S_iiiibi.pack(
+        o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, len(_a100)
+    )
+    for _e101 in _a100:
+        _encode_FetchTopic_v5(_e101, out)
 
 
 def _decode_FetchRequest_v7(data: bytes, pos: int) -> tuple[FetchRequest, int]:
@@ -1364,44 +1401,44 @@ def _decode_FetchRequest_v7(data: bytes, pos: int) -> tuple[FetchRequest, int]:
         f_isolation_level,
         f_session_id,
         f_session_epoch,
-        _n96,
+        _n102,
     ) = _S_iiiibiii.unpack_from(data, pos)
     pos += 29
-    if _n96 < 0:
+    if _n102 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n96 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n96) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n102 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n102) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n96):
-        _e97, pos = _decode_FetchTopic_v5(data, pos)
-        f_topics.append(_e97)
-    (_n98,) = _S_i.unpack_from(data, pos)
+    for _ in range(_n102):
+        _e103, pos = _decode_FetchTopic_v5(data, pos)
+        f_topics.append(_e103)
+    (_n104,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n98 < 0:
+    if _n104 < 0:
         raise InvalidValueError("ForgottenTopicsData: null or negative length")
-    if _n98 > len(data) - pos:
+    if _n104 > len(data) - pos:
         raise TruncatedError(
-            "ForgottenTopicsData: " + str(_n98) + " elements in " + str(len(data) - pos) + " bytes"
+            "ForgottenTopicsData: " + str(_n104) + " elements in " + str(len(data) - pos) + " bytes"
         )
     f_forgotten_topics_data = []
-    for _ in range(_n98):
-        (_n100,) = _S_h.unpack_from(data, pos)
+    for _ in range(_n104):
+        (_n106,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n100 < 0:
+        if _n106 < 0:
             raise InvalidValueError("Topic: null or negative length")
-        _m99_topic = data[pos : pos + _n100].decode()
-        pos += _n100
-        (_n101,) = _S_i.unpack_from(data, pos)
+        _m105_topic = data[pos : pos + _n106].decode()
+        pos += _n106
+        (_n107,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n101 < 0:
+        if _n107 < 0:
             raise InvalidValueError("Partitions: null or negative length")
-        if _n101 > len(data) - pos:
+        if _n107 > len(data) - pos:
             raise TruncatedError(
-                "Partitions: " + str(_n101) + " elements in " + str(len(data) - pos) + " bytes"
+                "Partitions: " + str(_n107) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m99_partitions = list(unpack_from(">%di" % _n101, data, pos))
-        pos += 4 * _n101
-        f_forgotten_topics_data.append(ForgottenTopic(_m99_topic, ZERO_UUID, _m99_partitions))
+        _m105_partitions = list(unpack_from(">%di" % _n107, data, pos))
+        pos += 4 * _n107
+        f_forgotten_topics_data.append(ForgottenTopic(_m105_topic, ZERO_UUID, _m105_partitions))
     return FetchRequest(
         None,
         f_replica_id,
@@ -1420,7 +1457,7 @@ def _decode_FetchRequest_v7(data: bytes, pos: int) -> tuple[FetchRequest, int]:
 
 def _encode_FetchRequest_v7(o: FetchRequest, out: bytearray) -> None:
     """FetchRequest, versions 7-8."""
-    _a102 = o.topics
+    _a108 = o.topics
     out += _S_iiiibiii.pack(
         o.replica_id,
         o.max_wait_ms,
@@ -1429,19 +1466,19 @@ def _encode_FetchRequest_v7(o: FetchRequest, out: bytearray) -> None:
         o.isolation_level,
         o.session_id,
         o.session_epoch,
-        len(_a102),
+        len(_a108),
     )
-    for _e103 in _a102:
-        _encode_FetchTopic_v5(_e103, out)
-    _a104 = o.forgotten_topics_data
-    out += _S_i.pack(len(_a104))
-    for _e105 in _a104:
-        _b106 = _e105.topic.encode()
-        out += _S_h.pack(len(_b106))
-        out += _b106
-        _a107 = _e105.partitions
-        out += _S_i.pack(len(_a107))
-        out += pack(">%di" % len(_a107), *_a107)
+    for _e109 in _a108:
+        _encode_FetchTopic_v5(_e109, out)
+    _a110 = o.forgotten_topics_data
+    out += _S_i.pack(len(_a110))
+    for _e111 in _a110:
+        _b112 = _e111.topic.encode()
+        out += _S_h.pack(len(_b112))
+        out += _b112
+        _a113 = _e111.partitions
+        out += _S_i.pack(len(_a113))
+        out += pack(">%di" % len(_a113), *_a113)
 
 
 def _decode_FetchRequest_v9(data: bytes, pos: int) -> tuple[FetchRequest, int]:
@@ -1454,44 +1491,44 @@ def _decode_FetchRequest_v9(data: bytes, pos: int) -> tuple[FetchRequest, int]:
         f_isolation_level,
         f_session_id,
         f_session_epoch,
-        _n109,
+        _n115,
     ) = _S_iiiibiii.unpack_from(data, pos)
     pos += 29
-    if _n109 < 0:
+    if _n115 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n109 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n109) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n115 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n115) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n109):
-        _e110, pos = _decode_FetchTopic_v9(data, pos)
-        f_topics.append(_e110)
-    (_n111,) = _S_i.unpack_from(data, pos)
+    for _ in range(_n115):
+        _e116, pos = _decode_FetchTopic_v9(data, pos)
+        f_topics.append(_e116)
+    (_n117,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n111 < 0:
+    if _n117 < 0:
         raise InvalidValueError("ForgottenTopicsData: null or negative length")
-    if _n111 > len(data) - pos:
+    if _n117 > len(data) - pos:
         raise TruncatedError(
-            "ForgottenTopicsData: " + str(_n111) + " elements in " + str(len(data) - pos) + " bytes"
+            "ForgottenTopicsData: " + str(_n117) + " elements in " + str(len(data) - pos) + " bytes"
         )
     f_forgotten_topics_data = []
-    for _ in range(_n111):
-        (_n113,) = _S_h.unpack_from(data, pos)
+    for _ in range(_n117):
+        (_n119,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n113 < 0:
+        if _n119 < 0:
             raise InvalidValueError("Topic: null or negative length")
-        _m112_topic = data[pos : pos + _n113].decode()
-        pos += _n113
-        (_n114,) = _S_i.unpack_from(data, pos)
+        _m118_topic = data[pos : pos + _n119].decode()
+        pos += _n119
+        (_n120,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n114 < 0:
+        if _n120 < 0:
             raise InvalidValueError("Partitions: null or negative length")
-        if _n114 > len(data) - pos:
+        if _n120 > len(data) - pos:
             raise TruncatedError(
-                "Partitions: " + str(_n114) + " elements in " + str(len(data) - pos) + " bytes"
+                "Partitions: " + str(_n120) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m112_partitions = list(unpack_from(">%di" % _n114, data, pos))
-        pos += 4 * _n114
-        f_forgotten_topics_data.append(ForgottenTopic(_m112_topic, ZERO_UUID, _m112_partitions))
+        _m118_partitions = list(unpack_from(">%di" % _n120, data, pos))
+        pos += 4 * _n120
+        f_forgotten_topics_data.append(ForgottenTopic(_m118_topic, ZERO_UUID, _m118_partitions))
     return FetchRequest(
         None,
         f_replica_id,
@@ -1510,7 +1547,7 @@ def _decode_FetchRequest_v9(data: bytes, pos: int) -> tuple[FetchRequest, int]:
 
 def _encode_FetchRequest_v9(o: FetchRequest, out: bytearray) -> None:
     """FetchRequest, versions 9-10."""
-    _a115 = o.topics
+    _a121 = o.topics
     out += _S_iiiibiii.pack(
         o.replica_id,
         o.max_wait_ms,
@@ -1519,19 +1556,19 @@ def _encode_FetchRequest_v9(o: FetchRequest, out: bytearray) -> None:
         o.isolation_level,
         o.session_id,
         o.session_epoch,
-        len(_a115),
+        len(_a121),
     )
-    for _e116 in _a115:
-        _encode_FetchTopic_v9(_e116, out)
-    _a117 = o.forgotten_topics_data
-    out += _S_i.pack(len(_a117))
-    for _e118 in _a117:
-        _b119 = _e118.topic.encode()
-        out += _S_h.pack(len(_b119))
-        out += _b119
-        _a120 = _e118.partitions
-        out += _S_i.pack(len(_a120))
-        out += pack(">%di" % len(_a120), *_a120)
+    for _e122 in _a121:
+        _encode_FetchTopic_v9(_e122, out)
+    _a123 = o.forgotten_topics_data
+    out += _S_i.pack(len(_a123))
+    for _e124 in _a123:
+        _b125 = _e124.topic.encode()
+        out += _S_h.pack(len(_b125))
+        out += _b125
+        _a126 = _e124.partitions
+        out += _S_i.pack(len(_a126))
+        out += pack(">%di" % len(_a126), *_a126)
 
 
 def _decode_FetchRequest_v11(data: bytes, pos: int) -> tuple[FetchRequest, int]:
@@ -1544,50 +1581,50 @@ def _decode_FetchRequest_v11(data: bytes, pos: int) -> tuple[FetchRequest, int]:
         f_isolation_level,
         f_session_id,
         f_session_epoch,
-        _n122,
+        _n128,
     ) = _S_iiiibiii.unpack_from(data, pos)
     pos += 29
-    if _n122 < 0:
+    if _n128 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n122 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n122) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n128 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n128) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n122):
-        _e123, pos = _decode_FetchTopic_v9(data, pos)
-        f_topics.append(_e123)
-    (_n124,) = _S_i.unpack_from(data, pos)
+    for _ in range(_n128):
+        _e129, pos = _decode_FetchTopic_v9(data, pos)
+        f_topics.append(_e129)
+    (_n130,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n124 < 0:
+    if _n130 < 0:
         raise InvalidValueError("ForgottenTopicsData: null or negative length")
-    if _n124 > len(data) - pos:
+    if _n130 > len(data) - pos:
         raise TruncatedError(
-            "ForgottenTopicsData: " + str(_n124) + " elements in " + str(len(data) - pos) + " bytes"
+            "ForgottenTopicsData: " + str(_n130) + " elements in " + str(len(data) - pos) + " bytes"
         )
     f_forgotten_topics_data = []
-    for _ in range(_n124):
-        (_n126,) = _S_h.unpack_from(data, pos)
+    for _ in range(_n130):
+        (_n132,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n126 < 0:
+        if _n132 < 0:
             raise InvalidValueError("Topic: null or negative length")
-        _m125_topic = data[pos : pos + _n126].decode()
-        pos += _n126
-        (_n127,) = _S_i.unpack_from(data, pos)
+        _m131_topic = data[pos : pos + _n132].decode()
+        pos += _n132
+        (_n133,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n127 < 0:
+        if _n133 < 0:
             raise InvalidValueError("Partitions: null or negative length")
-        if _n127 > len(data) - pos:
+        if _n133 > len(data) - pos:
             raise TruncatedError(
-                "Partitions: " + str(_n127) + " elements in " + str(len(data) - pos) + " bytes"
+                "Partitions: " + str(_n133) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m125_partitions = list(unpack_from(">%di" % _n127, data, pos))
-        pos += 4 * _n127
-        f_forgotten_topics_data.append(ForgottenTopic(_m125_topic, ZERO_UUID, _m125_partitions))
-    (_n128,) = _S_h.unpack_from(data, pos)
+        _m131_partitions = list(unpack_from(">%di" % _n133, data, pos))
+        pos += 4 * _n133
+        f_forgotten_topics_data.append(ForgottenTopic(_m131_topic, ZERO_UUID, _m131_partitions))
+    (_n134,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n128 < 0:
+    if _n134 < 0:
         raise InvalidValueError("RackId: null or negative length")
-    f_rack_id = data[pos : pos + _n128].decode()
-    pos += _n128
+    f_rack_id = data[pos : pos + _n134].decode()
+    pos += _n134
     return FetchRequest(
         None,
         f_replica_id,
@@ -1606,7 +1643,7 @@ def _decode_FetchRequest_v11(data: bytes, pos: int) -> tuple[FetchRequest, int]:
 
 def _encode_FetchRequest_v11(o: FetchRequest, out: bytearray) -> None:
     """FetchRequest, version 11."""
-    _a129 = o.topics
+    _a135 = o.topics
     out += _S_iiiibiii.pack(
         o.replica_id,
         o.max_wait_ms,
@@ -1615,22 +1652,22 @@ def _encode_FetchRequest_v11(o: FetchRequest, out: bytearray) -> None:
         o.isolation_level,
         o.session_id,
         o.session_epoch,
-        len(_a129),
+        len(_a135),
     )
-    for _e130 in _a129:
-        _encode_FetchTopic_v9(_e130, out)
-    _a131 = o.forgotten_topics_data
-    out += _S_i.pack(len(_a131))
-    for _e132 in _a131:
-        _b133 = _e132.topic.encode()
-        out += _S_h.pack(len(_b133))
-        out += _b133
-        _a134 = _e132.partitions
-        out += _S_i.pack(len(_a134))
-        out += pack(">%di" % len(_a134), *_a134)
-    _b136 = o.rack_id.encode()
-    out += _S_h.pack(len(_b136))
-    out += _b136
+    for _e136 in _a135:
+        _encode_FetchTopic_v9(_e136, out)
+    _a137 = o.forgotten_topics_data
+    out += _S_i.pack(len(_a137))
+    for _e138 in _a137:
+        _b139 = _e138.topic.encode()
+        out += _S_h.pack(len(_b139))
+        out += _b139
+        _a140 = _e138.partitions
+        out += _S_i.pack(len(_a140))
+        out += pack(">%di" % len(_a140), *_a140)
+    _b142 = o.rack_id.encode()
+    out += _S_h.pack(len(_b142))
+    out += _b142
 
 
 def _decode_FetchRequest_v12(data: bytes, pos: int) -> tuple[FetchRequest, int]:
@@ -1645,63 +1682,6 @@ def _decode_FetchRequest_v12(data: bytes, pos: int) -> tuple[FetchRequest, int]:
         f_session_epoch,
     ) = _S_iiiibii.unpack_from(data, pos)
     pos += 25
-    _n137 = data[pos]
-    if _n137 < 128:
-        pos += 1
-    else:
-        _n137, pos = read_uvarint(data, pos)
-    _n137 -= 1
-    if _n137 < 0:
-        raise InvalidValueError("Topics: null or negative length")
-    if _n137 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n137) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n137):
-        _e138, pos = _decode_FetchTopic_v12(data, pos)
-        f_topics.append(_e138)
-    _n139 = data[pos]
-    if _n139 < 128:
-        pos += 1
-    else:
-        _n139, pos = read_uvarint(data, pos)
-    _n139 -= 1
-    if _n139 < 0:
-        raise InvalidValueError("ForgottenTopicsData: null or negative length")
-    if _n139 > len(data) - pos:
-        raise TruncatedError(
-            "ForgottenTopicsData: " + str(_n139) + " elements in " + str(len(data) - pos) + " bytes"
-        )
-    f_forgotten_topics_data = []
-    for _ in range(_n139):
-        _n141 = data[pos]
-        if _n141 < 128:
-            pos += 1
-        else:
-            _n141, pos = read_uvarint(data, pos)
-        _n141 -= 1
-        if _n141 < 0:
-            raise InvalidValueError("Topic: null or negative length")
-        _m140_topic = data[pos : pos + _n141].decode()
-        pos += _n141
-        _n142 = data[pos]
-        if _n142 < 128:
-            pos += 1
-        else:
-            _n142, pos = read_uvarint(data, pos)
-        _n142 -= 1
-        if _n142 < 0:
-            raise InvalidValueError("Partitions: null or negative length")
-        if _n142 > len(data) - pos:
-            raise TruncatedError(
-                "Partitions: " + str(_n142) + " elements in " + str(len(data) - pos) + " bytes"
-            )
-        _m140_partitions = list(unpack_from(">%di" % _n142, data, pos))
-        pos += 4 * _n142
-        if data[pos] == 0:  # no tagged fields: the common case
-            pos += 1
-        else:
-            pos = skip_tagged_fields(data, pos)
-        f_forgotten_topics_data.append(ForgottenTopic(_m140_topic, ZERO_UUID, _m140_partitions))
     _n143 = data[pos]
     if _n143 < 128:
         pos += 1
@@ -1709,33 +1689,78 @@ def _decode_FetchRequest_v12(data: bytes, pos: int) -> tuple[FetchRequest, int]:
         _n143, pos = read_uvarint(data, pos)
     _n143 -= 1
     if _n143 < 0:
-        raise InvalidValueError("RackId: null or negative length")
-    f_rack_id = data[pos : pos + _n143].decode()
-    pos += _n143
+        raise InvalidValueError("Topics: null or negative length")
+    if _n143 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n143) + " elements in " + str(len(data) - pos) + " bytes")
+    f_topics = []
+    for _ in range(_n143):
+        _e144, pos = _decode_FetchTopic_v12(data, pos)
+        f_topics.append(_e144)
+    _n145 = data[pos]
+    if _n145 < 128:
+        pos += 1
+    else:
+        _n145, pos = read_uvarint(data, pos)
+    _n145 -= 1
+    if _n145 < 0:
+        raise InvalidValueError("ForgottenTopicsData: null or negative length")
+    if _n145 > len(data) - pos:
+        raise TruncatedError(
+            "ForgottenTopicsData: " + str(_n145) + " elements in " + str(len(data) - pos) + " bytes"
+        )
+    f_forgotten_topics_data = []
+    for _ in range(_n145):
+        _n147 = data[pos]
+        if 0 < _n147 < 128:
+            _m146_topic = data[pos + 1 : pos + _n147].decode()
+            pos += _n147
+        else:
+            _m146_topic, pos = read_compact_string(data, pos)
+        _n148 = data[pos]
+        if _n148 < 128:
+            pos += 1
+        else:
+            _n148, pos = read_uvarint(data, pos)
+        _n148 -= 1
+        if _n148 < 0:
+            raise InvalidValueError("Partitions: null or negative length")
+        if _n148 > len(data) - pos:
+            raise TruncatedError(
+                "Partitions: " + str(_n148) + " elements in " + str(len(data) - pos) + " bytes"
+            )
+        _m146_partitions = list(unpack_from(">%di" % _n148, data, pos))
+        pos += 4 * _n148
+        if data[pos] == 0:  # no tagged fields: the common case
+            pos += 1
+        else:
+            pos = skip_tagged_fields(data, pos)
+        f_forgotten_topics_data.append(ForgottenTopic(_m146_topic, ZERO_UUID, _m146_partitions))
+    _n149 = data[pos]
+    if 0 < _n149 < 128:
+        f_rack_id = data[pos + 1 : pos + _n149].decode()
+        pos += _n149
+    else:
+        f_rack_id, pos = read_compact_string(data, pos)
     f_cluster_id: str | None = None
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
-        _nt144, pos = read_uvarint(data, pos)
-        for _ in range(_nt144):
-            _tag145, pos = read_uvarint(data, pos)
-            _end146, pos = read_uvarint(data, pos)
-            _end146 += pos
-            if _tag145 == 0:
-                _n147 = data[pos]
-                if _n147 < 128:
+        _nt150, pos = read_uvarint(data, pos)
+        for _ in range(_nt150):
+            _tag151, pos = read_uvarint(data, pos)
+            _end152, pos = read_uvarint(data, pos)
+            _end152 += pos
+            if _tag151 == 0:
+                _n153 = data[pos]
+                if 0 < _n153 < 128:
+                    f_cluster_id = data[pos + 1 : pos + _n153].decode()
+                    pos += _n153
+                elif _n153 == 0:
+                    f_cluster_id = None
                     pos += 1
                 else:
-                    _n147, pos = read_uvarint(data, pos)
-                _n147 -= 1
-                if _n147 < 0:
-                    f_cluster_id = None
-                    if _n147 != -1:
-                        raise InvalidValueError("ClusterId: length " + str(_n147))
-                else:
-                    f_cluster_id = data[pos : pos + _n147].decode()
-                    pos += _n147
-            pos = _end146  # unknown tags are skipped (KIP-482)
+                    f_cluster_id, pos = read_compact_nullable_string(data, pos)
+            pos = _end152  # unknown tags are skipped (KIP-482)
     return FetchRequest(
         f_cluster_id,
         f_replica_id,
@@ -1763,51 +1788,63 @@ def _encode_FetchRequest_v12(o: FetchRequest, out: bytearray) -> None:
         o.session_id,
         o.session_epoch,
     )
-    _a148 = o.topics
-    write_uvarint(out, len(_a148) + 1)
-    for _e149 in _a148:
-        _encode_FetchTopic_v12(_e149, out)
-    _a150 = o.forgotten_topics_data
-    write_uvarint(out, len(_a150) + 1)
-    for _e151 in _a150:
-        _b152 = _e151.topic.encode()
-        _n153 = len(_b152) + 1
-        if _n153 < 128:
-            out.append(_n153)
-        else:
-            write_uvarint(out, _n153)
-        out += _b152
-        _a154 = _e151.partitions
-        write_uvarint(out, len(_a154) + 1)
-        out += pack(">%di" % len(_a154), *_a154)
-        out.append(0)  # no tagged fields
-    _b156 = o.rack_id.encode()
-    _n157 = len(_b156) + 1
-    if _n157 < 128:
-        out.append(_n157)
+    _a154 = o.topics
+    _n155 = len(_a154) + 1
+    if _n155 < 128:
+        out.append(_n155)
     else:
-        write_uvarint(out, _n157)
-    out += _b156
-    _nt158 = o.cluster_id is not None
-    if _nt158 == 0:
+        write_uvarint(out, _n155)
+    for _e156 in _a154:
+        _encode_FetchTopic_v12(_e156, out)
+    _a157 = o.forgotten_topics_data
+    _n158 = len(_a157) + 1
+    if _n158 < 128:
+        out.append(_n158)
+    else:
+        write_uvarint(out, _n158)
+    for _e159 in _a157:
+        _b160 = _e159.topic.encode()
+        _n161 = len(_b160) + 1
+        if _n161 < 128:
+            out.append(_n161)
+        else:
+            write_uvarint(out, _n161)
+        out += _b160
+        _a162 = _e159.partitions
+        _n163 = len(_a162) + 1
+        if _n163 < 128:
+            out.append(_n163)
+        else:
+            write_uvarint(out, _n163)
+        out += pack(">%di" % len(_a162), *_a162)
+        out.append(0)  # no tagged fields
+    _b165 = o.rack_id.encode()
+    _n166 = len(_b165) + 1
+    if _n166 < 128:
+        out.append(_n166)
+    else:
+        write_uvarint(out, _n166)
+    out += _b165
+    _nt167 = o.cluster_id is not None
+    if _nt167 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt158)
+        write_uvarint(out, _nt167)
         if o.cluster_id is not None:
             write_uvarint(out, 0)
-            _t159 = bytearray()
+            _t168 = bytearray()
             if o.cluster_id is None:
-                _t159.append(0)
+                _t168.append(0)
             else:
-                _b160 = o.cluster_id.encode()
-                _n161 = len(_b160) + 1
-                if _n161 < 128:
-                    _t159.append(_n161)
+                _b169 = o.cluster_id.encode()
+                _n170 = len(_b169) + 1
+                if _n170 < 128:
+                    _t168.append(_n170)
                 else:
-                    write_uvarint(_t159, _n161)
-                _t159 += _b160
-            write_uvarint(out, len(_t159))
-            out += _t159
+                    write_uvarint(_t168, _n170)
+                _t168 += _b169
+            write_uvarint(out, len(_t168))
+            out += _t168
 
 
 def _decode_FetchRequest_v13(data: bytes, pos: int) -> tuple[FetchRequest, int]:
@@ -1822,90 +1859,82 @@ def _decode_FetchRequest_v13(data: bytes, pos: int) -> tuple[FetchRequest, int]:
         f_session_epoch,
     ) = _S_iiiibii.unpack_from(data, pos)
     pos += 25
-    _n162 = data[pos]
-    if _n162 < 128:
+    _n171 = data[pos]
+    if _n171 < 128:
         pos += 1
     else:
-        _n162, pos = read_uvarint(data, pos)
-    _n162 -= 1
-    if _n162 < 0:
+        _n171, pos = read_uvarint(data, pos)
+    _n171 -= 1
+    if _n171 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n162 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n162) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n171 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n171) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n162):
-        _e163, pos = _decode_FetchTopic_v13(data, pos)
-        f_topics.append(_e163)
-    _n164 = data[pos]
-    if _n164 < 128:
+    for _ in range(_n171):
+        _e172, pos = _decode_FetchTopic_v13(data, pos)
+        f_topics.append(_e172)
+    _n173 = data[pos]
+    if _n173 < 128:
         pos += 1
     else:
-        _n164, pos = read_uvarint(data, pos)
-    _n164 -= 1
-    if _n164 < 0:
+        _n173, pos = read_uvarint(data, pos)
+    _n173 -= 1
+    if _n173 < 0:
         raise InvalidValueError("ForgottenTopicsData: null or negative length")
-    if _n164 > len(data) - pos:
+    if _n173 > len(data) - pos:
         raise TruncatedError(
-            "ForgottenTopicsData: " + str(_n164) + " elements in " + str(len(data) - pos) + " bytes"
+            "ForgottenTopicsData: " + str(_n173) + " elements in " + str(len(data) - pos) + " bytes"
         )
     f_forgotten_topics_data = []
-    for _ in range(_n164):
-        (_r166,) = _S_16s.unpack_from(data, pos)
+    for _ in range(_n173):
+        (_r175,) = _S_16s.unpack_from(data, pos)
         pos += 16
-        _m165_topic_id = UUID(bytes=_r166)
-        _n167 = data[pos]
-        if _n167 < 128:
+        _m174_topic_id = UUID(bytes=_r175)
+        _n176 = data[pos]
+        if _n176 < 128:
             pos += 1
         else:
-            _n167, pos = read_uvarint(data, pos)
-        _n167 -= 1
-        if _n167 < 0:
+            _n176, pos = read_uvarint(data, pos)
+        _n176 -= 1
+        if _n176 < 0:
             raise InvalidValueError("Partitions: null or negative length")
-        if _n167 > len(data) - pos:
+        if _n176 > len(data) - pos:
             raise TruncatedError(
-                "Partitions: " + str(_n167) + " elements in " + str(len(data) - pos) + " bytes"
+                "Partitions: " + str(_n176) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m165_partitions = list(unpack_from(">%di" % _n167, data, pos))
-        pos += 4 * _n167
+        _m174_partitions = list(unpack_from(">%di" % _n176, data, pos))
+        pos += 4 * _n176
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_forgotten_topics_data.append(ForgottenTopic("", _m165_topic_id, _m165_partitions))
-    _n168 = data[pos]
-    if _n168 < 128:
-        pos += 1
+        f_forgotten_topics_data.append(ForgottenTopic("", _m174_topic_id, _m174_partitions))
+    _n177 = data[pos]
+    if 0 < _n177 < 128:
+        f_rack_id = data[pos + 1 : pos + _n177].decode()
+        pos += _n177
     else:
-        _n168, pos = read_uvarint(data, pos)
-    _n168 -= 1
-    if _n168 < 0:
-        raise InvalidValueError("RackId: null or negative length")
-    f_rack_id = data[pos : pos + _n168].decode()
-    pos += _n168
+        f_rack_id, pos = read_compact_string(data, pos)
     f_cluster_id: str | None = None
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
-        _nt169, pos = read_uvarint(data, pos)
-        for _ in range(_nt169):
-            _tag170, pos = read_uvarint(data, pos)
-            _end171, pos = read_uvarint(data, pos)
-            _end171 += pos
-            if _tag170 == 0:
-                _n172 = data[pos]
-                if _n172 < 128:
+        _nt178, pos = read_uvarint(data, pos)
+        for _ in range(_nt178):
+            _tag179, pos = read_uvarint(data, pos)
+            _end180, pos = read_uvarint(data, pos)
+            _end180 += pos
+            if _tag179 == 0:
+                _n181 = data[pos]
+                if 0 < _n181 < 128:
+                    f_cluster_id = data[pos + 1 : pos + _n181].decode()
+                    pos += _n181
+                elif _n181 == 0:
+                    f_cluster_id = None
                     pos += 1
                 else:
-                    _n172, pos = read_uvarint(data, pos)
-                _n172 -= 1
-                if _n172 < 0:
-                    f_cluster_id = None
-                    if _n172 != -1:
-                        raise InvalidValueError("ClusterId: length " + str(_n172))
-                else:
-                    f_cluster_id = data[pos : pos + _n172].decode()
-                    pos += _n172
-            pos = _end171  # unknown tags are skipped (KIP-482)
+                    f_cluster_id, pos = read_compact_nullable_string(data, pos)
+            pos = _end180  # unknown tags are skipped (KIP-482)
     return FetchRequest(
         f_cluster_id,
         f_replica_id,
@@ -1933,45 +1962,57 @@ def _encode_FetchRequest_v13(o: FetchRequest, out: bytearray) -> None:
         o.session_id,
         o.session_epoch,
     )
-    _a173 = o.topics
-    write_uvarint(out, len(_a173) + 1)
-    for _e174 in _a173:
-        _encode_FetchTopic_v13(_e174, out)
-    _a175 = o.forgotten_topics_data
-    write_uvarint(out, len(_a175) + 1)
-    for _e176 in _a175:
-        out += _S_16s.pack(_e176.topic_id.bytes)
-        _a177 = _e176.partitions
-        write_uvarint(out, len(_a177) + 1)
-        out += pack(">%di" % len(_a177), *_a177)
-        out.append(0)  # no tagged fields
-    _b179 = o.rack_id.encode()
-    _n180 = len(_b179) + 1
-    if _n180 < 128:
-        out.append(_n180)
+    _a182 = o.topics
+    _n183 = len(_a182) + 1
+    if _n183 < 128:
+        out.append(_n183)
     else:
-        write_uvarint(out, _n180)
-    out += _b179
-    _nt181 = o.cluster_id is not None
-    if _nt181 == 0:
+        write_uvarint(out, _n183)
+    for _e184 in _a182:
+        _encode_FetchTopic_v13(_e184, out)
+    _a185 = o.forgotten_topics_data
+    _n186 = len(_a185) + 1
+    if _n186 < 128:
+        out.append(_n186)
+    else:
+        write_uvarint(out, _n186)
+    for _e187 in _a185:
+        out += _S_16s.pack(_e187.topic_id.bytes)
+        _a188 = _e187.partitions
+        _n189 = len(_a188) + 1
+        if _n189 < 128:
+            out.append(_n189)
+        else:
+            write_uvarint(out, _n189)
+        out += pack(">%di" % len(_a188), *_a188)
+        out.append(0)  # no tagged fields
+    _b191 = o.rack_id.encode()
+    _n192 = len(_b191) + 1
+    if _n192 < 128:
+        out.append(_n192)
+    else:
+        write_uvarint(out, _n192)
+    out += _b191
+    _nt193 = o.cluster_id is not None
+    if _nt193 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt181)
+        write_uvarint(out, _nt193)
         if o.cluster_id is not None:
             write_uvarint(out, 0)
-            _t182 = bytearray()
+            _t194 = bytearray()
             if o.cluster_id is None:
-                _t182.append(0)
+                _t194.append(0)
             else:
-                _b183 = o.cluster_id.encode()
-                _n184 = len(_b183) + 1
-                if _n184 < 128:
-                    _t182.append(_n184)
+                _b195 = o.cluster_id.encode()
+                _n196 = len(_b195) + 1
+                if _n196 < 128:
+                    _t194.append(_n196)
                 else:
-                    write_uvarint(_t182, _n184)
-                _t182 += _b183
-            write_uvarint(out, len(_t182))
-            out += _t182
+                    write_uvarint(_t194, _n196)
+                _t194 += _b195
+            write_uvarint(out, len(_t194))
+            out += _t194
 
 
 def _decode_FetchRequest_v15(data: bytes, pos: int) -> tuple[FetchRequest, int]:
@@ -1980,93 +2021,85 @@ def _decode_FetchRequest_v15(data: bytes, pos: int) -> tuple[FetchRequest, int]:
         _S_iiibii.unpack_from(data, pos)
     )
     pos += 21
-    _n185 = data[pos]
-    if _n185 < 128:
+    _n197 = data[pos]
+    if _n197 < 128:
         pos += 1
     else:
-        _n185, pos = read_uvarint(data, pos)
-    _n185 -= 1
-    if _n185 < 0:
+        _n197, pos = read_uvarint(data, pos)
+    _n197 -= 1
+    if _n197 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n185 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n185) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n197 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n197) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n185):
-        _e186, pos = _decode_FetchTopic_v13(data, pos)
-        f_topics.append(_e186)
-    _n187 = data[pos]
-    if _n187 < 128:
+    for _ in range(_n197):
+        _e198, pos = _decode_FetchTopic_v13(data, pos)
+        f_topics.append(_e198)
+    _n199 = data[pos]
+    if _n199 < 128:
         pos += 1
     else:
-        _n187, pos = read_uvarint(data, pos)
-    _n187 -= 1
-    if _n187 < 0:
+        _n199, pos = read_uvarint(data, pos)
+    _n199 -= 1
+    if _n199 < 0:
         raise InvalidValueError("ForgottenTopicsData: null or negative length")
-    if _n187 > len(data) - pos:
+    if _n199 > len(data) - pos:
         raise TruncatedError(
-            "ForgottenTopicsData: " + str(_n187) + " elements in " + str(len(data) - pos) + " bytes"
+            "ForgottenTopicsData: " + str(_n199) + " elements in " + str(len(data) - pos) + " bytes"
         )
     f_forgotten_topics_data = []
-    for _ in range(_n187):
-        (_r189,) = _S_16s.unpack_from(data, pos)
+    for _ in range(_n199):
+        (_r201,) = _S_16s.unpack_from(data, pos)
         pos += 16
-        _m188_topic_id = UUID(bytes=_r189)
-        _n190 = data[pos]
-        if _n190 < 128:
+        _m200_topic_id = UUID(bytes=_r201)
+        _n202 = data[pos]
+        if _n202 < 128:
             pos += 1
         else:
-            _n190, pos = read_uvarint(data, pos)
-        _n190 -= 1
-        if _n190 < 0:
+            _n202, pos = read_uvarint(data, pos)
+        _n202 -= 1
+        if _n202 < 0:
             raise InvalidValueError("Partitions: null or negative length")
-        if _n190 > len(data) - pos:
+        if _n202 > len(data) - pos:
             raise TruncatedError(
-                "Partitions: " + str(_n190) + " elements in " + str(len(data) - pos) + " bytes"
+                "Partitions: " + str(_n202) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m188_partitions = list(unpack_from(">%di" % _n190, data, pos))
-        pos += 4 * _n190
+        _m200_partitions = list(unpack_from(">%di" % _n202, data, pos))
+        pos += 4 * _n202
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_forgotten_topics_data.append(ForgottenTopic("", _m188_topic_id, _m188_partitions))
-    _n191 = data[pos]
-    if _n191 < 128:
-        pos += 1
+        f_forgotten_topics_data.append(ForgottenTopic("", _m200_topic_id, _m200_partitions))
+    _n203 = data[pos]
+    if 0 < _n203 < 128:
+        f_rack_id = data[pos + 1 : pos + _n203].decode()
+        pos += _n203
     else:
-        _n191, pos = read_uvarint(data, pos)
-    _n191 -= 1
-    if _n191 < 0:
-        raise InvalidValueError("RackId: null or negative length")
-    f_rack_id = data[pos : pos + _n191].decode()
-    pos += _n191
+        f_rack_id, pos = read_compact_string(data, pos)
     f_cluster_id: str | None = None
     f_replica_state: ReplicaState = ReplicaState()
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
-        _nt192, pos = read_uvarint(data, pos)
-        for _ in range(_nt192):
-            _tag193, pos = read_uvarint(data, pos)
-            _end194, pos = read_uvarint(data, pos)
-            _end194 += pos
-            if _tag193 == 0:
-                _n195 = data[pos]
-                if _n195 < 128:
+        _nt204, pos = read_uvarint(data, pos)
+        for _ in range(_nt204):
+            _tag205, pos = read_uvarint(data, pos)
+            _end206, pos = read_uvarint(data, pos)
+            _end206 += pos
+            if _tag205 == 0:
+                _n207 = data[pos]
+                if 0 < _n207 < 128:
+                    f_cluster_id = data[pos + 1 : pos + _n207].decode()
+                    pos += _n207
+                elif _n207 == 0:
+                    f_cluster_id = None
                     pos += 1
                 else:
-                    _n195, pos = read_uvarint(data, pos)
-                _n195 -= 1
-                if _n195 < 0:
-                    f_cluster_id = None
-                    if _n195 != -1:
-                        raise InvalidValueError("ClusterId: length " + str(_n195))
-                else:
-                    f_cluster_id = data[pos : pos + _n195].decode()
-                    pos += _n195
-            elif _tag193 == 1:
+                    f_cluster_id, pos = read_compact_nullable_string(data, pos)
+            elif _tag205 == 1:
                 f_replica_state, pos = _decode_ReplicaState_v15(data, pos)
-            pos = _end194  # unknown tags are skipped (KIP-482)
+            pos = _end206  # unknown tags are skipped (KIP-482)
     return FetchRequest(
         f_cluster_id,
         -1,
@@ -2088,51 +2121,63 @@ def _encode_FetchRequest_v15(o: FetchRequest, out: bytearray) -> None:
     out += _S_iiibii.pack(
         o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch
     )
-    _a196 = o.topics
-    write_uvarint(out, len(_a196) + 1)
-    for _e197 in _a196:
-        _encode_FetchTopic_v13(_e197, out)
-    _a198 = o.forgotten_topics_data
-    write_uvarint(out, len(_a198) + 1)
-    for _e199 in _a198:
-        out += _S_16s.pack(_e199.topic_id.bytes)
-        _a200 = _e199.partitions
-        write_uvarint(out, len(_a200) + 1)
-        out += pack(">%di" % len(_a200), *_a200)
-        out.append(0)  # no tagged fields
-    _b202 = o.rack_id.encode()
-    _n203 = len(_b202) + 1
-    if _n203 < 128:
-        out.append(_n203)
+    _a208 = o.topics
+    _n209 = len(_a208) + 1
+    if _n209 < 128:
+        out.append(_n209)
     else:
-        write_uvarint(out, _n203)
-    out += _b202
-    _nt204 = (o.cluster_id is not None) + (o.replica_state != ReplicaState())
-    if _nt204 == 0:
+        write_uvarint(out, _n209)
+    for _e210 in _a208:
+        _encode_FetchTopic_v13(_e210, out)
+    _a211 = o.forgotten_topics_data
+    _n212 = len(_a211) + 1
+    if _n212 < 128:
+        out.append(_n212)
+    else:
+        write_uvarint(out, _n212)
+    for _e213 in _a211:
+        out += _S_16s.pack(_e213.topic_id.bytes)
+        _a214 = _e213.partitions
+        _n215 = len(_a214) + 1
+        if _n215 < 128:
+            out.append(_n215)
+        else:
+            write_uvarint(out, _n215)
+        out += pack(">%di" % len(_a214), *_a214)
+        out.append(0)  # no tagged fields
+    _b217 = o.rack_id.encode()
+    _n218 = len(_b217) + 1
+    if _n218 < 128:
+        out.append(_n218)
+    else:
+        write_uvarint(out, _n218)
+    out += _b217
+    _nt219 = (o.cluster_id is not None) + (o.replica_state != ReplicaState())
+    if _nt219 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt204)
+        write_uvarint(out, _nt219)
         if o.cluster_id is not None:
             write_uvarint(out, 0)
-            _t205 = bytearray()
+            _t220 = bytearray()
             if o.cluster_id is None:
-                _t205.append(0)
+                _t220.append(0)
             else:
-                _b206 = o.cluster_id.encode()
-                _n207 = len(_b206) + 1
-                if _n207 < 128:
-                    _t205.append(_n207)
+                _b221 = o.cluster_id.encode()
+                _n222 = len(_b221) + 1
+                if _n222 < 128:
+                    _t220.append(_n222)
                 else:
-                    write_uvarint(_t205, _n207)
-                _t205 += _b206
-            write_uvarint(out, len(_t205))
-            out += _t205
+                    write_uvarint(_t220, _n222)
+                _t220 += _b221
+            write_uvarint(out, len(_t220))
+            out += _t220
         if o.replica_state != ReplicaState():
             write_uvarint(out, 1)
-            _t205 = bytearray()
-            _encode_ReplicaState_v15(o.replica_state, _t205)
-            write_uvarint(out, len(_t205))
-            out += _t205
+            _t220 = bytearray()
+            _encode_ReplicaState_v15(o.replica_state, _t220)
+            write_uvarint(out, len(_t220))
+            out += _t220
 
 
 def _decode_FetchRequest_v17(data: bytes, pos: int) -> tuple[FetchRequest, int]:
@@ -2141,93 +2186,85 @@ def _decode_FetchRequest_v17(data: bytes, pos: int) -> tuple[FetchRequest, int]:
         _S_iiibii.unpack_from(data, pos)
     )
     pos += 21
-    _n208 = data[pos]
-    if _n208 < 128:
+    _n223 = data[pos]
+    if _n223 < 128:
         pos += 1
     else:
-        _n208, pos = read_uvarint(data, pos)
-    _n208 -= 1
-    if _n208 < 0:
+        _n223, pos = read_uvarint(data, pos)
+    _n223 -= 1
+    if _n223 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n208 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n208) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n223 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n223) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n208):
-        _e209, pos = _decode_FetchTopic_v17(data, pos)
-        f_topics.append(_e209)
-    _n210 = data[pos]
-    if _n210 < 128:
+    for _ in range(_n223):
+        _e224, pos = _decode_FetchTopic_v17(data, pos)
+        f_topics.append(_e224)
+    _n225 = data[pos]
+    if _n225 < 128:
         pos += 1
     else:
-        _n210, pos = read_uvarint(data, pos)
-    _n210 -= 1
-    if _n210 < 0:
+        _n225, pos = read_uvarint(data, pos)
+    _n225 -= 1
+    if _n225 < 0:
         raise InvalidValueError("ForgottenTopicsData: null or negative length")
-    if _n210 > len(data) - pos:
+    if _n225 > len(data) - pos:
         raise TruncatedError(
-            "ForgottenTopicsData: " + str(_n210) + " elements in " + str(len(data) - pos) + " bytes"
+            "ForgottenTopicsData: " + str(_n225) + " elements in " + str(len(data) - pos) + " bytes"
         )
     f_forgotten_topics_data = []
-    for _ in range(_n210):
-        (_r212,) = _S_16s.unpack_from(data, pos)
+    for _ in range(_n225):
+        (_r227,) = _S_16s.unpack_from(data, pos)
         pos += 16
-        _m211_topic_id = UUID(bytes=_r212)
-        _n213 = data[pos]
-        if _n213 < 128:
+        _m226_topic_id = UUID(bytes=_r227)
+        _n228 = data[pos]
+        if _n228 < 128:
             pos += 1
         else:
-            _n213, pos = read_uvarint(data, pos)
-        _n213 -= 1
-        if _n213 < 0:
+            _n228, pos = read_uvarint(data, pos)
+        _n228 -= 1
+        if _n228 < 0:
             raise InvalidValueError("Partitions: null or negative length")
-        if _n213 > len(data) - pos:
+        if _n228 > len(data) - pos:
             raise TruncatedError(
-                "Partitions: " + str(_n213) + " elements in " + str(len(data) - pos) + " bytes"
+                "Partitions: " + str(_n228) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m211_partitions = list(unpack_from(">%di" % _n213, data, pos))
-        pos += 4 * _n213
+        _m226_partitions = list(unpack_from(">%di" % _n228, data, pos))
+        pos += 4 * _n228
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_forgotten_topics_data.append(ForgottenTopic("", _m211_topic_id, _m211_partitions))
-    _n214 = data[pos]
-    if _n214 < 128:
-        pos += 1
+        f_forgotten_topics_data.append(ForgottenTopic("", _m226_topic_id, _m226_partitions))
+    _n229 = data[pos]
+    if 0 < _n229 < 128:
+        f_rack_id = data[pos + 1 : pos + _n229].decode()
+        pos += _n229
     else:
-        _n214, pos = read_uvarint(data, pos)
-    _n214 -= 1
-    if _n214 < 0:
-        raise InvalidValueError("RackId: null or negative length")
-    f_rack_id = data[pos : pos + _n214].decode()
-    pos += _n214
+        f_rack_id, pos = read_compact_string(data, pos)
     f_cluster_id: str | None = None
     f_replica_state: ReplicaState = ReplicaState()
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
-        _nt215, pos = read_uvarint(data, pos)
-        for _ in range(_nt215):
-            _tag216, pos = read_uvarint(data, pos)
-            _end217, pos = read_uvarint(data, pos)
-            _end217 += pos
-            if _tag216 == 0:
-                _n218 = data[pos]
-                if _n218 < 128:
+        _nt230, pos = read_uvarint(data, pos)
+        for _ in range(_nt230):
+            _tag231, pos = read_uvarint(data, pos)
+            _end232, pos = read_uvarint(data, pos)
+            _end232 += pos
+            if _tag231 == 0:
+                _n233 = data[pos]
+                if 0 < _n233 < 128:
+                    f_cluster_id = data[pos + 1 : pos + _n233].decode()
+                    pos += _n233
+                elif _n233 == 0:
+                    f_cluster_id = None
                     pos += 1
                 else:
-                    _n218, pos = read_uvarint(data, pos)
-                _n218 -= 1
-                if _n218 < 0:
-                    f_cluster_id = None
-                    if _n218 != -1:
-                        raise InvalidValueError("ClusterId: length " + str(_n218))
-                else:
-                    f_cluster_id = data[pos : pos + _n218].decode()
-                    pos += _n218
-            elif _tag216 == 1:
+                    f_cluster_id, pos = read_compact_nullable_string(data, pos)
+            elif _tag231 == 1:
                 f_replica_state, pos = _decode_ReplicaState_v15(data, pos)
-            pos = _end217  # unknown tags are skipped (KIP-482)
+            pos = _end232  # unknown tags are skipped (KIP-482)
     return FetchRequest(
         f_cluster_id,
         -1,
@@ -2249,51 +2286,63 @@ def _encode_FetchRequest_v17(o: FetchRequest, out: bytearray) -> None:
     out += _S_iiibii.pack(
         o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch
     )
-    _a219 = o.topics
-    write_uvarint(out, len(_a219) + 1)
-    for _e220 in _a219:
-        _encode_FetchTopic_v17(_e220, out)
-    _a221 = o.forgotten_topics_data
-    write_uvarint(out, len(_a221) + 1)
-    for _e222 in _a221:
-        out += _S_16s.pack(_e222.topic_id.bytes)
-        _a223 = _e222.partitions
-        write_uvarint(out, len(_a223) + 1)
-        out += pack(">%di" % len(_a223), *_a223)
-        out.append(0)  # no tagged fields
-    _b225 = o.rack_id.encode()
-    _n226 = len(_b225) + 1
-    if _n226 < 128:
-        out.append(_n226)
+    _a234 = o.topics
+    _n235 = len(_a234) + 1
+    if _n235 < 128:
+        out.append(_n235)
     else:
-        write_uvarint(out, _n226)
-    out += _b225
-    _nt227 = (o.cluster_id is not None) + (o.replica_state != ReplicaState())
-    if _nt227 == 0:
+        write_uvarint(out, _n235)
+    for _e236 in _a234:
+        _encode_FetchTopic_v17(_e236, out)
+    _a237 = o.forgotten_topics_data
+    _n238 = len(_a237) + 1
+    if _n238 < 128:
+        out.append(_n238)
+    else:
+        write_uvarint(out, _n238)
+    for _e239 in _a237:
+        out += _S_16s.pack(_e239.topic_id.bytes)
+        _a240 = _e239.partitions
+        _n241 = len(_a240) + 1
+        if _n241 < 128:
+            out.append(_n241)
+        else:
+            write_uvarint(out, _n241)
+        out += pack(">%di" % len(_a240), *_a240)
+        out.append(0)  # no tagged fields
+    _b243 = o.rack_id.encode()
+    _n244 = len(_b243) + 1
+    if _n244 < 128:
+        out.append(_n244)
+    else:
+        write_uvarint(out, _n244)
+    out += _b243
+    _nt245 = (o.cluster_id is not None) + (o.replica_state != ReplicaState())
+    if _nt245 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt227)
+        write_uvarint(out, _nt245)
         if o.cluster_id is not None:
             write_uvarint(out, 0)
-            _t228 = bytearray()
+            _t246 = bytearray()
             if o.cluster_id is None:
-                _t228.append(0)
+                _t246.append(0)
             else:
-                _b229 = o.cluster_id.encode()
-                _n230 = len(_b229) + 1
-                if _n230 < 128:
-                    _t228.append(_n230)
+                _b247 = o.cluster_id.encode()
+                _n248 = len(_b247) + 1
+                if _n248 < 128:
+                    _t246.append(_n248)
                 else:
-                    write_uvarint(_t228, _n230)
-                _t228 += _b229
-            write_uvarint(out, len(_t228))
-            out += _t228
+                    write_uvarint(_t246, _n248)
+                _t246 += _b247
+            write_uvarint(out, len(_t246))
+            out += _t246
         if o.replica_state != ReplicaState():
             write_uvarint(out, 1)
-            _t228 = bytearray()
-            _encode_ReplicaState_v15(o.replica_state, _t228)
-            write_uvarint(out, len(_t228))
-            out += _t228
+            _t246 = bytearray()
+            _encode_ReplicaState_v15(o.replica_state, _t246)
+            write_uvarint(out, len(_t246))
+            out += _t246
 
 
 def _decode_FetchRequest_v18(data: bytes, pos: int) -> tuple[FetchRequest, int]:
@@ -2302,93 +2351,85 @@ def _decode_FetchRequest_v18(data: bytes, pos: int) -> tuple[FetchRequest, int]:
         _S_iiibii.unpack_from(data, pos)
     )
     pos += 21
-    _n231 = data[pos]
-    if _n231 < 128:
+    _n249 = data[pos]
+    if _n249 < 128:
         pos += 1
     else:
-        _n231, pos = read_uvarint(data, pos)
-    _n231 -= 1
-    if _n231 < 0:
+        _n249, pos = read_uvarint(data, pos)
+    _n249 -= 1
+    if _n249 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n231 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n231) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n249 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n249) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n231):
-        _e232, pos = _decode_FetchTopic_v18(data, pos)
-        f_topics.append(_e232)
-    _n233 = data[pos]
-    if _n233 < 128:
+    for _ in range(_n249):
+        _e250, pos = _decode_FetchTopic_v18(data, pos)
+        f_topics.append(_e250)
+    _n251 = data[pos]
+    if _n251 < 128:
         pos += 1
     else:
-        _n233, pos = read_uvarint(data, pos)
-    _n233 -= 1
-    if _n233 < 0:
+        _n251, pos = read_uvarint(data, pos)
+    _n251 -= 1
+    if _n251 < 0:
         raise InvalidValueError("ForgottenTopicsData: null or negative length")
-    if _n233 > len(data) - pos:
+    if _n251 > len(data) - pos:
         raise TruncatedError(
-            "ForgottenTopicsData: " + str(_n233) + " elements in " + str(len(data) - pos) + " bytes"
+            "ForgottenTopicsData: " + str(_n251) + " elements in " + str(len(data) - pos) + " bytes"
         )
     f_forgotten_topics_data = []
-    for _ in range(_n233):
-        (_r235,) = _S_16s.unpack_from(data, pos)
+    for _ in range(_n251):
+        (_r253,) = _S_16s.unpack_from(data, pos)
         pos += 16
-        _m234_topic_id = UUID(bytes=_r235)
-        _n236 = data[pos]
-        if _n236 < 128:
+        _m252_topic_id = UUID(bytes=_r253)
+        _n254 = data[pos]
+        if _n254 < 128:
             pos += 1
         else:
-            _n236, pos = read_uvarint(data, pos)
-        _n236 -= 1
-        if _n236 < 0:
+            _n254, pos = read_uvarint(data, pos)
+        _n254 -= 1
+        if _n254 < 0:
             raise InvalidValueError("Partitions: null or negative length")
-        if _n236 > len(data) - pos:
+        if _n254 > len(data) - pos:
             raise TruncatedError(
-                "Partitions: " + str(_n236) + " elements in " + str(len(data) - pos) + " bytes"
+                "Partitions: " + str(_n254) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m234_partitions = list(unpack_from(">%di" % _n236, data, pos))
-        pos += 4 * _n236
+        _m252_partitions = list(unpack_from(">%di" % _n254, data, pos))
+        pos += 4 * _n254
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_forgotten_topics_data.append(ForgottenTopic("", _m234_topic_id, _m234_partitions))
-    _n237 = data[pos]
-    if _n237 < 128:
-        pos += 1
+        f_forgotten_topics_data.append(ForgottenTopic("", _m252_topic_id, _m252_partitions))
+    _n255 = data[pos]
+    if 0 < _n255 < 128:
+        f_rack_id = data[pos + 1 : pos + _n255].decode()
+        pos += _n255
     else:
-        _n237, pos = read_uvarint(data, pos)
-    _n237 -= 1
-    if _n237 < 0:
-        raise InvalidValueError("RackId: null or negative length")
-    f_rack_id = data[pos : pos + _n237].decode()
-    pos += _n237
+        f_rack_id, pos = read_compact_string(data, pos)
     f_cluster_id: str | None = None
     f_replica_state: ReplicaState = ReplicaState()
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
-        _nt238, pos = read_uvarint(data, pos)
-        for _ in range(_nt238):
-            _tag239, pos = read_uvarint(data, pos)
-            _end240, pos = read_uvarint(data, pos)
-            _end240 += pos
-            if _tag239 == 0:
-                _n241 = data[pos]
-                if _n241 < 128:
+        _nt256, pos = read_uvarint(data, pos)
+        for _ in range(_nt256):
+            _tag257, pos = read_uvarint(data, pos)
+            _end258, pos = read_uvarint(data, pos)
+            _end258 += pos
+            if _tag257 == 0:
+                _n259 = data[pos]
+                if 0 < _n259 < 128:
+                    f_cluster_id = data[pos + 1 : pos + _n259].decode()
+                    pos += _n259
+                elif _n259 == 0:
+                    f_cluster_id = None
                     pos += 1
                 else:
-                    _n241, pos = read_uvarint(data, pos)
-                _n241 -= 1
-                if _n241 < 0:
-                    f_cluster_id = None
-                    if _n241 != -1:
-                        raise InvalidValueError("ClusterId: length " + str(_n241))
-                else:
-                    f_cluster_id = data[pos : pos + _n241].decode()
-                    pos += _n241
-            elif _tag239 == 1:
+                    f_cluster_id, pos = read_compact_nullable_string(data, pos)
+            elif _tag257 == 1:
                 f_replica_state, pos = _decode_ReplicaState_v15(data, pos)
-            pos = _end240  # unknown tags are skipped (KIP-482)
+            pos = _end258  # unknown tags are skipped (KIP-482)
     return FetchRequest(
         f_cluster_id,
         -1,
@@ -2410,82 +2451,86 @@ def _encode_FetchRequest_v18(o: FetchRequest, out: bytearray) -> None:
     out += _S_iiibii.pack(
         o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch
     )
-    _a242 = o.topics
-    write_uvarint(out, len(_a242) + 1)
-    for _e243 in _a242:
-        _encode_FetchTopic_v18(_e243, out)
-    _a244 = o.forgotten_topics_data
-    write_uvarint(out, len(_a244) + 1)
-    for _e245 in _a244:
-        out += _S_16s.pack(_e245.topic_id.bytes)
-        _a246 = _e245.partitions
-        write_uvarint(out, len(_a246) + 1)
-        out += pack(">%di" % len(_a246), *_a246)
-        out.append(0)  # no tagged fields
-    _b248 = o.rack_id.encode()
-    _n249 = len(_b248) + 1
-    if _n249 < 128:
-        out.append(_n249)
+    _a260 = o.topics
+    _n261 = len(_a260) + 1
+    if _n261 < 128:
+        out.append(_n261)
     else:
-        write_uvarint(out, _n249)
-    out += _b248
-    _nt250 = (o.cluster_id is not None) + (o.replica_state != ReplicaState())
-    if _nt250 == 0:
+        write_uvarint(out, _n261)
+    for _e262 in _a260:
+        _encode_FetchTopic_v18(_e262, out)
+    _a263 = o.forgotten_topics_data
+    _n264 = len(_a263) + 1
+    if _n264 < 128:
+        out.append(_n264)
+    else:
+        write_uvarint(out, _n264)
+    for _e265 in _a263:
+        out += _S_16s.pack(_e265.topic_id.bytes)
+        _a266 = _e265.partitions
+        _n267 = len(_a266) + 1
+        if _n267 < 128:
+            out.append(_n267)
+        else:
+            write_uvarint(out, _n267)
+        out += pack(">%di" % len(_a266), *_a266)
+        out.append(0)  # no tagged fields
+    _b269 = o.rack_id.encode()
+    _n270 = len(_b269) + 1
+    if _n270 < 128:
+        out.append(_n270)
+    else:
+        write_uvarint(out, _n270)
+    out += _b269
+    _nt271 = (o.cluster_id is not None) + (o.replica_state != ReplicaState())
+    if _nt271 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt250)
+        write_uvarint(out, _nt271)
         if o.cluster_id is not None:
             write_uvarint(out, 0)
-            _t251 = bytearray()
+            _t272 = bytearray()
             if o.cluster_id is None:
-                _t251.append(0)
+                _t272.append(0)
             else:
-                _b252 = o.cluster_id.encode()
-                _n253 = len(_b252) + 1
-                if _n253 < 128:
-                    _t251.append(_n253)
+                _b273 = o.cluster_id.encode()
+                _n274 = len(_b273) + 1
+                if _n274 < 128:
+                    _t272.append(_n274)
                 else:
-                    write_uvarint(_t251, _n253)
-                _t251 += _b252
-            write_uvarint(out, len(_t251))
-            out += _t251
+                    write_uvarint(_t272, _n274)
+                _t272 += _b273
+            write_uvarint(out, len(_t272))
+            out += _t272
         if o.replica_state != ReplicaState():
             write_uvarint(out, 1)
-            _t251 = bytearray()
-            _encode_ReplicaState_v15(o.replica_state, _t251)
-            write_uvarint(out, len(_t251))
-            out += _t251
+            _t272 = bytearray()
+            _encode_ReplicaState_v15(o.replica_state, _t272)
+            write_uvarint(out, len(_t272))
+            out += _t272
 
 
 def _decode_NodeEndpoint_v16(data: bytes, pos: int) -> tuple[NodeEndpoint, int]:
     """NodeEndpoint, versions 16-18 (flexible)."""
     (f_node_id,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n254 = data[pos]
-    if _n254 < 128:
-        pos += 1
+    _n275 = data[pos]
+    if 0 < _n275 < 128:
+        f_host = data[pos + 1 : pos + _n275].decode()
+        pos += _n275
     else:
-        _n254, pos = read_uvarint(data, pos)
-    _n254 -= 1
-    if _n254 < 0:
-        raise InvalidValueError("Host: null or negative length")
-    f_host = data[pos : pos + _n254].decode()
-    pos += _n254
+        f_host, pos = read_compact_string(data, pos)
     (f_port,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n255 = data[pos]
-    if _n255 < 128:
+    _n276 = data[pos]
+    if 0 < _n276 < 128:
+        f_rack = data[pos + 1 : pos + _n276].decode()
+        pos += _n276
+    elif _n276 == 0:
+        f_rack = None
         pos += 1
     else:
-        _n255, pos = read_uvarint(data, pos)
-    _n255 -= 1
-    if _n255 < 0:
-        f_rack = None
-        if _n255 != -1:
-            raise InvalidValueError("Rack: length " + str(_n255))
-    else:
-        f_rack = data[pos : pos + _n255].decode()
-        pos += _n255
+        f_rack, pos = read_compact_nullable_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -2496,24 +2541,24 @@ def _decode_NodeEndpoint_v16(data: bytes, pos: int) -> tuple[NodeEndpoint, int]:
 def _encode_NodeEndpoint_v16(o: NodeEndpoint, out: bytearray) -> None:
     """NodeEndpoint, versions 16-18 (flexible)."""
     out += _S_i.pack(o.node_id)
-    _b256 = o.host.encode()
-    _n257 = len(_b256) + 1
-    if _n257 < 128:
-        out.append(_n257)
+    _b277 = o.host.encode()
+    _n278 = len(_b277) + 1
+    if _n278 < 128:
+        out.append(_n278)
     else:
-        write_uvarint(out, _n257)
-    out += _b256
+        write_uvarint(out, _n278)
+    out += _b277
     out += _S_i.pack(o.port)
     if o.rack is None:
         out.append(0)
     else:
-        _b258 = o.rack.encode()
-        _n259 = len(_b258) + 1
-        if _n259 < 128:
-            out.append(_n259)
+        _b279 = o.rack.encode()
+        _n280 = len(_b279) + 1
+        if _n280 < 128:
+            out.append(_n280)
         else:
-            write_uvarint(out, _n259)
-        out += _b258
+            write_uvarint(out, _n280)
+        out += _b279
     out.append(0)  # no tagged fields
 
 
@@ -2599,17 +2644,17 @@ def _encode_EpochEndOffset_v12(o: EpochEndOffset, out: bytearray) -> None:
 
 def _decode_PartitionData_v0(data: bytes, pos: int) -> tuple[PartitionData, int]:
     """PartitionData, versions 0-3."""
-    f_partition_index, f_error_code, f_high_watermark, _n260 = _S_ihqi.unpack_from(data, pos)
+    f_partition_index, f_error_code, f_high_watermark, _n281 = _S_ihqi.unpack_from(data, pos)
     pos += 18
-    if _n260 < 0:
+    if _n281 < 0:
         f_records = None
-        if _n260 != -1:
-            raise InvalidValueError("Records: length " + str(_n260))
+        if _n281 != -1:
+            raise InvalidValueError("Records: length " + str(_n281))
     else:
-        if pos + _n260 > len(data):
+        if pos + _n281 > len(data):
             raise TruncatedError("Records: records run past the end")
-        f_records = memoryview(data)[pos : pos + _n260]
-        pos += _n260
+        f_records = memoryview(data)[pos : pos + _n281]
+        pos += _n281
     return PartitionData(
         f_partition_index,
         f_error_code,
@@ -2633,35 +2678,35 @@ def _encode_PartitionData_v0(o: PartitionData, out: bytearray, chunks: list[Buff
 
 def _decode_PartitionData_v4(data: bytes, pos: int) -> tuple[PartitionData, int]:
     """PartitionData, version 4."""
-    f_partition_index, f_error_code, f_high_watermark, f_last_stable_offset, _n261 = _S_ihqqi.unpack_from(
+    f_partition_index, f_error_code, f_high_watermark, f_last_stable_offset, _n282 = _S_ihqqi.unpack_from(
         data, pos
     )
     pos += 26
-    if _n261 < 0:
+    if _n282 < 0:
         f_aborted_transactions = None
-        if _n261 != -1:
-            raise InvalidValueError("AbortedTransactions: length " + str(_n261))
+        if _n282 != -1:
+            raise InvalidValueError("AbortedTransactions: length " + str(_n282))
     else:
-        if _n261 > len(data) - pos:
+        if _n282 > len(data) - pos:
             raise TruncatedError(
-                "AbortedTransactions: " + str(_n261) + " elements in " + str(len(data) - pos) + " bytes"
+                "AbortedTransactions: " + str(_n282) + " elements in " + str(len(data) - pos) + " bytes"
             )
         f_aborted_transactions = []
-        for _ in range(_n261):
-            _m262_producer_id, _m262_first_offset = _S_qq.unpack_from(data, pos)
+        for _ in range(_n282):
+            _m283_producer_id, _m283_first_offset = _S_qq.unpack_from(data, pos)
             pos += 16
-            f_aborted_transactions.append(AbortedTransaction(_m262_producer_id, _m262_first_offset))
-    (_n263,) = _S_i.unpack_from(data, pos)
+            f_aborted_transactions.append(AbortedTransaction(_m283_producer_id, _m283_first_offset))
+    (_n284,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n263 < 0:
+    if _n284 < 0:
         f_records = None
-        if _n263 != -1:
-            raise InvalidValueError("Records: length " + str(_n263))
+        if _n284 != -1:
+            raise InvalidValueError("Records: length " + str(_n284))
     else:
-        if pos + _n263 > len(data):
+        if pos + _n284 > len(data):
             raise TruncatedError("Records: records run past the end")
-        f_records = memoryview(data)[pos : pos + _n263]
-        pos += _n263
+        f_records = memoryview(data)[pos : pos + _n284]
+        pos += _n284
     return PartitionData(
         f_partition_index,
         f_error_code,
@@ -2679,51 +2724,51 @@ def _decode_PartitionData_v4(data: bytes, pos: int) -> tuple[PartitionData, int]
 
 def _encode_PartitionData_v4(o: PartitionData, out: bytearray, chunks: list[Buffer] | None) -> None:
     """PartitionData, version 4."""
-    _a264 = o.aborted_transactions
+    _a285 = o.aborted_transactions
     out += _S_ihqqi.pack(
         o.partition_index,
         o.error_code,
         o.high_watermark,
         o.last_stable_offset,
-        -1 if _a264 is None else len(_a264),
+        -1 if _a285 is None else len(_a285),
     )
-    if _a264 is not None:
-        for _e265 in _a264:
-            out += _S_qq.pack(_e265.producer_id, _e265.first_offset)
+    if _a285 is not None:
+        for _e286 in _a285:
+            out += _S_qq.pack(_e286.producer_id, _e286.first_offset)
     write_records(out, chunks, o.records, False)
 
 
 def _decode_PartitionData_v5(data: bytes, pos: int) -> tuple[PartitionData, int]:
     """PartitionData, versions 5-10."""
-    f_partition_index, f_error_code, f_high_watermark, f_last_stable_offset, f_log_start_offset, _n266 = (
+    f_partition_index, f_error_code, f_high_watermark, f_last_stable_offset, f_log_start_offset, _n287 = (
         _S_ihqqqi.unpack_from(data, pos)
     )
     pos += 34
-    if _n266 < 0:
+    if _n287 < 0:
         f_aborted_transactions = None
-        if _n266 != -1:
-            raise InvalidValueError("AbortedTransactions: length " + str(_n266))
+        if _n287 != -1:
+            raise InvalidValueError("AbortedTransactions: length " + str(_n287))
     else:
-        if _n266 > len(data) - pos:
+        if _n287 > len(data) - pos:
             raise TruncatedError(
-                "AbortedTransactions: " + str(_n266) + " elements in " + str(len(data) - pos) + " bytes"
+                "AbortedTransactions: " + str(_n287) + " elements in " + str(len(data) - pos) + " bytes"
             )
         f_aborted_transactions = []
-        for _ in range(_n266):
-            _m267_producer_id, _m267_first_offset = _S_qq.unpack_from(data, pos)
+        for _ in range(_n287):
+            _m288_producer_id, _m288_first_offset = _S_qq.unpack_from(data, pos)
             pos += 16
-            f_aborted_transactions.append(AbortedTransaction(_m267_producer_id, _m267_first_offset))
-    (_n268,) = _S_i.unpack_from(data, pos)
+            f_aborted_transactions.append(AbortedTransaction(_m288_producer_id, _m288_first_offset))
+    (_n289,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n268 < 0:
+    if _n289 < 0:
         f_records = None
-        if _n268 != -1:
-            raise InvalidValueError("Records: length " + str(_n268))
+        if _n289 != -1:
+            raise InvalidValueError("Records: length " + str(_n289))
     else:
-        if pos + _n268 > len(data):
+        if pos + _n289 > len(data):
             raise TruncatedError("Records: records run past the end")
-        f_records = memoryview(data)[pos : pos + _n268]
-        pos += _n268
+        f_records = memoryview(data)[pos : pos + _n289]
+        pos += _n289
     return PartitionData(
         f_partition_index,
         f_error_code,
@@ -2741,52 +2786,52 @@ def _decode_PartitionData_v5(data: bytes, pos: int) -> tuple[PartitionData, int]
 
 def _encode_PartitionData_v5(o: PartitionData, out: bytearray, chunks: list[Buffer] | None) -> None:
     """PartitionData, versions 5-10."""
-    _a269 = o.aborted_transactions
+    _a290 = o.aborted_transactions
     out += _S_ihqqqi.pack(
         o.partition_index,
         o.error_code,
         o.high_watermark,
         o.last_stable_offset,
         o.log_start_offset,
-        -1 if _a269 is None else len(_a269),
+        -1 if _a290 is None else len(_a290),
     )
-    if _a269 is not None:
-        for _e270 in _a269:
-            out += _S_qq.pack(_e270.producer_id, _e270.first_offset)
+    if _a290 is not None:
+        for _e291 in _a290:
+            out += _S_qq.pack(_e291.producer_id, _e291.first_offset)
     write_records(out, chunks, o.records, False)
 
 
 def _decode_PartitionData_v11(data: bytes, pos: int) -> tuple[PartitionData, int]:
     """PartitionData, version 11."""
-    f_partition_index, f_error_code, f_high_watermark, f_last_stable_offset, f_log_start_offset, _n271 = (
+    f_partition_index, f_error_code, f_high_watermark, f_last_stable_offset, f_log_start_offset, _n292 = (
         _S_ihqqqi.unpack_from(data, pos)
     )
     pos += 34
-    if _n271 < 0:
+    if _n292 < 0:
         f_aborted_transactions = None
-        if _n271 != -1:
-            raise InvalidValueError("AbortedTransactions: length " + str(_n271))
+        if _n292 != -1:
+            raise InvalidValueError("AbortedTransactions: length " + str(_n292))
     else:
-        if _n271 > len(data) - pos:
+        if _n292 > len(data) - pos:
             raise TruncatedError(
-                "AbortedTransactions: " + str(_n271) + " elements in " + str(len(data) - pos) + " bytes"
+                "AbortedTransactions: " + str(_n292) + " elements in " + str(len(data) - pos) + " bytes"
             )
         f_aborted_transactions = []
-        for _ in range(_n271):
-            _m272_producer_id, _m272_first_offset = _S_qq.unpack_from(data, pos)
+        for _ in range(_n292):
+            _m293_producer_id, _m293_first_offset = _S_qq.unpack_from(data, pos)
             pos += 16
-            f_aborted_transactions.append(AbortedTransaction(_m272_producer_id, _m272_first_offset))
-    f_preferred_read_replica, _n273 = _S_ii.unpack_from(data, pos)
+            f_aborted_transactions.append(AbortedTransaction(_m293_producer_id, _m293_first_offset))
+    f_preferred_read_replica, _n294 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n273 < 0:
+    if _n294 < 0:
         f_records = None
-        if _n273 != -1:
-            raise InvalidValueError("Records: length " + str(_n273))
+        if _n294 != -1:
+            raise InvalidValueError("Records: length " + str(_n294))
     else:
-        if pos + _n273 > len(data):
+        if pos + _n294 > len(data):
             raise TruncatedError("Records: records run past the end")
-        f_records = memoryview(data)[pos : pos + _n273]
-        pos += _n273
+        f_records = memoryview(data)[pos : pos + _n294]
+        pos += _n294
     return PartitionData(
         f_partition_index,
         f_error_code,
@@ -2804,18 +2849,18 @@ def _decode_PartitionData_v11(data: bytes, pos: int) -> tuple[PartitionData, int
 
 def _encode_PartitionData_v11(o: PartitionData, out: bytearray, chunks: list[Buffer] | None) -> None:
     """PartitionData, version 11."""
-    _a274 = o.aborted_transactions
+    _a295 = o.aborted_transactions
     out += _S_ihqqqi.pack(
         o.partition_index,
         o.error_code,
         o.high_watermark,
         o.last_stable_offset,
         o.log_start_offset,
-        -1 if _a274 is None else len(_a274),
+        -1 if _a295 is None else len(_a295),
     )
-    if _a274 is not None:
-        for _e275 in _a274:
-            out += _S_qq.pack(_e275.producer_id, _e275.first_offset)
+    if _a295 is not None:
+        for _e296 in _a295:
+            out += _S_qq.pack(_e296.producer_id, _e296.first_offset)
     out += _S_i.pack(o.preferred_read_replica)
     write_records(out, chunks, o.records, False)
 
@@ -2826,65 +2871,65 @@ def _decode_PartitionData_v12(data: bytes, pos: int) -> tuple[PartitionData, int
         _S_ihqqq.unpack_from(data, pos)
     )
     pos += 30
-    _n276 = data[pos]
-    if _n276 < 128:
+    _n297 = data[pos]
+    if _n297 < 128:
         pos += 1
     else:
-        _n276, pos = read_uvarint(data, pos)
-    _n276 -= 1
-    if _n276 < 0:
+        _n297, pos = read_uvarint(data, pos)
+    _n297 -= 1
+    if _n297 < 0:
         f_aborted_transactions = None
-        if _n276 != -1:
-            raise InvalidValueError("AbortedTransactions: length " + str(_n276))
+        if _n297 != -1:
+            raise InvalidValueError("AbortedTransactions: length " + str(_n297))
     else:
-        if _n276 > len(data) - pos:
+        if _n297 > len(data) - pos:
             raise TruncatedError(
-                "AbortedTransactions: " + str(_n276) + " elements in " + str(len(data) - pos) + " bytes"
+                "AbortedTransactions: " + str(_n297) + " elements in " + str(len(data) - pos) + " bytes"
             )
         f_aborted_transactions = []
-        for _ in range(_n276):
-            _m277_producer_id, _m277_first_offset = _S_qq.unpack_from(data, pos)
+        for _ in range(_n297):
+            _m298_producer_id, _m298_first_offset = _S_qq.unpack_from(data, pos)
             pos += 16
             if data[pos] == 0:  # no tagged fields: the common case
                 pos += 1
             else:
                 pos = skip_tagged_fields(data, pos)
-            f_aborted_transactions.append(AbortedTransaction(_m277_producer_id, _m277_first_offset))
+            f_aborted_transactions.append(AbortedTransaction(_m298_producer_id, _m298_first_offset))
     (f_preferred_read_replica,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n278 = data[pos]
-    if _n278 < 128:
+    _n299 = data[pos]
+    if _n299 < 128:
         pos += 1
     else:
-        _n278, pos = read_uvarint(data, pos)
-    _n278 -= 1
-    if _n278 < 0:
+        _n299, pos = read_uvarint(data, pos)
+    _n299 -= 1
+    if _n299 < 0:
         f_records = None
-        if _n278 != -1:
-            raise InvalidValueError("Records: length " + str(_n278))
+        if _n299 != -1:
+            raise InvalidValueError("Records: length " + str(_n299))
     else:
-        if pos + _n278 > len(data):
+        if pos + _n299 > len(data):
             raise TruncatedError("Records: records run past the end")
-        f_records = memoryview(data)[pos : pos + _n278]
-        pos += _n278
+        f_records = memoryview(data)[pos : pos + _n299]
+        pos += _n299
     f_diverging_epoch: EpochEndOffset = EpochEndOffset()
     f_current_leader: LeaderIdAndEpoch = LeaderIdAndEpoch()
     f_snapshot_id: SnapshotId = SnapshotId()
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
-        _nt279, pos = read_uvarint(data, pos)
-        for _ in range(_nt279):
-            _tag280, pos = read_uvarint(data, pos)
-            _end281, pos = read_uvarint(data, pos)
-            _end281 += pos
-            if _tag280 == 0:
+        _nt300, pos = read_uvarint(data, pos)
+        for _ in range(_nt300):
+            _tag301, pos = read_uvarint(data, pos)
+            _end302, pos = read_uvarint(data, pos)
+            _end302 += pos
+            if _tag301 == 0:
                 f_diverging_epoch, pos = _decode_EpochEndOffset_v12(data, pos)
-            elif _tag280 == 1:
+            elif _tag301 == 1:
                 f_current_leader, pos = _decode_LeaderIdAndEpoch_v12(data, pos)
-            elif _tag280 == 2:
+            elif _tag301 == 2:
                 f_snapshot_id, pos = _decode_SnapshotId_v12(data, pos)
-            pos = _end281  # unknown tags are skipped (KIP-482)
+            pos = _end302  # unknown tags are skipped (KIP-482)
     return PartitionData(
         f_partition_index,
         f_error_code,
@@ -2905,77 +2950,81 @@ def _encode_PartitionData_v12(o: PartitionData, out: bytearray, chunks: list[Buf
     out += _S_ihqqq.pack(
         o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset
     )
-    _a282 = o.aborted_transactions
-    if _a282 is None:
+    _a303 = o.aborted_transactions
+    if _a303 is None:
         out.append(0)
     else:
-        write_uvarint(out, len(_a282) + 1)
-        for _e283 in _a282:
-            out += _S_qq.pack(_e283.producer_id, _e283.first_offset)
+        _n304 = len(_a303) + 1
+        if _n304 < 128:
+            out.append(_n304)
+        else:
+            write_uvarint(out, _n304)
+        for _e305 in _a303:
+            out += _S_qq.pack(_e305.producer_id, _e305.first_offset)
             out.append(0)  # no tagged fields
     out += _S_i.pack(o.preferred_read_replica)
     write_records(out, chunks, o.records, True)
-    _nt284 = (
+    _nt306 = (
         (o.diverging_epoch != EpochEndOffset())
         + (o.current_leader != LeaderIdAndEpoch())
         + (o.snapshot_id != SnapshotId())
     )
-    if _nt284 == 0:
+    if _nt306 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt284)
+        write_uvarint(out, _nt306)
         if o.diverging_epoch != EpochEndOffset():
             write_uvarint(out, 0)
-            _t285 = bytearray()
-            _encode_EpochEndOffset_v12(o.diverging_epoch, _t285)
-            write_uvarint(out, len(_t285))
-            out += _t285
+            _t307 = bytearray()
+            _encode_EpochEndOffset_v12(o.diverging_epoch, _t307)
+            write_uvarint(out, len(_t307))
+            out += _t307
         if o.current_leader != LeaderIdAndEpoch():
             write_uvarint(out, 1)
-            _t285 = bytearray()
-            _encode_LeaderIdAndEpoch_v12(o.current_leader, _t285)
-            write_uvarint(out, len(_t285))
-            out += _t285
+            _t307 = bytearray()
+            _encode_LeaderIdAndEpoch_v12(o.current_leader, _t307)
+            write_uvarint(out, len(_t307))
+            out += _t307
         if o.snapshot_id != SnapshotId():
             write_uvarint(out, 2)
-            _t285 = bytearray()
-            _encode_SnapshotId_v12(o.snapshot_id, _t285)
-            write_uvarint(out, len(_t285))
-            out += _t285
+            _t307 = bytearray()
+            _encode_SnapshotId_v12(o.snapshot_id, _t307)
+            write_uvarint(out, len(_t307))
+            out += _t307
 
 
 def _decode_FetchableTopicResponse_v0(data: bytes, pos: int) -> tuple[FetchableTopicResponse, int]:
     """FetchableTopicResponse, versions 0-3."""
-    (_n286,) = _S_h.unpack_from(data, pos)
+    (_n308,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n286 < 0:
+    if _n308 < 0:
         raise InvalidValueError("Topic: null or negative length")
-    f_topic = data[pos : pos + _n286].decode()
-    pos += _n286
-    (_n287,) = _S_i.unpack_from(data, pos)
+    f_topic = data[pos : pos + _n308].decode()
+    pos += _n308
+    (_n309,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n287 < 0:
+    if _n309 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n287 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n287) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n309 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n309) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n287):
-        _m288_partition_index, _m288_error_code, _m288_high_watermark, _n289 = _S_ihqi.unpack_from(data, pos)
+    for _ in range(_n309):
+        _m310_partition_index, _m310_error_code, _m310_high_watermark, _n311 = _S_ihqi.unpack_from(data, pos)
         pos += 18
-        if _n289 < 0:
-            _m288_records = None
-            if _n289 != -1:
-                raise InvalidValueError("Records: length " + str(_n289))
+        if _n311 < 0:
+            _m310_records = None
+            if _n311 != -1:
+                raise InvalidValueError("Records: length " + str(_n311))
         else:
-            if pos + _n289 > len(data):
+            if pos + _n311 > len(data):
                 raise TruncatedError("Records: records run past the end")
-            _m288_records = memoryview(data)[pos : pos + _n289]
-            pos += _n289
+            _m310_records = memoryview(data)[pos : pos + _n311]
+            pos += _n311
         f_partitions.append(
             PartitionData(
-                _m288_partition_index,
-                _m288_error_code,
-                _m288_high_watermark,
+                _m310_partition_index,
+                _m310_error_code,
+                _m310_high_watermark,
                 -1,
                 -1,
                 EpochEndOffset(),
@@ -2983,7 +3032,7 @@ def _decode_FetchableTopicResponse_v0(data: bytes, pos: int) -> tuple[FetchableT
                 SnapshotId(),
                 [],
                 -1,
-                _m288_records,
+                _m310_records,
             )
         )
     return FetchableTopicResponse(f_topic, ZERO_UUID, f_partitions), pos
@@ -2993,34 +3042,34 @@ def _encode_FetchableTopicResponse_v0(
     o: FetchableTopicResponse, out: bytearray, chunks: list[Buffer] | None
 ) -> None:
     """FetchableTopicResponse, versions 0-3."""
-    _b290 = o.topic.encode()
-    out += _S_h.pack(len(_b290))
-    out += _b290
-    _a291 = o.partitions
-    out += _S_i.pack(len(_a291))
-    for _e292 in _a291:
-        out += _S_ihq.pack(_e292.partition_index, _e292.error_code, _e292.high_watermark)
-        write_records(out, chunks, _e292.records, False)
+    _b312 = o.topic.encode()
+    out += _S_h.pack(len(_b312))
+    out += _b312
+    _a313 = o.partitions
+    out += _S_i.pack(len(_a313))
+    for _e314 in _a313:
+        out += _S_ihq.pack(_e314.partition_index, _e314.error_code, _e314.high_watermark)
+        write_records(out, chunks, _e314.records, False)
 
 
 def _decode_FetchableTopicResponse_v4(data: bytes, pos: int) -> tuple[FetchableTopicResponse, int]:
     """FetchableTopicResponse, version 4."""
-    (_n293,) = _S_h.unpack_from(data, pos)
+    (_n315,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n293 < 0:
+    if _n315 < 0:
         raise InvalidValueError("Topic: null or negative length")
-    f_topic = data[pos : pos + _n293].decode()
-    pos += _n293
-    (_n294,) = _S_i.unpack_from(data, pos)
+    f_topic = data[pos : pos + _n315].decode()
+    pos += _n315
+    (_n316,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n294 < 0:
+    if _n316 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n294 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n294) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n316 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n316) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n294):
-        _e295, pos = _decode_PartitionData_v4(data, pos)
-        f_partitions.append(_e295)
+    for _ in range(_n316):
+        _e317, pos = _decode_PartitionData_v4(data, pos)
+        f_partitions.append(_e317)
     return FetchableTopicResponse(f_topic, ZERO_UUID, f_partitions), pos
 
 
@@ -3028,33 +3077,33 @@ def _encode_FetchableTopicResponse_v4(
     o: FetchableTopicResponse, out: bytearray, chunks: list[Buffer] | None
 ) -> None:
     """FetchableTopicResponse, version 4."""
-    _b296 = o.topic.encode()
-    out += _S_h.pack(len(_b296))
-    out += _b296
-    _a297 = o.partitions
-    out += _S_i.pack(len(_a297))
-    for _e298 in _a297:
-        _encode_PartitionData_v4(_e298, out, chunks)
+    _b318 = o.topic.encode()
+    out += _S_h.pack(len(_b318))
+    out += _b318
+    _a319 = o.partitions
+    out += _S_i.pack(len(_a319))
+    for _e320 in _a319:
+        _encode_PartitionData_v4(_e320, out, chunks)
 
 
 def _decode_FetchableTopicResponse_v5(data: bytes, pos: int) -> tuple[FetchableTopicResponse, int]:
     """FetchableTopicResponse, versions 5-10."""
-    (_n299,) = _S_h.unpack_from(data, pos)
+    (_n321,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n299 < 0:
+    if _n321 < 0:
         raise InvalidValueError("Topic: null or negative length")
-    f_topic = data[pos : pos + _n299].decode()
-    pos += _n299
-    (_n300,) = _S_i.unpack_from(data, pos)
+    f_topic = data[pos : pos + _n321].decode()
+    pos += _n321
+    (_n322,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n300 < 0:
+    if _n322 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n300 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n300) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n322 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n322) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n300):
-        _e301, pos = _decode_PartitionData_v5(data, pos)
-        f_partitions.append(_e301)
+    for _ in range(_n322):
+        _e323, pos = _decode_PartitionData_v5(data, pos)
+        f_partitions.append(_e323)
     return FetchableTopicResponse(f_topic, ZERO_UUID, f_partitions), pos
 
 
@@ -3062,33 +3111,33 @@ def _encode_FetchableTopicResponse_v5(
     o: FetchableTopicResponse, out: bytearray, chunks: list[Buffer] | None
 ) -> None:
     """FetchableTopicResponse, versions 5-10."""
-    _b302 = o.topic.encode()
-    out += _S_h.pack(len(_b302))
-    out += _b302
-    _a303 = o.partitions
-    out += _S_i.pack(len(_a303))
-    for _e304 in _a303:
-        _encode_PartitionData_v5(_e304, out, chunks)
+    _b324 = o.topic.encode()
+    out += _S_h.pack(len(_b324))
+    out += _b324
+    _a325 = o.partitions
+    out += _S_i.pack(len(_a325))
+    for _e326 in _a325:
+        _encode_PartitionData_v5(_e326, out, chunks)
 
 
 def _decode_FetchableTopicResponse_v11(data: bytes, pos: int) -> tuple[FetchableTopicResponse, int]:
     """FetchableTopicResponse, version 11."""
-    (_n305,) = _S_h.unpack_from(data, pos)
+    (_n327,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n305 < 0:
+    if _n327 < 0:
         raise InvalidValueError("Topic: null or negative length")
-    f_topic = data[pos : pos + _n305].decode()
-    pos += _n305
-    (_n306,) = _S_i.unpack_from(data, pos)
+    f_topic = data[pos : pos + _n327].decode()
+    pos += _n327
+    (_n328,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n306 < 0:
+    if _n328 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n306 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n306) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n328 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n328) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n306):
-        _e307, pos = _decode_PartitionData_v11(data, pos)
-        f_partitions.append(_e307)
+    for _ in range(_n328):
+        _e329, pos = _decode_PartitionData_v11(data, pos)
+        f_partitions.append(_e329)
     return FetchableTopicResponse(f_topic, ZERO_UUID, f_partitions), pos
 
 
@@ -3096,41 +3145,37 @@ def _encode_FetchableTopicResponse_v11(
     o: FetchableTopicResponse, out: bytearray, chunks: list[Buffer] | None
 ) -> None:
     """FetchableTopicResponse, version 11."""
-    _b308 = o.topic.encode()
-    out += _S_h.pack(len(_b308))
-    out += _b308
-    _a309 = o.partitions
-    out += _S_i.pack(len(_a309))
-    for _e310 in _a309:
-        _encode_PartitionData_v11(_e310, out, chunks)
+    _b330 = o.topic.encode()
+    out += _S_h.pack(len(_b330))
+    out += _b330
+    _a331 = o.partitions
+    out += _S_i.pack(len(_a331))
+    for _e332 in _a331:
+        _encode_PartitionData_v11(_e332, out, chunks)
 
 
 def _decode_FetchableTopicResponse_v12(data: bytes, pos: int) -> tuple[FetchableTopicResponse, int]:
     """FetchableTopicResponse, version 12 (flexible)."""
-    _n311 = data[pos]
-    if _n311 < 128:
+    _n333 = data[pos]
+    if 0 < _n333 < 128:
+        f_topic = data[pos + 1 : pos + _n333].decode()
+        pos += _n333
+    else:
+        f_topic, pos = read_compact_string(data, pos)
+    _n334 = data[pos]
+    if _n334 < 128:
         pos += 1
     else:
-        _n311, pos = read_uvarint(data, pos)
-    _n311 -= 1
-    if _n311 < 0:
-        raise InvalidValueError("Topic: null or negative length")
-    f_topic = data[pos : pos + _n311].decode()
-    pos += _n311
-    _n312 = data[pos]
-    if _n312 < 128:
-        pos += 1
-    else:
-        _n312, pos = read_uvarint(data, pos)
-    _n312 -= 1
-    if _n312 < 0:
+        _n334, pos = read_uvarint(data, pos)
+    _n334 -= 1
+    if _n334 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n312 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n312) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n334 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n334) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n312):
-        _e313, pos = _decode_PartitionData_v12(data, pos)
-        f_partitions.append(_e313)
+    for _ in range(_n334):
+        _e335, pos = _decode_PartitionData_v12(data, pos)
+        f_partitions.append(_e335)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -3142,39 +3187,43 @@ def _encode_FetchableTopicResponse_v12(
     o: FetchableTopicResponse, out: bytearray, chunks: list[Buffer] | None
 ) -> None:
     """FetchableTopicResponse, version 12 (flexible)."""
-    _b314 = o.topic.encode()
-    _n315 = len(_b314) + 1
-    if _n315 < 128:
-        out.append(_n315)
+    _b336 = o.topic.encode()
+    _n337 = len(_b336) + 1
+    if _n337 < 128:
+        out.append(_n337)
     else:
-        write_uvarint(out, _n315)
-    out += _b314
-    _a316 = o.partitions
-    write_uvarint(out, len(_a316) + 1)
-    for _e317 in _a316:
-        _encode_PartitionData_v12(_e317, out, chunks)
+        write_uvarint(out, _n337)
+    out += _b336
+    _a338 = o.partitions
+    _n339 = len(_a338) + 1
+    if _n339 < 128:
+        out.append(_n339)
+    else:
+        write_uvarint(out, _n339)
+    for _e340 in _a338:
+        _encode_PartitionData_v12(_e340, out, chunks)
     out.append(0)  # no tagged fields
 
 
 def _decode_FetchableTopicResponse_v13(data: bytes, pos: int) -> tuple[FetchableTopicResponse, int]:
     """FetchableTopicResponse, versions 13-18 (flexible)."""
-    (_r318,) = _S_16s.unpack_from(data, pos)
+    (_r341,) = _S_16s.unpack_from(data, pos)
     pos += 16
-    f_topic_id = UUID(bytes=_r318)
-    _n319 = data[pos]
-    if _n319 < 128:
+    f_topic_id = UUID(bytes=_r341)
+    _n342 = data[pos]
+    if _n342 < 128:
         pos += 1
     else:
-        _n319, pos = read_uvarint(data, pos)
-    _n319 -= 1
-    if _n319 < 0:
+        _n342, pos = read_uvarint(data, pos)
+    _n342 -= 1
+    if _n342 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n319 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n319) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n342 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n342) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n319):
-        _e320, pos = _decode_PartitionData_v12(data, pos)
-        f_partitions.append(_e320)
+    for _ in range(_n342):
+        _e343, pos = _decode_PartitionData_v12(data, pos)
+        f_partitions.append(_e343)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -3187,169 +3236,173 @@ def _encode_FetchableTopicResponse_v13(
 ) -> None:
     """FetchableTopicResponse, versions 13-18 (flexible)."""
     out += _S_16s.pack(o.topic_id.bytes)
-    _a321 = o.partitions
-    write_uvarint(out, len(_a321) + 1)
-    for _e322 in _a321:
-        _encode_PartitionData_v12(_e322, out, chunks)
+    _a344 = o.partitions
+    _n345 = len(_a344) + 1
+    if _n345 < 128:
+        out.append(_n345)
+    else:
+        write_uvarint(out, _n345)
+    for _e346 in _a344:
+        _encode_PartitionData_v12(_e346, out, chunks)
     out.append(0)  # no tagged fields
 
 
 def _decode_FetchResponse_v0(data: bytes, pos: int) -> tuple[FetchResponse, int]:
     """FetchResponse, version 0."""
-    (_n323,) = _S_i.unpack_from(data, pos)
+    (_n347,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n323 < 0:
-        raise InvalidValueError("Responses: null or negative length")
-    if _n323 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n323) + " elements in " + str(len(data) - pos) + " bytes")
-    f_responses = []
-    for _ in range(_n323):
-        _e324, pos = _decode_FetchableTopicResponse_v0(data, pos)
-        f_responses.append(_e324)
-    return FetchResponse(0, 0, 0, f_responses, []), pos
-
-
-def _encode_FetchResponse_v0(o: FetchResponse, out: bytearray, chunks: list[Buffer] | None) -> None:
-    """FetchResponse, version 0."""
-    _a325 = o.responses
-    out += _S_i.pack(len(_a325))
-    for _e326 in _a325:
-        _encode_FetchableTopicResponse_v0(_e326, out, chunks)
-
-
-def _decode_FetchResponse_v1(data: bytes, pos: int) -> tuple[FetchResponse, int]:
-    """FetchResponse, versions 1-3."""
-    f_throttle_time_ms, _n327 = _S_ii.unpack_from(data, pos)
-    pos += 8
-    if _n327 < 0:
-        raise InvalidValueError("Responses: null or negative length")
-    if _n327 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n327) + " elements in " + str(len(data) - pos) + " bytes")
-    f_responses = []
-    for _ in range(_n327):
-        _e328, pos = _decode_FetchableTopicResponse_v0(data, pos)
-        f_responses.append(_e328)
-    return FetchResponse(f_throttle_time_ms, 0, 0, f_responses, []), pos
-
-
-def _encode_FetchResponse_v1(o: FetchResponse, out: bytearray, chunks: list[Buffer] | None) -> None:
-    """FetchResponse, versions 1-3."""
-    _a329 = o.responses
-    out += _S_ii.pack(o.throttle_time_ms, len(_a329))
-    for _e330 in _a329:
-        _encode_FetchableTopicResponse_v0(_e330, out, chunks)
-
-
-def _decode_FetchResponse_v4(data: bytes, pos: int) -> tuple[FetchResponse, int]:
-    """FetchResponse, version 4."""
-    f_throttle_time_ms, _n331 = _S_ii.unpack_from(data, pos)
-    pos += 8
-    if _n331 < 0:
-        raise InvalidValueError("Responses: null or negative length")
-    if _n331 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n331) + " elements in " + str(len(data) - pos) + " bytes")
-    f_responses = []
-    for _ in range(_n331):
-        _e332, pos = _decode_FetchableTopicResponse_v4(data, pos)
-        f_responses.append(_e332)
-    return FetchResponse(f_throttle_time_ms, 0, 0, f_responses, []), pos
-
-
-def _encode_FetchResponse_v4(o: FetchResponse, out: bytearray, chunks: list[Buffer] | None) -> None:
-    """FetchResponse, version 4."""
-    _a333 = o.responses
-    out += _S_ii.pack(o.throttle_time_ms, len(_a333))
-    for _e334 in _a333:
-        _encode_FetchableTopicResponse_v4(_e334, out, chunks)
-
-
-def _decode_FetchResponse_v5(data: bytes, pos: int) -> tuple[FetchResponse, int]:
-    """FetchResponse, versions 5-6."""
-    f_throttle_time_ms, _n335 = _S_ii.unpack_from(data, pos)
-    pos += 8
-    if _n335 < 0:
-        raise InvalidValueError("Responses: null or negative length")
-    if _n335 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n335) + " elements in " + str(len(data) - pos) + " bytes")
-    f_responses = []
-    for _ in range(_n335):
-        _e336, pos = _decode_FetchableTopicResponse_v5(data, pos)
-        f_responses.append(_e336)
-    return FetchResponse(f_throttle_time_ms, 0, 0, f_responses, []), pos
-
-
-def _encode_FetchResponse_v5(o: FetchResponse, out: bytearray, chunks: list[Buffer] | None) -> None:
-    """FetchResponse, versions 5-6."""
-    _a337 = o.responses
-    out += _S_ii.pack(o.throttle_time_ms, len(_a337))
-    for _e338 in _a337:
-        _encode_FetchableTopicResponse_v5(_e338, out, chunks)
-
-
-def _decode_FetchResponse_v7(data: bytes, pos: int) -> tuple[FetchResponse, int]:
-    """FetchResponse, versions 7-10."""
-    f_throttle_time_ms, f_error_code, f_session_id, _n339 = _S_ihii.unpack_from(data, pos)
-    pos += 14
-    if _n339 < 0:
-        raise InvalidValueError("Responses: null or negative length")
-    if _n339 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n339) + " elements in " + str(len(data) - pos) + " bytes")
-    f_responses = []
-    for _ in range(_n339):
-        _e340, pos = _decode_FetchableTopicResponse_v5(data, pos)
-        f_responses.append(_e340)
-    return FetchResponse(f_throttle_time_ms, f_error_code, f_session_id, f_responses, []), pos
-
-
-def _encode_FetchResponse_v7(o: FetchResponse, out: bytearray, chunks: list[Buffer] | None) -> None:
-    """FetchResponse, versions 7-10."""
-    _a341 = o.responses
-    out += _S_ihii.pack(o.throttle_time_ms, o.error_code, o.session_id, len(_a341))
-    for _e342 in _a341:
-        _encode_FetchableTopicResponse_v5(_e342, out, chunks)
-
-
-def _decode_FetchResponse_v11(data: bytes, pos: int) -> tuple[FetchResponse, int]:
-    """FetchResponse, version 11."""
-    f_throttle_time_ms, f_error_code, f_session_id, _n343 = _S_ihii.unpack_from(data, pos)
-    pos += 14
-    if _n343 < 0:
-        raise InvalidValueError("Responses: null or negative length")
-    if _n343 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n343) + " elements in " + str(len(data) - pos) + " bytes")
-    f_responses = []
-    for _ in range(_n343):
-        _e344, pos = _decode_FetchableTopicResponse_v11(data, pos)
-        f_responses.append(_e344)
-    return FetchResponse(f_throttle_time_ms, f_error_code, f_session_id, f_responses, []), pos
-
-
-def _encode_FetchResponse_v11(o: FetchResponse, out: bytearray, chunks: list[Buffer] | None) -> None:
-    """FetchResponse, version 11."""
-    _a345 = o.responses
-    out += _S_ihii.pack(o.throttle_time_ms, o.error_code, o.session_id, len(_a345))
-    for _e346 in _a345:
-        _encode_FetchableTopicResponse_v11(_e346, out, chunks)
-
-
-def _decode_FetchResponse_v12(data: bytes, pos: int) -> tuple[FetchResponse, int]:
-    """FetchResponse, version 12 (flexible)."""
-    f_throttle_time_ms, f_error_code, f_session_id = _S_ihi.unpack_from(data, pos)
-    pos += 10
-    _n347 = data[pos]
-    if _n347 < 128:
-        pos += 1
-    else:
-        _n347, pos = read_uvarint(data, pos)
-    _n347 -= 1
     if _n347 < 0:
         raise InvalidValueError("Responses: null or negative length")
     if _n347 > len(data) - pos:
         raise TruncatedError("Responses: " + str(_n347) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
     for _ in range(_n347):
-        _e348, pos = _decode_FetchableTopicResponse_v12(data, pos)
+        _e348, pos = _decode_FetchableTopicResponse_v0(data, pos)
         f_responses.append(_e348)
+    return FetchResponse(0, 0, 0, f_responses, []), pos
+
+
+def _encode_FetchResponse_v0(o: FetchResponse, out: bytearray, chunks: list[Buffer] | None) -> None:
+    """FetchResponse, version 0."""
+    _a349 = o.responses
+    out += _S_i.pack(len(_a349))
+    for _e350 in _a349:
+        _encode_FetchableTopicResponse_v0(_e350, out, chunks)
+
+
+def _decode_FetchResponse_v1(data: bytes, pos: int) -> tuple[FetchResponse, int]:
+    """FetchResponse, versions 1-3."""
+    f_throttle_time_ms, _n351 = _S_ii.unpack_from(data, pos)
+    pos += 8
+    if _n351 < 0:
+        raise InvalidValueError("Responses: null or negative length")
+    if _n351 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n351) + " elements in " + str(len(data) - pos) + " bytes")
+    f_responses = []
+    for _ in range(_n351):
+        _e352, pos = _decode_FetchableTopicResponse_v0(data, pos)
+        f_responses.append(_e352)
+    return FetchResponse(f_throttle_time_ms, 0, 0, f_responses, []), pos
+
+
+def _encode_FetchResponse_v1(o: FetchResponse, out: bytearray, chunks: list[Buffer] | None) -> None:
+    """FetchResponse, versions 1-3."""
+    _a353 = o.responses
+    out += _S_ii.pack(o.throttle_time_ms, len(_a353))
+    for _e354 in _a353:
+        _encode_FetchableTopicResponse_v0(_e354, out, chunks)
+
+
+def _decode_FetchResponse_v4(data: bytes, pos: int) -> tuple[FetchResponse, int]:
+    """FetchResponse, version 4."""
+    f_throttle_time_ms, _n355 = _S_ii.unpack_from(data, pos)
+    pos += 8
+    if _n355 < 0:
+        raise InvalidValueError("Responses: null or negative length")
+    if _n355 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n355) + " elements in " + str(len(data) - pos) + " bytes")
+    f_responses = []
+    for _ in range(_n355):
+        _e356, pos = _decode_FetchableTopicResponse_v4(data, pos)
+        f_responses.append(_e356)
+    return FetchResponse(f_throttle_time_ms, 0, 0, f_responses, []), pos
+
+
+def _encode_FetchResponse_v4(o: FetchResponse, out: bytearray, chunks: list[Buffer] | None) -> None:
+    """FetchResponse, version 4."""
+    _a357 = o.responses
+    out += _S_ii.pack(o.throttle_time_ms, len(_a357))
+    for _e358 in _a357:
+        _encode_FetchableTopicResponse_v4(_e358, out, chunks)
+
+
+def _decode_FetchResponse_v5(data: bytes, pos: int) -> tuple[FetchResponse, int]:
+    """FetchResponse, versions 5-6."""
+    f_throttle_time_ms, _n359 = _S_ii.unpack_from(data, pos)
+    pos += 8
+    if _n359 < 0:
+        raise InvalidValueError("Responses: null or negative length")
+    if _n359 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n359) + " elements in " + str(len(data) - pos) + " bytes")
+    f_responses = []
+    for _ in range(_n359):
+        _e360, pos = _decode_FetchableTopicResponse_v5(data, pos)
+        f_responses.append(_e360)
+    return FetchResponse(f_throttle_time_ms, 0, 0, f_responses, []), pos
+
+
+def _encode_FetchResponse_v5(o: FetchResponse, out: bytearray, chunks: list[Buffer] | None) -> None:
+    """FetchResponse, versions 5-6."""
+    _a361 = o.responses
+    out += _S_ii.pack(o.throttle_time_ms, len(_a361))
+    for _e362 in _a361:
+        _encode_FetchableTopicResponse_v5(_e362, out, chunks)
+
+
+def _decode_FetchResponse_v7(data: bytes, pos: int) -> tuple[FetchResponse, int]:
+    """FetchResponse, versions 7-10."""
+    f_throttle_time_ms, f_error_code, f_session_id, _n363 = _S_ihii.unpack_from(data, pos)
+    pos += 14
+    if _n363 < 0:
+        raise InvalidValueError("Responses: null or negative length")
+    if _n363 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n363) + " elements in " + str(len(data) - pos) + " bytes")
+    f_responses = []
+    for _ in range(_n363):
+        _e364, pos = _decode_FetchableTopicResponse_v5(data, pos)
+        f_responses.append(_e364)
+    return FetchResponse(f_throttle_time_ms, f_error_code, f_session_id, f_responses, []), pos
+
+
+def _encode_FetchResponse_v7(o: FetchResponse, out: bytearray, chunks: list[Buffer] | None) -> None:
+    """FetchResponse, versions 7-10."""
+    _a365 = o.responses
+    out += _S_ihii.pack(o.throttle_time_ms, o.error_code, o.session_id, len(_a365))
+    for _e366 in _a365:
+        _encode_FetchableTopicResponse_v5(_e366, out, chunks)
+
+
+def _decode_FetchResponse_v11(data: bytes, pos: int) -> tuple[FetchResponse, int]:
+    """FetchResponse, version 11."""
+    f_throttle_time_ms, f_error_code, f_session_id, _n367 = _S_ihii.unpack_from(data, pos)
+    pos += 14
+    if _n367 < 0:
+        raise InvalidValueError("Responses: null or negative length")
+    if _n367 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n367) + " elements in " + str(len(data) - pos) + " bytes")
+    f_responses = []
+    for _ in range(_n367):
+        _e368, pos = _decode_FetchableTopicResponse_v11(data, pos)
+        f_responses.append(_e368)
+    return FetchResponse(f_throttle_time_ms, f_error_code, f_session_id, f_responses, []), pos
+
+
+def _encode_FetchResponse_v11(o: FetchResponse, out: bytearray, chunks: list[Buffer] | None) -> None:
+    """FetchResponse, version 11."""
+    _a369 = o.responses
+    out += _S_ihii.pack(o.throttle_time_ms, o.error_code, o.session_id, len(_a369))
+    for _e370 in _a369:
+        _encode_FetchableTopicResponse_v11(_e370, out, chunks)
+
+
+def _decode_FetchResponse_v12(data: bytes, pos: int) -> tuple[FetchResponse, int]:
+    """FetchResponse, version 12 (flexible)."""
+    f_throttle_time_ms, f_error_code, f_session_id = _S_ihi.unpack_from(data, pos)
+    pos += 10
+    _n371 = data[pos]
+    if _n371 < 128:
+        pos += 1
+    else:
+        _n371, pos = read_uvarint(data, pos)
+    _n371 -= 1
+    if _n371 < 0:
+        raise InvalidValueError("Responses: null or negative length")
+    if _n371 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n371) + " elements in " + str(len(data) - pos) + " bytes")
+    f_responses = []
+    for _ in range(_n371):
+        _e372, pos = _decode_FetchableTopicResponse_v12(data, pos)
+        f_responses.append(_e372)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -3360,10 +3413,14 @@ def _decode_FetchResponse_v12(data: bytes, pos: int) -> tuple[FetchResponse, int
 def _encode_FetchResponse_v12(o: FetchResponse, out: bytearray, chunks: list[Buffer] | None) -> None:
     """FetchResponse, version 12 (flexible)."""
     out += _S_ihi.pack(o.throttle_time_ms, o.error_code, o.session_id)
-    _a349 = o.responses
-    write_uvarint(out, len(_a349) + 1)
-    for _e350 in _a349:
-        _encode_FetchableTopicResponse_v12(_e350, out, chunks)
+    _a373 = o.responses
+    _n374 = len(_a373) + 1
+    if _n374 < 128:
+        out.append(_n374)
+    else:
+        write_uvarint(out, _n374)
+    for _e375 in _a373:
+        _encode_FetchableTopicResponse_v12(_e375, out, chunks)
     out.append(0)  # no tagged fields
 
 
@@ -3371,20 +3428,20 @@ def _decode_FetchResponse_v13(data: bytes, pos: int) -> tuple[FetchResponse, int
     """FetchResponse, versions 13-15 (flexible)."""
     f_throttle_time_ms, f_error_code, f_session_id = _S_ihi.unpack_from(data, pos)
     pos += 10
-    _n351 = data[pos]
-    if _n351 < 128:
+    _n376 = data[pos]
+    if _n376 < 128:
         pos += 1
     else:
-        _n351, pos = read_uvarint(data, pos)
-    _n351 -= 1
-    if _n351 < 0:
+        _n376, pos = read_uvarint(data, pos)
+    _n376 -= 1
+    if _n376 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n351 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n351) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n376 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n376) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
-    for _ in range(_n351):
-        _e352, pos = _decode_FetchableTopicResponse_v13(data, pos)
-        f_responses.append(_e352)
+    for _ in range(_n376):
+        _e377, pos = _decode_FetchableTopicResponse_v13(data, pos)
+        f_responses.append(_e377)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -3395,10 +3452,14 @@ def _decode_FetchResponse_v13(data: bytes, pos: int) -> tuple[FetchResponse, int
 def _encode_FetchResponse_v13(o: FetchResponse, out: bytearray, chunks: list[Buffer] | None) -> None:
     """FetchResponse, versions 13-15 (flexible)."""
     out += _S_ihi.pack(o.throttle_time_ms, o.error_code, o.session_id)
-    _a353 = o.responses
-    write_uvarint(out, len(_a353) + 1)
-    for _e354 in _a353:
-        _encode_FetchableTopicResponse_v13(_e354, out, chunks)
+    _a378 = o.responses
+    _n379 = len(_a378) + 1
+    if _n379 < 128:
+        out.append(_n379)
+    else:
+        write_uvarint(out, _n379)
+    for _e380 in _a378:
+        _encode_FetchableTopicResponse_v13(_e380, out, chunks)
     out.append(0)  # no tagged fields
 
 
@@ -3406,101 +3467,101 @@ def _decode_FetchResponse_v16(data: bytes, pos: int) -> tuple[FetchResponse, int
     """FetchResponse, versions 16-18 (flexible)."""
     f_throttle_time_ms, f_error_code, f_session_id = _S_ihi.unpack_from(data, pos)
     pos += 10
-    _n355 = data[pos]
-    if _n355 < 128:
+    _n381 = data[pos]
+    if _n381 < 128:
         pos += 1
     else:
-        _n355, pos = read_uvarint(data, pos)
-    _n355 -= 1
-    if _n355 < 0:
+        _n381, pos = read_uvarint(data, pos)
+    _n381 -= 1
+    if _n381 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n355 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n355) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n381 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n381) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
-    for _ in range(_n355):
-        _e356, pos = _decode_FetchableTopicResponse_v13(data, pos)
-        f_responses.append(_e356)
+    for _ in range(_n381):
+        _e382, pos = _decode_FetchableTopicResponse_v13(data, pos)
+        f_responses.append(_e382)
     f_node_endpoints: list[NodeEndpoint] = []
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
-        _nt357, pos = read_uvarint(data, pos)
-        for _ in range(_nt357):
-            _tag358, pos = read_uvarint(data, pos)
-            _end359, pos = read_uvarint(data, pos)
-            _end359 += pos
-            if _tag358 == 0:
-                _n360 = data[pos]
-                if _n360 < 128:
+        _nt383, pos = read_uvarint(data, pos)
+        for _ in range(_nt383):
+            _tag384, pos = read_uvarint(data, pos)
+            _end385, pos = read_uvarint(data, pos)
+            _end385 += pos
+            if _tag384 == 0:
+                _n386 = data[pos]
+                if _n386 < 128:
                     pos += 1
                 else:
-                    _n360, pos = read_uvarint(data, pos)
-                _n360 -= 1
-                if _n360 < 0:
+                    _n386, pos = read_uvarint(data, pos)
+                _n386 -= 1
+                if _n386 < 0:
                     raise InvalidValueError("NodeEndpoints: null or negative length")
-                if _n360 > len(data) - pos:
+                if _n386 > len(data) - pos:
                     raise TruncatedError(
-                        "NodeEndpoints: " + str(_n360) + " elements in " + str(len(data) - pos) + " bytes"
+                        "NodeEndpoints: " + str(_n386) + " elements in " + str(len(data) - pos) + " bytes"
                     )
                 f_node_endpoints = []
-                for _ in range(_n360):
-                    (_m361_node_id,) = _S_i.unpack_from(data, pos)
+                for _ in range(_n386):
+                    (_m387_node_id,) = _S_i.unpack_from(data, pos)
                     pos += 4
-                    _n362 = data[pos]
-                    if _n362 < 128:
+                    _n388 = data[pos]
+                    if 0 < _n388 < 128:
+                        _m387_host = data[pos + 1 : pos + _n388].decode()
+                        pos += _n388
+                    else:
+                        _m387_host, pos = read_compact_string(data, pos)
+                    (_m387_port,) = _S_i.unpack_from(data, pos)
+                    pos += 4
+                    _n389 = data[pos]
+                    if 0 < _n389 < 128:
+                        _m387_rack = data[pos + 1 : pos + _n389].decode()
+                        pos += _n389
+                    elif _n389 == 0:
+                        _m387_rack = None
                         pos += 1
                     else:
-                        _n362, pos = read_uvarint(data, pos)
-                    _n362 -= 1
-                    if _n362 < 0:
-                        raise InvalidValueError("Host: null or negative length")
-                    _m361_host = data[pos : pos + _n362].decode()
-                    pos += _n362
-                    (_m361_port,) = _S_i.unpack_from(data, pos)
-                    pos += 4
-                    _n363 = data[pos]
-                    if _n363 < 128:
-                        pos += 1
-                    else:
-                        _n363, pos = read_uvarint(data, pos)
-                    _n363 -= 1
-                    if _n363 < 0:
-                        _m361_rack = None
-                        if _n363 != -1:
-                            raise InvalidValueError("Rack: length " + str(_n363))
-                    else:
-                        _m361_rack = data[pos : pos + _n363].decode()
-                        pos += _n363
+                        _m387_rack, pos = read_compact_nullable_string(data, pos)
                     if data[pos] == 0:  # no tagged fields: the common case
                         pos += 1
                     else:
                         pos = skip_tagged_fields(data, pos)
-                    f_node_endpoints.append(NodeEndpoint(_m361_node_id, _m361_host, _m361_port, _m361_rack))
-            pos = _end359  # unknown tags are skipped (KIP-482)
+                    f_node_endpoints.append(NodeEndpoint(_m387_node_id, _m387_host, _m387_port, _m387_rack))
+            pos = _end385  # unknown tags are skipped (KIP-482)
     return FetchResponse(f_throttle_time_ms, f_error_code, f_session_id, f_responses, f_node_endpoints), pos
 
 
 def _encode_FetchResponse_v16(o: FetchResponse, out: bytearray, chunks: list[Buffer] | None) -> None:
     """FetchResponse, versions 16-18 (flexible)."""
     out += _S_ihi.pack(o.throttle_time_ms, o.error_code, o.session_id)
-    _a364 = o.responses
-    write_uvarint(out, len(_a364) + 1)
-    for _e365 in _a364:
-        _encode_FetchableTopicResponse_v13(_e365, out, chunks)
-    _nt366 = o.node_endpoints != []
-    if _nt366 == 0:
+    _a390 = o.responses
+    _n391 = len(_a390) + 1
+    if _n391 < 128:
+        out.append(_n391)
+    else:
+        write_uvarint(out, _n391)
+    for _e392 in _a390:
+        _encode_FetchableTopicResponse_v13(_e392, out, chunks)
+    _nt393 = o.node_endpoints != []
+    if _nt393 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt366)
+        write_uvarint(out, _nt393)
         if o.node_endpoints != []:
             write_uvarint(out, 0)
-            _t367 = bytearray()
-            _a368 = o.node_endpoints
-            write_uvarint(_t367, len(_a368) + 1)
-            for _e369 in _a368:
-                _encode_NodeEndpoint_v16(_e369, _t367)
-            write_uvarint(out, len(_t367))
-            out += _t367
+            _t394 = bytearray()
+            _a395 = o.node_endpoints
+            _n396 = len(_a395) + 1
+            if _n396 < 128:
+                _t394.append(_n396)
+            else:
+                write_uvarint(_t394, _n396)
+            for _e397 in _a395:
+                _encode_NodeEndpoint_v16(_e397, _t394)
+            write_uvarint(out, len(_t394))
+            out += _t394
 
 
 _FETCH_REQUEST_DECODERS: dict[int, Callable[[bytes, int], tuple[FetchRequest, int]]] = {

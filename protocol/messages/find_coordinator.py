@@ -13,7 +13,14 @@ from typing import ClassVar
 
 from protocol import _runtime
 from protocol.errors import InvalidValueError, TruncatedError
-from protocol.primitives import Buffer, read_uvarint, skip_tagged_fields, write_uvarint
+from protocol.primitives import (
+    Buffer,
+    read_compact_nullable_string,
+    read_compact_string,
+    read_uvarint,
+    skip_tagged_fields,
+    write_uvarint,
+)
 from protocol.schema import FieldSpec, MessageSpec
 
 
@@ -53,10 +60,21 @@ class FindCoordinatorRequest:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> FindCoordinatorRequest:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _FIND_COORDINATOR_REQUEST_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "FindCoordinatorRequest", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "FindCoordinatorRequest", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _FIND_COORDINATOR_REQUEST_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "FindCoordinatorRequest", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -127,10 +145,21 @@ class FindCoordinatorResponse:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> FindCoordinatorResponse:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _FIND_COORDINATOR_RESPONSE_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "FindCoordinatorResponse", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "FindCoordinatorResponse", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _FIND_COORDINATOR_RESPONSE_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "FindCoordinatorResponse", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -186,15 +215,11 @@ def _encode_FindCoordinatorRequest_v1(o: FindCoordinatorRequest, out: bytearray)
 def _decode_FindCoordinatorRequest_v3(data: bytes, pos: int) -> tuple[FindCoordinatorRequest, int]:
     """FindCoordinatorRequest, version 3 (flexible)."""
     _n5 = data[pos]
-    if _n5 < 128:
-        pos += 1
+    if 0 < _n5 < 128:
+        f_key = data[pos + 1 : pos + _n5].decode()
+        pos += _n5
     else:
-        _n5, pos = read_uvarint(data, pos)
-    _n5 -= 1
-    if _n5 < 0:
-        raise InvalidValueError("Key: null or negative length")
-    f_key = data[pos : pos + _n5].decode()
-    pos += _n5
+        f_key, pos = read_compact_string(data, pos)
     (f_key_type,) = _S_b.unpack_from(data, pos)
     pos += 1
     if data[pos] == 0:  # no tagged fields: the common case
@@ -236,15 +261,11 @@ def _decode_FindCoordinatorRequest_v4(data: bytes, pos: int) -> tuple[FindCoordi
     f_coordinator_keys = []
     for _ in range(_n8):
         _n10 = data[pos]
-        if _n10 < 128:
-            pos += 1
+        if 0 < _n10 < 128:
+            _e9 = data[pos + 1 : pos + _n10].decode()
+            pos += _n10
         else:
-            _n10, pos = read_uvarint(data, pos)
-        _n10 -= 1
-        if _n10 < 0:
-            raise InvalidValueError("CoordinatorKeys: null or negative length")
-        _e9 = data[pos : pos + _n10].decode()
-        pos += _n10
+            _e9, pos = read_compact_string(data, pos)
         f_coordinator_keys.append(_e9)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
@@ -257,57 +278,49 @@ def _encode_FindCoordinatorRequest_v4(o: FindCoordinatorRequest, out: bytearray)
     """FindCoordinatorRequest, versions 4-6 (flexible)."""
     out += _S_b.pack(o.key_type)
     _a11 = o.coordinator_keys
-    write_uvarint(out, len(_a11) + 1)
-    for _e12 in _a11:
-        _b13 = _e12.encode()
-        _n14 = len(_b13) + 1
-        if _n14 < 128:
-            out.append(_n14)
+    _n12 = len(_a11) + 1
+    if _n12 < 128:
+        out.append(_n12)
+    else:
+        write_uvarint(out, _n12)
+    for _e13 in _a11:
+        _b14 = _e13.encode()
+        _n15 = len(_b14) + 1
+        if _n15 < 128:
+            out.append(_n15)
         else:
-            write_uvarint(out, _n14)
-        out += _b13
+            write_uvarint(out, _n15)
+        out += _b14
     out.append(0)  # no tagged fields
 
 
 def _decode_Coordinator_v4(data: bytes, pos: int) -> tuple[Coordinator, int]:
     """Coordinator, versions 4-6 (flexible)."""
-    _n15 = data[pos]
-    if _n15 < 128:
-        pos += 1
+    _n16 = data[pos]
+    if 0 < _n16 < 128:
+        f_key = data[pos + 1 : pos + _n16].decode()
+        pos += _n16
     else:
-        _n15, pos = read_uvarint(data, pos)
-    _n15 -= 1
-    if _n15 < 0:
-        raise InvalidValueError("Key: null or negative length")
-    f_key = data[pos : pos + _n15].decode()
-    pos += _n15
+        f_key, pos = read_compact_string(data, pos)
     (f_node_id,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n16 = data[pos]
-    if _n16 < 128:
-        pos += 1
+    _n17 = data[pos]
+    if 0 < _n17 < 128:
+        f_host = data[pos + 1 : pos + _n17].decode()
+        pos += _n17
     else:
-        _n16, pos = read_uvarint(data, pos)
-    _n16 -= 1
-    if _n16 < 0:
-        raise InvalidValueError("Host: null or negative length")
-    f_host = data[pos : pos + _n16].decode()
-    pos += _n16
+        f_host, pos = read_compact_string(data, pos)
     f_port, f_error_code = _S_ih.unpack_from(data, pos)
     pos += 6
-    _n17 = data[pos]
-    if _n17 < 128:
+    _n18 = data[pos]
+    if 0 < _n18 < 128:
+        f_error_message = data[pos + 1 : pos + _n18].decode()
+        pos += _n18
+    elif _n18 == 0:
+        f_error_message = None
         pos += 1
     else:
-        _n17, pos = read_uvarint(data, pos)
-    _n17 -= 1
-    if _n17 < 0:
-        f_error_message = None
-        if _n17 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n17))
-    else:
-        f_error_message = data[pos : pos + _n17].decode()
-        pos += _n17
+        f_error_message, pos = read_compact_nullable_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -317,43 +330,43 @@ def _decode_Coordinator_v4(data: bytes, pos: int) -> tuple[Coordinator, int]:
 
 def _encode_Coordinator_v4(o: Coordinator, out: bytearray) -> None:
     """Coordinator, versions 4-6 (flexible)."""
-    _b18 = o.key.encode()
-    _n19 = len(_b18) + 1
-    if _n19 < 128:
-        out.append(_n19)
+    _b19 = o.key.encode()
+    _n20 = len(_b19) + 1
+    if _n20 < 128:
+        out.append(_n20)
     else:
-        write_uvarint(out, _n19)
-    out += _b18
+        write_uvarint(out, _n20)
+    out += _b19
     out += _S_i.pack(o.node_id)
-    _b20 = o.host.encode()
-    _n21 = len(_b20) + 1
-    if _n21 < 128:
-        out.append(_n21)
+    _b21 = o.host.encode()
+    _n22 = len(_b21) + 1
+    if _n22 < 128:
+        out.append(_n22)
     else:
-        write_uvarint(out, _n21)
-    out += _b20
+        write_uvarint(out, _n22)
+    out += _b21
     out += _S_ih.pack(o.port, o.error_code)
     if o.error_message is None:
         out.append(0)
     else:
-        _b22 = o.error_message.encode()
-        _n23 = len(_b22) + 1
-        if _n23 < 128:
-            out.append(_n23)
+        _b23 = o.error_message.encode()
+        _n24 = len(_b23) + 1
+        if _n24 < 128:
+            out.append(_n24)
         else:
-            write_uvarint(out, _n23)
-        out += _b22
+            write_uvarint(out, _n24)
+        out += _b23
     out.append(0)  # no tagged fields
 
 
 def _decode_FindCoordinatorResponse_v0(data: bytes, pos: int) -> tuple[FindCoordinatorResponse, int]:
     """FindCoordinatorResponse, version 0."""
-    f_error_code, f_node_id, _n24 = _S_hih.unpack_from(data, pos)
+    f_error_code, f_node_id, _n25 = _S_hih.unpack_from(data, pos)
     pos += 8
-    if _n24 < 0:
+    if _n25 < 0:
         raise InvalidValueError("Host: null or negative length")
-    f_host = data[pos : pos + _n24].decode()
-    pos += _n24
+    f_host = data[pos : pos + _n25].decode()
+    pos += _n25
     (f_port,) = _S_i.unpack_from(data, pos)
     pos += 4
     return FindCoordinatorResponse(0, f_error_code, "", f_node_id, f_host, f_port, []), pos
@@ -361,29 +374,29 @@ def _decode_FindCoordinatorResponse_v0(data: bytes, pos: int) -> tuple[FindCoord
 
 def _encode_FindCoordinatorResponse_v0(o: FindCoordinatorResponse, out: bytearray) -> None:
     """FindCoordinatorResponse, version 0."""
-    _b25 = o.host.encode()
-    out += _S_hih.pack(o.error_code, o.node_id, len(_b25))
-    out += _b25
+    _b26 = o.host.encode()
+    out += _S_hih.pack(o.error_code, o.node_id, len(_b26))
+    out += _b26
     out += _S_i.pack(o.port)
 
 
 def _decode_FindCoordinatorResponse_v1(data: bytes, pos: int) -> tuple[FindCoordinatorResponse, int]:
     """FindCoordinatorResponse, versions 1-2."""
-    f_throttle_time_ms, f_error_code, _n26 = _S_ihh.unpack_from(data, pos)
+    f_throttle_time_ms, f_error_code, _n27 = _S_ihh.unpack_from(data, pos)
     pos += 8
-    if _n26 < 0:
-        f_error_message = None
-        if _n26 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n26))
-    else:
-        f_error_message = data[pos : pos + _n26].decode()
-        pos += _n26
-    f_node_id, _n27 = _S_ih.unpack_from(data, pos)
-    pos += 6
     if _n27 < 0:
+        f_error_message = None
+        if _n27 != -1:
+            raise InvalidValueError("ErrorMessage: length " + str(_n27))
+    else:
+        f_error_message = data[pos : pos + _n27].decode()
+        pos += _n27
+    f_node_id, _n28 = _S_ih.unpack_from(data, pos)
+    pos += 6
+    if _n28 < 0:
         raise InvalidValueError("Host: null or negative length")
-    f_host = data[pos : pos + _n27].decode()
-    pos += _n27
+    f_host = data[pos : pos + _n28].decode()
+    pos += _n28
     (f_port,) = _S_i.unpack_from(data, pos)
     pos += 4
     return FindCoordinatorResponse(
@@ -393,13 +406,13 @@ def _decode_FindCoordinatorResponse_v1(data: bytes, pos: int) -> tuple[FindCoord
 
 def _encode_FindCoordinatorResponse_v1(o: FindCoordinatorResponse, out: bytearray) -> None:
     """FindCoordinatorResponse, versions 1-2."""
-    _b28 = None if o.error_message is None else o.error_message.encode()
-    out += _S_ihh.pack(o.throttle_time_ms, o.error_code, -1 if _b28 is None else len(_b28))
-    if _b28 is not None:
-        out += _b28
-    _b29 = o.host.encode()
-    out += _S_ih.pack(o.node_id, len(_b29))
-    out += _b29
+    _b29 = None if o.error_message is None else o.error_message.encode()
+    out += _S_ihh.pack(o.throttle_time_ms, o.error_code, -1 if _b29 is None else len(_b29))
+    if _b29 is not None:
+        out += _b29
+    _b30 = o.host.encode()
+    out += _S_ih.pack(o.node_id, len(_b30))
+    out += _b30
     out += _S_i.pack(o.port)
 
 
@@ -407,31 +420,23 @@ def _decode_FindCoordinatorResponse_v3(data: bytes, pos: int) -> tuple[FindCoord
     """FindCoordinatorResponse, version 3 (flexible)."""
     f_throttle_time_ms, f_error_code = _S_ih.unpack_from(data, pos)
     pos += 6
-    _n30 = data[pos]
-    if _n30 < 128:
+    _n31 = data[pos]
+    if 0 < _n31 < 128:
+        f_error_message = data[pos + 1 : pos + _n31].decode()
+        pos += _n31
+    elif _n31 == 0:
+        f_error_message = None
         pos += 1
     else:
-        _n30, pos = read_uvarint(data, pos)
-    _n30 -= 1
-    if _n30 < 0:
-        f_error_message = None
-        if _n30 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n30))
-    else:
-        f_error_message = data[pos : pos + _n30].decode()
-        pos += _n30
+        f_error_message, pos = read_compact_nullable_string(data, pos)
     (f_node_id,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n31 = data[pos]
-    if _n31 < 128:
-        pos += 1
+    _n32 = data[pos]
+    if 0 < _n32 < 128:
+        f_host = data[pos + 1 : pos + _n32].decode()
+        pos += _n32
     else:
-        _n31, pos = read_uvarint(data, pos)
-    _n31 -= 1
-    if _n31 < 0:
-        raise InvalidValueError("Host: null or negative length")
-    f_host = data[pos : pos + _n31].decode()
-    pos += _n31
+        f_host, pos = read_compact_string(data, pos)
     (f_port,) = _S_i.unpack_from(data, pos)
     pos += 4
     if data[pos] == 0:  # no tagged fields: the common case
@@ -449,21 +454,21 @@ def _encode_FindCoordinatorResponse_v3(o: FindCoordinatorResponse, out: bytearra
     if o.error_message is None:
         out.append(0)
     else:
-        _b32 = o.error_message.encode()
-        _n33 = len(_b32) + 1
-        if _n33 < 128:
-            out.append(_n33)
+        _b33 = o.error_message.encode()
+        _n34 = len(_b33) + 1
+        if _n34 < 128:
+            out.append(_n34)
         else:
-            write_uvarint(out, _n33)
-        out += _b32
+            write_uvarint(out, _n34)
+        out += _b33
     out += _S_i.pack(o.node_id)
-    _b34 = o.host.encode()
-    _n35 = len(_b34) + 1
-    if _n35 < 128:
-        out.append(_n35)
+    _b35 = o.host.encode()
+    _n36 = len(_b35) + 1
+    if _n36 < 128:
+        out.append(_n36)
     else:
-        write_uvarint(out, _n35)
-    out += _b34
+        write_uvarint(out, _n36)
+    out += _b35
     out += _S_i.pack(o.port)
     out.append(0)  # no tagged fields
 
@@ -472,61 +477,49 @@ def _decode_FindCoordinatorResponse_v4(data: bytes, pos: int) -> tuple[FindCoord
     """FindCoordinatorResponse, versions 4-6 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n36 = data[pos]
-    if _n36 < 128:
+    _n37 = data[pos]
+    if _n37 < 128:
         pos += 1
     else:
-        _n36, pos = read_uvarint(data, pos)
-    _n36 -= 1
-    if _n36 < 0:
+        _n37, pos = read_uvarint(data, pos)
+    _n37 -= 1
+    if _n37 < 0:
         raise InvalidValueError("Coordinators: null or negative length")
-    if _n36 > len(data) - pos:
-        raise TruncatedError("Coordinators: " + str(_n36) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n37 > len(data) - pos:
+        raise TruncatedError("Coordinators: " + str(_n37) + " elements in " + str(len(data) - pos) + " bytes")
     f_coordinators = []
-    for _ in range(_n36):
-        _n38 = data[pos]
-        if _n38 < 128:
-            pos += 1
-        else:
-            _n38, pos = read_uvarint(data, pos)
-        _n38 -= 1
-        if _n38 < 0:
-            raise InvalidValueError("Key: null or negative length")
-        _m37_key = data[pos : pos + _n38].decode()
-        pos += _n38
-        (_m37_node_id,) = _S_i.unpack_from(data, pos)
-        pos += 4
+    for _ in range(_n37):
         _n39 = data[pos]
-        if _n39 < 128:
-            pos += 1
+        if 0 < _n39 < 128:
+            _m38_key = data[pos + 1 : pos + _n39].decode()
+            pos += _n39
         else:
-            _n39, pos = read_uvarint(data, pos)
-        _n39 -= 1
-        if _n39 < 0:
-            raise InvalidValueError("Host: null or negative length")
-        _m37_host = data[pos : pos + _n39].decode()
-        pos += _n39
-        _m37_port, _m37_error_code = _S_ih.unpack_from(data, pos)
-        pos += 6
+            _m38_key, pos = read_compact_string(data, pos)
+        (_m38_node_id,) = _S_i.unpack_from(data, pos)
+        pos += 4
         _n40 = data[pos]
-        if _n40 < 128:
+        if 0 < _n40 < 128:
+            _m38_host = data[pos + 1 : pos + _n40].decode()
+            pos += _n40
+        else:
+            _m38_host, pos = read_compact_string(data, pos)
+        _m38_port, _m38_error_code = _S_ih.unpack_from(data, pos)
+        pos += 6
+        _n41 = data[pos]
+        if 0 < _n41 < 128:
+            _m38_error_message = data[pos + 1 : pos + _n41].decode()
+            pos += _n41
+        elif _n41 == 0:
+            _m38_error_message = None
             pos += 1
         else:
-            _n40, pos = read_uvarint(data, pos)
-        _n40 -= 1
-        if _n40 < 0:
-            _m37_error_message = None
-            if _n40 != -1:
-                raise InvalidValueError("ErrorMessage: length " + str(_n40))
-        else:
-            _m37_error_message = data[pos : pos + _n40].decode()
-            pos += _n40
+            _m38_error_message, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
         f_coordinators.append(
-            Coordinator(_m37_key, _m37_node_id, _m37_host, _m37_port, _m37_error_code, _m37_error_message)
+            Coordinator(_m38_key, _m38_node_id, _m38_host, _m38_port, _m38_error_code, _m38_error_message)
         )
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
@@ -538,35 +531,39 @@ def _decode_FindCoordinatorResponse_v4(data: bytes, pos: int) -> tuple[FindCoord
 def _encode_FindCoordinatorResponse_v4(o: FindCoordinatorResponse, out: bytearray) -> None:
     """FindCoordinatorResponse, versions 4-6 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a41 = o.coordinators
-    write_uvarint(out, len(_a41) + 1)
-    for _e42 in _a41:
-        _b43 = _e42.key.encode()
-        _n44 = len(_b43) + 1
-        if _n44 < 128:
-            out.append(_n44)
-        else:
-            write_uvarint(out, _n44)
-        out += _b43
-        out += _S_i.pack(_e42.node_id)
-        _b45 = _e42.host.encode()
+    _a42 = o.coordinators
+    _n43 = len(_a42) + 1
+    if _n43 < 128:
+        out.append(_n43)
+    else:
+        write_uvarint(out, _n43)
+    for _e44 in _a42:
+        _b45 = _e44.key.encode()
         _n46 = len(_b45) + 1
         if _n46 < 128:
             out.append(_n46)
         else:
             write_uvarint(out, _n46)
         out += _b45
-        out += _S_ih.pack(_e42.port, _e42.error_code)
-        if _e42.error_message is None:
+        out += _S_i.pack(_e44.node_id)
+        _b47 = _e44.host.encode()
+        _n48 = len(_b47) + 1
+        if _n48 < 128:
+            out.append(_n48)
+        else:
+            write_uvarint(out, _n48)
+        out += _b47
+        out += _S_ih.pack(_e44.port, _e44.error_code)
+        if _e44.error_message is None:
             out.append(0)
         else:
-            _b47 = _e42.error_message.encode()
-            _n48 = len(_b47) + 1
-            if _n48 < 128:
-                out.append(_n48)
+            _b49 = _e44.error_message.encode()
+            _n50 = len(_b49) + 1
+            if _n50 < 128:
+                out.append(_n50)
             else:
-                write_uvarint(out, _n48)
-            out += _b47
+                write_uvarint(out, _n50)
+            out += _b49
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 

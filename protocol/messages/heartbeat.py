@@ -13,7 +13,13 @@ from typing import ClassVar
 
 from protocol import _runtime
 from protocol.errors import InvalidValueError
-from protocol.primitives import Buffer, read_uvarint, skip_tagged_fields, write_uvarint
+from protocol.primitives import (
+    Buffer,
+    read_compact_nullable_string,
+    read_compact_string,
+    skip_tagged_fields,
+    write_uvarint,
+)
 from protocol.schema import FieldSpec, MessageSpec
 
 
@@ -52,10 +58,21 @@ class HeartbeatRequest:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> HeartbeatRequest:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _HEARTBEAT_REQUEST_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "HeartbeatRequest", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "HeartbeatRequest", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _HEARTBEAT_REQUEST_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "HeartbeatRequest", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -95,10 +112,21 @@ class HeartbeatResponse:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> HeartbeatResponse:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _HEARTBEAT_RESPONSE_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "HeartbeatResponse", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "HeartbeatResponse", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _HEARTBEAT_RESPONSE_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "HeartbeatResponse", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -182,40 +210,28 @@ def _encode_HeartbeatRequest_v3(o: HeartbeatRequest, out: bytearray) -> None:
 def _decode_HeartbeatRequest_v4(data: bytes, pos: int) -> tuple[HeartbeatRequest, int]:
     """HeartbeatRequest, version 4 (flexible)."""
     _n11 = data[pos]
-    if _n11 < 128:
-        pos += 1
+    if 0 < _n11 < 128:
+        f_group_id = data[pos + 1 : pos + _n11].decode()
+        pos += _n11
     else:
-        _n11, pos = read_uvarint(data, pos)
-    _n11 -= 1
-    if _n11 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n11].decode()
-    pos += _n11
+        f_group_id, pos = read_compact_string(data, pos)
     (f_generation_id,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n12 = data[pos]
-    if _n12 < 128:
-        pos += 1
+    if 0 < _n12 < 128:
+        f_member_id = data[pos + 1 : pos + _n12].decode()
+        pos += _n12
     else:
-        _n12, pos = read_uvarint(data, pos)
-    _n12 -= 1
-    if _n12 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n12].decode()
-    pos += _n12
+        f_member_id, pos = read_compact_string(data, pos)
     _n13 = data[pos]
-    if _n13 < 128:
+    if 0 < _n13 < 128:
+        f_group_instance_id = data[pos + 1 : pos + _n13].decode()
+        pos += _n13
+    elif _n13 == 0:
+        f_group_instance_id = None
         pos += 1
     else:
-        _n13, pos = read_uvarint(data, pos)
-    _n13 -= 1
-    if _n13 < 0:
-        f_group_instance_id = None
-        if _n13 != -1:
-            raise InvalidValueError("GroupInstanceId: length " + str(_n13))
-    else:
-        f_group_instance_id = data[pos : pos + _n13].decode()
-        pos += _n13
+        f_group_instance_id, pos = read_compact_nullable_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:

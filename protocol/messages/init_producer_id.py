@@ -13,7 +13,7 @@ from typing import ClassVar
 
 from protocol import _runtime
 from protocol.errors import InvalidValueError
-from protocol.primitives import Buffer, read_uvarint, skip_tagged_fields, write_uvarint
+from protocol.primitives import Buffer, read_compact_nullable_string, skip_tagged_fields, write_uvarint
 from protocol.schema import FieldSpec, MessageSpec
 
 
@@ -59,10 +59,21 @@ class InitProducerIdRequest:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> InitProducerIdRequest:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _INIT_PRODUCER_ID_REQUEST_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "InitProducerIdRequest", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "InitProducerIdRequest", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _INIT_PRODUCER_ID_REQUEST_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "InitProducerIdRequest", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -114,10 +125,21 @@ class InitProducerIdResponse:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> InitProducerIdResponse:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _INIT_PRODUCER_ID_RESPONSE_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "InitProducerIdResponse", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "InitProducerIdResponse", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _INIT_PRODUCER_ID_RESPONSE_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "InitProducerIdResponse", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -159,18 +181,14 @@ def _encode_InitProducerIdRequest_v0(o: InitProducerIdRequest, out: bytearray) -
 def _decode_InitProducerIdRequest_v2(data: bytes, pos: int) -> tuple[InitProducerIdRequest, int]:
     """InitProducerIdRequest, version 2 (flexible)."""
     _n3 = data[pos]
-    if _n3 < 128:
+    if 0 < _n3 < 128:
+        f_transactional_id = data[pos + 1 : pos + _n3].decode()
+        pos += _n3
+    elif _n3 == 0:
+        f_transactional_id = None
         pos += 1
     else:
-        _n3, pos = read_uvarint(data, pos)
-    _n3 -= 1
-    if _n3 < 0:
-        f_transactional_id = None
-        if _n3 != -1:
-            raise InvalidValueError("TransactionalId: length " + str(_n3))
-    else:
-        f_transactional_id = data[pos : pos + _n3].decode()
-        pos += _n3
+        f_transactional_id, pos = read_compact_nullable_string(data, pos)
     (f_transaction_timeout_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
     if data[pos] == 0:  # no tagged fields: the common case
@@ -199,18 +217,14 @@ def _encode_InitProducerIdRequest_v2(o: InitProducerIdRequest, out: bytearray) -
 def _decode_InitProducerIdRequest_v3(data: bytes, pos: int) -> tuple[InitProducerIdRequest, int]:
     """InitProducerIdRequest, versions 3-5 (flexible)."""
     _n6 = data[pos]
-    if _n6 < 128:
+    if 0 < _n6 < 128:
+        f_transactional_id = data[pos + 1 : pos + _n6].decode()
+        pos += _n6
+    elif _n6 == 0:
+        f_transactional_id = None
         pos += 1
     else:
-        _n6, pos = read_uvarint(data, pos)
-    _n6 -= 1
-    if _n6 < 0:
-        f_transactional_id = None
-        if _n6 != -1:
-            raise InvalidValueError("TransactionalId: length " + str(_n6))
-    else:
-        f_transactional_id = data[pos : pos + _n6].decode()
-        pos += _n6
+        f_transactional_id, pos = read_compact_nullable_string(data, pos)
     f_transaction_timeout_ms, f_producer_id, f_producer_epoch = _S_iqh.unpack_from(data, pos)
     pos += 14
     if data[pos] == 0:  # no tagged fields: the common case
@@ -241,18 +255,14 @@ def _encode_InitProducerIdRequest_v3(o: InitProducerIdRequest, out: bytearray) -
 def _decode_InitProducerIdRequest_v6(data: bytes, pos: int) -> tuple[InitProducerIdRequest, int]:
     """InitProducerIdRequest, version 6 (flexible)."""
     _n9 = data[pos]
-    if _n9 < 128:
+    if 0 < _n9 < 128:
+        f_transactional_id = data[pos + 1 : pos + _n9].decode()
+        pos += _n9
+    elif _n9 == 0:
+        f_transactional_id = None
         pos += 1
     else:
-        _n9, pos = read_uvarint(data, pos)
-    _n9 -= 1
-    if _n9 < 0:
-        f_transactional_id = None
-        if _n9 != -1:
-            raise InvalidValueError("TransactionalId: length " + str(_n9))
-    else:
-        f_transactional_id = data[pos : pos + _n9].decode()
-        pos += _n9
+        f_transactional_id, pos = read_compact_nullable_string(data, pos)
     f_transaction_timeout_ms, f_producer_id, f_producer_epoch, f_enable2_pc, f_keep_prepared_txn = (
         _S_iqhoo.unpack_from(data, pos)
     )

@@ -13,7 +13,15 @@ from typing import ClassVar
 
 from protocol import _runtime
 from protocol.errors import EncodeError, InvalidValueError, TruncatedError
-from protocol.primitives import Buffer, read_uvarint, skip_tagged_fields, write_uvarint
+from protocol.primitives import (
+    Buffer,
+    read_compact_bytes,
+    read_compact_nullable_string,
+    read_compact_string,
+    read_uvarint,
+    skip_tagged_fields,
+    write_uvarint,
+)
 from protocol.schema import FieldSpec, MessageSpec
 
 
@@ -79,10 +87,21 @@ class JoinGroupRequest:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> JoinGroupRequest:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _JOIN_GROUP_REQUEST_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "JoinGroupRequest", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "JoinGroupRequest", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _JOIN_GROUP_REQUEST_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "JoinGroupRequest", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -151,10 +170,21 @@ class JoinGroupResponse:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> JoinGroupResponse:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _JOIN_GROUP_RESPONSE_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "JoinGroupResponse", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "JoinGroupResponse", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _JOIN_GROUP_RESPONSE_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "JoinGroupResponse", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -198,25 +228,17 @@ def _encode_JoinGroupRequestProtocol_v0(o: JoinGroupRequestProtocol, out: bytear
 def _decode_JoinGroupRequestProtocol_v6(data: bytes, pos: int) -> tuple[JoinGroupRequestProtocol, int]:
     """JoinGroupRequestProtocol, versions 6-9 (flexible)."""
     _n5 = data[pos]
-    if _n5 < 128:
-        pos += 1
+    if 0 < _n5 < 128:
+        f_name = data[pos + 1 : pos + _n5].decode()
+        pos += _n5
     else:
-        _n5, pos = read_uvarint(data, pos)
-    _n5 -= 1
-    if _n5 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n5].decode()
-    pos += _n5
+        f_name, pos = read_compact_string(data, pos)
     _n6 = data[pos]
-    if _n6 < 128:
-        pos += 1
+    if 0 < _n6 < 128:
+        f_metadata = data[pos + 1 : pos + _n6]
+        pos += _n6
     else:
-        _n6, pos = read_uvarint(data, pos)
-    _n6 -= 1
-    if _n6 < 0:
-        raise InvalidValueError("Metadata: null or negative length")
-    f_metadata = data[pos : pos + _n6]
-    pos += _n6
+        f_metadata, pos = read_compact_bytes(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -476,50 +498,34 @@ def _encode_JoinGroupRequest_v5(o: JoinGroupRequest, out: bytearray) -> None:
 def _decode_JoinGroupRequest_v6(data: bytes, pos: int) -> tuple[JoinGroupRequest, int]:
     """JoinGroupRequest, versions 6-7 (flexible)."""
     _n54 = data[pos]
-    if _n54 < 128:
-        pos += 1
+    if 0 < _n54 < 128:
+        f_group_id = data[pos + 1 : pos + _n54].decode()
+        pos += _n54
     else:
-        _n54, pos = read_uvarint(data, pos)
-    _n54 -= 1
-    if _n54 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n54].decode()
-    pos += _n54
+        f_group_id, pos = read_compact_string(data, pos)
     f_session_timeout_ms, f_rebalance_timeout_ms = _S_ii.unpack_from(data, pos)
     pos += 8
     _n55 = data[pos]
-    if _n55 < 128:
-        pos += 1
+    if 0 < _n55 < 128:
+        f_member_id = data[pos + 1 : pos + _n55].decode()
+        pos += _n55
     else:
-        _n55, pos = read_uvarint(data, pos)
-    _n55 -= 1
-    if _n55 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n55].decode()
-    pos += _n55
+        f_member_id, pos = read_compact_string(data, pos)
     _n56 = data[pos]
-    if _n56 < 128:
-        pos += 1
-    else:
-        _n56, pos = read_uvarint(data, pos)
-    _n56 -= 1
-    if _n56 < 0:
-        f_group_instance_id = None
-        if _n56 != -1:
-            raise InvalidValueError("GroupInstanceId: length " + str(_n56))
-    else:
-        f_group_instance_id = data[pos : pos + _n56].decode()
+    if 0 < _n56 < 128:
+        f_group_instance_id = data[pos + 1 : pos + _n56].decode()
         pos += _n56
-    _n57 = data[pos]
-    if _n57 < 128:
+    elif _n56 == 0:
+        f_group_instance_id = None
         pos += 1
     else:
-        _n57, pos = read_uvarint(data, pos)
-    _n57 -= 1
-    if _n57 < 0:
-        raise InvalidValueError("ProtocolType: null or negative length")
-    f_protocol_type = data[pos : pos + _n57].decode()
-    pos += _n57
+        f_group_instance_id, pos = read_compact_nullable_string(data, pos)
+    _n57 = data[pos]
+    if 0 < _n57 < 128:
+        f_protocol_type = data[pos + 1 : pos + _n57].decode()
+        pos += _n57
+    else:
+        f_protocol_type, pos = read_compact_string(data, pos)
     _n58 = data[pos]
     if _n58 < 128:
         pos += 1
@@ -533,25 +539,17 @@ def _decode_JoinGroupRequest_v6(data: bytes, pos: int) -> tuple[JoinGroupRequest
     f_protocols = []
     for _ in range(_n58):
         _n60 = data[pos]
-        if _n60 < 128:
-            pos += 1
+        if 0 < _n60 < 128:
+            _m59_name = data[pos + 1 : pos + _n60].decode()
+            pos += _n60
         else:
-            _n60, pos = read_uvarint(data, pos)
-        _n60 -= 1
-        if _n60 < 0:
-            raise InvalidValueError("Name: null or negative length")
-        _m59_name = data[pos : pos + _n60].decode()
-        pos += _n60
+            _m59_name, pos = read_compact_string(data, pos)
         _n61 = data[pos]
-        if _n61 < 128:
-            pos += 1
+        if 0 < _n61 < 128:
+            _m59_metadata = data[pos + 1 : pos + _n61]
+            pos += _n61
         else:
-            _n61, pos = read_uvarint(data, pos)
-        _n61 -= 1
-        if _n61 < 0:
-            raise InvalidValueError("Metadata: null or negative length")
-        _m59_metadata = data[pos : pos + _n61]
-        pos += _n61
+            _m59_metadata, pos = read_compact_bytes(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
@@ -608,122 +606,98 @@ def _encode_JoinGroupRequest_v6(o: JoinGroupRequest, out: bytearray) -> None:
         write_uvarint(out, _n69)
     out += _b68
     _a70 = o.protocols
-    write_uvarint(out, len(_a70) + 1)
-    for _e71 in _a70:
-        _b72 = _e71.name.encode()
-        _n73 = len(_b72) + 1
-        if _n73 < 128:
-            out.append(_n73)
-        else:
-            write_uvarint(out, _n73)
-        out += _b72
-        _n74 = len(_e71.metadata) + 1
+    _n71 = len(_a70) + 1
+    if _n71 < 128:
+        out.append(_n71)
+    else:
+        write_uvarint(out, _n71)
+    for _e72 in _a70:
+        _b73 = _e72.name.encode()
+        _n74 = len(_b73) + 1
         if _n74 < 128:
             out.append(_n74)
         else:
             write_uvarint(out, _n74)
-        out += _e71.metadata
+        out += _b73
+        _n75 = len(_e72.metadata) + 1
+        if _n75 < 128:
+            out.append(_n75)
+        else:
+            write_uvarint(out, _n75)
+        out += _e72.metadata
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_JoinGroupRequest_v8(data: bytes, pos: int) -> tuple[JoinGroupRequest, int]:
     """JoinGroupRequest, versions 8-9 (flexible)."""
-    _n75 = data[pos]
-    if _n75 < 128:
-        pos += 1
+    _n76 = data[pos]
+    if 0 < _n76 < 128:
+        f_group_id = data[pos + 1 : pos + _n76].decode()
+        pos += _n76
     else:
-        _n75, pos = read_uvarint(data, pos)
-    _n75 -= 1
-    if _n75 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n75].decode()
-    pos += _n75
+        f_group_id, pos = read_compact_string(data, pos)
     f_session_timeout_ms, f_rebalance_timeout_ms = _S_ii.unpack_from(data, pos)
     pos += 8
-    _n76 = data[pos]
-    if _n76 < 128:
-        pos += 1
-    else:
-        _n76, pos = read_uvarint(data, pos)
-    _n76 -= 1
-    if _n76 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n76].decode()
-    pos += _n76
     _n77 = data[pos]
-    if _n77 < 128:
-        pos += 1
-    else:
-        _n77, pos = read_uvarint(data, pos)
-    _n77 -= 1
-    if _n77 < 0:
-        f_group_instance_id = None
-        if _n77 != -1:
-            raise InvalidValueError("GroupInstanceId: length " + str(_n77))
-    else:
-        f_group_instance_id = data[pos : pos + _n77].decode()
+    if 0 < _n77 < 128:
+        f_member_id = data[pos + 1 : pos + _n77].decode()
         pos += _n77
+    else:
+        f_member_id, pos = read_compact_string(data, pos)
     _n78 = data[pos]
-    if _n78 < 128:
+    if 0 < _n78 < 128:
+        f_group_instance_id = data[pos + 1 : pos + _n78].decode()
+        pos += _n78
+    elif _n78 == 0:
+        f_group_instance_id = None
         pos += 1
     else:
-        _n78, pos = read_uvarint(data, pos)
-    _n78 -= 1
-    if _n78 < 0:
-        raise InvalidValueError("ProtocolType: null or negative length")
-    f_protocol_type = data[pos : pos + _n78].decode()
-    pos += _n78
+        f_group_instance_id, pos = read_compact_nullable_string(data, pos)
     _n79 = data[pos]
-    if _n79 < 128:
+    if 0 < _n79 < 128:
+        f_protocol_type = data[pos + 1 : pos + _n79].decode()
+        pos += _n79
+    else:
+        f_protocol_type, pos = read_compact_string(data, pos)
+    _n80 = data[pos]
+    if _n80 < 128:
         pos += 1
     else:
-        _n79, pos = read_uvarint(data, pos)
-    _n79 -= 1
-    if _n79 < 0:
+        _n80, pos = read_uvarint(data, pos)
+    _n80 -= 1
+    if _n80 < 0:
         raise InvalidValueError("Protocols: null or negative length")
-    if _n79 > len(data) - pos:
-        raise TruncatedError("Protocols: " + str(_n79) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n80 > len(data) - pos:
+        raise TruncatedError("Protocols: " + str(_n80) + " elements in " + str(len(data) - pos) + " bytes")
     f_protocols = []
-    for _ in range(_n79):
-        _n81 = data[pos]
-        if _n81 < 128:
-            pos += 1
-        else:
-            _n81, pos = read_uvarint(data, pos)
-        _n81 -= 1
-        if _n81 < 0:
-            raise InvalidValueError("Name: null or negative length")
-        _m80_name = data[pos : pos + _n81].decode()
-        pos += _n81
+    for _ in range(_n80):
         _n82 = data[pos]
-        if _n82 < 128:
-            pos += 1
+        if 0 < _n82 < 128:
+            _m81_name = data[pos + 1 : pos + _n82].decode()
+            pos += _n82
         else:
-            _n82, pos = read_uvarint(data, pos)
-        _n82 -= 1
-        if _n82 < 0:
-            raise InvalidValueError("Metadata: null or negative length")
-        _m80_metadata = data[pos : pos + _n82]
-        pos += _n82
+            _m81_name, pos = read_compact_string(data, pos)
+        _n83 = data[pos]
+        if 0 < _n83 < 128:
+            _m81_metadata = data[pos + 1 : pos + _n83]
+            pos += _n83
+        else:
+            _m81_metadata, pos = read_compact_bytes(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_protocols.append(JoinGroupRequestProtocol(_m80_name, _m80_metadata))
-    _n83 = data[pos]
-    if _n83 < 128:
+        f_protocols.append(JoinGroupRequestProtocol(_m81_name, _m81_metadata))
+    _n84 = data[pos]
+    if 0 < _n84 < 128:
+        f_reason = data[pos + 1 : pos + _n84].decode()
+        pos += _n84
+    elif _n84 == 0:
+        f_reason = None
         pos += 1
     else:
-        _n83, pos = read_uvarint(data, pos)
-    _n83 -= 1
-    if _n83 < 0:
-        f_reason = None
-        if _n83 != -1:
-            raise InvalidValueError("Reason: length " + str(_n83))
-    else:
-        f_reason = data[pos : pos + _n83].decode()
-        pos += _n83
+        f_reason, pos = read_compact_nullable_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -742,170 +716,162 @@ def _decode_JoinGroupRequest_v8(data: bytes, pos: int) -> tuple[JoinGroupRequest
 
 def _encode_JoinGroupRequest_v8(o: JoinGroupRequest, out: bytearray) -> None:
     """JoinGroupRequest, versions 8-9 (flexible)."""
-    _b84 = o.group_id.encode()
-    _n85 = len(_b84) + 1
-    if _n85 < 128:
-        out.append(_n85)
+    _b85 = o.group_id.encode()
+    _n86 = len(_b85) + 1
+    if _n86 < 128:
+        out.append(_n86)
     else:
-        write_uvarint(out, _n85)
-    out += _b84
+        write_uvarint(out, _n86)
+    out += _b85
     out += _S_ii.pack(o.session_timeout_ms, o.rebalance_timeout_ms)
-    _b86 = o.member_id.encode()
-    _n87 = len(_b86) + 1
-    if _n87 < 128:
-        out.append(_n87)
+    _b87 = o.member_id.encode()
+    _n88 = len(_b87) + 1
+    if _n88 < 128:
+        out.append(_n88)
     else:
-        write_uvarint(out, _n87)
-    out += _b86
+        write_uvarint(out, _n88)
+    out += _b87
     if o.group_instance_id is None:
         out.append(0)
     else:
-        _b88 = o.group_instance_id.encode()
-        _n89 = len(_b88) + 1
-        if _n89 < 128:
-            out.append(_n89)
+        _b89 = o.group_instance_id.encode()
+        _n90 = len(_b89) + 1
+        if _n90 < 128:
+            out.append(_n90)
         else:
-            write_uvarint(out, _n89)
-        out += _b88
-    _b90 = o.protocol_type.encode()
-    _n91 = len(_b90) + 1
-    if _n91 < 128:
-        out.append(_n91)
+            write_uvarint(out, _n90)
+        out += _b89
+    _b91 = o.protocol_type.encode()
+    _n92 = len(_b91) + 1
+    if _n92 < 128:
+        out.append(_n92)
     else:
-        write_uvarint(out, _n91)
-    out += _b90
-    _a92 = o.protocols
-    write_uvarint(out, len(_a92) + 1)
-    for _e93 in _a92:
-        _b94 = _e93.name.encode()
-        _n95 = len(_b94) + 1
-        if _n95 < 128:
-            out.append(_n95)
-        else:
-            write_uvarint(out, _n95)
-        out += _b94
-        _n96 = len(_e93.metadata) + 1
-        if _n96 < 128:
-            out.append(_n96)
-        else:
-            write_uvarint(out, _n96)
-        out += _e93.metadata
-        out.append(0)  # no tagged fields
-    if o.reason is None:
-        out.append(0)
+        write_uvarint(out, _n92)
+    out += _b91
+    _a93 = o.protocols
+    _n94 = len(_a93) + 1
+    if _n94 < 128:
+        out.append(_n94)
     else:
-        _b97 = o.reason.encode()
-        _n98 = len(_b97) + 1
+        write_uvarint(out, _n94)
+    for _e95 in _a93:
+        _b96 = _e95.name.encode()
+        _n97 = len(_b96) + 1
+        if _n97 < 128:
+            out.append(_n97)
+        else:
+            write_uvarint(out, _n97)
+        out += _b96
+        _n98 = len(_e95.metadata) + 1
         if _n98 < 128:
             out.append(_n98)
         else:
             write_uvarint(out, _n98)
-        out += _b97
+        out += _e95.metadata
+        out.append(0)  # no tagged fields
+    if o.reason is None:
+        out.append(0)
+    else:
+        _b99 = o.reason.encode()
+        _n100 = len(_b99) + 1
+        if _n100 < 128:
+            out.append(_n100)
+        else:
+            write_uvarint(out, _n100)
+        out += _b99
     out.append(0)  # no tagged fields
 
 
 def _decode_JoinGroupResponseMember_v0(data: bytes, pos: int) -> tuple[JoinGroupResponseMember, int]:
     """JoinGroupResponseMember, versions 0-4."""
-    (_n99,) = _S_h.unpack_from(data, pos)
+    (_n101,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n99 < 0:
+    if _n101 < 0:
         raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n99].decode()
-    pos += _n99
-    (_n100,) = _S_i.unpack_from(data, pos)
+    f_member_id = data[pos : pos + _n101].decode()
+    pos += _n101
+    (_n102,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n100 < 0:
+    if _n102 < 0:
         raise InvalidValueError("Metadata: null or negative length")
-    f_metadata = data[pos : pos + _n100]
-    pos += _n100
+    f_metadata = data[pos : pos + _n102]
+    pos += _n102
     return JoinGroupResponseMember(f_member_id, None, f_metadata), pos
 
 
 def _encode_JoinGroupResponseMember_v0(o: JoinGroupResponseMember, out: bytearray) -> None:
     """JoinGroupResponseMember, versions 0-4."""
-    _b101 = o.member_id.encode()
-    out += _S_h.pack(len(_b101))
-    out += _b101
-    _b102 = o.metadata
-    out += _S_i.pack(len(_b102))
-    out += _b102
+    _b103 = o.member_id.encode()
+    out += _S_h.pack(len(_b103))
+    out += _b103
+    _b104 = o.metadata
+    out += _S_i.pack(len(_b104))
+    out += _b104
 
 
 def _decode_JoinGroupResponseMember_v5(data: bytes, pos: int) -> tuple[JoinGroupResponseMember, int]:
     """JoinGroupResponseMember, version 5."""
-    (_n103,) = _S_h.unpack_from(data, pos)
+    (_n105,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n103 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n103].decode()
-    pos += _n103
-    (_n104,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if _n104 < 0:
-        f_group_instance_id = None
-        if _n104 != -1:
-            raise InvalidValueError("GroupInstanceId: length " + str(_n104))
-    else:
-        f_group_instance_id = data[pos : pos + _n104].decode()
-        pos += _n104
-    (_n105,) = _S_i.unpack_from(data, pos)
-    pos += 4
     if _n105 < 0:
-        raise InvalidValueError("Metadata: null or negative length")
-    f_metadata = data[pos : pos + _n105]
+        raise InvalidValueError("MemberId: null or negative length")
+    f_member_id = data[pos : pos + _n105].decode()
     pos += _n105
+    (_n106,) = _S_h.unpack_from(data, pos)
+    pos += 2
+    if _n106 < 0:
+        f_group_instance_id = None
+        if _n106 != -1:
+            raise InvalidValueError("GroupInstanceId: length " + str(_n106))
+    else:
+        f_group_instance_id = data[pos : pos + _n106].decode()
+        pos += _n106
+    (_n107,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n107 < 0:
+        raise InvalidValueError("Metadata: null or negative length")
+    f_metadata = data[pos : pos + _n107]
+    pos += _n107
     return JoinGroupResponseMember(f_member_id, f_group_instance_id, f_metadata), pos
 
 
 def _encode_JoinGroupResponseMember_v5(o: JoinGroupResponseMember, out: bytearray) -> None:
     """JoinGroupResponseMember, version 5."""
-    _b106 = o.member_id.encode()
-    out += _S_h.pack(len(_b106))
-    out += _b106
-    _b107 = None if o.group_instance_id is None else o.group_instance_id.encode()
-    out += _S_h.pack(-1 if _b107 is None else len(_b107))
-    if _b107 is not None:
-        out += _b107
-    _b108 = o.metadata
-    out += _S_i.pack(len(_b108))
+    _b108 = o.member_id.encode()
+    out += _S_h.pack(len(_b108))
     out += _b108
+    _b109 = None if o.group_instance_id is None else o.group_instance_id.encode()
+    out += _S_h.pack(-1 if _b109 is None else len(_b109))
+    if _b109 is not None:
+        out += _b109
+    _b110 = o.metadata
+    out += _S_i.pack(len(_b110))
+    out += _b110
 
 
 def _decode_JoinGroupResponseMember_v6(data: bytes, pos: int) -> tuple[JoinGroupResponseMember, int]:
     """JoinGroupResponseMember, versions 6-9 (flexible)."""
-    _n109 = data[pos]
-    if _n109 < 128:
-        pos += 1
-    else:
-        _n109, pos = read_uvarint(data, pos)
-    _n109 -= 1
-    if _n109 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n109].decode()
-    pos += _n109
-    _n110 = data[pos]
-    if _n110 < 128:
-        pos += 1
-    else:
-        _n110, pos = read_uvarint(data, pos)
-    _n110 -= 1
-    if _n110 < 0:
-        f_group_instance_id = None
-        if _n110 != -1:
-            raise InvalidValueError("GroupInstanceId: length " + str(_n110))
-    else:
-        f_group_instance_id = data[pos : pos + _n110].decode()
-        pos += _n110
     _n111 = data[pos]
-    if _n111 < 128:
+    if 0 < _n111 < 128:
+        f_member_id = data[pos + 1 : pos + _n111].decode()
+        pos += _n111
+    else:
+        f_member_id, pos = read_compact_string(data, pos)
+    _n112 = data[pos]
+    if 0 < _n112 < 128:
+        f_group_instance_id = data[pos + 1 : pos + _n112].decode()
+        pos += _n112
+    elif _n112 == 0:
+        f_group_instance_id = None
         pos += 1
     else:
-        _n111, pos = read_uvarint(data, pos)
-    _n111 -= 1
-    if _n111 < 0:
-        raise InvalidValueError("Metadata: null or negative length")
-    f_metadata = data[pos : pos + _n111]
-    pos += _n111
+        f_group_instance_id, pos = read_compact_nullable_string(data, pos)
+    _n113 = data[pos]
+    if 0 < _n113 < 128:
+        f_metadata = data[pos + 1 : pos + _n113]
+        pos += _n113
+    else:
+        f_metadata, pos = read_compact_bytes(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -915,73 +881,73 @@ def _decode_JoinGroupResponseMember_v6(data: bytes, pos: int) -> tuple[JoinGroup
 
 def _encode_JoinGroupResponseMember_v6(o: JoinGroupResponseMember, out: bytearray) -> None:
     """JoinGroupResponseMember, versions 6-9 (flexible)."""
-    _b112 = o.member_id.encode()
-    _n113 = len(_b112) + 1
-    if _n113 < 128:
-        out.append(_n113)
+    _b114 = o.member_id.encode()
+    _n115 = len(_b114) + 1
+    if _n115 < 128:
+        out.append(_n115)
     else:
-        write_uvarint(out, _n113)
-    out += _b112
+        write_uvarint(out, _n115)
+    out += _b114
     if o.group_instance_id is None:
         out.append(0)
     else:
-        _b114 = o.group_instance_id.encode()
-        _n115 = len(_b114) + 1
-        if _n115 < 128:
-            out.append(_n115)
+        _b116 = o.group_instance_id.encode()
+        _n117 = len(_b116) + 1
+        if _n117 < 128:
+            out.append(_n117)
         else:
-            write_uvarint(out, _n115)
-        out += _b114
-    _n116 = len(o.metadata) + 1
-    if _n116 < 128:
-        out.append(_n116)
+            write_uvarint(out, _n117)
+        out += _b116
+    _n118 = len(o.metadata) + 1
+    if _n118 < 128:
+        out.append(_n118)
     else:
-        write_uvarint(out, _n116)
+        write_uvarint(out, _n118)
     out += o.metadata
     out.append(0)  # no tagged fields
 
 
 def _decode_JoinGroupResponse_v0(data: bytes, pos: int) -> tuple[JoinGroupResponse, int]:
     """JoinGroupResponse, versions 0-1."""
-    f_error_code, f_generation_id, _n117 = _S_hih.unpack_from(data, pos)
+    f_error_code, f_generation_id, _n119 = _S_hih.unpack_from(data, pos)
     pos += 8
-    if _n117 < 0:
-        raise InvalidValueError("ProtocolName: null or negative length")
-    f_protocol_name = data[pos : pos + _n117].decode()
-    pos += _n117
-    (_n118,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if _n118 < 0:
-        raise InvalidValueError("Leader: null or negative length")
-    f_leader = data[pos : pos + _n118].decode()
-    pos += _n118
-    (_n119,) = _S_h.unpack_from(data, pos)
-    pos += 2
     if _n119 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n119].decode()
+        raise InvalidValueError("ProtocolName: null or negative length")
+    f_protocol_name = data[pos : pos + _n119].decode()
     pos += _n119
-    (_n120,) = _S_i.unpack_from(data, pos)
-    pos += 4
+    (_n120,) = _S_h.unpack_from(data, pos)
+    pos += 2
     if _n120 < 0:
+        raise InvalidValueError("Leader: null or negative length")
+    f_leader = data[pos : pos + _n120].decode()
+    pos += _n120
+    (_n121,) = _S_h.unpack_from(data, pos)
+    pos += 2
+    if _n121 < 0:
+        raise InvalidValueError("MemberId: null or negative length")
+    f_member_id = data[pos : pos + _n121].decode()
+    pos += _n121
+    (_n122,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n122 < 0:
         raise InvalidValueError("Members: null or negative length")
-    if _n120 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n120) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n122 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n122) + " elements in " + str(len(data) - pos) + " bytes")
     f_members = []
-    for _ in range(_n120):
-        (_n122,) = _S_h.unpack_from(data, pos)
+    for _ in range(_n122):
+        (_n124,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n122 < 0:
+        if _n124 < 0:
             raise InvalidValueError("MemberId: null or negative length")
-        _m121_member_id = data[pos : pos + _n122].decode()
-        pos += _n122
-        (_n123,) = _S_i.unpack_from(data, pos)
+        _m123_member_id = data[pos : pos + _n124].decode()
+        pos += _n124
+        (_n125,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n123 < 0:
+        if _n125 < 0:
             raise InvalidValueError("Metadata: null or negative length")
-        _m121_metadata = data[pos : pos + _n123]
-        pos += _n123
-        f_members.append(JoinGroupResponseMember(_m121_member_id, None, _m121_metadata))
+        _m123_metadata = data[pos : pos + _n125]
+        pos += _n125
+        f_members.append(JoinGroupResponseMember(_m123_member_id, None, _m123_metadata))
     return JoinGroupResponse(
         0, f_error_code, f_generation_id, None, f_protocol_name, f_leader, False, f_member_id, f_members
     ), pos
@@ -989,70 +955,70 @@ def _decode_JoinGroupResponse_v0(data: bytes, pos: int) -> tuple[JoinGroupRespon
 
 def _encode_JoinGroupResponse_v0(o: JoinGroupResponse, out: bytearray) -> None:
     """JoinGroupResponse, versions 0-1."""
-    _v124 = o.protocol_name
-    if _v124 is None:
+    _v126 = o.protocol_name
+    if _v126 is None:
         raise EncodeError("JoinGroupResponse.protocol_name is null, which version 0 does not allow")
-    _b125 = _v124.encode()
-    out += _S_hih.pack(o.error_code, o.generation_id, len(_b125))
-    out += _b125
-    _b126 = o.leader.encode()
-    out += _S_h.pack(len(_b126))
-    out += _b126
-    _b127 = o.member_id.encode()
-    out += _S_h.pack(len(_b127))
+    _b127 = _v126.encode()
+    out += _S_hih.pack(o.error_code, o.generation_id, len(_b127))
     out += _b127
-    _a128 = o.members
-    out += _S_i.pack(len(_a128))
-    for _e129 in _a128:
-        _b130 = _e129.member_id.encode()
-        out += _S_h.pack(len(_b130))
-        out += _b130
-        _b131 = _e129.metadata
-        out += _S_i.pack(len(_b131))
-        out += _b131
+    _b128 = o.leader.encode()
+    out += _S_h.pack(len(_b128))
+    out += _b128
+    _b129 = o.member_id.encode()
+    out += _S_h.pack(len(_b129))
+    out += _b129
+    _a130 = o.members
+    out += _S_i.pack(len(_a130))
+    for _e131 in _a130:
+        _b132 = _e131.member_id.encode()
+        out += _S_h.pack(len(_b132))
+        out += _b132
+        _b133 = _e131.metadata
+        out += _S_i.pack(len(_b133))
+        out += _b133
 
 
 def _decode_JoinGroupResponse_v2(data: bytes, pos: int) -> tuple[JoinGroupResponse, int]:
     """JoinGroupResponse, versions 2-4."""
-    f_throttle_time_ms, f_error_code, f_generation_id, _n132 = _S_ihih.unpack_from(data, pos)
+    f_throttle_time_ms, f_error_code, f_generation_id, _n134 = _S_ihih.unpack_from(data, pos)
     pos += 12
-    if _n132 < 0:
-        raise InvalidValueError("ProtocolName: null or negative length")
-    f_protocol_name = data[pos : pos + _n132].decode()
-    pos += _n132
-    (_n133,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if _n133 < 0:
-        raise InvalidValueError("Leader: null or negative length")
-    f_leader = data[pos : pos + _n133].decode()
-    pos += _n133
-    (_n134,) = _S_h.unpack_from(data, pos)
-    pos += 2
     if _n134 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n134].decode()
+        raise InvalidValueError("ProtocolName: null or negative length")
+    f_protocol_name = data[pos : pos + _n134].decode()
     pos += _n134
-    (_n135,) = _S_i.unpack_from(data, pos)
-    pos += 4
+    (_n135,) = _S_h.unpack_from(data, pos)
+    pos += 2
     if _n135 < 0:
+        raise InvalidValueError("Leader: null or negative length")
+    f_leader = data[pos : pos + _n135].decode()
+    pos += _n135
+    (_n136,) = _S_h.unpack_from(data, pos)
+    pos += 2
+    if _n136 < 0:
+        raise InvalidValueError("MemberId: null or negative length")
+    f_member_id = data[pos : pos + _n136].decode()
+    pos += _n136
+    (_n137,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n137 < 0:
         raise InvalidValueError("Members: null or negative length")
-    if _n135 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n135) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n137 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n137) + " elements in " + str(len(data) - pos) + " bytes")
     f_members = []
-    for _ in range(_n135):
-        (_n137,) = _S_h.unpack_from(data, pos)
+    for _ in range(_n137):
+        (_n139,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n137 < 0:
+        if _n139 < 0:
             raise InvalidValueError("MemberId: null or negative length")
-        _m136_member_id = data[pos : pos + _n137].decode()
-        pos += _n137
-        (_n138,) = _S_i.unpack_from(data, pos)
+        _m138_member_id = data[pos : pos + _n139].decode()
+        pos += _n139
+        (_n140,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n138 < 0:
+        if _n140 < 0:
             raise InvalidValueError("Metadata: null or negative length")
-        _m136_metadata = data[pos : pos + _n138]
-        pos += _n138
-        f_members.append(JoinGroupResponseMember(_m136_member_id, None, _m136_metadata))
+        _m138_metadata = data[pos : pos + _n140]
+        pos += _n140
+        f_members.append(JoinGroupResponseMember(_m138_member_id, None, _m138_metadata))
     return JoinGroupResponse(
         f_throttle_time_ms,
         f_error_code,
@@ -1068,79 +1034,79 @@ def _decode_JoinGroupResponse_v2(data: bytes, pos: int) -> tuple[JoinGroupRespon
 
 def _encode_JoinGroupResponse_v2(o: JoinGroupResponse, out: bytearray) -> None:
     """JoinGroupResponse, versions 2-4."""
-    _v139 = o.protocol_name
-    if _v139 is None:
+    _v141 = o.protocol_name
+    if _v141 is None:
         raise EncodeError("JoinGroupResponse.protocol_name is null, which version 2 does not allow")
-    _b140 = _v139.encode()
-    out += _S_ihih.pack(o.throttle_time_ms, o.error_code, o.generation_id, len(_b140))
-    out += _b140
-    _b141 = o.leader.encode()
-    out += _S_h.pack(len(_b141))
-    out += _b141
-    _b142 = o.member_id.encode()
-    out += _S_h.pack(len(_b142))
+    _b142 = _v141.encode()
+    out += _S_ihih.pack(o.throttle_time_ms, o.error_code, o.generation_id, len(_b142))
     out += _b142
-    _a143 = o.members
-    out += _S_i.pack(len(_a143))
-    for _e144 in _a143:
-        _b145 = _e144.member_id.encode()
-        out += _S_h.pack(len(_b145))
-        out += _b145
-        _b146 = _e144.metadata
-        out += _S_i.pack(len(_b146))
-        out += _b146
+    _b143 = o.leader.encode()
+    out += _S_h.pack(len(_b143))
+    out += _b143
+    _b144 = o.member_id.encode()
+    out += _S_h.pack(len(_b144))
+    out += _b144
+    _a145 = o.members
+    out += _S_i.pack(len(_a145))
+    for _e146 in _a145:
+        _b147 = _e146.member_id.encode()
+        out += _S_h.pack(len(_b147))
+        out += _b147
+        _b148 = _e146.metadata
+        out += _S_i.pack(len(_b148))
+        out += _b148
 
 
 def _decode_JoinGroupResponse_v5(data: bytes, pos: int) -> tuple[JoinGroupResponse, int]:
     """JoinGroupResponse, version 5."""
-    f_throttle_time_ms, f_error_code, f_generation_id, _n147 = _S_ihih.unpack_from(data, pos)
+    f_throttle_time_ms, f_error_code, f_generation_id, _n149 = _S_ihih.unpack_from(data, pos)
     pos += 12
-    if _n147 < 0:
-        raise InvalidValueError("ProtocolName: null or negative length")
-    f_protocol_name = data[pos : pos + _n147].decode()
-    pos += _n147
-    (_n148,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if _n148 < 0:
-        raise InvalidValueError("Leader: null or negative length")
-    f_leader = data[pos : pos + _n148].decode()
-    pos += _n148
-    (_n149,) = _S_h.unpack_from(data, pos)
-    pos += 2
     if _n149 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n149].decode()
+        raise InvalidValueError("ProtocolName: null or negative length")
+    f_protocol_name = data[pos : pos + _n149].decode()
     pos += _n149
-    (_n150,) = _S_i.unpack_from(data, pos)
-    pos += 4
+    (_n150,) = _S_h.unpack_from(data, pos)
+    pos += 2
     if _n150 < 0:
+        raise InvalidValueError("Leader: null or negative length")
+    f_leader = data[pos : pos + _n150].decode()
+    pos += _n150
+    (_n151,) = _S_h.unpack_from(data, pos)
+    pos += 2
+    if _n151 < 0:
+        raise InvalidValueError("MemberId: null or negative length")
+    f_member_id = data[pos : pos + _n151].decode()
+    pos += _n151
+    (_n152,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n152 < 0:
         raise InvalidValueError("Members: null or negative length")
-    if _n150 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n150) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n152 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n152) + " elements in " + str(len(data) - pos) + " bytes")
     f_members = []
-    for _ in range(_n150):
-        (_n152,) = _S_h.unpack_from(data, pos)
+    for _ in range(_n152):
+        (_n154,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n152 < 0:
-            raise InvalidValueError("MemberId: null or negative length")
-        _m151_member_id = data[pos : pos + _n152].decode()
-        pos += _n152
-        (_n153,) = _S_h.unpack_from(data, pos)
-        pos += 2
-        if _n153 < 0:
-            _m151_group_instance_id = None
-            if _n153 != -1:
-                raise InvalidValueError("GroupInstanceId: length " + str(_n153))
-        else:
-            _m151_group_instance_id = data[pos : pos + _n153].decode()
-            pos += _n153
-        (_n154,) = _S_i.unpack_from(data, pos)
-        pos += 4
         if _n154 < 0:
-            raise InvalidValueError("Metadata: null or negative length")
-        _m151_metadata = data[pos : pos + _n154]
+            raise InvalidValueError("MemberId: null or negative length")
+        _m153_member_id = data[pos : pos + _n154].decode()
         pos += _n154
-        f_members.append(JoinGroupResponseMember(_m151_member_id, _m151_group_instance_id, _m151_metadata))
+        (_n155,) = _S_h.unpack_from(data, pos)
+        pos += 2
+        if _n155 < 0:
+            _m153_group_instance_id = None
+            if _n155 != -1:
+                raise InvalidValueError("GroupInstanceId: length " + str(_n155))
+        else:
+            _m153_group_instance_id = data[pos : pos + _n155].decode()
+            pos += _n155
+        (_n156,) = _S_i.unpack_from(data, pos)
+        pos += 4
+        if _n156 < 0:
+            raise InvalidValueError("Metadata: null or negative length")
+        _m153_metadata = data[pos : pos + _n156]
+        pos += _n156
+        f_members.append(JoinGroupResponseMember(_m153_member_id, _m153_group_instance_id, _m153_metadata))
     return JoinGroupResponse(
         f_throttle_time_ms,
         f_error_code,
@@ -1156,117 +1122,93 @@ def _decode_JoinGroupResponse_v5(data: bytes, pos: int) -> tuple[JoinGroupRespon
 
 def _encode_JoinGroupResponse_v5(o: JoinGroupResponse, out: bytearray) -> None:
     """JoinGroupResponse, version 5."""
-    _v155 = o.protocol_name
-    if _v155 is None:
+    _v157 = o.protocol_name
+    if _v157 is None:
         raise EncodeError("JoinGroupResponse.protocol_name is null, which version 5 does not allow")
-    _b156 = _v155.encode()
-    out += _S_ihih.pack(o.throttle_time_ms, o.error_code, o.generation_id, len(_b156))
-    out += _b156
-    _b157 = o.leader.encode()
-    out += _S_h.pack(len(_b157))
-    out += _b157
-    _b158 = o.member_id.encode()
-    out += _S_h.pack(len(_b158))
+    _b158 = _v157.encode()
+    out += _S_ihih.pack(o.throttle_time_ms, o.error_code, o.generation_id, len(_b158))
     out += _b158
-    _a159 = o.members
-    out += _S_i.pack(len(_a159))
-    for _e160 in _a159:
-        _b161 = _e160.member_id.encode()
-        out += _S_h.pack(len(_b161))
-        out += _b161
-        _b162 = None if _e160.group_instance_id is None else _e160.group_instance_id.encode()
-        out += _S_h.pack(-1 if _b162 is None else len(_b162))
-        if _b162 is not None:
-            out += _b162
-        _b163 = _e160.metadata
-        out += _S_i.pack(len(_b163))
+    _b159 = o.leader.encode()
+    out += _S_h.pack(len(_b159))
+    out += _b159
+    _b160 = o.member_id.encode()
+    out += _S_h.pack(len(_b160))
+    out += _b160
+    _a161 = o.members
+    out += _S_i.pack(len(_a161))
+    for _e162 in _a161:
+        _b163 = _e162.member_id.encode()
+        out += _S_h.pack(len(_b163))
         out += _b163
+        _b164 = None if _e162.group_instance_id is None else _e162.group_instance_id.encode()
+        out += _S_h.pack(-1 if _b164 is None else len(_b164))
+        if _b164 is not None:
+            out += _b164
+        _b165 = _e162.metadata
+        out += _S_i.pack(len(_b165))
+        out += _b165
 
 
 def _decode_JoinGroupResponse_v6(data: bytes, pos: int) -> tuple[JoinGroupResponse, int]:
     """JoinGroupResponse, version 6 (flexible)."""
     f_throttle_time_ms, f_error_code, f_generation_id = _S_ihi.unpack_from(data, pos)
     pos += 10
-    _n164 = data[pos]
-    if _n164 < 128:
-        pos += 1
-    else:
-        _n164, pos = read_uvarint(data, pos)
-    _n164 -= 1
-    if _n164 < 0:
-        raise InvalidValueError("ProtocolName: null or negative length")
-    f_protocol_name = data[pos : pos + _n164].decode()
-    pos += _n164
-    _n165 = data[pos]
-    if _n165 < 128:
-        pos += 1
-    else:
-        _n165, pos = read_uvarint(data, pos)
-    _n165 -= 1
-    if _n165 < 0:
-        raise InvalidValueError("Leader: null or negative length")
-    f_leader = data[pos : pos + _n165].decode()
-    pos += _n165
     _n166 = data[pos]
-    if _n166 < 128:
-        pos += 1
+    if 0 < _n166 < 128:
+        f_protocol_name = data[pos + 1 : pos + _n166].decode()
+        pos += _n166
     else:
-        _n166, pos = read_uvarint(data, pos)
-    _n166 -= 1
-    if _n166 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n166].decode()
-    pos += _n166
+        f_protocol_name, pos = read_compact_string(data, pos)
     _n167 = data[pos]
-    if _n167 < 128:
+    if 0 < _n167 < 128:
+        f_leader = data[pos + 1 : pos + _n167].decode()
+        pos += _n167
+    else:
+        f_leader, pos = read_compact_string(data, pos)
+    _n168 = data[pos]
+    if 0 < _n168 < 128:
+        f_member_id = data[pos + 1 : pos + _n168].decode()
+        pos += _n168
+    else:
+        f_member_id, pos = read_compact_string(data, pos)
+    _n169 = data[pos]
+    if _n169 < 128:
         pos += 1
     else:
-        _n167, pos = read_uvarint(data, pos)
-    _n167 -= 1
-    if _n167 < 0:
+        _n169, pos = read_uvarint(data, pos)
+    _n169 -= 1
+    if _n169 < 0:
         raise InvalidValueError("Members: null or negative length")
-    if _n167 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n167) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n169 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n169) + " elements in " + str(len(data) - pos) + " bytes")
     f_members = []
-    for _ in range(_n167):
-        _n169 = data[pos]
-        if _n169 < 128:
-            pos += 1
-        else:
-            _n169, pos = read_uvarint(data, pos)
-        _n169 -= 1
-        if _n169 < 0:
-            raise InvalidValueError("MemberId: null or negative length")
-        _m168_member_id = data[pos : pos + _n169].decode()
-        pos += _n169
-        _n170 = data[pos]
-        if _n170 < 128:
-            pos += 1
-        else:
-            _n170, pos = read_uvarint(data, pos)
-        _n170 -= 1
-        if _n170 < 0:
-            _m168_group_instance_id = None
-            if _n170 != -1:
-                raise InvalidValueError("GroupInstanceId: length " + str(_n170))
-        else:
-            _m168_group_instance_id = data[pos : pos + _n170].decode()
-            pos += _n170
+    for _ in range(_n169):
         _n171 = data[pos]
-        if _n171 < 128:
+        if 0 < _n171 < 128:
+            _m170_member_id = data[pos + 1 : pos + _n171].decode()
+            pos += _n171
+        else:
+            _m170_member_id, pos = read_compact_string(data, pos)
+        _n172 = data[pos]
+        if 0 < _n172 < 128:
+            _m170_group_instance_id = data[pos + 1 : pos + _n172].decode()
+            pos += _n172
+        elif _n172 == 0:
+            _m170_group_instance_id = None
             pos += 1
         else:
-            _n171, pos = read_uvarint(data, pos)
-        _n171 -= 1
-        if _n171 < 0:
-            raise InvalidValueError("Metadata: null or negative length")
-        _m168_metadata = data[pos : pos + _n171]
-        pos += _n171
+            _m170_group_instance_id, pos = read_compact_nullable_string(data, pos)
+        _n173 = data[pos]
+        if 0 < _n173 < 128:
+            _m170_metadata = data[pos + 1 : pos + _n173]
+            pos += _n173
+        else:
+            _m170_metadata, pos = read_compact_bytes(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_members.append(JoinGroupResponseMember(_m168_member_id, _m168_group_instance_id, _m168_metadata))
+        f_members.append(JoinGroupResponseMember(_m170_member_id, _m170_group_instance_id, _m170_metadata))
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1286,57 +1228,61 @@ def _decode_JoinGroupResponse_v6(data: bytes, pos: int) -> tuple[JoinGroupRespon
 
 def _encode_JoinGroupResponse_v6(o: JoinGroupResponse, out: bytearray) -> None:
     """JoinGroupResponse, version 6 (flexible)."""
-    _v172 = o.protocol_name
-    if _v172 is None:
+    _v174 = o.protocol_name
+    if _v174 is None:
         raise EncodeError("JoinGroupResponse.protocol_name is null, which version 6 does not allow")
     out += _S_ihi.pack(o.throttle_time_ms, o.error_code, o.generation_id)
-    _b173 = _v172.encode()
-    _n174 = len(_b173) + 1
-    if _n174 < 128:
-        out.append(_n174)
-    else:
-        write_uvarint(out, _n174)
-    out += _b173
-    _b175 = o.leader.encode()
+    _b175 = _v174.encode()
     _n176 = len(_b175) + 1
     if _n176 < 128:
         out.append(_n176)
     else:
         write_uvarint(out, _n176)
     out += _b175
-    _b177 = o.member_id.encode()
+    _b177 = o.leader.encode()
     _n178 = len(_b177) + 1
     if _n178 < 128:
         out.append(_n178)
     else:
         write_uvarint(out, _n178)
     out += _b177
-    _a179 = o.members
-    write_uvarint(out, len(_a179) + 1)
-    for _e180 in _a179:
-        _b181 = _e180.member_id.encode()
-        _n182 = len(_b181) + 1
-        if _n182 < 128:
-            out.append(_n182)
-        else:
-            write_uvarint(out, _n182)
-        out += _b181
-        if _e180.group_instance_id is None:
-            out.append(0)
-        else:
-            _b183 = _e180.group_instance_id.encode()
-            _n184 = len(_b183) + 1
-            if _n184 < 128:
-                out.append(_n184)
-            else:
-                write_uvarint(out, _n184)
-            out += _b183
-        _n185 = len(_e180.metadata) + 1
+    _b179 = o.member_id.encode()
+    _n180 = len(_b179) + 1
+    if _n180 < 128:
+        out.append(_n180)
+    else:
+        write_uvarint(out, _n180)
+    out += _b179
+    _a181 = o.members
+    _n182 = len(_a181) + 1
+    if _n182 < 128:
+        out.append(_n182)
+    else:
+        write_uvarint(out, _n182)
+    for _e183 in _a181:
+        _b184 = _e183.member_id.encode()
+        _n185 = len(_b184) + 1
         if _n185 < 128:
             out.append(_n185)
         else:
             write_uvarint(out, _n185)
-        out += _e180.metadata
+        out += _b184
+        if _e183.group_instance_id is None:
+            out.append(0)
+        else:
+            _b186 = _e183.group_instance_id.encode()
+            _n187 = len(_b186) + 1
+            if _n187 < 128:
+                out.append(_n187)
+            else:
+                write_uvarint(out, _n187)
+            out += _b186
+        _n188 = len(_e183.metadata) + 1
+        if _n188 < 128:
+            out.append(_n188)
+        else:
+            write_uvarint(out, _n188)
+        out += _e183.metadata
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
@@ -1345,102 +1291,74 @@ def _decode_JoinGroupResponse_v7(data: bytes, pos: int) -> tuple[JoinGroupRespon
     """JoinGroupResponse, versions 7-8 (flexible)."""
     f_throttle_time_ms, f_error_code, f_generation_id = _S_ihi.unpack_from(data, pos)
     pos += 10
-    _n186 = data[pos]
-    if _n186 < 128:
-        pos += 1
-    else:
-        _n186, pos = read_uvarint(data, pos)
-    _n186 -= 1
-    if _n186 < 0:
-        f_protocol_type = None
-        if _n186 != -1:
-            raise InvalidValueError("ProtocolType: length " + str(_n186))
-    else:
-        f_protocol_type = data[pos : pos + _n186].decode()
-        pos += _n186
-    _n187 = data[pos]
-    if _n187 < 128:
-        pos += 1
-    else:
-        _n187, pos = read_uvarint(data, pos)
-    _n187 -= 1
-    if _n187 < 0:
-        f_protocol_name = None
-        if _n187 != -1:
-            raise InvalidValueError("ProtocolName: length " + str(_n187))
-    else:
-        f_protocol_name = data[pos : pos + _n187].decode()
-        pos += _n187
-    _n188 = data[pos]
-    if _n188 < 128:
-        pos += 1
-    else:
-        _n188, pos = read_uvarint(data, pos)
-    _n188 -= 1
-    if _n188 < 0:
-        raise InvalidValueError("Leader: null or negative length")
-    f_leader = data[pos : pos + _n188].decode()
-    pos += _n188
     _n189 = data[pos]
-    if _n189 < 128:
+    if 0 < _n189 < 128:
+        f_protocol_type = data[pos + 1 : pos + _n189].decode()
+        pos += _n189
+    elif _n189 == 0:
+        f_protocol_type = None
         pos += 1
     else:
-        _n189, pos = read_uvarint(data, pos)
-    _n189 -= 1
-    if _n189 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n189].decode()
-    pos += _n189
+        f_protocol_type, pos = read_compact_nullable_string(data, pos)
     _n190 = data[pos]
-    if _n190 < 128:
+    if 0 < _n190 < 128:
+        f_protocol_name = data[pos + 1 : pos + _n190].decode()
+        pos += _n190
+    elif _n190 == 0:
+        f_protocol_name = None
         pos += 1
     else:
-        _n190, pos = read_uvarint(data, pos)
-    _n190 -= 1
-    if _n190 < 0:
-        raise InvalidValueError("Members: null or negative length")
-    if _n190 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n190) + " elements in " + str(len(data) - pos) + " bytes")
-    f_members = []
-    for _ in range(_n190):
-        _n192 = data[pos]
-        if _n192 < 128:
-            pos += 1
-        else:
-            _n192, pos = read_uvarint(data, pos)
-        _n192 -= 1
-        if _n192 < 0:
-            raise InvalidValueError("MemberId: null or negative length")
-        _m191_member_id = data[pos : pos + _n192].decode()
+        f_protocol_name, pos = read_compact_nullable_string(data, pos)
+    _n191 = data[pos]
+    if 0 < _n191 < 128:
+        f_leader = data[pos + 1 : pos + _n191].decode()
+        pos += _n191
+    else:
+        f_leader, pos = read_compact_string(data, pos)
+    _n192 = data[pos]
+    if 0 < _n192 < 128:
+        f_member_id = data[pos + 1 : pos + _n192].decode()
         pos += _n192
-        _n193 = data[pos]
-        if _n193 < 128:
+    else:
+        f_member_id, pos = read_compact_string(data, pos)
+    _n193 = data[pos]
+    if _n193 < 128:
+        pos += 1
+    else:
+        _n193, pos = read_uvarint(data, pos)
+    _n193 -= 1
+    if _n193 < 0:
+        raise InvalidValueError("Members: null or negative length")
+    if _n193 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n193) + " elements in " + str(len(data) - pos) + " bytes")
+    f_members = []
+    for _ in range(_n193):
+        _n195 = data[pos]
+        if 0 < _n195 < 128:
+            _m194_member_id = data[pos + 1 : pos + _n195].decode()
+            pos += _n195
+        else:
+            _m194_member_id, pos = read_compact_string(data, pos)
+        _n196 = data[pos]
+        if 0 < _n196 < 128:
+            _m194_group_instance_id = data[pos + 1 : pos + _n196].decode()
+            pos += _n196
+        elif _n196 == 0:
+            _m194_group_instance_id = None
             pos += 1
         else:
-            _n193, pos = read_uvarint(data, pos)
-        _n193 -= 1
-        if _n193 < 0:
-            _m191_group_instance_id = None
-            if _n193 != -1:
-                raise InvalidValueError("GroupInstanceId: length " + str(_n193))
+            _m194_group_instance_id, pos = read_compact_nullable_string(data, pos)
+        _n197 = data[pos]
+        if 0 < _n197 < 128:
+            _m194_metadata = data[pos + 1 : pos + _n197]
+            pos += _n197
         else:
-            _m191_group_instance_id = data[pos : pos + _n193].decode()
-            pos += _n193
-        _n194 = data[pos]
-        if _n194 < 128:
-            pos += 1
-        else:
-            _n194, pos = read_uvarint(data, pos)
-        _n194 -= 1
-        if _n194 < 0:
-            raise InvalidValueError("Metadata: null or negative length")
-        _m191_metadata = data[pos : pos + _n194]
-        pos += _n194
+            _m194_metadata, pos = read_compact_bytes(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_members.append(JoinGroupResponseMember(_m191_member_id, _m191_group_instance_id, _m191_metadata))
+        f_members.append(JoinGroupResponseMember(_m194_member_id, _m194_group_instance_id, _m194_metadata))
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1464,63 +1382,67 @@ def _encode_JoinGroupResponse_v7(o: JoinGroupResponse, out: bytearray) -> None:
     if o.protocol_type is None:
         out.append(0)
     else:
-        _b195 = o.protocol_type.encode()
-        _n196 = len(_b195) + 1
-        if _n196 < 128:
-            out.append(_n196)
+        _b198 = o.protocol_type.encode()
+        _n199 = len(_b198) + 1
+        if _n199 < 128:
+            out.append(_n199)
         else:
-            write_uvarint(out, _n196)
-        out += _b195
+            write_uvarint(out, _n199)
+        out += _b198
     if o.protocol_name is None:
         out.append(0)
     else:
-        _b197 = o.protocol_name.encode()
-        _n198 = len(_b197) + 1
-        if _n198 < 128:
-            out.append(_n198)
+        _b200 = o.protocol_name.encode()
+        _n201 = len(_b200) + 1
+        if _n201 < 128:
+            out.append(_n201)
         else:
-            write_uvarint(out, _n198)
-        out += _b197
-    _b199 = o.leader.encode()
-    _n200 = len(_b199) + 1
-    if _n200 < 128:
-        out.append(_n200)
+            write_uvarint(out, _n201)
+        out += _b200
+    _b202 = o.leader.encode()
+    _n203 = len(_b202) + 1
+    if _n203 < 128:
+        out.append(_n203)
     else:
-        write_uvarint(out, _n200)
-    out += _b199
-    _b201 = o.member_id.encode()
-    _n202 = len(_b201) + 1
-    if _n202 < 128:
-        out.append(_n202)
+        write_uvarint(out, _n203)
+    out += _b202
+    _b204 = o.member_id.encode()
+    _n205 = len(_b204) + 1
+    if _n205 < 128:
+        out.append(_n205)
     else:
-        write_uvarint(out, _n202)
-    out += _b201
-    _a203 = o.members
-    write_uvarint(out, len(_a203) + 1)
-    for _e204 in _a203:
-        _b205 = _e204.member_id.encode()
-        _n206 = len(_b205) + 1
-        if _n206 < 128:
-            out.append(_n206)
+        write_uvarint(out, _n205)
+    out += _b204
+    _a206 = o.members
+    _n207 = len(_a206) + 1
+    if _n207 < 128:
+        out.append(_n207)
+    else:
+        write_uvarint(out, _n207)
+    for _e208 in _a206:
+        _b209 = _e208.member_id.encode()
+        _n210 = len(_b209) + 1
+        if _n210 < 128:
+            out.append(_n210)
         else:
-            write_uvarint(out, _n206)
-        out += _b205
-        if _e204.group_instance_id is None:
+            write_uvarint(out, _n210)
+        out += _b209
+        if _e208.group_instance_id is None:
             out.append(0)
         else:
-            _b207 = _e204.group_instance_id.encode()
-            _n208 = len(_b207) + 1
-            if _n208 < 128:
-                out.append(_n208)
+            _b211 = _e208.group_instance_id.encode()
+            _n212 = len(_b211) + 1
+            if _n212 < 128:
+                out.append(_n212)
             else:
-                write_uvarint(out, _n208)
-            out += _b207
-        _n209 = len(_e204.metadata) + 1
-        if _n209 < 128:
-            out.append(_n209)
+                write_uvarint(out, _n212)
+            out += _b211
+        _n213 = len(_e208.metadata) + 1
+        if _n213 < 128:
+            out.append(_n213)
         else:
-            write_uvarint(out, _n209)
-        out += _e204.metadata
+            write_uvarint(out, _n213)
+        out += _e208.metadata
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
@@ -1529,104 +1451,76 @@ def _decode_JoinGroupResponse_v9(data: bytes, pos: int) -> tuple[JoinGroupRespon
     """JoinGroupResponse, version 9 (flexible)."""
     f_throttle_time_ms, f_error_code, f_generation_id = _S_ihi.unpack_from(data, pos)
     pos += 10
-    _n210 = data[pos]
-    if _n210 < 128:
-        pos += 1
-    else:
-        _n210, pos = read_uvarint(data, pos)
-    _n210 -= 1
-    if _n210 < 0:
+    _n214 = data[pos]
+    if 0 < _n214 < 128:
+        f_protocol_type = data[pos + 1 : pos + _n214].decode()
+        pos += _n214
+    elif _n214 == 0:
         f_protocol_type = None
-        if _n210 != -1:
-            raise InvalidValueError("ProtocolType: length " + str(_n210))
-    else:
-        f_protocol_type = data[pos : pos + _n210].decode()
-        pos += _n210
-    _n211 = data[pos]
-    if _n211 < 128:
         pos += 1
     else:
-        _n211, pos = read_uvarint(data, pos)
-    _n211 -= 1
-    if _n211 < 0:
+        f_protocol_type, pos = read_compact_nullable_string(data, pos)
+    _n215 = data[pos]
+    if 0 < _n215 < 128:
+        f_protocol_name = data[pos + 1 : pos + _n215].decode()
+        pos += _n215
+    elif _n215 == 0:
         f_protocol_name = None
-        if _n211 != -1:
-            raise InvalidValueError("ProtocolName: length " + str(_n211))
-    else:
-        f_protocol_name = data[pos : pos + _n211].decode()
-        pos += _n211
-    _n212 = data[pos]
-    if _n212 < 128:
         pos += 1
     else:
-        _n212, pos = read_uvarint(data, pos)
-    _n212 -= 1
-    if _n212 < 0:
-        raise InvalidValueError("Leader: null or negative length")
-    f_leader = data[pos : pos + _n212].decode()
-    pos += _n212
+        f_protocol_name, pos = read_compact_nullable_string(data, pos)
+    _n216 = data[pos]
+    if 0 < _n216 < 128:
+        f_leader = data[pos + 1 : pos + _n216].decode()
+        pos += _n216
+    else:
+        f_leader, pos = read_compact_string(data, pos)
     (f_skip_assignment,) = _S_o.unpack_from(data, pos)
     pos += 1
-    _n213 = data[pos]
-    if _n213 < 128:
+    _n217 = data[pos]
+    if 0 < _n217 < 128:
+        f_member_id = data[pos + 1 : pos + _n217].decode()
+        pos += _n217
+    else:
+        f_member_id, pos = read_compact_string(data, pos)
+    _n218 = data[pos]
+    if _n218 < 128:
         pos += 1
     else:
-        _n213, pos = read_uvarint(data, pos)
-    _n213 -= 1
-    if _n213 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n213].decode()
-    pos += _n213
-    _n214 = data[pos]
-    if _n214 < 128:
-        pos += 1
-    else:
-        _n214, pos = read_uvarint(data, pos)
-    _n214 -= 1
-    if _n214 < 0:
+        _n218, pos = read_uvarint(data, pos)
+    _n218 -= 1
+    if _n218 < 0:
         raise InvalidValueError("Members: null or negative length")
-    if _n214 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n214) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n218 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n218) + " elements in " + str(len(data) - pos) + " bytes")
     f_members = []
-    for _ in range(_n214):
-        _n216 = data[pos]
-        if _n216 < 128:
+    for _ in range(_n218):
+        _n220 = data[pos]
+        if 0 < _n220 < 128:
+            _m219_member_id = data[pos + 1 : pos + _n220].decode()
+            pos += _n220
+        else:
+            _m219_member_id, pos = read_compact_string(data, pos)
+        _n221 = data[pos]
+        if 0 < _n221 < 128:
+            _m219_group_instance_id = data[pos + 1 : pos + _n221].decode()
+            pos += _n221
+        elif _n221 == 0:
+            _m219_group_instance_id = None
             pos += 1
         else:
-            _n216, pos = read_uvarint(data, pos)
-        _n216 -= 1
-        if _n216 < 0:
-            raise InvalidValueError("MemberId: null or negative length")
-        _m215_member_id = data[pos : pos + _n216].decode()
-        pos += _n216
-        _n217 = data[pos]
-        if _n217 < 128:
-            pos += 1
+            _m219_group_instance_id, pos = read_compact_nullable_string(data, pos)
+        _n222 = data[pos]
+        if 0 < _n222 < 128:
+            _m219_metadata = data[pos + 1 : pos + _n222]
+            pos += _n222
         else:
-            _n217, pos = read_uvarint(data, pos)
-        _n217 -= 1
-        if _n217 < 0:
-            _m215_group_instance_id = None
-            if _n217 != -1:
-                raise InvalidValueError("GroupInstanceId: length " + str(_n217))
-        else:
-            _m215_group_instance_id = data[pos : pos + _n217].decode()
-            pos += _n217
-        _n218 = data[pos]
-        if _n218 < 128:
-            pos += 1
-        else:
-            _n218, pos = read_uvarint(data, pos)
-        _n218 -= 1
-        if _n218 < 0:
-            raise InvalidValueError("Metadata: null or negative length")
-        _m215_metadata = data[pos : pos + _n218]
-        pos += _n218
+            _m219_metadata, pos = read_compact_bytes(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_members.append(JoinGroupResponseMember(_m215_member_id, _m215_group_instance_id, _m215_metadata))
+        f_members.append(JoinGroupResponseMember(_m219_member_id, _m219_group_instance_id, _m219_metadata))
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1650,64 +1544,68 @@ def _encode_JoinGroupResponse_v9(o: JoinGroupResponse, out: bytearray) -> None:
     if o.protocol_type is None:
         out.append(0)
     else:
-        _b219 = o.protocol_type.encode()
-        _n220 = len(_b219) + 1
-        if _n220 < 128:
-            out.append(_n220)
+        _b223 = o.protocol_type.encode()
+        _n224 = len(_b223) + 1
+        if _n224 < 128:
+            out.append(_n224)
         else:
-            write_uvarint(out, _n220)
-        out += _b219
+            write_uvarint(out, _n224)
+        out += _b223
     if o.protocol_name is None:
         out.append(0)
     else:
-        _b221 = o.protocol_name.encode()
-        _n222 = len(_b221) + 1
-        if _n222 < 128:
-            out.append(_n222)
+        _b225 = o.protocol_name.encode()
+        _n226 = len(_b225) + 1
+        if _n226 < 128:
+            out.append(_n226)
         else:
-            write_uvarint(out, _n222)
-        out += _b221
-    _b223 = o.leader.encode()
-    _n224 = len(_b223) + 1
-    if _n224 < 128:
-        out.append(_n224)
+            write_uvarint(out, _n226)
+        out += _b225
+    _b227 = o.leader.encode()
+    _n228 = len(_b227) + 1
+    if _n228 < 128:
+        out.append(_n228)
     else:
-        write_uvarint(out, _n224)
-    out += _b223
+        write_uvarint(out, _n228)
+    out += _b227
     out += _S_o.pack(o.skip_assignment)
-    _b225 = o.member_id.encode()
-    _n226 = len(_b225) + 1
-    if _n226 < 128:
-        out.append(_n226)
+    _b229 = o.member_id.encode()
+    _n230 = len(_b229) + 1
+    if _n230 < 128:
+        out.append(_n230)
     else:
-        write_uvarint(out, _n226)
-    out += _b225
-    _a227 = o.members
-    write_uvarint(out, len(_a227) + 1)
-    for _e228 in _a227:
-        _b229 = _e228.member_id.encode()
-        _n230 = len(_b229) + 1
-        if _n230 < 128:
-            out.append(_n230)
+        write_uvarint(out, _n230)
+    out += _b229
+    _a231 = o.members
+    _n232 = len(_a231) + 1
+    if _n232 < 128:
+        out.append(_n232)
+    else:
+        write_uvarint(out, _n232)
+    for _e233 in _a231:
+        _b234 = _e233.member_id.encode()
+        _n235 = len(_b234) + 1
+        if _n235 < 128:
+            out.append(_n235)
         else:
-            write_uvarint(out, _n230)
-        out += _b229
-        if _e228.group_instance_id is None:
+            write_uvarint(out, _n235)
+        out += _b234
+        if _e233.group_instance_id is None:
             out.append(0)
         else:
-            _b231 = _e228.group_instance_id.encode()
-            _n232 = len(_b231) + 1
-            if _n232 < 128:
-                out.append(_n232)
+            _b236 = _e233.group_instance_id.encode()
+            _n237 = len(_b236) + 1
+            if _n237 < 128:
+                out.append(_n237)
             else:
-                write_uvarint(out, _n232)
-            out += _b231
-        _n233 = len(_e228.metadata) + 1
-        if _n233 < 128:
-            out.append(_n233)
+                write_uvarint(out, _n237)
+            out += _b236
+        _n238 = len(_e233.metadata) + 1
+        if _n238 < 128:
+            out.append(_n238)
         else:
-            write_uvarint(out, _n233)
-        out += _e228.metadata
+            write_uvarint(out, _n238)
+        out += _e233.metadata
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 

@@ -13,7 +13,14 @@ from typing import ClassVar
 
 from protocol import _runtime
 from protocol.errors import InvalidValueError, TruncatedError
-from protocol.primitives import Buffer, read_uvarint, skip_tagged_fields, write_uvarint
+from protocol.primitives import (
+    Buffer,
+    read_compact_nullable_string,
+    read_compact_string,
+    read_uvarint,
+    skip_tagged_fields,
+    write_uvarint,
+)
 from protocol.schema import FieldSpec, MessageSpec
 
 
@@ -66,10 +73,21 @@ class LeaveGroupRequest:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> LeaveGroupRequest:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _LEAVE_GROUP_REQUEST_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "LeaveGroupRequest", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "LeaveGroupRequest", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _LEAVE_GROUP_REQUEST_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "LeaveGroupRequest", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -126,10 +144,21 @@ class LeaveGroupResponse:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> LeaveGroupResponse:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _LEAVE_GROUP_RESPONSE_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "LeaveGroupResponse", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "LeaveGroupResponse", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _LEAVE_GROUP_RESPONSE_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "LeaveGroupResponse", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -177,28 +206,20 @@ def _encode_MemberIdentity_v3(o: MemberIdentity, out: bytearray) -> None:
 def _decode_MemberIdentity_v4(data: bytes, pos: int) -> tuple[MemberIdentity, int]:
     """MemberIdentity, version 4 (flexible)."""
     _n5 = data[pos]
-    if _n5 < 128:
-        pos += 1
+    if 0 < _n5 < 128:
+        f_member_id = data[pos + 1 : pos + _n5].decode()
+        pos += _n5
     else:
-        _n5, pos = read_uvarint(data, pos)
-    _n5 -= 1
-    if _n5 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n5].decode()
-    pos += _n5
+        f_member_id, pos = read_compact_string(data, pos)
     _n6 = data[pos]
-    if _n6 < 128:
+    if 0 < _n6 < 128:
+        f_group_instance_id = data[pos + 1 : pos + _n6].decode()
+        pos += _n6
+    elif _n6 == 0:
+        f_group_instance_id = None
         pos += 1
     else:
-        _n6, pos = read_uvarint(data, pos)
-    _n6 -= 1
-    if _n6 < 0:
-        f_group_instance_id = None
-        if _n6 != -1:
-            raise InvalidValueError("GroupInstanceId: length " + str(_n6))
-    else:
-        f_group_instance_id = data[pos : pos + _n6].decode()
-        pos += _n6
+        f_group_instance_id, pos = read_compact_nullable_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -231,41 +252,29 @@ def _encode_MemberIdentity_v4(o: MemberIdentity, out: bytearray) -> None:
 def _decode_MemberIdentity_v5(data: bytes, pos: int) -> tuple[MemberIdentity, int]:
     """MemberIdentity, version 5 (flexible)."""
     _n11 = data[pos]
-    if _n11 < 128:
-        pos += 1
+    if 0 < _n11 < 128:
+        f_member_id = data[pos + 1 : pos + _n11].decode()
+        pos += _n11
     else:
-        _n11, pos = read_uvarint(data, pos)
-    _n11 -= 1
-    if _n11 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n11].decode()
-    pos += _n11
+        f_member_id, pos = read_compact_string(data, pos)
     _n12 = data[pos]
-    if _n12 < 128:
-        pos += 1
-    else:
-        _n12, pos = read_uvarint(data, pos)
-    _n12 -= 1
-    if _n12 < 0:
-        f_group_instance_id = None
-        if _n12 != -1:
-            raise InvalidValueError("GroupInstanceId: length " + str(_n12))
-    else:
-        f_group_instance_id = data[pos : pos + _n12].decode()
+    if 0 < _n12 < 128:
+        f_group_instance_id = data[pos + 1 : pos + _n12].decode()
         pos += _n12
-    _n13 = data[pos]
-    if _n13 < 128:
+    elif _n12 == 0:
+        f_group_instance_id = None
         pos += 1
     else:
-        _n13, pos = read_uvarint(data, pos)
-    _n13 -= 1
-    if _n13 < 0:
-        f_reason = None
-        if _n13 != -1:
-            raise InvalidValueError("Reason: length " + str(_n13))
-    else:
-        f_reason = data[pos : pos + _n13].decode()
+        f_group_instance_id, pos = read_compact_nullable_string(data, pos)
+    _n13 = data[pos]
+    if 0 < _n13 < 128:
+        f_reason = data[pos + 1 : pos + _n13].decode()
         pos += _n13
+    elif _n13 == 0:
+        f_reason = None
+        pos += 1
+    else:
+        f_reason, pos = read_compact_nullable_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -387,15 +396,11 @@ def _encode_LeaveGroupRequest_v3(o: LeaveGroupRequest, out: bytearray) -> None:
 def _decode_LeaveGroupRequest_v4(data: bytes, pos: int) -> tuple[LeaveGroupRequest, int]:
     """LeaveGroupRequest, version 4 (flexible)."""
     _n34 = data[pos]
-    if _n34 < 128:
-        pos += 1
+    if 0 < _n34 < 128:
+        f_group_id = data[pos + 1 : pos + _n34].decode()
+        pos += _n34
     else:
-        _n34, pos = read_uvarint(data, pos)
-    _n34 -= 1
-    if _n34 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n34].decode()
-    pos += _n34
+        f_group_id, pos = read_compact_string(data, pos)
     _n35 = data[pos]
     if _n35 < 128:
         pos += 1
@@ -409,28 +414,20 @@ def _decode_LeaveGroupRequest_v4(data: bytes, pos: int) -> tuple[LeaveGroupReque
     f_members = []
     for _ in range(_n35):
         _n37 = data[pos]
-        if _n37 < 128:
-            pos += 1
+        if 0 < _n37 < 128:
+            _m36_member_id = data[pos + 1 : pos + _n37].decode()
+            pos += _n37
         else:
-            _n37, pos = read_uvarint(data, pos)
-        _n37 -= 1
-        if _n37 < 0:
-            raise InvalidValueError("MemberId: null or negative length")
-        _m36_member_id = data[pos : pos + _n37].decode()
-        pos += _n37
+            _m36_member_id, pos = read_compact_string(data, pos)
         _n38 = data[pos]
-        if _n38 < 128:
+        if 0 < _n38 < 128:
+            _m36_group_instance_id = data[pos + 1 : pos + _n38].decode()
+            pos += _n38
+        elif _n38 == 0:
+            _m36_group_instance_id = None
             pos += 1
         else:
-            _n38, pos = read_uvarint(data, pos)
-        _n38 -= 1
-        if _n38 < 0:
-            _m36_group_instance_id = None
-            if _n38 != -1:
-                raise InvalidValueError("GroupInstanceId: length " + str(_n38))
-        else:
-            _m36_group_instance_id = data[pos : pos + _n38].decode()
-            pos += _n38
+            _m36_group_instance_id, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
@@ -453,94 +450,82 @@ def _encode_LeaveGroupRequest_v4(o: LeaveGroupRequest, out: bytearray) -> None:
         write_uvarint(out, _n40)
     out += _b39
     _a41 = o.members
-    write_uvarint(out, len(_a41) + 1)
-    for _e42 in _a41:
-        _b43 = _e42.member_id.encode()
-        _n44 = len(_b43) + 1
-        if _n44 < 128:
-            out.append(_n44)
+    _n42 = len(_a41) + 1
+    if _n42 < 128:
+        out.append(_n42)
+    else:
+        write_uvarint(out, _n42)
+    for _e43 in _a41:
+        _b44 = _e43.member_id.encode()
+        _n45 = len(_b44) + 1
+        if _n45 < 128:
+            out.append(_n45)
         else:
-            write_uvarint(out, _n44)
-        out += _b43
-        if _e42.group_instance_id is None:
+            write_uvarint(out, _n45)
+        out += _b44
+        if _e43.group_instance_id is None:
             out.append(0)
         else:
-            _b45 = _e42.group_instance_id.encode()
-            _n46 = len(_b45) + 1
-            if _n46 < 128:
-                out.append(_n46)
+            _b46 = _e43.group_instance_id.encode()
+            _n47 = len(_b46) + 1
+            if _n47 < 128:
+                out.append(_n47)
             else:
-                write_uvarint(out, _n46)
-            out += _b45
+                write_uvarint(out, _n47)
+            out += _b46
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_LeaveGroupRequest_v5(data: bytes, pos: int) -> tuple[LeaveGroupRequest, int]:
     """LeaveGroupRequest, version 5 (flexible)."""
-    _n47 = data[pos]
-    if _n47 < 128:
-        pos += 1
-    else:
-        _n47, pos = read_uvarint(data, pos)
-    _n47 -= 1
-    if _n47 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n47].decode()
-    pos += _n47
     _n48 = data[pos]
-    if _n48 < 128:
+    if 0 < _n48 < 128:
+        f_group_id = data[pos + 1 : pos + _n48].decode()
+        pos += _n48
+    else:
+        f_group_id, pos = read_compact_string(data, pos)
+    _n49 = data[pos]
+    if _n49 < 128:
         pos += 1
     else:
-        _n48, pos = read_uvarint(data, pos)
-    _n48 -= 1
-    if _n48 < 0:
+        _n49, pos = read_uvarint(data, pos)
+    _n49 -= 1
+    if _n49 < 0:
         raise InvalidValueError("Members: null or negative length")
-    if _n48 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n48) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n49 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n49) + " elements in " + str(len(data) - pos) + " bytes")
     f_members = []
-    for _ in range(_n48):
-        _n50 = data[pos]
-        if _n50 < 128:
-            pos += 1
-        else:
-            _n50, pos = read_uvarint(data, pos)
-        _n50 -= 1
-        if _n50 < 0:
-            raise InvalidValueError("MemberId: null or negative length")
-        _m49_member_id = data[pos : pos + _n50].decode()
-        pos += _n50
+    for _ in range(_n49):
         _n51 = data[pos]
-        if _n51 < 128:
-            pos += 1
-        else:
-            _n51, pos = read_uvarint(data, pos)
-        _n51 -= 1
-        if _n51 < 0:
-            _m49_group_instance_id = None
-            if _n51 != -1:
-                raise InvalidValueError("GroupInstanceId: length " + str(_n51))
-        else:
-            _m49_group_instance_id = data[pos : pos + _n51].decode()
+        if 0 < _n51 < 128:
+            _m50_member_id = data[pos + 1 : pos + _n51].decode()
             pos += _n51
+        else:
+            _m50_member_id, pos = read_compact_string(data, pos)
         _n52 = data[pos]
-        if _n52 < 128:
+        if 0 < _n52 < 128:
+            _m50_group_instance_id = data[pos + 1 : pos + _n52].decode()
+            pos += _n52
+        elif _n52 == 0:
+            _m50_group_instance_id = None
             pos += 1
         else:
-            _n52, pos = read_uvarint(data, pos)
-        _n52 -= 1
-        if _n52 < 0:
-            _m49_reason = None
-            if _n52 != -1:
-                raise InvalidValueError("Reason: length " + str(_n52))
+            _m50_group_instance_id, pos = read_compact_nullable_string(data, pos)
+        _n53 = data[pos]
+        if 0 < _n53 < 128:
+            _m50_reason = data[pos + 1 : pos + _n53].decode()
+            pos += _n53
+        elif _n53 == 0:
+            _m50_reason = None
+            pos += 1
         else:
-            _m49_reason = data[pos : pos + _n52].decode()
-            pos += _n52
+            _m50_reason, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_members.append(MemberIdentity(_m49_member_id, _m49_group_instance_id, _m49_reason))
+        f_members.append(MemberIdentity(_m50_member_id, _m50_group_instance_id, _m50_reason))
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -550,64 +535,68 @@ def _decode_LeaveGroupRequest_v5(data: bytes, pos: int) -> tuple[LeaveGroupReque
 
 def _encode_LeaveGroupRequest_v5(o: LeaveGroupRequest, out: bytearray) -> None:
     """LeaveGroupRequest, version 5 (flexible)."""
-    _b53 = o.group_id.encode()
-    _n54 = len(_b53) + 1
-    if _n54 < 128:
-        out.append(_n54)
+    _b54 = o.group_id.encode()
+    _n55 = len(_b54) + 1
+    if _n55 < 128:
+        out.append(_n55)
     else:
-        write_uvarint(out, _n54)
-    out += _b53
-    _a55 = o.members
-    write_uvarint(out, len(_a55) + 1)
-    for _e56 in _a55:
-        _b57 = _e56.member_id.encode()
-        _n58 = len(_b57) + 1
-        if _n58 < 128:
-            out.append(_n58)
+        write_uvarint(out, _n55)
+    out += _b54
+    _a56 = o.members
+    _n57 = len(_a56) + 1
+    if _n57 < 128:
+        out.append(_n57)
+    else:
+        write_uvarint(out, _n57)
+    for _e58 in _a56:
+        _b59 = _e58.member_id.encode()
+        _n60 = len(_b59) + 1
+        if _n60 < 128:
+            out.append(_n60)
         else:
-            write_uvarint(out, _n58)
-        out += _b57
-        if _e56.group_instance_id is None:
+            write_uvarint(out, _n60)
+        out += _b59
+        if _e58.group_instance_id is None:
             out.append(0)
         else:
-            _b59 = _e56.group_instance_id.encode()
-            _n60 = len(_b59) + 1
-            if _n60 < 128:
-                out.append(_n60)
-            else:
-                write_uvarint(out, _n60)
-            out += _b59
-        if _e56.reason is None:
-            out.append(0)
-        else:
-            _b61 = _e56.reason.encode()
+            _b61 = _e58.group_instance_id.encode()
             _n62 = len(_b61) + 1
             if _n62 < 128:
                 out.append(_n62)
             else:
                 write_uvarint(out, _n62)
             out += _b61
+        if _e58.reason is None:
+            out.append(0)
+        else:
+            _b63 = _e58.reason.encode()
+            _n64 = len(_b63) + 1
+            if _n64 < 128:
+                out.append(_n64)
+            else:
+                write_uvarint(out, _n64)
+            out += _b63
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_MemberResponse_v3(data: bytes, pos: int) -> tuple[MemberResponse, int]:
     """MemberResponse, version 3."""
-    (_n63,) = _S_h.unpack_from(data, pos)
+    (_n65,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n63 < 0:
+    if _n65 < 0:
         raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n63].decode()
-    pos += _n63
-    (_n64,) = _S_h.unpack_from(data, pos)
+    f_member_id = data[pos : pos + _n65].decode()
+    pos += _n65
+    (_n66,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n64 < 0:
+    if _n66 < 0:
         f_group_instance_id = None
-        if _n64 != -1:
-            raise InvalidValueError("GroupInstanceId: length " + str(_n64))
+        if _n66 != -1:
+            raise InvalidValueError("GroupInstanceId: length " + str(_n66))
     else:
-        f_group_instance_id = data[pos : pos + _n64].decode()
-        pos += _n64
+        f_group_instance_id = data[pos : pos + _n66].decode()
+        pos += _n66
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
     return MemberResponse(f_member_id, f_group_instance_id, f_error_code), pos
@@ -615,41 +604,33 @@ def _decode_MemberResponse_v3(data: bytes, pos: int) -> tuple[MemberResponse, in
 
 def _encode_MemberResponse_v3(o: MemberResponse, out: bytearray) -> None:
     """MemberResponse, version 3."""
-    _b65 = o.member_id.encode()
-    out += _S_h.pack(len(_b65))
-    out += _b65
-    _b66 = None if o.group_instance_id is None else o.group_instance_id.encode()
-    out += _S_h.pack(-1 if _b66 is None else len(_b66))
-    if _b66 is not None:
-        out += _b66
+    _b67 = o.member_id.encode()
+    out += _S_h.pack(len(_b67))
+    out += _b67
+    _b68 = None if o.group_instance_id is None else o.group_instance_id.encode()
+    out += _S_h.pack(-1 if _b68 is None else len(_b68))
+    if _b68 is not None:
+        out += _b68
     out += _S_h.pack(o.error_code)
 
 
 def _decode_MemberResponse_v4(data: bytes, pos: int) -> tuple[MemberResponse, int]:
     """MemberResponse, versions 4-5 (flexible)."""
-    _n67 = data[pos]
-    if _n67 < 128:
-        pos += 1
+    _n69 = data[pos]
+    if 0 < _n69 < 128:
+        f_member_id = data[pos + 1 : pos + _n69].decode()
+        pos += _n69
     else:
-        _n67, pos = read_uvarint(data, pos)
-    _n67 -= 1
-    if _n67 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n67].decode()
-    pos += _n67
-    _n68 = data[pos]
-    if _n68 < 128:
-        pos += 1
-    else:
-        _n68, pos = read_uvarint(data, pos)
-    _n68 -= 1
-    if _n68 < 0:
+        f_member_id, pos = read_compact_string(data, pos)
+    _n70 = data[pos]
+    if 0 < _n70 < 128:
+        f_group_instance_id = data[pos + 1 : pos + _n70].decode()
+        pos += _n70
+    elif _n70 == 0:
         f_group_instance_id = None
-        if _n68 != -1:
-            raise InvalidValueError("GroupInstanceId: length " + str(_n68))
+        pos += 1
     else:
-        f_group_instance_id = data[pos : pos + _n68].decode()
-        pos += _n68
+        f_group_instance_id, pos = read_compact_nullable_string(data, pos)
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
     if data[pos] == 0:  # no tagged fields: the common case
@@ -661,23 +642,23 @@ def _decode_MemberResponse_v4(data: bytes, pos: int) -> tuple[MemberResponse, in
 
 def _encode_MemberResponse_v4(o: MemberResponse, out: bytearray) -> None:
     """MemberResponse, versions 4-5 (flexible)."""
-    _b69 = o.member_id.encode()
-    _n70 = len(_b69) + 1
-    if _n70 < 128:
-        out.append(_n70)
+    _b71 = o.member_id.encode()
+    _n72 = len(_b71) + 1
+    if _n72 < 128:
+        out.append(_n72)
     else:
-        write_uvarint(out, _n70)
-    out += _b69
+        write_uvarint(out, _n72)
+    out += _b71
     if o.group_instance_id is None:
         out.append(0)
     else:
-        _b71 = o.group_instance_id.encode()
-        _n72 = len(_b71) + 1
-        if _n72 < 128:
-            out.append(_n72)
+        _b73 = o.group_instance_id.encode()
+        _n74 = len(_b73) + 1
+        if _n74 < 128:
+            out.append(_n74)
         else:
-            write_uvarint(out, _n72)
-        out += _b71
+            write_uvarint(out, _n74)
+        out += _b73
     out += _S_h.pack(o.error_code)
     out.append(0)  # no tagged fields
 
@@ -708,96 +689,88 @@ def _encode_LeaveGroupResponse_v1(o: LeaveGroupResponse, out: bytearray) -> None
 
 def _decode_LeaveGroupResponse_v3(data: bytes, pos: int) -> tuple[LeaveGroupResponse, int]:
     """LeaveGroupResponse, version 3."""
-    f_throttle_time_ms, f_error_code, _n73 = _S_ihi.unpack_from(data, pos)
+    f_throttle_time_ms, f_error_code, _n75 = _S_ihi.unpack_from(data, pos)
     pos += 10
-    if _n73 < 0:
+    if _n75 < 0:
         raise InvalidValueError("Members: null or negative length")
-    if _n73 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n73) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n75 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n75) + " elements in " + str(len(data) - pos) + " bytes")
     f_members = []
-    for _ in range(_n73):
-        (_n75,) = _S_h.unpack_from(data, pos)
+    for _ in range(_n75):
+        (_n77,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n75 < 0:
+        if _n77 < 0:
             raise InvalidValueError("MemberId: null or negative length")
-        _m74_member_id = data[pos : pos + _n75].decode()
-        pos += _n75
-        (_n76,) = _S_h.unpack_from(data, pos)
+        _m76_member_id = data[pos : pos + _n77].decode()
+        pos += _n77
+        (_n78,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n76 < 0:
-            _m74_group_instance_id = None
-            if _n76 != -1:
-                raise InvalidValueError("GroupInstanceId: length " + str(_n76))
+        if _n78 < 0:
+            _m76_group_instance_id = None
+            if _n78 != -1:
+                raise InvalidValueError("GroupInstanceId: length " + str(_n78))
         else:
-            _m74_group_instance_id = data[pos : pos + _n76].decode()
-            pos += _n76
-        (_m74_error_code,) = _S_h.unpack_from(data, pos)
+            _m76_group_instance_id = data[pos : pos + _n78].decode()
+            pos += _n78
+        (_m76_error_code,) = _S_h.unpack_from(data, pos)
         pos += 2
-        f_members.append(MemberResponse(_m74_member_id, _m74_group_instance_id, _m74_error_code))
+        f_members.append(MemberResponse(_m76_member_id, _m76_group_instance_id, _m76_error_code))
     return LeaveGroupResponse(f_throttle_time_ms, f_error_code, f_members), pos
 
 
 def _encode_LeaveGroupResponse_v3(o: LeaveGroupResponse, out: bytearray) -> None:
     """LeaveGroupResponse, version 3."""
-    _a77 = o.members
-    out += _S_ihi.pack(o.throttle_time_ms, o.error_code, len(_a77))
-    for _e78 in _a77:
-        _b79 = _e78.member_id.encode()
-        out += _S_h.pack(len(_b79))
-        out += _b79
-        _b80 = None if _e78.group_instance_id is None else _e78.group_instance_id.encode()
-        out += _S_h.pack(-1 if _b80 is None else len(_b80))
-        if _b80 is not None:
-            out += _b80
-        out += _S_h.pack(_e78.error_code)
+    _a79 = o.members
+    out += _S_ihi.pack(o.throttle_time_ms, o.error_code, len(_a79))
+    for _e80 in _a79:
+        _b81 = _e80.member_id.encode()
+        out += _S_h.pack(len(_b81))
+        out += _b81
+        _b82 = None if _e80.group_instance_id is None else _e80.group_instance_id.encode()
+        out += _S_h.pack(-1 if _b82 is None else len(_b82))
+        if _b82 is not None:
+            out += _b82
+        out += _S_h.pack(_e80.error_code)
 
 
 def _decode_LeaveGroupResponse_v4(data: bytes, pos: int) -> tuple[LeaveGroupResponse, int]:
     """LeaveGroupResponse, versions 4-5 (flexible)."""
     f_throttle_time_ms, f_error_code = _S_ih.unpack_from(data, pos)
     pos += 6
-    _n81 = data[pos]
-    if _n81 < 128:
+    _n83 = data[pos]
+    if _n83 < 128:
         pos += 1
     else:
-        _n81, pos = read_uvarint(data, pos)
-    _n81 -= 1
-    if _n81 < 0:
+        _n83, pos = read_uvarint(data, pos)
+    _n83 -= 1
+    if _n83 < 0:
         raise InvalidValueError("Members: null or negative length")
-    if _n81 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n81) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n83 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n83) + " elements in " + str(len(data) - pos) + " bytes")
     f_members = []
-    for _ in range(_n81):
-        _n83 = data[pos]
-        if _n83 < 128:
+    for _ in range(_n83):
+        _n85 = data[pos]
+        if 0 < _n85 < 128:
+            _m84_member_id = data[pos + 1 : pos + _n85].decode()
+            pos += _n85
+        else:
+            _m84_member_id, pos = read_compact_string(data, pos)
+        _n86 = data[pos]
+        if 0 < _n86 < 128:
+            _m84_group_instance_id = data[pos + 1 : pos + _n86].decode()
+            pos += _n86
+        elif _n86 == 0:
+            _m84_group_instance_id = None
             pos += 1
         else:
-            _n83, pos = read_uvarint(data, pos)
-        _n83 -= 1
-        if _n83 < 0:
-            raise InvalidValueError("MemberId: null or negative length")
-        _m82_member_id = data[pos : pos + _n83].decode()
-        pos += _n83
-        _n84 = data[pos]
-        if _n84 < 128:
-            pos += 1
-        else:
-            _n84, pos = read_uvarint(data, pos)
-        _n84 -= 1
-        if _n84 < 0:
-            _m82_group_instance_id = None
-            if _n84 != -1:
-                raise InvalidValueError("GroupInstanceId: length " + str(_n84))
-        else:
-            _m82_group_instance_id = data[pos : pos + _n84].decode()
-            pos += _n84
-        (_m82_error_code,) = _S_h.unpack_from(data, pos)
+            _m84_group_instance_id, pos = read_compact_nullable_string(data, pos)
+        (_m84_error_code,) = _S_h.unpack_from(data, pos)
         pos += 2
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_members.append(MemberResponse(_m82_member_id, _m82_group_instance_id, _m82_error_code))
+        f_members.append(MemberResponse(_m84_member_id, _m84_group_instance_id, _m84_error_code))
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -808,27 +781,31 @@ def _decode_LeaveGroupResponse_v4(data: bytes, pos: int) -> tuple[LeaveGroupResp
 def _encode_LeaveGroupResponse_v4(o: LeaveGroupResponse, out: bytearray) -> None:
     """LeaveGroupResponse, versions 4-5 (flexible)."""
     out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    _a85 = o.members
-    write_uvarint(out, len(_a85) + 1)
-    for _e86 in _a85:
-        _b87 = _e86.member_id.encode()
-        _n88 = len(_b87) + 1
-        if _n88 < 128:
-            out.append(_n88)
+    _a87 = o.members
+    _n88 = len(_a87) + 1
+    if _n88 < 128:
+        out.append(_n88)
+    else:
+        write_uvarint(out, _n88)
+    for _e89 in _a87:
+        _b90 = _e89.member_id.encode()
+        _n91 = len(_b90) + 1
+        if _n91 < 128:
+            out.append(_n91)
         else:
-            write_uvarint(out, _n88)
-        out += _b87
-        if _e86.group_instance_id is None:
+            write_uvarint(out, _n91)
+        out += _b90
+        if _e89.group_instance_id is None:
             out.append(0)
         else:
-            _b89 = _e86.group_instance_id.encode()
-            _n90 = len(_b89) + 1
-            if _n90 < 128:
-                out.append(_n90)
+            _b92 = _e89.group_instance_id.encode()
+            _n93 = len(_b92) + 1
+            if _n93 < 128:
+                out.append(_n93)
             else:
-                write_uvarint(out, _n90)
-            out += _b89
-        out += _S_h.pack(_e86.error_code)
+                write_uvarint(out, _n93)
+            out += _b92
+        out += _S_h.pack(_e89.error_code)
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 

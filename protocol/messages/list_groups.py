@@ -13,7 +13,7 @@ from typing import ClassVar
 
 from protocol import _runtime
 from protocol.errors import InvalidValueError, TruncatedError
-from protocol.primitives import Buffer, read_uvarint, skip_tagged_fields, write_uvarint
+from protocol.primitives import Buffer, read_compact_string, read_uvarint, skip_tagged_fields, write_uvarint
 from protocol.schema import FieldSpec, MessageSpec
 
 
@@ -49,10 +49,21 @@ class ListGroupsRequest:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> ListGroupsRequest:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _LIST_GROUPS_REQUEST_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "ListGroupsRequest", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "ListGroupsRequest", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _LIST_GROUPS_REQUEST_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "ListGroupsRequest", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -111,10 +122,21 @@ class ListGroupsResponse:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> ListGroupsResponse:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _LIST_GROUPS_RESPONSE_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "ListGroupsResponse", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "ListGroupsResponse", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _LIST_GROUPS_RESPONSE_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "ListGroupsResponse", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -167,15 +189,11 @@ def _decode_ListGroupsRequest_v4(data: bytes, pos: int) -> tuple[ListGroupsReque
     f_states_filter = []
     for _ in range(_n1):
         _n3 = data[pos]
-        if _n3 < 128:
-            pos += 1
+        if 0 < _n3 < 128:
+            _e2 = data[pos + 1 : pos + _n3].decode()
+            pos += _n3
         else:
-            _n3, pos = read_uvarint(data, pos)
-        _n3 -= 1
-        if _n3 < 0:
-            raise InvalidValueError("StatesFilter: null or negative length")
-        _e2 = data[pos : pos + _n3].decode()
-        pos += _n3
+            _e2, pos = read_compact_string(data, pos)
         f_states_filter.append(_e2)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
@@ -187,66 +205,62 @@ def _decode_ListGroupsRequest_v4(data: bytes, pos: int) -> tuple[ListGroupsReque
 def _encode_ListGroupsRequest_v4(o: ListGroupsRequest, out: bytearray) -> None:
     """ListGroupsRequest, version 4 (flexible)."""
     _a4 = o.states_filter
-    write_uvarint(out, len(_a4) + 1)
-    for _e5 in _a4:
-        _b6 = _e5.encode()
-        _n7 = len(_b6) + 1
-        if _n7 < 128:
-            out.append(_n7)
+    _n5 = len(_a4) + 1
+    if _n5 < 128:
+        out.append(_n5)
+    else:
+        write_uvarint(out, _n5)
+    for _e6 in _a4:
+        _b7 = _e6.encode()
+        _n8 = len(_b7) + 1
+        if _n8 < 128:
+            out.append(_n8)
         else:
-            write_uvarint(out, _n7)
-        out += _b6
+            write_uvarint(out, _n8)
+        out += _b7
     out.append(0)  # no tagged fields
 
 
 def _decode_ListGroupsRequest_v5(data: bytes, pos: int) -> tuple[ListGroupsRequest, int]:
     """ListGroupsRequest, version 5 (flexible)."""
-    _n8 = data[pos]
-    if _n8 < 128:
+    _n9 = data[pos]
+    if _n9 < 128:
         pos += 1
     else:
-        _n8, pos = read_uvarint(data, pos)
-    _n8 -= 1
-    if _n8 < 0:
+        _n9, pos = read_uvarint(data, pos)
+    _n9 -= 1
+    if _n9 < 0:
         raise InvalidValueError("StatesFilter: null or negative length")
-    if _n8 > len(data) - pos:
-        raise TruncatedError("StatesFilter: " + str(_n8) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n9 > len(data) - pos:
+        raise TruncatedError("StatesFilter: " + str(_n9) + " elements in " + str(len(data) - pos) + " bytes")
     f_states_filter = []
-    for _ in range(_n8):
-        _n10 = data[pos]
-        if _n10 < 128:
-            pos += 1
+    for _ in range(_n9):
+        _n11 = data[pos]
+        if 0 < _n11 < 128:
+            _e10 = data[pos + 1 : pos + _n11].decode()
+            pos += _n11
         else:
-            _n10, pos = read_uvarint(data, pos)
-        _n10 -= 1
-        if _n10 < 0:
-            raise InvalidValueError("StatesFilter: null or negative length")
-        _e9 = data[pos : pos + _n10].decode()
-        pos += _n10
-        f_states_filter.append(_e9)
-    _n11 = data[pos]
-    if _n11 < 128:
+            _e10, pos = read_compact_string(data, pos)
+        f_states_filter.append(_e10)
+    _n12 = data[pos]
+    if _n12 < 128:
         pos += 1
     else:
-        _n11, pos = read_uvarint(data, pos)
-    _n11 -= 1
-    if _n11 < 0:
+        _n12, pos = read_uvarint(data, pos)
+    _n12 -= 1
+    if _n12 < 0:
         raise InvalidValueError("TypesFilter: null or negative length")
-    if _n11 > len(data) - pos:
-        raise TruncatedError("TypesFilter: " + str(_n11) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n12 > len(data) - pos:
+        raise TruncatedError("TypesFilter: " + str(_n12) + " elements in " + str(len(data) - pos) + " bytes")
     f_types_filter = []
-    for _ in range(_n11):
-        _n13 = data[pos]
-        if _n13 < 128:
-            pos += 1
+    for _ in range(_n12):
+        _n14 = data[pos]
+        if 0 < _n14 < 128:
+            _e13 = data[pos + 1 : pos + _n14].decode()
+            pos += _n14
         else:
-            _n13, pos = read_uvarint(data, pos)
-        _n13 -= 1
-        if _n13 < 0:
-            raise InvalidValueError("TypesFilter: null or negative length")
-        _e12 = data[pos : pos + _n13].decode()
-        pos += _n13
-        f_types_filter.append(_e12)
+            _e13, pos = read_compact_string(data, pos)
+        f_types_filter.append(_e13)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -256,78 +270,78 @@ def _decode_ListGroupsRequest_v5(data: bytes, pos: int) -> tuple[ListGroupsReque
 
 def _encode_ListGroupsRequest_v5(o: ListGroupsRequest, out: bytearray) -> None:
     """ListGroupsRequest, version 5 (flexible)."""
-    _a14 = o.states_filter
-    write_uvarint(out, len(_a14) + 1)
-    for _e15 in _a14:
-        _b16 = _e15.encode()
-        _n17 = len(_b16) + 1
-        if _n17 < 128:
-            out.append(_n17)
+    _a15 = o.states_filter
+    _n16 = len(_a15) + 1
+    if _n16 < 128:
+        out.append(_n16)
+    else:
+        write_uvarint(out, _n16)
+    for _e17 in _a15:
+        _b18 = _e17.encode()
+        _n19 = len(_b18) + 1
+        if _n19 < 128:
+            out.append(_n19)
         else:
-            write_uvarint(out, _n17)
-        out += _b16
-    _a18 = o.types_filter
-    write_uvarint(out, len(_a18) + 1)
-    for _e19 in _a18:
-        _b20 = _e19.encode()
-        _n21 = len(_b20) + 1
-        if _n21 < 128:
-            out.append(_n21)
+            write_uvarint(out, _n19)
+        out += _b18
+    _a20 = o.types_filter
+    _n21 = len(_a20) + 1
+    if _n21 < 128:
+        out.append(_n21)
+    else:
+        write_uvarint(out, _n21)
+    for _e22 in _a20:
+        _b23 = _e22.encode()
+        _n24 = len(_b23) + 1
+        if _n24 < 128:
+            out.append(_n24)
         else:
-            write_uvarint(out, _n21)
-        out += _b20
+            write_uvarint(out, _n24)
+        out += _b23
     out.append(0)  # no tagged fields
 
 
 def _decode_ListedGroup_v0(data: bytes, pos: int) -> tuple[ListedGroup, int]:
     """ListedGroup, versions 0-2."""
-    (_n22,) = _S_h.unpack_from(data, pos)
+    (_n25,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n22 < 0:
+    if _n25 < 0:
         raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n22].decode()
-    pos += _n22
-    (_n23,) = _S_h.unpack_from(data, pos)
+    f_group_id = data[pos : pos + _n25].decode()
+    pos += _n25
+    (_n26,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n23 < 0:
+    if _n26 < 0:
         raise InvalidValueError("ProtocolType: null or negative length")
-    f_protocol_type = data[pos : pos + _n23].decode()
-    pos += _n23
+    f_protocol_type = data[pos : pos + _n26].decode()
+    pos += _n26
     return ListedGroup(f_group_id, f_protocol_type, "", ""), pos
 
 
 def _encode_ListedGroup_v0(o: ListedGroup, out: bytearray) -> None:
     """ListedGroup, versions 0-2."""
-    _b24 = o.group_id.encode()
-    out += _S_h.pack(len(_b24))
-    out += _b24
-    _b25 = o.protocol_type.encode()
-    out += _S_h.pack(len(_b25))
-    out += _b25
+    _b27 = o.group_id.encode()
+    out += _S_h.pack(len(_b27))
+    out += _b27
+    _b28 = o.protocol_type.encode()
+    out += _S_h.pack(len(_b28))
+    out += _b28
 
 
 def _decode_ListedGroup_v3(data: bytes, pos: int) -> tuple[ListedGroup, int]:
     """ListedGroup, version 3 (flexible)."""
-    _n26 = data[pos]
-    if _n26 < 128:
-        pos += 1
+    _n29 = data[pos]
+    if 0 < _n29 < 128:
+        f_group_id = data[pos + 1 : pos + _n29].decode()
+        pos += _n29
     else:
-        _n26, pos = read_uvarint(data, pos)
-    _n26 -= 1
-    if _n26 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n26].decode()
-    pos += _n26
-    _n27 = data[pos]
-    if _n27 < 128:
-        pos += 1
+        f_group_id, pos = read_compact_string(data, pos)
+    _n30 = data[pos]
+    if 0 < _n30 < 128:
+        f_protocol_type = data[pos + 1 : pos + _n30].decode()
+        pos += _n30
     else:
-        _n27, pos = read_uvarint(data, pos)
-    _n27 -= 1
-    if _n27 < 0:
-        raise InvalidValueError("ProtocolType: null or negative length")
-    f_protocol_type = data[pos : pos + _n27].decode()
-    pos += _n27
+        f_protocol_type, pos = read_compact_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -337,55 +351,43 @@ def _decode_ListedGroup_v3(data: bytes, pos: int) -> tuple[ListedGroup, int]:
 
 def _encode_ListedGroup_v3(o: ListedGroup, out: bytearray) -> None:
     """ListedGroup, version 3 (flexible)."""
-    _b28 = o.group_id.encode()
-    _n29 = len(_b28) + 1
-    if _n29 < 128:
-        out.append(_n29)
+    _b31 = o.group_id.encode()
+    _n32 = len(_b31) + 1
+    if _n32 < 128:
+        out.append(_n32)
     else:
-        write_uvarint(out, _n29)
-    out += _b28
-    _b30 = o.protocol_type.encode()
-    _n31 = len(_b30) + 1
-    if _n31 < 128:
-        out.append(_n31)
+        write_uvarint(out, _n32)
+    out += _b31
+    _b33 = o.protocol_type.encode()
+    _n34 = len(_b33) + 1
+    if _n34 < 128:
+        out.append(_n34)
     else:
-        write_uvarint(out, _n31)
-    out += _b30
+        write_uvarint(out, _n34)
+    out += _b33
     out.append(0)  # no tagged fields
 
 
 def _decode_ListedGroup_v4(data: bytes, pos: int) -> tuple[ListedGroup, int]:
     """ListedGroup, version 4 (flexible)."""
-    _n32 = data[pos]
-    if _n32 < 128:
-        pos += 1
+    _n35 = data[pos]
+    if 0 < _n35 < 128:
+        f_group_id = data[pos + 1 : pos + _n35].decode()
+        pos += _n35
     else:
-        _n32, pos = read_uvarint(data, pos)
-    _n32 -= 1
-    if _n32 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n32].decode()
-    pos += _n32
-    _n33 = data[pos]
-    if _n33 < 128:
-        pos += 1
+        f_group_id, pos = read_compact_string(data, pos)
+    _n36 = data[pos]
+    if 0 < _n36 < 128:
+        f_protocol_type = data[pos + 1 : pos + _n36].decode()
+        pos += _n36
     else:
-        _n33, pos = read_uvarint(data, pos)
-    _n33 -= 1
-    if _n33 < 0:
-        raise InvalidValueError("ProtocolType: null or negative length")
-    f_protocol_type = data[pos : pos + _n33].decode()
-    pos += _n33
-    _n34 = data[pos]
-    if _n34 < 128:
-        pos += 1
+        f_protocol_type, pos = read_compact_string(data, pos)
+    _n37 = data[pos]
+    if 0 < _n37 < 128:
+        f_group_state = data[pos + 1 : pos + _n37].decode()
+        pos += _n37
     else:
-        _n34, pos = read_uvarint(data, pos)
-    _n34 -= 1
-    if _n34 < 0:
-        raise InvalidValueError("GroupState: null or negative length")
-    f_group_state = data[pos : pos + _n34].decode()
-    pos += _n34
+        f_group_state, pos = read_compact_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -395,72 +397,56 @@ def _decode_ListedGroup_v4(data: bytes, pos: int) -> tuple[ListedGroup, int]:
 
 def _encode_ListedGroup_v4(o: ListedGroup, out: bytearray) -> None:
     """ListedGroup, version 4 (flexible)."""
-    _b35 = o.group_id.encode()
-    _n36 = len(_b35) + 1
-    if _n36 < 128:
-        out.append(_n36)
+    _b38 = o.group_id.encode()
+    _n39 = len(_b38) + 1
+    if _n39 < 128:
+        out.append(_n39)
     else:
-        write_uvarint(out, _n36)
-    out += _b35
-    _b37 = o.protocol_type.encode()
-    _n38 = len(_b37) + 1
-    if _n38 < 128:
-        out.append(_n38)
+        write_uvarint(out, _n39)
+    out += _b38
+    _b40 = o.protocol_type.encode()
+    _n41 = len(_b40) + 1
+    if _n41 < 128:
+        out.append(_n41)
     else:
-        write_uvarint(out, _n38)
-    out += _b37
-    _b39 = o.group_state.encode()
-    _n40 = len(_b39) + 1
-    if _n40 < 128:
-        out.append(_n40)
+        write_uvarint(out, _n41)
+    out += _b40
+    _b42 = o.group_state.encode()
+    _n43 = len(_b42) + 1
+    if _n43 < 128:
+        out.append(_n43)
     else:
-        write_uvarint(out, _n40)
-    out += _b39
+        write_uvarint(out, _n43)
+    out += _b42
     out.append(0)  # no tagged fields
 
 
 def _decode_ListedGroup_v5(data: bytes, pos: int) -> tuple[ListedGroup, int]:
     """ListedGroup, version 5 (flexible)."""
-    _n41 = data[pos]
-    if _n41 < 128:
-        pos += 1
-    else:
-        _n41, pos = read_uvarint(data, pos)
-    _n41 -= 1
-    if _n41 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n41].decode()
-    pos += _n41
-    _n42 = data[pos]
-    if _n42 < 128:
-        pos += 1
-    else:
-        _n42, pos = read_uvarint(data, pos)
-    _n42 -= 1
-    if _n42 < 0:
-        raise InvalidValueError("ProtocolType: null or negative length")
-    f_protocol_type = data[pos : pos + _n42].decode()
-    pos += _n42
-    _n43 = data[pos]
-    if _n43 < 128:
-        pos += 1
-    else:
-        _n43, pos = read_uvarint(data, pos)
-    _n43 -= 1
-    if _n43 < 0:
-        raise InvalidValueError("GroupState: null or negative length")
-    f_group_state = data[pos : pos + _n43].decode()
-    pos += _n43
     _n44 = data[pos]
-    if _n44 < 128:
-        pos += 1
+    if 0 < _n44 < 128:
+        f_group_id = data[pos + 1 : pos + _n44].decode()
+        pos += _n44
     else:
-        _n44, pos = read_uvarint(data, pos)
-    _n44 -= 1
-    if _n44 < 0:
-        raise InvalidValueError("GroupType: null or negative length")
-    f_group_type = data[pos : pos + _n44].decode()
-    pos += _n44
+        f_group_id, pos = read_compact_string(data, pos)
+    _n45 = data[pos]
+    if 0 < _n45 < 128:
+        f_protocol_type = data[pos + 1 : pos + _n45].decode()
+        pos += _n45
+    else:
+        f_protocol_type, pos = read_compact_string(data, pos)
+    _n46 = data[pos]
+    if 0 < _n46 < 128:
+        f_group_state = data[pos + 1 : pos + _n46].decode()
+        pos += _n46
+    else:
+        f_group_state, pos = read_compact_string(data, pos)
+    _n47 = data[pos]
+    if 0 < _n47 < 128:
+        f_group_type = data[pos + 1 : pos + _n47].decode()
+        pos += _n47
+    else:
+        f_group_type, pos = read_compact_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -470,156 +456,148 @@ def _decode_ListedGroup_v5(data: bytes, pos: int) -> tuple[ListedGroup, int]:
 
 def _encode_ListedGroup_v5(o: ListedGroup, out: bytearray) -> None:
     """ListedGroup, version 5 (flexible)."""
-    _b45 = o.group_id.encode()
-    _n46 = len(_b45) + 1
-    if _n46 < 128:
-        out.append(_n46)
+    _b48 = o.group_id.encode()
+    _n49 = len(_b48) + 1
+    if _n49 < 128:
+        out.append(_n49)
     else:
-        write_uvarint(out, _n46)
-    out += _b45
-    _b47 = o.protocol_type.encode()
-    _n48 = len(_b47) + 1
-    if _n48 < 128:
-        out.append(_n48)
+        write_uvarint(out, _n49)
+    out += _b48
+    _b50 = o.protocol_type.encode()
+    _n51 = len(_b50) + 1
+    if _n51 < 128:
+        out.append(_n51)
     else:
-        write_uvarint(out, _n48)
-    out += _b47
-    _b49 = o.group_state.encode()
-    _n50 = len(_b49) + 1
-    if _n50 < 128:
-        out.append(_n50)
+        write_uvarint(out, _n51)
+    out += _b50
+    _b52 = o.group_state.encode()
+    _n53 = len(_b52) + 1
+    if _n53 < 128:
+        out.append(_n53)
     else:
-        write_uvarint(out, _n50)
-    out += _b49
-    _b51 = o.group_type.encode()
-    _n52 = len(_b51) + 1
-    if _n52 < 128:
-        out.append(_n52)
+        write_uvarint(out, _n53)
+    out += _b52
+    _b54 = o.group_type.encode()
+    _n55 = len(_b54) + 1
+    if _n55 < 128:
+        out.append(_n55)
     else:
-        write_uvarint(out, _n52)
-    out += _b51
+        write_uvarint(out, _n55)
+    out += _b54
     out.append(0)  # no tagged fields
 
 
 def _decode_ListGroupsResponse_v0(data: bytes, pos: int) -> tuple[ListGroupsResponse, int]:
     """ListGroupsResponse, version 0."""
-    f_error_code, _n53 = _S_hi.unpack_from(data, pos)
+    f_error_code, _n56 = _S_hi.unpack_from(data, pos)
     pos += 6
-    if _n53 < 0:
+    if _n56 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n53 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n53) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n56 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n56) + " elements in " + str(len(data) - pos) + " bytes")
     f_groups = []
-    for _ in range(_n53):
-        (_n55,) = _S_h.unpack_from(data, pos)
+    for _ in range(_n56):
+        (_n58,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n55 < 0:
+        if _n58 < 0:
             raise InvalidValueError("GroupId: null or negative length")
-        _m54_group_id = data[pos : pos + _n55].decode()
-        pos += _n55
-        (_n56,) = _S_h.unpack_from(data, pos)
+        _m57_group_id = data[pos : pos + _n58].decode()
+        pos += _n58
+        (_n59,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n56 < 0:
+        if _n59 < 0:
             raise InvalidValueError("ProtocolType: null or negative length")
-        _m54_protocol_type = data[pos : pos + _n56].decode()
-        pos += _n56
-        f_groups.append(ListedGroup(_m54_group_id, _m54_protocol_type, "", ""))
+        _m57_protocol_type = data[pos : pos + _n59].decode()
+        pos += _n59
+        f_groups.append(ListedGroup(_m57_group_id, _m57_protocol_type, "", ""))
     return ListGroupsResponse(0, f_error_code, f_groups), pos
 
 
 def _encode_ListGroupsResponse_v0(o: ListGroupsResponse, out: bytearray) -> None:
     """ListGroupsResponse, version 0."""
-    _a57 = o.groups
-    out += _S_hi.pack(o.error_code, len(_a57))
-    for _e58 in _a57:
-        _b59 = _e58.group_id.encode()
-        out += _S_h.pack(len(_b59))
-        out += _b59
-        _b60 = _e58.protocol_type.encode()
-        out += _S_h.pack(len(_b60))
-        out += _b60
+    _a60 = o.groups
+    out += _S_hi.pack(o.error_code, len(_a60))
+    for _e61 in _a60:
+        _b62 = _e61.group_id.encode()
+        out += _S_h.pack(len(_b62))
+        out += _b62
+        _b63 = _e61.protocol_type.encode()
+        out += _S_h.pack(len(_b63))
+        out += _b63
 
 
 def _decode_ListGroupsResponse_v1(data: bytes, pos: int) -> tuple[ListGroupsResponse, int]:
     """ListGroupsResponse, versions 1-2."""
-    f_throttle_time_ms, f_error_code, _n61 = _S_ihi.unpack_from(data, pos)
+    f_throttle_time_ms, f_error_code, _n64 = _S_ihi.unpack_from(data, pos)
     pos += 10
-    if _n61 < 0:
+    if _n64 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n61 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n61) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n64 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n64) + " elements in " + str(len(data) - pos) + " bytes")
     f_groups = []
-    for _ in range(_n61):
-        (_n63,) = _S_h.unpack_from(data, pos)
+    for _ in range(_n64):
+        (_n66,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n63 < 0:
+        if _n66 < 0:
             raise InvalidValueError("GroupId: null or negative length")
-        _m62_group_id = data[pos : pos + _n63].decode()
-        pos += _n63
-        (_n64,) = _S_h.unpack_from(data, pos)
+        _m65_group_id = data[pos : pos + _n66].decode()
+        pos += _n66
+        (_n67,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n64 < 0:
+        if _n67 < 0:
             raise InvalidValueError("ProtocolType: null or negative length")
-        _m62_protocol_type = data[pos : pos + _n64].decode()
-        pos += _n64
-        f_groups.append(ListedGroup(_m62_group_id, _m62_protocol_type, "", ""))
+        _m65_protocol_type = data[pos : pos + _n67].decode()
+        pos += _n67
+        f_groups.append(ListedGroup(_m65_group_id, _m65_protocol_type, "", ""))
     return ListGroupsResponse(f_throttle_time_ms, f_error_code, f_groups), pos
 
 
 def _encode_ListGroupsResponse_v1(o: ListGroupsResponse, out: bytearray) -> None:
     """ListGroupsResponse, versions 1-2."""
-    _a65 = o.groups
-    out += _S_ihi.pack(o.throttle_time_ms, o.error_code, len(_a65))
-    for _e66 in _a65:
-        _b67 = _e66.group_id.encode()
-        out += _S_h.pack(len(_b67))
-        out += _b67
-        _b68 = _e66.protocol_type.encode()
-        out += _S_h.pack(len(_b68))
-        out += _b68
+    _a68 = o.groups
+    out += _S_ihi.pack(o.throttle_time_ms, o.error_code, len(_a68))
+    for _e69 in _a68:
+        _b70 = _e69.group_id.encode()
+        out += _S_h.pack(len(_b70))
+        out += _b70
+        _b71 = _e69.protocol_type.encode()
+        out += _S_h.pack(len(_b71))
+        out += _b71
 
 
 def _decode_ListGroupsResponse_v3(data: bytes, pos: int) -> tuple[ListGroupsResponse, int]:
     """ListGroupsResponse, version 3 (flexible)."""
     f_throttle_time_ms, f_error_code = _S_ih.unpack_from(data, pos)
     pos += 6
-    _n69 = data[pos]
-    if _n69 < 128:
+    _n72 = data[pos]
+    if _n72 < 128:
         pos += 1
     else:
-        _n69, pos = read_uvarint(data, pos)
-    _n69 -= 1
-    if _n69 < 0:
+        _n72, pos = read_uvarint(data, pos)
+    _n72 -= 1
+    if _n72 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n69 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n69) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n72 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n72) + " elements in " + str(len(data) - pos) + " bytes")
     f_groups = []
-    for _ in range(_n69):
-        _n71 = data[pos]
-        if _n71 < 128:
-            pos += 1
+    for _ in range(_n72):
+        _n74 = data[pos]
+        if 0 < _n74 < 128:
+            _m73_group_id = data[pos + 1 : pos + _n74].decode()
+            pos += _n74
         else:
-            _n71, pos = read_uvarint(data, pos)
-        _n71 -= 1
-        if _n71 < 0:
-            raise InvalidValueError("GroupId: null or negative length")
-        _m70_group_id = data[pos : pos + _n71].decode()
-        pos += _n71
-        _n72 = data[pos]
-        if _n72 < 128:
-            pos += 1
+            _m73_group_id, pos = read_compact_string(data, pos)
+        _n75 = data[pos]
+        if 0 < _n75 < 128:
+            _m73_protocol_type = data[pos + 1 : pos + _n75].decode()
+            pos += _n75
         else:
-            _n72, pos = read_uvarint(data, pos)
-        _n72 -= 1
-        if _n72 < 0:
-            raise InvalidValueError("ProtocolType: null or negative length")
-        _m70_protocol_type = data[pos : pos + _n72].decode()
-        pos += _n72
+            _m73_protocol_type, pos = read_compact_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_groups.append(ListedGroup(_m70_group_id, _m70_protocol_type, "", ""))
+        f_groups.append(ListedGroup(_m73_group_id, _m73_protocol_type, "", ""))
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -630,23 +608,27 @@ def _decode_ListGroupsResponse_v3(data: bytes, pos: int) -> tuple[ListGroupsResp
 def _encode_ListGroupsResponse_v3(o: ListGroupsResponse, out: bytearray) -> None:
     """ListGroupsResponse, version 3 (flexible)."""
     out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    _a73 = o.groups
-    write_uvarint(out, len(_a73) + 1)
-    for _e74 in _a73:
-        _b75 = _e74.group_id.encode()
-        _n76 = len(_b75) + 1
-        if _n76 < 128:
-            out.append(_n76)
+    _a76 = o.groups
+    _n77 = len(_a76) + 1
+    if _n77 < 128:
+        out.append(_n77)
+    else:
+        write_uvarint(out, _n77)
+    for _e78 in _a76:
+        _b79 = _e78.group_id.encode()
+        _n80 = len(_b79) + 1
+        if _n80 < 128:
+            out.append(_n80)
         else:
-            write_uvarint(out, _n76)
-        out += _b75
-        _b77 = _e74.protocol_type.encode()
-        _n78 = len(_b77) + 1
-        if _n78 < 128:
-            out.append(_n78)
+            write_uvarint(out, _n80)
+        out += _b79
+        _b81 = _e78.protocol_type.encode()
+        _n82 = len(_b81) + 1
+        if _n82 < 128:
+            out.append(_n82)
         else:
-            write_uvarint(out, _n78)
-        out += _b77
+            write_uvarint(out, _n82)
+        out += _b81
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
@@ -655,53 +637,41 @@ def _decode_ListGroupsResponse_v4(data: bytes, pos: int) -> tuple[ListGroupsResp
     """ListGroupsResponse, version 4 (flexible)."""
     f_throttle_time_ms, f_error_code = _S_ih.unpack_from(data, pos)
     pos += 6
-    _n79 = data[pos]
-    if _n79 < 128:
+    _n83 = data[pos]
+    if _n83 < 128:
         pos += 1
     else:
-        _n79, pos = read_uvarint(data, pos)
-    _n79 -= 1
-    if _n79 < 0:
+        _n83, pos = read_uvarint(data, pos)
+    _n83 -= 1
+    if _n83 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n79 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n79) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n83 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n83) + " elements in " + str(len(data) - pos) + " bytes")
     f_groups = []
-    for _ in range(_n79):
-        _n81 = data[pos]
-        if _n81 < 128:
-            pos += 1
+    for _ in range(_n83):
+        _n85 = data[pos]
+        if 0 < _n85 < 128:
+            _m84_group_id = data[pos + 1 : pos + _n85].decode()
+            pos += _n85
         else:
-            _n81, pos = read_uvarint(data, pos)
-        _n81 -= 1
-        if _n81 < 0:
-            raise InvalidValueError("GroupId: null or negative length")
-        _m80_group_id = data[pos : pos + _n81].decode()
-        pos += _n81
-        _n82 = data[pos]
-        if _n82 < 128:
-            pos += 1
+            _m84_group_id, pos = read_compact_string(data, pos)
+        _n86 = data[pos]
+        if 0 < _n86 < 128:
+            _m84_protocol_type = data[pos + 1 : pos + _n86].decode()
+            pos += _n86
         else:
-            _n82, pos = read_uvarint(data, pos)
-        _n82 -= 1
-        if _n82 < 0:
-            raise InvalidValueError("ProtocolType: null or negative length")
-        _m80_protocol_type = data[pos : pos + _n82].decode()
-        pos += _n82
-        _n83 = data[pos]
-        if _n83 < 128:
-            pos += 1
+            _m84_protocol_type, pos = read_compact_string(data, pos)
+        _n87 = data[pos]
+        if 0 < _n87 < 128:
+            _m84_group_state = data[pos + 1 : pos + _n87].decode()
+            pos += _n87
         else:
-            _n83, pos = read_uvarint(data, pos)
-        _n83 -= 1
-        if _n83 < 0:
-            raise InvalidValueError("GroupState: null or negative length")
-        _m80_group_state = data[pos : pos + _n83].decode()
-        pos += _n83
+            _m84_group_state, pos = read_compact_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_groups.append(ListedGroup(_m80_group_id, _m80_protocol_type, _m80_group_state, ""))
+        f_groups.append(ListedGroup(_m84_group_id, _m84_protocol_type, _m84_group_state, ""))
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -712,30 +682,34 @@ def _decode_ListGroupsResponse_v4(data: bytes, pos: int) -> tuple[ListGroupsResp
 def _encode_ListGroupsResponse_v4(o: ListGroupsResponse, out: bytearray) -> None:
     """ListGroupsResponse, version 4 (flexible)."""
     out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    _a84 = o.groups
-    write_uvarint(out, len(_a84) + 1)
-    for _e85 in _a84:
-        _b86 = _e85.group_id.encode()
-        _n87 = len(_b86) + 1
-        if _n87 < 128:
-            out.append(_n87)
+    _a88 = o.groups
+    _n89 = len(_a88) + 1
+    if _n89 < 128:
+        out.append(_n89)
+    else:
+        write_uvarint(out, _n89)
+    for _e90 in _a88:
+        _b91 = _e90.group_id.encode()
+        _n92 = len(_b91) + 1
+        if _n92 < 128:
+            out.append(_n92)
         else:
-            write_uvarint(out, _n87)
-        out += _b86
-        _b88 = _e85.protocol_type.encode()
-        _n89 = len(_b88) + 1
-        if _n89 < 128:
-            out.append(_n89)
+            write_uvarint(out, _n92)
+        out += _b91
+        _b93 = _e90.protocol_type.encode()
+        _n94 = len(_b93) + 1
+        if _n94 < 128:
+            out.append(_n94)
         else:
-            write_uvarint(out, _n89)
-        out += _b88
-        _b90 = _e85.group_state.encode()
-        _n91 = len(_b90) + 1
-        if _n91 < 128:
-            out.append(_n91)
+            write_uvarint(out, _n94)
+        out += _b93
+        _b95 = _e90.group_state.encode()
+        _n96 = len(_b95) + 1
+        if _n96 < 128:
+            out.append(_n96)
         else:
-            write_uvarint(out, _n91)
-        out += _b90
+            write_uvarint(out, _n96)
+        out += _b95
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
@@ -744,63 +718,47 @@ def _decode_ListGroupsResponse_v5(data: bytes, pos: int) -> tuple[ListGroupsResp
     """ListGroupsResponse, version 5 (flexible)."""
     f_throttle_time_ms, f_error_code = _S_ih.unpack_from(data, pos)
     pos += 6
-    _n92 = data[pos]
-    if _n92 < 128:
+    _n97 = data[pos]
+    if _n97 < 128:
         pos += 1
     else:
-        _n92, pos = read_uvarint(data, pos)
-    _n92 -= 1
-    if _n92 < 0:
+        _n97, pos = read_uvarint(data, pos)
+    _n97 -= 1
+    if _n97 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n92 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n92) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n97 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n97) + " elements in " + str(len(data) - pos) + " bytes")
     f_groups = []
-    for _ in range(_n92):
-        _n94 = data[pos]
-        if _n94 < 128:
-            pos += 1
+    for _ in range(_n97):
+        _n99 = data[pos]
+        if 0 < _n99 < 128:
+            _m98_group_id = data[pos + 1 : pos + _n99].decode()
+            pos += _n99
         else:
-            _n94, pos = read_uvarint(data, pos)
-        _n94 -= 1
-        if _n94 < 0:
-            raise InvalidValueError("GroupId: null or negative length")
-        _m93_group_id = data[pos : pos + _n94].decode()
-        pos += _n94
-        _n95 = data[pos]
-        if _n95 < 128:
-            pos += 1
+            _m98_group_id, pos = read_compact_string(data, pos)
+        _n100 = data[pos]
+        if 0 < _n100 < 128:
+            _m98_protocol_type = data[pos + 1 : pos + _n100].decode()
+            pos += _n100
         else:
-            _n95, pos = read_uvarint(data, pos)
-        _n95 -= 1
-        if _n95 < 0:
-            raise InvalidValueError("ProtocolType: null or negative length")
-        _m93_protocol_type = data[pos : pos + _n95].decode()
-        pos += _n95
-        _n96 = data[pos]
-        if _n96 < 128:
-            pos += 1
+            _m98_protocol_type, pos = read_compact_string(data, pos)
+        _n101 = data[pos]
+        if 0 < _n101 < 128:
+            _m98_group_state = data[pos + 1 : pos + _n101].decode()
+            pos += _n101
         else:
-            _n96, pos = read_uvarint(data, pos)
-        _n96 -= 1
-        if _n96 < 0:
-            raise InvalidValueError("GroupState: null or negative length")
-        _m93_group_state = data[pos : pos + _n96].decode()
-        pos += _n96
-        _n97 = data[pos]
-        if _n97 < 128:
-            pos += 1
+            _m98_group_state, pos = read_compact_string(data, pos)
+        _n102 = data[pos]
+        if 0 < _n102 < 128:
+            _m98_group_type = data[pos + 1 : pos + _n102].decode()
+            pos += _n102
         else:
-            _n97, pos = read_uvarint(data, pos)
-        _n97 -= 1
-        if _n97 < 0:
-            raise InvalidValueError("GroupType: null or negative length")
-        _m93_group_type = data[pos : pos + _n97].decode()
-        pos += _n97
+            _m98_group_type, pos = read_compact_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_groups.append(ListedGroup(_m93_group_id, _m93_protocol_type, _m93_group_state, _m93_group_type))
+        f_groups.append(ListedGroup(_m98_group_id, _m98_protocol_type, _m98_group_state, _m98_group_type))
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -811,37 +769,41 @@ def _decode_ListGroupsResponse_v5(data: bytes, pos: int) -> tuple[ListGroupsResp
 def _encode_ListGroupsResponse_v5(o: ListGroupsResponse, out: bytearray) -> None:
     """ListGroupsResponse, version 5 (flexible)."""
     out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    _a98 = o.groups
-    write_uvarint(out, len(_a98) + 1)
-    for _e99 in _a98:
-        _b100 = _e99.group_id.encode()
-        _n101 = len(_b100) + 1
-        if _n101 < 128:
-            out.append(_n101)
-        else:
-            write_uvarint(out, _n101)
-        out += _b100
-        _b102 = _e99.protocol_type.encode()
-        _n103 = len(_b102) + 1
-        if _n103 < 128:
-            out.append(_n103)
-        else:
-            write_uvarint(out, _n103)
-        out += _b102
-        _b104 = _e99.group_state.encode()
-        _n105 = len(_b104) + 1
-        if _n105 < 128:
-            out.append(_n105)
-        else:
-            write_uvarint(out, _n105)
-        out += _b104
-        _b106 = _e99.group_type.encode()
+    _a103 = o.groups
+    _n104 = len(_a103) + 1
+    if _n104 < 128:
+        out.append(_n104)
+    else:
+        write_uvarint(out, _n104)
+    for _e105 in _a103:
+        _b106 = _e105.group_id.encode()
         _n107 = len(_b106) + 1
         if _n107 < 128:
             out.append(_n107)
         else:
             write_uvarint(out, _n107)
         out += _b106
+        _b108 = _e105.protocol_type.encode()
+        _n109 = len(_b108) + 1
+        if _n109 < 128:
+            out.append(_n109)
+        else:
+            write_uvarint(out, _n109)
+        out += _b108
+        _b110 = _e105.group_state.encode()
+        _n111 = len(_b110) + 1
+        if _n111 < 128:
+            out.append(_n111)
+        else:
+            write_uvarint(out, _n111)
+        out += _b110
+        _b112 = _e105.group_type.encode()
+        _n113 = len(_b112) + 1
+        if _n113 < 128:
+            out.append(_n113)
+        else:
+            write_uvarint(out, _n113)
+        out += _b112
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 

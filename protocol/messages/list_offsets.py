@@ -13,7 +13,7 @@ from typing import ClassVar
 
 from protocol import _runtime
 from protocol.errors import InvalidValueError, TruncatedError
-from protocol.primitives import Buffer, read_uvarint, skip_tagged_fields, write_uvarint
+from protocol.primitives import Buffer, read_compact_string, read_uvarint, skip_tagged_fields, write_uvarint
 from protocol.schema import FieldSpec, MessageSpec
 
 
@@ -90,10 +90,21 @@ class ListOffsetsRequest:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> ListOffsetsRequest:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _LIST_OFFSETS_REQUEST_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "ListOffsetsRequest", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "ListOffsetsRequest", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _LIST_OFFSETS_REQUEST_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "ListOffsetsRequest", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -169,10 +180,21 @@ class ListOffsetsResponse:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> ListOffsetsResponse:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _LIST_OFFSETS_RESPONSE_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "ListOffsetsResponse", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "ListOffsetsResponse", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _LIST_OFFSETS_RESPONSE_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "ListOffsetsResponse", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -343,15 +365,11 @@ def _encode_ListOffsetsTopic_v4(o: ListOffsetsTopic, out: bytearray) -> None:
 def _decode_ListOffsetsTopic_v6(data: bytes, pos: int) -> tuple[ListOffsetsTopic, int]:
     """ListOffsetsTopic, versions 6-11 (flexible)."""
     _n19 = data[pos]
-    if _n19 < 128:
-        pos += 1
+    if 0 < _n19 < 128:
+        f_name = data[pos + 1 : pos + _n19].decode()
+        pos += _n19
     else:
-        _n19, pos = read_uvarint(data, pos)
-    _n19 -= 1
-    if _n19 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n19].decode()
-    pos += _n19
+        f_name, pos = read_compact_string(data, pos)
     _n20 = data[pos]
     if _n20 < 128:
         pos += 1
@@ -390,123 +408,127 @@ def _encode_ListOffsetsTopic_v6(o: ListOffsetsTopic, out: bytearray) -> None:
         write_uvarint(out, _n23)
     out += _b22
     _a24 = o.partitions
-    write_uvarint(out, len(_a24) + 1)
-    for _e25 in _a24:
-        out += _S_iiq.pack(_e25.partition_index, _e25.current_leader_epoch, _e25.timestamp)
+    _n25 = len(_a24) + 1
+    if _n25 < 128:
+        out.append(_n25)
+    else:
+        write_uvarint(out, _n25)
+    for _e26 in _a24:
+        out += _S_iiq.pack(_e26.partition_index, _e26.current_leader_epoch, _e26.timestamp)
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_ListOffsetsRequest_v0(data: bytes, pos: int) -> tuple[ListOffsetsRequest, int]:
     """ListOffsetsRequest, version 0."""
-    f_replica_id, _n26 = _S_ii.unpack_from(data, pos)
+    f_replica_id, _n27 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n26 < 0:
+    if _n27 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n26 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n26) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n27 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n27) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n26):
-        _e27, pos = _decode_ListOffsetsTopic_v0(data, pos)
-        f_topics.append(_e27)
+    for _ in range(_n27):
+        _e28, pos = _decode_ListOffsetsTopic_v0(data, pos)
+        f_topics.append(_e28)
     return ListOffsetsRequest(f_replica_id, 0, f_topics, 0), pos
 
 
 def _encode_ListOffsetsRequest_v0(o: ListOffsetsRequest, out: bytearray) -> None:
     """ListOffsetsRequest, version 0."""
-    _a28 = o.topics
-    out += _S_ii.pack(o.replica_id, len(_a28))
-    for _e29 in _a28:
-        _encode_ListOffsetsTopic_v0(_e29, out)
+    _a29 = o.topics
+    out += _S_ii.pack(o.replica_id, len(_a29))
+    for _e30 in _a29:
+        _encode_ListOffsetsTopic_v0(_e30, out)
 
 
 def _decode_ListOffsetsRequest_v1(data: bytes, pos: int) -> tuple[ListOffsetsRequest, int]:
     """ListOffsetsRequest, version 1."""
-    f_replica_id, _n30 = _S_ii.unpack_from(data, pos)
+    f_replica_id, _n31 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n30 < 0:
+    if _n31 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n30 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n30) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n31 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n31) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n30):
-        _e31, pos = _decode_ListOffsetsTopic_v1(data, pos)
-        f_topics.append(_e31)
+    for _ in range(_n31):
+        _e32, pos = _decode_ListOffsetsTopic_v1(data, pos)
+        f_topics.append(_e32)
     return ListOffsetsRequest(f_replica_id, 0, f_topics, 0), pos
 
 
 def _encode_ListOffsetsRequest_v1(o: ListOffsetsRequest, out: bytearray) -> None:
     """ListOffsetsRequest, version 1."""
-    _a32 = o.topics
-    out += _S_ii.pack(o.replica_id, len(_a32))
-    for _e33 in _a32:
-        _encode_ListOffsetsTopic_v1(_e33, out)
+    _a33 = o.topics
+    out += _S_ii.pack(o.replica_id, len(_a33))
+    for _e34 in _a33:
+        _encode_ListOffsetsTopic_v1(_e34, out)
 
 
 def _decode_ListOffsetsRequest_v2(data: bytes, pos: int) -> tuple[ListOffsetsRequest, int]:
     """ListOffsetsRequest, versions 2-3."""
-    f_replica_id, f_isolation_level, _n34 = _S_ibi.unpack_from(data, pos)
+    f_replica_id, f_isolation_level, _n35 = _S_ibi.unpack_from(data, pos)
     pos += 9
-    if _n34 < 0:
+    if _n35 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n34 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n34) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n35 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n35) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n34):
-        _e35, pos = _decode_ListOffsetsTopic_v1(data, pos)
-        f_topics.append(_e35)
+    for _ in range(_n35):
+        _e36, pos = _decode_ListOffsetsTopic_v1(data, pos)
+        f_topics.append(_e36)
     return ListOffsetsRequest(f_replica_id, f_isolation_level, f_topics, 0), pos
 
 
 def _encode_ListOffsetsRequest_v2(o: ListOffsetsRequest, out: bytearray) -> None:
     """ListOffsetsRequest, versions 2-3."""
-    _a36 = o.topics
-    out += _S_ibi.pack(o.replica_id, o.isolation_level, len(_a36))
-    for _e37 in _a36:
-        _encode_ListOffsetsTopic_v1(_e37, out)
+    _a37 = o.topics
+    out += _S_ibi.pack(o.replica_id, o.isolation_level, len(_a37))
+    for _e38 in _a37:
+        _encode_ListOffsetsTopic_v1(_e38, out)
 
 
 def _decode_ListOffsetsRequest_v4(data: bytes, pos: int) -> tuple[ListOffsetsRequest, int]:
     """ListOffsetsRequest, versions 4-5."""
-    f_replica_id, f_isolation_level, _n38 = _S_ibi.unpack_from(data, pos)
+    f_replica_id, f_isolation_level, _n39 = _S_ibi.unpack_from(data, pos)
     pos += 9
-    if _n38 < 0:
+    if _n39 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n38 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n38) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n39 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n39) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n38):
-        _e39, pos = _decode_ListOffsetsTopic_v4(data, pos)
-        f_topics.append(_e39)
+    for _ in range(_n39):
+        _e40, pos = _decode_ListOffsetsTopic_v4(data, pos)
+        f_topics.append(_e40)
     return ListOffsetsRequest(f_replica_id, f_isolation_level, f_topics, 0), pos
 
 
 def _encode_ListOffsetsRequest_v4(o: ListOffsetsRequest, out: bytearray) -> None:
     """ListOffsetsRequest, versions 4-5."""
-    _a40 = o.topics
-    out += _S_ibi.pack(o.replica_id, o.isolation_level, len(_a40))
-    for _e41 in _a40:
-        _encode_ListOffsetsTopic_v4(_e41, out)
+    _a41 = o.topics
+    out += _S_ibi.pack(o.replica_id, o.isolation_level, len(_a41))
+    for _e42 in _a41:
+        _encode_ListOffsetsTopic_v4(_e42, out)
 
 
 def _decode_ListOffsetsRequest_v6(data: bytes, pos: int) -> tuple[ListOffsetsRequest, int]:
     """ListOffsetsRequest, versions 6-9 (flexible)."""
     f_replica_id, f_isolation_level = _S_ib.unpack_from(data, pos)
     pos += 5
-    _n42 = data[pos]
-    if _n42 < 128:
+    _n43 = data[pos]
+    if _n43 < 128:
         pos += 1
     else:
-        _n42, pos = read_uvarint(data, pos)
-    _n42 -= 1
-    if _n42 < 0:
+        _n43, pos = read_uvarint(data, pos)
+    _n43 -= 1
+    if _n43 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n42 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n42) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n43 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n43) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n42):
-        _e43, pos = _decode_ListOffsetsTopic_v6(data, pos)
-        f_topics.append(_e43)
+    for _ in range(_n43):
+        _e44, pos = _decode_ListOffsetsTopic_v6(data, pos)
+        f_topics.append(_e44)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -517,10 +539,14 @@ def _decode_ListOffsetsRequest_v6(data: bytes, pos: int) -> tuple[ListOffsetsReq
 def _encode_ListOffsetsRequest_v6(o: ListOffsetsRequest, out: bytearray) -> None:
     """ListOffsetsRequest, versions 6-9 (flexible)."""
     out += _S_ib.pack(o.replica_id, o.isolation_level)
-    _a44 = o.topics
-    write_uvarint(out, len(_a44) + 1)
-    for _e45 in _a44:
-        _encode_ListOffsetsTopic_v6(_e45, out)
+    _a45 = o.topics
+    _n46 = len(_a45) + 1
+    if _n46 < 128:
+        out.append(_n46)
+    else:
+        write_uvarint(out, _n46)
+    for _e47 in _a45:
+        _encode_ListOffsetsTopic_v6(_e47, out)
     out.append(0)  # no tagged fields
 
 
@@ -528,20 +554,20 @@ def _decode_ListOffsetsRequest_v10(data: bytes, pos: int) -> tuple[ListOffsetsRe
     """ListOffsetsRequest, versions 10-11 (flexible)."""
     f_replica_id, f_isolation_level = _S_ib.unpack_from(data, pos)
     pos += 5
-    _n46 = data[pos]
-    if _n46 < 128:
+    _n48 = data[pos]
+    if _n48 < 128:
         pos += 1
     else:
-        _n46, pos = read_uvarint(data, pos)
-    _n46 -= 1
-    if _n46 < 0:
+        _n48, pos = read_uvarint(data, pos)
+    _n48 -= 1
+    if _n48 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n46 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n46) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n48 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n48) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n46):
-        _e47, pos = _decode_ListOffsetsTopic_v6(data, pos)
-        f_topics.append(_e47)
+    for _ in range(_n48):
+        _e49, pos = _decode_ListOffsetsTopic_v6(data, pos)
+        f_topics.append(_e49)
     (f_timeout_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
     if data[pos] == 0:  # no tagged fields: the common case
@@ -554,10 +580,14 @@ def _decode_ListOffsetsRequest_v10(data: bytes, pos: int) -> tuple[ListOffsetsRe
 def _encode_ListOffsetsRequest_v10(o: ListOffsetsRequest, out: bytearray) -> None:
     """ListOffsetsRequest, versions 10-11 (flexible)."""
     out += _S_ib.pack(o.replica_id, o.isolation_level)
-    _a48 = o.topics
-    write_uvarint(out, len(_a48) + 1)
-    for _e49 in _a48:
-        _encode_ListOffsetsTopic_v6(_e49, out)
+    _a50 = o.topics
+    _n51 = len(_a50) + 1
+    if _n51 < 128:
+        out.append(_n51)
+    else:
+        write_uvarint(out, _n51)
+    for _e52 in _a50:
+        _encode_ListOffsetsTopic_v6(_e52, out)
     out += _S_i.pack(o.timeout_ms)
     out.append(0)  # no tagged fields
 
@@ -566,24 +596,24 @@ def _decode_ListOffsetsPartitionResponse_v0(
     data: bytes, pos: int
 ) -> tuple[ListOffsetsPartitionResponse, int]:
     """ListOffsetsPartitionResponse, version 0."""
-    f_partition_index, f_error_code, _n50 = _S_ihi.unpack_from(data, pos)
+    f_partition_index, f_error_code, _n53 = _S_ihi.unpack_from(data, pos)
     pos += 10
-    if _n50 < 0:
+    if _n53 < 0:
         raise InvalidValueError("OldStyleOffsets: null or negative length")
-    if _n50 > len(data) - pos:
+    if _n53 > len(data) - pos:
         raise TruncatedError(
-            "OldStyleOffsets: " + str(_n50) + " elements in " + str(len(data) - pos) + " bytes"
+            "OldStyleOffsets: " + str(_n53) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_old_style_offsets = list(unpack_from(">%dq" % _n50, data, pos))
-    pos += 8 * _n50
+    f_old_style_offsets = list(unpack_from(">%dq" % _n53, data, pos))
+    pos += 8 * _n53
     return ListOffsetsPartitionResponse(f_partition_index, f_error_code, f_old_style_offsets, -1, -1, -1), pos
 
 
 def _encode_ListOffsetsPartitionResponse_v0(o: ListOffsetsPartitionResponse, out: bytearray) -> None:
     """ListOffsetsPartitionResponse, version 0."""
-    _a51 = o.old_style_offsets
-    out += _S_ihi.pack(o.partition_index, o.error_code, len(_a51))
-    out += pack(">%dq" % len(_a51), *_a51)
+    _a54 = o.old_style_offsets
+    out += _S_ihi.pack(o.partition_index, o.error_code, len(_a54))
+    out += pack(">%dq" % len(_a54), *_a54)
 
 
 def _decode_ListOffsetsPartitionResponse_v1(
@@ -639,33 +669,33 @@ def _encode_ListOffsetsPartitionResponse_v6(o: ListOffsetsPartitionResponse, out
 
 def _decode_ListOffsetsTopicResponse_v0(data: bytes, pos: int) -> tuple[ListOffsetsTopicResponse, int]:
     """ListOffsetsTopicResponse, version 0."""
-    (_n53,) = _S_h.unpack_from(data, pos)
+    (_n56,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n53 < 0:
+    if _n56 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n53].decode()
-    pos += _n53
-    (_n54,) = _S_i.unpack_from(data, pos)
+    f_name = data[pos : pos + _n56].decode()
+    pos += _n56
+    (_n57,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n54 < 0:
+    if _n57 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n54 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n54) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n57 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n57) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n54):
-        _m55_partition_index, _m55_error_code, _n56 = _S_ihi.unpack_from(data, pos)
+    for _ in range(_n57):
+        _m58_partition_index, _m58_error_code, _n59 = _S_ihi.unpack_from(data, pos)
         pos += 10
-        if _n56 < 0:
+        if _n59 < 0:
             raise InvalidValueError("OldStyleOffsets: null or negative length")
-        if _n56 > len(data) - pos:
+        if _n59 > len(data) - pos:
             raise TruncatedError(
-                "OldStyleOffsets: " + str(_n56) + " elements in " + str(len(data) - pos) + " bytes"
+                "OldStyleOffsets: " + str(_n59) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m55_old_style_offsets = list(unpack_from(">%dq" % _n56, data, pos))
-        pos += 8 * _n56
+        _m58_old_style_offsets = list(unpack_from(">%dq" % _n59, data, pos))
+        pos += 8 * _n59
         f_partitions.append(
             ListOffsetsPartitionResponse(
-                _m55_partition_index, _m55_error_code, _m55_old_style_offsets, -1, -1, -1
+                _m58_partition_index, _m58_error_code, _m58_old_style_offsets, -1, -1, -1
             )
         )
     return ListOffsetsTopicResponse(f_name, f_partitions), pos
@@ -673,38 +703,38 @@ def _decode_ListOffsetsTopicResponse_v0(data: bytes, pos: int) -> tuple[ListOffs
 
 def _encode_ListOffsetsTopicResponse_v0(o: ListOffsetsTopicResponse, out: bytearray) -> None:
     """ListOffsetsTopicResponse, version 0."""
-    _b57 = o.name.encode()
-    out += _S_h.pack(len(_b57))
-    out += _b57
-    _a58 = o.partitions
-    out += _S_i.pack(len(_a58))
-    for _e59 in _a58:
-        _a60 = _e59.old_style_offsets
-        out += _S_ihi.pack(_e59.partition_index, _e59.error_code, len(_a60))
-        out += pack(">%dq" % len(_a60), *_a60)
+    _b60 = o.name.encode()
+    out += _S_h.pack(len(_b60))
+    out += _b60
+    _a61 = o.partitions
+    out += _S_i.pack(len(_a61))
+    for _e62 in _a61:
+        _a63 = _e62.old_style_offsets
+        out += _S_ihi.pack(_e62.partition_index, _e62.error_code, len(_a63))
+        out += pack(">%dq" % len(_a63), *_a63)
 
 
 def _decode_ListOffsetsTopicResponse_v1(data: bytes, pos: int) -> tuple[ListOffsetsTopicResponse, int]:
     """ListOffsetsTopicResponse, versions 1-3."""
-    (_n62,) = _S_h.unpack_from(data, pos)
+    (_n65,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n62 < 0:
+    if _n65 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n62].decode()
-    pos += _n62
-    (_n63,) = _S_i.unpack_from(data, pos)
+    f_name = data[pos : pos + _n65].decode()
+    pos += _n65
+    (_n66,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n63 < 0:
+    if _n66 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n63 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n63) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n66 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n66) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n63):
-        _m64_partition_index, _m64_error_code, _m64_timestamp, _m64_offset = _S_ihqq.unpack_from(data, pos)
+    for _ in range(_n66):
+        _m67_partition_index, _m67_error_code, _m67_timestamp, _m67_offset = _S_ihqq.unpack_from(data, pos)
         pos += 22
         f_partitions.append(
             ListOffsetsPartitionResponse(
-                _m64_partition_index, _m64_error_code, [], _m64_timestamp, _m64_offset, -1
+                _m67_partition_index, _m67_error_code, [], _m67_timestamp, _m67_offset, -1
             )
         )
     return ListOffsetsTopicResponse(f_name, f_partitions), pos
@@ -712,38 +742,38 @@ def _decode_ListOffsetsTopicResponse_v1(data: bytes, pos: int) -> tuple[ListOffs
 
 def _encode_ListOffsetsTopicResponse_v1(o: ListOffsetsTopicResponse, out: bytearray) -> None:
     """ListOffsetsTopicResponse, versions 1-3."""
-    _b65 = o.name.encode()
-    out += _S_h.pack(len(_b65))
-    out += _b65
-    _a66 = o.partitions
-    out += _S_i.pack(len(_a66))
-    for _e67 in _a66:
-        out += _S_ihqq.pack(_e67.partition_index, _e67.error_code, _e67.timestamp, _e67.offset)
+    _b68 = o.name.encode()
+    out += _S_h.pack(len(_b68))
+    out += _b68
+    _a69 = o.partitions
+    out += _S_i.pack(len(_a69))
+    for _e70 in _a69:
+        out += _S_ihqq.pack(_e70.partition_index, _e70.error_code, _e70.timestamp, _e70.offset)
 
 
 def _decode_ListOffsetsTopicResponse_v4(data: bytes, pos: int) -> tuple[ListOffsetsTopicResponse, int]:
     """ListOffsetsTopicResponse, versions 4-5."""
-    (_n68,) = _S_h.unpack_from(data, pos)
+    (_n71,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n68 < 0:
+    if _n71 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n68].decode()
-    pos += _n68
-    (_n69,) = _S_i.unpack_from(data, pos)
+    f_name = data[pos : pos + _n71].decode()
+    pos += _n71
+    (_n72,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n69 < 0:
+    if _n72 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n69 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n69) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n72 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n72) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n69):
-        _m70_partition_index, _m70_error_code, _m70_timestamp, _m70_offset, _m70_leader_epoch = (
+    for _ in range(_n72):
+        _m73_partition_index, _m73_error_code, _m73_timestamp, _m73_offset, _m73_leader_epoch = (
             _S_ihqqi.unpack_from(data, pos)
         )
         pos += 26
         f_partitions.append(
             ListOffsetsPartitionResponse(
-                _m70_partition_index, _m70_error_code, [], _m70_timestamp, _m70_offset, _m70_leader_epoch
+                _m73_partition_index, _m73_error_code, [], _m73_timestamp, _m73_offset, _m73_leader_epoch
             )
         )
     return ListOffsetsTopicResponse(f_name, f_partitions), pos
@@ -751,42 +781,38 @@ def _decode_ListOffsetsTopicResponse_v4(data: bytes, pos: int) -> tuple[ListOffs
 
 def _encode_ListOffsetsTopicResponse_v4(o: ListOffsetsTopicResponse, out: bytearray) -> None:
     """ListOffsetsTopicResponse, versions 4-5."""
-    _b71 = o.name.encode()
-    out += _S_h.pack(len(_b71))
-    out += _b71
-    _a72 = o.partitions
-    out += _S_i.pack(len(_a72))
-    for _e73 in _a72:
+    _b74 = o.name.encode()
+    out += _S_h.pack(len(_b74))
+    out += _b74
+    _a75 = o.partitions
+    out += _S_i.pack(len(_a75))
+    for _e76 in _a75:
         out += _S_ihqqi.pack(
-            _e73.partition_index, _e73.error_code, _e73.timestamp, _e73.offset, _e73.leader_epoch
+            _e76.partition_index, _e76.error_code, _e76.timestamp, _e76.offset, _e76.leader_epoch
         )
 
 
 def _decode_ListOffsetsTopicResponse_v6(data: bytes, pos: int) -> tuple[ListOffsetsTopicResponse, int]:
     """ListOffsetsTopicResponse, versions 6-11 (flexible)."""
-    _n74 = data[pos]
-    if _n74 < 128:
+    _n77 = data[pos]
+    if 0 < _n77 < 128:
+        f_name = data[pos + 1 : pos + _n77].decode()
+        pos += _n77
+    else:
+        f_name, pos = read_compact_string(data, pos)
+    _n78 = data[pos]
+    if _n78 < 128:
         pos += 1
     else:
-        _n74, pos = read_uvarint(data, pos)
-    _n74 -= 1
-    if _n74 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n74].decode()
-    pos += _n74
-    _n75 = data[pos]
-    if _n75 < 128:
-        pos += 1
-    else:
-        _n75, pos = read_uvarint(data, pos)
-    _n75 -= 1
-    if _n75 < 0:
+        _n78, pos = read_uvarint(data, pos)
+    _n78 -= 1
+    if _n78 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n75 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n75) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n78 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n78) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n75):
-        _m76_partition_index, _m76_error_code, _m76_timestamp, _m76_offset, _m76_leader_epoch = (
+    for _ in range(_n78):
+        _m79_partition_index, _m79_error_code, _m79_timestamp, _m79_offset, _m79_leader_epoch = (
             _S_ihqqi.unpack_from(data, pos)
         )
         pos += 26
@@ -796,7 +822,7 @@ def _decode_ListOffsetsTopicResponse_v6(data: bytes, pos: int) -> tuple[ListOffs
             pos = skip_tagged_fields(data, pos)
         f_partitions.append(
             ListOffsetsPartitionResponse(
-                _m76_partition_index, _m76_error_code, [], _m76_timestamp, _m76_offset, _m76_leader_epoch
+                _m79_partition_index, _m79_error_code, [], _m79_timestamp, _m79_offset, _m79_leader_epoch
             )
         )
     if data[pos] == 0:  # no tagged fields: the common case
@@ -808,18 +834,22 @@ def _decode_ListOffsetsTopicResponse_v6(data: bytes, pos: int) -> tuple[ListOffs
 
 def _encode_ListOffsetsTopicResponse_v6(o: ListOffsetsTopicResponse, out: bytearray) -> None:
     """ListOffsetsTopicResponse, versions 6-11 (flexible)."""
-    _b77 = o.name.encode()
-    _n78 = len(_b77) + 1
-    if _n78 < 128:
-        out.append(_n78)
+    _b80 = o.name.encode()
+    _n81 = len(_b80) + 1
+    if _n81 < 128:
+        out.append(_n81)
     else:
-        write_uvarint(out, _n78)
-    out += _b77
-    _a79 = o.partitions
-    write_uvarint(out, len(_a79) + 1)
-    for _e80 in _a79:
+        write_uvarint(out, _n81)
+    out += _b80
+    _a82 = o.partitions
+    _n83 = len(_a82) + 1
+    if _n83 < 128:
+        out.append(_n83)
+    else:
+        write_uvarint(out, _n83)
+    for _e84 in _a82:
         out += _S_ihqqi.pack(
-            _e80.partition_index, _e80.error_code, _e80.timestamp, _e80.offset, _e80.leader_epoch
+            _e84.partition_index, _e84.error_code, _e84.timestamp, _e84.offset, _e84.leader_epoch
         )
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
@@ -827,29 +857,6 @@ def _encode_ListOffsetsTopicResponse_v6(o: ListOffsetsTopicResponse, out: bytear
 
 def _decode_ListOffsetsResponse_v0(data: bytes, pos: int) -> tuple[ListOffsetsResponse, int]:
     """ListOffsetsResponse, version 0."""
-    (_n81,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    if _n81 < 0:
-        raise InvalidValueError("Topics: null or negative length")
-    if _n81 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n81) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n81):
-        _e82, pos = _decode_ListOffsetsTopicResponse_v0(data, pos)
-        f_topics.append(_e82)
-    return ListOffsetsResponse(0, f_topics), pos
-
-
-def _encode_ListOffsetsResponse_v0(o: ListOffsetsResponse, out: bytearray) -> None:
-    """ListOffsetsResponse, version 0."""
-    _a83 = o.topics
-    out += _S_i.pack(len(_a83))
-    for _e84 in _a83:
-        _encode_ListOffsetsTopicResponse_v0(_e84, out)
-
-
-def _decode_ListOffsetsResponse_v1(data: bytes, pos: int) -> tuple[ListOffsetsResponse, int]:
-    """ListOffsetsResponse, version 1."""
     (_n85,) = _S_i.unpack_from(data, pos)
     pos += 4
     if _n85 < 0:
@@ -858,23 +865,23 @@ def _decode_ListOffsetsResponse_v1(data: bytes, pos: int) -> tuple[ListOffsetsRe
         raise TruncatedError("Topics: " + str(_n85) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
     for _ in range(_n85):
-        _e86, pos = _decode_ListOffsetsTopicResponse_v1(data, pos)
+        _e86, pos = _decode_ListOffsetsTopicResponse_v0(data, pos)
         f_topics.append(_e86)
     return ListOffsetsResponse(0, f_topics), pos
 
 
-def _encode_ListOffsetsResponse_v1(o: ListOffsetsResponse, out: bytearray) -> None:
-    """ListOffsetsResponse, version 1."""
+def _encode_ListOffsetsResponse_v0(o: ListOffsetsResponse, out: bytearray) -> None:
+    """ListOffsetsResponse, version 0."""
     _a87 = o.topics
     out += _S_i.pack(len(_a87))
     for _e88 in _a87:
-        _encode_ListOffsetsTopicResponse_v1(_e88, out)
+        _encode_ListOffsetsTopicResponse_v0(_e88, out)
 
 
-def _decode_ListOffsetsResponse_v2(data: bytes, pos: int) -> tuple[ListOffsetsResponse, int]:
-    """ListOffsetsResponse, versions 2-3."""
-    f_throttle_time_ms, _n89 = _S_ii.unpack_from(data, pos)
-    pos += 8
+def _decode_ListOffsetsResponse_v1(data: bytes, pos: int) -> tuple[ListOffsetsResponse, int]:
+    """ListOffsetsResponse, version 1."""
+    (_n89,) = _S_i.unpack_from(data, pos)
+    pos += 4
     if _n89 < 0:
         raise InvalidValueError("Topics: null or negative length")
     if _n89 > len(data) - pos:
@@ -883,19 +890,19 @@ def _decode_ListOffsetsResponse_v2(data: bytes, pos: int) -> tuple[ListOffsetsRe
     for _ in range(_n89):
         _e90, pos = _decode_ListOffsetsTopicResponse_v1(data, pos)
         f_topics.append(_e90)
-    return ListOffsetsResponse(f_throttle_time_ms, f_topics), pos
+    return ListOffsetsResponse(0, f_topics), pos
 
 
-def _encode_ListOffsetsResponse_v2(o: ListOffsetsResponse, out: bytearray) -> None:
-    """ListOffsetsResponse, versions 2-3."""
+def _encode_ListOffsetsResponse_v1(o: ListOffsetsResponse, out: bytearray) -> None:
+    """ListOffsetsResponse, version 1."""
     _a91 = o.topics
-    out += _S_ii.pack(o.throttle_time_ms, len(_a91))
+    out += _S_i.pack(len(_a91))
     for _e92 in _a91:
         _encode_ListOffsetsTopicResponse_v1(_e92, out)
 
 
-def _decode_ListOffsetsResponse_v4(data: bytes, pos: int) -> tuple[ListOffsetsResponse, int]:
-    """ListOffsetsResponse, versions 4-5."""
+def _decode_ListOffsetsResponse_v2(data: bytes, pos: int) -> tuple[ListOffsetsResponse, int]:
+    """ListOffsetsResponse, versions 2-3."""
     f_throttle_time_ms, _n93 = _S_ii.unpack_from(data, pos)
     pos += 8
     if _n93 < 0:
@@ -904,37 +911,60 @@ def _decode_ListOffsetsResponse_v4(data: bytes, pos: int) -> tuple[ListOffsetsRe
         raise TruncatedError("Topics: " + str(_n93) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
     for _ in range(_n93):
-        _e94, pos = _decode_ListOffsetsTopicResponse_v4(data, pos)
+        _e94, pos = _decode_ListOffsetsTopicResponse_v1(data, pos)
         f_topics.append(_e94)
     return ListOffsetsResponse(f_throttle_time_ms, f_topics), pos
 
 
-def _encode_ListOffsetsResponse_v4(o: ListOffsetsResponse, out: bytearray) -> None:
-    """ListOffsetsResponse, versions 4-5."""
+def _encode_ListOffsetsResponse_v2(o: ListOffsetsResponse, out: bytearray) -> None:
+    """ListOffsetsResponse, versions 2-3."""
     _a95 = o.topics
     out += _S_ii.pack(o.throttle_time_ms, len(_a95))
     for _e96 in _a95:
-        _encode_ListOffsetsTopicResponse_v4(_e96, out)
+        _encode_ListOffsetsTopicResponse_v1(_e96, out)
 
 
-def _decode_ListOffsetsResponse_v6(data: bytes, pos: int) -> tuple[ListOffsetsResponse, int]:
-    """ListOffsetsResponse, versions 6-11 (flexible)."""
-    (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    _n97 = data[pos]
-    if _n97 < 128:
-        pos += 1
-    else:
-        _n97, pos = read_uvarint(data, pos)
-    _n97 -= 1
+def _decode_ListOffsetsResponse_v4(data: bytes, pos: int) -> tuple[ListOffsetsResponse, int]:
+    """ListOffsetsResponse, versions 4-5."""
+    f_throttle_time_ms, _n97 = _S_ii.unpack_from(data, pos)
+    pos += 8
     if _n97 < 0:
         raise InvalidValueError("Topics: null or negative length")
     if _n97 > len(data) - pos:
         raise TruncatedError("Topics: " + str(_n97) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
     for _ in range(_n97):
-        _e98, pos = _decode_ListOffsetsTopicResponse_v6(data, pos)
+        _e98, pos = _decode_ListOffsetsTopicResponse_v4(data, pos)
         f_topics.append(_e98)
+    return ListOffsetsResponse(f_throttle_time_ms, f_topics), pos
+
+
+def _encode_ListOffsetsResponse_v4(o: ListOffsetsResponse, out: bytearray) -> None:
+    """ListOffsetsResponse, versions 4-5."""
+    _a99 = o.topics
+    out += _S_ii.pack(o.throttle_time_ms, len(_a99))
+    for _e100 in _a99:
+        _encode_ListOffsetsTopicResponse_v4(_e100, out)
+
+
+def _decode_ListOffsetsResponse_v6(data: bytes, pos: int) -> tuple[ListOffsetsResponse, int]:
+    """ListOffsetsResponse, versions 6-11 (flexible)."""
+    (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    _n101 = data[pos]
+    if _n101 < 128:
+        pos += 1
+    else:
+        _n101, pos = read_uvarint(data, pos)
+    _n101 -= 1
+    if _n101 < 0:
+        raise InvalidValueError("Topics: null or negative length")
+    if _n101 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n101) + " elements in " + str(len(data) - pos) + " bytes")
+    f_topics = []
+    for _ in range(_n101):
+        _e102, pos = _decode_ListOffsetsTopicResponse_v6(data, pos)
+        f_topics.append(_e102)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -945,10 +975,14 @@ def _decode_ListOffsetsResponse_v6(data: bytes, pos: int) -> tuple[ListOffsetsRe
 def _encode_ListOffsetsResponse_v6(o: ListOffsetsResponse, out: bytearray) -> None:
     """ListOffsetsResponse, versions 6-11 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a99 = o.topics
-    write_uvarint(out, len(_a99) + 1)
-    for _e100 in _a99:
-        _encode_ListOffsetsTopicResponse_v6(_e100, out)
+    _a103 = o.topics
+    _n104 = len(_a103) + 1
+    if _n104 < 128:
+        out.append(_n104)
+    else:
+        write_uvarint(out, _n104)
+    for _e105 in _a103:
+        _encode_ListOffsetsTopicResponse_v6(_e105, out)
     out.append(0)  # no tagged fields
 
 

@@ -15,7 +15,15 @@ from uuid import UUID
 
 from protocol import _runtime
 from protocol.errors import EncodeError, InvalidValueError, TruncatedError
-from protocol.primitives import Buffer, ZERO_UUID, read_uvarint, skip_tagged_fields, write_uvarint
+from protocol.primitives import (
+    Buffer,
+    ZERO_UUID,
+    read_compact_nullable_string,
+    read_compact_string,
+    read_uvarint,
+    skip_tagged_fields,
+    write_uvarint,
+)
 from protocol.schema import FieldSpec, MessageSpec
 
 
@@ -97,10 +105,21 @@ class MetadataRequest:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> MetadataRequest:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _METADATA_REQUEST_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "MetadataRequest", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "MetadataRequest", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _METADATA_REQUEST_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "MetadataRequest", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -231,10 +250,21 @@ class MetadataResponse:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> MetadataResponse:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _METADATA_RESPONSE_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "MetadataResponse", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "MetadataResponse", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _METADATA_RESPONSE_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "MetadataResponse", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -272,15 +302,11 @@ def _encode_MetadataRequestTopic_v0(o: MetadataRequestTopic, out: bytearray) -> 
 def _decode_MetadataRequestTopic_v9(data: bytes, pos: int) -> tuple[MetadataRequestTopic, int]:
     """MetadataRequestTopic, version 9 (flexible)."""
     _n4 = data[pos]
-    if _n4 < 128:
-        pos += 1
+    if 0 < _n4 < 128:
+        f_name = data[pos + 1 : pos + _n4].decode()
+        pos += _n4
     else:
-        _n4, pos = read_uvarint(data, pos)
-    _n4 -= 1
-    if _n4 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n4].decode()
-    pos += _n4
+        f_name, pos = read_compact_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -309,18 +335,14 @@ def _decode_MetadataRequestTopic_v10(data: bytes, pos: int) -> tuple[MetadataReq
     pos += 16
     f_topic_id = UUID(bytes=_r8)
     _n9 = data[pos]
-    if _n9 < 128:
+    if 0 < _n9 < 128:
+        f_name = data[pos + 1 : pos + _n9].decode()
+        pos += _n9
+    elif _n9 == 0:
+        f_name = None
         pos += 1
     else:
-        _n9, pos = read_uvarint(data, pos)
-    _n9 -= 1
-    if _n9 < 0:
-        f_name = None
-        if _n9 != -1:
-            raise InvalidValueError("Name: length " + str(_n9))
-    else:
-        f_name = data[pos : pos + _n9].decode()
-        pos += _n9
+        f_name, pos = read_compact_nullable_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -528,15 +550,11 @@ def _decode_MetadataRequest_v9(data: bytes, pos: int) -> tuple[MetadataRequest, 
         f_topics = []
         for _ in range(_n41):
             _n43 = data[pos]
-            if _n43 < 128:
-                pos += 1
+            if 0 < _n43 < 128:
+                _m42_name = data[pos + 1 : pos + _n43].decode()
+                pos += _n43
             else:
-                _n43, pos = read_uvarint(data, pos)
-            _n43 -= 1
-            if _n43 < 0:
-                raise InvalidValueError("Name: null or negative length")
-            _m42_name = data[pos : pos + _n43].decode()
-            pos += _n43
+                _m42_name, pos = read_compact_string(data, pos)
             if data[pos] == 0:  # no tagged fields: the common case
                 pos += 1
             else:
@@ -566,18 +584,22 @@ def _encode_MetadataRequest_v9(o: MetadataRequest, out: bytearray) -> None:
     if _a44 is None:
         out.append(0)
     else:
-        write_uvarint(out, len(_a44) + 1)
-        for _e45 in _a44:
-            _v46 = _e45.name
-            if _v46 is None:
+        _n45 = len(_a44) + 1
+        if _n45 < 128:
+            out.append(_n45)
+        else:
+            write_uvarint(out, _n45)
+        for _e46 in _a44:
+            _v47 = _e46.name
+            if _v47 is None:
                 raise EncodeError("MetadataRequestTopic.name is null, which version 9 does not allow")
-            _b47 = _v46.encode()
-            _n48 = len(_b47) + 1
-            if _n48 < 128:
-                out.append(_n48)
+            _b48 = _v47.encode()
+            _n49 = len(_b48) + 1
+            if _n49 < 128:
+                out.append(_n49)
             else:
-                write_uvarint(out, _n48)
-            out += _b47
+                write_uvarint(out, _n49)
+            out += _b48
             out.append(0)  # no tagged fields
     out += _S_ooo.pack(
         o.allow_auto_topic_creation,
@@ -589,42 +611,38 @@ def _encode_MetadataRequest_v9(o: MetadataRequest, out: bytearray) -> None:
 
 def _decode_MetadataRequest_v10(data: bytes, pos: int) -> tuple[MetadataRequest, int]:
     """MetadataRequest, version 10 (flexible)."""
-    _n49 = data[pos]
-    if _n49 < 128:
+    _n50 = data[pos]
+    if _n50 < 128:
         pos += 1
     else:
-        _n49, pos = read_uvarint(data, pos)
-    _n49 -= 1
-    if _n49 < 0:
+        _n50, pos = read_uvarint(data, pos)
+    _n50 -= 1
+    if _n50 < 0:
         f_topics = None
-        if _n49 != -1:
-            raise InvalidValueError("Topics: length " + str(_n49))
+        if _n50 != -1:
+            raise InvalidValueError("Topics: length " + str(_n50))
     else:
-        if _n49 > len(data) - pos:
-            raise TruncatedError("Topics: " + str(_n49) + " elements in " + str(len(data) - pos) + " bytes")
+        if _n50 > len(data) - pos:
+            raise TruncatedError("Topics: " + str(_n50) + " elements in " + str(len(data) - pos) + " bytes")
         f_topics = []
-        for _ in range(_n49):
-            (_r51,) = _S_16s.unpack_from(data, pos)
+        for _ in range(_n50):
+            (_r52,) = _S_16s.unpack_from(data, pos)
             pos += 16
-            _m50_topic_id = UUID(bytes=_r51)
-            _n52 = data[pos]
-            if _n52 < 128:
+            _m51_topic_id = UUID(bytes=_r52)
+            _n53 = data[pos]
+            if 0 < _n53 < 128:
+                _m51_name = data[pos + 1 : pos + _n53].decode()
+                pos += _n53
+            elif _n53 == 0:
+                _m51_name = None
                 pos += 1
             else:
-                _n52, pos = read_uvarint(data, pos)
-            _n52 -= 1
-            if _n52 < 0:
-                _m50_name = None
-                if _n52 != -1:
-                    raise InvalidValueError("Name: length " + str(_n52))
-            else:
-                _m50_name = data[pos : pos + _n52].decode()
-                pos += _n52
+                _m51_name, pos = read_compact_nullable_string(data, pos)
             if data[pos] == 0:  # no tagged fields: the common case
                 pos += 1
             else:
                 pos = skip_tagged_fields(data, pos)
-            f_topics.append(MetadataRequestTopic(_m50_topic_id, _m50_name))
+            f_topics.append(MetadataRequestTopic(_m51_topic_id, _m51_name))
     (
         f_allow_auto_topic_creation,
         f_include_cluster_authorized_operations,
@@ -645,23 +663,27 @@ def _decode_MetadataRequest_v10(data: bytes, pos: int) -> tuple[MetadataRequest,
 
 def _encode_MetadataRequest_v10(o: MetadataRequest, out: bytearray) -> None:
     """MetadataRequest, version 10 (flexible)."""
-    _a53 = o.topics
-    if _a53 is None:
+    _a54 = o.topics
+    if _a54 is None:
         out.append(0)
     else:
-        write_uvarint(out, len(_a53) + 1)
-        for _e54 in _a53:
-            out += _S_16s.pack(_e54.topic_id.bytes)
-            if _e54.name is None:
+        _n55 = len(_a54) + 1
+        if _n55 < 128:
+            out.append(_n55)
+        else:
+            write_uvarint(out, _n55)
+        for _e56 in _a54:
+            out += _S_16s.pack(_e56.topic_id.bytes)
+            if _e56.name is None:
                 out.append(0)
             else:
-                _b55 = _e54.name.encode()
-                _n56 = len(_b55) + 1
-                if _n56 < 128:
-                    out.append(_n56)
+                _b57 = _e56.name.encode()
+                _n58 = len(_b57) + 1
+                if _n58 < 128:
+                    out.append(_n58)
                 else:
-                    write_uvarint(out, _n56)
-                out += _b55
+                    write_uvarint(out, _n58)
+                out += _b57
             out.append(0)  # no tagged fields
     out += _S_ooo.pack(
         o.allow_auto_topic_creation,
@@ -673,42 +695,38 @@ def _encode_MetadataRequest_v10(o: MetadataRequest, out: bytearray) -> None:
 
 def _decode_MetadataRequest_v11(data: bytes, pos: int) -> tuple[MetadataRequest, int]:
     """MetadataRequest, versions 11-13 (flexible)."""
-    _n57 = data[pos]
-    if _n57 < 128:
+    _n59 = data[pos]
+    if _n59 < 128:
         pos += 1
     else:
-        _n57, pos = read_uvarint(data, pos)
-    _n57 -= 1
-    if _n57 < 0:
+        _n59, pos = read_uvarint(data, pos)
+    _n59 -= 1
+    if _n59 < 0:
         f_topics = None
-        if _n57 != -1:
-            raise InvalidValueError("Topics: length " + str(_n57))
+        if _n59 != -1:
+            raise InvalidValueError("Topics: length " + str(_n59))
     else:
-        if _n57 > len(data) - pos:
-            raise TruncatedError("Topics: " + str(_n57) + " elements in " + str(len(data) - pos) + " bytes")
+        if _n59 > len(data) - pos:
+            raise TruncatedError("Topics: " + str(_n59) + " elements in " + str(len(data) - pos) + " bytes")
         f_topics = []
-        for _ in range(_n57):
-            (_r59,) = _S_16s.unpack_from(data, pos)
+        for _ in range(_n59):
+            (_r61,) = _S_16s.unpack_from(data, pos)
             pos += 16
-            _m58_topic_id = UUID(bytes=_r59)
-            _n60 = data[pos]
-            if _n60 < 128:
+            _m60_topic_id = UUID(bytes=_r61)
+            _n62 = data[pos]
+            if 0 < _n62 < 128:
+                _m60_name = data[pos + 1 : pos + _n62].decode()
+                pos += _n62
+            elif _n62 == 0:
+                _m60_name = None
                 pos += 1
             else:
-                _n60, pos = read_uvarint(data, pos)
-            _n60 -= 1
-            if _n60 < 0:
-                _m58_name = None
-                if _n60 != -1:
-                    raise InvalidValueError("Name: length " + str(_n60))
-            else:
-                _m58_name = data[pos : pos + _n60].decode()
-                pos += _n60
+                _m60_name, pos = read_compact_nullable_string(data, pos)
             if data[pos] == 0:  # no tagged fields: the common case
                 pos += 1
             else:
                 pos = skip_tagged_fields(data, pos)
-            f_topics.append(MetadataRequestTopic(_m58_topic_id, _m58_name))
+            f_topics.append(MetadataRequestTopic(_m60_topic_id, _m60_name))
     f_allow_auto_topic_creation, f_include_topic_authorized_operations = _S_oo.unpack_from(data, pos)
     pos += 2
     if data[pos] == 0:  # no tagged fields: the common case
@@ -722,23 +740,27 @@ def _decode_MetadataRequest_v11(data: bytes, pos: int) -> tuple[MetadataRequest,
 
 def _encode_MetadataRequest_v11(o: MetadataRequest, out: bytearray) -> None:
     """MetadataRequest, versions 11-13 (flexible)."""
-    _a61 = o.topics
-    if _a61 is None:
+    _a63 = o.topics
+    if _a63 is None:
         out.append(0)
     else:
-        write_uvarint(out, len(_a61) + 1)
-        for _e62 in _a61:
-            out += _S_16s.pack(_e62.topic_id.bytes)
-            if _e62.name is None:
+        _n64 = len(_a63) + 1
+        if _n64 < 128:
+            out.append(_n64)
+        else:
+            write_uvarint(out, _n64)
+        for _e65 in _a63:
+            out += _S_16s.pack(_e65.topic_id.bytes)
+            if _e65.name is None:
                 out.append(0)
             else:
-                _b63 = _e62.name.encode()
-                _n64 = len(_b63) + 1
-                if _n64 < 128:
-                    out.append(_n64)
+                _b66 = _e65.name.encode()
+                _n67 = len(_b66) + 1
+                if _n67 < 128:
+                    out.append(_n67)
                 else:
-                    write_uvarint(out, _n64)
-                out += _b63
+                    write_uvarint(out, _n67)
+                out += _b66
             out.append(0)  # no tagged fields
     out += _S_oo.pack(o.allow_auto_topic_creation, o.include_topic_authorized_operations)
     out.append(0)  # no tagged fields
@@ -746,22 +768,22 @@ def _encode_MetadataRequest_v11(o: MetadataRequest, out: bytearray) -> None:
 
 def _decode_MetadataResponsePartition_v0(data: bytes, pos: int) -> tuple[MetadataResponsePartition, int]:
     """MetadataResponsePartition, versions 0-4."""
-    f_error_code, f_partition_index, f_leader_id, _n65 = _S_hiii.unpack_from(data, pos)
+    f_error_code, f_partition_index, f_leader_id, _n68 = _S_hiii.unpack_from(data, pos)
     pos += 14
-    if _n65 < 0:
+    if _n68 < 0:
         raise InvalidValueError("ReplicaNodes: null or negative length")
-    if _n65 > len(data) - pos:
-        raise TruncatedError("ReplicaNodes: " + str(_n65) + " elements in " + str(len(data) - pos) + " bytes")
-    f_replica_nodes = list(unpack_from(">%di" % _n65, data, pos))
-    pos += 4 * _n65
-    (_n66,) = _S_i.unpack_from(data, pos)
+    if _n68 > len(data) - pos:
+        raise TruncatedError("ReplicaNodes: " + str(_n68) + " elements in " + str(len(data) - pos) + " bytes")
+    f_replica_nodes = list(unpack_from(">%di" % _n68, data, pos))
+    pos += 4 * _n68
+    (_n69,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n66 < 0:
+    if _n69 < 0:
         raise InvalidValueError("IsrNodes: null or negative length")
-    if _n66 > len(data) - pos:
-        raise TruncatedError("IsrNodes: " + str(_n66) + " elements in " + str(len(data) - pos) + " bytes")
-    f_isr_nodes = list(unpack_from(">%di" % _n66, data, pos))
-    pos += 4 * _n66
+    if _n69 > len(data) - pos:
+        raise TruncatedError("IsrNodes: " + str(_n69) + " elements in " + str(len(data) - pos) + " bytes")
+    f_isr_nodes = list(unpack_from(">%di" % _n69, data, pos))
+    pos += 4 * _n69
     return MetadataResponsePartition(
         f_error_code, f_partition_index, f_leader_id, -1, f_replica_nodes, f_isr_nodes, []
     ), pos
@@ -769,42 +791,42 @@ def _decode_MetadataResponsePartition_v0(data: bytes, pos: int) -> tuple[Metadat
 
 def _encode_MetadataResponsePartition_v0(o: MetadataResponsePartition, out: bytearray) -> None:
     """MetadataResponsePartition, versions 0-4."""
-    _a67 = o.replica_nodes
-    out += _S_hiii.pack(o.error_code, o.partition_index, o.leader_id, len(_a67))
-    out += pack(">%di" % len(_a67), *_a67)
-    _a69 = o.isr_nodes
-    out += _S_i.pack(len(_a69))
-    out += pack(">%di" % len(_a69), *_a69)
+    _a70 = o.replica_nodes
+    out += _S_hiii.pack(o.error_code, o.partition_index, o.leader_id, len(_a70))
+    out += pack(">%di" % len(_a70), *_a70)
+    _a72 = o.isr_nodes
+    out += _S_i.pack(len(_a72))
+    out += pack(">%di" % len(_a72), *_a72)
 
 
 def _decode_MetadataResponsePartition_v5(data: bytes, pos: int) -> tuple[MetadataResponsePartition, int]:
     """MetadataResponsePartition, versions 5-6."""
-    f_error_code, f_partition_index, f_leader_id, _n71 = _S_hiii.unpack_from(data, pos)
+    f_error_code, f_partition_index, f_leader_id, _n74 = _S_hiii.unpack_from(data, pos)
     pos += 14
-    if _n71 < 0:
+    if _n74 < 0:
         raise InvalidValueError("ReplicaNodes: null or negative length")
-    if _n71 > len(data) - pos:
-        raise TruncatedError("ReplicaNodes: " + str(_n71) + " elements in " + str(len(data) - pos) + " bytes")
-    f_replica_nodes = list(unpack_from(">%di" % _n71, data, pos))
-    pos += 4 * _n71
-    (_n72,) = _S_i.unpack_from(data, pos)
+    if _n74 > len(data) - pos:
+        raise TruncatedError("ReplicaNodes: " + str(_n74) + " elements in " + str(len(data) - pos) + " bytes")
+    f_replica_nodes = list(unpack_from(">%di" % _n74, data, pos))
+    pos += 4 * _n74
+    (_n75,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n72 < 0:
+    if _n75 < 0:
         raise InvalidValueError("IsrNodes: null or negative length")
-    if _n72 > len(data) - pos:
-        raise TruncatedError("IsrNodes: " + str(_n72) + " elements in " + str(len(data) - pos) + " bytes")
-    f_isr_nodes = list(unpack_from(">%di" % _n72, data, pos))
-    pos += 4 * _n72
-    (_n73,) = _S_i.unpack_from(data, pos)
+    if _n75 > len(data) - pos:
+        raise TruncatedError("IsrNodes: " + str(_n75) + " elements in " + str(len(data) - pos) + " bytes")
+    f_isr_nodes = list(unpack_from(">%di" % _n75, data, pos))
+    pos += 4 * _n75
+    (_n76,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n73 < 0:
+    if _n76 < 0:
         raise InvalidValueError("OfflineReplicas: null or negative length")
-    if _n73 > len(data) - pos:
+    if _n76 > len(data) - pos:
         raise TruncatedError(
-            "OfflineReplicas: " + str(_n73) + " elements in " + str(len(data) - pos) + " bytes"
+            "OfflineReplicas: " + str(_n76) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_offline_replicas = list(unpack_from(">%di" % _n73, data, pos))
-    pos += 4 * _n73
+    f_offline_replicas = list(unpack_from(">%di" % _n76, data, pos))
+    pos += 4 * _n76
     return MetadataResponsePartition(
         f_error_code, f_partition_index, f_leader_id, -1, f_replica_nodes, f_isr_nodes, f_offline_replicas
     ), pos
@@ -812,45 +834,45 @@ def _decode_MetadataResponsePartition_v5(data: bytes, pos: int) -> tuple[Metadat
 
 def _encode_MetadataResponsePartition_v5(o: MetadataResponsePartition, out: bytearray) -> None:
     """MetadataResponsePartition, versions 5-6."""
-    _a74 = o.replica_nodes
-    out += _S_hiii.pack(o.error_code, o.partition_index, o.leader_id, len(_a74))
-    out += pack(">%di" % len(_a74), *_a74)
-    _a76 = o.isr_nodes
-    out += _S_i.pack(len(_a76))
-    out += pack(">%di" % len(_a76), *_a76)
-    _a78 = o.offline_replicas
-    out += _S_i.pack(len(_a78))
-    out += pack(">%di" % len(_a78), *_a78)
+    _a77 = o.replica_nodes
+    out += _S_hiii.pack(o.error_code, o.partition_index, o.leader_id, len(_a77))
+    out += pack(">%di" % len(_a77), *_a77)
+    _a79 = o.isr_nodes
+    out += _S_i.pack(len(_a79))
+    out += pack(">%di" % len(_a79), *_a79)
+    _a81 = o.offline_replicas
+    out += _S_i.pack(len(_a81))
+    out += pack(">%di" % len(_a81), *_a81)
 
 
 def _decode_MetadataResponsePartition_v7(data: bytes, pos: int) -> tuple[MetadataResponsePartition, int]:
     """MetadataResponsePartition, versions 7-8."""
-    f_error_code, f_partition_index, f_leader_id, f_leader_epoch, _n80 = _S_hiiii.unpack_from(data, pos)
+    f_error_code, f_partition_index, f_leader_id, f_leader_epoch, _n83 = _S_hiiii.unpack_from(data, pos)
     pos += 18
-    if _n80 < 0:
+    if _n83 < 0:
         raise InvalidValueError("ReplicaNodes: null or negative length")
-    if _n80 > len(data) - pos:
-        raise TruncatedError("ReplicaNodes: " + str(_n80) + " elements in " + str(len(data) - pos) + " bytes")
-    f_replica_nodes = list(unpack_from(">%di" % _n80, data, pos))
-    pos += 4 * _n80
-    (_n81,) = _S_i.unpack_from(data, pos)
+    if _n83 > len(data) - pos:
+        raise TruncatedError("ReplicaNodes: " + str(_n83) + " elements in " + str(len(data) - pos) + " bytes")
+    f_replica_nodes = list(unpack_from(">%di" % _n83, data, pos))
+    pos += 4 * _n83
+    (_n84,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n81 < 0:
+    if _n84 < 0:
         raise InvalidValueError("IsrNodes: null or negative length")
-    if _n81 > len(data) - pos:
-        raise TruncatedError("IsrNodes: " + str(_n81) + " elements in " + str(len(data) - pos) + " bytes")
-    f_isr_nodes = list(unpack_from(">%di" % _n81, data, pos))
-    pos += 4 * _n81
-    (_n82,) = _S_i.unpack_from(data, pos)
+    if _n84 > len(data) - pos:
+        raise TruncatedError("IsrNodes: " + str(_n84) + " elements in " + str(len(data) - pos) + " bytes")
+    f_isr_nodes = list(unpack_from(">%di" % _n84, data, pos))
+    pos += 4 * _n84
+    (_n85,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n82 < 0:
+    if _n85 < 0:
         raise InvalidValueError("OfflineReplicas: null or negative length")
-    if _n82 > len(data) - pos:
+    if _n85 > len(data) - pos:
         raise TruncatedError(
-            "OfflineReplicas: " + str(_n82) + " elements in " + str(len(data) - pos) + " bytes"
+            "OfflineReplicas: " + str(_n85) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_offline_replicas = list(unpack_from(">%di" % _n82, data, pos))
-    pos += 4 * _n82
+    f_offline_replicas = list(unpack_from(">%di" % _n85, data, pos))
+    pos += 4 * _n85
     return MetadataResponsePartition(
         f_error_code,
         f_partition_index,
@@ -864,59 +886,59 @@ def _decode_MetadataResponsePartition_v7(data: bytes, pos: int) -> tuple[Metadat
 
 def _encode_MetadataResponsePartition_v7(o: MetadataResponsePartition, out: bytearray) -> None:
     """MetadataResponsePartition, versions 7-8."""
-    _a83 = o.replica_nodes
-    out += _S_hiiii.pack(o.error_code, o.partition_index, o.leader_id, o.leader_epoch, len(_a83))
-    out += pack(">%di" % len(_a83), *_a83)
-    _a85 = o.isr_nodes
-    out += _S_i.pack(len(_a85))
-    out += pack(">%di" % len(_a85), *_a85)
-    _a87 = o.offline_replicas
-    out += _S_i.pack(len(_a87))
-    out += pack(">%di" % len(_a87), *_a87)
+    _a86 = o.replica_nodes
+    out += _S_hiiii.pack(o.error_code, o.partition_index, o.leader_id, o.leader_epoch, len(_a86))
+    out += pack(">%di" % len(_a86), *_a86)
+    _a88 = o.isr_nodes
+    out += _S_i.pack(len(_a88))
+    out += pack(">%di" % len(_a88), *_a88)
+    _a90 = o.offline_replicas
+    out += _S_i.pack(len(_a90))
+    out += pack(">%di" % len(_a90), *_a90)
 
 
 def _decode_MetadataResponsePartition_v9(data: bytes, pos: int) -> tuple[MetadataResponsePartition, int]:
     """MetadataResponsePartition, versions 9-13 (flexible)."""
     f_error_code, f_partition_index, f_leader_id, f_leader_epoch = _S_hiii.unpack_from(data, pos)
     pos += 14
-    _n89 = data[pos]
-    if _n89 < 128:
+    _n92 = data[pos]
+    if _n92 < 128:
         pos += 1
     else:
-        _n89, pos = read_uvarint(data, pos)
-    _n89 -= 1
-    if _n89 < 0:
+        _n92, pos = read_uvarint(data, pos)
+    _n92 -= 1
+    if _n92 < 0:
         raise InvalidValueError("ReplicaNodes: null or negative length")
-    if _n89 > len(data) - pos:
-        raise TruncatedError("ReplicaNodes: " + str(_n89) + " elements in " + str(len(data) - pos) + " bytes")
-    f_replica_nodes = list(unpack_from(">%di" % _n89, data, pos))
-    pos += 4 * _n89
-    _n90 = data[pos]
-    if _n90 < 128:
+    if _n92 > len(data) - pos:
+        raise TruncatedError("ReplicaNodes: " + str(_n92) + " elements in " + str(len(data) - pos) + " bytes")
+    f_replica_nodes = list(unpack_from(">%di" % _n92, data, pos))
+    pos += 4 * _n92
+    _n93 = data[pos]
+    if _n93 < 128:
         pos += 1
     else:
-        _n90, pos = read_uvarint(data, pos)
-    _n90 -= 1
-    if _n90 < 0:
+        _n93, pos = read_uvarint(data, pos)
+    _n93 -= 1
+    if _n93 < 0:
         raise InvalidValueError("IsrNodes: null or negative length")
-    if _n90 > len(data) - pos:
-        raise TruncatedError("IsrNodes: " + str(_n90) + " elements in " + str(len(data) - pos) + " bytes")
-    f_isr_nodes = list(unpack_from(">%di" % _n90, data, pos))
-    pos += 4 * _n90
-    _n91 = data[pos]
-    if _n91 < 128:
+    if _n93 > len(data) - pos:
+        raise TruncatedError("IsrNodes: " + str(_n93) + " elements in " + str(len(data) - pos) + " bytes")
+    f_isr_nodes = list(unpack_from(">%di" % _n93, data, pos))
+    pos += 4 * _n93
+    _n94 = data[pos]
+    if _n94 < 128:
         pos += 1
     else:
-        _n91, pos = read_uvarint(data, pos)
-    _n91 -= 1
-    if _n91 < 0:
+        _n94, pos = read_uvarint(data, pos)
+    _n94 -= 1
+    if _n94 < 0:
         raise InvalidValueError("OfflineReplicas: null or negative length")
-    if _n91 > len(data) - pos:
+    if _n94 > len(data) - pos:
         raise TruncatedError(
-            "OfflineReplicas: " + str(_n91) + " elements in " + str(len(data) - pos) + " bytes"
+            "OfflineReplicas: " + str(_n94) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_offline_replicas = list(unpack_from(">%di" % _n91, data, pos))
-    pos += 4 * _n91
+    f_offline_replicas = list(unpack_from(">%di" % _n94, data, pos))
+    pos += 4 * _n94
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -935,62 +957,74 @@ def _decode_MetadataResponsePartition_v9(data: bytes, pos: int) -> tuple[Metadat
 def _encode_MetadataResponsePartition_v9(o: MetadataResponsePartition, out: bytearray) -> None:
     """MetadataResponsePartition, versions 9-13 (flexible)."""
     out += _S_hiii.pack(o.error_code, o.partition_index, o.leader_id, o.leader_epoch)
-    _a92 = o.replica_nodes
-    write_uvarint(out, len(_a92) + 1)
-    out += pack(">%di" % len(_a92), *_a92)
-    _a94 = o.isr_nodes
-    write_uvarint(out, len(_a94) + 1)
-    out += pack(">%di" % len(_a94), *_a94)
-    _a96 = o.offline_replicas
-    write_uvarint(out, len(_a96) + 1)
-    out += pack(">%di" % len(_a96), *_a96)
+    _a95 = o.replica_nodes
+    _n96 = len(_a95) + 1
+    if _n96 < 128:
+        out.append(_n96)
+    else:
+        write_uvarint(out, _n96)
+    out += pack(">%di" % len(_a95), *_a95)
+    _a98 = o.isr_nodes
+    _n99 = len(_a98) + 1
+    if _n99 < 128:
+        out.append(_n99)
+    else:
+        write_uvarint(out, _n99)
+    out += pack(">%di" % len(_a98), *_a98)
+    _a101 = o.offline_replicas
+    _n102 = len(_a101) + 1
+    if _n102 < 128:
+        out.append(_n102)
+    else:
+        write_uvarint(out, _n102)
+    out += pack(">%di" % len(_a101), *_a101)
     out.append(0)  # no tagged fields
 
 
 def _decode_MetadataResponseTopic_v0(data: bytes, pos: int) -> tuple[MetadataResponseTopic, int]:
     """MetadataResponseTopic, version 0."""
-    f_error_code, _n98 = _S_hh.unpack_from(data, pos)
+    f_error_code, _n104 = _S_hh.unpack_from(data, pos)
     pos += 4
-    if _n98 < 0:
+    if _n104 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n98].decode()
-    pos += _n98
-    (_n99,) = _S_i.unpack_from(data, pos)
+    f_name = data[pos : pos + _n104].decode()
+    pos += _n104
+    (_n105,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n99 < 0:
+    if _n105 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n99 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n99) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n105 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n105) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n99):
-        _m100_error_code, _m100_partition_index, _m100_leader_id, _n101 = _S_hiii.unpack_from(data, pos)
+    for _ in range(_n105):
+        _m106_error_code, _m106_partition_index, _m106_leader_id, _n107 = _S_hiii.unpack_from(data, pos)
         pos += 14
-        if _n101 < 0:
+        if _n107 < 0:
             raise InvalidValueError("ReplicaNodes: null or negative length")
-        if _n101 > len(data) - pos:
+        if _n107 > len(data) - pos:
             raise TruncatedError(
-                "ReplicaNodes: " + str(_n101) + " elements in " + str(len(data) - pos) + " bytes"
+                "ReplicaNodes: " + str(_n107) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m100_replica_nodes = list(unpack_from(">%di" % _n101, data, pos))
-        pos += 4 * _n101
-        (_n102,) = _S_i.unpack_from(data, pos)
+        _m106_replica_nodes = list(unpack_from(">%di" % _n107, data, pos))
+        pos += 4 * _n107
+        (_n108,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n102 < 0:
+        if _n108 < 0:
             raise InvalidValueError("IsrNodes: null or negative length")
-        if _n102 > len(data) - pos:
+        if _n108 > len(data) - pos:
             raise TruncatedError(
-                "IsrNodes: " + str(_n102) + " elements in " + str(len(data) - pos) + " bytes"
+                "IsrNodes: " + str(_n108) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m100_isr_nodes = list(unpack_from(">%di" % _n102, data, pos))
-        pos += 4 * _n102
+        _m106_isr_nodes = list(unpack_from(">%di" % _n108, data, pos))
+        pos += 4 * _n108
         f_partitions.append(
             MetadataResponsePartition(
-                _m100_error_code,
-                _m100_partition_index,
-                _m100_leader_id,
+                _m106_error_code,
+                _m106_partition_index,
+                _m106_leader_id,
                 -1,
-                _m100_replica_nodes,
-                _m100_isr_nodes,
+                _m106_replica_nodes,
+                _m106_isr_nodes,
                 [],
             )
         )
@@ -999,67 +1033,67 @@ def _decode_MetadataResponseTopic_v0(data: bytes, pos: int) -> tuple[MetadataRes
 
 def _encode_MetadataResponseTopic_v0(o: MetadataResponseTopic, out: bytearray) -> None:
     """MetadataResponseTopic, version 0."""
-    _v103 = o.name
-    if _v103 is None:
+    _v109 = o.name
+    if _v109 is None:
         raise EncodeError("MetadataResponseTopic.name is null, which version 0 does not allow")
-    _b104 = _v103.encode()
-    out += _S_hh.pack(o.error_code, len(_b104))
-    out += _b104
-    _a105 = o.partitions
-    out += _S_i.pack(len(_a105))
-    for _e106 in _a105:
-        _a107 = _e106.replica_nodes
-        out += _S_hiii.pack(_e106.error_code, _e106.partition_index, _e106.leader_id, len(_a107))
-        out += pack(">%di" % len(_a107), *_a107)
-        _a109 = _e106.isr_nodes
-        out += _S_i.pack(len(_a109))
-        out += pack(">%di" % len(_a109), *_a109)
+    _b110 = _v109.encode()
+    out += _S_hh.pack(o.error_code, len(_b110))
+    out += _b110
+    _a111 = o.partitions
+    out += _S_i.pack(len(_a111))
+    for _e112 in _a111:
+        _a113 = _e112.replica_nodes
+        out += _S_hiii.pack(_e112.error_code, _e112.partition_index, _e112.leader_id, len(_a113))
+        out += pack(">%di" % len(_a113), *_a113)
+        _a115 = _e112.isr_nodes
+        out += _S_i.pack(len(_a115))
+        out += pack(">%di" % len(_a115), *_a115)
 
 
 def _decode_MetadataResponseTopic_v1(data: bytes, pos: int) -> tuple[MetadataResponseTopic, int]:
     """MetadataResponseTopic, versions 1-4."""
-    f_error_code, _n111 = _S_hh.unpack_from(data, pos)
+    f_error_code, _n117 = _S_hh.unpack_from(data, pos)
     pos += 4
-    if _n111 < 0:
+    if _n117 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n111].decode()
-    pos += _n111
-    f_is_internal, _n112 = _S_oi.unpack_from(data, pos)
+    f_name = data[pos : pos + _n117].decode()
+    pos += _n117
+    f_is_internal, _n118 = _S_oi.unpack_from(data, pos)
     pos += 5
-    if _n112 < 0:
+    if _n118 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n112 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n112) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n118 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n118) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n112):
-        _m113_error_code, _m113_partition_index, _m113_leader_id, _n114 = _S_hiii.unpack_from(data, pos)
+    for _ in range(_n118):
+        _m119_error_code, _m119_partition_index, _m119_leader_id, _n120 = _S_hiii.unpack_from(data, pos)
         pos += 14
-        if _n114 < 0:
+        if _n120 < 0:
             raise InvalidValueError("ReplicaNodes: null or negative length")
-        if _n114 > len(data) - pos:
+        if _n120 > len(data) - pos:
             raise TruncatedError(
-                "ReplicaNodes: " + str(_n114) + " elements in " + str(len(data) - pos) + " bytes"
+                "ReplicaNodes: " + str(_n120) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m113_replica_nodes = list(unpack_from(">%di" % _n114, data, pos))
-        pos += 4 * _n114
-        (_n115,) = _S_i.unpack_from(data, pos)
+        _m119_replica_nodes = list(unpack_from(">%di" % _n120, data, pos))
+        pos += 4 * _n120
+        (_n121,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n115 < 0:
+        if _n121 < 0:
             raise InvalidValueError("IsrNodes: null or negative length")
-        if _n115 > len(data) - pos:
+        if _n121 > len(data) - pos:
             raise TruncatedError(
-                "IsrNodes: " + str(_n115) + " elements in " + str(len(data) - pos) + " bytes"
+                "IsrNodes: " + str(_n121) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m113_isr_nodes = list(unpack_from(">%di" % _n115, data, pos))
-        pos += 4 * _n115
+        _m119_isr_nodes = list(unpack_from(">%di" % _n121, data, pos))
+        pos += 4 * _n121
         f_partitions.append(
             MetadataResponsePartition(
-                _m113_error_code,
-                _m113_partition_index,
-                _m113_leader_id,
+                _m119_error_code,
+                _m119_partition_index,
+                _m119_leader_id,
                 -1,
-                _m113_replica_nodes,
-                _m113_isr_nodes,
+                _m119_replica_nodes,
+                _m119_isr_nodes,
                 [],
             )
         )
@@ -1070,78 +1104,78 @@ def _decode_MetadataResponseTopic_v1(data: bytes, pos: int) -> tuple[MetadataRes
 
 def _encode_MetadataResponseTopic_v1(o: MetadataResponseTopic, out: bytearray) -> None:
     """MetadataResponseTopic, versions 1-4."""
-    _v116 = o.name
-    if _v116 is None:
+    _v122 = o.name
+    if _v122 is None:
         raise EncodeError("MetadataResponseTopic.name is null, which version 1 does not allow")
-    _b117 = _v116.encode()
-    out += _S_hh.pack(o.error_code, len(_b117))
-    out += _b117
-    _a118 = o.partitions
-    out += _S_oi.pack(o.is_internal, len(_a118))
-    for _e119 in _a118:
-        _a120 = _e119.replica_nodes
-        out += _S_hiii.pack(_e119.error_code, _e119.partition_index, _e119.leader_id, len(_a120))
-        out += pack(">%di" % len(_a120), *_a120)
-        _a122 = _e119.isr_nodes
-        out += _S_i.pack(len(_a122))
-        out += pack(">%di" % len(_a122), *_a122)
+    _b123 = _v122.encode()
+    out += _S_hh.pack(o.error_code, len(_b123))
+    out += _b123
+    _a124 = o.partitions
+    out += _S_oi.pack(o.is_internal, len(_a124))
+    for _e125 in _a124:
+        _a126 = _e125.replica_nodes
+        out += _S_hiii.pack(_e125.error_code, _e125.partition_index, _e125.leader_id, len(_a126))
+        out += pack(">%di" % len(_a126), *_a126)
+        _a128 = _e125.isr_nodes
+        out += _S_i.pack(len(_a128))
+        out += pack(">%di" % len(_a128), *_a128)
 
 
 def _decode_MetadataResponseTopic_v5(data: bytes, pos: int) -> tuple[MetadataResponseTopic, int]:
     """MetadataResponseTopic, versions 5-6."""
-    f_error_code, _n124 = _S_hh.unpack_from(data, pos)
+    f_error_code, _n130 = _S_hh.unpack_from(data, pos)
     pos += 4
-    if _n124 < 0:
+    if _n130 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n124].decode()
-    pos += _n124
-    f_is_internal, _n125 = _S_oi.unpack_from(data, pos)
+    f_name = data[pos : pos + _n130].decode()
+    pos += _n130
+    f_is_internal, _n131 = _S_oi.unpack_from(data, pos)
     pos += 5
-    if _n125 < 0:
+    if _n131 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n125 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n125) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n131 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n131) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n125):
-        _m126_error_code, _m126_partition_index, _m126_leader_id, _n127 = _S_hiii.unpack_from(data, pos)
+    for _ in range(_n131):
+        _m132_error_code, _m132_partition_index, _m132_leader_id, _n133 = _S_hiii.unpack_from(data, pos)
         pos += 14
-        if _n127 < 0:
+        if _n133 < 0:
             raise InvalidValueError("ReplicaNodes: null or negative length")
-        if _n127 > len(data) - pos:
+        if _n133 > len(data) - pos:
             raise TruncatedError(
-                "ReplicaNodes: " + str(_n127) + " elements in " + str(len(data) - pos) + " bytes"
+                "ReplicaNodes: " + str(_n133) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m126_replica_nodes = list(unpack_from(">%di" % _n127, data, pos))
-        pos += 4 * _n127
-        (_n128,) = _S_i.unpack_from(data, pos)
+        _m132_replica_nodes = list(unpack_from(">%di" % _n133, data, pos))
+        pos += 4 * _n133
+        (_n134,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n128 < 0:
+        if _n134 < 0:
             raise InvalidValueError("IsrNodes: null or negative length")
-        if _n128 > len(data) - pos:
+        if _n134 > len(data) - pos:
             raise TruncatedError(
-                "IsrNodes: " + str(_n128) + " elements in " + str(len(data) - pos) + " bytes"
+                "IsrNodes: " + str(_n134) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m126_isr_nodes = list(unpack_from(">%di" % _n128, data, pos))
-        pos += 4 * _n128
-        (_n129,) = _S_i.unpack_from(data, pos)
+        _m132_isr_nodes = list(unpack_from(">%di" % _n134, data, pos))
+        pos += 4 * _n134
+        (_n135,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n129 < 0:
+        if _n135 < 0:
             raise InvalidValueError("OfflineReplicas: null or negative length")
-        if _n129 > len(data) - pos:
+        if _n135 > len(data) - pos:
             raise TruncatedError(
-                "OfflineReplicas: " + str(_n129) + " elements in " + str(len(data) - pos) + " bytes"
+                "OfflineReplicas: " + str(_n135) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m126_offline_replicas = list(unpack_from(">%di" % _n129, data, pos))
-        pos += 4 * _n129
+        _m132_offline_replicas = list(unpack_from(">%di" % _n135, data, pos))
+        pos += 4 * _n135
         f_partitions.append(
             MetadataResponsePartition(
-                _m126_error_code,
-                _m126_partition_index,
-                _m126_leader_id,
+                _m132_error_code,
+                _m132_partition_index,
+                _m132_leader_id,
                 -1,
-                _m126_replica_nodes,
-                _m126_isr_nodes,
-                _m126_offline_replicas,
+                _m132_replica_nodes,
+                _m132_isr_nodes,
+                _m132_offline_replicas,
             )
         )
     return MetadataResponseTopic(
@@ -1151,83 +1185,83 @@ def _decode_MetadataResponseTopic_v5(data: bytes, pos: int) -> tuple[MetadataRes
 
 def _encode_MetadataResponseTopic_v5(o: MetadataResponseTopic, out: bytearray) -> None:
     """MetadataResponseTopic, versions 5-6."""
-    _v130 = o.name
-    if _v130 is None:
+    _v136 = o.name
+    if _v136 is None:
         raise EncodeError("MetadataResponseTopic.name is null, which version 5 does not allow")
-    _b131 = _v130.encode()
-    out += _S_hh.pack(o.error_code, len(_b131))
-    out += _b131
-    _a132 = o.partitions
-    out += _S_oi.pack(o.is_internal, len(_a132))
-    for _e133 in _a132:
-        _a134 = _e133.replica_nodes
-        out += _S_hiii.pack(_e133.error_code, _e133.partition_index, _e133.leader_id, len(_a134))
-        out += pack(">%di" % len(_a134), *_a134)
-        _a136 = _e133.isr_nodes
-        out += _S_i.pack(len(_a136))
-        out += pack(">%di" % len(_a136), *_a136)
-        _a138 = _e133.offline_replicas
-        out += _S_i.pack(len(_a138))
-        out += pack(">%di" % len(_a138), *_a138)
+    _b137 = _v136.encode()
+    out += _S_hh.pack(o.error_code, len(_b137))
+    out += _b137
+    _a138 = o.partitions
+    out += _S_oi.pack(o.is_internal, len(_a138))
+    for _e139 in _a138:
+        _a140 = _e139.replica_nodes
+        out += _S_hiii.pack(_e139.error_code, _e139.partition_index, _e139.leader_id, len(_a140))
+        out += pack(">%di" % len(_a140), *_a140)
+        _a142 = _e139.isr_nodes
+        out += _S_i.pack(len(_a142))
+        out += pack(">%di" % len(_a142), *_a142)
+        _a144 = _e139.offline_replicas
+        out += _S_i.pack(len(_a144))
+        out += pack(">%di" % len(_a144), *_a144)
 
 
 def _decode_MetadataResponseTopic_v7(data: bytes, pos: int) -> tuple[MetadataResponseTopic, int]:
     """MetadataResponseTopic, version 7."""
-    f_error_code, _n140 = _S_hh.unpack_from(data, pos)
+    f_error_code, _n146 = _S_hh.unpack_from(data, pos)
     pos += 4
-    if _n140 < 0:
+    if _n146 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n140].decode()
-    pos += _n140
-    f_is_internal, _n141 = _S_oi.unpack_from(data, pos)
+    f_name = data[pos : pos + _n146].decode()
+    pos += _n146
+    f_is_internal, _n147 = _S_oi.unpack_from(data, pos)
     pos += 5
-    if _n141 < 0:
+    if _n147 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n141 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n141) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n147 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n147) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n141):
-        _m142_error_code, _m142_partition_index, _m142_leader_id, _m142_leader_epoch, _n143 = (
+    for _ in range(_n147):
+        _m148_error_code, _m148_partition_index, _m148_leader_id, _m148_leader_epoch, _n149 = (
             _S_hiiii.unpack_from(data, pos)
         )
         pos += 18
-        if _n143 < 0:
+        if _n149 < 0:
             raise InvalidValueError("ReplicaNodes: null or negative length")
-        if _n143 > len(data) - pos:
+        if _n149 > len(data) - pos:
             raise TruncatedError(
-                "ReplicaNodes: " + str(_n143) + " elements in " + str(len(data) - pos) + " bytes"
+                "ReplicaNodes: " + str(_n149) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m142_replica_nodes = list(unpack_from(">%di" % _n143, data, pos))
-        pos += 4 * _n143
-        (_n144,) = _S_i.unpack_from(data, pos)
+        _m148_replica_nodes = list(unpack_from(">%di" % _n149, data, pos))
+        pos += 4 * _n149
+        (_n150,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n144 < 0:
+        if _n150 < 0:
             raise InvalidValueError("IsrNodes: null or negative length")
-        if _n144 > len(data) - pos:
+        if _n150 > len(data) - pos:
             raise TruncatedError(
-                "IsrNodes: " + str(_n144) + " elements in " + str(len(data) - pos) + " bytes"
+                "IsrNodes: " + str(_n150) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m142_isr_nodes = list(unpack_from(">%di" % _n144, data, pos))
-        pos += 4 * _n144
-        (_n145,) = _S_i.unpack_from(data, pos)
+        _m148_isr_nodes = list(unpack_from(">%di" % _n150, data, pos))
+        pos += 4 * _n150
+        (_n151,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n145 < 0:
+        if _n151 < 0:
             raise InvalidValueError("OfflineReplicas: null or negative length")
-        if _n145 > len(data) - pos:
+        if _n151 > len(data) - pos:
             raise TruncatedError(
-                "OfflineReplicas: " + str(_n145) + " elements in " + str(len(data) - pos) + " bytes"
+                "OfflineReplicas: " + str(_n151) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m142_offline_replicas = list(unpack_from(">%di" % _n145, data, pos))
-        pos += 4 * _n145
+        _m148_offline_replicas = list(unpack_from(">%di" % _n151, data, pos))
+        pos += 4 * _n151
         f_partitions.append(
             MetadataResponsePartition(
-                _m142_error_code,
-                _m142_partition_index,
-                _m142_leader_id,
-                _m142_leader_epoch,
-                _m142_replica_nodes,
-                _m142_isr_nodes,
-                _m142_offline_replicas,
+                _m148_error_code,
+                _m148_partition_index,
+                _m148_leader_id,
+                _m148_leader_epoch,
+                _m148_replica_nodes,
+                _m148_isr_nodes,
+                _m148_offline_replicas,
             )
         )
     return MetadataResponseTopic(
@@ -1237,85 +1271,85 @@ def _decode_MetadataResponseTopic_v7(data: bytes, pos: int) -> tuple[MetadataRes
 
 def _encode_MetadataResponseTopic_v7(o: MetadataResponseTopic, out: bytearray) -> None:
     """MetadataResponseTopic, version 7."""
-    _v146 = o.name
-    if _v146 is None:
+    _v152 = o.name
+    if _v152 is None:
         raise EncodeError("MetadataResponseTopic.name is null, which version 7 does not allow")
-    _b147 = _v146.encode()
-    out += _S_hh.pack(o.error_code, len(_b147))
-    out += _b147
-    _a148 = o.partitions
-    out += _S_oi.pack(o.is_internal, len(_a148))
-    for _e149 in _a148:
-        _a150 = _e149.replica_nodes
+    _b153 = _v152.encode()
+    out += _S_hh.pack(o.error_code, len(_b153))
+    out += _b153
+    _a154 = o.partitions
+    out += _S_oi.pack(o.is_internal, len(_a154))
+    for _e155 in _a154:
+        _a156 = _e155.replica_nodes
         out += _S_hiiii.pack(
-            _e149.error_code, _e149.partition_index, _e149.leader_id, _e149.leader_epoch, len(_a150)
+            _e155.error_code, _e155.partition_index, _e155.leader_id, _e155.leader_epoch, len(_a156)
         )
-        out += pack(">%di" % len(_a150), *_a150)
-        _a152 = _e149.isr_nodes
-        out += _S_i.pack(len(_a152))
-        out += pack(">%di" % len(_a152), *_a152)
-        _a154 = _e149.offline_replicas
-        out += _S_i.pack(len(_a154))
-        out += pack(">%di" % len(_a154), *_a154)
+        out += pack(">%di" % len(_a156), *_a156)
+        _a158 = _e155.isr_nodes
+        out += _S_i.pack(len(_a158))
+        out += pack(">%di" % len(_a158), *_a158)
+        _a160 = _e155.offline_replicas
+        out += _S_i.pack(len(_a160))
+        out += pack(">%di" % len(_a160), *_a160)
 
 
 def _decode_MetadataResponseTopic_v8(data: bytes, pos: int) -> tuple[MetadataResponseTopic, int]:
     """MetadataResponseTopic, version 8."""
-    f_error_code, _n156 = _S_hh.unpack_from(data, pos)
+    f_error_code, _n162 = _S_hh.unpack_from(data, pos)
     pos += 4
-    if _n156 < 0:
+    if _n162 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n156].decode()
-    pos += _n156
-    f_is_internal, _n157 = _S_oi.unpack_from(data, pos)
+    f_name = data[pos : pos + _n162].decode()
+    pos += _n162
+    f_is_internal, _n163 = _S_oi.unpack_from(data, pos)
     pos += 5
-    if _n157 < 0:
+    if _n163 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n157 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n157) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n163 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n163) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n157):
-        _m158_error_code, _m158_partition_index, _m158_leader_id, _m158_leader_epoch, _n159 = (
+    for _ in range(_n163):
+        _m164_error_code, _m164_partition_index, _m164_leader_id, _m164_leader_epoch, _n165 = (
             _S_hiiii.unpack_from(data, pos)
         )
         pos += 18
-        if _n159 < 0:
+        if _n165 < 0:
             raise InvalidValueError("ReplicaNodes: null or negative length")
-        if _n159 > len(data) - pos:
+        if _n165 > len(data) - pos:
             raise TruncatedError(
-                "ReplicaNodes: " + str(_n159) + " elements in " + str(len(data) - pos) + " bytes"
+                "ReplicaNodes: " + str(_n165) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m158_replica_nodes = list(unpack_from(">%di" % _n159, data, pos))
-        pos += 4 * _n159
-        (_n160,) = _S_i.unpack_from(data, pos)
+        _m164_replica_nodes = list(unpack_from(">%di" % _n165, data, pos))
+        pos += 4 * _n165
+        (_n166,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n160 < 0:
+        if _n166 < 0:
             raise InvalidValueError("IsrNodes: null or negative length")
-        if _n160 > len(data) - pos:
+        if _n166 > len(data) - pos:
             raise TruncatedError(
-                "IsrNodes: " + str(_n160) + " elements in " + str(len(data) - pos) + " bytes"
+                "IsrNodes: " + str(_n166) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m158_isr_nodes = list(unpack_from(">%di" % _n160, data, pos))
-        pos += 4 * _n160
-        (_n161,) = _S_i.unpack_from(data, pos)
+        _m164_isr_nodes = list(unpack_from(">%di" % _n166, data, pos))
+        pos += 4 * _n166
+        (_n167,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n161 < 0:
+        if _n167 < 0:
             raise InvalidValueError("OfflineReplicas: null or negative length")
-        if _n161 > len(data) - pos:
+        if _n167 > len(data) - pos:
             raise TruncatedError(
-                "OfflineReplicas: " + str(_n161) + " elements in " + str(len(data) - pos) + " bytes"
+                "OfflineReplicas: " + str(_n167) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m158_offline_replicas = list(unpack_from(">%di" % _n161, data, pos))
-        pos += 4 * _n161
+        _m164_offline_replicas = list(unpack_from(">%di" % _n167, data, pos))
+        pos += 4 * _n167
         f_partitions.append(
             MetadataResponsePartition(
-                _m158_error_code,
-                _m158_partition_index,
-                _m158_leader_id,
-                _m158_leader_epoch,
-                _m158_replica_nodes,
-                _m158_isr_nodes,
-                _m158_offline_replicas,
+                _m164_error_code,
+                _m164_partition_index,
+                _m164_leader_id,
+                _m164_leader_epoch,
+                _m164_replica_nodes,
+                _m164_isr_nodes,
+                _m164_offline_replicas,
             )
         )
     (f_topic_authorized_operations,) = _S_i.unpack_from(data, pos)
@@ -1327,26 +1361,26 @@ def _decode_MetadataResponseTopic_v8(data: bytes, pos: int) -> tuple[MetadataRes
 
 def _encode_MetadataResponseTopic_v8(o: MetadataResponseTopic, out: bytearray) -> None:
     """MetadataResponseTopic, version 8."""
-    _v162 = o.name
-    if _v162 is None:
+    _v168 = o.name
+    if _v168 is None:
         raise EncodeError("MetadataResponseTopic.name is null, which version 8 does not allow")
-    _b163 = _v162.encode()
-    out += _S_hh.pack(o.error_code, len(_b163))
-    out += _b163
-    _a164 = o.partitions
-    out += _S_oi.pack(o.is_internal, len(_a164))
-    for _e165 in _a164:
-        _a166 = _e165.replica_nodes
+    _b169 = _v168.encode()
+    out += _S_hh.pack(o.error_code, len(_b169))
+    out += _b169
+    _a170 = o.partitions
+    out += _S_oi.pack(o.is_internal, len(_a170))
+    for _e171 in _a170:
+        _a172 = _e171.replica_nodes
         out += _S_hiiii.pack(
-            _e165.error_code, _e165.partition_index, _e165.leader_id, _e165.leader_epoch, len(_a166)
+            _e171.error_code, _e171.partition_index, _e171.leader_id, _e171.leader_epoch, len(_a172)
         )
-        out += pack(">%di" % len(_a166), *_a166)
-        _a168 = _e165.isr_nodes
-        out += _S_i.pack(len(_a168))
-        out += pack(">%di" % len(_a168), *_a168)
-        _a170 = _e165.offline_replicas
-        out += _S_i.pack(len(_a170))
-        out += pack(">%di" % len(_a170), *_a170)
+        out += pack(">%di" % len(_a172), *_a172)
+        _a174 = _e171.isr_nodes
+        out += _S_i.pack(len(_a174))
+        out += pack(">%di" % len(_a174), *_a174)
+        _a176 = _e171.offline_replicas
+        out += _S_i.pack(len(_a176))
+        out += pack(">%di" % len(_a176), *_a176)
     out += _S_i.pack(o.topic_authorized_operations)
 
 
@@ -1354,89 +1388,85 @@ def _decode_MetadataResponseTopic_v9(data: bytes, pos: int) -> tuple[MetadataRes
     """MetadataResponseTopic, version 9 (flexible)."""
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    _n172 = data[pos]
-    if _n172 < 128:
-        pos += 1
+    _n178 = data[pos]
+    if 0 < _n178 < 128:
+        f_name = data[pos + 1 : pos + _n178].decode()
+        pos += _n178
     else:
-        _n172, pos = read_uvarint(data, pos)
-    _n172 -= 1
-    if _n172 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n172].decode()
-    pos += _n172
+        f_name, pos = read_compact_string(data, pos)
     (f_is_internal,) = _S_o.unpack_from(data, pos)
     pos += 1
-    _n173 = data[pos]
-    if _n173 < 128:
+    _n179 = data[pos]
+    if _n179 < 128:
         pos += 1
     else:
-        _n173, pos = read_uvarint(data, pos)
-    _n173 -= 1
-    if _n173 < 0:
+        _n179, pos = read_uvarint(data, pos)
+    _n179 -= 1
+    if _n179 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n173 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n173) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n179 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n179) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n173):
-        _m174_error_code, _m174_partition_index, _m174_leader_id, _m174_leader_epoch = _S_hiii.unpack_from(
+    for _ in range(_n179):
+        _m180_error_code, _m180_partition_index, _m180_leader_id, _m180_leader_epoch = _S_hiii.unpack_from(
             data, pos
         )
         pos += 14
-        _n175 = data[pos]
-        if _n175 < 128:
+        _n181 = data[pos]
+        if _n181 < 128:
             pos += 1
         else:
-            _n175, pos = read_uvarint(data, pos)
-        _n175 -= 1
-        if _n175 < 0:
+            _n181, pos = read_uvarint(data, pos)
+        _n181 -= 1
+        if _n181 < 0:
             raise InvalidValueError("ReplicaNodes: null or negative length")
-        if _n175 > len(data) - pos:
+        if _n181 > len(data) - pos:
             raise TruncatedError(
-                "ReplicaNodes: " + str(_n175) + " elements in " + str(len(data) - pos) + " bytes"
+                "ReplicaNodes: " + str(_n181) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m174_replica_nodes = list(unpack_from(">%di" % _n175, data, pos))
-        pos += 4 * _n175
-        _n176 = data[pos]
-        if _n176 < 128:
+        _m180_replica_nodes = list(unpack_from(">%di" % _n181, data, pos))
+        pos += 4 * _n181
+        _n182 = data[pos]
+        if _n182 < 128:
             pos += 1
         else:
-            _n176, pos = read_uvarint(data, pos)
-        _n176 -= 1
-        if _n176 < 0:
+            _n182, pos = read_uvarint(data, pos)
+        _n182 -= 1
+        if _n182 < 0:
             raise InvalidValueError("IsrNodes: null or negative length")
-        if _n176 > len(data) - pos:
+        if _n182 > len(data) - pos:
             raise TruncatedError(
-                "IsrNodes: " + str(_n176) + " elements in " + str(len(data) - pos) + " bytes"
+                "IsrNodes: " + str(_n182) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m174_isr_nodes = list(unpack_from(">%di" % _n176, data, pos))
-        pos += 4 * _n176
-        _n177 = data[pos]
-        if _n177 < 128:
+        _m180_isr_nodes = list(unpack_from(">%di" % _n182, data, pos))
+        pos += 4 * _n182
+        _n183 = data[pos]
+        if _n183 < 128:
             pos += 1
         else:
-            _n177, pos = read_uvarint(data, pos)
-        _n177 -= 1
-        if _n177 < 0:
+            _n183, pos = read_uvarint(data, pos)
+        _n183 -= 1
+        if _n183 < 0:
             raise InvalidValueError("OfflineReplicas: null or negative length")
-        if _n177 > len(data) - pos:
+        if _n183 > len(data) - pos:
             raise TruncatedError(
-                "OfflineReplicas: " + str(_n177) + " elements in " + str(len(data) - pos) + " bytes"
+                "OfflineReplicas: " + str(_n183) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m174_offline_replicas = list(unpack_from(">%di" % _n177, data, pos))
-        pos += 4 * _n177
+        _m180_offline_replicas = list(unpack_from(">%di" % _n183, data, pos))
+        pos += 4 * _n183
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
         f_partitions.append(
             MetadataResponsePartition(
-                _m174_error_code,
-                _m174_partition_index,
-                _m174_leader_id,
-                _m174_leader_epoch,
-                _m174_replica_nodes,
-                _m174_isr_nodes,
-                _m174_offline_replicas,
+                _m180_error_code,
+                _m180_partition_index,
+                _m180_leader_id,
+                _m180_leader_epoch,
+                _m180_replica_nodes,
+                _m180_isr_nodes,
+                _m180_offline_replicas,
             )
         )
     (f_topic_authorized_operations,) = _S_i.unpack_from(data, pos)
@@ -1452,31 +1482,47 @@ def _decode_MetadataResponseTopic_v9(data: bytes, pos: int) -> tuple[MetadataRes
 
 def _encode_MetadataResponseTopic_v9(o: MetadataResponseTopic, out: bytearray) -> None:
     """MetadataResponseTopic, version 9 (flexible)."""
-    _v178 = o.name
-    if _v178 is None:
+    _v184 = o.name
+    if _v184 is None:
         raise EncodeError("MetadataResponseTopic.name is null, which version 9 does not allow")
     out += _S_h.pack(o.error_code)
-    _b179 = _v178.encode()
-    _n180 = len(_b179) + 1
-    if _n180 < 128:
-        out.append(_n180)
+    _b185 = _v184.encode()
+    _n186 = len(_b185) + 1
+    if _n186 < 128:
+        out.append(_n186)
     else:
-        write_uvarint(out, _n180)
-    out += _b179
+        write_uvarint(out, _n186)
+    out += _b185
     out += _S_o.pack(o.is_internal)
-    _a181 = o.partitions
-    write_uvarint(out, len(_a181) + 1)
-    for _e182 in _a181:
-        out += _S_hiii.pack(_e182.error_code, _e182.partition_index, _e182.leader_id, _e182.leader_epoch)
-        _a183 = _e182.replica_nodes
-        write_uvarint(out, len(_a183) + 1)
-        out += pack(">%di" % len(_a183), *_a183)
-        _a185 = _e182.isr_nodes
-        write_uvarint(out, len(_a185) + 1)
-        out += pack(">%di" % len(_a185), *_a185)
-        _a187 = _e182.offline_replicas
-        write_uvarint(out, len(_a187) + 1)
-        out += pack(">%di" % len(_a187), *_a187)
+    _a187 = o.partitions
+    _n188 = len(_a187) + 1
+    if _n188 < 128:
+        out.append(_n188)
+    else:
+        write_uvarint(out, _n188)
+    for _e189 in _a187:
+        out += _S_hiii.pack(_e189.error_code, _e189.partition_index, _e189.leader_id, _e189.leader_epoch)
+        _a190 = _e189.replica_nodes
+        _n191 = len(_a190) + 1
+        if _n191 < 128:
+            out.append(_n191)
+        else:
+            write_uvarint(out, _n191)
+        out += pack(">%di" % len(_a190), *_a190)
+        _a193 = _e189.isr_nodes
+        _n194 = len(_a193) + 1
+        if _n194 < 128:
+            out.append(_n194)
+        else:
+            write_uvarint(out, _n194)
+        out += pack(">%di" % len(_a193), *_a193)
+        _a196 = _e189.offline_replicas
+        _n197 = len(_a196) + 1
+        if _n197 < 128:
+            out.append(_n197)
+        else:
+            write_uvarint(out, _n197)
+        out += pack(">%di" % len(_a196), *_a196)
         out.append(0)  # no tagged fields
     out += _S_i.pack(o.topic_authorized_operations)
     out.append(0)  # no tagged fields
@@ -1486,90 +1532,86 @@ def _decode_MetadataResponseTopic_v10(data: bytes, pos: int) -> tuple[MetadataRe
     """MetadataResponseTopic, versions 10-11 (flexible)."""
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    _n189 = data[pos]
-    if _n189 < 128:
-        pos += 1
+    _n199 = data[pos]
+    if 0 < _n199 < 128:
+        f_name = data[pos + 1 : pos + _n199].decode()
+        pos += _n199
     else:
-        _n189, pos = read_uvarint(data, pos)
-    _n189 -= 1
-    if _n189 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n189].decode()
-    pos += _n189
-    _r190, f_is_internal = _S_16so.unpack_from(data, pos)
+        f_name, pos = read_compact_string(data, pos)
+    _r200, f_is_internal = _S_16so.unpack_from(data, pos)
     pos += 17
-    f_topic_id = UUID(bytes=_r190)
-    _n191 = data[pos]
-    if _n191 < 128:
+    f_topic_id = UUID(bytes=_r200)
+    _n201 = data[pos]
+    if _n201 < 128:
         pos += 1
     else:
-        _n191, pos = read_uvarint(data, pos)
-    _n191 -= 1
-    if _n191 < 0:
+        _n201, pos = read_uvarint(data, pos)
+    _n201 -= 1
+    if _n201 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n191 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n191) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n201 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n201) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n191):
-        _m192_error_code, _m192_partition_index, _m192_leader_id, _m192_leader_epoch = _S_hiii.unpack_from(
+    for _ in range(_n201):
+        _m202_error_code, _m202_partition_index, _m202_leader_id, _m202_leader_epoch = _S_hiii.unpack_from(
             data, pos
         )
         pos += 14
-        _n193 = data[pos]
-        if _n193 < 128:
+        _n203 = data[pos]
+        if _n203 < 128:
             pos += 1
         else:
-            _n193, pos = read_uvarint(data, pos)
-        _n193 -= 1
-        if _n193 < 0:
+            _n203, pos = read_uvarint(data, pos)
+        _n203 -= 1
+        if _n203 < 0:
             raise InvalidValueError("ReplicaNodes: null or negative length")
-        if _n193 > len(data) - pos:
+        if _n203 > len(data) - pos:
             raise TruncatedError(
-                "ReplicaNodes: " + str(_n193) + " elements in " + str(len(data) - pos) + " bytes"
+                "ReplicaNodes: " + str(_n203) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m192_replica_nodes = list(unpack_from(">%di" % _n193, data, pos))
-        pos += 4 * _n193
-        _n194 = data[pos]
-        if _n194 < 128:
+        _m202_replica_nodes = list(unpack_from(">%di" % _n203, data, pos))
+        pos += 4 * _n203
+        _n204 = data[pos]
+        if _n204 < 128:
             pos += 1
         else:
-            _n194, pos = read_uvarint(data, pos)
-        _n194 -= 1
-        if _n194 < 0:
+            _n204, pos = read_uvarint(data, pos)
+        _n204 -= 1
+        if _n204 < 0:
             raise InvalidValueError("IsrNodes: null or negative length")
-        if _n194 > len(data) - pos:
+        if _n204 > len(data) - pos:
             raise TruncatedError(
-                "IsrNodes: " + str(_n194) + " elements in " + str(len(data) - pos) + " bytes"
+                "IsrNodes: " + str(_n204) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m192_isr_nodes = list(unpack_from(">%di" % _n194, data, pos))
-        pos += 4 * _n194
-        _n195 = data[pos]
-        if _n195 < 128:
+        _m202_isr_nodes = list(unpack_from(">%di" % _n204, data, pos))
+        pos += 4 * _n204
+        _n205 = data[pos]
+        if _n205 < 128:
             pos += 1
         else:
-            _n195, pos = read_uvarint(data, pos)
-        _n195 -= 1
-        if _n195 < 0:
+            _n205, pos = read_uvarint(data, pos)
+        _n205 -= 1
+        if _n205 < 0:
             raise InvalidValueError("OfflineReplicas: null or negative length")
-        if _n195 > len(data) - pos:
+        if _n205 > len(data) - pos:
             raise TruncatedError(
-                "OfflineReplicas: " + str(_n195) + " elements in " + str(len(data) - pos) + " bytes"
+                "OfflineReplicas: " + str(_n205) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m192_offline_replicas = list(unpack_from(">%di" % _n195, data, pos))
-        pos += 4 * _n195
+        _m202_offline_replicas = list(unpack_from(">%di" % _n205, data, pos))
+        pos += 4 * _n205
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
         f_partitions.append(
             MetadataResponsePartition(
-                _m192_error_code,
-                _m192_partition_index,
-                _m192_leader_id,
-                _m192_leader_epoch,
-                _m192_replica_nodes,
-                _m192_isr_nodes,
-                _m192_offline_replicas,
+                _m202_error_code,
+                _m202_partition_index,
+                _m202_leader_id,
+                _m202_leader_epoch,
+                _m202_replica_nodes,
+                _m202_isr_nodes,
+                _m202_offline_replicas,
             )
         )
     (f_topic_authorized_operations,) = _S_i.unpack_from(data, pos)
@@ -1585,31 +1627,47 @@ def _decode_MetadataResponseTopic_v10(data: bytes, pos: int) -> tuple[MetadataRe
 
 def _encode_MetadataResponseTopic_v10(o: MetadataResponseTopic, out: bytearray) -> None:
     """MetadataResponseTopic, versions 10-11 (flexible)."""
-    _v196 = o.name
-    if _v196 is None:
+    _v206 = o.name
+    if _v206 is None:
         raise EncodeError("MetadataResponseTopic.name is null, which version 10 does not allow")
     out += _S_h.pack(o.error_code)
-    _b197 = _v196.encode()
-    _n198 = len(_b197) + 1
-    if _n198 < 128:
-        out.append(_n198)
+    _b207 = _v206.encode()
+    _n208 = len(_b207) + 1
+    if _n208 < 128:
+        out.append(_n208)
     else:
-        write_uvarint(out, _n198)
-    out += _b197
+        write_uvarint(out, _n208)
+    out += _b207
     out += _S_16so.pack(o.topic_id.bytes, o.is_internal)
-    _a199 = o.partitions
-    write_uvarint(out, len(_a199) + 1)
-    for _e200 in _a199:
-        out += _S_hiii.pack(_e200.error_code, _e200.partition_index, _e200.leader_id, _e200.leader_epoch)
-        _a201 = _e200.replica_nodes
-        write_uvarint(out, len(_a201) + 1)
-        out += pack(">%di" % len(_a201), *_a201)
-        _a203 = _e200.isr_nodes
-        write_uvarint(out, len(_a203) + 1)
-        out += pack(">%di" % len(_a203), *_a203)
-        _a205 = _e200.offline_replicas
-        write_uvarint(out, len(_a205) + 1)
-        out += pack(">%di" % len(_a205), *_a205)
+    _a209 = o.partitions
+    _n210 = len(_a209) + 1
+    if _n210 < 128:
+        out.append(_n210)
+    else:
+        write_uvarint(out, _n210)
+    for _e211 in _a209:
+        out += _S_hiii.pack(_e211.error_code, _e211.partition_index, _e211.leader_id, _e211.leader_epoch)
+        _a212 = _e211.replica_nodes
+        _n213 = len(_a212) + 1
+        if _n213 < 128:
+            out.append(_n213)
+        else:
+            write_uvarint(out, _n213)
+        out += pack(">%di" % len(_a212), *_a212)
+        _a215 = _e211.isr_nodes
+        _n216 = len(_a215) + 1
+        if _n216 < 128:
+            out.append(_n216)
+        else:
+            write_uvarint(out, _n216)
+        out += pack(">%di" % len(_a215), *_a215)
+        _a218 = _e211.offline_replicas
+        _n219 = len(_a218) + 1
+        if _n219 < 128:
+            out.append(_n219)
+        else:
+            write_uvarint(out, _n219)
+        out += pack(">%di" % len(_a218), *_a218)
         out.append(0)  # no tagged fields
     out += _S_i.pack(o.topic_authorized_operations)
     out.append(0)  # no tagged fields
@@ -1619,93 +1677,89 @@ def _decode_MetadataResponseTopic_v12(data: bytes, pos: int) -> tuple[MetadataRe
     """MetadataResponseTopic, versions 12-13 (flexible)."""
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    _n207 = data[pos]
-    if _n207 < 128:
-        pos += 1
-    else:
-        _n207, pos = read_uvarint(data, pos)
-    _n207 -= 1
-    if _n207 < 0:
+    _n221 = data[pos]
+    if 0 < _n221 < 128:
+        f_name = data[pos + 1 : pos + _n221].decode()
+        pos += _n221
+    elif _n221 == 0:
         f_name = None
-        if _n207 != -1:
-            raise InvalidValueError("Name: length " + str(_n207))
-    else:
-        f_name = data[pos : pos + _n207].decode()
-        pos += _n207
-    _r208, f_is_internal = _S_16so.unpack_from(data, pos)
-    pos += 17
-    f_topic_id = UUID(bytes=_r208)
-    _n209 = data[pos]
-    if _n209 < 128:
         pos += 1
     else:
-        _n209, pos = read_uvarint(data, pos)
-    _n209 -= 1
-    if _n209 < 0:
+        f_name, pos = read_compact_nullable_string(data, pos)
+    _r222, f_is_internal = _S_16so.unpack_from(data, pos)
+    pos += 17
+    f_topic_id = UUID(bytes=_r222)
+    _n223 = data[pos]
+    if _n223 < 128:
+        pos += 1
+    else:
+        _n223, pos = read_uvarint(data, pos)
+    _n223 -= 1
+    if _n223 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n209 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n209) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n223 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n223) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n209):
-        _m210_error_code, _m210_partition_index, _m210_leader_id, _m210_leader_epoch = _S_hiii.unpack_from(
+    for _ in range(_n223):
+        _m224_error_code, _m224_partition_index, _m224_leader_id, _m224_leader_epoch = _S_hiii.unpack_from(
             data, pos
         )
         pos += 14
-        _n211 = data[pos]
-        if _n211 < 128:
+        _n225 = data[pos]
+        if _n225 < 128:
             pos += 1
         else:
-            _n211, pos = read_uvarint(data, pos)
-        _n211 -= 1
-        if _n211 < 0:
+            _n225, pos = read_uvarint(data, pos)
+        _n225 -= 1
+        if _n225 < 0:
             raise InvalidValueError("ReplicaNodes: null or negative length")
-        if _n211 > len(data) - pos:
+        if _n225 > len(data) - pos:
             raise TruncatedError(
-                "ReplicaNodes: " + str(_n211) + " elements in " + str(len(data) - pos) + " bytes"
+                "ReplicaNodes: " + str(_n225) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m210_replica_nodes = list(unpack_from(">%di" % _n211, data, pos))
-        pos += 4 * _n211
-        _n212 = data[pos]
-        if _n212 < 128:
+        _m224_replica_nodes = list(unpack_from(">%di" % _n225, data, pos))
+        pos += 4 * _n225
+        _n226 = data[pos]
+        if _n226 < 128:
             pos += 1
         else:
-            _n212, pos = read_uvarint(data, pos)
-        _n212 -= 1
-        if _n212 < 0:
+            _n226, pos = read_uvarint(data, pos)
+        _n226 -= 1
+        if _n226 < 0:
             raise InvalidValueError("IsrNodes: null or negative length")
-        if _n212 > len(data) - pos:
+        if _n226 > len(data) - pos:
             raise TruncatedError(
-                "IsrNodes: " + str(_n212) + " elements in " + str(len(data) - pos) + " bytes"
+                "IsrNodes: " + str(_n226) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m210_isr_nodes = list(unpack_from(">%di" % _n212, data, pos))
-        pos += 4 * _n212
-        _n213 = data[pos]
-        if _n213 < 128:
+        _m224_isr_nodes = list(unpack_from(">%di" % _n226, data, pos))
+        pos += 4 * _n226
+        _n227 = data[pos]
+        if _n227 < 128:
             pos += 1
         else:
-            _n213, pos = read_uvarint(data, pos)
-        _n213 -= 1
-        if _n213 < 0:
+            _n227, pos = read_uvarint(data, pos)
+        _n227 -= 1
+        if _n227 < 0:
             raise InvalidValueError("OfflineReplicas: null or negative length")
-        if _n213 > len(data) - pos:
+        if _n227 > len(data) - pos:
             raise TruncatedError(
-                "OfflineReplicas: " + str(_n213) + " elements in " + str(len(data) - pos) + " bytes"
+                "OfflineReplicas: " + str(_n227) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m210_offline_replicas = list(unpack_from(">%di" % _n213, data, pos))
-        pos += 4 * _n213
+        _m224_offline_replicas = list(unpack_from(">%di" % _n227, data, pos))
+        pos += 4 * _n227
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
         f_partitions.append(
             MetadataResponsePartition(
-                _m210_error_code,
-                _m210_partition_index,
-                _m210_leader_id,
-                _m210_leader_epoch,
-                _m210_replica_nodes,
-                _m210_isr_nodes,
-                _m210_offline_replicas,
+                _m224_error_code,
+                _m224_partition_index,
+                _m224_leader_id,
+                _m224_leader_epoch,
+                _m224_replica_nodes,
+                _m224_isr_nodes,
+                _m224_offline_replicas,
             )
         )
     (f_topic_authorized_operations,) = _S_i.unpack_from(data, pos)
@@ -1725,27 +1779,43 @@ def _encode_MetadataResponseTopic_v12(o: MetadataResponseTopic, out: bytearray) 
     if o.name is None:
         out.append(0)
     else:
-        _b214 = o.name.encode()
-        _n215 = len(_b214) + 1
-        if _n215 < 128:
-            out.append(_n215)
+        _b228 = o.name.encode()
+        _n229 = len(_b228) + 1
+        if _n229 < 128:
+            out.append(_n229)
         else:
-            write_uvarint(out, _n215)
-        out += _b214
+            write_uvarint(out, _n229)
+        out += _b228
     out += _S_16so.pack(o.topic_id.bytes, o.is_internal)
-    _a216 = o.partitions
-    write_uvarint(out, len(_a216) + 1)
-    for _e217 in _a216:
-        out += _S_hiii.pack(_e217.error_code, _e217.partition_index, _e217.leader_id, _e217.leader_epoch)
-        _a218 = _e217.replica_nodes
-        write_uvarint(out, len(_a218) + 1)
-        out += pack(">%di" % len(_a218), *_a218)
-        _a220 = _e217.isr_nodes
-        write_uvarint(out, len(_a220) + 1)
-        out += pack(">%di" % len(_a220), *_a220)
-        _a222 = _e217.offline_replicas
-        write_uvarint(out, len(_a222) + 1)
-        out += pack(">%di" % len(_a222), *_a222)
+    _a230 = o.partitions
+    _n231 = len(_a230) + 1
+    if _n231 < 128:
+        out.append(_n231)
+    else:
+        write_uvarint(out, _n231)
+    for _e232 in _a230:
+        out += _S_hiii.pack(_e232.error_code, _e232.partition_index, _e232.leader_id, _e232.leader_epoch)
+        _a233 = _e232.replica_nodes
+        _n234 = len(_a233) + 1
+        if _n234 < 128:
+            out.append(_n234)
+        else:
+            write_uvarint(out, _n234)
+        out += pack(">%di" % len(_a233), *_a233)
+        _a236 = _e232.isr_nodes
+        _n237 = len(_a236) + 1
+        if _n237 < 128:
+            out.append(_n237)
+        else:
+            write_uvarint(out, _n237)
+        out += pack(">%di" % len(_a236), *_a236)
+        _a239 = _e232.offline_replicas
+        _n240 = len(_a239) + 1
+        if _n240 < 128:
+            out.append(_n240)
+        else:
+            write_uvarint(out, _n240)
+        out += pack(">%di" % len(_a239), *_a239)
         out.append(0)  # no tagged fields
     out += _S_i.pack(o.topic_authorized_operations)
     out.append(0)  # no tagged fields
@@ -1753,12 +1823,12 @@ def _encode_MetadataResponseTopic_v12(o: MetadataResponseTopic, out: bytearray) 
 
 def _decode_MetadataResponseBroker_v0(data: bytes, pos: int) -> tuple[MetadataResponseBroker, int]:
     """MetadataResponseBroker, version 0."""
-    f_node_id, _n224 = _S_ih.unpack_from(data, pos)
+    f_node_id, _n242 = _S_ih.unpack_from(data, pos)
     pos += 6
-    if _n224 < 0:
+    if _n242 < 0:
         raise InvalidValueError("Host: null or negative length")
-    f_host = data[pos : pos + _n224].decode()
-    pos += _n224
+    f_host = data[pos : pos + _n242].decode()
+    pos += _n242
     (f_port,) = _S_i.unpack_from(data, pos)
     pos += 4
     return MetadataResponseBroker(f_node_id, f_host, f_port, None), pos
@@ -1766,72 +1836,64 @@ def _decode_MetadataResponseBroker_v0(data: bytes, pos: int) -> tuple[MetadataRe
 
 def _encode_MetadataResponseBroker_v0(o: MetadataResponseBroker, out: bytearray) -> None:
     """MetadataResponseBroker, version 0."""
-    _b225 = o.host.encode()
-    out += _S_ih.pack(o.node_id, len(_b225))
-    out += _b225
+    _b243 = o.host.encode()
+    out += _S_ih.pack(o.node_id, len(_b243))
+    out += _b243
     out += _S_i.pack(o.port)
 
 
 def _decode_MetadataResponseBroker_v1(data: bytes, pos: int) -> tuple[MetadataResponseBroker, int]:
     """MetadataResponseBroker, versions 1-8."""
-    f_node_id, _n226 = _S_ih.unpack_from(data, pos)
+    f_node_id, _n244 = _S_ih.unpack_from(data, pos)
     pos += 6
-    if _n226 < 0:
+    if _n244 < 0:
         raise InvalidValueError("Host: null or negative length")
-    f_host = data[pos : pos + _n226].decode()
-    pos += _n226
-    f_port, _n227 = _S_ih.unpack_from(data, pos)
+    f_host = data[pos : pos + _n244].decode()
+    pos += _n244
+    f_port, _n245 = _S_ih.unpack_from(data, pos)
     pos += 6
-    if _n227 < 0:
+    if _n245 < 0:
         f_rack = None
-        if _n227 != -1:
-            raise InvalidValueError("Rack: length " + str(_n227))
+        if _n245 != -1:
+            raise InvalidValueError("Rack: length " + str(_n245))
     else:
-        f_rack = data[pos : pos + _n227].decode()
-        pos += _n227
+        f_rack = data[pos : pos + _n245].decode()
+        pos += _n245
     return MetadataResponseBroker(f_node_id, f_host, f_port, f_rack), pos
 
 
 def _encode_MetadataResponseBroker_v1(o: MetadataResponseBroker, out: bytearray) -> None:
     """MetadataResponseBroker, versions 1-8."""
-    _b228 = o.host.encode()
-    out += _S_ih.pack(o.node_id, len(_b228))
-    out += _b228
-    _b229 = None if o.rack is None else o.rack.encode()
-    out += _S_ih.pack(o.port, -1 if _b229 is None else len(_b229))
-    if _b229 is not None:
-        out += _b229
+    _b246 = o.host.encode()
+    out += _S_ih.pack(o.node_id, len(_b246))
+    out += _b246
+    _b247 = None if o.rack is None else o.rack.encode()
+    out += _S_ih.pack(o.port, -1 if _b247 is None else len(_b247))
+    if _b247 is not None:
+        out += _b247
 
 
 def _decode_MetadataResponseBroker_v9(data: bytes, pos: int) -> tuple[MetadataResponseBroker, int]:
     """MetadataResponseBroker, versions 9-13 (flexible)."""
     (f_node_id,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n230 = data[pos]
-    if _n230 < 128:
-        pos += 1
+    _n248 = data[pos]
+    if 0 < _n248 < 128:
+        f_host = data[pos + 1 : pos + _n248].decode()
+        pos += _n248
     else:
-        _n230, pos = read_uvarint(data, pos)
-    _n230 -= 1
-    if _n230 < 0:
-        raise InvalidValueError("Host: null or negative length")
-    f_host = data[pos : pos + _n230].decode()
-    pos += _n230
+        f_host, pos = read_compact_string(data, pos)
     (f_port,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n231 = data[pos]
-    if _n231 < 128:
+    _n249 = data[pos]
+    if 0 < _n249 < 128:
+        f_rack = data[pos + 1 : pos + _n249].decode()
+        pos += _n249
+    elif _n249 == 0:
+        f_rack = None
         pos += 1
     else:
-        _n231, pos = read_uvarint(data, pos)
-    _n231 -= 1
-    if _n231 < 0:
-        f_rack = None
-        if _n231 != -1:
-            raise InvalidValueError("Rack: length " + str(_n231))
-    else:
-        f_rack = data[pos : pos + _n231].decode()
-        pos += _n231
+        f_rack, pos = read_compact_nullable_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1842,246 +1904,246 @@ def _decode_MetadataResponseBroker_v9(data: bytes, pos: int) -> tuple[MetadataRe
 def _encode_MetadataResponseBroker_v9(o: MetadataResponseBroker, out: bytearray) -> None:
     """MetadataResponseBroker, versions 9-13 (flexible)."""
     out += _S_i.pack(o.node_id)
-    _b232 = o.host.encode()
-    _n233 = len(_b232) + 1
-    if _n233 < 128:
-        out.append(_n233)
+    _b250 = o.host.encode()
+    _n251 = len(_b250) + 1
+    if _n251 < 128:
+        out.append(_n251)
     else:
-        write_uvarint(out, _n233)
-    out += _b232
+        write_uvarint(out, _n251)
+    out += _b250
     out += _S_i.pack(o.port)
     if o.rack is None:
         out.append(0)
     else:
-        _b234 = o.rack.encode()
-        _n235 = len(_b234) + 1
-        if _n235 < 128:
-            out.append(_n235)
+        _b252 = o.rack.encode()
+        _n253 = len(_b252) + 1
+        if _n253 < 128:
+            out.append(_n253)
         else:
-            write_uvarint(out, _n235)
-        out += _b234
+            write_uvarint(out, _n253)
+        out += _b252
     out.append(0)  # no tagged fields
 
 
 def _decode_MetadataResponse_v0(data: bytes, pos: int) -> tuple[MetadataResponse, int]:
     """MetadataResponse, version 0."""
-    (_n236,) = _S_i.unpack_from(data, pos)
+    (_n254,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n236 < 0:
+    if _n254 < 0:
         raise InvalidValueError("Brokers: null or negative length")
-    if _n236 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n236) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n254 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n254) + " elements in " + str(len(data) - pos) + " bytes")
     f_brokers = []
-    for _ in range(_n236):
-        _m237_node_id, _n238 = _S_ih.unpack_from(data, pos)
+    for _ in range(_n254):
+        _m255_node_id, _n256 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n238 < 0:
+        if _n256 < 0:
             raise InvalidValueError("Host: null or negative length")
-        _m237_host = data[pos : pos + _n238].decode()
-        pos += _n238
-        (_m237_port,) = _S_i.unpack_from(data, pos)
+        _m255_host = data[pos : pos + _n256].decode()
+        pos += _n256
+        (_m255_port,) = _S_i.unpack_from(data, pos)
         pos += 4
-        f_brokers.append(MetadataResponseBroker(_m237_node_id, _m237_host, _m237_port, None))
-    (_n239,) = _S_i.unpack_from(data, pos)
+        f_brokers.append(MetadataResponseBroker(_m255_node_id, _m255_host, _m255_port, None))
+    (_n257,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n239 < 0:
+    if _n257 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n239 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n239) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n257 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n257) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n239):
-        _e240, pos = _decode_MetadataResponseTopic_v0(data, pos)
-        f_topics.append(_e240)
+    for _ in range(_n257):
+        _e258, pos = _decode_MetadataResponseTopic_v0(data, pos)
+        f_topics.append(_e258)
     return MetadataResponse(0, f_brokers, None, -1, f_topics, -2147483648, 0), pos
 
 
 def _encode_MetadataResponse_v0(o: MetadataResponse, out: bytearray) -> None:
     """MetadataResponse, version 0."""
-    _a241 = o.brokers
-    out += _S_i.pack(len(_a241))
-    for _e242 in _a241:
-        _b243 = _e242.host.encode()
-        out += _S_ih.pack(_e242.node_id, len(_b243))
-        out += _b243
-        out += _S_i.pack(_e242.port)
-    _a244 = o.topics
-    out += _S_i.pack(len(_a244))
-    for _e245 in _a244:
-        _encode_MetadataResponseTopic_v0(_e245, out)
+    _a259 = o.brokers
+    out += _S_i.pack(len(_a259))
+    for _e260 in _a259:
+        _b261 = _e260.host.encode()
+        out += _S_ih.pack(_e260.node_id, len(_b261))
+        out += _b261
+        out += _S_i.pack(_e260.port)
+    _a262 = o.topics
+    out += _S_i.pack(len(_a262))
+    for _e263 in _a262:
+        _encode_MetadataResponseTopic_v0(_e263, out)
 
 
 def _decode_MetadataResponse_v1(data: bytes, pos: int) -> tuple[MetadataResponse, int]:
     """MetadataResponse, version 1."""
-    (_n246,) = _S_i.unpack_from(data, pos)
+    (_n264,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n246 < 0:
+    if _n264 < 0:
         raise InvalidValueError("Brokers: null or negative length")
-    if _n246 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n246) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n264 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n264) + " elements in " + str(len(data) - pos) + " bytes")
     f_brokers = []
-    for _ in range(_n246):
-        _m247_node_id, _n248 = _S_ih.unpack_from(data, pos)
+    for _ in range(_n264):
+        _m265_node_id, _n266 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n248 < 0:
+        if _n266 < 0:
             raise InvalidValueError("Host: null or negative length")
-        _m247_host = data[pos : pos + _n248].decode()
-        pos += _n248
-        _m247_port, _n249 = _S_ih.unpack_from(data, pos)
+        _m265_host = data[pos : pos + _n266].decode()
+        pos += _n266
+        _m265_port, _n267 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n249 < 0:
-            _m247_rack = None
-            if _n249 != -1:
-                raise InvalidValueError("Rack: length " + str(_n249))
+        if _n267 < 0:
+            _m265_rack = None
+            if _n267 != -1:
+                raise InvalidValueError("Rack: length " + str(_n267))
         else:
-            _m247_rack = data[pos : pos + _n249].decode()
-            pos += _n249
-        f_brokers.append(MetadataResponseBroker(_m247_node_id, _m247_host, _m247_port, _m247_rack))
-    f_controller_id, _n250 = _S_ii.unpack_from(data, pos)
+            _m265_rack = data[pos : pos + _n267].decode()
+            pos += _n267
+        f_brokers.append(MetadataResponseBroker(_m265_node_id, _m265_host, _m265_port, _m265_rack))
+    f_controller_id, _n268 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n250 < 0:
+    if _n268 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n250 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n250) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n268 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n268) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n250):
-        _e251, pos = _decode_MetadataResponseTopic_v1(data, pos)
-        f_topics.append(_e251)
+    for _ in range(_n268):
+        _e269, pos = _decode_MetadataResponseTopic_v1(data, pos)
+        f_topics.append(_e269)
     return MetadataResponse(0, f_brokers, None, f_controller_id, f_topics, -2147483648, 0), pos
 
 
 def _encode_MetadataResponse_v1(o: MetadataResponse, out: bytearray) -> None:
     """MetadataResponse, version 1."""
-    _a252 = o.brokers
-    out += _S_i.pack(len(_a252))
-    for _e253 in _a252:
-        _b254 = _e253.host.encode()
-        out += _S_ih.pack(_e253.node_id, len(_b254))
-        out += _b254
-        _b255 = None if _e253.rack is None else _e253.rack.encode()
-        out += _S_ih.pack(_e253.port, -1 if _b255 is None else len(_b255))
-        if _b255 is not None:
-            out += _b255
-    _a256 = o.topics
-    out += _S_ii.pack(o.controller_id, len(_a256))
-    for _e257 in _a256:
-        _encode_MetadataResponseTopic_v1(_e257, out)
+    _a270 = o.brokers
+    out += _S_i.pack(len(_a270))
+    for _e271 in _a270:
+        _b272 = _e271.host.encode()
+        out += _S_ih.pack(_e271.node_id, len(_b272))
+        out += _b272
+        _b273 = None if _e271.rack is None else _e271.rack.encode()
+        out += _S_ih.pack(_e271.port, -1 if _b273 is None else len(_b273))
+        if _b273 is not None:
+            out += _b273
+    _a274 = o.topics
+    out += _S_ii.pack(o.controller_id, len(_a274))
+    for _e275 in _a274:
+        _encode_MetadataResponseTopic_v1(_e275, out)
 
 
 def _decode_MetadataResponse_v2(data: bytes, pos: int) -> tuple[MetadataResponse, int]:
     """MetadataResponse, version 2."""
-    (_n258,) = _S_i.unpack_from(data, pos)
+    (_n276,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n258 < 0:
+    if _n276 < 0:
         raise InvalidValueError("Brokers: null or negative length")
-    if _n258 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n258) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n276 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n276) + " elements in " + str(len(data) - pos) + " bytes")
     f_brokers = []
-    for _ in range(_n258):
-        _m259_node_id, _n260 = _S_ih.unpack_from(data, pos)
+    for _ in range(_n276):
+        _m277_node_id, _n278 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n260 < 0:
+        if _n278 < 0:
             raise InvalidValueError("Host: null or negative length")
-        _m259_host = data[pos : pos + _n260].decode()
-        pos += _n260
-        _m259_port, _n261 = _S_ih.unpack_from(data, pos)
+        _m277_host = data[pos : pos + _n278].decode()
+        pos += _n278
+        _m277_port, _n279 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n261 < 0:
-            _m259_rack = None
-            if _n261 != -1:
-                raise InvalidValueError("Rack: length " + str(_n261))
+        if _n279 < 0:
+            _m277_rack = None
+            if _n279 != -1:
+                raise InvalidValueError("Rack: length " + str(_n279))
         else:
-            _m259_rack = data[pos : pos + _n261].decode()
-            pos += _n261
-        f_brokers.append(MetadataResponseBroker(_m259_node_id, _m259_host, _m259_port, _m259_rack))
-    (_n262,) = _S_h.unpack_from(data, pos)
+            _m277_rack = data[pos : pos + _n279].decode()
+            pos += _n279
+        f_brokers.append(MetadataResponseBroker(_m277_node_id, _m277_host, _m277_port, _m277_rack))
+    (_n280,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n262 < 0:
+    if _n280 < 0:
         f_cluster_id = None
-        if _n262 != -1:
-            raise InvalidValueError("ClusterId: length " + str(_n262))
+        if _n280 != -1:
+            raise InvalidValueError("ClusterId: length " + str(_n280))
     else:
-        f_cluster_id = data[pos : pos + _n262].decode()
-        pos += _n262
-    f_controller_id, _n263 = _S_ii.unpack_from(data, pos)
+        f_cluster_id = data[pos : pos + _n280].decode()
+        pos += _n280
+    f_controller_id, _n281 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n263 < 0:
+    if _n281 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n263 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n263) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n281 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n281) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n263):
-        _e264, pos = _decode_MetadataResponseTopic_v1(data, pos)
-        f_topics.append(_e264)
+    for _ in range(_n281):
+        _e282, pos = _decode_MetadataResponseTopic_v1(data, pos)
+        f_topics.append(_e282)
     return MetadataResponse(0, f_brokers, f_cluster_id, f_controller_id, f_topics, -2147483648, 0), pos
 
 
 def _encode_MetadataResponse_v2(o: MetadataResponse, out: bytearray) -> None:
     """MetadataResponse, version 2."""
-    _a265 = o.brokers
-    out += _S_i.pack(len(_a265))
-    for _e266 in _a265:
-        _b267 = _e266.host.encode()
-        out += _S_ih.pack(_e266.node_id, len(_b267))
-        out += _b267
-        _b268 = None if _e266.rack is None else _e266.rack.encode()
-        out += _S_ih.pack(_e266.port, -1 if _b268 is None else len(_b268))
-        if _b268 is not None:
-            out += _b268
-    _b269 = None if o.cluster_id is None else o.cluster_id.encode()
-    out += _S_h.pack(-1 if _b269 is None else len(_b269))
-    if _b269 is not None:
-        out += _b269
-    _a270 = o.topics
-    out += _S_ii.pack(o.controller_id, len(_a270))
-    for _e271 in _a270:
-        _encode_MetadataResponseTopic_v1(_e271, out)
+    _a283 = o.brokers
+    out += _S_i.pack(len(_a283))
+    for _e284 in _a283:
+        _b285 = _e284.host.encode()
+        out += _S_ih.pack(_e284.node_id, len(_b285))
+        out += _b285
+        _b286 = None if _e284.rack is None else _e284.rack.encode()
+        out += _S_ih.pack(_e284.port, -1 if _b286 is None else len(_b286))
+        if _b286 is not None:
+            out += _b286
+    _b287 = None if o.cluster_id is None else o.cluster_id.encode()
+    out += _S_h.pack(-1 if _b287 is None else len(_b287))
+    if _b287 is not None:
+        out += _b287
+    _a288 = o.topics
+    out += _S_ii.pack(o.controller_id, len(_a288))
+    for _e289 in _a288:
+        _encode_MetadataResponseTopic_v1(_e289, out)
 
 
 def _decode_MetadataResponse_v3(data: bytes, pos: int) -> tuple[MetadataResponse, int]:
     """MetadataResponse, versions 3-4."""
-    f_throttle_time_ms, _n272 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n290 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n272 < 0:
+    if _n290 < 0:
         raise InvalidValueError("Brokers: null or negative length")
-    if _n272 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n272) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n290 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n290) + " elements in " + str(len(data) - pos) + " bytes")
     f_brokers = []
-    for _ in range(_n272):
-        _m273_node_id, _n274 = _S_ih.unpack_from(data, pos)
+    for _ in range(_n290):
+        _m291_node_id, _n292 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n274 < 0:
+        if _n292 < 0:
             raise InvalidValueError("Host: null or negative length")
-        _m273_host = data[pos : pos + _n274].decode()
-        pos += _n274
-        _m273_port, _n275 = _S_ih.unpack_from(data, pos)
+        _m291_host = data[pos : pos + _n292].decode()
+        pos += _n292
+        _m291_port, _n293 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n275 < 0:
-            _m273_rack = None
-            if _n275 != -1:
-                raise InvalidValueError("Rack: length " + str(_n275))
+        if _n293 < 0:
+            _m291_rack = None
+            if _n293 != -1:
+                raise InvalidValueError("Rack: length " + str(_n293))
         else:
-            _m273_rack = data[pos : pos + _n275].decode()
-            pos += _n275
-        f_brokers.append(MetadataResponseBroker(_m273_node_id, _m273_host, _m273_port, _m273_rack))
-    (_n276,) = _S_h.unpack_from(data, pos)
+            _m291_rack = data[pos : pos + _n293].decode()
+            pos += _n293
+        f_brokers.append(MetadataResponseBroker(_m291_node_id, _m291_host, _m291_port, _m291_rack))
+    (_n294,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n276 < 0:
+    if _n294 < 0:
         f_cluster_id = None
-        if _n276 != -1:
-            raise InvalidValueError("ClusterId: length " + str(_n276))
+        if _n294 != -1:
+            raise InvalidValueError("ClusterId: length " + str(_n294))
     else:
-        f_cluster_id = data[pos : pos + _n276].decode()
-        pos += _n276
-    f_controller_id, _n277 = _S_ii.unpack_from(data, pos)
+        f_cluster_id = data[pos : pos + _n294].decode()
+        pos += _n294
+    f_controller_id, _n295 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n277 < 0:
+    if _n295 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n277 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n277) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n295 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n295) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n277):
-        _e278, pos = _decode_MetadataResponseTopic_v1(data, pos)
-        f_topics.append(_e278)
+    for _ in range(_n295):
+        _e296, pos = _decode_MetadataResponseTopic_v1(data, pos)
+        f_topics.append(_e296)
     return MetadataResponse(
         f_throttle_time_ms, f_brokers, f_cluster_id, f_controller_id, f_topics, -2147483648, 0
     ), pos
@@ -2089,71 +2151,71 @@ def _decode_MetadataResponse_v3(data: bytes, pos: int) -> tuple[MetadataResponse
 
 def _encode_MetadataResponse_v3(o: MetadataResponse, out: bytearray) -> None:
     """MetadataResponse, versions 3-4."""
-    _a279 = o.brokers
-    out += _S_ii.pack(o.throttle_time_ms, len(_a279))
-    for _e280 in _a279:
-        _b281 = _e280.host.encode()
-        out += _S_ih.pack(_e280.node_id, len(_b281))
-        out += _b281
-        _b282 = None if _e280.rack is None else _e280.rack.encode()
-        out += _S_ih.pack(_e280.port, -1 if _b282 is None else len(_b282))
-        if _b282 is not None:
-            out += _b282
-    _b283 = None if o.cluster_id is None else o.cluster_id.encode()
-    out += _S_h.pack(-1 if _b283 is None else len(_b283))
-    if _b283 is not None:
-        out += _b283
-    _a284 = o.topics
-    out += _S_ii.pack(o.controller_id, len(_a284))
-    for _e285 in _a284:
-        _encode_MetadataResponseTopic_v1(_e285, out)
+    _a297 = o.brokers
+    out += _S_ii.pack(o.throttle_time_ms, len(_a297))
+    for _e298 in _a297:
+        _b299 = _e298.host.encode()
+        out += _S_ih.pack(_e298.node_id, len(_b299))
+        out += _b299
+        _b300 = None if _e298.rack is None else _e298.rack.encode()
+        out += _S_ih.pack(_e298.port, -1 if _b300 is None else len(_b300))
+        if _b300 is not None:
+            out += _b300
+    _b301 = None if o.cluster_id is None else o.cluster_id.encode()
+    out += _S_h.pack(-1 if _b301 is None else len(_b301))
+    if _b301 is not None:
+        out += _b301
+    _a302 = o.topics
+    out += _S_ii.pack(o.controller_id, len(_a302))
+    for _e303 in _a302:
+        _encode_MetadataResponseTopic_v1(_e303, out)
 
 
 def _decode_MetadataResponse_v5(data: bytes, pos: int) -> tuple[MetadataResponse, int]:
     """MetadataResponse, versions 5-6."""
-    f_throttle_time_ms, _n286 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n304 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n286 < 0:
+    if _n304 < 0:
         raise InvalidValueError("Brokers: null or negative length")
-    if _n286 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n286) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n304 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n304) + " elements in " + str(len(data) - pos) + " bytes")
     f_brokers = []
-    for _ in range(_n286):
-        _m287_node_id, _n288 = _S_ih.unpack_from(data, pos)
+    for _ in range(_n304):
+        _m305_node_id, _n306 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n288 < 0:
+        if _n306 < 0:
             raise InvalidValueError("Host: null or negative length")
-        _m287_host = data[pos : pos + _n288].decode()
-        pos += _n288
-        _m287_port, _n289 = _S_ih.unpack_from(data, pos)
+        _m305_host = data[pos : pos + _n306].decode()
+        pos += _n306
+        _m305_port, _n307 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n289 < 0:
-            _m287_rack = None
-            if _n289 != -1:
-                raise InvalidValueError("Rack: length " + str(_n289))
+        if _n307 < 0:
+            _m305_rack = None
+            if _n307 != -1:
+                raise InvalidValueError("Rack: length " + str(_n307))
         else:
-            _m287_rack = data[pos : pos + _n289].decode()
-            pos += _n289
-        f_brokers.append(MetadataResponseBroker(_m287_node_id, _m287_host, _m287_port, _m287_rack))
-    (_n290,) = _S_h.unpack_from(data, pos)
+            _m305_rack = data[pos : pos + _n307].decode()
+            pos += _n307
+        f_brokers.append(MetadataResponseBroker(_m305_node_id, _m305_host, _m305_port, _m305_rack))
+    (_n308,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n290 < 0:
+    if _n308 < 0:
         f_cluster_id = None
-        if _n290 != -1:
-            raise InvalidValueError("ClusterId: length " + str(_n290))
+        if _n308 != -1:
+            raise InvalidValueError("ClusterId: length " + str(_n308))
     else:
-        f_cluster_id = data[pos : pos + _n290].decode()
-        pos += _n290
-    f_controller_id, _n291 = _S_ii.unpack_from(data, pos)
+        f_cluster_id = data[pos : pos + _n308].decode()
+        pos += _n308
+    f_controller_id, _n309 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n291 < 0:
+    if _n309 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n291 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n291) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n309 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n309) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n291):
-        _e292, pos = _decode_MetadataResponseTopic_v5(data, pos)
-        f_topics.append(_e292)
+    for _ in range(_n309):
+        _e310, pos = _decode_MetadataResponseTopic_v5(data, pos)
+        f_topics.append(_e310)
     return MetadataResponse(
         f_throttle_time_ms, f_brokers, f_cluster_id, f_controller_id, f_topics, -2147483648, 0
     ), pos
@@ -2161,71 +2223,71 @@ def _decode_MetadataResponse_v5(data: bytes, pos: int) -> tuple[MetadataResponse
 
 def _encode_MetadataResponse_v5(o: MetadataResponse, out: bytearray) -> None:
     """MetadataResponse, versions 5-6."""
-    _a293 = o.brokers
-    out += _S_ii.pack(o.throttle_time_ms, len(_a293))
-    for _e294 in _a293:
-        _b295 = _e294.host.encode()
-        out += _S_ih.pack(_e294.node_id, len(_b295))
-        out += _b295
-        _b296 = None if _e294.rack is None else _e294.rack.encode()
-        out += _S_ih.pack(_e294.port, -1 if _b296 is None else len(_b296))
-        if _b296 is not None:
-            out += _b296
-    _b297 = None if o.cluster_id is None else o.cluster_id.encode()
-    out += _S_h.pack(-1 if _b297 is None else len(_b297))
-    if _b297 is not None:
-        out += _b297
-    _a298 = o.topics
-    out += _S_ii.pack(o.controller_id, len(_a298))
-    for _e299 in _a298:
-        _encode_MetadataResponseTopic_v5(_e299, out)
+    _a311 = o.brokers
+    out += _S_ii.pack(o.throttle_time_ms, len(_a311))
+    for _e312 in _a311:
+        _b313 = _e312.host.encode()
+        out += _S_ih.pack(_e312.node_id, len(_b313))
+        out += _b313
+        _b314 = None if _e312.rack is None else _e312.rack.encode()
+        out += _S_ih.pack(_e312.port, -1 if _b314 is None else len(_b314))
+        if _b314 is not None:
+            out += _b314
+    _b315 = None if o.cluster_id is None else o.cluster_id.encode()
+    out += _S_h.pack(-1 if _b315 is None else len(_b315))
+    if _b315 is not None:
+        out += _b315
+    _a316 = o.topics
+    out += _S_ii.pack(o.controller_id, len(_a316))
+    for _e317 in _a316:
+        _encode_MetadataResponseTopic_v5(_e317, out)
 
 
 def _decode_MetadataResponse_v7(data: bytes, pos: int) -> tuple[MetadataResponse, int]:
     """MetadataResponse, version 7."""
-    f_throttle_time_ms, _n300 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n318 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n300 < 0:
+    if _n318 < 0:
         raise InvalidValueError("Brokers: null or negative length")
-    if _n300 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n300) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n318 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n318) + " elements in " + str(len(data) - pos) + " bytes")
     f_brokers = []
-    for _ in range(_n300):
-        _m301_node_id, _n302 = _S_ih.unpack_from(data, pos)
+    for _ in range(_n318):
+        _m319_node_id, _n320 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n302 < 0:
+        if _n320 < 0:
             raise InvalidValueError("Host: null or negative length")
-        _m301_host = data[pos : pos + _n302].decode()
-        pos += _n302
-        _m301_port, _n303 = _S_ih.unpack_from(data, pos)
+        _m319_host = data[pos : pos + _n320].decode()
+        pos += _n320
+        _m319_port, _n321 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n303 < 0:
-            _m301_rack = None
-            if _n303 != -1:
-                raise InvalidValueError("Rack: length " + str(_n303))
+        if _n321 < 0:
+            _m319_rack = None
+            if _n321 != -1:
+                raise InvalidValueError("Rack: length " + str(_n321))
         else:
-            _m301_rack = data[pos : pos + _n303].decode()
-            pos += _n303
-        f_brokers.append(MetadataResponseBroker(_m301_node_id, _m301_host, _m301_port, _m301_rack))
-    (_n304,) = _S_h.unpack_from(data, pos)
+            _m319_rack = data[pos : pos + _n321].decode()
+            pos += _n321
+        f_brokers.append(MetadataResponseBroker(_m319_node_id, _m319_host, _m319_port, _m319_rack))
+    (_n322,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n304 < 0:
+    if _n322 < 0:
         f_cluster_id = None
-        if _n304 != -1:
-            raise InvalidValueError("ClusterId: length " + str(_n304))
+        if _n322 != -1:
+            raise InvalidValueError("ClusterId: length " + str(_n322))
     else:
-        f_cluster_id = data[pos : pos + _n304].decode()
-        pos += _n304
-    f_controller_id, _n305 = _S_ii.unpack_from(data, pos)
+        f_cluster_id = data[pos : pos + _n322].decode()
+        pos += _n322
+    f_controller_id, _n323 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n305 < 0:
+    if _n323 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n305 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n305) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n323 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n323) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n305):
-        _e306, pos = _decode_MetadataResponseTopic_v7(data, pos)
-        f_topics.append(_e306)
+    for _ in range(_n323):
+        _e324, pos = _decode_MetadataResponseTopic_v7(data, pos)
+        f_topics.append(_e324)
     return MetadataResponse(
         f_throttle_time_ms, f_brokers, f_cluster_id, f_controller_id, f_topics, -2147483648, 0
     ), pos
@@ -2233,71 +2295,71 @@ def _decode_MetadataResponse_v7(data: bytes, pos: int) -> tuple[MetadataResponse
 
 def _encode_MetadataResponse_v7(o: MetadataResponse, out: bytearray) -> None:
     """MetadataResponse, version 7."""
-    _a307 = o.brokers
-    out += _S_ii.pack(o.throttle_time_ms, len(_a307))
-    for _e308 in _a307:
-        _b309 = _e308.host.encode()
-        out += _S_ih.pack(_e308.node_id, len(_b309))
-        out += _b309
-        _b310 = None if _e308.rack is None else _e308.rack.encode()
-        out += _S_ih.pack(_e308.port, -1 if _b310 is None else len(_b310))
-        if _b310 is not None:
-            out += _b310
-    _b311 = None if o.cluster_id is None else o.cluster_id.encode()
-    out += _S_h.pack(-1 if _b311 is None else len(_b311))
-    if _b311 is not None:
-        out += _b311
-    _a312 = o.topics
-    out += _S_ii.pack(o.controller_id, len(_a312))
-    for _e313 in _a312:
-        _encode_MetadataResponseTopic_v7(_e313, out)
+    _a325 = o.brokers
+    out += _S_ii.pack(o.throttle_time_ms, len(_a325))
+    for _e326 in _a325:
+        _b327 = _e326.host.encode()
+        out += _S_ih.pack(_e326.node_id, len(_b327))
+        out += _b327
+        _b328 = None if _e326.rack is None else _e326.rack.encode()
+        out += _S_ih.pack(_e326.port, -1 if _b328 is None else len(_b328))
+        if _b328 is not None:
+            out += _b328
+    _b329 = None if o.cluster_id is None else o.cluster_id.encode()
+    out += _S_h.pack(-1 if _b329 is None else len(_b329))
+    if _b329 is not None:
+        out += _b329
+    _a330 = o.topics
+    out += _S_ii.pack(o.controller_id, len(_a330))
+    for _e331 in _a330:
+        _encode_MetadataResponseTopic_v7(_e331, out)
 
 
 def _decode_MetadataResponse_v8(data: bytes, pos: int) -> tuple[MetadataResponse, int]:
     """MetadataResponse, version 8."""
-    f_throttle_time_ms, _n314 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n332 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n314 < 0:
+    if _n332 < 0:
         raise InvalidValueError("Brokers: null or negative length")
-    if _n314 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n314) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n332 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n332) + " elements in " + str(len(data) - pos) + " bytes")
     f_brokers = []
-    for _ in range(_n314):
-        _m315_node_id, _n316 = _S_ih.unpack_from(data, pos)
+    for _ in range(_n332):
+        _m333_node_id, _n334 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n316 < 0:
+        if _n334 < 0:
             raise InvalidValueError("Host: null or negative length")
-        _m315_host = data[pos : pos + _n316].decode()
-        pos += _n316
-        _m315_port, _n317 = _S_ih.unpack_from(data, pos)
+        _m333_host = data[pos : pos + _n334].decode()
+        pos += _n334
+        _m333_port, _n335 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n317 < 0:
-            _m315_rack = None
-            if _n317 != -1:
-                raise InvalidValueError("Rack: length " + str(_n317))
+        if _n335 < 0:
+            _m333_rack = None
+            if _n335 != -1:
+                raise InvalidValueError("Rack: length " + str(_n335))
         else:
-            _m315_rack = data[pos : pos + _n317].decode()
-            pos += _n317
-        f_brokers.append(MetadataResponseBroker(_m315_node_id, _m315_host, _m315_port, _m315_rack))
-    (_n318,) = _S_h.unpack_from(data, pos)
+            _m333_rack = data[pos : pos + _n335].decode()
+            pos += _n335
+        f_brokers.append(MetadataResponseBroker(_m333_node_id, _m333_host, _m333_port, _m333_rack))
+    (_n336,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n318 < 0:
+    if _n336 < 0:
         f_cluster_id = None
-        if _n318 != -1:
-            raise InvalidValueError("ClusterId: length " + str(_n318))
+        if _n336 != -1:
+            raise InvalidValueError("ClusterId: length " + str(_n336))
     else:
-        f_cluster_id = data[pos : pos + _n318].decode()
-        pos += _n318
-    f_controller_id, _n319 = _S_ii.unpack_from(data, pos)
+        f_cluster_id = data[pos : pos + _n336].decode()
+        pos += _n336
+    f_controller_id, _n337 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n319 < 0:
+    if _n337 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n319 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n319) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n337 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n337) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n319):
-        _e320, pos = _decode_MetadataResponseTopic_v8(data, pos)
-        f_topics.append(_e320)
+    for _ in range(_n337):
+        _e338, pos = _decode_MetadataResponseTopic_v8(data, pos)
+        f_topics.append(_e338)
     (f_cluster_authorized_operations,) = _S_i.unpack_from(data, pos)
     pos += 4
     return MetadataResponse(
@@ -2313,24 +2375,24 @@ def _decode_MetadataResponse_v8(data: bytes, pos: int) -> tuple[MetadataResponse
 
 def _encode_MetadataResponse_v8(o: MetadataResponse, out: bytearray) -> None:
     """MetadataResponse, version 8."""
-    _a321 = o.brokers
-    out += _S_ii.pack(o.throttle_time_ms, len(_a321))
-    for _e322 in _a321:
-        _b323 = _e322.host.encode()
-        out += _S_ih.pack(_e322.node_id, len(_b323))
-        out += _b323
-        _b324 = None if _e322.rack is None else _e322.rack.encode()
-        out += _S_ih.pack(_e322.port, -1 if _b324 is None else len(_b324))
-        if _b324 is not None:
-            out += _b324
-    _b325 = None if o.cluster_id is None else o.cluster_id.encode()
-    out += _S_h.pack(-1 if _b325 is None else len(_b325))
-    if _b325 is not None:
-        out += _b325
-    _a326 = o.topics
-    out += _S_ii.pack(o.controller_id, len(_a326))
-    for _e327 in _a326:
-        _encode_MetadataResponseTopic_v8(_e327, out)
+    _a339 = o.brokers
+    out += _S_ii.pack(o.throttle_time_ms, len(_a339))
+    for _e340 in _a339:
+        _b341 = _e340.host.encode()
+        out += _S_ih.pack(_e340.node_id, len(_b341))
+        out += _b341
+        _b342 = None if _e340.rack is None else _e340.rack.encode()
+        out += _S_ih.pack(_e340.port, -1 if _b342 is None else len(_b342))
+        if _b342 is not None:
+            out += _b342
+    _b343 = None if o.cluster_id is None else o.cluster_id.encode()
+    out += _S_h.pack(-1 if _b343 is None else len(_b343))
+    if _b343 is not None:
+        out += _b343
+    _a344 = o.topics
+    out += _S_ii.pack(o.controller_id, len(_a344))
+    for _e345 in _a344:
+        _encode_MetadataResponseTopic_v8(_e345, out)
     out += _S_i.pack(o.cluster_authorized_operations)
 
 
@@ -2338,79 +2400,67 @@ def _decode_MetadataResponse_v9(data: bytes, pos: int) -> tuple[MetadataResponse
     """MetadataResponse, version 9 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n328 = data[pos]
-    if _n328 < 128:
+    _n346 = data[pos]
+    if _n346 < 128:
         pos += 1
     else:
-        _n328, pos = read_uvarint(data, pos)
-    _n328 -= 1
-    if _n328 < 0:
+        _n346, pos = read_uvarint(data, pos)
+    _n346 -= 1
+    if _n346 < 0:
         raise InvalidValueError("Brokers: null or negative length")
-    if _n328 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n328) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n346 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n346) + " elements in " + str(len(data) - pos) + " bytes")
     f_brokers = []
-    for _ in range(_n328):
-        (_m329_node_id,) = _S_i.unpack_from(data, pos)
+    for _ in range(_n346):
+        (_m347_node_id,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n330 = data[pos]
-        if _n330 < 128:
+        _n348 = data[pos]
+        if 0 < _n348 < 128:
+            _m347_host = data[pos + 1 : pos + _n348].decode()
+            pos += _n348
+        else:
+            _m347_host, pos = read_compact_string(data, pos)
+        (_m347_port,) = _S_i.unpack_from(data, pos)
+        pos += 4
+        _n349 = data[pos]
+        if 0 < _n349 < 128:
+            _m347_rack = data[pos + 1 : pos + _n349].decode()
+            pos += _n349
+        elif _n349 == 0:
+            _m347_rack = None
             pos += 1
         else:
-            _n330, pos = read_uvarint(data, pos)
-        _n330 -= 1
-        if _n330 < 0:
-            raise InvalidValueError("Host: null or negative length")
-        _m329_host = data[pos : pos + _n330].decode()
-        pos += _n330
-        (_m329_port,) = _S_i.unpack_from(data, pos)
-        pos += 4
-        _n331 = data[pos]
-        if _n331 < 128:
-            pos += 1
-        else:
-            _n331, pos = read_uvarint(data, pos)
-        _n331 -= 1
-        if _n331 < 0:
-            _m329_rack = None
-            if _n331 != -1:
-                raise InvalidValueError("Rack: length " + str(_n331))
-        else:
-            _m329_rack = data[pos : pos + _n331].decode()
-            pos += _n331
+            _m347_rack, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_brokers.append(MetadataResponseBroker(_m329_node_id, _m329_host, _m329_port, _m329_rack))
-    _n332 = data[pos]
-    if _n332 < 128:
+        f_brokers.append(MetadataResponseBroker(_m347_node_id, _m347_host, _m347_port, _m347_rack))
+    _n350 = data[pos]
+    if 0 < _n350 < 128:
+        f_cluster_id = data[pos + 1 : pos + _n350].decode()
+        pos += _n350
+    elif _n350 == 0:
+        f_cluster_id = None
         pos += 1
     else:
-        _n332, pos = read_uvarint(data, pos)
-    _n332 -= 1
-    if _n332 < 0:
-        f_cluster_id = None
-        if _n332 != -1:
-            raise InvalidValueError("ClusterId: length " + str(_n332))
-    else:
-        f_cluster_id = data[pos : pos + _n332].decode()
-        pos += _n332
+        f_cluster_id, pos = read_compact_nullable_string(data, pos)
     (f_controller_id,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n333 = data[pos]
-    if _n333 < 128:
+    _n351 = data[pos]
+    if _n351 < 128:
         pos += 1
     else:
-        _n333, pos = read_uvarint(data, pos)
-    _n333 -= 1
-    if _n333 < 0:
+        _n351, pos = read_uvarint(data, pos)
+    _n351 -= 1
+    if _n351 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n333 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n333) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n351 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n351) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n333):
-        _e334, pos = _decode_MetadataResponseTopic_v9(data, pos)
-        f_topics.append(_e334)
+    for _ in range(_n351):
+        _e352, pos = _decode_MetadataResponseTopic_v9(data, pos)
+        f_topics.append(_e352)
     (f_cluster_authorized_operations,) = _S_i.unpack_from(data, pos)
     pos += 4
     if data[pos] == 0:  # no tagged fields: the common case
@@ -2431,44 +2481,52 @@ def _decode_MetadataResponse_v9(data: bytes, pos: int) -> tuple[MetadataResponse
 def _encode_MetadataResponse_v9(o: MetadataResponse, out: bytearray) -> None:
     """MetadataResponse, version 9 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a335 = o.brokers
-    write_uvarint(out, len(_a335) + 1)
-    for _e336 in _a335:
-        out += _S_i.pack(_e336.node_id)
-        _b337 = _e336.host.encode()
-        _n338 = len(_b337) + 1
-        if _n338 < 128:
-            out.append(_n338)
+    _a353 = o.brokers
+    _n354 = len(_a353) + 1
+    if _n354 < 128:
+        out.append(_n354)
+    else:
+        write_uvarint(out, _n354)
+    for _e355 in _a353:
+        out += _S_i.pack(_e355.node_id)
+        _b356 = _e355.host.encode()
+        _n357 = len(_b356) + 1
+        if _n357 < 128:
+            out.append(_n357)
         else:
-            write_uvarint(out, _n338)
-        out += _b337
-        out += _S_i.pack(_e336.port)
-        if _e336.rack is None:
+            write_uvarint(out, _n357)
+        out += _b356
+        out += _S_i.pack(_e355.port)
+        if _e355.rack is None:
             out.append(0)
         else:
-            _b339 = _e336.rack.encode()
-            _n340 = len(_b339) + 1
-            if _n340 < 128:
-                out.append(_n340)
+            _b358 = _e355.rack.encode()
+            _n359 = len(_b358) + 1
+            if _n359 < 128:
+                out.append(_n359)
             else:
-                write_uvarint(out, _n340)
-            out += _b339
+                write_uvarint(out, _n359)
+            out += _b358
         out.append(0)  # no tagged fields
     if o.cluster_id is None:
         out.append(0)
     else:
-        _b341 = o.cluster_id.encode()
-        _n342 = len(_b341) + 1
-        if _n342 < 128:
-            out.append(_n342)
+        _b360 = o.cluster_id.encode()
+        _n361 = len(_b360) + 1
+        if _n361 < 128:
+            out.append(_n361)
         else:
-            write_uvarint(out, _n342)
-        out += _b341
+            write_uvarint(out, _n361)
+        out += _b360
     out += _S_i.pack(o.controller_id)
-    _a343 = o.topics
-    write_uvarint(out, len(_a343) + 1)
-    for _e344 in _a343:
-        _encode_MetadataResponseTopic_v9(_e344, out)
+    _a362 = o.topics
+    _n363 = len(_a362) + 1
+    if _n363 < 128:
+        out.append(_n363)
+    else:
+        write_uvarint(out, _n363)
+    for _e364 in _a362:
+        _encode_MetadataResponseTopic_v9(_e364, out)
     out += _S_i.pack(o.cluster_authorized_operations)
     out.append(0)  # no tagged fields
 
@@ -2477,79 +2535,67 @@ def _decode_MetadataResponse_v10(data: bytes, pos: int) -> tuple[MetadataRespons
     """MetadataResponse, version 10 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n345 = data[pos]
-    if _n345 < 128:
+    _n365 = data[pos]
+    if _n365 < 128:
         pos += 1
     else:
-        _n345, pos = read_uvarint(data, pos)
-    _n345 -= 1
-    if _n345 < 0:
+        _n365, pos = read_uvarint(data, pos)
+    _n365 -= 1
+    if _n365 < 0:
         raise InvalidValueError("Brokers: null or negative length")
-    if _n345 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n345) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n365 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n365) + " elements in " + str(len(data) - pos) + " bytes")
     f_brokers = []
-    for _ in range(_n345):
-        (_m346_node_id,) = _S_i.unpack_from(data, pos)
+    for _ in range(_n365):
+        (_m366_node_id,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n347 = data[pos]
-        if _n347 < 128:
+        _n367 = data[pos]
+        if 0 < _n367 < 128:
+            _m366_host = data[pos + 1 : pos + _n367].decode()
+            pos += _n367
+        else:
+            _m366_host, pos = read_compact_string(data, pos)
+        (_m366_port,) = _S_i.unpack_from(data, pos)
+        pos += 4
+        _n368 = data[pos]
+        if 0 < _n368 < 128:
+            _m366_rack = data[pos + 1 : pos + _n368].decode()
+            pos += _n368
+        elif _n368 == 0:
+            _m366_rack = None
             pos += 1
         else:
-            _n347, pos = read_uvarint(data, pos)
-        _n347 -= 1
-        if _n347 < 0:
-            raise InvalidValueError("Host: null or negative length")
-        _m346_host = data[pos : pos + _n347].decode()
-        pos += _n347
-        (_m346_port,) = _S_i.unpack_from(data, pos)
-        pos += 4
-        _n348 = data[pos]
-        if _n348 < 128:
-            pos += 1
-        else:
-            _n348, pos = read_uvarint(data, pos)
-        _n348 -= 1
-        if _n348 < 0:
-            _m346_rack = None
-            if _n348 != -1:
-                raise InvalidValueError("Rack: length " + str(_n348))
-        else:
-            _m346_rack = data[pos : pos + _n348].decode()
-            pos += _n348
+            _m366_rack, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_brokers.append(MetadataResponseBroker(_m346_node_id, _m346_host, _m346_port, _m346_rack))
-    _n349 = data[pos]
-    if _n349 < 128:
+        f_brokers.append(MetadataResponseBroker(_m366_node_id, _m366_host, _m366_port, _m366_rack))
+    _n369 = data[pos]
+    if 0 < _n369 < 128:
+        f_cluster_id = data[pos + 1 : pos + _n369].decode()
+        pos += _n369
+    elif _n369 == 0:
+        f_cluster_id = None
         pos += 1
     else:
-        _n349, pos = read_uvarint(data, pos)
-    _n349 -= 1
-    if _n349 < 0:
-        f_cluster_id = None
-        if _n349 != -1:
-            raise InvalidValueError("ClusterId: length " + str(_n349))
-    else:
-        f_cluster_id = data[pos : pos + _n349].decode()
-        pos += _n349
+        f_cluster_id, pos = read_compact_nullable_string(data, pos)
     (f_controller_id,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n350 = data[pos]
-    if _n350 < 128:
+    _n370 = data[pos]
+    if _n370 < 128:
         pos += 1
     else:
-        _n350, pos = read_uvarint(data, pos)
-    _n350 -= 1
-    if _n350 < 0:
+        _n370, pos = read_uvarint(data, pos)
+    _n370 -= 1
+    if _n370 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n350 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n350) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n370 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n370) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n350):
-        _e351, pos = _decode_MetadataResponseTopic_v10(data, pos)
-        f_topics.append(_e351)
+    for _ in range(_n370):
+        _e371, pos = _decode_MetadataResponseTopic_v10(data, pos)
+        f_topics.append(_e371)
     (f_cluster_authorized_operations,) = _S_i.unpack_from(data, pos)
     pos += 4
     if data[pos] == 0:  # no tagged fields: the common case
@@ -2570,44 +2616,52 @@ def _decode_MetadataResponse_v10(data: bytes, pos: int) -> tuple[MetadataRespons
 def _encode_MetadataResponse_v10(o: MetadataResponse, out: bytearray) -> None:
     """MetadataResponse, version 10 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a352 = o.brokers
-    write_uvarint(out, len(_a352) + 1)
-    for _e353 in _a352:
-        out += _S_i.pack(_e353.node_id)
-        _b354 = _e353.host.encode()
-        _n355 = len(_b354) + 1
-        if _n355 < 128:
-            out.append(_n355)
+    _a372 = o.brokers
+    _n373 = len(_a372) + 1
+    if _n373 < 128:
+        out.append(_n373)
+    else:
+        write_uvarint(out, _n373)
+    for _e374 in _a372:
+        out += _S_i.pack(_e374.node_id)
+        _b375 = _e374.host.encode()
+        _n376 = len(_b375) + 1
+        if _n376 < 128:
+            out.append(_n376)
         else:
-            write_uvarint(out, _n355)
-        out += _b354
-        out += _S_i.pack(_e353.port)
-        if _e353.rack is None:
+            write_uvarint(out, _n376)
+        out += _b375
+        out += _S_i.pack(_e374.port)
+        if _e374.rack is None:
             out.append(0)
         else:
-            _b356 = _e353.rack.encode()
-            _n357 = len(_b356) + 1
-            if _n357 < 128:
-                out.append(_n357)
+            _b377 = _e374.rack.encode()
+            _n378 = len(_b377) + 1
+            if _n378 < 128:
+                out.append(_n378)
             else:
-                write_uvarint(out, _n357)
-            out += _b356
+                write_uvarint(out, _n378)
+            out += _b377
         out.append(0)  # no tagged fields
     if o.cluster_id is None:
         out.append(0)
     else:
-        _b358 = o.cluster_id.encode()
-        _n359 = len(_b358) + 1
-        if _n359 < 128:
-            out.append(_n359)
+        _b379 = o.cluster_id.encode()
+        _n380 = len(_b379) + 1
+        if _n380 < 128:
+            out.append(_n380)
         else:
-            write_uvarint(out, _n359)
-        out += _b358
+            write_uvarint(out, _n380)
+        out += _b379
     out += _S_i.pack(o.controller_id)
-    _a360 = o.topics
-    write_uvarint(out, len(_a360) + 1)
-    for _e361 in _a360:
-        _encode_MetadataResponseTopic_v10(_e361, out)
+    _a381 = o.topics
+    _n382 = len(_a381) + 1
+    if _n382 < 128:
+        out.append(_n382)
+    else:
+        write_uvarint(out, _n382)
+    for _e383 in _a381:
+        _encode_MetadataResponseTopic_v10(_e383, out)
     out += _S_i.pack(o.cluster_authorized_operations)
     out.append(0)  # no tagged fields
 
@@ -2616,79 +2670,67 @@ def _decode_MetadataResponse_v11(data: bytes, pos: int) -> tuple[MetadataRespons
     """MetadataResponse, version 11 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n362 = data[pos]
-    if _n362 < 128:
+    _n384 = data[pos]
+    if _n384 < 128:
         pos += 1
     else:
-        _n362, pos = read_uvarint(data, pos)
-    _n362 -= 1
-    if _n362 < 0:
+        _n384, pos = read_uvarint(data, pos)
+    _n384 -= 1
+    if _n384 < 0:
         raise InvalidValueError("Brokers: null or negative length")
-    if _n362 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n362) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n384 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n384) + " elements in " + str(len(data) - pos) + " bytes")
     f_brokers = []
-    for _ in range(_n362):
-        (_m363_node_id,) = _S_i.unpack_from(data, pos)
+    for _ in range(_n384):
+        (_m385_node_id,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n364 = data[pos]
-        if _n364 < 128:
+        _n386 = data[pos]
+        if 0 < _n386 < 128:
+            _m385_host = data[pos + 1 : pos + _n386].decode()
+            pos += _n386
+        else:
+            _m385_host, pos = read_compact_string(data, pos)
+        (_m385_port,) = _S_i.unpack_from(data, pos)
+        pos += 4
+        _n387 = data[pos]
+        if 0 < _n387 < 128:
+            _m385_rack = data[pos + 1 : pos + _n387].decode()
+            pos += _n387
+        elif _n387 == 0:
+            _m385_rack = None
             pos += 1
         else:
-            _n364, pos = read_uvarint(data, pos)
-        _n364 -= 1
-        if _n364 < 0:
-            raise InvalidValueError("Host: null or negative length")
-        _m363_host = data[pos : pos + _n364].decode()
-        pos += _n364
-        (_m363_port,) = _S_i.unpack_from(data, pos)
-        pos += 4
-        _n365 = data[pos]
-        if _n365 < 128:
-            pos += 1
-        else:
-            _n365, pos = read_uvarint(data, pos)
-        _n365 -= 1
-        if _n365 < 0:
-            _m363_rack = None
-            if _n365 != -1:
-                raise InvalidValueError("Rack: length " + str(_n365))
-        else:
-            _m363_rack = data[pos : pos + _n365].decode()
-            pos += _n365
+            _m385_rack, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_brokers.append(MetadataResponseBroker(_m363_node_id, _m363_host, _m363_port, _m363_rack))
-    _n366 = data[pos]
-    if _n366 < 128:
+        f_brokers.append(MetadataResponseBroker(_m385_node_id, _m385_host, _m385_port, _m385_rack))
+    _n388 = data[pos]
+    if 0 < _n388 < 128:
+        f_cluster_id = data[pos + 1 : pos + _n388].decode()
+        pos += _n388
+    elif _n388 == 0:
+        f_cluster_id = None
         pos += 1
     else:
-        _n366, pos = read_uvarint(data, pos)
-    _n366 -= 1
-    if _n366 < 0:
-        f_cluster_id = None
-        if _n366 != -1:
-            raise InvalidValueError("ClusterId: length " + str(_n366))
-    else:
-        f_cluster_id = data[pos : pos + _n366].decode()
-        pos += _n366
+        f_cluster_id, pos = read_compact_nullable_string(data, pos)
     (f_controller_id,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n367 = data[pos]
-    if _n367 < 128:
+    _n389 = data[pos]
+    if _n389 < 128:
         pos += 1
     else:
-        _n367, pos = read_uvarint(data, pos)
-    _n367 -= 1
-    if _n367 < 0:
+        _n389, pos = read_uvarint(data, pos)
+    _n389 -= 1
+    if _n389 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n367 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n367) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n389 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n389) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n367):
-        _e368, pos = _decode_MetadataResponseTopic_v10(data, pos)
-        f_topics.append(_e368)
+    for _ in range(_n389):
+        _e390, pos = _decode_MetadataResponseTopic_v10(data, pos)
+        f_topics.append(_e390)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -2701,44 +2743,52 @@ def _decode_MetadataResponse_v11(data: bytes, pos: int) -> tuple[MetadataRespons
 def _encode_MetadataResponse_v11(o: MetadataResponse, out: bytearray) -> None:
     """MetadataResponse, version 11 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a369 = o.brokers
-    write_uvarint(out, len(_a369) + 1)
-    for _e370 in _a369:
-        out += _S_i.pack(_e370.node_id)
-        _b371 = _e370.host.encode()
-        _n372 = len(_b371) + 1
-        if _n372 < 128:
-            out.append(_n372)
+    _a391 = o.brokers
+    _n392 = len(_a391) + 1
+    if _n392 < 128:
+        out.append(_n392)
+    else:
+        write_uvarint(out, _n392)
+    for _e393 in _a391:
+        out += _S_i.pack(_e393.node_id)
+        _b394 = _e393.host.encode()
+        _n395 = len(_b394) + 1
+        if _n395 < 128:
+            out.append(_n395)
         else:
-            write_uvarint(out, _n372)
-        out += _b371
-        out += _S_i.pack(_e370.port)
-        if _e370.rack is None:
+            write_uvarint(out, _n395)
+        out += _b394
+        out += _S_i.pack(_e393.port)
+        if _e393.rack is None:
             out.append(0)
         else:
-            _b373 = _e370.rack.encode()
-            _n374 = len(_b373) + 1
-            if _n374 < 128:
-                out.append(_n374)
+            _b396 = _e393.rack.encode()
+            _n397 = len(_b396) + 1
+            if _n397 < 128:
+                out.append(_n397)
             else:
-                write_uvarint(out, _n374)
-            out += _b373
+                write_uvarint(out, _n397)
+            out += _b396
         out.append(0)  # no tagged fields
     if o.cluster_id is None:
         out.append(0)
     else:
-        _b375 = o.cluster_id.encode()
-        _n376 = len(_b375) + 1
-        if _n376 < 128:
-            out.append(_n376)
+        _b398 = o.cluster_id.encode()
+        _n399 = len(_b398) + 1
+        if _n399 < 128:
+            out.append(_n399)
         else:
-            write_uvarint(out, _n376)
-        out += _b375
+            write_uvarint(out, _n399)
+        out += _b398
     out += _S_i.pack(o.controller_id)
-    _a377 = o.topics
-    write_uvarint(out, len(_a377) + 1)
-    for _e378 in _a377:
-        _encode_MetadataResponseTopic_v10(_e378, out)
+    _a400 = o.topics
+    _n401 = len(_a400) + 1
+    if _n401 < 128:
+        out.append(_n401)
+    else:
+        write_uvarint(out, _n401)
+    for _e402 in _a400:
+        _encode_MetadataResponseTopic_v10(_e402, out)
     out.append(0)  # no tagged fields
 
 
@@ -2746,79 +2796,67 @@ def _decode_MetadataResponse_v12(data: bytes, pos: int) -> tuple[MetadataRespons
     """MetadataResponse, version 12 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n379 = data[pos]
-    if _n379 < 128:
+    _n403 = data[pos]
+    if _n403 < 128:
         pos += 1
     else:
-        _n379, pos = read_uvarint(data, pos)
-    _n379 -= 1
-    if _n379 < 0:
+        _n403, pos = read_uvarint(data, pos)
+    _n403 -= 1
+    if _n403 < 0:
         raise InvalidValueError("Brokers: null or negative length")
-    if _n379 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n379) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n403 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n403) + " elements in " + str(len(data) - pos) + " bytes")
     f_brokers = []
-    for _ in range(_n379):
-        (_m380_node_id,) = _S_i.unpack_from(data, pos)
+    for _ in range(_n403):
+        (_m404_node_id,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n381 = data[pos]
-        if _n381 < 128:
+        _n405 = data[pos]
+        if 0 < _n405 < 128:
+            _m404_host = data[pos + 1 : pos + _n405].decode()
+            pos += _n405
+        else:
+            _m404_host, pos = read_compact_string(data, pos)
+        (_m404_port,) = _S_i.unpack_from(data, pos)
+        pos += 4
+        _n406 = data[pos]
+        if 0 < _n406 < 128:
+            _m404_rack = data[pos + 1 : pos + _n406].decode()
+            pos += _n406
+        elif _n406 == 0:
+            _m404_rack = None
             pos += 1
         else:
-            _n381, pos = read_uvarint(data, pos)
-        _n381 -= 1
-        if _n381 < 0:
-            raise InvalidValueError("Host: null or negative length")
-        _m380_host = data[pos : pos + _n381].decode()
-        pos += _n381
-        (_m380_port,) = _S_i.unpack_from(data, pos)
-        pos += 4
-        _n382 = data[pos]
-        if _n382 < 128:
-            pos += 1
-        else:
-            _n382, pos = read_uvarint(data, pos)
-        _n382 -= 1
-        if _n382 < 0:
-            _m380_rack = None
-            if _n382 != -1:
-                raise InvalidValueError("Rack: length " + str(_n382))
-        else:
-            _m380_rack = data[pos : pos + _n382].decode()
-            pos += _n382
+            _m404_rack, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_brokers.append(MetadataResponseBroker(_m380_node_id, _m380_host, _m380_port, _m380_rack))
-    _n383 = data[pos]
-    if _n383 < 128:
+        f_brokers.append(MetadataResponseBroker(_m404_node_id, _m404_host, _m404_port, _m404_rack))
+    _n407 = data[pos]
+    if 0 < _n407 < 128:
+        f_cluster_id = data[pos + 1 : pos + _n407].decode()
+        pos += _n407
+    elif _n407 == 0:
+        f_cluster_id = None
         pos += 1
     else:
-        _n383, pos = read_uvarint(data, pos)
-    _n383 -= 1
-    if _n383 < 0:
-        f_cluster_id = None
-        if _n383 != -1:
-            raise InvalidValueError("ClusterId: length " + str(_n383))
-    else:
-        f_cluster_id = data[pos : pos + _n383].decode()
-        pos += _n383
+        f_cluster_id, pos = read_compact_nullable_string(data, pos)
     (f_controller_id,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n384 = data[pos]
-    if _n384 < 128:
+    _n408 = data[pos]
+    if _n408 < 128:
         pos += 1
     else:
-        _n384, pos = read_uvarint(data, pos)
-    _n384 -= 1
-    if _n384 < 0:
+        _n408, pos = read_uvarint(data, pos)
+    _n408 -= 1
+    if _n408 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n384 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n384) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n408 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n408) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n384):
-        _e385, pos = _decode_MetadataResponseTopic_v12(data, pos)
-        f_topics.append(_e385)
+    for _ in range(_n408):
+        _e409, pos = _decode_MetadataResponseTopic_v12(data, pos)
+        f_topics.append(_e409)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -2831,44 +2869,52 @@ def _decode_MetadataResponse_v12(data: bytes, pos: int) -> tuple[MetadataRespons
 def _encode_MetadataResponse_v12(o: MetadataResponse, out: bytearray) -> None:
     """MetadataResponse, version 12 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a386 = o.brokers
-    write_uvarint(out, len(_a386) + 1)
-    for _e387 in _a386:
-        out += _S_i.pack(_e387.node_id)
-        _b388 = _e387.host.encode()
-        _n389 = len(_b388) + 1
-        if _n389 < 128:
-            out.append(_n389)
+    _a410 = o.brokers
+    _n411 = len(_a410) + 1
+    if _n411 < 128:
+        out.append(_n411)
+    else:
+        write_uvarint(out, _n411)
+    for _e412 in _a410:
+        out += _S_i.pack(_e412.node_id)
+        _b413 = _e412.host.encode()
+        _n414 = len(_b413) + 1
+        if _n414 < 128:
+            out.append(_n414)
         else:
-            write_uvarint(out, _n389)
-        out += _b388
-        out += _S_i.pack(_e387.port)
-        if _e387.rack is None:
+            write_uvarint(out, _n414)
+        out += _b413
+        out += _S_i.pack(_e412.port)
+        if _e412.rack is None:
             out.append(0)
         else:
-            _b390 = _e387.rack.encode()
-            _n391 = len(_b390) + 1
-            if _n391 < 128:
-                out.append(_n391)
+            _b415 = _e412.rack.encode()
+            _n416 = len(_b415) + 1
+            if _n416 < 128:
+                out.append(_n416)
             else:
-                write_uvarint(out, _n391)
-            out += _b390
+                write_uvarint(out, _n416)
+            out += _b415
         out.append(0)  # no tagged fields
     if o.cluster_id is None:
         out.append(0)
     else:
-        _b392 = o.cluster_id.encode()
-        _n393 = len(_b392) + 1
-        if _n393 < 128:
-            out.append(_n393)
+        _b417 = o.cluster_id.encode()
+        _n418 = len(_b417) + 1
+        if _n418 < 128:
+            out.append(_n418)
         else:
-            write_uvarint(out, _n393)
-        out += _b392
+            write_uvarint(out, _n418)
+        out += _b417
     out += _S_i.pack(o.controller_id)
-    _a394 = o.topics
-    write_uvarint(out, len(_a394) + 1)
-    for _e395 in _a394:
-        _encode_MetadataResponseTopic_v12(_e395, out)
+    _a419 = o.topics
+    _n420 = len(_a419) + 1
+    if _n420 < 128:
+        out.append(_n420)
+    else:
+        write_uvarint(out, _n420)
+    for _e421 in _a419:
+        _encode_MetadataResponseTopic_v12(_e421, out)
     out.append(0)  # no tagged fields
 
 
@@ -2876,79 +2922,67 @@ def _decode_MetadataResponse_v13(data: bytes, pos: int) -> tuple[MetadataRespons
     """MetadataResponse, version 13 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n396 = data[pos]
-    if _n396 < 128:
+    _n422 = data[pos]
+    if _n422 < 128:
         pos += 1
     else:
-        _n396, pos = read_uvarint(data, pos)
-    _n396 -= 1
-    if _n396 < 0:
+        _n422, pos = read_uvarint(data, pos)
+    _n422 -= 1
+    if _n422 < 0:
         raise InvalidValueError("Brokers: null or negative length")
-    if _n396 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n396) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n422 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n422) + " elements in " + str(len(data) - pos) + " bytes")
     f_brokers = []
-    for _ in range(_n396):
-        (_m397_node_id,) = _S_i.unpack_from(data, pos)
+    for _ in range(_n422):
+        (_m423_node_id,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n398 = data[pos]
-        if _n398 < 128:
+        _n424 = data[pos]
+        if 0 < _n424 < 128:
+            _m423_host = data[pos + 1 : pos + _n424].decode()
+            pos += _n424
+        else:
+            _m423_host, pos = read_compact_string(data, pos)
+        (_m423_port,) = _S_i.unpack_from(data, pos)
+        pos += 4
+        _n425 = data[pos]
+        if 0 < _n425 < 128:
+            _m423_rack = data[pos + 1 : pos + _n425].decode()
+            pos += _n425
+        elif _n425 == 0:
+            _m423_rack = None
             pos += 1
         else:
-            _n398, pos = read_uvarint(data, pos)
-        _n398 -= 1
-        if _n398 < 0:
-            raise InvalidValueError("Host: null or negative length")
-        _m397_host = data[pos : pos + _n398].decode()
-        pos += _n398
-        (_m397_port,) = _S_i.unpack_from(data, pos)
-        pos += 4
-        _n399 = data[pos]
-        if _n399 < 128:
-            pos += 1
-        else:
-            _n399, pos = read_uvarint(data, pos)
-        _n399 -= 1
-        if _n399 < 0:
-            _m397_rack = None
-            if _n399 != -1:
-                raise InvalidValueError("Rack: length " + str(_n399))
-        else:
-            _m397_rack = data[pos : pos + _n399].decode()
-            pos += _n399
+            _m423_rack, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_brokers.append(MetadataResponseBroker(_m397_node_id, _m397_host, _m397_port, _m397_rack))
-    _n400 = data[pos]
-    if _n400 < 128:
+        f_brokers.append(MetadataResponseBroker(_m423_node_id, _m423_host, _m423_port, _m423_rack))
+    _n426 = data[pos]
+    if 0 < _n426 < 128:
+        f_cluster_id = data[pos + 1 : pos + _n426].decode()
+        pos += _n426
+    elif _n426 == 0:
+        f_cluster_id = None
         pos += 1
     else:
-        _n400, pos = read_uvarint(data, pos)
-    _n400 -= 1
-    if _n400 < 0:
-        f_cluster_id = None
-        if _n400 != -1:
-            raise InvalidValueError("ClusterId: length " + str(_n400))
-    else:
-        f_cluster_id = data[pos : pos + _n400].decode()
-        pos += _n400
+        f_cluster_id, pos = read_compact_nullable_string(data, pos)
     (f_controller_id,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n401 = data[pos]
-    if _n401 < 128:
+    _n427 = data[pos]
+    if _n427 < 128:
         pos += 1
     else:
-        _n401, pos = read_uvarint(data, pos)
-    _n401 -= 1
-    if _n401 < 0:
+        _n427, pos = read_uvarint(data, pos)
+    _n427 -= 1
+    if _n427 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n401 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n401) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n427 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n427) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n401):
-        _e402, pos = _decode_MetadataResponseTopic_v12(data, pos)
-        f_topics.append(_e402)
+    for _ in range(_n427):
+        _e428, pos = _decode_MetadataResponseTopic_v12(data, pos)
+        f_topics.append(_e428)
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
     if data[pos] == 0:  # no tagged fields: the common case
@@ -2963,44 +2997,52 @@ def _decode_MetadataResponse_v13(data: bytes, pos: int) -> tuple[MetadataRespons
 def _encode_MetadataResponse_v13(o: MetadataResponse, out: bytearray) -> None:
     """MetadataResponse, version 13 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a403 = o.brokers
-    write_uvarint(out, len(_a403) + 1)
-    for _e404 in _a403:
-        out += _S_i.pack(_e404.node_id)
-        _b405 = _e404.host.encode()
-        _n406 = len(_b405) + 1
-        if _n406 < 128:
-            out.append(_n406)
+    _a429 = o.brokers
+    _n430 = len(_a429) + 1
+    if _n430 < 128:
+        out.append(_n430)
+    else:
+        write_uvarint(out, _n430)
+    for _e431 in _a429:
+        out += _S_i.pack(_e431.node_id)
+        _b432 = _e431.host.encode()
+        _n433 = len(_b432) + 1
+        if _n433 < 128:
+            out.append(_n433)
         else:
-            write_uvarint(out, _n406)
-        out += _b405
-        out += _S_i.pack(_e404.port)
-        if _e404.rack is None:
+            write_uvarint(out, _n433)
+        out += _b432
+        out += _S_i.pack(_e431.port)
+        if _e431.rack is None:
             out.append(0)
         else:
-            _b407 = _e404.rack.encode()
-            _n408 = len(_b407) + 1
-            if _n408 < 128:
-                out.append(_n408)
+            _b434 = _e431.rack.encode()
+            _n435 = len(_b434) + 1
+            if _n435 < 128:
+                out.append(_n435)
             else:
-                write_uvarint(out, _n408)
-            out += _b407
+                write_uvarint(out, _n435)
+            out += _b434
         out.append(0)  # no tagged fields
     if o.cluster_id is None:
         out.append(0)
     else:
-        _b409 = o.cluster_id.encode()
-        _n410 = len(_b409) + 1
-        if _n410 < 128:
-            out.append(_n410)
+        _b436 = o.cluster_id.encode()
+        _n437 = len(_b436) + 1
+        if _n437 < 128:
+            out.append(_n437)
         else:
-            write_uvarint(out, _n410)
-        out += _b409
+            write_uvarint(out, _n437)
+        out += _b436
     out += _S_i.pack(o.controller_id)
-    _a411 = o.topics
-    write_uvarint(out, len(_a411) + 1)
-    for _e412 in _a411:
-        _encode_MetadataResponseTopic_v12(_e412, out)
+    _a438 = o.topics
+    _n439 = len(_a438) + 1
+    if _n439 < 128:
+        out.append(_n439)
+    else:
+        write_uvarint(out, _n439)
+    for _e440 in _a438:
+        _encode_MetadataResponseTopic_v12(_e440, out)
     out += _S_h.pack(o.error_code)
     out.append(0)  # no tagged fields
 

@@ -15,7 +15,15 @@ from uuid import UUID
 
 from protocol import _runtime
 from protocol.errors import InvalidValueError, TruncatedError
-from protocol.primitives import Buffer, ZERO_UUID, read_uvarint, skip_tagged_fields, write_uvarint
+from protocol.primitives import (
+    Buffer,
+    ZERO_UUID,
+    read_compact_nullable_string,
+    read_compact_string,
+    read_uvarint,
+    skip_tagged_fields,
+    write_uvarint,
+)
 from protocol.schema import FieldSpec, MessageSpec
 
 
@@ -114,10 +122,21 @@ class OffsetCommitRequest:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> OffsetCommitRequest:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _OFFSET_COMMIT_REQUEST_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "OffsetCommitRequest", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "OffsetCommitRequest", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _OFFSET_COMMIT_REQUEST_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "OffsetCommitRequest", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -187,10 +206,21 @@ class OffsetCommitResponse:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> OffsetCommitResponse:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _OFFSET_COMMIT_RESPONSE_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "OffsetCommitResponse", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "OffsetCommitResponse", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _OFFSET_COMMIT_RESPONSE_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "OffsetCommitResponse", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -293,18 +323,14 @@ def _decode_OffsetCommitRequestPartition_v8(
     f_partition_index, f_committed_offset, f_committed_leader_epoch = _S_iqi.unpack_from(data, pos)
     pos += 16
     _n7 = data[pos]
-    if _n7 < 128:
+    if 0 < _n7 < 128:
+        f_committed_metadata = data[pos + 1 : pos + _n7].decode()
+        pos += _n7
+    elif _n7 == 0:
+        f_committed_metadata = None
         pos += 1
     else:
-        _n7, pos = read_uvarint(data, pos)
-    _n7 -= 1
-    if _n7 < 0:
-        f_committed_metadata = None
-        if _n7 != -1:
-            raise InvalidValueError("CommittedMetadata: length " + str(_n7))
-    else:
-        f_committed_metadata = data[pos : pos + _n7].decode()
-        pos += _n7
+        f_committed_metadata, pos = read_compact_nullable_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -496,15 +522,11 @@ def _encode_OffsetCommitRequestTopic_v6(o: OffsetCommitRequestTopic, out: bytear
 def _decode_OffsetCommitRequestTopic_v8(data: bytes, pos: int) -> tuple[OffsetCommitRequestTopic, int]:
     """OffsetCommitRequestTopic, versions 8-9 (flexible)."""
     _n34 = data[pos]
-    if _n34 < 128:
-        pos += 1
+    if 0 < _n34 < 128:
+        f_name = data[pos + 1 : pos + _n34].decode()
+        pos += _n34
     else:
-        _n34, pos = read_uvarint(data, pos)
-    _n34 -= 1
-    if _n34 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n34].decode()
-    pos += _n34
+        f_name, pos = read_compact_string(data, pos)
     _n35 = data[pos]
     if _n35 < 128:
         pos += 1
@@ -522,18 +544,14 @@ def _decode_OffsetCommitRequestTopic_v8(data: bytes, pos: int) -> tuple[OffsetCo
         )
         pos += 16
         _n37 = data[pos]
-        if _n37 < 128:
+        if 0 < _n37 < 128:
+            _m36_committed_metadata = data[pos + 1 : pos + _n37].decode()
+            pos += _n37
+        elif _n37 == 0:
+            _m36_committed_metadata = None
             pos += 1
         else:
-            _n37, pos = read_uvarint(data, pos)
-        _n37 -= 1
-        if _n37 < 0:
-            _m36_committed_metadata = None
-            if _n37 != -1:
-                raise InvalidValueError("CommittedMetadata: length " + str(_n37))
-        else:
-            _m36_committed_metadata = data[pos : pos + _n37].decode()
-            pos += _n37
+            _m36_committed_metadata, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
@@ -564,68 +582,68 @@ def _encode_OffsetCommitRequestTopic_v8(o: OffsetCommitRequestTopic, out: bytear
         write_uvarint(out, _n39)
     out += _b38
     _a40 = o.partitions
-    write_uvarint(out, len(_a40) + 1)
-    for _e41 in _a40:
-        out += _S_iqi.pack(_e41.partition_index, _e41.committed_offset, _e41.committed_leader_epoch)
-        if _e41.committed_metadata is None:
+    _n41 = len(_a40) + 1
+    if _n41 < 128:
+        out.append(_n41)
+    else:
+        write_uvarint(out, _n41)
+    for _e42 in _a40:
+        out += _S_iqi.pack(_e42.partition_index, _e42.committed_offset, _e42.committed_leader_epoch)
+        if _e42.committed_metadata is None:
             out.append(0)
         else:
-            _b42 = _e41.committed_metadata.encode()
-            _n43 = len(_b42) + 1
-            if _n43 < 128:
-                out.append(_n43)
+            _b43 = _e42.committed_metadata.encode()
+            _n44 = len(_b43) + 1
+            if _n44 < 128:
+                out.append(_n44)
             else:
-                write_uvarint(out, _n43)
-            out += _b42
+                write_uvarint(out, _n44)
+            out += _b43
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetCommitRequestTopic_v10(data: bytes, pos: int) -> tuple[OffsetCommitRequestTopic, int]:
     """OffsetCommitRequestTopic, version 10 (flexible)."""
-    (_r44,) = _S_16s.unpack_from(data, pos)
+    (_r45,) = _S_16s.unpack_from(data, pos)
     pos += 16
-    f_topic_id = UUID(bytes=_r44)
-    _n45 = data[pos]
-    if _n45 < 128:
+    f_topic_id = UUID(bytes=_r45)
+    _n46 = data[pos]
+    if _n46 < 128:
         pos += 1
     else:
-        _n45, pos = read_uvarint(data, pos)
-    _n45 -= 1
-    if _n45 < 0:
+        _n46, pos = read_uvarint(data, pos)
+    _n46 -= 1
+    if _n46 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n45 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n45) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n46 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n46) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n45):
-        _m46_partition_index, _m46_committed_offset, _m46_committed_leader_epoch = _S_iqi.unpack_from(
+    for _ in range(_n46):
+        _m47_partition_index, _m47_committed_offset, _m47_committed_leader_epoch = _S_iqi.unpack_from(
             data, pos
         )
         pos += 16
-        _n47 = data[pos]
-        if _n47 < 128:
+        _n48 = data[pos]
+        if 0 < _n48 < 128:
+            _m47_committed_metadata = data[pos + 1 : pos + _n48].decode()
+            pos += _n48
+        elif _n48 == 0:
+            _m47_committed_metadata = None
             pos += 1
         else:
-            _n47, pos = read_uvarint(data, pos)
-        _n47 -= 1
-        if _n47 < 0:
-            _m46_committed_metadata = None
-            if _n47 != -1:
-                raise InvalidValueError("CommittedMetadata: length " + str(_n47))
-        else:
-            _m46_committed_metadata = data[pos : pos + _n47].decode()
-            pos += _n47
+            _m47_committed_metadata, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
         f_partitions.append(
             OffsetCommitRequestPartition(
-                _m46_partition_index,
-                _m46_committed_offset,
-                _m46_committed_leader_epoch,
+                _m47_partition_index,
+                _m47_committed_offset,
+                _m47_committed_leader_epoch,
                 -1,
-                _m46_committed_metadata,
+                _m47_committed_metadata,
             )
         )
     if data[pos] == 0:  # no tagged fields: the common case
@@ -638,48 +656,52 @@ def _decode_OffsetCommitRequestTopic_v10(data: bytes, pos: int) -> tuple[OffsetC
 def _encode_OffsetCommitRequestTopic_v10(o: OffsetCommitRequestTopic, out: bytearray) -> None:
     """OffsetCommitRequestTopic, version 10 (flexible)."""
     out += _S_16s.pack(o.topic_id.bytes)
-    _a48 = o.partitions
-    write_uvarint(out, len(_a48) + 1)
-    for _e49 in _a48:
-        out += _S_iqi.pack(_e49.partition_index, _e49.committed_offset, _e49.committed_leader_epoch)
-        if _e49.committed_metadata is None:
+    _a49 = o.partitions
+    _n50 = len(_a49) + 1
+    if _n50 < 128:
+        out.append(_n50)
+    else:
+        write_uvarint(out, _n50)
+    for _e51 in _a49:
+        out += _S_iqi.pack(_e51.partition_index, _e51.committed_offset, _e51.committed_leader_epoch)
+        if _e51.committed_metadata is None:
             out.append(0)
         else:
-            _b50 = _e49.committed_metadata.encode()
-            _n51 = len(_b50) + 1
-            if _n51 < 128:
-                out.append(_n51)
+            _b52 = _e51.committed_metadata.encode()
+            _n53 = len(_b52) + 1
+            if _n53 < 128:
+                out.append(_n53)
             else:
-                write_uvarint(out, _n51)
-            out += _b50
+                write_uvarint(out, _n53)
+            out += _b52
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetCommitRequest_v1(data: bytes, pos: int) -> tuple[OffsetCommitRequest, int]:
     """OffsetCommitRequest, version 1."""
-    (_n52,) = _S_h.unpack_from(data, pos)
+    (_n54,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n52 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n52].decode()
-    pos += _n52
-    f_generation_id_or_member_epoch, _n53 = _S_ih.unpack_from(data, pos)
-    pos += 6
-    if _n53 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n53].decode()
-    pos += _n53
-    (_n54,) = _S_i.unpack_from(data, pos)
-    pos += 4
     if _n54 < 0:
+        raise InvalidValueError("GroupId: null or negative length")
+    f_group_id = data[pos : pos + _n54].decode()
+    pos += _n54
+    f_generation_id_or_member_epoch, _n55 = _S_ih.unpack_from(data, pos)
+    pos += 6
+    if _n55 < 0:
+        raise InvalidValueError("MemberId: null or negative length")
+    f_member_id = data[pos : pos + _n55].decode()
+    pos += _n55
+    (_n56,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n56 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n54 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n54) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n56 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n56) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n54):
-        _e55, pos = _decode_OffsetCommitRequestTopic_v1(data, pos)
-        f_topics.append(_e55)
+    for _ in range(_n56):
+        _e57, pos = _decode_OffsetCommitRequestTopic_v1(data, pos)
+        f_topics.append(_e57)
     return OffsetCommitRequest(
         f_group_id, f_generation_id_or_member_epoch, f_member_id, None, -1, f_topics
     ), pos
@@ -687,42 +709,42 @@ def _decode_OffsetCommitRequest_v1(data: bytes, pos: int) -> tuple[OffsetCommitR
 
 def _encode_OffsetCommitRequest_v1(o: OffsetCommitRequest, out: bytearray) -> None:
     """OffsetCommitRequest, version 1."""
-    _b56 = o.group_id.encode()
-    out += _S_h.pack(len(_b56))
-    out += _b56
-    _b57 = o.member_id.encode()
-    out += _S_ih.pack(o.generation_id_or_member_epoch, len(_b57))
-    out += _b57
-    _a58 = o.topics
-    out += _S_i.pack(len(_a58))
-    for _e59 in _a58:
-        _encode_OffsetCommitRequestTopic_v1(_e59, out)
+    _b58 = o.group_id.encode()
+    out += _S_h.pack(len(_b58))
+    out += _b58
+    _b59 = o.member_id.encode()
+    out += _S_ih.pack(o.generation_id_or_member_epoch, len(_b59))
+    out += _b59
+    _a60 = o.topics
+    out += _S_i.pack(len(_a60))
+    for _e61 in _a60:
+        _encode_OffsetCommitRequestTopic_v1(_e61, out)
 
 
 def _decode_OffsetCommitRequest_v2(data: bytes, pos: int) -> tuple[OffsetCommitRequest, int]:
     """OffsetCommitRequest, versions 2-4."""
-    (_n60,) = _S_h.unpack_from(data, pos)
+    (_n62,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n60 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n60].decode()
-    pos += _n60
-    f_generation_id_or_member_epoch, _n61 = _S_ih.unpack_from(data, pos)
-    pos += 6
-    if _n61 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n61].decode()
-    pos += _n61
-    f_retention_time_ms, _n62 = _S_qi.unpack_from(data, pos)
-    pos += 12
     if _n62 < 0:
+        raise InvalidValueError("GroupId: null or negative length")
+    f_group_id = data[pos : pos + _n62].decode()
+    pos += _n62
+    f_generation_id_or_member_epoch, _n63 = _S_ih.unpack_from(data, pos)
+    pos += 6
+    if _n63 < 0:
+        raise InvalidValueError("MemberId: null or negative length")
+    f_member_id = data[pos : pos + _n63].decode()
+    pos += _n63
+    f_retention_time_ms, _n64 = _S_qi.unpack_from(data, pos)
+    pos += 12
+    if _n64 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n62 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n62) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n64 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n64) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n62):
-        _e63, pos = _decode_OffsetCommitRequestTopic_v2(data, pos)
-        f_topics.append(_e63)
+    for _ in range(_n64):
+        _e65, pos = _decode_OffsetCommitRequestTopic_v2(data, pos)
+        f_topics.append(_e65)
     return OffsetCommitRequest(
         f_group_id, f_generation_id_or_member_epoch, f_member_id, None, f_retention_time_ms, f_topics
     ), pos
@@ -730,42 +752,42 @@ def _decode_OffsetCommitRequest_v2(data: bytes, pos: int) -> tuple[OffsetCommitR
 
 def _encode_OffsetCommitRequest_v2(o: OffsetCommitRequest, out: bytearray) -> None:
     """OffsetCommitRequest, versions 2-4."""
-    _b64 = o.group_id.encode()
-    out += _S_h.pack(len(_b64))
-    out += _b64
-    _b65 = o.member_id.encode()
-    out += _S_ih.pack(o.generation_id_or_member_epoch, len(_b65))
-    out += _b65
-    _a66 = o.topics
-    out += _S_qi.pack(o.retention_time_ms, len(_a66))
-    for _e67 in _a66:
-        _encode_OffsetCommitRequestTopic_v2(_e67, out)
+    _b66 = o.group_id.encode()
+    out += _S_h.pack(len(_b66))
+    out += _b66
+    _b67 = o.member_id.encode()
+    out += _S_ih.pack(o.generation_id_or_member_epoch, len(_b67))
+    out += _b67
+    _a68 = o.topics
+    out += _S_qi.pack(o.retention_time_ms, len(_a68))
+    for _e69 in _a68:
+        _encode_OffsetCommitRequestTopic_v2(_e69, out)
 
 
 def _decode_OffsetCommitRequest_v5(data: bytes, pos: int) -> tuple[OffsetCommitRequest, int]:
     """OffsetCommitRequest, version 5."""
-    (_n68,) = _S_h.unpack_from(data, pos)
+    (_n70,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n68 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n68].decode()
-    pos += _n68
-    f_generation_id_or_member_epoch, _n69 = _S_ih.unpack_from(data, pos)
-    pos += 6
-    if _n69 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n69].decode()
-    pos += _n69
-    (_n70,) = _S_i.unpack_from(data, pos)
-    pos += 4
     if _n70 < 0:
+        raise InvalidValueError("GroupId: null or negative length")
+    f_group_id = data[pos : pos + _n70].decode()
+    pos += _n70
+    f_generation_id_or_member_epoch, _n71 = _S_ih.unpack_from(data, pos)
+    pos += 6
+    if _n71 < 0:
+        raise InvalidValueError("MemberId: null or negative length")
+    f_member_id = data[pos : pos + _n71].decode()
+    pos += _n71
+    (_n72,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n72 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n70 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n70) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n72 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n72) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n70):
-        _e71, pos = _decode_OffsetCommitRequestTopic_v2(data, pos)
-        f_topics.append(_e71)
+    for _ in range(_n72):
+        _e73, pos = _decode_OffsetCommitRequestTopic_v2(data, pos)
+        f_topics.append(_e73)
     return OffsetCommitRequest(
         f_group_id, f_generation_id_or_member_epoch, f_member_id, None, -1, f_topics
     ), pos
@@ -773,42 +795,42 @@ def _decode_OffsetCommitRequest_v5(data: bytes, pos: int) -> tuple[OffsetCommitR
 
 def _encode_OffsetCommitRequest_v5(o: OffsetCommitRequest, out: bytearray) -> None:
     """OffsetCommitRequest, version 5."""
-    _b72 = o.group_id.encode()
-    out += _S_h.pack(len(_b72))
-    out += _b72
-    _b73 = o.member_id.encode()
-    out += _S_ih.pack(o.generation_id_or_member_epoch, len(_b73))
-    out += _b73
-    _a74 = o.topics
-    out += _S_i.pack(len(_a74))
-    for _e75 in _a74:
-        _encode_OffsetCommitRequestTopic_v2(_e75, out)
+    _b74 = o.group_id.encode()
+    out += _S_h.pack(len(_b74))
+    out += _b74
+    _b75 = o.member_id.encode()
+    out += _S_ih.pack(o.generation_id_or_member_epoch, len(_b75))
+    out += _b75
+    _a76 = o.topics
+    out += _S_i.pack(len(_a76))
+    for _e77 in _a76:
+        _encode_OffsetCommitRequestTopic_v2(_e77, out)
 
 
 def _decode_OffsetCommitRequest_v6(data: bytes, pos: int) -> tuple[OffsetCommitRequest, int]:
     """OffsetCommitRequest, version 6."""
-    (_n76,) = _S_h.unpack_from(data, pos)
+    (_n78,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n76 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n76].decode()
-    pos += _n76
-    f_generation_id_or_member_epoch, _n77 = _S_ih.unpack_from(data, pos)
-    pos += 6
-    if _n77 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n77].decode()
-    pos += _n77
-    (_n78,) = _S_i.unpack_from(data, pos)
-    pos += 4
     if _n78 < 0:
+        raise InvalidValueError("GroupId: null or negative length")
+    f_group_id = data[pos : pos + _n78].decode()
+    pos += _n78
+    f_generation_id_or_member_epoch, _n79 = _S_ih.unpack_from(data, pos)
+    pos += 6
+    if _n79 < 0:
+        raise InvalidValueError("MemberId: null or negative length")
+    f_member_id = data[pos : pos + _n79].decode()
+    pos += _n79
+    (_n80,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n80 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n78 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n78) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n80 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n80) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n78):
-        _e79, pos = _decode_OffsetCommitRequestTopic_v6(data, pos)
-        f_topics.append(_e79)
+    for _ in range(_n80):
+        _e81, pos = _decode_OffsetCommitRequestTopic_v6(data, pos)
+        f_topics.append(_e81)
     return OffsetCommitRequest(
         f_group_id, f_generation_id_or_member_epoch, f_member_id, None, -1, f_topics
     ), pos
@@ -816,51 +838,51 @@ def _decode_OffsetCommitRequest_v6(data: bytes, pos: int) -> tuple[OffsetCommitR
 
 def _encode_OffsetCommitRequest_v6(o: OffsetCommitRequest, out: bytearray) -> None:
     """OffsetCommitRequest, version 6."""
-    _b80 = o.group_id.encode()
-    out += _S_h.pack(len(_b80))
-    out += _b80
-    _b81 = o.member_id.encode()
-    out += _S_ih.pack(o.generation_id_or_member_epoch, len(_b81))
-    out += _b81
-    _a82 = o.topics
-    out += _S_i.pack(len(_a82))
-    for _e83 in _a82:
-        _encode_OffsetCommitRequestTopic_v6(_e83, out)
+    _b82 = o.group_id.encode()
+    out += _S_h.pack(len(_b82))
+    out += _b82
+    _b83 = o.member_id.encode()
+    out += _S_ih.pack(o.generation_id_or_member_epoch, len(_b83))
+    out += _b83
+    _a84 = o.topics
+    out += _S_i.pack(len(_a84))
+    for _e85 in _a84:
+        _encode_OffsetCommitRequestTopic_v6(_e85, out)
 
 
 def _decode_OffsetCommitRequest_v7(data: bytes, pos: int) -> tuple[OffsetCommitRequest, int]:
     """OffsetCommitRequest, version 7."""
-    (_n84,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if _n84 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n84].decode()
-    pos += _n84
-    f_generation_id_or_member_epoch, _n85 = _S_ih.unpack_from(data, pos)
-    pos += 6
-    if _n85 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n85].decode()
-    pos += _n85
     (_n86,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n86 < 0:
-        f_group_instance_id = None
-        if _n86 != -1:
-            raise InvalidValueError("GroupInstanceId: length " + str(_n86))
-    else:
-        f_group_instance_id = data[pos : pos + _n86].decode()
-        pos += _n86
-    (_n87,) = _S_i.unpack_from(data, pos)
-    pos += 4
+        raise InvalidValueError("GroupId: null or negative length")
+    f_group_id = data[pos : pos + _n86].decode()
+    pos += _n86
+    f_generation_id_or_member_epoch, _n87 = _S_ih.unpack_from(data, pos)
+    pos += 6
     if _n87 < 0:
+        raise InvalidValueError("MemberId: null or negative length")
+    f_member_id = data[pos : pos + _n87].decode()
+    pos += _n87
+    (_n88,) = _S_h.unpack_from(data, pos)
+    pos += 2
+    if _n88 < 0:
+        f_group_instance_id = None
+        if _n88 != -1:
+            raise InvalidValueError("GroupInstanceId: length " + str(_n88))
+    else:
+        f_group_instance_id = data[pos : pos + _n88].decode()
+        pos += _n88
+    (_n89,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n89 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n87 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n87) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n89 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n89) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n87):
-        _e88, pos = _decode_OffsetCommitRequestTopic_v6(data, pos)
-        f_topics.append(_e88)
+    for _ in range(_n89):
+        _e90, pos = _decode_OffsetCommitRequestTopic_v6(data, pos)
+        f_topics.append(_e90)
     return OffsetCommitRequest(
         f_group_id, f_generation_id_or_member_epoch, f_member_id, f_group_instance_id, -1, f_topics
     ), pos
@@ -868,73 +890,61 @@ def _decode_OffsetCommitRequest_v7(data: bytes, pos: int) -> tuple[OffsetCommitR
 
 def _encode_OffsetCommitRequest_v7(o: OffsetCommitRequest, out: bytearray) -> None:
     """OffsetCommitRequest, version 7."""
-    _b89 = o.group_id.encode()
-    out += _S_h.pack(len(_b89))
-    out += _b89
-    _b90 = o.member_id.encode()
-    out += _S_ih.pack(o.generation_id_or_member_epoch, len(_b90))
-    out += _b90
-    _b91 = None if o.group_instance_id is None else o.group_instance_id.encode()
-    out += _S_h.pack(-1 if _b91 is None else len(_b91))
-    if _b91 is not None:
-        out += _b91
-    _a92 = o.topics
-    out += _S_i.pack(len(_a92))
-    for _e93 in _a92:
-        _encode_OffsetCommitRequestTopic_v6(_e93, out)
+    _b91 = o.group_id.encode()
+    out += _S_h.pack(len(_b91))
+    out += _b91
+    _b92 = o.member_id.encode()
+    out += _S_ih.pack(o.generation_id_or_member_epoch, len(_b92))
+    out += _b92
+    _b93 = None if o.group_instance_id is None else o.group_instance_id.encode()
+    out += _S_h.pack(-1 if _b93 is None else len(_b93))
+    if _b93 is not None:
+        out += _b93
+    _a94 = o.topics
+    out += _S_i.pack(len(_a94))
+    for _e95 in _a94:
+        _encode_OffsetCommitRequestTopic_v6(_e95, out)
 
 
 def _decode_OffsetCommitRequest_v8(data: bytes, pos: int) -> tuple[OffsetCommitRequest, int]:
     """OffsetCommitRequest, versions 8-9 (flexible)."""
-    _n94 = data[pos]
-    if _n94 < 128:
-        pos += 1
+    _n96 = data[pos]
+    if 0 < _n96 < 128:
+        f_group_id = data[pos + 1 : pos + _n96].decode()
+        pos += _n96
     else:
-        _n94, pos = read_uvarint(data, pos)
-    _n94 -= 1
-    if _n94 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n94].decode()
-    pos += _n94
+        f_group_id, pos = read_compact_string(data, pos)
     (f_generation_id_or_member_epoch,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n95 = data[pos]
-    if _n95 < 128:
-        pos += 1
-    else:
-        _n95, pos = read_uvarint(data, pos)
-    _n95 -= 1
-    if _n95 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n95].decode()
-    pos += _n95
-    _n96 = data[pos]
-    if _n96 < 128:
-        pos += 1
-    else:
-        _n96, pos = read_uvarint(data, pos)
-    _n96 -= 1
-    if _n96 < 0:
-        f_group_instance_id = None
-        if _n96 != -1:
-            raise InvalidValueError("GroupInstanceId: length " + str(_n96))
-    else:
-        f_group_instance_id = data[pos : pos + _n96].decode()
-        pos += _n96
     _n97 = data[pos]
-    if _n97 < 128:
+    if 0 < _n97 < 128:
+        f_member_id = data[pos + 1 : pos + _n97].decode()
+        pos += _n97
+    else:
+        f_member_id, pos = read_compact_string(data, pos)
+    _n98 = data[pos]
+    if 0 < _n98 < 128:
+        f_group_instance_id = data[pos + 1 : pos + _n98].decode()
+        pos += _n98
+    elif _n98 == 0:
+        f_group_instance_id = None
         pos += 1
     else:
-        _n97, pos = read_uvarint(data, pos)
-    _n97 -= 1
-    if _n97 < 0:
+        f_group_instance_id, pos = read_compact_nullable_string(data, pos)
+    _n99 = data[pos]
+    if _n99 < 128:
+        pos += 1
+    else:
+        _n99, pos = read_uvarint(data, pos)
+    _n99 -= 1
+    if _n99 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n97 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n97) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n99 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n99) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n97):
-        _e98, pos = _decode_OffsetCommitRequestTopic_v8(data, pos)
-        f_topics.append(_e98)
+    for _ in range(_n99):
+        _e100, pos = _decode_OffsetCommitRequestTopic_v8(data, pos)
+        f_topics.append(_e100)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -946,89 +956,81 @@ def _decode_OffsetCommitRequest_v8(data: bytes, pos: int) -> tuple[OffsetCommitR
 
 def _encode_OffsetCommitRequest_v8(o: OffsetCommitRequest, out: bytearray) -> None:
     """OffsetCommitRequest, versions 8-9 (flexible)."""
-    _b99 = o.group_id.encode()
-    _n100 = len(_b99) + 1
-    if _n100 < 128:
-        out.append(_n100)
-    else:
-        write_uvarint(out, _n100)
-    out += _b99
-    out += _S_i.pack(o.generation_id_or_member_epoch)
-    _b101 = o.member_id.encode()
+    _b101 = o.group_id.encode()
     _n102 = len(_b101) + 1
     if _n102 < 128:
         out.append(_n102)
     else:
         write_uvarint(out, _n102)
     out += _b101
+    out += _S_i.pack(o.generation_id_or_member_epoch)
+    _b103 = o.member_id.encode()
+    _n104 = len(_b103) + 1
+    if _n104 < 128:
+        out.append(_n104)
+    else:
+        write_uvarint(out, _n104)
+    out += _b103
     if o.group_instance_id is None:
         out.append(0)
     else:
-        _b103 = o.group_instance_id.encode()
-        _n104 = len(_b103) + 1
-        if _n104 < 128:
-            out.append(_n104)
+        _b105 = o.group_instance_id.encode()
+        _n106 = len(_b105) + 1
+        if _n106 < 128:
+            out.append(_n106)
         else:
-            write_uvarint(out, _n104)
-        out += _b103
-    _a105 = o.topics
-    write_uvarint(out, len(_a105) + 1)
-    for _e106 in _a105:
-        _encode_OffsetCommitRequestTopic_v8(_e106, out)
+            write_uvarint(out, _n106)
+        out += _b105
+    _a107 = o.topics
+    _n108 = len(_a107) + 1
+    if _n108 < 128:
+        out.append(_n108)
+    else:
+        write_uvarint(out, _n108)
+    for _e109 in _a107:
+        _encode_OffsetCommitRequestTopic_v8(_e109, out)
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetCommitRequest_v10(data: bytes, pos: int) -> tuple[OffsetCommitRequest, int]:
     """OffsetCommitRequest, version 10 (flexible)."""
-    _n107 = data[pos]
-    if _n107 < 128:
-        pos += 1
+    _n110 = data[pos]
+    if 0 < _n110 < 128:
+        f_group_id = data[pos + 1 : pos + _n110].decode()
+        pos += _n110
     else:
-        _n107, pos = read_uvarint(data, pos)
-    _n107 -= 1
-    if _n107 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n107].decode()
-    pos += _n107
+        f_group_id, pos = read_compact_string(data, pos)
     (f_generation_id_or_member_epoch,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n108 = data[pos]
-    if _n108 < 128:
-        pos += 1
+    _n111 = data[pos]
+    if 0 < _n111 < 128:
+        f_member_id = data[pos + 1 : pos + _n111].decode()
+        pos += _n111
     else:
-        _n108, pos = read_uvarint(data, pos)
-    _n108 -= 1
-    if _n108 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n108].decode()
-    pos += _n108
-    _n109 = data[pos]
-    if _n109 < 128:
-        pos += 1
-    else:
-        _n109, pos = read_uvarint(data, pos)
-    _n109 -= 1
-    if _n109 < 0:
+        f_member_id, pos = read_compact_string(data, pos)
+    _n112 = data[pos]
+    if 0 < _n112 < 128:
+        f_group_instance_id = data[pos + 1 : pos + _n112].decode()
+        pos += _n112
+    elif _n112 == 0:
         f_group_instance_id = None
-        if _n109 != -1:
-            raise InvalidValueError("GroupInstanceId: length " + str(_n109))
-    else:
-        f_group_instance_id = data[pos : pos + _n109].decode()
-        pos += _n109
-    _n110 = data[pos]
-    if _n110 < 128:
         pos += 1
     else:
-        _n110, pos = read_uvarint(data, pos)
-    _n110 -= 1
-    if _n110 < 0:
+        f_group_instance_id, pos = read_compact_nullable_string(data, pos)
+    _n113 = data[pos]
+    if _n113 < 128:
+        pos += 1
+    else:
+        _n113, pos = read_uvarint(data, pos)
+    _n113 -= 1
+    if _n113 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n110 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n110) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n113 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n113) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n110):
-        _e111, pos = _decode_OffsetCommitRequestTopic_v10(data, pos)
-        f_topics.append(_e111)
+    for _ in range(_n113):
+        _e114, pos = _decode_OffsetCommitRequestTopic_v10(data, pos)
+        f_topics.append(_e114)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1040,35 +1042,39 @@ def _decode_OffsetCommitRequest_v10(data: bytes, pos: int) -> tuple[OffsetCommit
 
 def _encode_OffsetCommitRequest_v10(o: OffsetCommitRequest, out: bytearray) -> None:
     """OffsetCommitRequest, version 10 (flexible)."""
-    _b112 = o.group_id.encode()
-    _n113 = len(_b112) + 1
-    if _n113 < 128:
-        out.append(_n113)
+    _b115 = o.group_id.encode()
+    _n116 = len(_b115) + 1
+    if _n116 < 128:
+        out.append(_n116)
     else:
-        write_uvarint(out, _n113)
-    out += _b112
+        write_uvarint(out, _n116)
+    out += _b115
     out += _S_i.pack(o.generation_id_or_member_epoch)
-    _b114 = o.member_id.encode()
-    _n115 = len(_b114) + 1
-    if _n115 < 128:
-        out.append(_n115)
+    _b117 = o.member_id.encode()
+    _n118 = len(_b117) + 1
+    if _n118 < 128:
+        out.append(_n118)
     else:
-        write_uvarint(out, _n115)
-    out += _b114
+        write_uvarint(out, _n118)
+    out += _b117
     if o.group_instance_id is None:
         out.append(0)
     else:
-        _b116 = o.group_instance_id.encode()
-        _n117 = len(_b116) + 1
-        if _n117 < 128:
-            out.append(_n117)
+        _b119 = o.group_instance_id.encode()
+        _n120 = len(_b119) + 1
+        if _n120 < 128:
+            out.append(_n120)
         else:
-            write_uvarint(out, _n117)
-        out += _b116
-    _a118 = o.topics
-    write_uvarint(out, len(_a118) + 1)
-    for _e119 in _a118:
-        _encode_OffsetCommitRequestTopic_v10(_e119, out)
+            write_uvarint(out, _n120)
+        out += _b119
+    _a121 = o.topics
+    _n122 = len(_a121) + 1
+    if _n122 < 128:
+        out.append(_n122)
+    else:
+        write_uvarint(out, _n122)
+    for _e123 in _a121:
+        _encode_OffsetCommitRequestTopic_v10(_e123, out)
     out.append(0)  # no tagged fields
 
 
@@ -1107,68 +1113,64 @@ def _encode_OffsetCommitResponsePartition_v8(o: OffsetCommitResponsePartition, o
 
 def _decode_OffsetCommitResponseTopic_v1(data: bytes, pos: int) -> tuple[OffsetCommitResponseTopic, int]:
     """OffsetCommitResponseTopic, versions 1-7."""
-    (_n120,) = _S_h.unpack_from(data, pos)
+    (_n124,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n120 < 0:
+    if _n124 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n120].decode()
-    pos += _n120
-    (_n121,) = _S_i.unpack_from(data, pos)
+    f_name = data[pos : pos + _n124].decode()
+    pos += _n124
+    (_n125,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n121 < 0:
+    if _n125 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n121 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n121) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n125 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n125) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n121):
-        _m122_partition_index, _m122_error_code = _S_ih.unpack_from(data, pos)
+    for _ in range(_n125):
+        _m126_partition_index, _m126_error_code = _S_ih.unpack_from(data, pos)
         pos += 6
-        f_partitions.append(OffsetCommitResponsePartition(_m122_partition_index, _m122_error_code))
+        f_partitions.append(OffsetCommitResponsePartition(_m126_partition_index, _m126_error_code))
     return OffsetCommitResponseTopic(f_name, ZERO_UUID, f_partitions), pos
 
 
 def _encode_OffsetCommitResponseTopic_v1(o: OffsetCommitResponseTopic, out: bytearray) -> None:
     """OffsetCommitResponseTopic, versions 1-7."""
-    _b123 = o.name.encode()
-    out += _S_h.pack(len(_b123))
-    out += _b123
-    _a124 = o.partitions
-    out += _S_i.pack(len(_a124))
-    for _e125 in _a124:
-        out += _S_ih.pack(_e125.partition_index, _e125.error_code)
+    _b127 = o.name.encode()
+    out += _S_h.pack(len(_b127))
+    out += _b127
+    _a128 = o.partitions
+    out += _S_i.pack(len(_a128))
+    for _e129 in _a128:
+        out += _S_ih.pack(_e129.partition_index, _e129.error_code)
 
 
 def _decode_OffsetCommitResponseTopic_v8(data: bytes, pos: int) -> tuple[OffsetCommitResponseTopic, int]:
     """OffsetCommitResponseTopic, versions 8-9 (flexible)."""
-    _n126 = data[pos]
-    if _n126 < 128:
+    _n130 = data[pos]
+    if 0 < _n130 < 128:
+        f_name = data[pos + 1 : pos + _n130].decode()
+        pos += _n130
+    else:
+        f_name, pos = read_compact_string(data, pos)
+    _n131 = data[pos]
+    if _n131 < 128:
         pos += 1
     else:
-        _n126, pos = read_uvarint(data, pos)
-    _n126 -= 1
-    if _n126 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n126].decode()
-    pos += _n126
-    _n127 = data[pos]
-    if _n127 < 128:
-        pos += 1
-    else:
-        _n127, pos = read_uvarint(data, pos)
-    _n127 -= 1
-    if _n127 < 0:
+        _n131, pos = read_uvarint(data, pos)
+    _n131 -= 1
+    if _n131 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n127 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n127) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n131 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n131) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n127):
-        _m128_partition_index, _m128_error_code = _S_ih.unpack_from(data, pos)
+    for _ in range(_n131):
+        _m132_partition_index, _m132_error_code = _S_ih.unpack_from(data, pos)
         pos += 6
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_partitions.append(OffsetCommitResponsePartition(_m128_partition_index, _m128_error_code))
+        f_partitions.append(OffsetCommitResponsePartition(_m132_partition_index, _m132_error_code))
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1178,45 +1180,49 @@ def _decode_OffsetCommitResponseTopic_v8(data: bytes, pos: int) -> tuple[OffsetC
 
 def _encode_OffsetCommitResponseTopic_v8(o: OffsetCommitResponseTopic, out: bytearray) -> None:
     """OffsetCommitResponseTopic, versions 8-9 (flexible)."""
-    _b129 = o.name.encode()
-    _n130 = len(_b129) + 1
-    if _n130 < 128:
-        out.append(_n130)
+    _b133 = o.name.encode()
+    _n134 = len(_b133) + 1
+    if _n134 < 128:
+        out.append(_n134)
     else:
-        write_uvarint(out, _n130)
-    out += _b129
-    _a131 = o.partitions
-    write_uvarint(out, len(_a131) + 1)
-    for _e132 in _a131:
-        out += _S_ih.pack(_e132.partition_index, _e132.error_code)
+        write_uvarint(out, _n134)
+    out += _b133
+    _a135 = o.partitions
+    _n136 = len(_a135) + 1
+    if _n136 < 128:
+        out.append(_n136)
+    else:
+        write_uvarint(out, _n136)
+    for _e137 in _a135:
+        out += _S_ih.pack(_e137.partition_index, _e137.error_code)
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetCommitResponseTopic_v10(data: bytes, pos: int) -> tuple[OffsetCommitResponseTopic, int]:
     """OffsetCommitResponseTopic, version 10 (flexible)."""
-    (_r133,) = _S_16s.unpack_from(data, pos)
+    (_r138,) = _S_16s.unpack_from(data, pos)
     pos += 16
-    f_topic_id = UUID(bytes=_r133)
-    _n134 = data[pos]
-    if _n134 < 128:
+    f_topic_id = UUID(bytes=_r138)
+    _n139 = data[pos]
+    if _n139 < 128:
         pos += 1
     else:
-        _n134, pos = read_uvarint(data, pos)
-    _n134 -= 1
-    if _n134 < 0:
+        _n139, pos = read_uvarint(data, pos)
+    _n139 -= 1
+    if _n139 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n134 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n134) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n139 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n139) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n134):
-        _m135_partition_index, _m135_error_code = _S_ih.unpack_from(data, pos)
+    for _ in range(_n139):
+        _m140_partition_index, _m140_error_code = _S_ih.unpack_from(data, pos)
         pos += 6
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_partitions.append(OffsetCommitResponsePartition(_m135_partition_index, _m135_error_code))
+        f_partitions.append(OffsetCommitResponsePartition(_m140_partition_index, _m140_error_code))
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1227,78 +1233,82 @@ def _decode_OffsetCommitResponseTopic_v10(data: bytes, pos: int) -> tuple[Offset
 def _encode_OffsetCommitResponseTopic_v10(o: OffsetCommitResponseTopic, out: bytearray) -> None:
     """OffsetCommitResponseTopic, version 10 (flexible)."""
     out += _S_16s.pack(o.topic_id.bytes)
-    _a136 = o.partitions
-    write_uvarint(out, len(_a136) + 1)
-    for _e137 in _a136:
-        out += _S_ih.pack(_e137.partition_index, _e137.error_code)
+    _a141 = o.partitions
+    _n142 = len(_a141) + 1
+    if _n142 < 128:
+        out.append(_n142)
+    else:
+        write_uvarint(out, _n142)
+    for _e143 in _a141:
+        out += _S_ih.pack(_e143.partition_index, _e143.error_code)
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetCommitResponse_v1(data: bytes, pos: int) -> tuple[OffsetCommitResponse, int]:
     """OffsetCommitResponse, versions 1-2."""
-    (_n138,) = _S_i.unpack_from(data, pos)
+    (_n144,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n138 < 0:
+    if _n144 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n138 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n138) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n144 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n144) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n138):
-        _e139, pos = _decode_OffsetCommitResponseTopic_v1(data, pos)
-        f_topics.append(_e139)
+    for _ in range(_n144):
+        _e145, pos = _decode_OffsetCommitResponseTopic_v1(data, pos)
+        f_topics.append(_e145)
     return OffsetCommitResponse(0, f_topics), pos
 
 
 def _encode_OffsetCommitResponse_v1(o: OffsetCommitResponse, out: bytearray) -> None:
     """OffsetCommitResponse, versions 1-2."""
-    _a140 = o.topics
-    out += _S_i.pack(len(_a140))
-    for _e141 in _a140:
-        _encode_OffsetCommitResponseTopic_v1(_e141, out)
+    _a146 = o.topics
+    out += _S_i.pack(len(_a146))
+    for _e147 in _a146:
+        _encode_OffsetCommitResponseTopic_v1(_e147, out)
 
 
 def _decode_OffsetCommitResponse_v3(data: bytes, pos: int) -> tuple[OffsetCommitResponse, int]:
     """OffsetCommitResponse, versions 3-7."""
-    f_throttle_time_ms, _n142 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n148 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n142 < 0:
+    if _n148 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n142 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n142) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n148 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n148) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n142):
-        _e143, pos = _decode_OffsetCommitResponseTopic_v1(data, pos)
-        f_topics.append(_e143)
+    for _ in range(_n148):
+        _e149, pos = _decode_OffsetCommitResponseTopic_v1(data, pos)
+        f_topics.append(_e149)
     return OffsetCommitResponse(f_throttle_time_ms, f_topics), pos
 
 
 def _encode_OffsetCommitResponse_v3(o: OffsetCommitResponse, out: bytearray) -> None:
     """OffsetCommitResponse, versions 3-7."""
-    _a144 = o.topics
-    out += _S_ii.pack(o.throttle_time_ms, len(_a144))
-    for _e145 in _a144:
-        _encode_OffsetCommitResponseTopic_v1(_e145, out)
+    _a150 = o.topics
+    out += _S_ii.pack(o.throttle_time_ms, len(_a150))
+    for _e151 in _a150:
+        _encode_OffsetCommitResponseTopic_v1(_e151, out)
 
 
 def _decode_OffsetCommitResponse_v8(data: bytes, pos: int) -> tuple[OffsetCommitResponse, int]:
     """OffsetCommitResponse, versions 8-9 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n146 = data[pos]
-    if _n146 < 128:
+    _n152 = data[pos]
+    if _n152 < 128:
         pos += 1
     else:
-        _n146, pos = read_uvarint(data, pos)
-    _n146 -= 1
-    if _n146 < 0:
+        _n152, pos = read_uvarint(data, pos)
+    _n152 -= 1
+    if _n152 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n146 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n146) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n152 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n152) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n146):
-        _e147, pos = _decode_OffsetCommitResponseTopic_v8(data, pos)
-        f_topics.append(_e147)
+    for _ in range(_n152):
+        _e153, pos = _decode_OffsetCommitResponseTopic_v8(data, pos)
+        f_topics.append(_e153)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1309,10 +1319,14 @@ def _decode_OffsetCommitResponse_v8(data: bytes, pos: int) -> tuple[OffsetCommit
 def _encode_OffsetCommitResponse_v8(o: OffsetCommitResponse, out: bytearray) -> None:
     """OffsetCommitResponse, versions 8-9 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a148 = o.topics
-    write_uvarint(out, len(_a148) + 1)
-    for _e149 in _a148:
-        _encode_OffsetCommitResponseTopic_v8(_e149, out)
+    _a154 = o.topics
+    _n155 = len(_a154) + 1
+    if _n155 < 128:
+        out.append(_n155)
+    else:
+        write_uvarint(out, _n155)
+    for _e156 in _a154:
+        _encode_OffsetCommitResponseTopic_v8(_e156, out)
     out.append(0)  # no tagged fields
 
 
@@ -1320,20 +1334,20 @@ def _decode_OffsetCommitResponse_v10(data: bytes, pos: int) -> tuple[OffsetCommi
     """OffsetCommitResponse, version 10 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n150 = data[pos]
-    if _n150 < 128:
+    _n157 = data[pos]
+    if _n157 < 128:
         pos += 1
     else:
-        _n150, pos = read_uvarint(data, pos)
-    _n150 -= 1
-    if _n150 < 0:
+        _n157, pos = read_uvarint(data, pos)
+    _n157 -= 1
+    if _n157 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n150 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n150) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n157 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n157) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n150):
-        _e151, pos = _decode_OffsetCommitResponseTopic_v10(data, pos)
-        f_topics.append(_e151)
+    for _ in range(_n157):
+        _e158, pos = _decode_OffsetCommitResponseTopic_v10(data, pos)
+        f_topics.append(_e158)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1344,10 +1358,14 @@ def _decode_OffsetCommitResponse_v10(data: bytes, pos: int) -> tuple[OffsetCommi
 def _encode_OffsetCommitResponse_v10(o: OffsetCommitResponse, out: bytearray) -> None:
     """OffsetCommitResponse, version 10 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a152 = o.topics
-    write_uvarint(out, len(_a152) + 1)
-    for _e153 in _a152:
-        _encode_OffsetCommitResponseTopic_v10(_e153, out)
+    _a159 = o.topics
+    _n160 = len(_a159) + 1
+    if _n160 < 128:
+        out.append(_n160)
+    else:
+        write_uvarint(out, _n160)
+    for _e161 in _a159:
+        _encode_OffsetCommitResponseTopic_v10(_e161, out)
     out.append(0)  # no tagged fields
 
 

@@ -75,10 +75,21 @@ class OffsetDeleteRequest:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> OffsetDeleteRequest:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _OFFSET_DELETE_REQUEST_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "OffsetDeleteRequest", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "OffsetDeleteRequest", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _OFFSET_DELETE_REQUEST_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "OffsetDeleteRequest", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -148,10 +159,21 @@ class OffsetDeleteResponse:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> OffsetDeleteResponse:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _OFFSET_DELETE_RESPONSE_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "OffsetDeleteResponse", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "OffsetDeleteResponse", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _OFFSET_DELETE_RESPONSE_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "OffsetDeleteResponse", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""

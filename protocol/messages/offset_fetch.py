@@ -15,7 +15,15 @@ from uuid import UUID
 
 from protocol import _runtime
 from protocol.errors import EncodeError, InvalidValueError, TruncatedError
-from protocol.primitives import Buffer, ZERO_UUID, read_uvarint, skip_tagged_fields, write_uvarint
+from protocol.primitives import (
+    Buffer,
+    ZERO_UUID,
+    read_compact_nullable_string,
+    read_compact_string,
+    read_uvarint,
+    skip_tagged_fields,
+    write_uvarint,
+)
 from protocol.schema import FieldSpec, MessageSpec
 
 
@@ -104,10 +112,21 @@ class OffsetFetchRequest:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> OffsetFetchRequest:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _OFFSET_FETCH_REQUEST_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "OffsetFetchRequest", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "OffsetFetchRequest", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _OFFSET_FETCH_REQUEST_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "OffsetFetchRequest", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -236,10 +255,21 @@ class OffsetFetchResponse:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> OffsetFetchResponse:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _OFFSET_FETCH_RESPONSE_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "OffsetFetchResponse", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "OffsetFetchResponse", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _OFFSET_FETCH_RESPONSE_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "OffsetFetchResponse", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -256,15 +286,11 @@ class OffsetFetchResponse:
 def _decode_OffsetFetchRequestTopics_v8(data: bytes, pos: int) -> tuple[OffsetFetchRequestTopics, int]:
     """OffsetFetchRequestTopics, versions 8-9 (flexible)."""
     _n1 = data[pos]
-    if _n1 < 128:
-        pos += 1
+    if 0 < _n1 < 128:
+        f_name = data[pos + 1 : pos + _n1].decode()
+        pos += _n1
     else:
-        _n1, pos = read_uvarint(data, pos)
-    _n1 -= 1
-    if _n1 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n1].decode()
-    pos += _n1
+        f_name, pos = read_compact_string(data, pos)
     _n2 = data[pos]
     if _n2 < 128:
         pos += 1
@@ -296,30 +322,34 @@ def _encode_OffsetFetchRequestTopics_v8(o: OffsetFetchRequestTopics, out: bytear
         write_uvarint(out, _n4)
     out += _b3
     _a5 = o.partition_indexes
-    write_uvarint(out, len(_a5) + 1)
+    _n6 = len(_a5) + 1
+    if _n6 < 128:
+        out.append(_n6)
+    else:
+        write_uvarint(out, _n6)
     out += pack(">%di" % len(_a5), *_a5)
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetFetchRequestTopics_v10(data: bytes, pos: int) -> tuple[OffsetFetchRequestTopics, int]:
     """OffsetFetchRequestTopics, version 10 (flexible)."""
-    (_r7,) = _S_16s.unpack_from(data, pos)
+    (_r8,) = _S_16s.unpack_from(data, pos)
     pos += 16
-    f_topic_id = UUID(bytes=_r7)
-    _n8 = data[pos]
-    if _n8 < 128:
+    f_topic_id = UUID(bytes=_r8)
+    _n9 = data[pos]
+    if _n9 < 128:
         pos += 1
     else:
-        _n8, pos = read_uvarint(data, pos)
-    _n8 -= 1
-    if _n8 < 0:
+        _n9, pos = read_uvarint(data, pos)
+    _n9 -= 1
+    if _n9 < 0:
         raise InvalidValueError("PartitionIndexes: null or negative length")
-    if _n8 > len(data) - pos:
+    if _n9 > len(data) - pos:
         raise TruncatedError(
-            "PartitionIndexes: " + str(_n8) + " elements in " + str(len(data) - pos) + " bytes"
+            "PartitionIndexes: " + str(_n9) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_partition_indexes = list(unpack_from(">%di" % _n8, data, pos))
-    pos += 4 * _n8
+    f_partition_indexes = list(unpack_from(">%di" % _n9, data, pos))
+    pos += 4 * _n9
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -330,68 +360,64 @@ def _decode_OffsetFetchRequestTopics_v10(data: bytes, pos: int) -> tuple[OffsetF
 def _encode_OffsetFetchRequestTopics_v10(o: OffsetFetchRequestTopics, out: bytearray) -> None:
     """OffsetFetchRequestTopics, version 10 (flexible)."""
     out += _S_16s.pack(o.topic_id.bytes)
-    _a9 = o.partition_indexes
-    write_uvarint(out, len(_a9) + 1)
-    out += pack(">%di" % len(_a9), *_a9)
+    _a10 = o.partition_indexes
+    _n11 = len(_a10) + 1
+    if _n11 < 128:
+        out.append(_n11)
+    else:
+        write_uvarint(out, _n11)
+    out += pack(">%di" % len(_a10), *_a10)
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetFetchRequestGroup_v8(data: bytes, pos: int) -> tuple[OffsetFetchRequestGroup, int]:
     """OffsetFetchRequestGroup, version 8 (flexible)."""
-    _n11 = data[pos]
-    if _n11 < 128:
+    _n13 = data[pos]
+    if 0 < _n13 < 128:
+        f_group_id = data[pos + 1 : pos + _n13].decode()
+        pos += _n13
+    else:
+        f_group_id, pos = read_compact_string(data, pos)
+    _n14 = data[pos]
+    if _n14 < 128:
         pos += 1
     else:
-        _n11, pos = read_uvarint(data, pos)
-    _n11 -= 1
-    if _n11 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n11].decode()
-    pos += _n11
-    _n12 = data[pos]
-    if _n12 < 128:
-        pos += 1
-    else:
-        _n12, pos = read_uvarint(data, pos)
-    _n12 -= 1
-    if _n12 < 0:
+        _n14, pos = read_uvarint(data, pos)
+    _n14 -= 1
+    if _n14 < 0:
         f_topics = None
-        if _n12 != -1:
-            raise InvalidValueError("Topics: length " + str(_n12))
+        if _n14 != -1:
+            raise InvalidValueError("Topics: length " + str(_n14))
     else:
-        if _n12 > len(data) - pos:
-            raise TruncatedError("Topics: " + str(_n12) + " elements in " + str(len(data) - pos) + " bytes")
+        if _n14 > len(data) - pos:
+            raise TruncatedError("Topics: " + str(_n14) + " elements in " + str(len(data) - pos) + " bytes")
         f_topics = []
-        for _ in range(_n12):
-            _n14 = data[pos]
-            if _n14 < 128:
+        for _ in range(_n14):
+            _n16 = data[pos]
+            if 0 < _n16 < 128:
+                _m15_name = data[pos + 1 : pos + _n16].decode()
+                pos += _n16
+            else:
+                _m15_name, pos = read_compact_string(data, pos)
+            _n17 = data[pos]
+            if _n17 < 128:
                 pos += 1
             else:
-                _n14, pos = read_uvarint(data, pos)
-            _n14 -= 1
-            if _n14 < 0:
-                raise InvalidValueError("Name: null or negative length")
-            _m13_name = data[pos : pos + _n14].decode()
-            pos += _n14
-            _n15 = data[pos]
-            if _n15 < 128:
-                pos += 1
-            else:
-                _n15, pos = read_uvarint(data, pos)
-            _n15 -= 1
-            if _n15 < 0:
+                _n17, pos = read_uvarint(data, pos)
+            _n17 -= 1
+            if _n17 < 0:
                 raise InvalidValueError("PartitionIndexes: null or negative length")
-            if _n15 > len(data) - pos:
+            if _n17 > len(data) - pos:
                 raise TruncatedError(
-                    "PartitionIndexes: " + str(_n15) + " elements in " + str(len(data) - pos) + " bytes"
+                    "PartitionIndexes: " + str(_n17) + " elements in " + str(len(data) - pos) + " bytes"
                 )
-            _m13_partition_indexes = list(unpack_from(">%di" % _n15, data, pos))
-            pos += 4 * _n15
+            _m15_partition_indexes = list(unpack_from(">%di" % _n17, data, pos))
+            pos += 4 * _n17
             if data[pos] == 0:  # no tagged fields: the common case
                 pos += 1
             else:
                 pos = skip_tagged_fields(data, pos)
-            f_topics.append(OffsetFetchRequestTopics(_m13_name, ZERO_UUID, _m13_partition_indexes))
+            f_topics.append(OffsetFetchRequestTopics(_m15_name, ZERO_UUID, _m15_partition_indexes))
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -401,104 +427,100 @@ def _decode_OffsetFetchRequestGroup_v8(data: bytes, pos: int) -> tuple[OffsetFet
 
 def _encode_OffsetFetchRequestGroup_v8(o: OffsetFetchRequestGroup, out: bytearray) -> None:
     """OffsetFetchRequestGroup, version 8 (flexible)."""
-    _b16 = o.group_id.encode()
-    _n17 = len(_b16) + 1
-    if _n17 < 128:
-        out.append(_n17)
+    _b18 = o.group_id.encode()
+    _n19 = len(_b18) + 1
+    if _n19 < 128:
+        out.append(_n19)
     else:
-        write_uvarint(out, _n17)
-    out += _b16
-    _a18 = o.topics
-    if _a18 is None:
+        write_uvarint(out, _n19)
+    out += _b18
+    _a20 = o.topics
+    if _a20 is None:
         out.append(0)
     else:
-        write_uvarint(out, len(_a18) + 1)
-        for _e19 in _a18:
-            _b20 = _e19.name.encode()
-            _n21 = len(_b20) + 1
-            if _n21 < 128:
-                out.append(_n21)
+        _n21 = len(_a20) + 1
+        if _n21 < 128:
+            out.append(_n21)
+        else:
+            write_uvarint(out, _n21)
+        for _e22 in _a20:
+            _b23 = _e22.name.encode()
+            _n24 = len(_b23) + 1
+            if _n24 < 128:
+                out.append(_n24)
             else:
-                write_uvarint(out, _n21)
-            out += _b20
-            _a22 = _e19.partition_indexes
-            write_uvarint(out, len(_a22) + 1)
-            out += pack(">%di" % len(_a22), *_a22)
+                write_uvarint(out, _n24)
+            out += _b23
+            _a25 = _e22.partition_indexes
+            _n26 = len(_a25) + 1
+            if _n26 < 128:
+                out.append(_n26)
+            else:
+                write_uvarint(out, _n26)
+            out += pack(">%di" % len(_a25), *_a25)
             out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetFetchRequestGroup_v9(data: bytes, pos: int) -> tuple[OffsetFetchRequestGroup, int]:
     """OffsetFetchRequestGroup, version 9 (flexible)."""
-    _n24 = data[pos]
-    if _n24 < 128:
-        pos += 1
+    _n28 = data[pos]
+    if 0 < _n28 < 128:
+        f_group_id = data[pos + 1 : pos + _n28].decode()
+        pos += _n28
     else:
-        _n24, pos = read_uvarint(data, pos)
-    _n24 -= 1
-    if _n24 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n24].decode()
-    pos += _n24
-    _n25 = data[pos]
-    if _n25 < 128:
-        pos += 1
-    else:
-        _n25, pos = read_uvarint(data, pos)
-    _n25 -= 1
-    if _n25 < 0:
+        f_group_id, pos = read_compact_string(data, pos)
+    _n29 = data[pos]
+    if 0 < _n29 < 128:
+        f_member_id = data[pos + 1 : pos + _n29].decode()
+        pos += _n29
+    elif _n29 == 0:
         f_member_id = None
-        if _n25 != -1:
-            raise InvalidValueError("MemberId: length " + str(_n25))
+        pos += 1
     else:
-        f_member_id = data[pos : pos + _n25].decode()
-        pos += _n25
+        f_member_id, pos = read_compact_nullable_string(data, pos)
     (f_member_epoch,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n26 = data[pos]
-    if _n26 < 128:
+    _n30 = data[pos]
+    if _n30 < 128:
         pos += 1
     else:
-        _n26, pos = read_uvarint(data, pos)
-    _n26 -= 1
-    if _n26 < 0:
+        _n30, pos = read_uvarint(data, pos)
+    _n30 -= 1
+    if _n30 < 0:
         f_topics = None
-        if _n26 != -1:
-            raise InvalidValueError("Topics: length " + str(_n26))
+        if _n30 != -1:
+            raise InvalidValueError("Topics: length " + str(_n30))
     else:
-        if _n26 > len(data) - pos:
-            raise TruncatedError("Topics: " + str(_n26) + " elements in " + str(len(data) - pos) + " bytes")
+        if _n30 > len(data) - pos:
+            raise TruncatedError("Topics: " + str(_n30) + " elements in " + str(len(data) - pos) + " bytes")
         f_topics = []
-        for _ in range(_n26):
-            _n28 = data[pos]
-            if _n28 < 128:
+        for _ in range(_n30):
+            _n32 = data[pos]
+            if 0 < _n32 < 128:
+                _m31_name = data[pos + 1 : pos + _n32].decode()
+                pos += _n32
+            else:
+                _m31_name, pos = read_compact_string(data, pos)
+            _n33 = data[pos]
+            if _n33 < 128:
                 pos += 1
             else:
-                _n28, pos = read_uvarint(data, pos)
-            _n28 -= 1
-            if _n28 < 0:
-                raise InvalidValueError("Name: null or negative length")
-            _m27_name = data[pos : pos + _n28].decode()
-            pos += _n28
-            _n29 = data[pos]
-            if _n29 < 128:
-                pos += 1
-            else:
-                _n29, pos = read_uvarint(data, pos)
-            _n29 -= 1
-            if _n29 < 0:
+                _n33, pos = read_uvarint(data, pos)
+            _n33 -= 1
+            if _n33 < 0:
                 raise InvalidValueError("PartitionIndexes: null or negative length")
-            if _n29 > len(data) - pos:
+            if _n33 > len(data) - pos:
                 raise TruncatedError(
-                    "PartitionIndexes: " + str(_n29) + " elements in " + str(len(data) - pos) + " bytes"
+                    "PartitionIndexes: " + str(_n33) + " elements in " + str(len(data) - pos) + " bytes"
                 )
-            _m27_partition_indexes = list(unpack_from(">%di" % _n29, data, pos))
-            pos += 4 * _n29
+            _m31_partition_indexes = list(unpack_from(">%di" % _n33, data, pos))
+            pos += 4 * _n33
             if data[pos] == 0:  # no tagged fields: the common case
                 pos += 1
             else:
                 pos = skip_tagged_fields(data, pos)
-            f_topics.append(OffsetFetchRequestTopics(_m27_name, ZERO_UUID, _m27_partition_indexes))
+            f_topics.append(OffsetFetchRequestTopics(_m31_name, ZERO_UUID, _m31_partition_indexes))
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -508,108 +530,108 @@ def _decode_OffsetFetchRequestGroup_v9(data: bytes, pos: int) -> tuple[OffsetFet
 
 def _encode_OffsetFetchRequestGroup_v9(o: OffsetFetchRequestGroup, out: bytearray) -> None:
     """OffsetFetchRequestGroup, version 9 (flexible)."""
-    _b30 = o.group_id.encode()
-    _n31 = len(_b30) + 1
-    if _n31 < 128:
-        out.append(_n31)
+    _b34 = o.group_id.encode()
+    _n35 = len(_b34) + 1
+    if _n35 < 128:
+        out.append(_n35)
     else:
-        write_uvarint(out, _n31)
-    out += _b30
+        write_uvarint(out, _n35)
+    out += _b34
     if o.member_id is None:
         out.append(0)
     else:
-        _b32 = o.member_id.encode()
-        _n33 = len(_b32) + 1
-        if _n33 < 128:
-            out.append(_n33)
+        _b36 = o.member_id.encode()
+        _n37 = len(_b36) + 1
+        if _n37 < 128:
+            out.append(_n37)
         else:
-            write_uvarint(out, _n33)
-        out += _b32
+            write_uvarint(out, _n37)
+        out += _b36
     out += _S_i.pack(o.member_epoch)
-    _a34 = o.topics
-    if _a34 is None:
+    _a38 = o.topics
+    if _a38 is None:
         out.append(0)
     else:
-        write_uvarint(out, len(_a34) + 1)
-        for _e35 in _a34:
-            _b36 = _e35.name.encode()
-            _n37 = len(_b36) + 1
-            if _n37 < 128:
-                out.append(_n37)
+        _n39 = len(_a38) + 1
+        if _n39 < 128:
+            out.append(_n39)
+        else:
+            write_uvarint(out, _n39)
+        for _e40 in _a38:
+            _b41 = _e40.name.encode()
+            _n42 = len(_b41) + 1
+            if _n42 < 128:
+                out.append(_n42)
             else:
-                write_uvarint(out, _n37)
-            out += _b36
-            _a38 = _e35.partition_indexes
-            write_uvarint(out, len(_a38) + 1)
-            out += pack(">%di" % len(_a38), *_a38)
+                write_uvarint(out, _n42)
+            out += _b41
+            _a43 = _e40.partition_indexes
+            _n44 = len(_a43) + 1
+            if _n44 < 128:
+                out.append(_n44)
+            else:
+                write_uvarint(out, _n44)
+            out += pack(">%di" % len(_a43), *_a43)
             out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetFetchRequestGroup_v10(data: bytes, pos: int) -> tuple[OffsetFetchRequestGroup, int]:
     """OffsetFetchRequestGroup, version 10 (flexible)."""
-    _n40 = data[pos]
-    if _n40 < 128:
-        pos += 1
+    _n46 = data[pos]
+    if 0 < _n46 < 128:
+        f_group_id = data[pos + 1 : pos + _n46].decode()
+        pos += _n46
     else:
-        _n40, pos = read_uvarint(data, pos)
-    _n40 -= 1
-    if _n40 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n40].decode()
-    pos += _n40
-    _n41 = data[pos]
-    if _n41 < 128:
-        pos += 1
-    else:
-        _n41, pos = read_uvarint(data, pos)
-    _n41 -= 1
-    if _n41 < 0:
+        f_group_id, pos = read_compact_string(data, pos)
+    _n47 = data[pos]
+    if 0 < _n47 < 128:
+        f_member_id = data[pos + 1 : pos + _n47].decode()
+        pos += _n47
+    elif _n47 == 0:
         f_member_id = None
-        if _n41 != -1:
-            raise InvalidValueError("MemberId: length " + str(_n41))
+        pos += 1
     else:
-        f_member_id = data[pos : pos + _n41].decode()
-        pos += _n41
+        f_member_id, pos = read_compact_nullable_string(data, pos)
     (f_member_epoch,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n42 = data[pos]
-    if _n42 < 128:
+    _n48 = data[pos]
+    if _n48 < 128:
         pos += 1
     else:
-        _n42, pos = read_uvarint(data, pos)
-    _n42 -= 1
-    if _n42 < 0:
+        _n48, pos = read_uvarint(data, pos)
+    _n48 -= 1
+    if _n48 < 0:
         f_topics = None
-        if _n42 != -1:
-            raise InvalidValueError("Topics: length " + str(_n42))
+        if _n48 != -1:
+            raise InvalidValueError("Topics: length " + str(_n48))
     else:
-        if _n42 > len(data) - pos:
-            raise TruncatedError("Topics: " + str(_n42) + " elements in " + str(len(data) - pos) + " bytes")
+        if _n48 > len(data) - pos:
+            raise TruncatedError("Topics: " + str(_n48) + " elements in " + str(len(data) - pos) + " bytes")
         f_topics = []
-        for _ in range(_n42):
-            (_r44,) = _S_16s.unpack_from(data, pos)
+        for _ in range(_n48):
+            (_r50,) = _S_16s.unpack_from(data, pos)
             pos += 16
-            _m43_topic_id = UUID(bytes=_r44)
-            _n45 = data[pos]
-            if _n45 < 128:
+            _m49_topic_id = UUID(bytes=_r50)
+            _n51 = data[pos]
+            if _n51 < 128:
                 pos += 1
             else:
-                _n45, pos = read_uvarint(data, pos)
-            _n45 -= 1
-            if _n45 < 0:
+                _n51, pos = read_uvarint(data, pos)
+            _n51 -= 1
+            if _n51 < 0:
                 raise InvalidValueError("PartitionIndexes: null or negative length")
-            if _n45 > len(data) - pos:
+            if _n51 > len(data) - pos:
                 raise TruncatedError(
-                    "PartitionIndexes: " + str(_n45) + " elements in " + str(len(data) - pos) + " bytes"
+                    "PartitionIndexes: " + str(_n51) + " elements in " + str(len(data) - pos) + " bytes"
                 )
-            _m43_partition_indexes = list(unpack_from(">%di" % _n45, data, pos))
-            pos += 4 * _n45
+            _m49_partition_indexes = list(unpack_from(">%di" % _n51, data, pos))
+            pos += 4 * _n51
             if data[pos] == 0:  # no tagged fields: the common case
                 pos += 1
             else:
                 pos = skip_tagged_fields(data, pos)
-            f_topics.append(OffsetFetchRequestTopics("", _m43_topic_id, _m43_partition_indexes))
+            f_topics.append(OffsetFetchRequestTopics("", _m49_topic_id, _m49_partition_indexes))
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -619,95 +641,99 @@ def _decode_OffsetFetchRequestGroup_v10(data: bytes, pos: int) -> tuple[OffsetFe
 
 def _encode_OffsetFetchRequestGroup_v10(o: OffsetFetchRequestGroup, out: bytearray) -> None:
     """OffsetFetchRequestGroup, version 10 (flexible)."""
-    _b46 = o.group_id.encode()
-    _n47 = len(_b46) + 1
-    if _n47 < 128:
-        out.append(_n47)
+    _b52 = o.group_id.encode()
+    _n53 = len(_b52) + 1
+    if _n53 < 128:
+        out.append(_n53)
     else:
-        write_uvarint(out, _n47)
-    out += _b46
+        write_uvarint(out, _n53)
+    out += _b52
     if o.member_id is None:
         out.append(0)
     else:
-        _b48 = o.member_id.encode()
-        _n49 = len(_b48) + 1
-        if _n49 < 128:
-            out.append(_n49)
+        _b54 = o.member_id.encode()
+        _n55 = len(_b54) + 1
+        if _n55 < 128:
+            out.append(_n55)
         else:
-            write_uvarint(out, _n49)
-        out += _b48
+            write_uvarint(out, _n55)
+        out += _b54
     out += _S_i.pack(o.member_epoch)
-    _a50 = o.topics
-    if _a50 is None:
+    _a56 = o.topics
+    if _a56 is None:
         out.append(0)
     else:
-        write_uvarint(out, len(_a50) + 1)
-        for _e51 in _a50:
-            out += _S_16s.pack(_e51.topic_id.bytes)
-            _a52 = _e51.partition_indexes
-            write_uvarint(out, len(_a52) + 1)
-            out += pack(">%di" % len(_a52), *_a52)
+        _n57 = len(_a56) + 1
+        if _n57 < 128:
+            out.append(_n57)
+        else:
+            write_uvarint(out, _n57)
+        for _e58 in _a56:
+            out += _S_16s.pack(_e58.topic_id.bytes)
+            _a59 = _e58.partition_indexes
+            _n60 = len(_a59) + 1
+            if _n60 < 128:
+                out.append(_n60)
+            else:
+                write_uvarint(out, _n60)
+            out += pack(">%di" % len(_a59), *_a59)
             out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetFetchRequestTopic_v1(data: bytes, pos: int) -> tuple[OffsetFetchRequestTopic, int]:
     """OffsetFetchRequestTopic, versions 1-5."""
-    (_n54,) = _S_h.unpack_from(data, pos)
+    (_n62,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n54 < 0:
+    if _n62 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n54].decode()
-    pos += _n54
-    (_n55,) = _S_i.unpack_from(data, pos)
+    f_name = data[pos : pos + _n62].decode()
+    pos += _n62
+    (_n63,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n55 < 0:
+    if _n63 < 0:
         raise InvalidValueError("PartitionIndexes: null or negative length")
-    if _n55 > len(data) - pos:
+    if _n63 > len(data) - pos:
         raise TruncatedError(
-            "PartitionIndexes: " + str(_n55) + " elements in " + str(len(data) - pos) + " bytes"
+            "PartitionIndexes: " + str(_n63) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_partition_indexes = list(unpack_from(">%di" % _n55, data, pos))
-    pos += 4 * _n55
+    f_partition_indexes = list(unpack_from(">%di" % _n63, data, pos))
+    pos += 4 * _n63
     return OffsetFetchRequestTopic(f_name, f_partition_indexes), pos
 
 
 def _encode_OffsetFetchRequestTopic_v1(o: OffsetFetchRequestTopic, out: bytearray) -> None:
     """OffsetFetchRequestTopic, versions 1-5."""
-    _b56 = o.name.encode()
-    out += _S_h.pack(len(_b56))
-    out += _b56
-    _a57 = o.partition_indexes
-    out += _S_i.pack(len(_a57))
-    out += pack(">%di" % len(_a57), *_a57)
+    _b64 = o.name.encode()
+    out += _S_h.pack(len(_b64))
+    out += _b64
+    _a65 = o.partition_indexes
+    out += _S_i.pack(len(_a65))
+    out += pack(">%di" % len(_a65), *_a65)
 
 
 def _decode_OffsetFetchRequestTopic_v6(data: bytes, pos: int) -> tuple[OffsetFetchRequestTopic, int]:
     """OffsetFetchRequestTopic, versions 6-7 (flexible)."""
-    _n59 = data[pos]
-    if _n59 < 128:
+    _n67 = data[pos]
+    if 0 < _n67 < 128:
+        f_name = data[pos + 1 : pos + _n67].decode()
+        pos += _n67
+    else:
+        f_name, pos = read_compact_string(data, pos)
+    _n68 = data[pos]
+    if _n68 < 128:
         pos += 1
     else:
-        _n59, pos = read_uvarint(data, pos)
-    _n59 -= 1
-    if _n59 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n59].decode()
-    pos += _n59
-    _n60 = data[pos]
-    if _n60 < 128:
-        pos += 1
-    else:
-        _n60, pos = read_uvarint(data, pos)
-    _n60 -= 1
-    if _n60 < 0:
+        _n68, pos = read_uvarint(data, pos)
+    _n68 -= 1
+    if _n68 < 0:
         raise InvalidValueError("PartitionIndexes: null or negative length")
-    if _n60 > len(data) - pos:
+    if _n68 > len(data) - pos:
         raise TruncatedError(
-            "PartitionIndexes: " + str(_n60) + " elements in " + str(len(data) - pos) + " bytes"
+            "PartitionIndexes: " + str(_n68) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_partition_indexes = list(unpack_from(">%di" % _n60, data, pos))
-    pos += 4 * _n60
+    f_partition_indexes = list(unpack_from(">%di" % _n68, data, pos))
+    pos += 4 * _n68
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -717,186 +743,182 @@ def _decode_OffsetFetchRequestTopic_v6(data: bytes, pos: int) -> tuple[OffsetFet
 
 def _encode_OffsetFetchRequestTopic_v6(o: OffsetFetchRequestTopic, out: bytearray) -> None:
     """OffsetFetchRequestTopic, versions 6-7 (flexible)."""
-    _b61 = o.name.encode()
-    _n62 = len(_b61) + 1
-    if _n62 < 128:
-        out.append(_n62)
+    _b69 = o.name.encode()
+    _n70 = len(_b69) + 1
+    if _n70 < 128:
+        out.append(_n70)
     else:
-        write_uvarint(out, _n62)
-    out += _b61
-    _a63 = o.partition_indexes
-    write_uvarint(out, len(_a63) + 1)
-    out += pack(">%di" % len(_a63), *_a63)
+        write_uvarint(out, _n70)
+    out += _b69
+    _a71 = o.partition_indexes
+    _n72 = len(_a71) + 1
+    if _n72 < 128:
+        out.append(_n72)
+    else:
+        write_uvarint(out, _n72)
+    out += pack(">%di" % len(_a71), *_a71)
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetFetchRequest_v1(data: bytes, pos: int) -> tuple[OffsetFetchRequest, int]:
     """OffsetFetchRequest, version 1."""
-    (_n65,) = _S_h.unpack_from(data, pos)
+    (_n74,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n65 < 0:
+    if _n74 < 0:
         raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n65].decode()
-    pos += _n65
-    (_n66,) = _S_i.unpack_from(data, pos)
+    f_group_id = data[pos : pos + _n74].decode()
+    pos += _n74
+    (_n75,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n66 < 0:
+    if _n75 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n66 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n66) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n75 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n75) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n66):
-        (_n68,) = _S_h.unpack_from(data, pos)
+    for _ in range(_n75):
+        (_n77,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n68 < 0:
+        if _n77 < 0:
             raise InvalidValueError("Name: null or negative length")
-        _m67_name = data[pos : pos + _n68].decode()
-        pos += _n68
-        (_n69,) = _S_i.unpack_from(data, pos)
+        _m76_name = data[pos : pos + _n77].decode()
+        pos += _n77
+        (_n78,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n69 < 0:
+        if _n78 < 0:
             raise InvalidValueError("PartitionIndexes: null or negative length")
-        if _n69 > len(data) - pos:
+        if _n78 > len(data) - pos:
             raise TruncatedError(
-                "PartitionIndexes: " + str(_n69) + " elements in " + str(len(data) - pos) + " bytes"
+                "PartitionIndexes: " + str(_n78) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m67_partition_indexes = list(unpack_from(">%di" % _n69, data, pos))
-        pos += 4 * _n69
-        f_topics.append(OffsetFetchRequestTopic(_m67_name, _m67_partition_indexes))
+        _m76_partition_indexes = list(unpack_from(">%di" % _n78, data, pos))
+        pos += 4 * _n78
+        f_topics.append(OffsetFetchRequestTopic(_m76_name, _m76_partition_indexes))
     return OffsetFetchRequest(f_group_id, f_topics, [], False), pos
 
 
 def _encode_OffsetFetchRequest_v1(o: OffsetFetchRequest, out: bytearray) -> None:
     """OffsetFetchRequest, version 1."""
-    _b70 = o.group_id.encode()
-    out += _S_h.pack(len(_b70))
-    out += _b70
-    _v71 = o.topics
-    if _v71 is None:
+    _b79 = o.group_id.encode()
+    out += _S_h.pack(len(_b79))
+    out += _b79
+    _v80 = o.topics
+    if _v80 is None:
         raise EncodeError("OffsetFetchRequest.topics is null, which version 1 does not allow")
-    _a72 = _v71
-    out += _S_i.pack(len(_a72))
-    for _e73 in _a72:
-        _b74 = _e73.name.encode()
-        out += _S_h.pack(len(_b74))
-        out += _b74
-        _a75 = _e73.partition_indexes
-        out += _S_i.pack(len(_a75))
-        out += pack(">%di" % len(_a75), *_a75)
+    _a81 = _v80
+    out += _S_i.pack(len(_a81))
+    for _e82 in _a81:
+        _b83 = _e82.name.encode()
+        out += _S_h.pack(len(_b83))
+        out += _b83
+        _a84 = _e82.partition_indexes
+        out += _S_i.pack(len(_a84))
+        out += pack(">%di" % len(_a84), *_a84)
 
 
 def _decode_OffsetFetchRequest_v2(data: bytes, pos: int) -> tuple[OffsetFetchRequest, int]:
     """OffsetFetchRequest, versions 2-5."""
-    (_n77,) = _S_h.unpack_from(data, pos)
+    (_n86,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n77 < 0:
+    if _n86 < 0:
         raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n77].decode()
-    pos += _n77
-    (_n78,) = _S_i.unpack_from(data, pos)
+    f_group_id = data[pos : pos + _n86].decode()
+    pos += _n86
+    (_n87,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n78 < 0:
+    if _n87 < 0:
         f_topics = None
-        if _n78 != -1:
-            raise InvalidValueError("Topics: length " + str(_n78))
+        if _n87 != -1:
+            raise InvalidValueError("Topics: length " + str(_n87))
     else:
-        if _n78 > len(data) - pos:
-            raise TruncatedError("Topics: " + str(_n78) + " elements in " + str(len(data) - pos) + " bytes")
+        if _n87 > len(data) - pos:
+            raise TruncatedError("Topics: " + str(_n87) + " elements in " + str(len(data) - pos) + " bytes")
         f_topics = []
-        for _ in range(_n78):
-            (_n80,) = _S_h.unpack_from(data, pos)
+        for _ in range(_n87):
+            (_n89,) = _S_h.unpack_from(data, pos)
             pos += 2
-            if _n80 < 0:
+            if _n89 < 0:
                 raise InvalidValueError("Name: null or negative length")
-            _m79_name = data[pos : pos + _n80].decode()
-            pos += _n80
-            (_n81,) = _S_i.unpack_from(data, pos)
+            _m88_name = data[pos : pos + _n89].decode()
+            pos += _n89
+            (_n90,) = _S_i.unpack_from(data, pos)
             pos += 4
-            if _n81 < 0:
+            if _n90 < 0:
                 raise InvalidValueError("PartitionIndexes: null or negative length")
-            if _n81 > len(data) - pos:
+            if _n90 > len(data) - pos:
                 raise TruncatedError(
-                    "PartitionIndexes: " + str(_n81) + " elements in " + str(len(data) - pos) + " bytes"
+                    "PartitionIndexes: " + str(_n90) + " elements in " + str(len(data) - pos) + " bytes"
                 )
-            _m79_partition_indexes = list(unpack_from(">%di" % _n81, data, pos))
-            pos += 4 * _n81
-            f_topics.append(OffsetFetchRequestTopic(_m79_name, _m79_partition_indexes))
+            _m88_partition_indexes = list(unpack_from(">%di" % _n90, data, pos))
+            pos += 4 * _n90
+            f_topics.append(OffsetFetchRequestTopic(_m88_name, _m88_partition_indexes))
     return OffsetFetchRequest(f_group_id, f_topics, [], False), pos
 
 
 def _encode_OffsetFetchRequest_v2(o: OffsetFetchRequest, out: bytearray) -> None:
     """OffsetFetchRequest, versions 2-5."""
-    _b82 = o.group_id.encode()
-    out += _S_h.pack(len(_b82))
-    out += _b82
-    _a83 = o.topics
-    out += _S_i.pack(-1 if _a83 is None else len(_a83))
-    if _a83 is not None:
-        for _e84 in _a83:
-            _b85 = _e84.name.encode()
-            out += _S_h.pack(len(_b85))
-            out += _b85
-            _a86 = _e84.partition_indexes
-            out += _S_i.pack(len(_a86))
-            out += pack(">%di" % len(_a86), *_a86)
+    _b91 = o.group_id.encode()
+    out += _S_h.pack(len(_b91))
+    out += _b91
+    _a92 = o.topics
+    out += _S_i.pack(-1 if _a92 is None else len(_a92))
+    if _a92 is not None:
+        for _e93 in _a92:
+            _b94 = _e93.name.encode()
+            out += _S_h.pack(len(_b94))
+            out += _b94
+            _a95 = _e93.partition_indexes
+            out += _S_i.pack(len(_a95))
+            out += pack(">%di" % len(_a95), *_a95)
 
 
 def _decode_OffsetFetchRequest_v6(data: bytes, pos: int) -> tuple[OffsetFetchRequest, int]:
     """OffsetFetchRequest, version 6 (flexible)."""
-    _n88 = data[pos]
-    if _n88 < 128:
+    _n97 = data[pos]
+    if 0 < _n97 < 128:
+        f_group_id = data[pos + 1 : pos + _n97].decode()
+        pos += _n97
+    else:
+        f_group_id, pos = read_compact_string(data, pos)
+    _n98 = data[pos]
+    if _n98 < 128:
         pos += 1
     else:
-        _n88, pos = read_uvarint(data, pos)
-    _n88 -= 1
-    if _n88 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n88].decode()
-    pos += _n88
-    _n89 = data[pos]
-    if _n89 < 128:
-        pos += 1
-    else:
-        _n89, pos = read_uvarint(data, pos)
-    _n89 -= 1
-    if _n89 < 0:
+        _n98, pos = read_uvarint(data, pos)
+    _n98 -= 1
+    if _n98 < 0:
         f_topics = None
-        if _n89 != -1:
-            raise InvalidValueError("Topics: length " + str(_n89))
+        if _n98 != -1:
+            raise InvalidValueError("Topics: length " + str(_n98))
     else:
-        if _n89 > len(data) - pos:
-            raise TruncatedError("Topics: " + str(_n89) + " elements in " + str(len(data) - pos) + " bytes")
+        if _n98 > len(data) - pos:
+            raise TruncatedError("Topics: " + str(_n98) + " elements in " + str(len(data) - pos) + " bytes")
         f_topics = []
-        for _ in range(_n89):
-            _n91 = data[pos]
-            if _n91 < 128:
+        for _ in range(_n98):
+            _n100 = data[pos]
+            if 0 < _n100 < 128:
+                _m99_name = data[pos + 1 : pos + _n100].decode()
+                pos += _n100
+            else:
+                _m99_name, pos = read_compact_string(data, pos)
+            _n101 = data[pos]
+            if _n101 < 128:
                 pos += 1
             else:
-                _n91, pos = read_uvarint(data, pos)
-            _n91 -= 1
-            if _n91 < 0:
-                raise InvalidValueError("Name: null or negative length")
-            _m90_name = data[pos : pos + _n91].decode()
-            pos += _n91
-            _n92 = data[pos]
-            if _n92 < 128:
-                pos += 1
-            else:
-                _n92, pos = read_uvarint(data, pos)
-            _n92 -= 1
-            if _n92 < 0:
+                _n101, pos = read_uvarint(data, pos)
+            _n101 -= 1
+            if _n101 < 0:
                 raise InvalidValueError("PartitionIndexes: null or negative length")
-            if _n92 > len(data) - pos:
+            if _n101 > len(data) - pos:
                 raise TruncatedError(
-                    "PartitionIndexes: " + str(_n92) + " elements in " + str(len(data) - pos) + " bytes"
+                    "PartitionIndexes: " + str(_n101) + " elements in " + str(len(data) - pos) + " bytes"
                 )
-            _m90_partition_indexes = list(unpack_from(">%di" % _n92, data, pos))
-            pos += 4 * _n92
+            _m99_partition_indexes = list(unpack_from(">%di" % _n101, data, pos))
+            pos += 4 * _n101
             if data[pos] == 0:  # no tagged fields: the common case
                 pos += 1
             else:
                 pos = skip_tagged_fields(data, pos)
-            f_topics.append(OffsetFetchRequestTopic(_m90_name, _m90_partition_indexes))
+            f_topics.append(OffsetFetchRequestTopic(_m99_name, _m99_partition_indexes))
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -906,89 +928,89 @@ def _decode_OffsetFetchRequest_v6(data: bytes, pos: int) -> tuple[OffsetFetchReq
 
 def _encode_OffsetFetchRequest_v6(o: OffsetFetchRequest, out: bytearray) -> None:
     """OffsetFetchRequest, version 6 (flexible)."""
-    _b93 = o.group_id.encode()
-    _n94 = len(_b93) + 1
-    if _n94 < 128:
-        out.append(_n94)
+    _b102 = o.group_id.encode()
+    _n103 = len(_b102) + 1
+    if _n103 < 128:
+        out.append(_n103)
     else:
-        write_uvarint(out, _n94)
-    out += _b93
-    _a95 = o.topics
-    if _a95 is None:
+        write_uvarint(out, _n103)
+    out += _b102
+    _a104 = o.topics
+    if _a104 is None:
         out.append(0)
     else:
-        write_uvarint(out, len(_a95) + 1)
-        for _e96 in _a95:
-            _b97 = _e96.name.encode()
-            _n98 = len(_b97) + 1
-            if _n98 < 128:
-                out.append(_n98)
+        _n105 = len(_a104) + 1
+        if _n105 < 128:
+            out.append(_n105)
+        else:
+            write_uvarint(out, _n105)
+        for _e106 in _a104:
+            _b107 = _e106.name.encode()
+            _n108 = len(_b107) + 1
+            if _n108 < 128:
+                out.append(_n108)
             else:
-                write_uvarint(out, _n98)
-            out += _b97
-            _a99 = _e96.partition_indexes
-            write_uvarint(out, len(_a99) + 1)
-            out += pack(">%di" % len(_a99), *_a99)
+                write_uvarint(out, _n108)
+            out += _b107
+            _a109 = _e106.partition_indexes
+            _n110 = len(_a109) + 1
+            if _n110 < 128:
+                out.append(_n110)
+            else:
+                write_uvarint(out, _n110)
+            out += pack(">%di" % len(_a109), *_a109)
             out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetFetchRequest_v7(data: bytes, pos: int) -> tuple[OffsetFetchRequest, int]:
     """OffsetFetchRequest, version 7 (flexible)."""
-    _n101 = data[pos]
-    if _n101 < 128:
+    _n112 = data[pos]
+    if 0 < _n112 < 128:
+        f_group_id = data[pos + 1 : pos + _n112].decode()
+        pos += _n112
+    else:
+        f_group_id, pos = read_compact_string(data, pos)
+    _n113 = data[pos]
+    if _n113 < 128:
         pos += 1
     else:
-        _n101, pos = read_uvarint(data, pos)
-    _n101 -= 1
-    if _n101 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n101].decode()
-    pos += _n101
-    _n102 = data[pos]
-    if _n102 < 128:
-        pos += 1
-    else:
-        _n102, pos = read_uvarint(data, pos)
-    _n102 -= 1
-    if _n102 < 0:
+        _n113, pos = read_uvarint(data, pos)
+    _n113 -= 1
+    if _n113 < 0:
         f_topics = None
-        if _n102 != -1:
-            raise InvalidValueError("Topics: length " + str(_n102))
+        if _n113 != -1:
+            raise InvalidValueError("Topics: length " + str(_n113))
     else:
-        if _n102 > len(data) - pos:
-            raise TruncatedError("Topics: " + str(_n102) + " elements in " + str(len(data) - pos) + " bytes")
+        if _n113 > len(data) - pos:
+            raise TruncatedError("Topics: " + str(_n113) + " elements in " + str(len(data) - pos) + " bytes")
         f_topics = []
-        for _ in range(_n102):
-            _n104 = data[pos]
-            if _n104 < 128:
+        for _ in range(_n113):
+            _n115 = data[pos]
+            if 0 < _n115 < 128:
+                _m114_name = data[pos + 1 : pos + _n115].decode()
+                pos += _n115
+            else:
+                _m114_name, pos = read_compact_string(data, pos)
+            _n116 = data[pos]
+            if _n116 < 128:
                 pos += 1
             else:
-                _n104, pos = read_uvarint(data, pos)
-            _n104 -= 1
-            if _n104 < 0:
-                raise InvalidValueError("Name: null or negative length")
-            _m103_name = data[pos : pos + _n104].decode()
-            pos += _n104
-            _n105 = data[pos]
-            if _n105 < 128:
-                pos += 1
-            else:
-                _n105, pos = read_uvarint(data, pos)
-            _n105 -= 1
-            if _n105 < 0:
+                _n116, pos = read_uvarint(data, pos)
+            _n116 -= 1
+            if _n116 < 0:
                 raise InvalidValueError("PartitionIndexes: null or negative length")
-            if _n105 > len(data) - pos:
+            if _n116 > len(data) - pos:
                 raise TruncatedError(
-                    "PartitionIndexes: " + str(_n105) + " elements in " + str(len(data) - pos) + " bytes"
+                    "PartitionIndexes: " + str(_n116) + " elements in " + str(len(data) - pos) + " bytes"
                 )
-            _m103_partition_indexes = list(unpack_from(">%di" % _n105, data, pos))
-            pos += 4 * _n105
+            _m114_partition_indexes = list(unpack_from(">%di" % _n116, data, pos))
+            pos += 4 * _n116
             if data[pos] == 0:  # no tagged fields: the common case
                 pos += 1
             else:
                 pos = skip_tagged_fields(data, pos)
-            f_topics.append(OffsetFetchRequestTopic(_m103_name, _m103_partition_indexes))
+            f_topics.append(OffsetFetchRequestTopic(_m114_name, _m114_partition_indexes))
     (f_require_stable,) = _S_o.unpack_from(data, pos)
     pos += 1
     if data[pos] == 0:  # no tagged fields: the common case
@@ -1000,29 +1022,37 @@ def _decode_OffsetFetchRequest_v7(data: bytes, pos: int) -> tuple[OffsetFetchReq
 
 def _encode_OffsetFetchRequest_v7(o: OffsetFetchRequest, out: bytearray) -> None:
     """OffsetFetchRequest, version 7 (flexible)."""
-    _b106 = o.group_id.encode()
-    _n107 = len(_b106) + 1
-    if _n107 < 128:
-        out.append(_n107)
+    _b117 = o.group_id.encode()
+    _n118 = len(_b117) + 1
+    if _n118 < 128:
+        out.append(_n118)
     else:
-        write_uvarint(out, _n107)
-    out += _b106
-    _a108 = o.topics
-    if _a108 is None:
+        write_uvarint(out, _n118)
+    out += _b117
+    _a119 = o.topics
+    if _a119 is None:
         out.append(0)
     else:
-        write_uvarint(out, len(_a108) + 1)
-        for _e109 in _a108:
-            _b110 = _e109.name.encode()
-            _n111 = len(_b110) + 1
-            if _n111 < 128:
-                out.append(_n111)
+        _n120 = len(_a119) + 1
+        if _n120 < 128:
+            out.append(_n120)
+        else:
+            write_uvarint(out, _n120)
+        for _e121 in _a119:
+            _b122 = _e121.name.encode()
+            _n123 = len(_b122) + 1
+            if _n123 < 128:
+                out.append(_n123)
             else:
-                write_uvarint(out, _n111)
-            out += _b110
-            _a112 = _e109.partition_indexes
-            write_uvarint(out, len(_a112) + 1)
-            out += pack(">%di" % len(_a112), *_a112)
+                write_uvarint(out, _n123)
+            out += _b122
+            _a124 = _e121.partition_indexes
+            _n125 = len(_a124) + 1
+            if _n125 < 128:
+                out.append(_n125)
+            else:
+                write_uvarint(out, _n125)
+            out += pack(">%di" % len(_a124), *_a124)
             out.append(0)  # no tagged fields
     out += _S_o.pack(o.require_stable)
     out.append(0)  # no tagged fields
@@ -1030,20 +1060,20 @@ def _encode_OffsetFetchRequest_v7(o: OffsetFetchRequest, out: bytearray) -> None
 
 def _decode_OffsetFetchRequest_v8(data: bytes, pos: int) -> tuple[OffsetFetchRequest, int]:
     """OffsetFetchRequest, version 8 (flexible)."""
-    _n114 = data[pos]
-    if _n114 < 128:
+    _n127 = data[pos]
+    if _n127 < 128:
         pos += 1
     else:
-        _n114, pos = read_uvarint(data, pos)
-    _n114 -= 1
-    if _n114 < 0:
+        _n127, pos = read_uvarint(data, pos)
+    _n127 -= 1
+    if _n127 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n114 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n114) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n127 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n127) + " elements in " + str(len(data) - pos) + " bytes")
     f_groups = []
-    for _ in range(_n114):
-        _e115, pos = _decode_OffsetFetchRequestGroup_v8(data, pos)
-        f_groups.append(_e115)
+    for _ in range(_n127):
+        _e128, pos = _decode_OffsetFetchRequestGroup_v8(data, pos)
+        f_groups.append(_e128)
     (f_require_stable,) = _S_o.unpack_from(data, pos)
     pos += 1
     if data[pos] == 0:  # no tagged fields: the common case
@@ -1055,30 +1085,34 @@ def _decode_OffsetFetchRequest_v8(data: bytes, pos: int) -> tuple[OffsetFetchReq
 
 def _encode_OffsetFetchRequest_v8(o: OffsetFetchRequest, out: bytearray) -> None:
     """OffsetFetchRequest, version 8 (flexible)."""
-    _a116 = o.groups
-    write_uvarint(out, len(_a116) + 1)
-    for _e117 in _a116:
-        _encode_OffsetFetchRequestGroup_v8(_e117, out)
+    _a129 = o.groups
+    _n130 = len(_a129) + 1
+    if _n130 < 128:
+        out.append(_n130)
+    else:
+        write_uvarint(out, _n130)
+    for _e131 in _a129:
+        _encode_OffsetFetchRequestGroup_v8(_e131, out)
     out += _S_o.pack(o.require_stable)
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetFetchRequest_v9(data: bytes, pos: int) -> tuple[OffsetFetchRequest, int]:
     """OffsetFetchRequest, version 9 (flexible)."""
-    _n118 = data[pos]
-    if _n118 < 128:
+    _n132 = data[pos]
+    if _n132 < 128:
         pos += 1
     else:
-        _n118, pos = read_uvarint(data, pos)
-    _n118 -= 1
-    if _n118 < 0:
+        _n132, pos = read_uvarint(data, pos)
+    _n132 -= 1
+    if _n132 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n118 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n118) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n132 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n132) + " elements in " + str(len(data) - pos) + " bytes")
     f_groups = []
-    for _ in range(_n118):
-        _e119, pos = _decode_OffsetFetchRequestGroup_v9(data, pos)
-        f_groups.append(_e119)
+    for _ in range(_n132):
+        _e133, pos = _decode_OffsetFetchRequestGroup_v9(data, pos)
+        f_groups.append(_e133)
     (f_require_stable,) = _S_o.unpack_from(data, pos)
     pos += 1
     if data[pos] == 0:  # no tagged fields: the common case
@@ -1090,30 +1124,34 @@ def _decode_OffsetFetchRequest_v9(data: bytes, pos: int) -> tuple[OffsetFetchReq
 
 def _encode_OffsetFetchRequest_v9(o: OffsetFetchRequest, out: bytearray) -> None:
     """OffsetFetchRequest, version 9 (flexible)."""
-    _a120 = o.groups
-    write_uvarint(out, len(_a120) + 1)
-    for _e121 in _a120:
-        _encode_OffsetFetchRequestGroup_v9(_e121, out)
+    _a134 = o.groups
+    _n135 = len(_a134) + 1
+    if _n135 < 128:
+        out.append(_n135)
+    else:
+        write_uvarint(out, _n135)
+    for _e136 in _a134:
+        _encode_OffsetFetchRequestGroup_v9(_e136, out)
     out += _S_o.pack(o.require_stable)
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetFetchRequest_v10(data: bytes, pos: int) -> tuple[OffsetFetchRequest, int]:
     """OffsetFetchRequest, version 10 (flexible)."""
-    _n122 = data[pos]
-    if _n122 < 128:
+    _n137 = data[pos]
+    if _n137 < 128:
         pos += 1
     else:
-        _n122, pos = read_uvarint(data, pos)
-    _n122 -= 1
-    if _n122 < 0:
+        _n137, pos = read_uvarint(data, pos)
+    _n137 -= 1
+    if _n137 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n122 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n122) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n137 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n137) + " elements in " + str(len(data) - pos) + " bytes")
     f_groups = []
-    for _ in range(_n122):
-        _e123, pos = _decode_OffsetFetchRequestGroup_v10(data, pos)
-        f_groups.append(_e123)
+    for _ in range(_n137):
+        _e138, pos = _decode_OffsetFetchRequestGroup_v10(data, pos)
+        f_groups.append(_e138)
     (f_require_stable,) = _S_o.unpack_from(data, pos)
     pos += 1
     if data[pos] == 0:  # no tagged fields: the common case
@@ -1125,10 +1163,14 @@ def _decode_OffsetFetchRequest_v10(data: bytes, pos: int) -> tuple[OffsetFetchRe
 
 def _encode_OffsetFetchRequest_v10(o: OffsetFetchRequest, out: bytearray) -> None:
     """OffsetFetchRequest, version 10 (flexible)."""
-    _a124 = o.groups
-    write_uvarint(out, len(_a124) + 1)
-    for _e125 in _a124:
-        _encode_OffsetFetchRequestGroup_v10(_e125, out)
+    _a139 = o.groups
+    _n140 = len(_a139) + 1
+    if _n140 < 128:
+        out.append(_n140)
+    else:
+        write_uvarint(out, _n140)
+    for _e141 in _a139:
+        _encode_OffsetFetchRequestGroup_v10(_e141, out)
     out += _S_o.pack(o.require_stable)
     out.append(0)  # no tagged fields
 
@@ -1139,19 +1181,15 @@ def _decode_OffsetFetchResponsePartitions_v8(
     """OffsetFetchResponsePartitions, versions 8-10 (flexible)."""
     f_partition_index, f_committed_offset, f_committed_leader_epoch = _S_iqi.unpack_from(data, pos)
     pos += 16
-    _n126 = data[pos]
-    if _n126 < 128:
+    _n142 = data[pos]
+    if 0 < _n142 < 128:
+        f_metadata = data[pos + 1 : pos + _n142].decode()
+        pos += _n142
+    elif _n142 == 0:
+        f_metadata = None
         pos += 1
     else:
-        _n126, pos = read_uvarint(data, pos)
-    _n126 -= 1
-    if _n126 < 0:
-        f_metadata = None
-        if _n126 != -1:
-            raise InvalidValueError("Metadata: length " + str(_n126))
-    else:
-        f_metadata = data[pos : pos + _n126].decode()
-        pos += _n126
+        f_metadata, pos = read_compact_nullable_string(data, pos)
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
     if data[pos] == 0:  # no tagged fields: the common case
@@ -1169,59 +1207,51 @@ def _encode_OffsetFetchResponsePartitions_v8(o: OffsetFetchResponsePartitions, o
     if o.metadata is None:
         out.append(0)
     else:
-        _b127 = o.metadata.encode()
-        _n128 = len(_b127) + 1
-        if _n128 < 128:
-            out.append(_n128)
+        _b143 = o.metadata.encode()
+        _n144 = len(_b143) + 1
+        if _n144 < 128:
+            out.append(_n144)
         else:
-            write_uvarint(out, _n128)
-        out += _b127
+            write_uvarint(out, _n144)
+        out += _b143
     out += _S_h.pack(o.error_code)
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetFetchResponseTopics_v8(data: bytes, pos: int) -> tuple[OffsetFetchResponseTopics, int]:
     """OffsetFetchResponseTopics, versions 8-9 (flexible)."""
-    _n129 = data[pos]
-    if _n129 < 128:
+    _n145 = data[pos]
+    if 0 < _n145 < 128:
+        f_name = data[pos + 1 : pos + _n145].decode()
+        pos += _n145
+    else:
+        f_name, pos = read_compact_string(data, pos)
+    _n146 = data[pos]
+    if _n146 < 128:
         pos += 1
     else:
-        _n129, pos = read_uvarint(data, pos)
-    _n129 -= 1
-    if _n129 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n129].decode()
-    pos += _n129
-    _n130 = data[pos]
-    if _n130 < 128:
-        pos += 1
-    else:
-        _n130, pos = read_uvarint(data, pos)
-    _n130 -= 1
-    if _n130 < 0:
+        _n146, pos = read_uvarint(data, pos)
+    _n146 -= 1
+    if _n146 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n130 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n130) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n146 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n146) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n130):
-        _m131_partition_index, _m131_committed_offset, _m131_committed_leader_epoch = _S_iqi.unpack_from(
+    for _ in range(_n146):
+        _m147_partition_index, _m147_committed_offset, _m147_committed_leader_epoch = _S_iqi.unpack_from(
             data, pos
         )
         pos += 16
-        _n132 = data[pos]
-        if _n132 < 128:
+        _n148 = data[pos]
+        if 0 < _n148 < 128:
+            _m147_metadata = data[pos + 1 : pos + _n148].decode()
+            pos += _n148
+        elif _n148 == 0:
+            _m147_metadata = None
             pos += 1
         else:
-            _n132, pos = read_uvarint(data, pos)
-        _n132 -= 1
-        if _n132 < 0:
-            _m131_metadata = None
-            if _n132 != -1:
-                raise InvalidValueError("Metadata: length " + str(_n132))
-        else:
-            _m131_metadata = data[pos : pos + _n132].decode()
-            pos += _n132
-        (_m131_error_code,) = _S_h.unpack_from(data, pos)
+            _m147_metadata, pos = read_compact_nullable_string(data, pos)
+        (_m147_error_code,) = _S_h.unpack_from(data, pos)
         pos += 2
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
@@ -1229,11 +1259,11 @@ def _decode_OffsetFetchResponseTopics_v8(data: bytes, pos: int) -> tuple[OffsetF
             pos = skip_tagged_fields(data, pos)
         f_partitions.append(
             OffsetFetchResponsePartitions(
-                _m131_partition_index,
-                _m131_committed_offset,
-                _m131_committed_leader_epoch,
-                _m131_metadata,
-                _m131_error_code,
+                _m147_partition_index,
+                _m147_committed_offset,
+                _m147_committed_leader_epoch,
+                _m147_metadata,
+                _m147_error_code,
             )
         )
     if data[pos] == 0:  # no tagged fields: the common case
@@ -1245,67 +1275,67 @@ def _decode_OffsetFetchResponseTopics_v8(data: bytes, pos: int) -> tuple[OffsetF
 
 def _encode_OffsetFetchResponseTopics_v8(o: OffsetFetchResponseTopics, out: bytearray) -> None:
     """OffsetFetchResponseTopics, versions 8-9 (flexible)."""
-    _b133 = o.name.encode()
-    _n134 = len(_b133) + 1
-    if _n134 < 128:
-        out.append(_n134)
+    _b149 = o.name.encode()
+    _n150 = len(_b149) + 1
+    if _n150 < 128:
+        out.append(_n150)
     else:
-        write_uvarint(out, _n134)
-    out += _b133
-    _a135 = o.partitions
-    write_uvarint(out, len(_a135) + 1)
-    for _e136 in _a135:
-        out += _S_iqi.pack(_e136.partition_index, _e136.committed_offset, _e136.committed_leader_epoch)
-        if _e136.metadata is None:
+        write_uvarint(out, _n150)
+    out += _b149
+    _a151 = o.partitions
+    _n152 = len(_a151) + 1
+    if _n152 < 128:
+        out.append(_n152)
+    else:
+        write_uvarint(out, _n152)
+    for _e153 in _a151:
+        out += _S_iqi.pack(_e153.partition_index, _e153.committed_offset, _e153.committed_leader_epoch)
+        if _e153.metadata is None:
             out.append(0)
         else:
-            _b137 = _e136.metadata.encode()
-            _n138 = len(_b137) + 1
-            if _n138 < 128:
-                out.append(_n138)
+            _b154 = _e153.metadata.encode()
+            _n155 = len(_b154) + 1
+            if _n155 < 128:
+                out.append(_n155)
             else:
-                write_uvarint(out, _n138)
-            out += _b137
-        out += _S_h.pack(_e136.error_code)
+                write_uvarint(out, _n155)
+            out += _b154
+        out += _S_h.pack(_e153.error_code)
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetFetchResponseTopics_v10(data: bytes, pos: int) -> tuple[OffsetFetchResponseTopics, int]:
     """OffsetFetchResponseTopics, version 10 (flexible)."""
-    (_r139,) = _S_16s.unpack_from(data, pos)
+    (_r156,) = _S_16s.unpack_from(data, pos)
     pos += 16
-    f_topic_id = UUID(bytes=_r139)
-    _n140 = data[pos]
-    if _n140 < 128:
+    f_topic_id = UUID(bytes=_r156)
+    _n157 = data[pos]
+    if _n157 < 128:
         pos += 1
     else:
-        _n140, pos = read_uvarint(data, pos)
-    _n140 -= 1
-    if _n140 < 0:
+        _n157, pos = read_uvarint(data, pos)
+    _n157 -= 1
+    if _n157 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n140 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n140) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n157 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n157) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n140):
-        _m141_partition_index, _m141_committed_offset, _m141_committed_leader_epoch = _S_iqi.unpack_from(
+    for _ in range(_n157):
+        _m158_partition_index, _m158_committed_offset, _m158_committed_leader_epoch = _S_iqi.unpack_from(
             data, pos
         )
         pos += 16
-        _n142 = data[pos]
-        if _n142 < 128:
+        _n159 = data[pos]
+        if 0 < _n159 < 128:
+            _m158_metadata = data[pos + 1 : pos + _n159].decode()
+            pos += _n159
+        elif _n159 == 0:
+            _m158_metadata = None
             pos += 1
         else:
-            _n142, pos = read_uvarint(data, pos)
-        _n142 -= 1
-        if _n142 < 0:
-            _m141_metadata = None
-            if _n142 != -1:
-                raise InvalidValueError("Metadata: length " + str(_n142))
-        else:
-            _m141_metadata = data[pos : pos + _n142].decode()
-            pos += _n142
-        (_m141_error_code,) = _S_h.unpack_from(data, pos)
+            _m158_metadata, pos = read_compact_nullable_string(data, pos)
+        (_m158_error_code,) = _S_h.unpack_from(data, pos)
         pos += 2
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
@@ -1313,11 +1343,11 @@ def _decode_OffsetFetchResponseTopics_v10(data: bytes, pos: int) -> tuple[Offset
             pos = skip_tagged_fields(data, pos)
         f_partitions.append(
             OffsetFetchResponsePartitions(
-                _m141_partition_index,
-                _m141_committed_offset,
-                _m141_committed_leader_epoch,
-                _m141_metadata,
-                _m141_error_code,
+                _m158_partition_index,
+                _m158_committed_offset,
+                _m158_committed_leader_epoch,
+                _m158_metadata,
+                _m158_error_code,
             )
         )
     if data[pos] == 0:  # no tagged fields: the common case
@@ -1330,51 +1360,51 @@ def _decode_OffsetFetchResponseTopics_v10(data: bytes, pos: int) -> tuple[Offset
 def _encode_OffsetFetchResponseTopics_v10(o: OffsetFetchResponseTopics, out: bytearray) -> None:
     """OffsetFetchResponseTopics, version 10 (flexible)."""
     out += _S_16s.pack(o.topic_id.bytes)
-    _a143 = o.partitions
-    write_uvarint(out, len(_a143) + 1)
-    for _e144 in _a143:
-        out += _S_iqi.pack(_e144.partition_index, _e144.committed_offset, _e144.committed_leader_epoch)
-        if _e144.metadata is None:
+    _a160 = o.partitions
+    _n161 = len(_a160) + 1
+    if _n161 < 128:
+        out.append(_n161)
+    else:
+        write_uvarint(out, _n161)
+    for _e162 in _a160:
+        out += _S_iqi.pack(_e162.partition_index, _e162.committed_offset, _e162.committed_leader_epoch)
+        if _e162.metadata is None:
             out.append(0)
         else:
-            _b145 = _e144.metadata.encode()
-            _n146 = len(_b145) + 1
-            if _n146 < 128:
-                out.append(_n146)
+            _b163 = _e162.metadata.encode()
+            _n164 = len(_b163) + 1
+            if _n164 < 128:
+                out.append(_n164)
             else:
-                write_uvarint(out, _n146)
-            out += _b145
-        out += _S_h.pack(_e144.error_code)
+                write_uvarint(out, _n164)
+            out += _b163
+        out += _S_h.pack(_e162.error_code)
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetFetchResponseGroup_v8(data: bytes, pos: int) -> tuple[OffsetFetchResponseGroup, int]:
     """OffsetFetchResponseGroup, versions 8-9 (flexible)."""
-    _n147 = data[pos]
-    if _n147 < 128:
+    _n165 = data[pos]
+    if 0 < _n165 < 128:
+        f_group_id = data[pos + 1 : pos + _n165].decode()
+        pos += _n165
+    else:
+        f_group_id, pos = read_compact_string(data, pos)
+    _n166 = data[pos]
+    if _n166 < 128:
         pos += 1
     else:
-        _n147, pos = read_uvarint(data, pos)
-    _n147 -= 1
-    if _n147 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n147].decode()
-    pos += _n147
-    _n148 = data[pos]
-    if _n148 < 128:
-        pos += 1
-    else:
-        _n148, pos = read_uvarint(data, pos)
-    _n148 -= 1
-    if _n148 < 0:
+        _n166, pos = read_uvarint(data, pos)
+    _n166 -= 1
+    if _n166 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n148 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n148) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n166 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n166) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n148):
-        _e149, pos = _decode_OffsetFetchResponseTopics_v8(data, pos)
-        f_topics.append(_e149)
+    for _ in range(_n166):
+        _e167, pos = _decode_OffsetFetchResponseTopics_v8(data, pos)
+        f_topics.append(_e167)
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
     if data[pos] == 0:  # no tagged fields: the common case
@@ -1386,47 +1416,47 @@ def _decode_OffsetFetchResponseGroup_v8(data: bytes, pos: int) -> tuple[OffsetFe
 
 def _encode_OffsetFetchResponseGroup_v8(o: OffsetFetchResponseGroup, out: bytearray) -> None:
     """OffsetFetchResponseGroup, versions 8-9 (flexible)."""
-    _b150 = o.group_id.encode()
-    _n151 = len(_b150) + 1
-    if _n151 < 128:
-        out.append(_n151)
+    _b168 = o.group_id.encode()
+    _n169 = len(_b168) + 1
+    if _n169 < 128:
+        out.append(_n169)
     else:
-        write_uvarint(out, _n151)
-    out += _b150
-    _a152 = o.topics
-    write_uvarint(out, len(_a152) + 1)
-    for _e153 in _a152:
-        _encode_OffsetFetchResponseTopics_v8(_e153, out)
+        write_uvarint(out, _n169)
+    out += _b168
+    _a170 = o.topics
+    _n171 = len(_a170) + 1
+    if _n171 < 128:
+        out.append(_n171)
+    else:
+        write_uvarint(out, _n171)
+    for _e172 in _a170:
+        _encode_OffsetFetchResponseTopics_v8(_e172, out)
     out += _S_h.pack(o.error_code)
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetFetchResponseGroup_v10(data: bytes, pos: int) -> tuple[OffsetFetchResponseGroup, int]:
     """OffsetFetchResponseGroup, version 10 (flexible)."""
-    _n154 = data[pos]
-    if _n154 < 128:
+    _n173 = data[pos]
+    if 0 < _n173 < 128:
+        f_group_id = data[pos + 1 : pos + _n173].decode()
+        pos += _n173
+    else:
+        f_group_id, pos = read_compact_string(data, pos)
+    _n174 = data[pos]
+    if _n174 < 128:
         pos += 1
     else:
-        _n154, pos = read_uvarint(data, pos)
-    _n154 -= 1
-    if _n154 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n154].decode()
-    pos += _n154
-    _n155 = data[pos]
-    if _n155 < 128:
-        pos += 1
-    else:
-        _n155, pos = read_uvarint(data, pos)
-    _n155 -= 1
-    if _n155 < 0:
+        _n174, pos = read_uvarint(data, pos)
+    _n174 -= 1
+    if _n174 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n155 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n155) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n174 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n174) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n155):
-        _e156, pos = _decode_OffsetFetchResponseTopics_v10(data, pos)
-        f_topics.append(_e156)
+    for _ in range(_n174):
+        _e175, pos = _decode_OffsetFetchResponseTopics_v10(data, pos)
+        f_topics.append(_e175)
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
     if data[pos] == 0:  # no tagged fields: the common case
@@ -1438,17 +1468,21 @@ def _decode_OffsetFetchResponseGroup_v10(data: bytes, pos: int) -> tuple[OffsetF
 
 def _encode_OffsetFetchResponseGroup_v10(o: OffsetFetchResponseGroup, out: bytearray) -> None:
     """OffsetFetchResponseGroup, version 10 (flexible)."""
-    _b157 = o.group_id.encode()
-    _n158 = len(_b157) + 1
-    if _n158 < 128:
-        out.append(_n158)
+    _b176 = o.group_id.encode()
+    _n177 = len(_b176) + 1
+    if _n177 < 128:
+        out.append(_n177)
     else:
-        write_uvarint(out, _n158)
-    out += _b157
-    _a159 = o.topics
-    write_uvarint(out, len(_a159) + 1)
-    for _e160 in _a159:
-        _encode_OffsetFetchResponseTopics_v10(_e160, out)
+        write_uvarint(out, _n177)
+    out += _b176
+    _a178 = o.topics
+    _n179 = len(_a178) + 1
+    if _n179 < 128:
+        out.append(_n179)
+    else:
+        write_uvarint(out, _n179)
+    for _e180 in _a178:
+        _encode_OffsetFetchResponseTopics_v10(_e180, out)
     out += _S_h.pack(o.error_code)
     out.append(0)  # no tagged fields
 
@@ -1457,15 +1491,15 @@ def _decode_OffsetFetchResponsePartition_v1(
     data: bytes, pos: int
 ) -> tuple[OffsetFetchResponsePartition, int]:
     """OffsetFetchResponsePartition, versions 1-4."""
-    f_partition_index, f_committed_offset, _n161 = _S_iqh.unpack_from(data, pos)
+    f_partition_index, f_committed_offset, _n181 = _S_iqh.unpack_from(data, pos)
     pos += 14
-    if _n161 < 0:
+    if _n181 < 0:
         f_metadata = None
-        if _n161 != -1:
-            raise InvalidValueError("Metadata: length " + str(_n161))
+        if _n181 != -1:
+            raise InvalidValueError("Metadata: length " + str(_n181))
     else:
-        f_metadata = data[pos : pos + _n161].decode()
-        pos += _n161
+        f_metadata = data[pos : pos + _n181].decode()
+        pos += _n181
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
     return OffsetFetchResponsePartition(
@@ -1475,10 +1509,10 @@ def _decode_OffsetFetchResponsePartition_v1(
 
 def _encode_OffsetFetchResponsePartition_v1(o: OffsetFetchResponsePartition, out: bytearray) -> None:
     """OffsetFetchResponsePartition, versions 1-4."""
-    _b162 = None if o.metadata is None else o.metadata.encode()
-    out += _S_iqh.pack(o.partition_index, o.committed_offset, -1 if _b162 is None else len(_b162))
-    if _b162 is not None:
-        out += _b162
+    _b182 = None if o.metadata is None else o.metadata.encode()
+    out += _S_iqh.pack(o.partition_index, o.committed_offset, -1 if _b182 is None else len(_b182))
+    if _b182 is not None:
+        out += _b182
     out += _S_h.pack(o.error_code)
 
 
@@ -1486,15 +1520,15 @@ def _decode_OffsetFetchResponsePartition_v5(
     data: bytes, pos: int
 ) -> tuple[OffsetFetchResponsePartition, int]:
     """OffsetFetchResponsePartition, version 5."""
-    f_partition_index, f_committed_offset, f_committed_leader_epoch, _n163 = _S_iqih.unpack_from(data, pos)
+    f_partition_index, f_committed_offset, f_committed_leader_epoch, _n183 = _S_iqih.unpack_from(data, pos)
     pos += 18
-    if _n163 < 0:
+    if _n183 < 0:
         f_metadata = None
-        if _n163 != -1:
-            raise InvalidValueError("Metadata: length " + str(_n163))
+        if _n183 != -1:
+            raise InvalidValueError("Metadata: length " + str(_n183))
     else:
-        f_metadata = data[pos : pos + _n163].decode()
-        pos += _n163
+        f_metadata = data[pos : pos + _n183].decode()
+        pos += _n183
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
     return OffsetFetchResponsePartition(
@@ -1504,12 +1538,12 @@ def _decode_OffsetFetchResponsePartition_v5(
 
 def _encode_OffsetFetchResponsePartition_v5(o: OffsetFetchResponsePartition, out: bytearray) -> None:
     """OffsetFetchResponsePartition, version 5."""
-    _b164 = None if o.metadata is None else o.metadata.encode()
+    _b184 = None if o.metadata is None else o.metadata.encode()
     out += _S_iqih.pack(
-        o.partition_index, o.committed_offset, o.committed_leader_epoch, -1 if _b164 is None else len(_b164)
+        o.partition_index, o.committed_offset, o.committed_leader_epoch, -1 if _b184 is None else len(_b184)
     )
-    if _b164 is not None:
-        out += _b164
+    if _b184 is not None:
+        out += _b184
     out += _S_h.pack(o.error_code)
 
 
@@ -1519,19 +1553,15 @@ def _decode_OffsetFetchResponsePartition_v6(
     """OffsetFetchResponsePartition, versions 6-7 (flexible)."""
     f_partition_index, f_committed_offset, f_committed_leader_epoch = _S_iqi.unpack_from(data, pos)
     pos += 16
-    _n165 = data[pos]
-    if _n165 < 128:
+    _n185 = data[pos]
+    if 0 < _n185 < 128:
+        f_metadata = data[pos + 1 : pos + _n185].decode()
+        pos += _n185
+    elif _n185 == 0:
+        f_metadata = None
         pos += 1
     else:
-        _n165, pos = read_uvarint(data, pos)
-    _n165 -= 1
-    if _n165 < 0:
-        f_metadata = None
-        if _n165 != -1:
-            raise InvalidValueError("Metadata: length " + str(_n165))
-    else:
-        f_metadata = data[pos : pos + _n165].decode()
-        pos += _n165
+        f_metadata, pos = read_compact_nullable_string(data, pos)
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
     if data[pos] == 0:  # no tagged fields: the common case
@@ -1549,47 +1579,47 @@ def _encode_OffsetFetchResponsePartition_v6(o: OffsetFetchResponsePartition, out
     if o.metadata is None:
         out.append(0)
     else:
-        _b166 = o.metadata.encode()
-        _n167 = len(_b166) + 1
-        if _n167 < 128:
-            out.append(_n167)
+        _b186 = o.metadata.encode()
+        _n187 = len(_b186) + 1
+        if _n187 < 128:
+            out.append(_n187)
         else:
-            write_uvarint(out, _n167)
-        out += _b166
+            write_uvarint(out, _n187)
+        out += _b186
     out += _S_h.pack(o.error_code)
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetFetchResponseTopic_v1(data: bytes, pos: int) -> tuple[OffsetFetchResponseTopic, int]:
     """OffsetFetchResponseTopic, versions 1-4."""
-    (_n168,) = _S_h.unpack_from(data, pos)
+    (_n188,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n168 < 0:
+    if _n188 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n168].decode()
-    pos += _n168
-    (_n169,) = _S_i.unpack_from(data, pos)
+    f_name = data[pos : pos + _n188].decode()
+    pos += _n188
+    (_n189,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n169 < 0:
+    if _n189 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n169 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n169) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n189 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n189) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n169):
-        _m170_partition_index, _m170_committed_offset, _n171 = _S_iqh.unpack_from(data, pos)
+    for _ in range(_n189):
+        _m190_partition_index, _m190_committed_offset, _n191 = _S_iqh.unpack_from(data, pos)
         pos += 14
-        if _n171 < 0:
-            _m170_metadata = None
-            if _n171 != -1:
-                raise InvalidValueError("Metadata: length " + str(_n171))
+        if _n191 < 0:
+            _m190_metadata = None
+            if _n191 != -1:
+                raise InvalidValueError("Metadata: length " + str(_n191))
         else:
-            _m170_metadata = data[pos : pos + _n171].decode()
-            pos += _n171
-        (_m170_error_code,) = _S_h.unpack_from(data, pos)
+            _m190_metadata = data[pos : pos + _n191].decode()
+            pos += _n191
+        (_m190_error_code,) = _S_h.unpack_from(data, pos)
         pos += 2
         f_partitions.append(
             OffsetFetchResponsePartition(
-                _m170_partition_index, _m170_committed_offset, -1, _m170_metadata, _m170_error_code
+                _m190_partition_index, _m190_committed_offset, -1, _m190_metadata, _m190_error_code
             )
         )
     return OffsetFetchResponseTopic(f_name, f_partitions), pos
@@ -1597,55 +1627,55 @@ def _decode_OffsetFetchResponseTopic_v1(data: bytes, pos: int) -> tuple[OffsetFe
 
 def _encode_OffsetFetchResponseTopic_v1(o: OffsetFetchResponseTopic, out: bytearray) -> None:
     """OffsetFetchResponseTopic, versions 1-4."""
-    _b172 = o.name.encode()
-    out += _S_h.pack(len(_b172))
-    out += _b172
-    _a173 = o.partitions
-    out += _S_i.pack(len(_a173))
-    for _e174 in _a173:
-        _b175 = None if _e174.metadata is None else _e174.metadata.encode()
-        out += _S_iqh.pack(_e174.partition_index, _e174.committed_offset, -1 if _b175 is None else len(_b175))
-        if _b175 is not None:
-            out += _b175
-        out += _S_h.pack(_e174.error_code)
+    _b192 = o.name.encode()
+    out += _S_h.pack(len(_b192))
+    out += _b192
+    _a193 = o.partitions
+    out += _S_i.pack(len(_a193))
+    for _e194 in _a193:
+        _b195 = None if _e194.metadata is None else _e194.metadata.encode()
+        out += _S_iqh.pack(_e194.partition_index, _e194.committed_offset, -1 if _b195 is None else len(_b195))
+        if _b195 is not None:
+            out += _b195
+        out += _S_h.pack(_e194.error_code)
 
 
 def _decode_OffsetFetchResponseTopic_v5(data: bytes, pos: int) -> tuple[OffsetFetchResponseTopic, int]:
     """OffsetFetchResponseTopic, version 5."""
-    (_n176,) = _S_h.unpack_from(data, pos)
+    (_n196,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n176 < 0:
+    if _n196 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n176].decode()
-    pos += _n176
-    (_n177,) = _S_i.unpack_from(data, pos)
+    f_name = data[pos : pos + _n196].decode()
+    pos += _n196
+    (_n197,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n177 < 0:
+    if _n197 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n177 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n177) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n197 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n197) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n177):
-        _m178_partition_index, _m178_committed_offset, _m178_committed_leader_epoch, _n179 = (
+    for _ in range(_n197):
+        _m198_partition_index, _m198_committed_offset, _m198_committed_leader_epoch, _n199 = (
             _S_iqih.unpack_from(data, pos)
         )
         pos += 18
-        if _n179 < 0:
-            _m178_metadata = None
-            if _n179 != -1:
-                raise InvalidValueError("Metadata: length " + str(_n179))
+        if _n199 < 0:
+            _m198_metadata = None
+            if _n199 != -1:
+                raise InvalidValueError("Metadata: length " + str(_n199))
         else:
-            _m178_metadata = data[pos : pos + _n179].decode()
-            pos += _n179
-        (_m178_error_code,) = _S_h.unpack_from(data, pos)
+            _m198_metadata = data[pos : pos + _n199].decode()
+            pos += _n199
+        (_m198_error_code,) = _S_h.unpack_from(data, pos)
         pos += 2
         f_partitions.append(
             OffsetFetchResponsePartition(
-                _m178_partition_index,
-                _m178_committed_offset,
-                _m178_committed_leader_epoch,
-                _m178_metadata,
-                _m178_error_code,
+                _m198_partition_index,
+                _m198_committed_offset,
+                _m198_committed_leader_epoch,
+                _m198_metadata,
+                _m198_error_code,
             )
         )
     return OffsetFetchResponseTopic(f_name, f_partitions), pos
@@ -1653,66 +1683,58 @@ def _decode_OffsetFetchResponseTopic_v5(data: bytes, pos: int) -> tuple[OffsetFe
 
 def _encode_OffsetFetchResponseTopic_v5(o: OffsetFetchResponseTopic, out: bytearray) -> None:
     """OffsetFetchResponseTopic, version 5."""
-    _b180 = o.name.encode()
-    out += _S_h.pack(len(_b180))
-    out += _b180
-    _a181 = o.partitions
-    out += _S_i.pack(len(_a181))
-    for _e182 in _a181:
-        _b183 = None if _e182.metadata is None else _e182.metadata.encode()
+    _b200 = o.name.encode()
+    out += _S_h.pack(len(_b200))
+    out += _b200
+    _a201 = o.partitions
+    out += _S_i.pack(len(_a201))
+    for _e202 in _a201:
+        _b203 = None if _e202.metadata is None else _e202.metadata.encode()
         out += _S_iqih.pack(
-            _e182.partition_index,
-            _e182.committed_offset,
-            _e182.committed_leader_epoch,
-            -1 if _b183 is None else len(_b183),
+            _e202.partition_index,
+            _e202.committed_offset,
+            _e202.committed_leader_epoch,
+            -1 if _b203 is None else len(_b203),
         )
-        if _b183 is not None:
-            out += _b183
-        out += _S_h.pack(_e182.error_code)
+        if _b203 is not None:
+            out += _b203
+        out += _S_h.pack(_e202.error_code)
 
 
 def _decode_OffsetFetchResponseTopic_v6(data: bytes, pos: int) -> tuple[OffsetFetchResponseTopic, int]:
     """OffsetFetchResponseTopic, versions 6-7 (flexible)."""
-    _n184 = data[pos]
-    if _n184 < 128:
+    _n204 = data[pos]
+    if 0 < _n204 < 128:
+        f_name = data[pos + 1 : pos + _n204].decode()
+        pos += _n204
+    else:
+        f_name, pos = read_compact_string(data, pos)
+    _n205 = data[pos]
+    if _n205 < 128:
         pos += 1
     else:
-        _n184, pos = read_uvarint(data, pos)
-    _n184 -= 1
-    if _n184 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n184].decode()
-    pos += _n184
-    _n185 = data[pos]
-    if _n185 < 128:
-        pos += 1
-    else:
-        _n185, pos = read_uvarint(data, pos)
-    _n185 -= 1
-    if _n185 < 0:
+        _n205, pos = read_uvarint(data, pos)
+    _n205 -= 1
+    if _n205 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n185 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n185) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n205 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n205) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n185):
-        _m186_partition_index, _m186_committed_offset, _m186_committed_leader_epoch = _S_iqi.unpack_from(
+    for _ in range(_n205):
+        _m206_partition_index, _m206_committed_offset, _m206_committed_leader_epoch = _S_iqi.unpack_from(
             data, pos
         )
         pos += 16
-        _n187 = data[pos]
-        if _n187 < 128:
+        _n207 = data[pos]
+        if 0 < _n207 < 128:
+            _m206_metadata = data[pos + 1 : pos + _n207].decode()
+            pos += _n207
+        elif _n207 == 0:
+            _m206_metadata = None
             pos += 1
         else:
-            _n187, pos = read_uvarint(data, pos)
-        _n187 -= 1
-        if _n187 < 0:
-            _m186_metadata = None
-            if _n187 != -1:
-                raise InvalidValueError("Metadata: length " + str(_n187))
-        else:
-            _m186_metadata = data[pos : pos + _n187].decode()
-            pos += _n187
-        (_m186_error_code,) = _S_h.unpack_from(data, pos)
+            _m206_metadata, pos = read_compact_nullable_string(data, pos)
+        (_m206_error_code,) = _S_h.unpack_from(data, pos)
         pos += 2
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
@@ -1720,11 +1742,11 @@ def _decode_OffsetFetchResponseTopic_v6(data: bytes, pos: int) -> tuple[OffsetFe
             pos = skip_tagged_fields(data, pos)
         f_partitions.append(
             OffsetFetchResponsePartition(
-                _m186_partition_index,
-                _m186_committed_offset,
-                _m186_committed_leader_epoch,
-                _m186_metadata,
-                _m186_error_code,
+                _m206_partition_index,
+                _m206_committed_offset,
+                _m206_committed_leader_epoch,
+                _m206_metadata,
+                _m206_error_code,
             )
         )
     if data[pos] == 0:  # no tagged fields: the common case
@@ -1736,67 +1758,71 @@ def _decode_OffsetFetchResponseTopic_v6(data: bytes, pos: int) -> tuple[OffsetFe
 
 def _encode_OffsetFetchResponseTopic_v6(o: OffsetFetchResponseTopic, out: bytearray) -> None:
     """OffsetFetchResponseTopic, versions 6-7 (flexible)."""
-    _b188 = o.name.encode()
-    _n189 = len(_b188) + 1
-    if _n189 < 128:
-        out.append(_n189)
+    _b208 = o.name.encode()
+    _n209 = len(_b208) + 1
+    if _n209 < 128:
+        out.append(_n209)
     else:
-        write_uvarint(out, _n189)
-    out += _b188
-    _a190 = o.partitions
-    write_uvarint(out, len(_a190) + 1)
-    for _e191 in _a190:
-        out += _S_iqi.pack(_e191.partition_index, _e191.committed_offset, _e191.committed_leader_epoch)
-        if _e191.metadata is None:
+        write_uvarint(out, _n209)
+    out += _b208
+    _a210 = o.partitions
+    _n211 = len(_a210) + 1
+    if _n211 < 128:
+        out.append(_n211)
+    else:
+        write_uvarint(out, _n211)
+    for _e212 in _a210:
+        out += _S_iqi.pack(_e212.partition_index, _e212.committed_offset, _e212.committed_leader_epoch)
+        if _e212.metadata is None:
             out.append(0)
         else:
-            _b192 = _e191.metadata.encode()
-            _n193 = len(_b192) + 1
-            if _n193 < 128:
-                out.append(_n193)
+            _b213 = _e212.metadata.encode()
+            _n214 = len(_b213) + 1
+            if _n214 < 128:
+                out.append(_n214)
             else:
-                write_uvarint(out, _n193)
-            out += _b192
-        out += _S_h.pack(_e191.error_code)
+                write_uvarint(out, _n214)
+            out += _b213
+        out += _S_h.pack(_e212.error_code)
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetFetchResponse_v1(data: bytes, pos: int) -> tuple[OffsetFetchResponse, int]:
     """OffsetFetchResponse, version 1."""
-    (_n194,) = _S_i.unpack_from(data, pos)
+    (_n215,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n194 < 0:
+    if _n215 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n194 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n194) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n215 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n215) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n194):
-        _e195, pos = _decode_OffsetFetchResponseTopic_v1(data, pos)
-        f_topics.append(_e195)
+    for _ in range(_n215):
+        _e216, pos = _decode_OffsetFetchResponseTopic_v1(data, pos)
+        f_topics.append(_e216)
     return OffsetFetchResponse(0, f_topics, 0, []), pos
 
 
 def _encode_OffsetFetchResponse_v1(o: OffsetFetchResponse, out: bytearray) -> None:
     """OffsetFetchResponse, version 1."""
-    _a196 = o.topics
-    out += _S_i.pack(len(_a196))
-    for _e197 in _a196:
-        _encode_OffsetFetchResponseTopic_v1(_e197, out)
+    _a217 = o.topics
+    out += _S_i.pack(len(_a217))
+    for _e218 in _a217:
+        _encode_OffsetFetchResponseTopic_v1(_e218, out)
 
 
 def _decode_OffsetFetchResponse_v2(data: bytes, pos: int) -> tuple[OffsetFetchResponse, int]:
     """OffsetFetchResponse, version 2."""
-    (_n198,) = _S_i.unpack_from(data, pos)
+    (_n219,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n198 < 0:
+    if _n219 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n198 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n198) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n219 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n219) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n198):
-        _e199, pos = _decode_OffsetFetchResponseTopic_v1(data, pos)
-        f_topics.append(_e199)
+    for _ in range(_n219):
+        _e220, pos = _decode_OffsetFetchResponseTopic_v1(data, pos)
+        f_topics.append(_e220)
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
     return OffsetFetchResponse(0, f_topics, f_error_code, []), pos
@@ -1804,25 +1830,25 @@ def _decode_OffsetFetchResponse_v2(data: bytes, pos: int) -> tuple[OffsetFetchRe
 
 def _encode_OffsetFetchResponse_v2(o: OffsetFetchResponse, out: bytearray) -> None:
     """OffsetFetchResponse, version 2."""
-    _a200 = o.topics
-    out += _S_i.pack(len(_a200))
-    for _e201 in _a200:
-        _encode_OffsetFetchResponseTopic_v1(_e201, out)
+    _a221 = o.topics
+    out += _S_i.pack(len(_a221))
+    for _e222 in _a221:
+        _encode_OffsetFetchResponseTopic_v1(_e222, out)
     out += _S_h.pack(o.error_code)
 
 
 def _decode_OffsetFetchResponse_v3(data: bytes, pos: int) -> tuple[OffsetFetchResponse, int]:
     """OffsetFetchResponse, versions 3-4."""
-    f_throttle_time_ms, _n202 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n223 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n202 < 0:
+    if _n223 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n202 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n202) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n223 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n223) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n202):
-        _e203, pos = _decode_OffsetFetchResponseTopic_v1(data, pos)
-        f_topics.append(_e203)
+    for _ in range(_n223):
+        _e224, pos = _decode_OffsetFetchResponseTopic_v1(data, pos)
+        f_topics.append(_e224)
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
     return OffsetFetchResponse(f_throttle_time_ms, f_topics, f_error_code, []), pos
@@ -1830,25 +1856,25 @@ def _decode_OffsetFetchResponse_v3(data: bytes, pos: int) -> tuple[OffsetFetchRe
 
 def _encode_OffsetFetchResponse_v3(o: OffsetFetchResponse, out: bytearray) -> None:
     """OffsetFetchResponse, versions 3-4."""
-    _a204 = o.topics
-    out += _S_ii.pack(o.throttle_time_ms, len(_a204))
-    for _e205 in _a204:
-        _encode_OffsetFetchResponseTopic_v1(_e205, out)
+    _a225 = o.topics
+    out += _S_ii.pack(o.throttle_time_ms, len(_a225))
+    for _e226 in _a225:
+        _encode_OffsetFetchResponseTopic_v1(_e226, out)
     out += _S_h.pack(o.error_code)
 
 
 def _decode_OffsetFetchResponse_v5(data: bytes, pos: int) -> tuple[OffsetFetchResponse, int]:
     """OffsetFetchResponse, version 5."""
-    f_throttle_time_ms, _n206 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n227 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n206 < 0:
+    if _n227 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n206 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n206) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n227 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n227) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n206):
-        _e207, pos = _decode_OffsetFetchResponseTopic_v5(data, pos)
-        f_topics.append(_e207)
+    for _ in range(_n227):
+        _e228, pos = _decode_OffsetFetchResponseTopic_v5(data, pos)
+        f_topics.append(_e228)
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
     return OffsetFetchResponse(f_throttle_time_ms, f_topics, f_error_code, []), pos
@@ -1856,10 +1882,10 @@ def _decode_OffsetFetchResponse_v5(data: bytes, pos: int) -> tuple[OffsetFetchRe
 
 def _encode_OffsetFetchResponse_v5(o: OffsetFetchResponse, out: bytearray) -> None:
     """OffsetFetchResponse, version 5."""
-    _a208 = o.topics
-    out += _S_ii.pack(o.throttle_time_ms, len(_a208))
-    for _e209 in _a208:
-        _encode_OffsetFetchResponseTopic_v5(_e209, out)
+    _a229 = o.topics
+    out += _S_ii.pack(o.throttle_time_ms, len(_a229))
+    for _e230 in _a229:
+        _encode_OffsetFetchResponseTopic_v5(_e230, out)
     out += _S_h.pack(o.error_code)
 
 
@@ -1867,20 +1893,20 @@ def _decode_OffsetFetchResponse_v6(data: bytes, pos: int) -> tuple[OffsetFetchRe
     """OffsetFetchResponse, versions 6-7 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n210 = data[pos]
-    if _n210 < 128:
+    _n231 = data[pos]
+    if _n231 < 128:
         pos += 1
     else:
-        _n210, pos = read_uvarint(data, pos)
-    _n210 -= 1
-    if _n210 < 0:
+        _n231, pos = read_uvarint(data, pos)
+    _n231 -= 1
+    if _n231 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n210 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n210) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n231 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n231) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n210):
-        _e211, pos = _decode_OffsetFetchResponseTopic_v6(data, pos)
-        f_topics.append(_e211)
+    for _ in range(_n231):
+        _e232, pos = _decode_OffsetFetchResponseTopic_v6(data, pos)
+        f_topics.append(_e232)
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
     if data[pos] == 0:  # no tagged fields: the common case
@@ -1893,10 +1919,14 @@ def _decode_OffsetFetchResponse_v6(data: bytes, pos: int) -> tuple[OffsetFetchRe
 def _encode_OffsetFetchResponse_v6(o: OffsetFetchResponse, out: bytearray) -> None:
     """OffsetFetchResponse, versions 6-7 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a212 = o.topics
-    write_uvarint(out, len(_a212) + 1)
-    for _e213 in _a212:
-        _encode_OffsetFetchResponseTopic_v6(_e213, out)
+    _a233 = o.topics
+    _n234 = len(_a233) + 1
+    if _n234 < 128:
+        out.append(_n234)
+    else:
+        write_uvarint(out, _n234)
+    for _e235 in _a233:
+        _encode_OffsetFetchResponseTopic_v6(_e235, out)
     out += _S_h.pack(o.error_code)
     out.append(0)  # no tagged fields
 
@@ -1905,20 +1935,20 @@ def _decode_OffsetFetchResponse_v8(data: bytes, pos: int) -> tuple[OffsetFetchRe
     """OffsetFetchResponse, versions 8-9 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n214 = data[pos]
-    if _n214 < 128:
+    _n236 = data[pos]
+    if _n236 < 128:
         pos += 1
     else:
-        _n214, pos = read_uvarint(data, pos)
-    _n214 -= 1
-    if _n214 < 0:
+        _n236, pos = read_uvarint(data, pos)
+    _n236 -= 1
+    if _n236 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n214 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n214) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n236 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n236) + " elements in " + str(len(data) - pos) + " bytes")
     f_groups = []
-    for _ in range(_n214):
-        _e215, pos = _decode_OffsetFetchResponseGroup_v8(data, pos)
-        f_groups.append(_e215)
+    for _ in range(_n236):
+        _e237, pos = _decode_OffsetFetchResponseGroup_v8(data, pos)
+        f_groups.append(_e237)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1929,10 +1959,14 @@ def _decode_OffsetFetchResponse_v8(data: bytes, pos: int) -> tuple[OffsetFetchRe
 def _encode_OffsetFetchResponse_v8(o: OffsetFetchResponse, out: bytearray) -> None:
     """OffsetFetchResponse, versions 8-9 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a216 = o.groups
-    write_uvarint(out, len(_a216) + 1)
-    for _e217 in _a216:
-        _encode_OffsetFetchResponseGroup_v8(_e217, out)
+    _a238 = o.groups
+    _n239 = len(_a238) + 1
+    if _n239 < 128:
+        out.append(_n239)
+    else:
+        write_uvarint(out, _n239)
+    for _e240 in _a238:
+        _encode_OffsetFetchResponseGroup_v8(_e240, out)
     out.append(0)  # no tagged fields
 
 
@@ -1940,20 +1974,20 @@ def _decode_OffsetFetchResponse_v10(data: bytes, pos: int) -> tuple[OffsetFetchR
     """OffsetFetchResponse, version 10 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n218 = data[pos]
-    if _n218 < 128:
+    _n241 = data[pos]
+    if _n241 < 128:
         pos += 1
     else:
-        _n218, pos = read_uvarint(data, pos)
-    _n218 -= 1
-    if _n218 < 0:
+        _n241, pos = read_uvarint(data, pos)
+    _n241 -= 1
+    if _n241 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n218 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n218) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n241 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n241) + " elements in " + str(len(data) - pos) + " bytes")
     f_groups = []
-    for _ in range(_n218):
-        _e219, pos = _decode_OffsetFetchResponseGroup_v10(data, pos)
-        f_groups.append(_e219)
+    for _ in range(_n241):
+        _e242, pos = _decode_OffsetFetchResponseGroup_v10(data, pos)
+        f_groups.append(_e242)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1964,10 +1998,14 @@ def _decode_OffsetFetchResponse_v10(data: bytes, pos: int) -> tuple[OffsetFetchR
 def _encode_OffsetFetchResponse_v10(o: OffsetFetchResponse, out: bytearray) -> None:
     """OffsetFetchResponse, version 10 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a220 = o.groups
-    write_uvarint(out, len(_a220) + 1)
-    for _e221 in _a220:
-        _encode_OffsetFetchResponseGroup_v10(_e221, out)
+    _a243 = o.groups
+    _n244 = len(_a243) + 1
+    if _n244 < 128:
+        out.append(_n244)
+    else:
+        write_uvarint(out, _n244)
+    for _e245 in _a243:
+        _encode_OffsetFetchResponseGroup_v10(_e245, out)
     out.append(0)  # no tagged fields
 
 

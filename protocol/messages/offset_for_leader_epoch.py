@@ -13,7 +13,7 @@ from typing import ClassVar
 
 from protocol import _runtime
 from protocol.errors import InvalidValueError, TruncatedError
-from protocol.primitives import Buffer, read_uvarint, skip_tagged_fields, write_uvarint
+from protocol.primitives import Buffer, read_compact_string, read_uvarint, skip_tagged_fields, write_uvarint
 from protocol.schema import FieldSpec, MessageSpec
 
 
@@ -78,10 +78,21 @@ class OffsetForLeaderEpochRequest:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> OffsetForLeaderEpochRequest:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _OFFSET_FOR_LEADER_EPOCH_REQUEST_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "OffsetForLeaderEpochRequest", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "OffsetForLeaderEpochRequest", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _OFFSET_FOR_LEADER_EPOCH_REQUEST_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "OffsetForLeaderEpochRequest", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -151,10 +162,21 @@ class OffsetForLeaderEpochResponse:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> OffsetForLeaderEpochResponse:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _OFFSET_FOR_LEADER_EPOCH_RESPONSE_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "OffsetForLeaderEpochResponse", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "OffsetForLeaderEpochResponse", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _OFFSET_FOR_LEADER_EPOCH_RESPONSE_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "OffsetForLeaderEpochResponse", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -235,15 +257,11 @@ def _encode_OffsetForLeaderTopic_v2(o: OffsetForLeaderTopic, out: bytearray) -> 
 def _decode_OffsetForLeaderTopic_v4(data: bytes, pos: int) -> tuple[OffsetForLeaderTopic, int]:
     """OffsetForLeaderTopic, version 4 (flexible)."""
     _n7 = data[pos]
-    if _n7 < 128:
-        pos += 1
+    if 0 < _n7 < 128:
+        f_topic = data[pos + 1 : pos + _n7].decode()
+        pos += _n7
     else:
-        _n7, pos = read_uvarint(data, pos)
-    _n7 -= 1
-    if _n7 < 0:
-        raise InvalidValueError("Topic: null or negative length")
-    f_topic = data[pos : pos + _n7].decode()
-    pos += _n7
+        f_topic, pos = read_compact_string(data, pos)
     _n8 = data[pos]
     if _n8 < 128:
         pos += 1
@@ -282,77 +300,81 @@ def _encode_OffsetForLeaderTopic_v4(o: OffsetForLeaderTopic, out: bytearray) -> 
         write_uvarint(out, _n11)
     out += _b10
     _a12 = o.partitions
-    write_uvarint(out, len(_a12) + 1)
-    for _e13 in _a12:
-        out += _S_iii.pack(_e13.partition, _e13.current_leader_epoch, _e13.leader_epoch)
+    _n13 = len(_a12) + 1
+    if _n13 < 128:
+        out.append(_n13)
+    else:
+        write_uvarint(out, _n13)
+    for _e14 in _a12:
+        out += _S_iii.pack(_e14.partition, _e14.current_leader_epoch, _e14.leader_epoch)
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetForLeaderEpochRequest_v2(data: bytes, pos: int) -> tuple[OffsetForLeaderEpochRequest, int]:
     """OffsetForLeaderEpochRequest, version 2."""
-    (_n14,) = _S_i.unpack_from(data, pos)
+    (_n15,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n14 < 0:
+    if _n15 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n14 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n14) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n15 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n15) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n14):
-        _e15, pos = _decode_OffsetForLeaderTopic_v2(data, pos)
-        f_topics.append(_e15)
+    for _ in range(_n15):
+        _e16, pos = _decode_OffsetForLeaderTopic_v2(data, pos)
+        f_topics.append(_e16)
     return OffsetForLeaderEpochRequest(-2, f_topics), pos
 
 
 def _encode_OffsetForLeaderEpochRequest_v2(o: OffsetForLeaderEpochRequest, out: bytearray) -> None:
     """OffsetForLeaderEpochRequest, version 2."""
-    _a16 = o.topics
-    out += _S_i.pack(len(_a16))
-    for _e17 in _a16:
-        _encode_OffsetForLeaderTopic_v2(_e17, out)
+    _a17 = o.topics
+    out += _S_i.pack(len(_a17))
+    for _e18 in _a17:
+        _encode_OffsetForLeaderTopic_v2(_e18, out)
 
 
 def _decode_OffsetForLeaderEpochRequest_v3(data: bytes, pos: int) -> tuple[OffsetForLeaderEpochRequest, int]:
     """OffsetForLeaderEpochRequest, version 3."""
-    f_replica_id, _n18 = _S_ii.unpack_from(data, pos)
+    f_replica_id, _n19 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n18 < 0:
+    if _n19 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n18 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n18) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n19 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n19) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n18):
-        _e19, pos = _decode_OffsetForLeaderTopic_v2(data, pos)
-        f_topics.append(_e19)
+    for _ in range(_n19):
+        _e20, pos = _decode_OffsetForLeaderTopic_v2(data, pos)
+        f_topics.append(_e20)
     return OffsetForLeaderEpochRequest(f_replica_id, f_topics), pos
 
 
 def _encode_OffsetForLeaderEpochRequest_v3(o: OffsetForLeaderEpochRequest, out: bytearray) -> None:
     """OffsetForLeaderEpochRequest, version 3."""
-    _a20 = o.topics
-    out += _S_ii.pack(o.replica_id, len(_a20))
-    for _e21 in _a20:
-        _encode_OffsetForLeaderTopic_v2(_e21, out)
+    _a21 = o.topics
+    out += _S_ii.pack(o.replica_id, len(_a21))
+    for _e22 in _a21:
+        _encode_OffsetForLeaderTopic_v2(_e22, out)
 
 
 def _decode_OffsetForLeaderEpochRequest_v4(data: bytes, pos: int) -> tuple[OffsetForLeaderEpochRequest, int]:
     """OffsetForLeaderEpochRequest, version 4 (flexible)."""
     (f_replica_id,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n22 = data[pos]
-    if _n22 < 128:
+    _n23 = data[pos]
+    if _n23 < 128:
         pos += 1
     else:
-        _n22, pos = read_uvarint(data, pos)
-    _n22 -= 1
-    if _n22 < 0:
+        _n23, pos = read_uvarint(data, pos)
+    _n23 -= 1
+    if _n23 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n22 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n22) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n23 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n23) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n22):
-        _e23, pos = _decode_OffsetForLeaderTopic_v4(data, pos)
-        f_topics.append(_e23)
+    for _ in range(_n23):
+        _e24, pos = _decode_OffsetForLeaderTopic_v4(data, pos)
+        f_topics.append(_e24)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -363,10 +385,14 @@ def _decode_OffsetForLeaderEpochRequest_v4(data: bytes, pos: int) -> tuple[Offse
 def _encode_OffsetForLeaderEpochRequest_v4(o: OffsetForLeaderEpochRequest, out: bytearray) -> None:
     """OffsetForLeaderEpochRequest, version 4 (flexible)."""
     out += _S_i.pack(o.replica_id)
-    _a24 = o.topics
-    write_uvarint(out, len(_a24) + 1)
-    for _e25 in _a24:
-        _encode_OffsetForLeaderTopic_v4(_e25, out)
+    _a25 = o.topics
+    _n26 = len(_a25) + 1
+    if _n26 < 128:
+        out.append(_n26)
+    else:
+        write_uvarint(out, _n26)
+    for _e27 in _a25:
+        _encode_OffsetForLeaderTopic_v4(_e27, out)
     out.append(0)  # no tagged fields
 
 
@@ -401,71 +427,67 @@ def _encode_EpochEndOffset_v4(o: EpochEndOffset, out: bytearray) -> None:
 
 def _decode_OffsetForLeaderTopicResult_v2(data: bytes, pos: int) -> tuple[OffsetForLeaderTopicResult, int]:
     """OffsetForLeaderTopicResult, versions 2-3."""
-    (_n26,) = _S_h.unpack_from(data, pos)
+    (_n28,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n26 < 0:
+    if _n28 < 0:
         raise InvalidValueError("Topic: null or negative length")
-    f_topic = data[pos : pos + _n26].decode()
-    pos += _n26
-    (_n27,) = _S_i.unpack_from(data, pos)
+    f_topic = data[pos : pos + _n28].decode()
+    pos += _n28
+    (_n29,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n27 < 0:
+    if _n29 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n27 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n27) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n29 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n29) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n27):
-        _m28_error_code, _m28_partition, _m28_leader_epoch, _m28_end_offset = _S_hiiq.unpack_from(data, pos)
+    for _ in range(_n29):
+        _m30_error_code, _m30_partition, _m30_leader_epoch, _m30_end_offset = _S_hiiq.unpack_from(data, pos)
         pos += 18
         f_partitions.append(
-            EpochEndOffset(_m28_error_code, _m28_partition, _m28_leader_epoch, _m28_end_offset)
+            EpochEndOffset(_m30_error_code, _m30_partition, _m30_leader_epoch, _m30_end_offset)
         )
     return OffsetForLeaderTopicResult(f_topic, f_partitions), pos
 
 
 def _encode_OffsetForLeaderTopicResult_v2(o: OffsetForLeaderTopicResult, out: bytearray) -> None:
     """OffsetForLeaderTopicResult, versions 2-3."""
-    _b29 = o.topic.encode()
-    out += _S_h.pack(len(_b29))
-    out += _b29
-    _a30 = o.partitions
-    out += _S_i.pack(len(_a30))
-    for _e31 in _a30:
-        out += _S_hiiq.pack(_e31.error_code, _e31.partition, _e31.leader_epoch, _e31.end_offset)
+    _b31 = o.topic.encode()
+    out += _S_h.pack(len(_b31))
+    out += _b31
+    _a32 = o.partitions
+    out += _S_i.pack(len(_a32))
+    for _e33 in _a32:
+        out += _S_hiiq.pack(_e33.error_code, _e33.partition, _e33.leader_epoch, _e33.end_offset)
 
 
 def _decode_OffsetForLeaderTopicResult_v4(data: bytes, pos: int) -> tuple[OffsetForLeaderTopicResult, int]:
     """OffsetForLeaderTopicResult, version 4 (flexible)."""
-    _n32 = data[pos]
-    if _n32 < 128:
+    _n34 = data[pos]
+    if 0 < _n34 < 128:
+        f_topic = data[pos + 1 : pos + _n34].decode()
+        pos += _n34
+    else:
+        f_topic, pos = read_compact_string(data, pos)
+    _n35 = data[pos]
+    if _n35 < 128:
         pos += 1
     else:
-        _n32, pos = read_uvarint(data, pos)
-    _n32 -= 1
-    if _n32 < 0:
-        raise InvalidValueError("Topic: null or negative length")
-    f_topic = data[pos : pos + _n32].decode()
-    pos += _n32
-    _n33 = data[pos]
-    if _n33 < 128:
-        pos += 1
-    else:
-        _n33, pos = read_uvarint(data, pos)
-    _n33 -= 1
-    if _n33 < 0:
+        _n35, pos = read_uvarint(data, pos)
+    _n35 -= 1
+    if _n35 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n33 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n33) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n35 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n35) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n33):
-        _m34_error_code, _m34_partition, _m34_leader_epoch, _m34_end_offset = _S_hiiq.unpack_from(data, pos)
+    for _ in range(_n35):
+        _m36_error_code, _m36_partition, _m36_leader_epoch, _m36_end_offset = _S_hiiq.unpack_from(data, pos)
         pos += 18
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
         f_partitions.append(
-            EpochEndOffset(_m34_error_code, _m34_partition, _m34_leader_epoch, _m34_end_offset)
+            EpochEndOffset(_m36_error_code, _m36_partition, _m36_leader_epoch, _m36_end_offset)
         )
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
@@ -476,17 +498,21 @@ def _decode_OffsetForLeaderTopicResult_v4(data: bytes, pos: int) -> tuple[Offset
 
 def _encode_OffsetForLeaderTopicResult_v4(o: OffsetForLeaderTopicResult, out: bytearray) -> None:
     """OffsetForLeaderTopicResult, version 4 (flexible)."""
-    _b35 = o.topic.encode()
-    _n36 = len(_b35) + 1
-    if _n36 < 128:
-        out.append(_n36)
+    _b37 = o.topic.encode()
+    _n38 = len(_b37) + 1
+    if _n38 < 128:
+        out.append(_n38)
     else:
-        write_uvarint(out, _n36)
-    out += _b35
-    _a37 = o.partitions
-    write_uvarint(out, len(_a37) + 1)
-    for _e38 in _a37:
-        out += _S_hiiq.pack(_e38.error_code, _e38.partition, _e38.leader_epoch, _e38.end_offset)
+        write_uvarint(out, _n38)
+    out += _b37
+    _a39 = o.partitions
+    _n40 = len(_a39) + 1
+    if _n40 < 128:
+        out.append(_n40)
+    else:
+        write_uvarint(out, _n40)
+    for _e41 in _a39:
+        out += _S_hiiq.pack(_e41.error_code, _e41.partition, _e41.leader_epoch, _e41.end_offset)
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
@@ -495,25 +521,25 @@ def _decode_OffsetForLeaderEpochResponse_v2(
     data: bytes, pos: int
 ) -> tuple[OffsetForLeaderEpochResponse, int]:
     """OffsetForLeaderEpochResponse, versions 2-3."""
-    f_throttle_time_ms, _n39 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n42 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n39 < 0:
+    if _n42 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n39 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n39) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n42 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n42) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n39):
-        _e40, pos = _decode_OffsetForLeaderTopicResult_v2(data, pos)
-        f_topics.append(_e40)
+    for _ in range(_n42):
+        _e43, pos = _decode_OffsetForLeaderTopicResult_v2(data, pos)
+        f_topics.append(_e43)
     return OffsetForLeaderEpochResponse(f_throttle_time_ms, f_topics), pos
 
 
 def _encode_OffsetForLeaderEpochResponse_v2(o: OffsetForLeaderEpochResponse, out: bytearray) -> None:
     """OffsetForLeaderEpochResponse, versions 2-3."""
-    _a41 = o.topics
-    out += _S_ii.pack(o.throttle_time_ms, len(_a41))
-    for _e42 in _a41:
-        _encode_OffsetForLeaderTopicResult_v2(_e42, out)
+    _a44 = o.topics
+    out += _S_ii.pack(o.throttle_time_ms, len(_a44))
+    for _e45 in _a44:
+        _encode_OffsetForLeaderTopicResult_v2(_e45, out)
 
 
 def _decode_OffsetForLeaderEpochResponse_v4(
@@ -522,20 +548,20 @@ def _decode_OffsetForLeaderEpochResponse_v4(
     """OffsetForLeaderEpochResponse, version 4 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n43 = data[pos]
-    if _n43 < 128:
+    _n46 = data[pos]
+    if _n46 < 128:
         pos += 1
     else:
-        _n43, pos = read_uvarint(data, pos)
-    _n43 -= 1
-    if _n43 < 0:
+        _n46, pos = read_uvarint(data, pos)
+    _n46 -= 1
+    if _n46 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n43 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n43) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n46 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n46) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n43):
-        _e44, pos = _decode_OffsetForLeaderTopicResult_v4(data, pos)
-        f_topics.append(_e44)
+    for _ in range(_n46):
+        _e47, pos = _decode_OffsetForLeaderTopicResult_v4(data, pos)
+        f_topics.append(_e47)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -546,10 +572,14 @@ def _decode_OffsetForLeaderEpochResponse_v4(
 def _encode_OffsetForLeaderEpochResponse_v4(o: OffsetForLeaderEpochResponse, out: bytearray) -> None:
     """OffsetForLeaderEpochResponse, version 4 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a45 = o.topics
-    write_uvarint(out, len(_a45) + 1)
-    for _e46 in _a45:
-        _encode_OffsetForLeaderTopicResult_v4(_e46, out)
+    _a48 = o.topics
+    _n49 = len(_a48) + 1
+    if _n49 < 128:
+        out.append(_n49)
+    else:
+        write_uvarint(out, _n49)
+    for _e50 in _a48:
+        _encode_OffsetForLeaderTopicResult_v4(_e50, out)
     out.append(0)  # no tagged fields
 
 

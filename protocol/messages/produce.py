@@ -19,6 +19,8 @@ from protocol.primitives import (
     Buffer,
     Records,
     ZERO_UUID,
+    read_compact_nullable_string,
+    read_compact_string,
     read_uvarint,
     skip_tagged_fields,
     write_records,
@@ -100,7 +102,13 @@ class ProduceRequest:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> ProduceRequest:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _PRODUCE_REQUEST_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "ProduceRequest", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "ProduceRequest", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
         out = bytearray()
@@ -256,10 +264,21 @@ class ProduceResponse:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> ProduceResponse:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _PRODUCE_RESPONSE_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "ProduceResponse", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "ProduceResponse", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _PRODUCE_RESPONSE_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "ProduceResponse", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -378,15 +397,11 @@ def _encode_TopicProduceData_v0(o: TopicProduceData, out: bytearray, chunks: lis
 def _decode_TopicProduceData_v9(data: bytes, pos: int) -> tuple[TopicProduceData, int]:
     """TopicProduceData, versions 9-12 (flexible)."""
     _n10 = data[pos]
-    if _n10 < 128:
-        pos += 1
+    if 0 < _n10 < 128:
+        f_name = data[pos + 1 : pos + _n10].decode()
+        pos += _n10
     else:
-        _n10, pos = read_uvarint(data, pos)
-    _n10 -= 1
-    if _n10 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n10].decode()
-    pos += _n10
+        f_name, pos = read_compact_string(data, pos)
     _n11 = data[pos]
     if _n11 < 128:
         pos += 1
@@ -440,55 +455,59 @@ def _encode_TopicProduceData_v9(o: TopicProduceData, out: bytearray, chunks: lis
         write_uvarint(out, _n15)
     out += _b14
     _a16 = o.partition_data
-    write_uvarint(out, len(_a16) + 1)
-    for _e17 in _a16:
-        out += _S_i.pack(_e17.index)
-        write_records(out, chunks, _e17.records, True)
+    _n17 = len(_a16) + 1
+    if _n17 < 128:
+        out.append(_n17)
+    else:
+        write_uvarint(out, _n17)
+    for _e18 in _a16:
+        out += _S_i.pack(_e18.index)
+        write_records(out, chunks, _e18.records, True)
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_TopicProduceData_v13(data: bytes, pos: int) -> tuple[TopicProduceData, int]:
     """TopicProduceData, version 13 (flexible)."""
-    (_r18,) = _S_16s.unpack_from(data, pos)
+    (_r19,) = _S_16s.unpack_from(data, pos)
     pos += 16
-    f_topic_id = UUID(bytes=_r18)
-    _n19 = data[pos]
-    if _n19 < 128:
+    f_topic_id = UUID(bytes=_r19)
+    _n20 = data[pos]
+    if _n20 < 128:
         pos += 1
     else:
-        _n19, pos = read_uvarint(data, pos)
-    _n19 -= 1
-    if _n19 < 0:
+        _n20, pos = read_uvarint(data, pos)
+    _n20 -= 1
+    if _n20 < 0:
         raise InvalidValueError("PartitionData: null or negative length")
-    if _n19 > len(data) - pos:
+    if _n20 > len(data) - pos:
         raise TruncatedError(
-            "PartitionData: " + str(_n19) + " elements in " + str(len(data) - pos) + " bytes"
+            "PartitionData: " + str(_n20) + " elements in " + str(len(data) - pos) + " bytes"
         )
     f_partition_data = []
-    for _ in range(_n19):
-        (_m20_index,) = _S_i.unpack_from(data, pos)
+    for _ in range(_n20):
+        (_m21_index,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n21 = data[pos]
-        if _n21 < 128:
+        _n22 = data[pos]
+        if _n22 < 128:
             pos += 1
         else:
-            _n21, pos = read_uvarint(data, pos)
-        _n21 -= 1
-        if _n21 < 0:
-            _m20_records = None
-            if _n21 != -1:
-                raise InvalidValueError("Records: length " + str(_n21))
+            _n22, pos = read_uvarint(data, pos)
+        _n22 -= 1
+        if _n22 < 0:
+            _m21_records = None
+            if _n22 != -1:
+                raise InvalidValueError("Records: length " + str(_n22))
         else:
-            if pos + _n21 > len(data):
+            if pos + _n22 > len(data):
                 raise TruncatedError("Records: records run past the end")
-            _m20_records = memoryview(data)[pos : pos + _n21]
-            pos += _n21
+            _m21_records = memoryview(data)[pos : pos + _n22]
+            pos += _n22
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_partition_data.append(PartitionProduceData(_m20_index, _m20_records))
+        f_partition_data.append(PartitionProduceData(_m21_index, _m21_records))
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -499,105 +518,105 @@ def _decode_TopicProduceData_v13(data: bytes, pos: int) -> tuple[TopicProduceDat
 def _encode_TopicProduceData_v13(o: TopicProduceData, out: bytearray, chunks: list[Buffer] | None) -> None:
     """TopicProduceData, version 13 (flexible)."""
     out += _S_16s.pack(o.topic_id.bytes)
-    _a22 = o.partition_data
-    write_uvarint(out, len(_a22) + 1)
-    for _e23 in _a22:
-        out += _S_i.pack(_e23.index)
-        write_records(out, chunks, _e23.records, True)
+    _a23 = o.partition_data
+    _n24 = len(_a23) + 1
+    if _n24 < 128:
+        out.append(_n24)
+    else:
+        write_uvarint(out, _n24)
+    for _e25 in _a23:
+        out += _S_i.pack(_e25.index)
+        write_records(out, chunks, _e25.records, True)
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_ProduceRequest_v0(data: bytes, pos: int) -> tuple[ProduceRequest, int]:
     """ProduceRequest, versions 0-2."""
-    f_acks, f_timeout_ms, _n24 = _S_hii.unpack_from(data, pos)
+    f_acks, f_timeout_ms, _n26 = _S_hii.unpack_from(data, pos)
     pos += 10
-    if _n24 < 0:
+    if _n26 < 0:
         raise InvalidValueError("TopicData: null or negative length")
-    if _n24 > len(data) - pos:
-        raise TruncatedError("TopicData: " + str(_n24) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n26 > len(data) - pos:
+        raise TruncatedError("TopicData: " + str(_n26) + " elements in " + str(len(data) - pos) + " bytes")
     f_topic_data = []
-    for _ in range(_n24):
-        _e25, pos = _decode_TopicProduceData_v0(data, pos)
-        f_topic_data.append(_e25)
+    for _ in range(_n26):
+        _e27, pos = _decode_TopicProduceData_v0(data, pos)
+        f_topic_data.append(_e27)
     return ProduceRequest(None, f_acks, f_timeout_ms, f_topic_data), pos
 
 
 def _encode_ProduceRequest_v0(o: ProduceRequest, out: bytearray, chunks: list[Buffer] | None) -> None:
     """ProduceRequest, versions 0-2."""
-    _a26 = o.topic_data
-    out += _S_hii.pack(o.acks, o.timeout_ms, len(_a26))
-    for _e27 in _a26:
-        _encode_TopicProduceData_v0(_e27, out, chunks)
+    _a28 = o.topic_data
+    out += _S_hii.pack(o.acks, o.timeout_ms, len(_a28))
+    for _e29 in _a28:
+        _encode_TopicProduceData_v0(_e29, out, chunks)
 
 
 def _decode_ProduceRequest_v3(data: bytes, pos: int) -> tuple[ProduceRequest, int]:
     """ProduceRequest, versions 3-8."""
-    (_n28,) = _S_h.unpack_from(data, pos)
+    (_n30,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n28 < 0:
+    if _n30 < 0:
         f_transactional_id = None
-        if _n28 != -1:
-            raise InvalidValueError("TransactionalId: length " + str(_n28))
+        if _n30 != -1:
+            raise InvalidValueError("TransactionalId: length " + str(_n30))
     else:
-        f_transactional_id = data[pos : pos + _n28].decode()
-        pos += _n28
-    f_acks, f_timeout_ms, _n29 = _S_hii.unpack_from(data, pos)
+        f_transactional_id = data[pos : pos + _n30].decode()
+        pos += _n30
+    f_acks, f_timeout_ms, _n31 = _S_hii.unpack_from(data, pos)
     pos += 10
-    if _n29 < 0:
+    if _n31 < 0:
         raise InvalidValueError("TopicData: null or negative length")
-    if _n29 > len(data) - pos:
-        raise TruncatedError("TopicData: " + str(_n29) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n31 > len(data) - pos:
+        raise TruncatedError("TopicData: " + str(_n31) + " elements in " + str(len(data) - pos) + " bytes")
     f_topic_data = []
-    for _ in range(_n29):
-        _e30, pos = _decode_TopicProduceData_v0(data, pos)
-        f_topic_data.append(_e30)
+    for _ in range(_n31):
+        _e32, pos = _decode_TopicProduceData_v0(data, pos)
+        f_topic_data.append(_e32)
     return ProduceRequest(f_transactional_id, f_acks, f_timeout_ms, f_topic_data), pos
 
 
 def _encode_ProduceRequest_v3(o: ProduceRequest, out: bytearray, chunks: list[Buffer] | None) -> None:
     """ProduceRequest, versions 3-8."""
-    _b31 = None if o.transactional_id is None else o.transactional_id.encode()
-    out += _S_h.pack(-1 if _b31 is None else len(_b31))
-    if _b31 is not None:
-        out += _b31
-    _a32 = o.topic_data
-    out += _S_hii.pack(o.acks, o.timeout_ms, len(_a32))
-    for _e33 in _a32:
-        _encode_TopicProduceData_v0(_e33, out, chunks)
+    _b33 = None if o.transactional_id is None else o.transactional_id.encode()
+    out += _S_h.pack(-1 if _b33 is None else len(_b33))
+    if _b33 is not None:
+        out += _b33
+    _a34 = o.topic_data
+    out += _S_hii.pack(o.acks, o.timeout_ms, len(_a34))
+    for _e35 in _a34:
+        _encode_TopicProduceData_v0(_e35, out, chunks)
 
 
 def _decode_ProduceRequest_v9(data: bytes, pos: int) -> tuple[ProduceRequest, int]:
     """ProduceRequest, versions 9-12 (flexible)."""
-    _n34 = data[pos]
-    if _n34 < 128:
+    _n36 = data[pos]
+    if 0 < _n36 < 128:
+        f_transactional_id = data[pos + 1 : pos + _n36].decode()
+        pos += _n36
+    elif _n36 == 0:
+        f_transactional_id = None
         pos += 1
     else:
-        _n34, pos = read_uvarint(data, pos)
-    _n34 -= 1
-    if _n34 < 0:
-        f_transactional_id = None
-        if _n34 != -1:
-            raise InvalidValueError("TransactionalId: length " + str(_n34))
-    else:
-        f_transactional_id = data[pos : pos + _n34].decode()
-        pos += _n34
+        f_transactional_id, pos = read_compact_nullable_string(data, pos)
     f_acks, f_timeout_ms = _S_hi.unpack_from(data, pos)
     pos += 6
-    _n35 = data[pos]
-    if _n35 < 128:
+    _n37 = data[pos]
+    if _n37 < 128:
         pos += 1
     else:
-        _n35, pos = read_uvarint(data, pos)
-    _n35 -= 1
-    if _n35 < 0:
+        _n37, pos = read_uvarint(data, pos)
+    _n37 -= 1
+    if _n37 < 0:
         raise InvalidValueError("TopicData: null or negative length")
-    if _n35 > len(data) - pos:
-        raise TruncatedError("TopicData: " + str(_n35) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n37 > len(data) - pos:
+        raise TruncatedError("TopicData: " + str(_n37) + " elements in " + str(len(data) - pos) + " bytes")
     f_topic_data = []
-    for _ in range(_n35):
-        _e36, pos = _decode_TopicProduceData_v9(data, pos)
-        f_topic_data.append(_e36)
+    for _ in range(_n37):
+        _e38, pos = _decode_TopicProduceData_v9(data, pos)
+        f_topic_data.append(_e38)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -610,52 +629,52 @@ def _encode_ProduceRequest_v9(o: ProduceRequest, out: bytearray, chunks: list[Bu
     if o.transactional_id is None:
         out.append(0)
     else:
-        _b37 = o.transactional_id.encode()
-        _n38 = len(_b37) + 1
-        if _n38 < 128:
-            out.append(_n38)
+        _b39 = o.transactional_id.encode()
+        _n40 = len(_b39) + 1
+        if _n40 < 128:
+            out.append(_n40)
         else:
-            write_uvarint(out, _n38)
-        out += _b37
+            write_uvarint(out, _n40)
+        out += _b39
     out += _S_hi.pack(o.acks, o.timeout_ms)
-    _a39 = o.topic_data
-    write_uvarint(out, len(_a39) + 1)
-    for _e40 in _a39:
-        _encode_TopicProduceData_v9(_e40, out, chunks)
+    _a41 = o.topic_data
+    _n42 = len(_a41) + 1
+    if _n42 < 128:
+        out.append(_n42)
+    else:
+        write_uvarint(out, _n42)
+    for _e43 in _a41:
+        _encode_TopicProduceData_v9(_e43, out, chunks)
     out.append(0)  # no tagged fields
 
 
 def _decode_ProduceRequest_v13(data: bytes, pos: int) -> tuple[ProduceRequest, int]:
     """ProduceRequest, version 13 (flexible)."""
-    _n41 = data[pos]
-    if _n41 < 128:
+    _n44 = data[pos]
+    if 0 < _n44 < 128:
+        f_transactional_id = data[pos + 1 : pos + _n44].decode()
+        pos += _n44
+    elif _n44 == 0:
+        f_transactional_id = None
         pos += 1
     else:
-        _n41, pos = read_uvarint(data, pos)
-    _n41 -= 1
-    if _n41 < 0:
-        f_transactional_id = None
-        if _n41 != -1:
-            raise InvalidValueError("TransactionalId: length " + str(_n41))
-    else:
-        f_transactional_id = data[pos : pos + _n41].decode()
-        pos += _n41
+        f_transactional_id, pos = read_compact_nullable_string(data, pos)
     f_acks, f_timeout_ms = _S_hi.unpack_from(data, pos)
     pos += 6
-    _n42 = data[pos]
-    if _n42 < 128:
+    _n45 = data[pos]
+    if _n45 < 128:
         pos += 1
     else:
-        _n42, pos = read_uvarint(data, pos)
-    _n42 -= 1
-    if _n42 < 0:
+        _n45, pos = read_uvarint(data, pos)
+    _n45 -= 1
+    if _n45 < 0:
         raise InvalidValueError("TopicData: null or negative length")
-    if _n42 > len(data) - pos:
-        raise TruncatedError("TopicData: " + str(_n42) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n45 > len(data) - pos:
+        raise TruncatedError("TopicData: " + str(_n45) + " elements in " + str(len(data) - pos) + " bytes")
     f_topic_data = []
-    for _ in range(_n42):
-        _e43, pos = _decode_TopicProduceData_v13(data, pos)
-        f_topic_data.append(_e43)
+    for _ in range(_n45):
+        _e46, pos = _decode_TopicProduceData_v13(data, pos)
+        f_topic_data.append(_e46)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -668,18 +687,22 @@ def _encode_ProduceRequest_v13(o: ProduceRequest, out: bytearray, chunks: list[B
     if o.transactional_id is None:
         out.append(0)
     else:
-        _b44 = o.transactional_id.encode()
-        _n45 = len(_b44) + 1
-        if _n45 < 128:
-            out.append(_n45)
+        _b47 = o.transactional_id.encode()
+        _n48 = len(_b47) + 1
+        if _n48 < 128:
+            out.append(_n48)
         else:
-            write_uvarint(out, _n45)
-        out += _b44
+            write_uvarint(out, _n48)
+        out += _b47
     out += _S_hi.pack(o.acks, o.timeout_ms)
-    _a46 = o.topic_data
-    write_uvarint(out, len(_a46) + 1)
-    for _e47 in _a46:
-        _encode_TopicProduceData_v13(_e47, out, chunks)
+    _a49 = o.topic_data
+    _n50 = len(_a49) + 1
+    if _n50 < 128:
+        out.append(_n50)
+    else:
+        write_uvarint(out, _n50)
+    for _e51 in _a49:
+        _encode_TopicProduceData_v13(_e51, out, chunks)
     out.append(0)  # no tagged fields
 
 
@@ -687,31 +710,23 @@ def _decode_NodeEndpoint_v10(data: bytes, pos: int) -> tuple[NodeEndpoint, int]:
     """NodeEndpoint, versions 10-13 (flexible)."""
     (f_node_id,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n48 = data[pos]
-    if _n48 < 128:
-        pos += 1
+    _n52 = data[pos]
+    if 0 < _n52 < 128:
+        f_host = data[pos + 1 : pos + _n52].decode()
+        pos += _n52
     else:
-        _n48, pos = read_uvarint(data, pos)
-    _n48 -= 1
-    if _n48 < 0:
-        raise InvalidValueError("Host: null or negative length")
-    f_host = data[pos : pos + _n48].decode()
-    pos += _n48
+        f_host, pos = read_compact_string(data, pos)
     (f_port,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n49 = data[pos]
-    if _n49 < 128:
+    _n53 = data[pos]
+    if 0 < _n53 < 128:
+        f_rack = data[pos + 1 : pos + _n53].decode()
+        pos += _n53
+    elif _n53 == 0:
+        f_rack = None
         pos += 1
     else:
-        _n49, pos = read_uvarint(data, pos)
-    _n49 -= 1
-    if _n49 < 0:
-        f_rack = None
-        if _n49 != -1:
-            raise InvalidValueError("Rack: length " + str(_n49))
-    else:
-        f_rack = data[pos : pos + _n49].decode()
-        pos += _n49
+        f_rack, pos = read_compact_nullable_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -722,24 +737,24 @@ def _decode_NodeEndpoint_v10(data: bytes, pos: int) -> tuple[NodeEndpoint, int]:
 def _encode_NodeEndpoint_v10(o: NodeEndpoint, out: bytearray) -> None:
     """NodeEndpoint, versions 10-13 (flexible)."""
     out += _S_i.pack(o.node_id)
-    _b50 = o.host.encode()
-    _n51 = len(_b50) + 1
-    if _n51 < 128:
-        out.append(_n51)
+    _b54 = o.host.encode()
+    _n55 = len(_b54) + 1
+    if _n55 < 128:
+        out.append(_n55)
     else:
-        write_uvarint(out, _n51)
-    out += _b50
+        write_uvarint(out, _n55)
+    out += _b54
     out += _S_i.pack(o.port)
     if o.rack is None:
         out.append(0)
     else:
-        _b52 = o.rack.encode()
-        _n53 = len(_b52) + 1
-        if _n53 < 128:
-            out.append(_n53)
+        _b56 = o.rack.encode()
+        _n57 = len(_b56) + 1
+        if _n57 < 128:
+            out.append(_n57)
         else:
-            write_uvarint(out, _n53)
-        out += _b52
+            write_uvarint(out, _n57)
+        out += _b56
     out.append(0)  # no tagged fields
 
 
@@ -762,43 +777,39 @@ def _encode_LeaderIdAndEpoch_v10(o: LeaderIdAndEpoch, out: bytearray) -> None:
 
 def _decode_BatchIndexAndErrorMessage_v8(data: bytes, pos: int) -> tuple[BatchIndexAndErrorMessage, int]:
     """BatchIndexAndErrorMessage, version 8."""
-    f_batch_index, _n54 = _S_ih.unpack_from(data, pos)
+    f_batch_index, _n58 = _S_ih.unpack_from(data, pos)
     pos += 6
-    if _n54 < 0:
+    if _n58 < 0:
         f_batch_index_error_message = None
-        if _n54 != -1:
-            raise InvalidValueError("BatchIndexErrorMessage: length " + str(_n54))
+        if _n58 != -1:
+            raise InvalidValueError("BatchIndexErrorMessage: length " + str(_n58))
     else:
-        f_batch_index_error_message = data[pos : pos + _n54].decode()
-        pos += _n54
+        f_batch_index_error_message = data[pos : pos + _n58].decode()
+        pos += _n58
     return BatchIndexAndErrorMessage(f_batch_index, f_batch_index_error_message), pos
 
 
 def _encode_BatchIndexAndErrorMessage_v8(o: BatchIndexAndErrorMessage, out: bytearray) -> None:
     """BatchIndexAndErrorMessage, version 8."""
-    _b55 = None if o.batch_index_error_message is None else o.batch_index_error_message.encode()
-    out += _S_ih.pack(o.batch_index, -1 if _b55 is None else len(_b55))
-    if _b55 is not None:
-        out += _b55
+    _b59 = None if o.batch_index_error_message is None else o.batch_index_error_message.encode()
+    out += _S_ih.pack(o.batch_index, -1 if _b59 is None else len(_b59))
+    if _b59 is not None:
+        out += _b59
 
 
 def _decode_BatchIndexAndErrorMessage_v9(data: bytes, pos: int) -> tuple[BatchIndexAndErrorMessage, int]:
     """BatchIndexAndErrorMessage, versions 9-13 (flexible)."""
     (f_batch_index,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n56 = data[pos]
-    if _n56 < 128:
+    _n60 = data[pos]
+    if 0 < _n60 < 128:
+        f_batch_index_error_message = data[pos + 1 : pos + _n60].decode()
+        pos += _n60
+    elif _n60 == 0:
+        f_batch_index_error_message = None
         pos += 1
     else:
-        _n56, pos = read_uvarint(data, pos)
-    _n56 -= 1
-    if _n56 < 0:
-        f_batch_index_error_message = None
-        if _n56 != -1:
-            raise InvalidValueError("BatchIndexErrorMessage: length " + str(_n56))
-    else:
-        f_batch_index_error_message = data[pos : pos + _n56].decode()
-        pos += _n56
+        f_batch_index_error_message, pos = read_compact_nullable_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -812,13 +823,13 @@ def _encode_BatchIndexAndErrorMessage_v9(o: BatchIndexAndErrorMessage, out: byte
     if o.batch_index_error_message is None:
         out.append(0)
     else:
-        _b57 = o.batch_index_error_message.encode()
-        _n58 = len(_b57) + 1
-        if _n58 < 128:
-            out.append(_n58)
+        _b61 = o.batch_index_error_message.encode()
+        _n62 = len(_b61) + 1
+        if _n62 < 128:
+            out.append(_n62)
         else:
-            write_uvarint(out, _n58)
-        out += _b57
+            write_uvarint(out, _n62)
+        out += _b61
     out.append(0)  # no tagged fields
 
 
@@ -875,35 +886,35 @@ def _encode_PartitionProduceResponse_v5(o: PartitionProduceResponse, out: bytear
 
 def _decode_PartitionProduceResponse_v8(data: bytes, pos: int) -> tuple[PartitionProduceResponse, int]:
     """PartitionProduceResponse, version 8."""
-    f_index, f_error_code, f_base_offset, f_log_append_time_ms, f_log_start_offset, _n59 = (
+    f_index, f_error_code, f_base_offset, f_log_append_time_ms, f_log_start_offset, _n63 = (
         _S_ihqqqi.unpack_from(data, pos)
     )
     pos += 34
-    if _n59 < 0:
+    if _n63 < 0:
         raise InvalidValueError("RecordErrors: null or negative length")
-    if _n59 > len(data) - pos:
-        raise TruncatedError("RecordErrors: " + str(_n59) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n63 > len(data) - pos:
+        raise TruncatedError("RecordErrors: " + str(_n63) + " elements in " + str(len(data) - pos) + " bytes")
     f_record_errors = []
-    for _ in range(_n59):
-        _m60_batch_index, _n61 = _S_ih.unpack_from(data, pos)
+    for _ in range(_n63):
+        _m64_batch_index, _n65 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n61 < 0:
-            _m60_batch_index_error_message = None
-            if _n61 != -1:
-                raise InvalidValueError("BatchIndexErrorMessage: length " + str(_n61))
+        if _n65 < 0:
+            _m64_batch_index_error_message = None
+            if _n65 != -1:
+                raise InvalidValueError("BatchIndexErrorMessage: length " + str(_n65))
         else:
-            _m60_batch_index_error_message = data[pos : pos + _n61].decode()
-            pos += _n61
-        f_record_errors.append(BatchIndexAndErrorMessage(_m60_batch_index, _m60_batch_index_error_message))
-    (_n62,) = _S_h.unpack_from(data, pos)
+            _m64_batch_index_error_message = data[pos : pos + _n65].decode()
+            pos += _n65
+        f_record_errors.append(BatchIndexAndErrorMessage(_m64_batch_index, _m64_batch_index_error_message))
+    (_n66,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n62 < 0:
+    if _n66 < 0:
         f_error_message = None
-        if _n62 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n62))
+        if _n66 != -1:
+            raise InvalidValueError("ErrorMessage: length " + str(_n66))
     else:
-        f_error_message = data[pos : pos + _n62].decode()
-        pos += _n62
+        f_error_message = data[pos : pos + _n66].decode()
+        pos += _n66
     return PartitionProduceResponse(
         f_index,
         f_error_code,
@@ -918,19 +929,19 @@ def _decode_PartitionProduceResponse_v8(data: bytes, pos: int) -> tuple[Partitio
 
 def _encode_PartitionProduceResponse_v8(o: PartitionProduceResponse, out: bytearray) -> None:
     """PartitionProduceResponse, version 8."""
-    _a63 = o.record_errors
+    _a67 = o.record_errors
     out += _S_ihqqqi.pack(
-        o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset, len(_a63)
+        o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset, len(_a67)
     )
-    for _e64 in _a63:
-        _b65 = None if _e64.batch_index_error_message is None else _e64.batch_index_error_message.encode()
-        out += _S_ih.pack(_e64.batch_index, -1 if _b65 is None else len(_b65))
-        if _b65 is not None:
-            out += _b65
-    _b66 = None if o.error_message is None else o.error_message.encode()
-    out += _S_h.pack(-1 if _b66 is None else len(_b66))
-    if _b66 is not None:
-        out += _b66
+    for _e68 in _a67:
+        _b69 = None if _e68.batch_index_error_message is None else _e68.batch_index_error_message.encode()
+        out += _S_ih.pack(_e68.batch_index, -1 if _b69 is None else len(_b69))
+        if _b69 is not None:
+            out += _b69
+    _b70 = None if o.error_message is None else o.error_message.encode()
+    out += _S_h.pack(-1 if _b70 is None else len(_b70))
+    if _b70 is not None:
+        out += _b70
 
 
 def _decode_PartitionProduceResponse_v9(data: bytes, pos: int) -> tuple[PartitionProduceResponse, int]:
@@ -939,51 +950,43 @@ def _decode_PartitionProduceResponse_v9(data: bytes, pos: int) -> tuple[Partitio
         data, pos
     )
     pos += 30
-    _n67 = data[pos]
-    if _n67 < 128:
+    _n71 = data[pos]
+    if _n71 < 128:
         pos += 1
     else:
-        _n67, pos = read_uvarint(data, pos)
-    _n67 -= 1
-    if _n67 < 0:
+        _n71, pos = read_uvarint(data, pos)
+    _n71 -= 1
+    if _n71 < 0:
         raise InvalidValueError("RecordErrors: null or negative length")
-    if _n67 > len(data) - pos:
-        raise TruncatedError("RecordErrors: " + str(_n67) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n71 > len(data) - pos:
+        raise TruncatedError("RecordErrors: " + str(_n71) + " elements in " + str(len(data) - pos) + " bytes")
     f_record_errors = []
-    for _ in range(_n67):
-        (_m68_batch_index,) = _S_i.unpack_from(data, pos)
+    for _ in range(_n71):
+        (_m72_batch_index,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n69 = data[pos]
-        if _n69 < 128:
+        _n73 = data[pos]
+        if 0 < _n73 < 128:
+            _m72_batch_index_error_message = data[pos + 1 : pos + _n73].decode()
+            pos += _n73
+        elif _n73 == 0:
+            _m72_batch_index_error_message = None
             pos += 1
         else:
-            _n69, pos = read_uvarint(data, pos)
-        _n69 -= 1
-        if _n69 < 0:
-            _m68_batch_index_error_message = None
-            if _n69 != -1:
-                raise InvalidValueError("BatchIndexErrorMessage: length " + str(_n69))
-        else:
-            _m68_batch_index_error_message = data[pos : pos + _n69].decode()
-            pos += _n69
+            _m72_batch_index_error_message, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_record_errors.append(BatchIndexAndErrorMessage(_m68_batch_index, _m68_batch_index_error_message))
-    _n70 = data[pos]
-    if _n70 < 128:
+        f_record_errors.append(BatchIndexAndErrorMessage(_m72_batch_index, _m72_batch_index_error_message))
+    _n74 = data[pos]
+    if 0 < _n74 < 128:
+        f_error_message = data[pos + 1 : pos + _n74].decode()
+        pos += _n74
+    elif _n74 == 0:
+        f_error_message = None
         pos += 1
     else:
-        _n70, pos = read_uvarint(data, pos)
-    _n70 -= 1
-    if _n70 < 0:
-        f_error_message = None
-        if _n70 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n70))
-    else:
-        f_error_message = data[pos : pos + _n70].decode()
-        pos += _n70
+        f_error_message, pos = read_compact_nullable_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1003,31 +1006,35 @@ def _decode_PartitionProduceResponse_v9(data: bytes, pos: int) -> tuple[Partitio
 def _encode_PartitionProduceResponse_v9(o: PartitionProduceResponse, out: bytearray) -> None:
     """PartitionProduceResponse, version 9 (flexible)."""
     out += _S_ihqqq.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset)
-    _a71 = o.record_errors
-    write_uvarint(out, len(_a71) + 1)
-    for _e72 in _a71:
-        out += _S_i.pack(_e72.batch_index)
-        if _e72.batch_index_error_message is None:
+    _a75 = o.record_errors
+    _n76 = len(_a75) + 1
+    if _n76 < 128:
+        out.append(_n76)
+    else:
+        write_uvarint(out, _n76)
+    for _e77 in _a75:
+        out += _S_i.pack(_e77.batch_index)
+        if _e77.batch_index_error_message is None:
             out.append(0)
         else:
-            _b73 = _e72.batch_index_error_message.encode()
-            _n74 = len(_b73) + 1
-            if _n74 < 128:
-                out.append(_n74)
+            _b78 = _e77.batch_index_error_message.encode()
+            _n79 = len(_b78) + 1
+            if _n79 < 128:
+                out.append(_n79)
             else:
-                write_uvarint(out, _n74)
-            out += _b73
+                write_uvarint(out, _n79)
+            out += _b78
         out.append(0)  # no tagged fields
     if o.error_message is None:
         out.append(0)
     else:
-        _b75 = o.error_message.encode()
-        _n76 = len(_b75) + 1
-        if _n76 < 128:
-            out.append(_n76)
+        _b80 = o.error_message.encode()
+        _n81 = len(_b80) + 1
+        if _n81 < 128:
+            out.append(_n81)
         else:
-            write_uvarint(out, _n76)
-        out += _b75
+            write_uvarint(out, _n81)
+        out += _b80
     out.append(0)  # no tagged fields
 
 
@@ -1037,63 +1044,55 @@ def _decode_PartitionProduceResponse_v10(data: bytes, pos: int) -> tuple[Partiti
         data, pos
     )
     pos += 30
-    _n77 = data[pos]
-    if _n77 < 128:
+    _n82 = data[pos]
+    if _n82 < 128:
         pos += 1
     else:
-        _n77, pos = read_uvarint(data, pos)
-    _n77 -= 1
-    if _n77 < 0:
+        _n82, pos = read_uvarint(data, pos)
+    _n82 -= 1
+    if _n82 < 0:
         raise InvalidValueError("RecordErrors: null or negative length")
-    if _n77 > len(data) - pos:
-        raise TruncatedError("RecordErrors: " + str(_n77) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n82 > len(data) - pos:
+        raise TruncatedError("RecordErrors: " + str(_n82) + " elements in " + str(len(data) - pos) + " bytes")
     f_record_errors = []
-    for _ in range(_n77):
-        (_m78_batch_index,) = _S_i.unpack_from(data, pos)
+    for _ in range(_n82):
+        (_m83_batch_index,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n79 = data[pos]
-        if _n79 < 128:
+        _n84 = data[pos]
+        if 0 < _n84 < 128:
+            _m83_batch_index_error_message = data[pos + 1 : pos + _n84].decode()
+            pos += _n84
+        elif _n84 == 0:
+            _m83_batch_index_error_message = None
             pos += 1
         else:
-            _n79, pos = read_uvarint(data, pos)
-        _n79 -= 1
-        if _n79 < 0:
-            _m78_batch_index_error_message = None
-            if _n79 != -1:
-                raise InvalidValueError("BatchIndexErrorMessage: length " + str(_n79))
-        else:
-            _m78_batch_index_error_message = data[pos : pos + _n79].decode()
-            pos += _n79
+            _m83_batch_index_error_message, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_record_errors.append(BatchIndexAndErrorMessage(_m78_batch_index, _m78_batch_index_error_message))
-    _n80 = data[pos]
-    if _n80 < 128:
+        f_record_errors.append(BatchIndexAndErrorMessage(_m83_batch_index, _m83_batch_index_error_message))
+    _n85 = data[pos]
+    if 0 < _n85 < 128:
+        f_error_message = data[pos + 1 : pos + _n85].decode()
+        pos += _n85
+    elif _n85 == 0:
+        f_error_message = None
         pos += 1
     else:
-        _n80, pos = read_uvarint(data, pos)
-    _n80 -= 1
-    if _n80 < 0:
-        f_error_message = None
-        if _n80 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n80))
-    else:
-        f_error_message = data[pos : pos + _n80].decode()
-        pos += _n80
+        f_error_message, pos = read_compact_nullable_string(data, pos)
     f_current_leader: LeaderIdAndEpoch = LeaderIdAndEpoch()
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
-        _nt81, pos = read_uvarint(data, pos)
-        for _ in range(_nt81):
-            _tag82, pos = read_uvarint(data, pos)
-            _end83, pos = read_uvarint(data, pos)
-            _end83 += pos
-            if _tag82 == 0:
+        _nt86, pos = read_uvarint(data, pos)
+        for _ in range(_nt86):
+            _tag87, pos = read_uvarint(data, pos)
+            _end88, pos = read_uvarint(data, pos)
+            _end88 += pos
+            if _tag87 == 0:
                 f_current_leader, pos = _decode_LeaderIdAndEpoch_v10(data, pos)
-            pos = _end83  # unknown tags are skipped (KIP-482)
+            pos = _end88  # unknown tags are skipped (KIP-482)
     return PartitionProduceResponse(
         f_index,
         f_error_code,
@@ -1109,85 +1108,50 @@ def _decode_PartitionProduceResponse_v10(data: bytes, pos: int) -> tuple[Partiti
 def _encode_PartitionProduceResponse_v10(o: PartitionProduceResponse, out: bytearray) -> None:
     """PartitionProduceResponse, versions 10-13 (flexible)."""
     out += _S_ihqqq.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset)
-    _a84 = o.record_errors
-    write_uvarint(out, len(_a84) + 1)
-    for _e85 in _a84:
-        out += _S_i.pack(_e85.batch_index)
-        if _e85.batch_index_error_message is None:
+    _a89 = o.record_errors
+    _n90 = len(_a89) + 1
+    if _n90 < 128:
+        out.append(_n90)
+    else:
+        write_uvarint(out, _n90)
+    for _e91 in _a89:
+        out += _S_i.pack(_e91.batch_index)
+        if _e91.batch_index_error_message is None:
             out.append(0)
         else:
-            _b86 = _e85.batch_index_error_message.encode()
-            _n87 = len(_b86) + 1
-            if _n87 < 128:
-                out.append(_n87)
+            _b92 = _e91.batch_index_error_message.encode()
+            _n93 = len(_b92) + 1
+            if _n93 < 128:
+                out.append(_n93)
             else:
-                write_uvarint(out, _n87)
-            out += _b86
+                write_uvarint(out, _n93)
+            out += _b92
         out.append(0)  # no tagged fields
     if o.error_message is None:
         out.append(0)
     else:
-        _b88 = o.error_message.encode()
-        _n89 = len(_b88) + 1
-        if _n89 < 128:
-            out.append(_n89)
+        _b94 = o.error_message.encode()
+        _n95 = len(_b94) + 1
+        if _n95 < 128:
+            out.append(_n95)
         else:
-            write_uvarint(out, _n89)
-        out += _b88
-    _nt90 = o.current_leader != LeaderIdAndEpoch()
-    if _nt90 == 0:
+            write_uvarint(out, _n95)
+        out += _b94
+    _nt96 = o.current_leader != LeaderIdAndEpoch()
+    if _nt96 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt90)
+        write_uvarint(out, _nt96)
         if o.current_leader != LeaderIdAndEpoch():
             write_uvarint(out, 0)
-            _t91 = bytearray()
-            _encode_LeaderIdAndEpoch_v10(o.current_leader, _t91)
-            write_uvarint(out, len(_t91))
-            out += _t91
+            _t97 = bytearray()
+            _encode_LeaderIdAndEpoch_v10(o.current_leader, _t97)
+            write_uvarint(out, len(_t97))
+            out += _t97
 
 
 def _decode_TopicProduceResponse_v0(data: bytes, pos: int) -> tuple[TopicProduceResponse, int]:
     """TopicProduceResponse, versions 0-1."""
-    (_n92,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if _n92 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n92].decode()
-    pos += _n92
-    (_n93,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    if _n93 < 0:
-        raise InvalidValueError("PartitionResponses: null or negative length")
-    if _n93 > len(data) - pos:
-        raise TruncatedError(
-            "PartitionResponses: " + str(_n93) + " elements in " + str(len(data) - pos) + " bytes"
-        )
-    f_partition_responses = []
-    for _ in range(_n93):
-        _m94_index, _m94_error_code, _m94_base_offset = _S_ihq.unpack_from(data, pos)
-        pos += 14
-        f_partition_responses.append(
-            PartitionProduceResponse(
-                _m94_index, _m94_error_code, _m94_base_offset, -1, -1, [], None, LeaderIdAndEpoch()
-            )
-        )
-    return TopicProduceResponse(f_name, ZERO_UUID, f_partition_responses), pos
-
-
-def _encode_TopicProduceResponse_v0(o: TopicProduceResponse, out: bytearray) -> None:
-    """TopicProduceResponse, versions 0-1."""
-    _b95 = o.name.encode()
-    out += _S_h.pack(len(_b95))
-    out += _b95
-    _a96 = o.partition_responses
-    out += _S_i.pack(len(_a96))
-    for _e97 in _a96:
-        out += _S_ihq.pack(_e97.index, _e97.error_code, _e97.base_offset)
-
-
-def _decode_TopicProduceResponse_v2(data: bytes, pos: int) -> tuple[TopicProduceResponse, int]:
-    """TopicProduceResponse, versions 2-4."""
     (_n98,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n98 < 0:
@@ -1204,38 +1168,29 @@ def _decode_TopicProduceResponse_v2(data: bytes, pos: int) -> tuple[TopicProduce
         )
     f_partition_responses = []
     for _ in range(_n99):
-        _m100_index, _m100_error_code, _m100_base_offset, _m100_log_append_time_ms = _S_ihqq.unpack_from(
-            data, pos
-        )
-        pos += 22
+        _m100_index, _m100_error_code, _m100_base_offset = _S_ihq.unpack_from(data, pos)
+        pos += 14
         f_partition_responses.append(
             PartitionProduceResponse(
-                _m100_index,
-                _m100_error_code,
-                _m100_base_offset,
-                _m100_log_append_time_ms,
-                -1,
-                [],
-                None,
-                LeaderIdAndEpoch(),
+                _m100_index, _m100_error_code, _m100_base_offset, -1, -1, [], None, LeaderIdAndEpoch()
             )
         )
     return TopicProduceResponse(f_name, ZERO_UUID, f_partition_responses), pos
 
 
-def _encode_TopicProduceResponse_v2(o: TopicProduceResponse, out: bytearray) -> None:
-    """TopicProduceResponse, versions 2-4."""
+def _encode_TopicProduceResponse_v0(o: TopicProduceResponse, out: bytearray) -> None:
+    """TopicProduceResponse, versions 0-1."""
     _b101 = o.name.encode()
     out += _S_h.pack(len(_b101))
     out += _b101
     _a102 = o.partition_responses
     out += _S_i.pack(len(_a102))
     for _e103 in _a102:
-        out += _S_ihqq.pack(_e103.index, _e103.error_code, _e103.base_offset, _e103.log_append_time_ms)
+        out += _S_ihq.pack(_e103.index, _e103.error_code, _e103.base_offset)
 
 
-def _decode_TopicProduceResponse_v5(data: bytes, pos: int) -> tuple[TopicProduceResponse, int]:
-    """TopicProduceResponse, versions 5-7."""
+def _decode_TopicProduceResponse_v2(data: bytes, pos: int) -> tuple[TopicProduceResponse, int]:
+    """TopicProduceResponse, versions 2-4."""
     (_n104,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n104 < 0:
@@ -1252,17 +1207,17 @@ def _decode_TopicProduceResponse_v5(data: bytes, pos: int) -> tuple[TopicProduce
         )
     f_partition_responses = []
     for _ in range(_n105):
-        _m106_index, _m106_error_code, _m106_base_offset, _m106_log_append_time_ms, _m106_log_start_offset = (
-            _S_ihqqq.unpack_from(data, pos)
+        _m106_index, _m106_error_code, _m106_base_offset, _m106_log_append_time_ms = _S_ihqq.unpack_from(
+            data, pos
         )
-        pos += 30
+        pos += 22
         f_partition_responses.append(
             PartitionProduceResponse(
                 _m106_index,
                 _m106_error_code,
                 _m106_base_offset,
                 _m106_log_append_time_ms,
-                _m106_log_start_offset,
+                -1,
                 [],
                 None,
                 LeaderIdAndEpoch(),
@@ -1271,21 +1226,19 @@ def _decode_TopicProduceResponse_v5(data: bytes, pos: int) -> tuple[TopicProduce
     return TopicProduceResponse(f_name, ZERO_UUID, f_partition_responses), pos
 
 
-def _encode_TopicProduceResponse_v5(o: TopicProduceResponse, out: bytearray) -> None:
-    """TopicProduceResponse, versions 5-7."""
+def _encode_TopicProduceResponse_v2(o: TopicProduceResponse, out: bytearray) -> None:
+    """TopicProduceResponse, versions 2-4."""
     _b107 = o.name.encode()
     out += _S_h.pack(len(_b107))
     out += _b107
     _a108 = o.partition_responses
     out += _S_i.pack(len(_a108))
     for _e109 in _a108:
-        out += _S_ihqqq.pack(
-            _e109.index, _e109.error_code, _e109.base_offset, _e109.log_append_time_ms, _e109.log_start_offset
-        )
+        out += _S_ihqq.pack(_e109.index, _e109.error_code, _e109.base_offset, _e109.log_append_time_ms)
 
 
-def _decode_TopicProduceResponse_v8(data: bytes, pos: int) -> tuple[TopicProduceResponse, int]:
-    """TopicProduceResponse, version 8."""
+def _decode_TopicProduceResponse_v5(data: bytes, pos: int) -> tuple[TopicProduceResponse, int]:
+    """TopicProduceResponse, versions 5-7."""
     (_n110,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n110 < 0:
@@ -1302,40 +1255,48 @@ def _decode_TopicProduceResponse_v8(data: bytes, pos: int) -> tuple[TopicProduce
         )
     f_partition_responses = []
     for _ in range(_n111):
-        _e112, pos = _decode_PartitionProduceResponse_v8(data, pos)
-        f_partition_responses.append(_e112)
+        _m112_index, _m112_error_code, _m112_base_offset, _m112_log_append_time_ms, _m112_log_start_offset = (
+            _S_ihqqq.unpack_from(data, pos)
+        )
+        pos += 30
+        f_partition_responses.append(
+            PartitionProduceResponse(
+                _m112_index,
+                _m112_error_code,
+                _m112_base_offset,
+                _m112_log_append_time_ms,
+                _m112_log_start_offset,
+                [],
+                None,
+                LeaderIdAndEpoch(),
+            )
+        )
     return TopicProduceResponse(f_name, ZERO_UUID, f_partition_responses), pos
 
 
-def _encode_TopicProduceResponse_v8(o: TopicProduceResponse, out: bytearray) -> None:
-    """TopicProduceResponse, version 8."""
+def _encode_TopicProduceResponse_v5(o: TopicProduceResponse, out: bytearray) -> None:
+    """TopicProduceResponse, versions 5-7."""
     _b113 = o.name.encode()
     out += _S_h.pack(len(_b113))
     out += _b113
     _a114 = o.partition_responses
     out += _S_i.pack(len(_a114))
     for _e115 in _a114:
-        _encode_PartitionProduceResponse_v8(_e115, out)
+        out += _S_ihqqq.pack(
+            _e115.index, _e115.error_code, _e115.base_offset, _e115.log_append_time_ms, _e115.log_start_offset
+        )
 
 
-def _decode_TopicProduceResponse_v9(data: bytes, pos: int) -> tuple[TopicProduceResponse, int]:
-    """TopicProduceResponse, version 9 (flexible)."""
-    _n116 = data[pos]
-    if _n116 < 128:
-        pos += 1
-    else:
-        _n116, pos = read_uvarint(data, pos)
-    _n116 -= 1
+def _decode_TopicProduceResponse_v8(data: bytes, pos: int) -> tuple[TopicProduceResponse, int]:
+    """TopicProduceResponse, version 8."""
+    (_n116,) = _S_h.unpack_from(data, pos)
+    pos += 2
     if _n116 < 0:
         raise InvalidValueError("Name: null or negative length")
     f_name = data[pos : pos + _n116].decode()
     pos += _n116
-    _n117 = data[pos]
-    if _n117 < 128:
-        pos += 1
-    else:
-        _n117, pos = read_uvarint(data, pos)
-    _n117 -= 1
+    (_n117,) = _S_i.unpack_from(data, pos)
+    pos += 4
     if _n117 < 0:
         raise InvalidValueError("PartitionResponses: null or negative length")
     if _n117 > len(data) - pos:
@@ -1344,8 +1305,46 @@ def _decode_TopicProduceResponse_v9(data: bytes, pos: int) -> tuple[TopicProduce
         )
     f_partition_responses = []
     for _ in range(_n117):
-        _e118, pos = _decode_PartitionProduceResponse_v9(data, pos)
+        _e118, pos = _decode_PartitionProduceResponse_v8(data, pos)
         f_partition_responses.append(_e118)
+    return TopicProduceResponse(f_name, ZERO_UUID, f_partition_responses), pos
+
+
+def _encode_TopicProduceResponse_v8(o: TopicProduceResponse, out: bytearray) -> None:
+    """TopicProduceResponse, version 8."""
+    _b119 = o.name.encode()
+    out += _S_h.pack(len(_b119))
+    out += _b119
+    _a120 = o.partition_responses
+    out += _S_i.pack(len(_a120))
+    for _e121 in _a120:
+        _encode_PartitionProduceResponse_v8(_e121, out)
+
+
+def _decode_TopicProduceResponse_v9(data: bytes, pos: int) -> tuple[TopicProduceResponse, int]:
+    """TopicProduceResponse, version 9 (flexible)."""
+    _n122 = data[pos]
+    if 0 < _n122 < 128:
+        f_name = data[pos + 1 : pos + _n122].decode()
+        pos += _n122
+    else:
+        f_name, pos = read_compact_string(data, pos)
+    _n123 = data[pos]
+    if _n123 < 128:
+        pos += 1
+    else:
+        _n123, pos = read_uvarint(data, pos)
+    _n123 -= 1
+    if _n123 < 0:
+        raise InvalidValueError("PartitionResponses: null or negative length")
+    if _n123 > len(data) - pos:
+        raise TruncatedError(
+            "PartitionResponses: " + str(_n123) + " elements in " + str(len(data) - pos) + " bytes"
+        )
+    f_partition_responses = []
+    for _ in range(_n123):
+        _e124, pos = _decode_PartitionProduceResponse_v9(data, pos)
+        f_partition_responses.append(_e124)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1355,76 +1354,32 @@ def _decode_TopicProduceResponse_v9(data: bytes, pos: int) -> tuple[TopicProduce
 
 def _encode_TopicProduceResponse_v9(o: TopicProduceResponse, out: bytearray) -> None:
     """TopicProduceResponse, version 9 (flexible)."""
-    _b119 = o.name.encode()
-    _n120 = len(_b119) + 1
-    if _n120 < 128:
-        out.append(_n120)
+    _b125 = o.name.encode()
+    _n126 = len(_b125) + 1
+    if _n126 < 128:
+        out.append(_n126)
     else:
-        write_uvarint(out, _n120)
-    out += _b119
-    _a121 = o.partition_responses
-    write_uvarint(out, len(_a121) + 1)
-    for _e122 in _a121:
-        _encode_PartitionProduceResponse_v9(_e122, out)
+        write_uvarint(out, _n126)
+    out += _b125
+    _a127 = o.partition_responses
+    _n128 = len(_a127) + 1
+    if _n128 < 128:
+        out.append(_n128)
+    else:
+        write_uvarint(out, _n128)
+    for _e129 in _a127:
+        _encode_PartitionProduceResponse_v9(_e129, out)
     out.append(0)  # no tagged fields
 
 
 def _decode_TopicProduceResponse_v10(data: bytes, pos: int) -> tuple[TopicProduceResponse, int]:
     """TopicProduceResponse, versions 10-12 (flexible)."""
-    _n123 = data[pos]
-    if _n123 < 128:
-        pos += 1
+    _n130 = data[pos]
+    if 0 < _n130 < 128:
+        f_name = data[pos + 1 : pos + _n130].decode()
+        pos += _n130
     else:
-        _n123, pos = read_uvarint(data, pos)
-    _n123 -= 1
-    if _n123 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n123].decode()
-    pos += _n123
-    _n124 = data[pos]
-    if _n124 < 128:
-        pos += 1
-    else:
-        _n124, pos = read_uvarint(data, pos)
-    _n124 -= 1
-    if _n124 < 0:
-        raise InvalidValueError("PartitionResponses: null or negative length")
-    if _n124 > len(data) - pos:
-        raise TruncatedError(
-            "PartitionResponses: " + str(_n124) + " elements in " + str(len(data) - pos) + " bytes"
-        )
-    f_partition_responses = []
-    for _ in range(_n124):
-        _e125, pos = _decode_PartitionProduceResponse_v10(data, pos)
-        f_partition_responses.append(_e125)
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
-    return TopicProduceResponse(f_name, ZERO_UUID, f_partition_responses), pos
-
-
-def _encode_TopicProduceResponse_v10(o: TopicProduceResponse, out: bytearray) -> None:
-    """TopicProduceResponse, versions 10-12 (flexible)."""
-    _b126 = o.name.encode()
-    _n127 = len(_b126) + 1
-    if _n127 < 128:
-        out.append(_n127)
-    else:
-        write_uvarint(out, _n127)
-    out += _b126
-    _a128 = o.partition_responses
-    write_uvarint(out, len(_a128) + 1)
-    for _e129 in _a128:
-        _encode_PartitionProduceResponse_v10(_e129, out)
-    out.append(0)  # no tagged fields
-
-
-def _decode_TopicProduceResponse_v13(data: bytes, pos: int) -> tuple[TopicProduceResponse, int]:
-    """TopicProduceResponse, version 13 (flexible)."""
-    (_r130,) = _S_16s.unpack_from(data, pos)
-    pos += 16
-    f_topic_id = UUID(bytes=_r130)
+        f_name, pos = read_compact_string(data, pos)
     _n131 = data[pos]
     if _n131 < 128:
         pos += 1
@@ -1445,54 +1400,106 @@ def _decode_TopicProduceResponse_v13(data: bytes, pos: int) -> tuple[TopicProduc
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
+    return TopicProduceResponse(f_name, ZERO_UUID, f_partition_responses), pos
+
+
+def _encode_TopicProduceResponse_v10(o: TopicProduceResponse, out: bytearray) -> None:
+    """TopicProduceResponse, versions 10-12 (flexible)."""
+    _b133 = o.name.encode()
+    _n134 = len(_b133) + 1
+    if _n134 < 128:
+        out.append(_n134)
+    else:
+        write_uvarint(out, _n134)
+    out += _b133
+    _a135 = o.partition_responses
+    _n136 = len(_a135) + 1
+    if _n136 < 128:
+        out.append(_n136)
+    else:
+        write_uvarint(out, _n136)
+    for _e137 in _a135:
+        _encode_PartitionProduceResponse_v10(_e137, out)
+    out.append(0)  # no tagged fields
+
+
+def _decode_TopicProduceResponse_v13(data: bytes, pos: int) -> tuple[TopicProduceResponse, int]:
+    """TopicProduceResponse, version 13 (flexible)."""
+    (_r138,) = _S_16s.unpack_from(data, pos)
+    pos += 16
+    f_topic_id = UUID(bytes=_r138)
+    _n139 = data[pos]
+    if _n139 < 128:
+        pos += 1
+    else:
+        _n139, pos = read_uvarint(data, pos)
+    _n139 -= 1
+    if _n139 < 0:
+        raise InvalidValueError("PartitionResponses: null or negative length")
+    if _n139 > len(data) - pos:
+        raise TruncatedError(
+            "PartitionResponses: " + str(_n139) + " elements in " + str(len(data) - pos) + " bytes"
+        )
+    f_partition_responses = []
+    for _ in range(_n139):
+        _e140, pos = _decode_PartitionProduceResponse_v10(data, pos)
+        f_partition_responses.append(_e140)
+    if data[pos] == 0:  # no tagged fields: the common case
+        pos += 1
+    else:
+        pos = skip_tagged_fields(data, pos)
     return TopicProduceResponse("", f_topic_id, f_partition_responses), pos
 
 
 def _encode_TopicProduceResponse_v13(o: TopicProduceResponse, out: bytearray) -> None:
     """TopicProduceResponse, version 13 (flexible)."""
     out += _S_16s.pack(o.topic_id.bytes)
-    _a133 = o.partition_responses
-    write_uvarint(out, len(_a133) + 1)
-    for _e134 in _a133:
-        _encode_PartitionProduceResponse_v10(_e134, out)
+    _a141 = o.partition_responses
+    _n142 = len(_a141) + 1
+    if _n142 < 128:
+        out.append(_n142)
+    else:
+        write_uvarint(out, _n142)
+    for _e143 in _a141:
+        _encode_PartitionProduceResponse_v10(_e143, out)
     out.append(0)  # no tagged fields
 
 
 def _decode_ProduceResponse_v0(data: bytes, pos: int) -> tuple[ProduceResponse, int]:
     """ProduceResponse, version 0."""
-    (_n135,) = _S_i.unpack_from(data, pos)
+    (_n144,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n135 < 0:
+    if _n144 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n135 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n135) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n144 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n144) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
-    for _ in range(_n135):
-        _e136, pos = _decode_TopicProduceResponse_v0(data, pos)
-        f_responses.append(_e136)
+    for _ in range(_n144):
+        _e145, pos = _decode_TopicProduceResponse_v0(data, pos)
+        f_responses.append(_e145)
     return ProduceResponse(f_responses, 0, []), pos
 
 
 def _encode_ProduceResponse_v0(o: ProduceResponse, out: bytearray) -> None:
     """ProduceResponse, version 0."""
-    _a137 = o.responses
-    out += _S_i.pack(len(_a137))
-    for _e138 in _a137:
-        _encode_TopicProduceResponse_v0(_e138, out)
+    _a146 = o.responses
+    out += _S_i.pack(len(_a146))
+    for _e147 in _a146:
+        _encode_TopicProduceResponse_v0(_e147, out)
 
 
 def _decode_ProduceResponse_v1(data: bytes, pos: int) -> tuple[ProduceResponse, int]:
     """ProduceResponse, version 1."""
-    (_n139,) = _S_i.unpack_from(data, pos)
+    (_n148,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n139 < 0:
+    if _n148 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n139 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n139) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n148 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n148) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
-    for _ in range(_n139):
-        _e140, pos = _decode_TopicProduceResponse_v0(data, pos)
-        f_responses.append(_e140)
+    for _ in range(_n148):
+        _e149, pos = _decode_TopicProduceResponse_v0(data, pos)
+        f_responses.append(_e149)
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
     return ProduceResponse(f_responses, f_throttle_time_ms, []), pos
@@ -1500,25 +1507,25 @@ def _decode_ProduceResponse_v1(data: bytes, pos: int) -> tuple[ProduceResponse, 
 
 def _encode_ProduceResponse_v1(o: ProduceResponse, out: bytearray) -> None:
     """ProduceResponse, version 1."""
-    _a141 = o.responses
-    out += _S_i.pack(len(_a141))
-    for _e142 in _a141:
-        _encode_TopicProduceResponse_v0(_e142, out)
+    _a150 = o.responses
+    out += _S_i.pack(len(_a150))
+    for _e151 in _a150:
+        _encode_TopicProduceResponse_v0(_e151, out)
     out += _S_i.pack(o.throttle_time_ms)
 
 
 def _decode_ProduceResponse_v2(data: bytes, pos: int) -> tuple[ProduceResponse, int]:
     """ProduceResponse, versions 2-4."""
-    (_n143,) = _S_i.unpack_from(data, pos)
+    (_n152,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n143 < 0:
+    if _n152 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n143 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n143) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n152 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n152) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
-    for _ in range(_n143):
-        _e144, pos = _decode_TopicProduceResponse_v2(data, pos)
-        f_responses.append(_e144)
+    for _ in range(_n152):
+        _e153, pos = _decode_TopicProduceResponse_v2(data, pos)
+        f_responses.append(_e153)
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
     return ProduceResponse(f_responses, f_throttle_time_ms, []), pos
@@ -1526,25 +1533,25 @@ def _decode_ProduceResponse_v2(data: bytes, pos: int) -> tuple[ProduceResponse, 
 
 def _encode_ProduceResponse_v2(o: ProduceResponse, out: bytearray) -> None:
     """ProduceResponse, versions 2-4."""
-    _a145 = o.responses
-    out += _S_i.pack(len(_a145))
-    for _e146 in _a145:
-        _encode_TopicProduceResponse_v2(_e146, out)
+    _a154 = o.responses
+    out += _S_i.pack(len(_a154))
+    for _e155 in _a154:
+        _encode_TopicProduceResponse_v2(_e155, out)
     out += _S_i.pack(o.throttle_time_ms)
 
 
 def _decode_ProduceResponse_v5(data: bytes, pos: int) -> tuple[ProduceResponse, int]:
     """ProduceResponse, versions 5-7."""
-    (_n147,) = _S_i.unpack_from(data, pos)
+    (_n156,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n147 < 0:
+    if _n156 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n147 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n147) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n156 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n156) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
-    for _ in range(_n147):
-        _e148, pos = _decode_TopicProduceResponse_v5(data, pos)
-        f_responses.append(_e148)
+    for _ in range(_n156):
+        _e157, pos = _decode_TopicProduceResponse_v5(data, pos)
+        f_responses.append(_e157)
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
     return ProduceResponse(f_responses, f_throttle_time_ms, []), pos
@@ -1552,25 +1559,25 @@ def _decode_ProduceResponse_v5(data: bytes, pos: int) -> tuple[ProduceResponse, 
 
 def _encode_ProduceResponse_v5(o: ProduceResponse, out: bytearray) -> None:
     """ProduceResponse, versions 5-7."""
-    _a149 = o.responses
-    out += _S_i.pack(len(_a149))
-    for _e150 in _a149:
-        _encode_TopicProduceResponse_v5(_e150, out)
+    _a158 = o.responses
+    out += _S_i.pack(len(_a158))
+    for _e159 in _a158:
+        _encode_TopicProduceResponse_v5(_e159, out)
     out += _S_i.pack(o.throttle_time_ms)
 
 
 def _decode_ProduceResponse_v8(data: bytes, pos: int) -> tuple[ProduceResponse, int]:
     """ProduceResponse, version 8."""
-    (_n151,) = _S_i.unpack_from(data, pos)
+    (_n160,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n151 < 0:
+    if _n160 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n151 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n151) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n160 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n160) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
-    for _ in range(_n151):
-        _e152, pos = _decode_TopicProduceResponse_v8(data, pos)
-        f_responses.append(_e152)
+    for _ in range(_n160):
+        _e161, pos = _decode_TopicProduceResponse_v8(data, pos)
+        f_responses.append(_e161)
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
     return ProduceResponse(f_responses, f_throttle_time_ms, []), pos
@@ -1578,29 +1585,29 @@ def _decode_ProduceResponse_v8(data: bytes, pos: int) -> tuple[ProduceResponse, 
 
 def _encode_ProduceResponse_v8(o: ProduceResponse, out: bytearray) -> None:
     """ProduceResponse, version 8."""
-    _a153 = o.responses
-    out += _S_i.pack(len(_a153))
-    for _e154 in _a153:
-        _encode_TopicProduceResponse_v8(_e154, out)
+    _a162 = o.responses
+    out += _S_i.pack(len(_a162))
+    for _e163 in _a162:
+        _encode_TopicProduceResponse_v8(_e163, out)
     out += _S_i.pack(o.throttle_time_ms)
 
 
 def _decode_ProduceResponse_v9(data: bytes, pos: int) -> tuple[ProduceResponse, int]:
     """ProduceResponse, version 9 (flexible)."""
-    _n155 = data[pos]
-    if _n155 < 128:
+    _n164 = data[pos]
+    if _n164 < 128:
         pos += 1
     else:
-        _n155, pos = read_uvarint(data, pos)
-    _n155 -= 1
-    if _n155 < 0:
+        _n164, pos = read_uvarint(data, pos)
+    _n164 -= 1
+    if _n164 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n155 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n155) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n164 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n164) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
-    for _ in range(_n155):
-        _e156, pos = _decode_TopicProduceResponse_v9(data, pos)
-        f_responses.append(_e156)
+    for _ in range(_n164):
+        _e165, pos = _decode_TopicProduceResponse_v9(data, pos)
+        f_responses.append(_e165)
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
     if data[pos] == 0:  # no tagged fields: the common case
@@ -1612,214 +1619,218 @@ def _decode_ProduceResponse_v9(data: bytes, pos: int) -> tuple[ProduceResponse, 
 
 def _encode_ProduceResponse_v9(o: ProduceResponse, out: bytearray) -> None:
     """ProduceResponse, version 9 (flexible)."""
-    _a157 = o.responses
-    write_uvarint(out, len(_a157) + 1)
-    for _e158 in _a157:
-        _encode_TopicProduceResponse_v9(_e158, out)
+    _a166 = o.responses
+    _n167 = len(_a166) + 1
+    if _n167 < 128:
+        out.append(_n167)
+    else:
+        write_uvarint(out, _n167)
+    for _e168 in _a166:
+        _encode_TopicProduceResponse_v9(_e168, out)
     out += _S_i.pack(o.throttle_time_ms)
     out.append(0)  # no tagged fields
 
 
 def _decode_ProduceResponse_v10(data: bytes, pos: int) -> tuple[ProduceResponse, int]:
     """ProduceResponse, versions 10-12 (flexible)."""
-    _n159 = data[pos]
-    if _n159 < 128:
+    _n169 = data[pos]
+    if _n169 < 128:
         pos += 1
     else:
-        _n159, pos = read_uvarint(data, pos)
-    _n159 -= 1
-    if _n159 < 0:
+        _n169, pos = read_uvarint(data, pos)
+    _n169 -= 1
+    if _n169 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n159 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n159) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n169 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n169) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
-    for _ in range(_n159):
-        _e160, pos = _decode_TopicProduceResponse_v10(data, pos)
-        f_responses.append(_e160)
+    for _ in range(_n169):
+        _e170, pos = _decode_TopicProduceResponse_v10(data, pos)
+        f_responses.append(_e170)
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
     f_node_endpoints: list[NodeEndpoint] = []
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
-        _nt161, pos = read_uvarint(data, pos)
-        for _ in range(_nt161):
-            _tag162, pos = read_uvarint(data, pos)
-            _end163, pos = read_uvarint(data, pos)
-            _end163 += pos
-            if _tag162 == 0:
-                _n164 = data[pos]
-                if _n164 < 128:
+        _nt171, pos = read_uvarint(data, pos)
+        for _ in range(_nt171):
+            _tag172, pos = read_uvarint(data, pos)
+            _end173, pos = read_uvarint(data, pos)
+            _end173 += pos
+            if _tag172 == 0:
+                _n174 = data[pos]
+                if _n174 < 128:
                     pos += 1
                 else:
-                    _n164, pos = read_uvarint(data, pos)
-                _n164 -= 1
-                if _n164 < 0:
+                    _n174, pos = read_uvarint(data, pos)
+                _n174 -= 1
+                if _n174 < 0:
                     raise InvalidValueError("NodeEndpoints: null or negative length")
-                if _n164 > len(data) - pos:
+                if _n174 > len(data) - pos:
                     raise TruncatedError(
-                        "NodeEndpoints: " + str(_n164) + " elements in " + str(len(data) - pos) + " bytes"
+                        "NodeEndpoints: " + str(_n174) + " elements in " + str(len(data) - pos) + " bytes"
                     )
                 f_node_endpoints = []
-                for _ in range(_n164):
-                    (_m165_node_id,) = _S_i.unpack_from(data, pos)
+                for _ in range(_n174):
+                    (_m175_node_id,) = _S_i.unpack_from(data, pos)
                     pos += 4
-                    _n166 = data[pos]
-                    if _n166 < 128:
+                    _n176 = data[pos]
+                    if 0 < _n176 < 128:
+                        _m175_host = data[pos + 1 : pos + _n176].decode()
+                        pos += _n176
+                    else:
+                        _m175_host, pos = read_compact_string(data, pos)
+                    (_m175_port,) = _S_i.unpack_from(data, pos)
+                    pos += 4
+                    _n177 = data[pos]
+                    if 0 < _n177 < 128:
+                        _m175_rack = data[pos + 1 : pos + _n177].decode()
+                        pos += _n177
+                    elif _n177 == 0:
+                        _m175_rack = None
                         pos += 1
                     else:
-                        _n166, pos = read_uvarint(data, pos)
-                    _n166 -= 1
-                    if _n166 < 0:
-                        raise InvalidValueError("Host: null or negative length")
-                    _m165_host = data[pos : pos + _n166].decode()
-                    pos += _n166
-                    (_m165_port,) = _S_i.unpack_from(data, pos)
-                    pos += 4
-                    _n167 = data[pos]
-                    if _n167 < 128:
-                        pos += 1
-                    else:
-                        _n167, pos = read_uvarint(data, pos)
-                    _n167 -= 1
-                    if _n167 < 0:
-                        _m165_rack = None
-                        if _n167 != -1:
-                            raise InvalidValueError("Rack: length " + str(_n167))
-                    else:
-                        _m165_rack = data[pos : pos + _n167].decode()
-                        pos += _n167
+                        _m175_rack, pos = read_compact_nullable_string(data, pos)
                     if data[pos] == 0:  # no tagged fields: the common case
                         pos += 1
                     else:
                         pos = skip_tagged_fields(data, pos)
-                    f_node_endpoints.append(NodeEndpoint(_m165_node_id, _m165_host, _m165_port, _m165_rack))
-            pos = _end163  # unknown tags are skipped (KIP-482)
+                    f_node_endpoints.append(NodeEndpoint(_m175_node_id, _m175_host, _m175_port, _m175_rack))
+            pos = _end173  # unknown tags are skipped (KIP-482)
     return ProduceResponse(f_responses, f_throttle_time_ms, f_node_endpoints), pos
 
 
 def _encode_ProduceResponse_v10(o: ProduceResponse, out: bytearray) -> None:
     """ProduceResponse, versions 10-12 (flexible)."""
-    _a168 = o.responses
-    write_uvarint(out, len(_a168) + 1)
-    for _e169 in _a168:
-        _encode_TopicProduceResponse_v10(_e169, out)
+    _a178 = o.responses
+    _n179 = len(_a178) + 1
+    if _n179 < 128:
+        out.append(_n179)
+    else:
+        write_uvarint(out, _n179)
+    for _e180 in _a178:
+        _encode_TopicProduceResponse_v10(_e180, out)
     out += _S_i.pack(o.throttle_time_ms)
-    _nt170 = o.node_endpoints != []
-    if _nt170 == 0:
+    _nt181 = o.node_endpoints != []
+    if _nt181 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt170)
+        write_uvarint(out, _nt181)
         if o.node_endpoints != []:
             write_uvarint(out, 0)
-            _t171 = bytearray()
-            _a172 = o.node_endpoints
-            write_uvarint(_t171, len(_a172) + 1)
-            for _e173 in _a172:
-                _encode_NodeEndpoint_v10(_e173, _t171)
-            write_uvarint(out, len(_t171))
-            out += _t171
+            _t182 = bytearray()
+            _a183 = o.node_endpoints
+            _n184 = len(_a183) + 1
+            if _n184 < 128:
+                _t182.append(_n184)
+            else:
+                write_uvarint(_t182, _n184)
+            for _e185 in _a183:
+                _encode_NodeEndpoint_v10(_e185, _t182)
+            write_uvarint(out, len(_t182))
+            out += _t182
 
 
 def _decode_ProduceResponse_v13(data: bytes, pos: int) -> tuple[ProduceResponse, int]:
     """ProduceResponse, version 13 (flexible)."""
-    _n174 = data[pos]
-    if _n174 < 128:
+    _n186 = data[pos]
+    if _n186 < 128:
         pos += 1
     else:
-        _n174, pos = read_uvarint(data, pos)
-    _n174 -= 1
-    if _n174 < 0:
+        _n186, pos = read_uvarint(data, pos)
+    _n186 -= 1
+    if _n186 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n174 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n174) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n186 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n186) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
-    for _ in range(_n174):
-        _e175, pos = _decode_TopicProduceResponse_v13(data, pos)
-        f_responses.append(_e175)
+    for _ in range(_n186):
+        _e187, pos = _decode_TopicProduceResponse_v13(data, pos)
+        f_responses.append(_e187)
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
     f_node_endpoints: list[NodeEndpoint] = []
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
-        _nt176, pos = read_uvarint(data, pos)
-        for _ in range(_nt176):
-            _tag177, pos = read_uvarint(data, pos)
-            _end178, pos = read_uvarint(data, pos)
-            _end178 += pos
-            if _tag177 == 0:
-                _n179 = data[pos]
-                if _n179 < 128:
+        _nt188, pos = read_uvarint(data, pos)
+        for _ in range(_nt188):
+            _tag189, pos = read_uvarint(data, pos)
+            _end190, pos = read_uvarint(data, pos)
+            _end190 += pos
+            if _tag189 == 0:
+                _n191 = data[pos]
+                if _n191 < 128:
                     pos += 1
                 else:
-                    _n179, pos = read_uvarint(data, pos)
-                _n179 -= 1
-                if _n179 < 0:
+                    _n191, pos = read_uvarint(data, pos)
+                _n191 -= 1
+                if _n191 < 0:
                     raise InvalidValueError("NodeEndpoints: null or negative length")
-                if _n179 > len(data) - pos:
+                if _n191 > len(data) - pos:
                     raise TruncatedError(
-                        "NodeEndpoints: " + str(_n179) + " elements in " + str(len(data) - pos) + " bytes"
+                        "NodeEndpoints: " + str(_n191) + " elements in " + str(len(data) - pos) + " bytes"
                     )
                 f_node_endpoints = []
-                for _ in range(_n179):
-                    (_m180_node_id,) = _S_i.unpack_from(data, pos)
+                for _ in range(_n191):
+                    (_m192_node_id,) = _S_i.unpack_from(data, pos)
                     pos += 4
-                    _n181 = data[pos]
-                    if _n181 < 128:
+                    _n193 = data[pos]
+                    if 0 < _n193 < 128:
+                        _m192_host = data[pos + 1 : pos + _n193].decode()
+                        pos += _n193
+                    else:
+                        _m192_host, pos = read_compact_string(data, pos)
+                    (_m192_port,) = _S_i.unpack_from(data, pos)
+                    pos += 4
+                    _n194 = data[pos]
+                    if 0 < _n194 < 128:
+                        _m192_rack = data[pos + 1 : pos + _n194].decode()
+                        pos += _n194
+                    elif _n194 == 0:
+                        _m192_rack = None
                         pos += 1
                     else:
-                        _n181, pos = read_uvarint(data, pos)
-                    _n181 -= 1
-                    if _n181 < 0:
-                        raise InvalidValueError("Host: null or negative length")
-                    _m180_host = data[pos : pos + _n181].decode()
-                    pos += _n181
-                    (_m180_port,) = _S_i.unpack_from(data, pos)
-                    pos += 4
-                    _n182 = data[pos]
-                    if _n182 < 128:
-                        pos += 1
-                    else:
-                        _n182, pos = read_uvarint(data, pos)
-                    _n182 -= 1
-                    if _n182 < 0:
-                        _m180_rack = None
-                        if _n182 != -1:
-                            raise InvalidValueError("Rack: length " + str(_n182))
-                    else:
-                        _m180_rack = data[pos : pos + _n182].decode()
-                        pos += _n182
+                        _m192_rack, pos = read_compact_nullable_string(data, pos)
                     if data[pos] == 0:  # no tagged fields: the common case
                         pos += 1
                     else:
                         pos = skip_tagged_fields(data, pos)
-                    f_node_endpoints.append(NodeEndpoint(_m180_node_id, _m180_host, _m180_port, _m180_rack))
-            pos = _end178  # unknown tags are skipped (KIP-482)
+                    f_node_endpoints.append(NodeEndpoint(_m192_node_id, _m192_host, _m192_port, _m192_rack))
+            pos = _end190  # unknown tags are skipped (KIP-482)
     return ProduceResponse(f_responses, f_throttle_time_ms, f_node_endpoints), pos
 
 
 def _encode_ProduceResponse_v13(o: ProduceResponse, out: bytearray) -> None:
     """ProduceResponse, version 13 (flexible)."""
-    _a183 = o.responses
-    write_uvarint(out, len(_a183) + 1)
-    for _e184 in _a183:
-        _encode_TopicProduceResponse_v13(_e184, out)
+    _a195 = o.responses
+    _n196 = len(_a195) + 1
+    if _n196 < 128:
+        out.append(_n196)
+    else:
+        write_uvarint(out, _n196)
+    for _e197 in _a195:
+        _encode_TopicProduceResponse_v13(_e197, out)
     out += _S_i.pack(o.throttle_time_ms)
-    _nt185 = o.node_endpoints != []
-    if _nt185 == 0:
+    _nt198 = o.node_endpoints != []
+    if _nt198 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt185)
+        write_uvarint(out, _nt198)
         if o.node_endpoints != []:
             write_uvarint(out, 0)
-            _t186 = bytearray()
-            _a187 = o.node_endpoints
-            write_uvarint(_t186, len(_a187) + 1)
-            for _e188 in _a187:
-                _encode_NodeEndpoint_v10(_e188, _t186)
-            write_uvarint(out, len(_t186))
-            out += _t186
+            _t199 = bytearray()
+            _a200 = o.node_endpoints
+            _n201 = len(_a200) + 1
+            if _n201 < 128:
+                _t199.append(_n201)
+            else:
+                write_uvarint(_t199, _n201)
+            for _e202 in _a200:
+                _encode_NodeEndpoint_v10(_e202, _t199)
+            write_uvarint(out, len(_t199))
+            out += _t199
 
 
 _PRODUCE_REQUEST_DECODERS: dict[int, Callable[[bytes, int], tuple[ProduceRequest, int]]] = {

@@ -13,7 +13,13 @@ from typing import ClassVar
 
 from protocol import _runtime
 from protocol.errors import InvalidValueError
-from protocol.primitives import Buffer, read_uvarint, skip_tagged_fields, write_uvarint
+from protocol.primitives import (
+    Buffer,
+    read_compact_bytes,
+    read_compact_nullable_string,
+    skip_tagged_fields,
+    write_uvarint,
+)
 from protocol.schema import FieldSpec, MessageSpec
 
 
@@ -47,10 +53,21 @@ class SaslAuthenticateRequest:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> SaslAuthenticateRequest:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _SASL_AUTHENTICATE_REQUEST_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "SaslAuthenticateRequest", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "SaslAuthenticateRequest", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _SASL_AUTHENTICATE_REQUEST_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "SaslAuthenticateRequest", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -94,10 +111,21 @@ class SaslAuthenticateResponse:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> SaslAuthenticateResponse:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _SASL_AUTHENTICATE_RESPONSE_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "SaslAuthenticateResponse", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "SaslAuthenticateResponse", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _SASL_AUTHENTICATE_RESPONSE_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "SaslAuthenticateResponse", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -132,15 +160,11 @@ def _encode_SaslAuthenticateRequest_v0(o: SaslAuthenticateRequest, out: bytearra
 def _decode_SaslAuthenticateRequest_v2(data: bytes, pos: int) -> tuple[SaslAuthenticateRequest, int]:
     """SaslAuthenticateRequest, version 2 (flexible)."""
     _n3 = data[pos]
-    if _n3 < 128:
-        pos += 1
+    if 0 < _n3 < 128:
+        f_auth_bytes = data[pos + 1 : pos + _n3]
+        pos += _n3
     else:
-        _n3, pos = read_uvarint(data, pos)
-    _n3 -= 1
-    if _n3 < 0:
-        raise InvalidValueError("AuthBytes: null or negative length")
-    f_auth_bytes = data[pos : pos + _n3]
-    pos += _n3
+        f_auth_bytes, pos = read_compact_bytes(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -229,28 +253,20 @@ def _decode_SaslAuthenticateResponse_v2(data: bytes, pos: int) -> tuple[SaslAuth
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
     _n13 = data[pos]
-    if _n13 < 128:
-        pos += 1
-    else:
-        _n13, pos = read_uvarint(data, pos)
-    _n13 -= 1
-    if _n13 < 0:
-        f_error_message = None
-        if _n13 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n13))
-    else:
-        f_error_message = data[pos : pos + _n13].decode()
+    if 0 < _n13 < 128:
+        f_error_message = data[pos + 1 : pos + _n13].decode()
         pos += _n13
-    _n14 = data[pos]
-    if _n14 < 128:
+    elif _n13 == 0:
+        f_error_message = None
         pos += 1
     else:
-        _n14, pos = read_uvarint(data, pos)
-    _n14 -= 1
-    if _n14 < 0:
-        raise InvalidValueError("AuthBytes: null or negative length")
-    f_auth_bytes = data[pos : pos + _n14]
-    pos += _n14
+        f_error_message, pos = read_compact_nullable_string(data, pos)
+    _n14 = data[pos]
+    if 0 < _n14 < 128:
+        f_auth_bytes = data[pos + 1 : pos + _n14]
+        pos += _n14
+    else:
+        f_auth_bytes, pos = read_compact_bytes(data, pos)
     (f_session_lifetime_ms,) = _S_q.unpack_from(data, pos)
     pos += 8
     if data[pos] == 0:  # no tagged fields: the common case

@@ -45,10 +45,21 @@ class SaslHandshakeRequest:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> SaslHandshakeRequest:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _SASL_HANDSHAKE_REQUEST_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "SaslHandshakeRequest", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "SaslHandshakeRequest", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _SASL_HANDSHAKE_REQUEST_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "SaslHandshakeRequest", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -88,10 +99,21 @@ class SaslHandshakeResponse:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> SaslHandshakeResponse:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _SASL_HANDSHAKE_RESPONSE_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "SaslHandshakeResponse", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "SaslHandshakeResponse", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _SASL_HANDSHAKE_RESPONSE_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "SaslHandshakeResponse", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""

@@ -13,7 +13,15 @@ from typing import ClassVar
 
 from protocol import _runtime
 from protocol.errors import InvalidValueError, TruncatedError
-from protocol.primitives import Buffer, read_uvarint, skip_tagged_fields, write_uvarint
+from protocol.primitives import (
+    Buffer,
+    read_compact_bytes,
+    read_compact_nullable_string,
+    read_compact_string,
+    read_uvarint,
+    skip_tagged_fields,
+    write_uvarint,
+)
 from protocol.schema import FieldSpec, MessageSpec
 
 
@@ -75,10 +83,21 @@ class SyncGroupRequest:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> SyncGroupRequest:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _SYNC_GROUP_REQUEST_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "SyncGroupRequest", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "SyncGroupRequest", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _SYNC_GROUP_REQUEST_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "SyncGroupRequest", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -124,10 +143,21 @@ class SyncGroupResponse:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> SyncGroupResponse:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _SYNC_GROUP_RESPONSE_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "SyncGroupResponse", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "SyncGroupResponse", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _SYNC_GROUP_RESPONSE_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "SyncGroupResponse", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -171,25 +201,17 @@ def _encode_SyncGroupRequestAssignment_v0(o: SyncGroupRequestAssignment, out: by
 def _decode_SyncGroupRequestAssignment_v4(data: bytes, pos: int) -> tuple[SyncGroupRequestAssignment, int]:
     """SyncGroupRequestAssignment, versions 4-5 (flexible)."""
     _n5 = data[pos]
-    if _n5 < 128:
-        pos += 1
+    if 0 < _n5 < 128:
+        f_member_id = data[pos + 1 : pos + _n5].decode()
+        pos += _n5
     else:
-        _n5, pos = read_uvarint(data, pos)
-    _n5 -= 1
-    if _n5 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n5].decode()
-    pos += _n5
+        f_member_id, pos = read_compact_string(data, pos)
     _n6 = data[pos]
-    if _n6 < 128:
-        pos += 1
+    if 0 < _n6 < 128:
+        f_assignment = data[pos + 1 : pos + _n6]
+        pos += _n6
     else:
-        _n6, pos = read_uvarint(data, pos)
-    _n6 -= 1
-    if _n6 < 0:
-        raise InvalidValueError("Assignment: null or negative length")
-    f_assignment = data[pos : pos + _n6]
-    pos += _n6
+        f_assignment, pos = read_compact_bytes(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -347,40 +369,28 @@ def _encode_SyncGroupRequest_v3(o: SyncGroupRequest, out: bytearray) -> None:
 def _decode_SyncGroupRequest_v4(data: bytes, pos: int) -> tuple[SyncGroupRequest, int]:
     """SyncGroupRequest, version 4 (flexible)."""
     _n36 = data[pos]
-    if _n36 < 128:
-        pos += 1
+    if 0 < _n36 < 128:
+        f_group_id = data[pos + 1 : pos + _n36].decode()
+        pos += _n36
     else:
-        _n36, pos = read_uvarint(data, pos)
-    _n36 -= 1
-    if _n36 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n36].decode()
-    pos += _n36
+        f_group_id, pos = read_compact_string(data, pos)
     (f_generation_id,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n37 = data[pos]
-    if _n37 < 128:
-        pos += 1
+    if 0 < _n37 < 128:
+        f_member_id = data[pos + 1 : pos + _n37].decode()
+        pos += _n37
     else:
-        _n37, pos = read_uvarint(data, pos)
-    _n37 -= 1
-    if _n37 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n37].decode()
-    pos += _n37
+        f_member_id, pos = read_compact_string(data, pos)
     _n38 = data[pos]
-    if _n38 < 128:
+    if 0 < _n38 < 128:
+        f_group_instance_id = data[pos + 1 : pos + _n38].decode()
+        pos += _n38
+    elif _n38 == 0:
+        f_group_instance_id = None
         pos += 1
     else:
-        _n38, pos = read_uvarint(data, pos)
-    _n38 -= 1
-    if _n38 < 0:
-        f_group_instance_id = None
-        if _n38 != -1:
-            raise InvalidValueError("GroupInstanceId: length " + str(_n38))
-    else:
-        f_group_instance_id = data[pos : pos + _n38].decode()
-        pos += _n38
+        f_group_instance_id, pos = read_compact_nullable_string(data, pos)
     _n39 = data[pos]
     if _n39 < 128:
         pos += 1
@@ -394,25 +404,17 @@ def _decode_SyncGroupRequest_v4(data: bytes, pos: int) -> tuple[SyncGroupRequest
     f_assignments = []
     for _ in range(_n39):
         _n41 = data[pos]
-        if _n41 < 128:
-            pos += 1
+        if 0 < _n41 < 128:
+            _m40_member_id = data[pos + 1 : pos + _n41].decode()
+            pos += _n41
         else:
-            _n41, pos = read_uvarint(data, pos)
-        _n41 -= 1
-        if _n41 < 0:
-            raise InvalidValueError("MemberId: null or negative length")
-        _m40_member_id = data[pos : pos + _n41].decode()
-        pos += _n41
+            _m40_member_id, pos = read_compact_string(data, pos)
         _n42 = data[pos]
-        if _n42 < 128:
-            pos += 1
+        if 0 < _n42 < 128:
+            _m40_assignment = data[pos + 1 : pos + _n42]
+            pos += _n42
         else:
-            _n42, pos = read_uvarint(data, pos)
-        _n42 -= 1
-        if _n42 < 0:
-            raise InvalidValueError("Assignment: null or negative length")
-        _m40_assignment = data[pos : pos + _n42]
-        pos += _n42
+            _m40_assignment, pos = read_compact_bytes(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
@@ -455,125 +457,101 @@ def _encode_SyncGroupRequest_v4(o: SyncGroupRequest, out: bytearray) -> None:
             write_uvarint(out, _n48)
         out += _b47
     _a49 = o.assignments
-    write_uvarint(out, len(_a49) + 1)
-    for _e50 in _a49:
-        _b51 = _e50.member_id.encode()
-        _n52 = len(_b51) + 1
-        if _n52 < 128:
-            out.append(_n52)
-        else:
-            write_uvarint(out, _n52)
-        out += _b51
-        _n53 = len(_e50.assignment) + 1
+    _n50 = len(_a49) + 1
+    if _n50 < 128:
+        out.append(_n50)
+    else:
+        write_uvarint(out, _n50)
+    for _e51 in _a49:
+        _b52 = _e51.member_id.encode()
+        _n53 = len(_b52) + 1
         if _n53 < 128:
             out.append(_n53)
         else:
             write_uvarint(out, _n53)
-        out += _e50.assignment
+        out += _b52
+        _n54 = len(_e51.assignment) + 1
+        if _n54 < 128:
+            out.append(_n54)
+        else:
+            write_uvarint(out, _n54)
+        out += _e51.assignment
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_SyncGroupRequest_v5(data: bytes, pos: int) -> tuple[SyncGroupRequest, int]:
     """SyncGroupRequest, version 5 (flexible)."""
-    _n54 = data[pos]
-    if _n54 < 128:
-        pos += 1
+    _n55 = data[pos]
+    if 0 < _n55 < 128:
+        f_group_id = data[pos + 1 : pos + _n55].decode()
+        pos += _n55
     else:
-        _n54, pos = read_uvarint(data, pos)
-    _n54 -= 1
-    if _n54 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n54].decode()
-    pos += _n54
+        f_group_id, pos = read_compact_string(data, pos)
     (f_generation_id,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n55 = data[pos]
-    if _n55 < 128:
-        pos += 1
-    else:
-        _n55, pos = read_uvarint(data, pos)
-    _n55 -= 1
-    if _n55 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n55].decode()
-    pos += _n55
     _n56 = data[pos]
-    if _n56 < 128:
-        pos += 1
-    else:
-        _n56, pos = read_uvarint(data, pos)
-    _n56 -= 1
-    if _n56 < 0:
-        f_group_instance_id = None
-        if _n56 != -1:
-            raise InvalidValueError("GroupInstanceId: length " + str(_n56))
-    else:
-        f_group_instance_id = data[pos : pos + _n56].decode()
+    if 0 < _n56 < 128:
+        f_member_id = data[pos + 1 : pos + _n56].decode()
         pos += _n56
+    else:
+        f_member_id, pos = read_compact_string(data, pos)
     _n57 = data[pos]
-    if _n57 < 128:
-        pos += 1
-    else:
-        _n57, pos = read_uvarint(data, pos)
-    _n57 -= 1
-    if _n57 < 0:
-        f_protocol_type = None
-        if _n57 != -1:
-            raise InvalidValueError("ProtocolType: length " + str(_n57))
-    else:
-        f_protocol_type = data[pos : pos + _n57].decode()
+    if 0 < _n57 < 128:
+        f_group_instance_id = data[pos + 1 : pos + _n57].decode()
         pos += _n57
+    elif _n57 == 0:
+        f_group_instance_id = None
+        pos += 1
+    else:
+        f_group_instance_id, pos = read_compact_nullable_string(data, pos)
     _n58 = data[pos]
-    if _n58 < 128:
-        pos += 1
-    else:
-        _n58, pos = read_uvarint(data, pos)
-    _n58 -= 1
-    if _n58 < 0:
-        f_protocol_name = None
-        if _n58 != -1:
-            raise InvalidValueError("ProtocolName: length " + str(_n58))
-    else:
-        f_protocol_name = data[pos : pos + _n58].decode()
+    if 0 < _n58 < 128:
+        f_protocol_type = data[pos + 1 : pos + _n58].decode()
         pos += _n58
-    _n59 = data[pos]
-    if _n59 < 128:
+    elif _n58 == 0:
+        f_protocol_type = None
         pos += 1
     else:
-        _n59, pos = read_uvarint(data, pos)
-    _n59 -= 1
-    if _n59 < 0:
+        f_protocol_type, pos = read_compact_nullable_string(data, pos)
+    _n59 = data[pos]
+    if 0 < _n59 < 128:
+        f_protocol_name = data[pos + 1 : pos + _n59].decode()
+        pos += _n59
+    elif _n59 == 0:
+        f_protocol_name = None
+        pos += 1
+    else:
+        f_protocol_name, pos = read_compact_nullable_string(data, pos)
+    _n60 = data[pos]
+    if _n60 < 128:
+        pos += 1
+    else:
+        _n60, pos = read_uvarint(data, pos)
+    _n60 -= 1
+    if _n60 < 0:
         raise InvalidValueError("Assignments: null or negative length")
-    if _n59 > len(data) - pos:
-        raise TruncatedError("Assignments: " + str(_n59) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n60 > len(data) - pos:
+        raise TruncatedError("Assignments: " + str(_n60) + " elements in " + str(len(data) - pos) + " bytes")
     f_assignments = []
-    for _ in range(_n59):
-        _n61 = data[pos]
-        if _n61 < 128:
-            pos += 1
-        else:
-            _n61, pos = read_uvarint(data, pos)
-        _n61 -= 1
-        if _n61 < 0:
-            raise InvalidValueError("MemberId: null or negative length")
-        _m60_member_id = data[pos : pos + _n61].decode()
-        pos += _n61
+    for _ in range(_n60):
         _n62 = data[pos]
-        if _n62 < 128:
-            pos += 1
+        if 0 < _n62 < 128:
+            _m61_member_id = data[pos + 1 : pos + _n62].decode()
+            pos += _n62
         else:
-            _n62, pos = read_uvarint(data, pos)
-        _n62 -= 1
-        if _n62 < 0:
-            raise InvalidValueError("Assignment: null or negative length")
-        _m60_assignment = data[pos : pos + _n62]
-        pos += _n62
+            _m61_member_id, pos = read_compact_string(data, pos)
+        _n63 = data[pos]
+        if 0 < _n63 < 128:
+            _m61_assignment = data[pos + 1 : pos + _n63]
+            pos += _n63
+        else:
+            _m61_assignment, pos = read_compact_bytes(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_assignments.append(SyncGroupRequestAssignment(_m60_member_id, _m60_assignment))
+        f_assignments.append(SyncGroupRequestAssignment(_m61_member_id, _m61_assignment))
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -591,121 +569,121 @@ def _decode_SyncGroupRequest_v5(data: bytes, pos: int) -> tuple[SyncGroupRequest
 
 def _encode_SyncGroupRequest_v5(o: SyncGroupRequest, out: bytearray) -> None:
     """SyncGroupRequest, version 5 (flexible)."""
-    _b63 = o.group_id.encode()
-    _n64 = len(_b63) + 1
-    if _n64 < 128:
-        out.append(_n64)
+    _b64 = o.group_id.encode()
+    _n65 = len(_b64) + 1
+    if _n65 < 128:
+        out.append(_n65)
     else:
-        write_uvarint(out, _n64)
-    out += _b63
+        write_uvarint(out, _n65)
+    out += _b64
     out += _S_i.pack(o.generation_id)
-    _b65 = o.member_id.encode()
-    _n66 = len(_b65) + 1
-    if _n66 < 128:
-        out.append(_n66)
+    _b66 = o.member_id.encode()
+    _n67 = len(_b66) + 1
+    if _n67 < 128:
+        out.append(_n67)
     else:
-        write_uvarint(out, _n66)
-    out += _b65
+        write_uvarint(out, _n67)
+    out += _b66
     if o.group_instance_id is None:
         out.append(0)
     else:
-        _b67 = o.group_instance_id.encode()
-        _n68 = len(_b67) + 1
-        if _n68 < 128:
-            out.append(_n68)
+        _b68 = o.group_instance_id.encode()
+        _n69 = len(_b68) + 1
+        if _n69 < 128:
+            out.append(_n69)
         else:
-            write_uvarint(out, _n68)
-        out += _b67
+            write_uvarint(out, _n69)
+        out += _b68
     if o.protocol_type is None:
         out.append(0)
     else:
-        _b69 = o.protocol_type.encode()
-        _n70 = len(_b69) + 1
-        if _n70 < 128:
-            out.append(_n70)
+        _b70 = o.protocol_type.encode()
+        _n71 = len(_b70) + 1
+        if _n71 < 128:
+            out.append(_n71)
         else:
-            write_uvarint(out, _n70)
-        out += _b69
+            write_uvarint(out, _n71)
+        out += _b70
     if o.protocol_name is None:
         out.append(0)
     else:
-        _b71 = o.protocol_name.encode()
-        _n72 = len(_b71) + 1
-        if _n72 < 128:
-            out.append(_n72)
+        _b72 = o.protocol_name.encode()
+        _n73 = len(_b72) + 1
+        if _n73 < 128:
+            out.append(_n73)
         else:
-            write_uvarint(out, _n72)
-        out += _b71
-    _a73 = o.assignments
-    write_uvarint(out, len(_a73) + 1)
-    for _e74 in _a73:
-        _b75 = _e74.member_id.encode()
-        _n76 = len(_b75) + 1
-        if _n76 < 128:
-            out.append(_n76)
+            write_uvarint(out, _n73)
+        out += _b72
+    _a74 = o.assignments
+    _n75 = len(_a74) + 1
+    if _n75 < 128:
+        out.append(_n75)
+    else:
+        write_uvarint(out, _n75)
+    for _e76 in _a74:
+        _b77 = _e76.member_id.encode()
+        _n78 = len(_b77) + 1
+        if _n78 < 128:
+            out.append(_n78)
         else:
-            write_uvarint(out, _n76)
-        out += _b75
-        _n77 = len(_e74.assignment) + 1
-        if _n77 < 128:
-            out.append(_n77)
+            write_uvarint(out, _n78)
+        out += _b77
+        _n79 = len(_e76.assignment) + 1
+        if _n79 < 128:
+            out.append(_n79)
         else:
-            write_uvarint(out, _n77)
-        out += _e74.assignment
+            write_uvarint(out, _n79)
+        out += _e76.assignment
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_SyncGroupResponse_v0(data: bytes, pos: int) -> tuple[SyncGroupResponse, int]:
     """SyncGroupResponse, version 0."""
-    f_error_code, _n78 = _S_hi.unpack_from(data, pos)
+    f_error_code, _n80 = _S_hi.unpack_from(data, pos)
     pos += 6
-    if _n78 < 0:
+    if _n80 < 0:
         raise InvalidValueError("Assignment: null or negative length")
-    f_assignment = data[pos : pos + _n78]
-    pos += _n78
+    f_assignment = data[pos : pos + _n80]
+    pos += _n80
     return SyncGroupResponse(0, f_error_code, None, None, f_assignment), pos
 
 
 def _encode_SyncGroupResponse_v0(o: SyncGroupResponse, out: bytearray) -> None:
     """SyncGroupResponse, version 0."""
-    _b79 = o.assignment
-    out += _S_hi.pack(o.error_code, len(_b79))
-    out += _b79
+    _b81 = o.assignment
+    out += _S_hi.pack(o.error_code, len(_b81))
+    out += _b81
 
 
 def _decode_SyncGroupResponse_v1(data: bytes, pos: int) -> tuple[SyncGroupResponse, int]:
     """SyncGroupResponse, versions 1-3."""
-    f_throttle_time_ms, f_error_code, _n80 = _S_ihi.unpack_from(data, pos)
+    f_throttle_time_ms, f_error_code, _n82 = _S_ihi.unpack_from(data, pos)
     pos += 10
-    if _n80 < 0:
+    if _n82 < 0:
         raise InvalidValueError("Assignment: null or negative length")
-    f_assignment = data[pos : pos + _n80]
-    pos += _n80
+    f_assignment = data[pos : pos + _n82]
+    pos += _n82
     return SyncGroupResponse(f_throttle_time_ms, f_error_code, None, None, f_assignment), pos
 
 
 def _encode_SyncGroupResponse_v1(o: SyncGroupResponse, out: bytearray) -> None:
     """SyncGroupResponse, versions 1-3."""
-    _b81 = o.assignment
-    out += _S_ihi.pack(o.throttle_time_ms, o.error_code, len(_b81))
-    out += _b81
+    _b83 = o.assignment
+    out += _S_ihi.pack(o.throttle_time_ms, o.error_code, len(_b83))
+    out += _b83
 
 
 def _decode_SyncGroupResponse_v4(data: bytes, pos: int) -> tuple[SyncGroupResponse, int]:
     """SyncGroupResponse, version 4 (flexible)."""
     f_throttle_time_ms, f_error_code = _S_ih.unpack_from(data, pos)
     pos += 6
-    _n82 = data[pos]
-    if _n82 < 128:
-        pos += 1
+    _n84 = data[pos]
+    if 0 < _n84 < 128:
+        f_assignment = data[pos + 1 : pos + _n84]
+        pos += _n84
     else:
-        _n82, pos = read_uvarint(data, pos)
-    _n82 -= 1
-    if _n82 < 0:
-        raise InvalidValueError("Assignment: null or negative length")
-    f_assignment = data[pos : pos + _n82]
-    pos += _n82
+        f_assignment, pos = read_compact_bytes(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -716,11 +694,11 @@ def _decode_SyncGroupResponse_v4(data: bytes, pos: int) -> tuple[SyncGroupRespon
 def _encode_SyncGroupResponse_v4(o: SyncGroupResponse, out: bytearray) -> None:
     """SyncGroupResponse, version 4 (flexible)."""
     out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    _n83 = len(o.assignment) + 1
-    if _n83 < 128:
-        out.append(_n83)
+    _n85 = len(o.assignment) + 1
+    if _n85 < 128:
+        out.append(_n85)
     else:
-        write_uvarint(out, _n83)
+        write_uvarint(out, _n85)
     out += o.assignment
     out.append(0)  # no tagged fields
 
@@ -729,42 +707,30 @@ def _decode_SyncGroupResponse_v5(data: bytes, pos: int) -> tuple[SyncGroupRespon
     """SyncGroupResponse, version 5 (flexible)."""
     f_throttle_time_ms, f_error_code = _S_ih.unpack_from(data, pos)
     pos += 6
-    _n84 = data[pos]
-    if _n84 < 128:
-        pos += 1
-    else:
-        _n84, pos = read_uvarint(data, pos)
-    _n84 -= 1
-    if _n84 < 0:
-        f_protocol_type = None
-        if _n84 != -1:
-            raise InvalidValueError("ProtocolType: length " + str(_n84))
-    else:
-        f_protocol_type = data[pos : pos + _n84].decode()
-        pos += _n84
-    _n85 = data[pos]
-    if _n85 < 128:
-        pos += 1
-    else:
-        _n85, pos = read_uvarint(data, pos)
-    _n85 -= 1
-    if _n85 < 0:
-        f_protocol_name = None
-        if _n85 != -1:
-            raise InvalidValueError("ProtocolName: length " + str(_n85))
-    else:
-        f_protocol_name = data[pos : pos + _n85].decode()
-        pos += _n85
     _n86 = data[pos]
-    if _n86 < 128:
+    if 0 < _n86 < 128:
+        f_protocol_type = data[pos + 1 : pos + _n86].decode()
+        pos += _n86
+    elif _n86 == 0:
+        f_protocol_type = None
         pos += 1
     else:
-        _n86, pos = read_uvarint(data, pos)
-    _n86 -= 1
-    if _n86 < 0:
-        raise InvalidValueError("Assignment: null or negative length")
-    f_assignment = data[pos : pos + _n86]
-    pos += _n86
+        f_protocol_type, pos = read_compact_nullable_string(data, pos)
+    _n87 = data[pos]
+    if 0 < _n87 < 128:
+        f_protocol_name = data[pos + 1 : pos + _n87].decode()
+        pos += _n87
+    elif _n87 == 0:
+        f_protocol_name = None
+        pos += 1
+    else:
+        f_protocol_name, pos = read_compact_nullable_string(data, pos)
+    _n88 = data[pos]
+    if 0 < _n88 < 128:
+        f_assignment = data[pos + 1 : pos + _n88]
+        pos += _n88
+    else:
+        f_assignment, pos = read_compact_bytes(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -780,28 +746,28 @@ def _encode_SyncGroupResponse_v5(o: SyncGroupResponse, out: bytearray) -> None:
     if o.protocol_type is None:
         out.append(0)
     else:
-        _b87 = o.protocol_type.encode()
-        _n88 = len(_b87) + 1
-        if _n88 < 128:
-            out.append(_n88)
-        else:
-            write_uvarint(out, _n88)
-        out += _b87
-    if o.protocol_name is None:
-        out.append(0)
-    else:
-        _b89 = o.protocol_name.encode()
+        _b89 = o.protocol_type.encode()
         _n90 = len(_b89) + 1
         if _n90 < 128:
             out.append(_n90)
         else:
             write_uvarint(out, _n90)
         out += _b89
-    _n91 = len(o.assignment) + 1
-    if _n91 < 128:
-        out.append(_n91)
+    if o.protocol_name is None:
+        out.append(0)
     else:
-        write_uvarint(out, _n91)
+        _b91 = o.protocol_name.encode()
+        _n92 = len(_b91) + 1
+        if _n92 < 128:
+            out.append(_n92)
+        else:
+            write_uvarint(out, _n92)
+        out += _b91
+    _n93 = len(o.assignment) + 1
+    if _n93 < 128:
+        out.append(_n93)
+    else:
+        write_uvarint(out, _n93)
     out += o.assignment
     out.append(0)  # no tagged fields
 

@@ -13,7 +13,14 @@ from typing import ClassVar
 
 from protocol import _runtime
 from protocol.errors import InvalidValueError, TruncatedError
-from protocol.primitives import Buffer, read_uvarint, skip_tagged_fields, write_uvarint
+from protocol.primitives import (
+    Buffer,
+    read_compact_nullable_string,
+    read_compact_string,
+    read_uvarint,
+    skip_tagged_fields,
+    write_uvarint,
+)
 from protocol.schema import FieldSpec, MessageSpec
 
 
@@ -101,10 +108,21 @@ class TxnOffsetCommitRequest:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> TxnOffsetCommitRequest:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _TXN_OFFSET_COMMIT_REQUEST_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "TxnOffsetCommitRequest", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "TxnOffsetCommitRequest", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _TXN_OFFSET_COMMIT_REQUEST_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "TxnOffsetCommitRequest", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -172,10 +190,21 @@ class TxnOffsetCommitResponse:
 
     @classmethod
     def decode(cls, data: bytes, version: int, pos: int = 0) -> TxnOffsetCommitResponse:
-        return cls.decode_from(data, version, pos)[0]
+        try:
+            msg, end = _TXN_OFFSET_COMMIT_RESPONSE_DECODERS[version](data, pos)
+        except Exception as exc:
+            raise _runtime.decode_failure(exc, "TxnOffsetCommitResponse", version, data) from None
+        if end > len(data):
+            raise _runtime.decode_failure(None, "TxnOffsetCommitResponse", version, data)
+        return msg
 
     def encode(self, version: int) -> bytes:
-        return bytes(self.encode_into(bytearray(), version))
+        out = bytearray()
+        try:
+            _TXN_OFFSET_COMMIT_RESPONSE_ENCODERS[version](self, out)
+        except Exception as exc:
+            raise _runtime.encode_failure(exc, "TxnOffsetCommitResponse", version) from None
+        return bytes(out)
 
     def encode_into(self, out: bytearray, version: int) -> bytearray:
         """Append the encoding to ``out`` (after a frame header, say) and return it."""
@@ -250,18 +279,14 @@ def _decode_TxnOffsetCommitRequestPartition_v3(
     f_partition_index, f_committed_offset, f_committed_leader_epoch = _S_iqi.unpack_from(data, pos)
     pos += 16
     _n5 = data[pos]
-    if _n5 < 128:
+    if 0 < _n5 < 128:
+        f_committed_metadata = data[pos + 1 : pos + _n5].decode()
+        pos += _n5
+    elif _n5 == 0:
+        f_committed_metadata = None
         pos += 1
     else:
-        _n5, pos = read_uvarint(data, pos)
-    _n5 -= 1
-    if _n5 < 0:
-        f_committed_metadata = None
-        if _n5 != -1:
-            raise InvalidValueError("CommittedMetadata: length " + str(_n5))
-    else:
-        f_committed_metadata = data[pos : pos + _n5].decode()
-        pos += _n5
+        f_committed_metadata, pos = read_compact_nullable_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -394,15 +419,11 @@ def _encode_TxnOffsetCommitRequestTopic_v2(o: TxnOffsetCommitRequestTopic, out: 
 def _decode_TxnOffsetCommitRequestTopic_v3(data: bytes, pos: int) -> tuple[TxnOffsetCommitRequestTopic, int]:
     """TxnOffsetCommitRequestTopic, versions 3-5 (flexible)."""
     _n24 = data[pos]
-    if _n24 < 128:
-        pos += 1
+    if 0 < _n24 < 128:
+        f_name = data[pos + 1 : pos + _n24].decode()
+        pos += _n24
     else:
-        _n24, pos = read_uvarint(data, pos)
-    _n24 -= 1
-    if _n24 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n24].decode()
-    pos += _n24
+        f_name, pos = read_compact_string(data, pos)
     _n25 = data[pos]
     if _n25 < 128:
         pos += 1
@@ -420,18 +441,14 @@ def _decode_TxnOffsetCommitRequestTopic_v3(data: bytes, pos: int) -> tuple[TxnOf
         )
         pos += 16
         _n27 = data[pos]
-        if _n27 < 128:
+        if 0 < _n27 < 128:
+            _m26_committed_metadata = data[pos + 1 : pos + _n27].decode()
+            pos += _n27
+        elif _n27 == 0:
+            _m26_committed_metadata = None
             pos += 1
         else:
-            _n27, pos = read_uvarint(data, pos)
-        _n27 -= 1
-        if _n27 < 0:
-            _m26_committed_metadata = None
-            if _n27 != -1:
-                raise InvalidValueError("CommittedMetadata: length " + str(_n27))
-        else:
-            _m26_committed_metadata = data[pos : pos + _n27].decode()
-            pos += _n27
+            _m26_committed_metadata, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
@@ -461,47 +478,51 @@ def _encode_TxnOffsetCommitRequestTopic_v3(o: TxnOffsetCommitRequestTopic, out: 
         write_uvarint(out, _n29)
     out += _b28
     _a30 = o.partitions
-    write_uvarint(out, len(_a30) + 1)
-    for _e31 in _a30:
-        out += _S_iqi.pack(_e31.partition_index, _e31.committed_offset, _e31.committed_leader_epoch)
-        if _e31.committed_metadata is None:
+    _n31 = len(_a30) + 1
+    if _n31 < 128:
+        out.append(_n31)
+    else:
+        write_uvarint(out, _n31)
+    for _e32 in _a30:
+        out += _S_iqi.pack(_e32.partition_index, _e32.committed_offset, _e32.committed_leader_epoch)
+        if _e32.committed_metadata is None:
             out.append(0)
         else:
-            _b32 = _e31.committed_metadata.encode()
-            _n33 = len(_b32) + 1
-            if _n33 < 128:
-                out.append(_n33)
+            _b33 = _e32.committed_metadata.encode()
+            _n34 = len(_b33) + 1
+            if _n34 < 128:
+                out.append(_n34)
             else:
-                write_uvarint(out, _n33)
-            out += _b32
+                write_uvarint(out, _n34)
+            out += _b33
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_TxnOffsetCommitRequest_v0(data: bytes, pos: int) -> tuple[TxnOffsetCommitRequest, int]:
     """TxnOffsetCommitRequest, versions 0-1."""
-    (_n34,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if _n34 < 0:
-        raise InvalidValueError("TransactionalId: null or negative length")
-    f_transactional_id = data[pos : pos + _n34].decode()
-    pos += _n34
     (_n35,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n35 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n35].decode()
+        raise InvalidValueError("TransactionalId: null or negative length")
+    f_transactional_id = data[pos : pos + _n35].decode()
     pos += _n35
-    f_producer_id, f_producer_epoch, _n36 = _S_qhi.unpack_from(data, pos)
-    pos += 14
+    (_n36,) = _S_h.unpack_from(data, pos)
+    pos += 2
     if _n36 < 0:
+        raise InvalidValueError("GroupId: null or negative length")
+    f_group_id = data[pos : pos + _n36].decode()
+    pos += _n36
+    f_producer_id, f_producer_epoch, _n37 = _S_qhi.unpack_from(data, pos)
+    pos += 14
+    if _n37 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n36 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n36) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n37 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n37) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n36):
-        _e37, pos = _decode_TxnOffsetCommitRequestTopic_v0(data, pos)
-        f_topics.append(_e37)
+    for _ in range(_n37):
+        _e38, pos = _decode_TxnOffsetCommitRequestTopic_v0(data, pos)
+        f_topics.append(_e38)
     return TxnOffsetCommitRequest(
         f_transactional_id, f_group_id, f_producer_id, f_producer_epoch, -1, "", None, f_topics
     ), pos
@@ -509,42 +530,42 @@ def _decode_TxnOffsetCommitRequest_v0(data: bytes, pos: int) -> tuple[TxnOffsetC
 
 def _encode_TxnOffsetCommitRequest_v0(o: TxnOffsetCommitRequest, out: bytearray) -> None:
     """TxnOffsetCommitRequest, versions 0-1."""
-    _b38 = o.transactional_id.encode()
-    out += _S_h.pack(len(_b38))
-    out += _b38
-    _b39 = o.group_id.encode()
+    _b39 = o.transactional_id.encode()
     out += _S_h.pack(len(_b39))
     out += _b39
-    _a40 = o.topics
-    out += _S_qhi.pack(o.producer_id, o.producer_epoch, len(_a40))
-    for _e41 in _a40:
-        _encode_TxnOffsetCommitRequestTopic_v0(_e41, out)
+    _b40 = o.group_id.encode()
+    out += _S_h.pack(len(_b40))
+    out += _b40
+    _a41 = o.topics
+    out += _S_qhi.pack(o.producer_id, o.producer_epoch, len(_a41))
+    for _e42 in _a41:
+        _encode_TxnOffsetCommitRequestTopic_v0(_e42, out)
 
 
 def _decode_TxnOffsetCommitRequest_v2(data: bytes, pos: int) -> tuple[TxnOffsetCommitRequest, int]:
     """TxnOffsetCommitRequest, version 2."""
-    (_n42,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if _n42 < 0:
-        raise InvalidValueError("TransactionalId: null or negative length")
-    f_transactional_id = data[pos : pos + _n42].decode()
-    pos += _n42
     (_n43,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n43 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n43].decode()
+        raise InvalidValueError("TransactionalId: null or negative length")
+    f_transactional_id = data[pos : pos + _n43].decode()
     pos += _n43
-    f_producer_id, f_producer_epoch, _n44 = _S_qhi.unpack_from(data, pos)
-    pos += 14
+    (_n44,) = _S_h.unpack_from(data, pos)
+    pos += 2
     if _n44 < 0:
+        raise InvalidValueError("GroupId: null or negative length")
+    f_group_id = data[pos : pos + _n44].decode()
+    pos += _n44
+    f_producer_id, f_producer_epoch, _n45 = _S_qhi.unpack_from(data, pos)
+    pos += 14
+    if _n45 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n44 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n44) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n45 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n45) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n44):
-        _e45, pos = _decode_TxnOffsetCommitRequestTopic_v2(data, pos)
-        f_topics.append(_e45)
+    for _ in range(_n45):
+        _e46, pos = _decode_TxnOffsetCommitRequestTopic_v2(data, pos)
+        f_topics.append(_e46)
     return TxnOffsetCommitRequest(
         f_transactional_id, f_group_id, f_producer_id, f_producer_epoch, -1, "", None, f_topics
     ), pos
@@ -552,79 +573,63 @@ def _decode_TxnOffsetCommitRequest_v2(data: bytes, pos: int) -> tuple[TxnOffsetC
 
 def _encode_TxnOffsetCommitRequest_v2(o: TxnOffsetCommitRequest, out: bytearray) -> None:
     """TxnOffsetCommitRequest, version 2."""
-    _b46 = o.transactional_id.encode()
-    out += _S_h.pack(len(_b46))
-    out += _b46
-    _b47 = o.group_id.encode()
+    _b47 = o.transactional_id.encode()
     out += _S_h.pack(len(_b47))
     out += _b47
-    _a48 = o.topics
-    out += _S_qhi.pack(o.producer_id, o.producer_epoch, len(_a48))
-    for _e49 in _a48:
-        _encode_TxnOffsetCommitRequestTopic_v2(_e49, out)
+    _b48 = o.group_id.encode()
+    out += _S_h.pack(len(_b48))
+    out += _b48
+    _a49 = o.topics
+    out += _S_qhi.pack(o.producer_id, o.producer_epoch, len(_a49))
+    for _e50 in _a49:
+        _encode_TxnOffsetCommitRequestTopic_v2(_e50, out)
 
 
 def _decode_TxnOffsetCommitRequest_v3(data: bytes, pos: int) -> tuple[TxnOffsetCommitRequest, int]:
     """TxnOffsetCommitRequest, versions 3-5 (flexible)."""
-    _n50 = data[pos]
-    if _n50 < 128:
-        pos += 1
-    else:
-        _n50, pos = read_uvarint(data, pos)
-    _n50 -= 1
-    if _n50 < 0:
-        raise InvalidValueError("TransactionalId: null or negative length")
-    f_transactional_id = data[pos : pos + _n50].decode()
-    pos += _n50
     _n51 = data[pos]
-    if _n51 < 128:
-        pos += 1
+    if 0 < _n51 < 128:
+        f_transactional_id = data[pos + 1 : pos + _n51].decode()
+        pos += _n51
     else:
-        _n51, pos = read_uvarint(data, pos)
-    _n51 -= 1
-    if _n51 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n51].decode()
-    pos += _n51
+        f_transactional_id, pos = read_compact_string(data, pos)
+    _n52 = data[pos]
+    if 0 < _n52 < 128:
+        f_group_id = data[pos + 1 : pos + _n52].decode()
+        pos += _n52
+    else:
+        f_group_id, pos = read_compact_string(data, pos)
     f_producer_id, f_producer_epoch, f_generation_id = _S_qhi.unpack_from(data, pos)
     pos += 14
-    _n52 = data[pos]
-    if _n52 < 128:
-        pos += 1
-    else:
-        _n52, pos = read_uvarint(data, pos)
-    _n52 -= 1
-    if _n52 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n52].decode()
-    pos += _n52
     _n53 = data[pos]
-    if _n53 < 128:
-        pos += 1
-    else:
-        _n53, pos = read_uvarint(data, pos)
-    _n53 -= 1
-    if _n53 < 0:
-        f_group_instance_id = None
-        if _n53 != -1:
-            raise InvalidValueError("GroupInstanceId: length " + str(_n53))
-    else:
-        f_group_instance_id = data[pos : pos + _n53].decode()
+    if 0 < _n53 < 128:
+        f_member_id = data[pos + 1 : pos + _n53].decode()
         pos += _n53
+    else:
+        f_member_id, pos = read_compact_string(data, pos)
     _n54 = data[pos]
-    if _n54 < 128:
+    if 0 < _n54 < 128:
+        f_group_instance_id = data[pos + 1 : pos + _n54].decode()
+        pos += _n54
+    elif _n54 == 0:
+        f_group_instance_id = None
         pos += 1
     else:
-        _n54, pos = read_uvarint(data, pos)
-    _n54 -= 1
-    if _n54 < 0:
+        f_group_instance_id, pos = read_compact_nullable_string(data, pos)
+    _n55 = data[pos]
+    if _n55 < 128:
+        pos += 1
+    else:
+        _n55, pos = read_uvarint(data, pos)
+    _n55 -= 1
+    if _n55 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n54 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n54) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n55 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n55) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n54):
-        _e55, pos = _decode_TxnOffsetCommitRequestTopic_v3(data, pos)
-        f_topics.append(_e55)
+    for _ in range(_n55):
+        _e56, pos = _decode_TxnOffsetCommitRequestTopic_v3(data, pos)
+        f_topics.append(_e56)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -643,42 +648,46 @@ def _decode_TxnOffsetCommitRequest_v3(data: bytes, pos: int) -> tuple[TxnOffsetC
 
 def _encode_TxnOffsetCommitRequest_v3(o: TxnOffsetCommitRequest, out: bytearray) -> None:
     """TxnOffsetCommitRequest, versions 3-5 (flexible)."""
-    _b56 = o.transactional_id.encode()
-    _n57 = len(_b56) + 1
-    if _n57 < 128:
-        out.append(_n57)
+    _b57 = o.transactional_id.encode()
+    _n58 = len(_b57) + 1
+    if _n58 < 128:
+        out.append(_n58)
     else:
-        write_uvarint(out, _n57)
-    out += _b56
-    _b58 = o.group_id.encode()
-    _n59 = len(_b58) + 1
-    if _n59 < 128:
-        out.append(_n59)
+        write_uvarint(out, _n58)
+    out += _b57
+    _b59 = o.group_id.encode()
+    _n60 = len(_b59) + 1
+    if _n60 < 128:
+        out.append(_n60)
     else:
-        write_uvarint(out, _n59)
-    out += _b58
+        write_uvarint(out, _n60)
+    out += _b59
     out += _S_qhi.pack(o.producer_id, o.producer_epoch, o.generation_id)
-    _b60 = o.member_id.encode()
-    _n61 = len(_b60) + 1
-    if _n61 < 128:
-        out.append(_n61)
+    _b61 = o.member_id.encode()
+    _n62 = len(_b61) + 1
+    if _n62 < 128:
+        out.append(_n62)
     else:
-        write_uvarint(out, _n61)
-    out += _b60
+        write_uvarint(out, _n62)
+    out += _b61
     if o.group_instance_id is None:
         out.append(0)
     else:
-        _b62 = o.group_instance_id.encode()
-        _n63 = len(_b62) + 1
-        if _n63 < 128:
-            out.append(_n63)
+        _b63 = o.group_instance_id.encode()
+        _n64 = len(_b63) + 1
+        if _n64 < 128:
+            out.append(_n64)
         else:
-            write_uvarint(out, _n63)
-        out += _b62
-    _a64 = o.topics
-    write_uvarint(out, len(_a64) + 1)
-    for _e65 in _a64:
-        _encode_TxnOffsetCommitRequestTopic_v3(_e65, out)
+            write_uvarint(out, _n64)
+        out += _b63
+    _a65 = o.topics
+    _n66 = len(_a65) + 1
+    if _n66 < 128:
+        out.append(_n66)
+    else:
+        write_uvarint(out, _n66)
+    for _e67 in _a65:
+        _encode_TxnOffsetCommitRequestTopic_v3(_e67, out)
     out.append(0)  # no tagged fields
 
 
@@ -719,70 +728,66 @@ def _decode_TxnOffsetCommitResponseTopic_v0(
     data: bytes, pos: int
 ) -> tuple[TxnOffsetCommitResponseTopic, int]:
     """TxnOffsetCommitResponseTopic, versions 0-2."""
-    (_n66,) = _S_h.unpack_from(data, pos)
+    (_n68,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n66 < 0:
+    if _n68 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n66].decode()
-    pos += _n66
-    (_n67,) = _S_i.unpack_from(data, pos)
+    f_name = data[pos : pos + _n68].decode()
+    pos += _n68
+    (_n69,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n67 < 0:
+    if _n69 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n67 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n67) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n69 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n69) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n67):
-        _m68_partition_index, _m68_error_code = _S_ih.unpack_from(data, pos)
+    for _ in range(_n69):
+        _m70_partition_index, _m70_error_code = _S_ih.unpack_from(data, pos)
         pos += 6
-        f_partitions.append(TxnOffsetCommitResponsePartition(_m68_partition_index, _m68_error_code))
+        f_partitions.append(TxnOffsetCommitResponsePartition(_m70_partition_index, _m70_error_code))
     return TxnOffsetCommitResponseTopic(f_name, f_partitions), pos
 
 
 def _encode_TxnOffsetCommitResponseTopic_v0(o: TxnOffsetCommitResponseTopic, out: bytearray) -> None:
     """TxnOffsetCommitResponseTopic, versions 0-2."""
-    _b69 = o.name.encode()
-    out += _S_h.pack(len(_b69))
-    out += _b69
-    _a70 = o.partitions
-    out += _S_i.pack(len(_a70))
-    for _e71 in _a70:
-        out += _S_ih.pack(_e71.partition_index, _e71.error_code)
+    _b71 = o.name.encode()
+    out += _S_h.pack(len(_b71))
+    out += _b71
+    _a72 = o.partitions
+    out += _S_i.pack(len(_a72))
+    for _e73 in _a72:
+        out += _S_ih.pack(_e73.partition_index, _e73.error_code)
 
 
 def _decode_TxnOffsetCommitResponseTopic_v3(
     data: bytes, pos: int
 ) -> tuple[TxnOffsetCommitResponseTopic, int]:
     """TxnOffsetCommitResponseTopic, versions 3-5 (flexible)."""
-    _n72 = data[pos]
-    if _n72 < 128:
+    _n74 = data[pos]
+    if 0 < _n74 < 128:
+        f_name = data[pos + 1 : pos + _n74].decode()
+        pos += _n74
+    else:
+        f_name, pos = read_compact_string(data, pos)
+    _n75 = data[pos]
+    if _n75 < 128:
         pos += 1
     else:
-        _n72, pos = read_uvarint(data, pos)
-    _n72 -= 1
-    if _n72 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n72].decode()
-    pos += _n72
-    _n73 = data[pos]
-    if _n73 < 128:
-        pos += 1
-    else:
-        _n73, pos = read_uvarint(data, pos)
-    _n73 -= 1
-    if _n73 < 0:
+        _n75, pos = read_uvarint(data, pos)
+    _n75 -= 1
+    if _n75 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n73 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n73) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n75 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n75) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n73):
-        _m74_partition_index, _m74_error_code = _S_ih.unpack_from(data, pos)
+    for _ in range(_n75):
+        _m76_partition_index, _m76_error_code = _S_ih.unpack_from(data, pos)
         pos += 6
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_partitions.append(TxnOffsetCommitResponsePartition(_m74_partition_index, _m74_error_code))
+        f_partitions.append(TxnOffsetCommitResponsePartition(_m76_partition_index, _m76_error_code))
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -792,62 +797,66 @@ def _decode_TxnOffsetCommitResponseTopic_v3(
 
 def _encode_TxnOffsetCommitResponseTopic_v3(o: TxnOffsetCommitResponseTopic, out: bytearray) -> None:
     """TxnOffsetCommitResponseTopic, versions 3-5 (flexible)."""
-    _b75 = o.name.encode()
-    _n76 = len(_b75) + 1
-    if _n76 < 128:
-        out.append(_n76)
+    _b77 = o.name.encode()
+    _n78 = len(_b77) + 1
+    if _n78 < 128:
+        out.append(_n78)
     else:
-        write_uvarint(out, _n76)
-    out += _b75
-    _a77 = o.partitions
-    write_uvarint(out, len(_a77) + 1)
-    for _e78 in _a77:
-        out += _S_ih.pack(_e78.partition_index, _e78.error_code)
+        write_uvarint(out, _n78)
+    out += _b77
+    _a79 = o.partitions
+    _n80 = len(_a79) + 1
+    if _n80 < 128:
+        out.append(_n80)
+    else:
+        write_uvarint(out, _n80)
+    for _e81 in _a79:
+        out += _S_ih.pack(_e81.partition_index, _e81.error_code)
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_TxnOffsetCommitResponse_v0(data: bytes, pos: int) -> tuple[TxnOffsetCommitResponse, int]:
     """TxnOffsetCommitResponse, versions 0-2."""
-    f_throttle_time_ms, _n79 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n82 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n79 < 0:
+    if _n82 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n79 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n79) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n82 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n82) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n79):
-        _e80, pos = _decode_TxnOffsetCommitResponseTopic_v0(data, pos)
-        f_topics.append(_e80)
+    for _ in range(_n82):
+        _e83, pos = _decode_TxnOffsetCommitResponseTopic_v0(data, pos)
+        f_topics.append(_e83)
     return TxnOffsetCommitResponse(f_throttle_time_ms, f_topics), pos
 
 
 def _encode_TxnOffsetCommitResponse_v0(o: TxnOffsetCommitResponse, out: bytearray) -> None:
     """TxnOffsetCommitResponse, versions 0-2."""
-    _a81 = o.topics
-    out += _S_ii.pack(o.throttle_time_ms, len(_a81))
-    for _e82 in _a81:
-        _encode_TxnOffsetCommitResponseTopic_v0(_e82, out)
+    _a84 = o.topics
+    out += _S_ii.pack(o.throttle_time_ms, len(_a84))
+    for _e85 in _a84:
+        _encode_TxnOffsetCommitResponseTopic_v0(_e85, out)
 
 
 def _decode_TxnOffsetCommitResponse_v3(data: bytes, pos: int) -> tuple[TxnOffsetCommitResponse, int]:
     """TxnOffsetCommitResponse, versions 3-5 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n83 = data[pos]
-    if _n83 < 128:
+    _n86 = data[pos]
+    if _n86 < 128:
         pos += 1
     else:
-        _n83, pos = read_uvarint(data, pos)
-    _n83 -= 1
-    if _n83 < 0:
+        _n86, pos = read_uvarint(data, pos)
+    _n86 -= 1
+    if _n86 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n83 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n83) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n86 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n86) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n83):
-        _e84, pos = _decode_TxnOffsetCommitResponseTopic_v3(data, pos)
-        f_topics.append(_e84)
+    for _ in range(_n86):
+        _e87, pos = _decode_TxnOffsetCommitResponseTopic_v3(data, pos)
+        f_topics.append(_e87)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -858,10 +867,14 @@ def _decode_TxnOffsetCommitResponse_v3(data: bytes, pos: int) -> tuple[TxnOffset
 def _encode_TxnOffsetCommitResponse_v3(o: TxnOffsetCommitResponse, out: bytearray) -> None:
     """TxnOffsetCommitResponse, versions 3-5 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a85 = o.topics
-    write_uvarint(out, len(_a85) + 1)
-    for _e86 in _a85:
-        _encode_TxnOffsetCommitResponseTopic_v3(_e86, out)
+    _a88 = o.topics
+    _n89 = len(_a88) + 1
+    if _n89 < 128:
+        out.append(_n89)
+    else:
+        write_uvarint(out, _n89)
+    for _e90 in _a88:
+        _encode_TxnOffsetCommitResponseTopic_v3(_e90, out)
     out.append(0)  # no tagged fields
 
 

@@ -1,0 +1,275 @@
+"""MockCluster: brokers, topics and partitions, coordinator placement, and the cluster's lifecycle.
+
+One process, one event loop, N brokers each with its own listener, node id and rack. All state
+lives here and is changed only on the loop, so nothing needs a lock. The wire handlers and the
+Python API (tests, the CLI, the HTTP API later) call the same methods.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from mockbroker.clock import Clock, LoopClock
+from mockbroker.config import ClusterConfig
+from mockbroker.log.partition import PartitionLog
+from mockbroker.timers import Timers
+from protocol.errors import ErrorCode
+
+log = logging.getLogger("mockbroker")
+
+OFFSETS_TOPIC = "__consumer_offsets"
+TRANSACTION_TOPIC = "__transaction_state"
+
+# Kafka's Topic.validate: legal characters, and a length that leaves room for partition suffixes.
+_LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
+MAX_TOPIC_NAME_LENGTH = 249
+
+
+@dataclass(slots=True)
+class BrokerNode:
+    node_id: int
+    host: str  # bound host
+    port: int  # bound port (0 until started)
+    rack: str | None
+    advertised_host: str
+    advertised_port: int
+
+
+@dataclass(slots=True)
+class Partition:
+    index: int
+    leader_id: int
+    replica_ids: list[int]
+    log: PartitionLog
+
+    @property
+    def isr_ids(self) -> list[int]:
+        return list(self.replica_ids)
+
+
+@dataclass(slots=True)
+class Topic:
+    name: str
+    topic_id: uuid.UUID
+    partitions: list[Partition]
+    replication_factor: int
+    configs: dict[str, str] = field(default_factory=dict)
+    is_internal: bool = False
+
+
+class TopicError(Exception):
+    """A topic operation refused with a Kafka error code (CreateTopics and friends report it)."""
+
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def java_string_hash(s: str) -> int:
+    """Java's String.hashCode over UTF-16 code units, as a signed 32-bit int."""
+    h = 0
+    data = s.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def kafka_abs(n: int) -> int:
+    """Kafka's Utils.abs: like Math.abs, except that Integer.MIN_VALUE maps to 0, not to itself."""
+    return 0 if n == -(1 << 31) else abs(n)
+
+
+def validate_topic_name(name: str) -> None:
+    if not name:
+        raise TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION, "Topic name is illegal, it can't be empty")
+    if name in (".", ".."):
+        raise TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Topic name cannot be \".\" or \"..\": {name!r}")
+    if len(name) > MAX_TOPIC_NAME_LENGTH:
+        raise TopicError(
+            ErrorCode.INVALID_TOPIC_EXCEPTION,
+            f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME_LENGTH} characters, topic name: {name}",
+        )
+    if not _LEGAL_TOPIC.match(name):
+        raise TopicError(
+            ErrorCode.INVALID_TOPIC_EXCEPTION,
+            f"Topic name {name!r} is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'",
+        )
+
+
+class MockCluster:
+    def __init__(self, config: ClusterConfig | None = None, *, clock: Clock | None = None, **overrides: Any) -> None:
+        if config is None:
+            config = ClusterConfig(**overrides)
+        elif overrides:
+            raise TypeError("pass either a ClusterConfig or keyword settings, not both")
+        self.config = config
+        self.clock: Clock = clock or LoopClock()
+        self.timers = Timers(self.clock)
+        advertised_host = config.advertised_host or config.host
+        self.brokers: dict[int, BrokerNode] = {}
+        for i, node_id in enumerate(config.node_ids):
+            port = config.port + i if config.port else 0
+            adv_port = config.advertised_port + i if config.advertised_port else port
+            rack = config.racks[i] if config.racks else None
+            self.brokers[node_id] = BrokerNode(node_id, config.host, port, rack, advertised_host, adv_port)
+        self.controller_id = config.node_ids[0]
+        self.topics: dict[str, Topic] = {}
+        self.topic_ids: dict[uuid.UUID, str] = {}
+        # Broker bugs (unexpected exceptions while serving); the pytest fixture fails the test.
+        self.internal_errors: list[BaseException] = []
+        self._servers: dict[int, Any] = {}
+        self._topic_counter = 0
+
+    # -- lifecycle --------------------------------------------------------------------------------
+
+    async def start(self) -> MockCluster:
+        from mockbroker.server import BrokerServer
+
+        for node in self.brokers.values():
+            server = BrokerServer(self, node)
+            await server.start()
+            self._servers[node.node_id] = server
+        return self
+
+    async def stop(self) -> None:
+        for server in self._servers.values():
+            await server.stop()
+        self._servers.clear()
+        self.timers.close()
+
+    async def __aenter__(self) -> MockCluster:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(f"{n.advertised_host}:{n.advertised_port}" for n in self.brokers.values())
+
+    def record_internal_error(self, exc: BaseException) -> None:
+        log.error("broker bug while serving a request", exc_info=exc)
+        self.internal_errors.append(exc)
+
+    # -- topics -----------------------------------------------------------------------------------
+
+    def create_topic(
+        self,
+        name: str,
+        partitions: int | None = None,
+        replication_factor: int | None = None,
+        configs: dict[str, str] | None = None,
+        *,
+        validate_only: bool = False,
+        internal: bool = False,
+    ) -> Topic:
+        validate_topic_name(name)
+        if name in self.topics:
+            raise TopicError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+        collides = _collision_key(name)
+        for existing in self.topics:
+            if _collision_key(existing) == collides:
+                raise TopicError(
+                    ErrorCode.INVALID_TOPIC_EXCEPTION,
+                    f"Topic '{name}' collides with existing topic: {existing}",
+                )
+        n_partitions = self.config.num_partitions if partitions is None or partitions == -1 else partitions
+        rf = self.config.default_replication_factor if replication_factor is None or replication_factor == -1 else replication_factor
+        if n_partitions < 1:
+            raise TopicError(ErrorCode.INVALID_PARTITIONS, "Number of partitions must be larger than 0.")
+        if rf < 1:
+            raise TopicError(ErrorCode.INVALID_REPLICATION_FACTOR, "Replication factor must be larger than 0.")
+        if rf > len(self.brokers):
+            raise TopicError(
+                ErrorCode.INVALID_REPLICATION_FACTOR,
+                f"Unable to replicate the partition {rf} time(s): The target replication factor of {rf} "
+                f"cannot be reached because only {len(self.brokers)} broker(s) are registered.",
+            )
+        topic = Topic(name, uuid.uuid4(), [], rf, dict(configs or {}), is_internal=internal)
+        topic.partitions = [self._new_partition(topic, i) for i in range(n_partitions)]
+        if validate_only:
+            return topic
+        self.topics[name] = topic
+        self.topic_ids[topic.topic_id] = name
+        self._topic_counter += 1
+        return topic
+
+    def _new_partition(self, topic: Topic, index: int) -> Partition:
+        # Spread leaders round-robin, staggered per topic, as Kafka's replica placement does
+        # (deterministically here, so tests can predict which broker leads which partition).
+        ids = list(self.brokers)
+        start = (self._topic_counter + index) % len(ids)
+        replicas = [ids[(start + r) % len(ids)] for r in range(topic.replication_factor)]
+        return Partition(index, replicas[0], replicas, PartitionLog(topic.name, index))
+
+    def add_partitions(self, name: str, total: int) -> Topic:
+        topic = self.topics.get(name)
+        if topic is None:
+            raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"This server does not host this topic: {name}")
+        current = len(topic.partitions)
+        if total < current:
+            raise TopicError(ErrorCode.INVALID_PARTITIONS, f"Topic currently has {current} partitions, which is higher than the requested {total}.")
+        if total == current:
+            raise TopicError(ErrorCode.INVALID_PARTITIONS, f"Topic already has {current} partitions.")
+        topic.partitions += [self._new_partition(topic, i) for i in range(current, total)]
+        return topic
+
+    def delete_topic(self, name: str) -> Topic:
+        topic = self.topics.pop(name, None)
+        if topic is None:
+            raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"This server does not host this topic: {name}")
+        self.topic_ids.pop(topic.topic_id, None)
+        return topic
+
+    def topic_by_id(self, topic_id: uuid.UUID) -> Topic | None:
+        name = self.topic_ids.get(topic_id)
+        return None if name is None else self.topics.get(name)
+
+    def partition(self, topic: str, index: int) -> Partition | None:
+        t = self.topics.get(topic)
+        if t is None or not 0 <= index < len(t.partitions):
+            return None
+        return t.partitions[index]
+
+    def iter_partitions(self) -> Iterator[tuple[Topic, Partition]]:
+        for t in self.topics.values():
+            for p in t.partitions:
+                yield t, p
+
+    def maybe_auto_create(self, name: str) -> Topic | None:
+        """auto.create.topics.enable: Metadata for an unknown, valid topic creates it."""
+        if not self.config.auto_create_topics_enable or name.startswith("__"):
+            return None
+        try:
+            return self.create_topic(name)
+        except TopicError:
+            return None
+
+    # -- coordinators -----------------------------------------------------------------------------
+
+    def coordinator_partition(self, key: str) -> int:
+        """The partition of the internal topic that owns ``key`` (a group or transactional id)."""
+        return kafka_abs(java_string_hash(key)) % self.config.offsets_topic_num_partitions
+
+    def coordinator_for(self, key: str) -> BrokerNode:
+        """The broker leading that partition: internal-topic partitions are spread over brokers
+        in order, so the coordinator of partition p is broker p mod N."""
+        ids = list(self.brokers)
+        return self.brokers[ids[self.coordinator_partition(key) % len(ids)]]
+
+
+def _collision_key(name: str) -> str:
+    # Kafka refuses topics whose names differ only in '.' versus '_' (metric names collide).
+    return name.replace(".", "_")
+
+
+def run_coroutine(coro: Any) -> Any:
+    """Run ``coro`` on a fresh loop (CLI and sync helpers)."""
+    return asyncio.run(coro)

@@ -1,0 +1,113 @@
+"""Dispatch: one request frame in, one framed response (or nothing) out; failure mapping in one place.
+
+- Bad frame or undecodable request: the client's fault; close that connection (Kafka does).
+- Unsupported version: ApiVersions gets the KIP-511 v0 reply with our range; any other API closes.
+- An API the codec knows but no handler serves: close, as Kafka does for APIs it does not expose.
+- Any other exception: a broker bug. Logged, recorded on the cluster (the pytest fixture fails
+  the test at teardown), and the connection closed so the client does not hang.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from mockbroker.handlers import HANDLERS, Handler
+from protocol import registry
+from protocol.errors import DecodeError, UnknownApiError, UnsupportedVersionError
+from protocol.headers import RequestHeader
+from protocol.primitives import Buffer
+
+if TYPE_CHECKING:
+    from mockbroker.cluster import BrokerNode, MockCluster
+
+log = logging.getLogger("mockbroker.dispatch")
+
+
+class CloseConnection(Exception):
+    """Raised to end a connection after a request that cannot be answered."""
+
+
+@dataclass(slots=True)
+class RequestContext:
+    cluster: MockCluster
+    broker: BrokerNode
+    header: RequestHeader
+    api_version: int
+    now_ms: int  # read once per request
+    client_host: str
+    client_port: int
+
+    @property
+    def client_id(self) -> str:
+        return self.header.client_id or ""
+
+
+def served_versions(cluster: MockCluster, handler: Handler) -> tuple[int, int]:
+    """The versions this cluster serves for an API: the handler's range under any configured cap."""
+    lo, hi = handler.versions
+    cap = cluster.config.api_version_caps.get(handler.api_key)
+    if cap is not None:
+        hi = min(hi, cap)
+    return lo, hi
+
+
+def advertised_versions(cluster: MockCluster, handler: Handler) -> tuple[int, int] | None:
+    """What ApiVersions advertises (None: not advertised, when a cap is below the minimum)."""
+    lo, hi = served_versions(cluster, handler)
+    if hi < lo:
+        return None
+    return (min(lo, handler.advertised_min), hi)
+
+
+async def dispatch(
+    cluster: MockCluster, broker: BrokerNode, frame: bytes, client: tuple[str, int]
+) -> list[Buffer] | None:
+    """Handle one request frame; return the framed response, None for no response.
+
+    Raises CloseConnection when the connection must end.
+    """
+    try:
+        header, request = registry.decode_request(frame)
+    except UnsupportedVersionError as exc:
+        handler = HANDLERS.get(exc.api_key)
+        if exc.api_key == registry.API_VERSIONS_KEY and handler is not None:
+            lo, hi = served_versions(cluster, handler)
+            return registry.unsupported_api_versions_response(exc.correlation_id, lo, hi)
+        log.info("closing %s: %s (client %r)", client, exc, exc.client_id)
+        raise CloseConnection(str(exc)) from None
+    except UnknownApiError as exc:
+        log.info("closing %s: %s", client, exc)
+        raise CloseConnection(str(exc)) from None
+    except DecodeError as exc:
+        log.info("closing %s: undecodable request: %s", client, exc)
+        raise CloseConnection(str(exc)) from None
+
+    api_key, version = header.request_api_key, header.request_api_version
+    handler = HANDLERS.get(api_key)
+    if handler is None:
+        log.info("closing %s: api key %d is not served", client, api_key)
+        raise CloseConnection(f"api key {api_key} is not served")
+    lo, hi = served_versions(cluster, handler)
+    if not lo <= version <= hi:
+        if api_key == registry.API_VERSIONS_KEY:
+            return registry.unsupported_api_versions_response(header.correlation_id, lo, hi)
+        log.info("closing %s: %s v%d is outside the served range %d-%d", client, handler.name, version, lo, hi)
+        raise CloseConnection(f"{handler.name} v{version} is not served")
+
+    ctx = RequestContext(cluster, broker, header, version, cluster.clock.now_ms(), client[0], client[1])
+    try:
+        response: Any = await handler.handle(ctx, request)
+    except CloseConnection:
+        raise
+    except Exception as exc:  # a broker bug: fail loudly, hurt only this connection
+        cluster.record_internal_error(exc)
+        raise CloseConnection(f"internal error in {handler.name}") from exc
+    if response is None:
+        return None
+    try:
+        return registry.encode_response(api_key, version, header.correlation_id, response)
+    except Exception as exc:
+        cluster.record_internal_error(exc)
+        raise CloseConnection(f"internal error encoding {handler.name}") from exc

@@ -1,0 +1,40 @@
+"""ApiVersions (key 18), v0-4: which APIs and versions this broker serves.
+
+v0: the list. v1: throttle time. v3 (KIP-511): flexible; the client names its software, which
+must match Kafka's pattern or the answer is INVALID_REQUEST. An ApiVersions request at a version
+we do not know is answered by dispatch in the v0 layout with UNSUPPORTED_VERSION (KIP-511).
+v5 (KIP-1242, rebootstrap checks) is not served: the codec's specs stop at v4.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from protocol.errors import ErrorCode
+from protocol.messages.api_versions import ApiVersion, ApiVersionsRequest, ApiVersionsResponse
+
+if TYPE_CHECKING:
+    from mockbroker.dispatch import RequestContext
+
+API_KEY = 18
+VERSIONS = (0, 4)
+
+# ApiVersionsRequest.isValid: client software name and version, when given (v3+).
+_SOFTWARE = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$")
+
+
+async def handle(ctx: RequestContext, req: ApiVersionsRequest) -> ApiVersionsResponse:
+    from mockbroker.dispatch import advertised_versions
+    from mockbroker.handlers import HANDLERS
+
+    keys = []
+    for key, handler in sorted(HANDLERS.items()):
+        adv = advertised_versions(ctx.cluster, handler)
+        if adv is not None:
+            keys.append(ApiVersion(key, adv[0], adv[1]))
+    if ctx.api_version >= 3 and not (
+        _SOFTWARE.match(req.client_software_name) and _SOFTWARE.match(req.client_software_version)
+    ):
+        return ApiVersionsResponse(error_code=ErrorCode.INVALID_REQUEST, api_keys=keys)
+    return ApiVersionsResponse(error_code=ErrorCode.NONE, api_keys=keys, finalized_features_epoch=-1)

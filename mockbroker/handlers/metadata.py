@@ -1,0 +1,110 @@
+"""Metadata (key 3), v0-13: brokers, cluster id, controller, topics and their partitions.
+
+v0: an empty topic list means all topics. v1: null means all, empty means none; rack,
+controller, is_internal. v2: cluster id. v4: allow_auto_topic_creation (before v4 Metadata
+always may auto-create). v5: offline replicas. v7: leader epoch. v8: authorized operations
+(cluster ones until v10, KIP-430). v9: flexible. v10: topic ids; v12: a topic may be asked for
+by id alone (KIP-516). v13: top-level error code (KIP-1102).
+
+Differs from Kafka on purpose: an auto-created topic is answered at once with its partitions,
+where Kafka first answers LEADER_NOT_AVAILABLE until the new topic's metadata propagates.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mockbroker.cluster import Topic, TopicError, validate_topic_name
+from protocol.errors import ErrorCode
+from protocol.messages.metadata import (
+    MetadataRequest,
+    MetadataResponse,
+    MetadataResponseBroker,
+    MetadataResponsePartition,
+    MetadataResponseTopic,
+)
+from protocol.primitives import ZERO_UUID
+
+if TYPE_CHECKING:
+    from mockbroker.dispatch import RequestContext
+
+API_KEY = 3
+VERSIONS = (0, 13)
+
+# Authorized-operations bitfields (AclOperation codes) for a cluster with no ACLs: everything.
+# Topic: READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7, DESCRIBE 8, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11.
+TOPIC_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
+# Cluster: CREATE 5, ALTER 7, DESCRIBE 8, CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12.
+CLUSTER_OPERATIONS = sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12))
+NOT_REQUESTED = -2147483648
+
+
+def topic_entry(topic: Topic, include_ops: bool) -> MetadataResponseTopic:
+    return MetadataResponseTopic(
+        error_code=ErrorCode.NONE,
+        name=topic.name,
+        topic_id=topic.topic_id,
+        is_internal=topic.is_internal,
+        partitions=[
+            MetadataResponsePartition(
+                error_code=ErrorCode.NONE,
+                partition_index=p.index,
+                leader_id=p.leader_id,
+                leader_epoch=p.log.leader_epoch,
+                replica_nodes=list(p.replica_ids),
+                isr_nodes=p.isr_ids,
+                offline_replicas=[],
+            )
+            for p in topic.partitions
+        ],
+        topic_authorized_operations=TOPIC_OPERATIONS if include_ops else NOT_REQUESTED,
+    )
+
+
+def error_entry(code: ErrorCode, name: str | None, topic_id=ZERO_UUID) -> MetadataResponseTopic:  # type: ignore[no-untyped-def]
+    return MetadataResponseTopic(error_code=code, name=name, topic_id=topic_id, partitions=[])
+
+
+async def handle(ctx: RequestContext, req: MetadataRequest) -> MetadataResponse:
+    cluster = ctx.cluster
+    version = ctx.api_version
+    include_ops = version >= 8 and req.include_topic_authorized_operations
+    all_topics = req.topics is None or (version == 0 and not req.topics)
+    auto_create = version < 4 or req.allow_auto_topic_creation
+    topics: list[MetadataResponseTopic] = []
+    if all_topics:
+        topics = [topic_entry(t, include_ops) for t in cluster.topics.values()]
+    else:
+        for wanted in req.topics or []:
+            if wanted.name is None:
+                topic = cluster.topic_by_id(wanted.topic_id)
+                if topic is None:
+                    topics.append(error_entry(ErrorCode.UNKNOWN_TOPIC_ID, None, wanted.topic_id))
+                else:
+                    topics.append(topic_entry(topic, include_ops))
+                continue
+            topic = cluster.topics.get(wanted.name)
+            if topic is None:
+                try:
+                    validate_topic_name(wanted.name)
+                except TopicError:
+                    topics.append(error_entry(ErrorCode.INVALID_TOPIC_EXCEPTION, wanted.name))
+                    continue
+                topic = cluster.maybe_auto_create(wanted.name) if auto_create else None
+            if topic is None:
+                topics.append(error_entry(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, wanted.name))
+            else:
+                topics.append(topic_entry(topic, include_ops))
+    brokers = [
+        MetadataResponseBroker(node_id=n.node_id, host=n.advertised_host, port=n.advertised_port, rack=n.rack)
+        for n in cluster.brokers.values()
+    ]
+    return MetadataResponse(
+        brokers=brokers,
+        cluster_id=cluster.config.cluster_id,
+        controller_id=cluster.controller_id,
+        topics=topics,
+        cluster_authorized_operations=(
+            CLUSTER_OPERATIONS if 8 <= version <= 10 and req.include_cluster_authorized_operations else NOT_REQUESTED
+        ),
+    )

@@ -1,0 +1,84 @@
+"""Timers: the only place that waits. Deadlines in clock milliseconds, keyed so they can be
+re-armed or cancelled (a member's session timer is re-armed by every heartbeat).
+
+With a LoopClock one asyncio TimerHandle is kept for the earliest deadline. With a ManualClock
+nothing waits at all: due timers fire inside ``ManualClock.advance``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+from collections.abc import Callable, Hashable
+
+from mockbroker.clock import Clock, ManualClock
+
+
+class Timers:
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
+        self._heap: list[tuple[int, int, Hashable]] = []
+        self._live: dict[Hashable, tuple[int, int, Callable[[int], None]]] = {}
+        self._seq = itertools.count()
+        self._handle: asyncio.TimerHandle | None = None
+        self._handle_at: int | None = None
+        if isinstance(clock, ManualClock):
+            clock.on_advance(self.fire_due)
+
+    def schedule(self, key: Hashable, deadline_ms: int, callback: Callable[[int], None]) -> None:
+        """Arm (or re-arm) ``key``; ``callback(now_ms)`` runs once at or after ``deadline_ms``."""
+        seq = next(self._seq)
+        self._live[key] = (deadline_ms, seq, callback)
+        heapq.heappush(self._heap, (deadline_ms, seq, key))
+        self._rearm()
+
+    def cancel(self, key: Hashable) -> None:
+        self._live.pop(key, None)
+
+    def deadline(self, key: Hashable) -> int | None:
+        entry = self._live.get(key)
+        return None if entry is None else entry[0]
+
+    def __len__(self) -> int:
+        return len(self._live)
+
+    def fire_due(self, now_ms: int | None = None) -> None:
+        now = self._clock.now_ms() if now_ms is None else now_ms
+        while self._heap and self._heap[0][0] <= now:
+            _, seq, key = heapq.heappop(self._heap)
+            entry = self._live.get(key)
+            if entry is None or entry[1] != seq:
+                continue  # cancelled or re-armed since
+            del self._live[key]
+            entry[2](now)
+        self._rearm()
+
+    def close(self) -> None:
+        self._live.clear()
+        self._heap.clear()
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def _rearm(self) -> None:
+        if self._clock.manual:
+            return
+        while self._heap and self._heap[0][2] not in self._live:
+            heapq.heappop(self._heap)
+        if not self._heap:
+            return
+        first = self._heap[0][0]
+        if self._handle is not None and self._handle_at is not None and self._handle_at <= first:
+            return
+        if self._handle is not None:
+            self._handle.cancel()
+        loop = asyncio.get_running_loop()
+        delay = max(0, first - self._clock.now_ms()) / 1000
+        self._handle = loop.call_later(delay, self._wake)
+        self._handle_at = first
+
+    def _wake(self) -> None:
+        self._handle = None
+        self._handle_at = None
+        self.fire_due()
