@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from collections.abc import Iterable, Iterator
@@ -492,9 +493,17 @@ class StructCodegen:
             else:
                 flush()
                 body.extend(self.decode_field(f, var, ind))
-        flush()
-        if flex:
-            body.extend(self.decode_tagged(px, ind))
+        has_tags = any(f.present(v) and f.is_tagged(v) for f in st.fields)
+        if run and flex and not has_tags:
+            # the (empty) tagged-fields count is read with the fixed run that ends the struct
+            t = self.em.tmp("_t")
+            run.append((t, "B"))
+            flush()
+            body += [f"{ind}if {t} != 0:", f"{ind}    pos = skip_tagged_fields(data, pos - 1)"]
+        else:
+            flush()
+            if flex:
+                body.extend(self.decode_tagged(px, ind))
         args = ", ".join(f"{px}{f.name}" if f.present(v) else f.default_expr() for f in st.fields)
         return body, f"{st.name}({args})"
 
@@ -723,6 +732,11 @@ class StructCodegen:
                 continue
             flush()
             body.extend(self.encode_field(f, ex, "out", ind))
+        has_tags = any(f.present(v) and f.is_tagged(v) for f in st.fields)
+        if run and flex and not has_tags:
+            run.append(("0", "B"))  # the empty tagged-fields count, packed with the last run
+            flush()
+            return body
         flush()
         if flex:
             body.extend(self.encode_tagged(o, ind))
@@ -851,7 +865,7 @@ class StructCodegen:
 
 
 def _fmt_size(c: str) -> int:
-    return {"b": 1, "h": 2, "i": 4, "q": 8, "H": 2, "I": 4, "d": 8, "?": 1, "16s": 16}[c]
+    return {"b": 1, "B": 1, "h": 2, "i": 4, "q": 8, "H": 2, "I": 4, "d": 8, "?": 1, "16s": 16}[c]
 
 
 def _indent(lines: list[str]) -> list[str]:
@@ -1187,7 +1201,13 @@ def main(argv: Iterable[str] | None = None) -> int:
         return 1 if drift else 0
     OUT_DIR.mkdir(exist_ok=True)
     for name, src in files.items():
-        (OUT_DIR / name).write_text(src, encoding="utf-8")
+        path = OUT_DIR / name
+        if path.exists() and path.read_text(encoding="utf-8") == src:
+            continue
+        # atomic replace: a process importing the package never sees half a module
+        tmp = path.with_suffix(".py.tmp")
+        tmp.write_text(src, encoding="utf-8")
+        os.replace(tmp, path)
     for path in OUT_DIR.glob("*.py"):
         if path.name not in files:
             path.unlink()

@@ -19,6 +19,7 @@ from protocol.schema import FieldSpec, MessageSpec
 
 _S_h = Struct(">h")
 _S_ih = Struct(">ih")
+_S_ihB = Struct(">ihB")
 _S_qh = Struct(">qh")
 _S_qhh = Struct(">qhh")
 
@@ -219,19 +220,16 @@ def _encode_AddOffsetsToTxnResponse_v0(o: AddOffsetsToTxnResponse, out: bytearra
 
 def _decode_AddOffsetsToTxnResponse_v3(data: bytes, pos: int) -> tuple[AddOffsetsToTxnResponse, int]:
     """AddOffsetsToTxnResponse, versions 3-4 (flexible)."""
-    f_throttle_time_ms, f_error_code = _S_ih.unpack_from(data, pos)
-    pos += 6
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_throttle_time_ms, f_error_code, _t11 = _S_ihB.unpack_from(data, pos)
+    pos += 7
+    if _t11 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return AddOffsetsToTxnResponse(f_throttle_time_ms, f_error_code), pos
 
 
 def _encode_AddOffsetsToTxnResponse_v3(o: AddOffsetsToTxnResponse, out: bytearray) -> None:
     """AddOffsetsToTxnResponse, versions 3-4 (flexible)."""
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    out.append(0)  # no tagged fields
+    out += _S_ihB.pack(o.throttle_time_ms, o.error_code, 0)
 
 
 _ADD_OFFSETS_TO_TXN_REQUEST_DECODERS: dict[

@@ -20,6 +20,7 @@ from protocol.schema import FieldSpec, MessageSpec
 _S_h = Struct(">h")
 _S_i = Struct(">i")
 _S_ih = Struct(">ih")
+_S_ihB = Struct(">ihB")
 _S_ii = Struct(">ii")
 _S_qh = Struct(">qh")
 _S_qhi = Struct(">qhi")
@@ -661,12 +662,10 @@ def _decode_AddPartitionsToTxnPartitionResult_v3(
     data: bytes, pos: int
 ) -> tuple[AddPartitionsToTxnPartitionResult, int]:
     """AddPartitionsToTxnPartitionResult, versions 3-5 (flexible)."""
-    f_partition_index, f_partition_error_code = _S_ih.unpack_from(data, pos)
-    pos += 6
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_partition_index, f_partition_error_code, _t59 = _S_ihB.unpack_from(data, pos)
+    pos += 7
+    if _t59 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return AddPartitionsToTxnPartitionResult(f_partition_index, f_partition_error_code), pos
 
 
@@ -674,81 +673,78 @@ def _encode_AddPartitionsToTxnPartitionResult_v3(
     o: AddPartitionsToTxnPartitionResult, out: bytearray
 ) -> None:
     """AddPartitionsToTxnPartitionResult, versions 3-5 (flexible)."""
-    out += _S_ih.pack(o.partition_index, o.partition_error_code)
-    out.append(0)  # no tagged fields
+    out += _S_ihB.pack(o.partition_index, o.partition_error_code, 0)
 
 
 def _decode_AddPartitionsToTxnTopicResult_v0(
     data: bytes, pos: int
 ) -> tuple[AddPartitionsToTxnTopicResult, int]:
     """AddPartitionsToTxnTopicResult, versions 0-2."""
-    (_n59,) = _S_h.unpack_from(data, pos)
+    (_n60,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n59 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n59].decode()
-    pos += _n59
-    (_n60,) = _S_i.unpack_from(data, pos)
-    pos += 4
     if _n60 < 0:
+        raise InvalidValueError("Name: null or negative length")
+    f_name = data[pos : pos + _n60].decode()
+    pos += _n60
+    (_n61,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n61 < 0:
         raise InvalidValueError("ResultsByPartition: null or negative length")
-    if _n60 > len(data) - pos:
+    if _n61 > len(data) - pos:
         raise TruncatedError(
-            "ResultsByPartition: " + str(_n60) + " elements in " + str(len(data) - pos) + " bytes"
+            "ResultsByPartition: " + str(_n61) + " elements in " + str(len(data) - pos) + " bytes"
         )
     f_results_by_partition = []
-    for _ in range(_n60):
-        _m61_partition_index, _m61_partition_error_code = _S_ih.unpack_from(data, pos)
+    for _ in range(_n61):
+        _m62_partition_index, _m62_partition_error_code = _S_ih.unpack_from(data, pos)
         pos += 6
         f_results_by_partition.append(
-            AddPartitionsToTxnPartitionResult(_m61_partition_index, _m61_partition_error_code)
+            AddPartitionsToTxnPartitionResult(_m62_partition_index, _m62_partition_error_code)
         )
     return AddPartitionsToTxnTopicResult(f_name, f_results_by_partition), pos
 
 
 def _encode_AddPartitionsToTxnTopicResult_v0(o: AddPartitionsToTxnTopicResult, out: bytearray) -> None:
     """AddPartitionsToTxnTopicResult, versions 0-2."""
-    _b62 = o.name.encode()
-    out += _S_h.pack(len(_b62))
-    out += _b62
-    _a63 = o.results_by_partition
-    out += _S_i.pack(len(_a63))
-    for _e64 in _a63:
-        out += _S_ih.pack(_e64.partition_index, _e64.partition_error_code)
+    _b63 = o.name.encode()
+    out += _S_h.pack(len(_b63))
+    out += _b63
+    _a64 = o.results_by_partition
+    out += _S_i.pack(len(_a64))
+    for _e65 in _a64:
+        out += _S_ih.pack(_e65.partition_index, _e65.partition_error_code)
 
 
 def _decode_AddPartitionsToTxnTopicResult_v3(
     data: bytes, pos: int
 ) -> tuple[AddPartitionsToTxnTopicResult, int]:
     """AddPartitionsToTxnTopicResult, versions 3-5 (flexible)."""
-    _n65 = data[pos]
-    if 0 < _n65 < 128:
-        f_name = data[pos + 1 : pos + _n65].decode()
-        pos += _n65
+    _n66 = data[pos]
+    if 0 < _n66 < 128:
+        f_name = data[pos + 1 : pos + _n66].decode()
+        pos += _n66
     else:
         f_name, pos = read_compact_string(data, pos)
-    _n66 = data[pos]
-    if _n66 < 128:
+    _n67 = data[pos]
+    if _n67 < 128:
         pos += 1
     else:
-        _n66, pos = read_uvarint(data, pos)
-    _n66 -= 1
-    if _n66 < 0:
+        _n67, pos = read_uvarint(data, pos)
+    _n67 -= 1
+    if _n67 < 0:
         raise InvalidValueError("ResultsByPartition: null or negative length")
-    if _n66 > len(data) - pos:
+    if _n67 > len(data) - pos:
         raise TruncatedError(
-            "ResultsByPartition: " + str(_n66) + " elements in " + str(len(data) - pos) + " bytes"
+            "ResultsByPartition: " + str(_n67) + " elements in " + str(len(data) - pos) + " bytes"
         )
     f_results_by_partition = []
-    for _ in range(_n66):
-        _m67_partition_index, _m67_partition_error_code = _S_ih.unpack_from(data, pos)
-        pos += 6
-        if data[pos] == 0:  # no tagged fields: the common case
-            pos += 1
-        else:
-            pos = skip_tagged_fields(data, pos)
+    for _ in range(_n67):
+        _m68_partition_index, _m68_partition_error_code, _t69 = _S_ihB.unpack_from(data, pos)
+        pos += 7
+        if _t69 != 0:
+            pos = skip_tagged_fields(data, pos - 1)
         f_results_by_partition.append(
-            AddPartitionsToTxnPartitionResult(_m67_partition_index, _m67_partition_error_code)
+            AddPartitionsToTxnPartitionResult(_m68_partition_index, _m68_partition_error_code)
         )
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
@@ -759,47 +755,46 @@ def _decode_AddPartitionsToTxnTopicResult_v3(
 
 def _encode_AddPartitionsToTxnTopicResult_v3(o: AddPartitionsToTxnTopicResult, out: bytearray) -> None:
     """AddPartitionsToTxnTopicResult, versions 3-5 (flexible)."""
-    _b68 = o.name.encode()
-    _n69 = len(_b68) + 1
-    if _n69 < 128:
-        out.append(_n69)
-    else:
-        write_uvarint(out, _n69)
-    out += _b68
-    _a70 = o.results_by_partition
-    _n71 = len(_a70) + 1
+    _b70 = o.name.encode()
+    _n71 = len(_b70) + 1
     if _n71 < 128:
         out.append(_n71)
     else:
         write_uvarint(out, _n71)
-    for _e72 in _a70:
-        out += _S_ih.pack(_e72.partition_index, _e72.partition_error_code)
-        out.append(0)  # no tagged fields
+    out += _b70
+    _a72 = o.results_by_partition
+    _n73 = len(_a72) + 1
+    if _n73 < 128:
+        out.append(_n73)
+    else:
+        write_uvarint(out, _n73)
+    for _e74 in _a72:
+        out += _S_ihB.pack(_e74.partition_index, _e74.partition_error_code, 0)
     out.append(0)  # no tagged fields
 
 
 def _decode_AddPartitionsToTxnResult_v4(data: bytes, pos: int) -> tuple[AddPartitionsToTxnResult, int]:
     """AddPartitionsToTxnResult, versions 4-5 (flexible)."""
-    _n73 = data[pos]
-    if 0 < _n73 < 128:
-        f_transactional_id = data[pos + 1 : pos + _n73].decode()
-        pos += _n73
+    _n75 = data[pos]
+    if 0 < _n75 < 128:
+        f_transactional_id = data[pos + 1 : pos + _n75].decode()
+        pos += _n75
     else:
         f_transactional_id, pos = read_compact_string(data, pos)
-    _n74 = data[pos]
-    if _n74 < 128:
+    _n76 = data[pos]
+    if _n76 < 128:
         pos += 1
     else:
-        _n74, pos = read_uvarint(data, pos)
-    _n74 -= 1
-    if _n74 < 0:
+        _n76, pos = read_uvarint(data, pos)
+    _n76 -= 1
+    if _n76 < 0:
         raise InvalidValueError("TopicResults: null or negative length")
-    if _n74 > len(data) - pos:
-        raise TruncatedError("TopicResults: " + str(_n74) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n76 > len(data) - pos:
+        raise TruncatedError("TopicResults: " + str(_n76) + " elements in " + str(len(data) - pos) + " bytes")
     f_topic_results = []
-    for _ in range(_n74):
-        _e75, pos = _decode_AddPartitionsToTxnTopicResult_v3(data, pos)
-        f_topic_results.append(_e75)
+    for _ in range(_n76):
+        _e77, pos = _decode_AddPartitionsToTxnTopicResult_v3(data, pos)
+        f_topic_results.append(_e77)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -809,69 +804,69 @@ def _decode_AddPartitionsToTxnResult_v4(data: bytes, pos: int) -> tuple[AddParti
 
 def _encode_AddPartitionsToTxnResult_v4(o: AddPartitionsToTxnResult, out: bytearray) -> None:
     """AddPartitionsToTxnResult, versions 4-5 (flexible)."""
-    _b76 = o.transactional_id.encode()
-    _n77 = len(_b76) + 1
-    if _n77 < 128:
-        out.append(_n77)
-    else:
-        write_uvarint(out, _n77)
-    out += _b76
-    _a78 = o.topic_results
-    _n79 = len(_a78) + 1
+    _b78 = o.transactional_id.encode()
+    _n79 = len(_b78) + 1
     if _n79 < 128:
         out.append(_n79)
     else:
         write_uvarint(out, _n79)
-    for _e80 in _a78:
-        _encode_AddPartitionsToTxnTopicResult_v3(_e80, out)
+    out += _b78
+    _a80 = o.topic_results
+    _n81 = len(_a80) + 1
+    if _n81 < 128:
+        out.append(_n81)
+    else:
+        write_uvarint(out, _n81)
+    for _e82 in _a80:
+        _encode_AddPartitionsToTxnTopicResult_v3(_e82, out)
     out.append(0)  # no tagged fields
 
 
 def _decode_AddPartitionsToTxnResponse_v0(data: bytes, pos: int) -> tuple[AddPartitionsToTxnResponse, int]:
     """AddPartitionsToTxnResponse, versions 0-2."""
-    f_throttle_time_ms, _n81 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n83 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n81 < 0:
+    if _n83 < 0:
         raise InvalidValueError("ResultsByTopicV3AndBelow: null or negative length")
-    if _n81 > len(data) - pos:
+    if _n83 > len(data) - pos:
         raise TruncatedError(
-            "ResultsByTopicV3AndBelow: " + str(_n81) + " elements in " + str(len(data) - pos) + " bytes"
+            "ResultsByTopicV3AndBelow: " + str(_n83) + " elements in " + str(len(data) - pos) + " bytes"
         )
     f_results_by_topic_v3_and_below = []
-    for _ in range(_n81):
-        _e82, pos = _decode_AddPartitionsToTxnTopicResult_v0(data, pos)
-        f_results_by_topic_v3_and_below.append(_e82)
+    for _ in range(_n83):
+        _e84, pos = _decode_AddPartitionsToTxnTopicResult_v0(data, pos)
+        f_results_by_topic_v3_and_below.append(_e84)
     return AddPartitionsToTxnResponse(f_throttle_time_ms, 0, [], f_results_by_topic_v3_and_below), pos
 
 
 def _encode_AddPartitionsToTxnResponse_v0(o: AddPartitionsToTxnResponse, out: bytearray) -> None:
     """AddPartitionsToTxnResponse, versions 0-2."""
-    _a83 = o.results_by_topic_v3_and_below
-    out += _S_ii.pack(o.throttle_time_ms, len(_a83))
-    for _e84 in _a83:
-        _encode_AddPartitionsToTxnTopicResult_v0(_e84, out)
+    _a85 = o.results_by_topic_v3_and_below
+    out += _S_ii.pack(o.throttle_time_ms, len(_a85))
+    for _e86 in _a85:
+        _encode_AddPartitionsToTxnTopicResult_v0(_e86, out)
 
 
 def _decode_AddPartitionsToTxnResponse_v3(data: bytes, pos: int) -> tuple[AddPartitionsToTxnResponse, int]:
     """AddPartitionsToTxnResponse, version 3 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n85 = data[pos]
-    if _n85 < 128:
+    _n87 = data[pos]
+    if _n87 < 128:
         pos += 1
     else:
-        _n85, pos = read_uvarint(data, pos)
-    _n85 -= 1
-    if _n85 < 0:
+        _n87, pos = read_uvarint(data, pos)
+    _n87 -= 1
+    if _n87 < 0:
         raise InvalidValueError("ResultsByTopicV3AndBelow: null or negative length")
-    if _n85 > len(data) - pos:
+    if _n87 > len(data) - pos:
         raise TruncatedError(
-            "ResultsByTopicV3AndBelow: " + str(_n85) + " elements in " + str(len(data) - pos) + " bytes"
+            "ResultsByTopicV3AndBelow: " + str(_n87) + " elements in " + str(len(data) - pos) + " bytes"
         )
     f_results_by_topic_v3_and_below = []
-    for _ in range(_n85):
-        _e86, pos = _decode_AddPartitionsToTxnTopicResult_v3(data, pos)
-        f_results_by_topic_v3_and_below.append(_e86)
+    for _ in range(_n87):
+        _e88, pos = _decode_AddPartitionsToTxnTopicResult_v3(data, pos)
+        f_results_by_topic_v3_and_below.append(_e88)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -882,14 +877,14 @@ def _decode_AddPartitionsToTxnResponse_v3(data: bytes, pos: int) -> tuple[AddPar
 def _encode_AddPartitionsToTxnResponse_v3(o: AddPartitionsToTxnResponse, out: bytearray) -> None:
     """AddPartitionsToTxnResponse, version 3 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a87 = o.results_by_topic_v3_and_below
-    _n88 = len(_a87) + 1
-    if _n88 < 128:
-        out.append(_n88)
+    _a89 = o.results_by_topic_v3_and_below
+    _n90 = len(_a89) + 1
+    if _n90 < 128:
+        out.append(_n90)
     else:
-        write_uvarint(out, _n88)
-    for _e89 in _a87:
-        _encode_AddPartitionsToTxnTopicResult_v3(_e89, out)
+        write_uvarint(out, _n90)
+    for _e91 in _a89:
+        _encode_AddPartitionsToTxnTopicResult_v3(_e91, out)
     out.append(0)  # no tagged fields
 
 
@@ -897,22 +892,22 @@ def _decode_AddPartitionsToTxnResponse_v4(data: bytes, pos: int) -> tuple[AddPar
     """AddPartitionsToTxnResponse, versions 4-5 (flexible)."""
     f_throttle_time_ms, f_error_code = _S_ih.unpack_from(data, pos)
     pos += 6
-    _n90 = data[pos]
-    if _n90 < 128:
+    _n92 = data[pos]
+    if _n92 < 128:
         pos += 1
     else:
-        _n90, pos = read_uvarint(data, pos)
-    _n90 -= 1
-    if _n90 < 0:
+        _n92, pos = read_uvarint(data, pos)
+    _n92 -= 1
+    if _n92 < 0:
         raise InvalidValueError("ResultsByTransaction: null or negative length")
-    if _n90 > len(data) - pos:
+    if _n92 > len(data) - pos:
         raise TruncatedError(
-            "ResultsByTransaction: " + str(_n90) + " elements in " + str(len(data) - pos) + " bytes"
+            "ResultsByTransaction: " + str(_n92) + " elements in " + str(len(data) - pos) + " bytes"
         )
     f_results_by_transaction = []
-    for _ in range(_n90):
-        _e91, pos = _decode_AddPartitionsToTxnResult_v4(data, pos)
-        f_results_by_transaction.append(_e91)
+    for _ in range(_n92):
+        _e93, pos = _decode_AddPartitionsToTxnResult_v4(data, pos)
+        f_results_by_transaction.append(_e93)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -923,14 +918,14 @@ def _decode_AddPartitionsToTxnResponse_v4(data: bytes, pos: int) -> tuple[AddPar
 def _encode_AddPartitionsToTxnResponse_v4(o: AddPartitionsToTxnResponse, out: bytearray) -> None:
     """AddPartitionsToTxnResponse, versions 4-5 (flexible)."""
     out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    _a92 = o.results_by_transaction
-    _n93 = len(_a92) + 1
-    if _n93 < 128:
-        out.append(_n93)
+    _a94 = o.results_by_transaction
+    _n95 = len(_a94) + 1
+    if _n95 < 128:
+        out.append(_n95)
     else:
-        write_uvarint(out, _n93)
-    for _e94 in _a92:
-        _encode_AddPartitionsToTxnResult_v4(_e94, out)
+        write_uvarint(out, _n95)
+    for _e96 in _a94:
+        _encode_AddPartitionsToTxnResult_v4(_e96, out)
     out.append(0)  # no tagged fields
 
 

@@ -18,8 +18,9 @@ from protocol.schema import FieldSpec, MessageSpec
 
 
 _S_h = Struct(">h")
-_S_hh = Struct(">hh")
+_S_hhB = Struct(">hhB")
 _S_hhh = Struct(">hhh")
+_S_hhhB = Struct(">hhhB")
 _S_hi = Struct(">hi")
 _S_i = Struct(">i")
 _S_o = Struct(">?")
@@ -269,56 +270,50 @@ def _decode_FinalizedFeatureKey_v3(data: bytes, pos: int) -> tuple[FinalizedFeat
         pos += _n7
     else:
         f_name, pos = read_compact_string(data, pos)
-    f_max_version_level, f_min_version_level = _S_hh.unpack_from(data, pos)
-    pos += 4
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_max_version_level, f_min_version_level, _t8 = _S_hhB.unpack_from(data, pos)
+    pos += 5
+    if _t8 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return FinalizedFeatureKey(f_name, f_max_version_level, f_min_version_level), pos
 
 
 def _encode_FinalizedFeatureKey_v3(o: FinalizedFeatureKey, out: bytearray) -> None:
     """FinalizedFeatureKey, versions 3-4 (flexible)."""
-    _b8 = o.name.encode()
-    _n9 = len(_b8) + 1
-    if _n9 < 128:
-        out.append(_n9)
+    _b9 = o.name.encode()
+    _n10 = len(_b9) + 1
+    if _n10 < 128:
+        out.append(_n10)
     else:
-        write_uvarint(out, _n9)
-    out += _b8
-    out += _S_hh.pack(o.max_version_level, o.min_version_level)
-    out.append(0)  # no tagged fields
+        write_uvarint(out, _n10)
+    out += _b9
+    out += _S_hhB.pack(o.max_version_level, o.min_version_level, 0)
 
 
 def _decode_SupportedFeatureKey_v3(data: bytes, pos: int) -> tuple[SupportedFeatureKey, int]:
     """SupportedFeatureKey, versions 3-4 (flexible)."""
-    _n10 = data[pos]
-    if 0 < _n10 < 128:
-        f_name = data[pos + 1 : pos + _n10].decode()
-        pos += _n10
+    _n11 = data[pos]
+    if 0 < _n11 < 128:
+        f_name = data[pos + 1 : pos + _n11].decode()
+        pos += _n11
     else:
         f_name, pos = read_compact_string(data, pos)
-    f_min_version, f_max_version = _S_hh.unpack_from(data, pos)
-    pos += 4
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_min_version, f_max_version, _t12 = _S_hhB.unpack_from(data, pos)
+    pos += 5
+    if _t12 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return SupportedFeatureKey(f_name, f_min_version, f_max_version), pos
 
 
 def _encode_SupportedFeatureKey_v3(o: SupportedFeatureKey, out: bytearray) -> None:
     """SupportedFeatureKey, versions 3-4 (flexible)."""
-    _b11 = o.name.encode()
-    _n12 = len(_b11) + 1
-    if _n12 < 128:
-        out.append(_n12)
+    _b13 = o.name.encode()
+    _n14 = len(_b13) + 1
+    if _n14 < 128:
+        out.append(_n14)
     else:
-        write_uvarint(out, _n12)
-    out += _b11
-    out += _S_hh.pack(o.min_version, o.max_version)
-    out.append(0)  # no tagged fields
+        write_uvarint(out, _n14)
+    out += _b13
+    out += _S_hhB.pack(o.min_version, o.max_version, 0)
 
 
 def _decode_ApiVersion_v0(data: bytes, pos: int) -> tuple[ApiVersion, int]:
@@ -335,58 +330,55 @@ def _encode_ApiVersion_v0(o: ApiVersion, out: bytearray) -> None:
 
 def _decode_ApiVersion_v3(data: bytes, pos: int) -> tuple[ApiVersion, int]:
     """ApiVersion, versions 3-4 (flexible)."""
-    f_api_key, f_min_version, f_max_version = _S_hhh.unpack_from(data, pos)
-    pos += 6
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_api_key, f_min_version, f_max_version, _t15 = _S_hhhB.unpack_from(data, pos)
+    pos += 7
+    if _t15 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return ApiVersion(f_api_key, f_min_version, f_max_version), pos
 
 
 def _encode_ApiVersion_v3(o: ApiVersion, out: bytearray) -> None:
     """ApiVersion, versions 3-4 (flexible)."""
-    out += _S_hhh.pack(o.api_key, o.min_version, o.max_version)
-    out.append(0)  # no tagged fields
+    out += _S_hhhB.pack(o.api_key, o.min_version, o.max_version, 0)
 
 
 def _decode_ApiVersionsResponse_v0(data: bytes, pos: int) -> tuple[ApiVersionsResponse, int]:
     """ApiVersionsResponse, version 0."""
-    f_error_code, _n13 = _S_hi.unpack_from(data, pos)
+    f_error_code, _n16 = _S_hi.unpack_from(data, pos)
     pos += 6
-    if _n13 < 0:
+    if _n16 < 0:
         raise InvalidValueError("ApiKeys: null or negative length")
-    if _n13 > len(data) - pos:
-        raise TruncatedError("ApiKeys: " + str(_n13) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n16 > len(data) - pos:
+        raise TruncatedError("ApiKeys: " + str(_n16) + " elements in " + str(len(data) - pos) + " bytes")
     f_api_keys = []
-    for _ in range(_n13):
-        _m14_api_key, _m14_min_version, _m14_max_version = _S_hhh.unpack_from(data, pos)
+    for _ in range(_n16):
+        _m17_api_key, _m17_min_version, _m17_max_version = _S_hhh.unpack_from(data, pos)
         pos += 6
-        f_api_keys.append(ApiVersion(_m14_api_key, _m14_min_version, _m14_max_version))
+        f_api_keys.append(ApiVersion(_m17_api_key, _m17_min_version, _m17_max_version))
     return ApiVersionsResponse(f_error_code, f_api_keys, 0, [], -1, [], False), pos
 
 
 def _encode_ApiVersionsResponse_v0(o: ApiVersionsResponse, out: bytearray) -> None:
     """ApiVersionsResponse, version 0."""
-    _a15 = o.api_keys
-    out += _S_hi.pack(o.error_code, len(_a15))
-    for _e16 in _a15:
-        out += _S_hhh.pack(_e16.api_key, _e16.min_version, _e16.max_version)
+    _a18 = o.api_keys
+    out += _S_hi.pack(o.error_code, len(_a18))
+    for _e19 in _a18:
+        out += _S_hhh.pack(_e19.api_key, _e19.min_version, _e19.max_version)
 
 
 def _decode_ApiVersionsResponse_v1(data: bytes, pos: int) -> tuple[ApiVersionsResponse, int]:
     """ApiVersionsResponse, versions 1-2."""
-    f_error_code, _n17 = _S_hi.unpack_from(data, pos)
+    f_error_code, _n20 = _S_hi.unpack_from(data, pos)
     pos += 6
-    if _n17 < 0:
+    if _n20 < 0:
         raise InvalidValueError("ApiKeys: null or negative length")
-    if _n17 > len(data) - pos:
-        raise TruncatedError("ApiKeys: " + str(_n17) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n20 > len(data) - pos:
+        raise TruncatedError("ApiKeys: " + str(_n20) + " elements in " + str(len(data) - pos) + " bytes")
     f_api_keys = []
-    for _ in range(_n17):
-        _m18_api_key, _m18_min_version, _m18_max_version = _S_hhh.unpack_from(data, pos)
+    for _ in range(_n20):
+        _m21_api_key, _m21_min_version, _m21_max_version = _S_hhh.unpack_from(data, pos)
         pos += 6
-        f_api_keys.append(ApiVersion(_m18_api_key, _m18_min_version, _m18_max_version))
+        f_api_keys.append(ApiVersion(_m21_api_key, _m21_min_version, _m21_max_version))
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
     return ApiVersionsResponse(f_error_code, f_api_keys, f_throttle_time_ms, [], -1, [], False), pos
@@ -394,10 +386,10 @@ def _decode_ApiVersionsResponse_v1(data: bytes, pos: int) -> tuple[ApiVersionsRe
 
 def _encode_ApiVersionsResponse_v1(o: ApiVersionsResponse, out: bytearray) -> None:
     """ApiVersionsResponse, versions 1-2."""
-    _a19 = o.api_keys
-    out += _S_hi.pack(o.error_code, len(_a19))
-    for _e20 in _a19:
-        out += _S_hhh.pack(_e20.api_key, _e20.min_version, _e20.max_version)
+    _a22 = o.api_keys
+    out += _S_hi.pack(o.error_code, len(_a22))
+    for _e23 in _a22:
+        out += _S_hhh.pack(_e23.api_key, _e23.min_version, _e23.max_version)
     out += _S_i.pack(o.throttle_time_ms)
 
 
@@ -405,25 +397,23 @@ def _decode_ApiVersionsResponse_v3(data: bytes, pos: int) -> tuple[ApiVersionsRe
     """ApiVersionsResponse, versions 3-4 (flexible)."""
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    _n21 = data[pos]
-    if _n21 < 128:
+    _n24 = data[pos]
+    if _n24 < 128:
         pos += 1
     else:
-        _n21, pos = read_uvarint(data, pos)
-    _n21 -= 1
-    if _n21 < 0:
+        _n24, pos = read_uvarint(data, pos)
+    _n24 -= 1
+    if _n24 < 0:
         raise InvalidValueError("ApiKeys: null or negative length")
-    if _n21 > len(data) - pos:
-        raise TruncatedError("ApiKeys: " + str(_n21) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n24 > len(data) - pos:
+        raise TruncatedError("ApiKeys: " + str(_n24) + " elements in " + str(len(data) - pos) + " bytes")
     f_api_keys = []
-    for _ in range(_n21):
-        _m22_api_key, _m22_min_version, _m22_max_version = _S_hhh.unpack_from(data, pos)
-        pos += 6
-        if data[pos] == 0:  # no tagged fields: the common case
-            pos += 1
-        else:
-            pos = skip_tagged_fields(data, pos)
-        f_api_keys.append(ApiVersion(_m22_api_key, _m22_min_version, _m22_max_version))
+    for _ in range(_n24):
+        _m25_api_key, _m25_min_version, _m25_max_version, _t26 = _S_hhhB.unpack_from(data, pos)
+        pos += 7
+        if _t26 != 0:
+            pos = skip_tagged_fields(data, pos - 1)
+        f_api_keys.append(ApiVersion(_m25_api_key, _m25_min_version, _m25_max_version))
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
     f_supported_features: list[SupportedFeatureKey] = []
@@ -433,78 +423,74 @@ def _decode_ApiVersionsResponse_v3(data: bytes, pos: int) -> tuple[ApiVersionsRe
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
-        _nt23, pos = read_uvarint(data, pos)
-        for _ in range(_nt23):
-            _tag24, pos = read_uvarint(data, pos)
-            _end25, pos = read_uvarint(data, pos)
-            _end25 += pos
-            if _tag24 == 0:
-                _n26 = data[pos]
-                if _n26 < 128:
+        _nt27, pos = read_uvarint(data, pos)
+        for _ in range(_nt27):
+            _tag28, pos = read_uvarint(data, pos)
+            _end29, pos = read_uvarint(data, pos)
+            _end29 += pos
+            if _tag28 == 0:
+                _n30 = data[pos]
+                if _n30 < 128:
                     pos += 1
                 else:
-                    _n26, pos = read_uvarint(data, pos)
-                _n26 -= 1
-                if _n26 < 0:
+                    _n30, pos = read_uvarint(data, pos)
+                _n30 -= 1
+                if _n30 < 0:
                     raise InvalidValueError("SupportedFeatures: null or negative length")
-                if _n26 > len(data) - pos:
+                if _n30 > len(data) - pos:
                     raise TruncatedError(
-                        "SupportedFeatures: " + str(_n26) + " elements in " + str(len(data) - pos) + " bytes"
+                        "SupportedFeatures: " + str(_n30) + " elements in " + str(len(data) - pos) + " bytes"
                     )
                 f_supported_features = []
-                for _ in range(_n26):
-                    _n28 = data[pos]
-                    if 0 < _n28 < 128:
-                        _m27_name = data[pos + 1 : pos + _n28].decode()
-                        pos += _n28
+                for _ in range(_n30):
+                    _n32 = data[pos]
+                    if 0 < _n32 < 128:
+                        _m31_name = data[pos + 1 : pos + _n32].decode()
+                        pos += _n32
                     else:
-                        _m27_name, pos = read_compact_string(data, pos)
-                    _m27_min_version, _m27_max_version = _S_hh.unpack_from(data, pos)
-                    pos += 4
-                    if data[pos] == 0:  # no tagged fields: the common case
-                        pos += 1
-                    else:
-                        pos = skip_tagged_fields(data, pos)
+                        _m31_name, pos = read_compact_string(data, pos)
+                    _m31_min_version, _m31_max_version, _t33 = _S_hhB.unpack_from(data, pos)
+                    pos += 5
+                    if _t33 != 0:
+                        pos = skip_tagged_fields(data, pos - 1)
                     f_supported_features.append(
-                        SupportedFeatureKey(_m27_name, _m27_min_version, _m27_max_version)
+                        SupportedFeatureKey(_m31_name, _m31_min_version, _m31_max_version)
                     )
-            elif _tag24 == 1:
+            elif _tag28 == 1:
                 (f_finalized_features_epoch,) = _S_q.unpack_from(data, pos)
                 pos += 8
-            elif _tag24 == 2:
-                _n29 = data[pos]
-                if _n29 < 128:
+            elif _tag28 == 2:
+                _n34 = data[pos]
+                if _n34 < 128:
                     pos += 1
                 else:
-                    _n29, pos = read_uvarint(data, pos)
-                _n29 -= 1
-                if _n29 < 0:
+                    _n34, pos = read_uvarint(data, pos)
+                _n34 -= 1
+                if _n34 < 0:
                     raise InvalidValueError("FinalizedFeatures: null or negative length")
-                if _n29 > len(data) - pos:
+                if _n34 > len(data) - pos:
                     raise TruncatedError(
-                        "FinalizedFeatures: " + str(_n29) + " elements in " + str(len(data) - pos) + " bytes"
+                        "FinalizedFeatures: " + str(_n34) + " elements in " + str(len(data) - pos) + " bytes"
                     )
                 f_finalized_features = []
-                for _ in range(_n29):
-                    _n31 = data[pos]
-                    if 0 < _n31 < 128:
-                        _m30_name = data[pos + 1 : pos + _n31].decode()
-                        pos += _n31
+                for _ in range(_n34):
+                    _n36 = data[pos]
+                    if 0 < _n36 < 128:
+                        _m35_name = data[pos + 1 : pos + _n36].decode()
+                        pos += _n36
                     else:
-                        _m30_name, pos = read_compact_string(data, pos)
-                    _m30_max_version_level, _m30_min_version_level = _S_hh.unpack_from(data, pos)
-                    pos += 4
-                    if data[pos] == 0:  # no tagged fields: the common case
-                        pos += 1
-                    else:
-                        pos = skip_tagged_fields(data, pos)
+                        _m35_name, pos = read_compact_string(data, pos)
+                    _m35_max_version_level, _m35_min_version_level, _t37 = _S_hhB.unpack_from(data, pos)
+                    pos += 5
+                    if _t37 != 0:
+                        pos = skip_tagged_fields(data, pos - 1)
                     f_finalized_features.append(
-                        FinalizedFeatureKey(_m30_name, _m30_max_version_level, _m30_min_version_level)
+                        FinalizedFeatureKey(_m35_name, _m35_max_version_level, _m35_min_version_level)
                     )
-            elif _tag24 == 3:
+            elif _tag28 == 3:
                 (f_zk_migration_ready,) = _S_o.unpack_from(data, pos)
                 pos += 1
-            pos = _end25  # unknown tags are skipped (KIP-482)
+            pos = _end29  # unknown tags are skipped (KIP-482)
     return ApiVersionsResponse(
         f_error_code,
         f_api_keys,
@@ -519,64 +505,63 @@ def _decode_ApiVersionsResponse_v3(data: bytes, pos: int) -> tuple[ApiVersionsRe
 def _encode_ApiVersionsResponse_v3(o: ApiVersionsResponse, out: bytearray) -> None:
     """ApiVersionsResponse, versions 3-4 (flexible)."""
     out += _S_h.pack(o.error_code)
-    _a32 = o.api_keys
-    _n33 = len(_a32) + 1
-    if _n33 < 128:
-        out.append(_n33)
+    _a38 = o.api_keys
+    _n39 = len(_a38) + 1
+    if _n39 < 128:
+        out.append(_n39)
     else:
-        write_uvarint(out, _n33)
-    for _e34 in _a32:
-        out += _S_hhh.pack(_e34.api_key, _e34.min_version, _e34.max_version)
-        out.append(0)  # no tagged fields
+        write_uvarint(out, _n39)
+    for _e40 in _a38:
+        out += _S_hhhB.pack(_e40.api_key, _e40.min_version, _e40.max_version, 0)
     out += _S_i.pack(o.throttle_time_ms)
-    _nt35 = (
+    _nt41 = (
         (o.supported_features != [])
         + (o.finalized_features_epoch != -1)
         + (o.finalized_features != [])
         + (o.zk_migration_ready != False)
     )
-    if _nt35 == 0:
+    if _nt41 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt35)
+        write_uvarint(out, _nt41)
         if o.supported_features != []:
             write_uvarint(out, 0)
-            _t36 = bytearray()
-            _a37 = o.supported_features
-            _n38 = len(_a37) + 1
-            if _n38 < 128:
-                _t36.append(_n38)
+            _t42 = bytearray()
+            _a43 = o.supported_features
+            _n44 = len(_a43) + 1
+            if _n44 < 128:
+                _t42.append(_n44)
             else:
-                write_uvarint(_t36, _n38)
-            for _e39 in _a37:
-                _encode_SupportedFeatureKey_v3(_e39, _t36)
-            write_uvarint(out, len(_t36))
-            out += _t36
+                write_uvarint(_t42, _n44)
+            for _e45 in _a43:
+                _encode_SupportedFeatureKey_v3(_e45, _t42)
+            write_uvarint(out, len(_t42))
+            out += _t42
         if o.finalized_features_epoch != -1:
             write_uvarint(out, 1)
-            _t36 = bytearray()
-            _t36 += _S_q.pack(o.finalized_features_epoch)
-            write_uvarint(out, len(_t36))
-            out += _t36
+            _t42 = bytearray()
+            _t42 += _S_q.pack(o.finalized_features_epoch)
+            write_uvarint(out, len(_t42))
+            out += _t42
         if o.finalized_features != []:
             write_uvarint(out, 2)
-            _t36 = bytearray()
-            _a40 = o.finalized_features
-            _n41 = len(_a40) + 1
-            if _n41 < 128:
-                _t36.append(_n41)
+            _t42 = bytearray()
+            _a46 = o.finalized_features
+            _n47 = len(_a46) + 1
+            if _n47 < 128:
+                _t42.append(_n47)
             else:
-                write_uvarint(_t36, _n41)
-            for _e42 in _a40:
-                _encode_FinalizedFeatureKey_v3(_e42, _t36)
-            write_uvarint(out, len(_t36))
-            out += _t36
+                write_uvarint(_t42, _n47)
+            for _e48 in _a46:
+                _encode_FinalizedFeatureKey_v3(_e48, _t42)
+            write_uvarint(out, len(_t42))
+            out += _t42
         if o.zk_migration_ready != False:
             write_uvarint(out, 3)
-            _t36 = bytearray()
-            _t36 += _S_o.pack(o.zk_migration_ready)
-            write_uvarint(out, len(_t36))
-            out += _t36
+            _t42 = bytearray()
+            _t42 += _S_o.pack(o.zk_migration_ready)
+            write_uvarint(out, len(_t42))
+            out += _t42
 
 
 _API_VERSIONS_REQUEST_DECODERS: dict[int, Callable[[bytes, int], tuple[ApiVersionsRequest, int]]] = {

@@ -28,11 +28,12 @@ from protocol.schema import FieldSpec, MessageSpec
 
 
 _S_16s = Struct(">16s")
-_S_b = Struct(">b")
+_S_bB = Struct(">bB")
 _S_h = Struct(">h")
 _S_i = Struct(">i")
+_S_iB = Struct(">iB")
 _S_ii = Struct(">ii")
-_S_o = Struct(">?")
+_S_oB = Struct(">?B")
 
 
 @dataclass(slots=True)
@@ -283,58 +284,55 @@ def _decode_ConsumerGroupDescribeRequest_v0(
         else:
             _e2, pos = read_compact_string(data, pos)
         f_group_ids.append(_e2)
-    (f_include_authorized_operations,) = _S_o.unpack_from(data, pos)
-    pos += 1
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_include_authorized_operations, _t4 = _S_oB.unpack_from(data, pos)
+    pos += 2
+    if _t4 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return ConsumerGroupDescribeRequest(f_group_ids, f_include_authorized_operations), pos
 
 
 def _encode_ConsumerGroupDescribeRequest_v0(o: ConsumerGroupDescribeRequest, out: bytearray) -> None:
     """ConsumerGroupDescribeRequest, versions 0-1 (flexible)."""
-    _a4 = o.group_ids
-    _n5 = len(_a4) + 1
-    if _n5 < 128:
-        out.append(_n5)
+    _a5 = o.group_ids
+    _n6 = len(_a5) + 1
+    if _n6 < 128:
+        out.append(_n6)
     else:
-        write_uvarint(out, _n5)
-    for _e6 in _a4:
-        _b7 = _e6.encode()
-        _n8 = len(_b7) + 1
-        if _n8 < 128:
-            out.append(_n8)
+        write_uvarint(out, _n6)
+    for _e7 in _a5:
+        _b8 = _e7.encode()
+        _n9 = len(_b8) + 1
+        if _n9 < 128:
+            out.append(_n9)
         else:
-            write_uvarint(out, _n8)
-        out += _b7
-    out += _S_o.pack(o.include_authorized_operations)
-    out.append(0)  # no tagged fields
+            write_uvarint(out, _n9)
+        out += _b8
+    out += _S_oB.pack(o.include_authorized_operations, 0)
 
 
 def _decode_TopicPartitions_v0(data: bytes, pos: int) -> tuple[TopicPartitions, int]:
     """TopicPartitions, versions 0-1 (flexible)."""
-    (_r9,) = _S_16s.unpack_from(data, pos)
+    (_r10,) = _S_16s.unpack_from(data, pos)
     pos += 16
-    f_topic_id = UUID(bytes=_r9)
-    _n10 = data[pos]
-    if 0 < _n10 < 128:
-        f_topic_name = data[pos + 1 : pos + _n10].decode()
-        pos += _n10
+    f_topic_id = UUID(bytes=_r10)
+    _n11 = data[pos]
+    if 0 < _n11 < 128:
+        f_topic_name = data[pos + 1 : pos + _n11].decode()
+        pos += _n11
     else:
         f_topic_name, pos = read_compact_string(data, pos)
-    _n11 = data[pos]
-    if _n11 < 128:
+    _n12 = data[pos]
+    if _n12 < 128:
         pos += 1
     else:
-        _n11, pos = read_uvarint(data, pos)
-    _n11 -= 1
-    if _n11 < 0:
+        _n12, pos = read_uvarint(data, pos)
+    _n12 -= 1
+    if _n12 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n11 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n11) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = list(unpack_from(">%di" % _n11, data, pos))
-    pos += 4 * _n11
+    if _n12 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n12) + " elements in " + str(len(data) - pos) + " bytes")
+    f_partitions = list(unpack_from(">%di" % _n12, data, pos))
+    pos += 4 * _n12
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -345,67 +343,67 @@ def _decode_TopicPartitions_v0(data: bytes, pos: int) -> tuple[TopicPartitions, 
 def _encode_TopicPartitions_v0(o: TopicPartitions, out: bytearray) -> None:
     """TopicPartitions, versions 0-1 (flexible)."""
     out += _S_16s.pack(o.topic_id.bytes)
-    _b12 = o.topic_name.encode()
-    _n13 = len(_b12) + 1
-    if _n13 < 128:
-        out.append(_n13)
+    _b13 = o.topic_name.encode()
+    _n14 = len(_b13) + 1
+    if _n14 < 128:
+        out.append(_n14)
     else:
-        write_uvarint(out, _n13)
-    out += _b12
-    _a14 = o.partitions
-    _n15 = len(_a14) + 1
-    if _n15 < 128:
-        out.append(_n15)
+        write_uvarint(out, _n14)
+    out += _b13
+    _a15 = o.partitions
+    _n16 = len(_a15) + 1
+    if _n16 < 128:
+        out.append(_n16)
     else:
-        write_uvarint(out, _n15)
-    out += pack(">%di" % len(_a14), *_a14)
+        write_uvarint(out, _n16)
+    out += pack(">%di" % len(_a15), *_a15)
     out.append(0)  # no tagged fields
 
 
 def _decode_Assignment_v0(data: bytes, pos: int) -> tuple[Assignment, int]:
     """Assignment, versions 0-1 (flexible)."""
-    _n17 = data[pos]
-    if _n17 < 128:
+    _n18 = data[pos]
+    if _n18 < 128:
         pos += 1
     else:
-        _n17, pos = read_uvarint(data, pos)
-    _n17 -= 1
-    if _n17 < 0:
+        _n18, pos = read_uvarint(data, pos)
+    _n18 -= 1
+    if _n18 < 0:
         raise InvalidValueError("TopicPartitions: null or negative length")
-    if _n17 > len(data) - pos:
+    if _n18 > len(data) - pos:
         raise TruncatedError(
-            "TopicPartitions: " + str(_n17) + " elements in " + str(len(data) - pos) + " bytes"
+            "TopicPartitions: " + str(_n18) + " elements in " + str(len(data) - pos) + " bytes"
         )
     f_topic_partitions = []
-    for _ in range(_n17):
-        (_r19,) = _S_16s.unpack_from(data, pos)
+    for _ in range(_n18):
+        (_r20,) = _S_16s.unpack_from(data, pos)
         pos += 16
-        _m18_topic_id = UUID(bytes=_r19)
-        _n20 = data[pos]
-        if 0 < _n20 < 128:
-            _m18_topic_name = data[pos + 1 : pos + _n20].decode()
-            pos += _n20
-        else:
-            _m18_topic_name, pos = read_compact_string(data, pos)
+        _m19_topic_id = UUID(bytes=_r20)
         _n21 = data[pos]
-        if _n21 < 128:
+        if 0 < _n21 < 128:
+            _m19_topic_name = data[pos + 1 : pos + _n21].decode()
+            pos += _n21
+        else:
+            _m19_topic_name, pos = read_compact_string(data, pos)
+        _n22 = data[pos]
+        if _n22 < 128:
             pos += 1
         else:
-            _n21, pos = read_uvarint(data, pos)
-        _n21 -= 1
-        if _n21 < 0:
+            _n22, pos = read_uvarint(data, pos)
+        _n22 -= 1
+        if _n22 < 0:
             raise InvalidValueError("Partitions: null or negative length")
-        if _n21 > len(data) - pos:
+        if _n22 > len(data) - pos:
             raise TruncatedError(
-                "Partitions: " + str(_n21) + " elements in " + str(len(data) - pos) + " bytes"
+                "Partitions: " + str(_n22) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m18_partitions = list(unpack_from(">%di" % _n21, data, pos))
-        pos += 4 * _n21
+        _m19_partitions = list(unpack_from(">%di" % _n22, data, pos))
+        pos += 4 * _n22
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_topic_partitions.append(TopicPartitions(_m18_topic_id, _m18_topic_name, _m18_partitions))
+        f_topic_partitions.append(TopicPartitions(_m19_topic_id, _m19_topic_name, _m19_partitions))
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -415,98 +413,98 @@ def _decode_Assignment_v0(data: bytes, pos: int) -> tuple[Assignment, int]:
 
 def _encode_Assignment_v0(o: Assignment, out: bytearray) -> None:
     """Assignment, versions 0-1 (flexible)."""
-    _a22 = o.topic_partitions
-    _n23 = len(_a22) + 1
-    if _n23 < 128:
-        out.append(_n23)
+    _a23 = o.topic_partitions
+    _n24 = len(_a23) + 1
+    if _n24 < 128:
+        out.append(_n24)
     else:
-        write_uvarint(out, _n23)
-    for _e24 in _a22:
-        out += _S_16s.pack(_e24.topic_id.bytes)
-        _b25 = _e24.topic_name.encode()
-        _n26 = len(_b25) + 1
-        if _n26 < 128:
-            out.append(_n26)
+        write_uvarint(out, _n24)
+    for _e25 in _a23:
+        out += _S_16s.pack(_e25.topic_id.bytes)
+        _b26 = _e25.topic_name.encode()
+        _n27 = len(_b26) + 1
+        if _n27 < 128:
+            out.append(_n27)
         else:
-            write_uvarint(out, _n26)
-        out += _b25
-        _a27 = _e24.partitions
-        _n28 = len(_a27) + 1
-        if _n28 < 128:
-            out.append(_n28)
+            write_uvarint(out, _n27)
+        out += _b26
+        _a28 = _e25.partitions
+        _n29 = len(_a28) + 1
+        if _n29 < 128:
+            out.append(_n29)
         else:
-            write_uvarint(out, _n28)
-        out += pack(">%di" % len(_a27), *_a27)
+            write_uvarint(out, _n29)
+        out += pack(">%di" % len(_a28), *_a28)
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_Member_v0(data: bytes, pos: int) -> tuple[Member, int]:
     """Member, version 0 (flexible)."""
-    _n30 = data[pos]
-    if 0 < _n30 < 128:
-        f_member_id = data[pos + 1 : pos + _n30].decode()
-        pos += _n30
-    else:
-        f_member_id, pos = read_compact_string(data, pos)
     _n31 = data[pos]
     if 0 < _n31 < 128:
-        f_instance_id = data[pos + 1 : pos + _n31].decode()
+        f_member_id = data[pos + 1 : pos + _n31].decode()
         pos += _n31
-    elif _n31 == 0:
+    else:
+        f_member_id, pos = read_compact_string(data, pos)
+    _n32 = data[pos]
+    if 0 < _n32 < 128:
+        f_instance_id = data[pos + 1 : pos + _n32].decode()
+        pos += _n32
+    elif _n32 == 0:
         f_instance_id = None
         pos += 1
     else:
         f_instance_id, pos = read_compact_nullable_string(data, pos)
-    _n32 = data[pos]
-    if 0 < _n32 < 128:
-        f_rack_id = data[pos + 1 : pos + _n32].decode()
-        pos += _n32
-    elif _n32 == 0:
+    _n33 = data[pos]
+    if 0 < _n33 < 128:
+        f_rack_id = data[pos + 1 : pos + _n33].decode()
+        pos += _n33
+    elif _n33 == 0:
         f_rack_id = None
         pos += 1
     else:
         f_rack_id, pos = read_compact_nullable_string(data, pos)
     (f_member_epoch,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n33 = data[pos]
-    if 0 < _n33 < 128:
-        f_client_id = data[pos + 1 : pos + _n33].decode()
-        pos += _n33
-    else:
-        f_client_id, pos = read_compact_string(data, pos)
     _n34 = data[pos]
     if 0 < _n34 < 128:
-        f_client_host = data[pos + 1 : pos + _n34].decode()
+        f_client_id = data[pos + 1 : pos + _n34].decode()
         pos += _n34
     else:
-        f_client_host, pos = read_compact_string(data, pos)
+        f_client_id, pos = read_compact_string(data, pos)
     _n35 = data[pos]
-    if _n35 < 128:
+    if 0 < _n35 < 128:
+        f_client_host = data[pos + 1 : pos + _n35].decode()
+        pos += _n35
+    else:
+        f_client_host, pos = read_compact_string(data, pos)
+    _n36 = data[pos]
+    if _n36 < 128:
         pos += 1
     else:
-        _n35, pos = read_uvarint(data, pos)
-    _n35 -= 1
-    if _n35 < 0:
+        _n36, pos = read_uvarint(data, pos)
+    _n36 -= 1
+    if _n36 < 0:
         raise InvalidValueError("SubscribedTopicNames: null or negative length")
-    if _n35 > len(data) - pos:
+    if _n36 > len(data) - pos:
         raise TruncatedError(
-            "SubscribedTopicNames: " + str(_n35) + " elements in " + str(len(data) - pos) + " bytes"
+            "SubscribedTopicNames: " + str(_n36) + " elements in " + str(len(data) - pos) + " bytes"
         )
     f_subscribed_topic_names = []
-    for _ in range(_n35):
-        _n37 = data[pos]
-        if 0 < _n37 < 128:
-            _e36 = data[pos + 1 : pos + _n37].decode()
-            pos += _n37
+    for _ in range(_n36):
+        _n38 = data[pos]
+        if 0 < _n38 < 128:
+            _e37 = data[pos + 1 : pos + _n38].decode()
+            pos += _n38
         else:
-            _e36, pos = read_compact_string(data, pos)
-        f_subscribed_topic_names.append(_e36)
-    _n38 = data[pos]
-    if 0 < _n38 < 128:
-        f_subscribed_topic_regex = data[pos + 1 : pos + _n38].decode()
-        pos += _n38
-    elif _n38 == 0:
+            _e37, pos = read_compact_string(data, pos)
+        f_subscribed_topic_names.append(_e37)
+    _n39 = data[pos]
+    if 0 < _n39 < 128:
+        f_subscribed_topic_regex = data[pos + 1 : pos + _n39].decode()
+        pos += _n39
+    elif _n39 == 0:
         f_subscribed_topic_regex = None
         pos += 1
     else:
@@ -534,72 +532,72 @@ def _decode_Member_v0(data: bytes, pos: int) -> tuple[Member, int]:
 
 def _encode_Member_v0(o: Member, out: bytearray) -> None:
     """Member, version 0 (flexible)."""
-    _b39 = o.member_id.encode()
-    _n40 = len(_b39) + 1
-    if _n40 < 128:
-        out.append(_n40)
+    _b40 = o.member_id.encode()
+    _n41 = len(_b40) + 1
+    if _n41 < 128:
+        out.append(_n41)
     else:
-        write_uvarint(out, _n40)
-    out += _b39
+        write_uvarint(out, _n41)
+    out += _b40
     if o.instance_id is None:
         out.append(0)
     else:
-        _b41 = o.instance_id.encode()
-        _n42 = len(_b41) + 1
-        if _n42 < 128:
-            out.append(_n42)
+        _b42 = o.instance_id.encode()
+        _n43 = len(_b42) + 1
+        if _n43 < 128:
+            out.append(_n43)
         else:
-            write_uvarint(out, _n42)
-        out += _b41
+            write_uvarint(out, _n43)
+        out += _b42
     if o.rack_id is None:
         out.append(0)
     else:
-        _b43 = o.rack_id.encode()
-        _n44 = len(_b43) + 1
-        if _n44 < 128:
-            out.append(_n44)
+        _b44 = o.rack_id.encode()
+        _n45 = len(_b44) + 1
+        if _n45 < 128:
+            out.append(_n45)
         else:
-            write_uvarint(out, _n44)
-        out += _b43
+            write_uvarint(out, _n45)
+        out += _b44
     out += _S_i.pack(o.member_epoch)
-    _b45 = o.client_id.encode()
-    _n46 = len(_b45) + 1
-    if _n46 < 128:
-        out.append(_n46)
+    _b46 = o.client_id.encode()
+    _n47 = len(_b46) + 1
+    if _n47 < 128:
+        out.append(_n47)
     else:
-        write_uvarint(out, _n46)
-    out += _b45
-    _b47 = o.client_host.encode()
-    _n48 = len(_b47) + 1
-    if _n48 < 128:
-        out.append(_n48)
+        write_uvarint(out, _n47)
+    out += _b46
+    _b48 = o.client_host.encode()
+    _n49 = len(_b48) + 1
+    if _n49 < 128:
+        out.append(_n49)
     else:
-        write_uvarint(out, _n48)
-    out += _b47
-    _a49 = o.subscribed_topic_names
-    _n50 = len(_a49) + 1
-    if _n50 < 128:
-        out.append(_n50)
+        write_uvarint(out, _n49)
+    out += _b48
+    _a50 = o.subscribed_topic_names
+    _n51 = len(_a50) + 1
+    if _n51 < 128:
+        out.append(_n51)
     else:
-        write_uvarint(out, _n50)
-    for _e51 in _a49:
-        _b52 = _e51.encode()
-        _n53 = len(_b52) + 1
-        if _n53 < 128:
-            out.append(_n53)
+        write_uvarint(out, _n51)
+    for _e52 in _a50:
+        _b53 = _e52.encode()
+        _n54 = len(_b53) + 1
+        if _n54 < 128:
+            out.append(_n54)
         else:
-            write_uvarint(out, _n53)
-        out += _b52
+            write_uvarint(out, _n54)
+        out += _b53
     if o.subscribed_topic_regex is None:
         out.append(0)
     else:
-        _b54 = o.subscribed_topic_regex.encode()
-        _n55 = len(_b54) + 1
-        if _n55 < 128:
-            out.append(_n55)
+        _b55 = o.subscribed_topic_regex.encode()
+        _n56 = len(_b55) + 1
+        if _n56 < 128:
+            out.append(_n56)
         else:
-            write_uvarint(out, _n55)
-        out += _b54
+            write_uvarint(out, _n56)
+        out += _b55
     _encode_Assignment_v0(o.assignment, out)
     _encode_Assignment_v0(o.target_assignment, out)
     out.append(0)  # no tagged fields
@@ -607,82 +605,80 @@ def _encode_Member_v0(o: Member, out: bytearray) -> None:
 
 def _decode_Member_v1(data: bytes, pos: int) -> tuple[Member, int]:
     """Member, version 1 (flexible)."""
-    _n56 = data[pos]
-    if 0 < _n56 < 128:
-        f_member_id = data[pos + 1 : pos + _n56].decode()
-        pos += _n56
-    else:
-        f_member_id, pos = read_compact_string(data, pos)
     _n57 = data[pos]
     if 0 < _n57 < 128:
-        f_instance_id = data[pos + 1 : pos + _n57].decode()
+        f_member_id = data[pos + 1 : pos + _n57].decode()
         pos += _n57
-    elif _n57 == 0:
+    else:
+        f_member_id, pos = read_compact_string(data, pos)
+    _n58 = data[pos]
+    if 0 < _n58 < 128:
+        f_instance_id = data[pos + 1 : pos + _n58].decode()
+        pos += _n58
+    elif _n58 == 0:
         f_instance_id = None
         pos += 1
     else:
         f_instance_id, pos = read_compact_nullable_string(data, pos)
-    _n58 = data[pos]
-    if 0 < _n58 < 128:
-        f_rack_id = data[pos + 1 : pos + _n58].decode()
-        pos += _n58
-    elif _n58 == 0:
+    _n59 = data[pos]
+    if 0 < _n59 < 128:
+        f_rack_id = data[pos + 1 : pos + _n59].decode()
+        pos += _n59
+    elif _n59 == 0:
         f_rack_id = None
         pos += 1
     else:
         f_rack_id, pos = read_compact_nullable_string(data, pos)
     (f_member_epoch,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n59 = data[pos]
-    if 0 < _n59 < 128:
-        f_client_id = data[pos + 1 : pos + _n59].decode()
-        pos += _n59
-    else:
-        f_client_id, pos = read_compact_string(data, pos)
     _n60 = data[pos]
     if 0 < _n60 < 128:
-        f_client_host = data[pos + 1 : pos + _n60].decode()
+        f_client_id = data[pos + 1 : pos + _n60].decode()
         pos += _n60
     else:
-        f_client_host, pos = read_compact_string(data, pos)
+        f_client_id, pos = read_compact_string(data, pos)
     _n61 = data[pos]
-    if _n61 < 128:
+    if 0 < _n61 < 128:
+        f_client_host = data[pos + 1 : pos + _n61].decode()
+        pos += _n61
+    else:
+        f_client_host, pos = read_compact_string(data, pos)
+    _n62 = data[pos]
+    if _n62 < 128:
         pos += 1
     else:
-        _n61, pos = read_uvarint(data, pos)
-    _n61 -= 1
-    if _n61 < 0:
+        _n62, pos = read_uvarint(data, pos)
+    _n62 -= 1
+    if _n62 < 0:
         raise InvalidValueError("SubscribedTopicNames: null or negative length")
-    if _n61 > len(data) - pos:
+    if _n62 > len(data) - pos:
         raise TruncatedError(
-            "SubscribedTopicNames: " + str(_n61) + " elements in " + str(len(data) - pos) + " bytes"
+            "SubscribedTopicNames: " + str(_n62) + " elements in " + str(len(data) - pos) + " bytes"
         )
     f_subscribed_topic_names = []
-    for _ in range(_n61):
-        _n63 = data[pos]
-        if 0 < _n63 < 128:
-            _e62 = data[pos + 1 : pos + _n63].decode()
-            pos += _n63
+    for _ in range(_n62):
+        _n64 = data[pos]
+        if 0 < _n64 < 128:
+            _e63 = data[pos + 1 : pos + _n64].decode()
+            pos += _n64
         else:
-            _e62, pos = read_compact_string(data, pos)
-        f_subscribed_topic_names.append(_e62)
-    _n64 = data[pos]
-    if 0 < _n64 < 128:
-        f_subscribed_topic_regex = data[pos + 1 : pos + _n64].decode()
-        pos += _n64
-    elif _n64 == 0:
+            _e63, pos = read_compact_string(data, pos)
+        f_subscribed_topic_names.append(_e63)
+    _n65 = data[pos]
+    if 0 < _n65 < 128:
+        f_subscribed_topic_regex = data[pos + 1 : pos + _n65].decode()
+        pos += _n65
+    elif _n65 == 0:
         f_subscribed_topic_regex = None
         pos += 1
     else:
         f_subscribed_topic_regex, pos = read_compact_nullable_string(data, pos)
     f_assignment, pos = _decode_Assignment_v0(data, pos)
     f_target_assignment, pos = _decode_Assignment_v0(data, pos)
-    (f_member_type,) = _S_b.unpack_from(data, pos)
-    pos += 1
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_member_type, _t66 = _S_bB.unpack_from(data, pos)
+    pos += 2
+    if _t66 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return Member(
         f_member_id,
         f_instance_id,
@@ -700,131 +696,128 @@ def _decode_Member_v1(data: bytes, pos: int) -> tuple[Member, int]:
 
 def _encode_Member_v1(o: Member, out: bytearray) -> None:
     """Member, version 1 (flexible)."""
-    _b65 = o.member_id.encode()
-    _n66 = len(_b65) + 1
-    if _n66 < 128:
-        out.append(_n66)
+    _b67 = o.member_id.encode()
+    _n68 = len(_b67) + 1
+    if _n68 < 128:
+        out.append(_n68)
     else:
-        write_uvarint(out, _n66)
-    out += _b65
+        write_uvarint(out, _n68)
+    out += _b67
     if o.instance_id is None:
         out.append(0)
     else:
-        _b67 = o.instance_id.encode()
-        _n68 = len(_b67) + 1
-        if _n68 < 128:
-            out.append(_n68)
-        else:
-            write_uvarint(out, _n68)
-        out += _b67
-    if o.rack_id is None:
-        out.append(0)
-    else:
-        _b69 = o.rack_id.encode()
+        _b69 = o.instance_id.encode()
         _n70 = len(_b69) + 1
         if _n70 < 128:
             out.append(_n70)
         else:
             write_uvarint(out, _n70)
         out += _b69
-    out += _S_i.pack(o.member_epoch)
-    _b71 = o.client_id.encode()
-    _n72 = len(_b71) + 1
-    if _n72 < 128:
-        out.append(_n72)
+    if o.rack_id is None:
+        out.append(0)
     else:
-        write_uvarint(out, _n72)
-    out += _b71
-    _b73 = o.client_host.encode()
+        _b71 = o.rack_id.encode()
+        _n72 = len(_b71) + 1
+        if _n72 < 128:
+            out.append(_n72)
+        else:
+            write_uvarint(out, _n72)
+        out += _b71
+    out += _S_i.pack(o.member_epoch)
+    _b73 = o.client_id.encode()
     _n74 = len(_b73) + 1
     if _n74 < 128:
         out.append(_n74)
     else:
         write_uvarint(out, _n74)
     out += _b73
-    _a75 = o.subscribed_topic_names
-    _n76 = len(_a75) + 1
+    _b75 = o.client_host.encode()
+    _n76 = len(_b75) + 1
     if _n76 < 128:
         out.append(_n76)
     else:
         write_uvarint(out, _n76)
-    for _e77 in _a75:
-        _b78 = _e77.encode()
-        _n79 = len(_b78) + 1
-        if _n79 < 128:
-            out.append(_n79)
-        else:
-            write_uvarint(out, _n79)
-        out += _b78
-    if o.subscribed_topic_regex is None:
-        out.append(0)
+    out += _b75
+    _a77 = o.subscribed_topic_names
+    _n78 = len(_a77) + 1
+    if _n78 < 128:
+        out.append(_n78)
     else:
-        _b80 = o.subscribed_topic_regex.encode()
+        write_uvarint(out, _n78)
+    for _e79 in _a77:
+        _b80 = _e79.encode()
         _n81 = len(_b80) + 1
         if _n81 < 128:
             out.append(_n81)
         else:
             write_uvarint(out, _n81)
         out += _b80
+    if o.subscribed_topic_regex is None:
+        out.append(0)
+    else:
+        _b82 = o.subscribed_topic_regex.encode()
+        _n83 = len(_b82) + 1
+        if _n83 < 128:
+            out.append(_n83)
+        else:
+            write_uvarint(out, _n83)
+        out += _b82
     _encode_Assignment_v0(o.assignment, out)
     _encode_Assignment_v0(o.target_assignment, out)
-    out += _S_b.pack(o.member_type)
-    out.append(0)  # no tagged fields
+    out += _S_bB.pack(o.member_type, 0)
 
 
 def _decode_DescribedGroup_v0(data: bytes, pos: int) -> tuple[DescribedGroup, int]:
     """DescribedGroup, version 0 (flexible)."""
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    _n82 = data[pos]
-    if 0 < _n82 < 128:
-        f_error_message = data[pos + 1 : pos + _n82].decode()
-        pos += _n82
-    elif _n82 == 0:
+    _n84 = data[pos]
+    if 0 < _n84 < 128:
+        f_error_message = data[pos + 1 : pos + _n84].decode()
+        pos += _n84
+    elif _n84 == 0:
         f_error_message = None
         pos += 1
     else:
         f_error_message, pos = read_compact_nullable_string(data, pos)
-    _n83 = data[pos]
-    if 0 < _n83 < 128:
-        f_group_id = data[pos + 1 : pos + _n83].decode()
-        pos += _n83
+    _n85 = data[pos]
+    if 0 < _n85 < 128:
+        f_group_id = data[pos + 1 : pos + _n85].decode()
+        pos += _n85
     else:
         f_group_id, pos = read_compact_string(data, pos)
-    _n84 = data[pos]
-    if 0 < _n84 < 128:
-        f_group_state = data[pos + 1 : pos + _n84].decode()
-        pos += _n84
+    _n86 = data[pos]
+    if 0 < _n86 < 128:
+        f_group_state = data[pos + 1 : pos + _n86].decode()
+        pos += _n86
     else:
         f_group_state, pos = read_compact_string(data, pos)
     f_group_epoch, f_assignment_epoch = _S_ii.unpack_from(data, pos)
     pos += 8
-    _n85 = data[pos]
-    if 0 < _n85 < 128:
-        f_assignor_name = data[pos + 1 : pos + _n85].decode()
-        pos += _n85
+    _n87 = data[pos]
+    if 0 < _n87 < 128:
+        f_assignor_name = data[pos + 1 : pos + _n87].decode()
+        pos += _n87
     else:
         f_assignor_name, pos = read_compact_string(data, pos)
-    _n86 = data[pos]
-    if _n86 < 128:
+    _n88 = data[pos]
+    if _n88 < 128:
         pos += 1
     else:
-        _n86, pos = read_uvarint(data, pos)
-    _n86 -= 1
-    if _n86 < 0:
+        _n88, pos = read_uvarint(data, pos)
+    _n88 -= 1
+    if _n88 < 0:
         raise InvalidValueError("Members: null or negative length")
-    if _n86 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n86) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n88 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n88) + " elements in " + str(len(data) - pos) + " bytes")
     f_members = []
-    for _ in range(_n86):
-        _e87, pos = _decode_Member_v0(data, pos)
-        f_members.append(_e87)
-    (f_authorized_operations,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    for _ in range(_n88):
+        _e89, pos = _decode_Member_v0(data, pos)
+        f_members.append(_e89)
+    f_authorized_operations, _t90 = _S_iB.unpack_from(data, pos)
+    pos += 5
+    if _t90 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return DescribedGroup(
         f_error_code,
         f_error_message,
@@ -844,100 +837,97 @@ def _encode_DescribedGroup_v0(o: DescribedGroup, out: bytearray) -> None:
     if o.error_message is None:
         out.append(0)
     else:
-        _b88 = o.error_message.encode()
-        _n89 = len(_b88) + 1
-        if _n89 < 128:
-            out.append(_n89)
+        _b91 = o.error_message.encode()
+        _n92 = len(_b91) + 1
+        if _n92 < 128:
+            out.append(_n92)
         else:
-            write_uvarint(out, _n89)
-        out += _b88
-    _b90 = o.group_id.encode()
-    _n91 = len(_b90) + 1
-    if _n91 < 128:
-        out.append(_n91)
+            write_uvarint(out, _n92)
+        out += _b91
+    _b93 = o.group_id.encode()
+    _n94 = len(_b93) + 1
+    if _n94 < 128:
+        out.append(_n94)
     else:
-        write_uvarint(out, _n91)
-    out += _b90
-    _b92 = o.group_state.encode()
-    _n93 = len(_b92) + 1
-    if _n93 < 128:
-        out.append(_n93)
+        write_uvarint(out, _n94)
+    out += _b93
+    _b95 = o.group_state.encode()
+    _n96 = len(_b95) + 1
+    if _n96 < 128:
+        out.append(_n96)
     else:
-        write_uvarint(out, _n93)
-    out += _b92
+        write_uvarint(out, _n96)
+    out += _b95
     out += _S_ii.pack(o.group_epoch, o.assignment_epoch)
-    _b94 = o.assignor_name.encode()
-    _n95 = len(_b94) + 1
-    if _n95 < 128:
-        out.append(_n95)
+    _b97 = o.assignor_name.encode()
+    _n98 = len(_b97) + 1
+    if _n98 < 128:
+        out.append(_n98)
     else:
-        write_uvarint(out, _n95)
-    out += _b94
-    _a96 = o.members
-    _n97 = len(_a96) + 1
-    if _n97 < 128:
-        out.append(_n97)
+        write_uvarint(out, _n98)
+    out += _b97
+    _a99 = o.members
+    _n100 = len(_a99) + 1
+    if _n100 < 128:
+        out.append(_n100)
     else:
-        write_uvarint(out, _n97)
-    for _e98 in _a96:
-        _encode_Member_v0(_e98, out)
-    out += _S_i.pack(o.authorized_operations)
-    out.append(0)  # no tagged fields
+        write_uvarint(out, _n100)
+    for _e101 in _a99:
+        _encode_Member_v0(_e101, out)
+    out += _S_iB.pack(o.authorized_operations, 0)
 
 
 def _decode_DescribedGroup_v1(data: bytes, pos: int) -> tuple[DescribedGroup, int]:
     """DescribedGroup, version 1 (flexible)."""
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    _n99 = data[pos]
-    if 0 < _n99 < 128:
-        f_error_message = data[pos + 1 : pos + _n99].decode()
-        pos += _n99
-    elif _n99 == 0:
+    _n102 = data[pos]
+    if 0 < _n102 < 128:
+        f_error_message = data[pos + 1 : pos + _n102].decode()
+        pos += _n102
+    elif _n102 == 0:
         f_error_message = None
         pos += 1
     else:
         f_error_message, pos = read_compact_nullable_string(data, pos)
-    _n100 = data[pos]
-    if 0 < _n100 < 128:
-        f_group_id = data[pos + 1 : pos + _n100].decode()
-        pos += _n100
+    _n103 = data[pos]
+    if 0 < _n103 < 128:
+        f_group_id = data[pos + 1 : pos + _n103].decode()
+        pos += _n103
     else:
         f_group_id, pos = read_compact_string(data, pos)
-    _n101 = data[pos]
-    if 0 < _n101 < 128:
-        f_group_state = data[pos + 1 : pos + _n101].decode()
-        pos += _n101
+    _n104 = data[pos]
+    if 0 < _n104 < 128:
+        f_group_state = data[pos + 1 : pos + _n104].decode()
+        pos += _n104
     else:
         f_group_state, pos = read_compact_string(data, pos)
     f_group_epoch, f_assignment_epoch = _S_ii.unpack_from(data, pos)
     pos += 8
-    _n102 = data[pos]
-    if 0 < _n102 < 128:
-        f_assignor_name = data[pos + 1 : pos + _n102].decode()
-        pos += _n102
+    _n105 = data[pos]
+    if 0 < _n105 < 128:
+        f_assignor_name = data[pos + 1 : pos + _n105].decode()
+        pos += _n105
     else:
         f_assignor_name, pos = read_compact_string(data, pos)
-    _n103 = data[pos]
-    if _n103 < 128:
+    _n106 = data[pos]
+    if _n106 < 128:
         pos += 1
     else:
-        _n103, pos = read_uvarint(data, pos)
-    _n103 -= 1
-    if _n103 < 0:
+        _n106, pos = read_uvarint(data, pos)
+    _n106 -= 1
+    if _n106 < 0:
         raise InvalidValueError("Members: null or negative length")
-    if _n103 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n103) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n106 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n106) + " elements in " + str(len(data) - pos) + " bytes")
     f_members = []
-    for _ in range(_n103):
-        _e104, pos = _decode_Member_v1(data, pos)
-        f_members.append(_e104)
-    (f_authorized_operations,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    for _ in range(_n106):
+        _e107, pos = _decode_Member_v1(data, pos)
+        f_members.append(_e107)
+    f_authorized_operations, _t108 = _S_iB.unpack_from(data, pos)
+    pos += 5
+    if _t108 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return DescribedGroup(
         f_error_code,
         f_error_message,
@@ -957,45 +947,44 @@ def _encode_DescribedGroup_v1(o: DescribedGroup, out: bytearray) -> None:
     if o.error_message is None:
         out.append(0)
     else:
-        _b105 = o.error_message.encode()
-        _n106 = len(_b105) + 1
-        if _n106 < 128:
-            out.append(_n106)
+        _b109 = o.error_message.encode()
+        _n110 = len(_b109) + 1
+        if _n110 < 128:
+            out.append(_n110)
         else:
-            write_uvarint(out, _n106)
-        out += _b105
-    _b107 = o.group_id.encode()
-    _n108 = len(_b107) + 1
-    if _n108 < 128:
-        out.append(_n108)
-    else:
-        write_uvarint(out, _n108)
-    out += _b107
-    _b109 = o.group_state.encode()
-    _n110 = len(_b109) + 1
-    if _n110 < 128:
-        out.append(_n110)
-    else:
-        write_uvarint(out, _n110)
-    out += _b109
-    out += _S_ii.pack(o.group_epoch, o.assignment_epoch)
-    _b111 = o.assignor_name.encode()
+            write_uvarint(out, _n110)
+        out += _b109
+    _b111 = o.group_id.encode()
     _n112 = len(_b111) + 1
     if _n112 < 128:
         out.append(_n112)
     else:
         write_uvarint(out, _n112)
     out += _b111
-    _a113 = o.members
-    _n114 = len(_a113) + 1
+    _b113 = o.group_state.encode()
+    _n114 = len(_b113) + 1
     if _n114 < 128:
         out.append(_n114)
     else:
         write_uvarint(out, _n114)
-    for _e115 in _a113:
-        _encode_Member_v1(_e115, out)
-    out += _S_i.pack(o.authorized_operations)
-    out.append(0)  # no tagged fields
+    out += _b113
+    out += _S_ii.pack(o.group_epoch, o.assignment_epoch)
+    _b115 = o.assignor_name.encode()
+    _n116 = len(_b115) + 1
+    if _n116 < 128:
+        out.append(_n116)
+    else:
+        write_uvarint(out, _n116)
+    out += _b115
+    _a117 = o.members
+    _n118 = len(_a117) + 1
+    if _n118 < 128:
+        out.append(_n118)
+    else:
+        write_uvarint(out, _n118)
+    for _e119 in _a117:
+        _encode_Member_v1(_e119, out)
+    out += _S_iB.pack(o.authorized_operations, 0)
 
 
 def _decode_ConsumerGroupDescribeResponse_v0(
@@ -1004,20 +993,20 @@ def _decode_ConsumerGroupDescribeResponse_v0(
     """ConsumerGroupDescribeResponse, version 0 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n116 = data[pos]
-    if _n116 < 128:
+    _n120 = data[pos]
+    if _n120 < 128:
         pos += 1
     else:
-        _n116, pos = read_uvarint(data, pos)
-    _n116 -= 1
-    if _n116 < 0:
+        _n120, pos = read_uvarint(data, pos)
+    _n120 -= 1
+    if _n120 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n116 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n116) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n120 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n120) + " elements in " + str(len(data) - pos) + " bytes")
     f_groups = []
-    for _ in range(_n116):
-        _e117, pos = _decode_DescribedGroup_v0(data, pos)
-        f_groups.append(_e117)
+    for _ in range(_n120):
+        _e121, pos = _decode_DescribedGroup_v0(data, pos)
+        f_groups.append(_e121)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1028,14 +1017,14 @@ def _decode_ConsumerGroupDescribeResponse_v0(
 def _encode_ConsumerGroupDescribeResponse_v0(o: ConsumerGroupDescribeResponse, out: bytearray) -> None:
     """ConsumerGroupDescribeResponse, version 0 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a118 = o.groups
-    _n119 = len(_a118) + 1
-    if _n119 < 128:
-        out.append(_n119)
+    _a122 = o.groups
+    _n123 = len(_a122) + 1
+    if _n123 < 128:
+        out.append(_n123)
     else:
-        write_uvarint(out, _n119)
-    for _e120 in _a118:
-        _encode_DescribedGroup_v0(_e120, out)
+        write_uvarint(out, _n123)
+    for _e124 in _a122:
+        _encode_DescribedGroup_v0(_e124, out)
     out.append(0)  # no tagged fields
 
 
@@ -1045,20 +1034,20 @@ def _decode_ConsumerGroupDescribeResponse_v1(
     """ConsumerGroupDescribeResponse, version 1 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n121 = data[pos]
-    if _n121 < 128:
+    _n125 = data[pos]
+    if _n125 < 128:
         pos += 1
     else:
-        _n121, pos = read_uvarint(data, pos)
-    _n121 -= 1
-    if _n121 < 0:
+        _n125, pos = read_uvarint(data, pos)
+    _n125 -= 1
+    if _n125 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n121 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n121) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n125 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n125) + " elements in " + str(len(data) - pos) + " bytes")
     f_groups = []
-    for _ in range(_n121):
-        _e122, pos = _decode_DescribedGroup_v1(data, pos)
-        f_groups.append(_e122)
+    for _ in range(_n125):
+        _e126, pos = _decode_DescribedGroup_v1(data, pos)
+        f_groups.append(_e126)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1069,14 +1058,14 @@ def _decode_ConsumerGroupDescribeResponse_v1(
 def _encode_ConsumerGroupDescribeResponse_v1(o: ConsumerGroupDescribeResponse, out: bytearray) -> None:
     """ConsumerGroupDescribeResponse, version 1 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a123 = o.groups
-    _n124 = len(_a123) + 1
-    if _n124 < 128:
-        out.append(_n124)
+    _a127 = o.groups
+    _n128 = len(_a127) + 1
+    if _n128 < 128:
+        out.append(_n128)
     else:
-        write_uvarint(out, _n124)
-    for _e125 in _a123:
-        _encode_DescribedGroup_v1(_e125, out)
+        write_uvarint(out, _n128)
+    for _e129 in _a127:
+        _encode_DescribedGroup_v1(_e129, out)
     out.append(0)  # no tagged fields
 
 

@@ -29,6 +29,7 @@ _S_hh = Struct(">hh")
 _S_i = Struct(">i")
 _S_ii = Struct(">ii")
 _S_io = Struct(">i?")
+_S_ioB = Struct(">i?B")
 
 
 @dataclass(slots=True)
@@ -419,75 +420,72 @@ def _decode_CreatePartitionsRequest_v2(data: bytes, pos: int) -> tuple[CreatePar
     for _ in range(_n33):
         _e34, pos = _decode_CreatePartitionsTopic_v2(data, pos)
         f_topics.append(_e34)
-    f_timeout_ms, f_validate_only = _S_io.unpack_from(data, pos)
-    pos += 5
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_timeout_ms, f_validate_only, _t35 = _S_ioB.unpack_from(data, pos)
+    pos += 6
+    if _t35 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return CreatePartitionsRequest(f_topics, f_timeout_ms, f_validate_only), pos
 
 
 def _encode_CreatePartitionsRequest_v2(o: CreatePartitionsRequest, out: bytearray) -> None:
     """CreatePartitionsRequest, versions 2-3 (flexible)."""
-    _a35 = o.topics
-    _n36 = len(_a35) + 1
-    if _n36 < 128:
-        out.append(_n36)
+    _a36 = o.topics
+    _n37 = len(_a36) + 1
+    if _n37 < 128:
+        out.append(_n37)
     else:
-        write_uvarint(out, _n36)
-    for _e37 in _a35:
-        _encode_CreatePartitionsTopic_v2(_e37, out)
-    out += _S_io.pack(o.timeout_ms, o.validate_only)
-    out.append(0)  # no tagged fields
+        write_uvarint(out, _n37)
+    for _e38 in _a36:
+        _encode_CreatePartitionsTopic_v2(_e38, out)
+    out += _S_ioB.pack(o.timeout_ms, o.validate_only, 0)
 
 
 def _decode_CreatePartitionsTopicResult_v0(data: bytes, pos: int) -> tuple[CreatePartitionsTopicResult, int]:
     """CreatePartitionsTopicResult, versions 0-1."""
-    (_n38,) = _S_h.unpack_from(data, pos)
+    (_n39,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n38 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n38].decode()
-    pos += _n38
-    f_error_code, _n39 = _S_hh.unpack_from(data, pos)
-    pos += 4
     if _n39 < 0:
+        raise InvalidValueError("Name: null or negative length")
+    f_name = data[pos : pos + _n39].decode()
+    pos += _n39
+    f_error_code, _n40 = _S_hh.unpack_from(data, pos)
+    pos += 4
+    if _n40 < 0:
         f_error_message = None
-        if _n39 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n39))
+        if _n40 != -1:
+            raise InvalidValueError("ErrorMessage: length " + str(_n40))
     else:
-        f_error_message = data[pos : pos + _n39].decode()
-        pos += _n39
+        f_error_message = data[pos : pos + _n40].decode()
+        pos += _n40
     return CreatePartitionsTopicResult(f_name, f_error_code, f_error_message), pos
 
 
 def _encode_CreatePartitionsTopicResult_v0(o: CreatePartitionsTopicResult, out: bytearray) -> None:
     """CreatePartitionsTopicResult, versions 0-1."""
-    _b40 = o.name.encode()
-    out += _S_h.pack(len(_b40))
-    out += _b40
-    _b41 = None if o.error_message is None else o.error_message.encode()
-    out += _S_hh.pack(o.error_code, -1 if _b41 is None else len(_b41))
-    if _b41 is not None:
-        out += _b41
+    _b41 = o.name.encode()
+    out += _S_h.pack(len(_b41))
+    out += _b41
+    _b42 = None if o.error_message is None else o.error_message.encode()
+    out += _S_hh.pack(o.error_code, -1 if _b42 is None else len(_b42))
+    if _b42 is not None:
+        out += _b42
 
 
 def _decode_CreatePartitionsTopicResult_v2(data: bytes, pos: int) -> tuple[CreatePartitionsTopicResult, int]:
     """CreatePartitionsTopicResult, versions 2-3 (flexible)."""
-    _n42 = data[pos]
-    if 0 < _n42 < 128:
-        f_name = data[pos + 1 : pos + _n42].decode()
-        pos += _n42
+    _n43 = data[pos]
+    if 0 < _n43 < 128:
+        f_name = data[pos + 1 : pos + _n43].decode()
+        pos += _n43
     else:
         f_name, pos = read_compact_string(data, pos)
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    _n43 = data[pos]
-    if 0 < _n43 < 128:
-        f_error_message = data[pos + 1 : pos + _n43].decode()
-        pos += _n43
-    elif _n43 == 0:
+    _n44 = data[pos]
+    if 0 < _n44 < 128:
+        f_error_message = data[pos + 1 : pos + _n44].decode()
+        pos += _n44
+    elif _n44 == 0:
         f_error_message = None
         pos += 1
     else:
@@ -501,108 +499,108 @@ def _decode_CreatePartitionsTopicResult_v2(data: bytes, pos: int) -> tuple[Creat
 
 def _encode_CreatePartitionsTopicResult_v2(o: CreatePartitionsTopicResult, out: bytearray) -> None:
     """CreatePartitionsTopicResult, versions 2-3 (flexible)."""
-    _b44 = o.name.encode()
-    _n45 = len(_b44) + 1
-    if _n45 < 128:
-        out.append(_n45)
+    _b45 = o.name.encode()
+    _n46 = len(_b45) + 1
+    if _n46 < 128:
+        out.append(_n46)
     else:
-        write_uvarint(out, _n45)
-    out += _b44
+        write_uvarint(out, _n46)
+    out += _b45
     out += _S_h.pack(o.error_code)
     if o.error_message is None:
         out.append(0)
     else:
-        _b46 = o.error_message.encode()
-        _n47 = len(_b46) + 1
-        if _n47 < 128:
-            out.append(_n47)
+        _b47 = o.error_message.encode()
+        _n48 = len(_b47) + 1
+        if _n48 < 128:
+            out.append(_n48)
         else:
-            write_uvarint(out, _n47)
-        out += _b46
+            write_uvarint(out, _n48)
+        out += _b47
     out.append(0)  # no tagged fields
 
 
 def _decode_CreatePartitionsResponse_v0(data: bytes, pos: int) -> tuple[CreatePartitionsResponse, int]:
     """CreatePartitionsResponse, versions 0-1."""
-    f_throttle_time_ms, _n48 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n49 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n48 < 0:
+    if _n49 < 0:
         raise InvalidValueError("Results: null or negative length")
-    if _n48 > len(data) - pos:
-        raise TruncatedError("Results: " + str(_n48) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n49 > len(data) - pos:
+        raise TruncatedError("Results: " + str(_n49) + " elements in " + str(len(data) - pos) + " bytes")
     f_results = []
-    for _ in range(_n48):
-        (_n50,) = _S_h.unpack_from(data, pos)
+    for _ in range(_n49):
+        (_n51,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n50 < 0:
-            raise InvalidValueError("Name: null or negative length")
-        _m49_name = data[pos : pos + _n50].decode()
-        pos += _n50
-        _m49_error_code, _n51 = _S_hh.unpack_from(data, pos)
-        pos += 4
         if _n51 < 0:
-            _m49_error_message = None
-            if _n51 != -1:
-                raise InvalidValueError("ErrorMessage: length " + str(_n51))
+            raise InvalidValueError("Name: null or negative length")
+        _m50_name = data[pos : pos + _n51].decode()
+        pos += _n51
+        _m50_error_code, _n52 = _S_hh.unpack_from(data, pos)
+        pos += 4
+        if _n52 < 0:
+            _m50_error_message = None
+            if _n52 != -1:
+                raise InvalidValueError("ErrorMessage: length " + str(_n52))
         else:
-            _m49_error_message = data[pos : pos + _n51].decode()
-            pos += _n51
-        f_results.append(CreatePartitionsTopicResult(_m49_name, _m49_error_code, _m49_error_message))
+            _m50_error_message = data[pos : pos + _n52].decode()
+            pos += _n52
+        f_results.append(CreatePartitionsTopicResult(_m50_name, _m50_error_code, _m50_error_message))
     return CreatePartitionsResponse(f_throttle_time_ms, f_results), pos
 
 
 def _encode_CreatePartitionsResponse_v0(o: CreatePartitionsResponse, out: bytearray) -> None:
     """CreatePartitionsResponse, versions 0-1."""
-    _a52 = o.results
-    out += _S_ii.pack(o.throttle_time_ms, len(_a52))
-    for _e53 in _a52:
-        _b54 = _e53.name.encode()
-        out += _S_h.pack(len(_b54))
-        out += _b54
-        _b55 = None if _e53.error_message is None else _e53.error_message.encode()
-        out += _S_hh.pack(_e53.error_code, -1 if _b55 is None else len(_b55))
-        if _b55 is not None:
-            out += _b55
+    _a53 = o.results
+    out += _S_ii.pack(o.throttle_time_ms, len(_a53))
+    for _e54 in _a53:
+        _b55 = _e54.name.encode()
+        out += _S_h.pack(len(_b55))
+        out += _b55
+        _b56 = None if _e54.error_message is None else _e54.error_message.encode()
+        out += _S_hh.pack(_e54.error_code, -1 if _b56 is None else len(_b56))
+        if _b56 is not None:
+            out += _b56
 
 
 def _decode_CreatePartitionsResponse_v2(data: bytes, pos: int) -> tuple[CreatePartitionsResponse, int]:
     """CreatePartitionsResponse, versions 2-3 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n56 = data[pos]
-    if _n56 < 128:
+    _n57 = data[pos]
+    if _n57 < 128:
         pos += 1
     else:
-        _n56, pos = read_uvarint(data, pos)
-    _n56 -= 1
-    if _n56 < 0:
+        _n57, pos = read_uvarint(data, pos)
+    _n57 -= 1
+    if _n57 < 0:
         raise InvalidValueError("Results: null or negative length")
-    if _n56 > len(data) - pos:
-        raise TruncatedError("Results: " + str(_n56) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n57 > len(data) - pos:
+        raise TruncatedError("Results: " + str(_n57) + " elements in " + str(len(data) - pos) + " bytes")
     f_results = []
-    for _ in range(_n56):
-        _n58 = data[pos]
-        if 0 < _n58 < 128:
-            _m57_name = data[pos + 1 : pos + _n58].decode()
-            pos += _n58
-        else:
-            _m57_name, pos = read_compact_string(data, pos)
-        (_m57_error_code,) = _S_h.unpack_from(data, pos)
-        pos += 2
+    for _ in range(_n57):
         _n59 = data[pos]
         if 0 < _n59 < 128:
-            _m57_error_message = data[pos + 1 : pos + _n59].decode()
+            _m58_name = data[pos + 1 : pos + _n59].decode()
             pos += _n59
-        elif _n59 == 0:
-            _m57_error_message = None
+        else:
+            _m58_name, pos = read_compact_string(data, pos)
+        (_m58_error_code,) = _S_h.unpack_from(data, pos)
+        pos += 2
+        _n60 = data[pos]
+        if 0 < _n60 < 128:
+            _m58_error_message = data[pos + 1 : pos + _n60].decode()
+            pos += _n60
+        elif _n60 == 0:
+            _m58_error_message = None
             pos += 1
         else:
-            _m57_error_message, pos = read_compact_nullable_string(data, pos)
+            _m58_error_message, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_results.append(CreatePartitionsTopicResult(_m57_name, _m57_error_code, _m57_error_message))
+        f_results.append(CreatePartitionsTopicResult(_m58_name, _m58_error_code, _m58_error_message))
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -613,31 +611,31 @@ def _decode_CreatePartitionsResponse_v2(data: bytes, pos: int) -> tuple[CreatePa
 def _encode_CreatePartitionsResponse_v2(o: CreatePartitionsResponse, out: bytearray) -> None:
     """CreatePartitionsResponse, versions 2-3 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a60 = o.results
-    _n61 = len(_a60) + 1
-    if _n61 < 128:
-        out.append(_n61)
+    _a61 = o.results
+    _n62 = len(_a61) + 1
+    if _n62 < 128:
+        out.append(_n62)
     else:
-        write_uvarint(out, _n61)
-    for _e62 in _a60:
-        _b63 = _e62.name.encode()
-        _n64 = len(_b63) + 1
-        if _n64 < 128:
-            out.append(_n64)
+        write_uvarint(out, _n62)
+    for _e63 in _a61:
+        _b64 = _e63.name.encode()
+        _n65 = len(_b64) + 1
+        if _n65 < 128:
+            out.append(_n65)
         else:
-            write_uvarint(out, _n64)
-        out += _b63
-        out += _S_h.pack(_e62.error_code)
-        if _e62.error_message is None:
+            write_uvarint(out, _n65)
+        out += _b64
+        out += _S_h.pack(_e63.error_code)
+        if _e63.error_message is None:
             out.append(0)
         else:
-            _b65 = _e62.error_message.encode()
-            _n66 = len(_b65) + 1
-            if _n66 < 128:
-                out.append(_n66)
+            _b66 = _e63.error_message.encode()
+            _n67 = len(_b66) + 1
+            if _n67 < 128:
+                out.append(_n67)
             else:
-                write_uvarint(out, _n66)
-            out += _b65
+                write_uvarint(out, _n67)
+            out += _b66
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 

@@ -35,7 +35,8 @@ _S_ih = Struct(">ih")
 _S_ihi = Struct(">ihi")
 _S_ii = Struct(">ii")
 _S_io = Struct(">i?")
-_S_obo = Struct(">?b?")
+_S_ioB = Struct(">i?B")
+_S_oboB = Struct(">?b?B")
 
 
 @dataclass(slots=True)
@@ -655,86 +656,80 @@ def _decode_CreateTopicsRequest_v5(data: bytes, pos: int) -> tuple[CreateTopicsR
     for _ in range(_n66):
         _e67, pos = _decode_CreatableTopic_v5(data, pos)
         f_topics.append(_e67)
-    f_timeout_ms, f_validate_only = _S_io.unpack_from(data, pos)
-    pos += 5
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_timeout_ms, f_validate_only, _t68 = _S_ioB.unpack_from(data, pos)
+    pos += 6
+    if _t68 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return CreateTopicsRequest(f_topics, f_timeout_ms, f_validate_only), pos
 
 
 def _encode_CreateTopicsRequest_v5(o: CreateTopicsRequest, out: bytearray) -> None:
     """CreateTopicsRequest, versions 5-7 (flexible)."""
-    _a68 = o.topics
-    _n69 = len(_a68) + 1
-    if _n69 < 128:
-        out.append(_n69)
+    _a69 = o.topics
+    _n70 = len(_a69) + 1
+    if _n70 < 128:
+        out.append(_n70)
     else:
-        write_uvarint(out, _n69)
-    for _e70 in _a68:
-        _encode_CreatableTopic_v5(_e70, out)
-    out += _S_io.pack(o.timeout_ms, o.validate_only)
-    out.append(0)  # no tagged fields
+        write_uvarint(out, _n70)
+    for _e71 in _a69:
+        _encode_CreatableTopic_v5(_e71, out)
+    out += _S_ioB.pack(o.timeout_ms, o.validate_only, 0)
 
 
 def _decode_CreatableTopicConfigs_v5(data: bytes, pos: int) -> tuple[CreatableTopicConfigs, int]:
     """CreatableTopicConfigs, versions 5-7 (flexible)."""
-    _n71 = data[pos]
-    if 0 < _n71 < 128:
-        f_name = data[pos + 1 : pos + _n71].decode()
-        pos += _n71
-    else:
-        f_name, pos = read_compact_string(data, pos)
     _n72 = data[pos]
     if 0 < _n72 < 128:
-        f_value = data[pos + 1 : pos + _n72].decode()
+        f_name = data[pos + 1 : pos + _n72].decode()
         pos += _n72
-    elif _n72 == 0:
+    else:
+        f_name, pos = read_compact_string(data, pos)
+    _n73 = data[pos]
+    if 0 < _n73 < 128:
+        f_value = data[pos + 1 : pos + _n73].decode()
+        pos += _n73
+    elif _n73 == 0:
         f_value = None
         pos += 1
     else:
         f_value, pos = read_compact_nullable_string(data, pos)
-    f_read_only, f_config_source, f_is_sensitive = _S_obo.unpack_from(data, pos)
-    pos += 3
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_read_only, f_config_source, f_is_sensitive, _t74 = _S_oboB.unpack_from(data, pos)
+    pos += 4
+    if _t74 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return CreatableTopicConfigs(f_name, f_value, f_read_only, f_config_source, f_is_sensitive), pos
 
 
 def _encode_CreatableTopicConfigs_v5(o: CreatableTopicConfigs, out: bytearray) -> None:
     """CreatableTopicConfigs, versions 5-7 (flexible)."""
-    _b73 = o.name.encode()
-    _n74 = len(_b73) + 1
-    if _n74 < 128:
-        out.append(_n74)
+    _b75 = o.name.encode()
+    _n76 = len(_b75) + 1
+    if _n76 < 128:
+        out.append(_n76)
     else:
-        write_uvarint(out, _n74)
-    out += _b73
+        write_uvarint(out, _n76)
+    out += _b75
     if o.value is None:
         out.append(0)
     else:
-        _b75 = o.value.encode()
-        _n76 = len(_b75) + 1
-        if _n76 < 128:
-            out.append(_n76)
+        _b77 = o.value.encode()
+        _n78 = len(_b77) + 1
+        if _n78 < 128:
+            out.append(_n78)
         else:
-            write_uvarint(out, _n76)
-        out += _b75
-    out += _S_obo.pack(o.read_only, o.config_source, o.is_sensitive)
-    out.append(0)  # no tagged fields
+            write_uvarint(out, _n78)
+        out += _b77
+    out += _S_oboB.pack(o.read_only, o.config_source, o.is_sensitive, 0)
 
 
 def _decode_CreatableTopicResult_v0(data: bytes, pos: int) -> tuple[CreatableTopicResult, int]:
     """CreatableTopicResult, version 0."""
-    (_n77,) = _S_h.unpack_from(data, pos)
+    (_n79,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n77 < 0:
+    if _n79 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n77].decode()
-    pos += _n77
+    f_name = data[pos : pos + _n79].decode()
+    pos += _n79
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
     return CreatableTopicResult(f_name, ZERO_UUID, f_error_code, "", 0, -1, -1, []), pos
@@ -742,118 +737,116 @@ def _decode_CreatableTopicResult_v0(data: bytes, pos: int) -> tuple[CreatableTop
 
 def _encode_CreatableTopicResult_v0(o: CreatableTopicResult, out: bytearray) -> None:
     """CreatableTopicResult, version 0."""
-    _b78 = o.name.encode()
-    out += _S_h.pack(len(_b78))
-    out += _b78
+    _b80 = o.name.encode()
+    out += _S_h.pack(len(_b80))
+    out += _b80
     out += _S_h.pack(o.error_code)
 
 
 def _decode_CreatableTopicResult_v1(data: bytes, pos: int) -> tuple[CreatableTopicResult, int]:
     """CreatableTopicResult, versions 1-4."""
-    (_n79,) = _S_h.unpack_from(data, pos)
+    (_n81,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n79 < 0:
+    if _n81 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n79].decode()
-    pos += _n79
-    f_error_code, _n80 = _S_hh.unpack_from(data, pos)
+    f_name = data[pos : pos + _n81].decode()
+    pos += _n81
+    f_error_code, _n82 = _S_hh.unpack_from(data, pos)
     pos += 4
-    if _n80 < 0:
+    if _n82 < 0:
         f_error_message = None
-        if _n80 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n80))
+        if _n82 != -1:
+            raise InvalidValueError("ErrorMessage: length " + str(_n82))
     else:
-        f_error_message = data[pos : pos + _n80].decode()
-        pos += _n80
+        f_error_message = data[pos : pos + _n82].decode()
+        pos += _n82
     return CreatableTopicResult(f_name, ZERO_UUID, f_error_code, f_error_message, 0, -1, -1, []), pos
 
 
 def _encode_CreatableTopicResult_v1(o: CreatableTopicResult, out: bytearray) -> None:
     """CreatableTopicResult, versions 1-4."""
-    _b81 = o.name.encode()
-    out += _S_h.pack(len(_b81))
-    out += _b81
-    _b82 = None if o.error_message is None else o.error_message.encode()
-    out += _S_hh.pack(o.error_code, -1 if _b82 is None else len(_b82))
-    if _b82 is not None:
-        out += _b82
+    _b83 = o.name.encode()
+    out += _S_h.pack(len(_b83))
+    out += _b83
+    _b84 = None if o.error_message is None else o.error_message.encode()
+    out += _S_hh.pack(o.error_code, -1 if _b84 is None else len(_b84))
+    if _b84 is not None:
+        out += _b84
 
 
 def _decode_CreatableTopicResult_v5(data: bytes, pos: int) -> tuple[CreatableTopicResult, int]:
     """CreatableTopicResult, versions 5-6 (flexible)."""
-    _n83 = data[pos]
-    if 0 < _n83 < 128:
-        f_name = data[pos + 1 : pos + _n83].decode()
-        pos += _n83
+    _n85 = data[pos]
+    if 0 < _n85 < 128:
+        f_name = data[pos + 1 : pos + _n85].decode()
+        pos += _n85
     else:
         f_name, pos = read_compact_string(data, pos)
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    _n84 = data[pos]
-    if 0 < _n84 < 128:
-        f_error_message = data[pos + 1 : pos + _n84].decode()
-        pos += _n84
-    elif _n84 == 0:
+    _n86 = data[pos]
+    if 0 < _n86 < 128:
+        f_error_message = data[pos + 1 : pos + _n86].decode()
+        pos += _n86
+    elif _n86 == 0:
         f_error_message = None
         pos += 1
     else:
         f_error_message, pos = read_compact_nullable_string(data, pos)
     f_num_partitions, f_replication_factor = _S_ih.unpack_from(data, pos)
     pos += 6
-    _n85 = data[pos]
-    if _n85 < 128:
+    _n87 = data[pos]
+    if _n87 < 128:
         pos += 1
     else:
-        _n85, pos = read_uvarint(data, pos)
-    _n85 -= 1
-    if _n85 < 0:
+        _n87, pos = read_uvarint(data, pos)
+    _n87 -= 1
+    if _n87 < 0:
         f_configs = None
-        if _n85 != -1:
-            raise InvalidValueError("Configs: length " + str(_n85))
+        if _n87 != -1:
+            raise InvalidValueError("Configs: length " + str(_n87))
     else:
-        if _n85 > len(data) - pos:
-            raise TruncatedError("Configs: " + str(_n85) + " elements in " + str(len(data) - pos) + " bytes")
+        if _n87 > len(data) - pos:
+            raise TruncatedError("Configs: " + str(_n87) + " elements in " + str(len(data) - pos) + " bytes")
         f_configs = []
-        for _ in range(_n85):
-            _n87 = data[pos]
-            if 0 < _n87 < 128:
-                _m86_name = data[pos + 1 : pos + _n87].decode()
-                pos += _n87
+        for _ in range(_n87):
+            _n89 = data[pos]
+            if 0 < _n89 < 128:
+                _m88_name = data[pos + 1 : pos + _n89].decode()
+                pos += _n89
             else:
-                _m86_name, pos = read_compact_string(data, pos)
-            _n88 = data[pos]
-            if 0 < _n88 < 128:
-                _m86_value = data[pos + 1 : pos + _n88].decode()
-                pos += _n88
-            elif _n88 == 0:
-                _m86_value = None
+                _m88_name, pos = read_compact_string(data, pos)
+            _n90 = data[pos]
+            if 0 < _n90 < 128:
+                _m88_value = data[pos + 1 : pos + _n90].decode()
+                pos += _n90
+            elif _n90 == 0:
+                _m88_value = None
                 pos += 1
             else:
-                _m86_value, pos = read_compact_nullable_string(data, pos)
-            _m86_read_only, _m86_config_source, _m86_is_sensitive = _S_obo.unpack_from(data, pos)
-            pos += 3
-            if data[pos] == 0:  # no tagged fields: the common case
-                pos += 1
-            else:
-                pos = skip_tagged_fields(data, pos)
+                _m88_value, pos = read_compact_nullable_string(data, pos)
+            _m88_read_only, _m88_config_source, _m88_is_sensitive, _t91 = _S_oboB.unpack_from(data, pos)
+            pos += 4
+            if _t91 != 0:
+                pos = skip_tagged_fields(data, pos - 1)
             f_configs.append(
                 CreatableTopicConfigs(
-                    _m86_name, _m86_value, _m86_read_only, _m86_config_source, _m86_is_sensitive
+                    _m88_name, _m88_value, _m88_read_only, _m88_config_source, _m88_is_sensitive
                 )
             )
     f_topic_config_error_code: int = 0
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
-        _nt89, pos = read_uvarint(data, pos)
-        for _ in range(_nt89):
-            _tag90, pos = read_uvarint(data, pos)
-            _end91, pos = read_uvarint(data, pos)
-            _end91 += pos
-            if _tag90 == 0:
+        _nt92, pos = read_uvarint(data, pos)
+        for _ in range(_nt92):
+            _tag93, pos = read_uvarint(data, pos)
+            _end94, pos = read_uvarint(data, pos)
+            _end94 += pos
+            if _tag93 == 0:
                 (f_topic_config_error_code,) = _S_h.unpack_from(data, pos)
                 pos += 2
-            pos = _end91  # unknown tags are skipped (KIP-482)
+            pos = _end94  # unknown tags are skipped (KIP-482)
     return CreatableTopicResult(
         f_name,
         ZERO_UUID,
@@ -868,143 +861,140 @@ def _decode_CreatableTopicResult_v5(data: bytes, pos: int) -> tuple[CreatableTop
 
 def _encode_CreatableTopicResult_v5(o: CreatableTopicResult, out: bytearray) -> None:
     """CreatableTopicResult, versions 5-6 (flexible)."""
-    _b92 = o.name.encode()
-    _n93 = len(_b92) + 1
-    if _n93 < 128:
-        out.append(_n93)
+    _b95 = o.name.encode()
+    _n96 = len(_b95) + 1
+    if _n96 < 128:
+        out.append(_n96)
     else:
-        write_uvarint(out, _n93)
-    out += _b92
+        write_uvarint(out, _n96)
+    out += _b95
     out += _S_h.pack(o.error_code)
     if o.error_message is None:
         out.append(0)
     else:
-        _b94 = o.error_message.encode()
-        _n95 = len(_b94) + 1
-        if _n95 < 128:
-            out.append(_n95)
+        _b97 = o.error_message.encode()
+        _n98 = len(_b97) + 1
+        if _n98 < 128:
+            out.append(_n98)
         else:
-            write_uvarint(out, _n95)
-        out += _b94
+            write_uvarint(out, _n98)
+        out += _b97
     out += _S_ih.pack(o.num_partitions, o.replication_factor)
-    _a96 = o.configs
-    if _a96 is None:
+    _a99 = o.configs
+    if _a99 is None:
         out.append(0)
     else:
-        _n97 = len(_a96) + 1
-        if _n97 < 128:
-            out.append(_n97)
+        _n100 = len(_a99) + 1
+        if _n100 < 128:
+            out.append(_n100)
         else:
-            write_uvarint(out, _n97)
-        for _e98 in _a96:
-            _b99 = _e98.name.encode()
-            _n100 = len(_b99) + 1
-            if _n100 < 128:
-                out.append(_n100)
+            write_uvarint(out, _n100)
+        for _e101 in _a99:
+            _b102 = _e101.name.encode()
+            _n103 = len(_b102) + 1
+            if _n103 < 128:
+                out.append(_n103)
             else:
-                write_uvarint(out, _n100)
-            out += _b99
-            if _e98.value is None:
+                write_uvarint(out, _n103)
+            out += _b102
+            if _e101.value is None:
                 out.append(0)
             else:
-                _b101 = _e98.value.encode()
-                _n102 = len(_b101) + 1
-                if _n102 < 128:
-                    out.append(_n102)
+                _b104 = _e101.value.encode()
+                _n105 = len(_b104) + 1
+                if _n105 < 128:
+                    out.append(_n105)
                 else:
-                    write_uvarint(out, _n102)
-                out += _b101
-            out += _S_obo.pack(_e98.read_only, _e98.config_source, _e98.is_sensitive)
-            out.append(0)  # no tagged fields
-    _nt103 = o.topic_config_error_code != 0
-    if _nt103 == 0:
+                    write_uvarint(out, _n105)
+                out += _b104
+            out += _S_oboB.pack(_e101.read_only, _e101.config_source, _e101.is_sensitive, 0)
+    _nt106 = o.topic_config_error_code != 0
+    if _nt106 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt103)
+        write_uvarint(out, _nt106)
         if o.topic_config_error_code != 0:
             write_uvarint(out, 0)
-            _t104 = bytearray()
-            _t104 += _S_h.pack(o.topic_config_error_code)
-            write_uvarint(out, len(_t104))
-            out += _t104
+            _t107 = bytearray()
+            _t107 += _S_h.pack(o.topic_config_error_code)
+            write_uvarint(out, len(_t107))
+            out += _t107
 
 
 def _decode_CreatableTopicResult_v7(data: bytes, pos: int) -> tuple[CreatableTopicResult, int]:
     """CreatableTopicResult, version 7 (flexible)."""
-    _n105 = data[pos]
-    if 0 < _n105 < 128:
-        f_name = data[pos + 1 : pos + _n105].decode()
-        pos += _n105
+    _n108 = data[pos]
+    if 0 < _n108 < 128:
+        f_name = data[pos + 1 : pos + _n108].decode()
+        pos += _n108
     else:
         f_name, pos = read_compact_string(data, pos)
-    _r106, f_error_code = _S_16sh.unpack_from(data, pos)
+    _r109, f_error_code = _S_16sh.unpack_from(data, pos)
     pos += 18
-    f_topic_id = UUID(bytes=_r106)
-    _n107 = data[pos]
-    if 0 < _n107 < 128:
-        f_error_message = data[pos + 1 : pos + _n107].decode()
-        pos += _n107
-    elif _n107 == 0:
+    f_topic_id = UUID(bytes=_r109)
+    _n110 = data[pos]
+    if 0 < _n110 < 128:
+        f_error_message = data[pos + 1 : pos + _n110].decode()
+        pos += _n110
+    elif _n110 == 0:
         f_error_message = None
         pos += 1
     else:
         f_error_message, pos = read_compact_nullable_string(data, pos)
     f_num_partitions, f_replication_factor = _S_ih.unpack_from(data, pos)
     pos += 6
-    _n108 = data[pos]
-    if _n108 < 128:
+    _n111 = data[pos]
+    if _n111 < 128:
         pos += 1
     else:
-        _n108, pos = read_uvarint(data, pos)
-    _n108 -= 1
-    if _n108 < 0:
+        _n111, pos = read_uvarint(data, pos)
+    _n111 -= 1
+    if _n111 < 0:
         f_configs = None
-        if _n108 != -1:
-            raise InvalidValueError("Configs: length " + str(_n108))
+        if _n111 != -1:
+            raise InvalidValueError("Configs: length " + str(_n111))
     else:
-        if _n108 > len(data) - pos:
-            raise TruncatedError("Configs: " + str(_n108) + " elements in " + str(len(data) - pos) + " bytes")
+        if _n111 > len(data) - pos:
+            raise TruncatedError("Configs: " + str(_n111) + " elements in " + str(len(data) - pos) + " bytes")
         f_configs = []
-        for _ in range(_n108):
-            _n110 = data[pos]
-            if 0 < _n110 < 128:
-                _m109_name = data[pos + 1 : pos + _n110].decode()
-                pos += _n110
+        for _ in range(_n111):
+            _n113 = data[pos]
+            if 0 < _n113 < 128:
+                _m112_name = data[pos + 1 : pos + _n113].decode()
+                pos += _n113
             else:
-                _m109_name, pos = read_compact_string(data, pos)
-            _n111 = data[pos]
-            if 0 < _n111 < 128:
-                _m109_value = data[pos + 1 : pos + _n111].decode()
-                pos += _n111
-            elif _n111 == 0:
-                _m109_value = None
+                _m112_name, pos = read_compact_string(data, pos)
+            _n114 = data[pos]
+            if 0 < _n114 < 128:
+                _m112_value = data[pos + 1 : pos + _n114].decode()
+                pos += _n114
+            elif _n114 == 0:
+                _m112_value = None
                 pos += 1
             else:
-                _m109_value, pos = read_compact_nullable_string(data, pos)
-            _m109_read_only, _m109_config_source, _m109_is_sensitive = _S_obo.unpack_from(data, pos)
-            pos += 3
-            if data[pos] == 0:  # no tagged fields: the common case
-                pos += 1
-            else:
-                pos = skip_tagged_fields(data, pos)
+                _m112_value, pos = read_compact_nullable_string(data, pos)
+            _m112_read_only, _m112_config_source, _m112_is_sensitive, _t115 = _S_oboB.unpack_from(data, pos)
+            pos += 4
+            if _t115 != 0:
+                pos = skip_tagged_fields(data, pos - 1)
             f_configs.append(
                 CreatableTopicConfigs(
-                    _m109_name, _m109_value, _m109_read_only, _m109_config_source, _m109_is_sensitive
+                    _m112_name, _m112_value, _m112_read_only, _m112_config_source, _m112_is_sensitive
                 )
             )
     f_topic_config_error_code: int = 0
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
-        _nt112, pos = read_uvarint(data, pos)
-        for _ in range(_nt112):
-            _tag113, pos = read_uvarint(data, pos)
-            _end114, pos = read_uvarint(data, pos)
-            _end114 += pos
-            if _tag113 == 0:
+        _nt116, pos = read_uvarint(data, pos)
+        for _ in range(_nt116):
+            _tag117, pos = read_uvarint(data, pos)
+            _end118, pos = read_uvarint(data, pos)
+            _end118 += pos
+            if _tag117 == 0:
                 (f_topic_config_error_code,) = _S_h.unpack_from(data, pos)
                 pos += 2
-            pos = _end114  # unknown tags are skipped (KIP-482)
+            pos = _end118  # unknown tags are skipped (KIP-482)
     return CreatableTopicResult(
         f_name,
         f_topic_id,
@@ -1019,208 +1009,207 @@ def _decode_CreatableTopicResult_v7(data: bytes, pos: int) -> tuple[CreatableTop
 
 def _encode_CreatableTopicResult_v7(o: CreatableTopicResult, out: bytearray) -> None:
     """CreatableTopicResult, version 7 (flexible)."""
-    _b115 = o.name.encode()
-    _n116 = len(_b115) + 1
-    if _n116 < 128:
-        out.append(_n116)
+    _b119 = o.name.encode()
+    _n120 = len(_b119) + 1
+    if _n120 < 128:
+        out.append(_n120)
     else:
-        write_uvarint(out, _n116)
-    out += _b115
+        write_uvarint(out, _n120)
+    out += _b119
     out += _S_16sh.pack(o.topic_id.bytes, o.error_code)
     if o.error_message is None:
         out.append(0)
     else:
-        _b117 = o.error_message.encode()
-        _n118 = len(_b117) + 1
-        if _n118 < 128:
-            out.append(_n118)
+        _b121 = o.error_message.encode()
+        _n122 = len(_b121) + 1
+        if _n122 < 128:
+            out.append(_n122)
         else:
-            write_uvarint(out, _n118)
-        out += _b117
+            write_uvarint(out, _n122)
+        out += _b121
     out += _S_ih.pack(o.num_partitions, o.replication_factor)
-    _a119 = o.configs
-    if _a119 is None:
+    _a123 = o.configs
+    if _a123 is None:
         out.append(0)
     else:
-        _n120 = len(_a119) + 1
-        if _n120 < 128:
-            out.append(_n120)
+        _n124 = len(_a123) + 1
+        if _n124 < 128:
+            out.append(_n124)
         else:
-            write_uvarint(out, _n120)
-        for _e121 in _a119:
-            _b122 = _e121.name.encode()
-            _n123 = len(_b122) + 1
-            if _n123 < 128:
-                out.append(_n123)
+            write_uvarint(out, _n124)
+        for _e125 in _a123:
+            _b126 = _e125.name.encode()
+            _n127 = len(_b126) + 1
+            if _n127 < 128:
+                out.append(_n127)
             else:
-                write_uvarint(out, _n123)
-            out += _b122
-            if _e121.value is None:
+                write_uvarint(out, _n127)
+            out += _b126
+            if _e125.value is None:
                 out.append(0)
             else:
-                _b124 = _e121.value.encode()
-                _n125 = len(_b124) + 1
-                if _n125 < 128:
-                    out.append(_n125)
+                _b128 = _e125.value.encode()
+                _n129 = len(_b128) + 1
+                if _n129 < 128:
+                    out.append(_n129)
                 else:
-                    write_uvarint(out, _n125)
-                out += _b124
-            out += _S_obo.pack(_e121.read_only, _e121.config_source, _e121.is_sensitive)
-            out.append(0)  # no tagged fields
-    _nt126 = o.topic_config_error_code != 0
-    if _nt126 == 0:
+                    write_uvarint(out, _n129)
+                out += _b128
+            out += _S_oboB.pack(_e125.read_only, _e125.config_source, _e125.is_sensitive, 0)
+    _nt130 = o.topic_config_error_code != 0
+    if _nt130 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt126)
+        write_uvarint(out, _nt130)
         if o.topic_config_error_code != 0:
             write_uvarint(out, 0)
-            _t127 = bytearray()
-            _t127 += _S_h.pack(o.topic_config_error_code)
-            write_uvarint(out, len(_t127))
-            out += _t127
+            _t131 = bytearray()
+            _t131 += _S_h.pack(o.topic_config_error_code)
+            write_uvarint(out, len(_t131))
+            out += _t131
 
 
 def _decode_CreateTopicsResponse_v0(data: bytes, pos: int) -> tuple[CreateTopicsResponse, int]:
     """CreateTopicsResponse, version 0."""
-    (_n128,) = _S_i.unpack_from(data, pos)
+    (_n132,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n128 < 0:
+    if _n132 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n128 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n128) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n132 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n132) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n128):
-        (_n130,) = _S_h.unpack_from(data, pos)
+    for _ in range(_n132):
+        (_n134,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n130 < 0:
+        if _n134 < 0:
             raise InvalidValueError("Name: null or negative length")
-        _m129_name = data[pos : pos + _n130].decode()
-        pos += _n130
-        (_m129_error_code,) = _S_h.unpack_from(data, pos)
+        _m133_name = data[pos : pos + _n134].decode()
+        pos += _n134
+        (_m133_error_code,) = _S_h.unpack_from(data, pos)
         pos += 2
-        f_topics.append(CreatableTopicResult(_m129_name, ZERO_UUID, _m129_error_code, "", 0, -1, -1, []))
+        f_topics.append(CreatableTopicResult(_m133_name, ZERO_UUID, _m133_error_code, "", 0, -1, -1, []))
     return CreateTopicsResponse(0, f_topics), pos
 
 
 def _encode_CreateTopicsResponse_v0(o: CreateTopicsResponse, out: bytearray) -> None:
     """CreateTopicsResponse, version 0."""
-    _a131 = o.topics
-    out += _S_i.pack(len(_a131))
-    for _e132 in _a131:
-        _b133 = _e132.name.encode()
-        out += _S_h.pack(len(_b133))
-        out += _b133
-        out += _S_h.pack(_e132.error_code)
+    _a135 = o.topics
+    out += _S_i.pack(len(_a135))
+    for _e136 in _a135:
+        _b137 = _e136.name.encode()
+        out += _S_h.pack(len(_b137))
+        out += _b137
+        out += _S_h.pack(_e136.error_code)
 
 
 def _decode_CreateTopicsResponse_v1(data: bytes, pos: int) -> tuple[CreateTopicsResponse, int]:
     """CreateTopicsResponse, version 1."""
-    (_n134,) = _S_i.unpack_from(data, pos)
+    (_n138,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n134 < 0:
+    if _n138 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n134 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n134) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n138 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n138) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n134):
-        (_n136,) = _S_h.unpack_from(data, pos)
+    for _ in range(_n138):
+        (_n140,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n136 < 0:
+        if _n140 < 0:
             raise InvalidValueError("Name: null or negative length")
-        _m135_name = data[pos : pos + _n136].decode()
-        pos += _n136
-        _m135_error_code, _n137 = _S_hh.unpack_from(data, pos)
+        _m139_name = data[pos : pos + _n140].decode()
+        pos += _n140
+        _m139_error_code, _n141 = _S_hh.unpack_from(data, pos)
         pos += 4
-        if _n137 < 0:
-            _m135_error_message = None
-            if _n137 != -1:
-                raise InvalidValueError("ErrorMessage: length " + str(_n137))
+        if _n141 < 0:
+            _m139_error_message = None
+            if _n141 != -1:
+                raise InvalidValueError("ErrorMessage: length " + str(_n141))
         else:
-            _m135_error_message = data[pos : pos + _n137].decode()
-            pos += _n137
+            _m139_error_message = data[pos : pos + _n141].decode()
+            pos += _n141
         f_topics.append(
-            CreatableTopicResult(_m135_name, ZERO_UUID, _m135_error_code, _m135_error_message, 0, -1, -1, [])
+            CreatableTopicResult(_m139_name, ZERO_UUID, _m139_error_code, _m139_error_message, 0, -1, -1, [])
         )
     return CreateTopicsResponse(0, f_topics), pos
 
 
 def _encode_CreateTopicsResponse_v1(o: CreateTopicsResponse, out: bytearray) -> None:
     """CreateTopicsResponse, version 1."""
-    _a138 = o.topics
-    out += _S_i.pack(len(_a138))
-    for _e139 in _a138:
-        _b140 = _e139.name.encode()
-        out += _S_h.pack(len(_b140))
-        out += _b140
-        _b141 = None if _e139.error_message is None else _e139.error_message.encode()
-        out += _S_hh.pack(_e139.error_code, -1 if _b141 is None else len(_b141))
-        if _b141 is not None:
-            out += _b141
+    _a142 = o.topics
+    out += _S_i.pack(len(_a142))
+    for _e143 in _a142:
+        _b144 = _e143.name.encode()
+        out += _S_h.pack(len(_b144))
+        out += _b144
+        _b145 = None if _e143.error_message is None else _e143.error_message.encode()
+        out += _S_hh.pack(_e143.error_code, -1 if _b145 is None else len(_b145))
+        if _b145 is not None:
+            out += _b145
 
 
 def _decode_CreateTopicsResponse_v2(data: bytes, pos: int) -> tuple[CreateTopicsResponse, int]:
     """CreateTopicsResponse, versions 2-4."""
-    f_throttle_time_ms, _n142 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n146 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n142 < 0:
+    if _n146 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n142 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n142) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n146 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n146) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n142):
-        (_n144,) = _S_h.unpack_from(data, pos)
+    for _ in range(_n146):
+        (_n148,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n144 < 0:
+        if _n148 < 0:
             raise InvalidValueError("Name: null or negative length")
-        _m143_name = data[pos : pos + _n144].decode()
-        pos += _n144
-        _m143_error_code, _n145 = _S_hh.unpack_from(data, pos)
+        _m147_name = data[pos : pos + _n148].decode()
+        pos += _n148
+        _m147_error_code, _n149 = _S_hh.unpack_from(data, pos)
         pos += 4
-        if _n145 < 0:
-            _m143_error_message = None
-            if _n145 != -1:
-                raise InvalidValueError("ErrorMessage: length " + str(_n145))
+        if _n149 < 0:
+            _m147_error_message = None
+            if _n149 != -1:
+                raise InvalidValueError("ErrorMessage: length " + str(_n149))
         else:
-            _m143_error_message = data[pos : pos + _n145].decode()
-            pos += _n145
+            _m147_error_message = data[pos : pos + _n149].decode()
+            pos += _n149
         f_topics.append(
-            CreatableTopicResult(_m143_name, ZERO_UUID, _m143_error_code, _m143_error_message, 0, -1, -1, [])
+            CreatableTopicResult(_m147_name, ZERO_UUID, _m147_error_code, _m147_error_message, 0, -1, -1, [])
         )
     return CreateTopicsResponse(f_throttle_time_ms, f_topics), pos
 
 
 def _encode_CreateTopicsResponse_v2(o: CreateTopicsResponse, out: bytearray) -> None:
     """CreateTopicsResponse, versions 2-4."""
-    _a146 = o.topics
-    out += _S_ii.pack(o.throttle_time_ms, len(_a146))
-    for _e147 in _a146:
-        _b148 = _e147.name.encode()
-        out += _S_h.pack(len(_b148))
-        out += _b148
-        _b149 = None if _e147.error_message is None else _e147.error_message.encode()
-        out += _S_hh.pack(_e147.error_code, -1 if _b149 is None else len(_b149))
-        if _b149 is not None:
-            out += _b149
+    _a150 = o.topics
+    out += _S_ii.pack(o.throttle_time_ms, len(_a150))
+    for _e151 in _a150:
+        _b152 = _e151.name.encode()
+        out += _S_h.pack(len(_b152))
+        out += _b152
+        _b153 = None if _e151.error_message is None else _e151.error_message.encode()
+        out += _S_hh.pack(_e151.error_code, -1 if _b153 is None else len(_b153))
+        if _b153 is not None:
+            out += _b153
 
 
 def _decode_CreateTopicsResponse_v5(data: bytes, pos: int) -> tuple[CreateTopicsResponse, int]:
     """CreateTopicsResponse, versions 5-6 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n150 = data[pos]
-    if _n150 < 128:
+    _n154 = data[pos]
+    if _n154 < 128:
         pos += 1
     else:
-        _n150, pos = read_uvarint(data, pos)
-    _n150 -= 1
-    if _n150 < 0:
+        _n154, pos = read_uvarint(data, pos)
+    _n154 -= 1
+    if _n154 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n150 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n150) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n154 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n154) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n150):
-        _e151, pos = _decode_CreatableTopicResult_v5(data, pos)
-        f_topics.append(_e151)
+    for _ in range(_n154):
+        _e155, pos = _decode_CreatableTopicResult_v5(data, pos)
+        f_topics.append(_e155)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1231,14 +1220,14 @@ def _decode_CreateTopicsResponse_v5(data: bytes, pos: int) -> tuple[CreateTopics
 def _encode_CreateTopicsResponse_v5(o: CreateTopicsResponse, out: bytearray) -> None:
     """CreateTopicsResponse, versions 5-6 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a152 = o.topics
-    _n153 = len(_a152) + 1
-    if _n153 < 128:
-        out.append(_n153)
+    _a156 = o.topics
+    _n157 = len(_a156) + 1
+    if _n157 < 128:
+        out.append(_n157)
     else:
-        write_uvarint(out, _n153)
-    for _e154 in _a152:
-        _encode_CreatableTopicResult_v5(_e154, out)
+        write_uvarint(out, _n157)
+    for _e158 in _a156:
+        _encode_CreatableTopicResult_v5(_e158, out)
     out.append(0)  # no tagged fields
 
 
@@ -1246,20 +1235,20 @@ def _decode_CreateTopicsResponse_v7(data: bytes, pos: int) -> tuple[CreateTopics
     """CreateTopicsResponse, version 7 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n155 = data[pos]
-    if _n155 < 128:
+    _n159 = data[pos]
+    if _n159 < 128:
         pos += 1
     else:
-        _n155, pos = read_uvarint(data, pos)
-    _n155 -= 1
-    if _n155 < 0:
+        _n159, pos = read_uvarint(data, pos)
+    _n159 -= 1
+    if _n159 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n155 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n155) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n159 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n159) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n155):
-        _e156, pos = _decode_CreatableTopicResult_v7(data, pos)
-        f_topics.append(_e156)
+    for _ in range(_n159):
+        _e160, pos = _decode_CreatableTopicResult_v7(data, pos)
+        f_topics.append(_e160)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1270,14 +1259,14 @@ def _decode_CreateTopicsResponse_v7(data: bytes, pos: int) -> tuple[CreateTopics
 def _encode_CreateTopicsResponse_v7(o: CreateTopicsResponse, out: bytearray) -> None:
     """CreateTopicsResponse, version 7 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a157 = o.topics
-    _n158 = len(_a157) + 1
-    if _n158 < 128:
-        out.append(_n158)
+    _a161 = o.topics
+    _n162 = len(_a161) + 1
+    if _n162 < 128:
+        out.append(_n162)
     else:
-        write_uvarint(out, _n158)
-    for _e159 in _a157:
-        _encode_CreatableTopicResult_v7(_e159, out)
+        write_uvarint(out, _n162)
+    for _e163 in _a161:
+        _encode_CreatableTopicResult_v7(_e163, out)
     out.append(0)  # no tagged fields
 
 

@@ -25,6 +25,7 @@ from protocol.schema import FieldSpec, MessageSpec
 
 
 _S_h = Struct(">h")
+_S_hB = Struct(">hB")
 _S_i = Struct(">i")
 _S_ii = Struct(">ii")
 
@@ -252,90 +253,85 @@ def _decode_DeletableGroupResult_v2(data: bytes, pos: int) -> tuple[DeletableGro
         pos += _n16
     else:
         f_group_id, pos = read_compact_string(data, pos)
-    (f_error_code,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_error_code, _t17 = _S_hB.unpack_from(data, pos)
+    pos += 3
+    if _t17 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return DeletableGroupResult(f_group_id, f_error_code), pos
 
 
 def _encode_DeletableGroupResult_v2(o: DeletableGroupResult, out: bytearray) -> None:
     """DeletableGroupResult, version 2 (flexible)."""
-    _b17 = o.group_id.encode()
-    _n18 = len(_b17) + 1
-    if _n18 < 128:
-        out.append(_n18)
+    _b18 = o.group_id.encode()
+    _n19 = len(_b18) + 1
+    if _n19 < 128:
+        out.append(_n19)
     else:
-        write_uvarint(out, _n18)
-    out += _b17
-    out += _S_h.pack(o.error_code)
-    out.append(0)  # no tagged fields
+        write_uvarint(out, _n19)
+    out += _b18
+    out += _S_hB.pack(o.error_code, 0)
 
 
 def _decode_DeleteGroupsResponse_v0(data: bytes, pos: int) -> tuple[DeleteGroupsResponse, int]:
     """DeleteGroupsResponse, versions 0-1."""
-    f_throttle_time_ms, _n19 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n20 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n19 < 0:
+    if _n20 < 0:
         raise InvalidValueError("Results: null or negative length")
-    if _n19 > len(data) - pos:
-        raise TruncatedError("Results: " + str(_n19) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n20 > len(data) - pos:
+        raise TruncatedError("Results: " + str(_n20) + " elements in " + str(len(data) - pos) + " bytes")
     f_results = []
-    for _ in range(_n19):
-        (_n21,) = _S_h.unpack_from(data, pos)
+    for _ in range(_n20):
+        (_n22,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n21 < 0:
+        if _n22 < 0:
             raise InvalidValueError("GroupId: null or negative length")
-        _m20_group_id = data[pos : pos + _n21].decode()
-        pos += _n21
-        (_m20_error_code,) = _S_h.unpack_from(data, pos)
+        _m21_group_id = data[pos : pos + _n22].decode()
+        pos += _n22
+        (_m21_error_code,) = _S_h.unpack_from(data, pos)
         pos += 2
-        f_results.append(DeletableGroupResult(_m20_group_id, _m20_error_code))
+        f_results.append(DeletableGroupResult(_m21_group_id, _m21_error_code))
     return DeleteGroupsResponse(f_throttle_time_ms, f_results), pos
 
 
 def _encode_DeleteGroupsResponse_v0(o: DeleteGroupsResponse, out: bytearray) -> None:
     """DeleteGroupsResponse, versions 0-1."""
-    _a22 = o.results
-    out += _S_ii.pack(o.throttle_time_ms, len(_a22))
-    for _e23 in _a22:
-        _b24 = _e23.group_id.encode()
-        out += _S_h.pack(len(_b24))
-        out += _b24
-        out += _S_h.pack(_e23.error_code)
+    _a23 = o.results
+    out += _S_ii.pack(o.throttle_time_ms, len(_a23))
+    for _e24 in _a23:
+        _b25 = _e24.group_id.encode()
+        out += _S_h.pack(len(_b25))
+        out += _b25
+        out += _S_h.pack(_e24.error_code)
 
 
 def _decode_DeleteGroupsResponse_v2(data: bytes, pos: int) -> tuple[DeleteGroupsResponse, int]:
     """DeleteGroupsResponse, version 2 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n25 = data[pos]
-    if _n25 < 128:
+    _n26 = data[pos]
+    if _n26 < 128:
         pos += 1
     else:
-        _n25, pos = read_uvarint(data, pos)
-    _n25 -= 1
-    if _n25 < 0:
+        _n26, pos = read_uvarint(data, pos)
+    _n26 -= 1
+    if _n26 < 0:
         raise InvalidValueError("Results: null or negative length")
-    if _n25 > len(data) - pos:
-        raise TruncatedError("Results: " + str(_n25) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n26 > len(data) - pos:
+        raise TruncatedError("Results: " + str(_n26) + " elements in " + str(len(data) - pos) + " bytes")
     f_results = []
-    for _ in range(_n25):
-        _n27 = data[pos]
-        if 0 < _n27 < 128:
-            _m26_group_id = data[pos + 1 : pos + _n27].decode()
-            pos += _n27
+    for _ in range(_n26):
+        _n28 = data[pos]
+        if 0 < _n28 < 128:
+            _m27_group_id = data[pos + 1 : pos + _n28].decode()
+            pos += _n28
         else:
-            _m26_group_id, pos = read_compact_string(data, pos)
-        (_m26_error_code,) = _S_h.unpack_from(data, pos)
-        pos += 2
-        if data[pos] == 0:  # no tagged fields: the common case
-            pos += 1
-        else:
-            pos = skip_tagged_fields(data, pos)
-        f_results.append(DeletableGroupResult(_m26_group_id, _m26_error_code))
+            _m27_group_id, pos = read_compact_string(data, pos)
+        _m27_error_code, _t29 = _S_hB.unpack_from(data, pos)
+        pos += 3
+        if _t29 != 0:
+            pos = skip_tagged_fields(data, pos - 1)
+        f_results.append(DeletableGroupResult(_m27_group_id, _m27_error_code))
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -346,22 +342,21 @@ def _decode_DeleteGroupsResponse_v2(data: bytes, pos: int) -> tuple[DeleteGroups
 def _encode_DeleteGroupsResponse_v2(o: DeleteGroupsResponse, out: bytearray) -> None:
     """DeleteGroupsResponse, version 2 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a28 = o.results
-    _n29 = len(_a28) + 1
-    if _n29 < 128:
-        out.append(_n29)
+    _a30 = o.results
+    _n31 = len(_a30) + 1
+    if _n31 < 128:
+        out.append(_n31)
     else:
-        write_uvarint(out, _n29)
-    for _e30 in _a28:
-        _b31 = _e30.group_id.encode()
-        _n32 = len(_b31) + 1
-        if _n32 < 128:
-            out.append(_n32)
+        write_uvarint(out, _n31)
+    for _e32 in _a30:
+        _b33 = _e32.group_id.encode()
+        _n34 = len(_b33) + 1
+        if _n34 < 128:
+            out.append(_n34)
         else:
-            write_uvarint(out, _n32)
-        out += _b31
-        out += _S_h.pack(_e30.error_code)
-        out.append(0)  # no tagged fields
+            write_uvarint(out, _n34)
+        out += _b33
+        out += _S_hB.pack(_e32.error_code, 0)
     out.append(0)  # no tagged fields
 
 

@@ -19,9 +19,12 @@ from protocol.schema import FieldSpec, MessageSpec
 
 _S_h = Struct(">h")
 _S_i = Struct(">i")
+_S_iB = Struct(">iB")
 _S_ii = Struct(">ii")
 _S_iq = Struct(">iq")
+_S_iqB = Struct(">iqB")
 _S_iqh = Struct(">iqh")
+_S_iqhB = Struct(">iqhB")
 
 
 @dataclass(slots=True)
@@ -202,81 +205,76 @@ def _encode_DeleteRecordsPartition_v0(o: DeleteRecordsPartition, out: bytearray)
 
 def _decode_DeleteRecordsPartition_v2(data: bytes, pos: int) -> tuple[DeleteRecordsPartition, int]:
     """DeleteRecordsPartition, version 2 (flexible)."""
-    f_partition_index, f_offset = _S_iq.unpack_from(data, pos)
-    pos += 12
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_partition_index, f_offset, _t1 = _S_iqB.unpack_from(data, pos)
+    pos += 13
+    if _t1 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return DeleteRecordsPartition(f_partition_index, f_offset), pos
 
 
 def _encode_DeleteRecordsPartition_v2(o: DeleteRecordsPartition, out: bytearray) -> None:
     """DeleteRecordsPartition, version 2 (flexible)."""
-    out += _S_iq.pack(o.partition_index, o.offset)
-    out.append(0)  # no tagged fields
+    out += _S_iqB.pack(o.partition_index, o.offset, 0)
 
 
 def _decode_DeleteRecordsTopic_v0(data: bytes, pos: int) -> tuple[DeleteRecordsTopic, int]:
     """DeleteRecordsTopic, versions 0-1."""
-    (_n1,) = _S_h.unpack_from(data, pos)
+    (_n2,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n1 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n1].decode()
-    pos += _n1
-    (_n2,) = _S_i.unpack_from(data, pos)
-    pos += 4
     if _n2 < 0:
+        raise InvalidValueError("Name: null or negative length")
+    f_name = data[pos : pos + _n2].decode()
+    pos += _n2
+    (_n3,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n3 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n2 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n2) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n3 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n3) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n2):
-        _m3_partition_index, _m3_offset = _S_iq.unpack_from(data, pos)
+    for _ in range(_n3):
+        _m4_partition_index, _m4_offset = _S_iq.unpack_from(data, pos)
         pos += 12
-        f_partitions.append(DeleteRecordsPartition(_m3_partition_index, _m3_offset))
+        f_partitions.append(DeleteRecordsPartition(_m4_partition_index, _m4_offset))
     return DeleteRecordsTopic(f_name, f_partitions), pos
 
 
 def _encode_DeleteRecordsTopic_v0(o: DeleteRecordsTopic, out: bytearray) -> None:
     """DeleteRecordsTopic, versions 0-1."""
-    _b4 = o.name.encode()
-    out += _S_h.pack(len(_b4))
-    out += _b4
-    _a5 = o.partitions
-    out += _S_i.pack(len(_a5))
-    for _e6 in _a5:
-        out += _S_iq.pack(_e6.partition_index, _e6.offset)
+    _b5 = o.name.encode()
+    out += _S_h.pack(len(_b5))
+    out += _b5
+    _a6 = o.partitions
+    out += _S_i.pack(len(_a6))
+    for _e7 in _a6:
+        out += _S_iq.pack(_e7.partition_index, _e7.offset)
 
 
 def _decode_DeleteRecordsTopic_v2(data: bytes, pos: int) -> tuple[DeleteRecordsTopic, int]:
     """DeleteRecordsTopic, version 2 (flexible)."""
-    _n7 = data[pos]
-    if 0 < _n7 < 128:
-        f_name = data[pos + 1 : pos + _n7].decode()
-        pos += _n7
+    _n8 = data[pos]
+    if 0 < _n8 < 128:
+        f_name = data[pos + 1 : pos + _n8].decode()
+        pos += _n8
     else:
         f_name, pos = read_compact_string(data, pos)
-    _n8 = data[pos]
-    if _n8 < 128:
+    _n9 = data[pos]
+    if _n9 < 128:
         pos += 1
     else:
-        _n8, pos = read_uvarint(data, pos)
-    _n8 -= 1
-    if _n8 < 0:
+        _n9, pos = read_uvarint(data, pos)
+    _n9 -= 1
+    if _n9 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n8 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n8) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n9 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n9) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n8):
-        _m9_partition_index, _m9_offset = _S_iq.unpack_from(data, pos)
-        pos += 12
-        if data[pos] == 0:  # no tagged fields: the common case
-            pos += 1
-        else:
-            pos = skip_tagged_fields(data, pos)
-        f_partitions.append(DeleteRecordsPartition(_m9_partition_index, _m9_offset))
+    for _ in range(_n9):
+        _m10_partition_index, _m10_offset, _t11 = _S_iqB.unpack_from(data, pos)
+        pos += 13
+        if _t11 != 0:
+            pos = skip_tagged_fields(data, pos - 1)
+        f_partitions.append(DeleteRecordsPartition(_m10_partition_index, _m10_offset))
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -286,37 +284,36 @@ def _decode_DeleteRecordsTopic_v2(data: bytes, pos: int) -> tuple[DeleteRecordsT
 
 def _encode_DeleteRecordsTopic_v2(o: DeleteRecordsTopic, out: bytearray) -> None:
     """DeleteRecordsTopic, version 2 (flexible)."""
-    _b10 = o.name.encode()
-    _n11 = len(_b10) + 1
-    if _n11 < 128:
-        out.append(_n11)
-    else:
-        write_uvarint(out, _n11)
-    out += _b10
-    _a12 = o.partitions
-    _n13 = len(_a12) + 1
+    _b12 = o.name.encode()
+    _n13 = len(_b12) + 1
     if _n13 < 128:
         out.append(_n13)
     else:
         write_uvarint(out, _n13)
-    for _e14 in _a12:
-        out += _S_iq.pack(_e14.partition_index, _e14.offset)
-        out.append(0)  # no tagged fields
+    out += _b12
+    _a14 = o.partitions
+    _n15 = len(_a14) + 1
+    if _n15 < 128:
+        out.append(_n15)
+    else:
+        write_uvarint(out, _n15)
+    for _e16 in _a14:
+        out += _S_iqB.pack(_e16.partition_index, _e16.offset, 0)
     out.append(0)  # no tagged fields
 
 
 def _decode_DeleteRecordsRequest_v0(data: bytes, pos: int) -> tuple[DeleteRecordsRequest, int]:
     """DeleteRecordsRequest, versions 0-1."""
-    (_n15,) = _S_i.unpack_from(data, pos)
+    (_n17,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n15 < 0:
+    if _n17 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n15 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n15) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n17 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n17) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n15):
-        _e16, pos = _decode_DeleteRecordsTopic_v0(data, pos)
-        f_topics.append(_e16)
+    for _ in range(_n17):
+        _e18, pos = _decode_DeleteRecordsTopic_v0(data, pos)
+        f_topics.append(_e18)
     (f_timeout_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
     return DeleteRecordsRequest(f_topics, f_timeout_ms), pos
@@ -324,50 +321,47 @@ def _decode_DeleteRecordsRequest_v0(data: bytes, pos: int) -> tuple[DeleteRecord
 
 def _encode_DeleteRecordsRequest_v0(o: DeleteRecordsRequest, out: bytearray) -> None:
     """DeleteRecordsRequest, versions 0-1."""
-    _a17 = o.topics
-    out += _S_i.pack(len(_a17))
-    for _e18 in _a17:
-        _encode_DeleteRecordsTopic_v0(_e18, out)
+    _a19 = o.topics
+    out += _S_i.pack(len(_a19))
+    for _e20 in _a19:
+        _encode_DeleteRecordsTopic_v0(_e20, out)
     out += _S_i.pack(o.timeout_ms)
 
 
 def _decode_DeleteRecordsRequest_v2(data: bytes, pos: int) -> tuple[DeleteRecordsRequest, int]:
     """DeleteRecordsRequest, version 2 (flexible)."""
-    _n19 = data[pos]
-    if _n19 < 128:
+    _n21 = data[pos]
+    if _n21 < 128:
         pos += 1
     else:
-        _n19, pos = read_uvarint(data, pos)
-    _n19 -= 1
-    if _n19 < 0:
+        _n21, pos = read_uvarint(data, pos)
+    _n21 -= 1
+    if _n21 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n19 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n19) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n21 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n21) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n19):
-        _e20, pos = _decode_DeleteRecordsTopic_v2(data, pos)
-        f_topics.append(_e20)
-    (f_timeout_ms,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    for _ in range(_n21):
+        _e22, pos = _decode_DeleteRecordsTopic_v2(data, pos)
+        f_topics.append(_e22)
+    f_timeout_ms, _t23 = _S_iB.unpack_from(data, pos)
+    pos += 5
+    if _t23 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return DeleteRecordsRequest(f_topics, f_timeout_ms), pos
 
 
 def _encode_DeleteRecordsRequest_v2(o: DeleteRecordsRequest, out: bytearray) -> None:
     """DeleteRecordsRequest, version 2 (flexible)."""
-    _a21 = o.topics
-    _n22 = len(_a21) + 1
-    if _n22 < 128:
-        out.append(_n22)
+    _a24 = o.topics
+    _n25 = len(_a24) + 1
+    if _n25 < 128:
+        out.append(_n25)
     else:
-        write_uvarint(out, _n22)
-    for _e23 in _a21:
-        _encode_DeleteRecordsTopic_v2(_e23, out)
-    out += _S_i.pack(o.timeout_ms)
-    out.append(0)  # no tagged fields
+        write_uvarint(out, _n25)
+    for _e26 in _a24:
+        _encode_DeleteRecordsTopic_v2(_e26, out)
+    out += _S_iB.pack(o.timeout_ms, 0)
 
 
 def _decode_DeleteRecordsPartitionResult_v0(
@@ -388,84 +382,79 @@ def _decode_DeleteRecordsPartitionResult_v2(
     data: bytes, pos: int
 ) -> tuple[DeleteRecordsPartitionResult, int]:
     """DeleteRecordsPartitionResult, version 2 (flexible)."""
-    f_partition_index, f_low_watermark, f_error_code = _S_iqh.unpack_from(data, pos)
-    pos += 14
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_partition_index, f_low_watermark, f_error_code, _t27 = _S_iqhB.unpack_from(data, pos)
+    pos += 15
+    if _t27 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return DeleteRecordsPartitionResult(f_partition_index, f_low_watermark, f_error_code), pos
 
 
 def _encode_DeleteRecordsPartitionResult_v2(o: DeleteRecordsPartitionResult, out: bytearray) -> None:
     """DeleteRecordsPartitionResult, version 2 (flexible)."""
-    out += _S_iqh.pack(o.partition_index, o.low_watermark, o.error_code)
-    out.append(0)  # no tagged fields
+    out += _S_iqhB.pack(o.partition_index, o.low_watermark, o.error_code, 0)
 
 
 def _decode_DeleteRecordsTopicResult_v0(data: bytes, pos: int) -> tuple[DeleteRecordsTopicResult, int]:
     """DeleteRecordsTopicResult, versions 0-1."""
-    (_n24,) = _S_h.unpack_from(data, pos)
+    (_n28,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n24 < 0:
+    if _n28 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n24].decode()
-    pos += _n24
-    (_n25,) = _S_i.unpack_from(data, pos)
+    f_name = data[pos : pos + _n28].decode()
+    pos += _n28
+    (_n29,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n25 < 0:
+    if _n29 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n25 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n25) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n29 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n29) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n25):
-        _m26_partition_index, _m26_low_watermark, _m26_error_code = _S_iqh.unpack_from(data, pos)
+    for _ in range(_n29):
+        _m30_partition_index, _m30_low_watermark, _m30_error_code = _S_iqh.unpack_from(data, pos)
         pos += 14
         f_partitions.append(
-            DeleteRecordsPartitionResult(_m26_partition_index, _m26_low_watermark, _m26_error_code)
+            DeleteRecordsPartitionResult(_m30_partition_index, _m30_low_watermark, _m30_error_code)
         )
     return DeleteRecordsTopicResult(f_name, f_partitions), pos
 
 
 def _encode_DeleteRecordsTopicResult_v0(o: DeleteRecordsTopicResult, out: bytearray) -> None:
     """DeleteRecordsTopicResult, versions 0-1."""
-    _b27 = o.name.encode()
-    out += _S_h.pack(len(_b27))
-    out += _b27
-    _a28 = o.partitions
-    out += _S_i.pack(len(_a28))
-    for _e29 in _a28:
-        out += _S_iqh.pack(_e29.partition_index, _e29.low_watermark, _e29.error_code)
+    _b31 = o.name.encode()
+    out += _S_h.pack(len(_b31))
+    out += _b31
+    _a32 = o.partitions
+    out += _S_i.pack(len(_a32))
+    for _e33 in _a32:
+        out += _S_iqh.pack(_e33.partition_index, _e33.low_watermark, _e33.error_code)
 
 
 def _decode_DeleteRecordsTopicResult_v2(data: bytes, pos: int) -> tuple[DeleteRecordsTopicResult, int]:
     """DeleteRecordsTopicResult, version 2 (flexible)."""
-    _n30 = data[pos]
-    if 0 < _n30 < 128:
-        f_name = data[pos + 1 : pos + _n30].decode()
-        pos += _n30
+    _n34 = data[pos]
+    if 0 < _n34 < 128:
+        f_name = data[pos + 1 : pos + _n34].decode()
+        pos += _n34
     else:
         f_name, pos = read_compact_string(data, pos)
-    _n31 = data[pos]
-    if _n31 < 128:
+    _n35 = data[pos]
+    if _n35 < 128:
         pos += 1
     else:
-        _n31, pos = read_uvarint(data, pos)
-    _n31 -= 1
-    if _n31 < 0:
+        _n35, pos = read_uvarint(data, pos)
+    _n35 -= 1
+    if _n35 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n31 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n31) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n35 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n35) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n31):
-        _m32_partition_index, _m32_low_watermark, _m32_error_code = _S_iqh.unpack_from(data, pos)
-        pos += 14
-        if data[pos] == 0:  # no tagged fields: the common case
-            pos += 1
-        else:
-            pos = skip_tagged_fields(data, pos)
+    for _ in range(_n35):
+        _m36_partition_index, _m36_low_watermark, _m36_error_code, _t37 = _S_iqhB.unpack_from(data, pos)
+        pos += 15
+        if _t37 != 0:
+            pos = skip_tagged_fields(data, pos - 1)
         f_partitions.append(
-            DeleteRecordsPartitionResult(_m32_partition_index, _m32_low_watermark, _m32_error_code)
+            DeleteRecordsPartitionResult(_m36_partition_index, _m36_low_watermark, _m36_error_code)
         )
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
@@ -476,66 +465,65 @@ def _decode_DeleteRecordsTopicResult_v2(data: bytes, pos: int) -> tuple[DeleteRe
 
 def _encode_DeleteRecordsTopicResult_v2(o: DeleteRecordsTopicResult, out: bytearray) -> None:
     """DeleteRecordsTopicResult, version 2 (flexible)."""
-    _b33 = o.name.encode()
-    _n34 = len(_b33) + 1
-    if _n34 < 128:
-        out.append(_n34)
+    _b38 = o.name.encode()
+    _n39 = len(_b38) + 1
+    if _n39 < 128:
+        out.append(_n39)
     else:
-        write_uvarint(out, _n34)
-    out += _b33
-    _a35 = o.partitions
-    _n36 = len(_a35) + 1
-    if _n36 < 128:
-        out.append(_n36)
+        write_uvarint(out, _n39)
+    out += _b38
+    _a40 = o.partitions
+    _n41 = len(_a40) + 1
+    if _n41 < 128:
+        out.append(_n41)
     else:
-        write_uvarint(out, _n36)
-    for _e37 in _a35:
-        out += _S_iqh.pack(_e37.partition_index, _e37.low_watermark, _e37.error_code)
-        out.append(0)  # no tagged fields
+        write_uvarint(out, _n41)
+    for _e42 in _a40:
+        out += _S_iqhB.pack(_e42.partition_index, _e42.low_watermark, _e42.error_code, 0)
     out.append(0)  # no tagged fields
 
 
 def _decode_DeleteRecordsResponse_v0(data: bytes, pos: int) -> tuple[DeleteRecordsResponse, int]:
     """DeleteRecordsResponse, versions 0-1."""
-    f_throttle_time_ms, _n38 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n43 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n38 < 0:
+    if _n43 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n38 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n38) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n43 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n43) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n38):
-        _e39, pos = _decode_DeleteRecordsTopicResult_v0(data, pos)
-        f_topics.append(_e39)
+    for _ in range(_n43):
+        _e44, pos = _decode_DeleteRecordsTopicResult_v0(data, pos)
+        f_topics.append(_e44)
     return DeleteRecordsResponse(f_throttle_time_ms, f_topics), pos
 
 
 def _encode_DeleteRecordsResponse_v0(o: DeleteRecordsResponse, out: bytearray) -> None:
     """DeleteRecordsResponse, versions 0-1."""
-    _a40 = o.topics
-    out += _S_ii.pack(o.throttle_time_ms, len(_a40))
-    for _e41 in _a40:
-        _encode_DeleteRecordsTopicResult_v0(_e41, out)
+    _a45 = o.topics
+    out += _S_ii.pack(o.throttle_time_ms, len(_a45))
+    for _e46 in _a45:
+        _encode_DeleteRecordsTopicResult_v0(_e46, out)
 
 
 def _decode_DeleteRecordsResponse_v2(data: bytes, pos: int) -> tuple[DeleteRecordsResponse, int]:
     """DeleteRecordsResponse, version 2 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n42 = data[pos]
-    if _n42 < 128:
+    _n47 = data[pos]
+    if _n47 < 128:
         pos += 1
     else:
-        _n42, pos = read_uvarint(data, pos)
-    _n42 -= 1
-    if _n42 < 0:
+        _n47, pos = read_uvarint(data, pos)
+    _n47 -= 1
+    if _n47 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n42 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n42) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n47 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n47) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n42):
-        _e43, pos = _decode_DeleteRecordsTopicResult_v2(data, pos)
-        f_topics.append(_e43)
+    for _ in range(_n47):
+        _e48, pos = _decode_DeleteRecordsTopicResult_v2(data, pos)
+        f_topics.append(_e48)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -546,14 +534,14 @@ def _decode_DeleteRecordsResponse_v2(data: bytes, pos: int) -> tuple[DeleteRecor
 def _encode_DeleteRecordsResponse_v2(o: DeleteRecordsResponse, out: bytearray) -> None:
     """DeleteRecordsResponse, version 2 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a44 = o.topics
-    _n45 = len(_a44) + 1
-    if _n45 < 128:
-        out.append(_n45)
+    _a49 = o.topics
+    _n50 = len(_a49) + 1
+    if _n50 < 128:
+        out.append(_n50)
     else:
-        write_uvarint(out, _n45)
-    for _e46 in _a44:
-        _encode_DeleteRecordsTopicResult_v2(_e46, out)
+        write_uvarint(out, _n50)
+    for _e51 in _a49:
+        _encode_DeleteRecordsTopicResult_v2(_e51, out)
     out.append(0)  # no tagged fields
 
 

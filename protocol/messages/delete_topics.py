@@ -28,10 +28,12 @@ from protocol.primitives import (
 from protocol.schema import FieldSpec, MessageSpec
 
 
-_S_16s = Struct(">16s")
+_S_16sB = Struct(">16sB")
 _S_16sh = Struct(">16sh")
 _S_h = Struct(">h")
+_S_hB = Struct(">hB")
 _S_i = Struct(">i")
+_S_iB = Struct(">iB")
 _S_ii = Struct(">ii")
 
 
@@ -186,13 +188,11 @@ def _decode_DeleteTopicState_v6(data: bytes, pos: int) -> tuple[DeleteTopicState
         pos += 1
     else:
         f_name, pos = read_compact_nullable_string(data, pos)
-    (_r2,) = _S_16s.unpack_from(data, pos)
-    pos += 16
+    _r2, _t3 = _S_16sB.unpack_from(data, pos)
+    pos += 17
     f_topic_id = UUID(bytes=_r2)
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    if _t3 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return DeleteTopicState(f_name, f_topic_id), pos
 
 
@@ -201,34 +201,33 @@ def _encode_DeleteTopicState_v6(o: DeleteTopicState, out: bytearray) -> None:
     if o.name is None:
         out.append(0)
     else:
-        _b3 = o.name.encode()
-        _n4 = len(_b3) + 1
-        if _n4 < 128:
-            out.append(_n4)
+        _b4 = o.name.encode()
+        _n5 = len(_b4) + 1
+        if _n5 < 128:
+            out.append(_n5)
         else:
-            write_uvarint(out, _n4)
-        out += _b3
-    out += _S_16s.pack(o.topic_id.bytes)
-    out.append(0)  # no tagged fields
+            write_uvarint(out, _n5)
+        out += _b4
+    out += _S_16sB.pack(o.topic_id.bytes, 0)
 
 
 def _decode_DeleteTopicsRequest_v0(data: bytes, pos: int) -> tuple[DeleteTopicsRequest, int]:
     """DeleteTopicsRequest, versions 0-3."""
-    (_n5,) = _S_i.unpack_from(data, pos)
+    (_n6,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n5 < 0:
+    if _n6 < 0:
         raise InvalidValueError("TopicNames: null or negative length")
-    if _n5 > len(data) - pos:
-        raise TruncatedError("TopicNames: " + str(_n5) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n6 > len(data) - pos:
+        raise TruncatedError("TopicNames: " + str(_n6) + " elements in " + str(len(data) - pos) + " bytes")
     f_topic_names = []
-    for _ in range(_n5):
-        (_n7,) = _S_h.unpack_from(data, pos)
+    for _ in range(_n6):
+        (_n8,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n7 < 0:
+        if _n8 < 0:
             raise InvalidValueError("TopicNames: null or negative length")
-        _e6 = data[pos : pos + _n7].decode()
-        pos += _n7
-        f_topic_names.append(_e6)
+        _e7 = data[pos : pos + _n8].decode()
+        pos += _n8
+        f_topic_names.append(_e7)
     (f_timeout_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
     return DeleteTopicsRequest([], f_topic_names, f_timeout_ms), pos
@@ -236,136 +235,127 @@ def _decode_DeleteTopicsRequest_v0(data: bytes, pos: int) -> tuple[DeleteTopicsR
 
 def _encode_DeleteTopicsRequest_v0(o: DeleteTopicsRequest, out: bytearray) -> None:
     """DeleteTopicsRequest, versions 0-3."""
-    _a8 = o.topic_names
-    out += _S_i.pack(len(_a8))
-    for _e9 in _a8:
-        write_string(out, _e9)
+    _a9 = o.topic_names
+    out += _S_i.pack(len(_a9))
+    for _e10 in _a9:
+        write_string(out, _e10)
     out += _S_i.pack(o.timeout_ms)
 
 
 def _decode_DeleteTopicsRequest_v4(data: bytes, pos: int) -> tuple[DeleteTopicsRequest, int]:
     """DeleteTopicsRequest, versions 4-5 (flexible)."""
-    _n10 = data[pos]
-    if _n10 < 128:
+    _n11 = data[pos]
+    if _n11 < 128:
         pos += 1
     else:
-        _n10, pos = read_uvarint(data, pos)
-    _n10 -= 1
-    if _n10 < 0:
+        _n11, pos = read_uvarint(data, pos)
+    _n11 -= 1
+    if _n11 < 0:
         raise InvalidValueError("TopicNames: null or negative length")
-    if _n10 > len(data) - pos:
-        raise TruncatedError("TopicNames: " + str(_n10) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n11 > len(data) - pos:
+        raise TruncatedError("TopicNames: " + str(_n11) + " elements in " + str(len(data) - pos) + " bytes")
     f_topic_names = []
-    for _ in range(_n10):
-        _n12 = data[pos]
-        if 0 < _n12 < 128:
-            _e11 = data[pos + 1 : pos + _n12].decode()
-            pos += _n12
+    for _ in range(_n11):
+        _n13 = data[pos]
+        if 0 < _n13 < 128:
+            _e12 = data[pos + 1 : pos + _n13].decode()
+            pos += _n13
         else:
-            _e11, pos = read_compact_string(data, pos)
-        f_topic_names.append(_e11)
-    (f_timeout_ms,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+            _e12, pos = read_compact_string(data, pos)
+        f_topic_names.append(_e12)
+    f_timeout_ms, _t14 = _S_iB.unpack_from(data, pos)
+    pos += 5
+    if _t14 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return DeleteTopicsRequest([], f_topic_names, f_timeout_ms), pos
 
 
 def _encode_DeleteTopicsRequest_v4(o: DeleteTopicsRequest, out: bytearray) -> None:
     """DeleteTopicsRequest, versions 4-5 (flexible)."""
-    _a13 = o.topic_names
-    _n14 = len(_a13) + 1
-    if _n14 < 128:
-        out.append(_n14)
+    _a15 = o.topic_names
+    _n16 = len(_a15) + 1
+    if _n16 < 128:
+        out.append(_n16)
     else:
-        write_uvarint(out, _n14)
-    for _e15 in _a13:
-        _b16 = _e15.encode()
-        _n17 = len(_b16) + 1
-        if _n17 < 128:
-            out.append(_n17)
+        write_uvarint(out, _n16)
+    for _e17 in _a15:
+        _b18 = _e17.encode()
+        _n19 = len(_b18) + 1
+        if _n19 < 128:
+            out.append(_n19)
         else:
-            write_uvarint(out, _n17)
-        out += _b16
-    out += _S_i.pack(o.timeout_ms)
-    out.append(0)  # no tagged fields
+            write_uvarint(out, _n19)
+        out += _b18
+    out += _S_iB.pack(o.timeout_ms, 0)
 
 
 def _decode_DeleteTopicsRequest_v6(data: bytes, pos: int) -> tuple[DeleteTopicsRequest, int]:
     """DeleteTopicsRequest, version 6 (flexible)."""
-    _n18 = data[pos]
-    if _n18 < 128:
+    _n20 = data[pos]
+    if _n20 < 128:
         pos += 1
     else:
-        _n18, pos = read_uvarint(data, pos)
-    _n18 -= 1
-    if _n18 < 0:
+        _n20, pos = read_uvarint(data, pos)
+    _n20 -= 1
+    if _n20 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n18 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n18) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n20 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n20) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n18):
-        _n20 = data[pos]
-        if 0 < _n20 < 128:
-            _m19_name = data[pos + 1 : pos + _n20].decode()
-            pos += _n20
-        elif _n20 == 0:
-            _m19_name = None
+    for _ in range(_n20):
+        _n22 = data[pos]
+        if 0 < _n22 < 128:
+            _m21_name = data[pos + 1 : pos + _n22].decode()
+            pos += _n22
+        elif _n22 == 0:
+            _m21_name = None
             pos += 1
         else:
-            _m19_name, pos = read_compact_nullable_string(data, pos)
-        (_r21,) = _S_16s.unpack_from(data, pos)
-        pos += 16
-        _m19_topic_id = UUID(bytes=_r21)
-        if data[pos] == 0:  # no tagged fields: the common case
-            pos += 1
-        else:
-            pos = skip_tagged_fields(data, pos)
-        f_topics.append(DeleteTopicState(_m19_name, _m19_topic_id))
-    (f_timeout_ms,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+            _m21_name, pos = read_compact_nullable_string(data, pos)
+        _r23, _t24 = _S_16sB.unpack_from(data, pos)
+        pos += 17
+        _m21_topic_id = UUID(bytes=_r23)
+        if _t24 != 0:
+            pos = skip_tagged_fields(data, pos - 1)
+        f_topics.append(DeleteTopicState(_m21_name, _m21_topic_id))
+    f_timeout_ms, _t25 = _S_iB.unpack_from(data, pos)
+    pos += 5
+    if _t25 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return DeleteTopicsRequest(f_topics, [], f_timeout_ms), pos
 
 
 def _encode_DeleteTopicsRequest_v6(o: DeleteTopicsRequest, out: bytearray) -> None:
     """DeleteTopicsRequest, version 6 (flexible)."""
-    _a22 = o.topics
-    _n23 = len(_a22) + 1
-    if _n23 < 128:
-        out.append(_n23)
+    _a26 = o.topics
+    _n27 = len(_a26) + 1
+    if _n27 < 128:
+        out.append(_n27)
     else:
-        write_uvarint(out, _n23)
-    for _e24 in _a22:
-        if _e24.name is None:
+        write_uvarint(out, _n27)
+    for _e28 in _a26:
+        if _e28.name is None:
             out.append(0)
         else:
-            _b25 = _e24.name.encode()
-            _n26 = len(_b25) + 1
-            if _n26 < 128:
-                out.append(_n26)
+            _b29 = _e28.name.encode()
+            _n30 = len(_b29) + 1
+            if _n30 < 128:
+                out.append(_n30)
             else:
-                write_uvarint(out, _n26)
-            out += _b25
-        out += _S_16s.pack(_e24.topic_id.bytes)
-        out.append(0)  # no tagged fields
-    out += _S_i.pack(o.timeout_ms)
-    out.append(0)  # no tagged fields
+                write_uvarint(out, _n30)
+            out += _b29
+        out += _S_16sB.pack(_e28.topic_id.bytes, 0)
+    out += _S_iB.pack(o.timeout_ms, 0)
 
 
 def _decode_DeletableTopicResult_v0(data: bytes, pos: int) -> tuple[DeletableTopicResult, int]:
     """DeletableTopicResult, versions 0-3."""
-    (_n27,) = _S_h.unpack_from(data, pos)
+    (_n31,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n27 < 0:
+    if _n31 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n27].decode()
-    pos += _n27
+    f_name = data[pos : pos + _n31].decode()
+    pos += _n31
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
     return DeletableTopicResult(f_name, ZERO_UUID, f_error_code, None), pos
@@ -373,63 +363,60 @@ def _decode_DeletableTopicResult_v0(data: bytes, pos: int) -> tuple[DeletableTop
 
 def _encode_DeletableTopicResult_v0(o: DeletableTopicResult, out: bytearray) -> None:
     """DeletableTopicResult, versions 0-3."""
-    _v28 = o.name
-    if _v28 is None:
+    _v32 = o.name
+    if _v32 is None:
         raise EncodeError("DeletableTopicResult.name is null, which version 0 does not allow")
-    _b29 = _v28.encode()
-    out += _S_h.pack(len(_b29))
-    out += _b29
+    _b33 = _v32.encode()
+    out += _S_h.pack(len(_b33))
+    out += _b33
     out += _S_h.pack(o.error_code)
 
 
 def _decode_DeletableTopicResult_v4(data: bytes, pos: int) -> tuple[DeletableTopicResult, int]:
     """DeletableTopicResult, version 4 (flexible)."""
-    _n30 = data[pos]
-    if 0 < _n30 < 128:
-        f_name = data[pos + 1 : pos + _n30].decode()
-        pos += _n30
-    else:
-        f_name, pos = read_compact_string(data, pos)
-    (f_error_code,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
-    return DeletableTopicResult(f_name, ZERO_UUID, f_error_code, None), pos
-
-
-def _encode_DeletableTopicResult_v4(o: DeletableTopicResult, out: bytearray) -> None:
-    """DeletableTopicResult, version 4 (flexible)."""
-    _v31 = o.name
-    if _v31 is None:
-        raise EncodeError("DeletableTopicResult.name is null, which version 4 does not allow")
-    _b32 = _v31.encode()
-    _n33 = len(_b32) + 1
-    if _n33 < 128:
-        out.append(_n33)
-    else:
-        write_uvarint(out, _n33)
-    out += _b32
-    out += _S_h.pack(o.error_code)
-    out.append(0)  # no tagged fields
-
-
-def _decode_DeletableTopicResult_v5(data: bytes, pos: int) -> tuple[DeletableTopicResult, int]:
-    """DeletableTopicResult, version 5 (flexible)."""
     _n34 = data[pos]
     if 0 < _n34 < 128:
         f_name = data[pos + 1 : pos + _n34].decode()
         pos += _n34
     else:
         f_name, pos = read_compact_string(data, pos)
+    f_error_code, _t35 = _S_hB.unpack_from(data, pos)
+    pos += 3
+    if _t35 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
+    return DeletableTopicResult(f_name, ZERO_UUID, f_error_code, None), pos
+
+
+def _encode_DeletableTopicResult_v4(o: DeletableTopicResult, out: bytearray) -> None:
+    """DeletableTopicResult, version 4 (flexible)."""
+    _v36 = o.name
+    if _v36 is None:
+        raise EncodeError("DeletableTopicResult.name is null, which version 4 does not allow")
+    _b37 = _v36.encode()
+    _n38 = len(_b37) + 1
+    if _n38 < 128:
+        out.append(_n38)
+    else:
+        write_uvarint(out, _n38)
+    out += _b37
+    out += _S_hB.pack(o.error_code, 0)
+
+
+def _decode_DeletableTopicResult_v5(data: bytes, pos: int) -> tuple[DeletableTopicResult, int]:
+    """DeletableTopicResult, version 5 (flexible)."""
+    _n39 = data[pos]
+    if 0 < _n39 < 128:
+        f_name = data[pos + 1 : pos + _n39].decode()
+        pos += _n39
+    else:
+        f_name, pos = read_compact_string(data, pos)
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    _n35 = data[pos]
-    if 0 < _n35 < 128:
-        f_error_message = data[pos + 1 : pos + _n35].decode()
-        pos += _n35
-    elif _n35 == 0:
+    _n40 = data[pos]
+    if 0 < _n40 < 128:
+        f_error_message = data[pos + 1 : pos + _n40].decode()
+        pos += _n40
+    elif _n40 == 0:
         f_error_message = None
         pos += 1
     else:
@@ -443,49 +430,49 @@ def _decode_DeletableTopicResult_v5(data: bytes, pos: int) -> tuple[DeletableTop
 
 def _encode_DeletableTopicResult_v5(o: DeletableTopicResult, out: bytearray) -> None:
     """DeletableTopicResult, version 5 (flexible)."""
-    _v36 = o.name
-    if _v36 is None:
+    _v41 = o.name
+    if _v41 is None:
         raise EncodeError("DeletableTopicResult.name is null, which version 5 does not allow")
-    _b37 = _v36.encode()
-    _n38 = len(_b37) + 1
-    if _n38 < 128:
-        out.append(_n38)
+    _b42 = _v41.encode()
+    _n43 = len(_b42) + 1
+    if _n43 < 128:
+        out.append(_n43)
     else:
-        write_uvarint(out, _n38)
-    out += _b37
+        write_uvarint(out, _n43)
+    out += _b42
     out += _S_h.pack(o.error_code)
     if o.error_message is None:
         out.append(0)
     else:
-        _b39 = o.error_message.encode()
-        _n40 = len(_b39) + 1
-        if _n40 < 128:
-            out.append(_n40)
+        _b44 = o.error_message.encode()
+        _n45 = len(_b44) + 1
+        if _n45 < 128:
+            out.append(_n45)
         else:
-            write_uvarint(out, _n40)
-        out += _b39
+            write_uvarint(out, _n45)
+        out += _b44
     out.append(0)  # no tagged fields
 
 
 def _decode_DeletableTopicResult_v6(data: bytes, pos: int) -> tuple[DeletableTopicResult, int]:
     """DeletableTopicResult, version 6 (flexible)."""
-    _n41 = data[pos]
-    if 0 < _n41 < 128:
-        f_name = data[pos + 1 : pos + _n41].decode()
-        pos += _n41
-    elif _n41 == 0:
+    _n46 = data[pos]
+    if 0 < _n46 < 128:
+        f_name = data[pos + 1 : pos + _n46].decode()
+        pos += _n46
+    elif _n46 == 0:
         f_name = None
         pos += 1
     else:
         f_name, pos = read_compact_nullable_string(data, pos)
-    _r42, f_error_code = _S_16sh.unpack_from(data, pos)
+    _r47, f_error_code = _S_16sh.unpack_from(data, pos)
     pos += 18
-    f_topic_id = UUID(bytes=_r42)
-    _n43 = data[pos]
-    if 0 < _n43 < 128:
-        f_error_message = data[pos + 1 : pos + _n43].decode()
-        pos += _n43
-    elif _n43 == 0:
+    f_topic_id = UUID(bytes=_r47)
+    _n48 = data[pos]
+    if 0 < _n48 < 128:
+        f_error_message = data[pos + 1 : pos + _n48].decode()
+        pos += _n48
+    elif _n48 == 0:
         f_error_message = None
         pos += 1
     else:
@@ -502,128 +489,126 @@ def _encode_DeletableTopicResult_v6(o: DeletableTopicResult, out: bytearray) -> 
     if o.name is None:
         out.append(0)
     else:
-        _b44 = o.name.encode()
-        _n45 = len(_b44) + 1
-        if _n45 < 128:
-            out.append(_n45)
+        _b49 = o.name.encode()
+        _n50 = len(_b49) + 1
+        if _n50 < 128:
+            out.append(_n50)
         else:
-            write_uvarint(out, _n45)
-        out += _b44
+            write_uvarint(out, _n50)
+        out += _b49
     out += _S_16sh.pack(o.topic_id.bytes, o.error_code)
     if o.error_message is None:
         out.append(0)
     else:
-        _b46 = o.error_message.encode()
-        _n47 = len(_b46) + 1
-        if _n47 < 128:
-            out.append(_n47)
+        _b51 = o.error_message.encode()
+        _n52 = len(_b51) + 1
+        if _n52 < 128:
+            out.append(_n52)
         else:
-            write_uvarint(out, _n47)
-        out += _b46
+            write_uvarint(out, _n52)
+        out += _b51
     out.append(0)  # no tagged fields
 
 
 def _decode_DeleteTopicsResponse_v0(data: bytes, pos: int) -> tuple[DeleteTopicsResponse, int]:
     """DeleteTopicsResponse, version 0."""
-    (_n48,) = _S_i.unpack_from(data, pos)
+    (_n53,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n48 < 0:
+    if _n53 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n48 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n48) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n53 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n53) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
-    for _ in range(_n48):
-        (_n50,) = _S_h.unpack_from(data, pos)
+    for _ in range(_n53):
+        (_n55,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n50 < 0:
+        if _n55 < 0:
             raise InvalidValueError("Name: null or negative length")
-        _m49_name = data[pos : pos + _n50].decode()
-        pos += _n50
-        (_m49_error_code,) = _S_h.unpack_from(data, pos)
+        _m54_name = data[pos : pos + _n55].decode()
+        pos += _n55
+        (_m54_error_code,) = _S_h.unpack_from(data, pos)
         pos += 2
-        f_responses.append(DeletableTopicResult(_m49_name, ZERO_UUID, _m49_error_code, None))
+        f_responses.append(DeletableTopicResult(_m54_name, ZERO_UUID, _m54_error_code, None))
     return DeleteTopicsResponse(0, f_responses), pos
 
 
 def _encode_DeleteTopicsResponse_v0(o: DeleteTopicsResponse, out: bytearray) -> None:
     """DeleteTopicsResponse, version 0."""
-    _a51 = o.responses
-    out += _S_i.pack(len(_a51))
-    for _e52 in _a51:
-        _v53 = _e52.name
-        if _v53 is None:
+    _a56 = o.responses
+    out += _S_i.pack(len(_a56))
+    for _e57 in _a56:
+        _v58 = _e57.name
+        if _v58 is None:
             raise EncodeError("DeletableTopicResult.name is null, which version 0 does not allow")
-        _b54 = _v53.encode()
-        out += _S_h.pack(len(_b54))
-        out += _b54
-        out += _S_h.pack(_e52.error_code)
+        _b59 = _v58.encode()
+        out += _S_h.pack(len(_b59))
+        out += _b59
+        out += _S_h.pack(_e57.error_code)
 
 
 def _decode_DeleteTopicsResponse_v1(data: bytes, pos: int) -> tuple[DeleteTopicsResponse, int]:
     """DeleteTopicsResponse, versions 1-3."""
-    f_throttle_time_ms, _n55 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n60 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n55 < 0:
+    if _n60 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n55 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n55) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n60 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n60) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
-    for _ in range(_n55):
-        (_n57,) = _S_h.unpack_from(data, pos)
+    for _ in range(_n60):
+        (_n62,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n57 < 0:
+        if _n62 < 0:
             raise InvalidValueError("Name: null or negative length")
-        _m56_name = data[pos : pos + _n57].decode()
-        pos += _n57
-        (_m56_error_code,) = _S_h.unpack_from(data, pos)
+        _m61_name = data[pos : pos + _n62].decode()
+        pos += _n62
+        (_m61_error_code,) = _S_h.unpack_from(data, pos)
         pos += 2
-        f_responses.append(DeletableTopicResult(_m56_name, ZERO_UUID, _m56_error_code, None))
+        f_responses.append(DeletableTopicResult(_m61_name, ZERO_UUID, _m61_error_code, None))
     return DeleteTopicsResponse(f_throttle_time_ms, f_responses), pos
 
 
 def _encode_DeleteTopicsResponse_v1(o: DeleteTopicsResponse, out: bytearray) -> None:
     """DeleteTopicsResponse, versions 1-3."""
-    _a58 = o.responses
-    out += _S_ii.pack(o.throttle_time_ms, len(_a58))
-    for _e59 in _a58:
-        _v60 = _e59.name
-        if _v60 is None:
+    _a63 = o.responses
+    out += _S_ii.pack(o.throttle_time_ms, len(_a63))
+    for _e64 in _a63:
+        _v65 = _e64.name
+        if _v65 is None:
             raise EncodeError("DeletableTopicResult.name is null, which version 1 does not allow")
-        _b61 = _v60.encode()
-        out += _S_h.pack(len(_b61))
-        out += _b61
-        out += _S_h.pack(_e59.error_code)
+        _b66 = _v65.encode()
+        out += _S_h.pack(len(_b66))
+        out += _b66
+        out += _S_h.pack(_e64.error_code)
 
 
 def _decode_DeleteTopicsResponse_v4(data: bytes, pos: int) -> tuple[DeleteTopicsResponse, int]:
     """DeleteTopicsResponse, version 4 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n62 = data[pos]
-    if _n62 < 128:
+    _n67 = data[pos]
+    if _n67 < 128:
         pos += 1
     else:
-        _n62, pos = read_uvarint(data, pos)
-    _n62 -= 1
-    if _n62 < 0:
+        _n67, pos = read_uvarint(data, pos)
+    _n67 -= 1
+    if _n67 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n62 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n62) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n67 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n67) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
-    for _ in range(_n62):
-        _n64 = data[pos]
-        if 0 < _n64 < 128:
-            _m63_name = data[pos + 1 : pos + _n64].decode()
-            pos += _n64
+    for _ in range(_n67):
+        _n69 = data[pos]
+        if 0 < _n69 < 128:
+            _m68_name = data[pos + 1 : pos + _n69].decode()
+            pos += _n69
         else:
-            _m63_name, pos = read_compact_string(data, pos)
-        (_m63_error_code,) = _S_h.unpack_from(data, pos)
-        pos += 2
-        if data[pos] == 0:  # no tagged fields: the common case
-            pos += 1
-        else:
-            pos = skip_tagged_fields(data, pos)
-        f_responses.append(DeletableTopicResult(_m63_name, ZERO_UUID, _m63_error_code, None))
+            _m68_name, pos = read_compact_string(data, pos)
+        _m68_error_code, _t70 = _S_hB.unpack_from(data, pos)
+        pos += 3
+        if _t70 != 0:
+            pos = skip_tagged_fields(data, pos - 1)
+        f_responses.append(DeletableTopicResult(_m68_name, ZERO_UUID, _m68_error_code, None))
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -634,25 +619,24 @@ def _decode_DeleteTopicsResponse_v4(data: bytes, pos: int) -> tuple[DeleteTopics
 def _encode_DeleteTopicsResponse_v4(o: DeleteTopicsResponse, out: bytearray) -> None:
     """DeleteTopicsResponse, version 4 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a65 = o.responses
-    _n66 = len(_a65) + 1
-    if _n66 < 128:
-        out.append(_n66)
+    _a71 = o.responses
+    _n72 = len(_a71) + 1
+    if _n72 < 128:
+        out.append(_n72)
     else:
-        write_uvarint(out, _n66)
-    for _e67 in _a65:
-        _v68 = _e67.name
-        if _v68 is None:
+        write_uvarint(out, _n72)
+    for _e73 in _a71:
+        _v74 = _e73.name
+        if _v74 is None:
             raise EncodeError("DeletableTopicResult.name is null, which version 4 does not allow")
-        _b69 = _v68.encode()
-        _n70 = len(_b69) + 1
-        if _n70 < 128:
-            out.append(_n70)
+        _b75 = _v74.encode()
+        _n76 = len(_b75) + 1
+        if _n76 < 128:
+            out.append(_n76)
         else:
-            write_uvarint(out, _n70)
-        out += _b69
-        out += _S_h.pack(_e67.error_code)
-        out.append(0)  # no tagged fields
+            write_uvarint(out, _n76)
+        out += _b75
+        out += _S_hB.pack(_e73.error_code, 0)
     out.append(0)  # no tagged fields
 
 
@@ -660,40 +644,40 @@ def _decode_DeleteTopicsResponse_v5(data: bytes, pos: int) -> tuple[DeleteTopics
     """DeleteTopicsResponse, version 5 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n71 = data[pos]
-    if _n71 < 128:
+    _n77 = data[pos]
+    if _n77 < 128:
         pos += 1
     else:
-        _n71, pos = read_uvarint(data, pos)
-    _n71 -= 1
-    if _n71 < 0:
+        _n77, pos = read_uvarint(data, pos)
+    _n77 -= 1
+    if _n77 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n71 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n71) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n77 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n77) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
-    for _ in range(_n71):
-        _n73 = data[pos]
-        if 0 < _n73 < 128:
-            _m72_name = data[pos + 1 : pos + _n73].decode()
-            pos += _n73
+    for _ in range(_n77):
+        _n79 = data[pos]
+        if 0 < _n79 < 128:
+            _m78_name = data[pos + 1 : pos + _n79].decode()
+            pos += _n79
         else:
-            _m72_name, pos = read_compact_string(data, pos)
-        (_m72_error_code,) = _S_h.unpack_from(data, pos)
+            _m78_name, pos = read_compact_string(data, pos)
+        (_m78_error_code,) = _S_h.unpack_from(data, pos)
         pos += 2
-        _n74 = data[pos]
-        if 0 < _n74 < 128:
-            _m72_error_message = data[pos + 1 : pos + _n74].decode()
-            pos += _n74
-        elif _n74 == 0:
-            _m72_error_message = None
+        _n80 = data[pos]
+        if 0 < _n80 < 128:
+            _m78_error_message = data[pos + 1 : pos + _n80].decode()
+            pos += _n80
+        elif _n80 == 0:
+            _m78_error_message = None
             pos += 1
         else:
-            _m72_error_message, pos = read_compact_nullable_string(data, pos)
+            _m78_error_message, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_responses.append(DeletableTopicResult(_m72_name, ZERO_UUID, _m72_error_code, _m72_error_message))
+        f_responses.append(DeletableTopicResult(_m78_name, ZERO_UUID, _m78_error_code, _m78_error_message))
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -704,34 +688,34 @@ def _decode_DeleteTopicsResponse_v5(data: bytes, pos: int) -> tuple[DeleteTopics
 def _encode_DeleteTopicsResponse_v5(o: DeleteTopicsResponse, out: bytearray) -> None:
     """DeleteTopicsResponse, version 5 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a75 = o.responses
-    _n76 = len(_a75) + 1
-    if _n76 < 128:
-        out.append(_n76)
+    _a81 = o.responses
+    _n82 = len(_a81) + 1
+    if _n82 < 128:
+        out.append(_n82)
     else:
-        write_uvarint(out, _n76)
-    for _e77 in _a75:
-        _v78 = _e77.name
-        if _v78 is None:
+        write_uvarint(out, _n82)
+    for _e83 in _a81:
+        _v84 = _e83.name
+        if _v84 is None:
             raise EncodeError("DeletableTopicResult.name is null, which version 5 does not allow")
-        _b79 = _v78.encode()
-        _n80 = len(_b79) + 1
-        if _n80 < 128:
-            out.append(_n80)
+        _b85 = _v84.encode()
+        _n86 = len(_b85) + 1
+        if _n86 < 128:
+            out.append(_n86)
         else:
-            write_uvarint(out, _n80)
-        out += _b79
-        out += _S_h.pack(_e77.error_code)
-        if _e77.error_message is None:
+            write_uvarint(out, _n86)
+        out += _b85
+        out += _S_h.pack(_e83.error_code)
+        if _e83.error_message is None:
             out.append(0)
         else:
-            _b81 = _e77.error_message.encode()
-            _n82 = len(_b81) + 1
-            if _n82 < 128:
-                out.append(_n82)
+            _b87 = _e83.error_message.encode()
+            _n88 = len(_b87) + 1
+            if _n88 < 128:
+                out.append(_n88)
             else:
-                write_uvarint(out, _n82)
-            out += _b81
+                write_uvarint(out, _n88)
+            out += _b87
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
@@ -740,45 +724,45 @@ def _decode_DeleteTopicsResponse_v6(data: bytes, pos: int) -> tuple[DeleteTopics
     """DeleteTopicsResponse, version 6 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n83 = data[pos]
-    if _n83 < 128:
+    _n89 = data[pos]
+    if _n89 < 128:
         pos += 1
     else:
-        _n83, pos = read_uvarint(data, pos)
-    _n83 -= 1
-    if _n83 < 0:
+        _n89, pos = read_uvarint(data, pos)
+    _n89 -= 1
+    if _n89 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n83 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n83) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n89 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n89) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
-    for _ in range(_n83):
-        _n85 = data[pos]
-        if 0 < _n85 < 128:
-            _m84_name = data[pos + 1 : pos + _n85].decode()
-            pos += _n85
-        elif _n85 == 0:
-            _m84_name = None
+    for _ in range(_n89):
+        _n91 = data[pos]
+        if 0 < _n91 < 128:
+            _m90_name = data[pos + 1 : pos + _n91].decode()
+            pos += _n91
+        elif _n91 == 0:
+            _m90_name = None
             pos += 1
         else:
-            _m84_name, pos = read_compact_nullable_string(data, pos)
-        _r86, _m84_error_code = _S_16sh.unpack_from(data, pos)
+            _m90_name, pos = read_compact_nullable_string(data, pos)
+        _r92, _m90_error_code = _S_16sh.unpack_from(data, pos)
         pos += 18
-        _m84_topic_id = UUID(bytes=_r86)
-        _n87 = data[pos]
-        if 0 < _n87 < 128:
-            _m84_error_message = data[pos + 1 : pos + _n87].decode()
-            pos += _n87
-        elif _n87 == 0:
-            _m84_error_message = None
+        _m90_topic_id = UUID(bytes=_r92)
+        _n93 = data[pos]
+        if 0 < _n93 < 128:
+            _m90_error_message = data[pos + 1 : pos + _n93].decode()
+            pos += _n93
+        elif _n93 == 0:
+            _m90_error_message = None
             pos += 1
         else:
-            _m84_error_message, pos = read_compact_nullable_string(data, pos)
+            _m90_error_message, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
         f_responses.append(
-            DeletableTopicResult(_m84_name, _m84_topic_id, _m84_error_code, _m84_error_message)
+            DeletableTopicResult(_m90_name, _m90_topic_id, _m90_error_code, _m90_error_message)
         )
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
@@ -790,34 +774,34 @@ def _decode_DeleteTopicsResponse_v6(data: bytes, pos: int) -> tuple[DeleteTopics
 def _encode_DeleteTopicsResponse_v6(o: DeleteTopicsResponse, out: bytearray) -> None:
     """DeleteTopicsResponse, version 6 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a88 = o.responses
-    _n89 = len(_a88) + 1
-    if _n89 < 128:
-        out.append(_n89)
+    _a94 = o.responses
+    _n95 = len(_a94) + 1
+    if _n95 < 128:
+        out.append(_n95)
     else:
-        write_uvarint(out, _n89)
-    for _e90 in _a88:
-        if _e90.name is None:
+        write_uvarint(out, _n95)
+    for _e96 in _a94:
+        if _e96.name is None:
             out.append(0)
         else:
-            _b91 = _e90.name.encode()
-            _n92 = len(_b91) + 1
-            if _n92 < 128:
-                out.append(_n92)
+            _b97 = _e96.name.encode()
+            _n98 = len(_b97) + 1
+            if _n98 < 128:
+                out.append(_n98)
             else:
-                write_uvarint(out, _n92)
-            out += _b91
-        out += _S_16sh.pack(_e90.topic_id.bytes, _e90.error_code)
-        if _e90.error_message is None:
+                write_uvarint(out, _n98)
+            out += _b97
+        out += _S_16sh.pack(_e96.topic_id.bytes, _e96.error_code)
+        if _e96.error_message is None:
             out.append(0)
         else:
-            _b93 = _e90.error_message.encode()
-            _n94 = len(_b93) + 1
-            if _n94 < 128:
-                out.append(_n94)
+            _b99 = _e96.error_message.encode()
+            _n100 = len(_b99) + 1
+            if _n100 < 128:
+                out.append(_n100)
             else:
-                write_uvarint(out, _n94)
-            out += _b93
+                write_uvarint(out, _n100)
+            out += _b99
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 

@@ -26,10 +26,11 @@ from protocol.schema import FieldSpec, MessageSpec
 
 _S_b = Struct(">b")
 _S_i = Struct(">i")
+_S_iB = Struct(">iB")
 _S_ih = Struct(">ih")
-_S_o = Struct(">?")
-_S_ob = Struct(">?b")
-_S_obo = Struct(">?b?")
+_S_oB = Struct(">?B")
+_S_obB = Struct(">?bB")
+_S_oboB = Struct(">?b?B")
 
 
 @dataclass(slots=True)
@@ -195,48 +196,40 @@ class DescribeClusterResponse:
 
 def _decode_DescribeClusterRequest_v0(data: bytes, pos: int) -> tuple[DescribeClusterRequest, int]:
     """DescribeClusterRequest, version 0 (flexible)."""
-    (f_include_cluster_authorized_operations,) = _S_o.unpack_from(data, pos)
-    pos += 1
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_include_cluster_authorized_operations, _t1 = _S_oB.unpack_from(data, pos)
+    pos += 2
+    if _t1 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return DescribeClusterRequest(f_include_cluster_authorized_operations, 1, False), pos
 
 
 def _encode_DescribeClusterRequest_v0(o: DescribeClusterRequest, out: bytearray) -> None:
     """DescribeClusterRequest, version 0 (flexible)."""
-    out += _S_o.pack(o.include_cluster_authorized_operations)
-    out.append(0)  # no tagged fields
+    out += _S_oB.pack(o.include_cluster_authorized_operations, 0)
 
 
 def _decode_DescribeClusterRequest_v1(data: bytes, pos: int) -> tuple[DescribeClusterRequest, int]:
     """DescribeClusterRequest, version 1 (flexible)."""
-    f_include_cluster_authorized_operations, f_endpoint_type = _S_ob.unpack_from(data, pos)
-    pos += 2
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_include_cluster_authorized_operations, f_endpoint_type, _t2 = _S_obB.unpack_from(data, pos)
+    pos += 3
+    if _t2 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return DescribeClusterRequest(f_include_cluster_authorized_operations, f_endpoint_type, False), pos
 
 
 def _encode_DescribeClusterRequest_v1(o: DescribeClusterRequest, out: bytearray) -> None:
     """DescribeClusterRequest, version 1 (flexible)."""
-    out += _S_ob.pack(o.include_cluster_authorized_operations, o.endpoint_type)
-    out.append(0)  # no tagged fields
+    out += _S_obB.pack(o.include_cluster_authorized_operations, o.endpoint_type, 0)
 
 
 def _decode_DescribeClusterRequest_v2(data: bytes, pos: int) -> tuple[DescribeClusterRequest, int]:
     """DescribeClusterRequest, version 2 (flexible)."""
-    f_include_cluster_authorized_operations, f_endpoint_type, f_include_fenced_brokers = _S_obo.unpack_from(
-        data, pos
+    f_include_cluster_authorized_operations, f_endpoint_type, f_include_fenced_brokers, _t3 = (
+        _S_oboB.unpack_from(data, pos)
     )
-    pos += 3
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    pos += 4
+    if _t3 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return DescribeClusterRequest(
         f_include_cluster_authorized_operations, f_endpoint_type, f_include_fenced_brokers
     ), pos
@@ -244,27 +237,26 @@ def _decode_DescribeClusterRequest_v2(data: bytes, pos: int) -> tuple[DescribeCl
 
 def _encode_DescribeClusterRequest_v2(o: DescribeClusterRequest, out: bytearray) -> None:
     """DescribeClusterRequest, version 2 (flexible)."""
-    out += _S_obo.pack(o.include_cluster_authorized_operations, o.endpoint_type, o.include_fenced_brokers)
-    out.append(0)  # no tagged fields
+    out += _S_oboB.pack(o.include_cluster_authorized_operations, o.endpoint_type, o.include_fenced_brokers, 0)
 
 
 def _decode_DescribeClusterBroker_v0(data: bytes, pos: int) -> tuple[DescribeClusterBroker, int]:
     """DescribeClusterBroker, versions 0-1 (flexible)."""
     (f_broker_id,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n1 = data[pos]
-    if 0 < _n1 < 128:
-        f_host = data[pos + 1 : pos + _n1].decode()
-        pos += _n1
+    _n4 = data[pos]
+    if 0 < _n4 < 128:
+        f_host = data[pos + 1 : pos + _n4].decode()
+        pos += _n4
     else:
         f_host, pos = read_compact_string(data, pos)
     (f_port,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n2 = data[pos]
-    if 0 < _n2 < 128:
-        f_rack = data[pos + 1 : pos + _n2].decode()
-        pos += _n2
-    elif _n2 == 0:
+    _n5 = data[pos]
+    if 0 < _n5 < 128:
+        f_rack = data[pos + 1 : pos + _n5].decode()
+        pos += _n5
+    elif _n5 == 0:
         f_rack = None
         pos += 1
     else:
@@ -279,24 +271,24 @@ def _decode_DescribeClusterBroker_v0(data: bytes, pos: int) -> tuple[DescribeClu
 def _encode_DescribeClusterBroker_v0(o: DescribeClusterBroker, out: bytearray) -> None:
     """DescribeClusterBroker, versions 0-1 (flexible)."""
     out += _S_i.pack(o.broker_id)
-    _b3 = o.host.encode()
-    _n4 = len(_b3) + 1
-    if _n4 < 128:
-        out.append(_n4)
+    _b6 = o.host.encode()
+    _n7 = len(_b6) + 1
+    if _n7 < 128:
+        out.append(_n7)
     else:
-        write_uvarint(out, _n4)
-    out += _b3
+        write_uvarint(out, _n7)
+    out += _b6
     out += _S_i.pack(o.port)
     if o.rack is None:
         out.append(0)
     else:
-        _b5 = o.rack.encode()
-        _n6 = len(_b5) + 1
-        if _n6 < 128:
-            out.append(_n6)
+        _b8 = o.rack.encode()
+        _n9 = len(_b8) + 1
+        if _n9 < 128:
+            out.append(_n9)
         else:
-            write_uvarint(out, _n6)
-        out += _b5
+            write_uvarint(out, _n9)
+        out += _b8
     out.append(0)  # no tagged fields
 
 
@@ -304,120 +296,115 @@ def _decode_DescribeClusterBroker_v2(data: bytes, pos: int) -> tuple[DescribeClu
     """DescribeClusterBroker, version 2 (flexible)."""
     (f_broker_id,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n7 = data[pos]
-    if 0 < _n7 < 128:
-        f_host = data[pos + 1 : pos + _n7].decode()
-        pos += _n7
+    _n10 = data[pos]
+    if 0 < _n10 < 128:
+        f_host = data[pos + 1 : pos + _n10].decode()
+        pos += _n10
     else:
         f_host, pos = read_compact_string(data, pos)
     (f_port,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n8 = data[pos]
-    if 0 < _n8 < 128:
-        f_rack = data[pos + 1 : pos + _n8].decode()
-        pos += _n8
-    elif _n8 == 0:
+    _n11 = data[pos]
+    if 0 < _n11 < 128:
+        f_rack = data[pos + 1 : pos + _n11].decode()
+        pos += _n11
+    elif _n11 == 0:
         f_rack = None
         pos += 1
     else:
         f_rack, pos = read_compact_nullable_string(data, pos)
-    (f_is_fenced,) = _S_o.unpack_from(data, pos)
-    pos += 1
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_is_fenced, _t12 = _S_oB.unpack_from(data, pos)
+    pos += 2
+    if _t12 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return DescribeClusterBroker(f_broker_id, f_host, f_port, f_rack, f_is_fenced), pos
 
 
 def _encode_DescribeClusterBroker_v2(o: DescribeClusterBroker, out: bytearray) -> None:
     """DescribeClusterBroker, version 2 (flexible)."""
     out += _S_i.pack(o.broker_id)
-    _b9 = o.host.encode()
-    _n10 = len(_b9) + 1
-    if _n10 < 128:
-        out.append(_n10)
+    _b13 = o.host.encode()
+    _n14 = len(_b13) + 1
+    if _n14 < 128:
+        out.append(_n14)
     else:
-        write_uvarint(out, _n10)
-    out += _b9
+        write_uvarint(out, _n14)
+    out += _b13
     out += _S_i.pack(o.port)
     if o.rack is None:
         out.append(0)
     else:
-        _b11 = o.rack.encode()
-        _n12 = len(_b11) + 1
-        if _n12 < 128:
-            out.append(_n12)
+        _b15 = o.rack.encode()
+        _n16 = len(_b15) + 1
+        if _n16 < 128:
+            out.append(_n16)
         else:
-            write_uvarint(out, _n12)
-        out += _b11
-    out += _S_o.pack(o.is_fenced)
-    out.append(0)  # no tagged fields
+            write_uvarint(out, _n16)
+        out += _b15
+    out += _S_oB.pack(o.is_fenced, 0)
 
 
 def _decode_DescribeClusterResponse_v0(data: bytes, pos: int) -> tuple[DescribeClusterResponse, int]:
     """DescribeClusterResponse, version 0 (flexible)."""
     f_throttle_time_ms, f_error_code = _S_ih.unpack_from(data, pos)
     pos += 6
-    _n13 = data[pos]
-    if 0 < _n13 < 128:
-        f_error_message = data[pos + 1 : pos + _n13].decode()
-        pos += _n13
-    elif _n13 == 0:
+    _n17 = data[pos]
+    if 0 < _n17 < 128:
+        f_error_message = data[pos + 1 : pos + _n17].decode()
+        pos += _n17
+    elif _n17 == 0:
         f_error_message = None
         pos += 1
     else:
         f_error_message, pos = read_compact_nullable_string(data, pos)
-    _n14 = data[pos]
-    if 0 < _n14 < 128:
-        f_cluster_id = data[pos + 1 : pos + _n14].decode()
-        pos += _n14
+    _n18 = data[pos]
+    if 0 < _n18 < 128:
+        f_cluster_id = data[pos + 1 : pos + _n18].decode()
+        pos += _n18
     else:
         f_cluster_id, pos = read_compact_string(data, pos)
     (f_controller_id,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n15 = data[pos]
-    if _n15 < 128:
+    _n19 = data[pos]
+    if _n19 < 128:
         pos += 1
     else:
-        _n15, pos = read_uvarint(data, pos)
-    _n15 -= 1
-    if _n15 < 0:
+        _n19, pos = read_uvarint(data, pos)
+    _n19 -= 1
+    if _n19 < 0:
         raise InvalidValueError("Brokers: null or negative length")
-    if _n15 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n15) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n19 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n19) + " elements in " + str(len(data) - pos) + " bytes")
     f_brokers = []
-    for _ in range(_n15):
-        (_m16_broker_id,) = _S_i.unpack_from(data, pos)
+    for _ in range(_n19):
+        (_m20_broker_id,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n17 = data[pos]
-        if 0 < _n17 < 128:
-            _m16_host = data[pos + 1 : pos + _n17].decode()
-            pos += _n17
+        _n21 = data[pos]
+        if 0 < _n21 < 128:
+            _m20_host = data[pos + 1 : pos + _n21].decode()
+            pos += _n21
         else:
-            _m16_host, pos = read_compact_string(data, pos)
-        (_m16_port,) = _S_i.unpack_from(data, pos)
+            _m20_host, pos = read_compact_string(data, pos)
+        (_m20_port,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n18 = data[pos]
-        if 0 < _n18 < 128:
-            _m16_rack = data[pos + 1 : pos + _n18].decode()
-            pos += _n18
-        elif _n18 == 0:
-            _m16_rack = None
+        _n22 = data[pos]
+        if 0 < _n22 < 128:
+            _m20_rack = data[pos + 1 : pos + _n22].decode()
+            pos += _n22
+        elif _n22 == 0:
+            _m20_rack = None
             pos += 1
         else:
-            _m16_rack, pos = read_compact_nullable_string(data, pos)
+            _m20_rack, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_brokers.append(DescribeClusterBroker(_m16_broker_id, _m16_host, _m16_port, _m16_rack, False))
-    (f_cluster_authorized_operations,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+        f_brokers.append(DescribeClusterBroker(_m20_broker_id, _m20_host, _m20_port, _m20_rack, False))
+    f_cluster_authorized_operations, _t23 = _S_iB.unpack_from(data, pos)
+    pos += 5
+    if _t23 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return DescribeClusterResponse(
         f_throttle_time_ms,
         f_error_code,
@@ -436,117 +423,114 @@ def _encode_DescribeClusterResponse_v0(o: DescribeClusterResponse, out: bytearra
     if o.error_message is None:
         out.append(0)
     else:
-        _b19 = o.error_message.encode()
-        _n20 = len(_b19) + 1
-        if _n20 < 128:
-            out.append(_n20)
+        _b24 = o.error_message.encode()
+        _n25 = len(_b24) + 1
+        if _n25 < 128:
+            out.append(_n25)
         else:
-            write_uvarint(out, _n20)
-        out += _b19
-    _b21 = o.cluster_id.encode()
-    _n22 = len(_b21) + 1
-    if _n22 < 128:
-        out.append(_n22)
+            write_uvarint(out, _n25)
+        out += _b24
+    _b26 = o.cluster_id.encode()
+    _n27 = len(_b26) + 1
+    if _n27 < 128:
+        out.append(_n27)
     else:
-        write_uvarint(out, _n22)
-    out += _b21
+        write_uvarint(out, _n27)
+    out += _b26
     out += _S_i.pack(o.controller_id)
-    _a23 = o.brokers
-    _n24 = len(_a23) + 1
-    if _n24 < 128:
-        out.append(_n24)
+    _a28 = o.brokers
+    _n29 = len(_a28) + 1
+    if _n29 < 128:
+        out.append(_n29)
     else:
-        write_uvarint(out, _n24)
-    for _e25 in _a23:
-        out += _S_i.pack(_e25.broker_id)
-        _b26 = _e25.host.encode()
-        _n27 = len(_b26) + 1
-        if _n27 < 128:
-            out.append(_n27)
+        write_uvarint(out, _n29)
+    for _e30 in _a28:
+        out += _S_i.pack(_e30.broker_id)
+        _b31 = _e30.host.encode()
+        _n32 = len(_b31) + 1
+        if _n32 < 128:
+            out.append(_n32)
         else:
-            write_uvarint(out, _n27)
-        out += _b26
-        out += _S_i.pack(_e25.port)
-        if _e25.rack is None:
+            write_uvarint(out, _n32)
+        out += _b31
+        out += _S_i.pack(_e30.port)
+        if _e30.rack is None:
             out.append(0)
         else:
-            _b28 = _e25.rack.encode()
-            _n29 = len(_b28) + 1
-            if _n29 < 128:
-                out.append(_n29)
+            _b33 = _e30.rack.encode()
+            _n34 = len(_b33) + 1
+            if _n34 < 128:
+                out.append(_n34)
             else:
-                write_uvarint(out, _n29)
-            out += _b28
+                write_uvarint(out, _n34)
+            out += _b33
         out.append(0)  # no tagged fields
-    out += _S_i.pack(o.cluster_authorized_operations)
-    out.append(0)  # no tagged fields
+    out += _S_iB.pack(o.cluster_authorized_operations, 0)
 
 
 def _decode_DescribeClusterResponse_v1(data: bytes, pos: int) -> tuple[DescribeClusterResponse, int]:
     """DescribeClusterResponse, version 1 (flexible)."""
     f_throttle_time_ms, f_error_code = _S_ih.unpack_from(data, pos)
     pos += 6
-    _n30 = data[pos]
-    if 0 < _n30 < 128:
-        f_error_message = data[pos + 1 : pos + _n30].decode()
-        pos += _n30
-    elif _n30 == 0:
+    _n35 = data[pos]
+    if 0 < _n35 < 128:
+        f_error_message = data[pos + 1 : pos + _n35].decode()
+        pos += _n35
+    elif _n35 == 0:
         f_error_message = None
         pos += 1
     else:
         f_error_message, pos = read_compact_nullable_string(data, pos)
     (f_endpoint_type,) = _S_b.unpack_from(data, pos)
     pos += 1
-    _n31 = data[pos]
-    if 0 < _n31 < 128:
-        f_cluster_id = data[pos + 1 : pos + _n31].decode()
-        pos += _n31
+    _n36 = data[pos]
+    if 0 < _n36 < 128:
+        f_cluster_id = data[pos + 1 : pos + _n36].decode()
+        pos += _n36
     else:
         f_cluster_id, pos = read_compact_string(data, pos)
     (f_controller_id,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n32 = data[pos]
-    if _n32 < 128:
+    _n37 = data[pos]
+    if _n37 < 128:
         pos += 1
     else:
-        _n32, pos = read_uvarint(data, pos)
-    _n32 -= 1
-    if _n32 < 0:
+        _n37, pos = read_uvarint(data, pos)
+    _n37 -= 1
+    if _n37 < 0:
         raise InvalidValueError("Brokers: null or negative length")
-    if _n32 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n32) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n37 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n37) + " elements in " + str(len(data) - pos) + " bytes")
     f_brokers = []
-    for _ in range(_n32):
-        (_m33_broker_id,) = _S_i.unpack_from(data, pos)
+    for _ in range(_n37):
+        (_m38_broker_id,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n34 = data[pos]
-        if 0 < _n34 < 128:
-            _m33_host = data[pos + 1 : pos + _n34].decode()
-            pos += _n34
+        _n39 = data[pos]
+        if 0 < _n39 < 128:
+            _m38_host = data[pos + 1 : pos + _n39].decode()
+            pos += _n39
         else:
-            _m33_host, pos = read_compact_string(data, pos)
-        (_m33_port,) = _S_i.unpack_from(data, pos)
+            _m38_host, pos = read_compact_string(data, pos)
+        (_m38_port,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n35 = data[pos]
-        if 0 < _n35 < 128:
-            _m33_rack = data[pos + 1 : pos + _n35].decode()
-            pos += _n35
-        elif _n35 == 0:
-            _m33_rack = None
+        _n40 = data[pos]
+        if 0 < _n40 < 128:
+            _m38_rack = data[pos + 1 : pos + _n40].decode()
+            pos += _n40
+        elif _n40 == 0:
+            _m38_rack = None
             pos += 1
         else:
-            _m33_rack, pos = read_compact_nullable_string(data, pos)
+            _m38_rack, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_brokers.append(DescribeClusterBroker(_m33_broker_id, _m33_host, _m33_port, _m33_rack, False))
-    (f_cluster_authorized_operations,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+        f_brokers.append(DescribeClusterBroker(_m38_broker_id, _m38_host, _m38_port, _m38_rack, False))
+    f_cluster_authorized_operations, _t41 = _S_iB.unpack_from(data, pos)
+    pos += 5
+    if _t41 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return DescribeClusterResponse(
         f_throttle_time_ms,
         f_error_code,
@@ -565,122 +549,117 @@ def _encode_DescribeClusterResponse_v1(o: DescribeClusterResponse, out: bytearra
     if o.error_message is None:
         out.append(0)
     else:
-        _b36 = o.error_message.encode()
-        _n37 = len(_b36) + 1
-        if _n37 < 128:
-            out.append(_n37)
+        _b42 = o.error_message.encode()
+        _n43 = len(_b42) + 1
+        if _n43 < 128:
+            out.append(_n43)
         else:
-            write_uvarint(out, _n37)
-        out += _b36
+            write_uvarint(out, _n43)
+        out += _b42
     out += _S_b.pack(o.endpoint_type)
-    _b38 = o.cluster_id.encode()
-    _n39 = len(_b38) + 1
-    if _n39 < 128:
-        out.append(_n39)
+    _b44 = o.cluster_id.encode()
+    _n45 = len(_b44) + 1
+    if _n45 < 128:
+        out.append(_n45)
     else:
-        write_uvarint(out, _n39)
-    out += _b38
+        write_uvarint(out, _n45)
+    out += _b44
     out += _S_i.pack(o.controller_id)
-    _a40 = o.brokers
-    _n41 = len(_a40) + 1
-    if _n41 < 128:
-        out.append(_n41)
+    _a46 = o.brokers
+    _n47 = len(_a46) + 1
+    if _n47 < 128:
+        out.append(_n47)
     else:
-        write_uvarint(out, _n41)
-    for _e42 in _a40:
-        out += _S_i.pack(_e42.broker_id)
-        _b43 = _e42.host.encode()
-        _n44 = len(_b43) + 1
-        if _n44 < 128:
-            out.append(_n44)
+        write_uvarint(out, _n47)
+    for _e48 in _a46:
+        out += _S_i.pack(_e48.broker_id)
+        _b49 = _e48.host.encode()
+        _n50 = len(_b49) + 1
+        if _n50 < 128:
+            out.append(_n50)
         else:
-            write_uvarint(out, _n44)
-        out += _b43
-        out += _S_i.pack(_e42.port)
-        if _e42.rack is None:
+            write_uvarint(out, _n50)
+        out += _b49
+        out += _S_i.pack(_e48.port)
+        if _e48.rack is None:
             out.append(0)
         else:
-            _b45 = _e42.rack.encode()
-            _n46 = len(_b45) + 1
-            if _n46 < 128:
-                out.append(_n46)
+            _b51 = _e48.rack.encode()
+            _n52 = len(_b51) + 1
+            if _n52 < 128:
+                out.append(_n52)
             else:
-                write_uvarint(out, _n46)
-            out += _b45
+                write_uvarint(out, _n52)
+            out += _b51
         out.append(0)  # no tagged fields
-    out += _S_i.pack(o.cluster_authorized_operations)
-    out.append(0)  # no tagged fields
+    out += _S_iB.pack(o.cluster_authorized_operations, 0)
 
 
 def _decode_DescribeClusterResponse_v2(data: bytes, pos: int) -> tuple[DescribeClusterResponse, int]:
     """DescribeClusterResponse, version 2 (flexible)."""
     f_throttle_time_ms, f_error_code = _S_ih.unpack_from(data, pos)
     pos += 6
-    _n47 = data[pos]
-    if 0 < _n47 < 128:
-        f_error_message = data[pos + 1 : pos + _n47].decode()
-        pos += _n47
-    elif _n47 == 0:
+    _n53 = data[pos]
+    if 0 < _n53 < 128:
+        f_error_message = data[pos + 1 : pos + _n53].decode()
+        pos += _n53
+    elif _n53 == 0:
         f_error_message = None
         pos += 1
     else:
         f_error_message, pos = read_compact_nullable_string(data, pos)
     (f_endpoint_type,) = _S_b.unpack_from(data, pos)
     pos += 1
-    _n48 = data[pos]
-    if 0 < _n48 < 128:
-        f_cluster_id = data[pos + 1 : pos + _n48].decode()
-        pos += _n48
+    _n54 = data[pos]
+    if 0 < _n54 < 128:
+        f_cluster_id = data[pos + 1 : pos + _n54].decode()
+        pos += _n54
     else:
         f_cluster_id, pos = read_compact_string(data, pos)
     (f_controller_id,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n49 = data[pos]
-    if _n49 < 128:
+    _n55 = data[pos]
+    if _n55 < 128:
         pos += 1
     else:
-        _n49, pos = read_uvarint(data, pos)
-    _n49 -= 1
-    if _n49 < 0:
+        _n55, pos = read_uvarint(data, pos)
+    _n55 -= 1
+    if _n55 < 0:
         raise InvalidValueError("Brokers: null or negative length")
-    if _n49 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n49) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n55 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n55) + " elements in " + str(len(data) - pos) + " bytes")
     f_brokers = []
-    for _ in range(_n49):
-        (_m50_broker_id,) = _S_i.unpack_from(data, pos)
+    for _ in range(_n55):
+        (_m56_broker_id,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n51 = data[pos]
-        if 0 < _n51 < 128:
-            _m50_host = data[pos + 1 : pos + _n51].decode()
-            pos += _n51
+        _n57 = data[pos]
+        if 0 < _n57 < 128:
+            _m56_host = data[pos + 1 : pos + _n57].decode()
+            pos += _n57
         else:
-            _m50_host, pos = read_compact_string(data, pos)
-        (_m50_port,) = _S_i.unpack_from(data, pos)
+            _m56_host, pos = read_compact_string(data, pos)
+        (_m56_port,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n52 = data[pos]
-        if 0 < _n52 < 128:
-            _m50_rack = data[pos + 1 : pos + _n52].decode()
-            pos += _n52
-        elif _n52 == 0:
-            _m50_rack = None
+        _n58 = data[pos]
+        if 0 < _n58 < 128:
+            _m56_rack = data[pos + 1 : pos + _n58].decode()
+            pos += _n58
+        elif _n58 == 0:
+            _m56_rack = None
             pos += 1
         else:
-            _m50_rack, pos = read_compact_nullable_string(data, pos)
-        (_m50_is_fenced,) = _S_o.unpack_from(data, pos)
-        pos += 1
-        if data[pos] == 0:  # no tagged fields: the common case
-            pos += 1
-        else:
-            pos = skip_tagged_fields(data, pos)
+            _m56_rack, pos = read_compact_nullable_string(data, pos)
+        _m56_is_fenced, _t59 = _S_oB.unpack_from(data, pos)
+        pos += 2
+        if _t59 != 0:
+            pos = skip_tagged_fields(data, pos - 1)
         f_brokers.append(
-            DescribeClusterBroker(_m50_broker_id, _m50_host, _m50_port, _m50_rack, _m50_is_fenced)
+            DescribeClusterBroker(_m56_broker_id, _m56_host, _m56_port, _m56_rack, _m56_is_fenced)
         )
-    (f_cluster_authorized_operations,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_cluster_authorized_operations, _t60 = _S_iB.unpack_from(data, pos)
+    pos += 5
+    if _t60 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return DescribeClusterResponse(
         f_throttle_time_ms,
         f_error_code,
@@ -699,52 +678,50 @@ def _encode_DescribeClusterResponse_v2(o: DescribeClusterResponse, out: bytearra
     if o.error_message is None:
         out.append(0)
     else:
-        _b53 = o.error_message.encode()
-        _n54 = len(_b53) + 1
-        if _n54 < 128:
-            out.append(_n54)
+        _b61 = o.error_message.encode()
+        _n62 = len(_b61) + 1
+        if _n62 < 128:
+            out.append(_n62)
         else:
-            write_uvarint(out, _n54)
-        out += _b53
+            write_uvarint(out, _n62)
+        out += _b61
     out += _S_b.pack(o.endpoint_type)
-    _b55 = o.cluster_id.encode()
-    _n56 = len(_b55) + 1
-    if _n56 < 128:
-        out.append(_n56)
+    _b63 = o.cluster_id.encode()
+    _n64 = len(_b63) + 1
+    if _n64 < 128:
+        out.append(_n64)
     else:
-        write_uvarint(out, _n56)
-    out += _b55
+        write_uvarint(out, _n64)
+    out += _b63
     out += _S_i.pack(o.controller_id)
-    _a57 = o.brokers
-    _n58 = len(_a57) + 1
-    if _n58 < 128:
-        out.append(_n58)
+    _a65 = o.brokers
+    _n66 = len(_a65) + 1
+    if _n66 < 128:
+        out.append(_n66)
     else:
-        write_uvarint(out, _n58)
-    for _e59 in _a57:
-        out += _S_i.pack(_e59.broker_id)
-        _b60 = _e59.host.encode()
-        _n61 = len(_b60) + 1
-        if _n61 < 128:
-            out.append(_n61)
+        write_uvarint(out, _n66)
+    for _e67 in _a65:
+        out += _S_i.pack(_e67.broker_id)
+        _b68 = _e67.host.encode()
+        _n69 = len(_b68) + 1
+        if _n69 < 128:
+            out.append(_n69)
         else:
-            write_uvarint(out, _n61)
-        out += _b60
-        out += _S_i.pack(_e59.port)
-        if _e59.rack is None:
+            write_uvarint(out, _n69)
+        out += _b68
+        out += _S_i.pack(_e67.port)
+        if _e67.rack is None:
             out.append(0)
         else:
-            _b62 = _e59.rack.encode()
-            _n63 = len(_b62) + 1
-            if _n63 < 128:
-                out.append(_n63)
+            _b70 = _e67.rack.encode()
+            _n71 = len(_b70) + 1
+            if _n71 < 128:
+                out.append(_n71)
             else:
-                write_uvarint(out, _n63)
-            out += _b62
-        out += _S_o.pack(_e59.is_fenced)
-        out.append(0)  # no tagged fields
-    out += _S_i.pack(o.cluster_authorized_operations)
-    out.append(0)  # no tagged fields
+                write_uvarint(out, _n71)
+            out += _b70
+        out += _S_oB.pack(_e67.is_fenced, 0)
+    out += _S_iB.pack(o.cluster_authorized_operations, 0)
 
 
 _DESCRIBE_CLUSTER_REQUEST_DECODERS: dict[int, Callable[[bytes, int], tuple[DescribeClusterRequest, int]]] = {

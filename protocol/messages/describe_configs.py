@@ -26,6 +26,7 @@ from protocol.schema import FieldSpec, MessageSpec
 
 
 _S_b = Struct(">b")
+_S_bB = Struct(">bB")
 _S_bh = Struct(">bh")
 _S_h = Struct(">h")
 _S_hh = Struct(">hh")
@@ -35,6 +36,7 @@ _S_o = Struct(">?")
 _S_obo = Struct(">?b?")
 _S_oboi = Struct(">?b?i")
 _S_oo = Struct(">??")
+_S_ooB = Struct(">??B")
 _S_ooo = Struct(">???")
 
 
@@ -572,71 +574,68 @@ def _decode_DescribeConfigsRequest_v4(data: bytes, pos: int) -> tuple[DescribeCo
         f_resources.append(
             DescribeConfigsResource(_m53_resource_type, _m53_resource_name, _m53_configuration_keys)
         )
-    f_include_synonyms, f_include_documentation = _S_oo.unpack_from(data, pos)
-    pos += 2
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_include_synonyms, f_include_documentation, _t58 = _S_ooB.unpack_from(data, pos)
+    pos += 3
+    if _t58 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return DescribeConfigsRequest(f_resources, f_include_synonyms, f_include_documentation), pos
 
 
 def _encode_DescribeConfigsRequest_v4(o: DescribeConfigsRequest, out: bytearray) -> None:
     """DescribeConfigsRequest, version 4 (flexible)."""
-    _a58 = o.resources
-    _n59 = len(_a58) + 1
-    if _n59 < 128:
-        out.append(_n59)
+    _a59 = o.resources
+    _n60 = len(_a59) + 1
+    if _n60 < 128:
+        out.append(_n60)
     else:
-        write_uvarint(out, _n59)
-    for _e60 in _a58:
-        out += _S_b.pack(_e60.resource_type)
-        _b61 = _e60.resource_name.encode()
-        _n62 = len(_b61) + 1
-        if _n62 < 128:
-            out.append(_n62)
+        write_uvarint(out, _n60)
+    for _e61 in _a59:
+        out += _S_b.pack(_e61.resource_type)
+        _b62 = _e61.resource_name.encode()
+        _n63 = len(_b62) + 1
+        if _n63 < 128:
+            out.append(_n63)
         else:
-            write_uvarint(out, _n62)
-        out += _b61
-        _a63 = _e60.configuration_keys
-        if _a63 is None:
+            write_uvarint(out, _n63)
+        out += _b62
+        _a64 = _e61.configuration_keys
+        if _a64 is None:
             out.append(0)
         else:
-            _n64 = len(_a63) + 1
-            if _n64 < 128:
-                out.append(_n64)
+            _n65 = len(_a64) + 1
+            if _n65 < 128:
+                out.append(_n65)
             else:
-                write_uvarint(out, _n64)
-            for _e65 in _a63:
-                _b66 = _e65.encode()
-                _n67 = len(_b66) + 1
-                if _n67 < 128:
-                    out.append(_n67)
+                write_uvarint(out, _n65)
+            for _e66 in _a64:
+                _b67 = _e66.encode()
+                _n68 = len(_b67) + 1
+                if _n68 < 128:
+                    out.append(_n68)
                 else:
-                    write_uvarint(out, _n67)
-                out += _b66
+                    write_uvarint(out, _n68)
+                out += _b67
         out.append(0)  # no tagged fields
-    out += _S_oo.pack(o.include_synonyms, o.include_documentation)
-    out.append(0)  # no tagged fields
+    out += _S_ooB.pack(o.include_synonyms, o.include_documentation, 0)
 
 
 def _decode_DescribeConfigsSynonym_v1(data: bytes, pos: int) -> tuple[DescribeConfigsSynonym, int]:
     """DescribeConfigsSynonym, versions 1-3."""
-    (_n68,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if _n68 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n68].decode()
-    pos += _n68
     (_n69,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n69 < 0:
+        raise InvalidValueError("Name: null or negative length")
+    f_name = data[pos : pos + _n69].decode()
+    pos += _n69
+    (_n70,) = _S_h.unpack_from(data, pos)
+    pos += 2
+    if _n70 < 0:
         f_value = None
-        if _n69 != -1:
-            raise InvalidValueError("Value: length " + str(_n69))
+        if _n70 != -1:
+            raise InvalidValueError("Value: length " + str(_n70))
     else:
-        f_value = data[pos : pos + _n69].decode()
-        pos += _n69
+        f_value = data[pos : pos + _n70].decode()
+        pos += _n70
     (f_source,) = _S_b.unpack_from(data, pos)
     pos += 1
     return DescribeConfigsSynonym(f_name, f_value, f_source), pos
@@ -644,84 +643,81 @@ def _decode_DescribeConfigsSynonym_v1(data: bytes, pos: int) -> tuple[DescribeCo
 
 def _encode_DescribeConfigsSynonym_v1(o: DescribeConfigsSynonym, out: bytearray) -> None:
     """DescribeConfigsSynonym, versions 1-3."""
-    _b70 = o.name.encode()
-    out += _S_h.pack(len(_b70))
-    out += _b70
-    _b71 = None if o.value is None else o.value.encode()
-    out += _S_h.pack(-1 if _b71 is None else len(_b71))
-    if _b71 is not None:
-        out += _b71
+    _b71 = o.name.encode()
+    out += _S_h.pack(len(_b71))
+    out += _b71
+    _b72 = None if o.value is None else o.value.encode()
+    out += _S_h.pack(-1 if _b72 is None else len(_b72))
+    if _b72 is not None:
+        out += _b72
     out += _S_b.pack(o.source)
 
 
 def _decode_DescribeConfigsSynonym_v4(data: bytes, pos: int) -> tuple[DescribeConfigsSynonym, int]:
     """DescribeConfigsSynonym, version 4 (flexible)."""
-    _n72 = data[pos]
-    if 0 < _n72 < 128:
-        f_name = data[pos + 1 : pos + _n72].decode()
-        pos += _n72
-    else:
-        f_name, pos = read_compact_string(data, pos)
     _n73 = data[pos]
     if 0 < _n73 < 128:
-        f_value = data[pos + 1 : pos + _n73].decode()
+        f_name = data[pos + 1 : pos + _n73].decode()
         pos += _n73
-    elif _n73 == 0:
+    else:
+        f_name, pos = read_compact_string(data, pos)
+    _n74 = data[pos]
+    if 0 < _n74 < 128:
+        f_value = data[pos + 1 : pos + _n74].decode()
+        pos += _n74
+    elif _n74 == 0:
         f_value = None
         pos += 1
     else:
         f_value, pos = read_compact_nullable_string(data, pos)
-    (f_source,) = _S_b.unpack_from(data, pos)
-    pos += 1
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_source, _t75 = _S_bB.unpack_from(data, pos)
+    pos += 2
+    if _t75 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return DescribeConfigsSynonym(f_name, f_value, f_source), pos
 
 
 def _encode_DescribeConfigsSynonym_v4(o: DescribeConfigsSynonym, out: bytearray) -> None:
     """DescribeConfigsSynonym, version 4 (flexible)."""
-    _b74 = o.name.encode()
-    _n75 = len(_b74) + 1
-    if _n75 < 128:
-        out.append(_n75)
+    _b76 = o.name.encode()
+    _n77 = len(_b76) + 1
+    if _n77 < 128:
+        out.append(_n77)
     else:
-        write_uvarint(out, _n75)
-    out += _b74
+        write_uvarint(out, _n77)
+    out += _b76
     if o.value is None:
         out.append(0)
     else:
-        _b76 = o.value.encode()
-        _n77 = len(_b76) + 1
-        if _n77 < 128:
-            out.append(_n77)
+        _b78 = o.value.encode()
+        _n79 = len(_b78) + 1
+        if _n79 < 128:
+            out.append(_n79)
         else:
-            write_uvarint(out, _n77)
-        out += _b76
-    out += _S_b.pack(o.source)
-    out.append(0)  # no tagged fields
+            write_uvarint(out, _n79)
+        out += _b78
+    out += _S_bB.pack(o.source, 0)
 
 
 def _decode_DescribeConfigsResourceResult_v0(
     data: bytes, pos: int
 ) -> tuple[DescribeConfigsResourceResult, int]:
     """DescribeConfigsResourceResult, version 0."""
-    (_n78,) = _S_h.unpack_from(data, pos)
+    (_n80,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n78 < 0:
+    if _n80 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n78].decode()
-    pos += _n78
-    (_n79,) = _S_h.unpack_from(data, pos)
+    f_name = data[pos : pos + _n80].decode()
+    pos += _n80
+    (_n81,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n79 < 0:
+    if _n81 < 0:
         f_value = None
-        if _n79 != -1:
-            raise InvalidValueError("Value: length " + str(_n79))
+        if _n81 != -1:
+            raise InvalidValueError("Value: length " + str(_n81))
     else:
-        f_value = data[pos : pos + _n79].decode()
-        pos += _n79
+        f_value = data[pos : pos + _n81].decode()
+        pos += _n81
     f_read_only, f_is_default, f_is_sensitive = _S_ooo.unpack_from(data, pos)
     pos += 3
     return DescribeConfigsResourceResult(
@@ -731,13 +727,13 @@ def _decode_DescribeConfigsResourceResult_v0(
 
 def _encode_DescribeConfigsResourceResult_v0(o: DescribeConfigsResourceResult, out: bytearray) -> None:
     """DescribeConfigsResourceResult, version 0."""
-    _b80 = o.name.encode()
-    out += _S_h.pack(len(_b80))
-    out += _b80
-    _b81 = None if o.value is None else o.value.encode()
-    out += _S_h.pack(-1 if _b81 is None else len(_b81))
-    if _b81 is not None:
-        out += _b81
+    _b82 = o.name.encode()
+    out += _S_h.pack(len(_b82))
+    out += _b82
+    _b83 = None if o.value is None else o.value.encode()
+    out += _S_h.pack(-1 if _b83 is None else len(_b83))
+    if _b83 is not None:
+        out += _b83
     out += _S_ooo.pack(o.read_only, o.is_default, o.is_sensitive)
 
 
@@ -745,47 +741,47 @@ def _decode_DescribeConfigsResourceResult_v1(
     data: bytes, pos: int
 ) -> tuple[DescribeConfigsResourceResult, int]:
     """DescribeConfigsResourceResult, versions 1-2."""
-    (_n82,) = _S_h.unpack_from(data, pos)
+    (_n84,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n82 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n82].decode()
-    pos += _n82
-    (_n83,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if _n83 < 0:
-        f_value = None
-        if _n83 != -1:
-            raise InvalidValueError("Value: length " + str(_n83))
-    else:
-        f_value = data[pos : pos + _n83].decode()
-        pos += _n83
-    f_read_only, f_config_source, f_is_sensitive, _n84 = _S_oboi.unpack_from(data, pos)
-    pos += 7
     if _n84 < 0:
+        raise InvalidValueError("Name: null or negative length")
+    f_name = data[pos : pos + _n84].decode()
+    pos += _n84
+    (_n85,) = _S_h.unpack_from(data, pos)
+    pos += 2
+    if _n85 < 0:
+        f_value = None
+        if _n85 != -1:
+            raise InvalidValueError("Value: length " + str(_n85))
+    else:
+        f_value = data[pos : pos + _n85].decode()
+        pos += _n85
+    f_read_only, f_config_source, f_is_sensitive, _n86 = _S_oboi.unpack_from(data, pos)
+    pos += 7
+    if _n86 < 0:
         raise InvalidValueError("Synonyms: null or negative length")
-    if _n84 > len(data) - pos:
-        raise TruncatedError("Synonyms: " + str(_n84) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n86 > len(data) - pos:
+        raise TruncatedError("Synonyms: " + str(_n86) + " elements in " + str(len(data) - pos) + " bytes")
     f_synonyms = []
-    for _ in range(_n84):
-        (_n86,) = _S_h.unpack_from(data, pos)
+    for _ in range(_n86):
+        (_n88,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n86 < 0:
+        if _n88 < 0:
             raise InvalidValueError("Name: null or negative length")
-        _m85_name = data[pos : pos + _n86].decode()
-        pos += _n86
-        (_n87,) = _S_h.unpack_from(data, pos)
+        _m87_name = data[pos : pos + _n88].decode()
+        pos += _n88
+        (_n89,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n87 < 0:
-            _m85_value = None
-            if _n87 != -1:
-                raise InvalidValueError("Value: length " + str(_n87))
+        if _n89 < 0:
+            _m87_value = None
+            if _n89 != -1:
+                raise InvalidValueError("Value: length " + str(_n89))
         else:
-            _m85_value = data[pos : pos + _n87].decode()
-            pos += _n87
-        (_m85_source,) = _S_b.unpack_from(data, pos)
+            _m87_value = data[pos : pos + _n89].decode()
+            pos += _n89
+        (_m87_source,) = _S_b.unpack_from(data, pos)
         pos += 1
-        f_synonyms.append(DescribeConfigsSynonym(_m85_name, _m85_value, _m85_source))
+        f_synonyms.append(DescribeConfigsSynonym(_m87_name, _m87_value, _m87_source))
     return DescribeConfigsResourceResult(
         f_name, f_value, f_read_only, f_config_source, False, f_is_sensitive, f_synonyms, 0, ""
     ), pos
@@ -793,80 +789,80 @@ def _decode_DescribeConfigsResourceResult_v1(
 
 def _encode_DescribeConfigsResourceResult_v1(o: DescribeConfigsResourceResult, out: bytearray) -> None:
     """DescribeConfigsResourceResult, versions 1-2."""
-    _b88 = o.name.encode()
-    out += _S_h.pack(len(_b88))
-    out += _b88
-    _b89 = None if o.value is None else o.value.encode()
-    out += _S_h.pack(-1 if _b89 is None else len(_b89))
-    if _b89 is not None:
-        out += _b89
-    _a90 = o.synonyms
-    out += _S_oboi.pack(o.read_only, o.config_source, o.is_sensitive, len(_a90))
-    for _e91 in _a90:
-        _b92 = _e91.name.encode()
-        out += _S_h.pack(len(_b92))
-        out += _b92
-        _b93 = None if _e91.value is None else _e91.value.encode()
-        out += _S_h.pack(-1 if _b93 is None else len(_b93))
-        if _b93 is not None:
-            out += _b93
-        out += _S_b.pack(_e91.source)
+    _b90 = o.name.encode()
+    out += _S_h.pack(len(_b90))
+    out += _b90
+    _b91 = None if o.value is None else o.value.encode()
+    out += _S_h.pack(-1 if _b91 is None else len(_b91))
+    if _b91 is not None:
+        out += _b91
+    _a92 = o.synonyms
+    out += _S_oboi.pack(o.read_only, o.config_source, o.is_sensitive, len(_a92))
+    for _e93 in _a92:
+        _b94 = _e93.name.encode()
+        out += _S_h.pack(len(_b94))
+        out += _b94
+        _b95 = None if _e93.value is None else _e93.value.encode()
+        out += _S_h.pack(-1 if _b95 is None else len(_b95))
+        if _b95 is not None:
+            out += _b95
+        out += _S_b.pack(_e93.source)
 
 
 def _decode_DescribeConfigsResourceResult_v3(
     data: bytes, pos: int
 ) -> tuple[DescribeConfigsResourceResult, int]:
     """DescribeConfigsResourceResult, version 3."""
-    (_n94,) = _S_h.unpack_from(data, pos)
+    (_n96,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n94 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n94].decode()
-    pos += _n94
-    (_n95,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if _n95 < 0:
-        f_value = None
-        if _n95 != -1:
-            raise InvalidValueError("Value: length " + str(_n95))
-    else:
-        f_value = data[pos : pos + _n95].decode()
-        pos += _n95
-    f_read_only, f_config_source, f_is_sensitive, _n96 = _S_oboi.unpack_from(data, pos)
-    pos += 7
     if _n96 < 0:
-        raise InvalidValueError("Synonyms: null or negative length")
-    if _n96 > len(data) - pos:
-        raise TruncatedError("Synonyms: " + str(_n96) + " elements in " + str(len(data) - pos) + " bytes")
-    f_synonyms = []
-    for _ in range(_n96):
-        (_n98,) = _S_h.unpack_from(data, pos)
-        pos += 2
-        if _n98 < 0:
-            raise InvalidValueError("Name: null or negative length")
-        _m97_name = data[pos : pos + _n98].decode()
-        pos += _n98
-        (_n99,) = _S_h.unpack_from(data, pos)
-        pos += 2
-        if _n99 < 0:
-            _m97_value = None
-            if _n99 != -1:
-                raise InvalidValueError("Value: length " + str(_n99))
-        else:
-            _m97_value = data[pos : pos + _n99].decode()
-            pos += _n99
-        (_m97_source,) = _S_b.unpack_from(data, pos)
-        pos += 1
-        f_synonyms.append(DescribeConfigsSynonym(_m97_name, _m97_value, _m97_source))
-    f_config_type, _n100 = _S_bh.unpack_from(data, pos)
-    pos += 3
-    if _n100 < 0:
-        f_documentation = None
-        if _n100 != -1:
-            raise InvalidValueError("Documentation: length " + str(_n100))
+        raise InvalidValueError("Name: null or negative length")
+    f_name = data[pos : pos + _n96].decode()
+    pos += _n96
+    (_n97,) = _S_h.unpack_from(data, pos)
+    pos += 2
+    if _n97 < 0:
+        f_value = None
+        if _n97 != -1:
+            raise InvalidValueError("Value: length " + str(_n97))
     else:
-        f_documentation = data[pos : pos + _n100].decode()
+        f_value = data[pos : pos + _n97].decode()
+        pos += _n97
+    f_read_only, f_config_source, f_is_sensitive, _n98 = _S_oboi.unpack_from(data, pos)
+    pos += 7
+    if _n98 < 0:
+        raise InvalidValueError("Synonyms: null or negative length")
+    if _n98 > len(data) - pos:
+        raise TruncatedError("Synonyms: " + str(_n98) + " elements in " + str(len(data) - pos) + " bytes")
+    f_synonyms = []
+    for _ in range(_n98):
+        (_n100,) = _S_h.unpack_from(data, pos)
+        pos += 2
+        if _n100 < 0:
+            raise InvalidValueError("Name: null or negative length")
+        _m99_name = data[pos : pos + _n100].decode()
         pos += _n100
+        (_n101,) = _S_h.unpack_from(data, pos)
+        pos += 2
+        if _n101 < 0:
+            _m99_value = None
+            if _n101 != -1:
+                raise InvalidValueError("Value: length " + str(_n101))
+        else:
+            _m99_value = data[pos : pos + _n101].decode()
+            pos += _n101
+        (_m99_source,) = _S_b.unpack_from(data, pos)
+        pos += 1
+        f_synonyms.append(DescribeConfigsSynonym(_m99_name, _m99_value, _m99_source))
+    f_config_type, _n102 = _S_bh.unpack_from(data, pos)
+    pos += 3
+    if _n102 < 0:
+        f_documentation = None
+        if _n102 != -1:
+            raise InvalidValueError("Documentation: length " + str(_n102))
+    else:
+        f_documentation = data[pos : pos + _n102].decode()
+        pos += _n102
     return DescribeConfigsResourceResult(
         f_name,
         f_value,
@@ -882,92 +878,90 @@ def _decode_DescribeConfigsResourceResult_v3(
 
 def _encode_DescribeConfigsResourceResult_v3(o: DescribeConfigsResourceResult, out: bytearray) -> None:
     """DescribeConfigsResourceResult, version 3."""
-    _b101 = o.name.encode()
-    out += _S_h.pack(len(_b101))
-    out += _b101
-    _b102 = None if o.value is None else o.value.encode()
-    out += _S_h.pack(-1 if _b102 is None else len(_b102))
-    if _b102 is not None:
-        out += _b102
-    _a103 = o.synonyms
-    out += _S_oboi.pack(o.read_only, o.config_source, o.is_sensitive, len(_a103))
-    for _e104 in _a103:
-        _b105 = _e104.name.encode()
-        out += _S_h.pack(len(_b105))
-        out += _b105
-        _b106 = None if _e104.value is None else _e104.value.encode()
-        out += _S_h.pack(-1 if _b106 is None else len(_b106))
-        if _b106 is not None:
-            out += _b106
-        out += _S_b.pack(_e104.source)
-    _b107 = None if o.documentation is None else o.documentation.encode()
-    out += _S_bh.pack(o.config_type, -1 if _b107 is None else len(_b107))
-    if _b107 is not None:
+    _b103 = o.name.encode()
+    out += _S_h.pack(len(_b103))
+    out += _b103
+    _b104 = None if o.value is None else o.value.encode()
+    out += _S_h.pack(-1 if _b104 is None else len(_b104))
+    if _b104 is not None:
+        out += _b104
+    _a105 = o.synonyms
+    out += _S_oboi.pack(o.read_only, o.config_source, o.is_sensitive, len(_a105))
+    for _e106 in _a105:
+        _b107 = _e106.name.encode()
+        out += _S_h.pack(len(_b107))
         out += _b107
+        _b108 = None if _e106.value is None else _e106.value.encode()
+        out += _S_h.pack(-1 if _b108 is None else len(_b108))
+        if _b108 is not None:
+            out += _b108
+        out += _S_b.pack(_e106.source)
+    _b109 = None if o.documentation is None else o.documentation.encode()
+    out += _S_bh.pack(o.config_type, -1 if _b109 is None else len(_b109))
+    if _b109 is not None:
+        out += _b109
 
 
 def _decode_DescribeConfigsResourceResult_v4(
     data: bytes, pos: int
 ) -> tuple[DescribeConfigsResourceResult, int]:
     """DescribeConfigsResourceResult, version 4 (flexible)."""
-    _n108 = data[pos]
-    if 0 < _n108 < 128:
-        f_name = data[pos + 1 : pos + _n108].decode()
-        pos += _n108
+    _n110 = data[pos]
+    if 0 < _n110 < 128:
+        f_name = data[pos + 1 : pos + _n110].decode()
+        pos += _n110
     else:
         f_name, pos = read_compact_string(data, pos)
-    _n109 = data[pos]
-    if 0 < _n109 < 128:
-        f_value = data[pos + 1 : pos + _n109].decode()
-        pos += _n109
-    elif _n109 == 0:
+    _n111 = data[pos]
+    if 0 < _n111 < 128:
+        f_value = data[pos + 1 : pos + _n111].decode()
+        pos += _n111
+    elif _n111 == 0:
         f_value = None
         pos += 1
     else:
         f_value, pos = read_compact_nullable_string(data, pos)
     f_read_only, f_config_source, f_is_sensitive = _S_obo.unpack_from(data, pos)
     pos += 3
-    _n110 = data[pos]
-    if _n110 < 128:
+    _n112 = data[pos]
+    if _n112 < 128:
         pos += 1
     else:
-        _n110, pos = read_uvarint(data, pos)
-    _n110 -= 1
-    if _n110 < 0:
+        _n112, pos = read_uvarint(data, pos)
+    _n112 -= 1
+    if _n112 < 0:
         raise InvalidValueError("Synonyms: null or negative length")
-    if _n110 > len(data) - pos:
-        raise TruncatedError("Synonyms: " + str(_n110) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n112 > len(data) - pos:
+        raise TruncatedError("Synonyms: " + str(_n112) + " elements in " + str(len(data) - pos) + " bytes")
     f_synonyms = []
-    for _ in range(_n110):
-        _n112 = data[pos]
-        if 0 < _n112 < 128:
-            _m111_name = data[pos + 1 : pos + _n112].decode()
-            pos += _n112
+    for _ in range(_n112):
+        _n114 = data[pos]
+        if 0 < _n114 < 128:
+            _m113_name = data[pos + 1 : pos + _n114].decode()
+            pos += _n114
         else:
-            _m111_name, pos = read_compact_string(data, pos)
-        _n113 = data[pos]
-        if 0 < _n113 < 128:
-            _m111_value = data[pos + 1 : pos + _n113].decode()
-            pos += _n113
-        elif _n113 == 0:
-            _m111_value = None
+            _m113_name, pos = read_compact_string(data, pos)
+        _n115 = data[pos]
+        if 0 < _n115 < 128:
+            _m113_value = data[pos + 1 : pos + _n115].decode()
+            pos += _n115
+        elif _n115 == 0:
+            _m113_value = None
             pos += 1
         else:
-            _m111_value, pos = read_compact_nullable_string(data, pos)
-        (_m111_source,) = _S_b.unpack_from(data, pos)
-        pos += 1
-        if data[pos] == 0:  # no tagged fields: the common case
-            pos += 1
-        else:
-            pos = skip_tagged_fields(data, pos)
-        f_synonyms.append(DescribeConfigsSynonym(_m111_name, _m111_value, _m111_source))
+            _m113_value, pos = read_compact_nullable_string(data, pos)
+        _m113_source, _t116 = _S_bB.unpack_from(data, pos)
+        pos += 2
+        if _t116 != 0:
+            pos = skip_tagged_fields(data, pos - 1)
+        f_synonyms.append(DescribeConfigsSynonym(_m113_name, _m113_value, _m113_source))
     (f_config_type,) = _S_b.unpack_from(data, pos)
     pos += 1
-    _n114 = data[pos]
-    if 0 < _n114 < 128:
-        f_documentation = data[pos + 1 : pos + _n114].decode()
-        pos += _n114
-    elif _n114 == 0:
+    _n117 = data[pos]
+    if 0 < _n117 < 128:
+        f_documentation = data[pos + 1 : pos + _n117].decode()
+        pos += _n117
+    elif _n117 == 0:
         f_documentation = None
         pos += 1
     else:
@@ -991,109 +985,108 @@ def _decode_DescribeConfigsResourceResult_v4(
 
 def _encode_DescribeConfigsResourceResult_v4(o: DescribeConfigsResourceResult, out: bytearray) -> None:
     """DescribeConfigsResourceResult, version 4 (flexible)."""
-    _b115 = o.name.encode()
-    _n116 = len(_b115) + 1
-    if _n116 < 128:
-        out.append(_n116)
+    _b118 = o.name.encode()
+    _n119 = len(_b118) + 1
+    if _n119 < 128:
+        out.append(_n119)
     else:
-        write_uvarint(out, _n116)
-    out += _b115
+        write_uvarint(out, _n119)
+    out += _b118
     if o.value is None:
         out.append(0)
     else:
-        _b117 = o.value.encode()
-        _n118 = len(_b117) + 1
-        if _n118 < 128:
-            out.append(_n118)
+        _b120 = o.value.encode()
+        _n121 = len(_b120) + 1
+        if _n121 < 128:
+            out.append(_n121)
         else:
-            write_uvarint(out, _n118)
-        out += _b117
+            write_uvarint(out, _n121)
+        out += _b120
     out += _S_obo.pack(o.read_only, o.config_source, o.is_sensitive)
-    _a119 = o.synonyms
-    _n120 = len(_a119) + 1
-    if _n120 < 128:
-        out.append(_n120)
+    _a122 = o.synonyms
+    _n123 = len(_a122) + 1
+    if _n123 < 128:
+        out.append(_n123)
     else:
-        write_uvarint(out, _n120)
-    for _e121 in _a119:
-        _b122 = _e121.name.encode()
-        _n123 = len(_b122) + 1
-        if _n123 < 128:
-            out.append(_n123)
+        write_uvarint(out, _n123)
+    for _e124 in _a122:
+        _b125 = _e124.name.encode()
+        _n126 = len(_b125) + 1
+        if _n126 < 128:
+            out.append(_n126)
         else:
-            write_uvarint(out, _n123)
-        out += _b122
-        if _e121.value is None:
+            write_uvarint(out, _n126)
+        out += _b125
+        if _e124.value is None:
             out.append(0)
         else:
-            _b124 = _e121.value.encode()
-            _n125 = len(_b124) + 1
-            if _n125 < 128:
-                out.append(_n125)
+            _b127 = _e124.value.encode()
+            _n128 = len(_b127) + 1
+            if _n128 < 128:
+                out.append(_n128)
             else:
-                write_uvarint(out, _n125)
-            out += _b124
-        out += _S_b.pack(_e121.source)
-        out.append(0)  # no tagged fields
+                write_uvarint(out, _n128)
+            out += _b127
+        out += _S_bB.pack(_e124.source, 0)
     out += _S_b.pack(o.config_type)
     if o.documentation is None:
         out.append(0)
     else:
-        _b126 = o.documentation.encode()
-        _n127 = len(_b126) + 1
-        if _n127 < 128:
-            out.append(_n127)
+        _b129 = o.documentation.encode()
+        _n130 = len(_b129) + 1
+        if _n130 < 128:
+            out.append(_n130)
         else:
-            write_uvarint(out, _n127)
-        out += _b126
+            write_uvarint(out, _n130)
+        out += _b129
     out.append(0)  # no tagged fields
 
 
 def _decode_DescribeConfigsResult_v0(data: bytes, pos: int) -> tuple[DescribeConfigsResult, int]:
     """DescribeConfigsResult, version 0."""
-    f_error_code, _n128 = _S_hh.unpack_from(data, pos)
+    f_error_code, _n131 = _S_hh.unpack_from(data, pos)
     pos += 4
-    if _n128 < 0:
+    if _n131 < 0:
         f_error_message = None
-        if _n128 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n128))
+        if _n131 != -1:
+            raise InvalidValueError("ErrorMessage: length " + str(_n131))
     else:
-        f_error_message = data[pos : pos + _n128].decode()
-        pos += _n128
-    f_resource_type, _n129 = _S_bh.unpack_from(data, pos)
+        f_error_message = data[pos : pos + _n131].decode()
+        pos += _n131
+    f_resource_type, _n132 = _S_bh.unpack_from(data, pos)
     pos += 3
-    if _n129 < 0:
+    if _n132 < 0:
         raise InvalidValueError("ResourceName: null or negative length")
-    f_resource_name = data[pos : pos + _n129].decode()
-    pos += _n129
-    (_n130,) = _S_i.unpack_from(data, pos)
+    f_resource_name = data[pos : pos + _n132].decode()
+    pos += _n132
+    (_n133,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n130 < 0:
+    if _n133 < 0:
         raise InvalidValueError("Configs: null or negative length")
-    if _n130 > len(data) - pos:
-        raise TruncatedError("Configs: " + str(_n130) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n133 > len(data) - pos:
+        raise TruncatedError("Configs: " + str(_n133) + " elements in " + str(len(data) - pos) + " bytes")
     f_configs = []
-    for _ in range(_n130):
-        (_n132,) = _S_h.unpack_from(data, pos)
+    for _ in range(_n133):
+        (_n135,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n132 < 0:
+        if _n135 < 0:
             raise InvalidValueError("Name: null or negative length")
-        _m131_name = data[pos : pos + _n132].decode()
-        pos += _n132
-        (_n133,) = _S_h.unpack_from(data, pos)
+        _m134_name = data[pos : pos + _n135].decode()
+        pos += _n135
+        (_n136,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n133 < 0:
-            _m131_value = None
-            if _n133 != -1:
-                raise InvalidValueError("Value: length " + str(_n133))
+        if _n136 < 0:
+            _m134_value = None
+            if _n136 != -1:
+                raise InvalidValueError("Value: length " + str(_n136))
         else:
-            _m131_value = data[pos : pos + _n133].decode()
-            pos += _n133
-        _m131_read_only, _m131_is_default, _m131_is_sensitive = _S_ooo.unpack_from(data, pos)
+            _m134_value = data[pos : pos + _n136].decode()
+            pos += _n136
+        _m134_read_only, _m134_is_default, _m134_is_sensitive = _S_ooo.unpack_from(data, pos)
         pos += 3
         f_configs.append(
             DescribeConfigsResourceResult(
-                _m131_name, _m131_value, _m131_read_only, -1, _m131_is_default, _m131_is_sensitive, [], 0, ""
+                _m134_name, _m134_value, _m134_read_only, -1, _m134_is_default, _m134_is_sensitive, [], 0, ""
             )
         )
     return DescribeConfigsResult(
@@ -1103,53 +1096,53 @@ def _decode_DescribeConfigsResult_v0(data: bytes, pos: int) -> tuple[DescribeCon
 
 def _encode_DescribeConfigsResult_v0(o: DescribeConfigsResult, out: bytearray) -> None:
     """DescribeConfigsResult, version 0."""
-    _b134 = None if o.error_message is None else o.error_message.encode()
-    out += _S_hh.pack(o.error_code, -1 if _b134 is None else len(_b134))
-    if _b134 is not None:
-        out += _b134
-    _b135 = o.resource_name.encode()
-    out += _S_bh.pack(o.resource_type, len(_b135))
-    out += _b135
-    _a136 = o.configs
-    out += _S_i.pack(len(_a136))
-    for _e137 in _a136:
-        _b138 = _e137.name.encode()
-        out += _S_h.pack(len(_b138))
-        out += _b138
-        _b139 = None if _e137.value is None else _e137.value.encode()
-        out += _S_h.pack(-1 if _b139 is None else len(_b139))
-        if _b139 is not None:
-            out += _b139
-        out += _S_ooo.pack(_e137.read_only, _e137.is_default, _e137.is_sensitive)
+    _b137 = None if o.error_message is None else o.error_message.encode()
+    out += _S_hh.pack(o.error_code, -1 if _b137 is None else len(_b137))
+    if _b137 is not None:
+        out += _b137
+    _b138 = o.resource_name.encode()
+    out += _S_bh.pack(o.resource_type, len(_b138))
+    out += _b138
+    _a139 = o.configs
+    out += _S_i.pack(len(_a139))
+    for _e140 in _a139:
+        _b141 = _e140.name.encode()
+        out += _S_h.pack(len(_b141))
+        out += _b141
+        _b142 = None if _e140.value is None else _e140.value.encode()
+        out += _S_h.pack(-1 if _b142 is None else len(_b142))
+        if _b142 is not None:
+            out += _b142
+        out += _S_ooo.pack(_e140.read_only, _e140.is_default, _e140.is_sensitive)
 
 
 def _decode_DescribeConfigsResult_v1(data: bytes, pos: int) -> tuple[DescribeConfigsResult, int]:
     """DescribeConfigsResult, versions 1-2."""
-    f_error_code, _n140 = _S_hh.unpack_from(data, pos)
+    f_error_code, _n143 = _S_hh.unpack_from(data, pos)
     pos += 4
-    if _n140 < 0:
+    if _n143 < 0:
         f_error_message = None
-        if _n140 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n140))
+        if _n143 != -1:
+            raise InvalidValueError("ErrorMessage: length " + str(_n143))
     else:
-        f_error_message = data[pos : pos + _n140].decode()
-        pos += _n140
-    f_resource_type, _n141 = _S_bh.unpack_from(data, pos)
+        f_error_message = data[pos : pos + _n143].decode()
+        pos += _n143
+    f_resource_type, _n144 = _S_bh.unpack_from(data, pos)
     pos += 3
-    if _n141 < 0:
+    if _n144 < 0:
         raise InvalidValueError("ResourceName: null or negative length")
-    f_resource_name = data[pos : pos + _n141].decode()
-    pos += _n141
-    (_n142,) = _S_i.unpack_from(data, pos)
+    f_resource_name = data[pos : pos + _n144].decode()
+    pos += _n144
+    (_n145,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n142 < 0:
+    if _n145 < 0:
         raise InvalidValueError("Configs: null or negative length")
-    if _n142 > len(data) - pos:
-        raise TruncatedError("Configs: " + str(_n142) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n145 > len(data) - pos:
+        raise TruncatedError("Configs: " + str(_n145) + " elements in " + str(len(data) - pos) + " bytes")
     f_configs = []
-    for _ in range(_n142):
-        _e143, pos = _decode_DescribeConfigsResourceResult_v1(data, pos)
-        f_configs.append(_e143)
+    for _ in range(_n145):
+        _e146, pos = _decode_DescribeConfigsResourceResult_v1(data, pos)
+        f_configs.append(_e146)
     return DescribeConfigsResult(
         f_error_code, f_error_message, f_resource_type, f_resource_name, f_configs
     ), pos
@@ -1157,46 +1150,46 @@ def _decode_DescribeConfigsResult_v1(data: bytes, pos: int) -> tuple[DescribeCon
 
 def _encode_DescribeConfigsResult_v1(o: DescribeConfigsResult, out: bytearray) -> None:
     """DescribeConfigsResult, versions 1-2."""
-    _b144 = None if o.error_message is None else o.error_message.encode()
-    out += _S_hh.pack(o.error_code, -1 if _b144 is None else len(_b144))
-    if _b144 is not None:
-        out += _b144
-    _b145 = o.resource_name.encode()
-    out += _S_bh.pack(o.resource_type, len(_b145))
-    out += _b145
-    _a146 = o.configs
-    out += _S_i.pack(len(_a146))
-    for _e147 in _a146:
-        _encode_DescribeConfigsResourceResult_v1(_e147, out)
+    _b147 = None if o.error_message is None else o.error_message.encode()
+    out += _S_hh.pack(o.error_code, -1 if _b147 is None else len(_b147))
+    if _b147 is not None:
+        out += _b147
+    _b148 = o.resource_name.encode()
+    out += _S_bh.pack(o.resource_type, len(_b148))
+    out += _b148
+    _a149 = o.configs
+    out += _S_i.pack(len(_a149))
+    for _e150 in _a149:
+        _encode_DescribeConfigsResourceResult_v1(_e150, out)
 
 
 def _decode_DescribeConfigsResult_v3(data: bytes, pos: int) -> tuple[DescribeConfigsResult, int]:
     """DescribeConfigsResult, version 3."""
-    f_error_code, _n148 = _S_hh.unpack_from(data, pos)
+    f_error_code, _n151 = _S_hh.unpack_from(data, pos)
     pos += 4
-    if _n148 < 0:
+    if _n151 < 0:
         f_error_message = None
-        if _n148 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n148))
+        if _n151 != -1:
+            raise InvalidValueError("ErrorMessage: length " + str(_n151))
     else:
-        f_error_message = data[pos : pos + _n148].decode()
-        pos += _n148
-    f_resource_type, _n149 = _S_bh.unpack_from(data, pos)
+        f_error_message = data[pos : pos + _n151].decode()
+        pos += _n151
+    f_resource_type, _n152 = _S_bh.unpack_from(data, pos)
     pos += 3
-    if _n149 < 0:
+    if _n152 < 0:
         raise InvalidValueError("ResourceName: null or negative length")
-    f_resource_name = data[pos : pos + _n149].decode()
-    pos += _n149
-    (_n150,) = _S_i.unpack_from(data, pos)
+    f_resource_name = data[pos : pos + _n152].decode()
+    pos += _n152
+    (_n153,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n150 < 0:
+    if _n153 < 0:
         raise InvalidValueError("Configs: null or negative length")
-    if _n150 > len(data) - pos:
-        raise TruncatedError("Configs: " + str(_n150) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n153 > len(data) - pos:
+        raise TruncatedError("Configs: " + str(_n153) + " elements in " + str(len(data) - pos) + " bytes")
     f_configs = []
-    for _ in range(_n150):
-        _e151, pos = _decode_DescribeConfigsResourceResult_v3(data, pos)
-        f_configs.append(_e151)
+    for _ in range(_n153):
+        _e154, pos = _decode_DescribeConfigsResourceResult_v3(data, pos)
+        f_configs.append(_e154)
     return DescribeConfigsResult(
         f_error_code, f_error_message, f_resource_type, f_resource_name, f_configs
     ), pos
@@ -1204,54 +1197,54 @@ def _decode_DescribeConfigsResult_v3(data: bytes, pos: int) -> tuple[DescribeCon
 
 def _encode_DescribeConfigsResult_v3(o: DescribeConfigsResult, out: bytearray) -> None:
     """DescribeConfigsResult, version 3."""
-    _b152 = None if o.error_message is None else o.error_message.encode()
-    out += _S_hh.pack(o.error_code, -1 if _b152 is None else len(_b152))
-    if _b152 is not None:
-        out += _b152
-    _b153 = o.resource_name.encode()
-    out += _S_bh.pack(o.resource_type, len(_b153))
-    out += _b153
-    _a154 = o.configs
-    out += _S_i.pack(len(_a154))
-    for _e155 in _a154:
-        _encode_DescribeConfigsResourceResult_v3(_e155, out)
+    _b155 = None if o.error_message is None else o.error_message.encode()
+    out += _S_hh.pack(o.error_code, -1 if _b155 is None else len(_b155))
+    if _b155 is not None:
+        out += _b155
+    _b156 = o.resource_name.encode()
+    out += _S_bh.pack(o.resource_type, len(_b156))
+    out += _b156
+    _a157 = o.configs
+    out += _S_i.pack(len(_a157))
+    for _e158 in _a157:
+        _encode_DescribeConfigsResourceResult_v3(_e158, out)
 
 
 def _decode_DescribeConfigsResult_v4(data: bytes, pos: int) -> tuple[DescribeConfigsResult, int]:
     """DescribeConfigsResult, version 4 (flexible)."""
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    _n156 = data[pos]
-    if 0 < _n156 < 128:
-        f_error_message = data[pos + 1 : pos + _n156].decode()
-        pos += _n156
-    elif _n156 == 0:
+    _n159 = data[pos]
+    if 0 < _n159 < 128:
+        f_error_message = data[pos + 1 : pos + _n159].decode()
+        pos += _n159
+    elif _n159 == 0:
         f_error_message = None
         pos += 1
     else:
         f_error_message, pos = read_compact_nullable_string(data, pos)
     (f_resource_type,) = _S_b.unpack_from(data, pos)
     pos += 1
-    _n157 = data[pos]
-    if 0 < _n157 < 128:
-        f_resource_name = data[pos + 1 : pos + _n157].decode()
-        pos += _n157
+    _n160 = data[pos]
+    if 0 < _n160 < 128:
+        f_resource_name = data[pos + 1 : pos + _n160].decode()
+        pos += _n160
     else:
         f_resource_name, pos = read_compact_string(data, pos)
-    _n158 = data[pos]
-    if _n158 < 128:
+    _n161 = data[pos]
+    if _n161 < 128:
         pos += 1
     else:
-        _n158, pos = read_uvarint(data, pos)
-    _n158 -= 1
-    if _n158 < 0:
+        _n161, pos = read_uvarint(data, pos)
+    _n161 -= 1
+    if _n161 < 0:
         raise InvalidValueError("Configs: null or negative length")
-    if _n158 > len(data) - pos:
-        raise TruncatedError("Configs: " + str(_n158) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n161 > len(data) - pos:
+        raise TruncatedError("Configs: " + str(_n161) + " elements in " + str(len(data) - pos) + " bytes")
     f_configs = []
-    for _ in range(_n158):
-        _e159, pos = _decode_DescribeConfigsResourceResult_v4(data, pos)
-        f_configs.append(_e159)
+    for _ in range(_n161):
+        _e162, pos = _decode_DescribeConfigsResourceResult_v4(data, pos)
+        f_configs.append(_e162)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1267,119 +1260,119 @@ def _encode_DescribeConfigsResult_v4(o: DescribeConfigsResult, out: bytearray) -
     if o.error_message is None:
         out.append(0)
     else:
-        _b160 = o.error_message.encode()
-        _n161 = len(_b160) + 1
-        if _n161 < 128:
-            out.append(_n161)
+        _b163 = o.error_message.encode()
+        _n164 = len(_b163) + 1
+        if _n164 < 128:
+            out.append(_n164)
         else:
-            write_uvarint(out, _n161)
-        out += _b160
+            write_uvarint(out, _n164)
+        out += _b163
     out += _S_b.pack(o.resource_type)
-    _b162 = o.resource_name.encode()
-    _n163 = len(_b162) + 1
-    if _n163 < 128:
-        out.append(_n163)
+    _b165 = o.resource_name.encode()
+    _n166 = len(_b165) + 1
+    if _n166 < 128:
+        out.append(_n166)
     else:
-        write_uvarint(out, _n163)
-    out += _b162
-    _a164 = o.configs
-    _n165 = len(_a164) + 1
-    if _n165 < 128:
-        out.append(_n165)
+        write_uvarint(out, _n166)
+    out += _b165
+    _a167 = o.configs
+    _n168 = len(_a167) + 1
+    if _n168 < 128:
+        out.append(_n168)
     else:
-        write_uvarint(out, _n165)
-    for _e166 in _a164:
-        _encode_DescribeConfigsResourceResult_v4(_e166, out)
+        write_uvarint(out, _n168)
+    for _e169 in _a167:
+        _encode_DescribeConfigsResourceResult_v4(_e169, out)
     out.append(0)  # no tagged fields
 
 
 def _decode_DescribeConfigsResponse_v0(data: bytes, pos: int) -> tuple[DescribeConfigsResponse, int]:
     """DescribeConfigsResponse, version 0."""
-    f_throttle_time_ms, _n167 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n170 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n167 < 0:
+    if _n170 < 0:
         raise InvalidValueError("Results: null or negative length")
-    if _n167 > len(data) - pos:
-        raise TruncatedError("Results: " + str(_n167) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n170 > len(data) - pos:
+        raise TruncatedError("Results: " + str(_n170) + " elements in " + str(len(data) - pos) + " bytes")
     f_results = []
-    for _ in range(_n167):
-        _e168, pos = _decode_DescribeConfigsResult_v0(data, pos)
-        f_results.append(_e168)
+    for _ in range(_n170):
+        _e171, pos = _decode_DescribeConfigsResult_v0(data, pos)
+        f_results.append(_e171)
     return DescribeConfigsResponse(f_throttle_time_ms, f_results), pos
 
 
 def _encode_DescribeConfigsResponse_v0(o: DescribeConfigsResponse, out: bytearray) -> None:
     """DescribeConfigsResponse, version 0."""
-    _a169 = o.results
-    out += _S_ii.pack(o.throttle_time_ms, len(_a169))
-    for _e170 in _a169:
-        _encode_DescribeConfigsResult_v0(_e170, out)
+    _a172 = o.results
+    out += _S_ii.pack(o.throttle_time_ms, len(_a172))
+    for _e173 in _a172:
+        _encode_DescribeConfigsResult_v0(_e173, out)
 
 
 def _decode_DescribeConfigsResponse_v1(data: bytes, pos: int) -> tuple[DescribeConfigsResponse, int]:
     """DescribeConfigsResponse, versions 1-2."""
-    f_throttle_time_ms, _n171 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n174 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n171 < 0:
+    if _n174 < 0:
         raise InvalidValueError("Results: null or negative length")
-    if _n171 > len(data) - pos:
-        raise TruncatedError("Results: " + str(_n171) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n174 > len(data) - pos:
+        raise TruncatedError("Results: " + str(_n174) + " elements in " + str(len(data) - pos) + " bytes")
     f_results = []
-    for _ in range(_n171):
-        _e172, pos = _decode_DescribeConfigsResult_v1(data, pos)
-        f_results.append(_e172)
+    for _ in range(_n174):
+        _e175, pos = _decode_DescribeConfigsResult_v1(data, pos)
+        f_results.append(_e175)
     return DescribeConfigsResponse(f_throttle_time_ms, f_results), pos
 
 
 def _encode_DescribeConfigsResponse_v1(o: DescribeConfigsResponse, out: bytearray) -> None:
     """DescribeConfigsResponse, versions 1-2."""
-    _a173 = o.results
-    out += _S_ii.pack(o.throttle_time_ms, len(_a173))
-    for _e174 in _a173:
-        _encode_DescribeConfigsResult_v1(_e174, out)
+    _a176 = o.results
+    out += _S_ii.pack(o.throttle_time_ms, len(_a176))
+    for _e177 in _a176:
+        _encode_DescribeConfigsResult_v1(_e177, out)
 
 
 def _decode_DescribeConfigsResponse_v3(data: bytes, pos: int) -> tuple[DescribeConfigsResponse, int]:
     """DescribeConfigsResponse, version 3."""
-    f_throttle_time_ms, _n175 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n178 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n175 < 0:
+    if _n178 < 0:
         raise InvalidValueError("Results: null or negative length")
-    if _n175 > len(data) - pos:
-        raise TruncatedError("Results: " + str(_n175) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n178 > len(data) - pos:
+        raise TruncatedError("Results: " + str(_n178) + " elements in " + str(len(data) - pos) + " bytes")
     f_results = []
-    for _ in range(_n175):
-        _e176, pos = _decode_DescribeConfigsResult_v3(data, pos)
-        f_results.append(_e176)
+    for _ in range(_n178):
+        _e179, pos = _decode_DescribeConfigsResult_v3(data, pos)
+        f_results.append(_e179)
     return DescribeConfigsResponse(f_throttle_time_ms, f_results), pos
 
 
 def _encode_DescribeConfigsResponse_v3(o: DescribeConfigsResponse, out: bytearray) -> None:
     """DescribeConfigsResponse, version 3."""
-    _a177 = o.results
-    out += _S_ii.pack(o.throttle_time_ms, len(_a177))
-    for _e178 in _a177:
-        _encode_DescribeConfigsResult_v3(_e178, out)
+    _a180 = o.results
+    out += _S_ii.pack(o.throttle_time_ms, len(_a180))
+    for _e181 in _a180:
+        _encode_DescribeConfigsResult_v3(_e181, out)
 
 
 def _decode_DescribeConfigsResponse_v4(data: bytes, pos: int) -> tuple[DescribeConfigsResponse, int]:
     """DescribeConfigsResponse, version 4 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n179 = data[pos]
-    if _n179 < 128:
+    _n182 = data[pos]
+    if _n182 < 128:
         pos += 1
     else:
-        _n179, pos = read_uvarint(data, pos)
-    _n179 -= 1
-    if _n179 < 0:
+        _n182, pos = read_uvarint(data, pos)
+    _n182 -= 1
+    if _n182 < 0:
         raise InvalidValueError("Results: null or negative length")
-    if _n179 > len(data) - pos:
-        raise TruncatedError("Results: " + str(_n179) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n182 > len(data) - pos:
+        raise TruncatedError("Results: " + str(_n182) + " elements in " + str(len(data) - pos) + " bytes")
     f_results = []
-    for _ in range(_n179):
-        _e180, pos = _decode_DescribeConfigsResult_v4(data, pos)
-        f_results.append(_e180)
+    for _ in range(_n182):
+        _e183, pos = _decode_DescribeConfigsResult_v4(data, pos)
+        f_results.append(_e183)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1390,14 +1383,14 @@ def _decode_DescribeConfigsResponse_v4(data: bytes, pos: int) -> tuple[DescribeC
 def _encode_DescribeConfigsResponse_v4(o: DescribeConfigsResponse, out: bytearray) -> None:
     """DescribeConfigsResponse, version 4 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a181 = o.results
-    _n182 = len(_a181) + 1
-    if _n182 < 128:
-        out.append(_n182)
+    _a184 = o.results
+    _n185 = len(_a184) + 1
+    if _n185 < 128:
+        out.append(_n185)
     else:
-        write_uvarint(out, _n182)
-    for _e183 in _a181:
-        _encode_DescribeConfigsResult_v4(_e183, out)
+        write_uvarint(out, _n185)
+    for _e186 in _a184:
+        _encode_DescribeConfigsResult_v4(_e186, out)
     out.append(0)  # no tagged fields
 
 

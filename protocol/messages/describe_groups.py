@@ -29,8 +29,10 @@ from protocol.schema import FieldSpec, MessageSpec
 _S_h = Struct(">h")
 _S_hh = Struct(">hh")
 _S_i = Struct(">i")
+_S_iB = Struct(">iB")
 _S_ii = Struct(">ii")
 _S_o = Struct(">?")
+_S_oB = Struct(">?B")
 
 
 @dataclass(slots=True)
@@ -285,67 +287,64 @@ def _decode_DescribeGroupsRequest_v5(data: bytes, pos: int) -> tuple[DescribeGro
         else:
             _e12, pos = read_compact_string(data, pos)
         f_groups.append(_e12)
-    (f_include_authorized_operations,) = _S_o.unpack_from(data, pos)
-    pos += 1
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_include_authorized_operations, _t14 = _S_oB.unpack_from(data, pos)
+    pos += 2
+    if _t14 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return DescribeGroupsRequest(f_groups, f_include_authorized_operations), pos
 
 
 def _encode_DescribeGroupsRequest_v5(o: DescribeGroupsRequest, out: bytearray) -> None:
     """DescribeGroupsRequest, versions 5-6 (flexible)."""
-    _a14 = o.groups
-    _n15 = len(_a14) + 1
-    if _n15 < 128:
-        out.append(_n15)
+    _a15 = o.groups
+    _n16 = len(_a15) + 1
+    if _n16 < 128:
+        out.append(_n16)
     else:
-        write_uvarint(out, _n15)
-    for _e16 in _a14:
-        _b17 = _e16.encode()
-        _n18 = len(_b17) + 1
-        if _n18 < 128:
-            out.append(_n18)
+        write_uvarint(out, _n16)
+    for _e17 in _a15:
+        _b18 = _e17.encode()
+        _n19 = len(_b18) + 1
+        if _n19 < 128:
+            out.append(_n19)
         else:
-            write_uvarint(out, _n18)
-        out += _b17
-    out += _S_o.pack(o.include_authorized_operations)
-    out.append(0)  # no tagged fields
+            write_uvarint(out, _n19)
+        out += _b18
+    out += _S_oB.pack(o.include_authorized_operations, 0)
 
 
 def _decode_DescribedGroupMember_v0(data: bytes, pos: int) -> tuple[DescribedGroupMember, int]:
     """DescribedGroupMember, versions 0-3."""
-    (_n19,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if _n19 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n19].decode()
-    pos += _n19
     (_n20,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n20 < 0:
-        raise InvalidValueError("ClientId: null or negative length")
-    f_client_id = data[pos : pos + _n20].decode()
+        raise InvalidValueError("MemberId: null or negative length")
+    f_member_id = data[pos : pos + _n20].decode()
     pos += _n20
     (_n21,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n21 < 0:
-        raise InvalidValueError("ClientHost: null or negative length")
-    f_client_host = data[pos : pos + _n21].decode()
+        raise InvalidValueError("ClientId: null or negative length")
+    f_client_id = data[pos : pos + _n21].decode()
     pos += _n21
-    (_n22,) = _S_i.unpack_from(data, pos)
-    pos += 4
+    (_n22,) = _S_h.unpack_from(data, pos)
+    pos += 2
     if _n22 < 0:
-        raise InvalidValueError("MemberMetadata: null or negative length")
-    f_member_metadata = data[pos : pos + _n22]
+        raise InvalidValueError("ClientHost: null or negative length")
+    f_client_host = data[pos : pos + _n22].decode()
     pos += _n22
     (_n23,) = _S_i.unpack_from(data, pos)
     pos += 4
     if _n23 < 0:
-        raise InvalidValueError("MemberAssignment: null or negative length")
-    f_member_assignment = data[pos : pos + _n23]
+        raise InvalidValueError("MemberMetadata: null or negative length")
+    f_member_metadata = data[pos : pos + _n23]
     pos += _n23
+    (_n24,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n24 < 0:
+        raise InvalidValueError("MemberAssignment: null or negative length")
+    f_member_assignment = data[pos : pos + _n24]
+    pos += _n24
     return DescribedGroupMember(
         f_member_id, None, f_client_id, f_client_host, f_member_metadata, f_member_assignment
     ), pos
@@ -353,64 +352,64 @@ def _decode_DescribedGroupMember_v0(data: bytes, pos: int) -> tuple[DescribedGro
 
 def _encode_DescribedGroupMember_v0(o: DescribedGroupMember, out: bytearray) -> None:
     """DescribedGroupMember, versions 0-3."""
-    _b24 = o.member_id.encode()
-    out += _S_h.pack(len(_b24))
-    out += _b24
-    _b25 = o.client_id.encode()
+    _b25 = o.member_id.encode()
     out += _S_h.pack(len(_b25))
     out += _b25
-    _b26 = o.client_host.encode()
+    _b26 = o.client_id.encode()
     out += _S_h.pack(len(_b26))
     out += _b26
-    _b27 = o.member_metadata
-    out += _S_i.pack(len(_b27))
+    _b27 = o.client_host.encode()
+    out += _S_h.pack(len(_b27))
     out += _b27
-    _b28 = o.member_assignment
+    _b28 = o.member_metadata
     out += _S_i.pack(len(_b28))
     out += _b28
+    _b29 = o.member_assignment
+    out += _S_i.pack(len(_b29))
+    out += _b29
 
 
 def _decode_DescribedGroupMember_v4(data: bytes, pos: int) -> tuple[DescribedGroupMember, int]:
     """DescribedGroupMember, version 4."""
-    (_n29,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if _n29 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n29].decode()
-    pos += _n29
     (_n30,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n30 < 0:
-        f_group_instance_id = None
-        if _n30 != -1:
-            raise InvalidValueError("GroupInstanceId: length " + str(_n30))
-    else:
-        f_group_instance_id = data[pos : pos + _n30].decode()
-        pos += _n30
+        raise InvalidValueError("MemberId: null or negative length")
+    f_member_id = data[pos : pos + _n30].decode()
+    pos += _n30
     (_n31,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n31 < 0:
-        raise InvalidValueError("ClientId: null or negative length")
-    f_client_id = data[pos : pos + _n31].decode()
-    pos += _n31
+        f_group_instance_id = None
+        if _n31 != -1:
+            raise InvalidValueError("GroupInstanceId: length " + str(_n31))
+    else:
+        f_group_instance_id = data[pos : pos + _n31].decode()
+        pos += _n31
     (_n32,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n32 < 0:
-        raise InvalidValueError("ClientHost: null or negative length")
-    f_client_host = data[pos : pos + _n32].decode()
+        raise InvalidValueError("ClientId: null or negative length")
+    f_client_id = data[pos : pos + _n32].decode()
     pos += _n32
-    (_n33,) = _S_i.unpack_from(data, pos)
-    pos += 4
+    (_n33,) = _S_h.unpack_from(data, pos)
+    pos += 2
     if _n33 < 0:
-        raise InvalidValueError("MemberMetadata: null or negative length")
-    f_member_metadata = data[pos : pos + _n33]
+        raise InvalidValueError("ClientHost: null or negative length")
+    f_client_host = data[pos : pos + _n33].decode()
     pos += _n33
     (_n34,) = _S_i.unpack_from(data, pos)
     pos += 4
     if _n34 < 0:
-        raise InvalidValueError("MemberAssignment: null or negative length")
-    f_member_assignment = data[pos : pos + _n34]
+        raise InvalidValueError("MemberMetadata: null or negative length")
+    f_member_metadata = data[pos : pos + _n34]
     pos += _n34
+    (_n35,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n35 < 0:
+        raise InvalidValueError("MemberAssignment: null or negative length")
+    f_member_assignment = data[pos : pos + _n35]
+    pos += _n35
     return DescribedGroupMember(
         f_member_id, f_group_instance_id, f_client_id, f_client_host, f_member_metadata, f_member_assignment
     ), pos
@@ -418,66 +417,66 @@ def _decode_DescribedGroupMember_v4(data: bytes, pos: int) -> tuple[DescribedGro
 
 def _encode_DescribedGroupMember_v4(o: DescribedGroupMember, out: bytearray) -> None:
     """DescribedGroupMember, version 4."""
-    _b35 = o.member_id.encode()
-    out += _S_h.pack(len(_b35))
-    out += _b35
-    _b36 = None if o.group_instance_id is None else o.group_instance_id.encode()
-    out += _S_h.pack(-1 if _b36 is None else len(_b36))
-    if _b36 is not None:
-        out += _b36
-    _b37 = o.client_id.encode()
-    out += _S_h.pack(len(_b37))
-    out += _b37
-    _b38 = o.client_host.encode()
+    _b36 = o.member_id.encode()
+    out += _S_h.pack(len(_b36))
+    out += _b36
+    _b37 = None if o.group_instance_id is None else o.group_instance_id.encode()
+    out += _S_h.pack(-1 if _b37 is None else len(_b37))
+    if _b37 is not None:
+        out += _b37
+    _b38 = o.client_id.encode()
     out += _S_h.pack(len(_b38))
     out += _b38
-    _b39 = o.member_metadata
-    out += _S_i.pack(len(_b39))
+    _b39 = o.client_host.encode()
+    out += _S_h.pack(len(_b39))
     out += _b39
-    _b40 = o.member_assignment
+    _b40 = o.member_metadata
     out += _S_i.pack(len(_b40))
     out += _b40
+    _b41 = o.member_assignment
+    out += _S_i.pack(len(_b41))
+    out += _b41
 
 
 def _decode_DescribedGroupMember_v5(data: bytes, pos: int) -> tuple[DescribedGroupMember, int]:
     """DescribedGroupMember, versions 5-6 (flexible)."""
-    _n41 = data[pos]
-    if 0 < _n41 < 128:
-        f_member_id = data[pos + 1 : pos + _n41].decode()
-        pos += _n41
-    else:
-        f_member_id, pos = read_compact_string(data, pos)
     _n42 = data[pos]
     if 0 < _n42 < 128:
-        f_group_instance_id = data[pos + 1 : pos + _n42].decode()
+        f_member_id = data[pos + 1 : pos + _n42].decode()
         pos += _n42
-    elif _n42 == 0:
+    else:
+        f_member_id, pos = read_compact_string(data, pos)
+    _n43 = data[pos]
+    if 0 < _n43 < 128:
+        f_group_instance_id = data[pos + 1 : pos + _n43].decode()
+        pos += _n43
+    elif _n43 == 0:
         f_group_instance_id = None
         pos += 1
     else:
         f_group_instance_id, pos = read_compact_nullable_string(data, pos)
-    _n43 = data[pos]
-    if 0 < _n43 < 128:
-        f_client_id = data[pos + 1 : pos + _n43].decode()
-        pos += _n43
-    else:
-        f_client_id, pos = read_compact_string(data, pos)
     _n44 = data[pos]
     if 0 < _n44 < 128:
-        f_client_host = data[pos + 1 : pos + _n44].decode()
+        f_client_id = data[pos + 1 : pos + _n44].decode()
         pos += _n44
     else:
-        f_client_host, pos = read_compact_string(data, pos)
+        f_client_id, pos = read_compact_string(data, pos)
     _n45 = data[pos]
     if 0 < _n45 < 128:
-        f_member_metadata = data[pos + 1 : pos + _n45]
+        f_client_host = data[pos + 1 : pos + _n45].decode()
         pos += _n45
     else:
-        f_member_metadata, pos = read_compact_bytes(data, pos)
+        f_client_host, pos = read_compact_string(data, pos)
     _n46 = data[pos]
     if 0 < _n46 < 128:
-        f_member_assignment = data[pos + 1 : pos + _n46]
+        f_member_metadata = data[pos + 1 : pos + _n46]
         pos += _n46
+    else:
+        f_member_metadata, pos = read_compact_bytes(data, pos)
+    _n47 = data[pos]
+    if 0 < _n47 < 128:
+        f_member_assignment = data[pos + 1 : pos + _n47]
+        pos += _n47
     else:
         f_member_assignment, pos = read_compact_bytes(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
@@ -491,124 +490,124 @@ def _decode_DescribedGroupMember_v5(data: bytes, pos: int) -> tuple[DescribedGro
 
 def _encode_DescribedGroupMember_v5(o: DescribedGroupMember, out: bytearray) -> None:
     """DescribedGroupMember, versions 5-6 (flexible)."""
-    _b47 = o.member_id.encode()
-    _n48 = len(_b47) + 1
-    if _n48 < 128:
-        out.append(_n48)
+    _b48 = o.member_id.encode()
+    _n49 = len(_b48) + 1
+    if _n49 < 128:
+        out.append(_n49)
     else:
-        write_uvarint(out, _n48)
-    out += _b47
+        write_uvarint(out, _n49)
+    out += _b48
     if o.group_instance_id is None:
         out.append(0)
     else:
-        _b49 = o.group_instance_id.encode()
-        _n50 = len(_b49) + 1
-        if _n50 < 128:
-            out.append(_n50)
+        _b50 = o.group_instance_id.encode()
+        _n51 = len(_b50) + 1
+        if _n51 < 128:
+            out.append(_n51)
         else:
-            write_uvarint(out, _n50)
-        out += _b49
-    _b51 = o.client_id.encode()
-    _n52 = len(_b51) + 1
-    if _n52 < 128:
-        out.append(_n52)
+            write_uvarint(out, _n51)
+        out += _b50
+    _b52 = o.client_id.encode()
+    _n53 = len(_b52) + 1
+    if _n53 < 128:
+        out.append(_n53)
     else:
-        write_uvarint(out, _n52)
-    out += _b51
-    _b53 = o.client_host.encode()
-    _n54 = len(_b53) + 1
-    if _n54 < 128:
-        out.append(_n54)
-    else:
-        write_uvarint(out, _n54)
-    out += _b53
-    _n55 = len(o.member_metadata) + 1
+        write_uvarint(out, _n53)
+    out += _b52
+    _b54 = o.client_host.encode()
+    _n55 = len(_b54) + 1
     if _n55 < 128:
         out.append(_n55)
     else:
         write_uvarint(out, _n55)
-    out += o.member_metadata
-    _n56 = len(o.member_assignment) + 1
+    out += _b54
+    _n56 = len(o.member_metadata) + 1
     if _n56 < 128:
         out.append(_n56)
     else:
         write_uvarint(out, _n56)
+    out += o.member_metadata
+    _n57 = len(o.member_assignment) + 1
+    if _n57 < 128:
+        out.append(_n57)
+    else:
+        write_uvarint(out, _n57)
     out += o.member_assignment
     out.append(0)  # no tagged fields
 
 
 def _decode_DescribedGroup_v0(data: bytes, pos: int) -> tuple[DescribedGroup, int]:
     """DescribedGroup, versions 0-2."""
-    f_error_code, _n57 = _S_hh.unpack_from(data, pos)
+    f_error_code, _n58 = _S_hh.unpack_from(data, pos)
     pos += 4
-    if _n57 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n57].decode()
-    pos += _n57
-    (_n58,) = _S_h.unpack_from(data, pos)
-    pos += 2
     if _n58 < 0:
-        raise InvalidValueError("GroupState: null or negative length")
-    f_group_state = data[pos : pos + _n58].decode()
+        raise InvalidValueError("GroupId: null or negative length")
+    f_group_id = data[pos : pos + _n58].decode()
     pos += _n58
     (_n59,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n59 < 0:
-        raise InvalidValueError("ProtocolType: null or negative length")
-    f_protocol_type = data[pos : pos + _n59].decode()
+        raise InvalidValueError("GroupState: null or negative length")
+    f_group_state = data[pos : pos + _n59].decode()
     pos += _n59
     (_n60,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n60 < 0:
-        raise InvalidValueError("ProtocolData: null or negative length")
-    f_protocol_data = data[pos : pos + _n60].decode()
+        raise InvalidValueError("ProtocolType: null or negative length")
+    f_protocol_type = data[pos : pos + _n60].decode()
     pos += _n60
-    (_n61,) = _S_i.unpack_from(data, pos)
-    pos += 4
+    (_n61,) = _S_h.unpack_from(data, pos)
+    pos += 2
     if _n61 < 0:
+        raise InvalidValueError("ProtocolData: null or negative length")
+    f_protocol_data = data[pos : pos + _n61].decode()
+    pos += _n61
+    (_n62,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n62 < 0:
         raise InvalidValueError("Members: null or negative length")
-    if _n61 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n61) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n62 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n62) + " elements in " + str(len(data) - pos) + " bytes")
     f_members = []
-    for _ in range(_n61):
-        (_n63,) = _S_h.unpack_from(data, pos)
-        pos += 2
-        if _n63 < 0:
-            raise InvalidValueError("MemberId: null or negative length")
-        _m62_member_id = data[pos : pos + _n63].decode()
-        pos += _n63
+    for _ in range(_n62):
         (_n64,) = _S_h.unpack_from(data, pos)
         pos += 2
         if _n64 < 0:
-            raise InvalidValueError("ClientId: null or negative length")
-        _m62_client_id = data[pos : pos + _n64].decode()
+            raise InvalidValueError("MemberId: null or negative length")
+        _m63_member_id = data[pos : pos + _n64].decode()
         pos += _n64
         (_n65,) = _S_h.unpack_from(data, pos)
         pos += 2
         if _n65 < 0:
-            raise InvalidValueError("ClientHost: null or negative length")
-        _m62_client_host = data[pos : pos + _n65].decode()
+            raise InvalidValueError("ClientId: null or negative length")
+        _m63_client_id = data[pos : pos + _n65].decode()
         pos += _n65
-        (_n66,) = _S_i.unpack_from(data, pos)
-        pos += 4
+        (_n66,) = _S_h.unpack_from(data, pos)
+        pos += 2
         if _n66 < 0:
-            raise InvalidValueError("MemberMetadata: null or negative length")
-        _m62_member_metadata = data[pos : pos + _n66]
+            raise InvalidValueError("ClientHost: null or negative length")
+        _m63_client_host = data[pos : pos + _n66].decode()
         pos += _n66
         (_n67,) = _S_i.unpack_from(data, pos)
         pos += 4
         if _n67 < 0:
-            raise InvalidValueError("MemberAssignment: null or negative length")
-        _m62_member_assignment = data[pos : pos + _n67]
+            raise InvalidValueError("MemberMetadata: null or negative length")
+        _m63_member_metadata = data[pos : pos + _n67]
         pos += _n67
+        (_n68,) = _S_i.unpack_from(data, pos)
+        pos += 4
+        if _n68 < 0:
+            raise InvalidValueError("MemberAssignment: null or negative length")
+        _m63_member_assignment = data[pos : pos + _n68]
+        pos += _n68
         f_members.append(
             DescribedGroupMember(
-                _m62_member_id,
+                _m63_member_id,
                 None,
-                _m62_client_id,
-                _m62_client_host,
-                _m62_member_metadata,
-                _m62_member_assignment,
+                _m63_client_id,
+                _m63_client_host,
+                _m63_member_metadata,
+                _m63_member_assignment,
             )
         )
     return DescribedGroup(
@@ -625,110 +624,110 @@ def _decode_DescribedGroup_v0(data: bytes, pos: int) -> tuple[DescribedGroup, in
 
 def _encode_DescribedGroup_v0(o: DescribedGroup, out: bytearray) -> None:
     """DescribedGroup, versions 0-2."""
-    _b68 = o.group_id.encode()
-    out += _S_hh.pack(o.error_code, len(_b68))
-    out += _b68
-    _b69 = o.group_state.encode()
-    out += _S_h.pack(len(_b69))
+    _b69 = o.group_id.encode()
+    out += _S_hh.pack(o.error_code, len(_b69))
     out += _b69
-    _b70 = o.protocol_type.encode()
+    _b70 = o.group_state.encode()
     out += _S_h.pack(len(_b70))
     out += _b70
-    _b71 = o.protocol_data.encode()
+    _b71 = o.protocol_type.encode()
     out += _S_h.pack(len(_b71))
     out += _b71
-    _a72 = o.members
-    out += _S_i.pack(len(_a72))
-    for _e73 in _a72:
-        _b74 = _e73.member_id.encode()
-        out += _S_h.pack(len(_b74))
-        out += _b74
-        _b75 = _e73.client_id.encode()
+    _b72 = o.protocol_data.encode()
+    out += _S_h.pack(len(_b72))
+    out += _b72
+    _a73 = o.members
+    out += _S_i.pack(len(_a73))
+    for _e74 in _a73:
+        _b75 = _e74.member_id.encode()
         out += _S_h.pack(len(_b75))
         out += _b75
-        _b76 = _e73.client_host.encode()
+        _b76 = _e74.client_id.encode()
         out += _S_h.pack(len(_b76))
         out += _b76
-        _b77 = _e73.member_metadata
-        out += _S_i.pack(len(_b77))
+        _b77 = _e74.client_host.encode()
+        out += _S_h.pack(len(_b77))
         out += _b77
-        _b78 = _e73.member_assignment
+        _b78 = _e74.member_metadata
         out += _S_i.pack(len(_b78))
         out += _b78
+        _b79 = _e74.member_assignment
+        out += _S_i.pack(len(_b79))
+        out += _b79
 
 
 def _decode_DescribedGroup_v3(data: bytes, pos: int) -> tuple[DescribedGroup, int]:
     """DescribedGroup, version 3."""
-    f_error_code, _n79 = _S_hh.unpack_from(data, pos)
+    f_error_code, _n80 = _S_hh.unpack_from(data, pos)
     pos += 4
-    if _n79 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n79].decode()
-    pos += _n79
-    (_n80,) = _S_h.unpack_from(data, pos)
-    pos += 2
     if _n80 < 0:
-        raise InvalidValueError("GroupState: null or negative length")
-    f_group_state = data[pos : pos + _n80].decode()
+        raise InvalidValueError("GroupId: null or negative length")
+    f_group_id = data[pos : pos + _n80].decode()
     pos += _n80
     (_n81,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n81 < 0:
-        raise InvalidValueError("ProtocolType: null or negative length")
-    f_protocol_type = data[pos : pos + _n81].decode()
+        raise InvalidValueError("GroupState: null or negative length")
+    f_group_state = data[pos : pos + _n81].decode()
     pos += _n81
     (_n82,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n82 < 0:
-        raise InvalidValueError("ProtocolData: null or negative length")
-    f_protocol_data = data[pos : pos + _n82].decode()
+        raise InvalidValueError("ProtocolType: null or negative length")
+    f_protocol_type = data[pos : pos + _n82].decode()
     pos += _n82
-    (_n83,) = _S_i.unpack_from(data, pos)
-    pos += 4
+    (_n83,) = _S_h.unpack_from(data, pos)
+    pos += 2
     if _n83 < 0:
+        raise InvalidValueError("ProtocolData: null or negative length")
+    f_protocol_data = data[pos : pos + _n83].decode()
+    pos += _n83
+    (_n84,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n84 < 0:
         raise InvalidValueError("Members: null or negative length")
-    if _n83 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n83) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n84 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n84) + " elements in " + str(len(data) - pos) + " bytes")
     f_members = []
-    for _ in range(_n83):
-        (_n85,) = _S_h.unpack_from(data, pos)
-        pos += 2
-        if _n85 < 0:
-            raise InvalidValueError("MemberId: null or negative length")
-        _m84_member_id = data[pos : pos + _n85].decode()
-        pos += _n85
+    for _ in range(_n84):
         (_n86,) = _S_h.unpack_from(data, pos)
         pos += 2
         if _n86 < 0:
-            raise InvalidValueError("ClientId: null or negative length")
-        _m84_client_id = data[pos : pos + _n86].decode()
+            raise InvalidValueError("MemberId: null or negative length")
+        _m85_member_id = data[pos : pos + _n86].decode()
         pos += _n86
         (_n87,) = _S_h.unpack_from(data, pos)
         pos += 2
         if _n87 < 0:
-            raise InvalidValueError("ClientHost: null or negative length")
-        _m84_client_host = data[pos : pos + _n87].decode()
+            raise InvalidValueError("ClientId: null or negative length")
+        _m85_client_id = data[pos : pos + _n87].decode()
         pos += _n87
-        (_n88,) = _S_i.unpack_from(data, pos)
-        pos += 4
+        (_n88,) = _S_h.unpack_from(data, pos)
+        pos += 2
         if _n88 < 0:
-            raise InvalidValueError("MemberMetadata: null or negative length")
-        _m84_member_metadata = data[pos : pos + _n88]
+            raise InvalidValueError("ClientHost: null or negative length")
+        _m85_client_host = data[pos : pos + _n88].decode()
         pos += _n88
         (_n89,) = _S_i.unpack_from(data, pos)
         pos += 4
         if _n89 < 0:
-            raise InvalidValueError("MemberAssignment: null or negative length")
-        _m84_member_assignment = data[pos : pos + _n89]
+            raise InvalidValueError("MemberMetadata: null or negative length")
+        _m85_member_metadata = data[pos : pos + _n89]
         pos += _n89
+        (_n90,) = _S_i.unpack_from(data, pos)
+        pos += 4
+        if _n90 < 0:
+            raise InvalidValueError("MemberAssignment: null or negative length")
+        _m85_member_assignment = data[pos : pos + _n90]
+        pos += _n90
         f_members.append(
             DescribedGroupMember(
-                _m84_member_id,
+                _m85_member_id,
                 None,
-                _m84_client_id,
-                _m84_client_host,
-                _m84_member_metadata,
-                _m84_member_assignment,
+                _m85_client_id,
+                _m85_client_host,
+                _m85_member_metadata,
+                _m85_member_assignment,
             )
         )
     (f_authorized_operations,) = _S_i.unpack_from(data, pos)
@@ -747,120 +746,120 @@ def _decode_DescribedGroup_v3(data: bytes, pos: int) -> tuple[DescribedGroup, in
 
 def _encode_DescribedGroup_v3(o: DescribedGroup, out: bytearray) -> None:
     """DescribedGroup, version 3."""
-    _b90 = o.group_id.encode()
-    out += _S_hh.pack(o.error_code, len(_b90))
-    out += _b90
-    _b91 = o.group_state.encode()
-    out += _S_h.pack(len(_b91))
+    _b91 = o.group_id.encode()
+    out += _S_hh.pack(o.error_code, len(_b91))
     out += _b91
-    _b92 = o.protocol_type.encode()
+    _b92 = o.group_state.encode()
     out += _S_h.pack(len(_b92))
     out += _b92
-    _b93 = o.protocol_data.encode()
+    _b93 = o.protocol_type.encode()
     out += _S_h.pack(len(_b93))
     out += _b93
-    _a94 = o.members
-    out += _S_i.pack(len(_a94))
-    for _e95 in _a94:
-        _b96 = _e95.member_id.encode()
-        out += _S_h.pack(len(_b96))
-        out += _b96
-        _b97 = _e95.client_id.encode()
+    _b94 = o.protocol_data.encode()
+    out += _S_h.pack(len(_b94))
+    out += _b94
+    _a95 = o.members
+    out += _S_i.pack(len(_a95))
+    for _e96 in _a95:
+        _b97 = _e96.member_id.encode()
         out += _S_h.pack(len(_b97))
         out += _b97
-        _b98 = _e95.client_host.encode()
+        _b98 = _e96.client_id.encode()
         out += _S_h.pack(len(_b98))
         out += _b98
-        _b99 = _e95.member_metadata
-        out += _S_i.pack(len(_b99))
+        _b99 = _e96.client_host.encode()
+        out += _S_h.pack(len(_b99))
         out += _b99
-        _b100 = _e95.member_assignment
+        _b100 = _e96.member_metadata
         out += _S_i.pack(len(_b100))
         out += _b100
+        _b101 = _e96.member_assignment
+        out += _S_i.pack(len(_b101))
+        out += _b101
     out += _S_i.pack(o.authorized_operations)
 
 
 def _decode_DescribedGroup_v4(data: bytes, pos: int) -> tuple[DescribedGroup, int]:
     """DescribedGroup, version 4."""
-    f_error_code, _n101 = _S_hh.unpack_from(data, pos)
+    f_error_code, _n102 = _S_hh.unpack_from(data, pos)
     pos += 4
-    if _n101 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n101].decode()
-    pos += _n101
-    (_n102,) = _S_h.unpack_from(data, pos)
-    pos += 2
     if _n102 < 0:
-        raise InvalidValueError("GroupState: null or negative length")
-    f_group_state = data[pos : pos + _n102].decode()
+        raise InvalidValueError("GroupId: null or negative length")
+    f_group_id = data[pos : pos + _n102].decode()
     pos += _n102
     (_n103,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n103 < 0:
-        raise InvalidValueError("ProtocolType: null or negative length")
-    f_protocol_type = data[pos : pos + _n103].decode()
+        raise InvalidValueError("GroupState: null or negative length")
+    f_group_state = data[pos : pos + _n103].decode()
     pos += _n103
     (_n104,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n104 < 0:
-        raise InvalidValueError("ProtocolData: null or negative length")
-    f_protocol_data = data[pos : pos + _n104].decode()
+        raise InvalidValueError("ProtocolType: null or negative length")
+    f_protocol_type = data[pos : pos + _n104].decode()
     pos += _n104
-    (_n105,) = _S_i.unpack_from(data, pos)
-    pos += 4
+    (_n105,) = _S_h.unpack_from(data, pos)
+    pos += 2
     if _n105 < 0:
+        raise InvalidValueError("ProtocolData: null or negative length")
+    f_protocol_data = data[pos : pos + _n105].decode()
+    pos += _n105
+    (_n106,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n106 < 0:
         raise InvalidValueError("Members: null or negative length")
-    if _n105 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n105) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n106 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n106) + " elements in " + str(len(data) - pos) + " bytes")
     f_members = []
-    for _ in range(_n105):
-        (_n107,) = _S_h.unpack_from(data, pos)
-        pos += 2
-        if _n107 < 0:
-            raise InvalidValueError("MemberId: null or negative length")
-        _m106_member_id = data[pos : pos + _n107].decode()
-        pos += _n107
+    for _ in range(_n106):
         (_n108,) = _S_h.unpack_from(data, pos)
         pos += 2
         if _n108 < 0:
-            _m106_group_instance_id = None
-            if _n108 != -1:
-                raise InvalidValueError("GroupInstanceId: length " + str(_n108))
-        else:
-            _m106_group_instance_id = data[pos : pos + _n108].decode()
-            pos += _n108
+            raise InvalidValueError("MemberId: null or negative length")
+        _m107_member_id = data[pos : pos + _n108].decode()
+        pos += _n108
         (_n109,) = _S_h.unpack_from(data, pos)
         pos += 2
         if _n109 < 0:
-            raise InvalidValueError("ClientId: null or negative length")
-        _m106_client_id = data[pos : pos + _n109].decode()
-        pos += _n109
+            _m107_group_instance_id = None
+            if _n109 != -1:
+                raise InvalidValueError("GroupInstanceId: length " + str(_n109))
+        else:
+            _m107_group_instance_id = data[pos : pos + _n109].decode()
+            pos += _n109
         (_n110,) = _S_h.unpack_from(data, pos)
         pos += 2
         if _n110 < 0:
-            raise InvalidValueError("ClientHost: null or negative length")
-        _m106_client_host = data[pos : pos + _n110].decode()
+            raise InvalidValueError("ClientId: null or negative length")
+        _m107_client_id = data[pos : pos + _n110].decode()
         pos += _n110
-        (_n111,) = _S_i.unpack_from(data, pos)
-        pos += 4
+        (_n111,) = _S_h.unpack_from(data, pos)
+        pos += 2
         if _n111 < 0:
-            raise InvalidValueError("MemberMetadata: null or negative length")
-        _m106_member_metadata = data[pos : pos + _n111]
+            raise InvalidValueError("ClientHost: null or negative length")
+        _m107_client_host = data[pos : pos + _n111].decode()
         pos += _n111
         (_n112,) = _S_i.unpack_from(data, pos)
         pos += 4
         if _n112 < 0:
-            raise InvalidValueError("MemberAssignment: null or negative length")
-        _m106_member_assignment = data[pos : pos + _n112]
+            raise InvalidValueError("MemberMetadata: null or negative length")
+        _m107_member_metadata = data[pos : pos + _n112]
         pos += _n112
+        (_n113,) = _S_i.unpack_from(data, pos)
+        pos += 4
+        if _n113 < 0:
+            raise InvalidValueError("MemberAssignment: null or negative length")
+        _m107_member_assignment = data[pos : pos + _n113]
+        pos += _n113
         f_members.append(
             DescribedGroupMember(
-                _m106_member_id,
-                _m106_group_instance_id,
-                _m106_client_id,
-                _m106_client_host,
-                _m106_member_metadata,
-                _m106_member_assignment,
+                _m107_member_id,
+                _m107_group_instance_id,
+                _m107_client_id,
+                _m107_client_host,
+                _m107_member_metadata,
+                _m107_member_assignment,
             )
         )
     (f_authorized_operations,) = _S_i.unpack_from(data, pos)
@@ -879,40 +878,40 @@ def _decode_DescribedGroup_v4(data: bytes, pos: int) -> tuple[DescribedGroup, in
 
 def _encode_DescribedGroup_v4(o: DescribedGroup, out: bytearray) -> None:
     """DescribedGroup, version 4."""
-    _b113 = o.group_id.encode()
-    out += _S_hh.pack(o.error_code, len(_b113))
-    out += _b113
-    _b114 = o.group_state.encode()
-    out += _S_h.pack(len(_b114))
+    _b114 = o.group_id.encode()
+    out += _S_hh.pack(o.error_code, len(_b114))
     out += _b114
-    _b115 = o.protocol_type.encode()
+    _b115 = o.group_state.encode()
     out += _S_h.pack(len(_b115))
     out += _b115
-    _b116 = o.protocol_data.encode()
+    _b116 = o.protocol_type.encode()
     out += _S_h.pack(len(_b116))
     out += _b116
-    _a117 = o.members
-    out += _S_i.pack(len(_a117))
-    for _e118 in _a117:
-        _b119 = _e118.member_id.encode()
-        out += _S_h.pack(len(_b119))
-        out += _b119
-        _b120 = None if _e118.group_instance_id is None else _e118.group_instance_id.encode()
-        out += _S_h.pack(-1 if _b120 is None else len(_b120))
-        if _b120 is not None:
-            out += _b120
-        _b121 = _e118.client_id.encode()
-        out += _S_h.pack(len(_b121))
-        out += _b121
-        _b122 = _e118.client_host.encode()
+    _b117 = o.protocol_data.encode()
+    out += _S_h.pack(len(_b117))
+    out += _b117
+    _a118 = o.members
+    out += _S_i.pack(len(_a118))
+    for _e119 in _a118:
+        _b120 = _e119.member_id.encode()
+        out += _S_h.pack(len(_b120))
+        out += _b120
+        _b121 = None if _e119.group_instance_id is None else _e119.group_instance_id.encode()
+        out += _S_h.pack(-1 if _b121 is None else len(_b121))
+        if _b121 is not None:
+            out += _b121
+        _b122 = _e119.client_id.encode()
         out += _S_h.pack(len(_b122))
         out += _b122
-        _b123 = _e118.member_metadata
-        out += _S_i.pack(len(_b123))
+        _b123 = _e119.client_host.encode()
+        out += _S_h.pack(len(_b123))
         out += _b123
-        _b124 = _e118.member_assignment
+        _b124 = _e119.member_metadata
         out += _S_i.pack(len(_b124))
         out += _b124
+        _b125 = _e119.member_assignment
+        out += _S_i.pack(len(_b125))
+        out += _b125
     out += _S_i.pack(o.authorized_operations)
 
 
@@ -920,101 +919,99 @@ def _decode_DescribedGroup_v5(data: bytes, pos: int) -> tuple[DescribedGroup, in
     """DescribedGroup, version 5 (flexible)."""
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    _n125 = data[pos]
-    if 0 < _n125 < 128:
-        f_group_id = data[pos + 1 : pos + _n125].decode()
-        pos += _n125
-    else:
-        f_group_id, pos = read_compact_string(data, pos)
     _n126 = data[pos]
     if 0 < _n126 < 128:
-        f_group_state = data[pos + 1 : pos + _n126].decode()
+        f_group_id = data[pos + 1 : pos + _n126].decode()
         pos += _n126
     else:
-        f_group_state, pos = read_compact_string(data, pos)
+        f_group_id, pos = read_compact_string(data, pos)
     _n127 = data[pos]
     if 0 < _n127 < 128:
-        f_protocol_type = data[pos + 1 : pos + _n127].decode()
+        f_group_state = data[pos + 1 : pos + _n127].decode()
         pos += _n127
     else:
-        f_protocol_type, pos = read_compact_string(data, pos)
+        f_group_state, pos = read_compact_string(data, pos)
     _n128 = data[pos]
     if 0 < _n128 < 128:
-        f_protocol_data = data[pos + 1 : pos + _n128].decode()
+        f_protocol_type = data[pos + 1 : pos + _n128].decode()
         pos += _n128
     else:
-        f_protocol_data, pos = read_compact_string(data, pos)
+        f_protocol_type, pos = read_compact_string(data, pos)
     _n129 = data[pos]
-    if _n129 < 128:
+    if 0 < _n129 < 128:
+        f_protocol_data = data[pos + 1 : pos + _n129].decode()
+        pos += _n129
+    else:
+        f_protocol_data, pos = read_compact_string(data, pos)
+    _n130 = data[pos]
+    if _n130 < 128:
         pos += 1
     else:
-        _n129, pos = read_uvarint(data, pos)
-    _n129 -= 1
-    if _n129 < 0:
+        _n130, pos = read_uvarint(data, pos)
+    _n130 -= 1
+    if _n130 < 0:
         raise InvalidValueError("Members: null or negative length")
-    if _n129 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n129) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n130 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n130) + " elements in " + str(len(data) - pos) + " bytes")
     f_members = []
-    for _ in range(_n129):
-        _n131 = data[pos]
-        if 0 < _n131 < 128:
-            _m130_member_id = data[pos + 1 : pos + _n131].decode()
-            pos += _n131
-        else:
-            _m130_member_id, pos = read_compact_string(data, pos)
+    for _ in range(_n130):
         _n132 = data[pos]
         if 0 < _n132 < 128:
-            _m130_group_instance_id = data[pos + 1 : pos + _n132].decode()
+            _m131_member_id = data[pos + 1 : pos + _n132].decode()
             pos += _n132
-        elif _n132 == 0:
-            _m130_group_instance_id = None
-            pos += 1
         else:
-            _m130_group_instance_id, pos = read_compact_nullable_string(data, pos)
+            _m131_member_id, pos = read_compact_string(data, pos)
         _n133 = data[pos]
         if 0 < _n133 < 128:
-            _m130_client_id = data[pos + 1 : pos + _n133].decode()
+            _m131_group_instance_id = data[pos + 1 : pos + _n133].decode()
             pos += _n133
+        elif _n133 == 0:
+            _m131_group_instance_id = None
+            pos += 1
         else:
-            _m130_client_id, pos = read_compact_string(data, pos)
+            _m131_group_instance_id, pos = read_compact_nullable_string(data, pos)
         _n134 = data[pos]
         if 0 < _n134 < 128:
-            _m130_client_host = data[pos + 1 : pos + _n134].decode()
+            _m131_client_id = data[pos + 1 : pos + _n134].decode()
             pos += _n134
         else:
-            _m130_client_host, pos = read_compact_string(data, pos)
+            _m131_client_id, pos = read_compact_string(data, pos)
         _n135 = data[pos]
         if 0 < _n135 < 128:
-            _m130_member_metadata = data[pos + 1 : pos + _n135]
+            _m131_client_host = data[pos + 1 : pos + _n135].decode()
             pos += _n135
         else:
-            _m130_member_metadata, pos = read_compact_bytes(data, pos)
+            _m131_client_host, pos = read_compact_string(data, pos)
         _n136 = data[pos]
         if 0 < _n136 < 128:
-            _m130_member_assignment = data[pos + 1 : pos + _n136]
+            _m131_member_metadata = data[pos + 1 : pos + _n136]
             pos += _n136
         else:
-            _m130_member_assignment, pos = read_compact_bytes(data, pos)
+            _m131_member_metadata, pos = read_compact_bytes(data, pos)
+        _n137 = data[pos]
+        if 0 < _n137 < 128:
+            _m131_member_assignment = data[pos + 1 : pos + _n137]
+            pos += _n137
+        else:
+            _m131_member_assignment, pos = read_compact_bytes(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
         f_members.append(
             DescribedGroupMember(
-                _m130_member_id,
-                _m130_group_instance_id,
-                _m130_client_id,
-                _m130_client_host,
-                _m130_member_metadata,
-                _m130_member_assignment,
+                _m131_member_id,
+                _m131_group_instance_id,
+                _m131_client_id,
+                _m131_client_host,
+                _m131_member_metadata,
+                _m131_member_assignment,
             )
         )
-    (f_authorized_operations,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_authorized_operations, _t138 = _S_iB.unpack_from(data, pos)
+    pos += 5
+    if _t138 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return DescribedGroup(
         f_error_code,
         None,
@@ -1030,197 +1027,194 @@ def _decode_DescribedGroup_v5(data: bytes, pos: int) -> tuple[DescribedGroup, in
 def _encode_DescribedGroup_v5(o: DescribedGroup, out: bytearray) -> None:
     """DescribedGroup, version 5 (flexible)."""
     out += _S_h.pack(o.error_code)
-    _b137 = o.group_id.encode()
-    _n138 = len(_b137) + 1
-    if _n138 < 128:
-        out.append(_n138)
-    else:
-        write_uvarint(out, _n138)
-    out += _b137
-    _b139 = o.group_state.encode()
+    _b139 = o.group_id.encode()
     _n140 = len(_b139) + 1
     if _n140 < 128:
         out.append(_n140)
     else:
         write_uvarint(out, _n140)
     out += _b139
-    _b141 = o.protocol_type.encode()
+    _b141 = o.group_state.encode()
     _n142 = len(_b141) + 1
     if _n142 < 128:
         out.append(_n142)
     else:
         write_uvarint(out, _n142)
     out += _b141
-    _b143 = o.protocol_data.encode()
+    _b143 = o.protocol_type.encode()
     _n144 = len(_b143) + 1
     if _n144 < 128:
         out.append(_n144)
     else:
         write_uvarint(out, _n144)
     out += _b143
-    _a145 = o.members
-    _n146 = len(_a145) + 1
+    _b145 = o.protocol_data.encode()
+    _n146 = len(_b145) + 1
     if _n146 < 128:
         out.append(_n146)
     else:
         write_uvarint(out, _n146)
-    for _e147 in _a145:
-        _b148 = _e147.member_id.encode()
-        _n149 = len(_b148) + 1
-        if _n149 < 128:
-            out.append(_n149)
+    out += _b145
+    _a147 = o.members
+    _n148 = len(_a147) + 1
+    if _n148 < 128:
+        out.append(_n148)
+    else:
+        write_uvarint(out, _n148)
+    for _e149 in _a147:
+        _b150 = _e149.member_id.encode()
+        _n151 = len(_b150) + 1
+        if _n151 < 128:
+            out.append(_n151)
         else:
-            write_uvarint(out, _n149)
-        out += _b148
-        if _e147.group_instance_id is None:
+            write_uvarint(out, _n151)
+        out += _b150
+        if _e149.group_instance_id is None:
             out.append(0)
         else:
-            _b150 = _e147.group_instance_id.encode()
-            _n151 = len(_b150) + 1
-            if _n151 < 128:
-                out.append(_n151)
+            _b152 = _e149.group_instance_id.encode()
+            _n153 = len(_b152) + 1
+            if _n153 < 128:
+                out.append(_n153)
             else:
-                write_uvarint(out, _n151)
-            out += _b150
-        _b152 = _e147.client_id.encode()
-        _n153 = len(_b152) + 1
-        if _n153 < 128:
-            out.append(_n153)
-        else:
-            write_uvarint(out, _n153)
-        out += _b152
-        _b154 = _e147.client_host.encode()
+                write_uvarint(out, _n153)
+            out += _b152
+        _b154 = _e149.client_id.encode()
         _n155 = len(_b154) + 1
         if _n155 < 128:
             out.append(_n155)
         else:
             write_uvarint(out, _n155)
         out += _b154
-        _n156 = len(_e147.member_metadata) + 1
-        if _n156 < 128:
-            out.append(_n156)
-        else:
-            write_uvarint(out, _n156)
-        out += _e147.member_metadata
-        _n157 = len(_e147.member_assignment) + 1
+        _b156 = _e149.client_host.encode()
+        _n157 = len(_b156) + 1
         if _n157 < 128:
             out.append(_n157)
         else:
             write_uvarint(out, _n157)
-        out += _e147.member_assignment
+        out += _b156
+        _n158 = len(_e149.member_metadata) + 1
+        if _n158 < 128:
+            out.append(_n158)
+        else:
+            write_uvarint(out, _n158)
+        out += _e149.member_metadata
+        _n159 = len(_e149.member_assignment) + 1
+        if _n159 < 128:
+            out.append(_n159)
+        else:
+            write_uvarint(out, _n159)
+        out += _e149.member_assignment
         out.append(0)  # no tagged fields
-    out += _S_i.pack(o.authorized_operations)
-    out.append(0)  # no tagged fields
+    out += _S_iB.pack(o.authorized_operations, 0)
 
 
 def _decode_DescribedGroup_v6(data: bytes, pos: int) -> tuple[DescribedGroup, int]:
     """DescribedGroup, version 6 (flexible)."""
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    _n158 = data[pos]
-    if 0 < _n158 < 128:
-        f_error_message = data[pos + 1 : pos + _n158].decode()
-        pos += _n158
-    elif _n158 == 0:
+    _n160 = data[pos]
+    if 0 < _n160 < 128:
+        f_error_message = data[pos + 1 : pos + _n160].decode()
+        pos += _n160
+    elif _n160 == 0:
         f_error_message = None
         pos += 1
     else:
         f_error_message, pos = read_compact_nullable_string(data, pos)
-    _n159 = data[pos]
-    if 0 < _n159 < 128:
-        f_group_id = data[pos + 1 : pos + _n159].decode()
-        pos += _n159
-    else:
-        f_group_id, pos = read_compact_string(data, pos)
-    _n160 = data[pos]
-    if 0 < _n160 < 128:
-        f_group_state = data[pos + 1 : pos + _n160].decode()
-        pos += _n160
-    else:
-        f_group_state, pos = read_compact_string(data, pos)
     _n161 = data[pos]
     if 0 < _n161 < 128:
-        f_protocol_type = data[pos + 1 : pos + _n161].decode()
+        f_group_id = data[pos + 1 : pos + _n161].decode()
         pos += _n161
     else:
-        f_protocol_type, pos = read_compact_string(data, pos)
+        f_group_id, pos = read_compact_string(data, pos)
     _n162 = data[pos]
     if 0 < _n162 < 128:
-        f_protocol_data = data[pos + 1 : pos + _n162].decode()
+        f_group_state = data[pos + 1 : pos + _n162].decode()
         pos += _n162
     else:
-        f_protocol_data, pos = read_compact_string(data, pos)
+        f_group_state, pos = read_compact_string(data, pos)
     _n163 = data[pos]
-    if _n163 < 128:
+    if 0 < _n163 < 128:
+        f_protocol_type = data[pos + 1 : pos + _n163].decode()
+        pos += _n163
+    else:
+        f_protocol_type, pos = read_compact_string(data, pos)
+    _n164 = data[pos]
+    if 0 < _n164 < 128:
+        f_protocol_data = data[pos + 1 : pos + _n164].decode()
+        pos += _n164
+    else:
+        f_protocol_data, pos = read_compact_string(data, pos)
+    _n165 = data[pos]
+    if _n165 < 128:
         pos += 1
     else:
-        _n163, pos = read_uvarint(data, pos)
-    _n163 -= 1
-    if _n163 < 0:
+        _n165, pos = read_uvarint(data, pos)
+    _n165 -= 1
+    if _n165 < 0:
         raise InvalidValueError("Members: null or negative length")
-    if _n163 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n163) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n165 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n165) + " elements in " + str(len(data) - pos) + " bytes")
     f_members = []
-    for _ in range(_n163):
-        _n165 = data[pos]
-        if 0 < _n165 < 128:
-            _m164_member_id = data[pos + 1 : pos + _n165].decode()
-            pos += _n165
-        else:
-            _m164_member_id, pos = read_compact_string(data, pos)
-        _n166 = data[pos]
-        if 0 < _n166 < 128:
-            _m164_group_instance_id = data[pos + 1 : pos + _n166].decode()
-            pos += _n166
-        elif _n166 == 0:
-            _m164_group_instance_id = None
-            pos += 1
-        else:
-            _m164_group_instance_id, pos = read_compact_nullable_string(data, pos)
+    for _ in range(_n165):
         _n167 = data[pos]
         if 0 < _n167 < 128:
-            _m164_client_id = data[pos + 1 : pos + _n167].decode()
+            _m166_member_id = data[pos + 1 : pos + _n167].decode()
             pos += _n167
         else:
-            _m164_client_id, pos = read_compact_string(data, pos)
+            _m166_member_id, pos = read_compact_string(data, pos)
         _n168 = data[pos]
         if 0 < _n168 < 128:
-            _m164_client_host = data[pos + 1 : pos + _n168].decode()
+            _m166_group_instance_id = data[pos + 1 : pos + _n168].decode()
             pos += _n168
+        elif _n168 == 0:
+            _m166_group_instance_id = None
+            pos += 1
         else:
-            _m164_client_host, pos = read_compact_string(data, pos)
+            _m166_group_instance_id, pos = read_compact_nullable_string(data, pos)
         _n169 = data[pos]
         if 0 < _n169 < 128:
-            _m164_member_metadata = data[pos + 1 : pos + _n169]
+            _m166_client_id = data[pos + 1 : pos + _n169].decode()
             pos += _n169
         else:
-            _m164_member_metadata, pos = read_compact_bytes(data, pos)
+            _m166_client_id, pos = read_compact_string(data, pos)
         _n170 = data[pos]
         if 0 < _n170 < 128:
-            _m164_member_assignment = data[pos + 1 : pos + _n170]
+            _m166_client_host = data[pos + 1 : pos + _n170].decode()
             pos += _n170
         else:
-            _m164_member_assignment, pos = read_compact_bytes(data, pos)
+            _m166_client_host, pos = read_compact_string(data, pos)
+        _n171 = data[pos]
+        if 0 < _n171 < 128:
+            _m166_member_metadata = data[pos + 1 : pos + _n171]
+            pos += _n171
+        else:
+            _m166_member_metadata, pos = read_compact_bytes(data, pos)
+        _n172 = data[pos]
+        if 0 < _n172 < 128:
+            _m166_member_assignment = data[pos + 1 : pos + _n172]
+            pos += _n172
+        else:
+            _m166_member_assignment, pos = read_compact_bytes(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
         f_members.append(
             DescribedGroupMember(
-                _m164_member_id,
-                _m164_group_instance_id,
-                _m164_client_id,
-                _m164_client_host,
-                _m164_member_metadata,
-                _m164_member_assignment,
+                _m166_member_id,
+                _m166_group_instance_id,
+                _m166_client_id,
+                _m166_client_host,
+                _m166_member_metadata,
+                _m166_member_assignment,
             )
         )
-    (f_authorized_operations,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_authorized_operations, _t173 = _S_iB.unpack_from(data, pos)
+    pos += 5
+    if _t173 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return DescribedGroup(
         f_error_code,
         f_error_message,
@@ -1239,206 +1233,205 @@ def _encode_DescribedGroup_v6(o: DescribedGroup, out: bytearray) -> None:
     if o.error_message is None:
         out.append(0)
     else:
-        _b171 = o.error_message.encode()
-        _n172 = len(_b171) + 1
-        if _n172 < 128:
-            out.append(_n172)
+        _b174 = o.error_message.encode()
+        _n175 = len(_b174) + 1
+        if _n175 < 128:
+            out.append(_n175)
         else:
-            write_uvarint(out, _n172)
-        out += _b171
-    _b173 = o.group_id.encode()
-    _n174 = len(_b173) + 1
-    if _n174 < 128:
-        out.append(_n174)
+            write_uvarint(out, _n175)
+        out += _b174
+    _b176 = o.group_id.encode()
+    _n177 = len(_b176) + 1
+    if _n177 < 128:
+        out.append(_n177)
     else:
-        write_uvarint(out, _n174)
-    out += _b173
-    _b175 = o.group_state.encode()
-    _n176 = len(_b175) + 1
-    if _n176 < 128:
-        out.append(_n176)
+        write_uvarint(out, _n177)
+    out += _b176
+    _b178 = o.group_state.encode()
+    _n179 = len(_b178) + 1
+    if _n179 < 128:
+        out.append(_n179)
     else:
-        write_uvarint(out, _n176)
-    out += _b175
-    _b177 = o.protocol_type.encode()
-    _n178 = len(_b177) + 1
-    if _n178 < 128:
-        out.append(_n178)
+        write_uvarint(out, _n179)
+    out += _b178
+    _b180 = o.protocol_type.encode()
+    _n181 = len(_b180) + 1
+    if _n181 < 128:
+        out.append(_n181)
     else:
-        write_uvarint(out, _n178)
-    out += _b177
-    _b179 = o.protocol_data.encode()
-    _n180 = len(_b179) + 1
-    if _n180 < 128:
-        out.append(_n180)
+        write_uvarint(out, _n181)
+    out += _b180
+    _b182 = o.protocol_data.encode()
+    _n183 = len(_b182) + 1
+    if _n183 < 128:
+        out.append(_n183)
     else:
-        write_uvarint(out, _n180)
-    out += _b179
-    _a181 = o.members
-    _n182 = len(_a181) + 1
-    if _n182 < 128:
-        out.append(_n182)
+        write_uvarint(out, _n183)
+    out += _b182
+    _a184 = o.members
+    _n185 = len(_a184) + 1
+    if _n185 < 128:
+        out.append(_n185)
     else:
-        write_uvarint(out, _n182)
-    for _e183 in _a181:
-        _b184 = _e183.member_id.encode()
-        _n185 = len(_b184) + 1
-        if _n185 < 128:
-            out.append(_n185)
+        write_uvarint(out, _n185)
+    for _e186 in _a184:
+        _b187 = _e186.member_id.encode()
+        _n188 = len(_b187) + 1
+        if _n188 < 128:
+            out.append(_n188)
         else:
-            write_uvarint(out, _n185)
-        out += _b184
-        if _e183.group_instance_id is None:
+            write_uvarint(out, _n188)
+        out += _b187
+        if _e186.group_instance_id is None:
             out.append(0)
         else:
-            _b186 = _e183.group_instance_id.encode()
-            _n187 = len(_b186) + 1
-            if _n187 < 128:
-                out.append(_n187)
+            _b189 = _e186.group_instance_id.encode()
+            _n190 = len(_b189) + 1
+            if _n190 < 128:
+                out.append(_n190)
             else:
-                write_uvarint(out, _n187)
-            out += _b186
-        _b188 = _e183.client_id.encode()
-        _n189 = len(_b188) + 1
-        if _n189 < 128:
-            out.append(_n189)
-        else:
-            write_uvarint(out, _n189)
-        out += _b188
-        _b190 = _e183.client_host.encode()
-        _n191 = len(_b190) + 1
-        if _n191 < 128:
-            out.append(_n191)
-        else:
-            write_uvarint(out, _n191)
-        out += _b190
-        _n192 = len(_e183.member_metadata) + 1
+                write_uvarint(out, _n190)
+            out += _b189
+        _b191 = _e186.client_id.encode()
+        _n192 = len(_b191) + 1
         if _n192 < 128:
             out.append(_n192)
         else:
             write_uvarint(out, _n192)
-        out += _e183.member_metadata
-        _n193 = len(_e183.member_assignment) + 1
-        if _n193 < 128:
-            out.append(_n193)
+        out += _b191
+        _b193 = _e186.client_host.encode()
+        _n194 = len(_b193) + 1
+        if _n194 < 128:
+            out.append(_n194)
         else:
-            write_uvarint(out, _n193)
-        out += _e183.member_assignment
+            write_uvarint(out, _n194)
+        out += _b193
+        _n195 = len(_e186.member_metadata) + 1
+        if _n195 < 128:
+            out.append(_n195)
+        else:
+            write_uvarint(out, _n195)
+        out += _e186.member_metadata
+        _n196 = len(_e186.member_assignment) + 1
+        if _n196 < 128:
+            out.append(_n196)
+        else:
+            write_uvarint(out, _n196)
+        out += _e186.member_assignment
         out.append(0)  # no tagged fields
-    out += _S_i.pack(o.authorized_operations)
-    out.append(0)  # no tagged fields
+    out += _S_iB.pack(o.authorized_operations, 0)
 
 
 def _decode_DescribeGroupsResponse_v0(data: bytes, pos: int) -> tuple[DescribeGroupsResponse, int]:
     """DescribeGroupsResponse, version 0."""
-    (_n194,) = _S_i.unpack_from(data, pos)
+    (_n197,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n194 < 0:
+    if _n197 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n194 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n194) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n197 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n197) + " elements in " + str(len(data) - pos) + " bytes")
     f_groups = []
-    for _ in range(_n194):
-        _e195, pos = _decode_DescribedGroup_v0(data, pos)
-        f_groups.append(_e195)
+    for _ in range(_n197):
+        _e198, pos = _decode_DescribedGroup_v0(data, pos)
+        f_groups.append(_e198)
     return DescribeGroupsResponse(0, f_groups), pos
 
 
 def _encode_DescribeGroupsResponse_v0(o: DescribeGroupsResponse, out: bytearray) -> None:
     """DescribeGroupsResponse, version 0."""
-    _a196 = o.groups
-    out += _S_i.pack(len(_a196))
-    for _e197 in _a196:
-        _encode_DescribedGroup_v0(_e197, out)
+    _a199 = o.groups
+    out += _S_i.pack(len(_a199))
+    for _e200 in _a199:
+        _encode_DescribedGroup_v0(_e200, out)
 
 
 def _decode_DescribeGroupsResponse_v1(data: bytes, pos: int) -> tuple[DescribeGroupsResponse, int]:
     """DescribeGroupsResponse, versions 1-2."""
-    f_throttle_time_ms, _n198 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n201 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n198 < 0:
+    if _n201 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n198 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n198) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n201 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n201) + " elements in " + str(len(data) - pos) + " bytes")
     f_groups = []
-    for _ in range(_n198):
-        _e199, pos = _decode_DescribedGroup_v0(data, pos)
-        f_groups.append(_e199)
+    for _ in range(_n201):
+        _e202, pos = _decode_DescribedGroup_v0(data, pos)
+        f_groups.append(_e202)
     return DescribeGroupsResponse(f_throttle_time_ms, f_groups), pos
 
 
 def _encode_DescribeGroupsResponse_v1(o: DescribeGroupsResponse, out: bytearray) -> None:
     """DescribeGroupsResponse, versions 1-2."""
-    _a200 = o.groups
-    out += _S_ii.pack(o.throttle_time_ms, len(_a200))
-    for _e201 in _a200:
-        _encode_DescribedGroup_v0(_e201, out)
+    _a203 = o.groups
+    out += _S_ii.pack(o.throttle_time_ms, len(_a203))
+    for _e204 in _a203:
+        _encode_DescribedGroup_v0(_e204, out)
 
 
 def _decode_DescribeGroupsResponse_v3(data: bytes, pos: int) -> tuple[DescribeGroupsResponse, int]:
     """DescribeGroupsResponse, version 3."""
-    f_throttle_time_ms, _n202 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n205 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n202 < 0:
+    if _n205 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n202 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n202) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n205 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n205) + " elements in " + str(len(data) - pos) + " bytes")
     f_groups = []
-    for _ in range(_n202):
-        _e203, pos = _decode_DescribedGroup_v3(data, pos)
-        f_groups.append(_e203)
+    for _ in range(_n205):
+        _e206, pos = _decode_DescribedGroup_v3(data, pos)
+        f_groups.append(_e206)
     return DescribeGroupsResponse(f_throttle_time_ms, f_groups), pos
 
 
 def _encode_DescribeGroupsResponse_v3(o: DescribeGroupsResponse, out: bytearray) -> None:
     """DescribeGroupsResponse, version 3."""
-    _a204 = o.groups
-    out += _S_ii.pack(o.throttle_time_ms, len(_a204))
-    for _e205 in _a204:
-        _encode_DescribedGroup_v3(_e205, out)
+    _a207 = o.groups
+    out += _S_ii.pack(o.throttle_time_ms, len(_a207))
+    for _e208 in _a207:
+        _encode_DescribedGroup_v3(_e208, out)
 
 
 def _decode_DescribeGroupsResponse_v4(data: bytes, pos: int) -> tuple[DescribeGroupsResponse, int]:
     """DescribeGroupsResponse, version 4."""
-    f_throttle_time_ms, _n206 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n209 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n206 < 0:
+    if _n209 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n206 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n206) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n209 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n209) + " elements in " + str(len(data) - pos) + " bytes")
     f_groups = []
-    for _ in range(_n206):
-        _e207, pos = _decode_DescribedGroup_v4(data, pos)
-        f_groups.append(_e207)
+    for _ in range(_n209):
+        _e210, pos = _decode_DescribedGroup_v4(data, pos)
+        f_groups.append(_e210)
     return DescribeGroupsResponse(f_throttle_time_ms, f_groups), pos
 
 
 def _encode_DescribeGroupsResponse_v4(o: DescribeGroupsResponse, out: bytearray) -> None:
     """DescribeGroupsResponse, version 4."""
-    _a208 = o.groups
-    out += _S_ii.pack(o.throttle_time_ms, len(_a208))
-    for _e209 in _a208:
-        _encode_DescribedGroup_v4(_e209, out)
+    _a211 = o.groups
+    out += _S_ii.pack(o.throttle_time_ms, len(_a211))
+    for _e212 in _a211:
+        _encode_DescribedGroup_v4(_e212, out)
 
 
 def _decode_DescribeGroupsResponse_v5(data: bytes, pos: int) -> tuple[DescribeGroupsResponse, int]:
     """DescribeGroupsResponse, version 5 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n210 = data[pos]
-    if _n210 < 128:
+    _n213 = data[pos]
+    if _n213 < 128:
         pos += 1
     else:
-        _n210, pos = read_uvarint(data, pos)
-    _n210 -= 1
-    if _n210 < 0:
+        _n213, pos = read_uvarint(data, pos)
+    _n213 -= 1
+    if _n213 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n210 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n210) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n213 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n213) + " elements in " + str(len(data) - pos) + " bytes")
     f_groups = []
-    for _ in range(_n210):
-        _e211, pos = _decode_DescribedGroup_v5(data, pos)
-        f_groups.append(_e211)
+    for _ in range(_n213):
+        _e214, pos = _decode_DescribedGroup_v5(data, pos)
+        f_groups.append(_e214)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1449,14 +1442,14 @@ def _decode_DescribeGroupsResponse_v5(data: bytes, pos: int) -> tuple[DescribeGr
 def _encode_DescribeGroupsResponse_v5(o: DescribeGroupsResponse, out: bytearray) -> None:
     """DescribeGroupsResponse, version 5 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a212 = o.groups
-    _n213 = len(_a212) + 1
-    if _n213 < 128:
-        out.append(_n213)
+    _a215 = o.groups
+    _n216 = len(_a215) + 1
+    if _n216 < 128:
+        out.append(_n216)
     else:
-        write_uvarint(out, _n213)
-    for _e214 in _a212:
-        _encode_DescribedGroup_v5(_e214, out)
+        write_uvarint(out, _n216)
+    for _e217 in _a215:
+        _encode_DescribedGroup_v5(_e217, out)
     out.append(0)  # no tagged fields
 
 
@@ -1464,20 +1457,20 @@ def _decode_DescribeGroupsResponse_v6(data: bytes, pos: int) -> tuple[DescribeGr
     """DescribeGroupsResponse, version 6 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n215 = data[pos]
-    if _n215 < 128:
+    _n218 = data[pos]
+    if _n218 < 128:
         pos += 1
     else:
-        _n215, pos = read_uvarint(data, pos)
-    _n215 -= 1
-    if _n215 < 0:
+        _n218, pos = read_uvarint(data, pos)
+    _n218 -= 1
+    if _n218 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n215 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n215) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n218 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n218) + " elements in " + str(len(data) - pos) + " bytes")
     f_groups = []
-    for _ in range(_n215):
-        _e216, pos = _decode_DescribedGroup_v6(data, pos)
-        f_groups.append(_e216)
+    for _ in range(_n218):
+        _e219, pos = _decode_DescribedGroup_v6(data, pos)
+        f_groups.append(_e219)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1488,14 +1481,14 @@ def _decode_DescribeGroupsResponse_v6(data: bytes, pos: int) -> tuple[DescribeGr
 def _encode_DescribeGroupsResponse_v6(o: DescribeGroupsResponse, out: bytearray) -> None:
     """DescribeGroupsResponse, version 6 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a217 = o.groups
-    _n218 = len(_a217) + 1
-    if _n218 < 128:
-        out.append(_n218)
+    _a220 = o.groups
+    _n221 = len(_a220) + 1
+    if _n221 < 128:
+        out.append(_n221)
     else:
-        write_uvarint(out, _n218)
-    for _e219 in _a217:
-        _encode_DescribedGroup_v6(_e219, out)
+        write_uvarint(out, _n221)
+    for _e222 in _a220:
+        _encode_DescribedGroup_v6(_e222, out)
     out.append(0)  # no tagged fields
 
 

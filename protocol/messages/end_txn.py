@@ -19,8 +19,10 @@ from protocol.schema import FieldSpec, MessageSpec
 
 _S_h = Struct(">h")
 _S_ih = Struct(">ih")
-_S_ihqh = Struct(">ihqh")
+_S_ihB = Struct(">ihB")
+_S_ihqhB = Struct(">ihqhB")
 _S_qho = Struct(">qh?")
+_S_qhoB = Struct(">qh?B")
 
 
 @dataclass(slots=True)
@@ -168,26 +170,23 @@ def _decode_EndTxnRequest_v3(data: bytes, pos: int) -> tuple[EndTxnRequest, int]
         pos += _n3
     else:
         f_transactional_id, pos = read_compact_string(data, pos)
-    f_producer_id, f_producer_epoch, f_committed = _S_qho.unpack_from(data, pos)
-    pos += 11
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_producer_id, f_producer_epoch, f_committed, _t4 = _S_qhoB.unpack_from(data, pos)
+    pos += 12
+    if _t4 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return EndTxnRequest(f_transactional_id, f_producer_id, f_producer_epoch, f_committed), pos
 
 
 def _encode_EndTxnRequest_v3(o: EndTxnRequest, out: bytearray) -> None:
     """EndTxnRequest, versions 3-5 (flexible)."""
-    _b4 = o.transactional_id.encode()
-    _n5 = len(_b4) + 1
-    if _n5 < 128:
-        out.append(_n5)
+    _b5 = o.transactional_id.encode()
+    _n6 = len(_b5) + 1
+    if _n6 < 128:
+        out.append(_n6)
     else:
-        write_uvarint(out, _n5)
-    out += _b4
-    out += _S_qho.pack(o.producer_id, o.producer_epoch, o.committed)
-    out.append(0)  # no tagged fields
+        write_uvarint(out, _n6)
+    out += _b5
+    out += _S_qhoB.pack(o.producer_id, o.producer_epoch, o.committed, 0)
 
 
 def _decode_EndTxnResponse_v0(data: bytes, pos: int) -> tuple[EndTxnResponse, int]:
@@ -204,36 +203,30 @@ def _encode_EndTxnResponse_v0(o: EndTxnResponse, out: bytearray) -> None:
 
 def _decode_EndTxnResponse_v3(data: bytes, pos: int) -> tuple[EndTxnResponse, int]:
     """EndTxnResponse, versions 3-4 (flexible)."""
-    f_throttle_time_ms, f_error_code = _S_ih.unpack_from(data, pos)
-    pos += 6
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_throttle_time_ms, f_error_code, _t7 = _S_ihB.unpack_from(data, pos)
+    pos += 7
+    if _t7 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return EndTxnResponse(f_throttle_time_ms, f_error_code, -1, -1), pos
 
 
 def _encode_EndTxnResponse_v3(o: EndTxnResponse, out: bytearray) -> None:
     """EndTxnResponse, versions 3-4 (flexible)."""
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    out.append(0)  # no tagged fields
+    out += _S_ihB.pack(o.throttle_time_ms, o.error_code, 0)
 
 
 def _decode_EndTxnResponse_v5(data: bytes, pos: int) -> tuple[EndTxnResponse, int]:
     """EndTxnResponse, version 5 (flexible)."""
-    f_throttle_time_ms, f_error_code, f_producer_id, f_producer_epoch = _S_ihqh.unpack_from(data, pos)
-    pos += 16
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_throttle_time_ms, f_error_code, f_producer_id, f_producer_epoch, _t8 = _S_ihqhB.unpack_from(data, pos)
+    pos += 17
+    if _t8 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return EndTxnResponse(f_throttle_time_ms, f_error_code, f_producer_id, f_producer_epoch), pos
 
 
 def _encode_EndTxnResponse_v5(o: EndTxnResponse, out: bytearray) -> None:
     """EndTxnResponse, version 5 (flexible)."""
-    out += _S_ihqh.pack(o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch)
-    out.append(0)  # no tagged fields
+    out += _S_ihqhB.pack(o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch, 0)
 
 
 _END_TXN_REQUEST_DECODERS: dict[int, Callable[[bytes, int], tuple[EndTxnRequest, int]]] = {

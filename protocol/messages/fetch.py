@@ -40,6 +40,7 @@ _S_ihqqi = Struct(">ihqqi")
 _S_ihqqq = Struct(">ihqqq")
 _S_ihqqqi = Struct(">ihqqqi")
 _S_ii = Struct(">ii")
+_S_iiB = Struct(">iiB")
 _S_iiibii = Struct(">iiibii")
 _S_iiii = Struct(">iiii")
 _S_iiiibi = Struct(">iiiibi")
@@ -47,13 +48,15 @@ _S_iiiibii = Struct(">iiiibii")
 _S_iiiibiii = Struct(">iiiibiii")
 _S_iiiii = Struct(">iiiii")
 _S_iiqiqi = Struct(">iiqiqi")
+_S_iiqiqiB = Struct(">iiqiqiB")
 _S_iiqqi = Struct(">iiqqi")
-_S_iq = Struct(">iq")
+_S_iqB = Struct(">iqB")
 _S_iqi = Struct(">iqi")
 _S_iqqi = Struct(">iqqi")
 _S_q = Struct(">q")
-_S_qi = Struct(">qi")
+_S_qiB = Struct(">qiB")
 _S_qq = Struct(">qq")
+_S_qqB = Struct(">qqB")
 
 
 @dataclass(slots=True)
@@ -583,12 +586,11 @@ def _decode_FetchPartition_v12(data: bytes, pos: int) -> tuple[FetchPartition, i
         f_last_fetched_epoch,
         f_log_start_offset,
         f_partition_max_bytes,
-    ) = _S_iiqiqi.unpack_from(data, pos)
-    pos += 32
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+        _t18,
+    ) = _S_iiqiqiB.unpack_from(data, pos)
+    pos += 33
+    if _t18 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return FetchPartition(
         f_partition,
         f_current_leader_epoch,
@@ -603,15 +605,15 @@ def _decode_FetchPartition_v12(data: bytes, pos: int) -> tuple[FetchPartition, i
 
 def _encode_FetchPartition_v12(o: FetchPartition, out: bytearray) -> None:
     """FetchPartition, versions 12-16 (flexible)."""
-    out += _S_iiqiqi.pack(
+    out += _S_iiqiqiB.pack(
         o.partition,
         o.current_leader_epoch,
         o.fetch_offset,
         o.last_fetched_epoch,
         o.log_start_offset,
         o.partition_max_bytes,
+        0,
     )
-    out.append(0)  # no tagged fields
 
 
 def _decode_FetchPartition_v17(data: bytes, pos: int) -> tuple[FetchPartition, int]:
@@ -629,16 +631,16 @@ def _decode_FetchPartition_v17(data: bytes, pos: int) -> tuple[FetchPartition, i
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
-        _nt18, pos = read_uvarint(data, pos)
-        for _ in range(_nt18):
-            _tag19, pos = read_uvarint(data, pos)
-            _end20, pos = read_uvarint(data, pos)
-            _end20 += pos
-            if _tag19 == 0:
-                (_r21,) = _S_16s.unpack_from(data, pos)
+        _nt19, pos = read_uvarint(data, pos)
+        for _ in range(_nt19):
+            _tag20, pos = read_uvarint(data, pos)
+            _end21, pos = read_uvarint(data, pos)
+            _end21 += pos
+            if _tag20 == 0:
+                (_r22,) = _S_16s.unpack_from(data, pos)
                 pos += 16
-                f_replica_directory_id = UUID(bytes=_r21)
-            pos = _end20  # unknown tags are skipped (KIP-482)
+                f_replica_directory_id = UUID(bytes=_r22)
+            pos = _end21  # unknown tags are skipped (KIP-482)
     return FetchPartition(
         f_partition,
         f_current_leader_epoch,
@@ -661,17 +663,17 @@ def _encode_FetchPartition_v17(o: FetchPartition, out: bytearray) -> None:
         o.log_start_offset,
         o.partition_max_bytes,
     )
-    _nt22 = o.replica_directory_id != ZERO_UUID
-    if _nt22 == 0:
+    _nt23 = o.replica_directory_id != ZERO_UUID
+    if _nt23 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt22)
+        write_uvarint(out, _nt23)
         if o.replica_directory_id != ZERO_UUID:
             write_uvarint(out, 0)
-            _t23 = bytearray()
-            _t23 += _S_16s.pack(o.replica_directory_id.bytes)
-            write_uvarint(out, len(_t23))
-            out += _t23
+            _t24 = bytearray()
+            _t24 += _S_16s.pack(o.replica_directory_id.bytes)
+            write_uvarint(out, len(_t24))
+            out += _t24
 
 
 def _decode_FetchPartition_v18(data: bytes, pos: int) -> tuple[FetchPartition, int]:
@@ -690,19 +692,19 @@ def _decode_FetchPartition_v18(data: bytes, pos: int) -> tuple[FetchPartition, i
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
-        _nt24, pos = read_uvarint(data, pos)
-        for _ in range(_nt24):
-            _tag25, pos = read_uvarint(data, pos)
-            _end26, pos = read_uvarint(data, pos)
-            _end26 += pos
-            if _tag25 == 0:
-                (_r27,) = _S_16s.unpack_from(data, pos)
+        _nt25, pos = read_uvarint(data, pos)
+        for _ in range(_nt25):
+            _tag26, pos = read_uvarint(data, pos)
+            _end27, pos = read_uvarint(data, pos)
+            _end27 += pos
+            if _tag26 == 0:
+                (_r28,) = _S_16s.unpack_from(data, pos)
                 pos += 16
-                f_replica_directory_id = UUID(bytes=_r27)
-            elif _tag25 == 1:
+                f_replica_directory_id = UUID(bytes=_r28)
+            elif _tag26 == 1:
                 (f_high_watermark,) = _S_q.unpack_from(data, pos)
                 pos += 8
-            pos = _end26  # unknown tags are skipped (KIP-482)
+            pos = _end27  # unknown tags are skipped (KIP-482)
     return FetchPartition(
         f_partition,
         f_current_leader_epoch,
@@ -725,51 +727,51 @@ def _encode_FetchPartition_v18(o: FetchPartition, out: bytearray) -> None:
         o.log_start_offset,
         o.partition_max_bytes,
     )
-    _nt28 = (o.replica_directory_id != ZERO_UUID) + (o.high_watermark != 9223372036854775807)
-    if _nt28 == 0:
+    _nt29 = (o.replica_directory_id != ZERO_UUID) + (o.high_watermark != 9223372036854775807)
+    if _nt29 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt28)
+        write_uvarint(out, _nt29)
         if o.replica_directory_id != ZERO_UUID:
             write_uvarint(out, 0)
-            _t29 = bytearray()
-            _t29 += _S_16s.pack(o.replica_directory_id.bytes)
-            write_uvarint(out, len(_t29))
-            out += _t29
+            _t30 = bytearray()
+            _t30 += _S_16s.pack(o.replica_directory_id.bytes)
+            write_uvarint(out, len(_t30))
+            out += _t30
         if o.high_watermark != 9223372036854775807:
             write_uvarint(out, 1)
-            _t29 = bytearray()
-            _t29 += _S_q.pack(o.high_watermark)
-            write_uvarint(out, len(_t29))
-            out += _t29
+            _t30 = bytearray()
+            _t30 += _S_q.pack(o.high_watermark)
+            write_uvarint(out, len(_t30))
+            out += _t30
 
 
 def _decode_FetchTopic_v0(data: bytes, pos: int) -> tuple[FetchTopic, int]:
     """FetchTopic, versions 0-4."""
-    (_n30,) = _S_h.unpack_from(data, pos)
+    (_n31,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n30 < 0:
-        raise InvalidValueError("Topic: null or negative length")
-    f_topic = data[pos : pos + _n30].decode()
-    pos += _n30
-    (_n31,) = _S_i.unpack_from(data, pos)
-    pos += 4
     if _n31 < 0:
+        raise InvalidValueError("Topic: null or negative length")
+    f_topic = data[pos : pos + _n31].decode()
+    pos += _n31
+    (_n32,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n32 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n31 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n31) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n32 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n32) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n31):
-        _m32_partition, _m32_fetch_offset, _m32_partition_max_bytes = _S_iqi.unpack_from(data, pos)
+    for _ in range(_n32):
+        _m33_partition, _m33_fetch_offset, _m33_partition_max_bytes = _S_iqi.unpack_from(data, pos)
         pos += 16
         f_partitions.append(
             FetchPartition(
-                _m32_partition,
+                _m33_partition,
                 -1,
-                _m32_fetch_offset,
+                _m33_fetch_offset,
                 -1,
                 -1,
-                _m32_partition_max_bytes,
+                _m33_partition_max_bytes,
                 ZERO_UUID,
                 9223372036854775807,
             )
@@ -779,43 +781,43 @@ def _decode_FetchTopic_v0(data: bytes, pos: int) -> tuple[FetchTopic, int]:
 
 def _encode_FetchTopic_v0(o: FetchTopic, out: bytearray) -> None:
     """FetchTopic, versions 0-4."""
-    _b33 = o.topic.encode()
-    out += _S_h.pack(len(_b33))
-    out += _b33
-    _a34 = o.partitions
-    out += _S_i.pack(len(_a34))
-    for _e35 in _a34:
-        out += _S_iqi.pack(_e35.partition, _e35.fetch_offset, _e35.partition_max_bytes)
+    _b34 = o.topic.encode()
+    out += _S_h.pack(len(_b34))
+    out += _b34
+    _a35 = o.partitions
+    out += _S_i.pack(len(_a35))
+    for _e36 in _a35:
+        out += _S_iqi.pack(_e36.partition, _e36.fetch_offset, _e36.partition_max_bytes)
 
 
 def _decode_FetchTopic_v5(data: bytes, pos: int) -> tuple[FetchTopic, int]:
     """FetchTopic, versions 5-8."""
-    (_n36,) = _S_h.unpack_from(data, pos)
+    (_n37,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n36 < 0:
-        raise InvalidValueError("Topic: null or negative length")
-    f_topic = data[pos : pos + _n36].decode()
-    pos += _n36
-    (_n37,) = _S_i.unpack_from(data, pos)
-    pos += 4
     if _n37 < 0:
+        raise InvalidValueError("Topic: null or negative length")
+    f_topic = data[pos : pos + _n37].decode()
+    pos += _n37
+    (_n38,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n38 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n37 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n37) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n38 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n38) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n37):
-        _m38_partition, _m38_fetch_offset, _m38_log_start_offset, _m38_partition_max_bytes = (
+    for _ in range(_n38):
+        _m39_partition, _m39_fetch_offset, _m39_log_start_offset, _m39_partition_max_bytes = (
             _S_iqqi.unpack_from(data, pos)
         )
         pos += 24
         f_partitions.append(
             FetchPartition(
-                _m38_partition,
+                _m39_partition,
                 -1,
-                _m38_fetch_offset,
+                _m39_fetch_offset,
                 -1,
-                _m38_log_start_offset,
-                _m38_partition_max_bytes,
+                _m39_log_start_offset,
+                _m39_partition_max_bytes,
                 ZERO_UUID,
                 9223372036854775807,
             )
@@ -825,49 +827,49 @@ def _decode_FetchTopic_v5(data: bytes, pos: int) -> tuple[FetchTopic, int]:
 
 def _encode_FetchTopic_v5(o: FetchTopic, out: bytearray) -> None:
     """FetchTopic, versions 5-8."""
-    _b39 = o.topic.encode()
-    out += _S_h.pack(len(_b39))
-    out += _b39
-    _a40 = o.partitions
-    out += _S_i.pack(len(_a40))
-    for _e41 in _a40:
+    _b40 = o.topic.encode()
+    out += _S_h.pack(len(_b40))
+    out += _b40
+    _a41 = o.partitions
+    out += _S_i.pack(len(_a41))
+    for _e42 in _a41:
         out += _S_iqqi.pack(
-            _e41.partition, _e41.fetch_offset, _e41.log_start_offset, _e41.partition_max_bytes
+            _e42.partition, _e42.fetch_offset, _e42.log_start_offset, _e42.partition_max_bytes
         )
 
 
 def _decode_FetchTopic_v9(data: bytes, pos: int) -> tuple[FetchTopic, int]:
     """FetchTopic, versions 9-11."""
-    (_n42,) = _S_h.unpack_from(data, pos)
+    (_n43,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n42 < 0:
-        raise InvalidValueError("Topic: null or negative length")
-    f_topic = data[pos : pos + _n42].decode()
-    pos += _n42
-    (_n43,) = _S_i.unpack_from(data, pos)
-    pos += 4
     if _n43 < 0:
+        raise InvalidValueError("Topic: null or negative length")
+    f_topic = data[pos : pos + _n43].decode()
+    pos += _n43
+    (_n44,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n44 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n43 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n43) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n44 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n44) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n43):
+    for _ in range(_n44):
         (
-            _m44_partition,
-            _m44_current_leader_epoch,
-            _m44_fetch_offset,
-            _m44_log_start_offset,
-            _m44_partition_max_bytes,
+            _m45_partition,
+            _m45_current_leader_epoch,
+            _m45_fetch_offset,
+            _m45_log_start_offset,
+            _m45_partition_max_bytes,
         ) = _S_iiqqi.unpack_from(data, pos)
         pos += 28
         f_partitions.append(
             FetchPartition(
-                _m44_partition,
-                _m44_current_leader_epoch,
-                _m44_fetch_offset,
+                _m45_partition,
+                _m45_current_leader_epoch,
+                _m45_fetch_offset,
                 -1,
-                _m44_log_start_offset,
-                _m44_partition_max_bytes,
+                _m45_log_start_offset,
+                _m45_partition_max_bytes,
                 ZERO_UUID,
                 9223372036854775807,
             )
@@ -877,62 +879,61 @@ def _decode_FetchTopic_v9(data: bytes, pos: int) -> tuple[FetchTopic, int]:
 
 def _encode_FetchTopic_v9(o: FetchTopic, out: bytearray) -> None:
     """FetchTopic, versions 9-11."""
-    _b45 = o.topic.encode()
-    out += _S_h.pack(len(_b45))
-    out += _b45
-    _a46 = o.partitions
-    out += _S_i.pack(len(_a46))
-    for _e47 in _a46:
+    _b46 = o.topic.encode()
+    out += _S_h.pack(len(_b46))
+    out += _b46
+    _a47 = o.partitions
+    out += _S_i.pack(len(_a47))
+    for _e48 in _a47:
         out += _S_iiqqi.pack(
-            _e47.partition,
-            _e47.current_leader_epoch,
-            _e47.fetch_offset,
-            _e47.log_start_offset,
-            _e47.partition_max_bytes,
+            _e48.partition,
+            _e48.current_leader_epoch,
+            _e48.fetch_offset,
+            _e48.log_start_offset,
+            _e48.partition_max_bytes,
         )
 
 
 def _decode_FetchTopic_v12(data: bytes, pos: int) -> tuple[FetchTopic, int]:
     """FetchTopic, version 12 (flexible)."""
-    _n48 = data[pos]
-    if 0 < _n48 < 128:
-        f_topic = data[pos + 1 : pos + _n48].decode()
-        pos += _n48
+    _n49 = data[pos]
+    if 0 < _n49 < 128:
+        f_topic = data[pos + 1 : pos + _n49].decode()
+        pos += _n49
     else:
         f_topic, pos = read_compact_string(data, pos)
-    _n49 = data[pos]
-    if _n49 < 128:
+    _n50 = data[pos]
+    if _n50 < 128:
         pos += 1
     else:
-        _n49, pos = read_uvarint(data, pos)
-    _n49 -= 1
-    if _n49 < 0:
+        _n50, pos = read_uvarint(data, pos)
+    _n50 -= 1
+    if _n50 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n49 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n49) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n50 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n50) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n49):
+    for _ in range(_n50):
         (
-            _m50_partition,
-            _m50_current_leader_epoch,
-            _m50_fetch_offset,
-            _m50_last_fetched_epoch,
-            _m50_log_start_offset,
-            _m50_partition_max_bytes,
-        ) = _S_iiqiqi.unpack_from(data, pos)
-        pos += 32
-        if data[pos] == 0:  # no tagged fields: the common case
-            pos += 1
-        else:
-            pos = skip_tagged_fields(data, pos)
+            _m51_partition,
+            _m51_current_leader_epoch,
+            _m51_fetch_offset,
+            _m51_last_fetched_epoch,
+            _m51_log_start_offset,
+            _m51_partition_max_bytes,
+            _t52,
+        ) = _S_iiqiqiB.unpack_from(data, pos)
+        pos += 33
+        if _t52 != 0:
+            pos = skip_tagged_fields(data, pos - 1)
         f_partitions.append(
             FetchPartition(
-                _m50_partition,
-                _m50_current_leader_epoch,
-                _m50_fetch_offset,
-                _m50_last_fetched_epoch,
-                _m50_log_start_offset,
-                _m50_partition_max_bytes,
+                _m51_partition,
+                _m51_current_leader_epoch,
+                _m51_fetch_offset,
+                _m51_last_fetched_epoch,
+                _m51_log_start_offset,
+                _m51_partition_max_bytes,
                 ZERO_UUID,
                 9223372036854775807,
             )
@@ -946,70 +947,69 @@ def _decode_FetchTopic_v12(data: bytes, pos: int) -> tuple[FetchTopic, int]:
 
 def _encode_FetchTopic_v12(o: FetchTopic, out: bytearray) -> None:
     """FetchTopic, version 12 (flexible)."""
-    _b51 = o.topic.encode()
-    _n52 = len(_b51) + 1
-    if _n52 < 128:
-        out.append(_n52)
-    else:
-        write_uvarint(out, _n52)
-    out += _b51
-    _a53 = o.partitions
-    _n54 = len(_a53) + 1
+    _b53 = o.topic.encode()
+    _n54 = len(_b53) + 1
     if _n54 < 128:
         out.append(_n54)
     else:
         write_uvarint(out, _n54)
-    for _e55 in _a53:
-        out += _S_iiqiqi.pack(
-            _e55.partition,
-            _e55.current_leader_epoch,
-            _e55.fetch_offset,
-            _e55.last_fetched_epoch,
-            _e55.log_start_offset,
-            _e55.partition_max_bytes,
+    out += _b53
+    _a55 = o.partitions
+    _n56 = len(_a55) + 1
+    if _n56 < 128:
+        out.append(_n56)
+    else:
+        write_uvarint(out, _n56)
+    for _e57 in _a55:
+        out += _S_iiqiqiB.pack(
+            _e57.partition,
+            _e57.current_leader_epoch,
+            _e57.fetch_offset,
+            _e57.last_fetched_epoch,
+            _e57.log_start_offset,
+            _e57.partition_max_bytes,
+            0,
         )
-        out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_FetchTopic_v13(data: bytes, pos: int) -> tuple[FetchTopic, int]:
     """FetchTopic, versions 13-16 (flexible)."""
-    (_r56,) = _S_16s.unpack_from(data, pos)
+    (_r58,) = _S_16s.unpack_from(data, pos)
     pos += 16
-    f_topic_id = UUID(bytes=_r56)
-    _n57 = data[pos]
-    if _n57 < 128:
+    f_topic_id = UUID(bytes=_r58)
+    _n59 = data[pos]
+    if _n59 < 128:
         pos += 1
     else:
-        _n57, pos = read_uvarint(data, pos)
-    _n57 -= 1
-    if _n57 < 0:
+        _n59, pos = read_uvarint(data, pos)
+    _n59 -= 1
+    if _n59 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n57 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n57) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n59 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n59) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n57):
+    for _ in range(_n59):
         (
-            _m58_partition,
-            _m58_current_leader_epoch,
-            _m58_fetch_offset,
-            _m58_last_fetched_epoch,
-            _m58_log_start_offset,
-            _m58_partition_max_bytes,
-        ) = _S_iiqiqi.unpack_from(data, pos)
-        pos += 32
-        if data[pos] == 0:  # no tagged fields: the common case
-            pos += 1
-        else:
-            pos = skip_tagged_fields(data, pos)
+            _m60_partition,
+            _m60_current_leader_epoch,
+            _m60_fetch_offset,
+            _m60_last_fetched_epoch,
+            _m60_log_start_offset,
+            _m60_partition_max_bytes,
+            _t61,
+        ) = _S_iiqiqiB.unpack_from(data, pos)
+        pos += 33
+        if _t61 != 0:
+            pos = skip_tagged_fields(data, pos - 1)
         f_partitions.append(
             FetchPartition(
-                _m58_partition,
-                _m58_current_leader_epoch,
-                _m58_fetch_offset,
-                _m58_last_fetched_epoch,
-                _m58_log_start_offset,
-                _m58_partition_max_bytes,
+                _m60_partition,
+                _m60_current_leader_epoch,
+                _m60_fetch_offset,
+                _m60_last_fetched_epoch,
+                _m60_log_start_offset,
+                _m60_partition_max_bytes,
                 ZERO_UUID,
                 9223372036854775807,
             )
@@ -1024,74 +1024,74 @@ def _decode_FetchTopic_v13(data: bytes, pos: int) -> tuple[FetchTopic, int]:
 def _encode_FetchTopic_v13(o: FetchTopic, out: bytearray) -> None:
     """FetchTopic, versions 13-16 (flexible)."""
     out += _S_16s.pack(o.topic_id.bytes)
-    _a59 = o.partitions
-    _n60 = len(_a59) + 1
-    if _n60 < 128:
-        out.append(_n60)
+    _a62 = o.partitions
+    _n63 = len(_a62) + 1
+    if _n63 < 128:
+        out.append(_n63)
     else:
-        write_uvarint(out, _n60)
-    for _e61 in _a59:
-        out += _S_iiqiqi.pack(
-            _e61.partition,
-            _e61.current_leader_epoch,
-            _e61.fetch_offset,
-            _e61.last_fetched_epoch,
-            _e61.log_start_offset,
-            _e61.partition_max_bytes,
+        write_uvarint(out, _n63)
+    for _e64 in _a62:
+        out += _S_iiqiqiB.pack(
+            _e64.partition,
+            _e64.current_leader_epoch,
+            _e64.fetch_offset,
+            _e64.last_fetched_epoch,
+            _e64.log_start_offset,
+            _e64.partition_max_bytes,
+            0,
         )
-        out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_FetchTopic_v17(data: bytes, pos: int) -> tuple[FetchTopic, int]:
     """FetchTopic, version 17 (flexible)."""
-    (_r62,) = _S_16s.unpack_from(data, pos)
+    (_r65,) = _S_16s.unpack_from(data, pos)
     pos += 16
-    f_topic_id = UUID(bytes=_r62)
-    _n63 = data[pos]
-    if _n63 < 128:
+    f_topic_id = UUID(bytes=_r65)
+    _n66 = data[pos]
+    if _n66 < 128:
         pos += 1
     else:
-        _n63, pos = read_uvarint(data, pos)
-    _n63 -= 1
-    if _n63 < 0:
+        _n66, pos = read_uvarint(data, pos)
+    _n66 -= 1
+    if _n66 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n63 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n63) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n66 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n66) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n63):
+    for _ in range(_n66):
         (
-            _m64_partition,
-            _m64_current_leader_epoch,
-            _m64_fetch_offset,
-            _m64_last_fetched_epoch,
-            _m64_log_start_offset,
-            _m64_partition_max_bytes,
+            _m67_partition,
+            _m67_current_leader_epoch,
+            _m67_fetch_offset,
+            _m67_last_fetched_epoch,
+            _m67_log_start_offset,
+            _m67_partition_max_bytes,
         ) = _S_iiqiqi.unpack_from(data, pos)
         pos += 32
-        _m64_replica_directory_id: uuid.UUID = ZERO_UUID
+        _m67_replica_directory_id: uuid.UUID = ZERO_UUID
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
-            _nt65, pos = read_uvarint(data, pos)
-            for _ in range(_nt65):
-                _tag66, pos = read_uvarint(data, pos)
-                _end67, pos = read_uvarint(data, pos)
-                _end67 += pos
-                if _tag66 == 0:
-                    (_r68,) = _S_16s.unpack_from(data, pos)
+            _nt68, pos = read_uvarint(data, pos)
+            for _ in range(_nt68):
+                _tag69, pos = read_uvarint(data, pos)
+                _end70, pos = read_uvarint(data, pos)
+                _end70 += pos
+                if _tag69 == 0:
+                    (_r71,) = _S_16s.unpack_from(data, pos)
                     pos += 16
-                    _m64_replica_directory_id = UUID(bytes=_r68)
-                pos = _end67  # unknown tags are skipped (KIP-482)
+                    _m67_replica_directory_id = UUID(bytes=_r71)
+                pos = _end70  # unknown tags are skipped (KIP-482)
         f_partitions.append(
             FetchPartition(
-                _m64_partition,
-                _m64_current_leader_epoch,
-                _m64_fetch_offset,
-                _m64_last_fetched_epoch,
-                _m64_log_start_offset,
-                _m64_partition_max_bytes,
-                _m64_replica_directory_id,
+                _m67_partition,
+                _m67_current_leader_epoch,
+                _m67_fetch_offset,
+                _m67_last_fetched_epoch,
+                _m67_log_start_offset,
+                _m67_partition_max_bytes,
+                _m67_replica_directory_id,
                 9223372036854775807,
             )
         )
@@ -1105,89 +1105,89 @@ def _decode_FetchTopic_v17(data: bytes, pos: int) -> tuple[FetchTopic, int]:
 def _encode_FetchTopic_v17(o: FetchTopic, out: bytearray) -> None:
     """FetchTopic, version 17 (flexible)."""
     out += _S_16s.pack(o.topic_id.bytes)
-    _a69 = o.partitions
-    _n70 = len(_a69) + 1
-    if _n70 < 128:
-        out.append(_n70)
+    _a72 = o.partitions
+    _n73 = len(_a72) + 1
+    if _n73 < 128:
+        out.append(_n73)
     else:
-        write_uvarint(out, _n70)
-    for _e71 in _a69:
+        write_uvarint(out, _n73)
+    for _e74 in _a72:
         out += _S_iiqiqi.pack(
-            _e71.partition,
-            _e71.current_leader_epoch,
-            _e71.fetch_offset,
-            _e71.last_fetched_epoch,
-            _e71.log_start_offset,
-            _e71.partition_max_bytes,
+            _e74.partition,
+            _e74.current_leader_epoch,
+            _e74.fetch_offset,
+            _e74.last_fetched_epoch,
+            _e74.log_start_offset,
+            _e74.partition_max_bytes,
         )
-        _nt72 = _e71.replica_directory_id != ZERO_UUID
-        if _nt72 == 0:
+        _nt75 = _e74.replica_directory_id != ZERO_UUID
+        if _nt75 == 0:
             out.append(0)
         else:
-            write_uvarint(out, _nt72)
-            if _e71.replica_directory_id != ZERO_UUID:
+            write_uvarint(out, _nt75)
+            if _e74.replica_directory_id != ZERO_UUID:
                 write_uvarint(out, 0)
-                _t73 = bytearray()
-                _t73 += _S_16s.pack(_e71.replica_directory_id.bytes)
-                write_uvarint(out, len(_t73))
-                out += _t73
+                _t76 = bytearray()
+                _t76 += _S_16s.pack(_e74.replica_directory_id.bytes)
+                write_uvarint(out, len(_t76))
+                out += _t76
     out.append(0)  # no tagged fields
 
 
 def _decode_FetchTopic_v18(data: bytes, pos: int) -> tuple[FetchTopic, int]:
     """FetchTopic, version 18 (flexible)."""
-    (_r74,) = _S_16s.unpack_from(data, pos)
+    (_r77,) = _S_16s.unpack_from(data, pos)
     pos += 16
-    f_topic_id = UUID(bytes=_r74)
-    _n75 = data[pos]
-    if _n75 < 128:
+    f_topic_id = UUID(bytes=_r77)
+    _n78 = data[pos]
+    if _n78 < 128:
         pos += 1
     else:
-        _n75, pos = read_uvarint(data, pos)
-    _n75 -= 1
-    if _n75 < 0:
+        _n78, pos = read_uvarint(data, pos)
+    _n78 -= 1
+    if _n78 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n75 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n75) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n78 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n78) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n75):
+    for _ in range(_n78):
         (
-            _m76_partition,
-            _m76_current_leader_epoch,
-            _m76_fetch_offset,
-            _m76_last_fetched_epoch,
-            _m76_log_start_offset,
-            _m76_partition_max_bytes,
+            _m79_partition,
+            _m79_current_leader_epoch,
+            _m79_fetch_offset,
+            _m79_last_fetched_epoch,
+            _m79_log_start_offset,
+            _m79_partition_max_bytes,
         ) = _S_iiqiqi.unpack_from(data, pos)
         pos += 32
-        _m76_replica_directory_id: uuid.UUID = ZERO_UUID
-        _m76_high_watermark: int = 9223372036854775807
+        _m79_replica_directory_id: uuid.UUID = ZERO_UUID
+        _m79_high_watermark: int = 9223372036854775807
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
-            _nt77, pos = read_uvarint(data, pos)
-            for _ in range(_nt77):
-                _tag78, pos = read_uvarint(data, pos)
-                _end79, pos = read_uvarint(data, pos)
-                _end79 += pos
-                if _tag78 == 0:
-                    (_r80,) = _S_16s.unpack_from(data, pos)
+            _nt80, pos = read_uvarint(data, pos)
+            for _ in range(_nt80):
+                _tag81, pos = read_uvarint(data, pos)
+                _end82, pos = read_uvarint(data, pos)
+                _end82 += pos
+                if _tag81 == 0:
+                    (_r83,) = _S_16s.unpack_from(data, pos)
                     pos += 16
-                    _m76_replica_directory_id = UUID(bytes=_r80)
-                elif _tag78 == 1:
-                    (_m76_high_watermark,) = _S_q.unpack_from(data, pos)
+                    _m79_replica_directory_id = UUID(bytes=_r83)
+                elif _tag81 == 1:
+                    (_m79_high_watermark,) = _S_q.unpack_from(data, pos)
                     pos += 8
-                pos = _end79  # unknown tags are skipped (KIP-482)
+                pos = _end82  # unknown tags are skipped (KIP-482)
         f_partitions.append(
             FetchPartition(
-                _m76_partition,
-                _m76_current_leader_epoch,
-                _m76_fetch_offset,
-                _m76_last_fetched_epoch,
-                _m76_log_start_offset,
-                _m76_partition_max_bytes,
-                _m76_replica_directory_id,
-                _m76_high_watermark,
+                _m79_partition,
+                _m79_current_leader_epoch,
+                _m79_fetch_offset,
+                _m79_last_fetched_epoch,
+                _m79_log_start_offset,
+                _m79_partition_max_bytes,
+                _m79_replica_directory_id,
+                _m79_high_watermark,
             )
         )
     if data[pos] == 0:  # no tagged fields: the common case
@@ -1200,87 +1200,59 @@ def _decode_FetchTopic_v18(data: bytes, pos: int) -> tuple[FetchTopic, int]:
 def _encode_FetchTopic_v18(o: FetchTopic, out: bytearray) -> None:
     """FetchTopic, version 18 (flexible)."""
     out += _S_16s.pack(o.topic_id.bytes)
-    _a81 = o.partitions
-    _n82 = len(_a81) + 1
-    if _n82 < 128:
-        out.append(_n82)
+    _a84 = o.partitions
+    _n85 = len(_a84) + 1
+    if _n85 < 128:
+        out.append(_n85)
     else:
-        write_uvarint(out, _n82)
-    for _e83 in _a81:
+        write_uvarint(out, _n85)
+    for _e86 in _a84:
         out += _S_iiqiqi.pack(
-            _e83.partition,
-            _e83.current_leader_epoch,
-            _e83.fetch_offset,
-            _e83.last_fetched_epoch,
-            _e83.log_start_offset,
-            _e83.partition_max_bytes,
+            _e86.partition,
+            _e86.current_leader_epoch,
+            _e86.fetch_offset,
+            _e86.last_fetched_epoch,
+            _e86.log_start_offset,
+            _e86.partition_max_bytes,
         )
-        _nt84 = (_e83.replica_directory_id != ZERO_UUID) + (_e83.high_watermark != 9223372036854775807)
-        if _nt84 == 0:
+        _nt87 = (_e86.replica_directory_id != ZERO_UUID) + (_e86.high_watermark != 9223372036854775807)
+        if _nt87 == 0:
             out.append(0)
         else:
-            write_uvarint(out, _nt84)
-            if _e83.replica_directory_id != ZERO_UUID:
+            write_uvarint(out, _nt87)
+            if _e86.replica_directory_id != ZERO_UUID:
                 write_uvarint(out, 0)
-                _t85 = bytearray()
-                _t85 += _S_16s.pack(_e83.replica_directory_id.bytes)
-                write_uvarint(out, len(_t85))
-                out += _t85
-            if _e83.high_watermark != 9223372036854775807:
+                _t88 = bytearray()
+                _t88 += _S_16s.pack(_e86.replica_directory_id.bytes)
+                write_uvarint(out, len(_t88))
+                out += _t88
+            if _e86.high_watermark != 9223372036854775807:
                 write_uvarint(out, 1)
-                _t85 = bytearray()
-                _t85 += _S_q.pack(_e83.high_watermark)
-                write_uvarint(out, len(_t85))
-                out += _t85
+                _t88 = bytearray()
+                _t88 += _S_q.pack(_e86.high_watermark)
+                write_uvarint(out, len(_t88))
+                out += _t88
     out.append(0)  # no tagged fields
 
 
 def _decode_ReplicaState_v15(data: bytes, pos: int) -> tuple[ReplicaState, int]:
     """ReplicaState, versions 15-18 (flexible)."""
-    f_replica_id, f_replica_epoch = _S_iq.unpack_from(data, pos)
-    pos += 12
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_replica_id, f_replica_epoch, _t89 = _S_iqB.unpack_from(data, pos)
+    pos += 13
+    if _t89 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return ReplicaState(f_replica_id, f_replica_epoch), pos
 
 
 def _encode_ReplicaState_v15(o: ReplicaState, out: bytearray) -> None:
     """ReplicaState, versions 15-18 (flexible)."""
-    out += _S_iq.pack(o.replica_id, o.replica_epoch)
-    out.append(0)  # no tagged fields
+    out += _S_iqB.pack(o.replica_id, o.replica_epoch, 0)
 
 
 def _decode_FetchRequest_v0(data: bytes, pos: int) -> tuple[FetchRequest, int]:
     """FetchRequest, versions 0-2."""
-    f_replica_id, f_max_wait_ms, f_min_bytes, _n86 = _S_iiii.unpack_from(data, pos)
+    f_replica_id, f_max_wait_ms, f_min_bytes, _n90 = _S_iiii.unpack_from(data, pos)
     pos += 16
-    if _n86 < 0:
-        raise InvalidValueError("Topics: null or negative length")
-    if _n86 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n86) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n86):
-        _e87, pos = _decode_FetchTopic_v0(data, pos)
-        f_topics.append(_e87)
-    return FetchRequest(
-        None, f_replica_id, ReplicaState(), f_max_wait_ms, f_min_bytes, 2147483647, 0, 0, -1, f_topics, [], ""
-    ), pos
-
-
-def _encode_FetchRequest_v0(o: FetchRequest, out: bytearray) -> None:
-    """FetchRequest, versions 0-2."""
-    _a88 = o.topics
-    out += _S_iiii.pack(o.replica_id, o.max_wait_ms, o.min_bytes, len(_a88))
-    for _e89 in _a88:
-        _encode_FetchTopic_v0(_e89, out)
-
-
-def _decode_FetchRequest_v3(data: bytes, pos: int) -> tuple[FetchRequest, int]:
-    """FetchRequest, version 3."""
-    f_replica_id, f_max_wait_ms, f_min_bytes, f_max_bytes, _n90 = _S_iiiii.unpack_from(data, pos)
-    pos += 20
     if _n90 < 0:
         raise InvalidValueError("Topics: null or negative length")
     if _n90 > len(data) - pos:
@@ -1289,6 +1261,31 @@ def _decode_FetchRequest_v3(data: bytes, pos: int) -> tuple[FetchRequest, int]:
     for _ in range(_n90):
         _e91, pos = _decode_FetchTopic_v0(data, pos)
         f_topics.append(_e91)
+    return FetchRequest(
+        None, f_replica_id, ReplicaState(), f_max_wait_ms, f_min_bytes, 2147483647, 0, 0, -1, f_topics, [], ""
+    ), pos
+
+
+def _encode_FetchRequest_v0(o: FetchRequest, out: bytearray) -> None:
+    """FetchRequest, versions 0-2."""
+    _a92 = o.topics
+    out += _S_iiii.pack(o.replica_id, o.max_wait_ms, o.min_bytes, len(_a92))
+    for _e93 in _a92:
+        _encode_FetchTopic_v0(_e93, out)
+
+
+def _decode_FetchRequest_v3(data: bytes, pos: int) -> tuple[FetchRequest, int]:
+    """FetchRequest, version 3."""
+    f_replica_id, f_max_wait_ms, f_min_bytes, f_max_bytes, _n94 = _S_iiiii.unpack_from(data, pos)
+    pos += 20
+    if _n94 < 0:
+        raise InvalidValueError("Topics: null or negative length")
+    if _n94 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n94) + " elements in " + str(len(data) - pos) + " bytes")
+    f_topics = []
+    for _ in range(_n94):
+        _e95, pos = _decode_FetchTopic_v0(data, pos)
+        f_topics.append(_e95)
     return FetchRequest(
         None,
         f_replica_id,
@@ -1307,26 +1304,26 @@ def _decode_FetchRequest_v3(data: bytes, pos: int) -> tuple[FetchRequest, int]:
 
 def _encode_FetchRequest_v3(o: FetchRequest, out: bytearray) -> None:
     """FetchRequest, version 3."""
-    _a92 = o.topics
-    out += _S_iiiii.pack(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, len(_a92))
-    for _e93 in _a92:
-        _encode_FetchTopic_v0(_e93, out)
+    _a96 = o.topics
+    out += _S_iiiii.pack(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, len(_a96))
+    for _e97 in _a96:
+        _encode_FetchTopic_v0(_e97, out)
 
 
 def _decode_FetchRequest_v4(data: bytes, pos: int) -> tuple[FetchRequest, int]:
     """FetchRequest, version 4."""
-    f_replica_id, f_max_wait_ms, f_min_bytes, f_max_bytes, f_isolation_level, _n94 = _S_iiiibi.unpack_from(
+    f_replica_id, f_max_wait_ms, f_min_bytes, f_max_bytes, f_isolation_level, _n98 = _S_iiiibi.unpack_from(
         data, pos
     )
     pos += 21
-    if _n94 < 0:
+    if _n98 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n94 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n94) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n98 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n98) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n94):
-        _e95, pos = _decode_FetchTopic_v0(data, pos)
-        f_topics.append(_e95)
+    for _ in range(_n98):
+        _e99, pos = _decode_FetchTopic_v0(data, pos)
+        f_topics.append(_e99)
     return FetchRequest(
         None,
         f_replica_id,
@@ -1345,26 +1342,28 @@ def _decode_FetchRequest_v4(data: bytes, pos: int) -> tuple[FetchRequest, int]:
 
 def _encode_FetchRequest_v4(o: FetchRequest, out: bytearray) -> None:
     """FetchRequest, version 4."""
-    _a96 = o.topics
-    out += _S_iiiibi.pack(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, len(_a96))
-    for _e97 in _a96:
-        _encode_FetchTopic_v0(_e97, out)
+    _a100 = o.topics
+    out += _S_iiiibi.pack(
+        o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, len(_a100)
+    )
+    for _e101 in _a100:
+        _encode_FetchTopic_v0(_e101, out)
 
 
 def _decode_FetchRequest_v5(data: bytes, pos: int) -> tuple[FetchRequest, int]:
     """FetchRequest, versions 5-6."""
-    f_replica_id, f_max_wait_ms, f_min_bytes, f_max_bytes, f_isolation_level, _n98 = _S_iiiibi.unpack_from(
+    f_replica_id, f_max_wait_ms, f_min_bytes, f_max_bytes, f_isolation_level, _n102 = _S_iiiibi.unpack_from(
         data, pos
     )
     pos += 21
-    if _n98 < 0:
+    if _n102 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n98 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n98) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n102 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n102) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n98):
-        _e99, pos = _decode_FetchTopic_v5(data, pos)
-        f_topics.append(_e99)
+    for _ in range(_n102):
+        _e103, pos = _decode_FetchTopic_v5(data, pos)
+        f_topics.append(_e103)
     return FetchRequest(
         None,
         f_replica_id,
@@ -1383,12 +1382,12 @@ def _decode_FetchRequest_v5(data: bytes, pos: int) -> tuple[FetchRequest, int]:
 
 def _encode_FetchRequest_v5(o: FetchRequest, out: bytearray) -> None:
     """FetchRequest, versions 5-6."""
-    _a100 = o.topics
+    _a104 = o.topics
     out += _S_iiiibi.pack(
-        o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, len(_a100)
+        o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, len(_a104)
     )
-    for _e101 in _a100:
-        _encode_FetchTopic_v5(_e101, out)
+    for _e105 in _a104:
+        _encode_FetchTopic_v5(_e105, out)
 
 
 def _decode_FetchRequest_v7(data: bytes, pos: int) -> tuple[FetchRequest, int]:
@@ -1401,44 +1400,44 @@ def _decode_FetchRequest_v7(data: bytes, pos: int) -> tuple[FetchRequest, int]:
         f_isolation_level,
         f_session_id,
         f_session_epoch,
-        _n102,
+        _n106,
     ) = _S_iiiibiii.unpack_from(data, pos)
     pos += 29
-    if _n102 < 0:
+    if _n106 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n102 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n102) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n106 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n106) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n102):
-        _e103, pos = _decode_FetchTopic_v5(data, pos)
-        f_topics.append(_e103)
-    (_n104,) = _S_i.unpack_from(data, pos)
+    for _ in range(_n106):
+        _e107, pos = _decode_FetchTopic_v5(data, pos)
+        f_topics.append(_e107)
+    (_n108,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n104 < 0:
+    if _n108 < 0:
         raise InvalidValueError("ForgottenTopicsData: null or negative length")
-    if _n104 > len(data) - pos:
+    if _n108 > len(data) - pos:
         raise TruncatedError(
-            "ForgottenTopicsData: " + str(_n104) + " elements in " + str(len(data) - pos) + " bytes"
+            "ForgottenTopicsData: " + str(_n108) + " elements in " + str(len(data) - pos) + " bytes"
         )
     f_forgotten_topics_data = []
-    for _ in range(_n104):
-        (_n106,) = _S_h.unpack_from(data, pos)
+    for _ in range(_n108):
+        (_n110,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n106 < 0:
+        if _n110 < 0:
             raise InvalidValueError("Topic: null or negative length")
-        _m105_topic = data[pos : pos + _n106].decode()
-        pos += _n106
-        (_n107,) = _S_i.unpack_from(data, pos)
+        _m109_topic = data[pos : pos + _n110].decode()
+        pos += _n110
+        (_n111,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n107 < 0:
+        if _n111 < 0:
             raise InvalidValueError("Partitions: null or negative length")
-        if _n107 > len(data) - pos:
+        if _n111 > len(data) - pos:
             raise TruncatedError(
-                "Partitions: " + str(_n107) + " elements in " + str(len(data) - pos) + " bytes"
+                "Partitions: " + str(_n111) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m105_partitions = list(unpack_from(">%di" % _n107, data, pos))
-        pos += 4 * _n107
-        f_forgotten_topics_data.append(ForgottenTopic(_m105_topic, ZERO_UUID, _m105_partitions))
+        _m109_partitions = list(unpack_from(">%di" % _n111, data, pos))
+        pos += 4 * _n111
+        f_forgotten_topics_data.append(ForgottenTopic(_m109_topic, ZERO_UUID, _m109_partitions))
     return FetchRequest(
         None,
         f_replica_id,
@@ -1457,7 +1456,7 @@ def _decode_FetchRequest_v7(data: bytes, pos: int) -> tuple[FetchRequest, int]:
 
 def _encode_FetchRequest_v7(o: FetchRequest, out: bytearray) -> None:
     """FetchRequest, versions 7-8."""
-    _a108 = o.topics
+    _a112 = o.topics
     out += _S_iiiibiii.pack(
         o.replica_id,
         o.max_wait_ms,
@@ -1466,19 +1465,19 @@ def _encode_FetchRequest_v7(o: FetchRequest, out: bytearray) -> None:
         o.isolation_level,
         o.session_id,
         o.session_epoch,
-        len(_a108),
+        len(_a112),
     )
-    for _e109 in _a108:
-        _encode_FetchTopic_v5(_e109, out)
-    _a110 = o.forgotten_topics_data
-    out += _S_i.pack(len(_a110))
-    for _e111 in _a110:
-        _b112 = _e111.topic.encode()
-        out += _S_h.pack(len(_b112))
-        out += _b112
-        _a113 = _e111.partitions
-        out += _S_i.pack(len(_a113))
-        out += pack(">%di" % len(_a113), *_a113)
+    for _e113 in _a112:
+        _encode_FetchTopic_v5(_e113, out)
+    _a114 = o.forgotten_topics_data
+    out += _S_i.pack(len(_a114))
+    for _e115 in _a114:
+        _b116 = _e115.topic.encode()
+        out += _S_h.pack(len(_b116))
+        out += _b116
+        _a117 = _e115.partitions
+        out += _S_i.pack(len(_a117))
+        out += pack(">%di" % len(_a117), *_a117)
 
 
 def _decode_FetchRequest_v9(data: bytes, pos: int) -> tuple[FetchRequest, int]:
@@ -1491,44 +1490,44 @@ def _decode_FetchRequest_v9(data: bytes, pos: int) -> tuple[FetchRequest, int]:
         f_isolation_level,
         f_session_id,
         f_session_epoch,
-        _n115,
+        _n119,
     ) = _S_iiiibiii.unpack_from(data, pos)
     pos += 29
-    if _n115 < 0:
+    if _n119 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n115 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n115) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n119 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n119) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n115):
-        _e116, pos = _decode_FetchTopic_v9(data, pos)
-        f_topics.append(_e116)
-    (_n117,) = _S_i.unpack_from(data, pos)
+    for _ in range(_n119):
+        _e120, pos = _decode_FetchTopic_v9(data, pos)
+        f_topics.append(_e120)
+    (_n121,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n117 < 0:
+    if _n121 < 0:
         raise InvalidValueError("ForgottenTopicsData: null or negative length")
-    if _n117 > len(data) - pos:
+    if _n121 > len(data) - pos:
         raise TruncatedError(
-            "ForgottenTopicsData: " + str(_n117) + " elements in " + str(len(data) - pos) + " bytes"
+            "ForgottenTopicsData: " + str(_n121) + " elements in " + str(len(data) - pos) + " bytes"
         )
     f_forgotten_topics_data = []
-    for _ in range(_n117):
-        (_n119,) = _S_h.unpack_from(data, pos)
+    for _ in range(_n121):
+        (_n123,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n119 < 0:
+        if _n123 < 0:
             raise InvalidValueError("Topic: null or negative length")
-        _m118_topic = data[pos : pos + _n119].decode()
-        pos += _n119
-        (_n120,) = _S_i.unpack_from(data, pos)
+        _m122_topic = data[pos : pos + _n123].decode()
+        pos += _n123
+        (_n124,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n120 < 0:
+        if _n124 < 0:
             raise InvalidValueError("Partitions: null or negative length")
-        if _n120 > len(data) - pos:
+        if _n124 > len(data) - pos:
             raise TruncatedError(
-                "Partitions: " + str(_n120) + " elements in " + str(len(data) - pos) + " bytes"
+                "Partitions: " + str(_n124) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m118_partitions = list(unpack_from(">%di" % _n120, data, pos))
-        pos += 4 * _n120
-        f_forgotten_topics_data.append(ForgottenTopic(_m118_topic, ZERO_UUID, _m118_partitions))
+        _m122_partitions = list(unpack_from(">%di" % _n124, data, pos))
+        pos += 4 * _n124
+        f_forgotten_topics_data.append(ForgottenTopic(_m122_topic, ZERO_UUID, _m122_partitions))
     return FetchRequest(
         None,
         f_replica_id,
@@ -1547,7 +1546,7 @@ def _decode_FetchRequest_v9(data: bytes, pos: int) -> tuple[FetchRequest, int]:
 
 def _encode_FetchRequest_v9(o: FetchRequest, out: bytearray) -> None:
     """FetchRequest, versions 9-10."""
-    _a121 = o.topics
+    _a125 = o.topics
     out += _S_iiiibiii.pack(
         o.replica_id,
         o.max_wait_ms,
@@ -1556,19 +1555,19 @@ def _encode_FetchRequest_v9(o: FetchRequest, out: bytearray) -> None:
         o.isolation_level,
         o.session_id,
         o.session_epoch,
-        len(_a121),
+        len(_a125),
     )
-    for _e122 in _a121:
-        _encode_FetchTopic_v9(_e122, out)
-    _a123 = o.forgotten_topics_data
-    out += _S_i.pack(len(_a123))
-    for _e124 in _a123:
-        _b125 = _e124.topic.encode()
-        out += _S_h.pack(len(_b125))
-        out += _b125
-        _a126 = _e124.partitions
-        out += _S_i.pack(len(_a126))
-        out += pack(">%di" % len(_a126), *_a126)
+    for _e126 in _a125:
+        _encode_FetchTopic_v9(_e126, out)
+    _a127 = o.forgotten_topics_data
+    out += _S_i.pack(len(_a127))
+    for _e128 in _a127:
+        _b129 = _e128.topic.encode()
+        out += _S_h.pack(len(_b129))
+        out += _b129
+        _a130 = _e128.partitions
+        out += _S_i.pack(len(_a130))
+        out += pack(">%di" % len(_a130), *_a130)
 
 
 def _decode_FetchRequest_v11(data: bytes, pos: int) -> tuple[FetchRequest, int]:
@@ -1581,50 +1580,50 @@ def _decode_FetchRequest_v11(data: bytes, pos: int) -> tuple[FetchRequest, int]:
         f_isolation_level,
         f_session_id,
         f_session_epoch,
-        _n128,
+        _n132,
     ) = _S_iiiibiii.unpack_from(data, pos)
     pos += 29
-    if _n128 < 0:
+    if _n132 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n128 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n128) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n132 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n132) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n128):
-        _e129, pos = _decode_FetchTopic_v9(data, pos)
-        f_topics.append(_e129)
-    (_n130,) = _S_i.unpack_from(data, pos)
+    for _ in range(_n132):
+        _e133, pos = _decode_FetchTopic_v9(data, pos)
+        f_topics.append(_e133)
+    (_n134,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n130 < 0:
+    if _n134 < 0:
         raise InvalidValueError("ForgottenTopicsData: null or negative length")
-    if _n130 > len(data) - pos:
+    if _n134 > len(data) - pos:
         raise TruncatedError(
-            "ForgottenTopicsData: " + str(_n130) + " elements in " + str(len(data) - pos) + " bytes"
+            "ForgottenTopicsData: " + str(_n134) + " elements in " + str(len(data) - pos) + " bytes"
         )
     f_forgotten_topics_data = []
-    for _ in range(_n130):
-        (_n132,) = _S_h.unpack_from(data, pos)
+    for _ in range(_n134):
+        (_n136,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n132 < 0:
+        if _n136 < 0:
             raise InvalidValueError("Topic: null or negative length")
-        _m131_topic = data[pos : pos + _n132].decode()
-        pos += _n132
-        (_n133,) = _S_i.unpack_from(data, pos)
+        _m135_topic = data[pos : pos + _n136].decode()
+        pos += _n136
+        (_n137,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n133 < 0:
+        if _n137 < 0:
             raise InvalidValueError("Partitions: null or negative length")
-        if _n133 > len(data) - pos:
+        if _n137 > len(data) - pos:
             raise TruncatedError(
-                "Partitions: " + str(_n133) + " elements in " + str(len(data) - pos) + " bytes"
+                "Partitions: " + str(_n137) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m131_partitions = list(unpack_from(">%di" % _n133, data, pos))
-        pos += 4 * _n133
-        f_forgotten_topics_data.append(ForgottenTopic(_m131_topic, ZERO_UUID, _m131_partitions))
-    (_n134,) = _S_h.unpack_from(data, pos)
+        _m135_partitions = list(unpack_from(">%di" % _n137, data, pos))
+        pos += 4 * _n137
+        f_forgotten_topics_data.append(ForgottenTopic(_m135_topic, ZERO_UUID, _m135_partitions))
+    (_n138,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n134 < 0:
+    if _n138 < 0:
         raise InvalidValueError("RackId: null or negative length")
-    f_rack_id = data[pos : pos + _n134].decode()
-    pos += _n134
+    f_rack_id = data[pos : pos + _n138].decode()
+    pos += _n138
     return FetchRequest(
         None,
         f_replica_id,
@@ -1643,7 +1642,7 @@ def _decode_FetchRequest_v11(data: bytes, pos: int) -> tuple[FetchRequest, int]:
 
 def _encode_FetchRequest_v11(o: FetchRequest, out: bytearray) -> None:
     """FetchRequest, version 11."""
-    _a135 = o.topics
+    _a139 = o.topics
     out += _S_iiiibiii.pack(
         o.replica_id,
         o.max_wait_ms,
@@ -1652,22 +1651,22 @@ def _encode_FetchRequest_v11(o: FetchRequest, out: bytearray) -> None:
         o.isolation_level,
         o.session_id,
         o.session_epoch,
-        len(_a135),
+        len(_a139),
     )
-    for _e136 in _a135:
-        _encode_FetchTopic_v9(_e136, out)
-    _a137 = o.forgotten_topics_data
-    out += _S_i.pack(len(_a137))
-    for _e138 in _a137:
-        _b139 = _e138.topic.encode()
-        out += _S_h.pack(len(_b139))
-        out += _b139
-        _a140 = _e138.partitions
-        out += _S_i.pack(len(_a140))
-        out += pack(">%di" % len(_a140), *_a140)
-    _b142 = o.rack_id.encode()
-    out += _S_h.pack(len(_b142))
-    out += _b142
+    for _e140 in _a139:
+        _encode_FetchTopic_v9(_e140, out)
+    _a141 = o.forgotten_topics_data
+    out += _S_i.pack(len(_a141))
+    for _e142 in _a141:
+        _b143 = _e142.topic.encode()
+        out += _S_h.pack(len(_b143))
+        out += _b143
+        _a144 = _e142.partitions
+        out += _S_i.pack(len(_a144))
+        out += pack(">%di" % len(_a144), *_a144)
+    _b146 = o.rack_id.encode()
+    out += _S_h.pack(len(_b146))
+    out += _b146
 
 
 def _decode_FetchRequest_v12(data: bytes, pos: int) -> tuple[FetchRequest, int]:
@@ -1682,85 +1681,85 @@ def _decode_FetchRequest_v12(data: bytes, pos: int) -> tuple[FetchRequest, int]:
         f_session_epoch,
     ) = _S_iiiibii.unpack_from(data, pos)
     pos += 25
-    _n143 = data[pos]
-    if _n143 < 128:
+    _n147 = data[pos]
+    if _n147 < 128:
         pos += 1
     else:
-        _n143, pos = read_uvarint(data, pos)
-    _n143 -= 1
-    if _n143 < 0:
+        _n147, pos = read_uvarint(data, pos)
+    _n147 -= 1
+    if _n147 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n143 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n143) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n147 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n147) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n143):
-        _e144, pos = _decode_FetchTopic_v12(data, pos)
-        f_topics.append(_e144)
-    _n145 = data[pos]
-    if _n145 < 128:
+    for _ in range(_n147):
+        _e148, pos = _decode_FetchTopic_v12(data, pos)
+        f_topics.append(_e148)
+    _n149 = data[pos]
+    if _n149 < 128:
         pos += 1
     else:
-        _n145, pos = read_uvarint(data, pos)
-    _n145 -= 1
-    if _n145 < 0:
+        _n149, pos = read_uvarint(data, pos)
+    _n149 -= 1
+    if _n149 < 0:
         raise InvalidValueError("ForgottenTopicsData: null or negative length")
-    if _n145 > len(data) - pos:
+    if _n149 > len(data) - pos:
         raise TruncatedError(
-            "ForgottenTopicsData: " + str(_n145) + " elements in " + str(len(data) - pos) + " bytes"
+            "ForgottenTopicsData: " + str(_n149) + " elements in " + str(len(data) - pos) + " bytes"
         )
     f_forgotten_topics_data = []
-    for _ in range(_n145):
-        _n147 = data[pos]
-        if 0 < _n147 < 128:
-            _m146_topic = data[pos + 1 : pos + _n147].decode()
-            pos += _n147
+    for _ in range(_n149):
+        _n151 = data[pos]
+        if 0 < _n151 < 128:
+            _m150_topic = data[pos + 1 : pos + _n151].decode()
+            pos += _n151
         else:
-            _m146_topic, pos = read_compact_string(data, pos)
-        _n148 = data[pos]
-        if _n148 < 128:
+            _m150_topic, pos = read_compact_string(data, pos)
+        _n152 = data[pos]
+        if _n152 < 128:
             pos += 1
         else:
-            _n148, pos = read_uvarint(data, pos)
-        _n148 -= 1
-        if _n148 < 0:
+            _n152, pos = read_uvarint(data, pos)
+        _n152 -= 1
+        if _n152 < 0:
             raise InvalidValueError("Partitions: null or negative length")
-        if _n148 > len(data) - pos:
+        if _n152 > len(data) - pos:
             raise TruncatedError(
-                "Partitions: " + str(_n148) + " elements in " + str(len(data) - pos) + " bytes"
+                "Partitions: " + str(_n152) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m146_partitions = list(unpack_from(">%di" % _n148, data, pos))
-        pos += 4 * _n148
+        _m150_partitions = list(unpack_from(">%di" % _n152, data, pos))
+        pos += 4 * _n152
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_forgotten_topics_data.append(ForgottenTopic(_m146_topic, ZERO_UUID, _m146_partitions))
-    _n149 = data[pos]
-    if 0 < _n149 < 128:
-        f_rack_id = data[pos + 1 : pos + _n149].decode()
-        pos += _n149
+        f_forgotten_topics_data.append(ForgottenTopic(_m150_topic, ZERO_UUID, _m150_partitions))
+    _n153 = data[pos]
+    if 0 < _n153 < 128:
+        f_rack_id = data[pos + 1 : pos + _n153].decode()
+        pos += _n153
     else:
         f_rack_id, pos = read_compact_string(data, pos)
     f_cluster_id: str | None = None
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
-        _nt150, pos = read_uvarint(data, pos)
-        for _ in range(_nt150):
-            _tag151, pos = read_uvarint(data, pos)
-            _end152, pos = read_uvarint(data, pos)
-            _end152 += pos
-            if _tag151 == 0:
-                _n153 = data[pos]
-                if 0 < _n153 < 128:
-                    f_cluster_id = data[pos + 1 : pos + _n153].decode()
-                    pos += _n153
-                elif _n153 == 0:
+        _nt154, pos = read_uvarint(data, pos)
+        for _ in range(_nt154):
+            _tag155, pos = read_uvarint(data, pos)
+            _end156, pos = read_uvarint(data, pos)
+            _end156 += pos
+            if _tag155 == 0:
+                _n157 = data[pos]
+                if 0 < _n157 < 128:
+                    f_cluster_id = data[pos + 1 : pos + _n157].decode()
+                    pos += _n157
+                elif _n157 == 0:
                     f_cluster_id = None
                     pos += 1
                 else:
                     f_cluster_id, pos = read_compact_nullable_string(data, pos)
-            pos = _end152  # unknown tags are skipped (KIP-482)
+            pos = _end156  # unknown tags are skipped (KIP-482)
     return FetchRequest(
         f_cluster_id,
         f_replica_id,
@@ -1788,63 +1787,63 @@ def _encode_FetchRequest_v12(o: FetchRequest, out: bytearray) -> None:
         o.session_id,
         o.session_epoch,
     )
-    _a154 = o.topics
-    _n155 = len(_a154) + 1
-    if _n155 < 128:
-        out.append(_n155)
+    _a158 = o.topics
+    _n159 = len(_a158) + 1
+    if _n159 < 128:
+        out.append(_n159)
     else:
-        write_uvarint(out, _n155)
-    for _e156 in _a154:
-        _encode_FetchTopic_v12(_e156, out)
-    _a157 = o.forgotten_topics_data
-    _n158 = len(_a157) + 1
-    if _n158 < 128:
-        out.append(_n158)
+        write_uvarint(out, _n159)
+    for _e160 in _a158:
+        _encode_FetchTopic_v12(_e160, out)
+    _a161 = o.forgotten_topics_data
+    _n162 = len(_a161) + 1
+    if _n162 < 128:
+        out.append(_n162)
     else:
-        write_uvarint(out, _n158)
-    for _e159 in _a157:
-        _b160 = _e159.topic.encode()
-        _n161 = len(_b160) + 1
-        if _n161 < 128:
-            out.append(_n161)
+        write_uvarint(out, _n162)
+    for _e163 in _a161:
+        _b164 = _e163.topic.encode()
+        _n165 = len(_b164) + 1
+        if _n165 < 128:
+            out.append(_n165)
         else:
-            write_uvarint(out, _n161)
-        out += _b160
-        _a162 = _e159.partitions
-        _n163 = len(_a162) + 1
-        if _n163 < 128:
-            out.append(_n163)
+            write_uvarint(out, _n165)
+        out += _b164
+        _a166 = _e163.partitions
+        _n167 = len(_a166) + 1
+        if _n167 < 128:
+            out.append(_n167)
         else:
-            write_uvarint(out, _n163)
-        out += pack(">%di" % len(_a162), *_a162)
+            write_uvarint(out, _n167)
+        out += pack(">%di" % len(_a166), *_a166)
         out.append(0)  # no tagged fields
-    _b165 = o.rack_id.encode()
-    _n166 = len(_b165) + 1
-    if _n166 < 128:
-        out.append(_n166)
+    _b169 = o.rack_id.encode()
+    _n170 = len(_b169) + 1
+    if _n170 < 128:
+        out.append(_n170)
     else:
-        write_uvarint(out, _n166)
-    out += _b165
-    _nt167 = o.cluster_id is not None
-    if _nt167 == 0:
+        write_uvarint(out, _n170)
+    out += _b169
+    _nt171 = o.cluster_id is not None
+    if _nt171 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt167)
+        write_uvarint(out, _nt171)
         if o.cluster_id is not None:
             write_uvarint(out, 0)
-            _t168 = bytearray()
+            _t172 = bytearray()
             if o.cluster_id is None:
-                _t168.append(0)
+                _t172.append(0)
             else:
-                _b169 = o.cluster_id.encode()
-                _n170 = len(_b169) + 1
-                if _n170 < 128:
-                    _t168.append(_n170)
+                _b173 = o.cluster_id.encode()
+                _n174 = len(_b173) + 1
+                if _n174 < 128:
+                    _t172.append(_n174)
                 else:
-                    write_uvarint(_t168, _n170)
-                _t168 += _b169
-            write_uvarint(out, len(_t168))
-            out += _t168
+                    write_uvarint(_t172, _n174)
+                _t172 += _b173
+            write_uvarint(out, len(_t172))
+            out += _t172
 
 
 def _decode_FetchRequest_v13(data: bytes, pos: int) -> tuple[FetchRequest, int]:
@@ -1859,82 +1858,82 @@ def _decode_FetchRequest_v13(data: bytes, pos: int) -> tuple[FetchRequest, int]:
         f_session_epoch,
     ) = _S_iiiibii.unpack_from(data, pos)
     pos += 25
-    _n171 = data[pos]
-    if _n171 < 128:
+    _n175 = data[pos]
+    if _n175 < 128:
         pos += 1
     else:
-        _n171, pos = read_uvarint(data, pos)
-    _n171 -= 1
-    if _n171 < 0:
+        _n175, pos = read_uvarint(data, pos)
+    _n175 -= 1
+    if _n175 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n171 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n171) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n175 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n175) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n171):
-        _e172, pos = _decode_FetchTopic_v13(data, pos)
-        f_topics.append(_e172)
-    _n173 = data[pos]
-    if _n173 < 128:
+    for _ in range(_n175):
+        _e176, pos = _decode_FetchTopic_v13(data, pos)
+        f_topics.append(_e176)
+    _n177 = data[pos]
+    if _n177 < 128:
         pos += 1
     else:
-        _n173, pos = read_uvarint(data, pos)
-    _n173 -= 1
-    if _n173 < 0:
+        _n177, pos = read_uvarint(data, pos)
+    _n177 -= 1
+    if _n177 < 0:
         raise InvalidValueError("ForgottenTopicsData: null or negative length")
-    if _n173 > len(data) - pos:
+    if _n177 > len(data) - pos:
         raise TruncatedError(
-            "ForgottenTopicsData: " + str(_n173) + " elements in " + str(len(data) - pos) + " bytes"
+            "ForgottenTopicsData: " + str(_n177) + " elements in " + str(len(data) - pos) + " bytes"
         )
     f_forgotten_topics_data = []
-    for _ in range(_n173):
-        (_r175,) = _S_16s.unpack_from(data, pos)
+    for _ in range(_n177):
+        (_r179,) = _S_16s.unpack_from(data, pos)
         pos += 16
-        _m174_topic_id = UUID(bytes=_r175)
-        _n176 = data[pos]
-        if _n176 < 128:
+        _m178_topic_id = UUID(bytes=_r179)
+        _n180 = data[pos]
+        if _n180 < 128:
             pos += 1
         else:
-            _n176, pos = read_uvarint(data, pos)
-        _n176 -= 1
-        if _n176 < 0:
+            _n180, pos = read_uvarint(data, pos)
+        _n180 -= 1
+        if _n180 < 0:
             raise InvalidValueError("Partitions: null or negative length")
-        if _n176 > len(data) - pos:
+        if _n180 > len(data) - pos:
             raise TruncatedError(
-                "Partitions: " + str(_n176) + " elements in " + str(len(data) - pos) + " bytes"
+                "Partitions: " + str(_n180) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m174_partitions = list(unpack_from(">%di" % _n176, data, pos))
-        pos += 4 * _n176
+        _m178_partitions = list(unpack_from(">%di" % _n180, data, pos))
+        pos += 4 * _n180
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_forgotten_topics_data.append(ForgottenTopic("", _m174_topic_id, _m174_partitions))
-    _n177 = data[pos]
-    if 0 < _n177 < 128:
-        f_rack_id = data[pos + 1 : pos + _n177].decode()
-        pos += _n177
+        f_forgotten_topics_data.append(ForgottenTopic("", _m178_topic_id, _m178_partitions))
+    _n181 = data[pos]
+    if 0 < _n181 < 128:
+        f_rack_id = data[pos + 1 : pos + _n181].decode()
+        pos += _n181
     else:
         f_rack_id, pos = read_compact_string(data, pos)
     f_cluster_id: str | None = None
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
-        _nt178, pos = read_uvarint(data, pos)
-        for _ in range(_nt178):
-            _tag179, pos = read_uvarint(data, pos)
-            _end180, pos = read_uvarint(data, pos)
-            _end180 += pos
-            if _tag179 == 0:
-                _n181 = data[pos]
-                if 0 < _n181 < 128:
-                    f_cluster_id = data[pos + 1 : pos + _n181].decode()
-                    pos += _n181
-                elif _n181 == 0:
+        _nt182, pos = read_uvarint(data, pos)
+        for _ in range(_nt182):
+            _tag183, pos = read_uvarint(data, pos)
+            _end184, pos = read_uvarint(data, pos)
+            _end184 += pos
+            if _tag183 == 0:
+                _n185 = data[pos]
+                if 0 < _n185 < 128:
+                    f_cluster_id = data[pos + 1 : pos + _n185].decode()
+                    pos += _n185
+                elif _n185 == 0:
                     f_cluster_id = None
                     pos += 1
                 else:
                     f_cluster_id, pos = read_compact_nullable_string(data, pos)
-            pos = _end180  # unknown tags are skipped (KIP-482)
+            pos = _end184  # unknown tags are skipped (KIP-482)
     return FetchRequest(
         f_cluster_id,
         f_replica_id,
@@ -1962,57 +1961,57 @@ def _encode_FetchRequest_v13(o: FetchRequest, out: bytearray) -> None:
         o.session_id,
         o.session_epoch,
     )
-    _a182 = o.topics
-    _n183 = len(_a182) + 1
-    if _n183 < 128:
-        out.append(_n183)
+    _a186 = o.topics
+    _n187 = len(_a186) + 1
+    if _n187 < 128:
+        out.append(_n187)
     else:
-        write_uvarint(out, _n183)
-    for _e184 in _a182:
-        _encode_FetchTopic_v13(_e184, out)
-    _a185 = o.forgotten_topics_data
-    _n186 = len(_a185) + 1
-    if _n186 < 128:
-        out.append(_n186)
+        write_uvarint(out, _n187)
+    for _e188 in _a186:
+        _encode_FetchTopic_v13(_e188, out)
+    _a189 = o.forgotten_topics_data
+    _n190 = len(_a189) + 1
+    if _n190 < 128:
+        out.append(_n190)
     else:
-        write_uvarint(out, _n186)
-    for _e187 in _a185:
-        out += _S_16s.pack(_e187.topic_id.bytes)
-        _a188 = _e187.partitions
-        _n189 = len(_a188) + 1
-        if _n189 < 128:
-            out.append(_n189)
+        write_uvarint(out, _n190)
+    for _e191 in _a189:
+        out += _S_16s.pack(_e191.topic_id.bytes)
+        _a192 = _e191.partitions
+        _n193 = len(_a192) + 1
+        if _n193 < 128:
+            out.append(_n193)
         else:
-            write_uvarint(out, _n189)
-        out += pack(">%di" % len(_a188), *_a188)
+            write_uvarint(out, _n193)
+        out += pack(">%di" % len(_a192), *_a192)
         out.append(0)  # no tagged fields
-    _b191 = o.rack_id.encode()
-    _n192 = len(_b191) + 1
-    if _n192 < 128:
-        out.append(_n192)
+    _b195 = o.rack_id.encode()
+    _n196 = len(_b195) + 1
+    if _n196 < 128:
+        out.append(_n196)
     else:
-        write_uvarint(out, _n192)
-    out += _b191
-    _nt193 = o.cluster_id is not None
-    if _nt193 == 0:
+        write_uvarint(out, _n196)
+    out += _b195
+    _nt197 = o.cluster_id is not None
+    if _nt197 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt193)
+        write_uvarint(out, _nt197)
         if o.cluster_id is not None:
             write_uvarint(out, 0)
-            _t194 = bytearray()
+            _t198 = bytearray()
             if o.cluster_id is None:
-                _t194.append(0)
+                _t198.append(0)
             else:
-                _b195 = o.cluster_id.encode()
-                _n196 = len(_b195) + 1
-                if _n196 < 128:
-                    _t194.append(_n196)
+                _b199 = o.cluster_id.encode()
+                _n200 = len(_b199) + 1
+                if _n200 < 128:
+                    _t198.append(_n200)
                 else:
-                    write_uvarint(_t194, _n196)
-                _t194 += _b195
-            write_uvarint(out, len(_t194))
-            out += _t194
+                    write_uvarint(_t198, _n200)
+                _t198 += _b199
+            write_uvarint(out, len(_t198))
+            out += _t198
 
 
 def _decode_FetchRequest_v15(data: bytes, pos: int) -> tuple[FetchRequest, int]:
@@ -2021,60 +2020,60 @@ def _decode_FetchRequest_v15(data: bytes, pos: int) -> tuple[FetchRequest, int]:
         _S_iiibii.unpack_from(data, pos)
     )
     pos += 21
-    _n197 = data[pos]
-    if _n197 < 128:
+    _n201 = data[pos]
+    if _n201 < 128:
         pos += 1
     else:
-        _n197, pos = read_uvarint(data, pos)
-    _n197 -= 1
-    if _n197 < 0:
+        _n201, pos = read_uvarint(data, pos)
+    _n201 -= 1
+    if _n201 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n197 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n197) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n201 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n201) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n197):
-        _e198, pos = _decode_FetchTopic_v13(data, pos)
-        f_topics.append(_e198)
-    _n199 = data[pos]
-    if _n199 < 128:
+    for _ in range(_n201):
+        _e202, pos = _decode_FetchTopic_v13(data, pos)
+        f_topics.append(_e202)
+    _n203 = data[pos]
+    if _n203 < 128:
         pos += 1
     else:
-        _n199, pos = read_uvarint(data, pos)
-    _n199 -= 1
-    if _n199 < 0:
+        _n203, pos = read_uvarint(data, pos)
+    _n203 -= 1
+    if _n203 < 0:
         raise InvalidValueError("ForgottenTopicsData: null or negative length")
-    if _n199 > len(data) - pos:
+    if _n203 > len(data) - pos:
         raise TruncatedError(
-            "ForgottenTopicsData: " + str(_n199) + " elements in " + str(len(data) - pos) + " bytes"
+            "ForgottenTopicsData: " + str(_n203) + " elements in " + str(len(data) - pos) + " bytes"
         )
     f_forgotten_topics_data = []
-    for _ in range(_n199):
-        (_r201,) = _S_16s.unpack_from(data, pos)
+    for _ in range(_n203):
+        (_r205,) = _S_16s.unpack_from(data, pos)
         pos += 16
-        _m200_topic_id = UUID(bytes=_r201)
-        _n202 = data[pos]
-        if _n202 < 128:
+        _m204_topic_id = UUID(bytes=_r205)
+        _n206 = data[pos]
+        if _n206 < 128:
             pos += 1
         else:
-            _n202, pos = read_uvarint(data, pos)
-        _n202 -= 1
-        if _n202 < 0:
+            _n206, pos = read_uvarint(data, pos)
+        _n206 -= 1
+        if _n206 < 0:
             raise InvalidValueError("Partitions: null or negative length")
-        if _n202 > len(data) - pos:
+        if _n206 > len(data) - pos:
             raise TruncatedError(
-                "Partitions: " + str(_n202) + " elements in " + str(len(data) - pos) + " bytes"
+                "Partitions: " + str(_n206) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m200_partitions = list(unpack_from(">%di" % _n202, data, pos))
-        pos += 4 * _n202
+        _m204_partitions = list(unpack_from(">%di" % _n206, data, pos))
+        pos += 4 * _n206
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_forgotten_topics_data.append(ForgottenTopic("", _m200_topic_id, _m200_partitions))
-    _n203 = data[pos]
-    if 0 < _n203 < 128:
-        f_rack_id = data[pos + 1 : pos + _n203].decode()
-        pos += _n203
+        f_forgotten_topics_data.append(ForgottenTopic("", _m204_topic_id, _m204_partitions))
+    _n207 = data[pos]
+    if 0 < _n207 < 128:
+        f_rack_id = data[pos + 1 : pos + _n207].decode()
+        pos += _n207
     else:
         f_rack_id, pos = read_compact_string(data, pos)
     f_cluster_id: str | None = None
@@ -2082,24 +2081,24 @@ def _decode_FetchRequest_v15(data: bytes, pos: int) -> tuple[FetchRequest, int]:
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
-        _nt204, pos = read_uvarint(data, pos)
-        for _ in range(_nt204):
-            _tag205, pos = read_uvarint(data, pos)
-            _end206, pos = read_uvarint(data, pos)
-            _end206 += pos
-            if _tag205 == 0:
-                _n207 = data[pos]
-                if 0 < _n207 < 128:
-                    f_cluster_id = data[pos + 1 : pos + _n207].decode()
-                    pos += _n207
-                elif _n207 == 0:
+        _nt208, pos = read_uvarint(data, pos)
+        for _ in range(_nt208):
+            _tag209, pos = read_uvarint(data, pos)
+            _end210, pos = read_uvarint(data, pos)
+            _end210 += pos
+            if _tag209 == 0:
+                _n211 = data[pos]
+                if 0 < _n211 < 128:
+                    f_cluster_id = data[pos + 1 : pos + _n211].decode()
+                    pos += _n211
+                elif _n211 == 0:
                     f_cluster_id = None
                     pos += 1
                 else:
                     f_cluster_id, pos = read_compact_nullable_string(data, pos)
-            elif _tag205 == 1:
+            elif _tag209 == 1:
                 f_replica_state, pos = _decode_ReplicaState_v15(data, pos)
-            pos = _end206  # unknown tags are skipped (KIP-482)
+            pos = _end210  # unknown tags are skipped (KIP-482)
     return FetchRequest(
         f_cluster_id,
         -1,
@@ -2121,63 +2120,63 @@ def _encode_FetchRequest_v15(o: FetchRequest, out: bytearray) -> None:
     out += _S_iiibii.pack(
         o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch
     )
-    _a208 = o.topics
-    _n209 = len(_a208) + 1
-    if _n209 < 128:
-        out.append(_n209)
+    _a212 = o.topics
+    _n213 = len(_a212) + 1
+    if _n213 < 128:
+        out.append(_n213)
     else:
-        write_uvarint(out, _n209)
-    for _e210 in _a208:
-        _encode_FetchTopic_v13(_e210, out)
-    _a211 = o.forgotten_topics_data
-    _n212 = len(_a211) + 1
-    if _n212 < 128:
-        out.append(_n212)
+        write_uvarint(out, _n213)
+    for _e214 in _a212:
+        _encode_FetchTopic_v13(_e214, out)
+    _a215 = o.forgotten_topics_data
+    _n216 = len(_a215) + 1
+    if _n216 < 128:
+        out.append(_n216)
     else:
-        write_uvarint(out, _n212)
-    for _e213 in _a211:
-        out += _S_16s.pack(_e213.topic_id.bytes)
-        _a214 = _e213.partitions
-        _n215 = len(_a214) + 1
-        if _n215 < 128:
-            out.append(_n215)
+        write_uvarint(out, _n216)
+    for _e217 in _a215:
+        out += _S_16s.pack(_e217.topic_id.bytes)
+        _a218 = _e217.partitions
+        _n219 = len(_a218) + 1
+        if _n219 < 128:
+            out.append(_n219)
         else:
-            write_uvarint(out, _n215)
-        out += pack(">%di" % len(_a214), *_a214)
+            write_uvarint(out, _n219)
+        out += pack(">%di" % len(_a218), *_a218)
         out.append(0)  # no tagged fields
-    _b217 = o.rack_id.encode()
-    _n218 = len(_b217) + 1
-    if _n218 < 128:
-        out.append(_n218)
+    _b221 = o.rack_id.encode()
+    _n222 = len(_b221) + 1
+    if _n222 < 128:
+        out.append(_n222)
     else:
-        write_uvarint(out, _n218)
-    out += _b217
-    _nt219 = (o.cluster_id is not None) + (o.replica_state != ReplicaState())
-    if _nt219 == 0:
+        write_uvarint(out, _n222)
+    out += _b221
+    _nt223 = (o.cluster_id is not None) + (o.replica_state != ReplicaState())
+    if _nt223 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt219)
+        write_uvarint(out, _nt223)
         if o.cluster_id is not None:
             write_uvarint(out, 0)
-            _t220 = bytearray()
+            _t224 = bytearray()
             if o.cluster_id is None:
-                _t220.append(0)
+                _t224.append(0)
             else:
-                _b221 = o.cluster_id.encode()
-                _n222 = len(_b221) + 1
-                if _n222 < 128:
-                    _t220.append(_n222)
+                _b225 = o.cluster_id.encode()
+                _n226 = len(_b225) + 1
+                if _n226 < 128:
+                    _t224.append(_n226)
                 else:
-                    write_uvarint(_t220, _n222)
-                _t220 += _b221
-            write_uvarint(out, len(_t220))
-            out += _t220
+                    write_uvarint(_t224, _n226)
+                _t224 += _b225
+            write_uvarint(out, len(_t224))
+            out += _t224
         if o.replica_state != ReplicaState():
             write_uvarint(out, 1)
-            _t220 = bytearray()
-            _encode_ReplicaState_v15(o.replica_state, _t220)
-            write_uvarint(out, len(_t220))
-            out += _t220
+            _t224 = bytearray()
+            _encode_ReplicaState_v15(o.replica_state, _t224)
+            write_uvarint(out, len(_t224))
+            out += _t224
 
 
 def _decode_FetchRequest_v17(data: bytes, pos: int) -> tuple[FetchRequest, int]:
@@ -2186,60 +2185,60 @@ def _decode_FetchRequest_v17(data: bytes, pos: int) -> tuple[FetchRequest, int]:
         _S_iiibii.unpack_from(data, pos)
     )
     pos += 21
-    _n223 = data[pos]
-    if _n223 < 128:
+    _n227 = data[pos]
+    if _n227 < 128:
         pos += 1
     else:
-        _n223, pos = read_uvarint(data, pos)
-    _n223 -= 1
-    if _n223 < 0:
+        _n227, pos = read_uvarint(data, pos)
+    _n227 -= 1
+    if _n227 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n223 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n223) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n227 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n227) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n223):
-        _e224, pos = _decode_FetchTopic_v17(data, pos)
-        f_topics.append(_e224)
-    _n225 = data[pos]
-    if _n225 < 128:
+    for _ in range(_n227):
+        _e228, pos = _decode_FetchTopic_v17(data, pos)
+        f_topics.append(_e228)
+    _n229 = data[pos]
+    if _n229 < 128:
         pos += 1
     else:
-        _n225, pos = read_uvarint(data, pos)
-    _n225 -= 1
-    if _n225 < 0:
+        _n229, pos = read_uvarint(data, pos)
+    _n229 -= 1
+    if _n229 < 0:
         raise InvalidValueError("ForgottenTopicsData: null or negative length")
-    if _n225 > len(data) - pos:
+    if _n229 > len(data) - pos:
         raise TruncatedError(
-            "ForgottenTopicsData: " + str(_n225) + " elements in " + str(len(data) - pos) + " bytes"
+            "ForgottenTopicsData: " + str(_n229) + " elements in " + str(len(data) - pos) + " bytes"
         )
     f_forgotten_topics_data = []
-    for _ in range(_n225):
-        (_r227,) = _S_16s.unpack_from(data, pos)
+    for _ in range(_n229):
+        (_r231,) = _S_16s.unpack_from(data, pos)
         pos += 16
-        _m226_topic_id = UUID(bytes=_r227)
-        _n228 = data[pos]
-        if _n228 < 128:
+        _m230_topic_id = UUID(bytes=_r231)
+        _n232 = data[pos]
+        if _n232 < 128:
             pos += 1
         else:
-            _n228, pos = read_uvarint(data, pos)
-        _n228 -= 1
-        if _n228 < 0:
+            _n232, pos = read_uvarint(data, pos)
+        _n232 -= 1
+        if _n232 < 0:
             raise InvalidValueError("Partitions: null or negative length")
-        if _n228 > len(data) - pos:
+        if _n232 > len(data) - pos:
             raise TruncatedError(
-                "Partitions: " + str(_n228) + " elements in " + str(len(data) - pos) + " bytes"
+                "Partitions: " + str(_n232) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m226_partitions = list(unpack_from(">%di" % _n228, data, pos))
-        pos += 4 * _n228
+        _m230_partitions = list(unpack_from(">%di" % _n232, data, pos))
+        pos += 4 * _n232
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_forgotten_topics_data.append(ForgottenTopic("", _m226_topic_id, _m226_partitions))
-    _n229 = data[pos]
-    if 0 < _n229 < 128:
-        f_rack_id = data[pos + 1 : pos + _n229].decode()
-        pos += _n229
+        f_forgotten_topics_data.append(ForgottenTopic("", _m230_topic_id, _m230_partitions))
+    _n233 = data[pos]
+    if 0 < _n233 < 128:
+        f_rack_id = data[pos + 1 : pos + _n233].decode()
+        pos += _n233
     else:
         f_rack_id, pos = read_compact_string(data, pos)
     f_cluster_id: str | None = None
@@ -2247,24 +2246,24 @@ def _decode_FetchRequest_v17(data: bytes, pos: int) -> tuple[FetchRequest, int]:
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
-        _nt230, pos = read_uvarint(data, pos)
-        for _ in range(_nt230):
-            _tag231, pos = read_uvarint(data, pos)
-            _end232, pos = read_uvarint(data, pos)
-            _end232 += pos
-            if _tag231 == 0:
-                _n233 = data[pos]
-                if 0 < _n233 < 128:
-                    f_cluster_id = data[pos + 1 : pos + _n233].decode()
-                    pos += _n233
-                elif _n233 == 0:
+        _nt234, pos = read_uvarint(data, pos)
+        for _ in range(_nt234):
+            _tag235, pos = read_uvarint(data, pos)
+            _end236, pos = read_uvarint(data, pos)
+            _end236 += pos
+            if _tag235 == 0:
+                _n237 = data[pos]
+                if 0 < _n237 < 128:
+                    f_cluster_id = data[pos + 1 : pos + _n237].decode()
+                    pos += _n237
+                elif _n237 == 0:
                     f_cluster_id = None
                     pos += 1
                 else:
                     f_cluster_id, pos = read_compact_nullable_string(data, pos)
-            elif _tag231 == 1:
+            elif _tag235 == 1:
                 f_replica_state, pos = _decode_ReplicaState_v15(data, pos)
-            pos = _end232  # unknown tags are skipped (KIP-482)
+            pos = _end236  # unknown tags are skipped (KIP-482)
     return FetchRequest(
         f_cluster_id,
         -1,
@@ -2286,63 +2285,63 @@ def _encode_FetchRequest_v17(o: FetchRequest, out: bytearray) -> None:
     out += _S_iiibii.pack(
         o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch
     )
-    _a234 = o.topics
-    _n235 = len(_a234) + 1
-    if _n235 < 128:
-        out.append(_n235)
+    _a238 = o.topics
+    _n239 = len(_a238) + 1
+    if _n239 < 128:
+        out.append(_n239)
     else:
-        write_uvarint(out, _n235)
-    for _e236 in _a234:
-        _encode_FetchTopic_v17(_e236, out)
-    _a237 = o.forgotten_topics_data
-    _n238 = len(_a237) + 1
-    if _n238 < 128:
-        out.append(_n238)
+        write_uvarint(out, _n239)
+    for _e240 in _a238:
+        _encode_FetchTopic_v17(_e240, out)
+    _a241 = o.forgotten_topics_data
+    _n242 = len(_a241) + 1
+    if _n242 < 128:
+        out.append(_n242)
     else:
-        write_uvarint(out, _n238)
-    for _e239 in _a237:
-        out += _S_16s.pack(_e239.topic_id.bytes)
-        _a240 = _e239.partitions
-        _n241 = len(_a240) + 1
-        if _n241 < 128:
-            out.append(_n241)
+        write_uvarint(out, _n242)
+    for _e243 in _a241:
+        out += _S_16s.pack(_e243.topic_id.bytes)
+        _a244 = _e243.partitions
+        _n245 = len(_a244) + 1
+        if _n245 < 128:
+            out.append(_n245)
         else:
-            write_uvarint(out, _n241)
-        out += pack(">%di" % len(_a240), *_a240)
+            write_uvarint(out, _n245)
+        out += pack(">%di" % len(_a244), *_a244)
         out.append(0)  # no tagged fields
-    _b243 = o.rack_id.encode()
-    _n244 = len(_b243) + 1
-    if _n244 < 128:
-        out.append(_n244)
+    _b247 = o.rack_id.encode()
+    _n248 = len(_b247) + 1
+    if _n248 < 128:
+        out.append(_n248)
     else:
-        write_uvarint(out, _n244)
-    out += _b243
-    _nt245 = (o.cluster_id is not None) + (o.replica_state != ReplicaState())
-    if _nt245 == 0:
+        write_uvarint(out, _n248)
+    out += _b247
+    _nt249 = (o.cluster_id is not None) + (o.replica_state != ReplicaState())
+    if _nt249 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt245)
+        write_uvarint(out, _nt249)
         if o.cluster_id is not None:
             write_uvarint(out, 0)
-            _t246 = bytearray()
+            _t250 = bytearray()
             if o.cluster_id is None:
-                _t246.append(0)
+                _t250.append(0)
             else:
-                _b247 = o.cluster_id.encode()
-                _n248 = len(_b247) + 1
-                if _n248 < 128:
-                    _t246.append(_n248)
+                _b251 = o.cluster_id.encode()
+                _n252 = len(_b251) + 1
+                if _n252 < 128:
+                    _t250.append(_n252)
                 else:
-                    write_uvarint(_t246, _n248)
-                _t246 += _b247
-            write_uvarint(out, len(_t246))
-            out += _t246
+                    write_uvarint(_t250, _n252)
+                _t250 += _b251
+            write_uvarint(out, len(_t250))
+            out += _t250
         if o.replica_state != ReplicaState():
             write_uvarint(out, 1)
-            _t246 = bytearray()
-            _encode_ReplicaState_v15(o.replica_state, _t246)
-            write_uvarint(out, len(_t246))
-            out += _t246
+            _t250 = bytearray()
+            _encode_ReplicaState_v15(o.replica_state, _t250)
+            write_uvarint(out, len(_t250))
+            out += _t250
 
 
 def _decode_FetchRequest_v18(data: bytes, pos: int) -> tuple[FetchRequest, int]:
@@ -2351,60 +2350,60 @@ def _decode_FetchRequest_v18(data: bytes, pos: int) -> tuple[FetchRequest, int]:
         _S_iiibii.unpack_from(data, pos)
     )
     pos += 21
-    _n249 = data[pos]
-    if _n249 < 128:
+    _n253 = data[pos]
+    if _n253 < 128:
         pos += 1
     else:
-        _n249, pos = read_uvarint(data, pos)
-    _n249 -= 1
-    if _n249 < 0:
+        _n253, pos = read_uvarint(data, pos)
+    _n253 -= 1
+    if _n253 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n249 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n249) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n253 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n253) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n249):
-        _e250, pos = _decode_FetchTopic_v18(data, pos)
-        f_topics.append(_e250)
-    _n251 = data[pos]
-    if _n251 < 128:
+    for _ in range(_n253):
+        _e254, pos = _decode_FetchTopic_v18(data, pos)
+        f_topics.append(_e254)
+    _n255 = data[pos]
+    if _n255 < 128:
         pos += 1
     else:
-        _n251, pos = read_uvarint(data, pos)
-    _n251 -= 1
-    if _n251 < 0:
+        _n255, pos = read_uvarint(data, pos)
+    _n255 -= 1
+    if _n255 < 0:
         raise InvalidValueError("ForgottenTopicsData: null or negative length")
-    if _n251 > len(data) - pos:
+    if _n255 > len(data) - pos:
         raise TruncatedError(
-            "ForgottenTopicsData: " + str(_n251) + " elements in " + str(len(data) - pos) + " bytes"
+            "ForgottenTopicsData: " + str(_n255) + " elements in " + str(len(data) - pos) + " bytes"
         )
     f_forgotten_topics_data = []
-    for _ in range(_n251):
-        (_r253,) = _S_16s.unpack_from(data, pos)
+    for _ in range(_n255):
+        (_r257,) = _S_16s.unpack_from(data, pos)
         pos += 16
-        _m252_topic_id = UUID(bytes=_r253)
-        _n254 = data[pos]
-        if _n254 < 128:
+        _m256_topic_id = UUID(bytes=_r257)
+        _n258 = data[pos]
+        if _n258 < 128:
             pos += 1
         else:
-            _n254, pos = read_uvarint(data, pos)
-        _n254 -= 1
-        if _n254 < 0:
+            _n258, pos = read_uvarint(data, pos)
+        _n258 -= 1
+        if _n258 < 0:
             raise InvalidValueError("Partitions: null or negative length")
-        if _n254 > len(data) - pos:
+        if _n258 > len(data) - pos:
             raise TruncatedError(
-                "Partitions: " + str(_n254) + " elements in " + str(len(data) - pos) + " bytes"
+                "Partitions: " + str(_n258) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m252_partitions = list(unpack_from(">%di" % _n254, data, pos))
-        pos += 4 * _n254
+        _m256_partitions = list(unpack_from(">%di" % _n258, data, pos))
+        pos += 4 * _n258
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_forgotten_topics_data.append(ForgottenTopic("", _m252_topic_id, _m252_partitions))
-    _n255 = data[pos]
-    if 0 < _n255 < 128:
-        f_rack_id = data[pos + 1 : pos + _n255].decode()
-        pos += _n255
+        f_forgotten_topics_data.append(ForgottenTopic("", _m256_topic_id, _m256_partitions))
+    _n259 = data[pos]
+    if 0 < _n259 < 128:
+        f_rack_id = data[pos + 1 : pos + _n259].decode()
+        pos += _n259
     else:
         f_rack_id, pos = read_compact_string(data, pos)
     f_cluster_id: str | None = None
@@ -2412,24 +2411,24 @@ def _decode_FetchRequest_v18(data: bytes, pos: int) -> tuple[FetchRequest, int]:
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
-        _nt256, pos = read_uvarint(data, pos)
-        for _ in range(_nt256):
-            _tag257, pos = read_uvarint(data, pos)
-            _end258, pos = read_uvarint(data, pos)
-            _end258 += pos
-            if _tag257 == 0:
-                _n259 = data[pos]
-                if 0 < _n259 < 128:
-                    f_cluster_id = data[pos + 1 : pos + _n259].decode()
-                    pos += _n259
-                elif _n259 == 0:
+        _nt260, pos = read_uvarint(data, pos)
+        for _ in range(_nt260):
+            _tag261, pos = read_uvarint(data, pos)
+            _end262, pos = read_uvarint(data, pos)
+            _end262 += pos
+            if _tag261 == 0:
+                _n263 = data[pos]
+                if 0 < _n263 < 128:
+                    f_cluster_id = data[pos + 1 : pos + _n263].decode()
+                    pos += _n263
+                elif _n263 == 0:
                     f_cluster_id = None
                     pos += 1
                 else:
                     f_cluster_id, pos = read_compact_nullable_string(data, pos)
-            elif _tag257 == 1:
+            elif _tag261 == 1:
                 f_replica_state, pos = _decode_ReplicaState_v15(data, pos)
-            pos = _end258  # unknown tags are skipped (KIP-482)
+            pos = _end262  # unknown tags are skipped (KIP-482)
     return FetchRequest(
         f_cluster_id,
         -1,
@@ -2451,82 +2450,82 @@ def _encode_FetchRequest_v18(o: FetchRequest, out: bytearray) -> None:
     out += _S_iiibii.pack(
         o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch
     )
-    _a260 = o.topics
-    _n261 = len(_a260) + 1
-    if _n261 < 128:
-        out.append(_n261)
+    _a264 = o.topics
+    _n265 = len(_a264) + 1
+    if _n265 < 128:
+        out.append(_n265)
     else:
-        write_uvarint(out, _n261)
-    for _e262 in _a260:
-        _encode_FetchTopic_v18(_e262, out)
-    _a263 = o.forgotten_topics_data
-    _n264 = len(_a263) + 1
-    if _n264 < 128:
-        out.append(_n264)
+        write_uvarint(out, _n265)
+    for _e266 in _a264:
+        _encode_FetchTopic_v18(_e266, out)
+    _a267 = o.forgotten_topics_data
+    _n268 = len(_a267) + 1
+    if _n268 < 128:
+        out.append(_n268)
     else:
-        write_uvarint(out, _n264)
-    for _e265 in _a263:
-        out += _S_16s.pack(_e265.topic_id.bytes)
-        _a266 = _e265.partitions
-        _n267 = len(_a266) + 1
-        if _n267 < 128:
-            out.append(_n267)
+        write_uvarint(out, _n268)
+    for _e269 in _a267:
+        out += _S_16s.pack(_e269.topic_id.bytes)
+        _a270 = _e269.partitions
+        _n271 = len(_a270) + 1
+        if _n271 < 128:
+            out.append(_n271)
         else:
-            write_uvarint(out, _n267)
-        out += pack(">%di" % len(_a266), *_a266)
+            write_uvarint(out, _n271)
+        out += pack(">%di" % len(_a270), *_a270)
         out.append(0)  # no tagged fields
-    _b269 = o.rack_id.encode()
-    _n270 = len(_b269) + 1
-    if _n270 < 128:
-        out.append(_n270)
+    _b273 = o.rack_id.encode()
+    _n274 = len(_b273) + 1
+    if _n274 < 128:
+        out.append(_n274)
     else:
-        write_uvarint(out, _n270)
-    out += _b269
-    _nt271 = (o.cluster_id is not None) + (o.replica_state != ReplicaState())
-    if _nt271 == 0:
+        write_uvarint(out, _n274)
+    out += _b273
+    _nt275 = (o.cluster_id is not None) + (o.replica_state != ReplicaState())
+    if _nt275 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt271)
+        write_uvarint(out, _nt275)
         if o.cluster_id is not None:
             write_uvarint(out, 0)
-            _t272 = bytearray()
+            _t276 = bytearray()
             if o.cluster_id is None:
-                _t272.append(0)
+                _t276.append(0)
             else:
-                _b273 = o.cluster_id.encode()
-                _n274 = len(_b273) + 1
-                if _n274 < 128:
-                    _t272.append(_n274)
+                _b277 = o.cluster_id.encode()
+                _n278 = len(_b277) + 1
+                if _n278 < 128:
+                    _t276.append(_n278)
                 else:
-                    write_uvarint(_t272, _n274)
-                _t272 += _b273
-            write_uvarint(out, len(_t272))
-            out += _t272
+                    write_uvarint(_t276, _n278)
+                _t276 += _b277
+            write_uvarint(out, len(_t276))
+            out += _t276
         if o.replica_state != ReplicaState():
             write_uvarint(out, 1)
-            _t272 = bytearray()
-            _encode_ReplicaState_v15(o.replica_state, _t272)
-            write_uvarint(out, len(_t272))
-            out += _t272
+            _t276 = bytearray()
+            _encode_ReplicaState_v15(o.replica_state, _t276)
+            write_uvarint(out, len(_t276))
+            out += _t276
 
 
 def _decode_NodeEndpoint_v16(data: bytes, pos: int) -> tuple[NodeEndpoint, int]:
     """NodeEndpoint, versions 16-18 (flexible)."""
     (f_node_id,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n275 = data[pos]
-    if 0 < _n275 < 128:
-        f_host = data[pos + 1 : pos + _n275].decode()
-        pos += _n275
+    _n279 = data[pos]
+    if 0 < _n279 < 128:
+        f_host = data[pos + 1 : pos + _n279].decode()
+        pos += _n279
     else:
         f_host, pos = read_compact_string(data, pos)
     (f_port,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n276 = data[pos]
-    if 0 < _n276 < 128:
-        f_rack = data[pos + 1 : pos + _n276].decode()
-        pos += _n276
-    elif _n276 == 0:
+    _n280 = data[pos]
+    if 0 < _n280 < 128:
+        f_rack = data[pos + 1 : pos + _n280].decode()
+        pos += _n280
+    elif _n280 == 0:
         f_rack = None
         pos += 1
     else:
@@ -2541,24 +2540,24 @@ def _decode_NodeEndpoint_v16(data: bytes, pos: int) -> tuple[NodeEndpoint, int]:
 def _encode_NodeEndpoint_v16(o: NodeEndpoint, out: bytearray) -> None:
     """NodeEndpoint, versions 16-18 (flexible)."""
     out += _S_i.pack(o.node_id)
-    _b277 = o.host.encode()
-    _n278 = len(_b277) + 1
-    if _n278 < 128:
-        out.append(_n278)
+    _b281 = o.host.encode()
+    _n282 = len(_b281) + 1
+    if _n282 < 128:
+        out.append(_n282)
     else:
-        write_uvarint(out, _n278)
-    out += _b277
+        write_uvarint(out, _n282)
+    out += _b281
     out += _S_i.pack(o.port)
     if o.rack is None:
         out.append(0)
     else:
-        _b279 = o.rack.encode()
-        _n280 = len(_b279) + 1
-        if _n280 < 128:
-            out.append(_n280)
+        _b283 = o.rack.encode()
+        _n284 = len(_b283) + 1
+        if _n284 < 128:
+            out.append(_n284)
         else:
-            write_uvarint(out, _n280)
-        out += _b279
+            write_uvarint(out, _n284)
+        out += _b283
     out.append(0)  # no tagged fields
 
 
@@ -2576,85 +2575,73 @@ def _encode_AbortedTransaction_v4(o: AbortedTransaction, out: bytearray) -> None
 
 def _decode_AbortedTransaction_v12(data: bytes, pos: int) -> tuple[AbortedTransaction, int]:
     """AbortedTransaction, versions 12-18 (flexible)."""
-    f_producer_id, f_first_offset = _S_qq.unpack_from(data, pos)
-    pos += 16
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_producer_id, f_first_offset, _t285 = _S_qqB.unpack_from(data, pos)
+    pos += 17
+    if _t285 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return AbortedTransaction(f_producer_id, f_first_offset), pos
 
 
 def _encode_AbortedTransaction_v12(o: AbortedTransaction, out: bytearray) -> None:
     """AbortedTransaction, versions 12-18 (flexible)."""
-    out += _S_qq.pack(o.producer_id, o.first_offset)
-    out.append(0)  # no tagged fields
+    out += _S_qqB.pack(o.producer_id, o.first_offset, 0)
 
 
 def _decode_SnapshotId_v12(data: bytes, pos: int) -> tuple[SnapshotId, int]:
     """SnapshotId, versions 12-18 (flexible)."""
-    f_end_offset, f_epoch = _S_qi.unpack_from(data, pos)
-    pos += 12
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_end_offset, f_epoch, _t286 = _S_qiB.unpack_from(data, pos)
+    pos += 13
+    if _t286 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return SnapshotId(f_end_offset, f_epoch), pos
 
 
 def _encode_SnapshotId_v12(o: SnapshotId, out: bytearray) -> None:
     """SnapshotId, versions 12-18 (flexible)."""
-    out += _S_qi.pack(o.end_offset, o.epoch)
-    out.append(0)  # no tagged fields
+    out += _S_qiB.pack(o.end_offset, o.epoch, 0)
 
 
 def _decode_LeaderIdAndEpoch_v12(data: bytes, pos: int) -> tuple[LeaderIdAndEpoch, int]:
     """LeaderIdAndEpoch, versions 12-18 (flexible)."""
-    f_leader_id, f_leader_epoch = _S_ii.unpack_from(data, pos)
-    pos += 8
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_leader_id, f_leader_epoch, _t287 = _S_iiB.unpack_from(data, pos)
+    pos += 9
+    if _t287 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return LeaderIdAndEpoch(f_leader_id, f_leader_epoch), pos
 
 
 def _encode_LeaderIdAndEpoch_v12(o: LeaderIdAndEpoch, out: bytearray) -> None:
     """LeaderIdAndEpoch, versions 12-18 (flexible)."""
-    out += _S_ii.pack(o.leader_id, o.leader_epoch)
-    out.append(0)  # no tagged fields
+    out += _S_iiB.pack(o.leader_id, o.leader_epoch, 0)
 
 
 def _decode_EpochEndOffset_v12(data: bytes, pos: int) -> tuple[EpochEndOffset, int]:
     """EpochEndOffset, versions 12-18 (flexible)."""
-    f_epoch, f_end_offset = _S_iq.unpack_from(data, pos)
-    pos += 12
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_epoch, f_end_offset, _t288 = _S_iqB.unpack_from(data, pos)
+    pos += 13
+    if _t288 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return EpochEndOffset(f_epoch, f_end_offset), pos
 
 
 def _encode_EpochEndOffset_v12(o: EpochEndOffset, out: bytearray) -> None:
     """EpochEndOffset, versions 12-18 (flexible)."""
-    out += _S_iq.pack(o.epoch, o.end_offset)
-    out.append(0)  # no tagged fields
+    out += _S_iqB.pack(o.epoch, o.end_offset, 0)
 
 
 def _decode_PartitionData_v0(data: bytes, pos: int) -> tuple[PartitionData, int]:
     """PartitionData, versions 0-3."""
-    f_partition_index, f_error_code, f_high_watermark, _n281 = _S_ihqi.unpack_from(data, pos)
+    f_partition_index, f_error_code, f_high_watermark, _n289 = _S_ihqi.unpack_from(data, pos)
     pos += 18
-    if _n281 < 0:
+    if _n289 < 0:
         f_records = None
-        if _n281 != -1:
-            raise InvalidValueError("Records: length " + str(_n281))
+        if _n289 != -1:
+            raise InvalidValueError("Records: length " + str(_n289))
     else:
-        if pos + _n281 > len(data):
+        if pos + _n289 > len(data):
             raise TruncatedError("Records: records run past the end")
-        f_records = memoryview(data)[pos : pos + _n281]
-        pos += _n281
+        f_records = memoryview(data)[pos : pos + _n289]
+        pos += _n289
     return PartitionData(
         f_partition_index,
         f_error_code,
@@ -2678,35 +2665,35 @@ def _encode_PartitionData_v0(o: PartitionData, out: bytearray, chunks: list[Buff
 
 def _decode_PartitionData_v4(data: bytes, pos: int) -> tuple[PartitionData, int]:
     """PartitionData, version 4."""
-    f_partition_index, f_error_code, f_high_watermark, f_last_stable_offset, _n282 = _S_ihqqi.unpack_from(
+    f_partition_index, f_error_code, f_high_watermark, f_last_stable_offset, _n290 = _S_ihqqi.unpack_from(
         data, pos
     )
     pos += 26
-    if _n282 < 0:
+    if _n290 < 0:
         f_aborted_transactions = None
-        if _n282 != -1:
-            raise InvalidValueError("AbortedTransactions: length " + str(_n282))
+        if _n290 != -1:
+            raise InvalidValueError("AbortedTransactions: length " + str(_n290))
     else:
-        if _n282 > len(data) - pos:
+        if _n290 > len(data) - pos:
             raise TruncatedError(
-                "AbortedTransactions: " + str(_n282) + " elements in " + str(len(data) - pos) + " bytes"
+                "AbortedTransactions: " + str(_n290) + " elements in " + str(len(data) - pos) + " bytes"
             )
         f_aborted_transactions = []
-        for _ in range(_n282):
-            _m283_producer_id, _m283_first_offset = _S_qq.unpack_from(data, pos)
+        for _ in range(_n290):
+            _m291_producer_id, _m291_first_offset = _S_qq.unpack_from(data, pos)
             pos += 16
-            f_aborted_transactions.append(AbortedTransaction(_m283_producer_id, _m283_first_offset))
-    (_n284,) = _S_i.unpack_from(data, pos)
+            f_aborted_transactions.append(AbortedTransaction(_m291_producer_id, _m291_first_offset))
+    (_n292,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n284 < 0:
+    if _n292 < 0:
         f_records = None
-        if _n284 != -1:
-            raise InvalidValueError("Records: length " + str(_n284))
+        if _n292 != -1:
+            raise InvalidValueError("Records: length " + str(_n292))
     else:
-        if pos + _n284 > len(data):
+        if pos + _n292 > len(data):
             raise TruncatedError("Records: records run past the end")
-        f_records = memoryview(data)[pos : pos + _n284]
-        pos += _n284
+        f_records = memoryview(data)[pos : pos + _n292]
+        pos += _n292
     return PartitionData(
         f_partition_index,
         f_error_code,
@@ -2724,51 +2711,51 @@ def _decode_PartitionData_v4(data: bytes, pos: int) -> tuple[PartitionData, int]
 
 def _encode_PartitionData_v4(o: PartitionData, out: bytearray, chunks: list[Buffer] | None) -> None:
     """PartitionData, version 4."""
-    _a285 = o.aborted_transactions
+    _a293 = o.aborted_transactions
     out += _S_ihqqi.pack(
         o.partition_index,
         o.error_code,
         o.high_watermark,
         o.last_stable_offset,
-        -1 if _a285 is None else len(_a285),
+        -1 if _a293 is None else len(_a293),
     )
-    if _a285 is not None:
-        for _e286 in _a285:
-            out += _S_qq.pack(_e286.producer_id, _e286.first_offset)
+    if _a293 is not None:
+        for _e294 in _a293:
+            out += _S_qq.pack(_e294.producer_id, _e294.first_offset)
     write_records(out, chunks, o.records, False)
 
 
 def _decode_PartitionData_v5(data: bytes, pos: int) -> tuple[PartitionData, int]:
     """PartitionData, versions 5-10."""
-    f_partition_index, f_error_code, f_high_watermark, f_last_stable_offset, f_log_start_offset, _n287 = (
+    f_partition_index, f_error_code, f_high_watermark, f_last_stable_offset, f_log_start_offset, _n295 = (
         _S_ihqqqi.unpack_from(data, pos)
     )
     pos += 34
-    if _n287 < 0:
+    if _n295 < 0:
         f_aborted_transactions = None
-        if _n287 != -1:
-            raise InvalidValueError("AbortedTransactions: length " + str(_n287))
+        if _n295 != -1:
+            raise InvalidValueError("AbortedTransactions: length " + str(_n295))
     else:
-        if _n287 > len(data) - pos:
+        if _n295 > len(data) - pos:
             raise TruncatedError(
-                "AbortedTransactions: " + str(_n287) + " elements in " + str(len(data) - pos) + " bytes"
+                "AbortedTransactions: " + str(_n295) + " elements in " + str(len(data) - pos) + " bytes"
             )
         f_aborted_transactions = []
-        for _ in range(_n287):
-            _m288_producer_id, _m288_first_offset = _S_qq.unpack_from(data, pos)
+        for _ in range(_n295):
+            _m296_producer_id, _m296_first_offset = _S_qq.unpack_from(data, pos)
             pos += 16
-            f_aborted_transactions.append(AbortedTransaction(_m288_producer_id, _m288_first_offset))
-    (_n289,) = _S_i.unpack_from(data, pos)
+            f_aborted_transactions.append(AbortedTransaction(_m296_producer_id, _m296_first_offset))
+    (_n297,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n289 < 0:
+    if _n297 < 0:
         f_records = None
-        if _n289 != -1:
-            raise InvalidValueError("Records: length " + str(_n289))
+        if _n297 != -1:
+            raise InvalidValueError("Records: length " + str(_n297))
     else:
-        if pos + _n289 > len(data):
+        if pos + _n297 > len(data):
             raise TruncatedError("Records: records run past the end")
-        f_records = memoryview(data)[pos : pos + _n289]
-        pos += _n289
+        f_records = memoryview(data)[pos : pos + _n297]
+        pos += _n297
     return PartitionData(
         f_partition_index,
         f_error_code,
@@ -2786,52 +2773,52 @@ def _decode_PartitionData_v5(data: bytes, pos: int) -> tuple[PartitionData, int]
 
 def _encode_PartitionData_v5(o: PartitionData, out: bytearray, chunks: list[Buffer] | None) -> None:
     """PartitionData, versions 5-10."""
-    _a290 = o.aborted_transactions
+    _a298 = o.aborted_transactions
     out += _S_ihqqqi.pack(
         o.partition_index,
         o.error_code,
         o.high_watermark,
         o.last_stable_offset,
         o.log_start_offset,
-        -1 if _a290 is None else len(_a290),
+        -1 if _a298 is None else len(_a298),
     )
-    if _a290 is not None:
-        for _e291 in _a290:
-            out += _S_qq.pack(_e291.producer_id, _e291.first_offset)
+    if _a298 is not None:
+        for _e299 in _a298:
+            out += _S_qq.pack(_e299.producer_id, _e299.first_offset)
     write_records(out, chunks, o.records, False)
 
 
 def _decode_PartitionData_v11(data: bytes, pos: int) -> tuple[PartitionData, int]:
     """PartitionData, version 11."""
-    f_partition_index, f_error_code, f_high_watermark, f_last_stable_offset, f_log_start_offset, _n292 = (
+    f_partition_index, f_error_code, f_high_watermark, f_last_stable_offset, f_log_start_offset, _n300 = (
         _S_ihqqqi.unpack_from(data, pos)
     )
     pos += 34
-    if _n292 < 0:
+    if _n300 < 0:
         f_aborted_transactions = None
-        if _n292 != -1:
-            raise InvalidValueError("AbortedTransactions: length " + str(_n292))
+        if _n300 != -1:
+            raise InvalidValueError("AbortedTransactions: length " + str(_n300))
     else:
-        if _n292 > len(data) - pos:
+        if _n300 > len(data) - pos:
             raise TruncatedError(
-                "AbortedTransactions: " + str(_n292) + " elements in " + str(len(data) - pos) + " bytes"
+                "AbortedTransactions: " + str(_n300) + " elements in " + str(len(data) - pos) + " bytes"
             )
         f_aborted_transactions = []
-        for _ in range(_n292):
-            _m293_producer_id, _m293_first_offset = _S_qq.unpack_from(data, pos)
+        for _ in range(_n300):
+            _m301_producer_id, _m301_first_offset = _S_qq.unpack_from(data, pos)
             pos += 16
-            f_aborted_transactions.append(AbortedTransaction(_m293_producer_id, _m293_first_offset))
-    f_preferred_read_replica, _n294 = _S_ii.unpack_from(data, pos)
+            f_aborted_transactions.append(AbortedTransaction(_m301_producer_id, _m301_first_offset))
+    f_preferred_read_replica, _n302 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n294 < 0:
+    if _n302 < 0:
         f_records = None
-        if _n294 != -1:
-            raise InvalidValueError("Records: length " + str(_n294))
+        if _n302 != -1:
+            raise InvalidValueError("Records: length " + str(_n302))
     else:
-        if pos + _n294 > len(data):
+        if pos + _n302 > len(data):
             raise TruncatedError("Records: records run past the end")
-        f_records = memoryview(data)[pos : pos + _n294]
-        pos += _n294
+        f_records = memoryview(data)[pos : pos + _n302]
+        pos += _n302
     return PartitionData(
         f_partition_index,
         f_error_code,
@@ -2849,18 +2836,18 @@ def _decode_PartitionData_v11(data: bytes, pos: int) -> tuple[PartitionData, int
 
 def _encode_PartitionData_v11(o: PartitionData, out: bytearray, chunks: list[Buffer] | None) -> None:
     """PartitionData, version 11."""
-    _a295 = o.aborted_transactions
+    _a303 = o.aborted_transactions
     out += _S_ihqqqi.pack(
         o.partition_index,
         o.error_code,
         o.high_watermark,
         o.last_stable_offset,
         o.log_start_offset,
-        -1 if _a295 is None else len(_a295),
+        -1 if _a303 is None else len(_a303),
     )
-    if _a295 is not None:
-        for _e296 in _a295:
-            out += _S_qq.pack(_e296.producer_id, _e296.first_offset)
+    if _a303 is not None:
+        for _e304 in _a303:
+            out += _S_qq.pack(_e304.producer_id, _e304.first_offset)
     out += _S_i.pack(o.preferred_read_replica)
     write_records(out, chunks, o.records, False)
 
@@ -2871,65 +2858,63 @@ def _decode_PartitionData_v12(data: bytes, pos: int) -> tuple[PartitionData, int
         _S_ihqqq.unpack_from(data, pos)
     )
     pos += 30
-    _n297 = data[pos]
-    if _n297 < 128:
+    _n305 = data[pos]
+    if _n305 < 128:
         pos += 1
     else:
-        _n297, pos = read_uvarint(data, pos)
-    _n297 -= 1
-    if _n297 < 0:
+        _n305, pos = read_uvarint(data, pos)
+    _n305 -= 1
+    if _n305 < 0:
         f_aborted_transactions = None
-        if _n297 != -1:
-            raise InvalidValueError("AbortedTransactions: length " + str(_n297))
+        if _n305 != -1:
+            raise InvalidValueError("AbortedTransactions: length " + str(_n305))
     else:
-        if _n297 > len(data) - pos:
+        if _n305 > len(data) - pos:
             raise TruncatedError(
-                "AbortedTransactions: " + str(_n297) + " elements in " + str(len(data) - pos) + " bytes"
+                "AbortedTransactions: " + str(_n305) + " elements in " + str(len(data) - pos) + " bytes"
             )
         f_aborted_transactions = []
-        for _ in range(_n297):
-            _m298_producer_id, _m298_first_offset = _S_qq.unpack_from(data, pos)
-            pos += 16
-            if data[pos] == 0:  # no tagged fields: the common case
-                pos += 1
-            else:
-                pos = skip_tagged_fields(data, pos)
-            f_aborted_transactions.append(AbortedTransaction(_m298_producer_id, _m298_first_offset))
+        for _ in range(_n305):
+            _m306_producer_id, _m306_first_offset, _t307 = _S_qqB.unpack_from(data, pos)
+            pos += 17
+            if _t307 != 0:
+                pos = skip_tagged_fields(data, pos - 1)
+            f_aborted_transactions.append(AbortedTransaction(_m306_producer_id, _m306_first_offset))
     (f_preferred_read_replica,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n299 = data[pos]
-    if _n299 < 128:
+    _n308 = data[pos]
+    if _n308 < 128:
         pos += 1
     else:
-        _n299, pos = read_uvarint(data, pos)
-    _n299 -= 1
-    if _n299 < 0:
+        _n308, pos = read_uvarint(data, pos)
+    _n308 -= 1
+    if _n308 < 0:
         f_records = None
-        if _n299 != -1:
-            raise InvalidValueError("Records: length " + str(_n299))
+        if _n308 != -1:
+            raise InvalidValueError("Records: length " + str(_n308))
     else:
-        if pos + _n299 > len(data):
+        if pos + _n308 > len(data):
             raise TruncatedError("Records: records run past the end")
-        f_records = memoryview(data)[pos : pos + _n299]
-        pos += _n299
+        f_records = memoryview(data)[pos : pos + _n308]
+        pos += _n308
     f_diverging_epoch: EpochEndOffset = EpochEndOffset()
     f_current_leader: LeaderIdAndEpoch = LeaderIdAndEpoch()
     f_snapshot_id: SnapshotId = SnapshotId()
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
-        _nt300, pos = read_uvarint(data, pos)
-        for _ in range(_nt300):
-            _tag301, pos = read_uvarint(data, pos)
-            _end302, pos = read_uvarint(data, pos)
-            _end302 += pos
-            if _tag301 == 0:
+        _nt309, pos = read_uvarint(data, pos)
+        for _ in range(_nt309):
+            _tag310, pos = read_uvarint(data, pos)
+            _end311, pos = read_uvarint(data, pos)
+            _end311 += pos
+            if _tag310 == 0:
                 f_diverging_epoch, pos = _decode_EpochEndOffset_v12(data, pos)
-            elif _tag301 == 1:
+            elif _tag310 == 1:
                 f_current_leader, pos = _decode_LeaderIdAndEpoch_v12(data, pos)
-            elif _tag301 == 2:
+            elif _tag310 == 2:
                 f_snapshot_id, pos = _decode_SnapshotId_v12(data, pos)
-            pos = _end302  # unknown tags are skipped (KIP-482)
+            pos = _end311  # unknown tags are skipped (KIP-482)
     return PartitionData(
         f_partition_index,
         f_error_code,
@@ -2950,81 +2935,80 @@ def _encode_PartitionData_v12(o: PartitionData, out: bytearray, chunks: list[Buf
     out += _S_ihqqq.pack(
         o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset
     )
-    _a303 = o.aborted_transactions
-    if _a303 is None:
+    _a312 = o.aborted_transactions
+    if _a312 is None:
         out.append(0)
     else:
-        _n304 = len(_a303) + 1
-        if _n304 < 128:
-            out.append(_n304)
+        _n313 = len(_a312) + 1
+        if _n313 < 128:
+            out.append(_n313)
         else:
-            write_uvarint(out, _n304)
-        for _e305 in _a303:
-            out += _S_qq.pack(_e305.producer_id, _e305.first_offset)
-            out.append(0)  # no tagged fields
+            write_uvarint(out, _n313)
+        for _e314 in _a312:
+            out += _S_qqB.pack(_e314.producer_id, _e314.first_offset, 0)
     out += _S_i.pack(o.preferred_read_replica)
     write_records(out, chunks, o.records, True)
-    _nt306 = (
+    _nt315 = (
         (o.diverging_epoch != EpochEndOffset())
         + (o.current_leader != LeaderIdAndEpoch())
         + (o.snapshot_id != SnapshotId())
     )
-    if _nt306 == 0:
+    if _nt315 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt306)
+        write_uvarint(out, _nt315)
         if o.diverging_epoch != EpochEndOffset():
             write_uvarint(out, 0)
-            _t307 = bytearray()
-            _encode_EpochEndOffset_v12(o.diverging_epoch, _t307)
-            write_uvarint(out, len(_t307))
-            out += _t307
+            _t316 = bytearray()
+            _encode_EpochEndOffset_v12(o.diverging_epoch, _t316)
+            write_uvarint(out, len(_t316))
+            out += _t316
         if o.current_leader != LeaderIdAndEpoch():
             write_uvarint(out, 1)
-            _t307 = bytearray()
-            _encode_LeaderIdAndEpoch_v12(o.current_leader, _t307)
-            write_uvarint(out, len(_t307))
-            out += _t307
+            _t316 = bytearray()
+            _encode_LeaderIdAndEpoch_v12(o.current_leader, _t316)
+            write_uvarint(out, len(_t316))
+            out += _t316
         if o.snapshot_id != SnapshotId():
             write_uvarint(out, 2)
-            _t307 = bytearray()
-            _encode_SnapshotId_v12(o.snapshot_id, _t307)
-            write_uvarint(out, len(_t307))
-            out += _t307
+            _t316 = bytearray()
+            _encode_SnapshotId_v12(o.snapshot_id, _t316)
+            write_uvarint(out, len(_t316))
+            out += _t316
 
 
 def _decode_FetchableTopicResponse_v0(data: bytes, pos: int) -> tuple[FetchableTopicResponse, int]:
     """FetchableTopicResponse, versions 0-3."""
-    (_n308,) = _S_h.unpack_from(data, pos)
+    (_n317,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n308 < 0:
+    if _n317 < 0:
         raise InvalidValueError("Topic: null or negative length")
-    f_topic = data[pos : pos + _n308].decode()
-    pos += _n308
-    (_n309,) = _S_i.unpack_from(data, pos)
+    f_topic = data[pos : pos + _n317].decode()
+    pos += _n317
+    (_n318,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n309 < 0:
+    if _n318 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n309 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n309) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n318 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n318) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n309):
-        _m310_partition_index, _m310_error_code, _m310_high_watermark, _n311 = _S_ihqi.unpack_from(data, pos)
+    for _ in range(_n318):
+        _m319_partition_index, _m319_error_code, _m319_high_watermark, _n320 = _S_ihqi.unpack_from(data, pos)
         pos += 18
-        if _n311 < 0:
-            _m310_records = None
-            if _n311 != -1:
-                raise InvalidValueError("Records: length " + str(_n311))
+        if _n320 < 0:
+            _m319_records = None
+            if _n320 != -1:
+                raise InvalidValueError("Records: length " + str(_n320))
         else:
-            if pos + _n311 > len(data):
+            if pos + _n320 > len(data):
                 raise TruncatedError("Records: records run past the end")
-            _m310_records = memoryview(data)[pos : pos + _n311]
-            pos += _n311
+            _m319_records = memoryview(data)[pos : pos + _n320]
+            pos += _n320
         f_partitions.append(
             PartitionData(
-                _m310_partition_index,
-                _m310_error_code,
-                _m310_high_watermark,
+                _m319_partition_index,
+                _m319_error_code,
+                _m319_high_watermark,
                 -1,
                 -1,
                 EpochEndOffset(),
@@ -3032,7 +3016,7 @@ def _decode_FetchableTopicResponse_v0(data: bytes, pos: int) -> tuple[FetchableT
                 SnapshotId(),
                 [],
                 -1,
-                _m310_records,
+                _m319_records,
             )
         )
     return FetchableTopicResponse(f_topic, ZERO_UUID, f_partitions), pos
@@ -3042,34 +3026,34 @@ def _encode_FetchableTopicResponse_v0(
     o: FetchableTopicResponse, out: bytearray, chunks: list[Buffer] | None
 ) -> None:
     """FetchableTopicResponse, versions 0-3."""
-    _b312 = o.topic.encode()
-    out += _S_h.pack(len(_b312))
-    out += _b312
-    _a313 = o.partitions
-    out += _S_i.pack(len(_a313))
-    for _e314 in _a313:
-        out += _S_ihq.pack(_e314.partition_index, _e314.error_code, _e314.high_watermark)
-        write_records(out, chunks, _e314.records, False)
+    _b321 = o.topic.encode()
+    out += _S_h.pack(len(_b321))
+    out += _b321
+    _a322 = o.partitions
+    out += _S_i.pack(len(_a322))
+    for _e323 in _a322:
+        out += _S_ihq.pack(_e323.partition_index, _e323.error_code, _e323.high_watermark)
+        write_records(out, chunks, _e323.records, False)
 
 
 def _decode_FetchableTopicResponse_v4(data: bytes, pos: int) -> tuple[FetchableTopicResponse, int]:
     """FetchableTopicResponse, version 4."""
-    (_n315,) = _S_h.unpack_from(data, pos)
+    (_n324,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n315 < 0:
+    if _n324 < 0:
         raise InvalidValueError("Topic: null or negative length")
-    f_topic = data[pos : pos + _n315].decode()
-    pos += _n315
-    (_n316,) = _S_i.unpack_from(data, pos)
+    f_topic = data[pos : pos + _n324].decode()
+    pos += _n324
+    (_n325,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n316 < 0:
+    if _n325 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n316 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n316) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n325 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n325) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n316):
-        _e317, pos = _decode_PartitionData_v4(data, pos)
-        f_partitions.append(_e317)
+    for _ in range(_n325):
+        _e326, pos = _decode_PartitionData_v4(data, pos)
+        f_partitions.append(_e326)
     return FetchableTopicResponse(f_topic, ZERO_UUID, f_partitions), pos
 
 
@@ -3077,33 +3061,33 @@ def _encode_FetchableTopicResponse_v4(
     o: FetchableTopicResponse, out: bytearray, chunks: list[Buffer] | None
 ) -> None:
     """FetchableTopicResponse, version 4."""
-    _b318 = o.topic.encode()
-    out += _S_h.pack(len(_b318))
-    out += _b318
-    _a319 = o.partitions
-    out += _S_i.pack(len(_a319))
-    for _e320 in _a319:
-        _encode_PartitionData_v4(_e320, out, chunks)
+    _b327 = o.topic.encode()
+    out += _S_h.pack(len(_b327))
+    out += _b327
+    _a328 = o.partitions
+    out += _S_i.pack(len(_a328))
+    for _e329 in _a328:
+        _encode_PartitionData_v4(_e329, out, chunks)
 
 
 def _decode_FetchableTopicResponse_v5(data: bytes, pos: int) -> tuple[FetchableTopicResponse, int]:
     """FetchableTopicResponse, versions 5-10."""
-    (_n321,) = _S_h.unpack_from(data, pos)
+    (_n330,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n321 < 0:
+    if _n330 < 0:
         raise InvalidValueError("Topic: null or negative length")
-    f_topic = data[pos : pos + _n321].decode()
-    pos += _n321
-    (_n322,) = _S_i.unpack_from(data, pos)
+    f_topic = data[pos : pos + _n330].decode()
+    pos += _n330
+    (_n331,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n322 < 0:
+    if _n331 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n322 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n322) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n331 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n331) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n322):
-        _e323, pos = _decode_PartitionData_v5(data, pos)
-        f_partitions.append(_e323)
+    for _ in range(_n331):
+        _e332, pos = _decode_PartitionData_v5(data, pos)
+        f_partitions.append(_e332)
     return FetchableTopicResponse(f_topic, ZERO_UUID, f_partitions), pos
 
 
@@ -3111,33 +3095,33 @@ def _encode_FetchableTopicResponse_v5(
     o: FetchableTopicResponse, out: bytearray, chunks: list[Buffer] | None
 ) -> None:
     """FetchableTopicResponse, versions 5-10."""
-    _b324 = o.topic.encode()
-    out += _S_h.pack(len(_b324))
-    out += _b324
-    _a325 = o.partitions
-    out += _S_i.pack(len(_a325))
-    for _e326 in _a325:
-        _encode_PartitionData_v5(_e326, out, chunks)
+    _b333 = o.topic.encode()
+    out += _S_h.pack(len(_b333))
+    out += _b333
+    _a334 = o.partitions
+    out += _S_i.pack(len(_a334))
+    for _e335 in _a334:
+        _encode_PartitionData_v5(_e335, out, chunks)
 
 
 def _decode_FetchableTopicResponse_v11(data: bytes, pos: int) -> tuple[FetchableTopicResponse, int]:
     """FetchableTopicResponse, version 11."""
-    (_n327,) = _S_h.unpack_from(data, pos)
+    (_n336,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n327 < 0:
+    if _n336 < 0:
         raise InvalidValueError("Topic: null or negative length")
-    f_topic = data[pos : pos + _n327].decode()
-    pos += _n327
-    (_n328,) = _S_i.unpack_from(data, pos)
+    f_topic = data[pos : pos + _n336].decode()
+    pos += _n336
+    (_n337,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n328 < 0:
+    if _n337 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n328 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n328) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n337 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n337) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n328):
-        _e329, pos = _decode_PartitionData_v11(data, pos)
-        f_partitions.append(_e329)
+    for _ in range(_n337):
+        _e338, pos = _decode_PartitionData_v11(data, pos)
+        f_partitions.append(_e338)
     return FetchableTopicResponse(f_topic, ZERO_UUID, f_partitions), pos
 
 
@@ -3145,37 +3129,37 @@ def _encode_FetchableTopicResponse_v11(
     o: FetchableTopicResponse, out: bytearray, chunks: list[Buffer] | None
 ) -> None:
     """FetchableTopicResponse, version 11."""
-    _b330 = o.topic.encode()
-    out += _S_h.pack(len(_b330))
-    out += _b330
-    _a331 = o.partitions
-    out += _S_i.pack(len(_a331))
-    for _e332 in _a331:
-        _encode_PartitionData_v11(_e332, out, chunks)
+    _b339 = o.topic.encode()
+    out += _S_h.pack(len(_b339))
+    out += _b339
+    _a340 = o.partitions
+    out += _S_i.pack(len(_a340))
+    for _e341 in _a340:
+        _encode_PartitionData_v11(_e341, out, chunks)
 
 
 def _decode_FetchableTopicResponse_v12(data: bytes, pos: int) -> tuple[FetchableTopicResponse, int]:
     """FetchableTopicResponse, version 12 (flexible)."""
-    _n333 = data[pos]
-    if 0 < _n333 < 128:
-        f_topic = data[pos + 1 : pos + _n333].decode()
-        pos += _n333
+    _n342 = data[pos]
+    if 0 < _n342 < 128:
+        f_topic = data[pos + 1 : pos + _n342].decode()
+        pos += _n342
     else:
         f_topic, pos = read_compact_string(data, pos)
-    _n334 = data[pos]
-    if _n334 < 128:
+    _n343 = data[pos]
+    if _n343 < 128:
         pos += 1
     else:
-        _n334, pos = read_uvarint(data, pos)
-    _n334 -= 1
-    if _n334 < 0:
+        _n343, pos = read_uvarint(data, pos)
+    _n343 -= 1
+    if _n343 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n334 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n334) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n343 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n343) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n334):
-        _e335, pos = _decode_PartitionData_v12(data, pos)
-        f_partitions.append(_e335)
+    for _ in range(_n343):
+        _e344, pos = _decode_PartitionData_v12(data, pos)
+        f_partitions.append(_e344)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -3187,43 +3171,43 @@ def _encode_FetchableTopicResponse_v12(
     o: FetchableTopicResponse, out: bytearray, chunks: list[Buffer] | None
 ) -> None:
     """FetchableTopicResponse, version 12 (flexible)."""
-    _b336 = o.topic.encode()
-    _n337 = len(_b336) + 1
-    if _n337 < 128:
-        out.append(_n337)
+    _b345 = o.topic.encode()
+    _n346 = len(_b345) + 1
+    if _n346 < 128:
+        out.append(_n346)
     else:
-        write_uvarint(out, _n337)
-    out += _b336
-    _a338 = o.partitions
-    _n339 = len(_a338) + 1
-    if _n339 < 128:
-        out.append(_n339)
+        write_uvarint(out, _n346)
+    out += _b345
+    _a347 = o.partitions
+    _n348 = len(_a347) + 1
+    if _n348 < 128:
+        out.append(_n348)
     else:
-        write_uvarint(out, _n339)
-    for _e340 in _a338:
-        _encode_PartitionData_v12(_e340, out, chunks)
+        write_uvarint(out, _n348)
+    for _e349 in _a347:
+        _encode_PartitionData_v12(_e349, out, chunks)
     out.append(0)  # no tagged fields
 
 
 def _decode_FetchableTopicResponse_v13(data: bytes, pos: int) -> tuple[FetchableTopicResponse, int]:
     """FetchableTopicResponse, versions 13-18 (flexible)."""
-    (_r341,) = _S_16s.unpack_from(data, pos)
+    (_r350,) = _S_16s.unpack_from(data, pos)
     pos += 16
-    f_topic_id = UUID(bytes=_r341)
-    _n342 = data[pos]
-    if _n342 < 128:
+    f_topic_id = UUID(bytes=_r350)
+    _n351 = data[pos]
+    if _n351 < 128:
         pos += 1
     else:
-        _n342, pos = read_uvarint(data, pos)
-    _n342 -= 1
-    if _n342 < 0:
+        _n351, pos = read_uvarint(data, pos)
+    _n351 -= 1
+    if _n351 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n342 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n342) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n351 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n351) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n342):
-        _e343, pos = _decode_PartitionData_v12(data, pos)
-        f_partitions.append(_e343)
+    for _ in range(_n351):
+        _e352, pos = _decode_PartitionData_v12(data, pos)
+        f_partitions.append(_e352)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -3236,173 +3220,173 @@ def _encode_FetchableTopicResponse_v13(
 ) -> None:
     """FetchableTopicResponse, versions 13-18 (flexible)."""
     out += _S_16s.pack(o.topic_id.bytes)
-    _a344 = o.partitions
-    _n345 = len(_a344) + 1
-    if _n345 < 128:
-        out.append(_n345)
+    _a353 = o.partitions
+    _n354 = len(_a353) + 1
+    if _n354 < 128:
+        out.append(_n354)
     else:
-        write_uvarint(out, _n345)
-    for _e346 in _a344:
-        _encode_PartitionData_v12(_e346, out, chunks)
+        write_uvarint(out, _n354)
+    for _e355 in _a353:
+        _encode_PartitionData_v12(_e355, out, chunks)
     out.append(0)  # no tagged fields
 
 
 def _decode_FetchResponse_v0(data: bytes, pos: int) -> tuple[FetchResponse, int]:
     """FetchResponse, version 0."""
-    (_n347,) = _S_i.unpack_from(data, pos)
+    (_n356,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n347 < 0:
+    if _n356 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n347 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n347) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n356 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n356) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
-    for _ in range(_n347):
-        _e348, pos = _decode_FetchableTopicResponse_v0(data, pos)
-        f_responses.append(_e348)
+    for _ in range(_n356):
+        _e357, pos = _decode_FetchableTopicResponse_v0(data, pos)
+        f_responses.append(_e357)
     return FetchResponse(0, 0, 0, f_responses, []), pos
 
 
 def _encode_FetchResponse_v0(o: FetchResponse, out: bytearray, chunks: list[Buffer] | None) -> None:
     """FetchResponse, version 0."""
-    _a349 = o.responses
-    out += _S_i.pack(len(_a349))
-    for _e350 in _a349:
-        _encode_FetchableTopicResponse_v0(_e350, out, chunks)
+    _a358 = o.responses
+    out += _S_i.pack(len(_a358))
+    for _e359 in _a358:
+        _encode_FetchableTopicResponse_v0(_e359, out, chunks)
 
 
 def _decode_FetchResponse_v1(data: bytes, pos: int) -> tuple[FetchResponse, int]:
     """FetchResponse, versions 1-3."""
-    f_throttle_time_ms, _n351 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n360 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n351 < 0:
+    if _n360 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n351 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n351) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n360 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n360) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
-    for _ in range(_n351):
-        _e352, pos = _decode_FetchableTopicResponse_v0(data, pos)
-        f_responses.append(_e352)
+    for _ in range(_n360):
+        _e361, pos = _decode_FetchableTopicResponse_v0(data, pos)
+        f_responses.append(_e361)
     return FetchResponse(f_throttle_time_ms, 0, 0, f_responses, []), pos
 
 
 def _encode_FetchResponse_v1(o: FetchResponse, out: bytearray, chunks: list[Buffer] | None) -> None:
     """FetchResponse, versions 1-3."""
-    _a353 = o.responses
-    out += _S_ii.pack(o.throttle_time_ms, len(_a353))
-    for _e354 in _a353:
-        _encode_FetchableTopicResponse_v0(_e354, out, chunks)
+    _a362 = o.responses
+    out += _S_ii.pack(o.throttle_time_ms, len(_a362))
+    for _e363 in _a362:
+        _encode_FetchableTopicResponse_v0(_e363, out, chunks)
 
 
 def _decode_FetchResponse_v4(data: bytes, pos: int) -> tuple[FetchResponse, int]:
     """FetchResponse, version 4."""
-    f_throttle_time_ms, _n355 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n364 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n355 < 0:
+    if _n364 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n355 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n355) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n364 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n364) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
-    for _ in range(_n355):
-        _e356, pos = _decode_FetchableTopicResponse_v4(data, pos)
-        f_responses.append(_e356)
+    for _ in range(_n364):
+        _e365, pos = _decode_FetchableTopicResponse_v4(data, pos)
+        f_responses.append(_e365)
     return FetchResponse(f_throttle_time_ms, 0, 0, f_responses, []), pos
 
 
 def _encode_FetchResponse_v4(o: FetchResponse, out: bytearray, chunks: list[Buffer] | None) -> None:
     """FetchResponse, version 4."""
-    _a357 = o.responses
-    out += _S_ii.pack(o.throttle_time_ms, len(_a357))
-    for _e358 in _a357:
-        _encode_FetchableTopicResponse_v4(_e358, out, chunks)
+    _a366 = o.responses
+    out += _S_ii.pack(o.throttle_time_ms, len(_a366))
+    for _e367 in _a366:
+        _encode_FetchableTopicResponse_v4(_e367, out, chunks)
 
 
 def _decode_FetchResponse_v5(data: bytes, pos: int) -> tuple[FetchResponse, int]:
     """FetchResponse, versions 5-6."""
-    f_throttle_time_ms, _n359 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n368 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n359 < 0:
+    if _n368 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n359 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n359) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n368 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n368) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
-    for _ in range(_n359):
-        _e360, pos = _decode_FetchableTopicResponse_v5(data, pos)
-        f_responses.append(_e360)
+    for _ in range(_n368):
+        _e369, pos = _decode_FetchableTopicResponse_v5(data, pos)
+        f_responses.append(_e369)
     return FetchResponse(f_throttle_time_ms, 0, 0, f_responses, []), pos
 
 
 def _encode_FetchResponse_v5(o: FetchResponse, out: bytearray, chunks: list[Buffer] | None) -> None:
     """FetchResponse, versions 5-6."""
-    _a361 = o.responses
-    out += _S_ii.pack(o.throttle_time_ms, len(_a361))
-    for _e362 in _a361:
-        _encode_FetchableTopicResponse_v5(_e362, out, chunks)
+    _a370 = o.responses
+    out += _S_ii.pack(o.throttle_time_ms, len(_a370))
+    for _e371 in _a370:
+        _encode_FetchableTopicResponse_v5(_e371, out, chunks)
 
 
 def _decode_FetchResponse_v7(data: bytes, pos: int) -> tuple[FetchResponse, int]:
     """FetchResponse, versions 7-10."""
-    f_throttle_time_ms, f_error_code, f_session_id, _n363 = _S_ihii.unpack_from(data, pos)
+    f_throttle_time_ms, f_error_code, f_session_id, _n372 = _S_ihii.unpack_from(data, pos)
     pos += 14
-    if _n363 < 0:
+    if _n372 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n363 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n363) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n372 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n372) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
-    for _ in range(_n363):
-        _e364, pos = _decode_FetchableTopicResponse_v5(data, pos)
-        f_responses.append(_e364)
+    for _ in range(_n372):
+        _e373, pos = _decode_FetchableTopicResponse_v5(data, pos)
+        f_responses.append(_e373)
     return FetchResponse(f_throttle_time_ms, f_error_code, f_session_id, f_responses, []), pos
 
 
 def _encode_FetchResponse_v7(o: FetchResponse, out: bytearray, chunks: list[Buffer] | None) -> None:
     """FetchResponse, versions 7-10."""
-    _a365 = o.responses
-    out += _S_ihii.pack(o.throttle_time_ms, o.error_code, o.session_id, len(_a365))
-    for _e366 in _a365:
-        _encode_FetchableTopicResponse_v5(_e366, out, chunks)
+    _a374 = o.responses
+    out += _S_ihii.pack(o.throttle_time_ms, o.error_code, o.session_id, len(_a374))
+    for _e375 in _a374:
+        _encode_FetchableTopicResponse_v5(_e375, out, chunks)
 
 
 def _decode_FetchResponse_v11(data: bytes, pos: int) -> tuple[FetchResponse, int]:
     """FetchResponse, version 11."""
-    f_throttle_time_ms, f_error_code, f_session_id, _n367 = _S_ihii.unpack_from(data, pos)
+    f_throttle_time_ms, f_error_code, f_session_id, _n376 = _S_ihii.unpack_from(data, pos)
     pos += 14
-    if _n367 < 0:
+    if _n376 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n367 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n367) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n376 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n376) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
-    for _ in range(_n367):
-        _e368, pos = _decode_FetchableTopicResponse_v11(data, pos)
-        f_responses.append(_e368)
+    for _ in range(_n376):
+        _e377, pos = _decode_FetchableTopicResponse_v11(data, pos)
+        f_responses.append(_e377)
     return FetchResponse(f_throttle_time_ms, f_error_code, f_session_id, f_responses, []), pos
 
 
 def _encode_FetchResponse_v11(o: FetchResponse, out: bytearray, chunks: list[Buffer] | None) -> None:
     """FetchResponse, version 11."""
-    _a369 = o.responses
-    out += _S_ihii.pack(o.throttle_time_ms, o.error_code, o.session_id, len(_a369))
-    for _e370 in _a369:
-        _encode_FetchableTopicResponse_v11(_e370, out, chunks)
+    _a378 = o.responses
+    out += _S_ihii.pack(o.throttle_time_ms, o.error_code, o.session_id, len(_a378))
+    for _e379 in _a378:
+        _encode_FetchableTopicResponse_v11(_e379, out, chunks)
 
 
 def _decode_FetchResponse_v12(data: bytes, pos: int) -> tuple[FetchResponse, int]:
     """FetchResponse, version 12 (flexible)."""
     f_throttle_time_ms, f_error_code, f_session_id = _S_ihi.unpack_from(data, pos)
     pos += 10
-    _n371 = data[pos]
-    if _n371 < 128:
+    _n380 = data[pos]
+    if _n380 < 128:
         pos += 1
     else:
-        _n371, pos = read_uvarint(data, pos)
-    _n371 -= 1
-    if _n371 < 0:
+        _n380, pos = read_uvarint(data, pos)
+    _n380 -= 1
+    if _n380 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n371 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n371) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n380 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n380) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
-    for _ in range(_n371):
-        _e372, pos = _decode_FetchableTopicResponse_v12(data, pos)
-        f_responses.append(_e372)
+    for _ in range(_n380):
+        _e381, pos = _decode_FetchableTopicResponse_v12(data, pos)
+        f_responses.append(_e381)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -3413,14 +3397,14 @@ def _decode_FetchResponse_v12(data: bytes, pos: int) -> tuple[FetchResponse, int
 def _encode_FetchResponse_v12(o: FetchResponse, out: bytearray, chunks: list[Buffer] | None) -> None:
     """FetchResponse, version 12 (flexible)."""
     out += _S_ihi.pack(o.throttle_time_ms, o.error_code, o.session_id)
-    _a373 = o.responses
-    _n374 = len(_a373) + 1
-    if _n374 < 128:
-        out.append(_n374)
+    _a382 = o.responses
+    _n383 = len(_a382) + 1
+    if _n383 < 128:
+        out.append(_n383)
     else:
-        write_uvarint(out, _n374)
-    for _e375 in _a373:
-        _encode_FetchableTopicResponse_v12(_e375, out, chunks)
+        write_uvarint(out, _n383)
+    for _e384 in _a382:
+        _encode_FetchableTopicResponse_v12(_e384, out, chunks)
     out.append(0)  # no tagged fields
 
 
@@ -3428,20 +3412,20 @@ def _decode_FetchResponse_v13(data: bytes, pos: int) -> tuple[FetchResponse, int
     """FetchResponse, versions 13-15 (flexible)."""
     f_throttle_time_ms, f_error_code, f_session_id = _S_ihi.unpack_from(data, pos)
     pos += 10
-    _n376 = data[pos]
-    if _n376 < 128:
+    _n385 = data[pos]
+    if _n385 < 128:
         pos += 1
     else:
-        _n376, pos = read_uvarint(data, pos)
-    _n376 -= 1
-    if _n376 < 0:
+        _n385, pos = read_uvarint(data, pos)
+    _n385 -= 1
+    if _n385 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n376 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n376) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n385 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n385) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
-    for _ in range(_n376):
-        _e377, pos = _decode_FetchableTopicResponse_v13(data, pos)
-        f_responses.append(_e377)
+    for _ in range(_n385):
+        _e386, pos = _decode_FetchableTopicResponse_v13(data, pos)
+        f_responses.append(_e386)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -3452,14 +3436,14 @@ def _decode_FetchResponse_v13(data: bytes, pos: int) -> tuple[FetchResponse, int
 def _encode_FetchResponse_v13(o: FetchResponse, out: bytearray, chunks: list[Buffer] | None) -> None:
     """FetchResponse, versions 13-15 (flexible)."""
     out += _S_ihi.pack(o.throttle_time_ms, o.error_code, o.session_id)
-    _a378 = o.responses
-    _n379 = len(_a378) + 1
-    if _n379 < 128:
-        out.append(_n379)
+    _a387 = o.responses
+    _n388 = len(_a387) + 1
+    if _n388 < 128:
+        out.append(_n388)
     else:
-        write_uvarint(out, _n379)
-    for _e380 in _a378:
-        _encode_FetchableTopicResponse_v13(_e380, out, chunks)
+        write_uvarint(out, _n388)
+    for _e389 in _a387:
+        _encode_FetchableTopicResponse_v13(_e389, out, chunks)
     out.append(0)  # no tagged fields
 
 
@@ -3467,101 +3451,101 @@ def _decode_FetchResponse_v16(data: bytes, pos: int) -> tuple[FetchResponse, int
     """FetchResponse, versions 16-18 (flexible)."""
     f_throttle_time_ms, f_error_code, f_session_id = _S_ihi.unpack_from(data, pos)
     pos += 10
-    _n381 = data[pos]
-    if _n381 < 128:
+    _n390 = data[pos]
+    if _n390 < 128:
         pos += 1
     else:
-        _n381, pos = read_uvarint(data, pos)
-    _n381 -= 1
-    if _n381 < 0:
+        _n390, pos = read_uvarint(data, pos)
+    _n390 -= 1
+    if _n390 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n381 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n381) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n390 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n390) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
-    for _ in range(_n381):
-        _e382, pos = _decode_FetchableTopicResponse_v13(data, pos)
-        f_responses.append(_e382)
+    for _ in range(_n390):
+        _e391, pos = _decode_FetchableTopicResponse_v13(data, pos)
+        f_responses.append(_e391)
     f_node_endpoints: list[NodeEndpoint] = []
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
-        _nt383, pos = read_uvarint(data, pos)
-        for _ in range(_nt383):
-            _tag384, pos = read_uvarint(data, pos)
-            _end385, pos = read_uvarint(data, pos)
-            _end385 += pos
-            if _tag384 == 0:
-                _n386 = data[pos]
-                if _n386 < 128:
+        _nt392, pos = read_uvarint(data, pos)
+        for _ in range(_nt392):
+            _tag393, pos = read_uvarint(data, pos)
+            _end394, pos = read_uvarint(data, pos)
+            _end394 += pos
+            if _tag393 == 0:
+                _n395 = data[pos]
+                if _n395 < 128:
                     pos += 1
                 else:
-                    _n386, pos = read_uvarint(data, pos)
-                _n386 -= 1
-                if _n386 < 0:
+                    _n395, pos = read_uvarint(data, pos)
+                _n395 -= 1
+                if _n395 < 0:
                     raise InvalidValueError("NodeEndpoints: null or negative length")
-                if _n386 > len(data) - pos:
+                if _n395 > len(data) - pos:
                     raise TruncatedError(
-                        "NodeEndpoints: " + str(_n386) + " elements in " + str(len(data) - pos) + " bytes"
+                        "NodeEndpoints: " + str(_n395) + " elements in " + str(len(data) - pos) + " bytes"
                     )
                 f_node_endpoints = []
-                for _ in range(_n386):
-                    (_m387_node_id,) = _S_i.unpack_from(data, pos)
+                for _ in range(_n395):
+                    (_m396_node_id,) = _S_i.unpack_from(data, pos)
                     pos += 4
-                    _n388 = data[pos]
-                    if 0 < _n388 < 128:
-                        _m387_host = data[pos + 1 : pos + _n388].decode()
-                        pos += _n388
+                    _n397 = data[pos]
+                    if 0 < _n397 < 128:
+                        _m396_host = data[pos + 1 : pos + _n397].decode()
+                        pos += _n397
                     else:
-                        _m387_host, pos = read_compact_string(data, pos)
-                    (_m387_port,) = _S_i.unpack_from(data, pos)
+                        _m396_host, pos = read_compact_string(data, pos)
+                    (_m396_port,) = _S_i.unpack_from(data, pos)
                     pos += 4
-                    _n389 = data[pos]
-                    if 0 < _n389 < 128:
-                        _m387_rack = data[pos + 1 : pos + _n389].decode()
-                        pos += _n389
-                    elif _n389 == 0:
-                        _m387_rack = None
+                    _n398 = data[pos]
+                    if 0 < _n398 < 128:
+                        _m396_rack = data[pos + 1 : pos + _n398].decode()
+                        pos += _n398
+                    elif _n398 == 0:
+                        _m396_rack = None
                         pos += 1
                     else:
-                        _m387_rack, pos = read_compact_nullable_string(data, pos)
+                        _m396_rack, pos = read_compact_nullable_string(data, pos)
                     if data[pos] == 0:  # no tagged fields: the common case
                         pos += 1
                     else:
                         pos = skip_tagged_fields(data, pos)
-                    f_node_endpoints.append(NodeEndpoint(_m387_node_id, _m387_host, _m387_port, _m387_rack))
-            pos = _end385  # unknown tags are skipped (KIP-482)
+                    f_node_endpoints.append(NodeEndpoint(_m396_node_id, _m396_host, _m396_port, _m396_rack))
+            pos = _end394  # unknown tags are skipped (KIP-482)
     return FetchResponse(f_throttle_time_ms, f_error_code, f_session_id, f_responses, f_node_endpoints), pos
 
 
 def _encode_FetchResponse_v16(o: FetchResponse, out: bytearray, chunks: list[Buffer] | None) -> None:
     """FetchResponse, versions 16-18 (flexible)."""
     out += _S_ihi.pack(o.throttle_time_ms, o.error_code, o.session_id)
-    _a390 = o.responses
-    _n391 = len(_a390) + 1
-    if _n391 < 128:
-        out.append(_n391)
+    _a399 = o.responses
+    _n400 = len(_a399) + 1
+    if _n400 < 128:
+        out.append(_n400)
     else:
-        write_uvarint(out, _n391)
-    for _e392 in _a390:
-        _encode_FetchableTopicResponse_v13(_e392, out, chunks)
-    _nt393 = o.node_endpoints != []
-    if _nt393 == 0:
+        write_uvarint(out, _n400)
+    for _e401 in _a399:
+        _encode_FetchableTopicResponse_v13(_e401, out, chunks)
+    _nt402 = o.node_endpoints != []
+    if _nt402 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt393)
+        write_uvarint(out, _nt402)
         if o.node_endpoints != []:
             write_uvarint(out, 0)
-            _t394 = bytearray()
-            _a395 = o.node_endpoints
-            _n396 = len(_a395) + 1
-            if _n396 < 128:
-                _t394.append(_n396)
+            _t403 = bytearray()
+            _a404 = o.node_endpoints
+            _n405 = len(_a404) + 1
+            if _n405 < 128:
+                _t403.append(_n405)
             else:
-                write_uvarint(_t394, _n396)
-            for _e397 in _a395:
-                _encode_NodeEndpoint_v16(_e397, _t394)
-            write_uvarint(out, len(_t394))
-            out += _t394
+                write_uvarint(_t403, _n405)
+            for _e406 in _a404:
+                _encode_NodeEndpoint_v16(_e406, _t403)
+            write_uvarint(out, len(_t403))
+            out += _t403
 
 
 _FETCH_REQUEST_DECODERS: dict[int, Callable[[bytes, int], tuple[FetchRequest, int]]] = {

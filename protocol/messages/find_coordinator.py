@@ -25,9 +25,11 @@ from protocol.schema import FieldSpec, MessageSpec
 
 
 _S_b = Struct(">b")
+_S_bB = Struct(">bB")
 _S_h = Struct(">h")
 _S_hih = Struct(">hih")
 _S_i = Struct(">i")
+_S_iB = Struct(">iB")
 _S_ih = Struct(">ih")
 _S_ihh = Struct(">ihh")
 
@@ -220,53 +222,50 @@ def _decode_FindCoordinatorRequest_v3(data: bytes, pos: int) -> tuple[FindCoordi
         pos += _n5
     else:
         f_key, pos = read_compact_string(data, pos)
-    (f_key_type,) = _S_b.unpack_from(data, pos)
-    pos += 1
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_key_type, _t6 = _S_bB.unpack_from(data, pos)
+    pos += 2
+    if _t6 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return FindCoordinatorRequest(f_key, f_key_type, []), pos
 
 
 def _encode_FindCoordinatorRequest_v3(o: FindCoordinatorRequest, out: bytearray) -> None:
     """FindCoordinatorRequest, version 3 (flexible)."""
-    _b6 = o.key.encode()
-    _n7 = len(_b6) + 1
-    if _n7 < 128:
-        out.append(_n7)
+    _b7 = o.key.encode()
+    _n8 = len(_b7) + 1
+    if _n8 < 128:
+        out.append(_n8)
     else:
-        write_uvarint(out, _n7)
-    out += _b6
-    out += _S_b.pack(o.key_type)
-    out.append(0)  # no tagged fields
+        write_uvarint(out, _n8)
+    out += _b7
+    out += _S_bB.pack(o.key_type, 0)
 
 
 def _decode_FindCoordinatorRequest_v4(data: bytes, pos: int) -> tuple[FindCoordinatorRequest, int]:
     """FindCoordinatorRequest, versions 4-6 (flexible)."""
     (f_key_type,) = _S_b.unpack_from(data, pos)
     pos += 1
-    _n8 = data[pos]
-    if _n8 < 128:
+    _n9 = data[pos]
+    if _n9 < 128:
         pos += 1
     else:
-        _n8, pos = read_uvarint(data, pos)
-    _n8 -= 1
-    if _n8 < 0:
+        _n9, pos = read_uvarint(data, pos)
+    _n9 -= 1
+    if _n9 < 0:
         raise InvalidValueError("CoordinatorKeys: null or negative length")
-    if _n8 > len(data) - pos:
+    if _n9 > len(data) - pos:
         raise TruncatedError(
-            "CoordinatorKeys: " + str(_n8) + " elements in " + str(len(data) - pos) + " bytes"
+            "CoordinatorKeys: " + str(_n9) + " elements in " + str(len(data) - pos) + " bytes"
         )
     f_coordinator_keys = []
-    for _ in range(_n8):
-        _n10 = data[pos]
-        if 0 < _n10 < 128:
-            _e9 = data[pos + 1 : pos + _n10].decode()
-            pos += _n10
+    for _ in range(_n9):
+        _n11 = data[pos]
+        if 0 < _n11 < 128:
+            _e10 = data[pos + 1 : pos + _n11].decode()
+            pos += _n11
         else:
-            _e9, pos = read_compact_string(data, pos)
-        f_coordinator_keys.append(_e9)
+            _e10, pos = read_compact_string(data, pos)
+        f_coordinator_keys.append(_e10)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -277,46 +276,46 @@ def _decode_FindCoordinatorRequest_v4(data: bytes, pos: int) -> tuple[FindCoordi
 def _encode_FindCoordinatorRequest_v4(o: FindCoordinatorRequest, out: bytearray) -> None:
     """FindCoordinatorRequest, versions 4-6 (flexible)."""
     out += _S_b.pack(o.key_type)
-    _a11 = o.coordinator_keys
-    _n12 = len(_a11) + 1
-    if _n12 < 128:
-        out.append(_n12)
+    _a12 = o.coordinator_keys
+    _n13 = len(_a12) + 1
+    if _n13 < 128:
+        out.append(_n13)
     else:
-        write_uvarint(out, _n12)
-    for _e13 in _a11:
-        _b14 = _e13.encode()
-        _n15 = len(_b14) + 1
-        if _n15 < 128:
-            out.append(_n15)
+        write_uvarint(out, _n13)
+    for _e14 in _a12:
+        _b15 = _e14.encode()
+        _n16 = len(_b15) + 1
+        if _n16 < 128:
+            out.append(_n16)
         else:
-            write_uvarint(out, _n15)
-        out += _b14
+            write_uvarint(out, _n16)
+        out += _b15
     out.append(0)  # no tagged fields
 
 
 def _decode_Coordinator_v4(data: bytes, pos: int) -> tuple[Coordinator, int]:
     """Coordinator, versions 4-6 (flexible)."""
-    _n16 = data[pos]
-    if 0 < _n16 < 128:
-        f_key = data[pos + 1 : pos + _n16].decode()
-        pos += _n16
+    _n17 = data[pos]
+    if 0 < _n17 < 128:
+        f_key = data[pos + 1 : pos + _n17].decode()
+        pos += _n17
     else:
         f_key, pos = read_compact_string(data, pos)
     (f_node_id,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n17 = data[pos]
-    if 0 < _n17 < 128:
-        f_host = data[pos + 1 : pos + _n17].decode()
-        pos += _n17
+    _n18 = data[pos]
+    if 0 < _n18 < 128:
+        f_host = data[pos + 1 : pos + _n18].decode()
+        pos += _n18
     else:
         f_host, pos = read_compact_string(data, pos)
     f_port, f_error_code = _S_ih.unpack_from(data, pos)
     pos += 6
-    _n18 = data[pos]
-    if 0 < _n18 < 128:
-        f_error_message = data[pos + 1 : pos + _n18].decode()
-        pos += _n18
-    elif _n18 == 0:
+    _n19 = data[pos]
+    if 0 < _n19 < 128:
+        f_error_message = data[pos + 1 : pos + _n19].decode()
+        pos += _n19
+    elif _n19 == 0:
         f_error_message = None
         pos += 1
     else:
@@ -330,43 +329,43 @@ def _decode_Coordinator_v4(data: bytes, pos: int) -> tuple[Coordinator, int]:
 
 def _encode_Coordinator_v4(o: Coordinator, out: bytearray) -> None:
     """Coordinator, versions 4-6 (flexible)."""
-    _b19 = o.key.encode()
-    _n20 = len(_b19) + 1
-    if _n20 < 128:
-        out.append(_n20)
+    _b20 = o.key.encode()
+    _n21 = len(_b20) + 1
+    if _n21 < 128:
+        out.append(_n21)
     else:
-        write_uvarint(out, _n20)
-    out += _b19
+        write_uvarint(out, _n21)
+    out += _b20
     out += _S_i.pack(o.node_id)
-    _b21 = o.host.encode()
-    _n22 = len(_b21) + 1
-    if _n22 < 128:
-        out.append(_n22)
+    _b22 = o.host.encode()
+    _n23 = len(_b22) + 1
+    if _n23 < 128:
+        out.append(_n23)
     else:
-        write_uvarint(out, _n22)
-    out += _b21
+        write_uvarint(out, _n23)
+    out += _b22
     out += _S_ih.pack(o.port, o.error_code)
     if o.error_message is None:
         out.append(0)
     else:
-        _b23 = o.error_message.encode()
-        _n24 = len(_b23) + 1
-        if _n24 < 128:
-            out.append(_n24)
+        _b24 = o.error_message.encode()
+        _n25 = len(_b24) + 1
+        if _n25 < 128:
+            out.append(_n25)
         else:
-            write_uvarint(out, _n24)
-        out += _b23
+            write_uvarint(out, _n25)
+        out += _b24
     out.append(0)  # no tagged fields
 
 
 def _decode_FindCoordinatorResponse_v0(data: bytes, pos: int) -> tuple[FindCoordinatorResponse, int]:
     """FindCoordinatorResponse, version 0."""
-    f_error_code, f_node_id, _n25 = _S_hih.unpack_from(data, pos)
+    f_error_code, f_node_id, _n26 = _S_hih.unpack_from(data, pos)
     pos += 8
-    if _n25 < 0:
+    if _n26 < 0:
         raise InvalidValueError("Host: null or negative length")
-    f_host = data[pos : pos + _n25].decode()
-    pos += _n25
+    f_host = data[pos : pos + _n26].decode()
+    pos += _n26
     (f_port,) = _S_i.unpack_from(data, pos)
     pos += 4
     return FindCoordinatorResponse(0, f_error_code, "", f_node_id, f_host, f_port, []), pos
@@ -374,29 +373,29 @@ def _decode_FindCoordinatorResponse_v0(data: bytes, pos: int) -> tuple[FindCoord
 
 def _encode_FindCoordinatorResponse_v0(o: FindCoordinatorResponse, out: bytearray) -> None:
     """FindCoordinatorResponse, version 0."""
-    _b26 = o.host.encode()
-    out += _S_hih.pack(o.error_code, o.node_id, len(_b26))
-    out += _b26
+    _b27 = o.host.encode()
+    out += _S_hih.pack(o.error_code, o.node_id, len(_b27))
+    out += _b27
     out += _S_i.pack(o.port)
 
 
 def _decode_FindCoordinatorResponse_v1(data: bytes, pos: int) -> tuple[FindCoordinatorResponse, int]:
     """FindCoordinatorResponse, versions 1-2."""
-    f_throttle_time_ms, f_error_code, _n27 = _S_ihh.unpack_from(data, pos)
+    f_throttle_time_ms, f_error_code, _n28 = _S_ihh.unpack_from(data, pos)
     pos += 8
-    if _n27 < 0:
-        f_error_message = None
-        if _n27 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n27))
-    else:
-        f_error_message = data[pos : pos + _n27].decode()
-        pos += _n27
-    f_node_id, _n28 = _S_ih.unpack_from(data, pos)
-    pos += 6
     if _n28 < 0:
+        f_error_message = None
+        if _n28 != -1:
+            raise InvalidValueError("ErrorMessage: length " + str(_n28))
+    else:
+        f_error_message = data[pos : pos + _n28].decode()
+        pos += _n28
+    f_node_id, _n29 = _S_ih.unpack_from(data, pos)
+    pos += 6
+    if _n29 < 0:
         raise InvalidValueError("Host: null or negative length")
-    f_host = data[pos : pos + _n28].decode()
-    pos += _n28
+    f_host = data[pos : pos + _n29].decode()
+    pos += _n29
     (f_port,) = _S_i.unpack_from(data, pos)
     pos += 4
     return FindCoordinatorResponse(
@@ -406,13 +405,13 @@ def _decode_FindCoordinatorResponse_v1(data: bytes, pos: int) -> tuple[FindCoord
 
 def _encode_FindCoordinatorResponse_v1(o: FindCoordinatorResponse, out: bytearray) -> None:
     """FindCoordinatorResponse, versions 1-2."""
-    _b29 = None if o.error_message is None else o.error_message.encode()
-    out += _S_ihh.pack(o.throttle_time_ms, o.error_code, -1 if _b29 is None else len(_b29))
-    if _b29 is not None:
-        out += _b29
-    _b30 = o.host.encode()
-    out += _S_ih.pack(o.node_id, len(_b30))
-    out += _b30
+    _b30 = None if o.error_message is None else o.error_message.encode()
+    out += _S_ihh.pack(o.throttle_time_ms, o.error_code, -1 if _b30 is None else len(_b30))
+    if _b30 is not None:
+        out += _b30
+    _b31 = o.host.encode()
+    out += _S_ih.pack(o.node_id, len(_b31))
+    out += _b31
     out += _S_i.pack(o.port)
 
 
@@ -420,29 +419,27 @@ def _decode_FindCoordinatorResponse_v3(data: bytes, pos: int) -> tuple[FindCoord
     """FindCoordinatorResponse, version 3 (flexible)."""
     f_throttle_time_ms, f_error_code = _S_ih.unpack_from(data, pos)
     pos += 6
-    _n31 = data[pos]
-    if 0 < _n31 < 128:
-        f_error_message = data[pos + 1 : pos + _n31].decode()
-        pos += _n31
-    elif _n31 == 0:
+    _n32 = data[pos]
+    if 0 < _n32 < 128:
+        f_error_message = data[pos + 1 : pos + _n32].decode()
+        pos += _n32
+    elif _n32 == 0:
         f_error_message = None
         pos += 1
     else:
         f_error_message, pos = read_compact_nullable_string(data, pos)
     (f_node_id,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n32 = data[pos]
-    if 0 < _n32 < 128:
-        f_host = data[pos + 1 : pos + _n32].decode()
-        pos += _n32
+    _n33 = data[pos]
+    if 0 < _n33 < 128:
+        f_host = data[pos + 1 : pos + _n33].decode()
+        pos += _n33
     else:
         f_host, pos = read_compact_string(data, pos)
-    (f_port,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_port, _t34 = _S_iB.unpack_from(data, pos)
+    pos += 5
+    if _t34 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return FindCoordinatorResponse(
         f_throttle_time_ms, f_error_code, f_error_message, f_node_id, f_host, f_port, []
     ), pos
@@ -454,72 +451,71 @@ def _encode_FindCoordinatorResponse_v3(o: FindCoordinatorResponse, out: bytearra
     if o.error_message is None:
         out.append(0)
     else:
-        _b33 = o.error_message.encode()
-        _n34 = len(_b33) + 1
-        if _n34 < 128:
-            out.append(_n34)
+        _b35 = o.error_message.encode()
+        _n36 = len(_b35) + 1
+        if _n36 < 128:
+            out.append(_n36)
         else:
-            write_uvarint(out, _n34)
-        out += _b33
+            write_uvarint(out, _n36)
+        out += _b35
     out += _S_i.pack(o.node_id)
-    _b35 = o.host.encode()
-    _n36 = len(_b35) + 1
-    if _n36 < 128:
-        out.append(_n36)
+    _b37 = o.host.encode()
+    _n38 = len(_b37) + 1
+    if _n38 < 128:
+        out.append(_n38)
     else:
-        write_uvarint(out, _n36)
-    out += _b35
-    out += _S_i.pack(o.port)
-    out.append(0)  # no tagged fields
+        write_uvarint(out, _n38)
+    out += _b37
+    out += _S_iB.pack(o.port, 0)
 
 
 def _decode_FindCoordinatorResponse_v4(data: bytes, pos: int) -> tuple[FindCoordinatorResponse, int]:
     """FindCoordinatorResponse, versions 4-6 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n37 = data[pos]
-    if _n37 < 128:
+    _n39 = data[pos]
+    if _n39 < 128:
         pos += 1
     else:
-        _n37, pos = read_uvarint(data, pos)
-    _n37 -= 1
-    if _n37 < 0:
+        _n39, pos = read_uvarint(data, pos)
+    _n39 -= 1
+    if _n39 < 0:
         raise InvalidValueError("Coordinators: null or negative length")
-    if _n37 > len(data) - pos:
-        raise TruncatedError("Coordinators: " + str(_n37) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n39 > len(data) - pos:
+        raise TruncatedError("Coordinators: " + str(_n39) + " elements in " + str(len(data) - pos) + " bytes")
     f_coordinators = []
-    for _ in range(_n37):
-        _n39 = data[pos]
-        if 0 < _n39 < 128:
-            _m38_key = data[pos + 1 : pos + _n39].decode()
-            pos += _n39
-        else:
-            _m38_key, pos = read_compact_string(data, pos)
-        (_m38_node_id,) = _S_i.unpack_from(data, pos)
-        pos += 4
-        _n40 = data[pos]
-        if 0 < _n40 < 128:
-            _m38_host = data[pos + 1 : pos + _n40].decode()
-            pos += _n40
-        else:
-            _m38_host, pos = read_compact_string(data, pos)
-        _m38_port, _m38_error_code = _S_ih.unpack_from(data, pos)
-        pos += 6
+    for _ in range(_n39):
         _n41 = data[pos]
         if 0 < _n41 < 128:
-            _m38_error_message = data[pos + 1 : pos + _n41].decode()
+            _m40_key = data[pos + 1 : pos + _n41].decode()
             pos += _n41
-        elif _n41 == 0:
-            _m38_error_message = None
+        else:
+            _m40_key, pos = read_compact_string(data, pos)
+        (_m40_node_id,) = _S_i.unpack_from(data, pos)
+        pos += 4
+        _n42 = data[pos]
+        if 0 < _n42 < 128:
+            _m40_host = data[pos + 1 : pos + _n42].decode()
+            pos += _n42
+        else:
+            _m40_host, pos = read_compact_string(data, pos)
+        _m40_port, _m40_error_code = _S_ih.unpack_from(data, pos)
+        pos += 6
+        _n43 = data[pos]
+        if 0 < _n43 < 128:
+            _m40_error_message = data[pos + 1 : pos + _n43].decode()
+            pos += _n43
+        elif _n43 == 0:
+            _m40_error_message = None
             pos += 1
         else:
-            _m38_error_message, pos = read_compact_nullable_string(data, pos)
+            _m40_error_message, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
         f_coordinators.append(
-            Coordinator(_m38_key, _m38_node_id, _m38_host, _m38_port, _m38_error_code, _m38_error_message)
+            Coordinator(_m40_key, _m40_node_id, _m40_host, _m40_port, _m40_error_code, _m40_error_message)
         )
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
@@ -531,39 +527,39 @@ def _decode_FindCoordinatorResponse_v4(data: bytes, pos: int) -> tuple[FindCoord
 def _encode_FindCoordinatorResponse_v4(o: FindCoordinatorResponse, out: bytearray) -> None:
     """FindCoordinatorResponse, versions 4-6 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a42 = o.coordinators
-    _n43 = len(_a42) + 1
-    if _n43 < 128:
-        out.append(_n43)
+    _a44 = o.coordinators
+    _n45 = len(_a44) + 1
+    if _n45 < 128:
+        out.append(_n45)
     else:
-        write_uvarint(out, _n43)
-    for _e44 in _a42:
-        _b45 = _e44.key.encode()
-        _n46 = len(_b45) + 1
-        if _n46 < 128:
-            out.append(_n46)
-        else:
-            write_uvarint(out, _n46)
-        out += _b45
-        out += _S_i.pack(_e44.node_id)
-        _b47 = _e44.host.encode()
+        write_uvarint(out, _n45)
+    for _e46 in _a44:
+        _b47 = _e46.key.encode()
         _n48 = len(_b47) + 1
         if _n48 < 128:
             out.append(_n48)
         else:
             write_uvarint(out, _n48)
         out += _b47
-        out += _S_ih.pack(_e44.port, _e44.error_code)
-        if _e44.error_message is None:
+        out += _S_i.pack(_e46.node_id)
+        _b49 = _e46.host.encode()
+        _n50 = len(_b49) + 1
+        if _n50 < 128:
+            out.append(_n50)
+        else:
+            write_uvarint(out, _n50)
+        out += _b49
+        out += _S_ih.pack(_e46.port, _e46.error_code)
+        if _e46.error_message is None:
             out.append(0)
         else:
-            _b49 = _e44.error_message.encode()
-            _n50 = len(_b49) + 1
-            if _n50 < 128:
-                out.append(_n50)
+            _b51 = _e46.error_message.encode()
+            _n52 = len(_b51) + 1
+            if _n52 < 128:
+                out.append(_n52)
             else:
-                write_uvarint(out, _n50)
-            out += _b49
+                write_uvarint(out, _n52)
+            out += _b51
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 

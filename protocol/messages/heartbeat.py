@@ -26,6 +26,7 @@ from protocol.schema import FieldSpec, MessageSpec
 _S_h = Struct(">h")
 _S_i = Struct(">i")
 _S_ih = Struct(">ih")
+_S_ihB = Struct(">ihB")
 
 
 @dataclass(slots=True)
@@ -295,19 +296,16 @@ def _encode_HeartbeatResponse_v1(o: HeartbeatResponse, out: bytearray) -> None:
 
 def _decode_HeartbeatResponse_v4(data: bytes, pos: int) -> tuple[HeartbeatResponse, int]:
     """HeartbeatResponse, version 4 (flexible)."""
-    f_throttle_time_ms, f_error_code = _S_ih.unpack_from(data, pos)
-    pos += 6
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_throttle_time_ms, f_error_code, _t20 = _S_ihB.unpack_from(data, pos)
+    pos += 7
+    if _t20 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return HeartbeatResponse(f_throttle_time_ms, f_error_code), pos
 
 
 def _encode_HeartbeatResponse_v4(o: HeartbeatResponse, out: bytearray) -> None:
     """HeartbeatResponse, version 4 (flexible)."""
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    out.append(0)  # no tagged fields
+    out += _S_ihB.pack(o.throttle_time_ms, o.error_code, 0)
 
 
 _HEARTBEAT_REQUEST_DECODERS: dict[int, Callable[[bytes, int], tuple[HeartbeatRequest, int]]] = {

@@ -31,6 +31,7 @@ _S_hh = Struct(">hh")
 _S_i = Struct(">i")
 _S_ii = Struct(">ii")
 _S_o = Struct(">?")
+_S_oB = Struct(">?B")
 
 
 @dataclass(slots=True)
@@ -462,60 +463,57 @@ def _decode_IncrementalAlterConfigsRequest_v1(
     for _ in range(_n39):
         _e40, pos = _decode_AlterConfigsResource_v1(data, pos)
         f_resources.append(_e40)
-    (f_validate_only,) = _S_o.unpack_from(data, pos)
-    pos += 1
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_validate_only, _t41 = _S_oB.unpack_from(data, pos)
+    pos += 2
+    if _t41 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return IncrementalAlterConfigsRequest(f_resources, f_validate_only), pos
 
 
 def _encode_IncrementalAlterConfigsRequest_v1(o: IncrementalAlterConfigsRequest, out: bytearray) -> None:
     """IncrementalAlterConfigsRequest, version 1 (flexible)."""
-    _a41 = o.resources
-    _n42 = len(_a41) + 1
-    if _n42 < 128:
-        out.append(_n42)
+    _a42 = o.resources
+    _n43 = len(_a42) + 1
+    if _n43 < 128:
+        out.append(_n43)
     else:
-        write_uvarint(out, _n42)
-    for _e43 in _a41:
-        _encode_AlterConfigsResource_v1(_e43, out)
-    out += _S_o.pack(o.validate_only)
-    out.append(0)  # no tagged fields
+        write_uvarint(out, _n43)
+    for _e44 in _a42:
+        _encode_AlterConfigsResource_v1(_e44, out)
+    out += _S_oB.pack(o.validate_only, 0)
 
 
 def _decode_AlterConfigsResourceResponse_v0(
     data: bytes, pos: int
 ) -> tuple[AlterConfigsResourceResponse, int]:
     """AlterConfigsResourceResponse, version 0."""
-    f_error_code, _n44 = _S_hh.unpack_from(data, pos)
+    f_error_code, _n45 = _S_hh.unpack_from(data, pos)
     pos += 4
-    if _n44 < 0:
-        f_error_message = None
-        if _n44 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n44))
-    else:
-        f_error_message = data[pos : pos + _n44].decode()
-        pos += _n44
-    f_resource_type, _n45 = _S_bh.unpack_from(data, pos)
-    pos += 3
     if _n45 < 0:
+        f_error_message = None
+        if _n45 != -1:
+            raise InvalidValueError("ErrorMessage: length " + str(_n45))
+    else:
+        f_error_message = data[pos : pos + _n45].decode()
+        pos += _n45
+    f_resource_type, _n46 = _S_bh.unpack_from(data, pos)
+    pos += 3
+    if _n46 < 0:
         raise InvalidValueError("ResourceName: null or negative length")
-    f_resource_name = data[pos : pos + _n45].decode()
-    pos += _n45
+    f_resource_name = data[pos : pos + _n46].decode()
+    pos += _n46
     return AlterConfigsResourceResponse(f_error_code, f_error_message, f_resource_type, f_resource_name), pos
 
 
 def _encode_AlterConfigsResourceResponse_v0(o: AlterConfigsResourceResponse, out: bytearray) -> None:
     """AlterConfigsResourceResponse, version 0."""
-    _b46 = None if o.error_message is None else o.error_message.encode()
-    out += _S_hh.pack(o.error_code, -1 if _b46 is None else len(_b46))
-    if _b46 is not None:
-        out += _b46
-    _b47 = o.resource_name.encode()
-    out += _S_bh.pack(o.resource_type, len(_b47))
-    out += _b47
+    _b47 = None if o.error_message is None else o.error_message.encode()
+    out += _S_hh.pack(o.error_code, -1 if _b47 is None else len(_b47))
+    if _b47 is not None:
+        out += _b47
+    _b48 = o.resource_name.encode()
+    out += _S_bh.pack(o.resource_type, len(_b48))
+    out += _b48
 
 
 def _decode_AlterConfigsResourceResponse_v1(
@@ -524,21 +522,21 @@ def _decode_AlterConfigsResourceResponse_v1(
     """AlterConfigsResourceResponse, version 1 (flexible)."""
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    _n48 = data[pos]
-    if 0 < _n48 < 128:
-        f_error_message = data[pos + 1 : pos + _n48].decode()
-        pos += _n48
-    elif _n48 == 0:
+    _n49 = data[pos]
+    if 0 < _n49 < 128:
+        f_error_message = data[pos + 1 : pos + _n49].decode()
+        pos += _n49
+    elif _n49 == 0:
         f_error_message = None
         pos += 1
     else:
         f_error_message, pos = read_compact_nullable_string(data, pos)
     (f_resource_type,) = _S_b.unpack_from(data, pos)
     pos += 1
-    _n49 = data[pos]
-    if 0 < _n49 < 128:
-        f_resource_name = data[pos + 1 : pos + _n49].decode()
-        pos += _n49
+    _n50 = data[pos]
+    if 0 < _n50 < 128:
+        f_resource_name = data[pos + 1 : pos + _n50].decode()
+        pos += _n50
     else:
         f_resource_name, pos = read_compact_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
@@ -554,21 +552,21 @@ def _encode_AlterConfigsResourceResponse_v1(o: AlterConfigsResourceResponse, out
     if o.error_message is None:
         out.append(0)
     else:
-        _b50 = o.error_message.encode()
-        _n51 = len(_b50) + 1
-        if _n51 < 128:
-            out.append(_n51)
+        _b51 = o.error_message.encode()
+        _n52 = len(_b51) + 1
+        if _n52 < 128:
+            out.append(_n52)
         else:
-            write_uvarint(out, _n51)
-        out += _b50
+            write_uvarint(out, _n52)
+        out += _b51
     out += _S_b.pack(o.resource_type)
-    _b52 = o.resource_name.encode()
-    _n53 = len(_b52) + 1
-    if _n53 < 128:
-        out.append(_n53)
+    _b53 = o.resource_name.encode()
+    _n54 = len(_b53) + 1
+    if _n54 < 128:
+        out.append(_n54)
     else:
-        write_uvarint(out, _n53)
-    out += _b52
+        write_uvarint(out, _n54)
+    out += _b53
     out.append(0)  # no tagged fields
 
 
@@ -576,32 +574,32 @@ def _decode_IncrementalAlterConfigsResponse_v0(
     data: bytes, pos: int
 ) -> tuple[IncrementalAlterConfigsResponse, int]:
     """IncrementalAlterConfigsResponse, version 0."""
-    f_throttle_time_ms, _n54 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n55 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n54 < 0:
+    if _n55 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n54 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n54) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n55 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n55) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
-    for _ in range(_n54):
-        _m55_error_code, _n56 = _S_hh.unpack_from(data, pos)
+    for _ in range(_n55):
+        _m56_error_code, _n57 = _S_hh.unpack_from(data, pos)
         pos += 4
-        if _n56 < 0:
-            _m55_error_message = None
-            if _n56 != -1:
-                raise InvalidValueError("ErrorMessage: length " + str(_n56))
-        else:
-            _m55_error_message = data[pos : pos + _n56].decode()
-            pos += _n56
-        _m55_resource_type, _n57 = _S_bh.unpack_from(data, pos)
-        pos += 3
         if _n57 < 0:
+            _m56_error_message = None
+            if _n57 != -1:
+                raise InvalidValueError("ErrorMessage: length " + str(_n57))
+        else:
+            _m56_error_message = data[pos : pos + _n57].decode()
+            pos += _n57
+        _m56_resource_type, _n58 = _S_bh.unpack_from(data, pos)
+        pos += 3
+        if _n58 < 0:
             raise InvalidValueError("ResourceName: null or negative length")
-        _m55_resource_name = data[pos : pos + _n57].decode()
-        pos += _n57
+        _m56_resource_name = data[pos : pos + _n58].decode()
+        pos += _n58
         f_responses.append(
             AlterConfigsResourceResponse(
-                _m55_error_code, _m55_error_message, _m55_resource_type, _m55_resource_name
+                _m56_error_code, _m56_error_message, _m56_resource_type, _m56_resource_name
             )
         )
     return IncrementalAlterConfigsResponse(f_throttle_time_ms, f_responses), pos
@@ -609,16 +607,16 @@ def _decode_IncrementalAlterConfigsResponse_v0(
 
 def _encode_IncrementalAlterConfigsResponse_v0(o: IncrementalAlterConfigsResponse, out: bytearray) -> None:
     """IncrementalAlterConfigsResponse, version 0."""
-    _a58 = o.responses
-    out += _S_ii.pack(o.throttle_time_ms, len(_a58))
-    for _e59 in _a58:
-        _b60 = None if _e59.error_message is None else _e59.error_message.encode()
-        out += _S_hh.pack(_e59.error_code, -1 if _b60 is None else len(_b60))
-        if _b60 is not None:
-            out += _b60
-        _b61 = _e59.resource_name.encode()
-        out += _S_bh.pack(_e59.resource_type, len(_b61))
-        out += _b61
+    _a59 = o.responses
+    out += _S_ii.pack(o.throttle_time_ms, len(_a59))
+    for _e60 in _a59:
+        _b61 = None if _e60.error_message is None else _e60.error_message.encode()
+        out += _S_hh.pack(_e60.error_code, -1 if _b61 is None else len(_b61))
+        if _b61 is not None:
+            out += _b61
+        _b62 = _e60.resource_name.encode()
+        out += _S_bh.pack(_e60.resource_type, len(_b62))
+        out += _b62
 
 
 def _decode_IncrementalAlterConfigsResponse_v1(
@@ -627,44 +625,44 @@ def _decode_IncrementalAlterConfigsResponse_v1(
     """IncrementalAlterConfigsResponse, version 1 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n62 = data[pos]
-    if _n62 < 128:
+    _n63 = data[pos]
+    if _n63 < 128:
         pos += 1
     else:
-        _n62, pos = read_uvarint(data, pos)
-    _n62 -= 1
-    if _n62 < 0:
+        _n63, pos = read_uvarint(data, pos)
+    _n63 -= 1
+    if _n63 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n62 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n62) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n63 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n63) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
-    for _ in range(_n62):
-        (_m63_error_code,) = _S_h.unpack_from(data, pos)
+    for _ in range(_n63):
+        (_m64_error_code,) = _S_h.unpack_from(data, pos)
         pos += 2
-        _n64 = data[pos]
-        if 0 < _n64 < 128:
-            _m63_error_message = data[pos + 1 : pos + _n64].decode()
-            pos += _n64
-        elif _n64 == 0:
-            _m63_error_message = None
-            pos += 1
-        else:
-            _m63_error_message, pos = read_compact_nullable_string(data, pos)
-        (_m63_resource_type,) = _S_b.unpack_from(data, pos)
-        pos += 1
         _n65 = data[pos]
         if 0 < _n65 < 128:
-            _m63_resource_name = data[pos + 1 : pos + _n65].decode()
+            _m64_error_message = data[pos + 1 : pos + _n65].decode()
             pos += _n65
+        elif _n65 == 0:
+            _m64_error_message = None
+            pos += 1
         else:
-            _m63_resource_name, pos = read_compact_string(data, pos)
+            _m64_error_message, pos = read_compact_nullable_string(data, pos)
+        (_m64_resource_type,) = _S_b.unpack_from(data, pos)
+        pos += 1
+        _n66 = data[pos]
+        if 0 < _n66 < 128:
+            _m64_resource_name = data[pos + 1 : pos + _n66].decode()
+            pos += _n66
+        else:
+            _m64_resource_name, pos = read_compact_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
         f_responses.append(
             AlterConfigsResourceResponse(
-                _m63_error_code, _m63_error_message, _m63_resource_type, _m63_resource_name
+                _m64_error_code, _m64_error_message, _m64_resource_type, _m64_resource_name
             )
         )
     if data[pos] == 0:  # no tagged fields: the common case
@@ -677,32 +675,32 @@ def _decode_IncrementalAlterConfigsResponse_v1(
 def _encode_IncrementalAlterConfigsResponse_v1(o: IncrementalAlterConfigsResponse, out: bytearray) -> None:
     """IncrementalAlterConfigsResponse, version 1 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a66 = o.responses
-    _n67 = len(_a66) + 1
-    if _n67 < 128:
-        out.append(_n67)
+    _a67 = o.responses
+    _n68 = len(_a67) + 1
+    if _n68 < 128:
+        out.append(_n68)
     else:
-        write_uvarint(out, _n67)
-    for _e68 in _a66:
-        out += _S_h.pack(_e68.error_code)
-        if _e68.error_message is None:
+        write_uvarint(out, _n68)
+    for _e69 in _a67:
+        out += _S_h.pack(_e69.error_code)
+        if _e69.error_message is None:
             out.append(0)
         else:
-            _b69 = _e68.error_message.encode()
-            _n70 = len(_b69) + 1
-            if _n70 < 128:
-                out.append(_n70)
+            _b70 = _e69.error_message.encode()
+            _n71 = len(_b70) + 1
+            if _n71 < 128:
+                out.append(_n71)
             else:
-                write_uvarint(out, _n70)
-            out += _b69
-        out += _S_b.pack(_e68.resource_type)
-        _b71 = _e68.resource_name.encode()
-        _n72 = len(_b71) + 1
-        if _n72 < 128:
-            out.append(_n72)
+                write_uvarint(out, _n71)
+            out += _b70
+        out += _S_b.pack(_e69.resource_type)
+        _b72 = _e69.resource_name.encode()
+        _n73 = len(_b72) + 1
+        if _n73 < 128:
+            out.append(_n73)
         else:
-            write_uvarint(out, _n72)
-        out += _b71
+            write_uvarint(out, _n73)
+        out += _b72
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 

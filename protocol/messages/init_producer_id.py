@@ -19,10 +19,12 @@ from protocol.schema import FieldSpec, MessageSpec
 
 _S_h = Struct(">h")
 _S_i = Struct(">i")
+_S_iB = Struct(">iB")
 _S_ihqh = Struct(">ihqh")
-_S_ihqhqh = Struct(">ihqhqh")
-_S_iqh = Struct(">iqh")
-_S_iqhoo = Struct(">iqh??")
+_S_ihqhB = Struct(">ihqhB")
+_S_ihqhqhB = Struct(">ihqhqhB")
+_S_iqhB = Struct(">iqhB")
+_S_iqhooB = Struct(">iqh??B")
 
 
 @dataclass(slots=True)
@@ -189,12 +191,10 @@ def _decode_InitProducerIdRequest_v2(data: bytes, pos: int) -> tuple[InitProduce
         pos += 1
     else:
         f_transactional_id, pos = read_compact_nullable_string(data, pos)
-    (f_transaction_timeout_ms,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_transaction_timeout_ms, _t4 = _S_iB.unpack_from(data, pos)
+    pos += 5
+    if _t4 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return InitProducerIdRequest(f_transactional_id, f_transaction_timeout_ms, -1, -1, False, False), pos
 
 
@@ -203,34 +203,31 @@ def _encode_InitProducerIdRequest_v2(o: InitProducerIdRequest, out: bytearray) -
     if o.transactional_id is None:
         out.append(0)
     else:
-        _b4 = o.transactional_id.encode()
-        _n5 = len(_b4) + 1
-        if _n5 < 128:
-            out.append(_n5)
+        _b5 = o.transactional_id.encode()
+        _n6 = len(_b5) + 1
+        if _n6 < 128:
+            out.append(_n6)
         else:
-            write_uvarint(out, _n5)
-        out += _b4
-    out += _S_i.pack(o.transaction_timeout_ms)
-    out.append(0)  # no tagged fields
+            write_uvarint(out, _n6)
+        out += _b5
+    out += _S_iB.pack(o.transaction_timeout_ms, 0)
 
 
 def _decode_InitProducerIdRequest_v3(data: bytes, pos: int) -> tuple[InitProducerIdRequest, int]:
     """InitProducerIdRequest, versions 3-5 (flexible)."""
-    _n6 = data[pos]
-    if 0 < _n6 < 128:
-        f_transactional_id = data[pos + 1 : pos + _n6].decode()
-        pos += _n6
-    elif _n6 == 0:
+    _n7 = data[pos]
+    if 0 < _n7 < 128:
+        f_transactional_id = data[pos + 1 : pos + _n7].decode()
+        pos += _n7
+    elif _n7 == 0:
         f_transactional_id = None
         pos += 1
     else:
         f_transactional_id, pos = read_compact_nullable_string(data, pos)
-    f_transaction_timeout_ms, f_producer_id, f_producer_epoch = _S_iqh.unpack_from(data, pos)
-    pos += 14
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_transaction_timeout_ms, f_producer_id, f_producer_epoch, _t8 = _S_iqhB.unpack_from(data, pos)
+    pos += 15
+    if _t8 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return InitProducerIdRequest(
         f_transactional_id, f_transaction_timeout_ms, f_producer_id, f_producer_epoch, False, False
     ), pos
@@ -241,36 +238,33 @@ def _encode_InitProducerIdRequest_v3(o: InitProducerIdRequest, out: bytearray) -
     if o.transactional_id is None:
         out.append(0)
     else:
-        _b7 = o.transactional_id.encode()
-        _n8 = len(_b7) + 1
-        if _n8 < 128:
-            out.append(_n8)
+        _b9 = o.transactional_id.encode()
+        _n10 = len(_b9) + 1
+        if _n10 < 128:
+            out.append(_n10)
         else:
-            write_uvarint(out, _n8)
-        out += _b7
-    out += _S_iqh.pack(o.transaction_timeout_ms, o.producer_id, o.producer_epoch)
-    out.append(0)  # no tagged fields
+            write_uvarint(out, _n10)
+        out += _b9
+    out += _S_iqhB.pack(o.transaction_timeout_ms, o.producer_id, o.producer_epoch, 0)
 
 
 def _decode_InitProducerIdRequest_v6(data: bytes, pos: int) -> tuple[InitProducerIdRequest, int]:
     """InitProducerIdRequest, version 6 (flexible)."""
-    _n9 = data[pos]
-    if 0 < _n9 < 128:
-        f_transactional_id = data[pos + 1 : pos + _n9].decode()
-        pos += _n9
-    elif _n9 == 0:
+    _n11 = data[pos]
+    if 0 < _n11 < 128:
+        f_transactional_id = data[pos + 1 : pos + _n11].decode()
+        pos += _n11
+    elif _n11 == 0:
         f_transactional_id = None
         pos += 1
     else:
         f_transactional_id, pos = read_compact_nullable_string(data, pos)
-    f_transaction_timeout_ms, f_producer_id, f_producer_epoch, f_enable2_pc, f_keep_prepared_txn = (
-        _S_iqhoo.unpack_from(data, pos)
+    f_transaction_timeout_ms, f_producer_id, f_producer_epoch, f_enable2_pc, f_keep_prepared_txn, _t12 = (
+        _S_iqhooB.unpack_from(data, pos)
     )
-    pos += 16
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    pos += 17
+    if _t12 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return InitProducerIdRequest(
         f_transactional_id,
         f_transaction_timeout_ms,
@@ -286,17 +280,16 @@ def _encode_InitProducerIdRequest_v6(o: InitProducerIdRequest, out: bytearray) -
     if o.transactional_id is None:
         out.append(0)
     else:
-        _b10 = o.transactional_id.encode()
-        _n11 = len(_b10) + 1
-        if _n11 < 128:
-            out.append(_n11)
+        _b13 = o.transactional_id.encode()
+        _n14 = len(_b13) + 1
+        if _n14 < 128:
+            out.append(_n14)
         else:
-            write_uvarint(out, _n11)
-        out += _b10
-    out += _S_iqhoo.pack(
-        o.transaction_timeout_ms, o.producer_id, o.producer_epoch, o.enable2_pc, o.keep_prepared_txn
+            write_uvarint(out, _n14)
+        out += _b13
+    out += _S_iqhooB.pack(
+        o.transaction_timeout_ms, o.producer_id, o.producer_epoch, o.enable2_pc, o.keep_prepared_txn, 0
     )
-    out.append(0)  # no tagged fields
 
 
 def _decode_InitProducerIdResponse_v0(data: bytes, pos: int) -> tuple[InitProducerIdResponse, int]:
@@ -315,12 +308,10 @@ def _encode_InitProducerIdResponse_v0(o: InitProducerIdResponse, out: bytearray)
 
 def _decode_InitProducerIdResponse_v2(data: bytes, pos: int) -> tuple[InitProducerIdResponse, int]:
     """InitProducerIdResponse, versions 2-5 (flexible)."""
-    f_throttle_time_ms, f_error_code, f_producer_id, f_producer_epoch = _S_ihqh.unpack_from(data, pos)
-    pos += 16
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_throttle_time_ms, f_error_code, f_producer_id, f_producer_epoch, _t15 = _S_ihqhB.unpack_from(data, pos)
+    pos += 17
+    if _t15 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return InitProducerIdResponse(
         f_throttle_time_ms, f_error_code, f_producer_id, f_producer_epoch, -1, -1
     ), pos
@@ -328,8 +319,7 @@ def _decode_InitProducerIdResponse_v2(data: bytes, pos: int) -> tuple[InitProduc
 
 def _encode_InitProducerIdResponse_v2(o: InitProducerIdResponse, out: bytearray) -> None:
     """InitProducerIdResponse, versions 2-5 (flexible)."""
-    out += _S_ihqh.pack(o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch)
-    out.append(0)  # no tagged fields
+    out += _S_ihqhB.pack(o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch, 0)
 
 
 def _decode_InitProducerIdResponse_v6(data: bytes, pos: int) -> tuple[InitProducerIdResponse, int]:
@@ -341,12 +331,11 @@ def _decode_InitProducerIdResponse_v6(data: bytes, pos: int) -> tuple[InitProduc
         f_producer_epoch,
         f_ongoing_txn_producer_id,
         f_ongoing_txn_producer_epoch,
-    ) = _S_ihqhqh.unpack_from(data, pos)
-    pos += 26
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+        _t16,
+    ) = _S_ihqhqhB.unpack_from(data, pos)
+    pos += 27
+    if _t16 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return InitProducerIdResponse(
         f_throttle_time_ms,
         f_error_code,
@@ -359,15 +348,15 @@ def _decode_InitProducerIdResponse_v6(data: bytes, pos: int) -> tuple[InitProduc
 
 def _encode_InitProducerIdResponse_v6(o: InitProducerIdResponse, out: bytearray) -> None:
     """InitProducerIdResponse, version 6 (flexible)."""
-    out += _S_ihqhqh.pack(
+    out += _S_ihqhqhB.pack(
         o.throttle_time_ms,
         o.error_code,
         o.producer_id,
         o.producer_epoch,
         o.ongoing_txn_producer_id,
         o.ongoing_txn_producer_epoch,
+        0,
     )
-    out.append(0)  # no tagged fields
 
 
 _INIT_PRODUCER_ID_REQUEST_DECODERS: dict[int, Callable[[bytes, int], tuple[InitProducerIdRequest, int]]] = {

@@ -25,6 +25,7 @@ from protocol.schema import FieldSpec, MessageSpec
 
 
 _S_h = Struct(">h")
+_S_hB = Struct(">hB")
 _S_i = Struct(">i")
 _S_ih = Struct(">ih")
 _S_ihi = Struct(">ihi")
@@ -631,36 +632,33 @@ def _decode_MemberResponse_v4(data: bytes, pos: int) -> tuple[MemberResponse, in
         pos += 1
     else:
         f_group_instance_id, pos = read_compact_nullable_string(data, pos)
-    (f_error_code,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_error_code, _t71 = _S_hB.unpack_from(data, pos)
+    pos += 3
+    if _t71 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return MemberResponse(f_member_id, f_group_instance_id, f_error_code), pos
 
 
 def _encode_MemberResponse_v4(o: MemberResponse, out: bytearray) -> None:
     """MemberResponse, versions 4-5 (flexible)."""
-    _b71 = o.member_id.encode()
-    _n72 = len(_b71) + 1
-    if _n72 < 128:
-        out.append(_n72)
+    _b72 = o.member_id.encode()
+    _n73 = len(_b72) + 1
+    if _n73 < 128:
+        out.append(_n73)
     else:
-        write_uvarint(out, _n72)
-    out += _b71
+        write_uvarint(out, _n73)
+    out += _b72
     if o.group_instance_id is None:
         out.append(0)
     else:
-        _b73 = o.group_instance_id.encode()
-        _n74 = len(_b73) + 1
-        if _n74 < 128:
-            out.append(_n74)
+        _b74 = o.group_instance_id.encode()
+        _n75 = len(_b74) + 1
+        if _n75 < 128:
+            out.append(_n75)
         else:
-            write_uvarint(out, _n74)
-        out += _b73
-    out += _S_h.pack(o.error_code)
-    out.append(0)  # no tagged fields
+            write_uvarint(out, _n75)
+        out += _b74
+    out += _S_hB.pack(o.error_code, 0)
 
 
 def _decode_LeaveGroupResponse_v0(data: bytes, pos: int) -> tuple[LeaveGroupResponse, int]:
@@ -689,88 +687,86 @@ def _encode_LeaveGroupResponse_v1(o: LeaveGroupResponse, out: bytearray) -> None
 
 def _decode_LeaveGroupResponse_v3(data: bytes, pos: int) -> tuple[LeaveGroupResponse, int]:
     """LeaveGroupResponse, version 3."""
-    f_throttle_time_ms, f_error_code, _n75 = _S_ihi.unpack_from(data, pos)
+    f_throttle_time_ms, f_error_code, _n76 = _S_ihi.unpack_from(data, pos)
     pos += 10
-    if _n75 < 0:
+    if _n76 < 0:
         raise InvalidValueError("Members: null or negative length")
-    if _n75 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n75) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n76 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n76) + " elements in " + str(len(data) - pos) + " bytes")
     f_members = []
-    for _ in range(_n75):
-        (_n77,) = _S_h.unpack_from(data, pos)
-        pos += 2
-        if _n77 < 0:
-            raise InvalidValueError("MemberId: null or negative length")
-        _m76_member_id = data[pos : pos + _n77].decode()
-        pos += _n77
+    for _ in range(_n76):
         (_n78,) = _S_h.unpack_from(data, pos)
         pos += 2
         if _n78 < 0:
-            _m76_group_instance_id = None
-            if _n78 != -1:
-                raise InvalidValueError("GroupInstanceId: length " + str(_n78))
-        else:
-            _m76_group_instance_id = data[pos : pos + _n78].decode()
-            pos += _n78
-        (_m76_error_code,) = _S_h.unpack_from(data, pos)
+            raise InvalidValueError("MemberId: null or negative length")
+        _m77_member_id = data[pos : pos + _n78].decode()
+        pos += _n78
+        (_n79,) = _S_h.unpack_from(data, pos)
         pos += 2
-        f_members.append(MemberResponse(_m76_member_id, _m76_group_instance_id, _m76_error_code))
+        if _n79 < 0:
+            _m77_group_instance_id = None
+            if _n79 != -1:
+                raise InvalidValueError("GroupInstanceId: length " + str(_n79))
+        else:
+            _m77_group_instance_id = data[pos : pos + _n79].decode()
+            pos += _n79
+        (_m77_error_code,) = _S_h.unpack_from(data, pos)
+        pos += 2
+        f_members.append(MemberResponse(_m77_member_id, _m77_group_instance_id, _m77_error_code))
     return LeaveGroupResponse(f_throttle_time_ms, f_error_code, f_members), pos
 
 
 def _encode_LeaveGroupResponse_v3(o: LeaveGroupResponse, out: bytearray) -> None:
     """LeaveGroupResponse, version 3."""
-    _a79 = o.members
-    out += _S_ihi.pack(o.throttle_time_ms, o.error_code, len(_a79))
-    for _e80 in _a79:
-        _b81 = _e80.member_id.encode()
-        out += _S_h.pack(len(_b81))
-        out += _b81
-        _b82 = None if _e80.group_instance_id is None else _e80.group_instance_id.encode()
-        out += _S_h.pack(-1 if _b82 is None else len(_b82))
-        if _b82 is not None:
-            out += _b82
-        out += _S_h.pack(_e80.error_code)
+    _a80 = o.members
+    out += _S_ihi.pack(o.throttle_time_ms, o.error_code, len(_a80))
+    for _e81 in _a80:
+        _b82 = _e81.member_id.encode()
+        out += _S_h.pack(len(_b82))
+        out += _b82
+        _b83 = None if _e81.group_instance_id is None else _e81.group_instance_id.encode()
+        out += _S_h.pack(-1 if _b83 is None else len(_b83))
+        if _b83 is not None:
+            out += _b83
+        out += _S_h.pack(_e81.error_code)
 
 
 def _decode_LeaveGroupResponse_v4(data: bytes, pos: int) -> tuple[LeaveGroupResponse, int]:
     """LeaveGroupResponse, versions 4-5 (flexible)."""
     f_throttle_time_ms, f_error_code = _S_ih.unpack_from(data, pos)
     pos += 6
-    _n83 = data[pos]
-    if _n83 < 128:
+    _n84 = data[pos]
+    if _n84 < 128:
         pos += 1
     else:
-        _n83, pos = read_uvarint(data, pos)
-    _n83 -= 1
-    if _n83 < 0:
+        _n84, pos = read_uvarint(data, pos)
+    _n84 -= 1
+    if _n84 < 0:
         raise InvalidValueError("Members: null or negative length")
-    if _n83 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n83) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n84 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n84) + " elements in " + str(len(data) - pos) + " bytes")
     f_members = []
-    for _ in range(_n83):
-        _n85 = data[pos]
-        if 0 < _n85 < 128:
-            _m84_member_id = data[pos + 1 : pos + _n85].decode()
-            pos += _n85
-        else:
-            _m84_member_id, pos = read_compact_string(data, pos)
+    for _ in range(_n84):
         _n86 = data[pos]
         if 0 < _n86 < 128:
-            _m84_group_instance_id = data[pos + 1 : pos + _n86].decode()
+            _m85_member_id = data[pos + 1 : pos + _n86].decode()
             pos += _n86
-        elif _n86 == 0:
-            _m84_group_instance_id = None
+        else:
+            _m85_member_id, pos = read_compact_string(data, pos)
+        _n87 = data[pos]
+        if 0 < _n87 < 128:
+            _m85_group_instance_id = data[pos + 1 : pos + _n87].decode()
+            pos += _n87
+        elif _n87 == 0:
+            _m85_group_instance_id = None
             pos += 1
         else:
-            _m84_group_instance_id, pos = read_compact_nullable_string(data, pos)
-        (_m84_error_code,) = _S_h.unpack_from(data, pos)
-        pos += 2
-        if data[pos] == 0:  # no tagged fields: the common case
-            pos += 1
-        else:
-            pos = skip_tagged_fields(data, pos)
-        f_members.append(MemberResponse(_m84_member_id, _m84_group_instance_id, _m84_error_code))
+            _m85_group_instance_id, pos = read_compact_nullable_string(data, pos)
+        _m85_error_code, _t88 = _S_hB.unpack_from(data, pos)
+        pos += 3
+        if _t88 != 0:
+            pos = skip_tagged_fields(data, pos - 1)
+        f_members.append(MemberResponse(_m85_member_id, _m85_group_instance_id, _m85_error_code))
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -781,32 +777,31 @@ def _decode_LeaveGroupResponse_v4(data: bytes, pos: int) -> tuple[LeaveGroupResp
 def _encode_LeaveGroupResponse_v4(o: LeaveGroupResponse, out: bytearray) -> None:
     """LeaveGroupResponse, versions 4-5 (flexible)."""
     out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    _a87 = o.members
-    _n88 = len(_a87) + 1
-    if _n88 < 128:
-        out.append(_n88)
+    _a89 = o.members
+    _n90 = len(_a89) + 1
+    if _n90 < 128:
+        out.append(_n90)
     else:
-        write_uvarint(out, _n88)
-    for _e89 in _a87:
-        _b90 = _e89.member_id.encode()
-        _n91 = len(_b90) + 1
-        if _n91 < 128:
-            out.append(_n91)
+        write_uvarint(out, _n90)
+    for _e91 in _a89:
+        _b92 = _e91.member_id.encode()
+        _n93 = len(_b92) + 1
+        if _n93 < 128:
+            out.append(_n93)
         else:
-            write_uvarint(out, _n91)
-        out += _b90
-        if _e89.group_instance_id is None:
+            write_uvarint(out, _n93)
+        out += _b92
+        if _e91.group_instance_id is None:
             out.append(0)
         else:
-            _b92 = _e89.group_instance_id.encode()
-            _n93 = len(_b92) + 1
-            if _n93 < 128:
-                out.append(_n93)
+            _b94 = _e91.group_instance_id.encode()
+            _n95 = len(_b94) + 1
+            if _n95 < 128:
+                out.append(_n95)
             else:
-                write_uvarint(out, _n93)
-            out += _b92
-        out += _S_h.pack(_e89.error_code)
-        out.append(0)  # no tagged fields
+                write_uvarint(out, _n95)
+            out += _b94
+        out += _S_hB.pack(_e91.error_code, 0)
     out.append(0)  # no tagged fields
 
 

@@ -19,13 +19,16 @@ from protocol.schema import FieldSpec, MessageSpec
 
 _S_h = Struct(">h")
 _S_i = Struct(">i")
+_S_iB = Struct(">iB")
 _S_ib = Struct(">ib")
 _S_ibi = Struct(">ibi")
 _S_ihi = Struct(">ihi")
 _S_ihqq = Struct(">ihqq")
 _S_ihqqi = Struct(">ihqqi")
+_S_ihqqiB = Struct(">ihqqiB")
 _S_ii = Struct(">ii")
 _S_iiq = Struct(">iiq")
+_S_iiqB = Struct(">iiqB")
 _S_iq = Struct(">iq")
 _S_iqi = Struct(">iqi")
 
@@ -246,150 +249,145 @@ def _encode_ListOffsetsPartition_v4(o: ListOffsetsPartition, out: bytearray) -> 
 
 def _decode_ListOffsetsPartition_v6(data: bytes, pos: int) -> tuple[ListOffsetsPartition, int]:
     """ListOffsetsPartition, versions 6-11 (flexible)."""
-    f_partition_index, f_current_leader_epoch, f_timestamp = _S_iiq.unpack_from(data, pos)
-    pos += 16
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_partition_index, f_current_leader_epoch, f_timestamp, _t1 = _S_iiqB.unpack_from(data, pos)
+    pos += 17
+    if _t1 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return ListOffsetsPartition(f_partition_index, f_current_leader_epoch, f_timestamp, 1), pos
 
 
 def _encode_ListOffsetsPartition_v6(o: ListOffsetsPartition, out: bytearray) -> None:
     """ListOffsetsPartition, versions 6-11 (flexible)."""
-    out += _S_iiq.pack(o.partition_index, o.current_leader_epoch, o.timestamp)
-    out.append(0)  # no tagged fields
+    out += _S_iiqB.pack(o.partition_index, o.current_leader_epoch, o.timestamp, 0)
 
 
 def _decode_ListOffsetsTopic_v0(data: bytes, pos: int) -> tuple[ListOffsetsTopic, int]:
     """ListOffsetsTopic, version 0."""
-    (_n1,) = _S_h.unpack_from(data, pos)
+    (_n2,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n1 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n1].decode()
-    pos += _n1
-    (_n2,) = _S_i.unpack_from(data, pos)
-    pos += 4
     if _n2 < 0:
+        raise InvalidValueError("Name: null or negative length")
+    f_name = data[pos : pos + _n2].decode()
+    pos += _n2
+    (_n3,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n3 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n2 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n2) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n3 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n3) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n2):
-        _m3_partition_index, _m3_timestamp, _m3_max_num_offsets = _S_iqi.unpack_from(data, pos)
+    for _ in range(_n3):
+        _m4_partition_index, _m4_timestamp, _m4_max_num_offsets = _S_iqi.unpack_from(data, pos)
         pos += 16
-        f_partitions.append(ListOffsetsPartition(_m3_partition_index, -1, _m3_timestamp, _m3_max_num_offsets))
+        f_partitions.append(ListOffsetsPartition(_m4_partition_index, -1, _m4_timestamp, _m4_max_num_offsets))
     return ListOffsetsTopic(f_name, f_partitions), pos
 
 
 def _encode_ListOffsetsTopic_v0(o: ListOffsetsTopic, out: bytearray) -> None:
     """ListOffsetsTopic, version 0."""
-    _b4 = o.name.encode()
-    out += _S_h.pack(len(_b4))
-    out += _b4
-    _a5 = o.partitions
-    out += _S_i.pack(len(_a5))
-    for _e6 in _a5:
-        out += _S_iqi.pack(_e6.partition_index, _e6.timestamp, _e6.max_num_offsets)
+    _b5 = o.name.encode()
+    out += _S_h.pack(len(_b5))
+    out += _b5
+    _a6 = o.partitions
+    out += _S_i.pack(len(_a6))
+    for _e7 in _a6:
+        out += _S_iqi.pack(_e7.partition_index, _e7.timestamp, _e7.max_num_offsets)
 
 
 def _decode_ListOffsetsTopic_v1(data: bytes, pos: int) -> tuple[ListOffsetsTopic, int]:
     """ListOffsetsTopic, versions 1-3."""
-    (_n7,) = _S_h.unpack_from(data, pos)
+    (_n8,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n7 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n7].decode()
-    pos += _n7
-    (_n8,) = _S_i.unpack_from(data, pos)
-    pos += 4
     if _n8 < 0:
+        raise InvalidValueError("Name: null or negative length")
+    f_name = data[pos : pos + _n8].decode()
+    pos += _n8
+    (_n9,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n9 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n8 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n8) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n9 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n9) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n8):
-        _m9_partition_index, _m9_timestamp = _S_iq.unpack_from(data, pos)
+    for _ in range(_n9):
+        _m10_partition_index, _m10_timestamp = _S_iq.unpack_from(data, pos)
         pos += 12
-        f_partitions.append(ListOffsetsPartition(_m9_partition_index, -1, _m9_timestamp, 1))
+        f_partitions.append(ListOffsetsPartition(_m10_partition_index, -1, _m10_timestamp, 1))
     return ListOffsetsTopic(f_name, f_partitions), pos
 
 
 def _encode_ListOffsetsTopic_v1(o: ListOffsetsTopic, out: bytearray) -> None:
     """ListOffsetsTopic, versions 1-3."""
-    _b10 = o.name.encode()
-    out += _S_h.pack(len(_b10))
-    out += _b10
-    _a11 = o.partitions
-    out += _S_i.pack(len(_a11))
-    for _e12 in _a11:
-        out += _S_iq.pack(_e12.partition_index, _e12.timestamp)
+    _b11 = o.name.encode()
+    out += _S_h.pack(len(_b11))
+    out += _b11
+    _a12 = o.partitions
+    out += _S_i.pack(len(_a12))
+    for _e13 in _a12:
+        out += _S_iq.pack(_e13.partition_index, _e13.timestamp)
 
 
 def _decode_ListOffsetsTopic_v4(data: bytes, pos: int) -> tuple[ListOffsetsTopic, int]:
     """ListOffsetsTopic, versions 4-5."""
-    (_n13,) = _S_h.unpack_from(data, pos)
+    (_n14,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n13 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n13].decode()
-    pos += _n13
-    (_n14,) = _S_i.unpack_from(data, pos)
-    pos += 4
     if _n14 < 0:
+        raise InvalidValueError("Name: null or negative length")
+    f_name = data[pos : pos + _n14].decode()
+    pos += _n14
+    (_n15,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n15 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n14 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n14) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n15 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n15) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n14):
-        _m15_partition_index, _m15_current_leader_epoch, _m15_timestamp = _S_iiq.unpack_from(data, pos)
+    for _ in range(_n15):
+        _m16_partition_index, _m16_current_leader_epoch, _m16_timestamp = _S_iiq.unpack_from(data, pos)
         pos += 16
         f_partitions.append(
-            ListOffsetsPartition(_m15_partition_index, _m15_current_leader_epoch, _m15_timestamp, 1)
+            ListOffsetsPartition(_m16_partition_index, _m16_current_leader_epoch, _m16_timestamp, 1)
         )
     return ListOffsetsTopic(f_name, f_partitions), pos
 
 
 def _encode_ListOffsetsTopic_v4(o: ListOffsetsTopic, out: bytearray) -> None:
     """ListOffsetsTopic, versions 4-5."""
-    _b16 = o.name.encode()
-    out += _S_h.pack(len(_b16))
-    out += _b16
-    _a17 = o.partitions
-    out += _S_i.pack(len(_a17))
-    for _e18 in _a17:
-        out += _S_iiq.pack(_e18.partition_index, _e18.current_leader_epoch, _e18.timestamp)
+    _b17 = o.name.encode()
+    out += _S_h.pack(len(_b17))
+    out += _b17
+    _a18 = o.partitions
+    out += _S_i.pack(len(_a18))
+    for _e19 in _a18:
+        out += _S_iiq.pack(_e19.partition_index, _e19.current_leader_epoch, _e19.timestamp)
 
 
 def _decode_ListOffsetsTopic_v6(data: bytes, pos: int) -> tuple[ListOffsetsTopic, int]:
     """ListOffsetsTopic, versions 6-11 (flexible)."""
-    _n19 = data[pos]
-    if 0 < _n19 < 128:
-        f_name = data[pos + 1 : pos + _n19].decode()
-        pos += _n19
+    _n20 = data[pos]
+    if 0 < _n20 < 128:
+        f_name = data[pos + 1 : pos + _n20].decode()
+        pos += _n20
     else:
         f_name, pos = read_compact_string(data, pos)
-    _n20 = data[pos]
-    if _n20 < 128:
+    _n21 = data[pos]
+    if _n21 < 128:
         pos += 1
     else:
-        _n20, pos = read_uvarint(data, pos)
-    _n20 -= 1
-    if _n20 < 0:
+        _n21, pos = read_uvarint(data, pos)
+    _n21 -= 1
+    if _n21 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n20 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n20) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n21 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n21) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n20):
-        _m21_partition_index, _m21_current_leader_epoch, _m21_timestamp = _S_iiq.unpack_from(data, pos)
-        pos += 16
-        if data[pos] == 0:  # no tagged fields: the common case
-            pos += 1
-        else:
-            pos = skip_tagged_fields(data, pos)
+    for _ in range(_n21):
+        _m22_partition_index, _m22_current_leader_epoch, _m22_timestamp, _t23 = _S_iiqB.unpack_from(data, pos)
+        pos += 17
+        if _t23 != 0:
+            pos = skip_tagged_fields(data, pos - 1)
         f_partitions.append(
-            ListOffsetsPartition(_m21_partition_index, _m21_current_leader_epoch, _m21_timestamp, 1)
+            ListOffsetsPartition(_m22_partition_index, _m22_current_leader_epoch, _m22_timestamp, 1)
         )
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
@@ -400,135 +398,134 @@ def _decode_ListOffsetsTopic_v6(data: bytes, pos: int) -> tuple[ListOffsetsTopic
 
 def _encode_ListOffsetsTopic_v6(o: ListOffsetsTopic, out: bytearray) -> None:
     """ListOffsetsTopic, versions 6-11 (flexible)."""
-    _b22 = o.name.encode()
-    _n23 = len(_b22) + 1
-    if _n23 < 128:
-        out.append(_n23)
-    else:
-        write_uvarint(out, _n23)
-    out += _b22
-    _a24 = o.partitions
-    _n25 = len(_a24) + 1
+    _b24 = o.name.encode()
+    _n25 = len(_b24) + 1
     if _n25 < 128:
         out.append(_n25)
     else:
         write_uvarint(out, _n25)
-    for _e26 in _a24:
-        out += _S_iiq.pack(_e26.partition_index, _e26.current_leader_epoch, _e26.timestamp)
-        out.append(0)  # no tagged fields
+    out += _b24
+    _a26 = o.partitions
+    _n27 = len(_a26) + 1
+    if _n27 < 128:
+        out.append(_n27)
+    else:
+        write_uvarint(out, _n27)
+    for _e28 in _a26:
+        out += _S_iiqB.pack(_e28.partition_index, _e28.current_leader_epoch, _e28.timestamp, 0)
     out.append(0)  # no tagged fields
 
 
 def _decode_ListOffsetsRequest_v0(data: bytes, pos: int) -> tuple[ListOffsetsRequest, int]:
     """ListOffsetsRequest, version 0."""
-    f_replica_id, _n27 = _S_ii.unpack_from(data, pos)
+    f_replica_id, _n29 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n27 < 0:
+    if _n29 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n27 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n27) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n29 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n29) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n27):
-        _e28, pos = _decode_ListOffsetsTopic_v0(data, pos)
-        f_topics.append(_e28)
+    for _ in range(_n29):
+        _e30, pos = _decode_ListOffsetsTopic_v0(data, pos)
+        f_topics.append(_e30)
     return ListOffsetsRequest(f_replica_id, 0, f_topics, 0), pos
 
 
 def _encode_ListOffsetsRequest_v0(o: ListOffsetsRequest, out: bytearray) -> None:
     """ListOffsetsRequest, version 0."""
-    _a29 = o.topics
-    out += _S_ii.pack(o.replica_id, len(_a29))
-    for _e30 in _a29:
-        _encode_ListOffsetsTopic_v0(_e30, out)
+    _a31 = o.topics
+    out += _S_ii.pack(o.replica_id, len(_a31))
+    for _e32 in _a31:
+        _encode_ListOffsetsTopic_v0(_e32, out)
 
 
 def _decode_ListOffsetsRequest_v1(data: bytes, pos: int) -> tuple[ListOffsetsRequest, int]:
     """ListOffsetsRequest, version 1."""
-    f_replica_id, _n31 = _S_ii.unpack_from(data, pos)
+    f_replica_id, _n33 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n31 < 0:
+    if _n33 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n31 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n31) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n33 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n33) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n31):
-        _e32, pos = _decode_ListOffsetsTopic_v1(data, pos)
-        f_topics.append(_e32)
+    for _ in range(_n33):
+        _e34, pos = _decode_ListOffsetsTopic_v1(data, pos)
+        f_topics.append(_e34)
     return ListOffsetsRequest(f_replica_id, 0, f_topics, 0), pos
 
 
 def _encode_ListOffsetsRequest_v1(o: ListOffsetsRequest, out: bytearray) -> None:
     """ListOffsetsRequest, version 1."""
-    _a33 = o.topics
-    out += _S_ii.pack(o.replica_id, len(_a33))
-    for _e34 in _a33:
-        _encode_ListOffsetsTopic_v1(_e34, out)
+    _a35 = o.topics
+    out += _S_ii.pack(o.replica_id, len(_a35))
+    for _e36 in _a35:
+        _encode_ListOffsetsTopic_v1(_e36, out)
 
 
 def _decode_ListOffsetsRequest_v2(data: bytes, pos: int) -> tuple[ListOffsetsRequest, int]:
     """ListOffsetsRequest, versions 2-3."""
-    f_replica_id, f_isolation_level, _n35 = _S_ibi.unpack_from(data, pos)
+    f_replica_id, f_isolation_level, _n37 = _S_ibi.unpack_from(data, pos)
     pos += 9
-    if _n35 < 0:
+    if _n37 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n35 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n35) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n37 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n37) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n35):
-        _e36, pos = _decode_ListOffsetsTopic_v1(data, pos)
-        f_topics.append(_e36)
+    for _ in range(_n37):
+        _e38, pos = _decode_ListOffsetsTopic_v1(data, pos)
+        f_topics.append(_e38)
     return ListOffsetsRequest(f_replica_id, f_isolation_level, f_topics, 0), pos
 
 
 def _encode_ListOffsetsRequest_v2(o: ListOffsetsRequest, out: bytearray) -> None:
     """ListOffsetsRequest, versions 2-3."""
-    _a37 = o.topics
-    out += _S_ibi.pack(o.replica_id, o.isolation_level, len(_a37))
-    for _e38 in _a37:
-        _encode_ListOffsetsTopic_v1(_e38, out)
+    _a39 = o.topics
+    out += _S_ibi.pack(o.replica_id, o.isolation_level, len(_a39))
+    for _e40 in _a39:
+        _encode_ListOffsetsTopic_v1(_e40, out)
 
 
 def _decode_ListOffsetsRequest_v4(data: bytes, pos: int) -> tuple[ListOffsetsRequest, int]:
     """ListOffsetsRequest, versions 4-5."""
-    f_replica_id, f_isolation_level, _n39 = _S_ibi.unpack_from(data, pos)
+    f_replica_id, f_isolation_level, _n41 = _S_ibi.unpack_from(data, pos)
     pos += 9
-    if _n39 < 0:
+    if _n41 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n39 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n39) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n41 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n41) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n39):
-        _e40, pos = _decode_ListOffsetsTopic_v4(data, pos)
-        f_topics.append(_e40)
+    for _ in range(_n41):
+        _e42, pos = _decode_ListOffsetsTopic_v4(data, pos)
+        f_topics.append(_e42)
     return ListOffsetsRequest(f_replica_id, f_isolation_level, f_topics, 0), pos
 
 
 def _encode_ListOffsetsRequest_v4(o: ListOffsetsRequest, out: bytearray) -> None:
     """ListOffsetsRequest, versions 4-5."""
-    _a41 = o.topics
-    out += _S_ibi.pack(o.replica_id, o.isolation_level, len(_a41))
-    for _e42 in _a41:
-        _encode_ListOffsetsTopic_v4(_e42, out)
+    _a43 = o.topics
+    out += _S_ibi.pack(o.replica_id, o.isolation_level, len(_a43))
+    for _e44 in _a43:
+        _encode_ListOffsetsTopic_v4(_e44, out)
 
 
 def _decode_ListOffsetsRequest_v6(data: bytes, pos: int) -> tuple[ListOffsetsRequest, int]:
     """ListOffsetsRequest, versions 6-9 (flexible)."""
     f_replica_id, f_isolation_level = _S_ib.unpack_from(data, pos)
     pos += 5
-    _n43 = data[pos]
-    if _n43 < 128:
+    _n45 = data[pos]
+    if _n45 < 128:
         pos += 1
     else:
-        _n43, pos = read_uvarint(data, pos)
-    _n43 -= 1
-    if _n43 < 0:
+        _n45, pos = read_uvarint(data, pos)
+    _n45 -= 1
+    if _n45 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n43 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n43) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n45 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n45) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n43):
-        _e44, pos = _decode_ListOffsetsTopic_v6(data, pos)
-        f_topics.append(_e44)
+    for _ in range(_n45):
+        _e46, pos = _decode_ListOffsetsTopic_v6(data, pos)
+        f_topics.append(_e46)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -539,14 +536,14 @@ def _decode_ListOffsetsRequest_v6(data: bytes, pos: int) -> tuple[ListOffsetsReq
 def _encode_ListOffsetsRequest_v6(o: ListOffsetsRequest, out: bytearray) -> None:
     """ListOffsetsRequest, versions 6-9 (flexible)."""
     out += _S_ib.pack(o.replica_id, o.isolation_level)
-    _a45 = o.topics
-    _n46 = len(_a45) + 1
-    if _n46 < 128:
-        out.append(_n46)
+    _a47 = o.topics
+    _n48 = len(_a47) + 1
+    if _n48 < 128:
+        out.append(_n48)
     else:
-        write_uvarint(out, _n46)
-    for _e47 in _a45:
-        _encode_ListOffsetsTopic_v6(_e47, out)
+        write_uvarint(out, _n48)
+    for _e49 in _a47:
+        _encode_ListOffsetsTopic_v6(_e49, out)
     out.append(0)  # no tagged fields
 
 
@@ -554,66 +551,63 @@ def _decode_ListOffsetsRequest_v10(data: bytes, pos: int) -> tuple[ListOffsetsRe
     """ListOffsetsRequest, versions 10-11 (flexible)."""
     f_replica_id, f_isolation_level = _S_ib.unpack_from(data, pos)
     pos += 5
-    _n48 = data[pos]
-    if _n48 < 128:
+    _n50 = data[pos]
+    if _n50 < 128:
         pos += 1
     else:
-        _n48, pos = read_uvarint(data, pos)
-    _n48 -= 1
-    if _n48 < 0:
+        _n50, pos = read_uvarint(data, pos)
+    _n50 -= 1
+    if _n50 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n48 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n48) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n50 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n50) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n48):
-        _e49, pos = _decode_ListOffsetsTopic_v6(data, pos)
-        f_topics.append(_e49)
-    (f_timeout_ms,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    for _ in range(_n50):
+        _e51, pos = _decode_ListOffsetsTopic_v6(data, pos)
+        f_topics.append(_e51)
+    f_timeout_ms, _t52 = _S_iB.unpack_from(data, pos)
+    pos += 5
+    if _t52 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return ListOffsetsRequest(f_replica_id, f_isolation_level, f_topics, f_timeout_ms), pos
 
 
 def _encode_ListOffsetsRequest_v10(o: ListOffsetsRequest, out: bytearray) -> None:
     """ListOffsetsRequest, versions 10-11 (flexible)."""
     out += _S_ib.pack(o.replica_id, o.isolation_level)
-    _a50 = o.topics
-    _n51 = len(_a50) + 1
-    if _n51 < 128:
-        out.append(_n51)
+    _a53 = o.topics
+    _n54 = len(_a53) + 1
+    if _n54 < 128:
+        out.append(_n54)
     else:
-        write_uvarint(out, _n51)
-    for _e52 in _a50:
-        _encode_ListOffsetsTopic_v6(_e52, out)
-    out += _S_i.pack(o.timeout_ms)
-    out.append(0)  # no tagged fields
+        write_uvarint(out, _n54)
+    for _e55 in _a53:
+        _encode_ListOffsetsTopic_v6(_e55, out)
+    out += _S_iB.pack(o.timeout_ms, 0)
 
 
 def _decode_ListOffsetsPartitionResponse_v0(
     data: bytes, pos: int
 ) -> tuple[ListOffsetsPartitionResponse, int]:
     """ListOffsetsPartitionResponse, version 0."""
-    f_partition_index, f_error_code, _n53 = _S_ihi.unpack_from(data, pos)
+    f_partition_index, f_error_code, _n56 = _S_ihi.unpack_from(data, pos)
     pos += 10
-    if _n53 < 0:
+    if _n56 < 0:
         raise InvalidValueError("OldStyleOffsets: null or negative length")
-    if _n53 > len(data) - pos:
+    if _n56 > len(data) - pos:
         raise TruncatedError(
-            "OldStyleOffsets: " + str(_n53) + " elements in " + str(len(data) - pos) + " bytes"
+            "OldStyleOffsets: " + str(_n56) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_old_style_offsets = list(unpack_from(">%dq" % _n53, data, pos))
-    pos += 8 * _n53
+    f_old_style_offsets = list(unpack_from(">%dq" % _n56, data, pos))
+    pos += 8 * _n56
     return ListOffsetsPartitionResponse(f_partition_index, f_error_code, f_old_style_offsets, -1, -1, -1), pos
 
 
 def _encode_ListOffsetsPartitionResponse_v0(o: ListOffsetsPartitionResponse, out: bytearray) -> None:
     """ListOffsetsPartitionResponse, version 0."""
-    _a54 = o.old_style_offsets
-    out += _S_ihi.pack(o.partition_index, o.error_code, len(_a54))
-    out += pack(">%dq" % len(_a54), *_a54)
+    _a57 = o.old_style_offsets
+    out += _S_ihi.pack(o.partition_index, o.error_code, len(_a57))
+    out += pack(">%dq" % len(_a57), *_a57)
 
 
 def _decode_ListOffsetsPartitionResponse_v1(
@@ -650,12 +644,12 @@ def _decode_ListOffsetsPartitionResponse_v6(
     data: bytes, pos: int
 ) -> tuple[ListOffsetsPartitionResponse, int]:
     """ListOffsetsPartitionResponse, versions 6-11 (flexible)."""
-    f_partition_index, f_error_code, f_timestamp, f_offset, f_leader_epoch = _S_ihqqi.unpack_from(data, pos)
-    pos += 26
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_partition_index, f_error_code, f_timestamp, f_offset, f_leader_epoch, _t59 = _S_ihqqiB.unpack_from(
+        data, pos
+    )
+    pos += 27
+    if _t59 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return ListOffsetsPartitionResponse(
         f_partition_index, f_error_code, [], f_timestamp, f_offset, f_leader_epoch
     ), pos
@@ -663,39 +657,38 @@ def _decode_ListOffsetsPartitionResponse_v6(
 
 def _encode_ListOffsetsPartitionResponse_v6(o: ListOffsetsPartitionResponse, out: bytearray) -> None:
     """ListOffsetsPartitionResponse, versions 6-11 (flexible)."""
-    out += _S_ihqqi.pack(o.partition_index, o.error_code, o.timestamp, o.offset, o.leader_epoch)
-    out.append(0)  # no tagged fields
+    out += _S_ihqqiB.pack(o.partition_index, o.error_code, o.timestamp, o.offset, o.leader_epoch, 0)
 
 
 def _decode_ListOffsetsTopicResponse_v0(data: bytes, pos: int) -> tuple[ListOffsetsTopicResponse, int]:
     """ListOffsetsTopicResponse, version 0."""
-    (_n56,) = _S_h.unpack_from(data, pos)
+    (_n60,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n56 < 0:
+    if _n60 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n56].decode()
-    pos += _n56
-    (_n57,) = _S_i.unpack_from(data, pos)
+    f_name = data[pos : pos + _n60].decode()
+    pos += _n60
+    (_n61,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n57 < 0:
+    if _n61 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n57 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n57) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n61 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n61) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n57):
-        _m58_partition_index, _m58_error_code, _n59 = _S_ihi.unpack_from(data, pos)
+    for _ in range(_n61):
+        _m62_partition_index, _m62_error_code, _n63 = _S_ihi.unpack_from(data, pos)
         pos += 10
-        if _n59 < 0:
+        if _n63 < 0:
             raise InvalidValueError("OldStyleOffsets: null or negative length")
-        if _n59 > len(data) - pos:
+        if _n63 > len(data) - pos:
             raise TruncatedError(
-                "OldStyleOffsets: " + str(_n59) + " elements in " + str(len(data) - pos) + " bytes"
+                "OldStyleOffsets: " + str(_n63) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m58_old_style_offsets = list(unpack_from(">%dq" % _n59, data, pos))
-        pos += 8 * _n59
+        _m62_old_style_offsets = list(unpack_from(">%dq" % _n63, data, pos))
+        pos += 8 * _n63
         f_partitions.append(
             ListOffsetsPartitionResponse(
-                _m58_partition_index, _m58_error_code, _m58_old_style_offsets, -1, -1, -1
+                _m62_partition_index, _m62_error_code, _m62_old_style_offsets, -1, -1, -1
             )
         )
     return ListOffsetsTopicResponse(f_name, f_partitions), pos
@@ -703,38 +696,38 @@ def _decode_ListOffsetsTopicResponse_v0(data: bytes, pos: int) -> tuple[ListOffs
 
 def _encode_ListOffsetsTopicResponse_v0(o: ListOffsetsTopicResponse, out: bytearray) -> None:
     """ListOffsetsTopicResponse, version 0."""
-    _b60 = o.name.encode()
-    out += _S_h.pack(len(_b60))
-    out += _b60
-    _a61 = o.partitions
-    out += _S_i.pack(len(_a61))
-    for _e62 in _a61:
-        _a63 = _e62.old_style_offsets
-        out += _S_ihi.pack(_e62.partition_index, _e62.error_code, len(_a63))
-        out += pack(">%dq" % len(_a63), *_a63)
+    _b64 = o.name.encode()
+    out += _S_h.pack(len(_b64))
+    out += _b64
+    _a65 = o.partitions
+    out += _S_i.pack(len(_a65))
+    for _e66 in _a65:
+        _a67 = _e66.old_style_offsets
+        out += _S_ihi.pack(_e66.partition_index, _e66.error_code, len(_a67))
+        out += pack(">%dq" % len(_a67), *_a67)
 
 
 def _decode_ListOffsetsTopicResponse_v1(data: bytes, pos: int) -> tuple[ListOffsetsTopicResponse, int]:
     """ListOffsetsTopicResponse, versions 1-3."""
-    (_n65,) = _S_h.unpack_from(data, pos)
+    (_n69,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n65 < 0:
+    if _n69 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n65].decode()
-    pos += _n65
-    (_n66,) = _S_i.unpack_from(data, pos)
+    f_name = data[pos : pos + _n69].decode()
+    pos += _n69
+    (_n70,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n66 < 0:
+    if _n70 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n66 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n66) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n70 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n70) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n66):
-        _m67_partition_index, _m67_error_code, _m67_timestamp, _m67_offset = _S_ihqq.unpack_from(data, pos)
+    for _ in range(_n70):
+        _m71_partition_index, _m71_error_code, _m71_timestamp, _m71_offset = _S_ihqq.unpack_from(data, pos)
         pos += 22
         f_partitions.append(
             ListOffsetsPartitionResponse(
-                _m67_partition_index, _m67_error_code, [], _m67_timestamp, _m67_offset, -1
+                _m71_partition_index, _m71_error_code, [], _m71_timestamp, _m71_offset, -1
             )
         )
     return ListOffsetsTopicResponse(f_name, f_partitions), pos
@@ -742,38 +735,38 @@ def _decode_ListOffsetsTopicResponse_v1(data: bytes, pos: int) -> tuple[ListOffs
 
 def _encode_ListOffsetsTopicResponse_v1(o: ListOffsetsTopicResponse, out: bytearray) -> None:
     """ListOffsetsTopicResponse, versions 1-3."""
-    _b68 = o.name.encode()
-    out += _S_h.pack(len(_b68))
-    out += _b68
-    _a69 = o.partitions
-    out += _S_i.pack(len(_a69))
-    for _e70 in _a69:
-        out += _S_ihqq.pack(_e70.partition_index, _e70.error_code, _e70.timestamp, _e70.offset)
+    _b72 = o.name.encode()
+    out += _S_h.pack(len(_b72))
+    out += _b72
+    _a73 = o.partitions
+    out += _S_i.pack(len(_a73))
+    for _e74 in _a73:
+        out += _S_ihqq.pack(_e74.partition_index, _e74.error_code, _e74.timestamp, _e74.offset)
 
 
 def _decode_ListOffsetsTopicResponse_v4(data: bytes, pos: int) -> tuple[ListOffsetsTopicResponse, int]:
     """ListOffsetsTopicResponse, versions 4-5."""
-    (_n71,) = _S_h.unpack_from(data, pos)
+    (_n75,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n71 < 0:
+    if _n75 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n71].decode()
-    pos += _n71
-    (_n72,) = _S_i.unpack_from(data, pos)
+    f_name = data[pos : pos + _n75].decode()
+    pos += _n75
+    (_n76,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n72 < 0:
+    if _n76 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n72 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n72) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n76 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n76) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n72):
-        _m73_partition_index, _m73_error_code, _m73_timestamp, _m73_offset, _m73_leader_epoch = (
+    for _ in range(_n76):
+        _m77_partition_index, _m77_error_code, _m77_timestamp, _m77_offset, _m77_leader_epoch = (
             _S_ihqqi.unpack_from(data, pos)
         )
         pos += 26
         f_partitions.append(
             ListOffsetsPartitionResponse(
-                _m73_partition_index, _m73_error_code, [], _m73_timestamp, _m73_offset, _m73_leader_epoch
+                _m77_partition_index, _m77_error_code, [], _m77_timestamp, _m77_offset, _m77_leader_epoch
             )
         )
     return ListOffsetsTopicResponse(f_name, f_partitions), pos
@@ -781,48 +774,46 @@ def _decode_ListOffsetsTopicResponse_v4(data: bytes, pos: int) -> tuple[ListOffs
 
 def _encode_ListOffsetsTopicResponse_v4(o: ListOffsetsTopicResponse, out: bytearray) -> None:
     """ListOffsetsTopicResponse, versions 4-5."""
-    _b74 = o.name.encode()
-    out += _S_h.pack(len(_b74))
-    out += _b74
-    _a75 = o.partitions
-    out += _S_i.pack(len(_a75))
-    for _e76 in _a75:
+    _b78 = o.name.encode()
+    out += _S_h.pack(len(_b78))
+    out += _b78
+    _a79 = o.partitions
+    out += _S_i.pack(len(_a79))
+    for _e80 in _a79:
         out += _S_ihqqi.pack(
-            _e76.partition_index, _e76.error_code, _e76.timestamp, _e76.offset, _e76.leader_epoch
+            _e80.partition_index, _e80.error_code, _e80.timestamp, _e80.offset, _e80.leader_epoch
         )
 
 
 def _decode_ListOffsetsTopicResponse_v6(data: bytes, pos: int) -> tuple[ListOffsetsTopicResponse, int]:
     """ListOffsetsTopicResponse, versions 6-11 (flexible)."""
-    _n77 = data[pos]
-    if 0 < _n77 < 128:
-        f_name = data[pos + 1 : pos + _n77].decode()
-        pos += _n77
+    _n81 = data[pos]
+    if 0 < _n81 < 128:
+        f_name = data[pos + 1 : pos + _n81].decode()
+        pos += _n81
     else:
         f_name, pos = read_compact_string(data, pos)
-    _n78 = data[pos]
-    if _n78 < 128:
+    _n82 = data[pos]
+    if _n82 < 128:
         pos += 1
     else:
-        _n78, pos = read_uvarint(data, pos)
-    _n78 -= 1
-    if _n78 < 0:
+        _n82, pos = read_uvarint(data, pos)
+    _n82 -= 1
+    if _n82 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n78 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n78) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n82 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n82) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n78):
-        _m79_partition_index, _m79_error_code, _m79_timestamp, _m79_offset, _m79_leader_epoch = (
-            _S_ihqqi.unpack_from(data, pos)
+    for _ in range(_n82):
+        _m83_partition_index, _m83_error_code, _m83_timestamp, _m83_offset, _m83_leader_epoch, _t84 = (
+            _S_ihqqiB.unpack_from(data, pos)
         )
-        pos += 26
-        if data[pos] == 0:  # no tagged fields: the common case
-            pos += 1
-        else:
-            pos = skip_tagged_fields(data, pos)
+        pos += 27
+        if _t84 != 0:
+            pos = skip_tagged_fields(data, pos - 1)
         f_partitions.append(
             ListOffsetsPartitionResponse(
-                _m79_partition_index, _m79_error_code, [], _m79_timestamp, _m79_offset, _m79_leader_epoch
+                _m83_partition_index, _m83_error_code, [], _m83_timestamp, _m83_offset, _m83_leader_epoch
             )
         )
     if data[pos] == 0:  # no tagged fields: the common case
@@ -834,137 +825,136 @@ def _decode_ListOffsetsTopicResponse_v6(data: bytes, pos: int) -> tuple[ListOffs
 
 def _encode_ListOffsetsTopicResponse_v6(o: ListOffsetsTopicResponse, out: bytearray) -> None:
     """ListOffsetsTopicResponse, versions 6-11 (flexible)."""
-    _b80 = o.name.encode()
-    _n81 = len(_b80) + 1
-    if _n81 < 128:
-        out.append(_n81)
+    _b85 = o.name.encode()
+    _n86 = len(_b85) + 1
+    if _n86 < 128:
+        out.append(_n86)
     else:
-        write_uvarint(out, _n81)
-    out += _b80
-    _a82 = o.partitions
-    _n83 = len(_a82) + 1
-    if _n83 < 128:
-        out.append(_n83)
+        write_uvarint(out, _n86)
+    out += _b85
+    _a87 = o.partitions
+    _n88 = len(_a87) + 1
+    if _n88 < 128:
+        out.append(_n88)
     else:
-        write_uvarint(out, _n83)
-    for _e84 in _a82:
-        out += _S_ihqqi.pack(
-            _e84.partition_index, _e84.error_code, _e84.timestamp, _e84.offset, _e84.leader_epoch
+        write_uvarint(out, _n88)
+    for _e89 in _a87:
+        out += _S_ihqqiB.pack(
+            _e89.partition_index, _e89.error_code, _e89.timestamp, _e89.offset, _e89.leader_epoch, 0
         )
-        out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_ListOffsetsResponse_v0(data: bytes, pos: int) -> tuple[ListOffsetsResponse, int]:
     """ListOffsetsResponse, version 0."""
-    (_n85,) = _S_i.unpack_from(data, pos)
+    (_n90,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n85 < 0:
+    if _n90 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n85 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n85) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n90 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n90) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n85):
-        _e86, pos = _decode_ListOffsetsTopicResponse_v0(data, pos)
-        f_topics.append(_e86)
+    for _ in range(_n90):
+        _e91, pos = _decode_ListOffsetsTopicResponse_v0(data, pos)
+        f_topics.append(_e91)
     return ListOffsetsResponse(0, f_topics), pos
 
 
 def _encode_ListOffsetsResponse_v0(o: ListOffsetsResponse, out: bytearray) -> None:
     """ListOffsetsResponse, version 0."""
-    _a87 = o.topics
-    out += _S_i.pack(len(_a87))
-    for _e88 in _a87:
-        _encode_ListOffsetsTopicResponse_v0(_e88, out)
+    _a92 = o.topics
+    out += _S_i.pack(len(_a92))
+    for _e93 in _a92:
+        _encode_ListOffsetsTopicResponse_v0(_e93, out)
 
 
 def _decode_ListOffsetsResponse_v1(data: bytes, pos: int) -> tuple[ListOffsetsResponse, int]:
     """ListOffsetsResponse, version 1."""
-    (_n89,) = _S_i.unpack_from(data, pos)
+    (_n94,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n89 < 0:
+    if _n94 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n89 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n89) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n94 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n94) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n89):
-        _e90, pos = _decode_ListOffsetsTopicResponse_v1(data, pos)
-        f_topics.append(_e90)
+    for _ in range(_n94):
+        _e95, pos = _decode_ListOffsetsTopicResponse_v1(data, pos)
+        f_topics.append(_e95)
     return ListOffsetsResponse(0, f_topics), pos
 
 
 def _encode_ListOffsetsResponse_v1(o: ListOffsetsResponse, out: bytearray) -> None:
     """ListOffsetsResponse, version 1."""
-    _a91 = o.topics
-    out += _S_i.pack(len(_a91))
-    for _e92 in _a91:
-        _encode_ListOffsetsTopicResponse_v1(_e92, out)
+    _a96 = o.topics
+    out += _S_i.pack(len(_a96))
+    for _e97 in _a96:
+        _encode_ListOffsetsTopicResponse_v1(_e97, out)
 
 
 def _decode_ListOffsetsResponse_v2(data: bytes, pos: int) -> tuple[ListOffsetsResponse, int]:
     """ListOffsetsResponse, versions 2-3."""
-    f_throttle_time_ms, _n93 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n98 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n93 < 0:
+    if _n98 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n93 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n93) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n98 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n98) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n93):
-        _e94, pos = _decode_ListOffsetsTopicResponse_v1(data, pos)
-        f_topics.append(_e94)
+    for _ in range(_n98):
+        _e99, pos = _decode_ListOffsetsTopicResponse_v1(data, pos)
+        f_topics.append(_e99)
     return ListOffsetsResponse(f_throttle_time_ms, f_topics), pos
 
 
 def _encode_ListOffsetsResponse_v2(o: ListOffsetsResponse, out: bytearray) -> None:
     """ListOffsetsResponse, versions 2-3."""
-    _a95 = o.topics
-    out += _S_ii.pack(o.throttle_time_ms, len(_a95))
-    for _e96 in _a95:
-        _encode_ListOffsetsTopicResponse_v1(_e96, out)
+    _a100 = o.topics
+    out += _S_ii.pack(o.throttle_time_ms, len(_a100))
+    for _e101 in _a100:
+        _encode_ListOffsetsTopicResponse_v1(_e101, out)
 
 
 def _decode_ListOffsetsResponse_v4(data: bytes, pos: int) -> tuple[ListOffsetsResponse, int]:
     """ListOffsetsResponse, versions 4-5."""
-    f_throttle_time_ms, _n97 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n102 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n97 < 0:
+    if _n102 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n97 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n97) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n102 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n102) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n97):
-        _e98, pos = _decode_ListOffsetsTopicResponse_v4(data, pos)
-        f_topics.append(_e98)
+    for _ in range(_n102):
+        _e103, pos = _decode_ListOffsetsTopicResponse_v4(data, pos)
+        f_topics.append(_e103)
     return ListOffsetsResponse(f_throttle_time_ms, f_topics), pos
 
 
 def _encode_ListOffsetsResponse_v4(o: ListOffsetsResponse, out: bytearray) -> None:
     """ListOffsetsResponse, versions 4-5."""
-    _a99 = o.topics
-    out += _S_ii.pack(o.throttle_time_ms, len(_a99))
-    for _e100 in _a99:
-        _encode_ListOffsetsTopicResponse_v4(_e100, out)
+    _a104 = o.topics
+    out += _S_ii.pack(o.throttle_time_ms, len(_a104))
+    for _e105 in _a104:
+        _encode_ListOffsetsTopicResponse_v4(_e105, out)
 
 
 def _decode_ListOffsetsResponse_v6(data: bytes, pos: int) -> tuple[ListOffsetsResponse, int]:
     """ListOffsetsResponse, versions 6-11 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n101 = data[pos]
-    if _n101 < 128:
+    _n106 = data[pos]
+    if _n106 < 128:
         pos += 1
     else:
-        _n101, pos = read_uvarint(data, pos)
-    _n101 -= 1
-    if _n101 < 0:
+        _n106, pos = read_uvarint(data, pos)
+    _n106 -= 1
+    if _n106 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n101 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n101) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n106 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n106) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n101):
-        _e102, pos = _decode_ListOffsetsTopicResponse_v6(data, pos)
-        f_topics.append(_e102)
+    for _ in range(_n106):
+        _e107, pos = _decode_ListOffsetsTopicResponse_v6(data, pos)
+        f_topics.append(_e107)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -975,14 +965,14 @@ def _decode_ListOffsetsResponse_v6(data: bytes, pos: int) -> tuple[ListOffsetsRe
 def _encode_ListOffsetsResponse_v6(o: ListOffsetsResponse, out: bytearray) -> None:
     """ListOffsetsResponse, versions 6-11 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a103 = o.topics
-    _n104 = len(_a103) + 1
-    if _n104 < 128:
-        out.append(_n104)
+    _a108 = o.topics
+    _n109 = len(_a108) + 1
+    if _n109 < 128:
+        out.append(_n109)
     else:
-        write_uvarint(out, _n104)
-    for _e105 in _a103:
-        _encode_ListOffsetsTopicResponse_v6(_e105, out)
+        write_uvarint(out, _n109)
+    for _e110 in _a108:
+        _encode_ListOffsetsTopicResponse_v6(_e110, out)
     out.append(0)  # no tagged fields
 
 

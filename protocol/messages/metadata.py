@@ -30,16 +30,19 @@ from protocol.schema import FieldSpec, MessageSpec
 _S_16s = Struct(">16s")
 _S_16so = Struct(">16s?")
 _S_h = Struct(">h")
+_S_hB = Struct(">hB")
 _S_hh = Struct(">hh")
 _S_hiii = Struct(">hiii")
 _S_hiiii = Struct(">hiiii")
 _S_i = Struct(">i")
+_S_iB = Struct(">iB")
 _S_ih = Struct(">ih")
 _S_ii = Struct(">ii")
 _S_o = Struct(">?")
 _S_oi = Struct(">?i")
-_S_oo = Struct(">??")
+_S_ooB = Struct(">??B")
 _S_ooo = Struct(">???")
+_S_oooB = Struct(">???B")
 
 
 @dataclass(slots=True)
@@ -564,12 +567,11 @@ def _decode_MetadataRequest_v9(data: bytes, pos: int) -> tuple[MetadataRequest, 
         f_allow_auto_topic_creation,
         f_include_cluster_authorized_operations,
         f_include_topic_authorized_operations,
-    ) = _S_ooo.unpack_from(data, pos)
-    pos += 3
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+        _t44,
+    ) = _S_oooB.unpack_from(data, pos)
+    pos += 4
+    if _t44 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return MetadataRequest(
         f_topics,
         f_allow_auto_topic_creation,
@@ -580,79 +582,78 @@ def _decode_MetadataRequest_v9(data: bytes, pos: int) -> tuple[MetadataRequest, 
 
 def _encode_MetadataRequest_v9(o: MetadataRequest, out: bytearray) -> None:
     """MetadataRequest, version 9 (flexible)."""
-    _a44 = o.topics
-    if _a44 is None:
+    _a45 = o.topics
+    if _a45 is None:
         out.append(0)
     else:
-        _n45 = len(_a44) + 1
-        if _n45 < 128:
-            out.append(_n45)
+        _n46 = len(_a45) + 1
+        if _n46 < 128:
+            out.append(_n46)
         else:
-            write_uvarint(out, _n45)
-        for _e46 in _a44:
-            _v47 = _e46.name
-            if _v47 is None:
+            write_uvarint(out, _n46)
+        for _e47 in _a45:
+            _v48 = _e47.name
+            if _v48 is None:
                 raise EncodeError("MetadataRequestTopic.name is null, which version 9 does not allow")
-            _b48 = _v47.encode()
-            _n49 = len(_b48) + 1
-            if _n49 < 128:
-                out.append(_n49)
+            _b49 = _v48.encode()
+            _n50 = len(_b49) + 1
+            if _n50 < 128:
+                out.append(_n50)
             else:
-                write_uvarint(out, _n49)
-            out += _b48
+                write_uvarint(out, _n50)
+            out += _b49
             out.append(0)  # no tagged fields
-    out += _S_ooo.pack(
+    out += _S_oooB.pack(
         o.allow_auto_topic_creation,
         o.include_cluster_authorized_operations,
         o.include_topic_authorized_operations,
+        0,
     )
-    out.append(0)  # no tagged fields
 
 
 def _decode_MetadataRequest_v10(data: bytes, pos: int) -> tuple[MetadataRequest, int]:
     """MetadataRequest, version 10 (flexible)."""
-    _n50 = data[pos]
-    if _n50 < 128:
+    _n51 = data[pos]
+    if _n51 < 128:
         pos += 1
     else:
-        _n50, pos = read_uvarint(data, pos)
-    _n50 -= 1
-    if _n50 < 0:
+        _n51, pos = read_uvarint(data, pos)
+    _n51 -= 1
+    if _n51 < 0:
         f_topics = None
-        if _n50 != -1:
-            raise InvalidValueError("Topics: length " + str(_n50))
+        if _n51 != -1:
+            raise InvalidValueError("Topics: length " + str(_n51))
     else:
-        if _n50 > len(data) - pos:
-            raise TruncatedError("Topics: " + str(_n50) + " elements in " + str(len(data) - pos) + " bytes")
+        if _n51 > len(data) - pos:
+            raise TruncatedError("Topics: " + str(_n51) + " elements in " + str(len(data) - pos) + " bytes")
         f_topics = []
-        for _ in range(_n50):
-            (_r52,) = _S_16s.unpack_from(data, pos)
+        for _ in range(_n51):
+            (_r53,) = _S_16s.unpack_from(data, pos)
             pos += 16
-            _m51_topic_id = UUID(bytes=_r52)
-            _n53 = data[pos]
-            if 0 < _n53 < 128:
-                _m51_name = data[pos + 1 : pos + _n53].decode()
-                pos += _n53
-            elif _n53 == 0:
-                _m51_name = None
+            _m52_topic_id = UUID(bytes=_r53)
+            _n54 = data[pos]
+            if 0 < _n54 < 128:
+                _m52_name = data[pos + 1 : pos + _n54].decode()
+                pos += _n54
+            elif _n54 == 0:
+                _m52_name = None
                 pos += 1
             else:
-                _m51_name, pos = read_compact_nullable_string(data, pos)
+                _m52_name, pos = read_compact_nullable_string(data, pos)
             if data[pos] == 0:  # no tagged fields: the common case
                 pos += 1
             else:
                 pos = skip_tagged_fields(data, pos)
-            f_topics.append(MetadataRequestTopic(_m51_topic_id, _m51_name))
+            f_topics.append(MetadataRequestTopic(_m52_topic_id, _m52_name))
     (
         f_allow_auto_topic_creation,
         f_include_cluster_authorized_operations,
         f_include_topic_authorized_operations,
-    ) = _S_ooo.unpack_from(data, pos)
-    pos += 3
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+        _t55,
+    ) = _S_oooB.unpack_from(data, pos)
+    pos += 4
+    if _t55 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return MetadataRequest(
         f_topics,
         f_allow_auto_topic_creation,
@@ -663,76 +664,74 @@ def _decode_MetadataRequest_v10(data: bytes, pos: int) -> tuple[MetadataRequest,
 
 def _encode_MetadataRequest_v10(o: MetadataRequest, out: bytearray) -> None:
     """MetadataRequest, version 10 (flexible)."""
-    _a54 = o.topics
-    if _a54 is None:
+    _a56 = o.topics
+    if _a56 is None:
         out.append(0)
     else:
-        _n55 = len(_a54) + 1
-        if _n55 < 128:
-            out.append(_n55)
+        _n57 = len(_a56) + 1
+        if _n57 < 128:
+            out.append(_n57)
         else:
-            write_uvarint(out, _n55)
-        for _e56 in _a54:
-            out += _S_16s.pack(_e56.topic_id.bytes)
-            if _e56.name is None:
+            write_uvarint(out, _n57)
+        for _e58 in _a56:
+            out += _S_16s.pack(_e58.topic_id.bytes)
+            if _e58.name is None:
                 out.append(0)
             else:
-                _b57 = _e56.name.encode()
-                _n58 = len(_b57) + 1
-                if _n58 < 128:
-                    out.append(_n58)
+                _b59 = _e58.name.encode()
+                _n60 = len(_b59) + 1
+                if _n60 < 128:
+                    out.append(_n60)
                 else:
-                    write_uvarint(out, _n58)
-                out += _b57
+                    write_uvarint(out, _n60)
+                out += _b59
             out.append(0)  # no tagged fields
-    out += _S_ooo.pack(
+    out += _S_oooB.pack(
         o.allow_auto_topic_creation,
         o.include_cluster_authorized_operations,
         o.include_topic_authorized_operations,
+        0,
     )
-    out.append(0)  # no tagged fields
 
 
 def _decode_MetadataRequest_v11(data: bytes, pos: int) -> tuple[MetadataRequest, int]:
     """MetadataRequest, versions 11-13 (flexible)."""
-    _n59 = data[pos]
-    if _n59 < 128:
+    _n61 = data[pos]
+    if _n61 < 128:
         pos += 1
     else:
-        _n59, pos = read_uvarint(data, pos)
-    _n59 -= 1
-    if _n59 < 0:
+        _n61, pos = read_uvarint(data, pos)
+    _n61 -= 1
+    if _n61 < 0:
         f_topics = None
-        if _n59 != -1:
-            raise InvalidValueError("Topics: length " + str(_n59))
+        if _n61 != -1:
+            raise InvalidValueError("Topics: length " + str(_n61))
     else:
-        if _n59 > len(data) - pos:
-            raise TruncatedError("Topics: " + str(_n59) + " elements in " + str(len(data) - pos) + " bytes")
+        if _n61 > len(data) - pos:
+            raise TruncatedError("Topics: " + str(_n61) + " elements in " + str(len(data) - pos) + " bytes")
         f_topics = []
-        for _ in range(_n59):
-            (_r61,) = _S_16s.unpack_from(data, pos)
+        for _ in range(_n61):
+            (_r63,) = _S_16s.unpack_from(data, pos)
             pos += 16
-            _m60_topic_id = UUID(bytes=_r61)
-            _n62 = data[pos]
-            if 0 < _n62 < 128:
-                _m60_name = data[pos + 1 : pos + _n62].decode()
-                pos += _n62
-            elif _n62 == 0:
-                _m60_name = None
+            _m62_topic_id = UUID(bytes=_r63)
+            _n64 = data[pos]
+            if 0 < _n64 < 128:
+                _m62_name = data[pos + 1 : pos + _n64].decode()
+                pos += _n64
+            elif _n64 == 0:
+                _m62_name = None
                 pos += 1
             else:
-                _m60_name, pos = read_compact_nullable_string(data, pos)
+                _m62_name, pos = read_compact_nullable_string(data, pos)
             if data[pos] == 0:  # no tagged fields: the common case
                 pos += 1
             else:
                 pos = skip_tagged_fields(data, pos)
-            f_topics.append(MetadataRequestTopic(_m60_topic_id, _m60_name))
-    f_allow_auto_topic_creation, f_include_topic_authorized_operations = _S_oo.unpack_from(data, pos)
-    pos += 2
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+            f_topics.append(MetadataRequestTopic(_m62_topic_id, _m62_name))
+    f_allow_auto_topic_creation, f_include_topic_authorized_operations, _t65 = _S_ooB.unpack_from(data, pos)
+    pos += 3
+    if _t65 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return MetadataRequest(
         f_topics, f_allow_auto_topic_creation, False, f_include_topic_authorized_operations
     ), pos
@@ -740,50 +739,49 @@ def _decode_MetadataRequest_v11(data: bytes, pos: int) -> tuple[MetadataRequest,
 
 def _encode_MetadataRequest_v11(o: MetadataRequest, out: bytearray) -> None:
     """MetadataRequest, versions 11-13 (flexible)."""
-    _a63 = o.topics
-    if _a63 is None:
+    _a66 = o.topics
+    if _a66 is None:
         out.append(0)
     else:
-        _n64 = len(_a63) + 1
-        if _n64 < 128:
-            out.append(_n64)
+        _n67 = len(_a66) + 1
+        if _n67 < 128:
+            out.append(_n67)
         else:
-            write_uvarint(out, _n64)
-        for _e65 in _a63:
-            out += _S_16s.pack(_e65.topic_id.bytes)
-            if _e65.name is None:
+            write_uvarint(out, _n67)
+        for _e68 in _a66:
+            out += _S_16s.pack(_e68.topic_id.bytes)
+            if _e68.name is None:
                 out.append(0)
             else:
-                _b66 = _e65.name.encode()
-                _n67 = len(_b66) + 1
-                if _n67 < 128:
-                    out.append(_n67)
+                _b69 = _e68.name.encode()
+                _n70 = len(_b69) + 1
+                if _n70 < 128:
+                    out.append(_n70)
                 else:
-                    write_uvarint(out, _n67)
-                out += _b66
+                    write_uvarint(out, _n70)
+                out += _b69
             out.append(0)  # no tagged fields
-    out += _S_oo.pack(o.allow_auto_topic_creation, o.include_topic_authorized_operations)
-    out.append(0)  # no tagged fields
+    out += _S_ooB.pack(o.allow_auto_topic_creation, o.include_topic_authorized_operations, 0)
 
 
 def _decode_MetadataResponsePartition_v0(data: bytes, pos: int) -> tuple[MetadataResponsePartition, int]:
     """MetadataResponsePartition, versions 0-4."""
-    f_error_code, f_partition_index, f_leader_id, _n68 = _S_hiii.unpack_from(data, pos)
+    f_error_code, f_partition_index, f_leader_id, _n71 = _S_hiii.unpack_from(data, pos)
     pos += 14
-    if _n68 < 0:
+    if _n71 < 0:
         raise InvalidValueError("ReplicaNodes: null or negative length")
-    if _n68 > len(data) - pos:
-        raise TruncatedError("ReplicaNodes: " + str(_n68) + " elements in " + str(len(data) - pos) + " bytes")
-    f_replica_nodes = list(unpack_from(">%di" % _n68, data, pos))
-    pos += 4 * _n68
-    (_n69,) = _S_i.unpack_from(data, pos)
+    if _n71 > len(data) - pos:
+        raise TruncatedError("ReplicaNodes: " + str(_n71) + " elements in " + str(len(data) - pos) + " bytes")
+    f_replica_nodes = list(unpack_from(">%di" % _n71, data, pos))
+    pos += 4 * _n71
+    (_n72,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n69 < 0:
+    if _n72 < 0:
         raise InvalidValueError("IsrNodes: null or negative length")
-    if _n69 > len(data) - pos:
-        raise TruncatedError("IsrNodes: " + str(_n69) + " elements in " + str(len(data) - pos) + " bytes")
-    f_isr_nodes = list(unpack_from(">%di" % _n69, data, pos))
-    pos += 4 * _n69
+    if _n72 > len(data) - pos:
+        raise TruncatedError("IsrNodes: " + str(_n72) + " elements in " + str(len(data) - pos) + " bytes")
+    f_isr_nodes = list(unpack_from(">%di" % _n72, data, pos))
+    pos += 4 * _n72
     return MetadataResponsePartition(
         f_error_code, f_partition_index, f_leader_id, -1, f_replica_nodes, f_isr_nodes, []
     ), pos
@@ -791,42 +789,42 @@ def _decode_MetadataResponsePartition_v0(data: bytes, pos: int) -> tuple[Metadat
 
 def _encode_MetadataResponsePartition_v0(o: MetadataResponsePartition, out: bytearray) -> None:
     """MetadataResponsePartition, versions 0-4."""
-    _a70 = o.replica_nodes
-    out += _S_hiii.pack(o.error_code, o.partition_index, o.leader_id, len(_a70))
-    out += pack(">%di" % len(_a70), *_a70)
-    _a72 = o.isr_nodes
-    out += _S_i.pack(len(_a72))
-    out += pack(">%di" % len(_a72), *_a72)
+    _a73 = o.replica_nodes
+    out += _S_hiii.pack(o.error_code, o.partition_index, o.leader_id, len(_a73))
+    out += pack(">%di" % len(_a73), *_a73)
+    _a75 = o.isr_nodes
+    out += _S_i.pack(len(_a75))
+    out += pack(">%di" % len(_a75), *_a75)
 
 
 def _decode_MetadataResponsePartition_v5(data: bytes, pos: int) -> tuple[MetadataResponsePartition, int]:
     """MetadataResponsePartition, versions 5-6."""
-    f_error_code, f_partition_index, f_leader_id, _n74 = _S_hiii.unpack_from(data, pos)
+    f_error_code, f_partition_index, f_leader_id, _n77 = _S_hiii.unpack_from(data, pos)
     pos += 14
-    if _n74 < 0:
+    if _n77 < 0:
         raise InvalidValueError("ReplicaNodes: null or negative length")
-    if _n74 > len(data) - pos:
-        raise TruncatedError("ReplicaNodes: " + str(_n74) + " elements in " + str(len(data) - pos) + " bytes")
-    f_replica_nodes = list(unpack_from(">%di" % _n74, data, pos))
-    pos += 4 * _n74
-    (_n75,) = _S_i.unpack_from(data, pos)
+    if _n77 > len(data) - pos:
+        raise TruncatedError("ReplicaNodes: " + str(_n77) + " elements in " + str(len(data) - pos) + " bytes")
+    f_replica_nodes = list(unpack_from(">%di" % _n77, data, pos))
+    pos += 4 * _n77
+    (_n78,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n75 < 0:
+    if _n78 < 0:
         raise InvalidValueError("IsrNodes: null or negative length")
-    if _n75 > len(data) - pos:
-        raise TruncatedError("IsrNodes: " + str(_n75) + " elements in " + str(len(data) - pos) + " bytes")
-    f_isr_nodes = list(unpack_from(">%di" % _n75, data, pos))
-    pos += 4 * _n75
-    (_n76,) = _S_i.unpack_from(data, pos)
+    if _n78 > len(data) - pos:
+        raise TruncatedError("IsrNodes: " + str(_n78) + " elements in " + str(len(data) - pos) + " bytes")
+    f_isr_nodes = list(unpack_from(">%di" % _n78, data, pos))
+    pos += 4 * _n78
+    (_n79,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n76 < 0:
+    if _n79 < 0:
         raise InvalidValueError("OfflineReplicas: null or negative length")
-    if _n76 > len(data) - pos:
+    if _n79 > len(data) - pos:
         raise TruncatedError(
-            "OfflineReplicas: " + str(_n76) + " elements in " + str(len(data) - pos) + " bytes"
+            "OfflineReplicas: " + str(_n79) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_offline_replicas = list(unpack_from(">%di" % _n76, data, pos))
-    pos += 4 * _n76
+    f_offline_replicas = list(unpack_from(">%di" % _n79, data, pos))
+    pos += 4 * _n79
     return MetadataResponsePartition(
         f_error_code, f_partition_index, f_leader_id, -1, f_replica_nodes, f_isr_nodes, f_offline_replicas
     ), pos
@@ -834,45 +832,45 @@ def _decode_MetadataResponsePartition_v5(data: bytes, pos: int) -> tuple[Metadat
 
 def _encode_MetadataResponsePartition_v5(o: MetadataResponsePartition, out: bytearray) -> None:
     """MetadataResponsePartition, versions 5-6."""
-    _a77 = o.replica_nodes
-    out += _S_hiii.pack(o.error_code, o.partition_index, o.leader_id, len(_a77))
-    out += pack(">%di" % len(_a77), *_a77)
-    _a79 = o.isr_nodes
-    out += _S_i.pack(len(_a79))
-    out += pack(">%di" % len(_a79), *_a79)
-    _a81 = o.offline_replicas
-    out += _S_i.pack(len(_a81))
-    out += pack(">%di" % len(_a81), *_a81)
+    _a80 = o.replica_nodes
+    out += _S_hiii.pack(o.error_code, o.partition_index, o.leader_id, len(_a80))
+    out += pack(">%di" % len(_a80), *_a80)
+    _a82 = o.isr_nodes
+    out += _S_i.pack(len(_a82))
+    out += pack(">%di" % len(_a82), *_a82)
+    _a84 = o.offline_replicas
+    out += _S_i.pack(len(_a84))
+    out += pack(">%di" % len(_a84), *_a84)
 
 
 def _decode_MetadataResponsePartition_v7(data: bytes, pos: int) -> tuple[MetadataResponsePartition, int]:
     """MetadataResponsePartition, versions 7-8."""
-    f_error_code, f_partition_index, f_leader_id, f_leader_epoch, _n83 = _S_hiiii.unpack_from(data, pos)
+    f_error_code, f_partition_index, f_leader_id, f_leader_epoch, _n86 = _S_hiiii.unpack_from(data, pos)
     pos += 18
-    if _n83 < 0:
+    if _n86 < 0:
         raise InvalidValueError("ReplicaNodes: null or negative length")
-    if _n83 > len(data) - pos:
-        raise TruncatedError("ReplicaNodes: " + str(_n83) + " elements in " + str(len(data) - pos) + " bytes")
-    f_replica_nodes = list(unpack_from(">%di" % _n83, data, pos))
-    pos += 4 * _n83
-    (_n84,) = _S_i.unpack_from(data, pos)
+    if _n86 > len(data) - pos:
+        raise TruncatedError("ReplicaNodes: " + str(_n86) + " elements in " + str(len(data) - pos) + " bytes")
+    f_replica_nodes = list(unpack_from(">%di" % _n86, data, pos))
+    pos += 4 * _n86
+    (_n87,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n84 < 0:
+    if _n87 < 0:
         raise InvalidValueError("IsrNodes: null or negative length")
-    if _n84 > len(data) - pos:
-        raise TruncatedError("IsrNodes: " + str(_n84) + " elements in " + str(len(data) - pos) + " bytes")
-    f_isr_nodes = list(unpack_from(">%di" % _n84, data, pos))
-    pos += 4 * _n84
-    (_n85,) = _S_i.unpack_from(data, pos)
+    if _n87 > len(data) - pos:
+        raise TruncatedError("IsrNodes: " + str(_n87) + " elements in " + str(len(data) - pos) + " bytes")
+    f_isr_nodes = list(unpack_from(">%di" % _n87, data, pos))
+    pos += 4 * _n87
+    (_n88,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n85 < 0:
+    if _n88 < 0:
         raise InvalidValueError("OfflineReplicas: null or negative length")
-    if _n85 > len(data) - pos:
+    if _n88 > len(data) - pos:
         raise TruncatedError(
-            "OfflineReplicas: " + str(_n85) + " elements in " + str(len(data) - pos) + " bytes"
+            "OfflineReplicas: " + str(_n88) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_offline_replicas = list(unpack_from(">%di" % _n85, data, pos))
-    pos += 4 * _n85
+    f_offline_replicas = list(unpack_from(">%di" % _n88, data, pos))
+    pos += 4 * _n88
     return MetadataResponsePartition(
         f_error_code,
         f_partition_index,
@@ -886,59 +884,59 @@ def _decode_MetadataResponsePartition_v7(data: bytes, pos: int) -> tuple[Metadat
 
 def _encode_MetadataResponsePartition_v7(o: MetadataResponsePartition, out: bytearray) -> None:
     """MetadataResponsePartition, versions 7-8."""
-    _a86 = o.replica_nodes
-    out += _S_hiiii.pack(o.error_code, o.partition_index, o.leader_id, o.leader_epoch, len(_a86))
-    out += pack(">%di" % len(_a86), *_a86)
-    _a88 = o.isr_nodes
-    out += _S_i.pack(len(_a88))
-    out += pack(">%di" % len(_a88), *_a88)
-    _a90 = o.offline_replicas
-    out += _S_i.pack(len(_a90))
-    out += pack(">%di" % len(_a90), *_a90)
+    _a89 = o.replica_nodes
+    out += _S_hiiii.pack(o.error_code, o.partition_index, o.leader_id, o.leader_epoch, len(_a89))
+    out += pack(">%di" % len(_a89), *_a89)
+    _a91 = o.isr_nodes
+    out += _S_i.pack(len(_a91))
+    out += pack(">%di" % len(_a91), *_a91)
+    _a93 = o.offline_replicas
+    out += _S_i.pack(len(_a93))
+    out += pack(">%di" % len(_a93), *_a93)
 
 
 def _decode_MetadataResponsePartition_v9(data: bytes, pos: int) -> tuple[MetadataResponsePartition, int]:
     """MetadataResponsePartition, versions 9-13 (flexible)."""
     f_error_code, f_partition_index, f_leader_id, f_leader_epoch = _S_hiii.unpack_from(data, pos)
     pos += 14
-    _n92 = data[pos]
-    if _n92 < 128:
+    _n95 = data[pos]
+    if _n95 < 128:
         pos += 1
     else:
-        _n92, pos = read_uvarint(data, pos)
-    _n92 -= 1
-    if _n92 < 0:
+        _n95, pos = read_uvarint(data, pos)
+    _n95 -= 1
+    if _n95 < 0:
         raise InvalidValueError("ReplicaNodes: null or negative length")
-    if _n92 > len(data) - pos:
-        raise TruncatedError("ReplicaNodes: " + str(_n92) + " elements in " + str(len(data) - pos) + " bytes")
-    f_replica_nodes = list(unpack_from(">%di" % _n92, data, pos))
-    pos += 4 * _n92
-    _n93 = data[pos]
-    if _n93 < 128:
+    if _n95 > len(data) - pos:
+        raise TruncatedError("ReplicaNodes: " + str(_n95) + " elements in " + str(len(data) - pos) + " bytes")
+    f_replica_nodes = list(unpack_from(">%di" % _n95, data, pos))
+    pos += 4 * _n95
+    _n96 = data[pos]
+    if _n96 < 128:
         pos += 1
     else:
-        _n93, pos = read_uvarint(data, pos)
-    _n93 -= 1
-    if _n93 < 0:
+        _n96, pos = read_uvarint(data, pos)
+    _n96 -= 1
+    if _n96 < 0:
         raise InvalidValueError("IsrNodes: null or negative length")
-    if _n93 > len(data) - pos:
-        raise TruncatedError("IsrNodes: " + str(_n93) + " elements in " + str(len(data) - pos) + " bytes")
-    f_isr_nodes = list(unpack_from(">%di" % _n93, data, pos))
-    pos += 4 * _n93
-    _n94 = data[pos]
-    if _n94 < 128:
+    if _n96 > len(data) - pos:
+        raise TruncatedError("IsrNodes: " + str(_n96) + " elements in " + str(len(data) - pos) + " bytes")
+    f_isr_nodes = list(unpack_from(">%di" % _n96, data, pos))
+    pos += 4 * _n96
+    _n97 = data[pos]
+    if _n97 < 128:
         pos += 1
     else:
-        _n94, pos = read_uvarint(data, pos)
-    _n94 -= 1
-    if _n94 < 0:
+        _n97, pos = read_uvarint(data, pos)
+    _n97 -= 1
+    if _n97 < 0:
         raise InvalidValueError("OfflineReplicas: null or negative length")
-    if _n94 > len(data) - pos:
+    if _n97 > len(data) - pos:
         raise TruncatedError(
-            "OfflineReplicas: " + str(_n94) + " elements in " + str(len(data) - pos) + " bytes"
+            "OfflineReplicas: " + str(_n97) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_offline_replicas = list(unpack_from(">%di" % _n94, data, pos))
-    pos += 4 * _n94
+    f_offline_replicas = list(unpack_from(">%di" % _n97, data, pos))
+    pos += 4 * _n97
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -957,74 +955,74 @@ def _decode_MetadataResponsePartition_v9(data: bytes, pos: int) -> tuple[Metadat
 def _encode_MetadataResponsePartition_v9(o: MetadataResponsePartition, out: bytearray) -> None:
     """MetadataResponsePartition, versions 9-13 (flexible)."""
     out += _S_hiii.pack(o.error_code, o.partition_index, o.leader_id, o.leader_epoch)
-    _a95 = o.replica_nodes
-    _n96 = len(_a95) + 1
-    if _n96 < 128:
-        out.append(_n96)
-    else:
-        write_uvarint(out, _n96)
-    out += pack(">%di" % len(_a95), *_a95)
-    _a98 = o.isr_nodes
+    _a98 = o.replica_nodes
     _n99 = len(_a98) + 1
     if _n99 < 128:
         out.append(_n99)
     else:
         write_uvarint(out, _n99)
     out += pack(">%di" % len(_a98), *_a98)
-    _a101 = o.offline_replicas
+    _a101 = o.isr_nodes
     _n102 = len(_a101) + 1
     if _n102 < 128:
         out.append(_n102)
     else:
         write_uvarint(out, _n102)
     out += pack(">%di" % len(_a101), *_a101)
+    _a104 = o.offline_replicas
+    _n105 = len(_a104) + 1
+    if _n105 < 128:
+        out.append(_n105)
+    else:
+        write_uvarint(out, _n105)
+    out += pack(">%di" % len(_a104), *_a104)
     out.append(0)  # no tagged fields
 
 
 def _decode_MetadataResponseTopic_v0(data: bytes, pos: int) -> tuple[MetadataResponseTopic, int]:
     """MetadataResponseTopic, version 0."""
-    f_error_code, _n104 = _S_hh.unpack_from(data, pos)
+    f_error_code, _n107 = _S_hh.unpack_from(data, pos)
     pos += 4
-    if _n104 < 0:
+    if _n107 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n104].decode()
-    pos += _n104
-    (_n105,) = _S_i.unpack_from(data, pos)
+    f_name = data[pos : pos + _n107].decode()
+    pos += _n107
+    (_n108,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n105 < 0:
+    if _n108 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n105 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n105) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n108 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n108) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n105):
-        _m106_error_code, _m106_partition_index, _m106_leader_id, _n107 = _S_hiii.unpack_from(data, pos)
+    for _ in range(_n108):
+        _m109_error_code, _m109_partition_index, _m109_leader_id, _n110 = _S_hiii.unpack_from(data, pos)
         pos += 14
-        if _n107 < 0:
+        if _n110 < 0:
             raise InvalidValueError("ReplicaNodes: null or negative length")
-        if _n107 > len(data) - pos:
+        if _n110 > len(data) - pos:
             raise TruncatedError(
-                "ReplicaNodes: " + str(_n107) + " elements in " + str(len(data) - pos) + " bytes"
+                "ReplicaNodes: " + str(_n110) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m106_replica_nodes = list(unpack_from(">%di" % _n107, data, pos))
-        pos += 4 * _n107
-        (_n108,) = _S_i.unpack_from(data, pos)
+        _m109_replica_nodes = list(unpack_from(">%di" % _n110, data, pos))
+        pos += 4 * _n110
+        (_n111,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n108 < 0:
+        if _n111 < 0:
             raise InvalidValueError("IsrNodes: null or negative length")
-        if _n108 > len(data) - pos:
+        if _n111 > len(data) - pos:
             raise TruncatedError(
-                "IsrNodes: " + str(_n108) + " elements in " + str(len(data) - pos) + " bytes"
+                "IsrNodes: " + str(_n111) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m106_isr_nodes = list(unpack_from(">%di" % _n108, data, pos))
-        pos += 4 * _n108
+        _m109_isr_nodes = list(unpack_from(">%di" % _n111, data, pos))
+        pos += 4 * _n111
         f_partitions.append(
             MetadataResponsePartition(
-                _m106_error_code,
-                _m106_partition_index,
-                _m106_leader_id,
+                _m109_error_code,
+                _m109_partition_index,
+                _m109_leader_id,
                 -1,
-                _m106_replica_nodes,
-                _m106_isr_nodes,
+                _m109_replica_nodes,
+                _m109_isr_nodes,
                 [],
             )
         )
@@ -1033,67 +1031,67 @@ def _decode_MetadataResponseTopic_v0(data: bytes, pos: int) -> tuple[MetadataRes
 
 def _encode_MetadataResponseTopic_v0(o: MetadataResponseTopic, out: bytearray) -> None:
     """MetadataResponseTopic, version 0."""
-    _v109 = o.name
-    if _v109 is None:
+    _v112 = o.name
+    if _v112 is None:
         raise EncodeError("MetadataResponseTopic.name is null, which version 0 does not allow")
-    _b110 = _v109.encode()
-    out += _S_hh.pack(o.error_code, len(_b110))
-    out += _b110
-    _a111 = o.partitions
-    out += _S_i.pack(len(_a111))
-    for _e112 in _a111:
-        _a113 = _e112.replica_nodes
-        out += _S_hiii.pack(_e112.error_code, _e112.partition_index, _e112.leader_id, len(_a113))
-        out += pack(">%di" % len(_a113), *_a113)
-        _a115 = _e112.isr_nodes
-        out += _S_i.pack(len(_a115))
-        out += pack(">%di" % len(_a115), *_a115)
+    _b113 = _v112.encode()
+    out += _S_hh.pack(o.error_code, len(_b113))
+    out += _b113
+    _a114 = o.partitions
+    out += _S_i.pack(len(_a114))
+    for _e115 in _a114:
+        _a116 = _e115.replica_nodes
+        out += _S_hiii.pack(_e115.error_code, _e115.partition_index, _e115.leader_id, len(_a116))
+        out += pack(">%di" % len(_a116), *_a116)
+        _a118 = _e115.isr_nodes
+        out += _S_i.pack(len(_a118))
+        out += pack(">%di" % len(_a118), *_a118)
 
 
 def _decode_MetadataResponseTopic_v1(data: bytes, pos: int) -> tuple[MetadataResponseTopic, int]:
     """MetadataResponseTopic, versions 1-4."""
-    f_error_code, _n117 = _S_hh.unpack_from(data, pos)
+    f_error_code, _n120 = _S_hh.unpack_from(data, pos)
     pos += 4
-    if _n117 < 0:
+    if _n120 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n117].decode()
-    pos += _n117
-    f_is_internal, _n118 = _S_oi.unpack_from(data, pos)
+    f_name = data[pos : pos + _n120].decode()
+    pos += _n120
+    f_is_internal, _n121 = _S_oi.unpack_from(data, pos)
     pos += 5
-    if _n118 < 0:
+    if _n121 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n118 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n118) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n121 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n121) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n118):
-        _m119_error_code, _m119_partition_index, _m119_leader_id, _n120 = _S_hiii.unpack_from(data, pos)
+    for _ in range(_n121):
+        _m122_error_code, _m122_partition_index, _m122_leader_id, _n123 = _S_hiii.unpack_from(data, pos)
         pos += 14
-        if _n120 < 0:
+        if _n123 < 0:
             raise InvalidValueError("ReplicaNodes: null or negative length")
-        if _n120 > len(data) - pos:
+        if _n123 > len(data) - pos:
             raise TruncatedError(
-                "ReplicaNodes: " + str(_n120) + " elements in " + str(len(data) - pos) + " bytes"
+                "ReplicaNodes: " + str(_n123) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m119_replica_nodes = list(unpack_from(">%di" % _n120, data, pos))
-        pos += 4 * _n120
-        (_n121,) = _S_i.unpack_from(data, pos)
+        _m122_replica_nodes = list(unpack_from(">%di" % _n123, data, pos))
+        pos += 4 * _n123
+        (_n124,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n121 < 0:
+        if _n124 < 0:
             raise InvalidValueError("IsrNodes: null or negative length")
-        if _n121 > len(data) - pos:
+        if _n124 > len(data) - pos:
             raise TruncatedError(
-                "IsrNodes: " + str(_n121) + " elements in " + str(len(data) - pos) + " bytes"
+                "IsrNodes: " + str(_n124) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m119_isr_nodes = list(unpack_from(">%di" % _n121, data, pos))
-        pos += 4 * _n121
+        _m122_isr_nodes = list(unpack_from(">%di" % _n124, data, pos))
+        pos += 4 * _n124
         f_partitions.append(
             MetadataResponsePartition(
-                _m119_error_code,
-                _m119_partition_index,
-                _m119_leader_id,
+                _m122_error_code,
+                _m122_partition_index,
+                _m122_leader_id,
                 -1,
-                _m119_replica_nodes,
-                _m119_isr_nodes,
+                _m122_replica_nodes,
+                _m122_isr_nodes,
                 [],
             )
         )
@@ -1104,78 +1102,78 @@ def _decode_MetadataResponseTopic_v1(data: bytes, pos: int) -> tuple[MetadataRes
 
 def _encode_MetadataResponseTopic_v1(o: MetadataResponseTopic, out: bytearray) -> None:
     """MetadataResponseTopic, versions 1-4."""
-    _v122 = o.name
-    if _v122 is None:
+    _v125 = o.name
+    if _v125 is None:
         raise EncodeError("MetadataResponseTopic.name is null, which version 1 does not allow")
-    _b123 = _v122.encode()
-    out += _S_hh.pack(o.error_code, len(_b123))
-    out += _b123
-    _a124 = o.partitions
-    out += _S_oi.pack(o.is_internal, len(_a124))
-    for _e125 in _a124:
-        _a126 = _e125.replica_nodes
-        out += _S_hiii.pack(_e125.error_code, _e125.partition_index, _e125.leader_id, len(_a126))
-        out += pack(">%di" % len(_a126), *_a126)
-        _a128 = _e125.isr_nodes
-        out += _S_i.pack(len(_a128))
-        out += pack(">%di" % len(_a128), *_a128)
+    _b126 = _v125.encode()
+    out += _S_hh.pack(o.error_code, len(_b126))
+    out += _b126
+    _a127 = o.partitions
+    out += _S_oi.pack(o.is_internal, len(_a127))
+    for _e128 in _a127:
+        _a129 = _e128.replica_nodes
+        out += _S_hiii.pack(_e128.error_code, _e128.partition_index, _e128.leader_id, len(_a129))
+        out += pack(">%di" % len(_a129), *_a129)
+        _a131 = _e128.isr_nodes
+        out += _S_i.pack(len(_a131))
+        out += pack(">%di" % len(_a131), *_a131)
 
 
 def _decode_MetadataResponseTopic_v5(data: bytes, pos: int) -> tuple[MetadataResponseTopic, int]:
     """MetadataResponseTopic, versions 5-6."""
-    f_error_code, _n130 = _S_hh.unpack_from(data, pos)
+    f_error_code, _n133 = _S_hh.unpack_from(data, pos)
     pos += 4
-    if _n130 < 0:
+    if _n133 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n130].decode()
-    pos += _n130
-    f_is_internal, _n131 = _S_oi.unpack_from(data, pos)
+    f_name = data[pos : pos + _n133].decode()
+    pos += _n133
+    f_is_internal, _n134 = _S_oi.unpack_from(data, pos)
     pos += 5
-    if _n131 < 0:
+    if _n134 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n131 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n131) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n134 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n134) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n131):
-        _m132_error_code, _m132_partition_index, _m132_leader_id, _n133 = _S_hiii.unpack_from(data, pos)
+    for _ in range(_n134):
+        _m135_error_code, _m135_partition_index, _m135_leader_id, _n136 = _S_hiii.unpack_from(data, pos)
         pos += 14
-        if _n133 < 0:
+        if _n136 < 0:
             raise InvalidValueError("ReplicaNodes: null or negative length")
-        if _n133 > len(data) - pos:
+        if _n136 > len(data) - pos:
             raise TruncatedError(
-                "ReplicaNodes: " + str(_n133) + " elements in " + str(len(data) - pos) + " bytes"
+                "ReplicaNodes: " + str(_n136) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m132_replica_nodes = list(unpack_from(">%di" % _n133, data, pos))
-        pos += 4 * _n133
-        (_n134,) = _S_i.unpack_from(data, pos)
+        _m135_replica_nodes = list(unpack_from(">%di" % _n136, data, pos))
+        pos += 4 * _n136
+        (_n137,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n134 < 0:
+        if _n137 < 0:
             raise InvalidValueError("IsrNodes: null or negative length")
-        if _n134 > len(data) - pos:
+        if _n137 > len(data) - pos:
             raise TruncatedError(
-                "IsrNodes: " + str(_n134) + " elements in " + str(len(data) - pos) + " bytes"
+                "IsrNodes: " + str(_n137) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m132_isr_nodes = list(unpack_from(">%di" % _n134, data, pos))
-        pos += 4 * _n134
-        (_n135,) = _S_i.unpack_from(data, pos)
+        _m135_isr_nodes = list(unpack_from(">%di" % _n137, data, pos))
+        pos += 4 * _n137
+        (_n138,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n135 < 0:
+        if _n138 < 0:
             raise InvalidValueError("OfflineReplicas: null or negative length")
-        if _n135 > len(data) - pos:
+        if _n138 > len(data) - pos:
             raise TruncatedError(
-                "OfflineReplicas: " + str(_n135) + " elements in " + str(len(data) - pos) + " bytes"
+                "OfflineReplicas: " + str(_n138) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m132_offline_replicas = list(unpack_from(">%di" % _n135, data, pos))
-        pos += 4 * _n135
+        _m135_offline_replicas = list(unpack_from(">%di" % _n138, data, pos))
+        pos += 4 * _n138
         f_partitions.append(
             MetadataResponsePartition(
-                _m132_error_code,
-                _m132_partition_index,
-                _m132_leader_id,
+                _m135_error_code,
+                _m135_partition_index,
+                _m135_leader_id,
                 -1,
-                _m132_replica_nodes,
-                _m132_isr_nodes,
-                _m132_offline_replicas,
+                _m135_replica_nodes,
+                _m135_isr_nodes,
+                _m135_offline_replicas,
             )
         )
     return MetadataResponseTopic(
@@ -1185,83 +1183,83 @@ def _decode_MetadataResponseTopic_v5(data: bytes, pos: int) -> tuple[MetadataRes
 
 def _encode_MetadataResponseTopic_v5(o: MetadataResponseTopic, out: bytearray) -> None:
     """MetadataResponseTopic, versions 5-6."""
-    _v136 = o.name
-    if _v136 is None:
+    _v139 = o.name
+    if _v139 is None:
         raise EncodeError("MetadataResponseTopic.name is null, which version 5 does not allow")
-    _b137 = _v136.encode()
-    out += _S_hh.pack(o.error_code, len(_b137))
-    out += _b137
-    _a138 = o.partitions
-    out += _S_oi.pack(o.is_internal, len(_a138))
-    for _e139 in _a138:
-        _a140 = _e139.replica_nodes
-        out += _S_hiii.pack(_e139.error_code, _e139.partition_index, _e139.leader_id, len(_a140))
-        out += pack(">%di" % len(_a140), *_a140)
-        _a142 = _e139.isr_nodes
-        out += _S_i.pack(len(_a142))
-        out += pack(">%di" % len(_a142), *_a142)
-        _a144 = _e139.offline_replicas
-        out += _S_i.pack(len(_a144))
-        out += pack(">%di" % len(_a144), *_a144)
+    _b140 = _v139.encode()
+    out += _S_hh.pack(o.error_code, len(_b140))
+    out += _b140
+    _a141 = o.partitions
+    out += _S_oi.pack(o.is_internal, len(_a141))
+    for _e142 in _a141:
+        _a143 = _e142.replica_nodes
+        out += _S_hiii.pack(_e142.error_code, _e142.partition_index, _e142.leader_id, len(_a143))
+        out += pack(">%di" % len(_a143), *_a143)
+        _a145 = _e142.isr_nodes
+        out += _S_i.pack(len(_a145))
+        out += pack(">%di" % len(_a145), *_a145)
+        _a147 = _e142.offline_replicas
+        out += _S_i.pack(len(_a147))
+        out += pack(">%di" % len(_a147), *_a147)
 
 
 def _decode_MetadataResponseTopic_v7(data: bytes, pos: int) -> tuple[MetadataResponseTopic, int]:
     """MetadataResponseTopic, version 7."""
-    f_error_code, _n146 = _S_hh.unpack_from(data, pos)
+    f_error_code, _n149 = _S_hh.unpack_from(data, pos)
     pos += 4
-    if _n146 < 0:
+    if _n149 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n146].decode()
-    pos += _n146
-    f_is_internal, _n147 = _S_oi.unpack_from(data, pos)
+    f_name = data[pos : pos + _n149].decode()
+    pos += _n149
+    f_is_internal, _n150 = _S_oi.unpack_from(data, pos)
     pos += 5
-    if _n147 < 0:
+    if _n150 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n147 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n147) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n150 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n150) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n147):
-        _m148_error_code, _m148_partition_index, _m148_leader_id, _m148_leader_epoch, _n149 = (
+    for _ in range(_n150):
+        _m151_error_code, _m151_partition_index, _m151_leader_id, _m151_leader_epoch, _n152 = (
             _S_hiiii.unpack_from(data, pos)
         )
         pos += 18
-        if _n149 < 0:
+        if _n152 < 0:
             raise InvalidValueError("ReplicaNodes: null or negative length")
-        if _n149 > len(data) - pos:
+        if _n152 > len(data) - pos:
             raise TruncatedError(
-                "ReplicaNodes: " + str(_n149) + " elements in " + str(len(data) - pos) + " bytes"
+                "ReplicaNodes: " + str(_n152) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m148_replica_nodes = list(unpack_from(">%di" % _n149, data, pos))
-        pos += 4 * _n149
-        (_n150,) = _S_i.unpack_from(data, pos)
+        _m151_replica_nodes = list(unpack_from(">%di" % _n152, data, pos))
+        pos += 4 * _n152
+        (_n153,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n150 < 0:
+        if _n153 < 0:
             raise InvalidValueError("IsrNodes: null or negative length")
-        if _n150 > len(data) - pos:
+        if _n153 > len(data) - pos:
             raise TruncatedError(
-                "IsrNodes: " + str(_n150) + " elements in " + str(len(data) - pos) + " bytes"
+                "IsrNodes: " + str(_n153) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m148_isr_nodes = list(unpack_from(">%di" % _n150, data, pos))
-        pos += 4 * _n150
-        (_n151,) = _S_i.unpack_from(data, pos)
+        _m151_isr_nodes = list(unpack_from(">%di" % _n153, data, pos))
+        pos += 4 * _n153
+        (_n154,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n151 < 0:
+        if _n154 < 0:
             raise InvalidValueError("OfflineReplicas: null or negative length")
-        if _n151 > len(data) - pos:
+        if _n154 > len(data) - pos:
             raise TruncatedError(
-                "OfflineReplicas: " + str(_n151) + " elements in " + str(len(data) - pos) + " bytes"
+                "OfflineReplicas: " + str(_n154) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m148_offline_replicas = list(unpack_from(">%di" % _n151, data, pos))
-        pos += 4 * _n151
+        _m151_offline_replicas = list(unpack_from(">%di" % _n154, data, pos))
+        pos += 4 * _n154
         f_partitions.append(
             MetadataResponsePartition(
-                _m148_error_code,
-                _m148_partition_index,
-                _m148_leader_id,
-                _m148_leader_epoch,
-                _m148_replica_nodes,
-                _m148_isr_nodes,
-                _m148_offline_replicas,
+                _m151_error_code,
+                _m151_partition_index,
+                _m151_leader_id,
+                _m151_leader_epoch,
+                _m151_replica_nodes,
+                _m151_isr_nodes,
+                _m151_offline_replicas,
             )
         )
     return MetadataResponseTopic(
@@ -1271,85 +1269,85 @@ def _decode_MetadataResponseTopic_v7(data: bytes, pos: int) -> tuple[MetadataRes
 
 def _encode_MetadataResponseTopic_v7(o: MetadataResponseTopic, out: bytearray) -> None:
     """MetadataResponseTopic, version 7."""
-    _v152 = o.name
-    if _v152 is None:
+    _v155 = o.name
+    if _v155 is None:
         raise EncodeError("MetadataResponseTopic.name is null, which version 7 does not allow")
-    _b153 = _v152.encode()
-    out += _S_hh.pack(o.error_code, len(_b153))
-    out += _b153
-    _a154 = o.partitions
-    out += _S_oi.pack(o.is_internal, len(_a154))
-    for _e155 in _a154:
-        _a156 = _e155.replica_nodes
+    _b156 = _v155.encode()
+    out += _S_hh.pack(o.error_code, len(_b156))
+    out += _b156
+    _a157 = o.partitions
+    out += _S_oi.pack(o.is_internal, len(_a157))
+    for _e158 in _a157:
+        _a159 = _e158.replica_nodes
         out += _S_hiiii.pack(
-            _e155.error_code, _e155.partition_index, _e155.leader_id, _e155.leader_epoch, len(_a156)
+            _e158.error_code, _e158.partition_index, _e158.leader_id, _e158.leader_epoch, len(_a159)
         )
-        out += pack(">%di" % len(_a156), *_a156)
-        _a158 = _e155.isr_nodes
-        out += _S_i.pack(len(_a158))
-        out += pack(">%di" % len(_a158), *_a158)
-        _a160 = _e155.offline_replicas
-        out += _S_i.pack(len(_a160))
-        out += pack(">%di" % len(_a160), *_a160)
+        out += pack(">%di" % len(_a159), *_a159)
+        _a161 = _e158.isr_nodes
+        out += _S_i.pack(len(_a161))
+        out += pack(">%di" % len(_a161), *_a161)
+        _a163 = _e158.offline_replicas
+        out += _S_i.pack(len(_a163))
+        out += pack(">%di" % len(_a163), *_a163)
 
 
 def _decode_MetadataResponseTopic_v8(data: bytes, pos: int) -> tuple[MetadataResponseTopic, int]:
     """MetadataResponseTopic, version 8."""
-    f_error_code, _n162 = _S_hh.unpack_from(data, pos)
+    f_error_code, _n165 = _S_hh.unpack_from(data, pos)
     pos += 4
-    if _n162 < 0:
+    if _n165 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n162].decode()
-    pos += _n162
-    f_is_internal, _n163 = _S_oi.unpack_from(data, pos)
+    f_name = data[pos : pos + _n165].decode()
+    pos += _n165
+    f_is_internal, _n166 = _S_oi.unpack_from(data, pos)
     pos += 5
-    if _n163 < 0:
+    if _n166 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n163 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n163) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n166 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n166) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n163):
-        _m164_error_code, _m164_partition_index, _m164_leader_id, _m164_leader_epoch, _n165 = (
+    for _ in range(_n166):
+        _m167_error_code, _m167_partition_index, _m167_leader_id, _m167_leader_epoch, _n168 = (
             _S_hiiii.unpack_from(data, pos)
         )
         pos += 18
-        if _n165 < 0:
+        if _n168 < 0:
             raise InvalidValueError("ReplicaNodes: null or negative length")
-        if _n165 > len(data) - pos:
+        if _n168 > len(data) - pos:
             raise TruncatedError(
-                "ReplicaNodes: " + str(_n165) + " elements in " + str(len(data) - pos) + " bytes"
+                "ReplicaNodes: " + str(_n168) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m164_replica_nodes = list(unpack_from(">%di" % _n165, data, pos))
-        pos += 4 * _n165
-        (_n166,) = _S_i.unpack_from(data, pos)
+        _m167_replica_nodes = list(unpack_from(">%di" % _n168, data, pos))
+        pos += 4 * _n168
+        (_n169,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n166 < 0:
+        if _n169 < 0:
             raise InvalidValueError("IsrNodes: null or negative length")
-        if _n166 > len(data) - pos:
+        if _n169 > len(data) - pos:
             raise TruncatedError(
-                "IsrNodes: " + str(_n166) + " elements in " + str(len(data) - pos) + " bytes"
+                "IsrNodes: " + str(_n169) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m164_isr_nodes = list(unpack_from(">%di" % _n166, data, pos))
-        pos += 4 * _n166
-        (_n167,) = _S_i.unpack_from(data, pos)
+        _m167_isr_nodes = list(unpack_from(">%di" % _n169, data, pos))
+        pos += 4 * _n169
+        (_n170,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n167 < 0:
+        if _n170 < 0:
             raise InvalidValueError("OfflineReplicas: null or negative length")
-        if _n167 > len(data) - pos:
+        if _n170 > len(data) - pos:
             raise TruncatedError(
-                "OfflineReplicas: " + str(_n167) + " elements in " + str(len(data) - pos) + " bytes"
+                "OfflineReplicas: " + str(_n170) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m164_offline_replicas = list(unpack_from(">%di" % _n167, data, pos))
-        pos += 4 * _n167
+        _m167_offline_replicas = list(unpack_from(">%di" % _n170, data, pos))
+        pos += 4 * _n170
         f_partitions.append(
             MetadataResponsePartition(
-                _m164_error_code,
-                _m164_partition_index,
-                _m164_leader_id,
-                _m164_leader_epoch,
-                _m164_replica_nodes,
-                _m164_isr_nodes,
-                _m164_offline_replicas,
+                _m167_error_code,
+                _m167_partition_index,
+                _m167_leader_id,
+                _m167_leader_epoch,
+                _m167_replica_nodes,
+                _m167_isr_nodes,
+                _m167_offline_replicas,
             )
         )
     (f_topic_authorized_operations,) = _S_i.unpack_from(data, pos)
@@ -1361,26 +1359,26 @@ def _decode_MetadataResponseTopic_v8(data: bytes, pos: int) -> tuple[MetadataRes
 
 def _encode_MetadataResponseTopic_v8(o: MetadataResponseTopic, out: bytearray) -> None:
     """MetadataResponseTopic, version 8."""
-    _v168 = o.name
-    if _v168 is None:
+    _v171 = o.name
+    if _v171 is None:
         raise EncodeError("MetadataResponseTopic.name is null, which version 8 does not allow")
-    _b169 = _v168.encode()
-    out += _S_hh.pack(o.error_code, len(_b169))
-    out += _b169
-    _a170 = o.partitions
-    out += _S_oi.pack(o.is_internal, len(_a170))
-    for _e171 in _a170:
-        _a172 = _e171.replica_nodes
+    _b172 = _v171.encode()
+    out += _S_hh.pack(o.error_code, len(_b172))
+    out += _b172
+    _a173 = o.partitions
+    out += _S_oi.pack(o.is_internal, len(_a173))
+    for _e174 in _a173:
+        _a175 = _e174.replica_nodes
         out += _S_hiiii.pack(
-            _e171.error_code, _e171.partition_index, _e171.leader_id, _e171.leader_epoch, len(_a172)
+            _e174.error_code, _e174.partition_index, _e174.leader_id, _e174.leader_epoch, len(_a175)
         )
-        out += pack(">%di" % len(_a172), *_a172)
-        _a174 = _e171.isr_nodes
-        out += _S_i.pack(len(_a174))
-        out += pack(">%di" % len(_a174), *_a174)
-        _a176 = _e171.offline_replicas
-        out += _S_i.pack(len(_a176))
-        out += pack(">%di" % len(_a176), *_a176)
+        out += pack(">%di" % len(_a175), *_a175)
+        _a177 = _e174.isr_nodes
+        out += _S_i.pack(len(_a177))
+        out += pack(">%di" % len(_a177), *_a177)
+        _a179 = _e174.offline_replicas
+        out += _S_i.pack(len(_a179))
+        out += pack(">%di" % len(_a179), *_a179)
     out += _S_i.pack(o.topic_authorized_operations)
 
 
@@ -1388,93 +1386,91 @@ def _decode_MetadataResponseTopic_v9(data: bytes, pos: int) -> tuple[MetadataRes
     """MetadataResponseTopic, version 9 (flexible)."""
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    _n178 = data[pos]
-    if 0 < _n178 < 128:
-        f_name = data[pos + 1 : pos + _n178].decode()
-        pos += _n178
+    _n181 = data[pos]
+    if 0 < _n181 < 128:
+        f_name = data[pos + 1 : pos + _n181].decode()
+        pos += _n181
     else:
         f_name, pos = read_compact_string(data, pos)
     (f_is_internal,) = _S_o.unpack_from(data, pos)
     pos += 1
-    _n179 = data[pos]
-    if _n179 < 128:
+    _n182 = data[pos]
+    if _n182 < 128:
         pos += 1
     else:
-        _n179, pos = read_uvarint(data, pos)
-    _n179 -= 1
-    if _n179 < 0:
+        _n182, pos = read_uvarint(data, pos)
+    _n182 -= 1
+    if _n182 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n179 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n179) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n182 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n182) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n179):
-        _m180_error_code, _m180_partition_index, _m180_leader_id, _m180_leader_epoch = _S_hiii.unpack_from(
+    for _ in range(_n182):
+        _m183_error_code, _m183_partition_index, _m183_leader_id, _m183_leader_epoch = _S_hiii.unpack_from(
             data, pos
         )
         pos += 14
-        _n181 = data[pos]
-        if _n181 < 128:
+        _n184 = data[pos]
+        if _n184 < 128:
             pos += 1
         else:
-            _n181, pos = read_uvarint(data, pos)
-        _n181 -= 1
-        if _n181 < 0:
+            _n184, pos = read_uvarint(data, pos)
+        _n184 -= 1
+        if _n184 < 0:
             raise InvalidValueError("ReplicaNodes: null or negative length")
-        if _n181 > len(data) - pos:
+        if _n184 > len(data) - pos:
             raise TruncatedError(
-                "ReplicaNodes: " + str(_n181) + " elements in " + str(len(data) - pos) + " bytes"
+                "ReplicaNodes: " + str(_n184) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m180_replica_nodes = list(unpack_from(">%di" % _n181, data, pos))
-        pos += 4 * _n181
-        _n182 = data[pos]
-        if _n182 < 128:
+        _m183_replica_nodes = list(unpack_from(">%di" % _n184, data, pos))
+        pos += 4 * _n184
+        _n185 = data[pos]
+        if _n185 < 128:
             pos += 1
         else:
-            _n182, pos = read_uvarint(data, pos)
-        _n182 -= 1
-        if _n182 < 0:
+            _n185, pos = read_uvarint(data, pos)
+        _n185 -= 1
+        if _n185 < 0:
             raise InvalidValueError("IsrNodes: null or negative length")
-        if _n182 > len(data) - pos:
+        if _n185 > len(data) - pos:
             raise TruncatedError(
-                "IsrNodes: " + str(_n182) + " elements in " + str(len(data) - pos) + " bytes"
+                "IsrNodes: " + str(_n185) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m180_isr_nodes = list(unpack_from(">%di" % _n182, data, pos))
-        pos += 4 * _n182
-        _n183 = data[pos]
-        if _n183 < 128:
+        _m183_isr_nodes = list(unpack_from(">%di" % _n185, data, pos))
+        pos += 4 * _n185
+        _n186 = data[pos]
+        if _n186 < 128:
             pos += 1
         else:
-            _n183, pos = read_uvarint(data, pos)
-        _n183 -= 1
-        if _n183 < 0:
+            _n186, pos = read_uvarint(data, pos)
+        _n186 -= 1
+        if _n186 < 0:
             raise InvalidValueError("OfflineReplicas: null or negative length")
-        if _n183 > len(data) - pos:
+        if _n186 > len(data) - pos:
             raise TruncatedError(
-                "OfflineReplicas: " + str(_n183) + " elements in " + str(len(data) - pos) + " bytes"
+                "OfflineReplicas: " + str(_n186) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m180_offline_replicas = list(unpack_from(">%di" % _n183, data, pos))
-        pos += 4 * _n183
+        _m183_offline_replicas = list(unpack_from(">%di" % _n186, data, pos))
+        pos += 4 * _n186
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
         f_partitions.append(
             MetadataResponsePartition(
-                _m180_error_code,
-                _m180_partition_index,
-                _m180_leader_id,
-                _m180_leader_epoch,
-                _m180_replica_nodes,
-                _m180_isr_nodes,
-                _m180_offline_replicas,
+                _m183_error_code,
+                _m183_partition_index,
+                _m183_leader_id,
+                _m183_leader_epoch,
+                _m183_replica_nodes,
+                _m183_isr_nodes,
+                _m183_offline_replicas,
             )
         )
-    (f_topic_authorized_operations,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_topic_authorized_operations, _t187 = _S_iB.unpack_from(data, pos)
+    pos += 5
+    if _t187 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return MetadataResponseTopic(
         f_error_code, f_name, ZERO_UUID, f_is_internal, f_partitions, f_topic_authorized_operations
     ), pos
@@ -1482,144 +1478,141 @@ def _decode_MetadataResponseTopic_v9(data: bytes, pos: int) -> tuple[MetadataRes
 
 def _encode_MetadataResponseTopic_v9(o: MetadataResponseTopic, out: bytearray) -> None:
     """MetadataResponseTopic, version 9 (flexible)."""
-    _v184 = o.name
-    if _v184 is None:
+    _v188 = o.name
+    if _v188 is None:
         raise EncodeError("MetadataResponseTopic.name is null, which version 9 does not allow")
     out += _S_h.pack(o.error_code)
-    _b185 = _v184.encode()
-    _n186 = len(_b185) + 1
-    if _n186 < 128:
-        out.append(_n186)
+    _b189 = _v188.encode()
+    _n190 = len(_b189) + 1
+    if _n190 < 128:
+        out.append(_n190)
     else:
-        write_uvarint(out, _n186)
-    out += _b185
+        write_uvarint(out, _n190)
+    out += _b189
     out += _S_o.pack(o.is_internal)
-    _a187 = o.partitions
-    _n188 = len(_a187) + 1
-    if _n188 < 128:
-        out.append(_n188)
+    _a191 = o.partitions
+    _n192 = len(_a191) + 1
+    if _n192 < 128:
+        out.append(_n192)
     else:
-        write_uvarint(out, _n188)
-    for _e189 in _a187:
-        out += _S_hiii.pack(_e189.error_code, _e189.partition_index, _e189.leader_id, _e189.leader_epoch)
-        _a190 = _e189.replica_nodes
-        _n191 = len(_a190) + 1
-        if _n191 < 128:
-            out.append(_n191)
+        write_uvarint(out, _n192)
+    for _e193 in _a191:
+        out += _S_hiii.pack(_e193.error_code, _e193.partition_index, _e193.leader_id, _e193.leader_epoch)
+        _a194 = _e193.replica_nodes
+        _n195 = len(_a194) + 1
+        if _n195 < 128:
+            out.append(_n195)
         else:
-            write_uvarint(out, _n191)
-        out += pack(">%di" % len(_a190), *_a190)
-        _a193 = _e189.isr_nodes
-        _n194 = len(_a193) + 1
-        if _n194 < 128:
-            out.append(_n194)
+            write_uvarint(out, _n195)
+        out += pack(">%di" % len(_a194), *_a194)
+        _a197 = _e193.isr_nodes
+        _n198 = len(_a197) + 1
+        if _n198 < 128:
+            out.append(_n198)
         else:
-            write_uvarint(out, _n194)
-        out += pack(">%di" % len(_a193), *_a193)
-        _a196 = _e189.offline_replicas
-        _n197 = len(_a196) + 1
-        if _n197 < 128:
-            out.append(_n197)
+            write_uvarint(out, _n198)
+        out += pack(">%di" % len(_a197), *_a197)
+        _a200 = _e193.offline_replicas
+        _n201 = len(_a200) + 1
+        if _n201 < 128:
+            out.append(_n201)
         else:
-            write_uvarint(out, _n197)
-        out += pack(">%di" % len(_a196), *_a196)
+            write_uvarint(out, _n201)
+        out += pack(">%di" % len(_a200), *_a200)
         out.append(0)  # no tagged fields
-    out += _S_i.pack(o.topic_authorized_operations)
-    out.append(0)  # no tagged fields
+    out += _S_iB.pack(o.topic_authorized_operations, 0)
 
 
 def _decode_MetadataResponseTopic_v10(data: bytes, pos: int) -> tuple[MetadataResponseTopic, int]:
     """MetadataResponseTopic, versions 10-11 (flexible)."""
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    _n199 = data[pos]
-    if 0 < _n199 < 128:
-        f_name = data[pos + 1 : pos + _n199].decode()
-        pos += _n199
+    _n203 = data[pos]
+    if 0 < _n203 < 128:
+        f_name = data[pos + 1 : pos + _n203].decode()
+        pos += _n203
     else:
         f_name, pos = read_compact_string(data, pos)
-    _r200, f_is_internal = _S_16so.unpack_from(data, pos)
+    _r204, f_is_internal = _S_16so.unpack_from(data, pos)
     pos += 17
-    f_topic_id = UUID(bytes=_r200)
-    _n201 = data[pos]
-    if _n201 < 128:
+    f_topic_id = UUID(bytes=_r204)
+    _n205 = data[pos]
+    if _n205 < 128:
         pos += 1
     else:
-        _n201, pos = read_uvarint(data, pos)
-    _n201 -= 1
-    if _n201 < 0:
+        _n205, pos = read_uvarint(data, pos)
+    _n205 -= 1
+    if _n205 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n201 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n201) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n205 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n205) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n201):
-        _m202_error_code, _m202_partition_index, _m202_leader_id, _m202_leader_epoch = _S_hiii.unpack_from(
+    for _ in range(_n205):
+        _m206_error_code, _m206_partition_index, _m206_leader_id, _m206_leader_epoch = _S_hiii.unpack_from(
             data, pos
         )
         pos += 14
-        _n203 = data[pos]
-        if _n203 < 128:
+        _n207 = data[pos]
+        if _n207 < 128:
             pos += 1
         else:
-            _n203, pos = read_uvarint(data, pos)
-        _n203 -= 1
-        if _n203 < 0:
+            _n207, pos = read_uvarint(data, pos)
+        _n207 -= 1
+        if _n207 < 0:
             raise InvalidValueError("ReplicaNodes: null or negative length")
-        if _n203 > len(data) - pos:
+        if _n207 > len(data) - pos:
             raise TruncatedError(
-                "ReplicaNodes: " + str(_n203) + " elements in " + str(len(data) - pos) + " bytes"
+                "ReplicaNodes: " + str(_n207) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m202_replica_nodes = list(unpack_from(">%di" % _n203, data, pos))
-        pos += 4 * _n203
-        _n204 = data[pos]
-        if _n204 < 128:
+        _m206_replica_nodes = list(unpack_from(">%di" % _n207, data, pos))
+        pos += 4 * _n207
+        _n208 = data[pos]
+        if _n208 < 128:
             pos += 1
         else:
-            _n204, pos = read_uvarint(data, pos)
-        _n204 -= 1
-        if _n204 < 0:
+            _n208, pos = read_uvarint(data, pos)
+        _n208 -= 1
+        if _n208 < 0:
             raise InvalidValueError("IsrNodes: null or negative length")
-        if _n204 > len(data) - pos:
+        if _n208 > len(data) - pos:
             raise TruncatedError(
-                "IsrNodes: " + str(_n204) + " elements in " + str(len(data) - pos) + " bytes"
+                "IsrNodes: " + str(_n208) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m202_isr_nodes = list(unpack_from(">%di" % _n204, data, pos))
-        pos += 4 * _n204
-        _n205 = data[pos]
-        if _n205 < 128:
+        _m206_isr_nodes = list(unpack_from(">%di" % _n208, data, pos))
+        pos += 4 * _n208
+        _n209 = data[pos]
+        if _n209 < 128:
             pos += 1
         else:
-            _n205, pos = read_uvarint(data, pos)
-        _n205 -= 1
-        if _n205 < 0:
+            _n209, pos = read_uvarint(data, pos)
+        _n209 -= 1
+        if _n209 < 0:
             raise InvalidValueError("OfflineReplicas: null or negative length")
-        if _n205 > len(data) - pos:
+        if _n209 > len(data) - pos:
             raise TruncatedError(
-                "OfflineReplicas: " + str(_n205) + " elements in " + str(len(data) - pos) + " bytes"
+                "OfflineReplicas: " + str(_n209) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m202_offline_replicas = list(unpack_from(">%di" % _n205, data, pos))
-        pos += 4 * _n205
+        _m206_offline_replicas = list(unpack_from(">%di" % _n209, data, pos))
+        pos += 4 * _n209
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
         f_partitions.append(
             MetadataResponsePartition(
-                _m202_error_code,
-                _m202_partition_index,
-                _m202_leader_id,
-                _m202_leader_epoch,
-                _m202_replica_nodes,
-                _m202_isr_nodes,
-                _m202_offline_replicas,
+                _m206_error_code,
+                _m206_partition_index,
+                _m206_leader_id,
+                _m206_leader_epoch,
+                _m206_replica_nodes,
+                _m206_isr_nodes,
+                _m206_offline_replicas,
             )
         )
-    (f_topic_authorized_operations,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_topic_authorized_operations, _t210 = _S_iB.unpack_from(data, pos)
+    pos += 5
+    if _t210 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return MetadataResponseTopic(
         f_error_code, f_name, f_topic_id, f_is_internal, f_partitions, f_topic_authorized_operations
     ), pos
@@ -1627,147 +1620,144 @@ def _decode_MetadataResponseTopic_v10(data: bytes, pos: int) -> tuple[MetadataRe
 
 def _encode_MetadataResponseTopic_v10(o: MetadataResponseTopic, out: bytearray) -> None:
     """MetadataResponseTopic, versions 10-11 (flexible)."""
-    _v206 = o.name
-    if _v206 is None:
+    _v211 = o.name
+    if _v211 is None:
         raise EncodeError("MetadataResponseTopic.name is null, which version 10 does not allow")
     out += _S_h.pack(o.error_code)
-    _b207 = _v206.encode()
-    _n208 = len(_b207) + 1
-    if _n208 < 128:
-        out.append(_n208)
+    _b212 = _v211.encode()
+    _n213 = len(_b212) + 1
+    if _n213 < 128:
+        out.append(_n213)
     else:
-        write_uvarint(out, _n208)
-    out += _b207
+        write_uvarint(out, _n213)
+    out += _b212
     out += _S_16so.pack(o.topic_id.bytes, o.is_internal)
-    _a209 = o.partitions
-    _n210 = len(_a209) + 1
-    if _n210 < 128:
-        out.append(_n210)
+    _a214 = o.partitions
+    _n215 = len(_a214) + 1
+    if _n215 < 128:
+        out.append(_n215)
     else:
-        write_uvarint(out, _n210)
-    for _e211 in _a209:
-        out += _S_hiii.pack(_e211.error_code, _e211.partition_index, _e211.leader_id, _e211.leader_epoch)
-        _a212 = _e211.replica_nodes
-        _n213 = len(_a212) + 1
-        if _n213 < 128:
-            out.append(_n213)
+        write_uvarint(out, _n215)
+    for _e216 in _a214:
+        out += _S_hiii.pack(_e216.error_code, _e216.partition_index, _e216.leader_id, _e216.leader_epoch)
+        _a217 = _e216.replica_nodes
+        _n218 = len(_a217) + 1
+        if _n218 < 128:
+            out.append(_n218)
         else:
-            write_uvarint(out, _n213)
-        out += pack(">%di" % len(_a212), *_a212)
-        _a215 = _e211.isr_nodes
-        _n216 = len(_a215) + 1
-        if _n216 < 128:
-            out.append(_n216)
+            write_uvarint(out, _n218)
+        out += pack(">%di" % len(_a217), *_a217)
+        _a220 = _e216.isr_nodes
+        _n221 = len(_a220) + 1
+        if _n221 < 128:
+            out.append(_n221)
         else:
-            write_uvarint(out, _n216)
-        out += pack(">%di" % len(_a215), *_a215)
-        _a218 = _e211.offline_replicas
-        _n219 = len(_a218) + 1
-        if _n219 < 128:
-            out.append(_n219)
+            write_uvarint(out, _n221)
+        out += pack(">%di" % len(_a220), *_a220)
+        _a223 = _e216.offline_replicas
+        _n224 = len(_a223) + 1
+        if _n224 < 128:
+            out.append(_n224)
         else:
-            write_uvarint(out, _n219)
-        out += pack(">%di" % len(_a218), *_a218)
+            write_uvarint(out, _n224)
+        out += pack(">%di" % len(_a223), *_a223)
         out.append(0)  # no tagged fields
-    out += _S_i.pack(o.topic_authorized_operations)
-    out.append(0)  # no tagged fields
+    out += _S_iB.pack(o.topic_authorized_operations, 0)
 
 
 def _decode_MetadataResponseTopic_v12(data: bytes, pos: int) -> tuple[MetadataResponseTopic, int]:
     """MetadataResponseTopic, versions 12-13 (flexible)."""
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    _n221 = data[pos]
-    if 0 < _n221 < 128:
-        f_name = data[pos + 1 : pos + _n221].decode()
-        pos += _n221
-    elif _n221 == 0:
+    _n226 = data[pos]
+    if 0 < _n226 < 128:
+        f_name = data[pos + 1 : pos + _n226].decode()
+        pos += _n226
+    elif _n226 == 0:
         f_name = None
         pos += 1
     else:
         f_name, pos = read_compact_nullable_string(data, pos)
-    _r222, f_is_internal = _S_16so.unpack_from(data, pos)
+    _r227, f_is_internal = _S_16so.unpack_from(data, pos)
     pos += 17
-    f_topic_id = UUID(bytes=_r222)
-    _n223 = data[pos]
-    if _n223 < 128:
+    f_topic_id = UUID(bytes=_r227)
+    _n228 = data[pos]
+    if _n228 < 128:
         pos += 1
     else:
-        _n223, pos = read_uvarint(data, pos)
-    _n223 -= 1
-    if _n223 < 0:
+        _n228, pos = read_uvarint(data, pos)
+    _n228 -= 1
+    if _n228 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n223 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n223) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n228 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n228) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n223):
-        _m224_error_code, _m224_partition_index, _m224_leader_id, _m224_leader_epoch = _S_hiii.unpack_from(
+    for _ in range(_n228):
+        _m229_error_code, _m229_partition_index, _m229_leader_id, _m229_leader_epoch = _S_hiii.unpack_from(
             data, pos
         )
         pos += 14
-        _n225 = data[pos]
-        if _n225 < 128:
+        _n230 = data[pos]
+        if _n230 < 128:
             pos += 1
         else:
-            _n225, pos = read_uvarint(data, pos)
-        _n225 -= 1
-        if _n225 < 0:
+            _n230, pos = read_uvarint(data, pos)
+        _n230 -= 1
+        if _n230 < 0:
             raise InvalidValueError("ReplicaNodes: null or negative length")
-        if _n225 > len(data) - pos:
+        if _n230 > len(data) - pos:
             raise TruncatedError(
-                "ReplicaNodes: " + str(_n225) + " elements in " + str(len(data) - pos) + " bytes"
+                "ReplicaNodes: " + str(_n230) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m224_replica_nodes = list(unpack_from(">%di" % _n225, data, pos))
-        pos += 4 * _n225
-        _n226 = data[pos]
-        if _n226 < 128:
+        _m229_replica_nodes = list(unpack_from(">%di" % _n230, data, pos))
+        pos += 4 * _n230
+        _n231 = data[pos]
+        if _n231 < 128:
             pos += 1
         else:
-            _n226, pos = read_uvarint(data, pos)
-        _n226 -= 1
-        if _n226 < 0:
+            _n231, pos = read_uvarint(data, pos)
+        _n231 -= 1
+        if _n231 < 0:
             raise InvalidValueError("IsrNodes: null or negative length")
-        if _n226 > len(data) - pos:
+        if _n231 > len(data) - pos:
             raise TruncatedError(
-                "IsrNodes: " + str(_n226) + " elements in " + str(len(data) - pos) + " bytes"
+                "IsrNodes: " + str(_n231) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m224_isr_nodes = list(unpack_from(">%di" % _n226, data, pos))
-        pos += 4 * _n226
-        _n227 = data[pos]
-        if _n227 < 128:
+        _m229_isr_nodes = list(unpack_from(">%di" % _n231, data, pos))
+        pos += 4 * _n231
+        _n232 = data[pos]
+        if _n232 < 128:
             pos += 1
         else:
-            _n227, pos = read_uvarint(data, pos)
-        _n227 -= 1
-        if _n227 < 0:
+            _n232, pos = read_uvarint(data, pos)
+        _n232 -= 1
+        if _n232 < 0:
             raise InvalidValueError("OfflineReplicas: null or negative length")
-        if _n227 > len(data) - pos:
+        if _n232 > len(data) - pos:
             raise TruncatedError(
-                "OfflineReplicas: " + str(_n227) + " elements in " + str(len(data) - pos) + " bytes"
+                "OfflineReplicas: " + str(_n232) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m224_offline_replicas = list(unpack_from(">%di" % _n227, data, pos))
-        pos += 4 * _n227
+        _m229_offline_replicas = list(unpack_from(">%di" % _n232, data, pos))
+        pos += 4 * _n232
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
         f_partitions.append(
             MetadataResponsePartition(
-                _m224_error_code,
-                _m224_partition_index,
-                _m224_leader_id,
-                _m224_leader_epoch,
-                _m224_replica_nodes,
-                _m224_isr_nodes,
-                _m224_offline_replicas,
+                _m229_error_code,
+                _m229_partition_index,
+                _m229_leader_id,
+                _m229_leader_epoch,
+                _m229_replica_nodes,
+                _m229_isr_nodes,
+                _m229_offline_replicas,
             )
         )
-    (f_topic_authorized_operations,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_topic_authorized_operations, _t233 = _S_iB.unpack_from(data, pos)
+    pos += 5
+    if _t233 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return MetadataResponseTopic(
         f_error_code, f_name, f_topic_id, f_is_internal, f_partitions, f_topic_authorized_operations
     ), pos
@@ -1779,56 +1769,55 @@ def _encode_MetadataResponseTopic_v12(o: MetadataResponseTopic, out: bytearray) 
     if o.name is None:
         out.append(0)
     else:
-        _b228 = o.name.encode()
-        _n229 = len(_b228) + 1
-        if _n229 < 128:
-            out.append(_n229)
+        _b234 = o.name.encode()
+        _n235 = len(_b234) + 1
+        if _n235 < 128:
+            out.append(_n235)
         else:
-            write_uvarint(out, _n229)
-        out += _b228
+            write_uvarint(out, _n235)
+        out += _b234
     out += _S_16so.pack(o.topic_id.bytes, o.is_internal)
-    _a230 = o.partitions
-    _n231 = len(_a230) + 1
-    if _n231 < 128:
-        out.append(_n231)
+    _a236 = o.partitions
+    _n237 = len(_a236) + 1
+    if _n237 < 128:
+        out.append(_n237)
     else:
-        write_uvarint(out, _n231)
-    for _e232 in _a230:
-        out += _S_hiii.pack(_e232.error_code, _e232.partition_index, _e232.leader_id, _e232.leader_epoch)
-        _a233 = _e232.replica_nodes
-        _n234 = len(_a233) + 1
-        if _n234 < 128:
-            out.append(_n234)
-        else:
-            write_uvarint(out, _n234)
-        out += pack(">%di" % len(_a233), *_a233)
-        _a236 = _e232.isr_nodes
-        _n237 = len(_a236) + 1
-        if _n237 < 128:
-            out.append(_n237)
-        else:
-            write_uvarint(out, _n237)
-        out += pack(">%di" % len(_a236), *_a236)
-        _a239 = _e232.offline_replicas
+        write_uvarint(out, _n237)
+    for _e238 in _a236:
+        out += _S_hiii.pack(_e238.error_code, _e238.partition_index, _e238.leader_id, _e238.leader_epoch)
+        _a239 = _e238.replica_nodes
         _n240 = len(_a239) + 1
         if _n240 < 128:
             out.append(_n240)
         else:
             write_uvarint(out, _n240)
         out += pack(">%di" % len(_a239), *_a239)
+        _a242 = _e238.isr_nodes
+        _n243 = len(_a242) + 1
+        if _n243 < 128:
+            out.append(_n243)
+        else:
+            write_uvarint(out, _n243)
+        out += pack(">%di" % len(_a242), *_a242)
+        _a245 = _e238.offline_replicas
+        _n246 = len(_a245) + 1
+        if _n246 < 128:
+            out.append(_n246)
+        else:
+            write_uvarint(out, _n246)
+        out += pack(">%di" % len(_a245), *_a245)
         out.append(0)  # no tagged fields
-    out += _S_i.pack(o.topic_authorized_operations)
-    out.append(0)  # no tagged fields
+    out += _S_iB.pack(o.topic_authorized_operations, 0)
 
 
 def _decode_MetadataResponseBroker_v0(data: bytes, pos: int) -> tuple[MetadataResponseBroker, int]:
     """MetadataResponseBroker, version 0."""
-    f_node_id, _n242 = _S_ih.unpack_from(data, pos)
+    f_node_id, _n248 = _S_ih.unpack_from(data, pos)
     pos += 6
-    if _n242 < 0:
+    if _n248 < 0:
         raise InvalidValueError("Host: null or negative length")
-    f_host = data[pos : pos + _n242].decode()
-    pos += _n242
+    f_host = data[pos : pos + _n248].decode()
+    pos += _n248
     (f_port,) = _S_i.unpack_from(data, pos)
     pos += 4
     return MetadataResponseBroker(f_node_id, f_host, f_port, None), pos
@@ -1836,60 +1825,60 @@ def _decode_MetadataResponseBroker_v0(data: bytes, pos: int) -> tuple[MetadataRe
 
 def _encode_MetadataResponseBroker_v0(o: MetadataResponseBroker, out: bytearray) -> None:
     """MetadataResponseBroker, version 0."""
-    _b243 = o.host.encode()
-    out += _S_ih.pack(o.node_id, len(_b243))
-    out += _b243
+    _b249 = o.host.encode()
+    out += _S_ih.pack(o.node_id, len(_b249))
+    out += _b249
     out += _S_i.pack(o.port)
 
 
 def _decode_MetadataResponseBroker_v1(data: bytes, pos: int) -> tuple[MetadataResponseBroker, int]:
     """MetadataResponseBroker, versions 1-8."""
-    f_node_id, _n244 = _S_ih.unpack_from(data, pos)
+    f_node_id, _n250 = _S_ih.unpack_from(data, pos)
     pos += 6
-    if _n244 < 0:
+    if _n250 < 0:
         raise InvalidValueError("Host: null or negative length")
-    f_host = data[pos : pos + _n244].decode()
-    pos += _n244
-    f_port, _n245 = _S_ih.unpack_from(data, pos)
+    f_host = data[pos : pos + _n250].decode()
+    pos += _n250
+    f_port, _n251 = _S_ih.unpack_from(data, pos)
     pos += 6
-    if _n245 < 0:
+    if _n251 < 0:
         f_rack = None
-        if _n245 != -1:
-            raise InvalidValueError("Rack: length " + str(_n245))
+        if _n251 != -1:
+            raise InvalidValueError("Rack: length " + str(_n251))
     else:
-        f_rack = data[pos : pos + _n245].decode()
-        pos += _n245
+        f_rack = data[pos : pos + _n251].decode()
+        pos += _n251
     return MetadataResponseBroker(f_node_id, f_host, f_port, f_rack), pos
 
 
 def _encode_MetadataResponseBroker_v1(o: MetadataResponseBroker, out: bytearray) -> None:
     """MetadataResponseBroker, versions 1-8."""
-    _b246 = o.host.encode()
-    out += _S_ih.pack(o.node_id, len(_b246))
-    out += _b246
-    _b247 = None if o.rack is None else o.rack.encode()
-    out += _S_ih.pack(o.port, -1 if _b247 is None else len(_b247))
-    if _b247 is not None:
-        out += _b247
+    _b252 = o.host.encode()
+    out += _S_ih.pack(o.node_id, len(_b252))
+    out += _b252
+    _b253 = None if o.rack is None else o.rack.encode()
+    out += _S_ih.pack(o.port, -1 if _b253 is None else len(_b253))
+    if _b253 is not None:
+        out += _b253
 
 
 def _decode_MetadataResponseBroker_v9(data: bytes, pos: int) -> tuple[MetadataResponseBroker, int]:
     """MetadataResponseBroker, versions 9-13 (flexible)."""
     (f_node_id,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n248 = data[pos]
-    if 0 < _n248 < 128:
-        f_host = data[pos + 1 : pos + _n248].decode()
-        pos += _n248
+    _n254 = data[pos]
+    if 0 < _n254 < 128:
+        f_host = data[pos + 1 : pos + _n254].decode()
+        pos += _n254
     else:
         f_host, pos = read_compact_string(data, pos)
     (f_port,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n249 = data[pos]
-    if 0 < _n249 < 128:
-        f_rack = data[pos + 1 : pos + _n249].decode()
-        pos += _n249
-    elif _n249 == 0:
+    _n255 = data[pos]
+    if 0 < _n255 < 128:
+        f_rack = data[pos + 1 : pos + _n255].decode()
+        pos += _n255
+    elif _n255 == 0:
         f_rack = None
         pos += 1
     else:
@@ -1904,246 +1893,246 @@ def _decode_MetadataResponseBroker_v9(data: bytes, pos: int) -> tuple[MetadataRe
 def _encode_MetadataResponseBroker_v9(o: MetadataResponseBroker, out: bytearray) -> None:
     """MetadataResponseBroker, versions 9-13 (flexible)."""
     out += _S_i.pack(o.node_id)
-    _b250 = o.host.encode()
-    _n251 = len(_b250) + 1
-    if _n251 < 128:
-        out.append(_n251)
+    _b256 = o.host.encode()
+    _n257 = len(_b256) + 1
+    if _n257 < 128:
+        out.append(_n257)
     else:
-        write_uvarint(out, _n251)
-    out += _b250
+        write_uvarint(out, _n257)
+    out += _b256
     out += _S_i.pack(o.port)
     if o.rack is None:
         out.append(0)
     else:
-        _b252 = o.rack.encode()
-        _n253 = len(_b252) + 1
-        if _n253 < 128:
-            out.append(_n253)
+        _b258 = o.rack.encode()
+        _n259 = len(_b258) + 1
+        if _n259 < 128:
+            out.append(_n259)
         else:
-            write_uvarint(out, _n253)
-        out += _b252
+            write_uvarint(out, _n259)
+        out += _b258
     out.append(0)  # no tagged fields
 
 
 def _decode_MetadataResponse_v0(data: bytes, pos: int) -> tuple[MetadataResponse, int]:
     """MetadataResponse, version 0."""
-    (_n254,) = _S_i.unpack_from(data, pos)
+    (_n260,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n254 < 0:
+    if _n260 < 0:
         raise InvalidValueError("Brokers: null or negative length")
-    if _n254 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n254) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n260 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n260) + " elements in " + str(len(data) - pos) + " bytes")
     f_brokers = []
-    for _ in range(_n254):
-        _m255_node_id, _n256 = _S_ih.unpack_from(data, pos)
+    for _ in range(_n260):
+        _m261_node_id, _n262 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n256 < 0:
+        if _n262 < 0:
             raise InvalidValueError("Host: null or negative length")
-        _m255_host = data[pos : pos + _n256].decode()
-        pos += _n256
-        (_m255_port,) = _S_i.unpack_from(data, pos)
+        _m261_host = data[pos : pos + _n262].decode()
+        pos += _n262
+        (_m261_port,) = _S_i.unpack_from(data, pos)
         pos += 4
-        f_brokers.append(MetadataResponseBroker(_m255_node_id, _m255_host, _m255_port, None))
-    (_n257,) = _S_i.unpack_from(data, pos)
+        f_brokers.append(MetadataResponseBroker(_m261_node_id, _m261_host, _m261_port, None))
+    (_n263,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n257 < 0:
+    if _n263 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n257 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n257) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n263 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n263) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n257):
-        _e258, pos = _decode_MetadataResponseTopic_v0(data, pos)
-        f_topics.append(_e258)
+    for _ in range(_n263):
+        _e264, pos = _decode_MetadataResponseTopic_v0(data, pos)
+        f_topics.append(_e264)
     return MetadataResponse(0, f_brokers, None, -1, f_topics, -2147483648, 0), pos
 
 
 def _encode_MetadataResponse_v0(o: MetadataResponse, out: bytearray) -> None:
     """MetadataResponse, version 0."""
-    _a259 = o.brokers
-    out += _S_i.pack(len(_a259))
-    for _e260 in _a259:
-        _b261 = _e260.host.encode()
-        out += _S_ih.pack(_e260.node_id, len(_b261))
-        out += _b261
-        out += _S_i.pack(_e260.port)
-    _a262 = o.topics
-    out += _S_i.pack(len(_a262))
-    for _e263 in _a262:
-        _encode_MetadataResponseTopic_v0(_e263, out)
+    _a265 = o.brokers
+    out += _S_i.pack(len(_a265))
+    for _e266 in _a265:
+        _b267 = _e266.host.encode()
+        out += _S_ih.pack(_e266.node_id, len(_b267))
+        out += _b267
+        out += _S_i.pack(_e266.port)
+    _a268 = o.topics
+    out += _S_i.pack(len(_a268))
+    for _e269 in _a268:
+        _encode_MetadataResponseTopic_v0(_e269, out)
 
 
 def _decode_MetadataResponse_v1(data: bytes, pos: int) -> tuple[MetadataResponse, int]:
     """MetadataResponse, version 1."""
-    (_n264,) = _S_i.unpack_from(data, pos)
+    (_n270,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n264 < 0:
+    if _n270 < 0:
         raise InvalidValueError("Brokers: null or negative length")
-    if _n264 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n264) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n270 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n270) + " elements in " + str(len(data) - pos) + " bytes")
     f_brokers = []
-    for _ in range(_n264):
-        _m265_node_id, _n266 = _S_ih.unpack_from(data, pos)
+    for _ in range(_n270):
+        _m271_node_id, _n272 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n266 < 0:
+        if _n272 < 0:
             raise InvalidValueError("Host: null or negative length")
-        _m265_host = data[pos : pos + _n266].decode()
-        pos += _n266
-        _m265_port, _n267 = _S_ih.unpack_from(data, pos)
+        _m271_host = data[pos : pos + _n272].decode()
+        pos += _n272
+        _m271_port, _n273 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n267 < 0:
-            _m265_rack = None
-            if _n267 != -1:
-                raise InvalidValueError("Rack: length " + str(_n267))
+        if _n273 < 0:
+            _m271_rack = None
+            if _n273 != -1:
+                raise InvalidValueError("Rack: length " + str(_n273))
         else:
-            _m265_rack = data[pos : pos + _n267].decode()
-            pos += _n267
-        f_brokers.append(MetadataResponseBroker(_m265_node_id, _m265_host, _m265_port, _m265_rack))
-    f_controller_id, _n268 = _S_ii.unpack_from(data, pos)
+            _m271_rack = data[pos : pos + _n273].decode()
+            pos += _n273
+        f_brokers.append(MetadataResponseBroker(_m271_node_id, _m271_host, _m271_port, _m271_rack))
+    f_controller_id, _n274 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n268 < 0:
+    if _n274 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n268 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n268) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n274 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n274) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n268):
-        _e269, pos = _decode_MetadataResponseTopic_v1(data, pos)
-        f_topics.append(_e269)
+    for _ in range(_n274):
+        _e275, pos = _decode_MetadataResponseTopic_v1(data, pos)
+        f_topics.append(_e275)
     return MetadataResponse(0, f_brokers, None, f_controller_id, f_topics, -2147483648, 0), pos
 
 
 def _encode_MetadataResponse_v1(o: MetadataResponse, out: bytearray) -> None:
     """MetadataResponse, version 1."""
-    _a270 = o.brokers
-    out += _S_i.pack(len(_a270))
-    for _e271 in _a270:
-        _b272 = _e271.host.encode()
-        out += _S_ih.pack(_e271.node_id, len(_b272))
-        out += _b272
-        _b273 = None if _e271.rack is None else _e271.rack.encode()
-        out += _S_ih.pack(_e271.port, -1 if _b273 is None else len(_b273))
-        if _b273 is not None:
-            out += _b273
-    _a274 = o.topics
-    out += _S_ii.pack(o.controller_id, len(_a274))
-    for _e275 in _a274:
-        _encode_MetadataResponseTopic_v1(_e275, out)
+    _a276 = o.brokers
+    out += _S_i.pack(len(_a276))
+    for _e277 in _a276:
+        _b278 = _e277.host.encode()
+        out += _S_ih.pack(_e277.node_id, len(_b278))
+        out += _b278
+        _b279 = None if _e277.rack is None else _e277.rack.encode()
+        out += _S_ih.pack(_e277.port, -1 if _b279 is None else len(_b279))
+        if _b279 is not None:
+            out += _b279
+    _a280 = o.topics
+    out += _S_ii.pack(o.controller_id, len(_a280))
+    for _e281 in _a280:
+        _encode_MetadataResponseTopic_v1(_e281, out)
 
 
 def _decode_MetadataResponse_v2(data: bytes, pos: int) -> tuple[MetadataResponse, int]:
     """MetadataResponse, version 2."""
-    (_n276,) = _S_i.unpack_from(data, pos)
+    (_n282,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n276 < 0:
+    if _n282 < 0:
         raise InvalidValueError("Brokers: null or negative length")
-    if _n276 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n276) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n282 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n282) + " elements in " + str(len(data) - pos) + " bytes")
     f_brokers = []
-    for _ in range(_n276):
-        _m277_node_id, _n278 = _S_ih.unpack_from(data, pos)
+    for _ in range(_n282):
+        _m283_node_id, _n284 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n278 < 0:
+        if _n284 < 0:
             raise InvalidValueError("Host: null or negative length")
-        _m277_host = data[pos : pos + _n278].decode()
-        pos += _n278
-        _m277_port, _n279 = _S_ih.unpack_from(data, pos)
+        _m283_host = data[pos : pos + _n284].decode()
+        pos += _n284
+        _m283_port, _n285 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n279 < 0:
-            _m277_rack = None
-            if _n279 != -1:
-                raise InvalidValueError("Rack: length " + str(_n279))
+        if _n285 < 0:
+            _m283_rack = None
+            if _n285 != -1:
+                raise InvalidValueError("Rack: length " + str(_n285))
         else:
-            _m277_rack = data[pos : pos + _n279].decode()
-            pos += _n279
-        f_brokers.append(MetadataResponseBroker(_m277_node_id, _m277_host, _m277_port, _m277_rack))
-    (_n280,) = _S_h.unpack_from(data, pos)
+            _m283_rack = data[pos : pos + _n285].decode()
+            pos += _n285
+        f_brokers.append(MetadataResponseBroker(_m283_node_id, _m283_host, _m283_port, _m283_rack))
+    (_n286,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n280 < 0:
+    if _n286 < 0:
         f_cluster_id = None
-        if _n280 != -1:
-            raise InvalidValueError("ClusterId: length " + str(_n280))
+        if _n286 != -1:
+            raise InvalidValueError("ClusterId: length " + str(_n286))
     else:
-        f_cluster_id = data[pos : pos + _n280].decode()
-        pos += _n280
-    f_controller_id, _n281 = _S_ii.unpack_from(data, pos)
+        f_cluster_id = data[pos : pos + _n286].decode()
+        pos += _n286
+    f_controller_id, _n287 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n281 < 0:
+    if _n287 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n281 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n281) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n287 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n287) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n281):
-        _e282, pos = _decode_MetadataResponseTopic_v1(data, pos)
-        f_topics.append(_e282)
+    for _ in range(_n287):
+        _e288, pos = _decode_MetadataResponseTopic_v1(data, pos)
+        f_topics.append(_e288)
     return MetadataResponse(0, f_brokers, f_cluster_id, f_controller_id, f_topics, -2147483648, 0), pos
 
 
 def _encode_MetadataResponse_v2(o: MetadataResponse, out: bytearray) -> None:
     """MetadataResponse, version 2."""
-    _a283 = o.brokers
-    out += _S_i.pack(len(_a283))
-    for _e284 in _a283:
-        _b285 = _e284.host.encode()
-        out += _S_ih.pack(_e284.node_id, len(_b285))
-        out += _b285
-        _b286 = None if _e284.rack is None else _e284.rack.encode()
-        out += _S_ih.pack(_e284.port, -1 if _b286 is None else len(_b286))
-        if _b286 is not None:
-            out += _b286
-    _b287 = None if o.cluster_id is None else o.cluster_id.encode()
-    out += _S_h.pack(-1 if _b287 is None else len(_b287))
-    if _b287 is not None:
-        out += _b287
-    _a288 = o.topics
-    out += _S_ii.pack(o.controller_id, len(_a288))
-    for _e289 in _a288:
-        _encode_MetadataResponseTopic_v1(_e289, out)
+    _a289 = o.brokers
+    out += _S_i.pack(len(_a289))
+    for _e290 in _a289:
+        _b291 = _e290.host.encode()
+        out += _S_ih.pack(_e290.node_id, len(_b291))
+        out += _b291
+        _b292 = None if _e290.rack is None else _e290.rack.encode()
+        out += _S_ih.pack(_e290.port, -1 if _b292 is None else len(_b292))
+        if _b292 is not None:
+            out += _b292
+    _b293 = None if o.cluster_id is None else o.cluster_id.encode()
+    out += _S_h.pack(-1 if _b293 is None else len(_b293))
+    if _b293 is not None:
+        out += _b293
+    _a294 = o.topics
+    out += _S_ii.pack(o.controller_id, len(_a294))
+    for _e295 in _a294:
+        _encode_MetadataResponseTopic_v1(_e295, out)
 
 
 def _decode_MetadataResponse_v3(data: bytes, pos: int) -> tuple[MetadataResponse, int]:
     """MetadataResponse, versions 3-4."""
-    f_throttle_time_ms, _n290 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n296 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n290 < 0:
+    if _n296 < 0:
         raise InvalidValueError("Brokers: null or negative length")
-    if _n290 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n290) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n296 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n296) + " elements in " + str(len(data) - pos) + " bytes")
     f_brokers = []
-    for _ in range(_n290):
-        _m291_node_id, _n292 = _S_ih.unpack_from(data, pos)
+    for _ in range(_n296):
+        _m297_node_id, _n298 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n292 < 0:
+        if _n298 < 0:
             raise InvalidValueError("Host: null or negative length")
-        _m291_host = data[pos : pos + _n292].decode()
-        pos += _n292
-        _m291_port, _n293 = _S_ih.unpack_from(data, pos)
+        _m297_host = data[pos : pos + _n298].decode()
+        pos += _n298
+        _m297_port, _n299 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n293 < 0:
-            _m291_rack = None
-            if _n293 != -1:
-                raise InvalidValueError("Rack: length " + str(_n293))
+        if _n299 < 0:
+            _m297_rack = None
+            if _n299 != -1:
+                raise InvalidValueError("Rack: length " + str(_n299))
         else:
-            _m291_rack = data[pos : pos + _n293].decode()
-            pos += _n293
-        f_brokers.append(MetadataResponseBroker(_m291_node_id, _m291_host, _m291_port, _m291_rack))
-    (_n294,) = _S_h.unpack_from(data, pos)
+            _m297_rack = data[pos : pos + _n299].decode()
+            pos += _n299
+        f_brokers.append(MetadataResponseBroker(_m297_node_id, _m297_host, _m297_port, _m297_rack))
+    (_n300,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n294 < 0:
+    if _n300 < 0:
         f_cluster_id = None
-        if _n294 != -1:
-            raise InvalidValueError("ClusterId: length " + str(_n294))
+        if _n300 != -1:
+            raise InvalidValueError("ClusterId: length " + str(_n300))
     else:
-        f_cluster_id = data[pos : pos + _n294].decode()
-        pos += _n294
-    f_controller_id, _n295 = _S_ii.unpack_from(data, pos)
+        f_cluster_id = data[pos : pos + _n300].decode()
+        pos += _n300
+    f_controller_id, _n301 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n295 < 0:
+    if _n301 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n295 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n295) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n301 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n301) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n295):
-        _e296, pos = _decode_MetadataResponseTopic_v1(data, pos)
-        f_topics.append(_e296)
+    for _ in range(_n301):
+        _e302, pos = _decode_MetadataResponseTopic_v1(data, pos)
+        f_topics.append(_e302)
     return MetadataResponse(
         f_throttle_time_ms, f_brokers, f_cluster_id, f_controller_id, f_topics, -2147483648, 0
     ), pos
@@ -2151,71 +2140,71 @@ def _decode_MetadataResponse_v3(data: bytes, pos: int) -> tuple[MetadataResponse
 
 def _encode_MetadataResponse_v3(o: MetadataResponse, out: bytearray) -> None:
     """MetadataResponse, versions 3-4."""
-    _a297 = o.brokers
-    out += _S_ii.pack(o.throttle_time_ms, len(_a297))
-    for _e298 in _a297:
-        _b299 = _e298.host.encode()
-        out += _S_ih.pack(_e298.node_id, len(_b299))
-        out += _b299
-        _b300 = None if _e298.rack is None else _e298.rack.encode()
-        out += _S_ih.pack(_e298.port, -1 if _b300 is None else len(_b300))
-        if _b300 is not None:
-            out += _b300
-    _b301 = None if o.cluster_id is None else o.cluster_id.encode()
-    out += _S_h.pack(-1 if _b301 is None else len(_b301))
-    if _b301 is not None:
-        out += _b301
-    _a302 = o.topics
-    out += _S_ii.pack(o.controller_id, len(_a302))
-    for _e303 in _a302:
-        _encode_MetadataResponseTopic_v1(_e303, out)
+    _a303 = o.brokers
+    out += _S_ii.pack(o.throttle_time_ms, len(_a303))
+    for _e304 in _a303:
+        _b305 = _e304.host.encode()
+        out += _S_ih.pack(_e304.node_id, len(_b305))
+        out += _b305
+        _b306 = None if _e304.rack is None else _e304.rack.encode()
+        out += _S_ih.pack(_e304.port, -1 if _b306 is None else len(_b306))
+        if _b306 is not None:
+            out += _b306
+    _b307 = None if o.cluster_id is None else o.cluster_id.encode()
+    out += _S_h.pack(-1 if _b307 is None else len(_b307))
+    if _b307 is not None:
+        out += _b307
+    _a308 = o.topics
+    out += _S_ii.pack(o.controller_id, len(_a308))
+    for _e309 in _a308:
+        _encode_MetadataResponseTopic_v1(_e309, out)
 
 
 def _decode_MetadataResponse_v5(data: bytes, pos: int) -> tuple[MetadataResponse, int]:
     """MetadataResponse, versions 5-6."""
-    f_throttle_time_ms, _n304 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n310 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n304 < 0:
+    if _n310 < 0:
         raise InvalidValueError("Brokers: null or negative length")
-    if _n304 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n304) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n310 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n310) + " elements in " + str(len(data) - pos) + " bytes")
     f_brokers = []
-    for _ in range(_n304):
-        _m305_node_id, _n306 = _S_ih.unpack_from(data, pos)
+    for _ in range(_n310):
+        _m311_node_id, _n312 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n306 < 0:
+        if _n312 < 0:
             raise InvalidValueError("Host: null or negative length")
-        _m305_host = data[pos : pos + _n306].decode()
-        pos += _n306
-        _m305_port, _n307 = _S_ih.unpack_from(data, pos)
+        _m311_host = data[pos : pos + _n312].decode()
+        pos += _n312
+        _m311_port, _n313 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n307 < 0:
-            _m305_rack = None
-            if _n307 != -1:
-                raise InvalidValueError("Rack: length " + str(_n307))
+        if _n313 < 0:
+            _m311_rack = None
+            if _n313 != -1:
+                raise InvalidValueError("Rack: length " + str(_n313))
         else:
-            _m305_rack = data[pos : pos + _n307].decode()
-            pos += _n307
-        f_brokers.append(MetadataResponseBroker(_m305_node_id, _m305_host, _m305_port, _m305_rack))
-    (_n308,) = _S_h.unpack_from(data, pos)
+            _m311_rack = data[pos : pos + _n313].decode()
+            pos += _n313
+        f_brokers.append(MetadataResponseBroker(_m311_node_id, _m311_host, _m311_port, _m311_rack))
+    (_n314,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n308 < 0:
+    if _n314 < 0:
         f_cluster_id = None
-        if _n308 != -1:
-            raise InvalidValueError("ClusterId: length " + str(_n308))
+        if _n314 != -1:
+            raise InvalidValueError("ClusterId: length " + str(_n314))
     else:
-        f_cluster_id = data[pos : pos + _n308].decode()
-        pos += _n308
-    f_controller_id, _n309 = _S_ii.unpack_from(data, pos)
+        f_cluster_id = data[pos : pos + _n314].decode()
+        pos += _n314
+    f_controller_id, _n315 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n309 < 0:
+    if _n315 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n309 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n309) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n315 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n315) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n309):
-        _e310, pos = _decode_MetadataResponseTopic_v5(data, pos)
-        f_topics.append(_e310)
+    for _ in range(_n315):
+        _e316, pos = _decode_MetadataResponseTopic_v5(data, pos)
+        f_topics.append(_e316)
     return MetadataResponse(
         f_throttle_time_ms, f_brokers, f_cluster_id, f_controller_id, f_topics, -2147483648, 0
     ), pos
@@ -2223,71 +2212,71 @@ def _decode_MetadataResponse_v5(data: bytes, pos: int) -> tuple[MetadataResponse
 
 def _encode_MetadataResponse_v5(o: MetadataResponse, out: bytearray) -> None:
     """MetadataResponse, versions 5-6."""
-    _a311 = o.brokers
-    out += _S_ii.pack(o.throttle_time_ms, len(_a311))
-    for _e312 in _a311:
-        _b313 = _e312.host.encode()
-        out += _S_ih.pack(_e312.node_id, len(_b313))
-        out += _b313
-        _b314 = None if _e312.rack is None else _e312.rack.encode()
-        out += _S_ih.pack(_e312.port, -1 if _b314 is None else len(_b314))
-        if _b314 is not None:
-            out += _b314
-    _b315 = None if o.cluster_id is None else o.cluster_id.encode()
-    out += _S_h.pack(-1 if _b315 is None else len(_b315))
-    if _b315 is not None:
-        out += _b315
-    _a316 = o.topics
-    out += _S_ii.pack(o.controller_id, len(_a316))
-    for _e317 in _a316:
-        _encode_MetadataResponseTopic_v5(_e317, out)
+    _a317 = o.brokers
+    out += _S_ii.pack(o.throttle_time_ms, len(_a317))
+    for _e318 in _a317:
+        _b319 = _e318.host.encode()
+        out += _S_ih.pack(_e318.node_id, len(_b319))
+        out += _b319
+        _b320 = None if _e318.rack is None else _e318.rack.encode()
+        out += _S_ih.pack(_e318.port, -1 if _b320 is None else len(_b320))
+        if _b320 is not None:
+            out += _b320
+    _b321 = None if o.cluster_id is None else o.cluster_id.encode()
+    out += _S_h.pack(-1 if _b321 is None else len(_b321))
+    if _b321 is not None:
+        out += _b321
+    _a322 = o.topics
+    out += _S_ii.pack(o.controller_id, len(_a322))
+    for _e323 in _a322:
+        _encode_MetadataResponseTopic_v5(_e323, out)
 
 
 def _decode_MetadataResponse_v7(data: bytes, pos: int) -> tuple[MetadataResponse, int]:
     """MetadataResponse, version 7."""
-    f_throttle_time_ms, _n318 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n324 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n318 < 0:
+    if _n324 < 0:
         raise InvalidValueError("Brokers: null or negative length")
-    if _n318 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n318) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n324 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n324) + " elements in " + str(len(data) - pos) + " bytes")
     f_brokers = []
-    for _ in range(_n318):
-        _m319_node_id, _n320 = _S_ih.unpack_from(data, pos)
+    for _ in range(_n324):
+        _m325_node_id, _n326 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n320 < 0:
+        if _n326 < 0:
             raise InvalidValueError("Host: null or negative length")
-        _m319_host = data[pos : pos + _n320].decode()
-        pos += _n320
-        _m319_port, _n321 = _S_ih.unpack_from(data, pos)
+        _m325_host = data[pos : pos + _n326].decode()
+        pos += _n326
+        _m325_port, _n327 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n321 < 0:
-            _m319_rack = None
-            if _n321 != -1:
-                raise InvalidValueError("Rack: length " + str(_n321))
+        if _n327 < 0:
+            _m325_rack = None
+            if _n327 != -1:
+                raise InvalidValueError("Rack: length " + str(_n327))
         else:
-            _m319_rack = data[pos : pos + _n321].decode()
-            pos += _n321
-        f_brokers.append(MetadataResponseBroker(_m319_node_id, _m319_host, _m319_port, _m319_rack))
-    (_n322,) = _S_h.unpack_from(data, pos)
+            _m325_rack = data[pos : pos + _n327].decode()
+            pos += _n327
+        f_brokers.append(MetadataResponseBroker(_m325_node_id, _m325_host, _m325_port, _m325_rack))
+    (_n328,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n322 < 0:
+    if _n328 < 0:
         f_cluster_id = None
-        if _n322 != -1:
-            raise InvalidValueError("ClusterId: length " + str(_n322))
+        if _n328 != -1:
+            raise InvalidValueError("ClusterId: length " + str(_n328))
     else:
-        f_cluster_id = data[pos : pos + _n322].decode()
-        pos += _n322
-    f_controller_id, _n323 = _S_ii.unpack_from(data, pos)
+        f_cluster_id = data[pos : pos + _n328].decode()
+        pos += _n328
+    f_controller_id, _n329 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n323 < 0:
+    if _n329 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n323 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n323) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n329 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n329) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n323):
-        _e324, pos = _decode_MetadataResponseTopic_v7(data, pos)
-        f_topics.append(_e324)
+    for _ in range(_n329):
+        _e330, pos = _decode_MetadataResponseTopic_v7(data, pos)
+        f_topics.append(_e330)
     return MetadataResponse(
         f_throttle_time_ms, f_brokers, f_cluster_id, f_controller_id, f_topics, -2147483648, 0
     ), pos
@@ -2295,71 +2284,71 @@ def _decode_MetadataResponse_v7(data: bytes, pos: int) -> tuple[MetadataResponse
 
 def _encode_MetadataResponse_v7(o: MetadataResponse, out: bytearray) -> None:
     """MetadataResponse, version 7."""
-    _a325 = o.brokers
-    out += _S_ii.pack(o.throttle_time_ms, len(_a325))
-    for _e326 in _a325:
-        _b327 = _e326.host.encode()
-        out += _S_ih.pack(_e326.node_id, len(_b327))
-        out += _b327
-        _b328 = None if _e326.rack is None else _e326.rack.encode()
-        out += _S_ih.pack(_e326.port, -1 if _b328 is None else len(_b328))
-        if _b328 is not None:
-            out += _b328
-    _b329 = None if o.cluster_id is None else o.cluster_id.encode()
-    out += _S_h.pack(-1 if _b329 is None else len(_b329))
-    if _b329 is not None:
-        out += _b329
-    _a330 = o.topics
-    out += _S_ii.pack(o.controller_id, len(_a330))
-    for _e331 in _a330:
-        _encode_MetadataResponseTopic_v7(_e331, out)
+    _a331 = o.brokers
+    out += _S_ii.pack(o.throttle_time_ms, len(_a331))
+    for _e332 in _a331:
+        _b333 = _e332.host.encode()
+        out += _S_ih.pack(_e332.node_id, len(_b333))
+        out += _b333
+        _b334 = None if _e332.rack is None else _e332.rack.encode()
+        out += _S_ih.pack(_e332.port, -1 if _b334 is None else len(_b334))
+        if _b334 is not None:
+            out += _b334
+    _b335 = None if o.cluster_id is None else o.cluster_id.encode()
+    out += _S_h.pack(-1 if _b335 is None else len(_b335))
+    if _b335 is not None:
+        out += _b335
+    _a336 = o.topics
+    out += _S_ii.pack(o.controller_id, len(_a336))
+    for _e337 in _a336:
+        _encode_MetadataResponseTopic_v7(_e337, out)
 
 
 def _decode_MetadataResponse_v8(data: bytes, pos: int) -> tuple[MetadataResponse, int]:
     """MetadataResponse, version 8."""
-    f_throttle_time_ms, _n332 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n338 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n332 < 0:
+    if _n338 < 0:
         raise InvalidValueError("Brokers: null or negative length")
-    if _n332 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n332) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n338 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n338) + " elements in " + str(len(data) - pos) + " bytes")
     f_brokers = []
-    for _ in range(_n332):
-        _m333_node_id, _n334 = _S_ih.unpack_from(data, pos)
+    for _ in range(_n338):
+        _m339_node_id, _n340 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n334 < 0:
+        if _n340 < 0:
             raise InvalidValueError("Host: null or negative length")
-        _m333_host = data[pos : pos + _n334].decode()
-        pos += _n334
-        _m333_port, _n335 = _S_ih.unpack_from(data, pos)
+        _m339_host = data[pos : pos + _n340].decode()
+        pos += _n340
+        _m339_port, _n341 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n335 < 0:
-            _m333_rack = None
-            if _n335 != -1:
-                raise InvalidValueError("Rack: length " + str(_n335))
+        if _n341 < 0:
+            _m339_rack = None
+            if _n341 != -1:
+                raise InvalidValueError("Rack: length " + str(_n341))
         else:
-            _m333_rack = data[pos : pos + _n335].decode()
-            pos += _n335
-        f_brokers.append(MetadataResponseBroker(_m333_node_id, _m333_host, _m333_port, _m333_rack))
-    (_n336,) = _S_h.unpack_from(data, pos)
+            _m339_rack = data[pos : pos + _n341].decode()
+            pos += _n341
+        f_brokers.append(MetadataResponseBroker(_m339_node_id, _m339_host, _m339_port, _m339_rack))
+    (_n342,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n336 < 0:
+    if _n342 < 0:
         f_cluster_id = None
-        if _n336 != -1:
-            raise InvalidValueError("ClusterId: length " + str(_n336))
+        if _n342 != -1:
+            raise InvalidValueError("ClusterId: length " + str(_n342))
     else:
-        f_cluster_id = data[pos : pos + _n336].decode()
-        pos += _n336
-    f_controller_id, _n337 = _S_ii.unpack_from(data, pos)
+        f_cluster_id = data[pos : pos + _n342].decode()
+        pos += _n342
+    f_controller_id, _n343 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n337 < 0:
+    if _n343 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n337 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n337) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n343 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n343) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n337):
-        _e338, pos = _decode_MetadataResponseTopic_v8(data, pos)
-        f_topics.append(_e338)
+    for _ in range(_n343):
+        _e344, pos = _decode_MetadataResponseTopic_v8(data, pos)
+        f_topics.append(_e344)
     (f_cluster_authorized_operations,) = _S_i.unpack_from(data, pos)
     pos += 4
     return MetadataResponse(
@@ -2375,24 +2364,24 @@ def _decode_MetadataResponse_v8(data: bytes, pos: int) -> tuple[MetadataResponse
 
 def _encode_MetadataResponse_v8(o: MetadataResponse, out: bytearray) -> None:
     """MetadataResponse, version 8."""
-    _a339 = o.brokers
-    out += _S_ii.pack(o.throttle_time_ms, len(_a339))
-    for _e340 in _a339:
-        _b341 = _e340.host.encode()
-        out += _S_ih.pack(_e340.node_id, len(_b341))
-        out += _b341
-        _b342 = None if _e340.rack is None else _e340.rack.encode()
-        out += _S_ih.pack(_e340.port, -1 if _b342 is None else len(_b342))
-        if _b342 is not None:
-            out += _b342
-    _b343 = None if o.cluster_id is None else o.cluster_id.encode()
-    out += _S_h.pack(-1 if _b343 is None else len(_b343))
-    if _b343 is not None:
-        out += _b343
-    _a344 = o.topics
-    out += _S_ii.pack(o.controller_id, len(_a344))
-    for _e345 in _a344:
-        _encode_MetadataResponseTopic_v8(_e345, out)
+    _a345 = o.brokers
+    out += _S_ii.pack(o.throttle_time_ms, len(_a345))
+    for _e346 in _a345:
+        _b347 = _e346.host.encode()
+        out += _S_ih.pack(_e346.node_id, len(_b347))
+        out += _b347
+        _b348 = None if _e346.rack is None else _e346.rack.encode()
+        out += _S_ih.pack(_e346.port, -1 if _b348 is None else len(_b348))
+        if _b348 is not None:
+            out += _b348
+    _b349 = None if o.cluster_id is None else o.cluster_id.encode()
+    out += _S_h.pack(-1 if _b349 is None else len(_b349))
+    if _b349 is not None:
+        out += _b349
+    _a350 = o.topics
+    out += _S_ii.pack(o.controller_id, len(_a350))
+    for _e351 in _a350:
+        _encode_MetadataResponseTopic_v8(_e351, out)
     out += _S_i.pack(o.cluster_authorized_operations)
 
 
@@ -2400,73 +2389,71 @@ def _decode_MetadataResponse_v9(data: bytes, pos: int) -> tuple[MetadataResponse
     """MetadataResponse, version 9 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n346 = data[pos]
-    if _n346 < 128:
+    _n352 = data[pos]
+    if _n352 < 128:
         pos += 1
     else:
-        _n346, pos = read_uvarint(data, pos)
-    _n346 -= 1
-    if _n346 < 0:
+        _n352, pos = read_uvarint(data, pos)
+    _n352 -= 1
+    if _n352 < 0:
         raise InvalidValueError("Brokers: null or negative length")
-    if _n346 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n346) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n352 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n352) + " elements in " + str(len(data) - pos) + " bytes")
     f_brokers = []
-    for _ in range(_n346):
-        (_m347_node_id,) = _S_i.unpack_from(data, pos)
+    for _ in range(_n352):
+        (_m353_node_id,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n348 = data[pos]
-        if 0 < _n348 < 128:
-            _m347_host = data[pos + 1 : pos + _n348].decode()
-            pos += _n348
+        _n354 = data[pos]
+        if 0 < _n354 < 128:
+            _m353_host = data[pos + 1 : pos + _n354].decode()
+            pos += _n354
         else:
-            _m347_host, pos = read_compact_string(data, pos)
-        (_m347_port,) = _S_i.unpack_from(data, pos)
+            _m353_host, pos = read_compact_string(data, pos)
+        (_m353_port,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n349 = data[pos]
-        if 0 < _n349 < 128:
-            _m347_rack = data[pos + 1 : pos + _n349].decode()
-            pos += _n349
-        elif _n349 == 0:
-            _m347_rack = None
+        _n355 = data[pos]
+        if 0 < _n355 < 128:
+            _m353_rack = data[pos + 1 : pos + _n355].decode()
+            pos += _n355
+        elif _n355 == 0:
+            _m353_rack = None
             pos += 1
         else:
-            _m347_rack, pos = read_compact_nullable_string(data, pos)
+            _m353_rack, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_brokers.append(MetadataResponseBroker(_m347_node_id, _m347_host, _m347_port, _m347_rack))
-    _n350 = data[pos]
-    if 0 < _n350 < 128:
-        f_cluster_id = data[pos + 1 : pos + _n350].decode()
-        pos += _n350
-    elif _n350 == 0:
+        f_brokers.append(MetadataResponseBroker(_m353_node_id, _m353_host, _m353_port, _m353_rack))
+    _n356 = data[pos]
+    if 0 < _n356 < 128:
+        f_cluster_id = data[pos + 1 : pos + _n356].decode()
+        pos += _n356
+    elif _n356 == 0:
         f_cluster_id = None
         pos += 1
     else:
         f_cluster_id, pos = read_compact_nullable_string(data, pos)
     (f_controller_id,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n351 = data[pos]
-    if _n351 < 128:
+    _n357 = data[pos]
+    if _n357 < 128:
         pos += 1
     else:
-        _n351, pos = read_uvarint(data, pos)
-    _n351 -= 1
-    if _n351 < 0:
+        _n357, pos = read_uvarint(data, pos)
+    _n357 -= 1
+    if _n357 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n351 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n351) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n357 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n357) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n351):
-        _e352, pos = _decode_MetadataResponseTopic_v9(data, pos)
-        f_topics.append(_e352)
-    (f_cluster_authorized_operations,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    for _ in range(_n357):
+        _e358, pos = _decode_MetadataResponseTopic_v9(data, pos)
+        f_topics.append(_e358)
+    f_cluster_authorized_operations, _t359 = _S_iB.unpack_from(data, pos)
+    pos += 5
+    if _t359 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return MetadataResponse(
         f_throttle_time_ms,
         f_brokers,
@@ -2481,127 +2468,124 @@ def _decode_MetadataResponse_v9(data: bytes, pos: int) -> tuple[MetadataResponse
 def _encode_MetadataResponse_v9(o: MetadataResponse, out: bytearray) -> None:
     """MetadataResponse, version 9 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a353 = o.brokers
-    _n354 = len(_a353) + 1
-    if _n354 < 128:
-        out.append(_n354)
+    _a360 = o.brokers
+    _n361 = len(_a360) + 1
+    if _n361 < 128:
+        out.append(_n361)
     else:
-        write_uvarint(out, _n354)
-    for _e355 in _a353:
-        out += _S_i.pack(_e355.node_id)
-        _b356 = _e355.host.encode()
-        _n357 = len(_b356) + 1
-        if _n357 < 128:
-            out.append(_n357)
+        write_uvarint(out, _n361)
+    for _e362 in _a360:
+        out += _S_i.pack(_e362.node_id)
+        _b363 = _e362.host.encode()
+        _n364 = len(_b363) + 1
+        if _n364 < 128:
+            out.append(_n364)
         else:
-            write_uvarint(out, _n357)
-        out += _b356
-        out += _S_i.pack(_e355.port)
-        if _e355.rack is None:
+            write_uvarint(out, _n364)
+        out += _b363
+        out += _S_i.pack(_e362.port)
+        if _e362.rack is None:
             out.append(0)
         else:
-            _b358 = _e355.rack.encode()
-            _n359 = len(_b358) + 1
-            if _n359 < 128:
-                out.append(_n359)
+            _b365 = _e362.rack.encode()
+            _n366 = len(_b365) + 1
+            if _n366 < 128:
+                out.append(_n366)
             else:
-                write_uvarint(out, _n359)
-            out += _b358
+                write_uvarint(out, _n366)
+            out += _b365
         out.append(0)  # no tagged fields
     if o.cluster_id is None:
         out.append(0)
     else:
-        _b360 = o.cluster_id.encode()
-        _n361 = len(_b360) + 1
-        if _n361 < 128:
-            out.append(_n361)
+        _b367 = o.cluster_id.encode()
+        _n368 = len(_b367) + 1
+        if _n368 < 128:
+            out.append(_n368)
         else:
-            write_uvarint(out, _n361)
-        out += _b360
+            write_uvarint(out, _n368)
+        out += _b367
     out += _S_i.pack(o.controller_id)
-    _a362 = o.topics
-    _n363 = len(_a362) + 1
-    if _n363 < 128:
-        out.append(_n363)
+    _a369 = o.topics
+    _n370 = len(_a369) + 1
+    if _n370 < 128:
+        out.append(_n370)
     else:
-        write_uvarint(out, _n363)
-    for _e364 in _a362:
-        _encode_MetadataResponseTopic_v9(_e364, out)
-    out += _S_i.pack(o.cluster_authorized_operations)
-    out.append(0)  # no tagged fields
+        write_uvarint(out, _n370)
+    for _e371 in _a369:
+        _encode_MetadataResponseTopic_v9(_e371, out)
+    out += _S_iB.pack(o.cluster_authorized_operations, 0)
 
 
 def _decode_MetadataResponse_v10(data: bytes, pos: int) -> tuple[MetadataResponse, int]:
     """MetadataResponse, version 10 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n365 = data[pos]
-    if _n365 < 128:
+    _n372 = data[pos]
+    if _n372 < 128:
         pos += 1
     else:
-        _n365, pos = read_uvarint(data, pos)
-    _n365 -= 1
-    if _n365 < 0:
+        _n372, pos = read_uvarint(data, pos)
+    _n372 -= 1
+    if _n372 < 0:
         raise InvalidValueError("Brokers: null or negative length")
-    if _n365 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n365) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n372 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n372) + " elements in " + str(len(data) - pos) + " bytes")
     f_brokers = []
-    for _ in range(_n365):
-        (_m366_node_id,) = _S_i.unpack_from(data, pos)
+    for _ in range(_n372):
+        (_m373_node_id,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n367 = data[pos]
-        if 0 < _n367 < 128:
-            _m366_host = data[pos + 1 : pos + _n367].decode()
-            pos += _n367
+        _n374 = data[pos]
+        if 0 < _n374 < 128:
+            _m373_host = data[pos + 1 : pos + _n374].decode()
+            pos += _n374
         else:
-            _m366_host, pos = read_compact_string(data, pos)
-        (_m366_port,) = _S_i.unpack_from(data, pos)
+            _m373_host, pos = read_compact_string(data, pos)
+        (_m373_port,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n368 = data[pos]
-        if 0 < _n368 < 128:
-            _m366_rack = data[pos + 1 : pos + _n368].decode()
-            pos += _n368
-        elif _n368 == 0:
-            _m366_rack = None
+        _n375 = data[pos]
+        if 0 < _n375 < 128:
+            _m373_rack = data[pos + 1 : pos + _n375].decode()
+            pos += _n375
+        elif _n375 == 0:
+            _m373_rack = None
             pos += 1
         else:
-            _m366_rack, pos = read_compact_nullable_string(data, pos)
+            _m373_rack, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_brokers.append(MetadataResponseBroker(_m366_node_id, _m366_host, _m366_port, _m366_rack))
-    _n369 = data[pos]
-    if 0 < _n369 < 128:
-        f_cluster_id = data[pos + 1 : pos + _n369].decode()
-        pos += _n369
-    elif _n369 == 0:
+        f_brokers.append(MetadataResponseBroker(_m373_node_id, _m373_host, _m373_port, _m373_rack))
+    _n376 = data[pos]
+    if 0 < _n376 < 128:
+        f_cluster_id = data[pos + 1 : pos + _n376].decode()
+        pos += _n376
+    elif _n376 == 0:
         f_cluster_id = None
         pos += 1
     else:
         f_cluster_id, pos = read_compact_nullable_string(data, pos)
     (f_controller_id,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n370 = data[pos]
-    if _n370 < 128:
+    _n377 = data[pos]
+    if _n377 < 128:
         pos += 1
     else:
-        _n370, pos = read_uvarint(data, pos)
-    _n370 -= 1
-    if _n370 < 0:
+        _n377, pos = read_uvarint(data, pos)
+    _n377 -= 1
+    if _n377 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n370 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n370) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n377 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n377) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n370):
-        _e371, pos = _decode_MetadataResponseTopic_v10(data, pos)
-        f_topics.append(_e371)
-    (f_cluster_authorized_operations,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    for _ in range(_n377):
+        _e378, pos = _decode_MetadataResponseTopic_v10(data, pos)
+        f_topics.append(_e378)
+    f_cluster_authorized_operations, _t379 = _S_iB.unpack_from(data, pos)
+    pos += 5
+    if _t379 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return MetadataResponse(
         f_throttle_time_ms,
         f_brokers,
@@ -2616,121 +2600,120 @@ def _decode_MetadataResponse_v10(data: bytes, pos: int) -> tuple[MetadataRespons
 def _encode_MetadataResponse_v10(o: MetadataResponse, out: bytearray) -> None:
     """MetadataResponse, version 10 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a372 = o.brokers
-    _n373 = len(_a372) + 1
-    if _n373 < 128:
-        out.append(_n373)
+    _a380 = o.brokers
+    _n381 = len(_a380) + 1
+    if _n381 < 128:
+        out.append(_n381)
     else:
-        write_uvarint(out, _n373)
-    for _e374 in _a372:
-        out += _S_i.pack(_e374.node_id)
-        _b375 = _e374.host.encode()
-        _n376 = len(_b375) + 1
-        if _n376 < 128:
-            out.append(_n376)
+        write_uvarint(out, _n381)
+    for _e382 in _a380:
+        out += _S_i.pack(_e382.node_id)
+        _b383 = _e382.host.encode()
+        _n384 = len(_b383) + 1
+        if _n384 < 128:
+            out.append(_n384)
         else:
-            write_uvarint(out, _n376)
-        out += _b375
-        out += _S_i.pack(_e374.port)
-        if _e374.rack is None:
+            write_uvarint(out, _n384)
+        out += _b383
+        out += _S_i.pack(_e382.port)
+        if _e382.rack is None:
             out.append(0)
         else:
-            _b377 = _e374.rack.encode()
-            _n378 = len(_b377) + 1
-            if _n378 < 128:
-                out.append(_n378)
+            _b385 = _e382.rack.encode()
+            _n386 = len(_b385) + 1
+            if _n386 < 128:
+                out.append(_n386)
             else:
-                write_uvarint(out, _n378)
-            out += _b377
+                write_uvarint(out, _n386)
+            out += _b385
         out.append(0)  # no tagged fields
     if o.cluster_id is None:
         out.append(0)
     else:
-        _b379 = o.cluster_id.encode()
-        _n380 = len(_b379) + 1
-        if _n380 < 128:
-            out.append(_n380)
+        _b387 = o.cluster_id.encode()
+        _n388 = len(_b387) + 1
+        if _n388 < 128:
+            out.append(_n388)
         else:
-            write_uvarint(out, _n380)
-        out += _b379
+            write_uvarint(out, _n388)
+        out += _b387
     out += _S_i.pack(o.controller_id)
-    _a381 = o.topics
-    _n382 = len(_a381) + 1
-    if _n382 < 128:
-        out.append(_n382)
+    _a389 = o.topics
+    _n390 = len(_a389) + 1
+    if _n390 < 128:
+        out.append(_n390)
     else:
-        write_uvarint(out, _n382)
-    for _e383 in _a381:
-        _encode_MetadataResponseTopic_v10(_e383, out)
-    out += _S_i.pack(o.cluster_authorized_operations)
-    out.append(0)  # no tagged fields
+        write_uvarint(out, _n390)
+    for _e391 in _a389:
+        _encode_MetadataResponseTopic_v10(_e391, out)
+    out += _S_iB.pack(o.cluster_authorized_operations, 0)
 
 
 def _decode_MetadataResponse_v11(data: bytes, pos: int) -> tuple[MetadataResponse, int]:
     """MetadataResponse, version 11 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n384 = data[pos]
-    if _n384 < 128:
+    _n392 = data[pos]
+    if _n392 < 128:
         pos += 1
     else:
-        _n384, pos = read_uvarint(data, pos)
-    _n384 -= 1
-    if _n384 < 0:
+        _n392, pos = read_uvarint(data, pos)
+    _n392 -= 1
+    if _n392 < 0:
         raise InvalidValueError("Brokers: null or negative length")
-    if _n384 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n384) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n392 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n392) + " elements in " + str(len(data) - pos) + " bytes")
     f_brokers = []
-    for _ in range(_n384):
-        (_m385_node_id,) = _S_i.unpack_from(data, pos)
+    for _ in range(_n392):
+        (_m393_node_id,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n386 = data[pos]
-        if 0 < _n386 < 128:
-            _m385_host = data[pos + 1 : pos + _n386].decode()
-            pos += _n386
+        _n394 = data[pos]
+        if 0 < _n394 < 128:
+            _m393_host = data[pos + 1 : pos + _n394].decode()
+            pos += _n394
         else:
-            _m385_host, pos = read_compact_string(data, pos)
-        (_m385_port,) = _S_i.unpack_from(data, pos)
+            _m393_host, pos = read_compact_string(data, pos)
+        (_m393_port,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n387 = data[pos]
-        if 0 < _n387 < 128:
-            _m385_rack = data[pos + 1 : pos + _n387].decode()
-            pos += _n387
-        elif _n387 == 0:
-            _m385_rack = None
+        _n395 = data[pos]
+        if 0 < _n395 < 128:
+            _m393_rack = data[pos + 1 : pos + _n395].decode()
+            pos += _n395
+        elif _n395 == 0:
+            _m393_rack = None
             pos += 1
         else:
-            _m385_rack, pos = read_compact_nullable_string(data, pos)
+            _m393_rack, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_brokers.append(MetadataResponseBroker(_m385_node_id, _m385_host, _m385_port, _m385_rack))
-    _n388 = data[pos]
-    if 0 < _n388 < 128:
-        f_cluster_id = data[pos + 1 : pos + _n388].decode()
-        pos += _n388
-    elif _n388 == 0:
+        f_brokers.append(MetadataResponseBroker(_m393_node_id, _m393_host, _m393_port, _m393_rack))
+    _n396 = data[pos]
+    if 0 < _n396 < 128:
+        f_cluster_id = data[pos + 1 : pos + _n396].decode()
+        pos += _n396
+    elif _n396 == 0:
         f_cluster_id = None
         pos += 1
     else:
         f_cluster_id, pos = read_compact_nullable_string(data, pos)
     (f_controller_id,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n389 = data[pos]
-    if _n389 < 128:
+    _n397 = data[pos]
+    if _n397 < 128:
         pos += 1
     else:
-        _n389, pos = read_uvarint(data, pos)
-    _n389 -= 1
-    if _n389 < 0:
+        _n397, pos = read_uvarint(data, pos)
+    _n397 -= 1
+    if _n397 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n389 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n389) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n397 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n397) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n389):
-        _e390, pos = _decode_MetadataResponseTopic_v10(data, pos)
-        f_topics.append(_e390)
+    for _ in range(_n397):
+        _e398, pos = _decode_MetadataResponseTopic_v10(data, pos)
+        f_topics.append(_e398)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -2743,52 +2726,52 @@ def _decode_MetadataResponse_v11(data: bytes, pos: int) -> tuple[MetadataRespons
 def _encode_MetadataResponse_v11(o: MetadataResponse, out: bytearray) -> None:
     """MetadataResponse, version 11 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a391 = o.brokers
-    _n392 = len(_a391) + 1
-    if _n392 < 128:
-        out.append(_n392)
+    _a399 = o.brokers
+    _n400 = len(_a399) + 1
+    if _n400 < 128:
+        out.append(_n400)
     else:
-        write_uvarint(out, _n392)
-    for _e393 in _a391:
-        out += _S_i.pack(_e393.node_id)
-        _b394 = _e393.host.encode()
-        _n395 = len(_b394) + 1
-        if _n395 < 128:
-            out.append(_n395)
+        write_uvarint(out, _n400)
+    for _e401 in _a399:
+        out += _S_i.pack(_e401.node_id)
+        _b402 = _e401.host.encode()
+        _n403 = len(_b402) + 1
+        if _n403 < 128:
+            out.append(_n403)
         else:
-            write_uvarint(out, _n395)
-        out += _b394
-        out += _S_i.pack(_e393.port)
-        if _e393.rack is None:
+            write_uvarint(out, _n403)
+        out += _b402
+        out += _S_i.pack(_e401.port)
+        if _e401.rack is None:
             out.append(0)
         else:
-            _b396 = _e393.rack.encode()
-            _n397 = len(_b396) + 1
-            if _n397 < 128:
-                out.append(_n397)
+            _b404 = _e401.rack.encode()
+            _n405 = len(_b404) + 1
+            if _n405 < 128:
+                out.append(_n405)
             else:
-                write_uvarint(out, _n397)
-            out += _b396
+                write_uvarint(out, _n405)
+            out += _b404
         out.append(0)  # no tagged fields
     if o.cluster_id is None:
         out.append(0)
     else:
-        _b398 = o.cluster_id.encode()
-        _n399 = len(_b398) + 1
-        if _n399 < 128:
-            out.append(_n399)
+        _b406 = o.cluster_id.encode()
+        _n407 = len(_b406) + 1
+        if _n407 < 128:
+            out.append(_n407)
         else:
-            write_uvarint(out, _n399)
-        out += _b398
+            write_uvarint(out, _n407)
+        out += _b406
     out += _S_i.pack(o.controller_id)
-    _a400 = o.topics
-    _n401 = len(_a400) + 1
-    if _n401 < 128:
-        out.append(_n401)
+    _a408 = o.topics
+    _n409 = len(_a408) + 1
+    if _n409 < 128:
+        out.append(_n409)
     else:
-        write_uvarint(out, _n401)
-    for _e402 in _a400:
-        _encode_MetadataResponseTopic_v10(_e402, out)
+        write_uvarint(out, _n409)
+    for _e410 in _a408:
+        _encode_MetadataResponseTopic_v10(_e410, out)
     out.append(0)  # no tagged fields
 
 
@@ -2796,67 +2779,67 @@ def _decode_MetadataResponse_v12(data: bytes, pos: int) -> tuple[MetadataRespons
     """MetadataResponse, version 12 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n403 = data[pos]
-    if _n403 < 128:
+    _n411 = data[pos]
+    if _n411 < 128:
         pos += 1
     else:
-        _n403, pos = read_uvarint(data, pos)
-    _n403 -= 1
-    if _n403 < 0:
+        _n411, pos = read_uvarint(data, pos)
+    _n411 -= 1
+    if _n411 < 0:
         raise InvalidValueError("Brokers: null or negative length")
-    if _n403 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n403) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n411 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n411) + " elements in " + str(len(data) - pos) + " bytes")
     f_brokers = []
-    for _ in range(_n403):
-        (_m404_node_id,) = _S_i.unpack_from(data, pos)
+    for _ in range(_n411):
+        (_m412_node_id,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n405 = data[pos]
-        if 0 < _n405 < 128:
-            _m404_host = data[pos + 1 : pos + _n405].decode()
-            pos += _n405
+        _n413 = data[pos]
+        if 0 < _n413 < 128:
+            _m412_host = data[pos + 1 : pos + _n413].decode()
+            pos += _n413
         else:
-            _m404_host, pos = read_compact_string(data, pos)
-        (_m404_port,) = _S_i.unpack_from(data, pos)
+            _m412_host, pos = read_compact_string(data, pos)
+        (_m412_port,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n406 = data[pos]
-        if 0 < _n406 < 128:
-            _m404_rack = data[pos + 1 : pos + _n406].decode()
-            pos += _n406
-        elif _n406 == 0:
-            _m404_rack = None
+        _n414 = data[pos]
+        if 0 < _n414 < 128:
+            _m412_rack = data[pos + 1 : pos + _n414].decode()
+            pos += _n414
+        elif _n414 == 0:
+            _m412_rack = None
             pos += 1
         else:
-            _m404_rack, pos = read_compact_nullable_string(data, pos)
+            _m412_rack, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_brokers.append(MetadataResponseBroker(_m404_node_id, _m404_host, _m404_port, _m404_rack))
-    _n407 = data[pos]
-    if 0 < _n407 < 128:
-        f_cluster_id = data[pos + 1 : pos + _n407].decode()
-        pos += _n407
-    elif _n407 == 0:
+        f_brokers.append(MetadataResponseBroker(_m412_node_id, _m412_host, _m412_port, _m412_rack))
+    _n415 = data[pos]
+    if 0 < _n415 < 128:
+        f_cluster_id = data[pos + 1 : pos + _n415].decode()
+        pos += _n415
+    elif _n415 == 0:
         f_cluster_id = None
         pos += 1
     else:
         f_cluster_id, pos = read_compact_nullable_string(data, pos)
     (f_controller_id,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n408 = data[pos]
-    if _n408 < 128:
+    _n416 = data[pos]
+    if _n416 < 128:
         pos += 1
     else:
-        _n408, pos = read_uvarint(data, pos)
-    _n408 -= 1
-    if _n408 < 0:
+        _n416, pos = read_uvarint(data, pos)
+    _n416 -= 1
+    if _n416 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n408 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n408) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n416 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n416) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n408):
-        _e409, pos = _decode_MetadataResponseTopic_v12(data, pos)
-        f_topics.append(_e409)
+    for _ in range(_n416):
+        _e417, pos = _decode_MetadataResponseTopic_v12(data, pos)
+        f_topics.append(_e417)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -2869,52 +2852,52 @@ def _decode_MetadataResponse_v12(data: bytes, pos: int) -> tuple[MetadataRespons
 def _encode_MetadataResponse_v12(o: MetadataResponse, out: bytearray) -> None:
     """MetadataResponse, version 12 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a410 = o.brokers
-    _n411 = len(_a410) + 1
-    if _n411 < 128:
-        out.append(_n411)
+    _a418 = o.brokers
+    _n419 = len(_a418) + 1
+    if _n419 < 128:
+        out.append(_n419)
     else:
-        write_uvarint(out, _n411)
-    for _e412 in _a410:
-        out += _S_i.pack(_e412.node_id)
-        _b413 = _e412.host.encode()
-        _n414 = len(_b413) + 1
-        if _n414 < 128:
-            out.append(_n414)
+        write_uvarint(out, _n419)
+    for _e420 in _a418:
+        out += _S_i.pack(_e420.node_id)
+        _b421 = _e420.host.encode()
+        _n422 = len(_b421) + 1
+        if _n422 < 128:
+            out.append(_n422)
         else:
-            write_uvarint(out, _n414)
-        out += _b413
-        out += _S_i.pack(_e412.port)
-        if _e412.rack is None:
+            write_uvarint(out, _n422)
+        out += _b421
+        out += _S_i.pack(_e420.port)
+        if _e420.rack is None:
             out.append(0)
         else:
-            _b415 = _e412.rack.encode()
-            _n416 = len(_b415) + 1
-            if _n416 < 128:
-                out.append(_n416)
+            _b423 = _e420.rack.encode()
+            _n424 = len(_b423) + 1
+            if _n424 < 128:
+                out.append(_n424)
             else:
-                write_uvarint(out, _n416)
-            out += _b415
+                write_uvarint(out, _n424)
+            out += _b423
         out.append(0)  # no tagged fields
     if o.cluster_id is None:
         out.append(0)
     else:
-        _b417 = o.cluster_id.encode()
-        _n418 = len(_b417) + 1
-        if _n418 < 128:
-            out.append(_n418)
+        _b425 = o.cluster_id.encode()
+        _n426 = len(_b425) + 1
+        if _n426 < 128:
+            out.append(_n426)
         else:
-            write_uvarint(out, _n418)
-        out += _b417
+            write_uvarint(out, _n426)
+        out += _b425
     out += _S_i.pack(o.controller_id)
-    _a419 = o.topics
-    _n420 = len(_a419) + 1
-    if _n420 < 128:
-        out.append(_n420)
+    _a427 = o.topics
+    _n428 = len(_a427) + 1
+    if _n428 < 128:
+        out.append(_n428)
     else:
-        write_uvarint(out, _n420)
-    for _e421 in _a419:
-        _encode_MetadataResponseTopic_v12(_e421, out)
+        write_uvarint(out, _n428)
+    for _e429 in _a427:
+        _encode_MetadataResponseTopic_v12(_e429, out)
     out.append(0)  # no tagged fields
 
 
@@ -2922,73 +2905,71 @@ def _decode_MetadataResponse_v13(data: bytes, pos: int) -> tuple[MetadataRespons
     """MetadataResponse, version 13 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n422 = data[pos]
-    if _n422 < 128:
+    _n430 = data[pos]
+    if _n430 < 128:
         pos += 1
     else:
-        _n422, pos = read_uvarint(data, pos)
-    _n422 -= 1
-    if _n422 < 0:
+        _n430, pos = read_uvarint(data, pos)
+    _n430 -= 1
+    if _n430 < 0:
         raise InvalidValueError("Brokers: null or negative length")
-    if _n422 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n422) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n430 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n430) + " elements in " + str(len(data) - pos) + " bytes")
     f_brokers = []
-    for _ in range(_n422):
-        (_m423_node_id,) = _S_i.unpack_from(data, pos)
+    for _ in range(_n430):
+        (_m431_node_id,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n424 = data[pos]
-        if 0 < _n424 < 128:
-            _m423_host = data[pos + 1 : pos + _n424].decode()
-            pos += _n424
+        _n432 = data[pos]
+        if 0 < _n432 < 128:
+            _m431_host = data[pos + 1 : pos + _n432].decode()
+            pos += _n432
         else:
-            _m423_host, pos = read_compact_string(data, pos)
-        (_m423_port,) = _S_i.unpack_from(data, pos)
+            _m431_host, pos = read_compact_string(data, pos)
+        (_m431_port,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n425 = data[pos]
-        if 0 < _n425 < 128:
-            _m423_rack = data[pos + 1 : pos + _n425].decode()
-            pos += _n425
-        elif _n425 == 0:
-            _m423_rack = None
+        _n433 = data[pos]
+        if 0 < _n433 < 128:
+            _m431_rack = data[pos + 1 : pos + _n433].decode()
+            pos += _n433
+        elif _n433 == 0:
+            _m431_rack = None
             pos += 1
         else:
-            _m423_rack, pos = read_compact_nullable_string(data, pos)
+            _m431_rack, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_brokers.append(MetadataResponseBroker(_m423_node_id, _m423_host, _m423_port, _m423_rack))
-    _n426 = data[pos]
-    if 0 < _n426 < 128:
-        f_cluster_id = data[pos + 1 : pos + _n426].decode()
-        pos += _n426
-    elif _n426 == 0:
+        f_brokers.append(MetadataResponseBroker(_m431_node_id, _m431_host, _m431_port, _m431_rack))
+    _n434 = data[pos]
+    if 0 < _n434 < 128:
+        f_cluster_id = data[pos + 1 : pos + _n434].decode()
+        pos += _n434
+    elif _n434 == 0:
         f_cluster_id = None
         pos += 1
     else:
         f_cluster_id, pos = read_compact_nullable_string(data, pos)
     (f_controller_id,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n427 = data[pos]
-    if _n427 < 128:
+    _n435 = data[pos]
+    if _n435 < 128:
         pos += 1
     else:
-        _n427, pos = read_uvarint(data, pos)
-    _n427 -= 1
-    if _n427 < 0:
+        _n435, pos = read_uvarint(data, pos)
+    _n435 -= 1
+    if _n435 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n427 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n427) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n435 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n435) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n427):
-        _e428, pos = _decode_MetadataResponseTopic_v12(data, pos)
-        f_topics.append(_e428)
-    (f_error_code,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    for _ in range(_n435):
+        _e436, pos = _decode_MetadataResponseTopic_v12(data, pos)
+        f_topics.append(_e436)
+    f_error_code, _t437 = _S_hB.unpack_from(data, pos)
+    pos += 3
+    if _t437 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return MetadataResponse(
         f_throttle_time_ms, f_brokers, f_cluster_id, f_controller_id, f_topics, -2147483648, f_error_code
     ), pos
@@ -2997,54 +2978,53 @@ def _decode_MetadataResponse_v13(data: bytes, pos: int) -> tuple[MetadataRespons
 def _encode_MetadataResponse_v13(o: MetadataResponse, out: bytearray) -> None:
     """MetadataResponse, version 13 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a429 = o.brokers
-    _n430 = len(_a429) + 1
-    if _n430 < 128:
-        out.append(_n430)
-    else:
-        write_uvarint(out, _n430)
-    for _e431 in _a429:
-        out += _S_i.pack(_e431.node_id)
-        _b432 = _e431.host.encode()
-        _n433 = len(_b432) + 1
-        if _n433 < 128:
-            out.append(_n433)
-        else:
-            write_uvarint(out, _n433)
-        out += _b432
-        out += _S_i.pack(_e431.port)
-        if _e431.rack is None:
-            out.append(0)
-        else:
-            _b434 = _e431.rack.encode()
-            _n435 = len(_b434) + 1
-            if _n435 < 128:
-                out.append(_n435)
-            else:
-                write_uvarint(out, _n435)
-            out += _b434
-        out.append(0)  # no tagged fields
-    if o.cluster_id is None:
-        out.append(0)
-    else:
-        _b436 = o.cluster_id.encode()
-        _n437 = len(_b436) + 1
-        if _n437 < 128:
-            out.append(_n437)
-        else:
-            write_uvarint(out, _n437)
-        out += _b436
-    out += _S_i.pack(o.controller_id)
-    _a438 = o.topics
+    _a438 = o.brokers
     _n439 = len(_a438) + 1
     if _n439 < 128:
         out.append(_n439)
     else:
         write_uvarint(out, _n439)
     for _e440 in _a438:
-        _encode_MetadataResponseTopic_v12(_e440, out)
-    out += _S_h.pack(o.error_code)
-    out.append(0)  # no tagged fields
+        out += _S_i.pack(_e440.node_id)
+        _b441 = _e440.host.encode()
+        _n442 = len(_b441) + 1
+        if _n442 < 128:
+            out.append(_n442)
+        else:
+            write_uvarint(out, _n442)
+        out += _b441
+        out += _S_i.pack(_e440.port)
+        if _e440.rack is None:
+            out.append(0)
+        else:
+            _b443 = _e440.rack.encode()
+            _n444 = len(_b443) + 1
+            if _n444 < 128:
+                out.append(_n444)
+            else:
+                write_uvarint(out, _n444)
+            out += _b443
+        out.append(0)  # no tagged fields
+    if o.cluster_id is None:
+        out.append(0)
+    else:
+        _b445 = o.cluster_id.encode()
+        _n446 = len(_b445) + 1
+        if _n446 < 128:
+            out.append(_n446)
+        else:
+            write_uvarint(out, _n446)
+        out += _b445
+    out += _S_i.pack(o.controller_id)
+    _a447 = o.topics
+    _n448 = len(_a447) + 1
+    if _n448 < 128:
+        out.append(_n448)
+    else:
+        write_uvarint(out, _n448)
+    for _e449 in _a447:
+        _encode_MetadataResponseTopic_v12(_e449, out)
+    out += _S_hB.pack(o.error_code, 0)
 
 
 _METADATA_REQUEST_DECODERS: dict[int, Callable[[bytes, int], tuple[MetadataRequest, int]]] = {

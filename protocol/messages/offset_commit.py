@@ -31,6 +31,7 @@ _S_16s = Struct(">16s")
 _S_h = Struct(">h")
 _S_i = Struct(">i")
 _S_ih = Struct(">ih")
+_S_ihB = Struct(">ihB")
 _S_ii = Struct(">ii")
 _S_iqh = Struct(">iqh")
 _S_iqi = Struct(">iqi")
@@ -1096,81 +1097,76 @@ def _decode_OffsetCommitResponsePartition_v8(
     data: bytes, pos: int
 ) -> tuple[OffsetCommitResponsePartition, int]:
     """OffsetCommitResponsePartition, versions 8-10 (flexible)."""
-    f_partition_index, f_error_code = _S_ih.unpack_from(data, pos)
-    pos += 6
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_partition_index, f_error_code, _t124 = _S_ihB.unpack_from(data, pos)
+    pos += 7
+    if _t124 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return OffsetCommitResponsePartition(f_partition_index, f_error_code), pos
 
 
 def _encode_OffsetCommitResponsePartition_v8(o: OffsetCommitResponsePartition, out: bytearray) -> None:
     """OffsetCommitResponsePartition, versions 8-10 (flexible)."""
-    out += _S_ih.pack(o.partition_index, o.error_code)
-    out.append(0)  # no tagged fields
+    out += _S_ihB.pack(o.partition_index, o.error_code, 0)
 
 
 def _decode_OffsetCommitResponseTopic_v1(data: bytes, pos: int) -> tuple[OffsetCommitResponseTopic, int]:
     """OffsetCommitResponseTopic, versions 1-7."""
-    (_n124,) = _S_h.unpack_from(data, pos)
+    (_n125,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n124 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n124].decode()
-    pos += _n124
-    (_n125,) = _S_i.unpack_from(data, pos)
-    pos += 4
     if _n125 < 0:
+        raise InvalidValueError("Name: null or negative length")
+    f_name = data[pos : pos + _n125].decode()
+    pos += _n125
+    (_n126,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n126 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n125 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n125) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n126 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n126) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n125):
-        _m126_partition_index, _m126_error_code = _S_ih.unpack_from(data, pos)
+    for _ in range(_n126):
+        _m127_partition_index, _m127_error_code = _S_ih.unpack_from(data, pos)
         pos += 6
-        f_partitions.append(OffsetCommitResponsePartition(_m126_partition_index, _m126_error_code))
+        f_partitions.append(OffsetCommitResponsePartition(_m127_partition_index, _m127_error_code))
     return OffsetCommitResponseTopic(f_name, ZERO_UUID, f_partitions), pos
 
 
 def _encode_OffsetCommitResponseTopic_v1(o: OffsetCommitResponseTopic, out: bytearray) -> None:
     """OffsetCommitResponseTopic, versions 1-7."""
-    _b127 = o.name.encode()
-    out += _S_h.pack(len(_b127))
-    out += _b127
-    _a128 = o.partitions
-    out += _S_i.pack(len(_a128))
-    for _e129 in _a128:
-        out += _S_ih.pack(_e129.partition_index, _e129.error_code)
+    _b128 = o.name.encode()
+    out += _S_h.pack(len(_b128))
+    out += _b128
+    _a129 = o.partitions
+    out += _S_i.pack(len(_a129))
+    for _e130 in _a129:
+        out += _S_ih.pack(_e130.partition_index, _e130.error_code)
 
 
 def _decode_OffsetCommitResponseTopic_v8(data: bytes, pos: int) -> tuple[OffsetCommitResponseTopic, int]:
     """OffsetCommitResponseTopic, versions 8-9 (flexible)."""
-    _n130 = data[pos]
-    if 0 < _n130 < 128:
-        f_name = data[pos + 1 : pos + _n130].decode()
-        pos += _n130
+    _n131 = data[pos]
+    if 0 < _n131 < 128:
+        f_name = data[pos + 1 : pos + _n131].decode()
+        pos += _n131
     else:
         f_name, pos = read_compact_string(data, pos)
-    _n131 = data[pos]
-    if _n131 < 128:
+    _n132 = data[pos]
+    if _n132 < 128:
         pos += 1
     else:
-        _n131, pos = read_uvarint(data, pos)
-    _n131 -= 1
-    if _n131 < 0:
+        _n132, pos = read_uvarint(data, pos)
+    _n132 -= 1
+    if _n132 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n131 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n131) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n132 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n132) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n131):
-        _m132_partition_index, _m132_error_code = _S_ih.unpack_from(data, pos)
-        pos += 6
-        if data[pos] == 0:  # no tagged fields: the common case
-            pos += 1
-        else:
-            pos = skip_tagged_fields(data, pos)
-        f_partitions.append(OffsetCommitResponsePartition(_m132_partition_index, _m132_error_code))
+    for _ in range(_n132):
+        _m133_partition_index, _m133_error_code, _t134 = _S_ihB.unpack_from(data, pos)
+        pos += 7
+        if _t134 != 0:
+            pos = skip_tagged_fields(data, pos - 1)
+        f_partitions.append(OffsetCommitResponsePartition(_m133_partition_index, _m133_error_code))
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1180,49 +1176,46 @@ def _decode_OffsetCommitResponseTopic_v8(data: bytes, pos: int) -> tuple[OffsetC
 
 def _encode_OffsetCommitResponseTopic_v8(o: OffsetCommitResponseTopic, out: bytearray) -> None:
     """OffsetCommitResponseTopic, versions 8-9 (flexible)."""
-    _b133 = o.name.encode()
-    _n134 = len(_b133) + 1
-    if _n134 < 128:
-        out.append(_n134)
-    else:
-        write_uvarint(out, _n134)
-    out += _b133
-    _a135 = o.partitions
-    _n136 = len(_a135) + 1
+    _b135 = o.name.encode()
+    _n136 = len(_b135) + 1
     if _n136 < 128:
         out.append(_n136)
     else:
         write_uvarint(out, _n136)
-    for _e137 in _a135:
-        out += _S_ih.pack(_e137.partition_index, _e137.error_code)
-        out.append(0)  # no tagged fields
+    out += _b135
+    _a137 = o.partitions
+    _n138 = len(_a137) + 1
+    if _n138 < 128:
+        out.append(_n138)
+    else:
+        write_uvarint(out, _n138)
+    for _e139 in _a137:
+        out += _S_ihB.pack(_e139.partition_index, _e139.error_code, 0)
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetCommitResponseTopic_v10(data: bytes, pos: int) -> tuple[OffsetCommitResponseTopic, int]:
     """OffsetCommitResponseTopic, version 10 (flexible)."""
-    (_r138,) = _S_16s.unpack_from(data, pos)
+    (_r140,) = _S_16s.unpack_from(data, pos)
     pos += 16
-    f_topic_id = UUID(bytes=_r138)
-    _n139 = data[pos]
-    if _n139 < 128:
+    f_topic_id = UUID(bytes=_r140)
+    _n141 = data[pos]
+    if _n141 < 128:
         pos += 1
     else:
-        _n139, pos = read_uvarint(data, pos)
-    _n139 -= 1
-    if _n139 < 0:
+        _n141, pos = read_uvarint(data, pos)
+    _n141 -= 1
+    if _n141 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n139 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n139) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n141 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n141) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n139):
-        _m140_partition_index, _m140_error_code = _S_ih.unpack_from(data, pos)
-        pos += 6
-        if data[pos] == 0:  # no tagged fields: the common case
-            pos += 1
-        else:
-            pos = skip_tagged_fields(data, pos)
-        f_partitions.append(OffsetCommitResponsePartition(_m140_partition_index, _m140_error_code))
+    for _ in range(_n141):
+        _m142_partition_index, _m142_error_code, _t143 = _S_ihB.unpack_from(data, pos)
+        pos += 7
+        if _t143 != 0:
+            pos = skip_tagged_fields(data, pos - 1)
+        f_partitions.append(OffsetCommitResponsePartition(_m142_partition_index, _m142_error_code))
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1233,82 +1226,81 @@ def _decode_OffsetCommitResponseTopic_v10(data: bytes, pos: int) -> tuple[Offset
 def _encode_OffsetCommitResponseTopic_v10(o: OffsetCommitResponseTopic, out: bytearray) -> None:
     """OffsetCommitResponseTopic, version 10 (flexible)."""
     out += _S_16s.pack(o.topic_id.bytes)
-    _a141 = o.partitions
-    _n142 = len(_a141) + 1
-    if _n142 < 128:
-        out.append(_n142)
+    _a144 = o.partitions
+    _n145 = len(_a144) + 1
+    if _n145 < 128:
+        out.append(_n145)
     else:
-        write_uvarint(out, _n142)
-    for _e143 in _a141:
-        out += _S_ih.pack(_e143.partition_index, _e143.error_code)
-        out.append(0)  # no tagged fields
+        write_uvarint(out, _n145)
+    for _e146 in _a144:
+        out += _S_ihB.pack(_e146.partition_index, _e146.error_code, 0)
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetCommitResponse_v1(data: bytes, pos: int) -> tuple[OffsetCommitResponse, int]:
     """OffsetCommitResponse, versions 1-2."""
-    (_n144,) = _S_i.unpack_from(data, pos)
+    (_n147,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n144 < 0:
+    if _n147 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n144 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n144) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n147 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n147) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n144):
-        _e145, pos = _decode_OffsetCommitResponseTopic_v1(data, pos)
-        f_topics.append(_e145)
+    for _ in range(_n147):
+        _e148, pos = _decode_OffsetCommitResponseTopic_v1(data, pos)
+        f_topics.append(_e148)
     return OffsetCommitResponse(0, f_topics), pos
 
 
 def _encode_OffsetCommitResponse_v1(o: OffsetCommitResponse, out: bytearray) -> None:
     """OffsetCommitResponse, versions 1-2."""
-    _a146 = o.topics
-    out += _S_i.pack(len(_a146))
-    for _e147 in _a146:
-        _encode_OffsetCommitResponseTopic_v1(_e147, out)
+    _a149 = o.topics
+    out += _S_i.pack(len(_a149))
+    for _e150 in _a149:
+        _encode_OffsetCommitResponseTopic_v1(_e150, out)
 
 
 def _decode_OffsetCommitResponse_v3(data: bytes, pos: int) -> tuple[OffsetCommitResponse, int]:
     """OffsetCommitResponse, versions 3-7."""
-    f_throttle_time_ms, _n148 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n151 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n148 < 0:
+    if _n151 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n148 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n148) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n151 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n151) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n148):
-        _e149, pos = _decode_OffsetCommitResponseTopic_v1(data, pos)
-        f_topics.append(_e149)
+    for _ in range(_n151):
+        _e152, pos = _decode_OffsetCommitResponseTopic_v1(data, pos)
+        f_topics.append(_e152)
     return OffsetCommitResponse(f_throttle_time_ms, f_topics), pos
 
 
 def _encode_OffsetCommitResponse_v3(o: OffsetCommitResponse, out: bytearray) -> None:
     """OffsetCommitResponse, versions 3-7."""
-    _a150 = o.topics
-    out += _S_ii.pack(o.throttle_time_ms, len(_a150))
-    for _e151 in _a150:
-        _encode_OffsetCommitResponseTopic_v1(_e151, out)
+    _a153 = o.topics
+    out += _S_ii.pack(o.throttle_time_ms, len(_a153))
+    for _e154 in _a153:
+        _encode_OffsetCommitResponseTopic_v1(_e154, out)
 
 
 def _decode_OffsetCommitResponse_v8(data: bytes, pos: int) -> tuple[OffsetCommitResponse, int]:
     """OffsetCommitResponse, versions 8-9 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n152 = data[pos]
-    if _n152 < 128:
+    _n155 = data[pos]
+    if _n155 < 128:
         pos += 1
     else:
-        _n152, pos = read_uvarint(data, pos)
-    _n152 -= 1
-    if _n152 < 0:
+        _n155, pos = read_uvarint(data, pos)
+    _n155 -= 1
+    if _n155 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n152 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n152) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n155 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n155) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n152):
-        _e153, pos = _decode_OffsetCommitResponseTopic_v8(data, pos)
-        f_topics.append(_e153)
+    for _ in range(_n155):
+        _e156, pos = _decode_OffsetCommitResponseTopic_v8(data, pos)
+        f_topics.append(_e156)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1319,14 +1311,14 @@ def _decode_OffsetCommitResponse_v8(data: bytes, pos: int) -> tuple[OffsetCommit
 def _encode_OffsetCommitResponse_v8(o: OffsetCommitResponse, out: bytearray) -> None:
     """OffsetCommitResponse, versions 8-9 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a154 = o.topics
-    _n155 = len(_a154) + 1
-    if _n155 < 128:
-        out.append(_n155)
+    _a157 = o.topics
+    _n158 = len(_a157) + 1
+    if _n158 < 128:
+        out.append(_n158)
     else:
-        write_uvarint(out, _n155)
-    for _e156 in _a154:
-        _encode_OffsetCommitResponseTopic_v8(_e156, out)
+        write_uvarint(out, _n158)
+    for _e159 in _a157:
+        _encode_OffsetCommitResponseTopic_v8(_e159, out)
     out.append(0)  # no tagged fields
 
 
@@ -1334,20 +1326,20 @@ def _decode_OffsetCommitResponse_v10(data: bytes, pos: int) -> tuple[OffsetCommi
     """OffsetCommitResponse, version 10 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n157 = data[pos]
-    if _n157 < 128:
+    _n160 = data[pos]
+    if _n160 < 128:
         pos += 1
     else:
-        _n157, pos = read_uvarint(data, pos)
-    _n157 -= 1
-    if _n157 < 0:
+        _n160, pos = read_uvarint(data, pos)
+    _n160 -= 1
+    if _n160 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n157 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n157) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n160 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n160) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n157):
-        _e158, pos = _decode_OffsetCommitResponseTopic_v10(data, pos)
-        f_topics.append(_e158)
+    for _ in range(_n160):
+        _e161, pos = _decode_OffsetCommitResponseTopic_v10(data, pos)
+        f_topics.append(_e161)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1358,14 +1350,14 @@ def _decode_OffsetCommitResponse_v10(data: bytes, pos: int) -> tuple[OffsetCommi
 def _encode_OffsetCommitResponse_v10(o: OffsetCommitResponse, out: bytearray) -> None:
     """OffsetCommitResponse, version 10 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a159 = o.topics
-    _n160 = len(_a159) + 1
-    if _n160 < 128:
-        out.append(_n160)
+    _a162 = o.topics
+    _n163 = len(_a162) + 1
+    if _n163 < 128:
+        out.append(_n163)
     else:
-        write_uvarint(out, _n160)
-    for _e161 in _a159:
-        _encode_OffsetCommitResponseTopic_v10(_e161, out)
+        write_uvarint(out, _n163)
+    for _e164 in _a162:
+        _encode_OffsetCommitResponseTopic_v10(_e164, out)
     out.append(0)  # no tagged fields
 
 

@@ -29,12 +29,13 @@ from protocol.schema import FieldSpec, MessageSpec
 
 _S_16s = Struct(">16s")
 _S_h = Struct(">h")
+_S_hB = Struct(">hB")
 _S_i = Struct(">i")
 _S_ii = Struct(">ii")
 _S_iqh = Struct(">iqh")
 _S_iqi = Struct(">iqi")
 _S_iqih = Struct(">iqih")
-_S_o = Struct(">?")
+_S_oB = Struct(">?B")
 
 
 @dataclass(slots=True)
@@ -1011,168 +1012,156 @@ def _decode_OffsetFetchRequest_v7(data: bytes, pos: int) -> tuple[OffsetFetchReq
             else:
                 pos = skip_tagged_fields(data, pos)
             f_topics.append(OffsetFetchRequestTopic(_m114_name, _m114_partition_indexes))
-    (f_require_stable,) = _S_o.unpack_from(data, pos)
-    pos += 1
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_require_stable, _t117 = _S_oB.unpack_from(data, pos)
+    pos += 2
+    if _t117 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return OffsetFetchRequest(f_group_id, f_topics, [], f_require_stable), pos
 
 
 def _encode_OffsetFetchRequest_v7(o: OffsetFetchRequest, out: bytearray) -> None:
     """OffsetFetchRequest, version 7 (flexible)."""
-    _b117 = o.group_id.encode()
-    _n118 = len(_b117) + 1
-    if _n118 < 128:
-        out.append(_n118)
+    _b118 = o.group_id.encode()
+    _n119 = len(_b118) + 1
+    if _n119 < 128:
+        out.append(_n119)
     else:
-        write_uvarint(out, _n118)
-    out += _b117
-    _a119 = o.topics
-    if _a119 is None:
+        write_uvarint(out, _n119)
+    out += _b118
+    _a120 = o.topics
+    if _a120 is None:
         out.append(0)
     else:
-        _n120 = len(_a119) + 1
-        if _n120 < 128:
-            out.append(_n120)
+        _n121 = len(_a120) + 1
+        if _n121 < 128:
+            out.append(_n121)
         else:
-            write_uvarint(out, _n120)
-        for _e121 in _a119:
-            _b122 = _e121.name.encode()
-            _n123 = len(_b122) + 1
-            if _n123 < 128:
-                out.append(_n123)
+            write_uvarint(out, _n121)
+        for _e122 in _a120:
+            _b123 = _e122.name.encode()
+            _n124 = len(_b123) + 1
+            if _n124 < 128:
+                out.append(_n124)
             else:
-                write_uvarint(out, _n123)
-            out += _b122
-            _a124 = _e121.partition_indexes
-            _n125 = len(_a124) + 1
-            if _n125 < 128:
-                out.append(_n125)
+                write_uvarint(out, _n124)
+            out += _b123
+            _a125 = _e122.partition_indexes
+            _n126 = len(_a125) + 1
+            if _n126 < 128:
+                out.append(_n126)
             else:
-                write_uvarint(out, _n125)
-            out += pack(">%di" % len(_a124), *_a124)
+                write_uvarint(out, _n126)
+            out += pack(">%di" % len(_a125), *_a125)
             out.append(0)  # no tagged fields
-    out += _S_o.pack(o.require_stable)
-    out.append(0)  # no tagged fields
+    out += _S_oB.pack(o.require_stable, 0)
 
 
 def _decode_OffsetFetchRequest_v8(data: bytes, pos: int) -> tuple[OffsetFetchRequest, int]:
     """OffsetFetchRequest, version 8 (flexible)."""
-    _n127 = data[pos]
-    if _n127 < 128:
+    _n128 = data[pos]
+    if _n128 < 128:
         pos += 1
     else:
-        _n127, pos = read_uvarint(data, pos)
-    _n127 -= 1
-    if _n127 < 0:
+        _n128, pos = read_uvarint(data, pos)
+    _n128 -= 1
+    if _n128 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n127 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n127) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n128 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n128) + " elements in " + str(len(data) - pos) + " bytes")
     f_groups = []
-    for _ in range(_n127):
-        _e128, pos = _decode_OffsetFetchRequestGroup_v8(data, pos)
-        f_groups.append(_e128)
-    (f_require_stable,) = _S_o.unpack_from(data, pos)
-    pos += 1
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    for _ in range(_n128):
+        _e129, pos = _decode_OffsetFetchRequestGroup_v8(data, pos)
+        f_groups.append(_e129)
+    f_require_stable, _t130 = _S_oB.unpack_from(data, pos)
+    pos += 2
+    if _t130 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return OffsetFetchRequest("", [], f_groups, f_require_stable), pos
 
 
 def _encode_OffsetFetchRequest_v8(o: OffsetFetchRequest, out: bytearray) -> None:
     """OffsetFetchRequest, version 8 (flexible)."""
-    _a129 = o.groups
-    _n130 = len(_a129) + 1
-    if _n130 < 128:
-        out.append(_n130)
+    _a131 = o.groups
+    _n132 = len(_a131) + 1
+    if _n132 < 128:
+        out.append(_n132)
     else:
-        write_uvarint(out, _n130)
-    for _e131 in _a129:
-        _encode_OffsetFetchRequestGroup_v8(_e131, out)
-    out += _S_o.pack(o.require_stable)
-    out.append(0)  # no tagged fields
+        write_uvarint(out, _n132)
+    for _e133 in _a131:
+        _encode_OffsetFetchRequestGroup_v8(_e133, out)
+    out += _S_oB.pack(o.require_stable, 0)
 
 
 def _decode_OffsetFetchRequest_v9(data: bytes, pos: int) -> tuple[OffsetFetchRequest, int]:
     """OffsetFetchRequest, version 9 (flexible)."""
-    _n132 = data[pos]
-    if _n132 < 128:
+    _n134 = data[pos]
+    if _n134 < 128:
         pos += 1
     else:
-        _n132, pos = read_uvarint(data, pos)
-    _n132 -= 1
-    if _n132 < 0:
+        _n134, pos = read_uvarint(data, pos)
+    _n134 -= 1
+    if _n134 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n132 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n132) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n134 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n134) + " elements in " + str(len(data) - pos) + " bytes")
     f_groups = []
-    for _ in range(_n132):
-        _e133, pos = _decode_OffsetFetchRequestGroup_v9(data, pos)
-        f_groups.append(_e133)
-    (f_require_stable,) = _S_o.unpack_from(data, pos)
-    pos += 1
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    for _ in range(_n134):
+        _e135, pos = _decode_OffsetFetchRequestGroup_v9(data, pos)
+        f_groups.append(_e135)
+    f_require_stable, _t136 = _S_oB.unpack_from(data, pos)
+    pos += 2
+    if _t136 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return OffsetFetchRequest("", [], f_groups, f_require_stable), pos
 
 
 def _encode_OffsetFetchRequest_v9(o: OffsetFetchRequest, out: bytearray) -> None:
     """OffsetFetchRequest, version 9 (flexible)."""
-    _a134 = o.groups
-    _n135 = len(_a134) + 1
-    if _n135 < 128:
-        out.append(_n135)
+    _a137 = o.groups
+    _n138 = len(_a137) + 1
+    if _n138 < 128:
+        out.append(_n138)
     else:
-        write_uvarint(out, _n135)
-    for _e136 in _a134:
-        _encode_OffsetFetchRequestGroup_v9(_e136, out)
-    out += _S_o.pack(o.require_stable)
-    out.append(0)  # no tagged fields
+        write_uvarint(out, _n138)
+    for _e139 in _a137:
+        _encode_OffsetFetchRequestGroup_v9(_e139, out)
+    out += _S_oB.pack(o.require_stable, 0)
 
 
 def _decode_OffsetFetchRequest_v10(data: bytes, pos: int) -> tuple[OffsetFetchRequest, int]:
     """OffsetFetchRequest, version 10 (flexible)."""
-    _n137 = data[pos]
-    if _n137 < 128:
+    _n140 = data[pos]
+    if _n140 < 128:
         pos += 1
     else:
-        _n137, pos = read_uvarint(data, pos)
-    _n137 -= 1
-    if _n137 < 0:
+        _n140, pos = read_uvarint(data, pos)
+    _n140 -= 1
+    if _n140 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n137 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n137) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n140 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n140) + " elements in " + str(len(data) - pos) + " bytes")
     f_groups = []
-    for _ in range(_n137):
-        _e138, pos = _decode_OffsetFetchRequestGroup_v10(data, pos)
-        f_groups.append(_e138)
-    (f_require_stable,) = _S_o.unpack_from(data, pos)
-    pos += 1
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    for _ in range(_n140):
+        _e141, pos = _decode_OffsetFetchRequestGroup_v10(data, pos)
+        f_groups.append(_e141)
+    f_require_stable, _t142 = _S_oB.unpack_from(data, pos)
+    pos += 2
+    if _t142 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return OffsetFetchRequest("", [], f_groups, f_require_stable), pos
 
 
 def _encode_OffsetFetchRequest_v10(o: OffsetFetchRequest, out: bytearray) -> None:
     """OffsetFetchRequest, version 10 (flexible)."""
-    _a139 = o.groups
-    _n140 = len(_a139) + 1
-    if _n140 < 128:
-        out.append(_n140)
+    _a143 = o.groups
+    _n144 = len(_a143) + 1
+    if _n144 < 128:
+        out.append(_n144)
     else:
-        write_uvarint(out, _n140)
-    for _e141 in _a139:
-        _encode_OffsetFetchRequestGroup_v10(_e141, out)
-    out += _S_o.pack(o.require_stable)
-    out.append(0)  # no tagged fields
+        write_uvarint(out, _n144)
+    for _e145 in _a143:
+        _encode_OffsetFetchRequestGroup_v10(_e145, out)
+    out += _S_oB.pack(o.require_stable, 0)
 
 
 def _decode_OffsetFetchResponsePartitions_v8(
@@ -1181,21 +1170,19 @@ def _decode_OffsetFetchResponsePartitions_v8(
     """OffsetFetchResponsePartitions, versions 8-10 (flexible)."""
     f_partition_index, f_committed_offset, f_committed_leader_epoch = _S_iqi.unpack_from(data, pos)
     pos += 16
-    _n142 = data[pos]
-    if 0 < _n142 < 128:
-        f_metadata = data[pos + 1 : pos + _n142].decode()
-        pos += _n142
-    elif _n142 == 0:
+    _n146 = data[pos]
+    if 0 < _n146 < 128:
+        f_metadata = data[pos + 1 : pos + _n146].decode()
+        pos += _n146
+    elif _n146 == 0:
         f_metadata = None
         pos += 1
     else:
         f_metadata, pos = read_compact_nullable_string(data, pos)
-    (f_error_code,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_error_code, _t147 = _S_hB.unpack_from(data, pos)
+    pos += 3
+    if _t147 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return OffsetFetchResponsePartitions(
         f_partition_index, f_committed_offset, f_committed_leader_epoch, f_metadata, f_error_code
     ), pos
@@ -1207,63 +1194,60 @@ def _encode_OffsetFetchResponsePartitions_v8(o: OffsetFetchResponsePartitions, o
     if o.metadata is None:
         out.append(0)
     else:
-        _b143 = o.metadata.encode()
-        _n144 = len(_b143) + 1
-        if _n144 < 128:
-            out.append(_n144)
+        _b148 = o.metadata.encode()
+        _n149 = len(_b148) + 1
+        if _n149 < 128:
+            out.append(_n149)
         else:
-            write_uvarint(out, _n144)
-        out += _b143
-    out += _S_h.pack(o.error_code)
-    out.append(0)  # no tagged fields
+            write_uvarint(out, _n149)
+        out += _b148
+    out += _S_hB.pack(o.error_code, 0)
 
 
 def _decode_OffsetFetchResponseTopics_v8(data: bytes, pos: int) -> tuple[OffsetFetchResponseTopics, int]:
     """OffsetFetchResponseTopics, versions 8-9 (flexible)."""
-    _n145 = data[pos]
-    if 0 < _n145 < 128:
-        f_name = data[pos + 1 : pos + _n145].decode()
-        pos += _n145
+    _n150 = data[pos]
+    if 0 < _n150 < 128:
+        f_name = data[pos + 1 : pos + _n150].decode()
+        pos += _n150
     else:
         f_name, pos = read_compact_string(data, pos)
-    _n146 = data[pos]
-    if _n146 < 128:
+    _n151 = data[pos]
+    if _n151 < 128:
         pos += 1
     else:
-        _n146, pos = read_uvarint(data, pos)
-    _n146 -= 1
-    if _n146 < 0:
+        _n151, pos = read_uvarint(data, pos)
+    _n151 -= 1
+    if _n151 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n146 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n146) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n151 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n151) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n146):
-        _m147_partition_index, _m147_committed_offset, _m147_committed_leader_epoch = _S_iqi.unpack_from(
+    for _ in range(_n151):
+        _m152_partition_index, _m152_committed_offset, _m152_committed_leader_epoch = _S_iqi.unpack_from(
             data, pos
         )
         pos += 16
-        _n148 = data[pos]
-        if 0 < _n148 < 128:
-            _m147_metadata = data[pos + 1 : pos + _n148].decode()
-            pos += _n148
-        elif _n148 == 0:
-            _m147_metadata = None
+        _n153 = data[pos]
+        if 0 < _n153 < 128:
+            _m152_metadata = data[pos + 1 : pos + _n153].decode()
+            pos += _n153
+        elif _n153 == 0:
+            _m152_metadata = None
             pos += 1
         else:
-            _m147_metadata, pos = read_compact_nullable_string(data, pos)
-        (_m147_error_code,) = _S_h.unpack_from(data, pos)
-        pos += 2
-        if data[pos] == 0:  # no tagged fields: the common case
-            pos += 1
-        else:
-            pos = skip_tagged_fields(data, pos)
+            _m152_metadata, pos = read_compact_nullable_string(data, pos)
+        _m152_error_code, _t154 = _S_hB.unpack_from(data, pos)
+        pos += 3
+        if _t154 != 0:
+            pos = skip_tagged_fields(data, pos - 1)
         f_partitions.append(
             OffsetFetchResponsePartitions(
-                _m147_partition_index,
-                _m147_committed_offset,
-                _m147_committed_leader_epoch,
-                _m147_metadata,
-                _m147_error_code,
+                _m152_partition_index,
+                _m152_committed_offset,
+                _m152_committed_leader_epoch,
+                _m152_metadata,
+                _m152_error_code,
             )
         )
     if data[pos] == 0:  # no tagged fields: the common case
@@ -1275,79 +1259,76 @@ def _decode_OffsetFetchResponseTopics_v8(data: bytes, pos: int) -> tuple[OffsetF
 
 def _encode_OffsetFetchResponseTopics_v8(o: OffsetFetchResponseTopics, out: bytearray) -> None:
     """OffsetFetchResponseTopics, versions 8-9 (flexible)."""
-    _b149 = o.name.encode()
-    _n150 = len(_b149) + 1
-    if _n150 < 128:
-        out.append(_n150)
+    _b155 = o.name.encode()
+    _n156 = len(_b155) + 1
+    if _n156 < 128:
+        out.append(_n156)
     else:
-        write_uvarint(out, _n150)
-    out += _b149
-    _a151 = o.partitions
-    _n152 = len(_a151) + 1
-    if _n152 < 128:
-        out.append(_n152)
+        write_uvarint(out, _n156)
+    out += _b155
+    _a157 = o.partitions
+    _n158 = len(_a157) + 1
+    if _n158 < 128:
+        out.append(_n158)
     else:
-        write_uvarint(out, _n152)
-    for _e153 in _a151:
-        out += _S_iqi.pack(_e153.partition_index, _e153.committed_offset, _e153.committed_leader_epoch)
-        if _e153.metadata is None:
+        write_uvarint(out, _n158)
+    for _e159 in _a157:
+        out += _S_iqi.pack(_e159.partition_index, _e159.committed_offset, _e159.committed_leader_epoch)
+        if _e159.metadata is None:
             out.append(0)
         else:
-            _b154 = _e153.metadata.encode()
-            _n155 = len(_b154) + 1
-            if _n155 < 128:
-                out.append(_n155)
+            _b160 = _e159.metadata.encode()
+            _n161 = len(_b160) + 1
+            if _n161 < 128:
+                out.append(_n161)
             else:
-                write_uvarint(out, _n155)
-            out += _b154
-        out += _S_h.pack(_e153.error_code)
-        out.append(0)  # no tagged fields
+                write_uvarint(out, _n161)
+            out += _b160
+        out += _S_hB.pack(_e159.error_code, 0)
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetFetchResponseTopics_v10(data: bytes, pos: int) -> tuple[OffsetFetchResponseTopics, int]:
     """OffsetFetchResponseTopics, version 10 (flexible)."""
-    (_r156,) = _S_16s.unpack_from(data, pos)
+    (_r162,) = _S_16s.unpack_from(data, pos)
     pos += 16
-    f_topic_id = UUID(bytes=_r156)
-    _n157 = data[pos]
-    if _n157 < 128:
+    f_topic_id = UUID(bytes=_r162)
+    _n163 = data[pos]
+    if _n163 < 128:
         pos += 1
     else:
-        _n157, pos = read_uvarint(data, pos)
-    _n157 -= 1
-    if _n157 < 0:
+        _n163, pos = read_uvarint(data, pos)
+    _n163 -= 1
+    if _n163 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n157 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n157) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n163 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n163) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n157):
-        _m158_partition_index, _m158_committed_offset, _m158_committed_leader_epoch = _S_iqi.unpack_from(
+    for _ in range(_n163):
+        _m164_partition_index, _m164_committed_offset, _m164_committed_leader_epoch = _S_iqi.unpack_from(
             data, pos
         )
         pos += 16
-        _n159 = data[pos]
-        if 0 < _n159 < 128:
-            _m158_metadata = data[pos + 1 : pos + _n159].decode()
-            pos += _n159
-        elif _n159 == 0:
-            _m158_metadata = None
+        _n165 = data[pos]
+        if 0 < _n165 < 128:
+            _m164_metadata = data[pos + 1 : pos + _n165].decode()
+            pos += _n165
+        elif _n165 == 0:
+            _m164_metadata = None
             pos += 1
         else:
-            _m158_metadata, pos = read_compact_nullable_string(data, pos)
-        (_m158_error_code,) = _S_h.unpack_from(data, pos)
-        pos += 2
-        if data[pos] == 0:  # no tagged fields: the common case
-            pos += 1
-        else:
-            pos = skip_tagged_fields(data, pos)
+            _m164_metadata, pos = read_compact_nullable_string(data, pos)
+        _m164_error_code, _t166 = _S_hB.unpack_from(data, pos)
+        pos += 3
+        if _t166 != 0:
+            pos = skip_tagged_fields(data, pos - 1)
         f_partitions.append(
             OffsetFetchResponsePartitions(
-                _m158_partition_index,
-                _m158_committed_offset,
-                _m158_committed_leader_epoch,
-                _m158_metadata,
-                _m158_error_code,
+                _m164_partition_index,
+                _m164_committed_offset,
+                _m164_committed_leader_epoch,
+                _m164_metadata,
+                _m164_error_code,
             )
         )
     if data[pos] == 0:  # no tagged fields: the common case
@@ -1360,114 +1341,59 @@ def _decode_OffsetFetchResponseTopics_v10(data: bytes, pos: int) -> tuple[Offset
 def _encode_OffsetFetchResponseTopics_v10(o: OffsetFetchResponseTopics, out: bytearray) -> None:
     """OffsetFetchResponseTopics, version 10 (flexible)."""
     out += _S_16s.pack(o.topic_id.bytes)
-    _a160 = o.partitions
-    _n161 = len(_a160) + 1
-    if _n161 < 128:
-        out.append(_n161)
+    _a167 = o.partitions
+    _n168 = len(_a167) + 1
+    if _n168 < 128:
+        out.append(_n168)
     else:
-        write_uvarint(out, _n161)
-    for _e162 in _a160:
-        out += _S_iqi.pack(_e162.partition_index, _e162.committed_offset, _e162.committed_leader_epoch)
-        if _e162.metadata is None:
+        write_uvarint(out, _n168)
+    for _e169 in _a167:
+        out += _S_iqi.pack(_e169.partition_index, _e169.committed_offset, _e169.committed_leader_epoch)
+        if _e169.metadata is None:
             out.append(0)
         else:
-            _b163 = _e162.metadata.encode()
-            _n164 = len(_b163) + 1
-            if _n164 < 128:
-                out.append(_n164)
+            _b170 = _e169.metadata.encode()
+            _n171 = len(_b170) + 1
+            if _n171 < 128:
+                out.append(_n171)
             else:
-                write_uvarint(out, _n164)
-            out += _b163
-        out += _S_h.pack(_e162.error_code)
-        out.append(0)  # no tagged fields
+                write_uvarint(out, _n171)
+            out += _b170
+        out += _S_hB.pack(_e169.error_code, 0)
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetFetchResponseGroup_v8(data: bytes, pos: int) -> tuple[OffsetFetchResponseGroup, int]:
     """OffsetFetchResponseGroup, versions 8-9 (flexible)."""
-    _n165 = data[pos]
-    if 0 < _n165 < 128:
-        f_group_id = data[pos + 1 : pos + _n165].decode()
-        pos += _n165
+    _n172 = data[pos]
+    if 0 < _n172 < 128:
+        f_group_id = data[pos + 1 : pos + _n172].decode()
+        pos += _n172
     else:
         f_group_id, pos = read_compact_string(data, pos)
-    _n166 = data[pos]
-    if _n166 < 128:
+    _n173 = data[pos]
+    if _n173 < 128:
         pos += 1
     else:
-        _n166, pos = read_uvarint(data, pos)
-    _n166 -= 1
-    if _n166 < 0:
+        _n173, pos = read_uvarint(data, pos)
+    _n173 -= 1
+    if _n173 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n166 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n166) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n173 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n173) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n166):
-        _e167, pos = _decode_OffsetFetchResponseTopics_v8(data, pos)
-        f_topics.append(_e167)
-    (f_error_code,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    for _ in range(_n173):
+        _e174, pos = _decode_OffsetFetchResponseTopics_v8(data, pos)
+        f_topics.append(_e174)
+    f_error_code, _t175 = _S_hB.unpack_from(data, pos)
+    pos += 3
+    if _t175 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return OffsetFetchResponseGroup(f_group_id, f_topics, f_error_code), pos
 
 
 def _encode_OffsetFetchResponseGroup_v8(o: OffsetFetchResponseGroup, out: bytearray) -> None:
     """OffsetFetchResponseGroup, versions 8-9 (flexible)."""
-    _b168 = o.group_id.encode()
-    _n169 = len(_b168) + 1
-    if _n169 < 128:
-        out.append(_n169)
-    else:
-        write_uvarint(out, _n169)
-    out += _b168
-    _a170 = o.topics
-    _n171 = len(_a170) + 1
-    if _n171 < 128:
-        out.append(_n171)
-    else:
-        write_uvarint(out, _n171)
-    for _e172 in _a170:
-        _encode_OffsetFetchResponseTopics_v8(_e172, out)
-    out += _S_h.pack(o.error_code)
-    out.append(0)  # no tagged fields
-
-
-def _decode_OffsetFetchResponseGroup_v10(data: bytes, pos: int) -> tuple[OffsetFetchResponseGroup, int]:
-    """OffsetFetchResponseGroup, version 10 (flexible)."""
-    _n173 = data[pos]
-    if 0 < _n173 < 128:
-        f_group_id = data[pos + 1 : pos + _n173].decode()
-        pos += _n173
-    else:
-        f_group_id, pos = read_compact_string(data, pos)
-    _n174 = data[pos]
-    if _n174 < 128:
-        pos += 1
-    else:
-        _n174, pos = read_uvarint(data, pos)
-    _n174 -= 1
-    if _n174 < 0:
-        raise InvalidValueError("Topics: null or negative length")
-    if _n174 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n174) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n174):
-        _e175, pos = _decode_OffsetFetchResponseTopics_v10(data, pos)
-        f_topics.append(_e175)
-    (f_error_code,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
-    return OffsetFetchResponseGroup(f_group_id, f_topics, f_error_code), pos
-
-
-def _encode_OffsetFetchResponseGroup_v10(o: OffsetFetchResponseGroup, out: bytearray) -> None:
-    """OffsetFetchResponseGroup, version 10 (flexible)."""
     _b176 = o.group_id.encode()
     _n177 = len(_b176) + 1
     if _n177 < 128:
@@ -1482,24 +1408,72 @@ def _encode_OffsetFetchResponseGroup_v10(o: OffsetFetchResponseGroup, out: bytea
     else:
         write_uvarint(out, _n179)
     for _e180 in _a178:
-        _encode_OffsetFetchResponseTopics_v10(_e180, out)
-    out += _S_h.pack(o.error_code)
-    out.append(0)  # no tagged fields
+        _encode_OffsetFetchResponseTopics_v8(_e180, out)
+    out += _S_hB.pack(o.error_code, 0)
+
+
+def _decode_OffsetFetchResponseGroup_v10(data: bytes, pos: int) -> tuple[OffsetFetchResponseGroup, int]:
+    """OffsetFetchResponseGroup, version 10 (flexible)."""
+    _n181 = data[pos]
+    if 0 < _n181 < 128:
+        f_group_id = data[pos + 1 : pos + _n181].decode()
+        pos += _n181
+    else:
+        f_group_id, pos = read_compact_string(data, pos)
+    _n182 = data[pos]
+    if _n182 < 128:
+        pos += 1
+    else:
+        _n182, pos = read_uvarint(data, pos)
+    _n182 -= 1
+    if _n182 < 0:
+        raise InvalidValueError("Topics: null or negative length")
+    if _n182 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n182) + " elements in " + str(len(data) - pos) + " bytes")
+    f_topics = []
+    for _ in range(_n182):
+        _e183, pos = _decode_OffsetFetchResponseTopics_v10(data, pos)
+        f_topics.append(_e183)
+    f_error_code, _t184 = _S_hB.unpack_from(data, pos)
+    pos += 3
+    if _t184 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
+    return OffsetFetchResponseGroup(f_group_id, f_topics, f_error_code), pos
+
+
+def _encode_OffsetFetchResponseGroup_v10(o: OffsetFetchResponseGroup, out: bytearray) -> None:
+    """OffsetFetchResponseGroup, version 10 (flexible)."""
+    _b185 = o.group_id.encode()
+    _n186 = len(_b185) + 1
+    if _n186 < 128:
+        out.append(_n186)
+    else:
+        write_uvarint(out, _n186)
+    out += _b185
+    _a187 = o.topics
+    _n188 = len(_a187) + 1
+    if _n188 < 128:
+        out.append(_n188)
+    else:
+        write_uvarint(out, _n188)
+    for _e189 in _a187:
+        _encode_OffsetFetchResponseTopics_v10(_e189, out)
+    out += _S_hB.pack(o.error_code, 0)
 
 
 def _decode_OffsetFetchResponsePartition_v1(
     data: bytes, pos: int
 ) -> tuple[OffsetFetchResponsePartition, int]:
     """OffsetFetchResponsePartition, versions 1-4."""
-    f_partition_index, f_committed_offset, _n181 = _S_iqh.unpack_from(data, pos)
+    f_partition_index, f_committed_offset, _n190 = _S_iqh.unpack_from(data, pos)
     pos += 14
-    if _n181 < 0:
+    if _n190 < 0:
         f_metadata = None
-        if _n181 != -1:
-            raise InvalidValueError("Metadata: length " + str(_n181))
+        if _n190 != -1:
+            raise InvalidValueError("Metadata: length " + str(_n190))
     else:
-        f_metadata = data[pos : pos + _n181].decode()
-        pos += _n181
+        f_metadata = data[pos : pos + _n190].decode()
+        pos += _n190
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
     return OffsetFetchResponsePartition(
@@ -1509,10 +1483,10 @@ def _decode_OffsetFetchResponsePartition_v1(
 
 def _encode_OffsetFetchResponsePartition_v1(o: OffsetFetchResponsePartition, out: bytearray) -> None:
     """OffsetFetchResponsePartition, versions 1-4."""
-    _b182 = None if o.metadata is None else o.metadata.encode()
-    out += _S_iqh.pack(o.partition_index, o.committed_offset, -1 if _b182 is None else len(_b182))
-    if _b182 is not None:
-        out += _b182
+    _b191 = None if o.metadata is None else o.metadata.encode()
+    out += _S_iqh.pack(o.partition_index, o.committed_offset, -1 if _b191 is None else len(_b191))
+    if _b191 is not None:
+        out += _b191
     out += _S_h.pack(o.error_code)
 
 
@@ -1520,15 +1494,15 @@ def _decode_OffsetFetchResponsePartition_v5(
     data: bytes, pos: int
 ) -> tuple[OffsetFetchResponsePartition, int]:
     """OffsetFetchResponsePartition, version 5."""
-    f_partition_index, f_committed_offset, f_committed_leader_epoch, _n183 = _S_iqih.unpack_from(data, pos)
+    f_partition_index, f_committed_offset, f_committed_leader_epoch, _n192 = _S_iqih.unpack_from(data, pos)
     pos += 18
-    if _n183 < 0:
+    if _n192 < 0:
         f_metadata = None
-        if _n183 != -1:
-            raise InvalidValueError("Metadata: length " + str(_n183))
+        if _n192 != -1:
+            raise InvalidValueError("Metadata: length " + str(_n192))
     else:
-        f_metadata = data[pos : pos + _n183].decode()
-        pos += _n183
+        f_metadata = data[pos : pos + _n192].decode()
+        pos += _n192
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
     return OffsetFetchResponsePartition(
@@ -1538,12 +1512,12 @@ def _decode_OffsetFetchResponsePartition_v5(
 
 def _encode_OffsetFetchResponsePartition_v5(o: OffsetFetchResponsePartition, out: bytearray) -> None:
     """OffsetFetchResponsePartition, version 5."""
-    _b184 = None if o.metadata is None else o.metadata.encode()
+    _b193 = None if o.metadata is None else o.metadata.encode()
     out += _S_iqih.pack(
-        o.partition_index, o.committed_offset, o.committed_leader_epoch, -1 if _b184 is None else len(_b184)
+        o.partition_index, o.committed_offset, o.committed_leader_epoch, -1 if _b193 is None else len(_b193)
     )
-    if _b184 is not None:
-        out += _b184
+    if _b193 is not None:
+        out += _b193
     out += _S_h.pack(o.error_code)
 
 
@@ -1553,21 +1527,19 @@ def _decode_OffsetFetchResponsePartition_v6(
     """OffsetFetchResponsePartition, versions 6-7 (flexible)."""
     f_partition_index, f_committed_offset, f_committed_leader_epoch = _S_iqi.unpack_from(data, pos)
     pos += 16
-    _n185 = data[pos]
-    if 0 < _n185 < 128:
-        f_metadata = data[pos + 1 : pos + _n185].decode()
-        pos += _n185
-    elif _n185 == 0:
+    _n194 = data[pos]
+    if 0 < _n194 < 128:
+        f_metadata = data[pos + 1 : pos + _n194].decode()
+        pos += _n194
+    elif _n194 == 0:
         f_metadata = None
         pos += 1
     else:
         f_metadata, pos = read_compact_nullable_string(data, pos)
-    (f_error_code,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_error_code, _t195 = _S_hB.unpack_from(data, pos)
+    pos += 3
+    if _t195 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return OffsetFetchResponsePartition(
         f_partition_index, f_committed_offset, f_committed_leader_epoch, f_metadata, f_error_code
     ), pos
@@ -1579,47 +1551,46 @@ def _encode_OffsetFetchResponsePartition_v6(o: OffsetFetchResponsePartition, out
     if o.metadata is None:
         out.append(0)
     else:
-        _b186 = o.metadata.encode()
-        _n187 = len(_b186) + 1
-        if _n187 < 128:
-            out.append(_n187)
+        _b196 = o.metadata.encode()
+        _n197 = len(_b196) + 1
+        if _n197 < 128:
+            out.append(_n197)
         else:
-            write_uvarint(out, _n187)
-        out += _b186
-    out += _S_h.pack(o.error_code)
-    out.append(0)  # no tagged fields
+            write_uvarint(out, _n197)
+        out += _b196
+    out += _S_hB.pack(o.error_code, 0)
 
 
 def _decode_OffsetFetchResponseTopic_v1(data: bytes, pos: int) -> tuple[OffsetFetchResponseTopic, int]:
     """OffsetFetchResponseTopic, versions 1-4."""
-    (_n188,) = _S_h.unpack_from(data, pos)
+    (_n198,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n188 < 0:
+    if _n198 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n188].decode()
-    pos += _n188
-    (_n189,) = _S_i.unpack_from(data, pos)
+    f_name = data[pos : pos + _n198].decode()
+    pos += _n198
+    (_n199,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n189 < 0:
+    if _n199 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n189 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n189) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n199 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n199) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n189):
-        _m190_partition_index, _m190_committed_offset, _n191 = _S_iqh.unpack_from(data, pos)
+    for _ in range(_n199):
+        _m200_partition_index, _m200_committed_offset, _n201 = _S_iqh.unpack_from(data, pos)
         pos += 14
-        if _n191 < 0:
-            _m190_metadata = None
-            if _n191 != -1:
-                raise InvalidValueError("Metadata: length " + str(_n191))
+        if _n201 < 0:
+            _m200_metadata = None
+            if _n201 != -1:
+                raise InvalidValueError("Metadata: length " + str(_n201))
         else:
-            _m190_metadata = data[pos : pos + _n191].decode()
-            pos += _n191
-        (_m190_error_code,) = _S_h.unpack_from(data, pos)
+            _m200_metadata = data[pos : pos + _n201].decode()
+            pos += _n201
+        (_m200_error_code,) = _S_h.unpack_from(data, pos)
         pos += 2
         f_partitions.append(
             OffsetFetchResponsePartition(
-                _m190_partition_index, _m190_committed_offset, -1, _m190_metadata, _m190_error_code
+                _m200_partition_index, _m200_committed_offset, -1, _m200_metadata, _m200_error_code
             )
         )
     return OffsetFetchResponseTopic(f_name, f_partitions), pos
@@ -1627,55 +1598,55 @@ def _decode_OffsetFetchResponseTopic_v1(data: bytes, pos: int) -> tuple[OffsetFe
 
 def _encode_OffsetFetchResponseTopic_v1(o: OffsetFetchResponseTopic, out: bytearray) -> None:
     """OffsetFetchResponseTopic, versions 1-4."""
-    _b192 = o.name.encode()
-    out += _S_h.pack(len(_b192))
-    out += _b192
-    _a193 = o.partitions
-    out += _S_i.pack(len(_a193))
-    for _e194 in _a193:
-        _b195 = None if _e194.metadata is None else _e194.metadata.encode()
-        out += _S_iqh.pack(_e194.partition_index, _e194.committed_offset, -1 if _b195 is None else len(_b195))
-        if _b195 is not None:
-            out += _b195
-        out += _S_h.pack(_e194.error_code)
+    _b202 = o.name.encode()
+    out += _S_h.pack(len(_b202))
+    out += _b202
+    _a203 = o.partitions
+    out += _S_i.pack(len(_a203))
+    for _e204 in _a203:
+        _b205 = None if _e204.metadata is None else _e204.metadata.encode()
+        out += _S_iqh.pack(_e204.partition_index, _e204.committed_offset, -1 if _b205 is None else len(_b205))
+        if _b205 is not None:
+            out += _b205
+        out += _S_h.pack(_e204.error_code)
 
 
 def _decode_OffsetFetchResponseTopic_v5(data: bytes, pos: int) -> tuple[OffsetFetchResponseTopic, int]:
     """OffsetFetchResponseTopic, version 5."""
-    (_n196,) = _S_h.unpack_from(data, pos)
+    (_n206,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n196 < 0:
+    if _n206 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n196].decode()
-    pos += _n196
-    (_n197,) = _S_i.unpack_from(data, pos)
+    f_name = data[pos : pos + _n206].decode()
+    pos += _n206
+    (_n207,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n197 < 0:
+    if _n207 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n197 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n197) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n207 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n207) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n197):
-        _m198_partition_index, _m198_committed_offset, _m198_committed_leader_epoch, _n199 = (
+    for _ in range(_n207):
+        _m208_partition_index, _m208_committed_offset, _m208_committed_leader_epoch, _n209 = (
             _S_iqih.unpack_from(data, pos)
         )
         pos += 18
-        if _n199 < 0:
-            _m198_metadata = None
-            if _n199 != -1:
-                raise InvalidValueError("Metadata: length " + str(_n199))
+        if _n209 < 0:
+            _m208_metadata = None
+            if _n209 != -1:
+                raise InvalidValueError("Metadata: length " + str(_n209))
         else:
-            _m198_metadata = data[pos : pos + _n199].decode()
-            pos += _n199
-        (_m198_error_code,) = _S_h.unpack_from(data, pos)
+            _m208_metadata = data[pos : pos + _n209].decode()
+            pos += _n209
+        (_m208_error_code,) = _S_h.unpack_from(data, pos)
         pos += 2
         f_partitions.append(
             OffsetFetchResponsePartition(
-                _m198_partition_index,
-                _m198_committed_offset,
-                _m198_committed_leader_epoch,
-                _m198_metadata,
-                _m198_error_code,
+                _m208_partition_index,
+                _m208_committed_offset,
+                _m208_committed_leader_epoch,
+                _m208_metadata,
+                _m208_error_code,
             )
         )
     return OffsetFetchResponseTopic(f_name, f_partitions), pos
@@ -1683,70 +1654,68 @@ def _decode_OffsetFetchResponseTopic_v5(data: bytes, pos: int) -> tuple[OffsetFe
 
 def _encode_OffsetFetchResponseTopic_v5(o: OffsetFetchResponseTopic, out: bytearray) -> None:
     """OffsetFetchResponseTopic, version 5."""
-    _b200 = o.name.encode()
-    out += _S_h.pack(len(_b200))
-    out += _b200
-    _a201 = o.partitions
-    out += _S_i.pack(len(_a201))
-    for _e202 in _a201:
-        _b203 = None if _e202.metadata is None else _e202.metadata.encode()
+    _b210 = o.name.encode()
+    out += _S_h.pack(len(_b210))
+    out += _b210
+    _a211 = o.partitions
+    out += _S_i.pack(len(_a211))
+    for _e212 in _a211:
+        _b213 = None if _e212.metadata is None else _e212.metadata.encode()
         out += _S_iqih.pack(
-            _e202.partition_index,
-            _e202.committed_offset,
-            _e202.committed_leader_epoch,
-            -1 if _b203 is None else len(_b203),
+            _e212.partition_index,
+            _e212.committed_offset,
+            _e212.committed_leader_epoch,
+            -1 if _b213 is None else len(_b213),
         )
-        if _b203 is not None:
-            out += _b203
-        out += _S_h.pack(_e202.error_code)
+        if _b213 is not None:
+            out += _b213
+        out += _S_h.pack(_e212.error_code)
 
 
 def _decode_OffsetFetchResponseTopic_v6(data: bytes, pos: int) -> tuple[OffsetFetchResponseTopic, int]:
     """OffsetFetchResponseTopic, versions 6-7 (flexible)."""
-    _n204 = data[pos]
-    if 0 < _n204 < 128:
-        f_name = data[pos + 1 : pos + _n204].decode()
-        pos += _n204
+    _n214 = data[pos]
+    if 0 < _n214 < 128:
+        f_name = data[pos + 1 : pos + _n214].decode()
+        pos += _n214
     else:
         f_name, pos = read_compact_string(data, pos)
-    _n205 = data[pos]
-    if _n205 < 128:
+    _n215 = data[pos]
+    if _n215 < 128:
         pos += 1
     else:
-        _n205, pos = read_uvarint(data, pos)
-    _n205 -= 1
-    if _n205 < 0:
+        _n215, pos = read_uvarint(data, pos)
+    _n215 -= 1
+    if _n215 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n205 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n205) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n215 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n215) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n205):
-        _m206_partition_index, _m206_committed_offset, _m206_committed_leader_epoch = _S_iqi.unpack_from(
+    for _ in range(_n215):
+        _m216_partition_index, _m216_committed_offset, _m216_committed_leader_epoch = _S_iqi.unpack_from(
             data, pos
         )
         pos += 16
-        _n207 = data[pos]
-        if 0 < _n207 < 128:
-            _m206_metadata = data[pos + 1 : pos + _n207].decode()
-            pos += _n207
-        elif _n207 == 0:
-            _m206_metadata = None
+        _n217 = data[pos]
+        if 0 < _n217 < 128:
+            _m216_metadata = data[pos + 1 : pos + _n217].decode()
+            pos += _n217
+        elif _n217 == 0:
+            _m216_metadata = None
             pos += 1
         else:
-            _m206_metadata, pos = read_compact_nullable_string(data, pos)
-        (_m206_error_code,) = _S_h.unpack_from(data, pos)
-        pos += 2
-        if data[pos] == 0:  # no tagged fields: the common case
-            pos += 1
-        else:
-            pos = skip_tagged_fields(data, pos)
+            _m216_metadata, pos = read_compact_nullable_string(data, pos)
+        _m216_error_code, _t218 = _S_hB.unpack_from(data, pos)
+        pos += 3
+        if _t218 != 0:
+            pos = skip_tagged_fields(data, pos - 1)
         f_partitions.append(
             OffsetFetchResponsePartition(
-                _m206_partition_index,
-                _m206_committed_offset,
-                _m206_committed_leader_epoch,
-                _m206_metadata,
-                _m206_error_code,
+                _m216_partition_index,
+                _m216_committed_offset,
+                _m216_committed_leader_epoch,
+                _m216_metadata,
+                _m216_error_code,
             )
         )
     if data[pos] == 0:  # no tagged fields: the common case
@@ -1758,71 +1727,70 @@ def _decode_OffsetFetchResponseTopic_v6(data: bytes, pos: int) -> tuple[OffsetFe
 
 def _encode_OffsetFetchResponseTopic_v6(o: OffsetFetchResponseTopic, out: bytearray) -> None:
     """OffsetFetchResponseTopic, versions 6-7 (flexible)."""
-    _b208 = o.name.encode()
-    _n209 = len(_b208) + 1
-    if _n209 < 128:
-        out.append(_n209)
+    _b219 = o.name.encode()
+    _n220 = len(_b219) + 1
+    if _n220 < 128:
+        out.append(_n220)
     else:
-        write_uvarint(out, _n209)
-    out += _b208
-    _a210 = o.partitions
-    _n211 = len(_a210) + 1
-    if _n211 < 128:
-        out.append(_n211)
+        write_uvarint(out, _n220)
+    out += _b219
+    _a221 = o.partitions
+    _n222 = len(_a221) + 1
+    if _n222 < 128:
+        out.append(_n222)
     else:
-        write_uvarint(out, _n211)
-    for _e212 in _a210:
-        out += _S_iqi.pack(_e212.partition_index, _e212.committed_offset, _e212.committed_leader_epoch)
-        if _e212.metadata is None:
+        write_uvarint(out, _n222)
+    for _e223 in _a221:
+        out += _S_iqi.pack(_e223.partition_index, _e223.committed_offset, _e223.committed_leader_epoch)
+        if _e223.metadata is None:
             out.append(0)
         else:
-            _b213 = _e212.metadata.encode()
-            _n214 = len(_b213) + 1
-            if _n214 < 128:
-                out.append(_n214)
+            _b224 = _e223.metadata.encode()
+            _n225 = len(_b224) + 1
+            if _n225 < 128:
+                out.append(_n225)
             else:
-                write_uvarint(out, _n214)
-            out += _b213
-        out += _S_h.pack(_e212.error_code)
-        out.append(0)  # no tagged fields
+                write_uvarint(out, _n225)
+            out += _b224
+        out += _S_hB.pack(_e223.error_code, 0)
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetFetchResponse_v1(data: bytes, pos: int) -> tuple[OffsetFetchResponse, int]:
     """OffsetFetchResponse, version 1."""
-    (_n215,) = _S_i.unpack_from(data, pos)
+    (_n226,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n215 < 0:
+    if _n226 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n215 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n215) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n226 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n226) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n215):
-        _e216, pos = _decode_OffsetFetchResponseTopic_v1(data, pos)
-        f_topics.append(_e216)
+    for _ in range(_n226):
+        _e227, pos = _decode_OffsetFetchResponseTopic_v1(data, pos)
+        f_topics.append(_e227)
     return OffsetFetchResponse(0, f_topics, 0, []), pos
 
 
 def _encode_OffsetFetchResponse_v1(o: OffsetFetchResponse, out: bytearray) -> None:
     """OffsetFetchResponse, version 1."""
-    _a217 = o.topics
-    out += _S_i.pack(len(_a217))
-    for _e218 in _a217:
-        _encode_OffsetFetchResponseTopic_v1(_e218, out)
+    _a228 = o.topics
+    out += _S_i.pack(len(_a228))
+    for _e229 in _a228:
+        _encode_OffsetFetchResponseTopic_v1(_e229, out)
 
 
 def _decode_OffsetFetchResponse_v2(data: bytes, pos: int) -> tuple[OffsetFetchResponse, int]:
     """OffsetFetchResponse, version 2."""
-    (_n219,) = _S_i.unpack_from(data, pos)
+    (_n230,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n219 < 0:
+    if _n230 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n219 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n219) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n230 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n230) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n219):
-        _e220, pos = _decode_OffsetFetchResponseTopic_v1(data, pos)
-        f_topics.append(_e220)
+    for _ in range(_n230):
+        _e231, pos = _decode_OffsetFetchResponseTopic_v1(data, pos)
+        f_topics.append(_e231)
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
     return OffsetFetchResponse(0, f_topics, f_error_code, []), pos
@@ -1830,25 +1798,25 @@ def _decode_OffsetFetchResponse_v2(data: bytes, pos: int) -> tuple[OffsetFetchRe
 
 def _encode_OffsetFetchResponse_v2(o: OffsetFetchResponse, out: bytearray) -> None:
     """OffsetFetchResponse, version 2."""
-    _a221 = o.topics
-    out += _S_i.pack(len(_a221))
-    for _e222 in _a221:
-        _encode_OffsetFetchResponseTopic_v1(_e222, out)
+    _a232 = o.topics
+    out += _S_i.pack(len(_a232))
+    for _e233 in _a232:
+        _encode_OffsetFetchResponseTopic_v1(_e233, out)
     out += _S_h.pack(o.error_code)
 
 
 def _decode_OffsetFetchResponse_v3(data: bytes, pos: int) -> tuple[OffsetFetchResponse, int]:
     """OffsetFetchResponse, versions 3-4."""
-    f_throttle_time_ms, _n223 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n234 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n223 < 0:
+    if _n234 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n223 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n223) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n234 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n234) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n223):
-        _e224, pos = _decode_OffsetFetchResponseTopic_v1(data, pos)
-        f_topics.append(_e224)
+    for _ in range(_n234):
+        _e235, pos = _decode_OffsetFetchResponseTopic_v1(data, pos)
+        f_topics.append(_e235)
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
     return OffsetFetchResponse(f_throttle_time_ms, f_topics, f_error_code, []), pos
@@ -1856,25 +1824,25 @@ def _decode_OffsetFetchResponse_v3(data: bytes, pos: int) -> tuple[OffsetFetchRe
 
 def _encode_OffsetFetchResponse_v3(o: OffsetFetchResponse, out: bytearray) -> None:
     """OffsetFetchResponse, versions 3-4."""
-    _a225 = o.topics
-    out += _S_ii.pack(o.throttle_time_ms, len(_a225))
-    for _e226 in _a225:
-        _encode_OffsetFetchResponseTopic_v1(_e226, out)
+    _a236 = o.topics
+    out += _S_ii.pack(o.throttle_time_ms, len(_a236))
+    for _e237 in _a236:
+        _encode_OffsetFetchResponseTopic_v1(_e237, out)
     out += _S_h.pack(o.error_code)
 
 
 def _decode_OffsetFetchResponse_v5(data: bytes, pos: int) -> tuple[OffsetFetchResponse, int]:
     """OffsetFetchResponse, version 5."""
-    f_throttle_time_ms, _n227 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n238 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n227 < 0:
+    if _n238 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n227 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n227) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n238 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n238) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n227):
-        _e228, pos = _decode_OffsetFetchResponseTopic_v5(data, pos)
-        f_topics.append(_e228)
+    for _ in range(_n238):
+        _e239, pos = _decode_OffsetFetchResponseTopic_v5(data, pos)
+        f_topics.append(_e239)
     (f_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
     return OffsetFetchResponse(f_throttle_time_ms, f_topics, f_error_code, []), pos
@@ -1882,10 +1850,10 @@ def _decode_OffsetFetchResponse_v5(data: bytes, pos: int) -> tuple[OffsetFetchRe
 
 def _encode_OffsetFetchResponse_v5(o: OffsetFetchResponse, out: bytearray) -> None:
     """OffsetFetchResponse, version 5."""
-    _a229 = o.topics
-    out += _S_ii.pack(o.throttle_time_ms, len(_a229))
-    for _e230 in _a229:
-        _encode_OffsetFetchResponseTopic_v5(_e230, out)
+    _a240 = o.topics
+    out += _S_ii.pack(o.throttle_time_ms, len(_a240))
+    for _e241 in _a240:
+        _encode_OffsetFetchResponseTopic_v5(_e241, out)
     out += _S_h.pack(o.error_code)
 
 
@@ -1893,62 +1861,59 @@ def _decode_OffsetFetchResponse_v6(data: bytes, pos: int) -> tuple[OffsetFetchRe
     """OffsetFetchResponse, versions 6-7 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n231 = data[pos]
-    if _n231 < 128:
+    _n242 = data[pos]
+    if _n242 < 128:
         pos += 1
     else:
-        _n231, pos = read_uvarint(data, pos)
-    _n231 -= 1
-    if _n231 < 0:
+        _n242, pos = read_uvarint(data, pos)
+    _n242 -= 1
+    if _n242 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n231 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n231) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n242 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n242) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n231):
-        _e232, pos = _decode_OffsetFetchResponseTopic_v6(data, pos)
-        f_topics.append(_e232)
-    (f_error_code,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    for _ in range(_n242):
+        _e243, pos = _decode_OffsetFetchResponseTopic_v6(data, pos)
+        f_topics.append(_e243)
+    f_error_code, _t244 = _S_hB.unpack_from(data, pos)
+    pos += 3
+    if _t244 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return OffsetFetchResponse(f_throttle_time_ms, f_topics, f_error_code, []), pos
 
 
 def _encode_OffsetFetchResponse_v6(o: OffsetFetchResponse, out: bytearray) -> None:
     """OffsetFetchResponse, versions 6-7 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a233 = o.topics
-    _n234 = len(_a233) + 1
-    if _n234 < 128:
-        out.append(_n234)
+    _a245 = o.topics
+    _n246 = len(_a245) + 1
+    if _n246 < 128:
+        out.append(_n246)
     else:
-        write_uvarint(out, _n234)
-    for _e235 in _a233:
-        _encode_OffsetFetchResponseTopic_v6(_e235, out)
-    out += _S_h.pack(o.error_code)
-    out.append(0)  # no tagged fields
+        write_uvarint(out, _n246)
+    for _e247 in _a245:
+        _encode_OffsetFetchResponseTopic_v6(_e247, out)
+    out += _S_hB.pack(o.error_code, 0)
 
 
 def _decode_OffsetFetchResponse_v8(data: bytes, pos: int) -> tuple[OffsetFetchResponse, int]:
     """OffsetFetchResponse, versions 8-9 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n236 = data[pos]
-    if _n236 < 128:
+    _n248 = data[pos]
+    if _n248 < 128:
         pos += 1
     else:
-        _n236, pos = read_uvarint(data, pos)
-    _n236 -= 1
-    if _n236 < 0:
+        _n248, pos = read_uvarint(data, pos)
+    _n248 -= 1
+    if _n248 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n236 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n236) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n248 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n248) + " elements in " + str(len(data) - pos) + " bytes")
     f_groups = []
-    for _ in range(_n236):
-        _e237, pos = _decode_OffsetFetchResponseGroup_v8(data, pos)
-        f_groups.append(_e237)
+    for _ in range(_n248):
+        _e249, pos = _decode_OffsetFetchResponseGroup_v8(data, pos)
+        f_groups.append(_e249)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1959,14 +1924,14 @@ def _decode_OffsetFetchResponse_v8(data: bytes, pos: int) -> tuple[OffsetFetchRe
 def _encode_OffsetFetchResponse_v8(o: OffsetFetchResponse, out: bytearray) -> None:
     """OffsetFetchResponse, versions 8-9 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a238 = o.groups
-    _n239 = len(_a238) + 1
-    if _n239 < 128:
-        out.append(_n239)
+    _a250 = o.groups
+    _n251 = len(_a250) + 1
+    if _n251 < 128:
+        out.append(_n251)
     else:
-        write_uvarint(out, _n239)
-    for _e240 in _a238:
-        _encode_OffsetFetchResponseGroup_v8(_e240, out)
+        write_uvarint(out, _n251)
+    for _e252 in _a250:
+        _encode_OffsetFetchResponseGroup_v8(_e252, out)
     out.append(0)  # no tagged fields
 
 
@@ -1974,20 +1939,20 @@ def _decode_OffsetFetchResponse_v10(data: bytes, pos: int) -> tuple[OffsetFetchR
     """OffsetFetchResponse, version 10 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n241 = data[pos]
-    if _n241 < 128:
+    _n253 = data[pos]
+    if _n253 < 128:
         pos += 1
     else:
-        _n241, pos = read_uvarint(data, pos)
-    _n241 -= 1
-    if _n241 < 0:
+        _n253, pos = read_uvarint(data, pos)
+    _n253 -= 1
+    if _n253 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n241 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n241) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n253 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n253) + " elements in " + str(len(data) - pos) + " bytes")
     f_groups = []
-    for _ in range(_n241):
-        _e242, pos = _decode_OffsetFetchResponseGroup_v10(data, pos)
-        f_groups.append(_e242)
+    for _ in range(_n253):
+        _e254, pos = _decode_OffsetFetchResponseGroup_v10(data, pos)
+        f_groups.append(_e254)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1998,14 +1963,14 @@ def _decode_OffsetFetchResponse_v10(data: bytes, pos: int) -> tuple[OffsetFetchR
 def _encode_OffsetFetchResponse_v10(o: OffsetFetchResponse, out: bytearray) -> None:
     """OffsetFetchResponse, version 10 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a243 = o.groups
-    _n244 = len(_a243) + 1
-    if _n244 < 128:
-        out.append(_n244)
+    _a255 = o.groups
+    _n256 = len(_a255) + 1
+    if _n256 < 128:
+        out.append(_n256)
     else:
-        write_uvarint(out, _n244)
-    for _e245 in _a243:
-        _encode_OffsetFetchResponseGroup_v10(_e245, out)
+        write_uvarint(out, _n256)
+    for _e257 in _a255:
+        _encode_OffsetFetchResponseGroup_v10(_e257, out)
     out.append(0)  # no tagged fields
 
 

@@ -19,9 +19,11 @@ from protocol.schema import FieldSpec, MessageSpec
 
 _S_h = Struct(">h")
 _S_hiiq = Struct(">hiiq")
+_S_hiiqB = Struct(">hiiqB")
 _S_i = Struct(">i")
 _S_ii = Struct(">ii")
 _S_iii = Struct(">iii")
+_S_iiiB = Struct(">iiiB")
 
 
 @dataclass(slots=True)
@@ -204,84 +206,79 @@ def _encode_OffsetForLeaderPartition_v2(o: OffsetForLeaderPartition, out: bytear
 
 def _decode_OffsetForLeaderPartition_v4(data: bytes, pos: int) -> tuple[OffsetForLeaderPartition, int]:
     """OffsetForLeaderPartition, version 4 (flexible)."""
-    f_partition, f_current_leader_epoch, f_leader_epoch = _S_iii.unpack_from(data, pos)
-    pos += 12
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_partition, f_current_leader_epoch, f_leader_epoch, _t1 = _S_iiiB.unpack_from(data, pos)
+    pos += 13
+    if _t1 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return OffsetForLeaderPartition(f_partition, f_current_leader_epoch, f_leader_epoch), pos
 
 
 def _encode_OffsetForLeaderPartition_v4(o: OffsetForLeaderPartition, out: bytearray) -> None:
     """OffsetForLeaderPartition, version 4 (flexible)."""
-    out += _S_iii.pack(o.partition, o.current_leader_epoch, o.leader_epoch)
-    out.append(0)  # no tagged fields
+    out += _S_iiiB.pack(o.partition, o.current_leader_epoch, o.leader_epoch, 0)
 
 
 def _decode_OffsetForLeaderTopic_v2(data: bytes, pos: int) -> tuple[OffsetForLeaderTopic, int]:
     """OffsetForLeaderTopic, versions 2-3."""
-    (_n1,) = _S_h.unpack_from(data, pos)
+    (_n2,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n1 < 0:
-        raise InvalidValueError("Topic: null or negative length")
-    f_topic = data[pos : pos + _n1].decode()
-    pos += _n1
-    (_n2,) = _S_i.unpack_from(data, pos)
-    pos += 4
     if _n2 < 0:
+        raise InvalidValueError("Topic: null or negative length")
+    f_topic = data[pos : pos + _n2].decode()
+    pos += _n2
+    (_n3,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n3 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n2 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n2) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n3 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n3) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n2):
-        _m3_partition, _m3_current_leader_epoch, _m3_leader_epoch = _S_iii.unpack_from(data, pos)
+    for _ in range(_n3):
+        _m4_partition, _m4_current_leader_epoch, _m4_leader_epoch = _S_iii.unpack_from(data, pos)
         pos += 12
         f_partitions.append(
-            OffsetForLeaderPartition(_m3_partition, _m3_current_leader_epoch, _m3_leader_epoch)
+            OffsetForLeaderPartition(_m4_partition, _m4_current_leader_epoch, _m4_leader_epoch)
         )
     return OffsetForLeaderTopic(f_topic, f_partitions), pos
 
 
 def _encode_OffsetForLeaderTopic_v2(o: OffsetForLeaderTopic, out: bytearray) -> None:
     """OffsetForLeaderTopic, versions 2-3."""
-    _b4 = o.topic.encode()
-    out += _S_h.pack(len(_b4))
-    out += _b4
-    _a5 = o.partitions
-    out += _S_i.pack(len(_a5))
-    for _e6 in _a5:
-        out += _S_iii.pack(_e6.partition, _e6.current_leader_epoch, _e6.leader_epoch)
+    _b5 = o.topic.encode()
+    out += _S_h.pack(len(_b5))
+    out += _b5
+    _a6 = o.partitions
+    out += _S_i.pack(len(_a6))
+    for _e7 in _a6:
+        out += _S_iii.pack(_e7.partition, _e7.current_leader_epoch, _e7.leader_epoch)
 
 
 def _decode_OffsetForLeaderTopic_v4(data: bytes, pos: int) -> tuple[OffsetForLeaderTopic, int]:
     """OffsetForLeaderTopic, version 4 (flexible)."""
-    _n7 = data[pos]
-    if 0 < _n7 < 128:
-        f_topic = data[pos + 1 : pos + _n7].decode()
-        pos += _n7
+    _n8 = data[pos]
+    if 0 < _n8 < 128:
+        f_topic = data[pos + 1 : pos + _n8].decode()
+        pos += _n8
     else:
         f_topic, pos = read_compact_string(data, pos)
-    _n8 = data[pos]
-    if _n8 < 128:
+    _n9 = data[pos]
+    if _n9 < 128:
         pos += 1
     else:
-        _n8, pos = read_uvarint(data, pos)
-    _n8 -= 1
-    if _n8 < 0:
+        _n9, pos = read_uvarint(data, pos)
+    _n9 -= 1
+    if _n9 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n8 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n8) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n9 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n9) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n8):
-        _m9_partition, _m9_current_leader_epoch, _m9_leader_epoch = _S_iii.unpack_from(data, pos)
-        pos += 12
-        if data[pos] == 0:  # no tagged fields: the common case
-            pos += 1
-        else:
-            pos = skip_tagged_fields(data, pos)
+    for _ in range(_n9):
+        _m10_partition, _m10_current_leader_epoch, _m10_leader_epoch, _t11 = _S_iiiB.unpack_from(data, pos)
+        pos += 13
+        if _t11 != 0:
+            pos = skip_tagged_fields(data, pos - 1)
         f_partitions.append(
-            OffsetForLeaderPartition(_m9_partition, _m9_current_leader_epoch, _m9_leader_epoch)
+            OffsetForLeaderPartition(_m10_partition, _m10_current_leader_epoch, _m10_leader_epoch)
         )
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
@@ -292,89 +289,88 @@ def _decode_OffsetForLeaderTopic_v4(data: bytes, pos: int) -> tuple[OffsetForLea
 
 def _encode_OffsetForLeaderTopic_v4(o: OffsetForLeaderTopic, out: bytearray) -> None:
     """OffsetForLeaderTopic, version 4 (flexible)."""
-    _b10 = o.topic.encode()
-    _n11 = len(_b10) + 1
-    if _n11 < 128:
-        out.append(_n11)
-    else:
-        write_uvarint(out, _n11)
-    out += _b10
-    _a12 = o.partitions
-    _n13 = len(_a12) + 1
+    _b12 = o.topic.encode()
+    _n13 = len(_b12) + 1
     if _n13 < 128:
         out.append(_n13)
     else:
         write_uvarint(out, _n13)
-    for _e14 in _a12:
-        out += _S_iii.pack(_e14.partition, _e14.current_leader_epoch, _e14.leader_epoch)
-        out.append(0)  # no tagged fields
+    out += _b12
+    _a14 = o.partitions
+    _n15 = len(_a14) + 1
+    if _n15 < 128:
+        out.append(_n15)
+    else:
+        write_uvarint(out, _n15)
+    for _e16 in _a14:
+        out += _S_iiiB.pack(_e16.partition, _e16.current_leader_epoch, _e16.leader_epoch, 0)
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetForLeaderEpochRequest_v2(data: bytes, pos: int) -> tuple[OffsetForLeaderEpochRequest, int]:
     """OffsetForLeaderEpochRequest, version 2."""
-    (_n15,) = _S_i.unpack_from(data, pos)
+    (_n17,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n15 < 0:
+    if _n17 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n15 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n15) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n17 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n17) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n15):
-        _e16, pos = _decode_OffsetForLeaderTopic_v2(data, pos)
-        f_topics.append(_e16)
+    for _ in range(_n17):
+        _e18, pos = _decode_OffsetForLeaderTopic_v2(data, pos)
+        f_topics.append(_e18)
     return OffsetForLeaderEpochRequest(-2, f_topics), pos
 
 
 def _encode_OffsetForLeaderEpochRequest_v2(o: OffsetForLeaderEpochRequest, out: bytearray) -> None:
     """OffsetForLeaderEpochRequest, version 2."""
-    _a17 = o.topics
-    out += _S_i.pack(len(_a17))
-    for _e18 in _a17:
-        _encode_OffsetForLeaderTopic_v2(_e18, out)
+    _a19 = o.topics
+    out += _S_i.pack(len(_a19))
+    for _e20 in _a19:
+        _encode_OffsetForLeaderTopic_v2(_e20, out)
 
 
 def _decode_OffsetForLeaderEpochRequest_v3(data: bytes, pos: int) -> tuple[OffsetForLeaderEpochRequest, int]:
     """OffsetForLeaderEpochRequest, version 3."""
-    f_replica_id, _n19 = _S_ii.unpack_from(data, pos)
+    f_replica_id, _n21 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n19 < 0:
+    if _n21 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n19 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n19) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n21 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n21) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n19):
-        _e20, pos = _decode_OffsetForLeaderTopic_v2(data, pos)
-        f_topics.append(_e20)
+    for _ in range(_n21):
+        _e22, pos = _decode_OffsetForLeaderTopic_v2(data, pos)
+        f_topics.append(_e22)
     return OffsetForLeaderEpochRequest(f_replica_id, f_topics), pos
 
 
 def _encode_OffsetForLeaderEpochRequest_v3(o: OffsetForLeaderEpochRequest, out: bytearray) -> None:
     """OffsetForLeaderEpochRequest, version 3."""
-    _a21 = o.topics
-    out += _S_ii.pack(o.replica_id, len(_a21))
-    for _e22 in _a21:
-        _encode_OffsetForLeaderTopic_v2(_e22, out)
+    _a23 = o.topics
+    out += _S_ii.pack(o.replica_id, len(_a23))
+    for _e24 in _a23:
+        _encode_OffsetForLeaderTopic_v2(_e24, out)
 
 
 def _decode_OffsetForLeaderEpochRequest_v4(data: bytes, pos: int) -> tuple[OffsetForLeaderEpochRequest, int]:
     """OffsetForLeaderEpochRequest, version 4 (flexible)."""
     (f_replica_id,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n23 = data[pos]
-    if _n23 < 128:
+    _n25 = data[pos]
+    if _n25 < 128:
         pos += 1
     else:
-        _n23, pos = read_uvarint(data, pos)
-    _n23 -= 1
-    if _n23 < 0:
+        _n25, pos = read_uvarint(data, pos)
+    _n25 -= 1
+    if _n25 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n23 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n23) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n25 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n25) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n23):
-        _e24, pos = _decode_OffsetForLeaderTopic_v4(data, pos)
-        f_topics.append(_e24)
+    for _ in range(_n25):
+        _e26, pos = _decode_OffsetForLeaderTopic_v4(data, pos)
+        f_topics.append(_e26)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -385,14 +381,14 @@ def _decode_OffsetForLeaderEpochRequest_v4(data: bytes, pos: int) -> tuple[Offse
 def _encode_OffsetForLeaderEpochRequest_v4(o: OffsetForLeaderEpochRequest, out: bytearray) -> None:
     """OffsetForLeaderEpochRequest, version 4 (flexible)."""
     out += _S_i.pack(o.replica_id)
-    _a25 = o.topics
-    _n26 = len(_a25) + 1
-    if _n26 < 128:
-        out.append(_n26)
+    _a27 = o.topics
+    _n28 = len(_a27) + 1
+    if _n28 < 128:
+        out.append(_n28)
     else:
-        write_uvarint(out, _n26)
-    for _e27 in _a25:
-        _encode_OffsetForLeaderTopic_v4(_e27, out)
+        write_uvarint(out, _n28)
+    for _e29 in _a27:
+        _encode_OffsetForLeaderTopic_v4(_e29, out)
     out.append(0)  # no tagged fields
 
 
@@ -410,84 +406,81 @@ def _encode_EpochEndOffset_v2(o: EpochEndOffset, out: bytearray) -> None:
 
 def _decode_EpochEndOffset_v4(data: bytes, pos: int) -> tuple[EpochEndOffset, int]:
     """EpochEndOffset, version 4 (flexible)."""
-    f_error_code, f_partition, f_leader_epoch, f_end_offset = _S_hiiq.unpack_from(data, pos)
-    pos += 18
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_error_code, f_partition, f_leader_epoch, f_end_offset, _t30 = _S_hiiqB.unpack_from(data, pos)
+    pos += 19
+    if _t30 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return EpochEndOffset(f_error_code, f_partition, f_leader_epoch, f_end_offset), pos
 
 
 def _encode_EpochEndOffset_v4(o: EpochEndOffset, out: bytearray) -> None:
     """EpochEndOffset, version 4 (flexible)."""
-    out += _S_hiiq.pack(o.error_code, o.partition, o.leader_epoch, o.end_offset)
-    out.append(0)  # no tagged fields
+    out += _S_hiiqB.pack(o.error_code, o.partition, o.leader_epoch, o.end_offset, 0)
 
 
 def _decode_OffsetForLeaderTopicResult_v2(data: bytes, pos: int) -> tuple[OffsetForLeaderTopicResult, int]:
     """OffsetForLeaderTopicResult, versions 2-3."""
-    (_n28,) = _S_h.unpack_from(data, pos)
+    (_n31,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n28 < 0:
+    if _n31 < 0:
         raise InvalidValueError("Topic: null or negative length")
-    f_topic = data[pos : pos + _n28].decode()
-    pos += _n28
-    (_n29,) = _S_i.unpack_from(data, pos)
+    f_topic = data[pos : pos + _n31].decode()
+    pos += _n31
+    (_n32,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n29 < 0:
+    if _n32 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n29 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n29) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n32 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n32) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n29):
-        _m30_error_code, _m30_partition, _m30_leader_epoch, _m30_end_offset = _S_hiiq.unpack_from(data, pos)
+    for _ in range(_n32):
+        _m33_error_code, _m33_partition, _m33_leader_epoch, _m33_end_offset = _S_hiiq.unpack_from(data, pos)
         pos += 18
         f_partitions.append(
-            EpochEndOffset(_m30_error_code, _m30_partition, _m30_leader_epoch, _m30_end_offset)
+            EpochEndOffset(_m33_error_code, _m33_partition, _m33_leader_epoch, _m33_end_offset)
         )
     return OffsetForLeaderTopicResult(f_topic, f_partitions), pos
 
 
 def _encode_OffsetForLeaderTopicResult_v2(o: OffsetForLeaderTopicResult, out: bytearray) -> None:
     """OffsetForLeaderTopicResult, versions 2-3."""
-    _b31 = o.topic.encode()
-    out += _S_h.pack(len(_b31))
-    out += _b31
-    _a32 = o.partitions
-    out += _S_i.pack(len(_a32))
-    for _e33 in _a32:
-        out += _S_hiiq.pack(_e33.error_code, _e33.partition, _e33.leader_epoch, _e33.end_offset)
+    _b34 = o.topic.encode()
+    out += _S_h.pack(len(_b34))
+    out += _b34
+    _a35 = o.partitions
+    out += _S_i.pack(len(_a35))
+    for _e36 in _a35:
+        out += _S_hiiq.pack(_e36.error_code, _e36.partition, _e36.leader_epoch, _e36.end_offset)
 
 
 def _decode_OffsetForLeaderTopicResult_v4(data: bytes, pos: int) -> tuple[OffsetForLeaderTopicResult, int]:
     """OffsetForLeaderTopicResult, version 4 (flexible)."""
-    _n34 = data[pos]
-    if 0 < _n34 < 128:
-        f_topic = data[pos + 1 : pos + _n34].decode()
-        pos += _n34
+    _n37 = data[pos]
+    if 0 < _n37 < 128:
+        f_topic = data[pos + 1 : pos + _n37].decode()
+        pos += _n37
     else:
         f_topic, pos = read_compact_string(data, pos)
-    _n35 = data[pos]
-    if _n35 < 128:
+    _n38 = data[pos]
+    if _n38 < 128:
         pos += 1
     else:
-        _n35, pos = read_uvarint(data, pos)
-    _n35 -= 1
-    if _n35 < 0:
+        _n38, pos = read_uvarint(data, pos)
+    _n38 -= 1
+    if _n38 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n35 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n35) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n38 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n38) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n35):
-        _m36_error_code, _m36_partition, _m36_leader_epoch, _m36_end_offset = _S_hiiq.unpack_from(data, pos)
-        pos += 18
-        if data[pos] == 0:  # no tagged fields: the common case
-            pos += 1
-        else:
-            pos = skip_tagged_fields(data, pos)
+    for _ in range(_n38):
+        _m39_error_code, _m39_partition, _m39_leader_epoch, _m39_end_offset, _t40 = _S_hiiqB.unpack_from(
+            data, pos
+        )
+        pos += 19
+        if _t40 != 0:
+            pos = skip_tagged_fields(data, pos - 1)
         f_partitions.append(
-            EpochEndOffset(_m36_error_code, _m36_partition, _m36_leader_epoch, _m36_end_offset)
+            EpochEndOffset(_m39_error_code, _m39_partition, _m39_leader_epoch, _m39_end_offset)
         )
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
@@ -498,22 +491,21 @@ def _decode_OffsetForLeaderTopicResult_v4(data: bytes, pos: int) -> tuple[Offset
 
 def _encode_OffsetForLeaderTopicResult_v4(o: OffsetForLeaderTopicResult, out: bytearray) -> None:
     """OffsetForLeaderTopicResult, version 4 (flexible)."""
-    _b37 = o.topic.encode()
-    _n38 = len(_b37) + 1
-    if _n38 < 128:
-        out.append(_n38)
+    _b41 = o.topic.encode()
+    _n42 = len(_b41) + 1
+    if _n42 < 128:
+        out.append(_n42)
     else:
-        write_uvarint(out, _n38)
-    out += _b37
-    _a39 = o.partitions
-    _n40 = len(_a39) + 1
-    if _n40 < 128:
-        out.append(_n40)
+        write_uvarint(out, _n42)
+    out += _b41
+    _a43 = o.partitions
+    _n44 = len(_a43) + 1
+    if _n44 < 128:
+        out.append(_n44)
     else:
-        write_uvarint(out, _n40)
-    for _e41 in _a39:
-        out += _S_hiiq.pack(_e41.error_code, _e41.partition, _e41.leader_epoch, _e41.end_offset)
-        out.append(0)  # no tagged fields
+        write_uvarint(out, _n44)
+    for _e45 in _a43:
+        out += _S_hiiqB.pack(_e45.error_code, _e45.partition, _e45.leader_epoch, _e45.end_offset, 0)
     out.append(0)  # no tagged fields
 
 
@@ -521,25 +513,25 @@ def _decode_OffsetForLeaderEpochResponse_v2(
     data: bytes, pos: int
 ) -> tuple[OffsetForLeaderEpochResponse, int]:
     """OffsetForLeaderEpochResponse, versions 2-3."""
-    f_throttle_time_ms, _n42 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n46 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n42 < 0:
+    if _n46 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n42 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n42) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n46 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n46) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n42):
-        _e43, pos = _decode_OffsetForLeaderTopicResult_v2(data, pos)
-        f_topics.append(_e43)
+    for _ in range(_n46):
+        _e47, pos = _decode_OffsetForLeaderTopicResult_v2(data, pos)
+        f_topics.append(_e47)
     return OffsetForLeaderEpochResponse(f_throttle_time_ms, f_topics), pos
 
 
 def _encode_OffsetForLeaderEpochResponse_v2(o: OffsetForLeaderEpochResponse, out: bytearray) -> None:
     """OffsetForLeaderEpochResponse, versions 2-3."""
-    _a44 = o.topics
-    out += _S_ii.pack(o.throttle_time_ms, len(_a44))
-    for _e45 in _a44:
-        _encode_OffsetForLeaderTopicResult_v2(_e45, out)
+    _a48 = o.topics
+    out += _S_ii.pack(o.throttle_time_ms, len(_a48))
+    for _e49 in _a48:
+        _encode_OffsetForLeaderTopicResult_v2(_e49, out)
 
 
 def _decode_OffsetForLeaderEpochResponse_v4(
@@ -548,20 +540,20 @@ def _decode_OffsetForLeaderEpochResponse_v4(
     """OffsetForLeaderEpochResponse, version 4 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n46 = data[pos]
-    if _n46 < 128:
+    _n50 = data[pos]
+    if _n50 < 128:
         pos += 1
     else:
-        _n46, pos = read_uvarint(data, pos)
-    _n46 -= 1
-    if _n46 < 0:
+        _n50, pos = read_uvarint(data, pos)
+    _n50 -= 1
+    if _n50 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n46 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n46) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n50 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n50) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n46):
-        _e47, pos = _decode_OffsetForLeaderTopicResult_v4(data, pos)
-        f_topics.append(_e47)
+    for _ in range(_n50):
+        _e51, pos = _decode_OffsetForLeaderTopicResult_v4(data, pos)
+        f_topics.append(_e51)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -572,14 +564,14 @@ def _decode_OffsetForLeaderEpochResponse_v4(
 def _encode_OffsetForLeaderEpochResponse_v4(o: OffsetForLeaderEpochResponse, out: bytearray) -> None:
     """OffsetForLeaderEpochResponse, version 4 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a48 = o.topics
-    _n49 = len(_a48) + 1
-    if _n49 < 128:
-        out.append(_n49)
+    _a52 = o.topics
+    _n53 = len(_a52) + 1
+    if _n53 < 128:
+        out.append(_n53)
     else:
-        write_uvarint(out, _n49)
-    for _e50 in _a48:
-        _encode_OffsetForLeaderTopicResult_v4(_e50, out)
+        write_uvarint(out, _n53)
+    for _e54 in _a52:
+        _encode_OffsetForLeaderTopicResult_v4(_e54, out)
     out.append(0)  # no tagged fields
 
 

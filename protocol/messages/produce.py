@@ -34,12 +34,14 @@ _S_h = Struct(">h")
 _S_hi = Struct(">hi")
 _S_hii = Struct(">hii")
 _S_i = Struct(">i")
+_S_iB = Struct(">iB")
 _S_ih = Struct(">ih")
 _S_ihq = Struct(">ihq")
 _S_ihqq = Struct(">ihqq")
 _S_ihqqq = Struct(">ihqqq")
 _S_ihqqqi = Struct(">ihqqqi")
 _S_ii = Struct(">ii")
+_S_iiB = Struct(">iiB")
 
 
 @dataclass(slots=True)
@@ -760,52 +762,49 @@ def _encode_NodeEndpoint_v10(o: NodeEndpoint, out: bytearray) -> None:
 
 def _decode_LeaderIdAndEpoch_v10(data: bytes, pos: int) -> tuple[LeaderIdAndEpoch, int]:
     """LeaderIdAndEpoch, versions 10-13 (flexible)."""
-    f_leader_id, f_leader_epoch = _S_ii.unpack_from(data, pos)
-    pos += 8
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_leader_id, f_leader_epoch, _t58 = _S_iiB.unpack_from(data, pos)
+    pos += 9
+    if _t58 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return LeaderIdAndEpoch(f_leader_id, f_leader_epoch), pos
 
 
 def _encode_LeaderIdAndEpoch_v10(o: LeaderIdAndEpoch, out: bytearray) -> None:
     """LeaderIdAndEpoch, versions 10-13 (flexible)."""
-    out += _S_ii.pack(o.leader_id, o.leader_epoch)
-    out.append(0)  # no tagged fields
+    out += _S_iiB.pack(o.leader_id, o.leader_epoch, 0)
 
 
 def _decode_BatchIndexAndErrorMessage_v8(data: bytes, pos: int) -> tuple[BatchIndexAndErrorMessage, int]:
     """BatchIndexAndErrorMessage, version 8."""
-    f_batch_index, _n58 = _S_ih.unpack_from(data, pos)
+    f_batch_index, _n59 = _S_ih.unpack_from(data, pos)
     pos += 6
-    if _n58 < 0:
+    if _n59 < 0:
         f_batch_index_error_message = None
-        if _n58 != -1:
-            raise InvalidValueError("BatchIndexErrorMessage: length " + str(_n58))
+        if _n59 != -1:
+            raise InvalidValueError("BatchIndexErrorMessage: length " + str(_n59))
     else:
-        f_batch_index_error_message = data[pos : pos + _n58].decode()
-        pos += _n58
+        f_batch_index_error_message = data[pos : pos + _n59].decode()
+        pos += _n59
     return BatchIndexAndErrorMessage(f_batch_index, f_batch_index_error_message), pos
 
 
 def _encode_BatchIndexAndErrorMessage_v8(o: BatchIndexAndErrorMessage, out: bytearray) -> None:
     """BatchIndexAndErrorMessage, version 8."""
-    _b59 = None if o.batch_index_error_message is None else o.batch_index_error_message.encode()
-    out += _S_ih.pack(o.batch_index, -1 if _b59 is None else len(_b59))
-    if _b59 is not None:
-        out += _b59
+    _b60 = None if o.batch_index_error_message is None else o.batch_index_error_message.encode()
+    out += _S_ih.pack(o.batch_index, -1 if _b60 is None else len(_b60))
+    if _b60 is not None:
+        out += _b60
 
 
 def _decode_BatchIndexAndErrorMessage_v9(data: bytes, pos: int) -> tuple[BatchIndexAndErrorMessage, int]:
     """BatchIndexAndErrorMessage, versions 9-13 (flexible)."""
     (f_batch_index,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n60 = data[pos]
-    if 0 < _n60 < 128:
-        f_batch_index_error_message = data[pos + 1 : pos + _n60].decode()
-        pos += _n60
-    elif _n60 == 0:
+    _n61 = data[pos]
+    if 0 < _n61 < 128:
+        f_batch_index_error_message = data[pos + 1 : pos + _n61].decode()
+        pos += _n61
+    elif _n61 == 0:
         f_batch_index_error_message = None
         pos += 1
     else:
@@ -823,13 +822,13 @@ def _encode_BatchIndexAndErrorMessage_v9(o: BatchIndexAndErrorMessage, out: byte
     if o.batch_index_error_message is None:
         out.append(0)
     else:
-        _b61 = o.batch_index_error_message.encode()
-        _n62 = len(_b61) + 1
-        if _n62 < 128:
-            out.append(_n62)
+        _b62 = o.batch_index_error_message.encode()
+        _n63 = len(_b62) + 1
+        if _n63 < 128:
+            out.append(_n63)
         else:
-            write_uvarint(out, _n62)
-        out += _b61
+            write_uvarint(out, _n63)
+        out += _b62
     out.append(0)  # no tagged fields
 
 
@@ -886,35 +885,35 @@ def _encode_PartitionProduceResponse_v5(o: PartitionProduceResponse, out: bytear
 
 def _decode_PartitionProduceResponse_v8(data: bytes, pos: int) -> tuple[PartitionProduceResponse, int]:
     """PartitionProduceResponse, version 8."""
-    f_index, f_error_code, f_base_offset, f_log_append_time_ms, f_log_start_offset, _n63 = (
+    f_index, f_error_code, f_base_offset, f_log_append_time_ms, f_log_start_offset, _n64 = (
         _S_ihqqqi.unpack_from(data, pos)
     )
     pos += 34
-    if _n63 < 0:
+    if _n64 < 0:
         raise InvalidValueError("RecordErrors: null or negative length")
-    if _n63 > len(data) - pos:
-        raise TruncatedError("RecordErrors: " + str(_n63) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n64 > len(data) - pos:
+        raise TruncatedError("RecordErrors: " + str(_n64) + " elements in " + str(len(data) - pos) + " bytes")
     f_record_errors = []
-    for _ in range(_n63):
-        _m64_batch_index, _n65 = _S_ih.unpack_from(data, pos)
+    for _ in range(_n64):
+        _m65_batch_index, _n66 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n65 < 0:
-            _m64_batch_index_error_message = None
-            if _n65 != -1:
-                raise InvalidValueError("BatchIndexErrorMessage: length " + str(_n65))
+        if _n66 < 0:
+            _m65_batch_index_error_message = None
+            if _n66 != -1:
+                raise InvalidValueError("BatchIndexErrorMessage: length " + str(_n66))
         else:
-            _m64_batch_index_error_message = data[pos : pos + _n65].decode()
-            pos += _n65
-        f_record_errors.append(BatchIndexAndErrorMessage(_m64_batch_index, _m64_batch_index_error_message))
-    (_n66,) = _S_h.unpack_from(data, pos)
+            _m65_batch_index_error_message = data[pos : pos + _n66].decode()
+            pos += _n66
+        f_record_errors.append(BatchIndexAndErrorMessage(_m65_batch_index, _m65_batch_index_error_message))
+    (_n67,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n66 < 0:
+    if _n67 < 0:
         f_error_message = None
-        if _n66 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n66))
+        if _n67 != -1:
+            raise InvalidValueError("ErrorMessage: length " + str(_n67))
     else:
-        f_error_message = data[pos : pos + _n66].decode()
-        pos += _n66
+        f_error_message = data[pos : pos + _n67].decode()
+        pos += _n67
     return PartitionProduceResponse(
         f_index,
         f_error_code,
@@ -929,19 +928,19 @@ def _decode_PartitionProduceResponse_v8(data: bytes, pos: int) -> tuple[Partitio
 
 def _encode_PartitionProduceResponse_v8(o: PartitionProduceResponse, out: bytearray) -> None:
     """PartitionProduceResponse, version 8."""
-    _a67 = o.record_errors
+    _a68 = o.record_errors
     out += _S_ihqqqi.pack(
-        o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset, len(_a67)
+        o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset, len(_a68)
     )
-    for _e68 in _a67:
-        _b69 = None if _e68.batch_index_error_message is None else _e68.batch_index_error_message.encode()
-        out += _S_ih.pack(_e68.batch_index, -1 if _b69 is None else len(_b69))
-        if _b69 is not None:
-            out += _b69
-    _b70 = None if o.error_message is None else o.error_message.encode()
-    out += _S_h.pack(-1 if _b70 is None else len(_b70))
-    if _b70 is not None:
-        out += _b70
+    for _e69 in _a68:
+        _b70 = None if _e69.batch_index_error_message is None else _e69.batch_index_error_message.encode()
+        out += _S_ih.pack(_e69.batch_index, -1 if _b70 is None else len(_b70))
+        if _b70 is not None:
+            out += _b70
+    _b71 = None if o.error_message is None else o.error_message.encode()
+    out += _S_h.pack(-1 if _b71 is None else len(_b71))
+    if _b71 is not None:
+        out += _b71
 
 
 def _decode_PartitionProduceResponse_v9(data: bytes, pos: int) -> tuple[PartitionProduceResponse, int]:
@@ -950,39 +949,39 @@ def _decode_PartitionProduceResponse_v9(data: bytes, pos: int) -> tuple[Partitio
         data, pos
     )
     pos += 30
-    _n71 = data[pos]
-    if _n71 < 128:
+    _n72 = data[pos]
+    if _n72 < 128:
         pos += 1
     else:
-        _n71, pos = read_uvarint(data, pos)
-    _n71 -= 1
-    if _n71 < 0:
+        _n72, pos = read_uvarint(data, pos)
+    _n72 -= 1
+    if _n72 < 0:
         raise InvalidValueError("RecordErrors: null or negative length")
-    if _n71 > len(data) - pos:
-        raise TruncatedError("RecordErrors: " + str(_n71) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n72 > len(data) - pos:
+        raise TruncatedError("RecordErrors: " + str(_n72) + " elements in " + str(len(data) - pos) + " bytes")
     f_record_errors = []
-    for _ in range(_n71):
-        (_m72_batch_index,) = _S_i.unpack_from(data, pos)
+    for _ in range(_n72):
+        (_m73_batch_index,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n73 = data[pos]
-        if 0 < _n73 < 128:
-            _m72_batch_index_error_message = data[pos + 1 : pos + _n73].decode()
-            pos += _n73
-        elif _n73 == 0:
-            _m72_batch_index_error_message = None
+        _n74 = data[pos]
+        if 0 < _n74 < 128:
+            _m73_batch_index_error_message = data[pos + 1 : pos + _n74].decode()
+            pos += _n74
+        elif _n74 == 0:
+            _m73_batch_index_error_message = None
             pos += 1
         else:
-            _m72_batch_index_error_message, pos = read_compact_nullable_string(data, pos)
+            _m73_batch_index_error_message, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_record_errors.append(BatchIndexAndErrorMessage(_m72_batch_index, _m72_batch_index_error_message))
-    _n74 = data[pos]
-    if 0 < _n74 < 128:
-        f_error_message = data[pos + 1 : pos + _n74].decode()
-        pos += _n74
-    elif _n74 == 0:
+        f_record_errors.append(BatchIndexAndErrorMessage(_m73_batch_index, _m73_batch_index_error_message))
+    _n75 = data[pos]
+    if 0 < _n75 < 128:
+        f_error_message = data[pos + 1 : pos + _n75].decode()
+        pos += _n75
+    elif _n75 == 0:
         f_error_message = None
         pos += 1
     else:
@@ -1006,35 +1005,35 @@ def _decode_PartitionProduceResponse_v9(data: bytes, pos: int) -> tuple[Partitio
 def _encode_PartitionProduceResponse_v9(o: PartitionProduceResponse, out: bytearray) -> None:
     """PartitionProduceResponse, version 9 (flexible)."""
     out += _S_ihqqq.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset)
-    _a75 = o.record_errors
-    _n76 = len(_a75) + 1
-    if _n76 < 128:
-        out.append(_n76)
+    _a76 = o.record_errors
+    _n77 = len(_a76) + 1
+    if _n77 < 128:
+        out.append(_n77)
     else:
-        write_uvarint(out, _n76)
-    for _e77 in _a75:
-        out += _S_i.pack(_e77.batch_index)
-        if _e77.batch_index_error_message is None:
+        write_uvarint(out, _n77)
+    for _e78 in _a76:
+        out += _S_i.pack(_e78.batch_index)
+        if _e78.batch_index_error_message is None:
             out.append(0)
         else:
-            _b78 = _e77.batch_index_error_message.encode()
-            _n79 = len(_b78) + 1
-            if _n79 < 128:
-                out.append(_n79)
+            _b79 = _e78.batch_index_error_message.encode()
+            _n80 = len(_b79) + 1
+            if _n80 < 128:
+                out.append(_n80)
             else:
-                write_uvarint(out, _n79)
-            out += _b78
+                write_uvarint(out, _n80)
+            out += _b79
         out.append(0)  # no tagged fields
     if o.error_message is None:
         out.append(0)
     else:
-        _b80 = o.error_message.encode()
-        _n81 = len(_b80) + 1
-        if _n81 < 128:
-            out.append(_n81)
+        _b81 = o.error_message.encode()
+        _n82 = len(_b81) + 1
+        if _n82 < 128:
+            out.append(_n82)
         else:
-            write_uvarint(out, _n81)
-        out += _b80
+            write_uvarint(out, _n82)
+        out += _b81
     out.append(0)  # no tagged fields
 
 
@@ -1044,39 +1043,39 @@ def _decode_PartitionProduceResponse_v10(data: bytes, pos: int) -> tuple[Partiti
         data, pos
     )
     pos += 30
-    _n82 = data[pos]
-    if _n82 < 128:
+    _n83 = data[pos]
+    if _n83 < 128:
         pos += 1
     else:
-        _n82, pos = read_uvarint(data, pos)
-    _n82 -= 1
-    if _n82 < 0:
+        _n83, pos = read_uvarint(data, pos)
+    _n83 -= 1
+    if _n83 < 0:
         raise InvalidValueError("RecordErrors: null or negative length")
-    if _n82 > len(data) - pos:
-        raise TruncatedError("RecordErrors: " + str(_n82) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n83 > len(data) - pos:
+        raise TruncatedError("RecordErrors: " + str(_n83) + " elements in " + str(len(data) - pos) + " bytes")
     f_record_errors = []
-    for _ in range(_n82):
-        (_m83_batch_index,) = _S_i.unpack_from(data, pos)
+    for _ in range(_n83):
+        (_m84_batch_index,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n84 = data[pos]
-        if 0 < _n84 < 128:
-            _m83_batch_index_error_message = data[pos + 1 : pos + _n84].decode()
-            pos += _n84
-        elif _n84 == 0:
-            _m83_batch_index_error_message = None
+        _n85 = data[pos]
+        if 0 < _n85 < 128:
+            _m84_batch_index_error_message = data[pos + 1 : pos + _n85].decode()
+            pos += _n85
+        elif _n85 == 0:
+            _m84_batch_index_error_message = None
             pos += 1
         else:
-            _m83_batch_index_error_message, pos = read_compact_nullable_string(data, pos)
+            _m84_batch_index_error_message, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_record_errors.append(BatchIndexAndErrorMessage(_m83_batch_index, _m83_batch_index_error_message))
-    _n85 = data[pos]
-    if 0 < _n85 < 128:
-        f_error_message = data[pos + 1 : pos + _n85].decode()
-        pos += _n85
-    elif _n85 == 0:
+        f_record_errors.append(BatchIndexAndErrorMessage(_m84_batch_index, _m84_batch_index_error_message))
+    _n86 = data[pos]
+    if 0 < _n86 < 128:
+        f_error_message = data[pos + 1 : pos + _n86].decode()
+        pos += _n86
+    elif _n86 == 0:
         f_error_message = None
         pos += 1
     else:
@@ -1085,14 +1084,14 @@ def _decode_PartitionProduceResponse_v10(data: bytes, pos: int) -> tuple[Partiti
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
-        _nt86, pos = read_uvarint(data, pos)
-        for _ in range(_nt86):
-            _tag87, pos = read_uvarint(data, pos)
-            _end88, pos = read_uvarint(data, pos)
-            _end88 += pos
-            if _tag87 == 0:
+        _nt87, pos = read_uvarint(data, pos)
+        for _ in range(_nt87):
+            _tag88, pos = read_uvarint(data, pos)
+            _end89, pos = read_uvarint(data, pos)
+            _end89 += pos
+            if _tag88 == 0:
                 f_current_leader, pos = _decode_LeaderIdAndEpoch_v10(data, pos)
-            pos = _end88  # unknown tags are skipped (KIP-482)
+            pos = _end89  # unknown tags are skipped (KIP-482)
     return PartitionProduceResponse(
         f_index,
         f_error_code,
@@ -1108,71 +1107,71 @@ def _decode_PartitionProduceResponse_v10(data: bytes, pos: int) -> tuple[Partiti
 def _encode_PartitionProduceResponse_v10(o: PartitionProduceResponse, out: bytearray) -> None:
     """PartitionProduceResponse, versions 10-13 (flexible)."""
     out += _S_ihqqq.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset)
-    _a89 = o.record_errors
-    _n90 = len(_a89) + 1
-    if _n90 < 128:
-        out.append(_n90)
+    _a90 = o.record_errors
+    _n91 = len(_a90) + 1
+    if _n91 < 128:
+        out.append(_n91)
     else:
-        write_uvarint(out, _n90)
-    for _e91 in _a89:
-        out += _S_i.pack(_e91.batch_index)
-        if _e91.batch_index_error_message is None:
+        write_uvarint(out, _n91)
+    for _e92 in _a90:
+        out += _S_i.pack(_e92.batch_index)
+        if _e92.batch_index_error_message is None:
             out.append(0)
         else:
-            _b92 = _e91.batch_index_error_message.encode()
-            _n93 = len(_b92) + 1
-            if _n93 < 128:
-                out.append(_n93)
+            _b93 = _e92.batch_index_error_message.encode()
+            _n94 = len(_b93) + 1
+            if _n94 < 128:
+                out.append(_n94)
             else:
-                write_uvarint(out, _n93)
-            out += _b92
+                write_uvarint(out, _n94)
+            out += _b93
         out.append(0)  # no tagged fields
     if o.error_message is None:
         out.append(0)
     else:
-        _b94 = o.error_message.encode()
-        _n95 = len(_b94) + 1
-        if _n95 < 128:
-            out.append(_n95)
+        _b95 = o.error_message.encode()
+        _n96 = len(_b95) + 1
+        if _n96 < 128:
+            out.append(_n96)
         else:
-            write_uvarint(out, _n95)
-        out += _b94
-    _nt96 = o.current_leader != LeaderIdAndEpoch()
-    if _nt96 == 0:
+            write_uvarint(out, _n96)
+        out += _b95
+    _nt97 = o.current_leader != LeaderIdAndEpoch()
+    if _nt97 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt96)
+        write_uvarint(out, _nt97)
         if o.current_leader != LeaderIdAndEpoch():
             write_uvarint(out, 0)
-            _t97 = bytearray()
-            _encode_LeaderIdAndEpoch_v10(o.current_leader, _t97)
-            write_uvarint(out, len(_t97))
-            out += _t97
+            _t98 = bytearray()
+            _encode_LeaderIdAndEpoch_v10(o.current_leader, _t98)
+            write_uvarint(out, len(_t98))
+            out += _t98
 
 
 def _decode_TopicProduceResponse_v0(data: bytes, pos: int) -> tuple[TopicProduceResponse, int]:
     """TopicProduceResponse, versions 0-1."""
-    (_n98,) = _S_h.unpack_from(data, pos)
+    (_n99,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n98 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n98].decode()
-    pos += _n98
-    (_n99,) = _S_i.unpack_from(data, pos)
-    pos += 4
     if _n99 < 0:
+        raise InvalidValueError("Name: null or negative length")
+    f_name = data[pos : pos + _n99].decode()
+    pos += _n99
+    (_n100,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n100 < 0:
         raise InvalidValueError("PartitionResponses: null or negative length")
-    if _n99 > len(data) - pos:
+    if _n100 > len(data) - pos:
         raise TruncatedError(
-            "PartitionResponses: " + str(_n99) + " elements in " + str(len(data) - pos) + " bytes"
+            "PartitionResponses: " + str(_n100) + " elements in " + str(len(data) - pos) + " bytes"
         )
     f_partition_responses = []
-    for _ in range(_n99):
-        _m100_index, _m100_error_code, _m100_base_offset = _S_ihq.unpack_from(data, pos)
+    for _ in range(_n100):
+        _m101_index, _m101_error_code, _m101_base_offset = _S_ihq.unpack_from(data, pos)
         pos += 14
         f_partition_responses.append(
             PartitionProduceResponse(
-                _m100_index, _m100_error_code, _m100_base_offset, -1, -1, [], None, LeaderIdAndEpoch()
+                _m101_index, _m101_error_code, _m101_base_offset, -1, -1, [], None, LeaderIdAndEpoch()
             )
         )
     return TopicProduceResponse(f_name, ZERO_UUID, f_partition_responses), pos
@@ -1180,43 +1179,43 @@ def _decode_TopicProduceResponse_v0(data: bytes, pos: int) -> tuple[TopicProduce
 
 def _encode_TopicProduceResponse_v0(o: TopicProduceResponse, out: bytearray) -> None:
     """TopicProduceResponse, versions 0-1."""
-    _b101 = o.name.encode()
-    out += _S_h.pack(len(_b101))
-    out += _b101
-    _a102 = o.partition_responses
-    out += _S_i.pack(len(_a102))
-    for _e103 in _a102:
-        out += _S_ihq.pack(_e103.index, _e103.error_code, _e103.base_offset)
+    _b102 = o.name.encode()
+    out += _S_h.pack(len(_b102))
+    out += _b102
+    _a103 = o.partition_responses
+    out += _S_i.pack(len(_a103))
+    for _e104 in _a103:
+        out += _S_ihq.pack(_e104.index, _e104.error_code, _e104.base_offset)
 
 
 def _decode_TopicProduceResponse_v2(data: bytes, pos: int) -> tuple[TopicProduceResponse, int]:
     """TopicProduceResponse, versions 2-4."""
-    (_n104,) = _S_h.unpack_from(data, pos)
+    (_n105,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n104 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n104].decode()
-    pos += _n104
-    (_n105,) = _S_i.unpack_from(data, pos)
-    pos += 4
     if _n105 < 0:
+        raise InvalidValueError("Name: null or negative length")
+    f_name = data[pos : pos + _n105].decode()
+    pos += _n105
+    (_n106,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n106 < 0:
         raise InvalidValueError("PartitionResponses: null or negative length")
-    if _n105 > len(data) - pos:
+    if _n106 > len(data) - pos:
         raise TruncatedError(
-            "PartitionResponses: " + str(_n105) + " elements in " + str(len(data) - pos) + " bytes"
+            "PartitionResponses: " + str(_n106) + " elements in " + str(len(data) - pos) + " bytes"
         )
     f_partition_responses = []
-    for _ in range(_n105):
-        _m106_index, _m106_error_code, _m106_base_offset, _m106_log_append_time_ms = _S_ihqq.unpack_from(
+    for _ in range(_n106):
+        _m107_index, _m107_error_code, _m107_base_offset, _m107_log_append_time_ms = _S_ihqq.unpack_from(
             data, pos
         )
         pos += 22
         f_partition_responses.append(
             PartitionProduceResponse(
-                _m106_index,
-                _m106_error_code,
-                _m106_base_offset,
-                _m106_log_append_time_ms,
+                _m107_index,
+                _m107_error_code,
+                _m107_base_offset,
+                _m107_log_append_time_ms,
                 -1,
                 [],
                 None,
@@ -1228,44 +1227,44 @@ def _decode_TopicProduceResponse_v2(data: bytes, pos: int) -> tuple[TopicProduce
 
 def _encode_TopicProduceResponse_v2(o: TopicProduceResponse, out: bytearray) -> None:
     """TopicProduceResponse, versions 2-4."""
-    _b107 = o.name.encode()
-    out += _S_h.pack(len(_b107))
-    out += _b107
-    _a108 = o.partition_responses
-    out += _S_i.pack(len(_a108))
-    for _e109 in _a108:
-        out += _S_ihqq.pack(_e109.index, _e109.error_code, _e109.base_offset, _e109.log_append_time_ms)
+    _b108 = o.name.encode()
+    out += _S_h.pack(len(_b108))
+    out += _b108
+    _a109 = o.partition_responses
+    out += _S_i.pack(len(_a109))
+    for _e110 in _a109:
+        out += _S_ihqq.pack(_e110.index, _e110.error_code, _e110.base_offset, _e110.log_append_time_ms)
 
 
 def _decode_TopicProduceResponse_v5(data: bytes, pos: int) -> tuple[TopicProduceResponse, int]:
     """TopicProduceResponse, versions 5-7."""
-    (_n110,) = _S_h.unpack_from(data, pos)
+    (_n111,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n110 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n110].decode()
-    pos += _n110
-    (_n111,) = _S_i.unpack_from(data, pos)
-    pos += 4
     if _n111 < 0:
+        raise InvalidValueError("Name: null or negative length")
+    f_name = data[pos : pos + _n111].decode()
+    pos += _n111
+    (_n112,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n112 < 0:
         raise InvalidValueError("PartitionResponses: null or negative length")
-    if _n111 > len(data) - pos:
+    if _n112 > len(data) - pos:
         raise TruncatedError(
-            "PartitionResponses: " + str(_n111) + " elements in " + str(len(data) - pos) + " bytes"
+            "PartitionResponses: " + str(_n112) + " elements in " + str(len(data) - pos) + " bytes"
         )
     f_partition_responses = []
-    for _ in range(_n111):
-        _m112_index, _m112_error_code, _m112_base_offset, _m112_log_append_time_ms, _m112_log_start_offset = (
+    for _ in range(_n112):
+        _m113_index, _m113_error_code, _m113_base_offset, _m113_log_append_time_ms, _m113_log_start_offset = (
             _S_ihqqq.unpack_from(data, pos)
         )
         pos += 30
         f_partition_responses.append(
             PartitionProduceResponse(
-                _m112_index,
-                _m112_error_code,
-                _m112_base_offset,
-                _m112_log_append_time_ms,
-                _m112_log_start_offset,
+                _m113_index,
+                _m113_error_code,
+                _m113_base_offset,
+                _m113_log_append_time_ms,
+                _m113_log_start_offset,
                 [],
                 None,
                 LeaderIdAndEpoch(),
@@ -1276,75 +1275,75 @@ def _decode_TopicProduceResponse_v5(data: bytes, pos: int) -> tuple[TopicProduce
 
 def _encode_TopicProduceResponse_v5(o: TopicProduceResponse, out: bytearray) -> None:
     """TopicProduceResponse, versions 5-7."""
-    _b113 = o.name.encode()
-    out += _S_h.pack(len(_b113))
-    out += _b113
-    _a114 = o.partition_responses
-    out += _S_i.pack(len(_a114))
-    for _e115 in _a114:
+    _b114 = o.name.encode()
+    out += _S_h.pack(len(_b114))
+    out += _b114
+    _a115 = o.partition_responses
+    out += _S_i.pack(len(_a115))
+    for _e116 in _a115:
         out += _S_ihqqq.pack(
-            _e115.index, _e115.error_code, _e115.base_offset, _e115.log_append_time_ms, _e115.log_start_offset
+            _e116.index, _e116.error_code, _e116.base_offset, _e116.log_append_time_ms, _e116.log_start_offset
         )
 
 
 def _decode_TopicProduceResponse_v8(data: bytes, pos: int) -> tuple[TopicProduceResponse, int]:
     """TopicProduceResponse, version 8."""
-    (_n116,) = _S_h.unpack_from(data, pos)
+    (_n117,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n116 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n116].decode()
-    pos += _n116
-    (_n117,) = _S_i.unpack_from(data, pos)
-    pos += 4
     if _n117 < 0:
+        raise InvalidValueError("Name: null or negative length")
+    f_name = data[pos : pos + _n117].decode()
+    pos += _n117
+    (_n118,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n118 < 0:
         raise InvalidValueError("PartitionResponses: null or negative length")
-    if _n117 > len(data) - pos:
+    if _n118 > len(data) - pos:
         raise TruncatedError(
-            "PartitionResponses: " + str(_n117) + " elements in " + str(len(data) - pos) + " bytes"
+            "PartitionResponses: " + str(_n118) + " elements in " + str(len(data) - pos) + " bytes"
         )
     f_partition_responses = []
-    for _ in range(_n117):
-        _e118, pos = _decode_PartitionProduceResponse_v8(data, pos)
-        f_partition_responses.append(_e118)
+    for _ in range(_n118):
+        _e119, pos = _decode_PartitionProduceResponse_v8(data, pos)
+        f_partition_responses.append(_e119)
     return TopicProduceResponse(f_name, ZERO_UUID, f_partition_responses), pos
 
 
 def _encode_TopicProduceResponse_v8(o: TopicProduceResponse, out: bytearray) -> None:
     """TopicProduceResponse, version 8."""
-    _b119 = o.name.encode()
-    out += _S_h.pack(len(_b119))
-    out += _b119
-    _a120 = o.partition_responses
-    out += _S_i.pack(len(_a120))
-    for _e121 in _a120:
-        _encode_PartitionProduceResponse_v8(_e121, out)
+    _b120 = o.name.encode()
+    out += _S_h.pack(len(_b120))
+    out += _b120
+    _a121 = o.partition_responses
+    out += _S_i.pack(len(_a121))
+    for _e122 in _a121:
+        _encode_PartitionProduceResponse_v8(_e122, out)
 
 
 def _decode_TopicProduceResponse_v9(data: bytes, pos: int) -> tuple[TopicProduceResponse, int]:
     """TopicProduceResponse, version 9 (flexible)."""
-    _n122 = data[pos]
-    if 0 < _n122 < 128:
-        f_name = data[pos + 1 : pos + _n122].decode()
-        pos += _n122
+    _n123 = data[pos]
+    if 0 < _n123 < 128:
+        f_name = data[pos + 1 : pos + _n123].decode()
+        pos += _n123
     else:
         f_name, pos = read_compact_string(data, pos)
-    _n123 = data[pos]
-    if _n123 < 128:
+    _n124 = data[pos]
+    if _n124 < 128:
         pos += 1
     else:
-        _n123, pos = read_uvarint(data, pos)
-    _n123 -= 1
-    if _n123 < 0:
+        _n124, pos = read_uvarint(data, pos)
+    _n124 -= 1
+    if _n124 < 0:
         raise InvalidValueError("PartitionResponses: null or negative length")
-    if _n123 > len(data) - pos:
+    if _n124 > len(data) - pos:
         raise TruncatedError(
-            "PartitionResponses: " + str(_n123) + " elements in " + str(len(data) - pos) + " bytes"
+            "PartitionResponses: " + str(_n124) + " elements in " + str(len(data) - pos) + " bytes"
         )
     f_partition_responses = []
-    for _ in range(_n123):
-        _e124, pos = _decode_PartitionProduceResponse_v9(data, pos)
-        f_partition_responses.append(_e124)
+    for _ in range(_n124):
+        _e125, pos = _decode_PartitionProduceResponse_v9(data, pos)
+        f_partition_responses.append(_e125)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1354,48 +1353,48 @@ def _decode_TopicProduceResponse_v9(data: bytes, pos: int) -> tuple[TopicProduce
 
 def _encode_TopicProduceResponse_v9(o: TopicProduceResponse, out: bytearray) -> None:
     """TopicProduceResponse, version 9 (flexible)."""
-    _b125 = o.name.encode()
-    _n126 = len(_b125) + 1
-    if _n126 < 128:
-        out.append(_n126)
+    _b126 = o.name.encode()
+    _n127 = len(_b126) + 1
+    if _n127 < 128:
+        out.append(_n127)
     else:
-        write_uvarint(out, _n126)
-    out += _b125
-    _a127 = o.partition_responses
-    _n128 = len(_a127) + 1
-    if _n128 < 128:
-        out.append(_n128)
+        write_uvarint(out, _n127)
+    out += _b126
+    _a128 = o.partition_responses
+    _n129 = len(_a128) + 1
+    if _n129 < 128:
+        out.append(_n129)
     else:
-        write_uvarint(out, _n128)
-    for _e129 in _a127:
-        _encode_PartitionProduceResponse_v9(_e129, out)
+        write_uvarint(out, _n129)
+    for _e130 in _a128:
+        _encode_PartitionProduceResponse_v9(_e130, out)
     out.append(0)  # no tagged fields
 
 
 def _decode_TopicProduceResponse_v10(data: bytes, pos: int) -> tuple[TopicProduceResponse, int]:
     """TopicProduceResponse, versions 10-12 (flexible)."""
-    _n130 = data[pos]
-    if 0 < _n130 < 128:
-        f_name = data[pos + 1 : pos + _n130].decode()
-        pos += _n130
+    _n131 = data[pos]
+    if 0 < _n131 < 128:
+        f_name = data[pos + 1 : pos + _n131].decode()
+        pos += _n131
     else:
         f_name, pos = read_compact_string(data, pos)
-    _n131 = data[pos]
-    if _n131 < 128:
+    _n132 = data[pos]
+    if _n132 < 128:
         pos += 1
     else:
-        _n131, pos = read_uvarint(data, pos)
-    _n131 -= 1
-    if _n131 < 0:
+        _n132, pos = read_uvarint(data, pos)
+    _n132 -= 1
+    if _n132 < 0:
         raise InvalidValueError("PartitionResponses: null or negative length")
-    if _n131 > len(data) - pos:
+    if _n132 > len(data) - pos:
         raise TruncatedError(
-            "PartitionResponses: " + str(_n131) + " elements in " + str(len(data) - pos) + " bytes"
+            "PartitionResponses: " + str(_n132) + " elements in " + str(len(data) - pos) + " bytes"
         )
     f_partition_responses = []
-    for _ in range(_n131):
-        _e132, pos = _decode_PartitionProduceResponse_v10(data, pos)
-        f_partition_responses.append(_e132)
+    for _ in range(_n132):
+        _e133, pos = _decode_PartitionProduceResponse_v10(data, pos)
+        f_partition_responses.append(_e133)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1405,45 +1404,45 @@ def _decode_TopicProduceResponse_v10(data: bytes, pos: int) -> tuple[TopicProduc
 
 def _encode_TopicProduceResponse_v10(o: TopicProduceResponse, out: bytearray) -> None:
     """TopicProduceResponse, versions 10-12 (flexible)."""
-    _b133 = o.name.encode()
-    _n134 = len(_b133) + 1
-    if _n134 < 128:
-        out.append(_n134)
+    _b134 = o.name.encode()
+    _n135 = len(_b134) + 1
+    if _n135 < 128:
+        out.append(_n135)
     else:
-        write_uvarint(out, _n134)
-    out += _b133
-    _a135 = o.partition_responses
-    _n136 = len(_a135) + 1
-    if _n136 < 128:
-        out.append(_n136)
+        write_uvarint(out, _n135)
+    out += _b134
+    _a136 = o.partition_responses
+    _n137 = len(_a136) + 1
+    if _n137 < 128:
+        out.append(_n137)
     else:
-        write_uvarint(out, _n136)
-    for _e137 in _a135:
-        _encode_PartitionProduceResponse_v10(_e137, out)
+        write_uvarint(out, _n137)
+    for _e138 in _a136:
+        _encode_PartitionProduceResponse_v10(_e138, out)
     out.append(0)  # no tagged fields
 
 
 def _decode_TopicProduceResponse_v13(data: bytes, pos: int) -> tuple[TopicProduceResponse, int]:
     """TopicProduceResponse, version 13 (flexible)."""
-    (_r138,) = _S_16s.unpack_from(data, pos)
+    (_r139,) = _S_16s.unpack_from(data, pos)
     pos += 16
-    f_topic_id = UUID(bytes=_r138)
-    _n139 = data[pos]
-    if _n139 < 128:
+    f_topic_id = UUID(bytes=_r139)
+    _n140 = data[pos]
+    if _n140 < 128:
         pos += 1
     else:
-        _n139, pos = read_uvarint(data, pos)
-    _n139 -= 1
-    if _n139 < 0:
+        _n140, pos = read_uvarint(data, pos)
+    _n140 -= 1
+    if _n140 < 0:
         raise InvalidValueError("PartitionResponses: null or negative length")
-    if _n139 > len(data) - pos:
+    if _n140 > len(data) - pos:
         raise TruncatedError(
-            "PartitionResponses: " + str(_n139) + " elements in " + str(len(data) - pos) + " bytes"
+            "PartitionResponses: " + str(_n140) + " elements in " + str(len(data) - pos) + " bytes"
         )
     f_partition_responses = []
-    for _ in range(_n139):
-        _e140, pos = _decode_PartitionProduceResponse_v10(data, pos)
-        f_partition_responses.append(_e140)
+    for _ in range(_n140):
+        _e141, pos = _decode_PartitionProduceResponse_v10(data, pos)
+        f_partition_responses.append(_e141)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1454,52 +1453,52 @@ def _decode_TopicProduceResponse_v13(data: bytes, pos: int) -> tuple[TopicProduc
 def _encode_TopicProduceResponse_v13(o: TopicProduceResponse, out: bytearray) -> None:
     """TopicProduceResponse, version 13 (flexible)."""
     out += _S_16s.pack(o.topic_id.bytes)
-    _a141 = o.partition_responses
-    _n142 = len(_a141) + 1
-    if _n142 < 128:
-        out.append(_n142)
+    _a142 = o.partition_responses
+    _n143 = len(_a142) + 1
+    if _n143 < 128:
+        out.append(_n143)
     else:
-        write_uvarint(out, _n142)
-    for _e143 in _a141:
-        _encode_PartitionProduceResponse_v10(_e143, out)
+        write_uvarint(out, _n143)
+    for _e144 in _a142:
+        _encode_PartitionProduceResponse_v10(_e144, out)
     out.append(0)  # no tagged fields
 
 
 def _decode_ProduceResponse_v0(data: bytes, pos: int) -> tuple[ProduceResponse, int]:
     """ProduceResponse, version 0."""
-    (_n144,) = _S_i.unpack_from(data, pos)
+    (_n145,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n144 < 0:
+    if _n145 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n144 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n144) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n145 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n145) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
-    for _ in range(_n144):
-        _e145, pos = _decode_TopicProduceResponse_v0(data, pos)
-        f_responses.append(_e145)
+    for _ in range(_n145):
+        _e146, pos = _decode_TopicProduceResponse_v0(data, pos)
+        f_responses.append(_e146)
     return ProduceResponse(f_responses, 0, []), pos
 
 
 def _encode_ProduceResponse_v0(o: ProduceResponse, out: bytearray) -> None:
     """ProduceResponse, version 0."""
-    _a146 = o.responses
-    out += _S_i.pack(len(_a146))
-    for _e147 in _a146:
-        _encode_TopicProduceResponse_v0(_e147, out)
+    _a147 = o.responses
+    out += _S_i.pack(len(_a147))
+    for _e148 in _a147:
+        _encode_TopicProduceResponse_v0(_e148, out)
 
 
 def _decode_ProduceResponse_v1(data: bytes, pos: int) -> tuple[ProduceResponse, int]:
     """ProduceResponse, version 1."""
-    (_n148,) = _S_i.unpack_from(data, pos)
+    (_n149,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n148 < 0:
+    if _n149 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n148 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n148) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n149 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n149) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
-    for _ in range(_n148):
-        _e149, pos = _decode_TopicProduceResponse_v0(data, pos)
-        f_responses.append(_e149)
+    for _ in range(_n149):
+        _e150, pos = _decode_TopicProduceResponse_v0(data, pos)
+        f_responses.append(_e150)
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
     return ProduceResponse(f_responses, f_throttle_time_ms, []), pos
@@ -1507,25 +1506,25 @@ def _decode_ProduceResponse_v1(data: bytes, pos: int) -> tuple[ProduceResponse, 
 
 def _encode_ProduceResponse_v1(o: ProduceResponse, out: bytearray) -> None:
     """ProduceResponse, version 1."""
-    _a150 = o.responses
-    out += _S_i.pack(len(_a150))
-    for _e151 in _a150:
-        _encode_TopicProduceResponse_v0(_e151, out)
+    _a151 = o.responses
+    out += _S_i.pack(len(_a151))
+    for _e152 in _a151:
+        _encode_TopicProduceResponse_v0(_e152, out)
     out += _S_i.pack(o.throttle_time_ms)
 
 
 def _decode_ProduceResponse_v2(data: bytes, pos: int) -> tuple[ProduceResponse, int]:
     """ProduceResponse, versions 2-4."""
-    (_n152,) = _S_i.unpack_from(data, pos)
+    (_n153,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n152 < 0:
+    if _n153 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n152 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n152) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n153 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n153) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
-    for _ in range(_n152):
-        _e153, pos = _decode_TopicProduceResponse_v2(data, pos)
-        f_responses.append(_e153)
+    for _ in range(_n153):
+        _e154, pos = _decode_TopicProduceResponse_v2(data, pos)
+        f_responses.append(_e154)
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
     return ProduceResponse(f_responses, f_throttle_time_ms, []), pos
@@ -1533,25 +1532,25 @@ def _decode_ProduceResponse_v2(data: bytes, pos: int) -> tuple[ProduceResponse, 
 
 def _encode_ProduceResponse_v2(o: ProduceResponse, out: bytearray) -> None:
     """ProduceResponse, versions 2-4."""
-    _a154 = o.responses
-    out += _S_i.pack(len(_a154))
-    for _e155 in _a154:
-        _encode_TopicProduceResponse_v2(_e155, out)
+    _a155 = o.responses
+    out += _S_i.pack(len(_a155))
+    for _e156 in _a155:
+        _encode_TopicProduceResponse_v2(_e156, out)
     out += _S_i.pack(o.throttle_time_ms)
 
 
 def _decode_ProduceResponse_v5(data: bytes, pos: int) -> tuple[ProduceResponse, int]:
     """ProduceResponse, versions 5-7."""
-    (_n156,) = _S_i.unpack_from(data, pos)
+    (_n157,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n156 < 0:
+    if _n157 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n156 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n156) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n157 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n157) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
-    for _ in range(_n156):
-        _e157, pos = _decode_TopicProduceResponse_v5(data, pos)
-        f_responses.append(_e157)
+    for _ in range(_n157):
+        _e158, pos = _decode_TopicProduceResponse_v5(data, pos)
+        f_responses.append(_e158)
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
     return ProduceResponse(f_responses, f_throttle_time_ms, []), pos
@@ -1559,25 +1558,25 @@ def _decode_ProduceResponse_v5(data: bytes, pos: int) -> tuple[ProduceResponse, 
 
 def _encode_ProduceResponse_v5(o: ProduceResponse, out: bytearray) -> None:
     """ProduceResponse, versions 5-7."""
-    _a158 = o.responses
-    out += _S_i.pack(len(_a158))
-    for _e159 in _a158:
-        _encode_TopicProduceResponse_v5(_e159, out)
+    _a159 = o.responses
+    out += _S_i.pack(len(_a159))
+    for _e160 in _a159:
+        _encode_TopicProduceResponse_v5(_e160, out)
     out += _S_i.pack(o.throttle_time_ms)
 
 
 def _decode_ProduceResponse_v8(data: bytes, pos: int) -> tuple[ProduceResponse, int]:
     """ProduceResponse, version 8."""
-    (_n160,) = _S_i.unpack_from(data, pos)
+    (_n161,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n160 < 0:
+    if _n161 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n160 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n160) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n161 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n161) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
-    for _ in range(_n160):
-        _e161, pos = _decode_TopicProduceResponse_v8(data, pos)
-        f_responses.append(_e161)
+    for _ in range(_n161):
+        _e162, pos = _decode_TopicProduceResponse_v8(data, pos)
+        f_responses.append(_e162)
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
     return ProduceResponse(f_responses, f_throttle_time_ms, []), pos
@@ -1585,252 +1584,249 @@ def _decode_ProduceResponse_v8(data: bytes, pos: int) -> tuple[ProduceResponse, 
 
 def _encode_ProduceResponse_v8(o: ProduceResponse, out: bytearray) -> None:
     """ProduceResponse, version 8."""
-    _a162 = o.responses
-    out += _S_i.pack(len(_a162))
-    for _e163 in _a162:
-        _encode_TopicProduceResponse_v8(_e163, out)
+    _a163 = o.responses
+    out += _S_i.pack(len(_a163))
+    for _e164 in _a163:
+        _encode_TopicProduceResponse_v8(_e164, out)
     out += _S_i.pack(o.throttle_time_ms)
 
 
 def _decode_ProduceResponse_v9(data: bytes, pos: int) -> tuple[ProduceResponse, int]:
     """ProduceResponse, version 9 (flexible)."""
-    _n164 = data[pos]
-    if _n164 < 128:
+    _n165 = data[pos]
+    if _n165 < 128:
         pos += 1
     else:
-        _n164, pos = read_uvarint(data, pos)
-    _n164 -= 1
-    if _n164 < 0:
+        _n165, pos = read_uvarint(data, pos)
+    _n165 -= 1
+    if _n165 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n164 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n164) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n165 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n165) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
-    for _ in range(_n164):
-        _e165, pos = _decode_TopicProduceResponse_v9(data, pos)
-        f_responses.append(_e165)
-    (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    for _ in range(_n165):
+        _e166, pos = _decode_TopicProduceResponse_v9(data, pos)
+        f_responses.append(_e166)
+    f_throttle_time_ms, _t167 = _S_iB.unpack_from(data, pos)
+    pos += 5
+    if _t167 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return ProduceResponse(f_responses, f_throttle_time_ms, []), pos
 
 
 def _encode_ProduceResponse_v9(o: ProduceResponse, out: bytearray) -> None:
     """ProduceResponse, version 9 (flexible)."""
-    _a166 = o.responses
-    _n167 = len(_a166) + 1
-    if _n167 < 128:
-        out.append(_n167)
+    _a168 = o.responses
+    _n169 = len(_a168) + 1
+    if _n169 < 128:
+        out.append(_n169)
     else:
-        write_uvarint(out, _n167)
-    for _e168 in _a166:
-        _encode_TopicProduceResponse_v9(_e168, out)
-    out += _S_i.pack(o.throttle_time_ms)
-    out.append(0)  # no tagged fields
+        write_uvarint(out, _n169)
+    for _e170 in _a168:
+        _encode_TopicProduceResponse_v9(_e170, out)
+    out += _S_iB.pack(o.throttle_time_ms, 0)
 
 
 def _decode_ProduceResponse_v10(data: bytes, pos: int) -> tuple[ProduceResponse, int]:
     """ProduceResponse, versions 10-12 (flexible)."""
-    _n169 = data[pos]
-    if _n169 < 128:
+    _n171 = data[pos]
+    if _n171 < 128:
         pos += 1
     else:
-        _n169, pos = read_uvarint(data, pos)
-    _n169 -= 1
-    if _n169 < 0:
+        _n171, pos = read_uvarint(data, pos)
+    _n171 -= 1
+    if _n171 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n169 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n169) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n171 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n171) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
-    for _ in range(_n169):
-        _e170, pos = _decode_TopicProduceResponse_v10(data, pos)
-        f_responses.append(_e170)
+    for _ in range(_n171):
+        _e172, pos = _decode_TopicProduceResponse_v10(data, pos)
+        f_responses.append(_e172)
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
     f_node_endpoints: list[NodeEndpoint] = []
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
-        _nt171, pos = read_uvarint(data, pos)
-        for _ in range(_nt171):
-            _tag172, pos = read_uvarint(data, pos)
-            _end173, pos = read_uvarint(data, pos)
-            _end173 += pos
-            if _tag172 == 0:
-                _n174 = data[pos]
-                if _n174 < 128:
+        _nt173, pos = read_uvarint(data, pos)
+        for _ in range(_nt173):
+            _tag174, pos = read_uvarint(data, pos)
+            _end175, pos = read_uvarint(data, pos)
+            _end175 += pos
+            if _tag174 == 0:
+                _n176 = data[pos]
+                if _n176 < 128:
                     pos += 1
                 else:
-                    _n174, pos = read_uvarint(data, pos)
-                _n174 -= 1
-                if _n174 < 0:
+                    _n176, pos = read_uvarint(data, pos)
+                _n176 -= 1
+                if _n176 < 0:
                     raise InvalidValueError("NodeEndpoints: null or negative length")
-                if _n174 > len(data) - pos:
+                if _n176 > len(data) - pos:
                     raise TruncatedError(
-                        "NodeEndpoints: " + str(_n174) + " elements in " + str(len(data) - pos) + " bytes"
+                        "NodeEndpoints: " + str(_n176) + " elements in " + str(len(data) - pos) + " bytes"
                     )
                 f_node_endpoints = []
-                for _ in range(_n174):
-                    (_m175_node_id,) = _S_i.unpack_from(data, pos)
+                for _ in range(_n176):
+                    (_m177_node_id,) = _S_i.unpack_from(data, pos)
                     pos += 4
-                    _n176 = data[pos]
-                    if 0 < _n176 < 128:
-                        _m175_host = data[pos + 1 : pos + _n176].decode()
-                        pos += _n176
+                    _n178 = data[pos]
+                    if 0 < _n178 < 128:
+                        _m177_host = data[pos + 1 : pos + _n178].decode()
+                        pos += _n178
                     else:
-                        _m175_host, pos = read_compact_string(data, pos)
-                    (_m175_port,) = _S_i.unpack_from(data, pos)
+                        _m177_host, pos = read_compact_string(data, pos)
+                    (_m177_port,) = _S_i.unpack_from(data, pos)
                     pos += 4
-                    _n177 = data[pos]
-                    if 0 < _n177 < 128:
-                        _m175_rack = data[pos + 1 : pos + _n177].decode()
-                        pos += _n177
-                    elif _n177 == 0:
-                        _m175_rack = None
+                    _n179 = data[pos]
+                    if 0 < _n179 < 128:
+                        _m177_rack = data[pos + 1 : pos + _n179].decode()
+                        pos += _n179
+                    elif _n179 == 0:
+                        _m177_rack = None
                         pos += 1
                     else:
-                        _m175_rack, pos = read_compact_nullable_string(data, pos)
+                        _m177_rack, pos = read_compact_nullable_string(data, pos)
                     if data[pos] == 0:  # no tagged fields: the common case
                         pos += 1
                     else:
                         pos = skip_tagged_fields(data, pos)
-                    f_node_endpoints.append(NodeEndpoint(_m175_node_id, _m175_host, _m175_port, _m175_rack))
-            pos = _end173  # unknown tags are skipped (KIP-482)
+                    f_node_endpoints.append(NodeEndpoint(_m177_node_id, _m177_host, _m177_port, _m177_rack))
+            pos = _end175  # unknown tags are skipped (KIP-482)
     return ProduceResponse(f_responses, f_throttle_time_ms, f_node_endpoints), pos
 
 
 def _encode_ProduceResponse_v10(o: ProduceResponse, out: bytearray) -> None:
     """ProduceResponse, versions 10-12 (flexible)."""
-    _a178 = o.responses
-    _n179 = len(_a178) + 1
-    if _n179 < 128:
-        out.append(_n179)
+    _a180 = o.responses
+    _n181 = len(_a180) + 1
+    if _n181 < 128:
+        out.append(_n181)
     else:
-        write_uvarint(out, _n179)
-    for _e180 in _a178:
-        _encode_TopicProduceResponse_v10(_e180, out)
+        write_uvarint(out, _n181)
+    for _e182 in _a180:
+        _encode_TopicProduceResponse_v10(_e182, out)
     out += _S_i.pack(o.throttle_time_ms)
-    _nt181 = o.node_endpoints != []
-    if _nt181 == 0:
+    _nt183 = o.node_endpoints != []
+    if _nt183 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt181)
+        write_uvarint(out, _nt183)
         if o.node_endpoints != []:
             write_uvarint(out, 0)
-            _t182 = bytearray()
-            _a183 = o.node_endpoints
-            _n184 = len(_a183) + 1
-            if _n184 < 128:
-                _t182.append(_n184)
+            _t184 = bytearray()
+            _a185 = o.node_endpoints
+            _n186 = len(_a185) + 1
+            if _n186 < 128:
+                _t184.append(_n186)
             else:
-                write_uvarint(_t182, _n184)
-            for _e185 in _a183:
-                _encode_NodeEndpoint_v10(_e185, _t182)
-            write_uvarint(out, len(_t182))
-            out += _t182
+                write_uvarint(_t184, _n186)
+            for _e187 in _a185:
+                _encode_NodeEndpoint_v10(_e187, _t184)
+            write_uvarint(out, len(_t184))
+            out += _t184
 
 
 def _decode_ProduceResponse_v13(data: bytes, pos: int) -> tuple[ProduceResponse, int]:
     """ProduceResponse, version 13 (flexible)."""
-    _n186 = data[pos]
-    if _n186 < 128:
+    _n188 = data[pos]
+    if _n188 < 128:
         pos += 1
     else:
-        _n186, pos = read_uvarint(data, pos)
-    _n186 -= 1
-    if _n186 < 0:
+        _n188, pos = read_uvarint(data, pos)
+    _n188 -= 1
+    if _n188 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n186 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n186) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n188 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n188) + " elements in " + str(len(data) - pos) + " bytes")
     f_responses = []
-    for _ in range(_n186):
-        _e187, pos = _decode_TopicProduceResponse_v13(data, pos)
-        f_responses.append(_e187)
+    for _ in range(_n188):
+        _e189, pos = _decode_TopicProduceResponse_v13(data, pos)
+        f_responses.append(_e189)
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
     f_node_endpoints: list[NodeEndpoint] = []
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
-        _nt188, pos = read_uvarint(data, pos)
-        for _ in range(_nt188):
-            _tag189, pos = read_uvarint(data, pos)
-            _end190, pos = read_uvarint(data, pos)
-            _end190 += pos
-            if _tag189 == 0:
-                _n191 = data[pos]
-                if _n191 < 128:
+        _nt190, pos = read_uvarint(data, pos)
+        for _ in range(_nt190):
+            _tag191, pos = read_uvarint(data, pos)
+            _end192, pos = read_uvarint(data, pos)
+            _end192 += pos
+            if _tag191 == 0:
+                _n193 = data[pos]
+                if _n193 < 128:
                     pos += 1
                 else:
-                    _n191, pos = read_uvarint(data, pos)
-                _n191 -= 1
-                if _n191 < 0:
+                    _n193, pos = read_uvarint(data, pos)
+                _n193 -= 1
+                if _n193 < 0:
                     raise InvalidValueError("NodeEndpoints: null or negative length")
-                if _n191 > len(data) - pos:
+                if _n193 > len(data) - pos:
                     raise TruncatedError(
-                        "NodeEndpoints: " + str(_n191) + " elements in " + str(len(data) - pos) + " bytes"
+                        "NodeEndpoints: " + str(_n193) + " elements in " + str(len(data) - pos) + " bytes"
                     )
                 f_node_endpoints = []
-                for _ in range(_n191):
-                    (_m192_node_id,) = _S_i.unpack_from(data, pos)
+                for _ in range(_n193):
+                    (_m194_node_id,) = _S_i.unpack_from(data, pos)
                     pos += 4
-                    _n193 = data[pos]
-                    if 0 < _n193 < 128:
-                        _m192_host = data[pos + 1 : pos + _n193].decode()
-                        pos += _n193
+                    _n195 = data[pos]
+                    if 0 < _n195 < 128:
+                        _m194_host = data[pos + 1 : pos + _n195].decode()
+                        pos += _n195
                     else:
-                        _m192_host, pos = read_compact_string(data, pos)
-                    (_m192_port,) = _S_i.unpack_from(data, pos)
+                        _m194_host, pos = read_compact_string(data, pos)
+                    (_m194_port,) = _S_i.unpack_from(data, pos)
                     pos += 4
-                    _n194 = data[pos]
-                    if 0 < _n194 < 128:
-                        _m192_rack = data[pos + 1 : pos + _n194].decode()
-                        pos += _n194
-                    elif _n194 == 0:
-                        _m192_rack = None
+                    _n196 = data[pos]
+                    if 0 < _n196 < 128:
+                        _m194_rack = data[pos + 1 : pos + _n196].decode()
+                        pos += _n196
+                    elif _n196 == 0:
+                        _m194_rack = None
                         pos += 1
                     else:
-                        _m192_rack, pos = read_compact_nullable_string(data, pos)
+                        _m194_rack, pos = read_compact_nullable_string(data, pos)
                     if data[pos] == 0:  # no tagged fields: the common case
                         pos += 1
                     else:
                         pos = skip_tagged_fields(data, pos)
-                    f_node_endpoints.append(NodeEndpoint(_m192_node_id, _m192_host, _m192_port, _m192_rack))
-            pos = _end190  # unknown tags are skipped (KIP-482)
+                    f_node_endpoints.append(NodeEndpoint(_m194_node_id, _m194_host, _m194_port, _m194_rack))
+            pos = _end192  # unknown tags are skipped (KIP-482)
     return ProduceResponse(f_responses, f_throttle_time_ms, f_node_endpoints), pos
 
 
 def _encode_ProduceResponse_v13(o: ProduceResponse, out: bytearray) -> None:
     """ProduceResponse, version 13 (flexible)."""
-    _a195 = o.responses
-    _n196 = len(_a195) + 1
-    if _n196 < 128:
-        out.append(_n196)
+    _a197 = o.responses
+    _n198 = len(_a197) + 1
+    if _n198 < 128:
+        out.append(_n198)
     else:
-        write_uvarint(out, _n196)
-    for _e197 in _a195:
-        _encode_TopicProduceResponse_v13(_e197, out)
+        write_uvarint(out, _n198)
+    for _e199 in _a197:
+        _encode_TopicProduceResponse_v13(_e199, out)
     out += _S_i.pack(o.throttle_time_ms)
-    _nt198 = o.node_endpoints != []
-    if _nt198 == 0:
+    _nt200 = o.node_endpoints != []
+    if _nt200 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt198)
+        write_uvarint(out, _nt200)
         if o.node_endpoints != []:
             write_uvarint(out, 0)
-            _t199 = bytearray()
-            _a200 = o.node_endpoints
-            _n201 = len(_a200) + 1
-            if _n201 < 128:
-                _t199.append(_n201)
+            _t201 = bytearray()
+            _a202 = o.node_endpoints
+            _n203 = len(_a202) + 1
+            if _n203 < 128:
+                _t201.append(_n203)
             else:
-                write_uvarint(_t199, _n201)
-            for _e202 in _a200:
-                _encode_NodeEndpoint_v10(_e202, _t199)
-            write_uvarint(out, len(_t199))
-            out += _t199
+                write_uvarint(_t201, _n203)
+            for _e204 in _a202:
+                _encode_NodeEndpoint_v10(_e204, _t201)
+            write_uvarint(out, len(_t201))
+            out += _t201
 
 
 _PRODUCE_REQUEST_DECODERS: dict[int, Callable[[bytes, int], tuple[ProduceRequest, int]]] = {

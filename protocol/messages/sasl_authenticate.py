@@ -27,6 +27,7 @@ _S_h = Struct(">h")
 _S_hh = Struct(">hh")
 _S_i = Struct(">i")
 _S_q = Struct(">q")
+_S_qB = Struct(">qB")
 
 
 @dataclass(slots=True)
@@ -267,12 +268,10 @@ def _decode_SaslAuthenticateResponse_v2(data: bytes, pos: int) -> tuple[SaslAuth
         pos += _n14
     else:
         f_auth_bytes, pos = read_compact_bytes(data, pos)
-    (f_session_lifetime_ms,) = _S_q.unpack_from(data, pos)
-    pos += 8
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_session_lifetime_ms, _t15 = _S_qB.unpack_from(data, pos)
+    pos += 9
+    if _t15 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return SaslAuthenticateResponse(f_error_code, f_error_message, f_auth_bytes, f_session_lifetime_ms), pos
 
 
@@ -282,21 +281,20 @@ def _encode_SaslAuthenticateResponse_v2(o: SaslAuthenticateResponse, out: bytear
     if o.error_message is None:
         out.append(0)
     else:
-        _b15 = o.error_message.encode()
-        _n16 = len(_b15) + 1
-        if _n16 < 128:
-            out.append(_n16)
+        _b16 = o.error_message.encode()
+        _n17 = len(_b16) + 1
+        if _n17 < 128:
+            out.append(_n17)
         else:
-            write_uvarint(out, _n16)
-        out += _b15
-    _n17 = len(o.auth_bytes) + 1
-    if _n17 < 128:
-        out.append(_n17)
+            write_uvarint(out, _n17)
+        out += _b16
+    _n18 = len(o.auth_bytes) + 1
+    if _n18 < 128:
+        out.append(_n18)
     else:
-        write_uvarint(out, _n17)
+        write_uvarint(out, _n18)
     out += o.auth_bytes
-    out += _S_q.pack(o.session_lifetime_ms)
-    out.append(0)  # no tagged fields
+    out += _S_qB.pack(o.session_lifetime_ms, 0)
 
 
 _SASL_AUTHENTICATE_REQUEST_DECODERS: dict[

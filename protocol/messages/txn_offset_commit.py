@@ -27,6 +27,7 @@ from protocol.schema import FieldSpec, MessageSpec
 _S_h = Struct(">h")
 _S_i = Struct(">i")
 _S_ih = Struct(">ih")
+_S_ihB = Struct(">ihB")
 _S_ii = Struct(">ii")
 _S_iqh = Struct(">iqh")
 _S_iqi = Struct(">iqi")
@@ -709,85 +710,80 @@ def _decode_TxnOffsetCommitResponsePartition_v3(
     data: bytes, pos: int
 ) -> tuple[TxnOffsetCommitResponsePartition, int]:
     """TxnOffsetCommitResponsePartition, versions 3-5 (flexible)."""
-    f_partition_index, f_error_code = _S_ih.unpack_from(data, pos)
-    pos += 6
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
+    f_partition_index, f_error_code, _t68 = _S_ihB.unpack_from(data, pos)
+    pos += 7
+    if _t68 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
     return TxnOffsetCommitResponsePartition(f_partition_index, f_error_code), pos
 
 
 def _encode_TxnOffsetCommitResponsePartition_v3(o: TxnOffsetCommitResponsePartition, out: bytearray) -> None:
     """TxnOffsetCommitResponsePartition, versions 3-5 (flexible)."""
-    out += _S_ih.pack(o.partition_index, o.error_code)
-    out.append(0)  # no tagged fields
+    out += _S_ihB.pack(o.partition_index, o.error_code, 0)
 
 
 def _decode_TxnOffsetCommitResponseTopic_v0(
     data: bytes, pos: int
 ) -> tuple[TxnOffsetCommitResponseTopic, int]:
     """TxnOffsetCommitResponseTopic, versions 0-2."""
-    (_n68,) = _S_h.unpack_from(data, pos)
+    (_n69,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n68 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n68].decode()
-    pos += _n68
-    (_n69,) = _S_i.unpack_from(data, pos)
-    pos += 4
     if _n69 < 0:
+        raise InvalidValueError("Name: null or negative length")
+    f_name = data[pos : pos + _n69].decode()
+    pos += _n69
+    (_n70,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n70 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n69 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n69) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n70 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n70) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n69):
-        _m70_partition_index, _m70_error_code = _S_ih.unpack_from(data, pos)
+    for _ in range(_n70):
+        _m71_partition_index, _m71_error_code = _S_ih.unpack_from(data, pos)
         pos += 6
-        f_partitions.append(TxnOffsetCommitResponsePartition(_m70_partition_index, _m70_error_code))
+        f_partitions.append(TxnOffsetCommitResponsePartition(_m71_partition_index, _m71_error_code))
     return TxnOffsetCommitResponseTopic(f_name, f_partitions), pos
 
 
 def _encode_TxnOffsetCommitResponseTopic_v0(o: TxnOffsetCommitResponseTopic, out: bytearray) -> None:
     """TxnOffsetCommitResponseTopic, versions 0-2."""
-    _b71 = o.name.encode()
-    out += _S_h.pack(len(_b71))
-    out += _b71
-    _a72 = o.partitions
-    out += _S_i.pack(len(_a72))
-    for _e73 in _a72:
-        out += _S_ih.pack(_e73.partition_index, _e73.error_code)
+    _b72 = o.name.encode()
+    out += _S_h.pack(len(_b72))
+    out += _b72
+    _a73 = o.partitions
+    out += _S_i.pack(len(_a73))
+    for _e74 in _a73:
+        out += _S_ih.pack(_e74.partition_index, _e74.error_code)
 
 
 def _decode_TxnOffsetCommitResponseTopic_v3(
     data: bytes, pos: int
 ) -> tuple[TxnOffsetCommitResponseTopic, int]:
     """TxnOffsetCommitResponseTopic, versions 3-5 (flexible)."""
-    _n74 = data[pos]
-    if 0 < _n74 < 128:
-        f_name = data[pos + 1 : pos + _n74].decode()
-        pos += _n74
+    _n75 = data[pos]
+    if 0 < _n75 < 128:
+        f_name = data[pos + 1 : pos + _n75].decode()
+        pos += _n75
     else:
         f_name, pos = read_compact_string(data, pos)
-    _n75 = data[pos]
-    if _n75 < 128:
+    _n76 = data[pos]
+    if _n76 < 128:
         pos += 1
     else:
-        _n75, pos = read_uvarint(data, pos)
-    _n75 -= 1
-    if _n75 < 0:
+        _n76, pos = read_uvarint(data, pos)
+    _n76 -= 1
+    if _n76 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n75 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n75) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n76 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n76) + " elements in " + str(len(data) - pos) + " bytes")
     f_partitions = []
-    for _ in range(_n75):
-        _m76_partition_index, _m76_error_code = _S_ih.unpack_from(data, pos)
-        pos += 6
-        if data[pos] == 0:  # no tagged fields: the common case
-            pos += 1
-        else:
-            pos = skip_tagged_fields(data, pos)
-        f_partitions.append(TxnOffsetCommitResponsePartition(_m76_partition_index, _m76_error_code))
+    for _ in range(_n76):
+        _m77_partition_index, _m77_error_code, _t78 = _S_ihB.unpack_from(data, pos)
+        pos += 7
+        if _t78 != 0:
+            pos = skip_tagged_fields(data, pos - 1)
+        f_partitions.append(TxnOffsetCommitResponsePartition(_m77_partition_index, _m77_error_code))
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -797,66 +793,65 @@ def _decode_TxnOffsetCommitResponseTopic_v3(
 
 def _encode_TxnOffsetCommitResponseTopic_v3(o: TxnOffsetCommitResponseTopic, out: bytearray) -> None:
     """TxnOffsetCommitResponseTopic, versions 3-5 (flexible)."""
-    _b77 = o.name.encode()
-    _n78 = len(_b77) + 1
-    if _n78 < 128:
-        out.append(_n78)
-    else:
-        write_uvarint(out, _n78)
-    out += _b77
-    _a79 = o.partitions
-    _n80 = len(_a79) + 1
+    _b79 = o.name.encode()
+    _n80 = len(_b79) + 1
     if _n80 < 128:
         out.append(_n80)
     else:
         write_uvarint(out, _n80)
-    for _e81 in _a79:
-        out += _S_ih.pack(_e81.partition_index, _e81.error_code)
-        out.append(0)  # no tagged fields
+    out += _b79
+    _a81 = o.partitions
+    _n82 = len(_a81) + 1
+    if _n82 < 128:
+        out.append(_n82)
+    else:
+        write_uvarint(out, _n82)
+    for _e83 in _a81:
+        out += _S_ihB.pack(_e83.partition_index, _e83.error_code, 0)
     out.append(0)  # no tagged fields
 
 
 def _decode_TxnOffsetCommitResponse_v0(data: bytes, pos: int) -> tuple[TxnOffsetCommitResponse, int]:
     """TxnOffsetCommitResponse, versions 0-2."""
-    f_throttle_time_ms, _n82 = _S_ii.unpack_from(data, pos)
+    f_throttle_time_ms, _n84 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n82 < 0:
+    if _n84 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n82 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n82) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n84 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n84) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n82):
-        _e83, pos = _decode_TxnOffsetCommitResponseTopic_v0(data, pos)
-        f_topics.append(_e83)
+    for _ in range(_n84):
+        _e85, pos = _decode_TxnOffsetCommitResponseTopic_v0(data, pos)
+        f_topics.append(_e85)
     return TxnOffsetCommitResponse(f_throttle_time_ms, f_topics), pos
 
 
 def _encode_TxnOffsetCommitResponse_v0(o: TxnOffsetCommitResponse, out: bytearray) -> None:
     """TxnOffsetCommitResponse, versions 0-2."""
-    _a84 = o.topics
-    out += _S_ii.pack(o.throttle_time_ms, len(_a84))
-    for _e85 in _a84:
-        _encode_TxnOffsetCommitResponseTopic_v0(_e85, out)
+    _a86 = o.topics
+    out += _S_ii.pack(o.throttle_time_ms, len(_a86))
+    for _e87 in _a86:
+        _encode_TxnOffsetCommitResponseTopic_v0(_e87, out)
 
 
 def _decode_TxnOffsetCommitResponse_v3(data: bytes, pos: int) -> tuple[TxnOffsetCommitResponse, int]:
     """TxnOffsetCommitResponse, versions 3-5 (flexible)."""
     (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n86 = data[pos]
-    if _n86 < 128:
+    _n88 = data[pos]
+    if _n88 < 128:
         pos += 1
     else:
-        _n86, pos = read_uvarint(data, pos)
-    _n86 -= 1
-    if _n86 < 0:
+        _n88, pos = read_uvarint(data, pos)
+    _n88 -= 1
+    if _n88 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n86 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n86) + " elements in " + str(len(data) - pos) + " bytes")
+    if _n88 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n88) + " elements in " + str(len(data) - pos) + " bytes")
     f_topics = []
-    for _ in range(_n86):
-        _e87, pos = _decode_TxnOffsetCommitResponseTopic_v3(data, pos)
-        f_topics.append(_e87)
+    for _ in range(_n88):
+        _e89, pos = _decode_TxnOffsetCommitResponseTopic_v3(data, pos)
+        f_topics.append(_e89)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -867,14 +862,14 @@ def _decode_TxnOffsetCommitResponse_v3(data: bytes, pos: int) -> tuple[TxnOffset
 def _encode_TxnOffsetCommitResponse_v3(o: TxnOffsetCommitResponse, out: bytearray) -> None:
     """TxnOffsetCommitResponse, versions 3-5 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a88 = o.topics
-    _n89 = len(_a88) + 1
-    if _n89 < 128:
-        out.append(_n89)
+    _a90 = o.topics
+    _n91 = len(_a90) + 1
+    if _n91 < 128:
+        out.append(_n91)
     else:
-        write_uvarint(out, _n89)
-    for _e90 in _a88:
-        _encode_TxnOffsetCommitResponseTopic_v3(_e90, out)
+        write_uvarint(out, _n91)
+    for _e92 in _a90:
+        _encode_TxnOffsetCommitResponseTopic_v3(_e92, out)
     out.append(0)  # no tagged fields
 
 
