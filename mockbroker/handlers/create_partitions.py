@@ -1,0 +1,56 @@
+"""CreatePartitions (key 37), v0-3: raise a topic's partition count, or only validate it.
+
+v1: the same as v0 (responses sent before throttling). v2: flexible. v3 (KIP-599): may answer
+THROTTLING_QUOTA_EXCEEDED (never here: no quotas).
+
+Checks as KRaft makes them (ControllerApis.createPartitions, ReplicationControlManager):
+a topic named twice is INVALID_REQUEST once; an unknown topic is UNKNOWN_TOPIC_OR_PARTITION;
+a count equal to or below the current one is INVALID_PARTITIONS with Kafka's wording; manual
+assignments must cover exactly the new partitions, with the topic's replication factor and
+registered, distinct brokers (INVALID_REPLICA_ASSIGNMENT). New partitions without an
+assignment are placed like the cluster places any partition. timeout_ms is not used.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING
+
+from mockbroker import topic_admin
+from protocol.errors import ErrorCode
+from protocol.messages.create_partitions import (
+    CreatePartitionsRequest,
+    CreatePartitionsResponse,
+    CreatePartitionsTopicResult,
+)
+
+if TYPE_CHECKING:
+    from mockbroker.dispatch import RequestContext
+
+API_KEY = 37
+VERSIONS = (0, 3)
+
+
+async def handle(ctx: RequestContext, req: CreatePartitionsRequest) -> CreatePartitionsResponse:
+    counts = Counter(topic.name for topic in req.topics)
+    # ControllerApis puts the duplicates first, once per name.
+    results = [
+        CreatePartitionsTopicResult(name=name, error_code=ErrorCode.INVALID_REQUEST, error_message="Duplicate topic name.")
+        for name, count in counts.items()
+        if count > 1
+    ]
+    for topic in req.topics:
+        if counts[topic.name] > 1:
+            continue
+        assignments = None if topic.assignments is None else [a.broker_ids for a in topic.assignments]
+        error = topic_admin.create_partitions(
+            ctx.cluster, topic.name, topic.count, assignments, validate_only=req.validate_only
+        )
+        results.append(
+            CreatePartitionsTopicResult(
+                name=topic.name,
+                error_code=ErrorCode.NONE if error is None else error.code,
+                error_message=None if error is None else error.message,
+            )
+        )
+    return CreatePartitionsResponse(throttle_time_ms=0, results=results)

@@ -1,0 +1,97 @@
+"""CreateTopics (key 19), v0-7: create topics, or only validate them; any broker accepts it.
+
+v1: validate_only, per-topic error message. v2: throttle time. v4 (KIP-464): num_partitions and
+replication_factor may be -1 for the broker defaults. v5 (KIP-525): flexible; a created topic's
+partition count, replication factor and configs (with their sources) come back. v6 (KIP-599):
+may answer THROTTLING_QUOTA_EXCEEDED (never here: no quotas). v7 (KIP-516): the new topic's id.
+Kafka 4.x serves v2-7 (KIP-896); v0-1 are served too because sarama (ClusterAdmin at
+V0_10_1_0-V0_11_0_0) sends them without asking ApiVersions.
+
+As a KRaft broker does, every broker accepts the request (forwarding to the controller is
+implicit here) and answers with the controller's checks (ControllerApis.createTopics, then
+ReplicationControlManager.createTopics): a name given twice gets one INVALID_REQUEST entry,
+"__cluster_metadata" is refused, and each remaining topic is checked on its own (name,
+existence, configs, assignment or counts). Manual assignments are applied (leader = first replica).
+timeout_ms is not used: creation is immediate.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING
+
+from mockbroker import topic_admin
+from mockbroker.topic_admin import CLUSTER_METADATA_TOPIC
+from mockbroker.topic_configs import ApiError, topic_config_entries
+from protocol.errors import ErrorCode
+from protocol.messages.create_topics import (
+    CreatableTopicConfigs,
+    CreatableTopicResult,
+    CreateTopicsRequest,
+    CreateTopicsResponse,
+)
+
+if TYPE_CHECKING:
+    from mockbroker.dispatch import RequestContext
+
+API_KEY = 19
+VERSIONS = (0, 7)
+# Kafka 4.x advertises 2-7 (KIP-896); dispatch advertises the served minimum today.
+ADVERTISED_MIN = 2
+
+
+def _error(name: str, error: ApiError) -> CreatableTopicResult:
+    return CreatableTopicResult(name=name, error_code=error.code, error_message=error.message)
+
+
+async def handle(ctx: RequestContext, req: CreateTopicsRequest) -> CreateTopicsResponse:
+    cluster = ctx.cluster
+    counts = Counter(topic.name for topic in req.topics)
+    results: list[CreatableTopicResult] = []
+    for topic in req.topics:
+        if counts[topic.name] > 1 or topic.name == CLUSTER_METADATA_TOPIC:
+            continue
+        created = topic_admin.create_topic(
+            cluster,
+            topic.name,
+            topic.num_partitions,
+            topic.replication_factor,
+            [(a.partition_index, a.broker_ids) for a in topic.assignments],
+            {config.name: config.value for config in topic.configs},
+            validate_only=req.validate_only,
+        )
+        if isinstance(created, ApiError):
+            results.append(_error(topic.name, created))
+            continue
+        results.append(
+            CreatableTopicResult(
+                name=created.name,
+                topic_id=created.topic_id,
+                error_code=ErrorCode.NONE,
+                error_message=None,
+                num_partitions=len(created.partitions),
+                replication_factor=len(created.partitions[0].replica_ids),
+                configs=[
+                    CreatableTopicConfigs(
+                        name=entry.name,
+                        value=None if entry.is_sensitive else entry.value,
+                        read_only=entry.read_only,
+                        config_source=entry.source,
+                        is_sensitive=entry.is_sensitive,
+                    )
+                    for entry in topic_config_entries(created.configs, cluster.config)
+                ],
+            )
+        )
+    # ControllerApis.createTopics appends these after the controller's results, once per name.
+    for name, count in counts.items():
+        if count > 1:
+            results.append(_error(name, ApiError(ErrorCode.INVALID_REQUEST, "Duplicate topic name.")))
+    if CLUSTER_METADATA_TOPIC in counts and counts[CLUSTER_METADATA_TOPIC] == 1:
+        results.append(
+            _error(
+                CLUSTER_METADATA_TOPIC,
+                ApiError(ErrorCode.INVALID_REQUEST, f"Creation of internal topic {CLUSTER_METADATA_TOPIC} is prohibited."),
+            )
+        )
+    return CreateTopicsResponse(throttle_time_ms=0, topics=results)

@@ -1,0 +1,61 @@
+"""IncrementalAlterConfigs (key 44), v0-1: change some of a resource's configs (KIP-339).
+
+v1: flexible.
+Each config carries an operation: SET (0) a value, DELETE (1) the override (back to the
+default; deleting one that is not set is not an error), APPEND (2) or SUBTRACT (3) comma-separated
+items to or from a LIST config (starting from the default when unset; INVALID_CONFIG "Can't
+APPEND to key ... because its type is not LIST." for any other type or an unknown name).
+
+Checks as Kafka makes them: the receiving broker's (ConfigAdminManager.preprocess: a resource
+named twice, a config named twice, a null value for anything but DELETE, an unknown resource
+type, all INVALID_REQUEST), then the controller's for topics
+(ConfigurationControlManager.incrementalAlterConfigResource: apply the operations, then a legal
+name, valid configs, and last the topic's existence). validate_only checks without applying.
+Dynamic broker configs are not modelled: BROKER resources get INVALID_REQUEST saying so.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mockbroker import topic_admin
+from mockbroker.handlers._config_alter import preprocess
+from mockbroker.topic_configs import ApiError, apply_incremental
+from protocol.errors import ErrorCode
+from protocol.messages.incremental_alter_configs import (
+    AlterConfigsResource,
+    AlterConfigsResourceResponse,
+    IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsResponse,
+)
+
+if TYPE_CHECKING:
+    from mockbroker.dispatch import RequestContext
+
+API_KEY = 44
+VERSIONS = (0, 1)
+
+
+def _alter_topic(ctx: RequestContext, resource: AlterConfigsResource, validate_only: bool) -> ApiError | None:
+    topic = ctx.cluster.topics.get(resource.resource_name)
+    current = {} if topic is None else topic.configs
+    ops = [(config.name, config.config_operation, config.value) for config in resource.configs]
+    new_configs, error = apply_incremental(current, ops)
+    if error is not None:
+        return error
+    return topic_admin.alter_topic_configs(ctx.cluster, resource.resource_name, new_configs, validate_only=validate_only)
+
+
+async def handle(ctx: RequestContext, req: IncrementalAlterConfigsRequest) -> IncrementalAlterConfigsResponse:
+    responses = []
+    for resource, refused in zip(req.resources, preprocess(ctx, req.resources, incremental=True), strict=True):
+        error = refused if refused is not None else _alter_topic(ctx, resource, req.validate_only)
+        responses.append(
+            AlterConfigsResourceResponse(
+                error_code=ErrorCode.NONE if error is None else error.code,
+                error_message=None if error is None else error.message,
+                resource_type=resource.resource_type,
+                resource_name=resource.resource_name,
+            )
+        )
+    return IncrementalAlterConfigsResponse(throttle_time_ms=0, responses=responses)
