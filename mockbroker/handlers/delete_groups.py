@@ -1,0 +1,39 @@
+"""DeleteGroups (key 42), v0-2: delete empty groups and their committed offsets.
+
+v1: throttle time after the answer on quota violation (nothing else). v2: flexible. (Kafka trunk
+has v3, which adds GROUP_DELETION_FAILED and per-group ErrorMessage; the codec's specs stop at v2.)
+
+Duplicate names are answered once (KafkaApis.handleDeleteGroupsRequest: GroupsNames.distinct).
+Until the group coordinator lands every group is unknown: GROUP_ID_NOT_FOUND for each group on its
+coordinator (GroupCoordinatorShard.deleteGroups), NOT_COORDINATOR for each group whose
+__consumer_offsets partition another broker leads. "" is looked up like any other id (only a null
+id is INVALID_GROUP_ID, and GroupsNames cannot carry a null here). The coordinator replaces
+``delete_group`` and keeps the rest.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mockbroker.handlers._coordinator import is_group_coordinator
+from protocol.errors import ErrorCode
+from protocol.messages.delete_groups import DeletableGroupResult, DeleteGroupsRequest, DeleteGroupsResponse
+
+if TYPE_CHECKING:
+    from mockbroker.dispatch import RequestContext
+
+API_KEY = 42
+VERSIONS = (0, 2)
+
+
+def delete_group(ctx: RequestContext, group_id: str) -> ErrorCode:
+    """Delete a group this broker coordinates: there are none yet."""
+    return ErrorCode.GROUP_ID_NOT_FOUND
+
+
+async def handle(ctx: RequestContext, req: DeleteGroupsRequest) -> DeleteGroupsResponse:
+    results = []
+    for group_id in dict.fromkeys(req.groups_names):  # distinct, first occurrence first
+        error = delete_group(ctx, group_id) if is_group_coordinator(ctx, group_id) else ErrorCode.NOT_COORDINATOR
+        results.append(DeletableGroupResult(group_id=group_id, error_code=error))
+    return DeleteGroupsResponse(results=results)

@@ -1,0 +1,71 @@
+"""DescribeGroups (key 15), v0-6: state, protocol and members of classic groups.
+
+v1: throttle time. v3: IncludeAuthorizedOperations (KIP-430). v4: member GroupInstanceId.
+v5: flexible. v6 (KIP-1043): an unknown group is GROUP_ID_NOT_FOUND with a message instead of a
+"Dead" placeholder with NONE.
+
+Until the group coordinator lands every group is unknown, and this module answers what Kafka
+answers for a group it does not have (GroupMetadataManager.describeGroups catching
+GroupIdNotFoundException); the coordinator replaces ``describe_group`` and keeps the rest.
+- v0-5: ErrorCode NONE, GroupState "Dead", ProtocolType/ProtocolData "", no members.
+- v6+: GROUP_ID_NOT_FOUND, GroupState "Dead", ErrorMessage "Group <id> not found.".
+- AuthorizedOperations: left at INT32_MIN unless requested (v3+); when requested it is filled in
+  only for groups answered with NONE (KafkaApis.handleDescribeGroupsRequest), so a v3-5 Dead
+  placeholder gets the group operations and a v6 GROUP_ID_NOT_FOUND does not.
+- "" is looked up like any other id (only a null id is INVALID_GROUP_ID, and the codec cannot
+  carry a null here: GroupIds are non-nullable strings).
+- NOT_COORDINATOR, per group, on a broker that does not lead the group's __consumer_offsets
+  partition (the runtime's NotCoordinatorException, mapped by
+  DescribeGroupsRequest.getErrorDescribedGroupList: every other field at its default).
+
+Differs from Kafka on purpose: groups come back in request order; Kafka answers them bucketed by
+__consumer_offsets partition (clients match answers by group id).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mockbroker.handlers._coordinator import is_group_coordinator
+from protocol.errors import ErrorCode
+from protocol.messages.describe_groups import DescribedGroup, DescribeGroupsRequest, DescribeGroupsResponse
+
+if TYPE_CHECKING:
+    from mockbroker.dispatch import RequestContext
+
+API_KEY = 15
+VERSIONS = (0, 6)
+
+DEAD = "Dead"  # ClassicGroupState.DEAD, the placeholder state of an unknown group
+GROUP_ID_NOT_FOUND_MIN_VERSION = 6  # KIP-1043
+AUTHORIZED_OPERATIONS_MIN_VERSION = 3  # KIP-430
+NOT_REQUESTED = -2147483648  # AuthorizedOperations default: INT32_MIN
+# AclEntry.supportedOperations(GROUP) as an AclOperation bitfield, everything allowed (no ACLs):
+# READ 3, DELETE 6, DESCRIBE 8, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11.
+GROUP_OPERATIONS = sum(1 << op for op in (3, 6, 8, 10, 11))
+
+
+def describe_group(group_id: str, version: int) -> DescribedGroup:
+    """The answer for a group this coordinator does not have."""
+    if version >= GROUP_ID_NOT_FOUND_MIN_VERSION:
+        return DescribedGroup(
+            error_code=ErrorCode.GROUP_ID_NOT_FOUND,
+            error_message=f"Group {group_id} not found.",
+            group_id=group_id,
+            group_state=DEAD,
+        )
+    return DescribedGroup(error_code=ErrorCode.NONE, group_id=group_id, group_state=DEAD)
+
+
+async def handle(ctx: RequestContext, req: DescribeGroupsRequest) -> DescribeGroupsResponse:
+    include_operations = ctx.api_version >= AUTHORIZED_OPERATIONS_MIN_VERSION and req.include_authorized_operations
+    groups: list[DescribedGroup] = []
+    for group_id in req.groups:
+        if not is_group_coordinator(ctx, group_id):
+            groups.append(DescribedGroup(error_code=ErrorCode.NOT_COORDINATOR, group_id=group_id))
+            continue
+        group = describe_group(group_id, ctx.api_version)
+        if include_operations and group.error_code == ErrorCode.NONE:
+            group.authorized_operations = GROUP_OPERATIONS
+        groups.append(group)
+    return DescribeGroupsResponse(groups=groups)

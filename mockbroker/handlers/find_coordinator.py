@@ -1,0 +1,116 @@
+"""FindCoordinator (key 10), v0-6: which broker coordinates a group, a transactional id or a
+share partition.
+
+v0: one Key, always a group. v1: KeyType (0 GROUP, 1 TRANSACTION), throttle time and ErrorMessage.
+v3: flexible. v4 (KIP-699): CoordinatorKeys, one KeyType for all of them, and a Coordinators array
+answering each key on its own. v5: TRANSACTION_ABORTABLE may appear (KIP-890; never here).
+v6 (KIP-932): KeyType 2 SHARE, keys "groupId:topicId:partition"; below v6 it is INVALID_REQUEST.
+
+Answers as KafkaApis.handleFindCoordinatorRequest does (the 4.x line):
+- v0-3 success: ErrorMessage is Errors.NONE.message(), i.e. "NONE", not null.
+- v0-3 failure: the request fails as a whole (sendErrorResponseMaybeThrottle ->
+  FindCoordinatorResponse.prepareOldResponse): the error, the error's default message, and
+  Node.noNode() (-1, "", -1).
+- v4+: each key gets getCoordinator's (error, node) with ErrorMessage left at its default, which is
+  "" (the field has no "default": "null", so Kafka's generated class starts from ""), on success
+  and on per-key errors alike.
+- A KeyType Kafka does not know makes CoordinatorType.forId throw InvalidRequestException out of
+  the handler: every key (v4+) or the single answer (v0-3) is INVALID_REQUEST with that error's
+  default message (FindCoordinatorRequest.getErrorResponse). Since v4+ has one KeyType per request,
+  a bad type never mixes with good keys; a bad SHARE key does (the v6 per-key INVALID_REQUEST).
+
+Differs from Kafka on purpose: the internal topics always exist and always have a leader here, so
+COORDINATOR_NOT_AVAILABLE (topic still being auto-created, no live leader) never happens. No ACLs,
+so no GROUP_AUTHORIZATION_FAILED / TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mockbroker.handlers._coordinator import (
+    group_coordinator,
+    share_coordinator,
+    share_coordinator_key,
+    transaction_coordinator,
+)
+from protocol.errors import ErrorCode
+from protocol.messages.find_coordinator import Coordinator, FindCoordinatorRequest, FindCoordinatorResponse
+
+if TYPE_CHECKING:
+    from mockbroker.cluster import BrokerNode
+    from mockbroker.dispatch import RequestContext
+
+API_KEY = 10
+VERSIONS = (0, 6)
+
+# FindCoordinatorRequest.CoordinatorType
+GROUP = 0
+TRANSACTION = 1
+SHARE = 2
+KEY_TYPES = (GROUP, TRANSACTION, SHARE)
+SHARE_MIN_VERSION = 6
+BATCHED_MIN_VERSION = 4  # FindCoordinatorRequest.MIN_BATCHED_VERSION
+
+# Node.noNode()
+NO_NODE_ID = -1
+NO_HOST = ""
+NO_PORT = -1
+
+# Errors.message() for the errors this handler returns: the enum's name for NONE, otherwise the
+# default message of the error's exception (Errors.java).
+MESSAGES = {
+    ErrorCode.NONE: "NONE",
+    ErrorCode.INVALID_REQUEST: (
+        "This most likely occurs because of a request being malformed by the client library or the "
+        "message was sent to an incompatible broker. See the broker logs for more details."
+    ),
+}
+
+
+def lookup(ctx: RequestContext, key_type: int, key: str) -> tuple[ErrorCode, BrokerNode | None]:
+    """KafkaApis.getCoordinator for a known key type: the error and the coordinator (None on error)."""
+    cluster = ctx.cluster
+    if key_type == GROUP:
+        return ErrorCode.NONE, group_coordinator(cluster, key)
+    if key_type == TRANSACTION:
+        return ErrorCode.NONE, transaction_coordinator(cluster, key)
+    # SHARE: brokers ask for it from v6 on; below, and for a key SharePartitionKey rejects, INVALID_REQUEST.
+    if ctx.api_version < SHARE_MIN_VERSION:
+        return ErrorCode.INVALID_REQUEST, None
+    coordinator_key = share_coordinator_key(key)
+    if coordinator_key is None:
+        return ErrorCode.INVALID_REQUEST, None
+    return ErrorCode.NONE, share_coordinator(cluster, coordinator_key)
+
+
+def coordinator_entry(key: str, error: ErrorCode, node: BrokerNode | None, message: str = "") -> Coordinator:
+    if node is None:
+        return Coordinator(key, NO_NODE_ID, NO_HOST, NO_PORT, error, message)
+    return Coordinator(key, node.node_id, node.advertised_host, node.advertised_port, error, message)
+
+
+async def handle(ctx: RequestContext, req: FindCoordinatorRequest) -> FindCoordinatorResponse:
+    known_type = req.key_type in KEY_TYPES
+    if ctx.api_version >= BATCHED_MIN_VERSION:
+        if not known_type:
+            message = MESSAGES[ErrorCode.INVALID_REQUEST]
+            return FindCoordinatorResponse(
+                coordinators=[coordinator_entry(k, ErrorCode.INVALID_REQUEST, None, message) for k in req.coordinator_keys]
+            )
+        return FindCoordinatorResponse(
+            coordinators=[coordinator_entry(k, *lookup(ctx, req.key_type, k)) for k in req.coordinator_keys]
+        )
+    # v0 has no KeyType on the wire; the codec decodes it as 0 (GROUP), as Kafka's default does.
+    error, node = lookup(ctx, req.key_type, req.key) if known_type else (ErrorCode.INVALID_REQUEST, None)
+    if node is None:
+        return FindCoordinatorResponse(
+            error_code=error, error_message=MESSAGES[error], node_id=NO_NODE_ID, host=NO_HOST, port=NO_PORT
+        )
+    return FindCoordinatorResponse(
+        error_code=ErrorCode.NONE,
+        error_message=MESSAGES[ErrorCode.NONE],
+        node_id=node.node_id,
+        host=node.advertised_host,
+        port=node.advertised_port,
+    )

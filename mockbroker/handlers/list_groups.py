@@ -1,0 +1,38 @@
+"""ListGroups (key 16), v0-5: the groups this broker coordinates.
+
+v1: throttle time. v3: flexible. v4 (KIP-518): StatesFilter, and GroupState in the answer.
+v5 (KIP-848): TypesFilter, and GroupType in the answer. Empty filters mean "all".
+
+Every broker answers for the __consumer_offsets partitions it leads and skips the others silently
+(GroupCoordinatorService.listGroups maps NotCoordinatorException to an empty list), so ListGroups
+never answers NOT_COORDINATOR; the admin clients ask every broker and concatenate.
+
+Until the group coordinator lands there are no groups: ErrorCode NONE and an empty list, whatever
+the filters say (the filters are accepted as they are; the coordinator applies them, matching states
+case-insensitively and treating an unknown type as matching nothing). The coordinator replaces
+``listed_groups``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from protocol.errors import ErrorCode
+from protocol.messages.list_groups import ListedGroup, ListGroupsRequest, ListGroupsResponse
+
+if TYPE_CHECKING:
+    from mockbroker.dispatch import RequestContext
+
+API_KEY = 16
+VERSIONS = (0, 5)
+
+
+def listed_groups(ctx: RequestContext, states_filter: list[str], types_filter: list[str]) -> list[ListedGroup]:
+    """The groups on the partitions this broker leads that pass the filters: none yet."""
+    return []
+
+
+async def handle(ctx: RequestContext, req: ListGroupsRequest) -> ListGroupsResponse:
+    # StatesFilter exists from v4 and TypesFilter from v5; below that the codec leaves them empty.
+    groups = listed_groups(ctx, req.states_filter, req.types_filter)
+    return ListGroupsResponse(error_code=ErrorCode.NONE, groups=groups)

@@ -1,0 +1,139 @@
+"""OffsetFetch (key 9), v1-10: a group's committed offsets.
+
+v1: the baseline (v0 read ZooKeeper and is gone in 4.0); no top-level error, so group errors go on
+every requested partition. v2: Topics may be null (all committed partitions) and a top-level
+ErrorCode. v3: throttle time. v5: CommittedLeaderEpoch. v6: flexible. v7: RequireStable
+(UNSTABLE_OFFSET_COMMIT, KIP-447). v8 (KIP-709): Groups[], each answered on its own with its own
+ErrorCode. v9 (KIP-848): MemberId/MemberEpoch, checked only for consumer-protocol groups. v10: topic
+ids instead of names; an id the cluster does not know is UNKNOWN_TOPIC_ID on each of its partitions.
+
+Until the group coordinator lands no group has committed offsets, and this module answers what
+Kafka answers for such a group (OffsetMetadataManager.fetchOffsets / fetchAllOffsets); the
+coordinator replaces ``fetch_group_offsets`` and keeps the rest:
+- each requested partition: CommittedOffset -1, CommittedLeaderEpoch -1, Metadata "", NONE (there is
+  no UNKNOWN_TOPIC_OR_PARTITION on fetch: an unknown topic name is just not committed);
+- Topics null (v2+, "all committed"): an empty topic list;
+- no generation or member check for a group that does not exist; RequireStable changes nothing
+  without pending transactional offsets.
+- "" is a valid group id (only a null one is INVALID_GROUP_ID, which GroupIds cannot carry here).
+
+NOT_COORDINATOR on a broker that does not lead the group's partition, shaped by
+OffsetFetchResponse.groupError and OffsetFetchResponse.Builder: v1 puts it on every requested
+partition (offset -1, metadata "", leader epoch -1), v2-7 in the top-level ErrorCode with no
+topics, v8+ in that group's ErrorCode with no topics. It wins over per-topic answers such as
+UNKNOWN_TOPIC_ID, as in Kafka, where the group-level error replaces the group's topics.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mockbroker.handlers._coordinator import is_group_coordinator
+from protocol.errors import ErrorCode
+from protocol.messages.offset_fetch import (
+    OffsetFetchRequest,
+    OffsetFetchRequestTopics,
+    OffsetFetchResponse,
+    OffsetFetchResponseGroup,
+    OffsetFetchResponsePartition,
+    OffsetFetchResponsePartitions,
+    OffsetFetchResponseTopic,
+    OffsetFetchResponseTopics,
+)
+from protocol.primitives import ZERO_UUID
+
+if TYPE_CHECKING:
+    from mockbroker.dispatch import RequestContext
+
+API_KEY = 9
+VERSIONS = (1, 10)
+
+INVALID_OFFSET = -1  # OffsetFetchResponse.INVALID_OFFSET
+NO_PARTITION_LEADER_EPOCH = -1  # RecordBatch.NO_PARTITION_LEADER_EPOCH
+NO_METADATA = ""  # OffsetFetchResponse.NO_METADATA
+TOP_LEVEL_ERROR_MIN_VERSION = 2  # OffsetFetchRequest.TOP_LEVEL_ERROR_AND_NULL_TOPICS_MIN_VERSION
+BATCH_MIN_VERSION = 8  # OffsetFetchRequest.BATCH_MIN_VERSION
+TOPIC_ID_MIN_VERSION = 10
+
+
+def no_offset(partition_index: int, error: ErrorCode = ErrorCode.NONE) -> OffsetFetchResponsePartitions:
+    return OffsetFetchResponsePartitions(
+        partition_index, INVALID_OFFSET, NO_PARTITION_LEADER_EPOCH, NO_METADATA, error
+    )
+
+
+def fetch_group_offsets(
+    ctx: RequestContext, group_id: str, topics: list[OffsetFetchRequestTopics] | None
+) -> OffsetFetchResponseGroup:
+    """The committed offsets of a group on its coordinator: none yet, for any group."""
+    if topics is None:  # all committed partitions
+        return OffsetFetchResponseGroup(group_id=group_id, topics=[], error_code=ErrorCode.NONE)
+    answered: list[OffsetFetchResponseTopics] = []
+    for topic in topics:
+        error = ErrorCode.NONE
+        name = topic.name
+        if ctx.api_version >= TOPIC_ID_MIN_VERSION:
+            known = ctx.cluster.topic_by_id(topic.topic_id)
+            name = "" if known is None else known.name
+            if known is None:
+                error = ErrorCode.UNKNOWN_TOPIC_ID
+        answered.append(
+            OffsetFetchResponseTopics(name, topic.topic_id, [no_offset(p, error) for p in topic.partition_indexes])
+        )
+    return OffsetFetchResponseGroup(group_id=group_id, topics=answered, error_code=ErrorCode.NONE)
+
+
+def group_error(
+    group_id: str, topics: list[OffsetFetchRequestTopics] | None, error: ErrorCode, version: int
+) -> OffsetFetchResponseGroup:
+    """OffsetFetchResponse.groupError: v1 has nowhere else to put it than each partition."""
+    if version >= TOP_LEVEL_ERROR_MIN_VERSION:
+        return OffsetFetchResponseGroup(group_id=group_id, topics=[], error_code=error)
+    return OffsetFetchResponseGroup(
+        group_id=group_id,
+        topics=[
+            OffsetFetchResponseTopics(t.name, t.topic_id, [no_offset(p, error) for p in t.partition_indexes])
+            for t in topics or []
+        ],
+        error_code=ErrorCode.NONE,
+    )
+
+
+def answer_group(
+    ctx: RequestContext, group_id: str, topics: list[OffsetFetchRequestTopics] | None
+) -> OffsetFetchResponseGroup:
+    if not is_group_coordinator(ctx, group_id):
+        return group_error(group_id, topics, ErrorCode.NOT_COORDINATOR, ctx.api_version)
+    return fetch_group_offsets(ctx, group_id, topics)
+
+
+def single_group_response(group: OffsetFetchResponseGroup) -> OffsetFetchResponse:
+    """OffsetFetchResponse.Builder for v1-7: one group flattened into the old layout."""
+    return OffsetFetchResponse(
+        error_code=group.error_code,
+        topics=[
+            OffsetFetchResponseTopic(
+                t.name,
+                [
+                    OffsetFetchResponsePartition(
+                        p.partition_index, p.committed_offset, p.committed_leader_epoch, p.metadata, p.error_code
+                    )
+                    for p in t.partitions
+                ],
+            )
+            for t in group.topics
+        ],
+    )
+
+
+async def handle(ctx: RequestContext, req: OffsetFetchRequest) -> OffsetFetchResponse:
+    if ctx.api_version >= BATCH_MIN_VERSION:
+        # Each group on its own; duplicates are answered twice, as Kafka does.
+        return OffsetFetchResponse(groups=[answer_group(ctx, g.group_id, g.topics) for g in req.groups])
+    # v1-7: OffsetFetchRequest.groups() turns the single group into the batched shape.
+    topics = (
+        None
+        if req.topics is None
+        else [OffsetFetchRequestTopics(t.name, ZERO_UUID, t.partition_indexes) for t in req.topics]
+    )
+    return single_group_response(answer_group(ctx, req.group_id, topics))
