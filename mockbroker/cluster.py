@@ -17,7 +17,9 @@ from typing import Any
 
 from mockbroker.clock import Clock, LoopClock
 from mockbroker.config import ClusterConfig
+from mockbroker.fetch_sessions import FetchSessionCache
 from mockbroker.log.partition import PartitionLog
+from mockbroker.log.producers import ProducerIdManager
 from mockbroker.timers import Timers
 from protocol.errors import ErrorCode
 
@@ -122,6 +124,10 @@ class MockCluster:
         self.controller_id = config.node_ids[0]
         self.topics: dict[str, Topic] = {}
         self.topic_ids: dict[uuid.UUID, str] = {}
+        # Producer ids for InitProducerId (idempotent and transactional producers, KIP-98).
+        self.producer_ids = ProducerIdManager()
+        # Incremental fetch sessions (KIP-227) live on the broker that created them.
+        self.fetch_sessions: dict[int, FetchSessionCache] = {node_id: FetchSessionCache() for node_id in self.brokers}
         # Broker bugs (unexpected exceptions while serving); the pytest fixture fails the test.
         self.internal_errors: list[BaseException] = []
         self._servers: dict[int, Any] = {}
@@ -259,10 +265,16 @@ class MockCluster:
         return kafka_abs(java_string_hash(key)) % self.config.offsets_topic_num_partitions
 
     def coordinator_for(self, key: str) -> BrokerNode:
-        """The broker leading that partition: internal-topic partitions are spread over brokers
-        in order, so the coordinator of partition p is broker p mod N."""
+        """The group coordinator: the broker leading the group's partition of __consumer_offsets."""
+        return self.internal_partition_leader(self.coordinator_partition(key))
+
+    def internal_partition_leader(self, partition: int) -> BrokerNode:
+        """The broker leading ``partition`` of an internal topic (__consumer_offsets,
+        __transaction_state, __share_group_state): their partitions are spread over the brokers
+        in node order, so partition p is led by broker p mod N. Every coordinator lookup goes
+        through here, so FindCoordinator and the coordinators can never disagree."""
         ids = list(self.brokers)
-        return self.brokers[ids[self.coordinator_partition(key) % len(ids)]]
+        return self.brokers[ids[partition % len(ids)]]
 
 
 def _collision_key(name: str) -> str:

@@ -54,11 +54,16 @@ def served_versions(cluster: MockCluster, handler: Handler) -> tuple[int, int]:
 
 
 def advertised_versions(cluster: MockCluster, handler: Handler) -> tuple[int, int] | None:
-    """What ApiVersions advertises (None: not advertised, when a cap is below the minimum)."""
+    """What ApiVersions advertises (None: not advertised, when a cap is below the minimum).
+
+    The advertised minimum is the handler's own statement and may differ from what it serves:
+    Produce advertises 0 but serves 3+ (KAFKA-18659: librdkafka needs to see 0), and APIs that
+    still serve versions Kafka 4 removed (for sarama, which never asks) advertise Kafka 4's
+    minimum, so negotiating clients see the same ranges as against Kafka."""
     lo, hi = served_versions(cluster, handler)
     if hi < lo:
         return None
-    return (min(lo, handler.advertised_min), hi)
+    return (handler.advertised_min, hi)
 
 
 async def dispatch(

@@ -74,6 +74,10 @@ class BrokerServer:
             log.info("closing connection from %s: %s", client, exc)
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
+        except asyncio.CancelledError:
+            # Only stop() cancels a connection. End normally: on Python 3.11 a handler task that
+            # ends cancelled makes asyncio's stream callback log a spurious error (gh-113538).
+            pass
         finally:
             self._connections.discard(task)
             writer.close()

@@ -25,7 +25,7 @@ from protocol.errors import InvalidValueError, TruncatedError
 # A records field: decoded as a memoryview slice of the frame; encoded from one buffer or a
 # sequence of buffers (a partition's batches as stored), which go to the socket as separate chunks.
 Buffer: TypeAlias = bytes | bytearray | memoryview
-Records: TypeAlias = bytes | bytearray | memoryview | list[bytes | memoryview] | tuple[bytes | memoryview, ...]
+Records: TypeAlias = bytes | bytearray | memoryview | list[Buffer] | tuple[Buffer, ...]
 
 INT8 = Struct(">b")
 INT16 = Struct(">h")

@@ -1,0 +1,223 @@
+"""The partition-level checks and the append path shared by the data handlers, after Kafka's
+ReplicaManager / Partition / UnifiedLog.
+
+- ``partition_error``: Partition.localLogWithEpochOrThrow (leadership and KIP-320 leader epochs)
+  for Fetch, ListOffsets and OffsetForLeaderEpoch.
+- ``append_records``: one partition of a Produce request, checked in Kafka's order
+  (ProduceRequest.validateRecords, ReplicaManager.appendToLocalLog,
+  UnifiedLog.analyzeAndValidateRecords, LogValidator.validateBatch, the producer state), then
+  copied once, appended, and retention applied.
+
+Errors are values: every outcome is an ``AppendResult`` carrying a Kafka error code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from mockbroker.topic_configs import effective_value
+from protocol.errors import CorruptRecordError, ErrorCode
+from protocol.primitives import Buffer
+from protocol.records import (
+    Compression,
+    RecordBatchHeader,
+    UnsupportedMagicError,
+    iter_batches,
+    parse_batch_header,
+    patch_log_append_time,
+    validate_batch,
+)
+
+if TYPE_CHECKING:
+    from mockbroker.cluster import BrokerNode, MockCluster, Partition, Topic
+    from mockbroker.log.partition import PartitionLog
+
+# AdminUtils.ADMIN_CLIENT_ID: the only client id allowed to produce to internal topics.
+ADMIN_CLIENT_ID = "__admin_client"
+NO_LEADER_EPOCH = -1  # RecordBatch.NO_PARTITION_LEADER_EPOCH: "the client did not say"
+ZSTD_MIN_PRODUCE_VERSION = 7  # KIP-110: older produce requests may not carry zstd batches
+# log.retention.check.interval.ms: Kafka deletes by time on a 5-minute schedule, not on append.
+RETENTION_CHECK_INTERVAL_MS = 300_000
+
+
+def topic_int_config(cluster: MockCluster, topic: Topic, name: str) -> int:
+    """A numeric topic config as the topic runs with it: its override, else the cluster's or
+    Kafka's default (an unparsable override falls back to the default, as validation at
+    CreateTopics/AlterConfigs time keeps them out)."""
+    value = effective_value(name, topic.configs, cluster.config)
+    return value if isinstance(value, int) and not isinstance(value, bool) else -1
+
+
+def is_log_append_time(cluster: MockCluster, topic: Topic) -> bool:
+    return effective_value("message.timestamp.type", topic.configs, cluster.config) == "LogAppendTime"
+
+
+def partition_error(broker: BrokerNode, partition: Partition, current_leader_epoch: int, *, require_leader: bool = True) -> ErrorCode:
+    """Partition.localLogWithEpochOrThrow: a broker holding no replica answers
+    NOT_LEADER_OR_FOLLOWER (the topic exists, ReplicaManager.getPartitionOrException); a replica
+    checks the client's leader epoch first (KIP-320: older -> FENCED_LEADER_EPOCH, newer ->
+    UNKNOWN_LEADER_EPOCH), then leadership."""
+    if broker.node_id not in partition.replica_ids:
+        return ErrorCode.NOT_LEADER_OR_FOLLOWER
+    if current_leader_epoch != NO_LEADER_EPOCH:
+        if current_leader_epoch < partition.log.leader_epoch:
+            return ErrorCode.FENCED_LEADER_EPOCH
+        if current_leader_epoch > partition.log.leader_epoch:
+            return ErrorCode.UNKNOWN_LEADER_EPOCH
+    if require_leader and partition.leader_id != broker.node_id:
+        return ErrorCode.NOT_LEADER_OR_FOLLOWER
+    return ErrorCode.NONE
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    """One partition's produce outcome (ProduceResponse.PartitionResponse): on error the offsets
+    are -1, as Kafka's LogAppendInfo.UNKNOWN_LOG_APPEND_INFO has them."""
+
+    error: ErrorCode = ErrorCode.NONE
+    base_offset: int = -1
+    log_append_time_ms: int = -1
+    log_start_offset: int = -1
+    error_message: str | None = None
+
+
+def _fail(error: ErrorCode, message: str | None = None) -> AppendResult:
+    return AppendResult(error, error_message=message)
+
+
+def append_records(
+    cluster: MockCluster,
+    broker: BrokerNode,
+    topic: Topic,
+    partition: Partition,
+    records: Buffer | None,
+    *,
+    acks: int,
+    api_version: int,
+    client_id: str,
+    now_ms: int,
+) -> AppendResult:
+    """Validate and append one partition's records of a Produce request."""
+    where = f"{topic.name}-{partition.index}"
+    # ProduceRequest.validateRecords (v3+): exactly one batch, magic 2, no zstd before v7.
+    try:
+        batches = iter_batches(records if records is not None else b"")
+        first = next(batches, None)
+        if first is None:
+            return _fail(
+                ErrorCode.INVALID_RECORD,
+                f"Produce requests with version {api_version} must have at least one record batch per partition",
+            )
+        if next(batches, None) is not None:
+            return _fail(
+                ErrorCode.INVALID_RECORD,
+                f"Produce requests with version {api_version} are only allowed to contain exactly one record batch per partition",
+            )
+    except UnsupportedMagicError:
+        return _fail(
+            ErrorCode.INVALID_RECORD,
+            f"Produce requests with version {api_version} are only allowed to contain record batches with magic version 2",
+        )
+    except CorruptRecordError as exc:
+        return _fail(ErrorCode.CORRUPT_MESSAGE, str(exc))
+    header, view = first
+    if api_version < ZSTD_MIN_PRODUCE_VERSION and header.compression_type == Compression.ZSTD:
+        return _fail(
+            ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
+            f"Produce requests with version {api_version} are not allowed to use ZStandard compression",
+        )
+    # ReplicaManager.appendToLocalLog: internal topics are written by the broker itself.
+    if topic.is_internal and client_id != ADMIN_CLIENT_ID:
+        return _fail(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Cannot append to internal topic {topic.name}")
+    if partition.leader_id != broker.node_id:
+        return _fail(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+    # Partition.appendRecordsToLeader: acks=all needs min.insync.replicas in sync.
+    min_insync = topic_int_config(cluster, topic, "min.insync.replicas")
+    if acks == -1 and len(partition.isr_ids) < min_insync:
+        return _fail(
+            ErrorCode.NOT_ENOUGH_REPLICAS,
+            f"The size of the current ISR {partition.isr_ids} is insufficient to satisfy the min.isr "
+            f"requirement of {min_insync} for partition {where}",
+        )
+    # UnifiedLog.analyzeAndValidateRecords: base offset, size, then the CRC.
+    if header.base_offset != 0:
+        return _fail(
+            ErrorCode.INVALID_RECORD,
+            f"The baseOffset of the record batch in the append to {where} should be 0, but it is {header.base_offset}",
+        )
+    max_message_bytes = topic_int_config(cluster, topic, "max.message.bytes")
+    if header.size_in_bytes > max_message_bytes:
+        return _fail(
+            ErrorCode.MESSAGE_TOO_LARGE,
+            f"The record batch size in the append to {where} is {header.size_in_bytes} bytes which exceeds "
+            f"the maximum configured value of {max_message_bytes}.",
+        )
+    try:
+        validate_batch(view, header)
+    except CorruptRecordError as exc:
+        return _fail(ErrorCode.CORRUPT_MESSAGE, f"Record is corrupt in topic partition {where}: {exc}")
+    invalid = _validate_client_batch(header)
+    if invalid is not None:
+        return _fail(ErrorCode.INVALID_RECORD, invalid)
+    log = partition.log
+    if header.has_producer_id:
+        check = log.producers.check(header, where)
+        if check.duplicate is not None:
+            # A retry of one of the producer's last five batches: answered with the original's
+            # offsets and nothing appended (UnifiedLog.append: logAppendTime = the batch's timestamp).
+            return AppendResult(
+                base_offset=check.duplicate.first_offset,
+                log_append_time_ms=check.duplicate.timestamp,
+                log_start_offset=log.log_start_offset,
+            )
+        if check.error != ErrorCode.NONE:
+            return _fail(check.error, check.message)
+    # The one copy of the produce path: the records are a view into the request frame (immutable
+    # bytes, and released with it); the log keeps a buffer of its own, patched in place
+    # (base offset, leader epoch, LogAppendTime) and later written to fetchers as it is.
+    batch = bytearray(view)
+    log_append_time_ms = -1
+    if is_log_append_time(cluster, topic):
+        patch_log_append_time(batch, now_ms)  # LogValidator: in place for v2, the CRC recomputed
+        header = parse_batch_header(batch)
+        log_append_time_ms = now_ms
+    base_offset = log.append(batch, header)
+    enforce_retention(cluster, topic, log, now_ms)
+    return AppendResult(
+        base_offset=base_offset, log_append_time_ms=log_append_time_ms, log_start_offset=log.log_start_offset
+    )
+
+
+def _validate_client_batch(header: RecordBatchHeader) -> str | None:
+    """LogValidator.validateBatch for a client's v2 batch: why it is INVALID_RECORD, or None."""
+    count_from_offsets = header.last_offset_delta + 1
+    if count_from_offsets <= 0:
+        return f"Batch has an invalid offset range: [0, {header.last_offset_delta}]"
+    if header.records_count <= 0:
+        return f"Invalid reported count for record batch: {header.records_count}"
+    if count_from_offsets != header.records_count:
+        return (
+            f"Inconsistent batch offset range [0, {header.last_offset_delta}] and record count {header.records_count}"
+        )
+    if header.is_control_batch:
+        return "Clients are not allowed to write control records"
+    if header.has_producer_id and header.base_sequence < 0:
+        return f"Invalid sequence number {header.base_sequence} in record batch with producerId {header.producer_id}"
+    return None
+
+
+def enforce_retention(cluster: MockCluster, topic: Topic, log: PartitionLog, now_ms: int) -> None:
+    """retention.bytes at once (it is what keeps memory bounded); retention.ms at most once per
+    log.retention.check.interval.ms per partition, as Kafka's scheduled check: deleting by time
+    on every append would drop a test's old-timestamped records at once, where Kafka keeps them
+    until its next check."""
+    retention_ms = -1
+    if log.retention_checked_ms is None:
+        log.retention_checked_ms = now_ms
+    elif now_ms - log.retention_checked_ms >= RETENTION_CHECK_INTERVAL_MS:
+        log.retention_checked_ms = now_ms
+        retention_ms = topic_int_config(cluster, topic, "retention.ms")
+    retention_bytes = topic_int_config(cluster, topic, "retention.bytes")
+    if retention_ms >= 0 or retention_bytes >= 0:
+        log.enforce_retention(now_ms, retention_ms, retention_bytes)

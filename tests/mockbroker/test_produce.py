@@ -1,0 +1,280 @@
+"""Produce and InitProducerId over loopback: validation in Kafka's order, acks, idempotence."""
+
+from __future__ import annotations
+
+import uuid
+
+from mockbroker import MockCluster
+from protocol import registry
+from protocol.errors import ErrorCode
+from protocol.headers import RequestHeader
+from protocol.messages.api_versions import ApiVersionsRequest
+from protocol.messages.init_producer_id import InitProducerIdRequest, InitProducerIdResponse
+from protocol.messages.metadata import MetadataRequest
+from protocol.messages.produce import PartitionProduceData, ProduceRequest, TopicProduceData
+from protocol.records import Compression, TimestampType, decode_batch
+from tests.mockbroker.datapath import (
+    INIT_PRODUCER_ID,
+    PRODUCE,
+    batch,
+    connect_to,
+    leader_client,
+    leader_of,
+    not_leader_of,
+    produce,
+    produce_request,
+)
+from tests.mockbroker.wire import WireClient
+
+
+async def test_api_versions_advertises_produce_from_v0_but_serves_v3(cluster: MockCluster) -> None:
+    cluster.create_topic("t", 1)
+    client = await leader_client(cluster, "t")
+    resp = await client.request(18, 3, ApiVersionsRequest("mockbroker-test", "1.0"))
+    served = {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys}
+    assert served[PRODUCE] == (0, 13)  # KAFKA-18659: librdkafka needs min 0 advertised
+    assert served[1] == (4, 18)
+    assert served[2] == (1, 11)
+    assert served[INIT_PRODUCER_ID] == (0, 5)
+    assert served[23] == (2, 4)
+    # ...but, like Kafka 4 (KIP-896), a v0-2 request closes the connection.
+    await client.send_raw(registry.encode_request(RequestHeader(PRODUCE, 2, 7, "old"), produce_request(cluster, "t", batch(b"v"))))
+    assert await client.closed_by_peer()
+    assert cluster.topics["t"].partitions[0].log.log_end_offset == 0
+
+
+async def test_produce_appends_and_answers_offsets(cluster: MockCluster) -> None:
+    cluster.create_topic("t", 1)
+    client = await leader_client(cluster, "t")
+    for version in (3, 7, 8, 9, 12, 13):
+        p = await produce(client, cluster, "t", batch(b"a", b"b"), version=version)
+        assert p.error_code == ErrorCode.NONE, version
+    log = cluster.topics["t"].partitions[0].log
+    assert log.log_end_offset == 12
+    p = await produce(client, cluster, "t", batch(b"c"), version=9)
+    assert (p.base_offset, p.log_append_time_ms, p.log_start_offset, p.error_message) == (12, -1, 0, None)
+    await client.close()
+
+
+async def test_acks_zero_sends_nothing_and_the_connection_goes_on(cluster: MockCluster) -> None:
+    cluster.create_topic("t", 1)
+    client = await leader_client(cluster, "t")
+    req = produce_request(cluster, "t", batch(b"fire-and-forget"), acks=0)
+    await client.send_raw(registry.encode_request(RequestHeader(PRODUCE, 9, 1000, "c"), req))
+    # The next request on the connection is answered, and its answer is the first frame back.
+    resp = await client.request(3, 12, MetadataRequest(topics=None))
+    assert [t.name for t in resp.topics] == ["t"]
+    assert cluster.topics["t"].partitions[0].log.log_end_offset == 1
+    await client.close()
+
+
+async def test_acks_zero_failure_closes_the_connection(cluster: MockCluster) -> None:
+    cluster.create_topic("t", 1)
+    client = await connect_to(cluster, not_leader_of(cluster, "t"))
+    req = produce_request(cluster, "t", batch(b"lost"), acks=0)
+    await client.send_raw(registry.encode_request(RequestHeader(PRODUCE, 9, 1, "c"), req))
+    # KafkaApis: an acks=0 producer cannot read an error, so the broker hangs up on it.
+    assert await client.closed_by_peer()
+
+
+async def test_not_leader_and_current_leader_hint(cluster: MockCluster) -> None:
+    cluster.create_topic("t", 1)
+    leader = leader_of(cluster, "t")
+    client = await connect_to(cluster, not_leader_of(cluster, "t"))
+    p = await produce(client, cluster, "t", batch(b"x"), version=9)
+    assert (p.error_code, p.base_offset, p.log_start_offset) == (ErrorCode.NOT_LEADER_OR_FOLLOWER, -1, -1)
+    resp = await client.request(PRODUCE, 12, produce_request(cluster, "t", batch(b"x")))
+    p = resp.responses[0].partition_responses[0]
+    assert p.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
+    assert (p.current_leader.leader_id, p.current_leader.leader_epoch) == (leader, 0)  # KIP-951
+    node = cluster.brokers[leader]
+    assert [(n.node_id, n.host, n.port) for n in resp.node_endpoints] == [(leader, node.advertised_host, node.advertised_port)]
+    assert cluster.topics["t"].partitions[0].log.log_end_offset == 0
+    await client.close()
+
+
+async def test_unknown_topics_and_partitions(cluster: MockCluster) -> None:
+    cluster.create_topic("t", 1)
+    client = await leader_client(cluster, "t")
+    assert (await produce(client, cluster, "t", batch(b"x"), partition=5)).error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    req = ProduceRequest(acks=1, topic_data=[TopicProduceData(name="nope", partition_data=[PartitionProduceData(0, batch(b"x"))])])
+    resp = await client.request(PRODUCE, 9, req)
+    assert resp.responses[0].partition_responses[0].error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    # v13 (KIP-516) names topics by id.
+    req = ProduceRequest(acks=1, topic_data=[TopicProduceData(topic_id=uuid.uuid4(), partition_data=[PartitionProduceData(0, batch(b"x"))])])
+    resp = await client.request(PRODUCE, 13, req)
+    assert resp.responses[0].partition_responses[0].error_code == ErrorCode.UNKNOWN_TOPIC_ID
+    assert "nope" not in cluster.topics  # produce never auto-creates
+    await client.close()
+
+
+async def test_corrupt_crc_is_corrupt_message(cluster: MockCluster) -> None:
+    cluster.create_topic("t", 1)
+    client = await leader_client(cluster, "t")
+    corrupt = bytearray(batch(b"some value"))
+    corrupt[-3] ^= 0xFF  # inside the last record: covered by the CRC
+    p = await produce(client, cluster, "t", bytes(corrupt))
+    assert p.error_code == ErrorCode.CORRUPT_MESSAGE
+    assert p.error_message is not None and "corrupt" in p.error_message
+    assert cluster.topics["t"].partitions[0].log.log_end_offset == 0
+    await client.close()
+
+
+async def test_message_too_large_uses_the_topic_config_then_the_cluster_setting(cluster: MockCluster) -> None:
+    cluster.create_topic("small", 1, configs={"max.message.bytes": "100"})
+    cluster.create_topic("big", 1)
+    client = await leader_client(cluster, "small")
+    assert (await produce(client, cluster, "small", batch(b"x" * 30))).error_code == ErrorCode.NONE
+    p = await produce(client, cluster, "small", batch(b"x" * 200))
+    assert p.error_code == ErrorCode.MESSAGE_TOO_LARGE
+    big_client = await leader_client(cluster, "big")
+    assert (await produce(big_client, cluster, "big", batch(b"x" * 200))).error_code == ErrorCode.NONE
+    cluster.config.message_max_bytes = 150
+    assert (await produce(big_client, cluster, "big", batch(b"x" * 200))).error_code == ErrorCode.MESSAGE_TOO_LARGE
+    await client.close()
+    await big_client.close()
+
+
+async def test_invalid_records_are_rejected_as_kafka_does(cluster: MockCluster) -> None:
+    cluster.create_topic("t", 1)
+    client = await leader_client(cluster, "t")
+    # Two batches in one partition (ProduceRequest.validateRecords: exactly one).
+    assert (await produce(client, cluster, "t", batch(b"a") + batch(b"b"))).error_code == ErrorCode.INVALID_RECORD
+    # No batch at all.
+    assert (await produce(client, cluster, "t", b"")).error_code == ErrorCode.INVALID_RECORD
+    # A legacy (magic 1) message set: Kafka 4 only takes magic 2.
+    legacy = bytearray(batch(b"a"))
+    legacy[16] = 1
+    assert (await produce(client, cluster, "t", bytes(legacy))).error_code == ErrorCode.INVALID_RECORD
+    # A base offset other than 0 (UnifiedLog.analyzeAndValidateRecords).
+    assert (await produce(client, cluster, "t", batch(b"a", base_offset=5))).error_code == ErrorCode.INVALID_RECORD
+    # A record count that does not match the offset range (LogValidator.validateBatch).
+    assert (await produce(client, cluster, "t", batch(b"a", b"b", last_offset_delta=5))).error_code == ErrorCode.INVALID_RECORD
+    # zstd before v7 (KIP-110).
+    zstd = batch(b"a", compression=Compression.ZSTD)
+    assert (await produce(client, cluster, "t", zstd, version=6)).error_code == ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
+    assert (await produce(client, cluster, "t", zstd, version=7)).error_code == ErrorCode.NONE
+    # Invalid acks.
+    assert (await produce(client, cluster, "t", batch(b"a"), acks=2)).error_code == ErrorCode.INVALID_REQUIRED_ACKS
+    assert cluster.topics["t"].partitions[0].log.log_end_offset == 1
+    await client.close()
+
+
+async def test_internal_topics_and_min_insync_replicas(cluster: MockCluster) -> None:
+    cluster.create_topic("__internal", 1, internal=True)
+    cluster.create_topic("strict", 1, replication_factor=2, configs={"min.insync.replicas": "3"})
+    client = await leader_client(cluster, "__internal")
+    assert (await produce(client, cluster, "__internal", batch(b"a"))).error_code == ErrorCode.INVALID_TOPIC_EXCEPTION
+    client2 = await leader_client(cluster, "strict")
+    assert (await produce(client2, cluster, "strict", batch(b"a"), acks=-1)).error_code == ErrorCode.NOT_ENOUGH_REPLICAS
+    assert (await produce(client2, cluster, "strict", batch(b"a"), acks=1)).error_code == ErrorCode.NONE
+    await client.close()
+    await client2.close()
+
+
+async def test_log_append_time_topics_stamp_the_broker_clock(cluster: MockCluster) -> None:
+    cluster.create_topic("lat", 1, configs={"message.timestamp.type": "LogAppendTime"})
+    client = await leader_client(cluster, "lat")
+    p = await produce(client, cluster, "lat", batch(b"a", b"b", timestamp=1000))
+    assert p.error_code == ErrorCode.NONE and p.log_append_time_ms > 1000
+    (stored,) = cluster.topics["lat"].partitions[0].log.batches
+    header, records = decode_batch(stored.data)  # the CRC was recomputed: it decodes
+    assert header.timestamp_type == TimestampType.LOG_APPEND_TIME
+    assert [r.timestamp for r in records] == [p.log_append_time_ms] * 2
+    await client.close()
+
+
+async def init_producer_id(client: WireClient, producer_id: int = -1, producer_epoch: int = -1) -> InitProducerIdResponse:
+    req = InitProducerIdRequest(transactional_id=None, producer_id=producer_id, producer_epoch=producer_epoch)
+    resp: InitProducerIdResponse = await client.request(INIT_PRODUCER_ID, 4, req)
+    return resp
+
+
+async def test_init_producer_id_hands_out_new_ids(cluster: MockCluster) -> None:
+    client = await connect_to(cluster, 1)
+    first = await init_producer_id(client)
+    second = await init_producer_id(client, producer_id=first.producer_id, producer_epoch=0)
+    assert first.error_code == second.error_code == ErrorCode.NONE
+    assert second.producer_id != first.producer_id and second.producer_epoch == first.producer_epoch == 0
+    assert (await init_producer_id(client, producer_id=5)).error_code == ErrorCode.INVALID_REQUEST
+    for version in (0, 1, 2, 3, 5):
+        resp = await client.request(INIT_PRODUCER_ID, version, InitProducerIdRequest(transactional_id=None))
+        assert resp.error_code == ErrorCode.NONE
+    await client.close()
+
+
+async def test_init_producer_id_with_a_transactional_id(cluster: MockCluster) -> None:
+    from mockbroker.handlers._coordinator import transaction_coordinator
+
+    coordinator = transaction_coordinator(cluster, "txn-1").node_id
+    other = next(n for n in cluster.brokers if n != coordinator)
+    wrong = await connect_to(cluster, other)
+    req = InitProducerIdRequest(transactional_id="txn-1", transaction_timeout_ms=60000)
+    assert (await wrong.request(INIT_PRODUCER_ID, 4, req)).error_code == ErrorCode.NOT_COORDINATOR
+    client = await connect_to(cluster, coordinator)
+    first = await client.request(INIT_PRODUCER_ID, 4, req)
+    again = await client.request(INIT_PRODUCER_ID, 4, req)
+    assert (first.producer_epoch, again.producer_epoch) == (0, 1) and first.producer_id == again.producer_id
+    stale = InitProducerIdRequest(transactional_id="txn-1", transaction_timeout_ms=60000, producer_id=first.producer_id, producer_epoch=0)
+    assert (await client.request(INIT_PRODUCER_ID, 4, stale)).error_code == ErrorCode.PRODUCER_FENCED
+    bad_timeout = InitProducerIdRequest(transactional_id="txn-1", transaction_timeout_ms=0)
+    assert (await client.request(INIT_PRODUCER_ID, 4, bad_timeout)).error_code == ErrorCode.INVALID_TRANSACTION_TIMEOUT
+    empty = InitProducerIdRequest(transactional_id="", transaction_timeout_ms=1000)
+    assert (await client.request(INIT_PRODUCER_ID, 4, empty)).error_code == ErrorCode.INVALID_REQUEST
+    await client.close()
+    await wrong.close()
+
+
+async def test_idempotent_producer_sequences(cluster: MockCluster) -> None:
+    cluster.create_topic("t", 1)
+    client = await leader_client(cluster, "t")
+    pid = (await init_producer_id(client)).producer_id
+
+    def idem(seq: int, *values: bytes, epoch: int = 0) -> bytes:
+        return batch(*values, producer_id=pid, producer_epoch=epoch, base_sequence=seq)
+
+    first = idem(0, b"a", b"b", b"c")
+    assert (await produce(client, cluster, "t", first)).base_offset == 0
+    assert (await produce(client, cluster, "t", idem(3, b"d"))).base_offset == 3
+    # A retry of an acknowledged batch: NONE with the original offset, nothing appended.
+    dup = await produce(client, cluster, "t", first)
+    assert (dup.error_code, dup.base_offset) == (ErrorCode.NONE, 0)
+    log = cluster.topics["t"].partitions[0].log
+    assert log.log_end_offset == 4
+    # A gap in the sequence.
+    assert (await produce(client, cluster, "t", idem(9, b"x"))).error_code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+    # A new epoch must start at sequence 0...
+    assert (await produce(client, cluster, "t", idem(4, b"x", epoch=1))).error_code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+    assert (await produce(client, cluster, "t", idem(0, b"e", epoch=1))).error_code == ErrorCode.NONE
+    # ...and then the old epoch is fenced.
+    assert (await produce(client, cluster, "t", idem(4, b"x", epoch=0))).error_code == ErrorCode.INVALID_PRODUCER_EPOCH
+    # An unknown producer id is accepted at any sequence since Kafka 2.5 (KIP-360).
+    stranger = batch(b"s", producer_id=pid + 1000, producer_epoch=0, base_sequence=42)
+    assert (await produce(client, cluster, "t", stranger)).error_code == ErrorCode.NONE
+    # Only the last five batches are remembered.
+    for seq in range(1, 7):
+        assert (await produce(client, cluster, "t", idem(seq, b"n", epoch=1))).error_code == ErrorCode.NONE
+    old = await produce(client, cluster, "t", idem(1, b"n", epoch=1))
+    assert old.error_code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+    recent = await produce(client, cluster, "t", idem(6, b"n", epoch=1))
+    assert (recent.error_code, recent.base_offset) == (ErrorCode.NONE, log.log_end_offset - 1)
+    # A producer id with no sequence is invalid.
+    assert (await produce(client, cluster, "t", batch(b"z", producer_id=pid, producer_epoch=1))).error_code == ErrorCode.INVALID_RECORD
+    await client.close()
+
+
+async def test_transactional_records_need_a_transactional_id(cluster: MockCluster) -> None:
+    cluster.create_topic("t", 1)
+    client = await leader_client(cluster, "t")
+    txn = batch(b"a", producer_id=1, producer_epoch=0, base_sequence=0, is_transactional=True)
+    assert (await produce(client, cluster, "t", txn)).error_code == ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    req = produce_request(cluster, "t", txn)
+    req.transactional_id = "txn"
+    resp = await client.request(PRODUCE, 9, req)
+    assert resp.responses[0].partition_responses[0].error_code == ErrorCode.NONE
+    log = cluster.topics["t"].partitions[0].log
+    assert (log.high_watermark, log.last_stable_offset) == (1, 0)  # the open transaction holds the LSO
+    # A plain write from the same producer while its transaction is open.
+    plain = batch(b"b", producer_id=1, producer_epoch=0, base_sequence=1)
+    assert (await produce(client, cluster, "t", plain)).error_code == ErrorCode.INVALID_TXN_STATE
+    await client.close()
