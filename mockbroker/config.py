@@ -32,6 +32,8 @@ class ClusterConfig:
     num_partitions: int = 1  # num.partitions
     default_replication_factor: int = 1  # default.replication.factor
     offsets_topic_num_partitions: int = 50  # offsets.topic.num.partitions
+    transaction_state_log_num_partitions: int = 50  # transaction.state.log.num.partitions
+    share_coordinator_state_topic_num_partitions: int = 50  # share.coordinator.state.topic.num.partitions
     message_max_bytes: int = KAFKA_MESSAGE_MAX_BYTES  # message.max.bytes
     socket_request_max_bytes: int = KAFKA_SOCKET_REQUEST_MAX_BYTES  # socket.request.max.bytes
     log_retention_ms: int = 604800000  # log.retention.ms (7 days)
@@ -46,9 +48,21 @@ class ClusterConfig:
             raise ValueError(f"racks names {len(self.racks)} racks for {self.brokers} brokers")
         if not 0 <= self.port <= 65535:
             raise ValueError(f"port must be 0-65535, not {self.port}")
-        for name in ("num_partitions", "default_replication_factor", "offsets_topic_num_partitions", "message_max_bytes"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{KAFKA_NAMES_BY_FIELD.get(name, name)} must be at least 1, not {getattr(self, name)}")
+        if self.port and self.port + self.brokers - 1 > 65535:
+            raise ValueError(
+                f"port {self.port} leaves no room for {self.brokers} brokers: they would listen on "
+                f"{self.port}-{self.port + self.brokers - 1}, above 65535"
+            )
+        # advertised_port 0 means the same as None: advertise the bound port.
+        if self.advertised_port and not 1 <= self.advertised_port <= 65536 - self.brokers:
+            raise ValueError(f"advertised_port must be 1-{65536 - self.brokers} for {self.brokers} broker(s), not {self.advertised_port}")
+        if self.first_node_id < 0:
+            raise ValueError(f"first_node_id must be at least 0, not {self.first_node_id}")
+        for name, key in KAFKA_NAMES_BY_FIELD.items():
+            value = getattr(self, name)
+            bounds = KAFKA_RANGES.get(key)
+            if bounds is not None and not isinstance(value, bool) and not bounds[0] <= value <= bounds[1]:
+                raise ValueError(f"{key} must be {_describe_range(bounds)}, not {value}")
 
     @property
     def node_ids(self) -> list[int]:
@@ -59,11 +73,8 @@ class ClusterConfig:
         """Build from Kafka-named settings (values may be strings) plus plain field overrides."""
         kwargs = dict(fields)
         for key, raw in settings.items():
-            name = KAFKA_NAMES.get(key)
-            if name is None:
-                known = ", ".join(sorted(KAFKA_NAMES))
-                raise ValueError(f"unknown setting {key!r}; known settings: {known}")
-            kwargs[name] = _coerce(key, raw, FIELD_TYPES[name])
+            name, value = parse_kafka_setting(key, raw)
+            kwargs[name] = value
         return cls(**kwargs)
 
 
@@ -72,6 +83,8 @@ KAFKA_NAMES: dict[str, str] = {
     "num.partitions": "num_partitions",
     "default.replication.factor": "default_replication_factor",
     "offsets.topic.num.partitions": "offsets_topic_num_partitions",
+    "transaction.state.log.num.partitions": "transaction_state_log_num_partitions",
+    "share.coordinator.state.topic.num.partitions": "share_coordinator_state_topic_num_partitions",
     "message.max.bytes": "message_max_bytes",
     "socket.request.max.bytes": "socket_request_max_bytes",
     "log.retention.ms": "log_retention_ms",
@@ -79,6 +92,38 @@ KAFKA_NAMES: dict[str, str] = {
 }
 KAFKA_NAMES_BY_FIELD = {v: k for k, v in KAFKA_NAMES.items()}
 FIELD_TYPES: dict[str, str] = {f.name: str(f.type) for f in dataclasses.fields(ClusterConfig)}
+
+_INT32_MAX = (1 << 31) - 1
+_INT64_MAX = (1 << 63) - 1
+# Allowed values of the integer settings, as Kafka's ConfigDef validators have them (INT settings
+# are 32-bit, LONG ones 64-bit; -1 means "no limit" for retention).
+KAFKA_RANGES: dict[str, tuple[int, int]] = {
+    "num.partitions": (1, _INT32_MAX),
+    "default.replication.factor": (1, _INT32_MAX),
+    "offsets.topic.num.partitions": (1, _INT32_MAX),
+    "message.max.bytes": (1, _INT32_MAX),
+    "socket.request.max.bytes": (1, _INT32_MAX),
+    "log.retention.ms": (-1, _INT64_MAX),
+    "log.retention.bytes": (-1, _INT64_MAX),
+}
+
+
+def _describe_range(bounds: tuple[int, int]) -> str:
+    lo, hi = bounds
+    return f"an integer >= {lo}" if hi in (_INT32_MAX, _INT64_MAX) else f"an integer {lo}-{hi}"
+
+
+def parse_kafka_setting(key: str, raw: Any) -> tuple[str, Any]:
+    """One Kafka-named setting -> (field name, typed value); ValueError names the key and what it allows."""
+    name = KAFKA_NAMES.get(key)
+    if name is None:
+        known = ", ".join(sorted(KAFKA_NAMES))
+        raise ValueError(f"unknown setting {key!r}; known settings: {known}")
+    value = _coerce(key, raw, FIELD_TYPES[name])
+    bounds = KAFKA_RANGES.get(key)
+    if bounds is not None and not bounds[0] <= value <= bounds[1]:
+        raise ValueError(f"{key} must be {_describe_range(bounds)}, not {raw!r}")
+    return name, value
 
 
 def _coerce(key: str, raw: Any, type_name: str) -> Any:
@@ -90,10 +135,12 @@ def _coerce(key: str, raw: Any, type_name: str) -> Any:
             return text == "true"
         raise ValueError(f"{key} must be true or false, not {raw!r}")
     if type_name == "int":
-        if isinstance(raw, bool):
-            raise ValueError(f"{key} must be an integer, not {raw!r}")
+        bounds = KAFKA_RANGES.get(key)
+        allowed = _describe_range(bounds) if bounds else "an integer"
+        if isinstance(raw, bool | float):
+            raise ValueError(f"{key} must be {allowed}, not {raw!r}")
         try:
             return int(str(raw).strip())
         except ValueError:
-            raise ValueError(f"{key} must be an integer, not {raw!r}") from None
+            raise ValueError(f"{key} must be {allowed}, not {raw!r}") from None
     return raw

@@ -1,0 +1,311 @@
+"""The ``mockbroker`` command: ``mockbroker serve`` runs a cluster until SIGINT or SIGTERM.
+
+A thin adapter: flags, environment and config file are merged by ``mockbroker.settings``; this
+module only parses the command line, runs the event loop (uvloop when installed, unless
+``--no-uvloop``), prints the READY line and stops cleanly on a signal.
+
+stdout carries exactly one line, once every listener is bound and the topics exist::
+
+    MOCKBROKER READY bootstrap=127.0.0.1:9092,127.0.0.1:9093 cluster_id=mockbroker-cluster-0001
+
+(space-separated ``key=value`` fields after ``MOCKBROKER READY``; values never contain spaces;
+fields may be added at the end later, so read them by key). Logs go to stderr.
+
+Exit status: 0 after a signal-initiated stop; 1 when the broker cannot run (a port in use, an
+address that cannot be bound, a stop that did not finish); 2 for a bad flag, variable or config
+file (one line on stderr naming it and what it allows, as argparse does).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import errno
+import importlib.metadata
+import logging
+import os
+import signal
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NoReturn, TextIO
+
+from mockbroker import __version__
+from mockbroker.cluster import MockCluster, TopicError
+from mockbroker.settings import LOG_LEVELS, Flags, ServeSettings, SettingsError, describe, resolve
+
+log = logging.getLogger("mockbroker.cli")
+
+READY_PREFIX = "MOCKBROKER READY"
+STOP_TIMEOUT_S = 10.0  # a stop that takes longer than this is a bug; exit 1 rather than hang
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+
+EPILOG = """\
+precedence: flags > MOCKBROKER_* environment variables > --config file > defaults.
+
+environment: MOCKBROKER_HOST, MOCKBROKER_PORT, MOCKBROKER_BROKERS, MOCKBROKER_ADVERTISED_HOST,
+  MOCKBROKER_ADVERTISED_PORT, MOCKBROKER_CLUSTER_ID, MOCKBROKER_TOPICS="a:3,b",
+  MOCKBROKER_CONFIG=FILE, MOCKBROKER_LOG_LEVEL, MOCKBROKER_UVLOOP=false, and
+  MOCKBROKER_SET_<NAME>=VALUE for a Kafka setting, with the NAME spelled as Confluent's images
+  spell KAFKA_*: '_' for '.', '__' for '_', '___' for '-'
+  (MOCKBROKER_SET_AUTO_CREATE_TOPICS_ENABLE=false is auto.create.topics.enable=false).
+
+ready: one line on stdout when serving:
+  MOCKBROKER READY bootstrap=HOST:PORT[,HOST:PORT...] cluster_id=ID
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but errors are one line (no usage block): easier to read in a container's log."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.commands: dict[str, argparse.ArgumentParser] = {}
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> _Parser:
+    parser = _Parser(
+        prog="mockbroker",
+        description="An in-memory broker speaking the Kafka wire protocol.",
+        allow_abbrev=False,
+    )
+    parser.add_argument("--version", action="version", version=f"mockbroker {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    serve = parser.commands["serve"] = commands.add_parser(
+        "serve",
+        help="run a cluster until SIGINT or SIGTERM",
+        description="Run a mockbroker cluster on loopback (or --host) until SIGINT or SIGTERM.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,
+    )
+    serve.add_argument("--host", metavar="HOST", help="address the listeners bind (default: 127.0.0.1)")
+    serve.add_argument(
+        "--port",
+        metavar="PORT",
+        help="first broker's port; broker i gets PORT+i; 0 picks free ports (default: 9092)",
+    )
+    serve.add_argument("--brokers", metavar="N", help="number of brokers (default: 1)")
+    serve.add_argument(
+        "--topic", metavar="NAME[:PARTITIONS[:REPLICATION]]", dest="topics", action="append", default=[],
+        help="create a topic at start (repeatable); partitions and replication default to "
+        "num.partitions and default.replication.factor",
+    )  # fmt: skip
+    serve.add_argument(
+        "--advertised-host", metavar="HOST", help="host that Metadata tells clients (default: --host)"
+    )
+    serve.add_argument(
+        "--advertised-port", metavar="PORT", help="first broker's advertised port (default: the bound port)"
+    )
+    serve.add_argument("--cluster-id", metavar="ID", help="cluster id (default: mockbroker-cluster-0001)")
+    serve.add_argument("--config", metavar="FILE", help="TOML file: [cluster], [kafka] and [[topic]] tables")
+    serve.add_argument(
+        "--set", metavar="KEY=VALUE", dest="sets", action="append", default=[],
+        help="a Kafka-named setting, e.g. auto.create.topics.enable=false (repeatable)",
+    )  # fmt: skip
+    serve.add_argument("--log-level", metavar="LEVEL", help=f"one of {', '.join(LOG_LEVELS)} (default: info)")
+    serve.add_argument(
+        "--no-uvloop",
+        dest="uvloop",
+        action="store_const",
+        const=False,
+        help="use asyncio's own event loop even when uvloop is installed",
+    )
+    return parser
+
+
+def parse_serve(argv: Sequence[str], environ: Mapping[str, str]) -> ServeSettings:
+    """``serve``'s arguments (without the word ``serve``) and an environment -> settings.
+
+    Raises SettingsError for bad values, SystemExit(2) for what argparse itself rejects.
+    """
+    # The serve parser itself, so that its errors say "mockbroker serve: error: ...".
+    args = build_parser().commands["serve"].parse_args(list(argv))
+    flags = Flags(
+        host=args.host,
+        port=args.port,
+        brokers=args.brokers,
+        advertised_host=args.advertised_host,
+        advertised_port=args.advertised_port,
+        cluster_id=args.cluster_id,
+        topics=list(args.topics),
+        sets=list(args.sets),
+        config=args.config,
+        log_level=args.log_level,
+        uvloop=args.uvloop,
+    )
+    return resolve(flags, environ)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    if not args or args[0] != "serve":
+        parser.parse_args(args)  # --help, --version, or an error naming the commands; all exit
+        return EXIT_USAGE  # pragma: no cover - parse_args exits for every input that is not serve
+    try:
+        settings = parse_serve(args[1:], os.environ)
+    except SettingsError as exc:
+        print(f"mockbroker serve: error: {exc}", file=sys.stderr, flush=True)
+        return EXIT_USAGE
+    return run(settings)
+
+
+# -- running -------------------------------------------------------------------------------------------
+
+
+def _loop_factory(use_uvloop: bool) -> tuple[Callable[[], asyncio.AbstractEventLoop] | None, str]:
+    if use_uvloop:
+        try:
+            import uvloop
+        except ImportError:
+            return None, "asyncio (uvloop is not installed)"
+        return uvloop.new_event_loop, f"uvloop {importlib.metadata.version('uvloop')}"
+    return None, "asyncio (--no-uvloop)"
+
+
+def run(settings: ServeSettings, stdout: TextIO | None = None) -> int:
+    logging.basicConfig(
+        level=settings.log_level.upper(),
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)-7s %(name)s: %(message)s",
+    )
+    for warning in settings.warnings:
+        log.warning("%s", warning)
+    for line in describe(settings):
+        log.debug("setting %s", line)
+    factory, loop_name = _loop_factory(settings.uvloop)
+    # Until the loop's own handlers are in place, SIGTERM interrupts as SIGINT does.
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        with asyncio.Runner(loop_factory=factory) as runner:
+            return runner.run(serve(settings, stdout or sys.stdout, loop_name))
+    except KeyboardInterrupt:
+        log.info("interrupted while starting or stopping; exiting")
+        return EXIT_OK
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+async def serve(settings: ServeSettings, stdout: TextIO, loop_name: str = "asyncio") -> int:
+    """Start the cluster, print the READY line, serve until SIGINT/SIGTERM, stop. Returns the exit status."""
+    loop = asyncio.get_running_loop()
+    stopping = asyncio.Event()
+
+    def on_signal(sig: signal.Signals) -> None:
+        if stopping.is_set():
+            # A second signal while stopping: the user wants out now.
+            log.warning("%s again while stopping; exiting at once", sig.name)
+            os._exit(EXIT_FAILURE)
+        log.info("%s received; stopping", sig.name)
+        stopping.set()
+
+    handled = (signal.SIGINT, signal.SIGTERM)
+    for sig in handled:
+        loop.add_signal_handler(sig, on_signal, sig)
+    loop.set_exception_handler(_exception_handler)
+    cluster = MockCluster(settings.cluster)
+    try:
+        status = await _serve(cluster, settings, stopping, stdout, loop_name)
+    finally:
+        stopped = await _stop(cluster)
+        for sig in handled:
+            loop.remove_signal_handler(sig)
+    return status if stopped else EXIT_FAILURE
+
+
+def _exception_handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    # On Python 3.11 asyncio's start_server reports a *cancelled* connection task (stop() cancels
+    # them) as "Exception in callback ... CancelledError" with a traceback: CPython gh-113538,
+    # fixed in 3.12 only. A cancellation is how we stop, never an error: keep it out of the log.
+    if isinstance(context.get("exception"), asyncio.CancelledError):
+        log.debug("ignored: %s", context.get("message"))
+        return
+    loop.default_exception_handler(context)
+
+
+async def _serve(
+    cluster: MockCluster, settings: ServeSettings, stopping: asyncio.Event, stdout: TextIO, loop_name: str
+) -> int:
+    config = settings.cluster
+    # Topics first, so that they exist by the time anyone can connect.
+    for spec in settings.topics:
+        try:
+            cluster.create_topic(spec.name, spec.partitions, spec.replication_factor, spec.configs)
+        except TopicError as exc:
+            _error(f"{spec.source}: {exc.message}")
+            return EXIT_USAGE
+    try:
+        await cluster.start()
+    except OSError as exc:
+        if config.port == 0:
+            where = f"{config.host} (free ports)"
+        elif config.brokers == 1:
+            where = f"{config.host}:{config.port}"
+        else:
+            where = f"{config.host}:{config.port}-{config.port + config.brokers - 1}"
+        hint = ""
+        if exc.errno == errno.EADDRINUSE:
+            hint = " (another process holds the port: choose another --port, or --port 0 for free ports)"
+        _error(f"cannot listen on {where}: {exc.strerror or exc}{hint}")
+        return EXIT_FAILURE
+    if stopping.is_set():  # a signal arrived while the listeners were starting
+        return EXIT_OK
+    _log_started(cluster, settings, loop_name)
+    _ready(stdout, f"{READY_PREFIX} bootstrap={cluster.bootstrap_servers} cluster_id={config.cluster_id}")
+    await stopping.wait()
+    return EXIT_OK
+
+
+async def _stop(cluster: MockCluster) -> bool:
+    """Close listeners and connections; False if that did not finish in time (a bug: say so)."""
+    try:
+        async with asyncio.timeout(STOP_TIMEOUT_S):
+            await cluster.stop()
+    except TimeoutError:
+        log.error("the cluster did not stop within %.0f s; exiting anyway", STOP_TIMEOUT_S)
+        return False
+    if cluster.internal_errors:
+        log.warning(
+            "%d broker bug(s) were logged while serving (see the errors above)", len(cluster.internal_errors)
+        )
+    log.info("stopped")
+    return True
+
+
+def _log_started(cluster: MockCluster, settings: ServeSettings, loop_name: str) -> None:
+    nodes = ", ".join(
+        f"node {n.node_id} on {n.host}:{n.port}"
+        + (
+            f" (advertised {n.advertised_host}:{n.advertised_port})"
+            if (n.advertised_host, n.advertised_port) != (n.host, n.port)
+            else ""
+        )
+        for n in cluster.brokers.values()
+    )
+    topics = (
+        ", ".join(f"{t.name} ({len(t.partitions)} partitions)" for t in cluster.topics.values()) or "none"
+    )
+    log.info(
+        "mockbroker %s serving %s; cluster id %s; event loop %s; topics: %s",
+        __version__, nodes, settings.cluster.cluster_id, loop_name, topics,
+    )  # fmt: skip
+
+
+def _ready(stdout: TextIO, line: str) -> None:
+    try:
+        stdout.write(line + "\n")
+        stdout.flush()
+    except BrokenPipeError:
+        # Nobody reads stdout any more; serve anyway. Point stdout at devnull so that the
+        # interpreter's flush at exit does not fail again (the recipe in Python's signal docs).
+        log.warning("could not print the READY line: stdout is closed")
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), stdout.fileno())
+
+
+def _error(message: str) -> None:
+    print(f"mockbroker serve: error: {message}", file=sys.stderr, flush=True)
