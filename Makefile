@@ -7,7 +7,9 @@ STAMP  := $(VENV)/.installed
 # mypy --strict covers these packages (assignors/ joins when it exists).
 TYPED  := protocol mockbroker $(wildcard assignors)
 
-.PHONY: test lint typecheck pytest regen bench clean
+.PHONY: test lint typecheck pytest deps clients bytecode regen bench clean serve
+# Command-line tools the integration tests drive, by Debian package name (each is also its command).
+APT_TOOLS := kcat
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,8 +29,67 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict $(TYPED)
 
-pytest: $(STAMP)
+pytest: $(STAMP) deps clients bytecode
 	$(BIN)/python -m pytest
+
+## bytecode: compile the packages once, so every broker process the suite starts reads .pyc files
+## (the generated codecs are ~27k lines; compiling them costs ~0.5 s per process otherwise, and
+## some environments set PYTHONDONTWRITEBYTECODE, which only stops writing, not reading).
+bytecode: $(STAMP)
+	@$(BIN)/python -m compileall -q protocol mockbroker
+
+## deps: install the missing APT_TOOLS with apt-get when root (CI runs as root on Debian); otherwise
+## say what to install (the tests needing a missing tool skip locally and fail under CI=true).
+deps:
+	@for tool in $(APT_TOOLS); do \
+	  command -v $$tool >/dev/null 2>&1 && continue; \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing $$tool with apt-get"; \
+	    (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $$tool) || exit 1; \
+	  else \
+	    echo "make deps: $$tool is missing and this is not root with apt-get; install it yourself" \
+	      "(Debian/Ubuntu: sudo apt-get install -y $$tool). Tests needing it skip locally, fail under CI=true." >&2; \
+	  fi; \
+	done
+
+# The sarama and kafkajs tests' clients (tests/integration/clients/). sarama 1.22 and its dependencies
+# come from Debian and build in GOPATH mode (no go.mod, no module proxy, no network); DataDog/zstd,
+# which sarama imports, is cgo, hence gcc and libc6-dev (golang-go only recommends them).
+CLIENT_APT_PACKAGES := golang-go golang-github-shopify-sarama-dev gcc libc6-dev
+CLIENTS_BUILD := build/integration-clients
+NODE_CLIENTS  := tests/integration/clients/node
+GO_ENV := GO111MODULE=off GOFLAGS= GOPATH=$(CURDIR)/$(CLIENTS_BUILD)/gopath:/usr/share/gocode GOCACHE=$(CURDIR)/$(CLIENTS_BUILD)/gocache \
+  CGO_CFLAGS='-g -O2 -Wno-deprecated-declarations'
+
+## clients: apt-get CLIENT_APT_PACKAGES when missing (as root), build the sarama client into
+## build/integration-clients/ (git-ignored; incremental), `npm ci` kafkajs when its lockfile changed.
+clients: deps
+	@missing=""; for pkg in $(CLIENT_APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$pkg 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$pkg"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing$$missing with apt-get"; \
+	    (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y$$missing) || exit 1; \
+	  else \
+	    echo "make clients: missing$$missing and this is not root with apt-get (Debian/Ubuntu: sudo apt-get" \
+	      "install -y$$missing). The sarama tests skip locally, fail under CI=true." >&2; \
+	  fi; \
+	fi
+	@if command -v go >/dev/null 2>&1 && [ -d /usr/share/gocode/src/github.com/Shopify/sarama ]; then \
+	  mkdir -p $(CLIENTS_BUILD)/gopath && cd tests/integration/clients/sarama && \
+	  $(GO_ENV) go build -o $(CURDIR)/$(CLIENTS_BUILD)/sarama-client . || exit 1; \
+	fi
+	@if ! command -v npm >/dev/null 2>&1; then \
+	  echo "make clients: npm is missing; the kafkajs tests skip locally, fail under CI=true." >&2; \
+	elif [ ! -f $(NODE_CLIENTS)/node_modules/.package-lock.json ] || \
+	     [ $(NODE_CLIENTS)/package-lock.json -nt $(NODE_CLIENTS)/node_modules/.package-lock.json ]; then \
+	  cd $(NODE_CLIENTS) && npm ci --prefer-offline --no-audit --no-fund || exit 1; \
+	fi
+
+## serve: install, then run one broker on 127.0.0.1:9092 with two demo topics (Ctrl-C stops it).
+serve: $(STAMP) bytecode
+	$(BIN)/mockbroker serve --port 9092 --topic demo:3 --topic events:6
 
 ## regen: rewrite protocol/messages/ from the Kafka message specs kafka-python ships.
 regen: $(STAMP)
