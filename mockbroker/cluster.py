@@ -17,6 +17,7 @@ from typing import Any
 
 from mockbroker.clock import Clock, LoopClock
 from mockbroker.config import ClusterConfig
+from mockbroker.events import EventLog
 from mockbroker.fetch_sessions import FetchSessionCache
 from mockbroker.log.partition import PartitionLog
 from mockbroker.log.producers import ProducerIdManager
@@ -130,6 +131,7 @@ class MockCluster:
         self.fetch_sessions: dict[int, FetchSessionCache] = {node_id: FetchSessionCache() for node_id in self.brokers}
         # Broker bugs (unexpected exceptions while serving); the pytest fixture fails the test.
         self.internal_errors: list[BaseException] = []
+        self.events = EventLog(self.clock.now_ms)
         self._servers: dict[int, Any] = {}
         self._topic_counter = 0
 
@@ -149,6 +151,7 @@ class MockCluster:
             await server.stop()
         self._servers.clear()
         self.timers.close()
+        self.events.close()
 
     async def __aenter__(self) -> MockCluster:
         return await self.start()
