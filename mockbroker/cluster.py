@@ -138,7 +138,10 @@ class MockCluster:
     # -- lifecycle --------------------------------------------------------------------------------
 
     async def start(self) -> MockCluster:
+        from mockbroker.log.replica_manager import schedule_retention_check
         from mockbroker.server import BrokerServer
+
+        schedule_retention_check(self, self.clock.now_ms())
 
         for node in self.brokers.values():
             server = BrokerServer(self, node)

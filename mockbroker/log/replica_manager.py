@@ -221,3 +221,19 @@ def enforce_retention(cluster: MockCluster, topic: Topic, log: PartitionLog, now
     retention_bytes = topic_int_config(cluster, topic, "retention.bytes")
     if retention_ms >= 0 or retention_bytes >= 0:
         log.enforce_retention(now_ms, retention_ms, retention_bytes)
+
+
+RETENTION_TIMER_KEY = ("log.retention.check",)
+
+
+def schedule_retention_check(cluster: MockCluster, now_ms: int) -> None:
+    """Kafka's scheduled retention check (log.retention.check.interval.ms): every interval, every
+    partition, so an idle partition's old records expire too, not only those of partitions that
+    keep receiving appends. Driven by the cluster's timers, hence by a ManualClock in tests."""
+
+    def run(fired_ms: int) -> None:
+        for topic, partition in list(cluster.iter_partitions()):
+            enforce_retention(cluster, topic, partition.log, fired_ms)
+        schedule_retention_check(cluster, fired_ms)
+
+    cluster.timers.schedule(RETENTION_TIMER_KEY, now_ms + RETENTION_CHECK_INTERVAL_MS, run)

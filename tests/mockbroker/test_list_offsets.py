@@ -155,8 +155,14 @@ async def test_retention_ms_applies_on_kafkas_check_interval() -> None:
         log = cluster.topics["t"].partitions[0].log
         # Like Kafka, records past retention.ms are deleted by the periodic check, not on append.
         assert log.log_start_offset == 0
+        # The check at the interval deletes the first old batch; the second is the active one
+        # (Kafka never deletes the active segment).
         clock.advance(RETENTION_CHECK_INTERVAL_MS)
+        assert log.log_start_offset == 1
+        # A new batch makes the second old one inactive; it goes at the next check, not at once.
         await produce(client, cluster, "t", batch(b"new", timestamp=clock.now_ms()))
+        assert (log.log_start_offset, log.log_end_offset) == (1, 3)
+        clock.advance(RETENTION_CHECK_INTERVAL_MS)
         assert (log.log_start_offset, log.log_end_offset) == (2, 3)
         await client.close()
         assert cluster.internal_errors == []
