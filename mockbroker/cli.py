@@ -101,6 +101,11 @@ def build_parser() -> _Parser:
         "--advertised-port", metavar="PORT", help="first broker's advertised port (default: the bound port)"
     )
     serve.add_argument("--cluster-id", metavar="ID", help="cluster id (default: mockbroker-cluster-0001)")
+    serve.add_argument(
+        "--kafka-version",
+        metavar="VERSION",
+        help="advertise and serve the API versions of this Kafka release: 4.0 (default) or 3.9",
+    )
     serve.add_argument("--config", metavar="FILE", help="TOML file: [cluster], [kafka] and [[topic]] tables")
     serve.add_argument(
         "--set", metavar="KEY=VALUE", dest="sets", action="append", default=[],
@@ -131,6 +136,7 @@ def parse_serve(argv: Sequence[str], environ: Mapping[str, str]) -> ServeSetting
         advertised_host=args.advertised_host,
         advertised_port=args.advertised_port,
         cluster_id=args.cluster_id,
+        kafka_version=args.kafka_version,
         topics=list(args.topics),
         sets=list(args.sets),
         config=args.config,

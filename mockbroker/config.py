@@ -40,8 +40,14 @@ class ClusterConfig:
     log_retention_bytes: int = -1  # log.retention.bytes
     # api key -> highest version to advertise and serve ("behave like an older broker")
     api_version_caps: dict[int, int] = field(default_factory=dict)
+    # "behave like Kafka X": a profile of version caps (mockbroker/profiles.py); explicit
+    # api_version_caps override the profile's entries
+    kafka_version: str = "4.0"
 
     def __post_init__(self) -> None:
+        from mockbroker.profiles import caps_for
+
+        caps_for(self.kafka_version)  # ValueError naming the known profiles
         if self.brokers < 1:
             raise ValueError(f"brokers must be at least 1, not {self.brokers}")
         if self.racks and len(self.racks) != self.brokers:
@@ -63,6 +69,13 @@ class ClusterConfig:
             bounds = KAFKA_RANGES.get(key)
             if bounds is not None and not isinstance(value, bool) and not bounds[0] <= value <= bounds[1]:
                 raise ValueError(f"{key} must be {_describe_range(bounds)}, not {value}")
+
+    @property
+    def effective_version_caps(self) -> dict[int, int]:
+        """The profile's caps with the explicit api_version_caps applied on top."""
+        from mockbroker.profiles import caps_for
+
+        return {**caps_for(self.kafka_version), **self.api_version_caps}
 
     @property
     def node_ids(self) -> list[int]:

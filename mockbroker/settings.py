@@ -39,6 +39,7 @@ ENV_FIELDS: dict[str, str] = {
     "MOCKBROKER_ADVERTISED_HOST": "advertised_host",
     "MOCKBROKER_ADVERTISED_PORT": "advertised_port",
     "MOCKBROKER_CLUSTER_ID": "cluster_id",
+    "MOCKBROKER_KAFKA_VERSION": "kafka_version",
 }
 ENV_OTHER = ("MOCKBROKER_TOPICS", "MOCKBROKER_CONFIG", "MOCKBROKER_LOG_LEVEL", "MOCKBROKER_UVLOOP")
 FILE_TABLES = ("cluster", "broker", "kafka", "topic")
@@ -59,6 +60,7 @@ class Flags:
     advertised_host: str | None = None
     advertised_port: str | None = None
     cluster_id: str | None = None
+    kafka_version: str | None = None
     topics: list[str] = field(default_factory=list)
     sets: list[str] = field(default_factory=list)
     config: str | None = None
@@ -74,6 +76,7 @@ FLAG_NAMES: dict[str, str] = {
     "advertised_host": "--advertised-host",
     "advertised_port": "--advertised-port",
     "cluster_id": "--cluster-id",
+    "kafka_version": "--kafka-version",
 }
 
 
@@ -159,6 +162,13 @@ def parse_field(where: str, name: str, raw: Any) -> Any:
         return tuple(raw)
     if name == "api_version_caps":
         return _api_version_caps(where, raw)
+    if name == "kafka_version":
+        from mockbroker.profiles import PROFILES
+
+        version = str(raw).strip()
+        if version not in PROFILES:
+            raise SettingsError(f"{where}: must be one of {', '.join(sorted(PROFILES))}, not {raw!r}")
+        return version
     if name in KAFKA_NAMES_BY_FIELD:
         try:
             return parse_kafka_setting(KAFKA_NAMES_BY_FIELD[name], raw)[1]

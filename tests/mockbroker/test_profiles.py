@@ -13,7 +13,7 @@ from tests.mockbroker.wire import WireClient
 
 
 async def test_kafka_3_9_profile_caps_advertised_and_served_versions() -> None:
-    cluster = MockCluster(api_version_caps=caps_for("3.9"))
+    cluster = MockCluster(kafka_version="3.9")
     await cluster.start()
     try:
         node = next(iter(cluster.brokers.values()))
@@ -37,3 +37,23 @@ async def test_kafka_3_9_profile_caps_advertised_and_served_versions() -> None:
 def test_unknown_profile_names_the_known_ones() -> None:
     with pytest.raises(ValueError, match=r"known profiles: 3\.9, 4\.0"):
         caps_for("2.8")
+
+
+def test_kafka_version_from_flag_env_and_precedence() -> None:
+    from mockbroker.settings import Flags, SettingsError, resolve
+
+    assert resolve(Flags(), {}).cluster.kafka_version == "4.0"
+    from_env = resolve(Flags(), {"MOCKBROKER_KAFKA_VERSION": "3.9"})
+    assert from_env.cluster.kafka_version == "3.9"
+    assert from_env.cluster.effective_version_caps[3] == 12
+    assert resolve(Flags(kafka_version="4.0"), {"MOCKBROKER_KAFKA_VERSION": "3.9"}).cluster.kafka_version == "4.0"
+    with pytest.raises(SettingsError, match=r"argument --kafka-version: must be one of 3\.9, 4\.0"):
+        resolve(Flags(kafka_version="2.8"), {})
+
+
+def test_explicit_caps_override_the_profile() -> None:
+    cluster = MockCluster(kafka_version="3.9", api_version_caps={3: 9})
+    assert cluster.config.effective_version_caps[3] == 9
+    assert cluster.config.effective_version_caps[0] == 11
+    with pytest.raises(ValueError, match="unknown Kafka version profile"):
+        MockCluster(kafka_version="1.0")
