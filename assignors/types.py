@@ -34,6 +34,9 @@ class TopicMetadata:
     name: str
     num_partitions: int
     partition_racks: tuple[frozenset[str], ...] = ()
+    # Kafka's topic id (22-character base64), when known: the KIP-848 uniform assignor visits
+    # topics in the order Java's HashSet<Uuid> does, so its result matches a real broker's.
+    topic_id: str | None = None
 
     def racks_of(self, partition: int) -> frozenset[str]:
         if partition < len(self.partition_racks):
