@@ -45,7 +45,7 @@ precedence: flags > MOCKBROKER_* environment variables > --config file > default
 
 environment: MOCKBROKER_HOST, MOCKBROKER_PORT, MOCKBROKER_BROKERS, MOCKBROKER_ADVERTISED_HOST,
   MOCKBROKER_ADVERTISED_PORT, MOCKBROKER_CLUSTER_ID, MOCKBROKER_TOPICS="a:3,b",
-  MOCKBROKER_CONFIG=FILE, MOCKBROKER_LOG_LEVEL, MOCKBROKER_UVLOOP=false, and
+  MOCKBROKER_KAFKA_DEFAULTS=true, MOCKBROKER_CONFIG=FILE, MOCKBROKER_LOG_LEVEL, MOCKBROKER_UVLOOP=false, and
   MOCKBROKER_SET_<NAME>=VALUE for a Kafka setting, with the NAME spelled as Confluent's images
   spell KAFKA_*: '_' for '.', '__' for '_', '___' for '-'
   (MOCKBROKER_SET_AUTO_CREATE_TOPICS_ENABLE=false is auto.create.topics.enable=false).
@@ -106,6 +106,11 @@ def build_parser() -> _Parser:
         metavar="VERSION",
         help="advertise and serve the API versions of this Kafka release: 4.0 (default) or 3.9",
     )
+    serve.add_argument(
+        "--kafka-defaults", action="store_const", const="true",
+        help="Kafka's exact group defaults (group.min.session.timeout.ms 6000, "
+        "group.initial.rebalance.delay.ms 3000) instead of mockbroker's fast-test ones (1, 0)",
+    )  # fmt: skip
     serve.add_argument("--config", metavar="FILE", help="TOML file: [cluster], [kafka] and [[topic]] tables")
     serve.add_argument(
         "--set", metavar="KEY=VALUE", dest="sets", action="append", default=[],
@@ -137,6 +142,7 @@ def parse_serve(argv: Sequence[str], environ: Mapping[str, str]) -> ServeSetting
         advertised_port=args.advertised_port,
         cluster_id=args.cluster_id,
         kafka_version=args.kafka_version,
+        kafka_defaults=args.kafka_defaults,
         topics=list(args.topics),
         sets=list(args.sets),
         config=args.config,

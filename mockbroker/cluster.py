@@ -19,6 +19,7 @@ from mockbroker.clock import Clock, LoopClock
 from mockbroker.config import ClusterConfig
 from mockbroker.events import EventLog
 from mockbroker.fetch_sessions import FetchSessionCache
+from mockbroker.groups import GroupConfig, GroupCoordinator
 from mockbroker.log.partition import PartitionLog
 from mockbroker.log.producers import ProducerIdManager
 from mockbroker.timers import Timers
@@ -131,7 +132,16 @@ class MockCluster:
         self.fetch_sessions: dict[int, FetchSessionCache] = {node_id: FetchSessionCache() for node_id in self.brokers}
         # Broker bugs (unexpected exceptions while serving); the pytest fixture fails the test.
         self.internal_errors: list[BaseException] = []
-        self.events = EventLog(self.clock.now_ms)
+        self.events = EventLog(self.clock.now_ms, path=config.events_path)
+        # Classic consumer groups and committed offsets (mockbroker/groups/), for every broker:
+        # each group request is served by the broker coordinator_for(group_id) names.
+        self.groups = GroupCoordinator(
+            GroupConfig.from_cluster_config(config),
+            self.timers,
+            self.events,
+            broker_of=lambda group_id: self.coordinator_for(group_id).node_id,
+            on_internal_error=self.record_internal_error,
+        )
         self._servers: dict[int, Any] = {}
         self._topic_counter = 0
 
@@ -142,6 +152,7 @@ class MockCluster:
         from mockbroker.server import BrokerServer
 
         schedule_retention_check(self, self.clock.now_ms())
+        self.groups.start(self.clock.now_ms())
 
         for node in self.brokers.values():
             server = BrokerServer(self, node)
@@ -238,6 +249,7 @@ class MockCluster:
         if topic is None:
             raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"This server does not host this topic: {name}")
         self.topic_ids.pop(topic.topic_id, None)
+        self.groups.on_topic_deleted(name, self.clock.now_ms())
         return topic
 
     def topic_by_id(self, topic_id: uuid.UUID) -> Topic | None:

@@ -43,6 +43,20 @@ class ClusterConfig:
     # "behave like Kafka X": a profile of version caps (mockbroker/profiles.py); explicit
     # api_version_caps override the profile's entries
     kafka_version: str = "4.0"
+    # Group coordinator settings, resolved (and listed side by side with Kafka's) in
+    # mockbroker/groups/config.py. None: mockbroker's fast-test default, or Kafka's exact value
+    # when kafka_defaults is set (only the two marked differ).
+    group_min_session_timeout_ms: int | None = None  # group.min.session.timeout.ms: 1 here, Kafka 6000
+    group_max_session_timeout_ms: int = 1800000  # group.max.session.timeout.ms (30 min)
+    group_initial_rebalance_delay_ms: int | None = None  # group.initial.rebalance.delay.ms: 0 here, Kafka 3000
+    group_max_size: int = 2147483647  # group.max.size (unlimited)
+    offsets_retention_minutes: int = 10080  # offsets.retention.minutes (7 days)
+    offsets_retention_check_interval_ms: int = 600000  # offsets.retention.check.interval.ms (10 min)
+    offset_metadata_max_bytes: int = 4096  # offset.metadata.max.bytes (counted in characters, as Kafka does)
+    # Kafka's exact defaults for every setting above left at None (--kafka-defaults).
+    kafka_defaults: bool = False
+    # Also append the event log (mockbroker/events.py, docs/events.md) to this file as JSON Lines.
+    events_path: str | None = None
 
     def __post_init__(self) -> None:
         from mockbroker.profiles import caps_for
@@ -67,7 +81,7 @@ class ClusterConfig:
         for name, key in KAFKA_NAMES_BY_FIELD.items():
             value = getattr(self, name)
             bounds = KAFKA_RANGES.get(key)
-            if bounds is not None and not isinstance(value, bool) and not bounds[0] <= value <= bounds[1]:
+            if bounds is not None and value is not None and not isinstance(value, bool) and not bounds[0] <= value <= bounds[1]:
                 raise ValueError(f"{key} must be {_describe_range(bounds)}, not {value}")
 
     @property
@@ -102,11 +116,19 @@ KAFKA_NAMES: dict[str, str] = {
     "socket.request.max.bytes": "socket_request_max_bytes",
     "log.retention.ms": "log_retention_ms",
     "log.retention.bytes": "log_retention_bytes",
+    "group.min.session.timeout.ms": "group_min_session_timeout_ms",
+    "group.max.session.timeout.ms": "group_max_session_timeout_ms",
+    "group.initial.rebalance.delay.ms": "group_initial_rebalance_delay_ms",
+    "group.max.size": "group_max_size",
+    "offsets.retention.minutes": "offsets_retention_minutes",
+    "offsets.retention.check.interval.ms": "offsets_retention_check_interval_ms",
+    "offset.metadata.max.bytes": "offset_metadata_max_bytes",
 }
 KAFKA_NAMES_BY_FIELD = {v: k for k, v in KAFKA_NAMES.items()}
 FIELD_TYPES: dict[str, str] = {f.name: str(f.type) for f in dataclasses.fields(ClusterConfig)}
 
 _INT32_MAX = (1 << 31) - 1
+_INT32_MIN = -(1 << 31)
 _INT64_MAX = (1 << 63) - 1
 # Allowed values of the integer settings, as Kafka's ConfigDef validators have them (INT settings
 # are 32-bit, LONG ones 64-bit; -1 means "no limit" for retention).
@@ -118,11 +140,21 @@ KAFKA_RANGES: dict[str, tuple[int, int]] = {
     "socket.request.max.bytes": (1, _INT32_MAX),
     "log.retention.ms": (-1, _INT64_MAX),
     "log.retention.bytes": (-1, _INT64_MAX),
+    # GroupCoordinatorConfig: INT settings without a validator accept any int32.
+    "group.min.session.timeout.ms": (_INT32_MIN, _INT32_MAX),
+    "group.max.session.timeout.ms": (_INT32_MIN, _INT32_MAX),
+    "group.initial.rebalance.delay.ms": (_INT32_MIN, _INT32_MAX),
+    "group.max.size": (1, _INT32_MAX),
+    "offsets.retention.minutes": (1, _INT32_MAX),
+    "offsets.retention.check.interval.ms": (1, _INT64_MAX),
+    "offset.metadata.max.bytes": (_INT32_MIN, _INT32_MAX),
 }
 
 
 def _describe_range(bounds: tuple[int, int]) -> str:
     lo, hi = bounds
+    if lo == _INT32_MIN:
+        return "a 32-bit integer"
     return f"an integer >= {lo}" if hi in (_INT32_MAX, _INT64_MAX) else f"an integer {lo}-{hi}"
 
 
@@ -147,7 +179,7 @@ def _coerce(key: str, raw: Any, type_name: str) -> Any:
         if text in ("true", "false"):
             return text == "true"
         raise ValueError(f"{key} must be true or false, not {raw!r}")
-    if type_name == "int":
+    if type_name in ("int", "int | None"):
         bounds = KAFKA_RANGES.get(key)
         allowed = _describe_range(bounds) if bounds else "an integer"
         if isinstance(raw, bool | float):

@@ -40,6 +40,7 @@ ENV_FIELDS: dict[str, str] = {
     "MOCKBROKER_ADVERTISED_PORT": "advertised_port",
     "MOCKBROKER_CLUSTER_ID": "cluster_id",
     "MOCKBROKER_KAFKA_VERSION": "kafka_version",
+    "MOCKBROKER_KAFKA_DEFAULTS": "kafka_defaults",
 }
 ENV_OTHER = ("MOCKBROKER_TOPICS", "MOCKBROKER_CONFIG", "MOCKBROKER_LOG_LEVEL", "MOCKBROKER_UVLOOP")
 FILE_TABLES = ("cluster", "broker", "kafka", "topic")
@@ -61,6 +62,7 @@ class Flags:
     advertised_port: str | None = None
     cluster_id: str | None = None
     kafka_version: str | None = None
+    kafka_defaults: str | None = None  # "true" for --kafka-defaults
     topics: list[str] = field(default_factory=list)
     sets: list[str] = field(default_factory=list)
     config: str | None = None
@@ -77,6 +79,7 @@ FLAG_NAMES: dict[str, str] = {
     "advertised_port": "--advertised-port",
     "cluster_id": "--cluster-id",
     "kafka_version": "--kafka-version",
+    "kafka_defaults": "--kafka-defaults",
 }
 
 
@@ -169,6 +172,10 @@ def parse_field(where: str, name: str, raw: Any) -> Any:
         if version not in PROFILES:
             raise SettingsError(f"{where}: must be one of {', '.join(sorted(PROFILES))}, not {raw!r}")
         return version
+    if name == "kafka_defaults":
+        return _bool(where, raw)
+    if name == "events_path":
+        return _word(where, raw, "a file path")
     if name in KAFKA_NAMES_BY_FIELD:
         try:
             return parse_kafka_setting(KAFKA_NAMES_BY_FIELD[name], raw)[1]

@@ -4,11 +4,11 @@ v1: throttle time after the answer on quota violation (nothing else). v2: flexib
 has v3, which adds GROUP_DELETION_FAILED and per-group ErrorMessage; the codec's specs stop at v2.)
 
 Duplicate names are answered once (KafkaApis.handleDeleteGroupsRequest: GroupsNames.distinct).
-Until the group coordinator lands every group is unknown: GROUP_ID_NOT_FOUND for each group on its
-coordinator (GroupCoordinatorShard.deleteGroups), NOT_COORDINATOR for each group whose
+Per group, on its coordinator (GroupCoordinatorShard.deleteGroups, kafka-group-semantics §8.7):
+GROUP_ID_NOT_FOUND for an unknown group, NON_EMPTY_GROUP unless it is Empty, otherwise the group
+and all its committed (and pending transactional) offsets go. NOT_COORDINATOR for each group whose
 __consumer_offsets partition another broker leads. "" is looked up like any other id (only a null
-id is INVALID_GROUP_ID, and GroupsNames cannot carry a null here). The coordinator replaces
-``delete_group`` and keeps the rest.
+id is INVALID_GROUP_ID, and GroupsNames cannot carry a null here).
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ VERSIONS = (0, 2)
 
 
 def delete_group(ctx: RequestContext, group_id: str) -> ErrorCode:
-    """Delete a group this broker coordinates: there are none yet."""
-    return ErrorCode.GROUP_ID_NOT_FOUND
+    """Delete a group this broker coordinates."""
+    return ctx.cluster.groups.delete_group(ctx.now_ms, group_id)
 
 
 async def handle(ctx: RequestContext, req: DeleteGroupsRequest) -> DeleteGroupsResponse:

@@ -4,9 +4,10 @@ v1: throttle time. v3: IncludeAuthorizedOperations (KIP-430). v4: member GroupIn
 v5: flexible. v6 (KIP-1043): an unknown group is GROUP_ID_NOT_FOUND with a message instead of a
 "Dead" placeholder with NONE.
 
-Until the group coordinator lands every group is unknown, and this module answers what Kafka
-answers for a group it does not have (GroupMetadataManager.describeGroups catching
-GroupIdNotFoundException); the coordinator replaces ``describe_group`` and keeps the rest.
+A classic group is described by the coordinator (GroupMetadataManager.describeGroups,
+kafka-group-semantics §8.5): its state, ProtocolType (or ""), ProtocolData (the selected protocol
+only when Stable), and every member with its client id, host ("/127.0.0.1") and stored assignment;
+MemberMetadata only when Stable. A group the coordinator does not have (GroupIdNotFoundException):
 - v0-5: ErrorCode NONE, GroupState "Dead", ProtocolType/ProtocolData "", no members.
 - v6+: GROUP_ID_NOT_FOUND, GroupState "Dead", ErrorMessage "Group <id> not found.".
 - AuthorizedOperations: left at INT32_MIN unless requested (v3+); when requested it is filled in
@@ -45,8 +46,11 @@ NOT_REQUESTED = -2147483648  # AuthorizedOperations default: INT32_MIN
 GROUP_OPERATIONS = sum(1 << op for op in (3, 6, 8, 10, 11))
 
 
-def describe_group(group_id: str, version: int) -> DescribedGroup:
-    """The answer for a group this coordinator does not have."""
+def describe_group(ctx: RequestContext, group_id: str, version: int) -> DescribedGroup:
+    """The coordinator's description of the group, or the answer for a group it does not have."""
+    described = ctx.cluster.groups.describe_group(group_id)
+    if described is not None:
+        return described
     if version >= GROUP_ID_NOT_FOUND_MIN_VERSION:
         return DescribedGroup(
             error_code=ErrorCode.GROUP_ID_NOT_FOUND,
@@ -64,7 +68,7 @@ async def handle(ctx: RequestContext, req: DescribeGroupsRequest) -> DescribeGro
         if not is_group_coordinator(ctx, group_id):
             groups.append(DescribedGroup(error_code=ErrorCode.NOT_COORDINATOR, group_id=group_id))
             continue
-        group = describe_group(group_id, ctx.api_version)
+        group = describe_group(ctx, group_id, ctx.api_version)
         if include_operations and group.error_code == ErrorCode.NONE:
             group.authorized_operations = GROUP_OPERATIONS
         groups.append(group)

@@ -7,16 +7,17 @@ Every broker answers for the __consumer_offsets partitions it leads and skips th
 (GroupCoordinatorService.listGroups maps NotCoordinatorException to an empty list), so ListGroups
 never answers NOT_COORDINATOR; the admin clients ask every broker and concatenate.
 
-Until the group coordinator lands there are no groups: ErrorCode NONE and an empty list, whatever
-the filters say (the filters are accepted as they are; the coordinator applies them, matching states
-case-insensitively and treating an unknown type as matching nothing). The coordinator replaces
-``listed_groups``.
+The coordinator lists every group on this broker's partitions, Empty and simple groups included
+(GroupMetadataManager.listGroups, kafka-group-semantics §8.6): ProtocolType is the group's or ""
+(simple groups), GroupState its state (v4+), GroupType "classic" (v5+). States match
+case-insensitively after trimming; types case-insensitively, an unknown type matching nothing.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mockbroker.handlers._coordinator import is_group_coordinator
 from protocol.errors import ErrorCode
 from protocol.messages.list_groups import ListedGroup, ListGroupsRequest, ListGroupsResponse
 
@@ -28,8 +29,10 @@ VERSIONS = (0, 5)
 
 
 def listed_groups(ctx: RequestContext, states_filter: list[str], types_filter: list[str]) -> list[ListedGroup]:
-    """The groups on the partitions this broker leads that pass the filters: none yet."""
-    return []
+    """The groups on the partitions this broker leads that pass the filters."""
+    return ctx.cluster.groups.list_groups(
+        states_filter, types_filter, include=lambda group_id: is_group_coordinator(ctx, group_id)
+    )
 
 
 async def handle(ctx: RequestContext, req: ListGroupsRequest) -> ListGroupsResponse:

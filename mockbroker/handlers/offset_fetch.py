@@ -7,14 +7,17 @@ ErrorCode. v3: throttle time. v5: CommittedLeaderEpoch. v6: flexible. v7: Requir
 ErrorCode. v9 (KIP-848): MemberId/MemberEpoch, checked only for consumer-protocol groups. v10: topic
 ids instead of names; an id the cluster does not know is UNKNOWN_TOPIC_ID on each of its partitions.
 
-Until the group coordinator lands no group has committed offsets, and this module answers what
-Kafka answers for such a group (OffsetMetadataManager.fetchOffsets / fetchAllOffsets); the
-coordinator replaces ``fetch_group_offsets`` and keeps the rest:
-- each requested partition: CommittedOffset -1, CommittedLeaderEpoch -1, Metadata "", NONE (there is
-  no UNKNOWN_TOPIC_OR_PARTITION on fetch: an unknown topic name is just not committed);
-- Topics null (v2+, "all committed"): an empty topic list;
-- no generation or member check for a group that does not exist; RequireStable changes nothing
-  without pending transactional offsets.
+The coordinator answers (OffsetMetadataManager.fetchOffsets / fetchAllOffsets, kafka-group-semantics
+§8.3), each group on its own:
+- a committed partition: its offset, leader epoch (-1 for none) and metadata;
+- a partition with nothing committed, or any partition of an unknown (or Dead) group: CommittedOffset
+  -1, CommittedLeaderEpoch -1, Metadata "", NONE (there is no UNKNOWN_TOPIC_OR_PARTITION on fetch:
+  an unknown topic name is just not committed);
+- Topics null (v2+, "all committed"): every committed partition, none for an unknown group;
+- RequireStable (v7+) and a pending transactional offset on the partition: UNSTABLE_OFFSET_COMMIT
+  with offset -1; without it the last committed value;
+- no generation or member check for classic groups (v9's MemberId/MemberEpoch are checked only
+  for KIP-848 groups, which do not exist yet).
 - "" is a valid group id (only a null one is INVALID_GROUP_ID, which GroupIds cannot carry here).
 
 NOT_COORDINATOR on a broker that does not lead the group's partition, shaped by
@@ -63,23 +66,35 @@ def no_offset(partition_index: int, error: ErrorCode = ErrorCode.NONE) -> Offset
 
 
 def fetch_group_offsets(
-    ctx: RequestContext, group_id: str, topics: list[OffsetFetchRequestTopics] | None
+    ctx: RequestContext, group_id: str, topics: list[OffsetFetchRequestTopics] | None, require_stable: bool
 ) -> OffsetFetchResponseGroup:
-    """The committed offsets of a group on its coordinator: none yet, for any group."""
+    """The committed offsets of a group on its coordinator."""
+    by_topic_id = ctx.api_version >= TOPIC_ID_MIN_VERSION
+    groups = ctx.cluster.groups
     if topics is None:  # all committed partitions
-        return OffsetFetchResponseGroup(group_id=group_id, topics=[], error_code=ErrorCode.NONE)
+        answer = groups.fetch_offsets(group_id, None, require_stable=require_stable)
+        if by_topic_id:
+            for t in answer.topics:
+                known = ctx.cluster.topics.get(t.name)
+                t.topic_id = ZERO_UUID if known is None else known.topic_id
+        return answer
     answered: list[OffsetFetchResponseTopics] = []
     for topic in topics:
-        error = ErrorCode.NONE
         name = topic.name
-        if ctx.api_version >= TOPIC_ID_MIN_VERSION:
+        if by_topic_id:
             known = ctx.cluster.topic_by_id(topic.topic_id)
-            name = "" if known is None else known.name
             if known is None:
-                error = ErrorCode.UNKNOWN_TOPIC_ID
-        answered.append(
-            OffsetFetchResponseTopics(name, topic.topic_id, [no_offset(p, error) for p in topic.partition_indexes])
-        )
+                answered.append(
+                    OffsetFetchResponseTopics(
+                        "", topic.topic_id, [no_offset(p, ErrorCode.UNKNOWN_TOPIC_ID) for p in topic.partition_indexes]
+                    )
+                )
+                continue
+            name = known.name
+        fetched = groups.fetch_offsets(group_id, [(name, topic.partition_indexes)], require_stable=require_stable)
+        for t in fetched.topics:
+            t.topic_id = topic.topic_id
+            answered.append(t)
     return OffsetFetchResponseGroup(group_id=group_id, topics=answered, error_code=ErrorCode.NONE)
 
 
@@ -100,11 +115,11 @@ def group_error(
 
 
 def answer_group(
-    ctx: RequestContext, group_id: str, topics: list[OffsetFetchRequestTopics] | None
+    ctx: RequestContext, group_id: str, topics: list[OffsetFetchRequestTopics] | None, require_stable: bool = False
 ) -> OffsetFetchResponseGroup:
     if not is_group_coordinator(ctx, group_id):
         return group_error(group_id, topics, ErrorCode.NOT_COORDINATOR, ctx.api_version)
-    return fetch_group_offsets(ctx, group_id, topics)
+    return fetch_group_offsets(ctx, group_id, topics, require_stable)
 
 
 def single_group_response(group: OffsetFetchResponseGroup) -> OffsetFetchResponse:
@@ -129,11 +144,14 @@ def single_group_response(group: OffsetFetchResponseGroup) -> OffsetFetchRespons
 async def handle(ctx: RequestContext, req: OffsetFetchRequest) -> OffsetFetchResponse:
     if ctx.api_version >= BATCH_MIN_VERSION:
         # Each group on its own; duplicates are answered twice, as Kafka does.
-        return OffsetFetchResponse(groups=[answer_group(ctx, g.group_id, g.topics) for g in req.groups])
+        return OffsetFetchResponse(
+            groups=[answer_group(ctx, g.group_id, g.topics, req.require_stable) for g in req.groups]
+        )
     # v1-7: OffsetFetchRequest.groups() turns the single group into the batched shape.
     topics = (
         None
         if req.topics is None
         else [OffsetFetchRequestTopics(t.name, ZERO_UUID, t.partition_indexes) for t in req.topics]
     )
-    return single_group_response(answer_group(ctx, req.group_id, topics))
+    # RequireStable exists from v7; below that the codec leaves it False.
+    return single_group_response(answer_group(ctx, req.group_id, topics, req.require_stable))

@@ -1,0 +1,72 @@
+"""The group coordinator's settings, by their Kafka names, resolved from a ClusterConfig.
+
+mockbroker's defaults are Kafka's except where a fast test needs otherwise; ``kafka_defaults=True``
+(``mockbroker serve --kafka-defaults``) gives Kafka's exact values for everything not set explicitly.
+
+| Kafka setting | mockbroker default | Kafka default (GroupCoordinatorConfig) |
+|---|---|---|
+| group.min.session.timeout.ms | **1** (any positive session timeout) | 6000 |
+| group.max.session.timeout.ms | 1800000 | 1800000 |
+| group.initial.rebalance.delay.ms | **0** (the first generation forms at once) | 3000 |
+| group.max.size | 2147483647 | 2147483647 |
+| offsets.retention.minutes | 10080 (7 days) | 10080 |
+| offsets.retention.check.interval.ms | 600000 | 600000 |
+| offset.metadata.max.bytes | 4096 | 4096 |
+| offsets.topic.num.partitions | 50 | 50 |
+| (internal) classic new-member join timeout | 300000 | 300000 (not a setting) |
+
+Why the two differ: with Kafka's 6000 ms minimum a test cannot use a short session timeout to
+watch a member expire, and Kafka's 3000 ms initial delay makes every fresh group's first
+generation take 3 s (kafka-group-semantics §3.6; Kafka's own test suites set it to 0).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mockbroker.config import ClusterConfig
+
+# mockbroker's and Kafka's values of the settings whose defaults differ (ClusterConfig None).
+MOCK_GROUP_MIN_SESSION_TIMEOUT_MS = 1
+KAFKA_GROUP_MIN_SESSION_TIMEOUT_MS = 6000
+MOCK_GROUP_INITIAL_REBALANCE_DELAY_MS = 0
+KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS = 3000
+# GroupCoordinatorConfig.CLASSIC_GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS: a constant, not a setting.
+CLASSIC_GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000
+
+
+@dataclass(frozen=True, slots=True)
+class GroupConfig:
+    group_min_session_timeout_ms: int = MOCK_GROUP_MIN_SESSION_TIMEOUT_MS
+    group_max_session_timeout_ms: int = 1800000
+    group_initial_rebalance_delay_ms: int = MOCK_GROUP_INITIAL_REBALANCE_DELAY_MS
+    group_max_size: int = 2147483647
+    offsets_retention_minutes: int = 10080
+    offsets_retention_check_interval_ms: int = 600000
+    offset_metadata_max_bytes: int = 4096
+    classic_group_new_member_join_timeout_ms: int = CLASSIC_GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS
+
+    @property
+    def offsets_retention_ms(self) -> int:
+        return self.offsets_retention_minutes * 60 * 1000
+
+    @classmethod
+    def from_cluster_config(cls, config: ClusterConfig) -> GroupConfig:
+        kafka = config.kafka_defaults
+        min_session = config.group_min_session_timeout_ms
+        if min_session is None:
+            min_session = KAFKA_GROUP_MIN_SESSION_TIMEOUT_MS if kafka else MOCK_GROUP_MIN_SESSION_TIMEOUT_MS
+        delay = config.group_initial_rebalance_delay_ms
+        if delay is None:
+            delay = KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS if kafka else MOCK_GROUP_INITIAL_REBALANCE_DELAY_MS
+        return cls(
+            group_min_session_timeout_ms=min_session,
+            group_max_session_timeout_ms=config.group_max_session_timeout_ms,
+            group_initial_rebalance_delay_ms=delay,
+            group_max_size=config.group_max_size,
+            offsets_retention_minutes=config.offsets_retention_minutes,
+            offsets_retention_check_interval_ms=config.offsets_retention_check_interval_ms,
+            offset_metadata_max_bytes=config.offset_metadata_max_bytes,
+        )
