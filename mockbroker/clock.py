@@ -8,7 +8,6 @@ can expire a session by advancing a ManualClock instead of sleeping.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from typing import Protocol
 
 
@@ -32,11 +31,21 @@ class LoopClock:
         return time.time_ns() // 1_000_000
 
 
+class TimerSource(Protocol):
+    """What ManualClock needs from the timers it drives (mockbroker.timers.Timers)."""
+
+    def next_deadline(self) -> int | None: ...
+
+    def fire_due(self, now_ms: int | None = None) -> None: ...
+
+
 class ManualClock:
     """Time that moves only when a test says so.
 
-    ``advance(ms)`` moves time forward and then runs whatever the timers registered as
-    listeners have become due, in deadline order, before returning.
+    ``advance(ms)`` walks time forward deadline by deadline: at each due timer's deadline the
+    clock reads exactly that deadline while the timer runs, so a timer re-armed from its own
+    callback (a session timer re-armed by a heartbeat, a periodic check) keeps its cadence, as
+    it would in real time. Then time stops at the target.
     """
 
     manual = True
@@ -46,7 +55,7 @@ class ManualClock:
 
     def __init__(self, start_ms: int = DEFAULT_START_MS) -> None:
         self._now_ms = start_ms
-        self._listeners: list[Callable[[int], None]] = []
+        self._sources: list[TimerSource] = []
 
     def now_ms(self) -> int:
         return self._now_ms
@@ -54,10 +63,17 @@ class ManualClock:
     def advance(self, ms: int) -> int:
         if ms < 0:
             raise ValueError(f"time only moves forward; cannot advance by {ms} ms")
-        self._now_ms += ms
-        for listener in list(self._listeners):
-            listener(self._now_ms)
+        target = self._now_ms + ms
+        while True:
+            due = [d for s in self._sources if (d := s.next_deadline()) is not None and d <= target]
+            if not due:
+                break
+            self._now_ms = max(self._now_ms, min(due))
+            for source in list(self._sources):
+                source.fire_due(self._now_ms)
+        self._now_ms = target
         return self._now_ms
 
-    def on_advance(self, listener: Callable[[int], None]) -> None:
-        self._listeners.append(listener)
+    def drive(self, source: TimerSource) -> None:
+        """Fire ``source``'s timers as time advances."""
+        self._sources.append(source)

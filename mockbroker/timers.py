@@ -24,7 +24,7 @@ class Timers:
         self._handle: asyncio.TimerHandle | None = None
         self._handle_at: int | None = None
         if isinstance(clock, ManualClock):
-            clock.on_advance(self.fire_due)
+            clock.drive(self)
 
     def schedule(self, key: Hashable, deadline_ms: int, callback: Callable[[int], None]) -> None:
         """Arm (or re-arm) ``key``; ``callback(now_ms)`` runs once at or after ``deadline_ms``."""
@@ -39,6 +39,16 @@ class Timers:
     def deadline(self, key: Hashable) -> int | None:
         entry = self._live.get(key)
         return None if entry is None else entry[0]
+
+    def next_deadline(self) -> int | None:
+        """The earliest armed deadline (cancelled and re-armed entries skipped)."""
+        while self._heap:
+            deadline, seq, key = self._heap[0]
+            entry = self._live.get(key)
+            if entry is not None and entry[1] == seq:
+                return deadline
+            heapq.heappop(self._heap)
+        return None
 
     def __len__(self) -> int:
         return len(self._live)
