@@ -22,6 +22,7 @@ with one more) is kept in every case; rack alignment is best effort.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from itertools import islice
 
 from assignors.types import (
     ClusterMetadata,
@@ -266,7 +267,9 @@ def _assign_ranges(
         if not state.unassigned:
             break
         limit = state.max_assignable(consumer)
-        take = [p for p in state.unassigned if may_assign(consumer, p)][:limit]
+        # the first ``limit`` partitions it may take, in order; stop there (scanning the rest
+        # for every member would make a topic cost members x partitions)
+        take = list(islice((p for p in state.unassigned if may_assign(consumer, p)), limit))
         if take:
             _assign(consumer, take, state, assigned)
 
