@@ -80,6 +80,10 @@ clients: deps
 	  mkdir -p $(CLIENTS_BUILD)/gopath && cd tests/integration/clients/sarama && \
 	  $(GO_ENV) go build -o $(CURDIR)/$(CLIENTS_BUILD)/sarama-client . || exit 1; \
 	fi
+	@if ! command -v npm >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing nodejs npm with apt-get"; \
+	  (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y nodejs npm) || exit 1; \
+	fi
 	@if ! command -v npm >/dev/null 2>&1; then \
 	  echo "make clients: npm is missing; the kafkajs tests skip locally, fail under CI=true." >&2; \
 	elif [ ! -f $(NODE_CLIENTS)/node_modules/.package-lock.json ] || \

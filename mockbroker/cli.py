@@ -111,6 +111,10 @@ def build_parser() -> _Parser:
         help="Kafka's exact group defaults (group.min.session.timeout.ms 6000, "
         "group.initial.rebalance.delay.ms 3000) instead of mockbroker's fast-test ones (1, 0)",
     )  # fmt: skip
+    serve.add_argument(
+        "--event-log", metavar="PATH", dest="events_path",
+        help="also append every group and offset event to PATH as JSON Lines (schema: docs/events.md)",
+    )  # fmt: skip
     serve.add_argument("--config", metavar="FILE", help="TOML file: [cluster], [kafka] and [[topic]] tables")
     serve.add_argument(
         "--set", metavar="KEY=VALUE", dest="sets", action="append", default=[],
@@ -143,6 +147,7 @@ def parse_serve(argv: Sequence[str], environ: Mapping[str, str]) -> ServeSetting
         cluster_id=args.cluster_id,
         kafka_version=args.kafka_version,
         kafka_defaults=args.kafka_defaults,
+        events_path=args.events_path,
         topics=list(args.topics),
         sets=list(args.sets),
         config=args.config,

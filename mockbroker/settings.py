@@ -41,6 +41,7 @@ ENV_FIELDS: dict[str, str] = {
     "MOCKBROKER_CLUSTER_ID": "cluster_id",
     "MOCKBROKER_KAFKA_VERSION": "kafka_version",
     "MOCKBROKER_KAFKA_DEFAULTS": "kafka_defaults",
+    "MOCKBROKER_EVENT_LOG": "events_path",
 }
 ENV_OTHER = ("MOCKBROKER_TOPICS", "MOCKBROKER_CONFIG", "MOCKBROKER_LOG_LEVEL", "MOCKBROKER_UVLOOP")
 FILE_TABLES = ("cluster", "broker", "kafka", "topic")
@@ -63,6 +64,7 @@ class Flags:
     cluster_id: str | None = None
     kafka_version: str | None = None
     kafka_defaults: str | None = None  # "true" for --kafka-defaults
+    events_path: str | None = None
     topics: list[str] = field(default_factory=list)
     sets: list[str] = field(default_factory=list)
     config: str | None = None
@@ -80,6 +82,7 @@ FLAG_NAMES: dict[str, str] = {
     "cluster_id": "--cluster-id",
     "kafka_version": "--kafka-version",
     "kafka_defaults": "--kafka-defaults",
+    "events_path": "--event-log",
 }
 
 
