@@ -27,7 +27,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +37,7 @@ import pytest
 from mockbroker import MockCluster
 from mockbroker.events import Event
 from protocol.consumer_protocol import decode_assignment
-from tests.integration.support import DEADLINE_S, BrokerThread
+from tests.integration.support import DEADLINE_S, BrokerThread, wait_for
 
 CLIENTS = ("kafka-python", "aiokafka", "confluent")
 MEMBER_SCRIPT = Path(__file__).resolve().parent / "clients" / "group_member.py"
@@ -92,21 +91,6 @@ async def group_cluster() -> AsyncIterator[MockCluster]:
 
 
 # -- waiting -------------------------------------------------------------------------------------
-
-
-def wait_for(predicate: Callable[[], Any], what: str, explain: Callable[[], str] | None = None,
-             timeout: float = DEADLINE_S) -> Any:
-    """Poll ``predicate`` until it returns something truthy, and return that; fail naming
-    ``what`` (and whatever ``explain`` says about the state of things) after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = predicate()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            detail = f"\n{explain()}" if explain is not None else ""
-            pytest.fail(f"timed out after {timeout:.0f}s waiting for {what}{detail}")
-        time.sleep(0.01)
 
 
 # -- members -------------------------------------------------------------------------------------

@@ -63,13 +63,25 @@ def require_tool(name: str) -> str:
     pytest.skip(message)
 
 
+def wait_for(
+    predicate: Callable[[], Any], what: str, explain: Callable[[], str] | None = None, timeout: float = DEADLINE_S
+) -> Any:
+    """Poll ``predicate`` until it returns something truthy, and return that; fail naming
+    ``what`` (and whatever ``explain`` says about the state of things) after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = predicate()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            detail = f"\n{explain()}" if explain is not None else ""
+            pytest.fail(f"timed out after {timeout:.0f}s waiting for {what}{detail}")
+        time.sleep(0.01)
+
+
 def wait_until(predicate: Callable[[], bool], what: str, timeout: float = DEADLINE_S) -> None:
     """Block until ``predicate()`` is true; fail naming ``what`` after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout:.0f}s waiting for {what}")
-        time.sleep(0.01)
+    wait_for(predicate, what, timeout=timeout)
 
 
 async def async_wait_until(predicate: Callable[[], bool], what: str, timeout: float = DEADLINE_S) -> None:
