@@ -7,7 +7,6 @@ Python API (tests, the CLI, the HTTP API later) call the same methods.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
 import uuid
@@ -298,8 +297,3 @@ class MockCluster:
 def _collision_key(name: str) -> str:
     # Kafka refuses topics whose names differ only in '.' versus '_' (metric names collide).
     return name.replace(".", "_")
-
-
-def run_coroutine(coro: Any) -> Any:
-    """Run ``coro`` on a fresh loop (CLI and sync helpers)."""
-    return asyncio.run(coro)

@@ -103,23 +103,6 @@ def write_varint(out: bytearray, value: int) -> None:
     write_uvarint(out, ((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF)
 
 
-def uvarint_bytes(value: int) -> bytes:
-    out = bytearray()
-    write_uvarint(out, value)
-    return bytes(out)
-
-
-def uvarint_size(value: int) -> int:
-    size = 1
-    while value >= 0x80:
-        value >>= 7
-        size += 1
-    return size
-
-
-def varint_size(value: int) -> int:
-    return uvarint_size(((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF)
-
 
 # -- lengths, strings, bytes --------------------------------------------------------------------
 
@@ -228,47 +211,6 @@ def read_compact_nullable_bytes(data: Buffer, pos: int) -> tuple[bytes | None, i
     return bytes(data[pos:end]), end
 
 
-def read_records(data: bytes, pos: int, compact: bool) -> tuple[memoryview | None, int]:
-    """A records field, as a zero-copy memoryview slice of ``data`` (None when null)."""
-    if compact:
-        n, pos = read_compact_length(data, pos)
-    else:
-        try:
-            (n,) = INT32.unpack_from(data, pos)
-        except Exception:
-            raise TruncatedError("buffer ended inside a records length") from None
-        pos += 4
-    if n < 0:
-        if n == -1:
-            return None, pos
-        raise InvalidValueError(f"records field has length {n}")
-    end = pos + n
-    _check(data, end)
-    return memoryview(data)[pos:end], end
-
-
-def read_uuid(data: Buffer, pos: int) -> tuple[uuid.UUID, int]:
-    end = pos + 16
-    _check(data, end)
-    return uuid.UUID(bytes=bytes(data[pos:end])), end
-
-
-def read_array_length(data: Buffer, pos: int, compact: bool) -> tuple[int, int]:
-    """An array count (-1 for null), checked against what is left so a forged count cannot
-    make a decoder loop for long: every element takes at least one byte."""
-    if compact:
-        n, pos = read_compact_length(data, pos)
-    else:
-        try:
-            (n,) = INT32.unpack_from(data, pos)
-        except Exception:
-            raise TruncatedError("buffer ended inside an array length") from None
-        pos += 4
-    if n < -1:
-        raise InvalidValueError(f"array has length {n}")
-    if n > len(data) - pos:
-        raise TruncatedError(f"array of {n} elements in {len(data) - pos} bytes")
-    return n, pos
 
 
 def write_string(out: bytearray, value: str) -> None:
@@ -315,12 +257,6 @@ def write_compact_bytes(out: bytearray, value: Buffer | None) -> None:
         write_uvarint(out, len(value) + 1)
         out += value
 
-
-def write_array_length(out: bytearray, n: int | None, compact: bool) -> None:
-    if compact:
-        write_uvarint(out, 0 if n is None else n + 1)
-    else:
-        out += INT32.pack(-1 if n is None else n)
 
 
 def records_size(value: Records) -> int:

@@ -28,23 +28,19 @@ _JAVA_INT = re.compile(r"^[+-]?[0-9]+$")
 _INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
 
 
-def internal_partition_leader(cluster: MockCluster, partition: int) -> BrokerNode:
-    return cluster.internal_partition_leader(partition)
-
-
 def group_coordinator(cluster: MockCluster, group_id: str) -> BrokerNode:
     return cluster.coordinator_for(group_id)
 
 
 def transaction_coordinator(cluster: MockCluster, transactional_id: str) -> BrokerNode:
     partition = kafka_abs(java_string_hash(transactional_id)) % cluster.config.transaction_state_log_num_partitions
-    return internal_partition_leader(cluster, partition)
+    return cluster.internal_partition_leader(partition)
 
 
 def share_coordinator(cluster: MockCluster, coordinator_key: str) -> BrokerNode:
     """``coordinator_key`` as share_coordinator_key returns it (already normalised)."""
     partition = kafka_abs(java_string_hash(coordinator_key)) % cluster.config.share_coordinator_state_topic_num_partitions
-    return internal_partition_leader(cluster, partition)
+    return cluster.internal_partition_leader(partition)
 
 
 def share_coordinator_key(key: str) -> str | None:
