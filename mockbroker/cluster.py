@@ -123,6 +123,8 @@ class MockCluster:
             rack = config.racks[i] if config.racks else None
             self.brokers[node_id] = BrokerNode(node_id, config.host, port, rack, advertised_host, adv_port)
         self.controller_id = config.node_ids[0]
+        # read on every request by dispatch: computed once, the config does not change under a cluster
+        self.version_caps: dict[int, int] = config.effective_version_caps
         self.topics: dict[str, Topic] = {}
         self.topic_ids: dict[uuid.UUID, str] = {}
         # Producer ids for InitProducerId (idempotent and transactional producers, KIP-98).

@@ -47,7 +47,7 @@ class RequestContext:
 def served_versions(cluster: MockCluster, handler: Handler) -> tuple[int, int]:
     """The versions this cluster serves for an API: the handler's range under any configured cap."""
     lo, hi = handler.versions
-    cap = cluster.config.effective_version_caps.get(handler.api_key)
+    cap = cluster.version_caps.get(handler.api_key)
     if cap is not None:
         hi = min(hi, cap)
     return lo, hi
