@@ -31,7 +31,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-MAX_VERSION = 32767
+from protocol.schema import MAX_VERSION
+
 HERE = Path(__file__).resolve().parent
 OUT_DIR = HERE / "messages"
 OWN_SPECS = HERE / "specs"
