@@ -395,3 +395,50 @@ def test_finding_reads_well() -> None:
     f = Finding("unassigned", "g", 3, None, (TP("t", 1),), "t-1 is not assigned (subscribed by a)")
     assert str(f) == "group g generation 3 (leader, unassigned): t-1 is not assigned (subscribed by a)"
     assert not f.informational
+
+
+# -- flags, environment, TOML -------------------------------------------------------------------------------
+
+
+def test_settings_from_flags_environment_and_file(tmp_path: Any) -> None:
+    from mockbroker.cli import parse_serve
+
+    config = tmp_path / "broker.toml"
+    config.write_text(
+        '[cluster]\nassignment_strict = "all"\n'
+        '[cluster.broker_assignors]\n"orders-*" = "cooperative-sticky"\npayments.eu = "range"\n'
+    )
+    from_file = parse_serve(["--config", str(config)], {}).cluster
+    assert from_file.assignment_strict == "all" and from_file.assignment_checks == "full"
+    assert from_file.broker_assignors == {"orders-*": "cooperative-sticky", "payments.eu": "range"}
+
+    env = {"MOCKBROKER_BROKER_ASSIGNORS": "a*=range, b=sticky", "MOCKBROKER_ASSIGNMENT_CHECKS": "validate"}
+    from_env = parse_serve(["--config", str(config)], env)
+    assert from_env.cluster.broker_assignors == {"a*": "range", "b": "sticky"}  # a whole mapping wins
+    assert from_env.cluster.assignment_checks == "validate"
+    assert from_env.sources["broker_assignors"] == "MOCKBROKER_BROKER_ASSIGNORS"
+
+    argv = ["--broker-assignor", "x=roundrobin", "--broker-assignor", f"y={__name__}:_HalfAssignor",
+            "--assignment-strict", "violations", "--assignment-checks", "off"]  # fmt: skip
+    from_flags = parse_serve(argv, env).cluster
+    assert from_flags.broker_assignors == {"x": "roundrobin", "y": f"{__name__}:_HalfAssignor"}
+    assert (from_flags.assignment_strict, from_flags.assignment_checks) == ("violations", "off")
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "message"),
+    [
+        (["--assignment-strict", "maybe"], {}, "argument --assignment-strict: must be one of off, violations, all"),
+        (["--broker-assignor", "g"], {}, "expected GLOB=ASSIGNOR"),
+        (["--broker-assignor", "g=nope"], {}, "no client-side assignor named 'nope'"),
+        ([], {"MOCKBROKER_BROKER_ASSIGNORS": "g=uniform"}, "MOCKBROKER_BROKER_ASSIGNORS: broker_assignors['g']"),
+        ([], {"MOCKBROKER_ASSIGNMENT_CHECKS": "all"}, "MOCKBROKER_ASSIGNMENT_CHECKS: must be one of off, validate, full"),
+    ],
+)
+def test_bad_serve_settings_name_their_source(argv: list[str], env: dict[str, str], message: str) -> None:
+    from mockbroker.cli import parse_serve
+    from mockbroker.settings import SettingsError
+
+    with pytest.raises(SettingsError) as info:
+        parse_serve(argv, env)
+    assert message in str(info.value)
