@@ -112,6 +112,52 @@ def test_cooperative_members_under_a_broker_assignor_revoke_before_the_handover(
     assert strict_failures(broker) == []
 
 
+# -- the reference check with real clients' own assignors ----------------------------------------------------
+#
+# A real run (see assignors/README.md, "Clients' built-in assignors against Java's"): range and
+# roundrobin of kafka-python, aiokafka and librdkafka give Java's result exactly; the sticky
+# family differs in tie-breaks (librdkafka, aiokafka) or cannot read Java's user data
+# (kafka-python), which the broker reports as informational reference_divergence findings.
+
+
+@pytest.fixture
+def strict_all_broker() -> Iterator[BrokerThread]:
+    thread = BrokerThread(brokers=BROKERS, assignment_strict="all", **GROUP_CLUSTER_SETTINGS)
+    try:
+        thread.start()
+        yield thread
+    finally:
+        errors = thread.stop()
+    fail_on_broker_bugs(errors)
+
+
+@pytest.mark.parametrize("assignor", ["range", "roundrobin"])
+def test_kafka_python_and_librdkafka_range_and_roundrobin_are_javas(strict_all_broker: BrokerThread, assignor: str) -> None:
+    broker = strict_all_broker
+    topic = group = f"reference-{assignor}"
+    broker.create_topic(topic, 7)
+    with Members(broker, group, topic) as members:
+        started = [members.start(client, f"{client}-{i}", assignor=assignor)
+                   for i, client in enumerate(["kafka-python", "confluent", "kafka-python", "confluent"])]  # fmt: skip
+        settle(broker, members, started, 7)
+        started[0].close()  # the leader (the first to join) leaves: a rebalance with a new leader
+        settle(broker, members, started[1:], 7)
+    assert findings(broker, group) == [] and strict_failures(broker) == []
+
+
+def test_librdkafka_cooperative_sticky_raises_no_violation(broker: BrokerThread) -> None:
+    """librdkafka's cooperative first rebalance leaves the moving partitions unassigned: legal."""
+    topic = group = "reference-cooperative"
+    broker.create_topic(topic, 7)
+    with Members(broker, group, topic) as members:
+        started = [members.start("confluent", f"ck-{i}", assignor="cooperative-sticky") for i in range(3)]
+        settle(broker, members, started, 7)
+        started[1].close()
+        settle(broker, members, [started[0], started[2]], 7)
+    assert [f for f in findings(broker, group) if not f.informational] == []
+    assert strict_failures(broker) == []
+
+
 # -- a broken leader by hand ---------------------------------------------------------------------------------
 
 
