@@ -34,20 +34,19 @@ from tests.integration.support import BrokerThread, wait_until
 PARTITIONS = 6
 
 
-@pytest.fixture
-def broker() -> Iterator[BrokerThread]:
-    thread = BrokerThread(
-        brokers=BROKERS,
-        broker_assignors={"broker-rr-*": "roundrobin", "broker-coop": "range"},
-        assignment_strict="violations",
-        **GROUP_CLUSTER_SETTINGS,
-    )
+def _broker(**settings: Any) -> Iterator[BrokerThread]:
+    thread = BrokerThread(brokers=BROKERS, **GROUP_CLUSTER_SETTINGS, **settings)
     try:
         thread.start()
         yield thread
     finally:
         errors = thread.stop()
     fail_on_broker_bugs(errors)
+
+
+@pytest.fixture
+def broker() -> Iterator[BrokerThread]:
+    yield from _broker(broker_assignors={"broker-rr-*": "roundrobin", "broker-coop": "range"}, assignment_strict="violations")
 
 
 def findings(broker: BrokerThread, group: str) -> list[Finding]:
@@ -122,13 +121,7 @@ def test_cooperative_members_under_a_broker_assignor_revoke_before_the_handover(
 
 @pytest.fixture
 def strict_all_broker() -> Iterator[BrokerThread]:
-    thread = BrokerThread(brokers=BROKERS, assignment_strict="all", **GROUP_CLUSTER_SETTINGS)
-    try:
-        thread.start()
-        yield thread
-    finally:
-        errors = thread.stop()
-    fail_on_broker_bugs(errors)
+    yield from _broker(assignment_strict="all")
 
 
 @pytest.mark.parametrize("assignor", ["range", "roundrobin"])
