@@ -250,6 +250,16 @@ def test_reference_divergence_is_informational() -> None:
     assert all(e.details["informational"] and not e.details["strict"] for e in h.events("group.assignment_finding"))
 
 
+def test_the_reference_check_is_skipped_for_very_large_groups(monkeypatch: pytest.MonkeyPatch) -> None:
+    import mockbroker.groups.assignment_checks as checks
+
+    monkeypatch.setattr(checks, "REFERENCE_CHECK_MAX_SIZE", 5)  # 2 members x 3 partitions = 6
+    h = harness({"t": 3})
+    ids, gen = form(h, "range", [subscription("t"), subscription("t")])
+    sync_all(h, ids, gen, {ids[0]: assignment(t=[0]), ids[1]: assignment(t=[1, 2])})
+    assert h.group().findings == []
+
+
 def test_strict_all_counts_divergences_too() -> None:
     h = harness({"t": 3}, assignment_strict="all")
     ids, gen = form(h, "roundrobin", [subscription("t"), subscription("t")])
