@@ -134,7 +134,7 @@ class MockCluster:
         # Broker bugs (unexpected exceptions while serving); the pytest fixture fails the test.
         self.internal_errors: list[BaseException] = []
         self.events = EventLog(self.clock.now_ms, path=config.events_path)
-        # Classic consumer groups and committed offsets (mockbroker/groups/), for every broker:
+        # Consumer groups (classic and KIP-848) and committed offsets (mockbroker/groups/), for every broker:
         # each group request is served by the broker coordinator_for(group_id) names.
         self.groups = GroupCoordinator(
             GroupConfig.from_cluster_config(config),
@@ -142,6 +142,7 @@ class MockCluster:
             self.events,
             broker_of=lambda group_id: self.coordinator_for(group_id).node_id,
             on_internal_error=self.record_internal_error,
+            topics=self.topics,
         )
         self._servers: dict[int, Any] = {}
         self._topic_counter = 0
