@@ -110,6 +110,8 @@ class Member:
     session_timeout_ms: int = SESSION_TIMEOUT_MS
     heartbeat_interval_ms: int = HEARTBEAT_INTERVAL_MS
     rebalance_timeout_ms: int = REBALANCE_TIMEOUT_MS
+    group_protocol: str = "classic"  # "consumer": KIP-848 (confluent only)
+    remote_assignor: str | None = None  # KIP-848: the server-side assignor to ask for
     events: list[dict[str, Any]] = field(default_factory=list)
     _proc: subprocess.Popen[bytes] | None = None
     _stderr: Any = None
@@ -130,6 +132,10 @@ class Member:
         ]  # fmt: skip
         if self.instance_id is not None:
             argv += ["--instance-id", self.instance_id]
+        if self.group_protocol != "classic":
+            argv += ["--group-protocol", self.group_protocol]
+        if self.remote_assignor is not None:
+            argv += ["--remote-assignor", self.remote_assignor]
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - outlives this call; closed by stop()
         self._proc = subprocess.Popen(
             argv,
