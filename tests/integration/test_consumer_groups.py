@@ -134,6 +134,13 @@ def assert_never_owned_twice(members: Iterable[Member]) -> None:
                     del owner[p]
 
 
+def describe_with_admin(broker: BrokerThread, group: str) -> Any:
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+    return admin.describe_consumer_groups([group])[group].result(DEADLINE_S)
+
+
 def test_members_converge_take_over_and_never_share_a_partition(broker: BrokerThread) -> None:
     group, topic = new_group(broker)
     with Members(broker, group, topic) as members:
@@ -145,6 +152,11 @@ def test_members_converge_take_over_and_never_share_a_partition(broker: BrokerTh
         sizes = sorted(len(partitions_of(m["assigned"], topic)) for m in snap["members"])
         assert sizes == [3, 3, 3, 3], snap  # uniform: balanced
         assert_never_owned_twice(members.started)
+        described = describe_with_admin(broker, group)  # ConsumerGroupDescribe over the wire
+        assert (described.type.name, described.state.name) == ("CONSUMER", "STABLE")
+        assert {m.member_id: frozenset(tp.partition for tp in m.assignment.topic_partitions) for m in described.members} == {
+            m["member_id"]: partitions_of(m["assigned"], topic) for m in snap["members"]
+        }
 
         leaving = first[0]
         leaving.close()
