@@ -473,13 +473,7 @@ class ConsumerGroupCoordinator:
                     f"instance id is owned by {existing.member_id} member.",
                 )
             return self._replace_static_member(group, existing, member_id, client_id, client_host, now_ms)
-        if existing is None:
-            raise _HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
-        if existing.member_id != member_id:
-            raise _HeartbeatError(
-                ErrorCode.FENCED_INSTANCE_ID,
-                f"Static member {member_id} with instance id {instance_id} was fenced by member {existing.member_id}.",
-            )
+        existing = _known_static_member(existing, member_id, instance_id)
         self._throw_if_member_epoch_is_invalid(existing, member_epoch, owned)
         return existing
 
@@ -689,14 +683,7 @@ class ConsumerGroupCoordinator:
                 raise _HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}.")
             self._consumer_group_fence_member(group, member, now_ms, f"member {member_id} left the consumer group", "left")
             return response
-        static = group.static_member(instance_id)
-        if static is None:
-            raise _HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
-        if static.member_id != member_id:
-            raise _HeartbeatError(
-                ErrorCode.FENCED_INSTANCE_ID,
-                f"Static member {member_id} with instance id {instance_id} was fenced by member {static.member_id}.",
-            )
+        static = _known_static_member(group.static_member(instance_id), member_id, instance_id)
         if request.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
             self._consumer_group_static_member_group_leave(group, static, now_ms)
             response.member_epoch = LEAVE_GROUP_STATIC_MEMBER_EPOCH
@@ -960,6 +947,20 @@ class ConsumerGroupCoordinator:
                      to_state=ConsumerGroupState.DEAD.value, group_epoch=group.group_epoch,
                      assignment_epoch=group.assignment_epoch)  # fmt: skip
         self._record("consumer_group.deleted", group, now_ms, reason=reason, **details)
+
+
+def _known_static_member(
+    static: ConsumerGroupMember | None, member_id: str, instance_id: str
+) -> ConsumerGroupMember:
+    """throwIfStaticMemberIsUnknown, then throwIfInstanceIdIsFenced."""
+    if static is None:
+        raise _HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
+    if static.member_id != member_id:
+        raise _HeartbeatError(
+            ErrorCode.FENCED_INSTANCE_ID,
+            f"Static member {member_id} with instance id {instance_id} was fenced by member {static.member_id}.",
+        )
+    return static
 
 
 def _owned_partitions(

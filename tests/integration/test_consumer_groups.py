@@ -20,12 +20,10 @@ import pytest
 from assignors.server_range import ServerRangeAssignor
 from assignors.types import ClusterMetadata, GroupSpec, MemberSpec
 from tests.integration.groups_support import (
-    BROKERS,
-    GROUP_CLUSTER_SETTINGS,
     Member,
     Members,
     assert_exactly_once,
-    fail_on_broker_bugs,
+    group_broker,
 )
 from tests.integration.kip848_assignor import ModuloAssignor
 from tests.integration.support import DEADLINE_S, BrokerThread, wait_for
@@ -33,7 +31,6 @@ from tests.integration.support import DEADLINE_S, BrokerThread, wait_for
 PARTITIONS = 12
 PLUGIN = "tests.integration.kip848_assignor:ModuloAssignor"
 KIP848_SETTINGS: dict[str, Any] = {
-    **GROUP_CLUSTER_SETTINGS,
     # Members learn of a new target at their next heartbeat: a short interval keeps tests quick.
     "group_consumer_heartbeat_interval_ms": 200,
     "group_consumer_assignors": f"uniform,range,{PLUGIN}",
@@ -42,13 +39,7 @@ KIP848_SETTINGS: dict[str, Any] = {
 
 @pytest.fixture
 def broker() -> Iterator[BrokerThread]:
-    broker = BrokerThread(brokers=BROKERS, **KIP848_SETTINGS)
-    try:
-        broker.start()
-        yield broker
-    finally:
-        errors = broker.stop()
-    fail_on_broker_bugs(errors)
+    yield from group_broker(**KIP848_SETTINGS)
 
 
 def new_group(broker: BrokerThread, partitions: int = PARTITIONS) -> tuple[str, str]:
