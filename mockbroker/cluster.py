@@ -148,7 +148,7 @@ class MockCluster:
             on_internal_error=self.record_internal_error,
         )
         self.events.subscribe(self.assignment_checks.listen)
-        # Classic consumer groups and committed offsets (mockbroker/groups/), for every broker:
+        # Consumer groups (classic and KIP-848) and committed offsets (mockbroker/groups/), for every broker:
         # each group request is served by the broker coordinator_for(group_id) names.
         self.groups = GroupCoordinator(
             GroupConfig.from_cluster_config(config),
@@ -157,6 +157,7 @@ class MockCluster:
             broker_of=lambda group_id: self.coordinator_for(group_id).node_id,
             on_internal_error=self.record_internal_error,
             assignment_checks=self.assignment_checks,
+            topics=self.topics,
         )
         self._servers: dict[int, Any] = {}
         self._topic_counter = 0

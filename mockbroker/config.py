@@ -45,7 +45,7 @@ class ClusterConfig:
     kafka_version: str = "4.0"
     # Group coordinator settings, resolved (and listed side by side with Kafka's) in
     # mockbroker/groups/config.py. None: mockbroker's fast-test default, or Kafka's exact value
-    # when kafka_defaults is set (only the two marked differ).
+    # when kafka_defaults is set (only the ones marked differ).
     group_min_session_timeout_ms: int | None = None  # group.min.session.timeout.ms: 1 here, Kafka 6000
     group_max_session_timeout_ms: int = 1800000  # group.max.session.timeout.ms (30 min)
     group_initial_rebalance_delay_ms: int | None = None  # group.initial.rebalance.delay.ms: 0 here, Kafka 3000
@@ -53,6 +53,18 @@ class ClusterConfig:
     offsets_retention_minutes: int = 10080  # offsets.retention.minutes (7 days)
     offsets_retention_check_interval_ms: int = 600000  # offsets.retention.check.interval.ms (10 min)
     offset_metadata_max_bytes: int = 4096  # offset.metadata.max.bytes (counted in characters, as Kafka does)
+    # KIP-848 consumer groups (resolved in mockbroker/groups/config.py; None: mockbroker's
+    # fast-test default, or Kafka's with kafka_defaults).
+    group_consumer_session_timeout_ms: int | None = None  # group.consumer.session.timeout.ms: 10000 here, Kafka 45000
+    group_consumer_min_session_timeout_ms: int | None = None  # group.consumer.min.session.timeout.ms: 1 here, Kafka 45000
+    group_consumer_max_session_timeout_ms: int = 60000  # group.consumer.max.session.timeout.ms
+    group_consumer_heartbeat_interval_ms: int | None = None  # group.consumer.heartbeat.interval.ms: 500 here, Kafka 5000
+    group_consumer_min_heartbeat_interval_ms: int | None = None  # group.consumer.min.heartbeat.interval.ms: 1 here, Kafka 5000
+    group_consumer_max_heartbeat_interval_ms: int = 15000  # group.consumer.max.heartbeat.interval.ms
+    group_consumer_max_size: int = 2147483647  # group.consumer.max.size
+    # group.consumer.assignors: comma-separated names or "module:attr" references of server-side
+    # assignors (assignors.registry); the first is the default.
+    group_consumer_assignors: str = "uniform,range"
     # Kafka's exact defaults for every setting above left at None (--kafka-defaults).
     kafka_defaults: bool = False
     # Also append the event log (mockbroker/events.py, docs/events.md) to this file as JSON Lines.
@@ -99,6 +111,9 @@ class ClusterConfig:
             bounds = KAFKA_RANGES.get(key)
             if bounds is not None and value is not None and not isinstance(value, bool) and not bounds[0] <= value <= bounds[1]:
                 raise ValueError(f"{key} must be {_describe_range(bounds)}, not {value}")
+        from mockbroker.groups.config import GroupConfig
+
+        GroupConfig.from_cluster_config(self)  # ValueError for inconsistent group settings
 
     @property
     def effective_version_caps(self) -> dict[int, int]:
@@ -139,6 +154,14 @@ KAFKA_NAMES: dict[str, str] = {
     "offsets.retention.minutes": "offsets_retention_minutes",
     "offsets.retention.check.interval.ms": "offsets_retention_check_interval_ms",
     "offset.metadata.max.bytes": "offset_metadata_max_bytes",
+    "group.consumer.session.timeout.ms": "group_consumer_session_timeout_ms",
+    "group.consumer.min.session.timeout.ms": "group_consumer_min_session_timeout_ms",
+    "group.consumer.max.session.timeout.ms": "group_consumer_max_session_timeout_ms",
+    "group.consumer.heartbeat.interval.ms": "group_consumer_heartbeat_interval_ms",
+    "group.consumer.min.heartbeat.interval.ms": "group_consumer_min_heartbeat_interval_ms",
+    "group.consumer.max.heartbeat.interval.ms": "group_consumer_max_heartbeat_interval_ms",
+    "group.consumer.max.size": "group_consumer_max_size",
+    "group.consumer.assignors": "group_consumer_assignors",
 }
 KAFKA_NAMES_BY_FIELD = {v: k for k, v in KAFKA_NAMES.items()}
 FIELD_TYPES: dict[str, str] = {f.name: str(f.type) for f in dataclasses.fields(ClusterConfig)}
@@ -164,6 +187,14 @@ KAFKA_RANGES: dict[str, tuple[int, int]] = {
     "offsets.retention.minutes": (1, _INT32_MAX),
     "offsets.retention.check.interval.ms": (1, _INT64_MAX),
     "offset.metadata.max.bytes": (_INT32_MIN, _INT32_MAX),
+    # GroupCoordinatorConfig: atLeast(1) for the KIP-848 timeouts and the group size.
+    "group.consumer.session.timeout.ms": (1, _INT32_MAX),
+    "group.consumer.min.session.timeout.ms": (1, _INT32_MAX),
+    "group.consumer.max.session.timeout.ms": (1, _INT32_MAX),
+    "group.consumer.heartbeat.interval.ms": (1, _INT32_MAX),
+    "group.consumer.min.heartbeat.interval.ms": (1, _INT32_MAX),
+    "group.consumer.max.heartbeat.interval.ms": (1, _INT32_MAX),
+    "group.consumer.max.size": (1, _INT32_MAX),
 }
 
 

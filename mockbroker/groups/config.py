@@ -14,10 +14,24 @@ mockbroker's defaults are Kafka's except where a fast test needs otherwise; ``ka
 | offset.metadata.max.bytes | 4096 | 4096 |
 | offsets.topic.num.partitions | 50 | 50 |
 | (internal) classic new-member join timeout | 300000 | 300000 (not a setting) |
+| group.consumer.session.timeout.ms | **10000** | 45000 |
+| group.consumer.min.session.timeout.ms | **1** | 45000 |
+| group.consumer.max.session.timeout.ms | 60000 | 60000 |
+| group.consumer.heartbeat.interval.ms | **500** | 5000 |
+| group.consumer.min.heartbeat.interval.ms | **1** | 5000 |
+| group.consumer.max.heartbeat.interval.ms | 15000 | 15000 |
+| group.consumer.max.size | 2147483647 | 2147483647 |
+| group.consumer.assignors | uniform,range | uniform,range |
 
 Why the two differ: with Kafka's 6000 ms minimum a test cannot use a short session timeout to
 watch a member expire, and Kafka's 3000 ms initial delay makes every fresh group's first
-generation take 3 s (kafka-group-semantics §3.6; Kafka's own test suites set it to 0).
+generation take 3 s (kafka-group-semantics §3.6; Kafka's own test suites set it to 0). KIP-848
+members heartbeat every group.consumer.heartbeat.interval.ms and a rebalance advances one heartbeat
+at a time (revoke, then assign, §10.3), so Kafka's 5 s interval makes each step of a test take
+seconds; the session timeout is lowered with it so that a killed member is noticed in a test's time.
+
+As in GroupCoordinatorConfig, the session timeout must lie within its min and max, the heartbeat
+interval within its own, and the heartbeat interval must be below the session timeout.
 """
 
 from __future__ import annotations
@@ -35,6 +49,15 @@ MOCK_GROUP_INITIAL_REBALANCE_DELAY_MS = 0
 KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS = 3000
 # GroupCoordinatorConfig.CLASSIC_GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS: a constant, not a setting.
 CLASSIC_GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000
+MOCK_CONSUMER_SESSION_TIMEOUT_MS = 10000
+KAFKA_CONSUMER_SESSION_TIMEOUT_MS = 45000
+MOCK_CONSUMER_MIN_SESSION_TIMEOUT_MS = 1
+KAFKA_CONSUMER_MIN_SESSION_TIMEOUT_MS = 45000
+MOCK_CONSUMER_HEARTBEAT_INTERVAL_MS = 500
+KAFKA_CONSUMER_HEARTBEAT_INTERVAL_MS = 5000
+MOCK_CONSUMER_MIN_HEARTBEAT_INTERVAL_MS = 1
+KAFKA_CONSUMER_MIN_HEARTBEAT_INTERVAL_MS = 5000
+DEFAULT_CONSUMER_ASSIGNORS = ("uniform", "range")
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +70,38 @@ class GroupConfig:
     offsets_retention_check_interval_ms: int = 600000
     offset_metadata_max_bytes: int = 4096
     classic_group_new_member_join_timeout_ms: int = CLASSIC_GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS
+    consumer_group_session_timeout_ms: int = MOCK_CONSUMER_SESSION_TIMEOUT_MS
+    consumer_group_min_session_timeout_ms: int = MOCK_CONSUMER_MIN_SESSION_TIMEOUT_MS
+    consumer_group_max_session_timeout_ms: int = 60000
+    consumer_group_heartbeat_interval_ms: int = MOCK_CONSUMER_HEARTBEAT_INTERVAL_MS
+    consumer_group_min_heartbeat_interval_ms: int = MOCK_CONSUMER_MIN_HEARTBEAT_INTERVAL_MS
+    consumer_group_max_heartbeat_interval_ms: int = 15000
+    consumer_group_max_size: int = 2147483647
+    # Names or "module:attr" references, resolved by assignors.registry; the first is the default.
+    consumer_group_assignors: tuple[str, ...] = DEFAULT_CONSUMER_ASSIGNORS
+
+    def __post_init__(self) -> None:
+        """GroupCoordinatorConfig's cross-checks of the KIP-848 settings."""
+        session, heartbeat = self.consumer_group_session_timeout_ms, self.consumer_group_heartbeat_interval_ms
+        if not self.consumer_group_min_session_timeout_ms <= session <= self.consumer_group_max_session_timeout_ms:
+            raise ValueError(
+                f"group.consumer.session.timeout.ms must be within group.consumer.min.session.timeout.ms "
+                f"({self.consumer_group_min_session_timeout_ms}) and group.consumer.max.session.timeout.ms "
+                f"({self.consumer_group_max_session_timeout_ms}), not {session}"
+            )
+        if not self.consumer_group_min_heartbeat_interval_ms <= heartbeat <= self.consumer_group_max_heartbeat_interval_ms:
+            raise ValueError(
+                f"group.consumer.heartbeat.interval.ms must be within group.consumer.min.heartbeat.interval.ms "
+                f"({self.consumer_group_min_heartbeat_interval_ms}) and group.consumer.max.heartbeat.interval.ms "
+                f"({self.consumer_group_max_heartbeat_interval_ms}), not {heartbeat}"
+            )
+        if heartbeat >= session:
+            raise ValueError(
+                f"group.consumer.heartbeat.interval.ms ({heartbeat}) must be less than "
+                f"group.consumer.session.timeout.ms ({session})"
+            )
+        if not self.consumer_group_assignors:
+            raise ValueError("group.consumer.assignors must name at least one assignor")
 
     @property
     def offsets_retention_ms(self) -> int:
@@ -61,7 +116,34 @@ class GroupConfig:
         delay = config.group_initial_rebalance_delay_ms
         if delay is None:
             delay = KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS if kafka else MOCK_GROUP_INITIAL_REBALANCE_DELAY_MS
+        def pick(value: int | None, mock: int, kafka_value: int) -> int:
+            if value is not None:
+                return value
+            return kafka_value if kafka else mock
+
         return cls(
+            consumer_group_session_timeout_ms=pick(
+                config.group_consumer_session_timeout_ms, MOCK_CONSUMER_SESSION_TIMEOUT_MS, KAFKA_CONSUMER_SESSION_TIMEOUT_MS
+            ),
+            consumer_group_min_session_timeout_ms=pick(
+                config.group_consumer_min_session_timeout_ms,
+                MOCK_CONSUMER_MIN_SESSION_TIMEOUT_MS,
+                KAFKA_CONSUMER_MIN_SESSION_TIMEOUT_MS,
+            ),
+            consumer_group_max_session_timeout_ms=config.group_consumer_max_session_timeout_ms,
+            consumer_group_heartbeat_interval_ms=pick(
+                config.group_consumer_heartbeat_interval_ms,
+                MOCK_CONSUMER_HEARTBEAT_INTERVAL_MS,
+                KAFKA_CONSUMER_HEARTBEAT_INTERVAL_MS,
+            ),
+            consumer_group_min_heartbeat_interval_ms=pick(
+                config.group_consumer_min_heartbeat_interval_ms,
+                MOCK_CONSUMER_MIN_HEARTBEAT_INTERVAL_MS,
+                KAFKA_CONSUMER_MIN_HEARTBEAT_INTERVAL_MS,
+            ),
+            consumer_group_max_heartbeat_interval_ms=config.group_consumer_max_heartbeat_interval_ms,
+            consumer_group_max_size=config.group_consumer_max_size,
+            consumer_group_assignors=tuple(a.strip() for a in config.group_consumer_assignors.split(",") if a.strip()),
             group_min_session_timeout_ms=min_session,
             group_max_session_timeout_ms=config.group_max_session_timeout_ms,
             group_initial_rebalance_delay_ms=delay,

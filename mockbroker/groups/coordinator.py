@@ -20,14 +20,17 @@ Deliberate differences from Kafka, all invisible to clients on the wire:
 - Where Kafka iterates a HashMap (leader succession, the leader's member list, protocol vote ties)
   insertion order decides, so runs repeat exactly.
 - A deleted group is removed at once (after a recorded transition to Dead), as in Kafka 4.x.
-- KIP-848 consumer groups are not built yet; ``groups`` holds classic groups only.
+- KIP-848 consumer groups live in ``consumer`` (mockbroker.groups.consumer_coordinator), in
+  their own map ``consumer.groups``; ``groups`` holds the classic ones. A group id is in at most
+  one of them (``find_group`` looks in both), and the APIs both kinds serve (OffsetCommit,
+  OffsetFetch, OffsetDelete, ListGroups, DeleteGroups, JoinGroup) dispatch by type here.
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from mockbroker.events import EventLog
@@ -49,6 +52,8 @@ from mockbroker.groups.classic import (
     Protocol,
 )
 from mockbroker.groups.config import GroupConfig
+from mockbroker.groups.consumer import ConsumerGroup
+from mockbroker.groups.consumer_coordinator import ConsumerGroupCoordinator, TopicView
 from mockbroker.groups.offsets import NO_METADATA, OffsetAndMetadata, OffsetStore
 from mockbroker.groups.parked import Parked
 from mockbroker.timers import Timers
@@ -125,18 +130,39 @@ class GroupCoordinator:
         new_uuid: Callable[[], str] | None = None,
         on_internal_error: Callable[[BaseException], None] | None = None,
         assignment_checks: AssignmentChecks | None = None,
+        topics: Mapping[str, TopicView] | None = None,
     ) -> None:
         self.config = config
         # Validation, reference check and broker-side assignment of SyncGroup assignments (#5).
         self.assignment_checks = assignment_checks
         self.timers = timers
         self.events = events
-        # Classic groups by id. KIP-848 consumer groups will share this map (a union type then).
+        # Classic groups by id; KIP-848 consumer groups are in self.consumer.groups.
         self.groups: dict[str, ClassicGroup] = {}
         self.offsets = OffsetStore()
         self._broker_of = broker_of
         self._new_uuid = new_uuid or (lambda: str(uuid.uuid4()))
         self._on_internal_error = on_internal_error
+        # KIP-848 consumer groups (kafka-group-semantics §10); ``topics`` is the cluster's topic
+        # map, which they read for subscriptions, regexes and topic ids.
+        self.consumer = ConsumerGroupCoordinator(self, topics if topics is not None else {})
+
+    def find_group(self, group_id: str) -> ClassicGroup | ConsumerGroup | None:
+        """The group named ``group_id``, classic or consumer (KIP-848), or None."""
+        return self.groups.get(group_id) or self.consumer.groups.get(group_id)
+
+    def snapshot(self, group_id: str) -> dict[str, Any] | None:
+        """A consumer group as plain data (see ConsumerGroupCoordinator.snapshot); None for a
+        classic or unknown group."""
+        return self.consumer.snapshot(group_id)
+
+    def is_empty_classic_group(self, group_id: str) -> bool:
+        group = self.groups.get(group_id)
+        return group is not None and group.state is EMPTY
+
+    def remove_empty_classic_group(self, group_id: str, now_ms: int, reason: str) -> None:
+        """An empty classic group replaced by a consumer group; its offsets stay (§10.1)."""
+        self._delete(self.groups[group_id], now_ms, reason)
 
     # -- lifecycle ----------------------------------------------------------------------------------
 
@@ -169,7 +195,7 @@ class GroupCoordinator:
     def _record(
         self,
         type: str,
-        group: ClassicGroup | str,
+        group: ClassicGroup | ConsumerGroup | str,
         now_ms: int,
         *,
         member_id: str | None = None,
@@ -246,6 +272,13 @@ class GroupCoordinator:
             protocols=[(p.name, p.metadata) for p in request.protocols],
             parked=Parked(f"JoinGroup {request.group_id}/{request.member_id or '(new)'}"),
         )
+        consumer_group = self.consumer.groups.get(request.group_id)
+        if consumer_group is not None:
+            if not consumer_group.is_empty():
+                # Classic members inside a consumer group (§10.8) are not served: Kafka's answer
+                # when the consumer group cannot take this member's protocols.
+                return JoinGroupResponse(error_code=ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id=UNKNOWN_MEMBER_ID)
+            self.consumer.remove_group(consumer_group, now_ms, "replaced by a classic group (JoinGroup)")
         group = self.groups.get(request.group_id)
         is_unknown_member = request.member_id == UNKNOWN_MEMBER_ID
         if group is None:
@@ -944,6 +977,9 @@ class GroupCoordinator:
     ) -> list[OffsetCommitResponseTopic]:
         """OffsetMetadataManager.commitOffset for the partitions that passed the broker-level
         checks (request.topics, by name); a group-level error goes on every partition."""
+        consumer_group = self.consumer.groups.get(request.group_id)
+        if consumer_group is not None:
+            return self.consumer.commit_offsets(now_ms, consumer_group, request, api_version=api_version)
         group = self.groups.get(request.group_id)
         error: ErrorCode | None = None
         generation = request.generation_id_or_member_epoch
@@ -973,6 +1009,23 @@ class GroupCoordinator:
         if group.state in (STABLE, PREPARING_REBALANCE):
             # A commit keeps a classic member's session alive (§5).
             self._reschedule_classic_group_member_heartbeat(group, group.members[request.member_id], now_ms)
+        return self.store_offsets(
+            now_ms, group, request, {},
+            reason="simple commit (generation -1)" if generation < 0 else "member commit", request_generation_id=generation,
+        )  # fmt: skip
+
+    def store_offsets(
+        self,
+        now_ms: int,
+        group: ClassicGroup | ConsumerGroup,
+        request: OffsetCommitRequest,
+        partition_errors: Mapping[tuple[str, int], ErrorCode],
+        *,
+        reason: str,
+        request_generation_id: int,
+    ) -> list[OffsetCommitResponseTopic]:
+        """Store a validated commit, partition by partition (OFFSET_METADATA_TOO_LARGE for one
+        partition only, §8.1); ``partition_errors`` are answered as given and not stored."""
         retention = request.retention_time_ms
         expire_timestamp_ms = None if retention == DEFAULT_RETENTION_TIME else now_ms + retention
         answered: list[OffsetCommitResponseTopic] = []
@@ -981,6 +1034,10 @@ class GroupCoordinator:
         for topic in request.topics:
             partitions: list[OffsetCommitResponsePartition] = []
             for p in topic.partitions:
+                rejected = partition_errors.get((topic.name, p.partition_index))
+                if rejected is not None:
+                    partitions.append(OffsetCommitResponsePartition(p.partition_index, rejected))
+                    continue
                 if p.committed_metadata is not None and _java_length(p.committed_metadata) > self.config.offset_metadata_max_bytes:
                     partitions.append(OffsetCommitResponsePartition(p.partition_index, ErrorCode.OFFSET_METADATA_TOO_LARGE))
                     too_large.append(f"{topic.name}-{p.partition_index}")
@@ -1001,9 +1058,8 @@ class GroupCoordinator:
                 partitions.append(OffsetCommitResponsePartition(p.partition_index, ErrorCode.NONE))
             answered.append(OffsetCommitResponseTopic(topic.name, topic.topic_id, partitions))
         self._record(
-            "offset.committed", group, now_ms, member_id=request.member_id or None,
-            reason="simple commit (generation -1)" if generation < 0 else "member commit",
-            request_generation_id=generation, offsets=committed, metadata_too_large=too_large,
+            "offset.committed", group, now_ms, member_id=request.member_id or None, reason=reason,
+            request_generation_id=request_generation_id, offsets=committed, metadata_too_large=too_large,
             expire_timestamp_ms=expire_timestamp_ms,
         )  # fmt: skip
         return answered
@@ -1083,7 +1139,7 @@ class GroupCoordinator:
         partition). An unknown or Dead group answers -1 everywhere with no error; classic groups
         check no member or generation."""
         group = self.groups.get(group_id)
-        known = group is not None and group.state is not DEAD
+        known = (group is not None and group.state is not DEAD) or group_id in self.consumer.groups
         if topics is None:
             answered: list[OffsetFetchResponseTopics] = []
             if known:
@@ -1129,10 +1185,18 @@ class GroupCoordinator:
         """OffsetMetadataManager.deleteOffsets for the partitions that passed the broker-level checks."""
         if not group_id:
             return ErrorCode.INVALID_GROUP_ID, []
-        group = self.groups.get(group_id)
-        if group is None or group.state is DEAD:
+        group: ClassicGroup | ConsumerGroup | None = self.groups.get(group_id)
+        if group is None:
+            group = self.consumer.groups.get(group_id)  # KIP-848: no group-level restriction (§8.4)
+        elif group.state is DEAD:
+            group = None
+        if group is None:
             return ErrorCode.GROUP_ID_NOT_FOUND, []
-        if group.state in (STABLE, PREPARING_REBALANCE, COMPLETING_REBALANCE) and not group.uses_consumer_protocol():
+        if (
+            isinstance(group, ClassicGroup)
+            and group.state in (STABLE, PREPARING_REBALANCE, COMPLETING_REBALANCE)
+            and not group.uses_consumer_protocol()
+        ):
             return ErrorCode.NON_EMPTY_GROUP, []
         answered: list[OffsetDeleteResponseTopic] = []
         deleted: list[str] = []
@@ -1197,11 +1261,14 @@ class GroupCoordinator:
             if types and GROUP_TYPE_CLASSIC not in types:
                 continue
             listed.append(ListedGroup(group.group_id, group.protocol_type or "", group.state.value, GROUP_TYPE_CLASSIC))
+        listed += self.consumer.list_groups(states, types, include)
         return listed
 
     def delete_group(self, now_ms: int, group_id: str) -> ErrorCode:
         """GroupCoordinatorShard.deleteGroups for one group: only an Empty group goes, with every
         committed and pending offset (§8.7)."""
+        if group_id in self.consumer.groups:
+            return self.consumer.delete_group(now_ms, group_id)
         group = self.groups.get(group_id)
         if group is None or group.state is DEAD:
             return ErrorCode.GROUP_ID_NOT_FOUND
@@ -1227,13 +1294,18 @@ class GroupCoordinator:
                 group = self.groups[group_id]
                 if group.state is EMPTY:
                     self._delete(group, now_ms, "empty group with no offsets left, removed by the cleanup cycle")
+        for group_id in list(self.consumer.groups):
+            if self._cleanup_expired_offsets(group_id, now_ms):
+                consumer_group = self.consumer.groups[group_id]
+                if consumer_group.is_empty():
+                    self.consumer.remove_group(consumer_group, now_ms, "empty group with no offsets left, removed by the cleanup cycle")
         self.start(now_ms)
 
     def _cleanup_expired_offsets(self, group_id: str, now_ms: int) -> bool:
         """OffsetMetadataManager.cleanupExpiredOffsets: True when the group has no offsets left."""
         if not self.offsets.has_offsets(group_id):
             return True
-        group = self.groups[group_id]
+        group: ClassicGroup | ConsumerGroup = self.groups.get(group_id) or self.consumer.groups[group_id]
         base = group.offset_expiration_base()
         if base is None:
             return False
@@ -1269,7 +1341,7 @@ class GroupCoordinator:
         for group_id, partition in removed:
             by_group.setdefault(group_id, []).append(f"{topic}-{partition}")
         for group_id, partitions in by_group.items():
-            self._record("offset.deleted", self.groups.get(group_id) or group_id, now_ms, reason="topic deleted", partitions=partitions)
+            self._record("offset.deleted", self.find_group(group_id) or group_id, now_ms, reason="topic deleted", partitions=partitions)
 
 
 class _Join:

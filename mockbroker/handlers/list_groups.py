@@ -9,7 +9,9 @@ never answers NOT_COORDINATOR; the admin clients ask every broker and concatenat
 
 The coordinator lists every group on this broker's partitions, Empty and simple groups included
 (GroupMetadataManager.listGroups, kafka-group-semantics §8.6): ProtocolType is the group's or ""
-(simple groups), GroupState its state (v4+), GroupType "classic" (v5+). States match
+(simple groups), GroupState its state (v4+), GroupType "classic" (v5+); a KIP-848 consumer group
+has ProtocolType "consumer", its own states (Empty, Assigning, Reconciling, Stable) and GroupType
+"consumer". States match
 case-insensitively after trimming; types case-insensitively, an unknown type matching nothing.
 """
 

@@ -5,6 +5,9 @@ manager sends it; advertised from 2 as Kafka 4 does). v2-4: RetentionTimeMs (-1:
 retention). v5: no retention. v6: CommittedLeaderEpoch. v7 (KIP-345): GroupInstanceId. v8: flexible.
 v9 (KIP-848): GROUP_ID_NOT_FOUND for an unknown group with a generation (ILLEGAL_GENERATION below).
 v10: topic ids instead of names (an unknown id: UNKNOWN_TOPIC_ID).
+A KIP-848 consumer group validates GenerationIdOrMemberEpoch as the member epoch (§8.1): an unknown
+member is UNKNOWN_MEMBER_ID, a newer epoch STALE_MEMBER_EPOCH, an older one is checked partition by
+partition, and its members must commit with v9+ (UNSUPPORTED_VERSION below).
 
 As KafkaApis.handleOffsetCommitRequest (kafka-group-semantics §8.1): broker-level checks first, per
 partition (unknown topic or partition: UNKNOWN_TOPIC_OR_PARTITION); when nothing is left the

@@ -16,8 +16,9 @@ The coordinator answers (OffsetMetadataManager.fetchOffsets / fetchAllOffsets, k
 - Topics null (v2+, "all committed"): every committed partition, none for an unknown group;
 - RequireStable (v7+) and a pending transactional offset on the partition: UNSTABLE_OFFSET_COMMIT
   with offset -1; without it the last committed value;
-- no generation or member check for classic groups (v9's MemberId/MemberEpoch are checked only
-  for KIP-848 groups, which do not exist yet).
+- no generation or member check for classic groups; v9's MemberId/MemberEpoch are checked for
+  KIP-848 consumer groups only: a null MemberId with a negative epoch is an admin fetch, an
+  unknown member is UNKNOWN_MEMBER_ID, another epoch STALE_MEMBER_EPOCH (group-level errors).
 - "" is a valid group id (only a null one is INVALID_GROUP_ID, which GroupIds cannot carry here).
 
 NOT_COORDINATOR on a broker that does not lead the group's partition, shaped by
@@ -115,10 +116,20 @@ def group_error(
 
 
 def answer_group(
-    ctx: RequestContext, group_id: str, topics: list[OffsetFetchRequestTopics] | None, require_stable: bool = False
+    ctx: RequestContext,
+    group_id: str,
+    topics: list[OffsetFetchRequestTopics] | None,
+    require_stable: bool = False,
+    member_id: str | None = None,
+    member_epoch: int = -1,
 ) -> OffsetFetchResponseGroup:
     if not is_group_coordinator(ctx, group_id):
         return group_error(group_id, topics, ErrorCode.NOT_COORDINATOR, ctx.api_version)
+    # v9+ (KIP-848): a consumer group checks the member and its epoch; below v9 the codec leaves
+    # MemberId null and MemberEpoch -1, which every group accepts.
+    error = ctx.cluster.groups.consumer.validate_offset_fetch(group_id, member_id, member_epoch)
+    if error is not None:
+        return group_error(group_id, topics, error, ctx.api_version)
     return fetch_group_offsets(ctx, group_id, topics, require_stable)
 
 
@@ -145,7 +156,10 @@ async def handle(ctx: RequestContext, req: OffsetFetchRequest) -> OffsetFetchRes
     if ctx.api_version >= BATCH_MIN_VERSION:
         # Each group on its own; duplicates are answered twice, as Kafka does.
         return OffsetFetchResponse(
-            groups=[answer_group(ctx, g.group_id, g.topics, req.require_stable) for g in req.groups]
+            groups=[
+                answer_group(ctx, g.group_id, g.topics, req.require_stable, g.member_id, g.member_epoch)
+                for g in req.groups
+            ]
         )
     # v1-7: OffsetFetchRequest.groups() turns the single group into the batched shape.
     topics = (

@@ -67,10 +67,11 @@ def fail_on_broker_bugs(errors: list[BaseException]) -> None:
         pytest.fail(f"the broker recorded {len(errors)} internal error(s) (broker bugs):\n{details}")
 
 
-def group_broker() -> Iterator[BrokerThread]:
+def group_broker(**settings: Any) -> Iterator[BrokerThread]:
     """Body of the tests' broker fixture: a 3-broker cluster on its own thread with the group
-    settings above; fails the test when the broker recorded an internal error (a broker bug)."""
-    broker = BrokerThread(brokers=BROKERS, **GROUP_CLUSTER_SETTINGS)
+    settings above (plus ``settings``); fails the test when the broker recorded an internal
+    error (a broker bug)."""
+    broker = BrokerThread(brokers=BROKERS, **{**GROUP_CLUSTER_SETTINGS, **settings})
     try:
         broker.start()
         yield broker
@@ -110,6 +111,8 @@ class Member:
     session_timeout_ms: int = SESSION_TIMEOUT_MS
     heartbeat_interval_ms: int = HEARTBEAT_INTERVAL_MS
     rebalance_timeout_ms: int = REBALANCE_TIMEOUT_MS
+    group_protocol: str = "classic"  # "consumer": KIP-848 (confluent only)
+    remote_assignor: str | None = None  # KIP-848: the server-side assignor to ask for
     events: list[dict[str, Any]] = field(default_factory=list)
     _proc: subprocess.Popen[bytes] | None = None
     _stderr: Any = None
@@ -130,6 +133,10 @@ class Member:
         ]  # fmt: skip
         if self.instance_id is not None:
             argv += ["--instance-id", self.instance_id]
+        if self.group_protocol != "classic":
+            argv += ["--group-protocol", self.group_protocol]
+        if self.remote_assignor is not None:
+            argv += ["--remote-assignor", self.remote_assignor]
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - outlives this call; closed by stop()
         self._proc = subprocess.Popen(
             argv,

@@ -155,6 +155,14 @@ def test_defaults_are_fast_for_tests_and_kafkas_with_kafka_defaults() -> None:
         offsets_retention_check_interval_ms=600000,
         offset_metadata_max_bytes=4096,
         classic_group_new_member_join_timeout_ms=300000,
+        consumer_group_session_timeout_ms=45000,
+        consumer_group_min_session_timeout_ms=45000,
+        consumer_group_max_session_timeout_ms=60000,
+        consumer_group_heartbeat_interval_ms=5000,
+        consumer_group_min_heartbeat_interval_ms=5000,
+        consumer_group_max_heartbeat_interval_ms=15000,
+        consumer_group_max_size=2147483647,
+        consumer_group_assignors=("uniform", "range"),
     )
     explicit = GroupConfig.from_cluster_config(ClusterConfig(kafka_defaults=True, group_initial_rebalance_delay_ms=0))
     assert (explicit.group_initial_rebalance_delay_ms, explicit.group_min_session_timeout_ms) == (0, 6000)

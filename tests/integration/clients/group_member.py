@@ -9,7 +9,13 @@ Usage:
   python group_member.py --client kafka-python|aiokafka|confluent --bootstrap h:p[,h:p]
       --group G --topic T --client-id C [--instance-id I] [--assignor range|roundrobin|sticky|
       cooperative-sticky] [--session-timeout-ms 6000] [--heartbeat-interval-ms 200]
-      [--rebalance-timeout-ms 10000]
+      [--rebalance-timeout-ms 10000] [--group-protocol classic|consumer] [--remote-assignor NAME]
+
+--group-protocol consumer (confluent only) joins a KIP-848 consumer group: the broker assigns
+(--remote-assignor names its server-side assignor) and the client's session timeout, heartbeat
+interval and assignor settings do not apply. Rebalance callbacks are then incremental, and their
+events carry "ts", the system-wide monotonic clock, so that callbacks of different processes can
+be put in one order.
 
 Events, one JSON object per line on stdout:
   {"event": "ready"}                                   the consumer is created and subscribed
@@ -388,25 +394,38 @@ def run_confluent(args: argparse.Namespace) -> None:
         "bootstrap.servers": args.bootstrap,
         "client.id": args.client_id,
         "group.id": args.group,
-        "session.timeout.ms": args.session_timeout_ms,
-        "heartbeat.interval.ms": args.heartbeat_interval_ms,
-        # sent as JoinGroup's RebalanceTimeoutMs; librdkafka wants it >= session.timeout.ms
+        # sent as JoinGroup's (or ConsumerGroupHeartbeat's) RebalanceTimeoutMs; librdkafka wants
+        # it >= session.timeout.ms
         "max.poll.interval.ms": max(args.rebalance_timeout_ms, args.session_timeout_ms),
         "enable.auto.commit": False,
         "auto.offset.reset": "earliest",
-        "partition.assignment.strategy": args.assignor,
         "debug": "cgrp",
         "logger": rdkafka_log,
         "error_cb": lambda err: emit("error", error=err.name(), code=err.code(), message=err.str()),
     }
+    kip848 = args.group_protocol == "consumer"
+    if kip848:
+        # KIP-848: the broker decides timeouts and assignment (librdkafka refuses the classic knobs).
+        conf["group.protocol"] = "consumer"
+        if args.remote_assignor is not None:
+            conf["group.remote.assignor"] = args.remote_assignor
+    else:
+        conf.update({
+            "session.timeout.ms": args.session_timeout_ms,
+            "heartbeat.interval.ms": args.heartbeat_interval_ms,
+            "partition.assignment.strategy": args.assignor,
+        })  # fmt: skip
     if args.instance_id is not None:
         conf["group.instance.id"] = args.instance_id
     consumer = Consumer(conf)
-    cooperative = args.assignor == "cooperative-sticky"
+    cooperative = kip848 or args.assignor == "cooperative-sticky"
     assignment: set[int] = set()
 
     def membership() -> dict[str, Any]:
-        return {"member_id": consumer.memberid(), "generation": None}
+        fields: dict[str, Any] = {"member_id": consumer.memberid(), "generation": None}
+        if kip848:
+            fields["ts"] = time.monotonic()
+        return fields
 
     def on_assign(c: Any, partitions: list[Any]) -> None:
         added = {tp.partition for tp in partitions}
@@ -497,6 +516,8 @@ def main() -> None:
     parser.add_argument("--session-timeout-ms", type=int, default=6000)
     parser.add_argument("--heartbeat-interval-ms", type=int, default=200)
     parser.add_argument("--rebalance-timeout-ms", type=int, default=10000)
+    parser.add_argument("--group-protocol", choices=("classic", "consumer"), default="classic")
+    parser.add_argument("--remote-assignor")
     args = parser.parse_args()
     # The client's own log goes to stderr (the tests show its tail when something goes wrong).
     logging.basicConfig(

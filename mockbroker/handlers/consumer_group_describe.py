@@ -1,0 +1,39 @@
+"""ConsumerGroupDescribe (key 69), v0-1: KIP-848 consumer groups, their epochs, members, current
+and target assignments.
+
+v0 (KIP-848): flexible. v1: MemberType per member (1: consumer protocol; classic members inside a
+consumer group would be 0, and are not served here).
+
+Each group is answered on its own (kafka-group-semantics §10.5): "" is INVALID_GROUP_ID; a group
+this broker does not coordinate is NOT_COORDINATOR; an unknown group, or a classic one, is
+GROUP_ID_NOT_FOUND (the Java admin then falls back to DescribeGroups). AuthorizedOperations stays
+at INT32_MIN: there is no authorizer.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mockbroker.handlers._coordinator import is_group_coordinator
+from protocol.errors import ErrorCode
+from protocol.messages.consumer_group_describe import (
+    ConsumerGroupDescribeRequest,
+    ConsumerGroupDescribeResponse,
+    DescribedGroup,
+)
+
+if TYPE_CHECKING:
+    from mockbroker.dispatch import RequestContext
+
+API_KEY = 69
+VERSIONS = (0, 1)
+
+
+def describe(ctx: RequestContext, group_id: str) -> DescribedGroup:
+    if group_id and not is_group_coordinator(ctx, group_id):
+        return DescribedGroup(error_code=ErrorCode.NOT_COORDINATOR, group_id=group_id)
+    return ctx.cluster.groups.consumer.consumer_group_describe(group_id)
+
+
+async def handle(ctx: RequestContext, req: ConsumerGroupDescribeRequest) -> ConsumerGroupDescribeResponse:
+    return ConsumerGroupDescribeResponse(groups=[describe(ctx, group_id) for group_id in req.group_ids])

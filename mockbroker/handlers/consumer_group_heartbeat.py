@@ -1,0 +1,44 @@
+"""ConsumerGroupHeartbeat (key 68), v0-1: a KIP-848 consumer-group member joins, heartbeats,
+reconciles and leaves, the broker computing every assignment.
+
+v0 (KIP-848): flexible; an empty MemberId on join gets a coordinator-generated one.
+v1 (KIP-1082, KIP-848 regexes): SubscribedTopicRegex; the client must generate its MemberId.
+
+As GroupCoordinatorService.consumerGroupHeartbeat (kafka-group-semantics §10.1): the request checks
+(INVALID_REQUEST, UNSUPPORTED_ASSIGNOR, INVALID_REGULAR_EXPRESSION) come before NOT_COORDINATOR;
+the rest is the coordinator's (mockbroker.groups.consumer_coordinator). Kafka 3.9 serves v0 only
+(the 3.9 profile caps it).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mockbroker.handlers._coordinator import is_group_coordinator
+from protocol.errors import ErrorCode
+from protocol.messages.consumer_group_heartbeat import (
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+)
+
+if TYPE_CHECKING:
+    from mockbroker.dispatch import RequestContext
+
+API_KEY = 68
+VERSIONS = (0, 1)
+
+
+async def handle(ctx: RequestContext, req: ConsumerGroupHeartbeatRequest) -> ConsumerGroupHeartbeatResponse:
+    consumer = ctx.cluster.groups.consumer
+    error = consumer.check_heartbeat_request(req, ctx.api_version)
+    if error is not None:
+        return ConsumerGroupHeartbeatResponse(error_code=error.code, error_message=error.message)
+    if not is_group_coordinator(ctx, req.group_id):
+        return ConsumerGroupHeartbeatResponse(error_code=ErrorCode.NOT_COORDINATOR)
+    return consumer.consumer_group_heartbeat(
+        ctx.now_ms,
+        req,
+        api_version=ctx.api_version,
+        client_id=ctx.client_id,
+        client_host=f"/{ctx.client_host}",  # InetAddress.toString(), as ConsumerGroupDescribe shows it
+    )
