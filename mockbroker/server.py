@@ -52,6 +52,17 @@ class BrokerServer:
             await self._server.wait_closed()
             self._server = None
 
+    async def close_connections(self) -> int:
+        """Drop every open connection, leaving the listener open (control.disconnect_all);
+        returns how many were dropped."""
+        tasks = list(self._connections)
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        return len(tasks)
+
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None
