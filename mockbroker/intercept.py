@@ -356,9 +356,13 @@ class RequestHooks:
             if not interceptor.keep:
                 self.remove(interceptor)
             interceptor.calls += 1
-            action = interceptor.fn(seen)
-            if inspect.isawaitable(action):
-                action = await action
+            try:
+                action = interceptor.fn(seen)
+                if inspect.isawaitable(action):
+                    action = await action
+            except Exception as exc:  # the test's interceptor failed: surface it like a broker bug
+                self.cluster.record_internal_error(exc)
+                raise CloseConnection(f"interceptor {interceptor.name!r} raised {exc!r}") from exc
             if action is None:
                 continue
             if isinstance(action, Delay):
