@@ -51,10 +51,12 @@ class Partition:
     leader_id: int
     replica_ids: list[int]
     log: PartitionLog
+    # Replicas on brokers taken down (control.broker_down): out of the ISR, offline in Metadata.
+    offline_replica_ids: list[int] = field(default_factory=list)
 
     @property
     def isr_ids(self) -> list[int]:
-        return list(self.replica_ids)
+        return [r for r in self.replica_ids if r not in self.offline_replica_ids]
 
 
 @dataclass(slots=True)
@@ -161,6 +163,13 @@ class MockCluster:
         )
         self._servers: dict[int, Any] = {}
         self._topic_counter = 0
+        # The test-fixture control model (mockbroker/control.py): dispatch takes its slow path
+        # (interceptors, request log) only while ``intercepting`` is true.
+        self.intercepting = False
+        self._control: Any = None
+        # Brokers taken down (listener closed, left out of Metadata) and coordinators moved by hand.
+        self.down_brokers: set[int] = set()
+        self.coordinator_moves: dict[str, int] = {}
 
     # -- lifecycle --------------------------------------------------------------------------------
 
@@ -189,6 +198,15 @@ class MockCluster:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
+
+    @property
+    def control(self) -> Any:
+        """The control and introspection API (mockbroker.control.Control), made on first use."""
+        if self._control is None:
+            from mockbroker.control import Control
+
+            self._control = Control(self)
+        return self._control
 
     @property
     def bootstrap_servers(self) -> str:
@@ -307,15 +325,25 @@ class MockCluster:
         return kafka_abs(java_string_hash(key)) % self.config.offsets_topic_num_partitions
 
     def coordinator_for(self, key: str) -> BrokerNode:
-        """The group coordinator: the broker leading the group's partition of __consumer_offsets."""
+        """The group coordinator: the broker leading the group's partition of __consumer_offsets
+        (or where control.move_coordinator put it)."""
+        moved = self.coordinator_moves.get(key)
+        if moved is not None and moved not in self.down_brokers:
+            return self.brokers[moved]
         return self.internal_partition_leader(self.coordinator_partition(key))
 
     def internal_partition_leader(self, partition: int) -> BrokerNode:
         """The broker leading ``partition`` of an internal topic (__consumer_offsets,
         __transaction_state, __share_group_state): their partitions are spread over the brokers
         in node order, so partition p is led by broker p mod N. Every coordinator lookup goes
-        through here, so FindCoordinator and the coordinators can never disagree."""
+        through here, so FindCoordinator and the coordinators can never disagree. A broker that
+        is down leads nothing: its partitions fail over to the next live broker in node order
+        (the others' stay where they are, as after a Kafka leader election)."""
         ids = list(self.brokers)
+        for step in range(len(ids)):
+            node_id = ids[(partition + step) % len(ids)]
+            if node_id not in self.down_brokers:
+                return self.brokers[node_id]
         return self.brokers[ids[partition % len(ids)]]
 
 

@@ -102,13 +102,16 @@ async def dispatch(
         raise CloseConnection(f"{handler.name} v{version} is not served")
 
     ctx = RequestContext(cluster, broker, header, version, cluster.clock.now_ms(), client[0], client[1])
-    try:
-        response: Any = await handler.handle(ctx, request)
-    except CloseConnection:
-        raise
-    except Exception as exc:  # a broker bug: fail loudly, hurt only this connection
-        cluster.record_internal_error(exc)
-        raise CloseConnection(f"internal error in {handler.name}") from exc
+    if cluster.intercepting:  # interceptors or the request log (mockbroker/intercept.py)
+        response: Any = await cluster.control.hooks.handle(ctx, handler, request)
+    else:  # call_handler inlined: the common path pays for no extra coroutine
+        try:
+            response = await handler.handle(ctx, request)
+        except CloseConnection:
+            raise
+        except Exception as exc:  # a broker bug: fail loudly, hurt only this connection
+            cluster.record_internal_error(exc)
+            raise CloseConnection(f"internal error in {handler.name}") from exc
     if response is None:
         return None
     try:
@@ -116,3 +119,15 @@ async def dispatch(
     except Exception as exc:
         cluster.record_internal_error(exc)
         raise CloseConnection(f"internal error encoding {handler.name}") from exc
+
+
+async def call_handler(ctx: RequestContext, handler: Handler, request: Any) -> Any:
+    """Run the handler; any exception but CloseConnection is a broker bug: recorded (the pytest
+    fixture fails the test), and the connection closed so the client does not hang."""
+    try:
+        return await handler.handle(ctx, request)
+    except CloseConnection:
+        raise
+    except Exception as exc:  # a broker bug: fail loudly, hurt only this connection
+        ctx.cluster.record_internal_error(exc)
+        raise CloseConnection(f"internal error in {handler.name}") from exc

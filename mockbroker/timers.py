@@ -2,7 +2,9 @@
 re-armed or cancelled (a member's session timer is re-armed by every heartbeat).
 
 With a LoopClock one asyncio TimerHandle is kept for the earliest deadline. With a ManualClock
-nothing waits at all: due timers fire inside ``ManualClock.advance``.
+nothing waits at all: due timers fire inside ``ManualClock.advance``; one armed for a deadline
+that is already due (group.initial.rebalance.delay.ms = 0, say) fires at the next turn of the
+running event loop, as it would in real time, so real clients do not wait for an advance().
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ class Timers:
         self._seq = itertools.count()
         self._handle: asyncio.TimerHandle | None = None
         self._handle_at: int | None = None
+        self._due_soon = False
         if isinstance(clock, ManualClock):
             clock.drive(self)
 
@@ -73,6 +76,7 @@ class Timers:
 
     def _rearm(self) -> None:
         if self._clock.manual:
+            self._fire_soon_if_due()
             return
         while self._heap and self._heap[0][2] not in self._live:
             heapq.heappop(self._heap)
@@ -87,6 +91,21 @@ class Timers:
         delay = max(0, first - self._clock.now_ms()) / 1000
         self._handle = loop.call_later(delay, self._wake)
         self._handle_at = first
+
+    def _fire_soon_if_due(self) -> None:
+        first = self.next_deadline()
+        if self._due_soon or first is None or first > self._clock.now_ms():
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # a pure test without a loop: advance() fires it
+            return
+        self._due_soon = True
+        loop.call_soon(self._fire_due_now)
+
+    def _fire_due_now(self) -> None:
+        self._due_soon = False
+        self.fire_due()
 
     def _wake(self) -> None:
         self._handle = None

@@ -47,6 +47,7 @@ async def handle(ctx: RequestContext, req: DescribeClusterRequest) -> DescribeCl
     brokers = [
         DescribeClusterBroker(broker_id=n.node_id, host=n.advertised_host, port=n.advertised_port, rack=n.rack, is_fenced=False)
         for n in cluster.brokers.values()
+        if n.node_id not in cluster.down_brokers  # a stopped broker leaves the cluster's metadata
     ]
     return DescribeClusterResponse(
         throttle_time_ms=0,

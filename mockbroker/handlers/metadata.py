@@ -37,6 +37,7 @@ TOPIC_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
 # Cluster: CREATE 5, ALTER 7, DESCRIBE 8, CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12.
 CLUSTER_OPERATIONS = sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12))
 NOT_REQUESTED = -2147483648
+NO_LEADER = -1
 
 
 def topic_entry(topic: Topic, include_ops: bool) -> MetadataResponseTopic:
@@ -47,13 +48,14 @@ def topic_entry(topic: Topic, include_ops: bool) -> MetadataResponseTopic:
         is_internal=topic.is_internal,
         partitions=[
             MetadataResponsePartition(
-                error_code=ErrorCode.NONE,
+                # No live replica (every one on a broker that is down): leader -1, as Kafka answers.
+                error_code=ErrorCode.LEADER_NOT_AVAILABLE if p.leader_id == NO_LEADER else ErrorCode.NONE,
                 partition_index=p.index,
                 leader_id=p.leader_id,
                 leader_epoch=p.log.leader_epoch,
                 replica_nodes=list(p.replica_ids),
                 isr_nodes=p.isr_ids,
-                offline_replicas=[],
+                offline_replicas=list(p.offline_replica_ids),
             )
             for p in topic.partitions
         ],
@@ -98,6 +100,7 @@ async def handle(ctx: RequestContext, req: MetadataRequest) -> MetadataResponse:
     brokers = [
         MetadataResponseBroker(node_id=n.node_id, host=n.advertised_host, port=n.advertised_port, rack=n.rack)
         for n in cluster.brokers.values()
+        if n.node_id not in cluster.down_brokers  # a stopped broker leaves the cluster's metadata
     ]
     return MetadataResponse(
         brokers=brokers,

@@ -1,0 +1,828 @@
+"""The control and introspection API: one model, many front ends (docs/control.md).
+
+``cluster.control`` is a ``Control``: async methods that run on the cluster's own event loop and
+are the only way the pytest fixture (mockbroker.testing's sync and async facades), the HTTP admin
+API and the CLI change or read a running cluster. Faults are built on the one request hook
+(``intercept``, mockbroker/intercept.py) or change the cluster's model directly (brokers down,
+leaders and coordinators moved), always recording a ``control.*`` event with a reason.
+
+Every method is ``async`` even where it does not wait, so front ends treat them alike; none of
+them may be called from another thread (the facades in mockbroker.testing hop onto the loop).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from mockbroker.events import Event
+from mockbroker.faults import ErrorQueues
+from mockbroker.intercept import (
+    CLOSE,
+    DROP,
+    Delay,
+    Intercepted,
+    InterceptFn,
+    Interceptor,
+    RequestHooks,
+    RequestRecord,
+    api_key_of,
+)
+from protocol.consumer_protocol import decode_assignment, decode_subscription
+from protocol.errors import DecodeError, ErrorCode
+from protocol.records import Compression, SimpleRecord, build_batch, decode_batch
+from protocol.registry import APIS
+
+if TYPE_CHECKING:
+    from mockbroker.cluster import MockCluster, Partition, Topic
+    from mockbroker.groups import ClassicGroup, ClassicGroupMember
+
+T = TypeVar("T")
+
+DEFAULT_WAIT_S = 30.0
+CONTROL_CLIENT_ID = "mockbroker-control"
+NO_LEADER = -1
+# Produce is appended as a v11 request would be (zstd allowed from v7, KIP-110).
+_PRODUCE_VERSION = 11
+
+
+class ControlError(Exception):
+    """A control call that cannot be done as asked (unknown group, broker, topic ...)."""
+
+
+class WaitTimeout(ControlError, TimeoutError):
+    """A wait_for_* helper gave up; the message says what it waited for and what it last saw."""
+
+
+class ProduceError(ControlError):
+    def __init__(self, code: ErrorCode, message: str | None) -> None:
+        super().__init__(f"{code.name}: {message or 'the append was refused'}")
+        self.code = code
+
+
+# -- snapshots (plain data, safe to hand to another thread) ----------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class MemberSnapshot:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    session_timeout_ms: int
+    rebalance_timeout_ms: int
+    protocols: tuple[str, ...]  # the member's protocol names, in its order of preference
+    # The consumer protocol, decoded (None when the group is not a "consumer" group or undecodable):
+    subscription: tuple[str, ...] | None  # subscribed topics
+    owned_partitions: dict[str, tuple[int, ...]] | None  # what the member said it owns (v1+)
+    assignment: dict[str, tuple[int, ...]] | None  # what the leader assigned it, by topic
+    raw_assignment: bytes = field(repr=False, default=b"")
+    awaiting_join: bool = False
+    awaiting_sync: bool = False
+
+    def partitions(self, topic: str) -> tuple[int, ...]:
+        """The partitions of ``topic`` in this member's assignment (empty when none)."""
+        return (self.assignment or {}).get(topic, ())
+
+
+@dataclass(frozen=True, slots=True)
+class GroupSnapshot:
+    group_id: str
+    state: str  # Kafka's names: Empty, PreparingRebalance, CompletingRebalance, Stable, Dead
+    generation_id: int
+    protocol_type: str | None
+    protocol_name: str | None
+    leader_id: str | None
+    members: tuple[MemberSnapshot, ...]
+
+    def member(self, *, client_id: str | None = None, instance_id: str | None = None, member_id: str | None = None) -> MemberSnapshot:
+        """The one member matching; ControlError when none or several match."""
+        found = [
+            m for m in self.members
+            if (client_id is None or m.client_id == client_id)
+            and (instance_id is None or m.group_instance_id == instance_id)
+            and (member_id is None or m.member_id == member_id)
+        ]  # fmt: skip
+        if len(found) != 1:
+            raise ControlError(f"{len(found)} members of {self.group_id} match; members: {[m.client_id for m in self.members]}")
+        return found[0]
+
+    def assignment(self, topic: str) -> dict[str, tuple[int, ...]]:
+        """member id -> its partitions of ``topic``."""
+        return {m.member_id: m.partitions(topic) for m in self.members}
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        for m in out["members"]:
+            m.pop("raw_assignment", None)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionSnapshot:
+    index: int
+    leader_id: int  # -1: no live replica
+    leader_epoch: int
+    replica_ids: tuple[int, ...]
+    isr_ids: tuple[int, ...]
+    log_start_offset: int
+    log_end_offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class TopicSnapshot:
+    name: str
+    topic_id: str
+    is_internal: bool
+    replication_factor: int
+    configs: dict[str, str]
+    partitions: tuple[PartitionSnapshot, ...]
+
+    def leaders(self) -> dict[int, int]:
+        return {p.index: p.leader_id for p in self.partitions}
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumedRecord:
+    """A record read back from a partition's log, decoded."""
+
+    topic: str
+    partition: int
+    offset: int
+    timestamp: int
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[tuple[str, bytes | None], ...] = ()
+    leader_epoch: int = -1
+    compression: str = "none"
+
+
+RecordLike = bytes | str | None | tuple[Any, Any] | Mapping[str, Any] | SimpleRecord
+
+
+# -- the control object ---------------------------------------------------------------------------
+
+
+class Control:
+    """Everything a test (or the HTTP API, or the CLI) may do to a running cluster."""
+
+    def __init__(self, cluster: MockCluster) -> None:
+        self.cluster = cluster
+        self.hooks = RequestHooks(cluster)
+        self.errors = ErrorQueues(cluster)
+        self._original_caps = dict(cluster.version_caps)
+        self._round_robin = itertools.count()
+
+    # -- time -------------------------------------------------------------------------------------
+
+    async def now_ms(self) -> int:
+        return self.cluster.clock.now_ms()
+
+    async def advance(self, ms: int) -> int:
+        """Move a ManualClock forward by ``ms``, firing every timer that falls due (session
+        expiry, rebalance and join timeouts, retention, fetch long-polls) at its own deadline.
+        Returns the new time. TypeError for a cluster on real time."""
+        advance = getattr(self.cluster.clock, "advance", None)
+        if not self.cluster.clock.manual or advance is None:
+            raise TypeError("advance() needs a cluster built with clock=ManualClock()")
+        result: int = advance(ms)
+        return result
+
+    # -- the hook ---------------------------------------------------------------------------------
+
+    async def intercept(self, api: int | str | None, fn: InterceptFn, broker: int | None = None, keep: bool = False) -> Interceptor:
+        """Show ``fn`` the next request of ``api`` (every API for None) on ``broker`` (any for
+        None), or every one with ``keep=True``; see mockbroker/intercept.py for what it may answer."""
+        return self.hooks.add(None if api is None else api_key_of(api), fn, broker, keep)
+
+    async def clear_faults(self) -> None:
+        """Remove every interceptor and pushed error, and restore the configured API versions."""
+        self.errors.clear()
+        self.hooks.clear()
+        await self.reset_api_versions()
+
+    async def enable_request_log(self, enabled: bool = True) -> None:
+        self.hooks.enable_log(enabled)
+
+    async def requests(
+        self,
+        api: int | str | None = None,
+        *,
+        broker: int | None = None,
+        client_id: str | None = None,
+        error: int | str | None = None,
+        outcome: str | None = None,
+        since_seq: int = 0,
+    ) -> list[RequestRecord]:
+        """The request log (enable_request_log; the pytest fixture turns it on), filtered."""
+        return self.hooks.log.filter(api, broker=broker, client_id=client_id, error=error, outcome=outcome, since_seq=since_seq)
+
+    async def events(self, type: str | None = None, group_id: str | None = None, since_seq: int = 0) -> list[Event]:
+        """The event log (docs/events.md): ``type`` exact, or a prefix ending in "." ("member.")."""
+        return self.cluster.events.filter(type=type, group_id=group_id, since_seq=since_seq)
+
+    async def last_event_seq(self) -> int:
+        events = list(self.cluster.events)
+        return events[-1].seq if events else 0
+
+    # -- faults on the hook ---------------------------------------------------------------------------
+
+    async def push_errors(
+        self, api: int | str, *errors: int | str | ErrorCode, broker: int | None = None,
+        topic: str | None = None, partition: int | None = None,
+    ) -> None:  # fmt: skip
+        """The next len(errors) requests of ``api`` fail with these codes, one each, in order:
+        cluster level, or ``broker=`` level, or ``topic=``/``partition=`` level (that partition's
+        entry only). Precedence and placement: mockbroker/faults.py."""
+        if not errors:
+            raise ValueError("push_errors needs at least one error code")
+        self.errors.push(api, errors, broker=broker, topic=topic, partition=partition)
+
+    async def pending_errors(self) -> dict[str, list[str]]:
+        return self.errors.pending()
+
+    async def set_latency(self, ms: float, *, api: int | str | None = None, broker: int | None = None) -> Interceptor:
+        """Hold every request of ``api`` (all for None) on ``broker`` (all for None) ``ms``
+        wall-clock milliseconds before answering; ``remove()`` the result to stop."""
+        delay = Delay(ms)
+
+        def add_latency(_: Intercepted) -> Delay:
+            return delay
+
+        return self.hooks.add(None if api is None else api_key_of(api), add_latency, broker, keep=True, name=f"latency {ms} ms")
+
+    async def disconnect_next(self, api: int | str | None = None, *, broker: int | None = None, count: int = 1) -> list[Interceptor]:
+        """Close the connection of each of the next ``count`` matching requests, unanswered."""
+        return [self.hooks.add(None if api is None else api_key_of(api), lambda _: CLOSE, broker, keep=False, name="disconnect") for _ in range(count)]
+
+    async def drop_next(self, api: int | str | None = None, *, broker: int | None = None, count: int = 1) -> list[Interceptor]:
+        """Never answer the next ``count`` matching requests (the client's request times out)."""
+        return [self.hooks.add(None if api is None else api_key_of(api), lambda _: DROP, broker, keep=False, name="drop") for _ in range(count)]
+
+    async def disconnect_all(self, broker: int | None = None) -> int:
+        """Close every client connection (of one broker, or all); listeners stay open."""
+        total = 0
+        for node_id, server in list(self.cluster._servers.items()):
+            if broker is None or node_id == broker:
+                total += await server.close_connections()
+        return total
+
+    async def cap_api_version(self, api: int | str, max_version: int | None) -> None:
+        """Advertise and serve ``api`` only up to ``max_version`` from now on (None: back to the
+        configured cap). A cap below the lowest served version stops advertising the API.
+        Connections that negotiated more and send it get closed, as a downgraded broker would."""
+        key = api_key_of(api)
+        caps = self.cluster.version_caps
+        if max_version is None:
+            caps.pop(key, None)
+            if key in self._original_caps:
+                caps[key] = self._original_caps[key]
+        else:
+            caps[key] = max_version
+        self._record("control.api_version_capped", reason=f"{APIS[key].name} capped at {max_version}", api_key=key, max_version=max_version)
+
+    async def reset_api_versions(self) -> None:
+        caps = self.cluster.version_caps
+        if caps != self._original_caps:
+            caps.clear()
+            caps.update(self._original_caps)
+
+    # -- faults on the model ----------------------------------------------------------------------
+
+    async def broker_down(self, broker_id: int) -> dict[str, int]:
+        """Stop a broker: its listener closes (new connections refused) and its connections drop;
+        Metadata and DescribeCluster leave it out; each partition it led fails over to the first
+        live in-sync replica with a leader epoch bump (leader -1 and LEADER_NOT_AVAILABLE when
+        none is left); coordinators it hosted move to the next live broker; its fetch sessions
+        are gone. Returns {"topic-p": new leader} for every partition whose leader changed."""
+        cluster = self.cluster
+        self._broker(broker_id)
+        if broker_id in cluster.down_brokers:
+            raise ControlError(f"broker {broker_id} is already down")
+        if len(cluster.down_brokers) + 1 == len(cluster.brokers):
+            raise ControlError("cannot take down the last live broker")
+        cluster.down_brokers.add(broker_id)
+        server = cluster._servers.get(broker_id)
+        if server is not None:
+            await server.stop()
+        moved: dict[str, int] = {}
+        for topic, partition in cluster.iter_partitions():
+            if broker_id not in partition.replica_ids:
+                continue
+            partition.offline_replica_ids.append(broker_id)
+            if partition.leader_id == broker_id:
+                live = partition.isr_ids
+                self._set_leader(partition, live[0] if live else NO_LEADER)
+                moved[f"{topic.name}-{partition.index}"] = partition.leader_id
+        if cluster.controller_id == broker_id:
+            cluster.controller_id = next(i for i in cluster.brokers if i not in cluster.down_brokers)
+        from mockbroker.fetch_sessions import FetchSessionCache
+
+        cluster.fetch_sessions[broker_id] = FetchSessionCache()
+        self._record("control.broker_down", broker_id=broker_id, reason=f"broker {broker_id} taken down", leaders_moved=moved)
+        return moved
+
+    async def broker_up(self, broker_id: int) -> dict[str, int]:
+        """Start a stopped broker again on the same port: it rejoins Metadata, its replicas
+        rejoin the ISR, and it takes back the leadership of the partitions it is the preferred
+        (first) replica of, and of leaderless ones, with a leader epoch bump, as Kafka's
+        preferred-leader election does (without waiting for its 5-minute check)."""
+        cluster = self.cluster
+        self._broker(broker_id)
+        if broker_id not in cluster.down_brokers:
+            raise ControlError(f"broker {broker_id} is not down")
+        moved: dict[str, int] = {}
+        for topic, partition in cluster.iter_partitions():
+            if broker_id in partition.offline_replica_ids:
+                partition.offline_replica_ids.remove(broker_id)
+            if broker_id in partition.replica_ids and (
+                partition.leader_id == NO_LEADER or (partition.replica_ids[0] == broker_id and partition.leader_id != broker_id)
+            ):
+                self._set_leader(partition, broker_id)
+                moved[f"{topic.name}-{partition.index}"] = broker_id
+        cluster.down_brokers.discard(broker_id)
+        server = cluster._servers.get(broker_id)
+        if server is not None:
+            await server.start()
+        self._record("control.broker_up", broker_id=broker_id, reason=f"broker {broker_id} started again", leaders_moved=moved)
+        return moved
+
+    async def move_leader(self, topic: str, partition: int, broker_id: int | None = None) -> int:
+        """Make ``broker_id`` (default: the next in-sync replica) lead the partition, bumping
+        its leader epoch; returns the new epoch. Clients at the old leader get
+        NOT_LEADER_OR_FOLLOWER, and those sending the old epoch FENCED_LEADER_EPOCH (KIP-320).
+        A broker that holds no replica takes over the old leader's place in the replica list."""
+        p = self._partition(topic, partition)
+        if broker_id is None:
+            candidates = [r for r in p.isr_ids if r != p.leader_id]
+            if not candidates:
+                raise ControlError(f"{topic}-{partition} has no other in-sync replica to lead it; pass broker_id")
+            broker_id = candidates[0]
+        self._broker(broker_id)
+        if broker_id in self.cluster.down_brokers:
+            raise ControlError(f"broker {broker_id} is down")
+        if broker_id not in p.replica_ids:
+            at = p.replica_ids.index(p.leader_id) if p.leader_id in p.replica_ids else 0
+            p.replica_ids[at] = broker_id
+        old = p.leader_id
+        self._set_leader(p, broker_id)
+        self._record(
+            "control.leader_moved", broker_id=broker_id, reason=f"{topic}-{partition} leader moved from {old} to {broker_id}",
+            topic=topic, partition=partition, leader_epoch=p.log.leader_epoch, previous_leader=old,
+        )  # fmt: skip
+        return p.log.leader_epoch
+
+    async def move_coordinator(self, group_id: str, broker_id: int) -> int:
+        """Make ``broker_id`` the group's coordinator; returns the previous one. The group's state
+        stays (it lives in one coordinator for the whole cluster); requests to the old
+        coordinator get NOT_COORDINATOR, so clients look it up again (FindCoordinator)."""
+        self._broker(broker_id)
+        if broker_id in self.cluster.down_brokers:
+            raise ControlError(f"broker {broker_id} is down")
+        previous = self.cluster.coordinator_for(group_id).node_id
+        self.cluster.coordinator_moves[group_id] = broker_id
+        self._record(
+            "control.coordinator_moved", broker_id=broker_id, group_id=group_id,
+            reason=f"coordinator of {group_id} moved from broker {previous} to {broker_id}", previous=previous,
+        )  # fmt: skip
+        return previous
+
+    async def expire_session(
+        self, group_id: str, member_id: str | None = None, *, instance_id: str | None = None, client_id: str | None = None
+    ) -> str:
+        """Expire one member's session now, as if its session timeout had passed without a
+        heartbeat (the group rebalances without it). Returns its member id. ControlError when
+        it is parked in JoinGroup/SyncGroup, where Kafka cannot expire it either."""
+        group = self._group(group_id)
+        member = self._member(group, member_id, instance_id, client_id)
+        if member.has_satisfied_heartbeat():
+            raise ControlError(f"member {member.member_id} is waiting in JoinGroup/SyncGroup; its session cannot expire now")
+        from mockbroker.groups import coordinator as gc
+
+        coordinator = self.cluster.groups
+        coordinator.timers.cancel(gc._heartbeat_key(group_id, member.member_id))
+        # The coordinator's own expiry path (session timer callback), so the events and the
+        # rebalance are exactly those of a real expiry.
+        coordinator._expire_classic_group_member_heartbeat(group_id, member.member_id, self.cluster.clock.now_ms())
+        return member.member_id
+
+    async def force_rebalance(self, group_id: str, reason: str = "forced by the test (control.force_rebalance)") -> str:
+        """Move a Stable or CompletingRebalance group to PreparingRebalance, as a new member or a
+        metadata change would: heartbeats answer REBALANCE_IN_PROGRESS and members rejoin.
+        Returns the new state."""
+        group = self._group(group_id)
+        state = group.state.value
+        if state not in ("Stable", "CompletingRebalance"):
+            raise ControlError(f"group {group_id} is {state}; only a Stable or CompletingRebalance group can be made to rebalance")
+        self.cluster.groups._prepare_rebalance(group, self.cluster.clock.now_ms(), reason)
+        return str(group.state.value)
+
+    # -- topics and records -----------------------------------------------------------------------
+
+    async def topics(self, include_internal: bool = False) -> dict[str, TopicSnapshot]:
+        return {name: _topic_snapshot(t) for name, t in self.cluster.topics.items() if include_internal or not t.is_internal}
+
+    async def topic(self, name: str) -> TopicSnapshot:
+        return _topic_snapshot(self._topic(name))
+
+    async def create_topic(
+        self, name: str, partitions: int = 1, replication_factor: int = 1, configs: Mapping[str, str] | None = None
+    ) -> TopicSnapshot:
+        """Create a topic (TopicError with Kafka's error code when refused)."""
+        return _topic_snapshot(self.cluster.create_topic(name, partitions, replication_factor, dict(configs or {})))
+
+    async def delete_topic(self, name: str) -> None:
+        self.cluster.delete_topic(name)
+
+    async def produce(
+        self,
+        topic: str,
+        records: Iterable[RecordLike],
+        *,
+        partition: int | None = None,
+        compression: str | Compression = "none",
+        timestamp_ms: int | None = None,
+    ) -> list[tuple[int, int]]:
+        """Append records as a producer would (one batch per partition, through the broker's own
+        append checks); returns (partition, offset) per record, in order. A record is a value
+        (bytes or str), a (key, value) pair, a dict with key/value/headers/timestamp/partition,
+        or a SimpleRecord. Without ``partition``: keyed records go where Kafka's default
+        partitioner puts them (murmur2 of the key), unkeyed ones round-robin."""
+        from mockbroker.log.replica_manager import append_records
+
+        t = self._topic(topic)
+        codec = compression if isinstance(compression, Compression) else _codec(compression)
+        now = self.cluster.clock.now_ms()
+        by_partition: dict[int, list[tuple[int, SimpleRecord]]] = {}
+        for position, item in enumerate(records):
+            rec, where = _to_record(item, timestamp_ms if timestamp_ms is not None else now)
+            index = partition if partition is not None else where
+            if index is None:
+                index = (
+                    _to_positive(murmur2(rec.key)) % len(t.partitions) if rec.key is not None
+                    else next(self._round_robin) % len(t.partitions)
+                )  # fmt: skip
+            if not 0 <= index < len(t.partitions):
+                raise ControlError(f"{topic} has no partition {index} (it has {len(t.partitions)})")
+            by_partition.setdefault(index, []).append((position, rec))
+        placed: dict[int, tuple[int, int]] = {}
+        for index, entries in by_partition.items():
+            p = t.partitions[index]
+            if p.leader_id == NO_LEADER:
+                raise ProduceError(ErrorCode.LEADER_NOT_AVAILABLE, f"{topic}-{index} has no live leader")
+            batch = build_batch([rec for _, rec in entries], compression=codec)
+            result = append_records(
+                self.cluster, self.cluster.brokers[p.leader_id], t, p, batch,
+                acks=-1, api_version=_PRODUCE_VERSION, client_id=CONTROL_CLIENT_ID, now_ms=now,
+            )  # fmt: skip
+            if result.error != ErrorCode.NONE:
+                raise ProduceError(ErrorCode(result.error), result.error_message)
+            for delta, (position, _) in enumerate(entries):
+                placed[position] = (index, result.base_offset + delta)
+        return [placed[i] for i in range(len(placed))]
+
+    async def read(
+        self, topic: str, partition: int = 0, offset: int = 0, max_records: int | None = None, *, include_control: bool = False
+    ) -> list[ConsumedRecord]:
+        """A partition's records from ``offset`` on, decoded (transaction markers left out
+        unless ``include_control``)."""
+        p = self._partition(topic, partition)
+        out: list[ConsumedRecord] = []
+        for stored in p.log.batches:
+            if stored.last_offset < offset or (stored.is_control and not include_control):
+                continue
+            header, decoded = decode_batch(bytes(stored.data))
+            codec = Compression(header.compression_type).name.lower()
+            for r in decoded:
+                if r.offset < offset:
+                    continue
+                out.append(
+                    ConsumedRecord(
+                        topic, partition, r.offset, r.timestamp, r.key, r.value,
+                        tuple(r.headers), header.partition_leader_epoch, codec,
+                    )
+                )  # fmt: skip
+                if max_records is not None and len(out) >= max_records:
+                    return out
+        return out
+
+    async def log_end_offsets(self, topic: str) -> dict[int, int]:
+        return {p.index: p.log.log_end_offset for p in self._topic(topic).partitions}
+
+    # -- groups -----------------------------------------------------------------------------------
+
+    async def groups(self) -> list[str]:
+        return list(self.cluster.groups.groups)
+
+    async def describe_group(self, group_id: str) -> GroupSnapshot | None:
+        """The coordinator's view of a group (None: no such group)."""
+        group = self.cluster.groups.groups.get(group_id)
+        return None if group is None else _group_snapshot(group)
+
+    async def committed_offsets(self, group_id: str, topic: str | None = None) -> dict[str, dict[int, int]]:
+        """{topic: {partition: committed offset}} of a group (only ``topic`` when given)."""
+        return self._committed(group_id, topic)
+
+    async def coordinator(self, group_id: str) -> int:
+        return self.cluster.coordinator_for(group_id).node_id
+
+    async def wait_for_group(
+        self,
+        group_id: str,
+        state: str | None = "Stable",
+        members: int | None = None,
+        *,
+        generation_at_least: int | None = None,
+        where: Callable[[GroupSnapshot], bool] | None = None,
+        timeout: float = DEFAULT_WAIT_S,
+    ) -> GroupSnapshot:
+        """Wait (wall clock, at most ``timeout`` seconds) until the group is in ``state`` with
+        exactly ``members`` members (any number for None), at ``generation_at_least`` and
+        ``where(snapshot)`` holds; return that snapshot. WaitTimeout says what it last saw."""
+
+        def check() -> GroupSnapshot | None:
+            snap = self.cluster.groups.groups.get(group_id)
+            if snap is None:
+                return None
+            view = _group_snapshot(snap)
+            if state is not None and view.state != state:
+                return None
+            if members is not None and len(view.members) != members:
+                return None
+            if generation_at_least is not None and view.generation_id < generation_at_least:
+                return None
+            if where is not None and not where(view):
+                return None
+            return view
+
+        wanted = f"group {group_id} {state or 'in any state'}" + (f" with {members} members" if members is not None else "")
+        return await self._wait(check, wanted, lambda: repr(self.cluster.groups.groups.get(group_id)), timeout)
+
+    async def wait_for_commit(
+        self, group_id: str, topic: str, partition: int | None = None, offset: int | None = None, *, timeout: float = DEFAULT_WAIT_S
+    ) -> dict[int, int]:
+        """Wait until the group has committed an offset for ``topic`` (for ``partition`` only,
+        when given; at least ``offset``, when given); return {partition: offset} for the topic."""
+
+        def check() -> dict[int, int] | None:
+            committed = self._committed(group_id, topic).get(topic, {})
+            if partition is not None:
+                got = committed.get(partition)
+                if got is None or (offset is not None and got < offset):
+                    return None
+                return committed
+            if not committed or (offset is not None and not all(o >= offset for o in committed.values())):
+                return None
+            return committed
+
+        where = f"-{partition}" if partition is not None else ""
+        wanted = f"group {group_id} to commit {topic}{where}" + (f" at offset >= {offset}" if offset is not None else "")
+        return await self._wait(check, wanted, lambda: repr(self._committed(group_id, topic)), timeout)
+
+    async def wait_for_event(
+        self, type: str, group_id: str | None = None, *, since_seq: int = 0, timeout: float = DEFAULT_WAIT_S
+    ) -> Event:
+        """Wait for the first event of ``type`` (a prefix ending in ".") after ``since_seq``."""
+
+        def check() -> Event | None:
+            found = self.cluster.events.filter(type=type, group_id=group_id, since_seq=since_seq)
+            return found[0] if found else None
+
+        return await self._wait(check, f"event {type}" + (f" of {group_id}" if group_id else ""), lambda: "", timeout)
+
+    async def wait_for_request(
+        self, api: int | str, *, since_seq: int = 0, error: int | str | None = None, broker: int | None = None,
+        client_id: str | None = None, timeout: float = DEFAULT_WAIT_S,
+    ) -> RequestRecord:  # fmt: skip
+        """Wait for an answered request of ``api`` in the request log (with ``error`` in its
+        response, when given) after ``since_seq``; polls, as requests are not events."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while True:
+            found = [
+                r for r in self.hooks.log.filter(api, broker=broker, client_id=client_id, error=error, since_seq=since_seq)
+                if r.outcome != "pending"
+            ]  # fmt: skip
+            if found:
+                return found[0]
+            if asyncio.get_running_loop().time() > deadline:
+                raise WaitTimeout(f"timed out after {timeout:.1f}s waiting for a {api} request" + (f" answered {error}" if error else ""))
+            await asyncio.sleep(0.005)
+
+    # -- helpers ----------------------------------------------------------------------------------
+
+    async def _wait(self, check: Callable[[], T | None], wanted: str, explain: Callable[[], str], timeout: float) -> T:
+        """Evaluate ``check`` now and after every event (once the change that recorded it is
+        complete: call_soon), until it returns something truthy or ``timeout`` passes."""
+        result = check()
+        if result:
+            return result
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+
+        def recheck() -> None:
+            if not future.done():
+                value = check()
+                if value:
+                    future.set_result(value)
+
+        def on_event(_: Event) -> None:
+            loop.call_soon(recheck)
+
+        unsubscribe = self.cluster.events.subscribe(on_event)
+        try:
+            return await asyncio.wait_for(future, timeout)
+        except TimeoutError:
+            raise WaitTimeout(f"timed out after {timeout:.1f}s waiting for {wanted}; last seen: {explain()}") from None
+        finally:
+            unsubscribe()
+
+    def _record(self, type: str, *, reason: str, broker_id: int | None = None, group_id: str | None = None, **details: Any) -> None:
+        self.cluster.events.record(type, broker_id=broker_id, group_id=group_id, reason=reason, **details)
+
+    def _broker(self, broker_id: int) -> None:
+        if broker_id not in self.cluster.brokers:
+            raise ControlError(f"no broker {broker_id}; brokers are {sorted(self.cluster.brokers)}")
+
+    def _topic(self, name: str) -> Topic:
+        t = self.cluster.topics.get(name)
+        if t is None:
+            raise ControlError(f"no topic {name!r}; topics are {sorted(self.cluster.topics)}")
+        return t
+
+    def _partition(self, topic: str, index: int) -> Partition:
+        t = self._topic(topic)
+        if not 0 <= index < len(t.partitions):
+            raise ControlError(f"{topic} has no partition {index} (it has {len(t.partitions)})")
+        return t.partitions[index]
+
+    def _group(self, group_id: str) -> ClassicGroup:
+        group = self.cluster.groups.groups.get(group_id)
+        if group is None:
+            raise ControlError(f"no group {group_id!r}; groups are {sorted(self.cluster.groups.groups)}")
+        return group
+
+    def _member(self, group: ClassicGroup, member_id: str | None, instance_id: str | None, client_id: str | None) -> ClassicGroupMember:
+        found = [
+            m for m in group.members.values()
+            if (member_id is None or m.member_id == member_id)
+            and (instance_id is None or m.group_instance_id == instance_id)
+            and (client_id is None or m.client_id == client_id)
+        ]  # fmt: skip
+        if len(found) != 1:
+            raise ControlError(
+                f"{len(found)} members of {group.group_id} match member_id={member_id} instance_id={instance_id} "
+                f"client_id={client_id}; members: {[(m.member_id, m.client_id) for m in group.members.values()]}"
+            )
+        return found[0]
+
+    def _set_leader(self, p: Partition, leader_id: int) -> None:
+        p.leader_id = leader_id
+        p.log.leader_epoch += 1
+        p.log.notify_listeners()  # parked Fetches answer at once (NOT_LEADER_OR_FOLLOWER)
+
+    def _committed(self, group_id: str, topic: str | None) -> dict[str, dict[int, int]]:
+        stored = self.cluster.groups.offsets.group_offsets(group_id)
+        return {
+            t: {p: o.committed_offset for p, o in parts.items()}
+            for t, parts in stored.items()
+            if topic is None or t == topic
+        }
+
+
+# -- shaping ---------------------------------------------------------------------------------------
+
+
+def _topic_snapshot(t: Topic) -> TopicSnapshot:
+    return TopicSnapshot(
+        name=t.name,
+        topic_id=str(t.topic_id),
+        is_internal=t.is_internal,
+        replication_factor=t.replication_factor,
+        configs=dict(t.configs),
+        partitions=tuple(
+            PartitionSnapshot(
+                p.index, p.leader_id, p.log.leader_epoch, tuple(p.replica_ids), tuple(p.isr_ids),
+                p.log.log_start_offset, p.log.log_end_offset,
+            )
+            for p in t.partitions
+        ),
+    )  # fmt: skip
+
+
+def _group_snapshot(group: ClassicGroup) -> GroupSnapshot:
+    return GroupSnapshot(
+        group_id=group.group_id,
+        state=group.state.value,
+        generation_id=group.generation_id,
+        protocol_type=group.protocol_type,
+        protocol_name=group.protocol_name,
+        leader_id=group.leader_id,
+        members=tuple(_member_snapshot(group, m) for m in group.members.values()),
+    )
+
+
+def _member_snapshot(group: ClassicGroup, m: ClassicGroupMember) -> MemberSnapshot:
+    subscription: tuple[str, ...] | None = None
+    owned: dict[str, tuple[int, ...]] | None = None
+    assignment: dict[str, tuple[int, ...]] | None = None
+    if m.protocol_type == "consumer" and m.supported_protocols:
+        names = [name for name, _ in m.supported_protocols]
+        metadata = m.supported_protocols[names.index(group.protocol_name)][1] if group.protocol_name in names else m.supported_protocols[0][1]
+        try:
+            _, sub = decode_subscription(metadata)
+            subscription = tuple(sub.topics)
+            owned = {tp.topic: tuple(tp.partitions) for tp in sub.owned_partitions}
+        except DecodeError:
+            pass
+        if m.assignment:
+            try:
+                _, assigned = decode_assignment(bytes(m.assignment))
+                assignment = {tp.topic: tuple(tp.partitions) for tp in assigned.assigned_partitions}
+            except DecodeError:
+                pass
+        else:
+            assignment = {}
+    return MemberSnapshot(
+        member_id=m.member_id,
+        group_instance_id=m.group_instance_id,
+        client_id=m.client_id,
+        client_host=m.client_host,
+        session_timeout_ms=m.session_timeout_ms,
+        rebalance_timeout_ms=m.rebalance_timeout_ms,
+        protocols=tuple(name for name, _ in m.supported_protocols),
+        subscription=subscription,
+        owned_partitions=owned,
+        assignment=assignment,
+        raw_assignment=bytes(m.assignment),
+        awaiting_join=m.is_awaiting_join,
+        awaiting_sync=m.is_awaiting_sync,
+    )
+
+
+def _codec(name: str) -> Compression:
+    try:
+        return Compression[name.upper()]
+    except KeyError:
+        raise ValueError(f"unknown compression {name!r}; use none, gzip, snappy, lz4 or zstd") from None
+
+
+def _bytes(value: Any) -> bytes | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value.encode()
+    return bytes(value)
+
+
+def _to_record(item: RecordLike, default_ts: int) -> tuple[SimpleRecord, int | None]:
+    """(record, partition named by the item or None)."""
+    if isinstance(item, SimpleRecord):
+        ts = item.timestamp if item.timestamp is not None else default_ts
+        return SimpleRecord(item.key, item.value, item.headers, ts), None
+    if isinstance(item, Mapping):
+        headers: Sequence[tuple[str, Any]] = item.get("headers") or ()
+        if isinstance(headers, Mapping):
+            headers = list(headers.items())
+        return SimpleRecord(
+            _bytes(item.get("key")),
+            _bytes(item.get("value")),
+            [(str(k), _bytes(v)) for k, v in headers],
+            item.get("timestamp", default_ts),
+        ), item.get("partition")  # fmt: skip
+    if isinstance(item, tuple):
+        key, value = item
+        return SimpleRecord(_bytes(key), _bytes(value), (), default_ts), None
+    return SimpleRecord(None, _bytes(item), (), default_ts), None
+
+
+def murmur2(data: bytes) -> int:
+    """Kafka's Utils.murmur2 (the default partitioner's hash), as an unsigned 32-bit int."""
+    m, seed = 0x5BD1E995, 0x9747B28C
+    length = len(data)
+    h = (seed ^ length) & 0xFFFFFFFF
+    whole = length - length % 4
+    for i in range(0, whole, 4):
+        k = data[i] | data[i + 1] << 8 | data[i + 2] << 16 | data[i + 3] << 24
+        k = (k * m) & 0xFFFFFFFF
+        k ^= k >> 24
+        k = (k * m) & 0xFFFFFFFF
+        h = ((h * m) & 0xFFFFFFFF) ^ k
+    tail = length % 4
+    if tail == 3:
+        h ^= data[whole + 2] << 16
+    if tail >= 2:
+        h ^= data[whole + 1] << 8
+    if tail >= 1:
+        h ^= data[whole]
+        h = (h * m) & 0xFFFFFFFF
+    h ^= h >> 13
+    h = (h * m) & 0xFFFFFFFF
+    h ^= h >> 15
+    return h
+
+
+def _to_positive(n: int) -> int:  # Utils.toPositive
+    return n & 0x7FFFFFFF
