@@ -486,3 +486,12 @@ def test_a_leaving_classic_member_does_not_downgrade() -> None:
     ids = _upgraded(h)
     h.leave("g", ids[0])
     assert "g" in h.consumer.groups and set(h.cgroup().members) == {"a", ids[1]}
+
+
+def test_migration_policy_through_the_settings_machinery() -> None:
+    from mockbroker.cli import parse_serve
+    from mockbroker.settings import SettingsError
+
+    assert parse_serve(["--set", "group.consumer.migration.policy=upgrade"], {}).cluster.group_consumer_migration_policy == "upgrade"
+    with pytest.raises(SettingsError, match="must be one of disabled, upgrade, downgrade, bidirectional"):
+        parse_serve(["--set", "group.consumer.migration.policy=sideways"], {})
