@@ -321,23 +321,8 @@ class ConsumerGroupCoordinator:
         # 1. Update the member; bump the group epoch (once) when its subscription or the
         # subscribed topics' metadata changed.
         changes = self._update_member(member, request, client_id, client_host)
-        if changes:
-            self._record(
-                "consumer_group.member_updated", group, now_ms, member_id=member.member_id,
-                reason=f"member {member.member_id} changed its {', '.join(changes)}", changes=changes,
-                subscribed_topic_names=list(member.subscribed_topic_names),
-                subscribed_topic_regex=member.subscribed_topic_regex, server_assignor=member.server_assignor_name,
-            )  # fmt: skip
-        if joining:
-            changes.insert(0, "membership")  # a new member always needs a new target (§10.4)
-        if self._maybe_update_subscription_metadata(group, now_ms):
-            changes.append("subscribed topics' metadata")
-        if changes:
-            self._bump_group_epoch(group, now_ms, f"member {member.member_id}: {', '.join(changes)} changed")
-
         # 2. A new target assignment when the group epoch is ahead of it.
-        if group.group_epoch > group.assignment_epoch:
-            self._update_target_assignment(group, now_ms)
+        self._apply_member_changes(group, member, changes, joining, now_ms, "member")
 
         # 3. Reconcile this member towards its target.
         self._maybe_reconcile(group, member, owned, now_ms)
@@ -364,6 +349,28 @@ class ConsumerGroupCoordinator:
                 ]
             )
         return response
+
+    def _apply_member_changes(
+        self, group: ConsumerGroup, member: ConsumerGroupMember, changes: list[str], joining: bool, now_ms: int, who: str
+    ) -> None:
+        """Steps 1-2 of a heartbeat or a classic JoinGroup: record the member's changes, bump the
+        group epoch (once) when its subscription, its membership or the subscribed topics'
+        metadata changed, and compute a new target when the group epoch is ahead of it."""
+        if changes:
+            self._record(
+                "consumer_group.member_updated", group, now_ms, member_id=member.member_id,
+                reason=f"{who} {member.member_id} changed its {', '.join(changes)}", changes=list(changes),
+                subscribed_topic_names=list(member.subscribed_topic_names),
+                subscribed_topic_regex=member.subscribed_topic_regex, server_assignor=member.server_assignor_name,
+            )  # fmt: skip
+        if joining:
+            changes.insert(0, "membership")  # a new member always needs a new target (§10.4)
+        if self._maybe_update_subscription_metadata(group, now_ms):
+            changes.append("subscribed topics' metadata")
+        if changes:
+            self._bump_group_epoch(group, now_ms, f"{who} {member.member_id}: {', '.join(changes)} changed")
+        if group.group_epoch > group.assignment_epoch:
+            self._update_target_assignment(group, now_ms)
 
     def _get_or_maybe_create_consumer_group(
         self, group_id: str, create_if_not_exists: bool, now_ms: int, member_id: str = "", instance_id: str | None = None

@@ -201,24 +201,9 @@ class MixedGroups:
         # 1. Update the member from its JoinGroup; bump the group epoch when its subscription, or
         # the subscribed topics' metadata, changed.
         changes = self._update_classic_member(member, request, subscription, protocols, rebalance_timeout_ms, client_id, client_host)
-        if changes:
-            consumer._record(
-                "consumer_group.member_updated", group, now_ms, member_id=member.member_id,
-                reason=f"classic member {member.member_id} changed its {', '.join(changes)}", changes=changes,
-                subscribed_topic_names=list(member.subscribed_topic_names), subscribed_topic_regex=None,
-                server_assignor=member.server_assignor_name,
-            )  # fmt: skip
-        if joining:
-            changes.insert(0, "membership")  # a new member always needs a new target (§10.4)
-        if consumer._maybe_update_subscription_metadata(group, now_ms):
-            changes.append("subscribed topics' metadata")
-        if changes:
-            consumer._bump_group_epoch(group, now_ms, f"classic member {member.member_id}: {', '.join(changes)} changed")
-
         # 2. A new target when the group epoch is ahead of it; 3. one reconciliation step, with
         # what the member says it owns (its subscription's owned partitions).
-        if group.group_epoch > group.assignment_epoch:
-            consumer._update_target_assignment(group, now_ms)
+        consumer._apply_member_changes(group, member, changes, joining, now_ms, "classic member")
         owned = set(self._to_topic_id_partitions((tp.topic, tp.partitions) for tp in subscription.owned_partitions))
         consumer._maybe_reconcile(group, member, owned, now_ms)
         consumer._update_state(group, now_ms, f"classic member {member.member_id} joined")
@@ -251,14 +236,9 @@ class MixedGroups:
                     group, member_id, client_id, client_host, rebalance_timeout_ms, instance_id, now_ms, protocol="classic"
                 )
             return consumer._replace_static_member(group, existing, member_id, client_id, client_host, now_ms)
-        if existing is None:
-            raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
-        if existing.member_id != member_id:
-            raise GroupError(
-                ErrorCode.FENCED_INSTANCE_ID,
-                f"Static member {member_id} with instance id {instance_id} was fenced by member {existing.member_id}.",
-            )
-        return existing
+        from mockbroker.groups.consumer_coordinator import _known_static_member  # (import cycle)
+
+        return _known_static_member(existing, member_id, instance_id)
 
     def _update_classic_member(
         self, member: ConsumerGroupMember, request: JoinGroupRequest, subscription: ConsumerProtocolSubscription,
