@@ -65,6 +65,9 @@ class ClusterConfig:
     # group.consumer.assignors: comma-separated names or "module:attr" references of server-side
     # assignors (assignors.registry); the first is the default.
     group_consumer_assignors: str = "uniform,range"
+    # group.consumer.migration.policy: bidirectional, upgrade, downgrade or disabled (Kafka's
+    # default bidirectional): online migration between classic and consumer groups (§10.8).
+    group_consumer_migration_policy: str = "bidirectional"
     # Kafka's exact defaults for every setting above left at None (--kafka-defaults).
     kafka_defaults: bool = False
     # Also append the event log (mockbroker/events.py, docs/events.md) to this file as JSON Lines.
@@ -162,6 +165,7 @@ KAFKA_NAMES: dict[str, str] = {
     "group.consumer.max.heartbeat.interval.ms": "group_consumer_max_heartbeat_interval_ms",
     "group.consumer.max.size": "group_consumer_max_size",
     "group.consumer.assignors": "group_consumer_assignors",
+    "group.consumer.migration.policy": "group_consumer_migration_policy",
 }
 KAFKA_NAMES_BY_FIELD = {v: k for k, v in KAFKA_NAMES.items()}
 FIELD_TYPES: dict[str, str] = {f.name: str(f.type) for f in dataclasses.fields(ClusterConfig)}

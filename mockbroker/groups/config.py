@@ -22,6 +22,7 @@ mockbroker's defaults are Kafka's except where a fast test needs otherwise; ``ka
 | group.consumer.max.heartbeat.interval.ms | 15000 | 15000 |
 | group.consumer.max.size | 2147483647 | 2147483647 |
 | group.consumer.assignors | uniform,range | uniform,range |
+| group.consumer.migration.policy | bidirectional | bidirectional |
 
 Why the two differ: with Kafka's 6000 ms minimum a test cannot use a short session timeout to
 watch a member expire, and Kafka's 3000 ms initial delay makes every fresh group's first
@@ -58,6 +59,20 @@ KAFKA_CONSUMER_HEARTBEAT_INTERVAL_MS = 5000
 MOCK_CONSUMER_MIN_HEARTBEAT_INTERVAL_MS = 1
 KAFKA_CONSUMER_MIN_HEARTBEAT_INTERVAL_MS = 5000
 DEFAULT_CONSUMER_ASSIGNORS = ("uniform", "range")
+# ConsumerGroupMigrationPolicy: which online conversions between classic and consumer groups are
+# allowed (kafka-group-semantics §10.8). Kafka parses the name case-insensitively.
+MIGRATION_POLICIES = ("disabled", "upgrade", "downgrade", "bidirectional")
+DEFAULT_MIGRATION_POLICY = "bidirectional"
+
+
+def migration_policy(value: str) -> str:
+    """The policy's canonical (lower-case) name; ValueError naming the allowed ones."""
+    policy = value.strip().lower()
+    if policy not in MIGRATION_POLICIES:
+        raise ValueError(
+            f"group.consumer.migration.policy must be one of {', '.join(MIGRATION_POLICIES)}, not {value!r}"
+        )
+    return policy
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +94,7 @@ class GroupConfig:
     consumer_group_max_size: int = 2147483647
     # Names or "module:attr" references, resolved by assignors.registry; the first is the default.
     consumer_group_assignors: tuple[str, ...] = DEFAULT_CONSUMER_ASSIGNORS
+    consumer_group_migration_policy: str = DEFAULT_MIGRATION_POLICY
 
     def __post_init__(self) -> None:
         """GroupCoordinatorConfig's cross-checks of the KIP-848 settings."""
@@ -102,6 +118,17 @@ class GroupConfig:
             )
         if not self.consumer_group_assignors:
             raise ValueError("group.consumer.assignors must name at least one assignor")
+        object.__setattr__(self, "consumer_group_migration_policy", migration_policy(self.consumer_group_migration_policy))
+
+    @property
+    def is_upgrade_enabled(self) -> bool:
+        """ConsumerGroupMigrationPolicy.isUpgradeEnabled."""
+        return self.consumer_group_migration_policy in ("upgrade", "bidirectional")
+
+    @property
+    def is_downgrade_enabled(self) -> bool:
+        """ConsumerGroupMigrationPolicy.isDowngradeEnabled."""
+        return self.consumer_group_migration_policy in ("downgrade", "bidirectional")
 
     @property
     def offsets_retention_ms(self) -> int:
@@ -144,6 +171,7 @@ class GroupConfig:
             consumer_group_max_heartbeat_interval_ms=config.group_consumer_max_heartbeat_interval_ms,
             consumer_group_max_size=config.group_consumer_max_size,
             consumer_group_assignors=tuple(a.strip() for a in config.group_consumer_assignors.split(",") if a.strip()),
+            consumer_group_migration_policy=config.group_consumer_migration_policy,
             group_min_session_timeout_ms=min_session,
             group_max_session_timeout_ms=config.group_max_session_timeout_ms,
             group_initial_rebalance_delay_ms=delay,

@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from protocol.errors import ErrorCode
+
 # One partition of one topic, by topic id: the unit of KIP-848 assignments.
 TopicIdPartition = tuple[uuid.UUID, int]
 
@@ -29,7 +31,19 @@ LEAVE_GROUP_MEMBER_EPOCH = -1  # ConsumerGroupHeartbeatRequest.LEAVE_GROUP_MEMBE
 LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2  # ConsumerGroupHeartbeatRequest.LEAVE_GROUP_STATIC_MEMBER_EPOCH
 GROUP_TYPE_CONSUMER = "consumer"  # Group.GroupType.CONSUMER
 CONSUMER_PROTOCOL_TYPE = "consumer"  # what ListGroups reports as a consumer group's protocol type
-MEMBER_TYPE_CONSUMER = 1  # ConsumerGroupDescribe v1 MemberType: 0 classic, 1 consumer
+MEMBER_TYPE_CLASSIC = 0  # ConsumerGroupDescribe v1 MemberType: 0 classic, 1 consumer
+MEMBER_TYPE_CONSUMER = 1
+
+
+class GroupError(Exception):
+    """A Kafka error answered to a request on a consumer group (an ApiException in Java), by the
+    KIP-848 coordinator and by the classic APIs served inside consumer groups (§10.8). Never
+    leaves the coordinator: the request's handler turns it into the response's ErrorCode."""
+
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
 
 
 class ConsumerGroupState(enum.Enum):
@@ -50,6 +64,21 @@ class MemberState(enum.Enum):
     UNRELEASED_PARTITIONS = "UNRELEASED_PARTITIONS"
 
 
+@dataclass(frozen=True, slots=True)
+class ClassicMemberMetadata:
+    """ConsumerGroupMemberMetadataValue.ClassicMemberMetadata: what a member that speaks the
+    classic protocol (JoinGroup/SyncGroup/Heartbeat) inside a consumer group needs (§10.8)."""
+
+    session_timeout_ms: int
+    # (name, metadata) in the member's order of preference, as its last JoinGroup carried them
+    supported_protocols: tuple[tuple[str, bytes], ...]
+
+    @property
+    def protocol_name(self) -> str:
+        """What JoinGroup and SyncGroup answer as the protocol name: the member's first."""
+        return self.supported_protocols[0][0]
+
+
 @dataclass(eq=False, slots=True)
 class ConsumerGroupMember:
     member_id: str
@@ -68,10 +97,18 @@ class ConsumerGroupMember:
     assigned: dict[TopicIdPartition, int] = field(default_factory=dict)
     # partitions the member must give up before it moves on, with the epoch they were given at
     pending_revocation: dict[TopicIdPartition, int] = field(default_factory=dict)
+    # Set while the member speaks the classic protocol (a classic JoinGroup to a consumer group,
+    # or a member carried over by an online upgrade); None for a ConsumerGroupHeartbeat member.
+    classic: ClassicMemberMetadata | None = None
 
     @property
     def is_static(self) -> bool:
         return self.instance_id is not None
+
+    @property
+    def uses_classic_protocol(self) -> bool:
+        """ConsumerGroupMember.useClassicProtocol."""
+        return self.classic is not None
 
     def is_reconciled_to(self, target_assignment_epoch: int) -> bool:
         """ModernGroupMember.isReconciledTo."""
@@ -143,6 +180,33 @@ class ConsumerGroup:
         if not counts:
             return None
         return max(counts, key=lambda name: counts[name])
+
+    def num_classic_protocol_members(self) -> int:
+        return sum(1 for m in self.members.values() if m.uses_classic_protocol)
+
+    def supports_classic_protocols(self, protocol_type: str | None, protocol_names: set[str]) -> bool:
+        """ConsumerGroup.supportsClassicProtocols: the type must be ``consumer``, and one of the
+        names must be supported by every member that uses the classic protocol."""
+        if protocol_type != CONSUMER_PROTOCOL_TYPE:
+            return False
+        if not self.members:
+            return bool(protocol_names)
+        classic = [m.classic for m in self.members.values() if m.classic is not None]
+        return any(all(name in {p for p, _ in c.supported_protocols} for c in classic) for name in protocol_names)
+
+    def all_members_use_classic_protocol_except(self, excluded: Iterable[ConsumerGroupMember]) -> bool:
+        """ConsumerGroup.allMembersUseClassicProtocolExcept: every member not in ``excluded``
+        uses the classic protocol."""
+        gone = {m.member_id for m in excluded}
+        return all(m.uses_classic_protocol for m in self.members.values() if m.member_id not in gone)
+
+    def waiting_on_unreleased_partition(self, member: ConsumerGroupMember) -> bool:
+        """ConsumerGroup.waitingOnUnreleasedPartition: the member, in UNRELEASED_PARTITIONS,
+        still waits for a target partition that another member holds."""
+        if member.state is not MemberState.UNRELEASED_PARTITIONS:
+            return False
+        target = self.target_assignment.get(member.member_id, frozenset())
+        return any(tp not in member.assigned and tp in self.owners for tp in target)
 
     def subscribed_topic_names(self, resolve_regex: Callable[[str], Iterable[str]]) -> set[str]:
         """Every topic name some member subscribes to, by name or through its regex."""

@@ -25,12 +25,14 @@ names or regex or of preferred assignor, and by a change of the subscribed topic
   atomic groups) are refused with INVALID_REGULAR_EXPRESSION, as RE2J would refuse them. Python
   and RE2J still differ on a few escapes and flags (``\\Z``, ``(?u)``, POSIX classes such as
   ``[[:alpha:]]``, which RE2J knows and ``re`` does not).
-- Online migration between classic and consumer groups (§10.8, optional) is not served: an
-  epoch-0 heartbeat replaces an *empty* classic group, a non-empty classic group answers
-  GROUP_ID_NOT_FOUND (Kafka's answer when the upgrade is not allowed), and a classic JoinGroup to
-  a non-empty consumer group answers INCONSISTENT_GROUP_PROTOCOL (Kafka's answer when the
-  consumer group cannot take classic members). An empty consumer group is replaced by a classic
-  group on a classic JoinGroup, as in Kafka.
+- Mixed groups (§10.8) are served by ``mockbroker.groups.mixed``: classic JoinGroup, SyncGroup,
+  Heartbeat and LeaveGroup to a non-empty consumer group, and online upgrade (in
+  ``_get_or_maybe_create_consumer_group``) and downgrade (in ``_consumer_group_fence_members``)
+  as ``group.consumer.migration.policy`` allows. An empty classic group is replaced on an epoch-0
+  heartbeat, and an empty consumer group by a classic group on a classic JoinGroup, as in Kafka.
+  Not served: the downgrade Kafka makes when a classic static member replaces the last
+  consumer-protocol static member under the same instance id (the classic member joins the
+  consumer group instead).
 - Ties in the preferred assignor vote go to the name asked for first (Java: HashMap order).
 """
 
@@ -46,15 +48,18 @@ from typing import TYPE_CHECKING, Any, Protocol
 from assignors import registry as assignor_registry
 from assignors.base import ServerAssignor
 from assignors.types import ClusterMetadata, GroupSpec, MemberSpec, TopicMetadata
+from mockbroker.groups import mixed
 from mockbroker.groups.consumer import (
     GROUP_TYPE_CONSUMER,
     JOIN_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+    MEMBER_TYPE_CLASSIC,
     MEMBER_TYPE_CONSUMER,
     ConsumerGroup,
     ConsumerGroupMember,
     ConsumerGroupState,
+    GroupError,
     MemberState,
     TopicIdPartition,
     build_current_assignment,
@@ -107,16 +112,6 @@ class TopicView(Protocol):
     def is_internal(self) -> bool: ...
 
 
-class _HeartbeatError(Exception):
-    """A Kafka error answered in the heartbeat response (an ApiException in Java). Never leaves
-    this module: ``consumer_group_heartbeat`` turns it into the response's ErrorCode."""
-
-    def __init__(self, code: ErrorCode, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
 def kafka_uuid_string(value: uuid.UUID) -> str:
     """Uuid.toString: URL-safe base64 of the 16 bytes, without padding (22 characters)."""
     return base64.urlsafe_b64encode(value.bytes).decode().rstrip("=")
@@ -161,6 +156,8 @@ class ConsumerGroupCoordinator:
         self.groups: dict[str, ConsumerGroup] = {}
         self._new_member_id: Callable[[], str] = lambda: kafka_uuid_string(uuid.uuid4())
         self.assignors = self._resolve_assignors(registry or assignor_registry.default_registry)
+        # Classic members inside consumer groups and online migration (§10.8).
+        self.mixed = mixed.MixedGroups(self)
 
     def _resolve_assignors(self, registry: assignor_registry.AssignorRegistry) -> dict[str, ServerAssignor]:
         """group.consumer.assignors: names or "module:attr" references, keyed by the assignor's
@@ -240,7 +237,7 @@ class ConsumerGroupCoordinator:
 
     # -- ConsumerGroupHeartbeat (§10.1) ---------------------------------------------------------------
 
-    def check_heartbeat_request(self, request: ConsumerGroupHeartbeatRequest, api_version: int) -> _HeartbeatError | None:
+    def check_heartbeat_request(self, request: ConsumerGroupHeartbeatRequest, api_version: int) -> GroupError | None:
         """GroupCoordinatorService.throwIfConsumerGroupHeartbeatRequestIsInvalid (§10.1)."""
         def blank(value: str | None) -> bool:
             return value is not None and not value.strip()
@@ -273,9 +270,9 @@ class ConsumerGroupCoordinator:
         else:
             invalid = f"MemberEpoch is invalid: {epoch}."
         if invalid is not None:
-            return _HeartbeatError(ErrorCode.INVALID_REQUEST, invalid)
+            return GroupError(ErrorCode.INVALID_REQUEST, invalid)
         if request.server_assignor is not None and request.server_assignor not in self.assignors:
-            return _HeartbeatError(
+            return GroupError(
                 ErrorCode.UNSUPPORTED_ASSIGNOR,
                 f"ServerAssignor {request.server_assignor} is not supported. Supported assignors: "
                 f"{', '.join(self.assignors)}.",
@@ -283,7 +280,7 @@ class ConsumerGroupCoordinator:
         if request.subscribed_topic_regex is not None:
             problem = validate_regex(request.subscribed_topic_regex)
             if problem is not None:
-                return _HeartbeatError(ErrorCode.INVALID_REGULAR_EXPRESSION, problem)
+                return GroupError(ErrorCode.INVALID_REGULAR_EXPRESSION, problem)
         return None
 
     def consumer_group_heartbeat(
@@ -297,7 +294,7 @@ class ConsumerGroupCoordinator:
             if request.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
                 return self._consumer_group_leave(now_ms, request)
             return self._consumer_group_heartbeat(now_ms, request, client_id=client_id, client_host=client_host)
-        except _HeartbeatError as exc:
+        except GroupError as exc:
             return ConsumerGroupHeartbeatResponse(error_code=exc.code, error_message=exc.message)
 
     def _consumer_group_heartbeat(
@@ -305,7 +302,9 @@ class ConsumerGroupCoordinator:
     ) -> ConsumerGroupHeartbeatResponse:
         group_id, member_epoch = request.group_id, request.member_epoch
         owned = _owned_partitions(request.topic_partitions)
-        group = self._get_or_maybe_create_consumer_group(group_id, member_epoch == JOIN_GROUP_MEMBER_EPOCH, now_ms)
+        group = self._get_or_maybe_create_consumer_group(
+            group_id, member_epoch == JOIN_GROUP_MEMBER_EPOCH, now_ms, request.member_id, request.instance_id
+        )
         self._throw_if_consumer_group_is_full(group, request.member_id, request.instance_id)
         member_id = request.member_id or self._new_member_id()  # v0: the coordinator names it
         joining = member_id not in group.members and (
@@ -322,23 +321,8 @@ class ConsumerGroupCoordinator:
         # 1. Update the member; bump the group epoch (once) when its subscription or the
         # subscribed topics' metadata changed.
         changes = self._update_member(member, request, client_id, client_host)
-        if changes:
-            self._record(
-                "consumer_group.member_updated", group, now_ms, member_id=member.member_id,
-                reason=f"member {member.member_id} changed its {', '.join(changes)}", changes=changes,
-                subscribed_topic_names=list(member.subscribed_topic_names),
-                subscribed_topic_regex=member.subscribed_topic_regex, server_assignor=member.server_assignor_name,
-            )  # fmt: skip
-        if joining:
-            changes.insert(0, "membership")  # a new member always needs a new target (§10.4)
-        if self._maybe_update_subscription_metadata(group, now_ms):
-            changes.append("subscribed topics' metadata")
-        if changes:
-            self._bump_group_epoch(group, now_ms, f"member {member.member_id}: {', '.join(changes)} changed")
-
         # 2. A new target assignment when the group epoch is ahead of it.
-        if group.group_epoch > group.assignment_epoch:
-            self._update_target_assignment(group, now_ms)
+        self._apply_member_changes(group, member, changes, joining, now_ms, "member")
 
         # 3. Reconcile this member towards its target.
         self._maybe_reconcile(group, member, owned, now_ms)
@@ -366,22 +350,59 @@ class ConsumerGroupCoordinator:
             )
         return response
 
-    def _get_or_maybe_create_consumer_group(self, group_id: str, create_if_not_exists: bool, now_ms: int) -> ConsumerGroup:
+    def _apply_member_changes(
+        self, group: ConsumerGroup, member: ConsumerGroupMember, changes: list[str], joining: bool, now_ms: int, who: str
+    ) -> None:
+        """Steps 1-2 of a heartbeat or a classic JoinGroup: record the member's changes, bump the
+        group epoch (once) when its subscription, its membership or the subscribed topics'
+        metadata changed, and compute a new target when the group epoch is ahead of it."""
+        if changes:
+            self._record(
+                "consumer_group.member_updated", group, now_ms, member_id=member.member_id,
+                reason=f"{who} {member.member_id} changed its {', '.join(changes)}", changes=list(changes),
+                subscribed_topic_names=list(member.subscribed_topic_names),
+                subscribed_topic_regex=member.subscribed_topic_regex, server_assignor=member.server_assignor_name,
+            )  # fmt: skip
+        if joining:
+            changes.insert(0, "membership")  # a new member always needs a new target (§10.4)
+        if self._maybe_update_subscription_metadata(group, now_ms):
+            changes.append("subscribed topics' metadata")
+        if changes:
+            self._bump_group_epoch(group, now_ms, f"{who} {member.member_id}: {', '.join(changes)} changed")
+        if group.group_epoch > group.assignment_epoch:
+            self._update_target_assignment(group, now_ms)
+
+    def _get_or_maybe_create_consumer_group(
+        self, group_id: str, create_if_not_exists: bool, now_ms: int, member_id: str = "", instance_id: str | None = None
+    ) -> ConsumerGroup:
         """GroupMetadataManager.getOrMaybeCreateConsumerGroup: an epoch-0 join replaces an empty
-        classic group; any other classic group is not found (no online upgrade, §10.8)."""
+        classic group and upgrades a non-empty one when validateOnlineUpgrade allows (§10.8);
+        any other classic group is not found."""
         group = self.groups.get(group_id)
         if group is not None:
             return group
         classic = self.owner.groups.get(group_id)
         if not create_if_not_exists:
             if classic is not None:
-                raise _HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
-            raise _HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
-        if classic is not None:
-            if not self.owner.is_empty_classic_group(group_id):
-                raise _HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
+                raise GroupError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
+            raise GroupError(ErrorCode.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
+        if classic is None:
+            return self._create_group(group_id, now_ms)
+        if self.owner.is_empty_classic_group(group_id):
             self.owner.remove_empty_classic_group(group_id, now_ms, "replaced by a consumer group (epoch-0 ConsumerGroupHeartbeat)")
-        return self._create_group(group_id, now_ms)
+            return self._create_group(group_id, now_ms)
+        problem = self.mixed.validate_online_upgrade(classic)
+        if problem is not None:
+            raise GroupError(ErrorCode.GROUP_ID_NOT_FOUND, problem)
+        # Kafka converts, then finds the group full and appends nothing: the classic group stays.
+        if len(classic.members) >= self.config.consumer_group_max_size and member_id not in classic.members and (
+            instance_id is None or instance_id not in classic.static_members
+        ):
+            raise GroupError(
+                ErrorCode.GROUP_MAX_SIZE_REACHED,
+                f"The consumer group has reached its maximum capacity of {self.config.consumer_group_max_size} members.",
+            )
+        return self.mixed.convert_to_consumer_group(classic, now_ms)
 
     def _create_group(self, group_id: str, now_ms: int) -> ConsumerGroup:
         group = ConsumerGroup(group_id, now_ms)
@@ -396,7 +417,7 @@ class ConsumerGroupCoordinator:
             return
         if instance_id is not None and instance_id in group.static_members:
             return
-        raise _HeartbeatError(
+        raise GroupError(
             ErrorCode.GROUP_MAX_SIZE_REACHED, f"The consumer group has reached its maximum capacity of {max_size} members."
         )
 
@@ -409,7 +430,7 @@ class ConsumerGroupCoordinator:
         if received_epoch == JOIN_GROUP_MEMBER_EPOCH:
             return
         if received_epoch > member.member_epoch:
-            raise _HeartbeatError(
+            raise GroupError(
                 ErrorCode.FENCED_MEMBER_EPOCH,
                 f"The consumer group member has a greater member epoch ({received_epoch}) than the one known by "
                 f"the group coordinator ({member.member_epoch}). The member must abandon all its partitions and rejoin.",
@@ -417,26 +438,28 @@ class ConsumerGroupCoordinator:
         if received_epoch < member.member_epoch and (
             received_epoch != member.previous_member_epoch or owned is None or not owned <= set(member.assigned)
         ):
-            raise _HeartbeatError(
+            raise GroupError(
                 ErrorCode.FENCED_MEMBER_EPOCH,
                 f"The consumer group member has a smaller member epoch ({received_epoch}) than the one known by "
                 f"the group coordinator ({member.member_epoch}). The member must abandon all its partitions and rejoin.",
             )
 
-    def _new_member(self, group: ConsumerGroup, member_id: str, client_id: str, client_host: str,
-                    request: ConsumerGroupHeartbeatRequest, now_ms: int) -> ConsumerGroupMember:
+    def _add_member(
+        self, group: ConsumerGroup, member_id: str, client_id: str, client_host: str, rebalance_timeout_ms: int,
+        instance_id: str | None, now_ms: int, *, protocol: str = "consumer",
+    ) -> ConsumerGroupMember:  # fmt: skip
         member = ConsumerGroupMember(
             member_id=member_id, client_id=client_id, client_host=client_host,
-            rebalance_timeout_ms=request.rebalance_timeout_ms, instance_id=request.instance_id,
+            rebalance_timeout_ms=rebalance_timeout_ms, instance_id=instance_id,
         )  # fmt: skip
         group.members[member_id] = member
-        if request.instance_id is not None:
-            group.static_members[request.instance_id] = member_id
+        if instance_id is not None:
+            group.static_members[instance_id] = member_id
         self._record(
             "consumer_group.member_joined", group, now_ms, member_id=member_id,
-            reason=f"member {member_id} joins the consumer group using the consumer protocol",
-            instance_id=request.instance_id, client_id=client_id, client_host=client_host,
-            rebalance_timeout_ms=request.rebalance_timeout_ms,
+            reason=f"member {member_id} joins the consumer group using the {protocol} protocol",
+            instance_id=instance_id, client_id=client_id, client_host=client_host,
+            rebalance_timeout_ms=rebalance_timeout_ms, protocol=protocol,
         )  # fmt: skip
         return member
 
@@ -447,10 +470,10 @@ class ConsumerGroupCoordinator:
         member = group.members.get(member_id)
         if member is None:
             if member_epoch != JOIN_GROUP_MEMBER_EPOCH:
-                raise _HeartbeatError(
+                raise GroupError(
                     ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group.group_id}."
                 )
-            return self._new_member(group, member_id, client_id, client_host, request, now_ms)
+            return self._add_member(group, member_id, client_id, client_host, request.rebalance_timeout_ms, request.instance_id, now_ms)
         self._throw_if_member_epoch_is_invalid(member, member_epoch, owned)
         return member
 
@@ -463,11 +486,12 @@ class ConsumerGroupCoordinator:
         existing = group.static_member(instance_id)
         if member_epoch == JOIN_GROUP_MEMBER_EPOCH:
             if existing is None:
-                return self._new_member(group, member_id, client_id, client_host, request, now_ms)
+                return self._add_member(group, member_id, client_id, client_host, request.rebalance_timeout_ms, request.instance_id, now_ms)
             if existing.member_id == member_id:
                 return existing  # the same member rejoining (KAFKA-19233)
-            if existing.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
-                raise _HeartbeatError(
+            # A classic holder is replaced whatever its epoch (it cannot send epoch -2).
+            if existing.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH and not existing.uses_classic_protocol:
+                raise GroupError(
                     ErrorCode.UNRELEASED_INSTANCE_ID,
                     f"Static member {member_id} with instance id {instance_id} cannot join the group because the "
                     f"instance id is owned by {existing.member_id} member.",
@@ -493,6 +517,7 @@ class ConsumerGroupCoordinator:
             rebalance_timeout_ms=old.rebalance_timeout_ms, instance_id=old.instance_id, rack_id=old.rack_id,
             subscribed_topic_names=old.subscribed_topic_names, subscribed_topic_regex=old.subscribed_topic_regex,
             server_assignor_name=old.server_assignor_name, member_epoch=0, previous_member_epoch=0, state=old.state,
+            classic=old.classic,
         )  # fmt: skip
         group.members[new_member_id] = new
         group.static_members[old.instance_id] = new_member_id
@@ -513,6 +538,7 @@ class ConsumerGroupCoordinator:
         """ConsumerGroupMember.Builder.maybeUpdate*: null or -1 fields keep their value. Returns
         what changed that needs a new target assignment (hasMemberSubscriptionChanged)."""
         changes: list[str] = []
+        member.classic = None  # a ConsumerGroupHeartbeat makes it a consumer-protocol member
         if request.rack_id is not None:
             member.rack_id = request.rack_id
         if request.rebalance_timeout_ms != -1:
@@ -597,7 +623,7 @@ class ConsumerGroupCoordinator:
             message = f"Failed to compute a new target assignment for epoch {group.group_epoch}: {type(exc).__name__}: {exc}"
             log.error("consumer group %s: %s", group.group_id, message, exc_info=exc)
             self._record("consumer_group.assignment_failed", group, now_ms, reason=message, assignor=assignor_name)
-            raise _HeartbeatError(ErrorCode.UNKNOWN_SERVER_ERROR, message) from exc
+            raise GroupError(ErrorCode.UNKNOWN_SERVER_ERROR, message) from exc
         group.target_assignment = target
         group.assignment_epoch = group.group_epoch
         group.assignor_name = assignor_name
@@ -660,6 +686,8 @@ class ConsumerGroupCoordinator:
         self._set_member_assignment(
             group, member, step.state, step.member_epoch, step.assigned, step.pending_revocation, now_ms, reason
         )
+        if member.uses_classic_protocol:
+            return  # classic members have join and sync timers instead (§10.8)
         if member.state is MemberState.UNREVOKED_PARTITIONS:
             self._schedule_consumer_group_rebalance_timeout(group.group_id, member.member_id, member.member_epoch,
                                                             member.rebalance_timeout_ms, now_ms)  # fmt: skip
@@ -673,14 +701,14 @@ class ConsumerGroupCoordinator:
         group_id, member_id, instance_id = request.group_id, request.member_id, request.instance_id
         group = self.groups.get(group_id)
         if group is None:
-            raise _HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
+            raise GroupError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
         response = ConsumerGroupHeartbeatResponse(
             error_code=ErrorCode.NONE, member_id=member_id, member_epoch=request.member_epoch,
         )  # fmt: skip
         if instance_id is None:
             member = group.members.get(member_id)
             if member is None:
-                raise _HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}.")
+                raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}.")
             self._consumer_group_fence_member(group, member, now_ms, f"member {member_id} left the consumer group", "left")
             return response
         static = _known_static_member(group.static_member(instance_id), member_id, instance_id)
@@ -710,19 +738,34 @@ class ConsumerGroupCoordinator:
     def _consumer_group_fence_member(
         self, group: ConsumerGroup, member: ConsumerGroupMember, now_ms: int, reason: str, cause: str
     ) -> None:
-        """consumerGroupFenceMember: the member goes with its partitions and target; the group
-        epoch is bumped so that the others are given what it had (§10.4)."""
-        self._cancel_timers(group.group_id, member.member_id)
-        group.release_partitions(member)
-        del group.members[member.member_id]
-        group.target_assignment.pop(member.member_id, None)
-        if member.instance_id is not None and group.static_members.get(member.instance_id) == member.member_id:
-            del group.static_members[member.instance_id]
-        self._record(
-            "consumer_group.member_left" if cause == "left" else "consumer_group.member_fenced", group, now_ms,
-            member_id=member.member_id, reason=reason, cause=cause, member_epoch=member.member_epoch,
-            instance_id=member.instance_id, assigned=self._names(member.assigned),
-        )  # fmt: skip
+        self._consumer_group_fence_members(group, [member], now_ms, reason, cause)
+
+    def _consumer_group_fence_members(
+        self, group: ConsumerGroup, members: Sequence[ConsumerGroupMember], now_ms: int, reason: str, cause: str
+    ) -> None:
+        """consumerGroupFenceMembers: the members go with their partitions and targets; the group
+        epoch is bumped once so that the others are given what they had (§10.4). When only
+        classic members would remain, the group is downgraded instead (§10.8)."""
+        if not members:
+            return
+        downgrade = self.mixed.validate_online_downgrade_with_fenced_members(group, list(members))
+        for member in members:
+            self._cancel_timers(group.group_id, member.member_id)
+            self._record(
+                "consumer_group.member_left" if cause == "left" else "consumer_group.member_fenced", group, now_ms,
+                member_id=member.member_id, reason=reason, cause=cause, member_epoch=member.member_epoch,
+                instance_id=member.instance_id, assigned=self._names(member.assigned),
+                protocol="classic" if member.uses_classic_protocol else "consumer",
+            )  # fmt: skip
+        if downgrade:
+            self.mixed.convert_to_classic_group(group, list(members), now_ms, reason)
+            return
+        for member in members:
+            group.release_partitions(member)
+            del group.members[member.member_id]
+            group.target_assignment.pop(member.member_id, None)
+            if member.instance_id is not None and group.static_members.get(member.instance_id) == member.member_id:
+                del group.static_members[member.instance_id]
         self._maybe_update_subscription_metadata(group, now_ms)
         self._bump_group_epoch(group, now_ms, reason)
         self._update_state(group, now_ms, reason)
@@ -730,14 +773,19 @@ class ConsumerGroupCoordinator:
     def _cancel_timers(self, group_id: str, member_id: str) -> None:
         self.timers.cancel(_session_key(group_id, member_id))
         self.timers.cancel(_rebalance_key(group_id, member_id))
+        self.timers.cancel(mixed.join_key(group_id, member_id))
+        self.timers.cancel(mixed.sync_key(group_id, member_id))
 
-    def _schedule_consumer_group_session_timeout(self, group_id: str, member_id: str, now_ms: int) -> None:
+    def _schedule_consumer_group_session_timeout(
+        self, group_id: str, member_id: str, now_ms: int, timeout_ms: int | None = None
+    ) -> None:
+        """The broker's group.consumer.session.timeout.ms, or a classic member's own (§10.8)."""
+        timeout = self.config.consumer_group_session_timeout_ms if timeout_ms is None else timeout_ms
         self.owner._schedule(
             _session_key(group_id, member_id),
-            now_ms + self.config.consumer_group_session_timeout_ms,
+            now_ms + timeout,
             lambda t: self._consumer_group_fence_member_operation(
-                group_id, member_id, t, f"the member session expired ({self.config.consumer_group_session_timeout_ms} ms "
-                "without a heartbeat)", "session_timeout",
+                group_id, member_id, t, f"the member session expired ({timeout} ms without a heartbeat)", "session_timeout",
             ),
         )  # fmt: skip
 
@@ -801,7 +849,7 @@ class ConsumerGroupCoordinator:
             subscribed_topic_regex=member.subscribed_topic_regex,
             assignment=self._described_assignment(member.assigned),
             target_assignment=self._described_assignment(group.target_assignment.get(member.member_id, frozenset())),
-            member_type=MEMBER_TYPE_CONSUMER,
+            member_type=MEMBER_TYPE_CLASSIC if member.uses_classic_protocol else MEMBER_TYPE_CONSUMER,
         )
 
     def _described_assignment(self, partitions: Iterable[TopicIdPartition]) -> DescribedAssignment:
@@ -843,6 +891,8 @@ class ConsumerGroupCoordinator:
                     "subscribed_topic_regex": m.subscribed_topic_regex,
                     "server_assignor": m.server_assignor_name,
                     "rebalance_timeout_ms": m.rebalance_timeout_ms,
+                    "protocol": "classic" if m.uses_classic_protocol else "consumer",
+                    "session_timeout_ms": None if m.classic is None else m.classic.session_timeout_ms,
                     "assigned": self._names(m.assigned),
                     "pending_revocation": self._names(m.pending_revocation),
                     "target": self._names(group.target_assignment.get(m.member_id, frozenset())),
@@ -864,6 +914,9 @@ class ConsumerGroupCoordinator:
         member = group.members.get(member_id)
         if member is None:
             return ErrorCode.UNKNOWN_MEMBER_ID, {}
+        if member.uses_classic_protocol:
+            # A classic member commits with its generation (= member epoch), at any version (§10.8).
+            return (None if member_epoch == member.member_epoch else ErrorCode.ILLEGAL_GENERATION), {}
         if api_version < OFFSET_COMMIT_MEMBER_EPOCH_MIN_VERSION:
             return ErrorCode.UNSUPPORTED_VERSION, {}
         if member_epoch > member.member_epoch:
@@ -914,7 +967,8 @@ class ConsumerGroupCoordinator:
         if member is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
         if member_epoch != member.member_epoch:
-            return ErrorCode.STALE_MEMBER_EPOCH
+            # ConsumerGroup.validateMemberEpoch: classic members get the classic error.
+            return ErrorCode.ILLEGAL_GENERATION if member.uses_classic_protocol else ErrorCode.STALE_MEMBER_EPOCH
         return None
 
     def list_groups(self, states: set[str], types: set[str], include: Callable[[str], bool] | None) -> list[ListedGroup]:
@@ -954,9 +1008,9 @@ def _known_static_member(
 ) -> ConsumerGroupMember:
     """throwIfStaticMemberIsUnknown, then throwIfInstanceIdIsFenced."""
     if static is None:
-        raise _HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
+        raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
     if static.member_id != member_id:
-        raise _HeartbeatError(
+        raise GroupError(
             ErrorCode.FENCED_INSTANCE_ID,
             f"Static member {member_id} with instance id {instance_id} was fenced by member {static.member_id}.",
         )

@@ -164,6 +164,27 @@ class GroupCoordinator:
         """An empty classic group replaced by a consumer group; its offsets stay (§10.1)."""
         self._delete(self.groups[group_id], now_ms, reason)
 
+    def remove_classic_group_for_upgrade(self, group: ClassicGroup, now_ms: int) -> None:
+        """convertToConsumerGroup's classic side (§10.8): parked JoinGroups and SyncGroups are
+        told REBALANCE_IN_PROGRESS, every timer goes, and the group goes (its offsets stay)."""
+        for member in list(group.members.values()):
+            group.complete_join(member, JoinGroupResponse(error_code=ErrorCode.REBALANCE_IN_PROGRESS, member_id=member.member_id))
+            group.complete_sync(member, SyncGroupResponse(error_code=ErrorCode.REBALANCE_IN_PROGRESS))
+        for member_id in [*group.members, *group.pending_join_members]:
+            self.timers.cancel(_heartbeat_key(group.group_id, member_id))
+        self._delete(group, now_ms, "converted to a consumer group (online upgrade)")
+
+    def add_classic_group_for_downgrade(self, group: ClassicGroup, now_ms: int, reason: str, details: dict[str, Any]) -> None:
+        """convertToClassicGroup's classic side (§10.8): the group, built Stable at generation =
+        the consumer group's epoch, arms every member's session, then rebalances at once."""
+        group.state, group.state_timestamp_ms = STABLE, now_ms
+        self.groups[group.group_id] = group
+        self._record("group.created", group, now_ms, reason=reason, state=group.state.value)
+        self._record("group.downgraded", group, now_ms, reason=reason, protocol_name=group.protocol_name, **details)
+        for member in group.members.values():
+            self._reschedule_classic_group_member_heartbeat(group, member, now_ms)
+        self._prepare_rebalance(group, now_ms, reason)
+
     # -- lifecycle ----------------------------------------------------------------------------------
 
     def start(self, now_ms: int) -> None:
@@ -275,9 +296,11 @@ class GroupCoordinator:
         consumer_group = self.consumer.groups.get(request.group_id)
         if consumer_group is not None:
             if not consumer_group.is_empty():
-                # Classic members inside a consumer group (§10.8) are not served: Kafka's answer
-                # when the consumer group cannot take this member's protocols.
-                return JoinGroupResponse(error_code=ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id=UNKNOWN_MEMBER_ID)
+                # A classic member inside a consumer group (§10.8): the consumer engine answers.
+                return self.consumer.mixed.classic_group_join_to_consumer_group(
+                    now_ms, consumer_group, request, api_version=api_version, rebalance_timeout_ms=join.rebalance_timeout_ms,
+                    client_id=client_id, client_host=client_host,
+                )  # fmt: skip
             self.consumer.remove_group(consumer_group, now_ms, "replaced by a classic group (JoinGroup)")
         group = self.groups.get(request.group_id)
         is_unknown_member = request.member_id == UNKNOWN_MEMBER_ID
@@ -717,6 +740,9 @@ class GroupCoordinator:
         if error is not None:
             return SyncGroupResponse(error_code=error)
         group = self.groups.get(request.group_id)
+        consumer_group = self.consumer.groups.get(request.group_id)
+        if consumer_group is not None and not consumer_group.is_empty():  # §10.8
+            return self.consumer.mixed.classic_group_sync_to_consumer_group(now_ms, consumer_group, request)
         if group is None or group.state is EMPTY:
             return SyncGroupResponse(error_code=ErrorCode.UNKNOWN_MEMBER_ID)
         error = self._validate_sync_group(group, request)
@@ -843,6 +869,11 @@ class GroupCoordinator:
             return ErrorCode.INVALID_GROUP_ID
         group = self.groups.get(group_id)
         if group is None:
+            consumer_group = self.consumer.groups.get(group_id)
+            if consumer_group is not None:  # a classic member inside a consumer group (§10.8)
+                return self.consumer.mixed.classic_group_heartbeat_to_consumer_group(
+                    now_ms, consumer_group, member_id, generation_id, group_instance_id
+                )
             return ErrorCode.UNKNOWN_MEMBER_ID
         if group.state is DEAD:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
@@ -916,6 +947,9 @@ class GroupCoordinator:
         if not group_id:
             return ErrorCode.INVALID_GROUP_ID, []
         group = self.groups.get(group_id)
+        consumer_group = self.consumer.groups.get(group_id)
+        if consumer_group is not None:  # classic members inside a consumer group (§10.8)
+            return ErrorCode.NONE, self.consumer.mixed.classic_group_leave_to_consumer_group(now_ms, consumer_group, identities)
         if group is None:
             # GroupCoordinatorService.leaveGroup: NONE at the top, UNKNOWN_MEMBER_ID for each member.
             return ErrorCode.NONE, [

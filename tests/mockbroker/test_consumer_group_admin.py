@@ -147,7 +147,8 @@ def test_offset_delete_refuses_subscribed_topics_only() -> None:
 
 
 def test_classic_join_to_a_consumer_group() -> None:
-    h = ConsumerHarness()
+    # With migration disabled (KAFKA-20640); the mixed-group rules are in test_consumer_group_mixed.py.
+    h = ConsumerHarness(group_consumer_migration_policy="disabled")
     h.cg_join("a")
     response = h.join("g")  # the classic Harness builder: a JoinGroup with an empty member id
     assert response.error_code == ErrorCode.INCONSISTENT_GROUP_PROTOCOL  # type: ignore[union-attr]

@@ -115,11 +115,14 @@ def test_an_empty_classic_group_is_replaced_and_its_offsets_kept() -> None:
 
 
 def test_a_non_empty_classic_group_is_not_a_consumer_group() -> None:
-    h = ConsumerHarness()
+    # Without online upgrade (the mixed-group rules are in test_consumer_group_mixed.py).
+    h = ConsumerHarness(group_consumer_migration_policy="downgrade")
     h.stable_group()
     response = h.cg_join("a")
     assert response.error_code == ErrorCode.GROUP_ID_NOT_FOUND
-    assert "not a consumer group" in (response.error_message or "")
+    assert "online upgrade is disabled" in (response.error_message or "")
+    assert h.cg_heartbeat("a", 1).error_code == ErrorCode.GROUP_ID_NOT_FOUND
+    assert "g" in h.groups.groups and "g" not in h.consumer.groups
 
 
 # -- §10.2 epochs, target, assignor choice, states -------------------------------------------------------------
