@@ -191,7 +191,10 @@ async def join_group(
                 followers = len(joined.members) - 1
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(1.0), sync_sent_changed:
-                        await sync_sent_changed.wait_for(lambda: sync_sent.get(joined.generation_id, 0) >= followers)
+                        generation = joined.generation_id
+                        await sync_sent_changed.wait_for(
+                            lambda g=generation, f=followers: sync_sent.get(g, 0) >= f  # type: ignore[misc]
+                        )
                 answer = await _acall(reader, writer, SYNC_GROUP, sync)
             else:
                 answer_future = asyncio.ensure_future(_acall(reader, writer, SYNC_GROUP, sync))

@@ -25,7 +25,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import (  # noqa: E402
+from _common import (
     BROKERS,
     MOCKBROKER,
     RDKAFKA,
@@ -95,8 +95,11 @@ def main(argv: list[str] | None = None) -> Run:
     parser.add_argument("--assignors", default="range,cooperative-sticky")
     parser.add_argument("--settings", default="defaults,delay0")
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--heartbeat-ms", type=int, default=CLIENT["heartbeat.interval.ms"],
+                        help="the consumers' heartbeat.interval.ms (librdkafka's default: 3000)")  # fmt: skip
     args = parser.parse_args(argv)
-    run = Run("rebalance", {**vars(args), "client": CLIENT, "partitions": PARTITIONS})
+    CLIENT["heartbeat.interval.ms"] = args.heartbeat_ms
+    run = Run("rebalance", {**vars(args), "client": dict(CLIENT), "partitions": PARTITIONS})
     samples: dict[tuple[str, str, int, str], list[dict[str, float]]] = {}
     for setting in args.settings.split(","):
         delay = None if setting == "defaults" else 0
@@ -136,13 +139,14 @@ def markdown(run: Run) -> str:
              f"**{fmt(r['ratio_settled_after_leave_s'])}x**"] for r in run.rows]  # fmt: skip
     return (
         f"### Rebalance ({run.params['repeats']} alternating repeats; {PARTITIONS} partitions; client "
-        f"session.timeout.ms {CLIENT['session.timeout.ms']}, heartbeat.interval.ms {CLIENT['heartbeat.interval.ms']}; "
+        f"session.timeout.ms {run.params['client']['session.timeout.ms']}, "
+        f"heartbeat.interval.ms {run.params['client']['heartbeat.interval.ms']}; "
         "members 1 = one joins, a second joins and leaves)\n\n"
         + markdown_table(
             ["broker settings", "assignor", "members", "ours assigned s", "mock assigned s", "ours/mock",
              "ours settled s", "mock settled s", "ours/mock"],
             rows,
-        )  # fmt: skip
+        )
     )
 
 

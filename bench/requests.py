@@ -24,8 +24,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import _rawclient as rc  # noqa: E402
-from _common import (  # noqa: E402
+import _rawclient as rc
+from _common import (
     BROKERS,
     MOCKBROKER,
     RDKAFKA,
@@ -208,7 +208,7 @@ def markdown(run: Run) -> str:
             ["request", "conns", "ours req/s", "mock req/s", "req/s ours/mock", "ours p50 ms", "mock p50 ms",
              "ours p99 ms", "mock p99 ms", "p99 ours/mock", "ours CPU ms/1k req", "mock CPU ms/1k req"],
             rows,
-        )  # fmt: skip
+        )
     )
 
 

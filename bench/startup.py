@@ -20,8 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import _rawclient as rc  # noqa: E402
-from _common import (  # noqa: E402
+import _rawclient as rc
+from _common import (
     BROKERS,
     MOCKBROKER,
     RDKAFKA,
@@ -31,8 +31,8 @@ from _common import (  # noqa: E402
     markdown_table,
     median,
     mockbroker_command,
-    rdkafka_command,
     ratio,
+    rdkafka_command,
 )
 
 

@@ -14,7 +14,6 @@ from collections.abc import Callable, Hashable
 
 from mockbroker.clock import Clock, ManualClock
 
-
 # Stale heap entries tolerated (beyond twice the live ones) before the heap is rebuilt.
 _COMPACT_SLACK = 1024
 
