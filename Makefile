@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # mypy --strict covers these packages (assignors/ joins when it exists).
 TYPED  := protocol mockbroker $(wildcard assignors)
 
-.PHONY: test lint typecheck pytest deps clients bytecode regen bench clean serve
+.PHONY: test lint typecheck pytest deps clients bytecode regen bench bench-broker clean serve
 # Command-line tools the integration tests drive, by Debian package name (each is also its command).
 APT_TOOLS := kcat
 
@@ -102,6 +102,12 @@ regen: $(STAMP)
 ## bench: the codec benchmark, side by side with kafka-python; appends to bench/RESULTS.md.
 bench: $(STAMP)
 	$(BIN)/python bench/codec.py
+
+## bench-broker: every broker scenario side by side with librdkafka's mock (bench/run.py);
+## appends to bench/RESULTS.md, JSON in bench/out/. BENCH_ARGS=--quick for a smoke run.
+bench-broker: $(STAMP) bytecode
+	$(BIN)/python -m pip install --quiet -e '.[bench]'
+	$(BIN)/python bench/run.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

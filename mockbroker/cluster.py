@@ -33,6 +33,7 @@ TRANSACTION_TOPIC = "__transaction_state"
 # Kafka's Topic.validate: legal characters, and a length that leaves room for partition suffixes.
 _LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
 MAX_TOPIC_NAME_LENGTH = 249
+_COORDINATOR_CACHE_SIZE = 100_000
 
 
 @dataclass(slots=True)
@@ -170,6 +171,7 @@ class MockCluster:
         # Brokers taken down (listener closed, left out of Metadata) and coordinators moved by hand.
         self.down_brokers: set[int] = set()
         self.coordinator_moves: dict[str, int] = {}
+        self._coordinator_partitions: dict[str, int] = {}
 
     # -- lifecycle --------------------------------------------------------------------------------
 
@@ -322,7 +324,15 @@ class MockCluster:
 
     def coordinator_partition(self, key: str) -> int:
         """The partition of the internal topic that owns ``key`` (a group or transactional id)."""
-        return kafka_abs(java_string_hash(key)) % self.config.offsets_topic_num_partitions
+        # Every group request asks this: remembered per key (the partition count never changes
+        # under a cluster), forgotten wholesale if a client invents group ids without end.
+        partition = self._coordinator_partitions.get(key)
+        if partition is None:
+            if len(self._coordinator_partitions) >= _COORDINATOR_CACHE_SIZE:
+                self._coordinator_partitions.clear()
+            partition = kafka_abs(java_string_hash(key)) % self.config.offsets_topic_num_partitions
+            self._coordinator_partitions[key] = partition
+        return partition
 
     def coordinator_for(self, key: str) -> BrokerNode:
         """The group coordinator: the broker leading the group's partition of __consumer_offsets

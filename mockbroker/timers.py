@@ -16,6 +16,9 @@ from collections.abc import Callable, Hashable
 
 from mockbroker.clock import Clock, ManualClock
 
+# Stale heap entries tolerated (beyond twice the live ones) before the heap is rebuilt.
+_COMPACT_SLACK = 1024
+
 
 class Timers:
     def __init__(self, clock: Clock) -> None:
@@ -33,7 +36,14 @@ class Timers:
         """Arm (or re-arm) ``key``; ``callback(now_ms)`` runs once at or after ``deadline_ms``."""
         seq = next(self._seq)
         self._live[key] = (deadline_ms, seq, callback)
-        heapq.heappush(self._heap, (deadline_ms, seq, key))
+        heap = self._heap
+        if len(heap) > 2 * len(self._live) + _COMPACT_SLACK:
+            # Re-arming leaves the old entry in the heap until its deadline; every heartbeat
+            # re-arms a session timer, so rebuild from the live entries once most are stale.
+            heap[:] = [(d, s, k) for k, (d, s, _) in self._live.items()]
+            heapq.heapify(heap)
+        else:
+            heapq.heappush(heap, (deadline_ms, seq, key))
         self._rearm()
 
     def cancel(self, key: Hashable) -> None:

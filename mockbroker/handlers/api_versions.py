@@ -9,12 +9,14 @@ v5 (KIP-1242, rebootstrap checks) is not served: the codec's specs stop at v4.
 from __future__ import annotations
 
 import re
+import weakref
 from typing import TYPE_CHECKING
 
 from protocol.errors import ErrorCode
 from protocol.messages.api_versions import ApiVersion, ApiVersionsRequest, ApiVersionsResponse
 
 if TYPE_CHECKING:
+    from mockbroker.cluster import MockCluster
     from mockbroker.dispatch import RequestContext
 
 API_KEY = 18
@@ -25,16 +27,32 @@ _SOFTWARE = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$")
 
 
 async def handle(ctx: RequestContext, req: ApiVersionsRequest) -> ApiVersionsResponse:
-    from mockbroker.dispatch import advertised_versions
-    from mockbroker.handlers import HANDLERS
-
-    keys = []
-    for key, handler in sorted(HANDLERS.items()):
-        adv = advertised_versions(ctx.cluster, handler)
-        if adv is not None:
-            keys.append(ApiVersion(key, adv[0], adv[1]))
+    keys = _advertised(ctx.cluster)
     if ctx.api_version >= 3 and not (
         _SOFTWARE.match(req.client_software_name) and _SOFTWARE.match(req.client_software_version)
     ):
         return ApiVersionsResponse(error_code=ErrorCode.INVALID_REQUEST, api_keys=keys)
     return ApiVersionsResponse(error_code=ErrorCode.NONE, api_keys=keys, finalized_features_epoch=-1)
+
+
+# What a cluster advertises follows from the handler table and its version caps: built once per
+# cluster and caps (every client connection starts with ApiVersions), rebuilt if the caps change.
+_ADVERTISED: weakref.WeakKeyDictionary[MockCluster, tuple[dict[int, int], list[ApiVersion]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _advertised(cluster: MockCluster) -> list[ApiVersion]:
+    cached = _ADVERTISED.get(cluster)
+    if cached is not None and cached[0] == cluster.version_caps:
+        return cached[1]
+    from mockbroker.dispatch import advertised_versions
+    from mockbroker.handlers import HANDLERS
+
+    keys = []
+    for key, handler in sorted(HANDLERS.items()):
+        adv = advertised_versions(cluster, handler)
+        if adv is not None:
+            keys.append(ApiVersion(key, adv[0], adv[1]))
+    _ADVERTISED[cluster] = (dict(cluster.version_caps), keys)
+    return keys

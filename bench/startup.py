@@ -1,0 +1,108 @@
+"""Scenario 1, startup: from process launch to the first answered ApiVersions, and in-process start.
+
+- process: launch ``mockbroker serve --port 0`` (ours) or bench/rdkafka_mock.py (a Python process
+  that loads librdkafka through ctypes and starts its mock cluster: the same interpreter start-up
+  cost on both sides), read the READY line for the port, connect, send ApiVersions v2, time its
+  answer. Cold means a fresh process each time (bytecode already compiled: ``make bytecode``).
+- in-process: inside this already-warm interpreter, ``MockCluster(...).start()`` until a client
+  gets an ApiVersions answer, vs ``rd_kafka_mock_cluster_new`` until the same.
+Repeats alternate between the brokers; medians and the median of per-repeat ratios are reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _rawclient as rc
+from _common import (
+    BROKERS,
+    MOCKBROKER,
+    RDKAFKA,
+    ROOT,
+    Run,
+    fmt,
+    markdown_table,
+    median,
+    mockbroker_command,
+    ratio,
+    rdkafka_command,
+)
+
+
+def process_start(kind: str) -> float:
+    cmd = mockbroker_command() if kind == MOCKBROKER else rdkafka_command()
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        bootstrap = dict(f.split("=", 1) for f in line.split()[2:])["bootstrap"]
+        host, port = bootstrap.split(",")[0].rsplit(":", 1)
+        return rc.first_answer_s((host, int(port))) - t0
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
+def in_process_start(kind: str) -> float:
+    if kind == MOCKBROKER:
+        from mockbroker.cluster import MockCluster
+
+        async def go() -> float:
+            t0 = time.perf_counter()
+            cluster = await MockCluster(port=0).start()
+            node = next(iter(cluster.brokers.values()))
+            answered = await asyncio.to_thread(rc.first_answer_s, (node.host, node.port))
+            await cluster.stop()
+            return answered - t0
+
+        return asyncio.run(go())
+    from rdkafka_mock import MockCluster as RdMock
+
+    t0 = time.perf_counter()
+    mock = RdMock(1)
+    host, port = mock.bootstrap_servers.split(",")[0].rsplit(":", 1)
+    answered = rc.first_answer_s((host, int(port)))
+    mock.destroy()
+    return answered - t0
+
+
+def main(argv: list[str] | None = None) -> Run:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=9)
+    args = parser.parse_args(argv)
+    run = Run("startup", vars(args))
+    samples: dict[tuple[str, str], list[float]] = {}
+    for what, fn in (("process launch to first answer", process_start), ("in-process start to first answer", in_process_start)):
+        for kind in BROKERS:  # one unmeasured warm-up each (page cache, .pyc)
+            fn(kind)
+        for rep in range(args.repeats):
+            for kind in BROKERS if rep % 2 == 0 else BROKERS[::-1]:
+                samples.setdefault((what, kind), []).append(fn(kind))
+        ours, theirs = samples[(what, MOCKBROKER)], samples[(what, RDKAFKA)]
+        run.rows.append({
+            "what": what, "ours_s": median(ours), "mock_s": median(theirs),
+            "ratio": median([ratio(a, b) for a, b in zip(ours, theirs, strict=True)]),
+            "ours_samples": ours, "mock_samples": theirs,
+        })  # fmt: skip
+        print(run.rows[-1]["what"], fmt(run.rows[-1]["ours_s"]), fmt(run.rows[-1]["mock_s"]), flush=True)
+    return run.finish()
+
+
+def markdown(run: Run) -> str:
+    rows = [[r["what"], fmt(r["ours_s"] * 1e3), fmt(r["mock_s"] * 1e3), f"**{fmt(r['ratio'])}x**",
+             "yes" if r["ratio"] <= 1.0 else "no"] for r in run.rows]  # fmt: skip
+    return f"### Startup (median of {run.params['repeats']} alternating repeats)\n\n" + markdown_table(
+        ["what", "ours ms", "mock ms", "ours / mock", "<= 1.0x"], rows
+    )
+
+
+if __name__ == "__main__":
+    print(markdown(main()))
