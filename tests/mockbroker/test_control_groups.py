@@ -175,6 +175,21 @@ async def test_expire_session_fences_a_consumer_group_member_as_its_timer_would(
         await by_control.cluster.control.expire_session("g", "nobody")
 
 
+async def test_expire_session_ends_a_static_members_temporary_leave() -> None:
+    h = ConsumerHarness()
+    h.cg_join("a", instance="i-a")
+    h.cg_join("b", instance="i-b")
+    h.converge("a", "b")
+    h.cg_leave("a", instance="i-a", epoch=-2)  # its partitions stay reserved for i-a
+    snap = await h.cluster.control.describe_group("g")
+    assert snap is not None and snap.member(instance_id="i-a").member_epoch == -2
+    assert await h.cluster.control.expire_session("g", instance_id="i-a") == "a"
+    assert h.cgroup().static_members == {"i-b": "b"}
+    b = h.member("b")
+    response = h.cg_heartbeat("b", b["member_epoch"], b["assigned"], instance="i-b")
+    assert h.owned(response) == {"t": list(range(6))}  # b is given what i-a had
+
+
 async def test_expire_session_of_a_classic_member_is_its_timer_firing() -> None:
     h = Harness()
     _, follower = h.stable_group()
