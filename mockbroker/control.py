@@ -59,6 +59,25 @@ class ControlError(Exception):
     """A control call that cannot be done as asked (unknown group, broker, topic ...)."""
 
 
+def _only_match(
+    group_id: str, candidates: Sequence[tuple[T, str, str | None, str]],
+    member_id: str | None, instance_id: str | None, client_id: str | None,
+) -> T:  # fmt: skip
+    """The one item of (item, member id, instance id, client id) candidates matching every given
+    id; ControlError naming the members when none or several match."""
+    found = [
+        item for item, m, i, c in candidates
+        if (member_id is None or m == member_id) and (instance_id is None or i == instance_id)
+        and (client_id is None or c == client_id)
+    ]  # fmt: skip
+    if len(found) != 1:
+        raise ControlError(
+            f"{len(found)} members of {group_id} match member_id={member_id} instance_id={instance_id} "
+            f"client_id={client_id}; members: {[(m, c) for _, m, _, c in candidates]}"
+        )
+    return found[0]
+
+
 class WaitTimeout(ControlError, TimeoutError):
     """A wait_for_* helper gave up; the message says what it waited for and what it last saw."""
 
@@ -107,15 +126,8 @@ class GroupSnapshot:
 
     def member(self, *, client_id: str | None = None, instance_id: str | None = None, member_id: str | None = None) -> MemberSnapshot:
         """The one member matching; ControlError when none or several match."""
-        found = [
-            m for m in self.members
-            if (client_id is None or m.client_id == client_id)
-            and (instance_id is None or m.group_instance_id == instance_id)
-            and (member_id is None or m.member_id == member_id)
-        ]  # fmt: skip
-        if len(found) != 1:
-            raise ControlError(f"{len(found)} members of {self.group_id} match; members: {[m.client_id for m in self.members]}")
-        return found[0]
+        candidates = [(m, m.member_id, m.group_instance_id, m.client_id) for m in self.members]
+        return _only_match(self.group_id, candidates, member_id, instance_id, client_id)
 
     def assignment(self, topic: str) -> dict[str, tuple[int, ...]]:
         """member id -> its partitions of ``topic``."""
@@ -188,15 +200,8 @@ class ConsumerGroupSnapshot:
 
     def member(self, *, client_id: str | None = None, instance_id: str | None = None, member_id: str | None = None) -> ConsumerMemberSnapshot:
         """The one member matching; ControlError when none or several match."""
-        found = [
-            m for m in self.members
-            if (client_id is None or m.client_id == client_id)
-            and (instance_id is None or m.instance_id == instance_id)
-            and (member_id is None or m.member_id == member_id)
-        ]  # fmt: skip
-        if len(found) != 1:
-            raise ControlError(f"{len(found)} members of {self.group_id} match; members: {[m.client_id for m in self.members]}")
-        return found[0]
+        candidates = [(m, m.member_id, m.instance_id, m.client_id) for m in self.members]
+        return _only_match(self.group_id, candidates, member_id, instance_id, client_id)
 
     def assignment(self, topic: str) -> dict[str, tuple[int, ...]]:
         """member id -> the partitions of ``topic`` it owns now."""
@@ -504,11 +509,11 @@ class Control:
         coordinator, now = self.cluster.groups, self.cluster.clock.now_ms()
         classic = coordinator.groups.get(group_id)
         if classic is not None:
-            candidates = [(m.member_id, m.group_instance_id, m.client_id) for m in classic.members.values()]
+            candidates = [(m.member_id, m.member_id, m.group_instance_id, m.client_id) for m in classic.members.values()]
         else:
             consumer = self._consumer_group(group_id)
-            candidates = [(m.member_id, m.instance_id, m.client_id) for m in consumer.members.values()]
-        found = self._member(group_id, candidates, member_id, instance_id, client_id)
+            candidates = [(m.member_id, m.member_id, m.instance_id, m.client_id) for m in consumer.members.values()]
+        found = _only_match(group_id, candidates, member_id, instance_id, client_id)
         self._record("control.session_expired", group_id=group_id, reason=f"session of member {found} expired now", member_id=found)
         try:
             if classic is not None:
@@ -821,24 +826,6 @@ class Control:
             known = sorted([*self.cluster.groups.groups, *self.cluster.groups.consumer.groups])
             raise ControlError(f"no group {group_id!r}; groups are {known}")
         return group
-
-    def _member(
-        self, group_id: str, candidates: Iterable[tuple[str, str | None, str]],
-        member_id: str | None, instance_id: str | None, client_id: str | None,
-    ) -> str:  # fmt: skip
-        """The id of the one member matching, from (member id, instance id, client id) triples."""
-        everyone = list(candidates)
-        found = [
-            m for m, i, c in everyone
-            if (member_id is None or m == member_id) and (instance_id is None or i == instance_id)
-            and (client_id is None or c == client_id)
-        ]  # fmt: skip
-        if len(found) != 1:
-            raise ControlError(
-                f"{len(found)} members of {group_id} match member_id={member_id} instance_id={instance_id} "
-                f"client_id={client_id}; members: {[(m, c) for m, _, c in everyone]}"
-            )
-        return found[0]
 
     def _set_leader(self, p: Partition, leader_id: int) -> None:
         p.leader_id = leader_id
