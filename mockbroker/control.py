@@ -192,7 +192,8 @@ class ConsumerGroupSnapshot:
     @property
     def reconciled(self) -> bool:
         """Every member is STABLE at the assignment epoch and owns exactly its target, and the
-        target is computed for the current group epoch (the group is Stable)."""
+        target is computed for the current group epoch: what Stable means for a group with
+        members, checked member by member."""
         return self.group_epoch == self.assignment_epoch and all(
             m.state == "STABLE" and m.member_epoch == self.assignment_epoch and m.assigned == m.target and not m.pending_revocation
             for m in self.members
