@@ -642,12 +642,13 @@ class Control:
 
     # -- groups -----------------------------------------------------------------------------------
 
-    async def groups(self) -> list[GroupListing]:
-        """Every group, classic and KIP-848 consumer groups alike, by group id."""
+    async def groups(self) -> dict[str, GroupListing]:
+        """Every group, classic and KIP-848 consumer groups alike: {group id: its listing}, by
+        group id (iterating it gives the ids)."""
         coordinator = self.cluster.groups
         listed = [GroupListing(g.group_id, GROUP_TYPE_CLASSIC, g.state.value, g.protocol_type) for g in coordinator.groups.values()]
         listed += [GroupListing(g.group_id, GROUP_TYPE_CONSUMER, g.state.value, g.protocol_type) for g in coordinator.consumer.groups.values()]
-        return sorted(listed, key=lambda g: g.group_id)
+        return {g.group_id: g for g in sorted(listed, key=lambda g: g.group_id)}
 
     async def describe_group(self, group_id: str) -> AnyGroupSnapshot | None:
         """The coordinator's view of a group: a ``GroupSnapshot`` for a classic group, a

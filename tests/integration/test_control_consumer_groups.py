@@ -77,7 +77,7 @@ def test_wait_for_a_three_member_consumer_group_and_its_commits(kafka_cluster: K
     assert (snap.type, snap.assignor, snap.group_epoch) == ("consumer", "uniform", snap.assignment_epoch)
     assert sorted(len(m.assigned[TOPIC]) for m in snap.members) == [2, 2, 2]
     assert all(m.member_epoch == snap.group_epoch and m.state == "STABLE" for m in snap.members)
-    assert [(g.group_id, g.type, g.state) for g in kafka_cluster.groups()] == [(GROUP, "consumer", "Stable")]
+    assert [(g.group_id, g.type, g.state) for g in kafka_cluster.groups().values()] == [(GROUP, "consumer", "Stable")]
 
     # Offsets committed by the members (OffsetCommit with their member epochs) are readable.
     kafka_cluster.produce(TOPIC, [{"value": f"v{p}", "partition": p} for p in range(PARTITIONS)])

@@ -72,7 +72,11 @@ async def test_groups_lists_classic_and_consumer_groups_with_their_type() -> Non
     h.stable_group("old-style")
     stable_pair(h)
     listed = await h.cluster.control.groups()
-    assert listed == [GroupListing("g", "consumer", "Stable", "consumer"), GroupListing("old-style", "classic", "Stable", "consumer")]
+    assert listed == {
+        "g": GroupListing("g", "consumer", "Stable", "consumer"),
+        "old-style": GroupListing("old-style", "classic", "Stable", "consumer"),
+    }
+    assert list(listed) == ["g", "old-style"]
 
 
 async def test_describe_group_is_typed_by_group_kind() -> None:
