@@ -20,6 +20,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from mockbroker.events import Event
 from mockbroker.faults import ErrorQueues
+from mockbroker.groups.classic import ClassicGroupState
+from mockbroker.groups.consumer import GROUP_TYPE_CONSUMER, ConsumerGroupState
+from mockbroker.groups.coordinator import GROUP_TYPE_CLASSIC
 from mockbroker.intercept import (
     CLOSE,
     DROP,
@@ -39,6 +42,7 @@ from protocol.registry import APIS
 if TYPE_CHECKING:
     from mockbroker.cluster import MockCluster, Partition, Topic
     from mockbroker.groups import ClassicGroup, ClassicGroupMember
+    from mockbroker.groups.consumer import ConsumerGroup
 
 T = TypeVar("T")
 
@@ -47,10 +51,31 @@ CONTROL_CLIENT_ID = "mockbroker-control"
 NO_LEADER = -1
 # Produce is appended as a v11 request would be (zstd allowed from v7, KIP-110).
 _PRODUCE_VERSION = 11
+# What wait_for_group accepts as a state: Kafka's names for classic and consumer groups.
+_GROUP_STATES = frozenset(s.value for s in ClassicGroupState) | frozenset(s.value for s in ConsumerGroupState)
 
 
 class ControlError(Exception):
     """A control call that cannot be done as asked (unknown group, broker, topic ...)."""
+
+
+def _only_match(
+    group_id: str, candidates: Sequence[tuple[T, str, str | None, str]],
+    member_id: str | None, instance_id: str | None, client_id: str | None,
+) -> T:  # fmt: skip
+    """The one item of (item, member id, instance id, client id) candidates matching every given
+    id; ControlError naming the members when none or several match."""
+    found = [
+        item for item, m, i, c in candidates
+        if (member_id is None or m == member_id) and (instance_id is None or i == instance_id)
+        and (client_id is None or c == client_id)
+    ]  # fmt: skip
+    if len(found) != 1:
+        raise ControlError(
+            f"{len(found)} members of {group_id} match member_id={member_id} instance_id={instance_id} "
+            f"client_id={client_id}; members: {[(m, c) for _, m, _, c in candidates]}"
+        )
+    return found[0]
 
 
 class WaitTimeout(ControlError, TimeoutError):
@@ -97,18 +122,12 @@ class GroupSnapshot:
     protocol_name: str | None
     leader_id: str | None
     members: tuple[MemberSnapshot, ...]
+    type: str = "classic"
 
     def member(self, *, client_id: str | None = None, instance_id: str | None = None, member_id: str | None = None) -> MemberSnapshot:
         """The one member matching; ControlError when none or several match."""
-        found = [
-            m for m in self.members
-            if (client_id is None or m.client_id == client_id)
-            and (instance_id is None or m.group_instance_id == instance_id)
-            and (member_id is None or m.member_id == member_id)
-        ]  # fmt: skip
-        if len(found) != 1:
-            raise ControlError(f"{len(found)} members of {self.group_id} match; members: {[m.client_id for m in self.members]}")
-        return found[0]
+        candidates = [(m, m.member_id, m.group_instance_id, m.client_id) for m in self.members]
+        return _only_match(self.group_id, candidates, member_id, instance_id, client_id)
 
     def assignment(self, topic: str) -> dict[str, tuple[int, ...]]:
         """member id -> its partitions of ``topic``."""
@@ -119,6 +138,95 @@ class GroupSnapshot:
         for m in out["members"]:
             m.pop("raw_assignment", None)
         return out
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerMemberSnapshot:
+    """A KIP-848 consumer group member as its coordinator sees it (partitions by topic name)."""
+
+    member_id: str
+    instance_id: str | None
+    rack_id: str | None
+    client_id: str
+    client_host: str
+    member_epoch: int  # -2: a static member's temporary leave
+    previous_member_epoch: int
+    state: str  # MemberState: STABLE, UNREVOKED_PARTITIONS, UNRELEASED_PARTITIONS
+    subscribed_topic_names: tuple[str, ...]
+    subscribed_topic_regex: str | None
+    server_assignor: str | None  # the assignor it asked for (ServerAssignor)
+    rebalance_timeout_ms: int
+    assigned: dict[str, tuple[int, ...]]  # what it owns now
+    pending_revocation: dict[str, tuple[int, ...]]  # what it must give up before it moves on
+    target: dict[str, tuple[int, ...]]  # what the target assignment gives it
+
+    def partitions(self, topic: str) -> tuple[int, ...]:
+        """The partitions of ``topic`` this member owns now (empty when none)."""
+        return self.assigned.get(topic, ())
+
+    def target_partitions(self, topic: str) -> tuple[int, ...]:
+        return self.target.get(topic, ())
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupSnapshot:
+    """A KIP-848 consumer group (``type`` "consumer"): epochs instead of a generation, the
+    broker's assignor instead of a leader, and each member's current and target partitions."""
+
+    group_id: str
+    state: str  # Empty, Assigning, Reconciling, Stable, Dead (ConsumerGroupState)
+    group_epoch: int
+    assignment_epoch: int  # the group epoch the target assignment was computed for
+    assignor: str  # the assignor of the target assignment (or the one that would be used)
+    subscribed_topics: dict[str, int]  # topic -> partition count, for every subscribed topic that exists
+    members: tuple[ConsumerMemberSnapshot, ...]
+    protocol_type: str = "consumer"
+    type: str = "consumer"
+
+    @property
+    def generation_id(self) -> int:
+        """The group epoch: what ``wait_for_group(generation_at_least=...)`` and the event log's
+        ``generation_id`` mean for a consumer group."""
+        return self.group_epoch
+
+    @property
+    def reconciled(self) -> bool:
+        """Every member is STABLE at the assignment epoch and owns exactly its target, and the
+        target is computed for the current group epoch: what Stable means for a group with
+        members, checked member by member."""
+        return self.group_epoch == self.assignment_epoch and all(
+            m.state == "STABLE" and m.member_epoch == self.assignment_epoch and m.assigned == m.target and not m.pending_revocation
+            for m in self.members
+        )
+
+    def member(self, *, client_id: str | None = None, instance_id: str | None = None, member_id: str | None = None) -> ConsumerMemberSnapshot:
+        """The one member matching; ControlError when none or several match."""
+        candidates = [(m, m.member_id, m.instance_id, m.client_id) for m in self.members]
+        return _only_match(self.group_id, candidates, member_id, instance_id, client_id)
+
+    def assignment(self, topic: str) -> dict[str, tuple[int, ...]]:
+        """member id -> the partitions of ``topic`` it owns now."""
+        return {m.member_id: m.partitions(topic) for m in self.members}
+
+    def target_assignment(self, topic: str) -> dict[str, tuple[int, ...]]:
+        """member id -> the partitions of ``topic`` the target assignment gives it."""
+        return {m.member_id: m.target_partitions(topic) for m in self.members}
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+AnyGroupSnapshot = GroupSnapshot | ConsumerGroupSnapshot
+
+
+@dataclass(frozen=True, slots=True)
+class GroupListing:
+    """One group as ``groups()`` lists it (ListGroups' fields)."""
+
+    group_id: str
+    type: str  # "classic" or "consumer"
+    state: str
+    protocol_type: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -394,31 +502,51 @@ class Control:
         self, group_id: str, member_id: str | None = None, *, instance_id: str | None = None, client_id: str | None = None
     ) -> str:
         """Expire one member's session now, as if its session timeout had passed without a
-        heartbeat (the group rebalances without it). Returns its member id. ControlError when
-        it is parked in JoinGroup/SyncGroup, where Kafka cannot expire it either."""
-        group = self._group(group_id)
-        member = self._member(group, member_id, instance_id, client_id)
-        if member.has_satisfied_heartbeat():
-            raise ControlError(f"member {member.member_id} is waiting in JoinGroup/SyncGroup; its session cannot expire now")
-        from mockbroker.groups import coordinator as gc
-
-        coordinator = self.cluster.groups
-        coordinator.timers.cancel(gc._heartbeat_key(group_id, member.member_id))
-        # The coordinator's own expiry path (session timer callback), so the events and the
-        # rebalance are exactly those of a real expiry.
-        coordinator._expire_classic_group_member_heartbeat(group_id, member.member_id, self.cluster.clock.now_ms())
-        return member.member_id
+        heartbeat, through the coordinator's own expiry path (same events, same consequences).
+        A classic group rebalances without it; ControlError while it is parked in
+        JoinGroup/SyncGroup, where Kafka cannot expire it either. A consumer group member is
+        fenced (its next heartbeat gets UNKNOWN_MEMBER_ID, and it rejoins with epoch 0) and the
+        group epoch is bumped. Returns its member id."""
+        coordinator, now = self.cluster.groups, self.cluster.clock.now_ms()
+        classic = coordinator.groups.get(group_id)
+        if classic is not None:
+            candidates = [(m.member_id, m.member_id, m.group_instance_id, m.client_id) for m in classic.members.values()]
+        else:
+            consumer = self._consumer_group(group_id)
+            candidates = [(m.member_id, m.member_id, m.instance_id, m.client_id) for m in consumer.members.values()]
+        found = _only_match(group_id, candidates, member_id, instance_id, client_id)
+        self._record("control.session_expired", group_id=group_id, reason=f"session of member {found} expired now", member_id=found)
+        try:
+            if classic is not None:
+                coordinator.expire_member_session(group_id, found, now)
+            else:
+                coordinator.consumer.expire_member_session(group_id, found, now)
+        except ValueError as exc:
+            raise ControlError(str(exc)) from None
+        return found
 
     async def force_rebalance(self, group_id: str, reason: str = "forced by the test (control.force_rebalance)") -> str:
-        """Move a Stable or CompletingRebalance group to PreparingRebalance, as a new member or a
-        metadata change would: heartbeats answer REBALANCE_IN_PROGRESS and members rejoin.
-        Returns the new state."""
-        group = self._group(group_id)
-        state = group.state.value
-        if state not in ("Stable", "CompletingRebalance"):
-            raise ControlError(f"group {group_id} is {state}; only a Stable or CompletingRebalance group can be made to rebalance")
-        self.cluster.groups._prepare_rebalance(group, self.cluster.clock.now_ms(), reason)
-        return str(group.state.value)
+        """Make a group rebalance now; returns its new state. A classic group (Stable or
+        CompletingRebalance) goes to PreparingRebalance, as a new member or a metadata change
+        would: heartbeats answer REBALANCE_IN_PROGRESS and members rejoin. A consumer group
+        (any state but Empty) gets its group epoch bumped and a new target assignment computed,
+        as a change of the subscribed topics' metadata would: it is Reconciling until every
+        member has reconciled to the new epoch at its next heartbeat (docs/control.md)."""
+        coordinator, now = self.cluster.groups, self.cluster.clock.now_ms()
+        classic = coordinator.groups.get(group_id)
+        consumer = None if classic is not None else self._consumer_group(group_id)
+        self._record("control.rebalance_forced", group_id=group_id, reason=reason)
+        try:
+            if classic is not None:
+                coordinator.force_rebalance(group_id, now, reason)
+                return str(classic.state.value)
+            failed = coordinator.consumer.force_rebalance(group_id, now, reason)
+        except ValueError as exc:
+            raise ControlError(str(exc)) from None
+        assert consumer is not None
+        if failed is not None:
+            raise ControlError(f"consumer group {group_id} is {consumer.state.value}: {failed}")
+        return str(consumer.state.value)
 
     # -- topics and records -----------------------------------------------------------------------
 
@@ -514,13 +642,19 @@ class Control:
 
     # -- groups -----------------------------------------------------------------------------------
 
-    async def groups(self) -> list[str]:
-        return list(self.cluster.groups.groups)
+    async def groups(self) -> dict[str, GroupListing]:
+        """Every group, classic and KIP-848 consumer groups alike: {group id: its listing}, by
+        group id (iterating it gives the ids)."""
+        coordinator = self.cluster.groups
+        listed = [GroupListing(g.group_id, GROUP_TYPE_CLASSIC, g.state.value, g.protocol_type) for g in coordinator.groups.values()]
+        listed += [GroupListing(g.group_id, GROUP_TYPE_CONSUMER, g.state.value, g.protocol_type) for g in coordinator.consumer.groups.values()]
+        return {g.group_id: g for g in sorted(listed, key=lambda g: g.group_id)}
 
-    async def describe_group(self, group_id: str) -> GroupSnapshot | None:
-        """The coordinator's view of a group (None: no such group)."""
-        group = self.cluster.groups.groups.get(group_id)
-        return None if group is None else _group_snapshot(group)
+    async def describe_group(self, group_id: str) -> AnyGroupSnapshot | None:
+        """The coordinator's view of a group: a ``GroupSnapshot`` for a classic group, a
+        ``ConsumerGroupSnapshot`` for a KIP-848 consumer group (``.type`` tells which), None when
+        there is no such group."""
+        return self._snapshot(group_id)
 
     async def committed_offsets(self, group_id: str, topic: str | None = None) -> dict[str, dict[int, int]]:
         """{topic: {partition: committed offset}} of a group (only ``topic`` when given)."""
@@ -536,30 +670,47 @@ class Control:
         members: int | None = None,
         *,
         generation_at_least: int | None = None,
-        where: Callable[[GroupSnapshot], bool] | None = None,
+        reconciled: bool = False,
+        group_type: str | None = None,
+        where: Callable[[Any], bool] | None = None,
         timeout: float = DEFAULT_WAIT_S,
-    ) -> GroupSnapshot:
-        """Wait (wall clock, at most ``timeout`` seconds) until the group is in ``state`` with
-        exactly ``members`` members (any number for None), at ``generation_at_least`` and
-        ``where(snapshot)`` holds; return that snapshot. WaitTimeout says what it last saw."""
+    ) -> AnyGroupSnapshot:
+        """Wait (wall clock, at most ``timeout`` seconds) until the group is in ``state`` (a
+        classic state, or a consumer group's: Empty, Assigning, Reconciling, Stable) with exactly
+        ``members`` members (any number for None), at ``generation_at_least`` (the group epoch of
+        a consumer group), of ``group_type`` ("classic"/"consumer") when given, with every member
+        of a consumer group reconciled to its target when ``reconciled``, and ``where(snapshot)``
+        holds; return that snapshot. WaitTimeout says what it last saw; ControlError when
+        ``reconciled`` is asked of a classic group."""
+        if state is not None and state not in _GROUP_STATES:
+            raise ValueError(f"unknown group state {state!r}; states are {', '.join(sorted(_GROUP_STATES))}")
+        if group_type is not None and group_type not in (GROUP_TYPE_CLASSIC, GROUP_TYPE_CONSUMER):
+            raise ValueError(f"unknown group type {group_type!r}; use {GROUP_TYPE_CLASSIC!r} or {GROUP_TYPE_CONSUMER!r}")
 
-        def check() -> GroupSnapshot | None:
-            snap = self.cluster.groups.groups.get(group_id)
-            if snap is None:
+        def check() -> AnyGroupSnapshot | None:
+            view = self._snapshot(group_id)
+            if view is None or (group_type is not None and view.type != group_type):
                 return None
-            view = _group_snapshot(snap)
+            if reconciled and not isinstance(view, ConsumerGroupSnapshot):
+                raise ControlError(f"group {group_id} is a classic group; reconciled=True is for consumer groups")
             if state is not None and view.state != state:
                 return None
             if members is not None and len(view.members) != members:
                 return None
             if generation_at_least is not None and view.generation_id < generation_at_least:
                 return None
+            if reconciled and not (isinstance(view, ConsumerGroupSnapshot) and view.reconciled):
+                return None
             if where is not None and not where(view):
                 return None
             return view
 
-        wanted = f"group {group_id} {state or 'in any state'}" + (f" with {members} members" if members is not None else "")
-        return await self._wait(check, wanted, lambda: repr(self.cluster.groups.groups.get(group_id)), timeout)
+        wanted = (
+            f"{group_type or 'group'} {group_id} {state or 'in any state'}"
+            + (f" with {members} members" if members is not None else "")
+            + (" with every member reconciled to its target" if reconciled else "")
+        )  # fmt: skip
+        return await self._wait(check, wanted, lambda: repr(self._snapshot(group_id)), timeout)
 
     async def wait_for_commit(
         self, group_id: str, topic: str, partition: int | None = None, offset: int | None = None, *, timeout: float = DEFAULT_WAIT_S
@@ -615,7 +766,8 @@ class Control:
 
     async def _wait(self, check: Callable[[], T | None], wanted: str, explain: Callable[[], str], timeout: float) -> T:
         """Evaluate ``check`` now and after every event (once the change that recorded it is
-        complete: call_soon), until it returns something truthy or ``timeout`` passes."""
+        complete: call_soon), until it returns something truthy (or raises, which the waiter
+        gets) or ``timeout`` passes."""
         result = check()
         if result:
             return result
@@ -624,7 +776,11 @@ class Control:
 
         def recheck() -> None:
             if not future.done():
-                value = check()
+                try:
+                    value = check()
+                except Exception as exc:  # check's own refusal (ControlError): the waiter gets it
+                    future.set_exception(exc)
+                    return
                 if value:
                     future.set_result(value)
 
@@ -658,25 +814,20 @@ class Control:
             raise ControlError(f"{topic} has no partition {index} (it has {len(t.partitions)})")
         return t.partitions[index]
 
-    def _group(self, group_id: str) -> ClassicGroup:
-        group = self.cluster.groups.groups.get(group_id)
-        if group is None:
-            raise ControlError(f"no group {group_id!r}; groups are {sorted(self.cluster.groups.groups)}")
-        return group
+    def _snapshot(self, group_id: str) -> AnyGroupSnapshot | None:
+        classic = self.cluster.groups.groups.get(group_id)
+        if classic is not None:
+            return _group_snapshot(classic)
+        data = self.cluster.groups.snapshot(group_id)
+        return None if data is None else _consumer_group_snapshot(data)
 
-    def _member(self, group: ClassicGroup, member_id: str | None, instance_id: str | None, client_id: str | None) -> ClassicGroupMember:
-        found = [
-            m for m in group.members.values()
-            if (member_id is None or m.member_id == member_id)
-            and (instance_id is None or m.group_instance_id == instance_id)
-            and (client_id is None or m.client_id == client_id)
-        ]  # fmt: skip
-        if len(found) != 1:
-            raise ControlError(
-                f"{len(found)} members of {group.group_id} match member_id={member_id} instance_id={instance_id} "
-                f"client_id={client_id}; members: {[(m.member_id, m.client_id) for m in group.members.values()]}"
-            )
-        return found[0]
+    def _consumer_group(self, group_id: str) -> ConsumerGroup:
+        """The KIP-848 consumer group ``group_id`` (called once the classic groups were looked at)."""
+        group = self.cluster.groups.consumer.groups.get(group_id)
+        if group is None:
+            known = sorted([*self.cluster.groups.groups, *self.cluster.groups.consumer.groups])
+            raise ControlError(f"no group {group_id!r}; groups are {known}")
+        return group
 
     def _set_leader(self, p: Partition, leader_id: int) -> None:
         p.leader_id = leader_id
@@ -722,6 +873,35 @@ def _group_snapshot(group: ClassicGroup) -> GroupSnapshot:
         leader_id=group.leader_id,
         members=tuple(_member_snapshot(group, m) for m in group.members.values()),
     )
+
+
+def _consumer_group_snapshot(data: Mapping[str, Any]) -> ConsumerGroupSnapshot:
+    """From ConsumerGroupCoordinator.snapshot's plain data (mockbroker/groups/consumer_coordinator.py)."""
+
+    def by_topic(parts: Mapping[str, Iterable[int]]) -> dict[str, tuple[int, ...]]:
+        return {topic: tuple(sorted(ps)) for topic, ps in parts.items()}
+
+    return ConsumerGroupSnapshot(
+        group_id=data["group_id"],
+        state=data["state"],
+        group_epoch=data["group_epoch"],
+        assignment_epoch=data["assignment_epoch"],
+        assignor=data["assignor"],
+        subscribed_topics=dict(data["subscribed_topics"]),
+        protocol_type=data["protocol_type"],
+        members=tuple(
+            ConsumerMemberSnapshot(
+                member_id=m["member_id"], instance_id=m["instance_id"], rack_id=m["rack_id"],
+                client_id=m["client_id"], client_host=m["client_host"], member_epoch=m["member_epoch"],
+                previous_member_epoch=m["previous_member_epoch"], state=m["state"],
+                subscribed_topic_names=tuple(m["subscribed_topic_names"]),
+                subscribed_topic_regex=m["subscribed_topic_regex"], server_assignor=m["server_assignor"],
+                rebalance_timeout_ms=m["rebalance_timeout_ms"], assigned=by_topic(m["assigned"]),
+                pending_revocation=by_topic(m["pending_revocation"]), target=by_topic(m["target"]),
+            )
+            for m in data["members"]
+        ),
+    )  # fmt: skip
 
 
 def _member_snapshot(group: ClassicGroup, m: ClassicGroupMember) -> MemberSnapshot:

@@ -901,6 +901,53 @@ class ConsumerGroupCoordinator:
             ],
         }
 
+    # -- control entry points (mockbroker.control) -----------------------------------------------------
+
+    def expire_member_session(self, group_id: str, member_id: str, now_ms: int) -> None:
+        """Expire a member's session now, as if group.consumer.session.timeout.ms had passed
+        without a heartbeat (§10.4): the session-timeout fencing path itself, so the member goes
+        with its partitions (``consumer_group.member_fenced``, cause ``session_timeout``), the
+        group epoch is bumped and the others are given its partitions. The client learns of it at
+        its next heartbeat (UNKNOWN_MEMBER_ID) and rejoins with epoch 0. A static member at epoch
+        -2 is removed for good, as its real expiry would. ValueError for an unknown member."""
+        group = self.groups.get(group_id)
+        if group is None or member_id not in group.members:
+            raise ValueError(f"consumer group {group_id!r} has no member {member_id!r}")
+        self._consumer_group_fence_member_operation(
+            group_id, member_id, now_ms,
+            f"the member session expired ({self.config.consumer_group_session_timeout_ms} ms without a heartbeat; "
+            "expired now by the control API)",
+            "session_timeout",
+        )  # fmt: skip
+
+    def force_rebalance(self, group_id: str, now_ms: int, reason: str) -> str | None:
+        """Make the group recompute its target assignment now, as Kafka does when something the
+        assignment depends on changes (§10.2): the subscribed topics' metadata is refreshed, the
+        group epoch is bumped, and the chosen assignor computes the target for the new epoch.
+        Every member is then behind the assignment epoch (the group is Reconciling) and
+        reconciles at its next heartbeat: it revokes what it lost before anyone else is given it
+        (§10.3), and even a member whose partitions stay the same moves to the new member epoch.
+        A deterministic assignor over unchanged members and topics computes the same target, so
+        the visible effect is then the epoch bump alone.
+
+        Returns None, or why the target could not be computed (a plugin assignor failed: the
+        group stays Assigning and the next heartbeat tries again, answering UNKNOWN_SERVER_ERROR
+        while it fails). ValueError for an unknown or empty group."""
+        group = self.groups.get(group_id)
+        if group is None:
+            raise ValueError(f"no consumer group {group_id!r}")
+        if not group.members:
+            raise ValueError(f"consumer group {group_id} is Empty; there is nothing to rebalance")
+        self._maybe_update_subscription_metadata(group, now_ms)
+        self._bump_group_epoch(group, now_ms, reason)
+        failed: str | None = None
+        try:
+            self._update_target_assignment(group, now_ms)
+        except _HeartbeatError as exc:
+            failed = exc.message
+        self._update_state(group, now_ms, reason)
+        return failed
+
     # -- offsets and admin APIs (§8, §10.6, §10.7) -----------------------------------------------------
 
     def validate_offset_commit(

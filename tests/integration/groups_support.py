@@ -36,6 +36,7 @@ import pytest
 
 from mockbroker import MockCluster
 from mockbroker.events import Event
+from mockbroker.testing import KafkaCluster
 from protocol.consumer_protocol import decode_assignment
 from tests.integration.support import DEADLINE_S, BrokerThread, wait_for
 
@@ -677,6 +678,115 @@ def check_wire(client: str, broker: BrokerThread, group_id: str, topic: str, att
     if wire.listed_state is not None:
         assert wire.listed_state == before.state, f"ListGroups state {wire.listed_state!r}, broker {before.state!r}"
     return wire
+
+
+# -- a member by hand ----------------------------------------------------------------------------
+
+
+class HandMember:
+    """A consumer group member driven request by request with kafka-python's network client."""
+
+    def __init__(self, broker: KafkaCluster, group: str, instance_id: str) -> None:
+        from kafka.net.compat import KafkaNetClient
+
+        self.group, self.instance_id, self.member_id = group, instance_id, ""
+        self.node = broker.call(lambda: broker.cluster.coordinator_for(group).node_id)  # type: ignore[union-attr]
+        self.client = KafkaNetClient(bootstrap_servers=broker.bootstrap_servers, client_id=instance_id)
+        self.client.check_version()
+        self.client.await_ready(self.node)
+        self.pending: Any = None
+
+    def send_join(self, topic: str) -> None:
+        from kafka.protocol.consumer.group import JoinGroupRequest
+        from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription
+
+        request = JoinGroupRequest(
+            group_id=self.group, session_timeout_ms=30000, rebalance_timeout_ms=30000, member_id=self.member_id,
+            group_instance_id=self.instance_id, protocol_type="consumer",
+            protocols=[JoinGroupRequest.JoinGroupRequestProtocol(
+                name="range", metadata=ConsumerProtocolSubscription(topics=[topic], user_data=None, version=0),
+            )],
+            max_version=5,
+        )  # fmt: skip
+        self.pending = self.client.send(self.node, request)
+
+    def poll(self) -> bool:
+        self.client.poll(timeout_ms=50)
+        return bool(self.pending.is_done)
+
+    def result(self) -> Any:
+        self.client.poll(future=self.pending, timeout_ms=20000)
+        assert self.pending.succeeded(), self.pending.exception
+        response = self.pending.value
+        assert response.error_code == 0, response
+        self.member_id = response.member_id
+        return response
+
+    def sync(self, generation: int, assignments: dict[str, dict[str, list[int]]]) -> Any:
+        from kafka.protocol.consumer.group import SyncGroupRequest
+        from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
+
+        request = SyncGroupRequest(
+            group_id=self.group, generation_id=generation, member_id=self.member_id,
+            group_instance_id=self.instance_id, protocol_type="consumer", protocol_name="range",
+            assignments=[
+                SyncGroupRequest.SyncGroupRequestAssignment(member_id=member, assignment=ConsumerProtocolAssignment(
+                    assigned_partitions=[
+                        ConsumerProtocolAssignment.TopicPartition(topic=t, partitions=ps) for t, ps in owned.items()
+                    ],
+                    user_data=None, version=0,
+                ))
+                for member, owned in assignments.items()
+            ],
+            max_version=5,
+        )  # fmt: skip
+        self.pending = self.client.send(self.node, request)
+        response = self.result_of_sync()
+        return response
+
+    def result_of_sync(self) -> Any:
+        self.client.poll(future=self.pending, timeout_ms=20000)
+        assert self.pending.succeeded(), self.pending.exception
+        return self.pending.value
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def hand_made_leader(
+    kafka: KafkaCluster, group: str, topic: str, assign: Callable[[str, str], dict[str, dict[str, list[int]]]]
+) -> int:
+    """Two members of ``group`` driven by hand (``HandMember``), subscribed to ``topic``: a forms
+    generation 1 alone, b joins, and a, the leader of the next generation, sends SyncGroup with
+    ``assign(a's member id, b's member id)`` ({member: {topic: [partitions]}}), whatever it
+    holds, which the broker stores as sent, as Kafka does. Needs a cluster without an initial
+    rebalance delay. Returns the generation of that assignment."""
+    a, b = HandMember(kafka, group, "a"), HandMember(kafka, group, "b")
+    try:
+        a.send_join(topic)
+        first = a.result()  # generation 1: a alone (no initial rebalance delay)
+        assert first.leader == a.member_id
+        assert a.sync(first.generation_id, {a.member_id: {topic: [0, 1]}}).error_code == 0
+
+        b.send_join(topic)  # parks until a rejoins
+
+        def b_is_waiting() -> bool:
+            b.poll()
+            group_state = kafka.call(lambda: kafka.cluster.groups.groups[group])
+            return group_state.state.value == "PreparingRebalance" and len(group_state.members) == 2
+
+        wait_for(b_is_waiting, "b's JoinGroup to be parked in PreparingRebalance")
+        a.send_join(topic)
+        joined_a, joined_b = a.result(), b.result()
+        generation: int = joined_a.generation_id
+        assert joined_b.generation_id == generation == first.generation_id + 1
+        assert joined_a.leader == a.member_id
+        synced = a.sync(generation, assign(a.member_id, b.member_id))
+        assert synced.error_code == 0  # stored as sent
+        return generation
+    finally:
+        a.close()
+        b.close()
 
 
 # -- producing -----------------------------------------------------------------------------------

@@ -26,10 +26,11 @@ from tests.integration.groups_support import (
     Members,
     fail_on_broker_bugs,
     group_events,
+    hand_made_leader,
     last_seq,
     settle,
 )
-from tests.integration.support import BrokerThread, wait_until
+from tests.integration.support import BrokerThread
 
 PARTITIONS = 6
 
@@ -151,108 +152,14 @@ def test_librdkafka_cooperative_sticky_raises_no_violation(broker: BrokerThread)
     assert strict_failures(broker) == []
 
 
-# -- a broken leader by hand ---------------------------------------------------------------------------------
-
-
-class _HandMember:
-    """A consumer group member driven request by request with kafka-python's network client."""
-
-    def __init__(self, broker: BrokerThread, group: str, instance_id: str) -> None:
-        from kafka.net.compat import KafkaNetClient
-
-        self.group, self.instance_id, self.member_id = group, instance_id, ""
-        self.node = broker.call(lambda: broker.cluster.coordinator_for(group).node_id)  # type: ignore[union-attr]
-        self.client = KafkaNetClient(bootstrap_servers=broker.bootstrap_servers, client_id=instance_id)
-        self.client.check_version()
-        self.client.await_ready(self.node)
-        self.pending: Any = None
-
-    def send_join(self, topic: str) -> None:
-        from kafka.protocol.consumer.group import JoinGroupRequest
-        from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription
-
-        request = JoinGroupRequest(
-            group_id=self.group, session_timeout_ms=30000, rebalance_timeout_ms=30000, member_id=self.member_id,
-            group_instance_id=self.instance_id, protocol_type="consumer",
-            protocols=[JoinGroupRequest.JoinGroupRequestProtocol(
-                name="range", metadata=ConsumerProtocolSubscription(topics=[topic], user_data=None, version=0),
-            )],
-            max_version=5,
-        )  # fmt: skip
-        self.pending = self.client.send(self.node, request)
-
-    def poll(self) -> bool:
-        self.client.poll(timeout_ms=50)
-        return bool(self.pending.is_done)
-
-    def result(self) -> Any:
-        self.client.poll(future=self.pending, timeout_ms=20000)
-        assert self.pending.succeeded(), self.pending.exception
-        response = self.pending.value
-        assert response.error_code == 0, response
-        self.member_id = response.member_id
-        return response
-
-    def sync(self, generation: int, assignments: dict[str, dict[str, list[int]]]) -> Any:
-        from kafka.protocol.consumer.group import SyncGroupRequest
-        from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
-
-        request = SyncGroupRequest(
-            group_id=self.group, generation_id=generation, member_id=self.member_id,
-            group_instance_id=self.instance_id, protocol_type="consumer", protocol_name="range",
-            assignments=[
-                SyncGroupRequest.SyncGroupRequestAssignment(member_id=member, assignment=ConsumerProtocolAssignment(
-                    assigned_partitions=[
-                        ConsumerProtocolAssignment.TopicPartition(topic=t, partitions=ps) for t, ps in owned.items()
-                    ],
-                    user_data=None, version=0,
-                ))
-                for member, owned in assignments.items()
-            ],
-            max_version=5,
-        )  # fmt: skip
-        self.pending = self.client.send(self.node, request)
-        response = self.result_of_sync()
-        return response
-
-    def result_of_sync(self) -> Any:
-        self.client.poll(future=self.pending, timeout_ms=20000)
-        assert self.pending.succeeded(), self.pending.exception
-        return self.pending.value
-
-    def close(self) -> None:
-        self.client.close()
+# -- a broken leader by hand (groups_support.hand_made_leader) ---------------------------------------------
 
 
 def test_an_overlapping_leader_assignment_is_a_finding_and_a_strict_failure(broker: BrokerThread) -> None:
     topic, group = "hand", "hand-made"
     broker.create_topic(topic, 2)
-    a, b = _HandMember(broker, group, "a"), _HandMember(broker, group, "b")
-    try:
-        a.send_join(topic)
-        first = a.result()  # generation 1: a alone (no initial rebalance delay)
-        assert first.leader == a.member_id
-        assert a.sync(first.generation_id, {a.member_id: {topic: [0, 1]}}).error_code == 0
-
-        b.send_join(topic)  # parks until a rejoins
-
-        def b_is_waiting() -> bool:
-            b.poll()
-            group_state = broker.call(lambda: broker.cluster.groups.groups[group])  # type: ignore[union-attr]
-            return group_state.state.value == "PreparingRebalance" and len(group_state.members) == 2
-
-        wait_until(b_is_waiting, "b's JoinGroup to be parked in PreparingRebalance")
-        a.send_join(topic)
-        joined_a, joined_b = a.result(), b.result()
-        generation = joined_a.generation_id
-        assert joined_b.generation_id == generation == first.generation_id + 1
-        assert joined_a.leader == a.member_id
-        # The broken leader: partition 1 to both members.
-        synced = a.sync(generation, {a.member_id: {topic: [0, 1]}, b.member_id: {topic: [1]}})
-        assert synced.error_code == 0  # stored as sent, as Kafka does
-    finally:
-        a.close()
-        b.close()
+    # The broken leader: partition 1 to both members. Stored as sent, as Kafka does.
+    generation = hand_made_leader(broker, group, topic, lambda a, b: {a: {topic: [0, 1]}, b: {topic: [1]}})
 
     found = [f for f in findings(broker, group) if f.generation_id == generation]
     assert [(f.kind, [f"{tp.topic}-{tp.partition}" for tp in f.topic_partitions]) for f in found] == [
