@@ -943,7 +943,7 @@ class ConsumerGroupCoordinator:
         failed: str | None = None
         try:
             self._update_target_assignment(group, now_ms)
-        except _HeartbeatError as exc:
+        except GroupError as exc:
             failed = exc.message
         self._update_state(group, now_ms, reason)
         return failed
