@@ -521,12 +521,16 @@ def _count_instructions(body_spec: str, iterations: int, baseline: str | None) -
     return int(m.group(1).replace(",", ""))
 
 
-def instruction_counts(scenarios: list[Scenario], iterations: int, baseline: str | None) -> list[dict]:
-    """Per-op instruction counts of each ops/s scenario's bodies (difference of two runs)."""
+def instruction_counts(scenarios: list[Scenario], base_iterations: int, baseline: str | None) -> list[dict]:
+    """Per-op instruction counts of each ops/s scenario's bodies (difference of two runs).
+
+    Small messages get more iterations (about ``base_iterations`` x 4 KiB of message in all), so
+    the difference stands well above the few thousand instructions two start-ups differ by."""
     results = []
     for i, sc in enumerate(scenarios):
-        if sc.unit != "ops/s":
+        if sc.unit != "ops/s" or sc.subject is None:
             continue
+        iterations = base_iterations * max(1, round(4096 / len(sc.subject[2])))
         keys = ["ours", "kafka"] + (["baseline"] if baseline else [])
         counts = {}
         for key in keys:
@@ -536,7 +540,7 @@ def instruction_counts(scenarios: list[Scenario], iterations: int, baseline: str
                 (_count_instructions(spec, iterations, baseline) - _count_instructions(spec, 0, baseline))
                 / iterations
             )
-        results.append({"scenario": sc.name, **counts})
+        results.append({"scenario": sc.name, "iterations": iterations, **counts})
     return results
 
 
@@ -716,7 +720,7 @@ def write_results(env: dict, rows: list[Row], facts: list[str], extra: list[str]
         "ratio = median (and range) of the per-repeat ratios of back-to-back timings",
         "- load average after the run: " + " / ".join(f"{x:.2f}" for x in env["loadavg_after"]),
         "",
-        table(rows),
+        table(rows) if rows else "(timing skipped: --no-timing)",
         "",
         *[f"- {f}" for f in facts],
         "",
@@ -746,6 +750,7 @@ def main(argv: list[str] | None = None) -> int:
         metavar="N",
         help="also count instructions per op of the ops/s scenarios under valgrind (N ops, default 100)",
     )
+    ap.add_argument("--no-timing", action="store_true", help="skip the timed runs (with --instructions)")
     ap.add_argument("--run-body", help=argparse.SUPPRESS)  # internal: SCENARIO:BODY:N, for --instructions
     args = ap.parse_args(argv)
     args.repeats = args.repeats or (3 if args.quick else 7)
@@ -773,6 +778,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         for _ in range(3):  # warm up: first calls fill caches (kafka-python compiles its codecs)
             body()
+        gc.disable()  # as when timing; a collection landing in one run and not the other is noise
         for _ in range(int(n)):
             body()
         return 0
@@ -780,7 +786,7 @@ def main(argv: list[str] | None = None) -> int:
 
     env = environment(args)
     rows: list[Row] = []
-    for sc in scenarios:
+    for sc in scenarios if not args.no_timing else []:
         print(f"timing {sc.name} ...", file=sys.stderr, flush=True)
         rows += run_scenario(sc, args.repeats, args.target)
     env["loadavg_after"] = [round(x, 2) for x in os.getloadavg()]
@@ -793,9 +799,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.instructions:
         counts = instruction_counts(scenarios, args.instructions, args.baseline)
         extra = [
-            f"Instructions per decode+encode (valgrind cachegrind `I refs`, PYTHONHASHSEED=0; difference "
-            f"between {args.instructions} ops and 0 ops in fresh processes, after 3 warm-up ops; "
-            "independent of the machine's load):",
+            "Instructions per decode+encode (valgrind cachegrind `I refs`, PYTHONHASHSEED=0, GC off; "
+            "difference between N ops and 0 ops in fresh processes after 3 warm-up ops, N = "
+            + ", ".join(f"{c['iterations']:,}" for c in counts)
+            + "; independent of the machine's load):",
             "",
             instruction_table(counts, baseline_label),
             "",
@@ -806,7 +813,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{env['utc']}  {env['python']}  kafka-python {env['kafka_python']}  {env['cpu']}  "
         f"load {env['loadavg']}  ({env['mode']}: median of {args.repeats} x ~{args.target} s)"
     )
-    print(table(rows))
+    if rows:
+        print(table(rows))
     print()
     for f in facts:
         print(f"- {f}")
