@@ -8,6 +8,9 @@ on the same bytes, and prints the ratio ours / kafka-python (higher is better fo
     python bench/codec.py --write          # also append a dated section to bench/RESULTS.md
     python bench/codec.py --json out.json  # also write the results as JSON
     python bench/codec.py --profile        # also cProfile our JoinGroup decode+encode
+    python bench/codec.py --baseline REV   # also time protocol/messages/ as of git REV, same run
+    python bench/codec.py --instructions   # also count instructions per op under valgrind
+                                           # (load-independent; add --no-timing to skip timing)
 
 Scenarios:
   * decode+encode ops/s: Heartbeat v4 request; JoinGroup v9 response (leader's view, 50 members,

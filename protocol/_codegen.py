@@ -10,8 +10,9 @@ Output: for each API a module with
   version lacks keep their defaults), each carrying its FIELDS facts (protocol.schema.FieldSpec);
 - straight-line decode/encode functions per distinct wire layout (versions that lay out a
   struct identically share one function): consecutive fixed-width fields are read and written by
-  one precompiled Struct, one-byte compact lengths are inlined, and nothing interprets a schema
-  at run time;
+  one precompiled Struct, one-byte compact lengths are inlined, decoders store into the slots of
+  an instance made with object.__new__ (no __init__ call per struct), and nothing interprets a
+  schema at run time;
 - version tables the classes' ``decode``/``encode`` methods dispatch through.
 Only facts are carried over: names, types, versions, nullability, tags, defaults. No spec text.
 
