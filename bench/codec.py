@@ -8,6 +8,9 @@ on the same bytes, and prints the ratio ours / kafka-python (higher is better fo
     python bench/codec.py --write          # also append a dated section to bench/RESULTS.md
     python bench/codec.py --json out.json  # also write the results as JSON
     python bench/codec.py --profile        # also cProfile our JoinGroup decode+encode
+    python bench/codec.py --baseline REV   # also time protocol/messages/ as of git REV, same run
+    python bench/codec.py --instructions   # also count instructions per op under valgrind
+                                           # (load-independent; add --no-timing to skip timing)
 
 Scenarios:
   * decode+encode ops/s: Heartbeat v4 request; JoinGroup v9 response (leader's view, 50 members,
@@ -35,14 +38,18 @@ import argparse
 import cProfile
 import datetime as dt
 import gc
+import importlib
 import io
 import json
 import os
 import platform
 import pstats
 import random
+import re
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Callable
@@ -134,6 +141,10 @@ class Scenario:
     bytes_per_op: int = 0  # for MB/s
     note: str = ""
     extra_ours: dict[str, Callable[[], object]] = field(default_factory=dict)
+    # what our body does, so --baseline can do the same with another revision's classes:
+    # our top-level class, the version, the message bytes, and "roundtrip" (decode+encode),
+    # "decode" or "encode_chunks" (of the decoded message)
+    subject: tuple[type, int, bytes, str] | None = None
 
 
 def _check(name: str, ours: bytes, theirs: bytes) -> None:
@@ -173,7 +184,14 @@ def heartbeat() -> Scenario:
         obj._header = None  # harness workaround, see _k_roundtrip
         return obj.encode(version=v)
 
-    return Scenario("Heartbeat v4 request decode+encode", "ops/s", ours, kafka, note=f"{len(data)} B")
+    return Scenario(
+        "Heartbeat v4 request decode+encode",
+        "ops/s",
+        ours,
+        kafka,
+        note=f"{len(data)} B",
+        subject=(HeartbeatRequest, v, data, "roundtrip"),
+    )
 
 
 def join_group_fields() -> tuple[dict, list[dict]]:
@@ -223,6 +241,7 @@ def join_group() -> Scenario:
         ours,
         kafka,
         note=f"{len(data)} B; 50 members, {meta_len} B metadata",
+        subject=(JoinGroupResponse, v, data, "roundtrip"),
     )
 
 
@@ -279,6 +298,7 @@ def offset_commit() -> Scenario:
         ours,
         kafka,
         note=f"{len(data)} B; 1 topic, 50 partitions",
+        subject=(OffsetCommitRequest, v, data, "roundtrip"),
     )
 
 
@@ -353,6 +373,7 @@ def produce(batches: list[bytes]) -> tuple[Scenario, list[str]]:
         kafka,
         bytes_per_op=len(data),
         note=f"{len(data)} B; {N_RECORD_PARTITIONS} x 64 KiB batch",
+        subject=(ProduceRequest, v, data, "decode"),
     )
     return sc, facts
 
@@ -430,8 +451,113 @@ def fetch(batches: list[bytes]) -> tuple[Scenario, list[str]]:
         bytes_per_op=len(joined),
         note=f"{len(joined)} B; {N_RECORD_PARTITIONS} x 64 KiB batch; ours = encode_chunks",
         extra_ours={"Fetch v12 response encode, ours .encode (copies) [ref]": ours_copying},
+        subject=(FetchResponse, v, joined, "encode_chunks"),
     )
     return sc, facts
+
+
+# --------------------------------------------------------------------------- baseline
+
+
+def load_baseline(rev: str) -> tuple[str, str]:
+    """Export protocol/messages/ as of git revision ``rev`` into a temporary package.
+
+    Returns (package name, short hash). The old modules import protocol._runtime, primitives and
+    schema from this checkout, so they must still be compatible (they are across codegen changes
+    that only reshape the generated functions)."""
+    root = Path(__file__).resolve().parent.parent
+
+    def git(*a: str) -> bytes:
+        return subprocess.run(["git", "-C", str(root), *a], check=True, capture_output=True).stdout
+
+    short = git("rev-parse", "--short", rev).decode().strip()
+    names = git("ls-tree", "--name-only", rev, "protocol/messages/").decode().split()
+    tmp = Path(tempfile.mkdtemp(prefix="codec-baseline-"))
+    pkg = tmp / f"baseline_{short}"
+    pkg.mkdir()
+    for name in names:
+        if name.endswith(".py"):
+            (pkg / Path(name).name).write_bytes(git("show", f"{rev}:{name}"))
+    sys.path.insert(0, str(tmp))
+    return pkg.name, short
+
+
+def baseline_body(sc: Scenario, package: str) -> Callable[[], object]:
+    """The scenario's body done by the baseline's class of the same name, on the same bytes."""
+    assert sc.subject is not None
+    cls, v, data, kind = sc.subject
+    module = importlib.import_module(f"{package}.{cls.__module__.rsplit('.', 1)[1]}")
+    bcls = getattr(module, cls.__name__)
+    decode = bcls.decode
+    if kind == "roundtrip":
+        _check(f"{sc.name}: baseline round trip", decode(data, v).encode(v), data)
+        return lambda: decode(data, v).encode(v)
+    if kind == "decode":
+        return lambda: decode(data, v)
+    obj = decode(data, v)
+    _check(f"{sc.name}: baseline encode_chunks", b"".join(obj.encode_chunks(v)), data)
+    return lambda: obj.encode_chunks(v)
+
+
+# --------------------------------------------------------------------------- instruction counts
+
+
+def _count_instructions(body_spec: str, iterations: int, baseline: str | None) -> int:
+    """Instructions executed by a child process that runs one body ``iterations`` times."""
+    cmd = [
+        "valgrind",
+        "--tool=cachegrind",
+        "--cache-sim=no",
+        "--cachegrind-out-file=/dev/null",
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--run-body",
+        f"{body_spec}:{iterations}",
+    ]
+    if baseline:
+        cmd += ["--baseline", baseline]
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True).stderr
+    m = re.search(r"I\s+refs:\s+([\d,]+)", out)
+    if not m:
+        raise SystemExit(f"no instruction count in valgrind's output:\n{out[-2000:]}")
+    return int(m.group(1).replace(",", ""))
+
+
+def instruction_counts(scenarios: list[Scenario], base_iterations: int, baseline: str | None) -> list[dict]:
+    """Per-op instruction counts of each ops/s scenario's bodies (difference of two runs).
+
+    Small messages get more iterations (about ``base_iterations`` x 4 KiB of message in all), so
+    the difference stands well above the few thousand instructions two start-ups differ by."""
+    results = []
+    for i, sc in enumerate(scenarios):
+        if sc.unit != "ops/s" or sc.subject is None:
+            continue
+        iterations = base_iterations * max(1, round(4096 / len(sc.subject[2])))
+        keys = ["ours", "kafka"] + (["baseline"] if baseline else [])
+        counts = {}
+        for key in keys:
+            print(f"counting instructions: {sc.name}, {key} ...", file=sys.stderr, flush=True)
+            spec = f"{i}:{key}"
+            counts[key] = round(
+                (_count_instructions(spec, iterations, baseline) - _count_instructions(spec, 0, baseline))
+                / iterations
+            )
+        results.append({"scenario": sc.name, "iterations": iterations, **counts})
+    return results
+
+
+def instruction_table(results: list[dict], baseline_label: str | None) -> str:
+    head = ["scenario", "ours", "kafka-python", "kafka-python / ours"]
+    if baseline_label:
+        head += [f"ours at {baseline_label}", f"kafka-python / ours at {baseline_label}"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|"]
+    for r in results:
+        cells = [r["scenario"], f"{r['ours']:,}", f"{r['kafka']:,}", f"**{r['kafka'] / r['ours']:.2f}x**"]
+        if baseline_label:
+            cells += [f"{r['baseline']:,}", f"{r['kafka'] / r['baseline']:.2f}x"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------- timing
@@ -582,7 +708,7 @@ def profile_join_group(seconds: float) -> str:
     return f"{n} iterations of ours JoinGroup v9 decode+encode under cProfile:\n" + buf.getvalue()
 
 
-def write_results(env: dict, rows: list[Row], facts: list[str]) -> None:
+def write_results(env: dict, rows: list[Row], facts: list[str], extra: list[str]) -> None:
     existing = RESULTS_PATH.read_text() if RESULTS_PATH.exists() else ""
     if not existing.strip():
         existing = RESULTS_HEADER
@@ -597,10 +723,11 @@ def write_results(env: dict, rows: list[Row], facts: list[str]) -> None:
         "ratio = median (and range) of the per-repeat ratios of back-to-back timings",
         "- load average after the run: " + " / ".join(f"{x:.2f}" for x in env["loadavg_after"]),
         "",
-        table(rows),
+        table(rows) if rows else "(timing skipped: --no-timing)",
         "",
         *[f"- {f}" for f in facts],
         "",
+        *extra,
     ]
     RESULTS_PATH.write_text(existing.rstrip("\n") + "\n" + "\n".join(section).rstrip("\n") + "\n")
 
@@ -613,6 +740,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--write", action="store_true", help=f"append a dated section to {RESULTS_PATH.name}")
     ap.add_argument("--json", metavar="PATH", help="write the results as JSON to PATH")
     ap.add_argument("--profile", action="store_true", help="cProfile our JoinGroup decode+encode")
+    ap.add_argument(
+        "--baseline",
+        metavar="REV",
+        help="also time protocol/messages/ as of git revision REV (same bytes, same run, interleaved)",
+    )
+    ap.add_argument(
+        "--instructions",
+        nargs="?",
+        const=100,
+        type=int,
+        metavar="N",
+        help="also count instructions per op of the ops/s scenarios under valgrind (N ops, default 100)",
+    )
+    ap.add_argument("--no-timing", action="store_true", help="skip the timed runs (with --instructions)")
+    ap.add_argument("--run-body", help=argparse.SUPPRESS)  # internal: SCENARIO:BODY:N, for --instructions
     args = ap.parse_args(argv)
     args.repeats = args.repeats or (3 if args.quick else 7)
     args.target = args.target or (0.05 if args.quick else 0.25)
@@ -624,30 +766,70 @@ def main(argv: list[str] | None = None) -> int:
         sc, f = make(batches)
         scenarios.append(sc)
         facts += f
+    baseline_label = None
+    if args.baseline:
+        package, short = load_baseline(args.baseline)
+        baseline_label = f"{args.baseline} ({short})" if args.baseline != short else short
+        for sc in scenarios:
+            sc.extra_ours[f"{sc.name}, ours at {baseline_label}"] = baseline_body(sc, package)
+
+    if args.run_body:
+        index, key, n = args.run_body.split(":")
+        sc = scenarios[int(index)]
+        body = {"ours": sc.ours, "kafka": sc.kafka}.get(key) or next(
+            fn for name, fn in sc.extra_ours.items() if name.endswith(f"ours at {baseline_label}")
+        )
+        for _ in range(3):  # warm up: first calls fill caches (kafka-python compiles its codecs)
+            body()
+        gc.disable()  # as when timing; a collection landing in one run and not the other is noise
+        for _ in range(int(n)):
+            body()
+        return 0
     print("verified: both codecs give identical bytes for every scenario's message", flush=True)
 
     env = environment(args)
     rows: list[Row] = []
-    for sc in scenarios:
+    for sc in scenarios if not args.no_timing else []:
         print(f"timing {sc.name} ...", file=sys.stderr, flush=True)
         rows += run_scenario(sc, args.repeats, args.target)
     env["loadavg_after"] = [round(x, 2) for x in os.getloadavg()]
+    extra: list[str] = []
+    if baseline_label:
+        facts.append(
+            f"rows 'ours at {baseline_label}': protocol/messages/ as of {baseline_label}, timed in the same "
+            "run on the same bytes, interleaved with the others"
+        )
+    if args.instructions:
+        counts = instruction_counts(scenarios, args.instructions, args.baseline)
+        extra = [
+            "Instructions per decode+encode (valgrind cachegrind `I refs`, PYTHONHASHSEED=0, GC off; "
+            "difference between N ops and 0 ops in fresh processes after 3 warm-up ops, N = "
+            + ", ".join(f"{c['iterations']:,}" for c in counts)
+            + "; independent of the machine's load):",
+            "",
+            instruction_table(counts, baseline_label),
+            "",
+        ]
 
     print()
     print(
         f"{env['utc']}  {env['python']}  kafka-python {env['kafka_python']}  {env['cpu']}  "
         f"load {env['loadavg']}  ({env['mode']}: median of {args.repeats} x ~{args.target} s)"
     )
-    print(table(rows))
+    if rows:
+        print(table(rows))
     print()
     for f in facts:
         print(f"- {f}")
+    if extra:
+        print()
+        print("\n".join(extra))
 
     if args.profile:
         print()
         print(profile_join_group(1.0))
     if args.write:
-        write_results(env, rows, facts)
+        write_results(env, rows, facts, extra)
         print(f"appended to {RESULTS_PATH}")
     if args.json:
         Path(args.json).write_text(

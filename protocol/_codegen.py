@@ -10,8 +10,9 @@ Output: for each API a module with
   version lacks keep their defaults), each carrying its FIELDS facts (protocol.schema.FieldSpec);
 - straight-line decode/encode functions per distinct wire layout (versions that lay out a
   struct identically share one function): consecutive fixed-width fields are read and written by
-  one precompiled Struct, one-byte compact lengths are inlined, and nothing interprets a schema
-  at run time;
+  one precompiled Struct, one-byte compact lengths are inlined, decoders store into the slots of
+  an instance made with object.__new__ (no __init__ call per struct), and nothing interprets a
+  schema at run time;
 - version tables the classes' ``decode``/``encode`` methods dispatch through.
 Only facts are carried over: names, types, versions, nullability, tags, defaults. No spec text.
 
@@ -442,20 +443,28 @@ class StructCodegen:
         return all(f.struct is None for f in st.fields if f.present(self.v))
 
     # ---- decode
+    #
+    # A decoder makes the instance first with object.__new__ (no __init__ frame to enter, no
+    # defaults to fill) and stores each field into its slot as soon as it is read: a run of
+    # fixed-width fields unpacks straight into the slots. Fields the version lacks, and tagged
+    # fields before their tags are read, get their defaults right after the instance is made.
 
     def decode(self, name: str, versions: list[int]) -> list[str]:
         st, flex = self.st, self.flex
         L = [f"def {name}(data: bytes, pos: int) -> tuple[{st.name}, int]:"]
         L.append(f'    """{st.name}, {ranges_text(versions)}{" (flexible)" if flex else ""}."""')
-        body, ctor = self.decode_body("f_", "    ")
-        L.extend(body)
-        L.append(f"    return {ctor}, pos")
+        L.extend(self.decode_body("o", "    "))
+        L.append("    return o, pos")
         return L
 
-    def decode_body(self, px: str, ind: str) -> tuple[list[str], str]:
+    def decode_body(self, o: str, ind: str) -> list[str]:
+        """Lines that make ``o``, an instance of this struct, from ``data`` at ``pos``."""
         st, v, flex = self.st, self.v, self.flex
-        body: list[str] = []
-        run: list[tuple[str, str]] = []  # (target var, struct fmt char)
+        body: list[str] = [f"{ind}{o} = _new({st.name})"]
+        for f in st.fields:
+            if not f.present(v) or f.is_tagged(v):
+                body.append(f"{ind}{o}.{f.name} = {f.default_expr()}")
+        run: list[tuple[str, str]] = []  # (target, struct fmt char)
         posts: list[str] = []
 
         def flush() -> None:
@@ -477,7 +486,7 @@ class StructCodegen:
         for f in st.fields:
             if not f.present(v) or f.is_tagged(v):
                 continue
-            var = f"{px}{f.name}"
+            var = f"{o}.{f.name}"
             if not f.is_array and f.type in FIXED:
                 if f.type == "uuid":
                     raw = self.em.tmp("_r")
@@ -504,12 +513,11 @@ class StructCodegen:
         else:
             flush()
             if flex:
-                body.extend(self.decode_tagged(px, ind))
-        args = ", ".join(f"{px}{f.name}" if f.present(v) else f.default_expr() for f in st.fields)
-        return body, f"{st.name}({args})"
+                body.extend(self.decode_tagged(o, ind))
+        return body
 
     def decode_field(self, f: Field, var: str, ind: str) -> list[str]:
-        """Decode one field at pos (any type), in flexible or classic encoding."""
+        """Decode one field at pos (any type) into ``var``, in flexible or classic encoding."""
         if not f.is_array and f.type in FIXED:
             c, size = FIXED[f.type]
             sname = self.em.fmt(">" + c)
@@ -532,19 +540,19 @@ class StructCodegen:
         n = self.em.tmp()
         out = []
         if self.flex and not f.is_array and f.type in ("string", "bytes"):
-            # One range check covers the common case (not null, length < 127, one-byte varint);
-            # null, longer values and bad lengths go to the primitives.
+            # The common case (a length under 127: a one-byte varint) is read inline; longer
+            # values go to the primitives. A non-nullable field's null (length byte 0) is caught
+            # by `n or ...`, which costs nothing when n is not 0.
             nullable = f.is_nullable(self.v)
             value = f"data[pos + 1:pos + {n}]" + (".decode()" if f.type == "string" else "")
             slow = f"read_compact_{'nullable_' if nullable else ''}{'string' if f.type == 'string' else 'bytes'}"
-            out += [
-                f"{ind}{n} = data[pos]",
-                f"{ind}if 0 < {n} < 128:",
-                f"{ind}    {var} = {value}",
-                f"{ind}    pos += {n}",
-            ]
+            out.append(f"{ind}{n} = data[pos]")
             if nullable:
-                out += [f"{ind}elif {n} == 0:", f"{ind}    {var} = None", f"{ind}    pos += 1"]
+                out += [f"{ind}if {n} == 0:", f"{ind}    {var} = None", f"{ind}    pos += 1", f"{ind}elif {n} < 128:"]
+                out += [f"{ind}    {var} = {value}", f"{ind}    pos += {n}"]
+            else:
+                out += [f"{ind}if {n} < 128:", f"{ind}    {var} = {value}"]
+                out += [f"{ind}    pos += {n} or _runtime.null_value({f.kafka_name!r})"]
             out += [f"{ind}else:", f"{ind}    {var}, pos = {slow}(data, pos)"]
             return out
         if self.flex:
@@ -583,29 +591,27 @@ class StructCodegen:
                 c, size = FIXED[e]
                 out.append(f"{i2}{var} = list(unpack_from('>%d{c}' % {n}, data, pos))")
                 out.append(f"{i2}pos += {size} * {n}")
-            elif f.struct is not None and self.inlinable(f.struct):
-                sub = self.sub(f.struct)
-                px = self.em.tmp("_m") + "_"
-                body, ctor = sub.decode_body(px, i2 + "    ")
-                out.append(f"{i2}{var} = []")
+                return out
+            # elements are collected in a local list, stored into the field once at the end
+            lst = self.em.tmp("_l")
+            out.append(f"{i2}{lst}: list[{f.struct.name if f.struct else PY_TYPES[e]}] = []")
+            if f.struct is not None and self.inlinable(f.struct):
+                e_var = self.em.tmp("_m")
                 out.append(f"{i2}for _ in range({n}):")
-                out.extend(body)
-                out.append(f"{i2}    {var}.append({ctor})")
+                out.extend(self.sub(f.struct).decode_body(e_var, i2 + "    "))
             elif f.struct is not None:
                 fn = self.sub_fn("dec", f.struct)
                 e_var = self.em.tmp("_e")
-                out.append(f"{i2}{var} = []")
                 out.append(f"{i2}for _ in range({n}):")
                 out.append(f"{i2}    {e_var}, pos = {fn}(data, pos)")
-                out.append(f"{i2}    {var}.append({e_var})")
             else:
                 # arrays of strings (and the rare uuid/bool arrays): element by element
                 e_var = self.em.tmp("_e")
                 elem = Field(f.kafka_name, e, f.versions, None, None, None, None)
-                out.append(f"{i2}{var} = []")
                 out.append(f"{i2}for _ in range({n}):")
                 out += self.decode_field(elem, e_var, i2 + "    ")
-                out.append(f"{i2}    {var}.append({e_var})")
+            out.append(f"{i2}    {lst}.append({e_var})")
+            out.append(f"{i2}{var} = {lst}")
         elif f.type == "string":
             out.append(f"{i2}{var} = data[pos:pos + {n}].decode()")
             out.append(f"{i2}pos += {n}")
@@ -623,11 +629,10 @@ class StructCodegen:
             raise ValueError(f"no variable-length decoder for {f.type}")
         return out
 
-    def decode_tagged(self, px: str, ind: str) -> list[str]:
+    def decode_tagged(self, o: str, ind: str) -> list[str]:
+        """The tagged-fields section; the tagged fields already hold their defaults."""
         tagged = sorted((f for f in self.st.fields if f.present(self.v) and f.is_tagged(self.v)), key=lambda f: f.tag or 0)
         out: list[str] = []
-        for f in tagged:
-            out.append(f"{ind}{px}{f.name}: {f.py_type()} = {f.default_expr()}")
         out.append(f"{ind}if data[pos] == 0:  # no tagged fields: the common case")
         out.append(f"{ind}    pos += 1")
         out.append(f"{ind}else:")
@@ -645,7 +650,7 @@ class StructCodegen:
         ]
         for k, f in enumerate(tagged):
             out.append(f"{i2}    {'if' if k == 0 else 'elif'} {tag} == {f.tag}:")
-            out += self.decode_field(f, f"{px}{f.name}", i2 + "        ")
+            out += self.decode_field(f, f"{o}.{f.name}", i2 + "        ")
         out.append(f"{i2}    pos = {end}  # unknown tags are skipped (KIP-482)")
         return out
 
@@ -951,6 +956,8 @@ def emit_module(api_name: str, api_key: int | None, messages: list[Message], sou
     imports.append("from protocol.schema import FieldSpec, MessageSpec")
     header = _module_doc(api_name, api_key, messages, sources)
     structs_defs = [f"{name} = Struct({fmt!r})" for fmt, name in sorted(em.structs_fmt.items(), key=lambda kv: kv[1])]
+    # decoders make instances without running __init__ (see StructCodegen.decode)
+    structs_defs.append("_new = object.__new__")
     parts = [header, "\n".join(imports), "\n".join(structs_defs)]
     parts += classes
     parts += functions

@@ -10,6 +10,7 @@ message (the peer's fault), EncodeError for a message its builder got wrong (the
 from __future__ import annotations
 
 import struct
+from typing import NoReturn
 
 from protocol.errors import DecodeError, EncodeError, InvalidValueError, TruncatedError
 
@@ -34,6 +35,11 @@ def decode_failure(exc: BaseException | None, name: str, version: int, data: obj
         return InvalidValueError(f"{name} v{version}: {exc}")
     # Anything else is a bug in the codec itself: let it surface as it is.
     raise exc
+
+
+def null_value(field: str) -> NoReturn:
+    """A non-nullable compact string or bytes field arrived as null (length byte 0)."""
+    raise InvalidValueError(f"{field}: null, which this field does not allow")
 
 
 def encode_failure(exc: BaseException, name: str, version: int) -> EncodeError:

@@ -22,6 +22,7 @@ _S_ih = Struct(">ih")
 _S_ihB = Struct(">ihB")
 _S_qh = Struct(">qh")
 _S_qhh = Struct(">qhh")
+_new = object.__new__
 
 
 @dataclass(slots=True)
@@ -138,19 +139,20 @@ class AddOffsetsToTxnResponse:
 
 def _decode_AddOffsetsToTxnRequest_v0(data: bytes, pos: int) -> tuple[AddOffsetsToTxnRequest, int]:
     """AddOffsetsToTxnRequest, versions 0-2."""
+    o = _new(AddOffsetsToTxnRequest)
     (_n1,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n1 < 0:
         raise InvalidValueError("TransactionalId: null or negative length")
-    f_transactional_id = data[pos : pos + _n1].decode()
+    o.transactional_id = data[pos : pos + _n1].decode()
     pos += _n1
-    f_producer_id, f_producer_epoch, _n2 = _S_qhh.unpack_from(data, pos)
+    o.producer_id, o.producer_epoch, _n2 = _S_qhh.unpack_from(data, pos)
     pos += 12
     if _n2 < 0:
         raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n2].decode()
+    o.group_id = data[pos : pos + _n2].decode()
     pos += _n2
-    return AddOffsetsToTxnRequest(f_transactional_id, f_producer_id, f_producer_epoch, f_group_id), pos
+    return o, pos
 
 
 def _encode_AddOffsetsToTxnRequest_v0(o: AddOffsetsToTxnRequest, out: bytearray) -> None:
@@ -165,25 +167,26 @@ def _encode_AddOffsetsToTxnRequest_v0(o: AddOffsetsToTxnRequest, out: bytearray)
 
 def _decode_AddOffsetsToTxnRequest_v3(data: bytes, pos: int) -> tuple[AddOffsetsToTxnRequest, int]:
     """AddOffsetsToTxnRequest, versions 3-4 (flexible)."""
+    o = _new(AddOffsetsToTxnRequest)
     _n5 = data[pos]
-    if 0 < _n5 < 128:
-        f_transactional_id = data[pos + 1 : pos + _n5].decode()
-        pos += _n5
+    if _n5 < 128:
+        o.transactional_id = data[pos + 1 : pos + _n5].decode()
+        pos += _n5 or _runtime.null_value("TransactionalId")
     else:
-        f_transactional_id, pos = read_compact_string(data, pos)
-    f_producer_id, f_producer_epoch = _S_qh.unpack_from(data, pos)
+        o.transactional_id, pos = read_compact_string(data, pos)
+    o.producer_id, o.producer_epoch = _S_qh.unpack_from(data, pos)
     pos += 10
     _n6 = data[pos]
-    if 0 < _n6 < 128:
-        f_group_id = data[pos + 1 : pos + _n6].decode()
-        pos += _n6
+    if _n6 < 128:
+        o.group_id = data[pos + 1 : pos + _n6].decode()
+        pos += _n6 or _runtime.null_value("GroupId")
     else:
-        f_group_id, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return AddOffsetsToTxnRequest(f_transactional_id, f_producer_id, f_producer_epoch, f_group_id), pos
+    return o, pos
 
 
 def _encode_AddOffsetsToTxnRequest_v3(o: AddOffsetsToTxnRequest, out: bytearray) -> None:
@@ -208,9 +211,10 @@ def _encode_AddOffsetsToTxnRequest_v3(o: AddOffsetsToTxnRequest, out: bytearray)
 
 def _decode_AddOffsetsToTxnResponse_v0(data: bytes, pos: int) -> tuple[AddOffsetsToTxnResponse, int]:
     """AddOffsetsToTxnResponse, versions 0-2."""
-    f_throttle_time_ms, f_error_code = _S_ih.unpack_from(data, pos)
+    o = _new(AddOffsetsToTxnResponse)
+    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(data, pos)
     pos += 6
-    return AddOffsetsToTxnResponse(f_throttle_time_ms, f_error_code), pos
+    return o, pos
 
 
 def _encode_AddOffsetsToTxnResponse_v0(o: AddOffsetsToTxnResponse, out: bytearray) -> None:
@@ -220,11 +224,12 @@ def _encode_AddOffsetsToTxnResponse_v0(o: AddOffsetsToTxnResponse, out: bytearra
 
 def _decode_AddOffsetsToTxnResponse_v3(data: bytes, pos: int) -> tuple[AddOffsetsToTxnResponse, int]:
     """AddOffsetsToTxnResponse, versions 3-4 (flexible)."""
-    f_throttle_time_ms, f_error_code, _t11 = _S_ihB.unpack_from(data, pos)
+    o = _new(AddOffsetsToTxnResponse)
+    o.throttle_time_ms, o.error_code, _t11 = _S_ihB.unpack_from(data, pos)
     pos += 7
     if _t11 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return AddOffsetsToTxnResponse(f_throttle_time_ms, f_error_code), pos
+    return o, pos
 
 
 def _encode_AddOffsetsToTxnResponse_v3(o: AddOffsetsToTxnResponse, out: bytearray) -> None:

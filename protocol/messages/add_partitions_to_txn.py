@@ -25,6 +25,7 @@ _S_ii = Struct(">ii")
 _S_qh = Struct(">qh")
 _S_qhi = Struct(">qhi")
 _S_qho = Struct(">qh?")
+_new = object.__new__
 
 
 @dataclass(slots=True)
@@ -283,11 +284,12 @@ class AddPartitionsToTxnResponse:
 
 def _decode_AddPartitionsToTxnTopic_v0(data: bytes, pos: int) -> tuple[AddPartitionsToTxnTopic, int]:
     """AddPartitionsToTxnTopic, versions 0-2."""
+    o = _new(AddPartitionsToTxnTopic)
     (_n1,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n1 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n1].decode()
+    o.name = data[pos : pos + _n1].decode()
     pos += _n1
     (_n2,) = _S_i.unpack_from(data, pos)
     pos += 4
@@ -295,9 +297,9 @@ def _decode_AddPartitionsToTxnTopic_v0(data: bytes, pos: int) -> tuple[AddPartit
         raise InvalidValueError("Partitions: null or negative length")
     if _n2 > len(data) - pos:
         raise TruncatedError("Partitions: " + str(_n2) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = list(unpack_from(">%di" % _n2, data, pos))
+    o.partitions = list(unpack_from(">%di" % _n2, data, pos))
     pos += 4 * _n2
-    return AddPartitionsToTxnTopic(f_name, f_partitions), pos
+    return o, pos
 
 
 def _encode_AddPartitionsToTxnTopic_v0(o: AddPartitionsToTxnTopic, out: bytearray) -> None:
@@ -312,12 +314,13 @@ def _encode_AddPartitionsToTxnTopic_v0(o: AddPartitionsToTxnTopic, out: bytearra
 
 def _decode_AddPartitionsToTxnTopic_v3(data: bytes, pos: int) -> tuple[AddPartitionsToTxnTopic, int]:
     """AddPartitionsToTxnTopic, versions 3-5 (flexible)."""
+    o = _new(AddPartitionsToTxnTopic)
     _n6 = data[pos]
-    if 0 < _n6 < 128:
-        f_name = data[pos + 1 : pos + _n6].decode()
-        pos += _n6
+    if _n6 < 128:
+        o.name = data[pos + 1 : pos + _n6].decode()
+        pos += _n6 or _runtime.null_value("Name")
     else:
-        f_name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos)
     _n7 = data[pos]
     if _n7 < 128:
         pos += 1
@@ -328,13 +331,13 @@ def _decode_AddPartitionsToTxnTopic_v3(data: bytes, pos: int) -> tuple[AddPartit
         raise InvalidValueError("Partitions: null or negative length")
     if _n7 > len(data) - pos:
         raise TruncatedError("Partitions: " + str(_n7) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = list(unpack_from(">%di" % _n7, data, pos))
+    o.partitions = list(unpack_from(">%di" % _n7, data, pos))
     pos += 4 * _n7
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return AddPartitionsToTxnTopic(f_name, f_partitions), pos
+    return o, pos
 
 
 def _encode_AddPartitionsToTxnTopic_v3(o: AddPartitionsToTxnTopic, out: bytearray) -> None:
@@ -360,13 +363,14 @@ def _decode_AddPartitionsToTxnTransaction_v4(
     data: bytes, pos: int
 ) -> tuple[AddPartitionsToTxnTransaction, int]:
     """AddPartitionsToTxnTransaction, versions 4-5 (flexible)."""
+    o = _new(AddPartitionsToTxnTransaction)
     _n13 = data[pos]
-    if 0 < _n13 < 128:
-        f_transactional_id = data[pos + 1 : pos + _n13].decode()
-        pos += _n13
+    if _n13 < 128:
+        o.transactional_id = data[pos + 1 : pos + _n13].decode()
+        pos += _n13 or _runtime.null_value("TransactionalId")
     else:
-        f_transactional_id, pos = read_compact_string(data, pos)
-    f_producer_id, f_producer_epoch, f_verify_only = _S_qho.unpack_from(data, pos)
+        o.transactional_id, pos = read_compact_string(data, pos)
+    o.producer_id, o.producer_epoch, o.verify_only = _S_qho.unpack_from(data, pos)
     pos += 11
     _n14 = data[pos]
     if _n14 < 128:
@@ -378,267 +382,269 @@ def _decode_AddPartitionsToTxnTransaction_v4(
         raise InvalidValueError("Topics: null or negative length")
     if _n14 > len(data) - pos:
         raise TruncatedError("Topics: " + str(_n14) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
+    _l15: list[AddPartitionsToTxnTopic] = []
     for _ in range(_n14):
-        _n16 = data[pos]
-        if 0 < _n16 < 128:
-            _m15_name = data[pos + 1 : pos + _n16].decode()
-            pos += _n16
-        else:
-            _m15_name, pos = read_compact_string(data, pos)
+        _m16 = _new(AddPartitionsToTxnTopic)
         _n17 = data[pos]
         if _n17 < 128:
+            _m16.name = data[pos + 1 : pos + _n17].decode()
+            pos += _n17 or _runtime.null_value("Name")
+        else:
+            _m16.name, pos = read_compact_string(data, pos)
+        _n18 = data[pos]
+        if _n18 < 128:
             pos += 1
         else:
-            _n17, pos = read_uvarint(data, pos)
-        _n17 -= 1
-        if _n17 < 0:
+            _n18, pos = read_uvarint(data, pos)
+        _n18 -= 1
+        if _n18 < 0:
             raise InvalidValueError("Partitions: null or negative length")
-        if _n17 > len(data) - pos:
+        if _n18 > len(data) - pos:
             raise TruncatedError(
-                "Partitions: " + str(_n17) + " elements in " + str(len(data) - pos) + " bytes"
+                "Partitions: " + str(_n18) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m15_partitions = list(unpack_from(">%di" % _n17, data, pos))
-        pos += 4 * _n17
+        _m16.partitions = list(unpack_from(">%di" % _n18, data, pos))
+        pos += 4 * _n18
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_topics.append(AddPartitionsToTxnTopic(_m15_name, _m15_partitions))
+        _l15.append(_m16)
+    o.topics = _l15
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return AddPartitionsToTxnTransaction(
-        f_transactional_id, f_producer_id, f_producer_epoch, f_verify_only, f_topics
-    ), pos
+    return o, pos
 
 
 def _encode_AddPartitionsToTxnTransaction_v4(o: AddPartitionsToTxnTransaction, out: bytearray) -> None:
     """AddPartitionsToTxnTransaction, versions 4-5 (flexible)."""
-    _b18 = o.transactional_id.encode()
-    _n19 = len(_b18) + 1
-    if _n19 < 128:
-        out.append(_n19)
+    _b19 = o.transactional_id.encode()
+    _n20 = len(_b19) + 1
+    if _n20 < 128:
+        out.append(_n20)
     else:
-        write_uvarint(out, _n19)
-    out += _b18
+        write_uvarint(out, _n20)
+    out += _b19
     out += _S_qho.pack(o.producer_id, o.producer_epoch, o.verify_only)
-    _a20 = o.topics
-    _n21 = len(_a20) + 1
-    if _n21 < 128:
-        out.append(_n21)
+    _a21 = o.topics
+    _n22 = len(_a21) + 1
+    if _n22 < 128:
+        out.append(_n22)
     else:
-        write_uvarint(out, _n21)
-    for _e22 in _a20:
-        _b23 = _e22.name.encode()
-        _n24 = len(_b23) + 1
-        if _n24 < 128:
-            out.append(_n24)
+        write_uvarint(out, _n22)
+    for _e23 in _a21:
+        _b24 = _e23.name.encode()
+        _n25 = len(_b24) + 1
+        if _n25 < 128:
+            out.append(_n25)
         else:
-            write_uvarint(out, _n24)
-        out += _b23
-        _a25 = _e22.partitions
-        _n26 = len(_a25) + 1
-        if _n26 < 128:
-            out.append(_n26)
+            write_uvarint(out, _n25)
+        out += _b24
+        _a26 = _e23.partitions
+        _n27 = len(_a26) + 1
+        if _n27 < 128:
+            out.append(_n27)
         else:
-            write_uvarint(out, _n26)
-        out += pack(">%di" % len(_a25), *_a25)
+            write_uvarint(out, _n27)
+        out += pack(">%di" % len(_a26), *_a26)
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_AddPartitionsToTxnRequest_v0(data: bytes, pos: int) -> tuple[AddPartitionsToTxnRequest, int]:
     """AddPartitionsToTxnRequest, versions 0-2."""
-    (_n28,) = _S_h.unpack_from(data, pos)
+    o = _new(AddPartitionsToTxnRequest)
+    o.transactions = []
+    (_n29,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n28 < 0:
-        raise InvalidValueError("V3AndBelowTransactionalId: null or negative length")
-    f_v3_and_below_transactional_id = data[pos : pos + _n28].decode()
-    pos += _n28
-    f_v3_and_below_producer_id, f_v3_and_below_producer_epoch, _n29 = _S_qhi.unpack_from(data, pos)
-    pos += 14
     if _n29 < 0:
+        raise InvalidValueError("V3AndBelowTransactionalId: null or negative length")
+    o.v3_and_below_transactional_id = data[pos : pos + _n29].decode()
+    pos += _n29
+    o.v3_and_below_producer_id, o.v3_and_below_producer_epoch, _n30 = _S_qhi.unpack_from(data, pos)
+    pos += 14
+    if _n30 < 0:
         raise InvalidValueError("V3AndBelowTopics: null or negative length")
-    if _n29 > len(data) - pos:
+    if _n30 > len(data) - pos:
         raise TruncatedError(
-            "V3AndBelowTopics: " + str(_n29) + " elements in " + str(len(data) - pos) + " bytes"
+            "V3AndBelowTopics: " + str(_n30) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_v3_and_below_topics = []
-    for _ in range(_n29):
-        (_n31,) = _S_h.unpack_from(data, pos)
+    _l31: list[AddPartitionsToTxnTopic] = []
+    for _ in range(_n30):
+        _m32 = _new(AddPartitionsToTxnTopic)
+        (_n33,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n31 < 0:
+        if _n33 < 0:
             raise InvalidValueError("Name: null or negative length")
-        _m30_name = data[pos : pos + _n31].decode()
-        pos += _n31
-        (_n32,) = _S_i.unpack_from(data, pos)
+        _m32.name = data[pos : pos + _n33].decode()
+        pos += _n33
+        (_n34,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n32 < 0:
+        if _n34 < 0:
             raise InvalidValueError("Partitions: null or negative length")
-        if _n32 > len(data) - pos:
+        if _n34 > len(data) - pos:
             raise TruncatedError(
-                "Partitions: " + str(_n32) + " elements in " + str(len(data) - pos) + " bytes"
+                "Partitions: " + str(_n34) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m30_partitions = list(unpack_from(">%di" % _n32, data, pos))
-        pos += 4 * _n32
-        f_v3_and_below_topics.append(AddPartitionsToTxnTopic(_m30_name, _m30_partitions))
-    return AddPartitionsToTxnRequest(
-        [],
-        f_v3_and_below_transactional_id,
-        f_v3_and_below_producer_id,
-        f_v3_and_below_producer_epoch,
-        f_v3_and_below_topics,
-    ), pos
+        _m32.partitions = list(unpack_from(">%di" % _n34, data, pos))
+        pos += 4 * _n34
+        _l31.append(_m32)
+    o.v3_and_below_topics = _l31
+    return o, pos
 
 
 def _encode_AddPartitionsToTxnRequest_v0(o: AddPartitionsToTxnRequest, out: bytearray) -> None:
     """AddPartitionsToTxnRequest, versions 0-2."""
-    _b33 = o.v3_and_below_transactional_id.encode()
-    out += _S_h.pack(len(_b33))
-    out += _b33
-    _a34 = o.v3_and_below_topics
-    out += _S_qhi.pack(o.v3_and_below_producer_id, o.v3_and_below_producer_epoch, len(_a34))
-    for _e35 in _a34:
-        _b36 = _e35.name.encode()
-        out += _S_h.pack(len(_b36))
-        out += _b36
-        _a37 = _e35.partitions
-        out += _S_i.pack(len(_a37))
-        out += pack(">%di" % len(_a37), *_a37)
+    _b35 = o.v3_and_below_transactional_id.encode()
+    out += _S_h.pack(len(_b35))
+    out += _b35
+    _a36 = o.v3_and_below_topics
+    out += _S_qhi.pack(o.v3_and_below_producer_id, o.v3_and_below_producer_epoch, len(_a36))
+    for _e37 in _a36:
+        _b38 = _e37.name.encode()
+        out += _S_h.pack(len(_b38))
+        out += _b38
+        _a39 = _e37.partitions
+        out += _S_i.pack(len(_a39))
+        out += pack(">%di" % len(_a39), *_a39)
 
 
 def _decode_AddPartitionsToTxnRequest_v3(data: bytes, pos: int) -> tuple[AddPartitionsToTxnRequest, int]:
     """AddPartitionsToTxnRequest, version 3 (flexible)."""
-    _n39 = data[pos]
-    if 0 < _n39 < 128:
-        f_v3_and_below_transactional_id = data[pos + 1 : pos + _n39].decode()
-        pos += _n39
+    o = _new(AddPartitionsToTxnRequest)
+    o.transactions = []
+    _n41 = data[pos]
+    if _n41 < 128:
+        o.v3_and_below_transactional_id = data[pos + 1 : pos + _n41].decode()
+        pos += _n41 or _runtime.null_value("V3AndBelowTransactionalId")
     else:
-        f_v3_and_below_transactional_id, pos = read_compact_string(data, pos)
-    f_v3_and_below_producer_id, f_v3_and_below_producer_epoch = _S_qh.unpack_from(data, pos)
+        o.v3_and_below_transactional_id, pos = read_compact_string(data, pos)
+    o.v3_and_below_producer_id, o.v3_and_below_producer_epoch = _S_qh.unpack_from(data, pos)
     pos += 10
-    _n40 = data[pos]
-    if _n40 < 128:
+    _n42 = data[pos]
+    if _n42 < 128:
         pos += 1
     else:
-        _n40, pos = read_uvarint(data, pos)
-    _n40 -= 1
-    if _n40 < 0:
+        _n42, pos = read_uvarint(data, pos)
+    _n42 -= 1
+    if _n42 < 0:
         raise InvalidValueError("V3AndBelowTopics: null or negative length")
-    if _n40 > len(data) - pos:
+    if _n42 > len(data) - pos:
         raise TruncatedError(
-            "V3AndBelowTopics: " + str(_n40) + " elements in " + str(len(data) - pos) + " bytes"
+            "V3AndBelowTopics: " + str(_n42) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_v3_and_below_topics = []
-    for _ in range(_n40):
-        _n42 = data[pos]
-        if 0 < _n42 < 128:
-            _m41_name = data[pos + 1 : pos + _n42].decode()
-            pos += _n42
+    _l43: list[AddPartitionsToTxnTopic] = []
+    for _ in range(_n42):
+        _m44 = _new(AddPartitionsToTxnTopic)
+        _n45 = data[pos]
+        if _n45 < 128:
+            _m44.name = data[pos + 1 : pos + _n45].decode()
+            pos += _n45 or _runtime.null_value("Name")
         else:
-            _m41_name, pos = read_compact_string(data, pos)
-        _n43 = data[pos]
-        if _n43 < 128:
+            _m44.name, pos = read_compact_string(data, pos)
+        _n46 = data[pos]
+        if _n46 < 128:
             pos += 1
         else:
-            _n43, pos = read_uvarint(data, pos)
-        _n43 -= 1
-        if _n43 < 0:
+            _n46, pos = read_uvarint(data, pos)
+        _n46 -= 1
+        if _n46 < 0:
             raise InvalidValueError("Partitions: null or negative length")
-        if _n43 > len(data) - pos:
+        if _n46 > len(data) - pos:
             raise TruncatedError(
-                "Partitions: " + str(_n43) + " elements in " + str(len(data) - pos) + " bytes"
+                "Partitions: " + str(_n46) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m41_partitions = list(unpack_from(">%di" % _n43, data, pos))
-        pos += 4 * _n43
+        _m44.partitions = list(unpack_from(">%di" % _n46, data, pos))
+        pos += 4 * _n46
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_v3_and_below_topics.append(AddPartitionsToTxnTopic(_m41_name, _m41_partitions))
+        _l43.append(_m44)
+    o.v3_and_below_topics = _l43
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return AddPartitionsToTxnRequest(
-        [],
-        f_v3_and_below_transactional_id,
-        f_v3_and_below_producer_id,
-        f_v3_and_below_producer_epoch,
-        f_v3_and_below_topics,
-    ), pos
+    return o, pos
 
 
 def _encode_AddPartitionsToTxnRequest_v3(o: AddPartitionsToTxnRequest, out: bytearray) -> None:
     """AddPartitionsToTxnRequest, version 3 (flexible)."""
-    _b44 = o.v3_and_below_transactional_id.encode()
-    _n45 = len(_b44) + 1
-    if _n45 < 128:
-        out.append(_n45)
+    _b47 = o.v3_and_below_transactional_id.encode()
+    _n48 = len(_b47) + 1
+    if _n48 < 128:
+        out.append(_n48)
     else:
-        write_uvarint(out, _n45)
-    out += _b44
+        write_uvarint(out, _n48)
+    out += _b47
     out += _S_qh.pack(o.v3_and_below_producer_id, o.v3_and_below_producer_epoch)
-    _a46 = o.v3_and_below_topics
-    _n47 = len(_a46) + 1
-    if _n47 < 128:
-        out.append(_n47)
+    _a49 = o.v3_and_below_topics
+    _n50 = len(_a49) + 1
+    if _n50 < 128:
+        out.append(_n50)
     else:
-        write_uvarint(out, _n47)
-    for _e48 in _a46:
-        _b49 = _e48.name.encode()
-        _n50 = len(_b49) + 1
-        if _n50 < 128:
-            out.append(_n50)
+        write_uvarint(out, _n50)
+    for _e51 in _a49:
+        _b52 = _e51.name.encode()
+        _n53 = len(_b52) + 1
+        if _n53 < 128:
+            out.append(_n53)
         else:
-            write_uvarint(out, _n50)
-        out += _b49
-        _a51 = _e48.partitions
-        _n52 = len(_a51) + 1
-        if _n52 < 128:
-            out.append(_n52)
+            write_uvarint(out, _n53)
+        out += _b52
+        _a54 = _e51.partitions
+        _n55 = len(_a54) + 1
+        if _n55 < 128:
+            out.append(_n55)
         else:
-            write_uvarint(out, _n52)
-        out += pack(">%di" % len(_a51), *_a51)
+            write_uvarint(out, _n55)
+        out += pack(">%di" % len(_a54), *_a54)
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_AddPartitionsToTxnRequest_v4(data: bytes, pos: int) -> tuple[AddPartitionsToTxnRequest, int]:
     """AddPartitionsToTxnRequest, versions 4-5 (flexible)."""
-    _n54 = data[pos]
-    if _n54 < 128:
+    o = _new(AddPartitionsToTxnRequest)
+    o.v3_and_below_transactional_id = ""
+    o.v3_and_below_producer_id = 0
+    o.v3_and_below_producer_epoch = 0
+    o.v3_and_below_topics = []
+    _n57 = data[pos]
+    if _n57 < 128:
         pos += 1
     else:
-        _n54, pos = read_uvarint(data, pos)
-    _n54 -= 1
-    if _n54 < 0:
+        _n57, pos = read_uvarint(data, pos)
+    _n57 -= 1
+    if _n57 < 0:
         raise InvalidValueError("Transactions: null or negative length")
-    if _n54 > len(data) - pos:
-        raise TruncatedError("Transactions: " + str(_n54) + " elements in " + str(len(data) - pos) + " bytes")
-    f_transactions = []
-    for _ in range(_n54):
-        _e55, pos = _decode_AddPartitionsToTxnTransaction_v4(data, pos)
-        f_transactions.append(_e55)
+    if _n57 > len(data) - pos:
+        raise TruncatedError("Transactions: " + str(_n57) + " elements in " + str(len(data) - pos) + " bytes")
+    _l58: list[AddPartitionsToTxnTransaction] = []
+    for _ in range(_n57):
+        _e59, pos = _decode_AddPartitionsToTxnTransaction_v4(data, pos)
+        _l58.append(_e59)
+    o.transactions = _l58
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return AddPartitionsToTxnRequest(f_transactions, "", 0, 0, []), pos
+    return o, pos
 
 
 def _encode_AddPartitionsToTxnRequest_v4(o: AddPartitionsToTxnRequest, out: bytearray) -> None:
     """AddPartitionsToTxnRequest, versions 4-5 (flexible)."""
-    _a56 = o.transactions
-    _n57 = len(_a56) + 1
-    if _n57 < 128:
-        out.append(_n57)
+    _a60 = o.transactions
+    _n61 = len(_a60) + 1
+    if _n61 < 128:
+        out.append(_n61)
     else:
-        write_uvarint(out, _n57)
-    for _e58 in _a56:
-        _encode_AddPartitionsToTxnTransaction_v4(_e58, out)
+        write_uvarint(out, _n61)
+    for _e62 in _a60:
+        _encode_AddPartitionsToTxnTransaction_v4(_e62, out)
     out.append(0)  # no tagged fields
 
 
@@ -646,9 +652,10 @@ def _decode_AddPartitionsToTxnPartitionResult_v0(
     data: bytes, pos: int
 ) -> tuple[AddPartitionsToTxnPartitionResult, int]:
     """AddPartitionsToTxnPartitionResult, versions 0-2."""
-    f_partition_index, f_partition_error_code = _S_ih.unpack_from(data, pos)
+    o = _new(AddPartitionsToTxnPartitionResult)
+    o.partition_index, o.partition_error_code = _S_ih.unpack_from(data, pos)
     pos += 6
-    return AddPartitionsToTxnPartitionResult(f_partition_index, f_partition_error_code), pos
+    return o, pos
 
 
 def _encode_AddPartitionsToTxnPartitionResult_v0(
@@ -662,11 +669,12 @@ def _decode_AddPartitionsToTxnPartitionResult_v3(
     data: bytes, pos: int
 ) -> tuple[AddPartitionsToTxnPartitionResult, int]:
     """AddPartitionsToTxnPartitionResult, versions 3-5 (flexible)."""
-    f_partition_index, f_partition_error_code, _t59 = _S_ihB.unpack_from(data, pos)
+    o = _new(AddPartitionsToTxnPartitionResult)
+    o.partition_index, o.partition_error_code, _t63 = _S_ihB.unpack_from(data, pos)
     pos += 7
-    if _t59 != 0:
+    if _t63 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return AddPartitionsToTxnPartitionResult(f_partition_index, f_partition_error_code), pos
+    return o, pos
 
 
 def _encode_AddPartitionsToTxnPartitionResult_v3(
@@ -680,252 +688,267 @@ def _decode_AddPartitionsToTxnTopicResult_v0(
     data: bytes, pos: int
 ) -> tuple[AddPartitionsToTxnTopicResult, int]:
     """AddPartitionsToTxnTopicResult, versions 0-2."""
-    (_n60,) = _S_h.unpack_from(data, pos)
+    o = _new(AddPartitionsToTxnTopicResult)
+    (_n64,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n60 < 0:
+    if _n64 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n60].decode()
-    pos += _n60
-    (_n61,) = _S_i.unpack_from(data, pos)
+    o.name = data[pos : pos + _n64].decode()
+    pos += _n64
+    (_n65,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n61 < 0:
+    if _n65 < 0:
         raise InvalidValueError("ResultsByPartition: null or negative length")
-    if _n61 > len(data) - pos:
+    if _n65 > len(data) - pos:
         raise TruncatedError(
-            "ResultsByPartition: " + str(_n61) + " elements in " + str(len(data) - pos) + " bytes"
+            "ResultsByPartition: " + str(_n65) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_results_by_partition = []
-    for _ in range(_n61):
-        _m62_partition_index, _m62_partition_error_code = _S_ih.unpack_from(data, pos)
+    _l66: list[AddPartitionsToTxnPartitionResult] = []
+    for _ in range(_n65):
+        _m67 = _new(AddPartitionsToTxnPartitionResult)
+        _m67.partition_index, _m67.partition_error_code = _S_ih.unpack_from(data, pos)
         pos += 6
-        f_results_by_partition.append(
-            AddPartitionsToTxnPartitionResult(_m62_partition_index, _m62_partition_error_code)
-        )
-    return AddPartitionsToTxnTopicResult(f_name, f_results_by_partition), pos
+        _l66.append(_m67)
+    o.results_by_partition = _l66
+    return o, pos
 
 
 def _encode_AddPartitionsToTxnTopicResult_v0(o: AddPartitionsToTxnTopicResult, out: bytearray) -> None:
     """AddPartitionsToTxnTopicResult, versions 0-2."""
-    _b63 = o.name.encode()
-    out += _S_h.pack(len(_b63))
-    out += _b63
-    _a64 = o.results_by_partition
-    out += _S_i.pack(len(_a64))
-    for _e65 in _a64:
-        out += _S_ih.pack(_e65.partition_index, _e65.partition_error_code)
+    _b68 = o.name.encode()
+    out += _S_h.pack(len(_b68))
+    out += _b68
+    _a69 = o.results_by_partition
+    out += _S_i.pack(len(_a69))
+    for _e70 in _a69:
+        out += _S_ih.pack(_e70.partition_index, _e70.partition_error_code)
 
 
 def _decode_AddPartitionsToTxnTopicResult_v3(
     data: bytes, pos: int
 ) -> tuple[AddPartitionsToTxnTopicResult, int]:
     """AddPartitionsToTxnTopicResult, versions 3-5 (flexible)."""
-    _n66 = data[pos]
-    if 0 < _n66 < 128:
-        f_name = data[pos + 1 : pos + _n66].decode()
-        pos += _n66
+    o = _new(AddPartitionsToTxnTopicResult)
+    _n71 = data[pos]
+    if _n71 < 128:
+        o.name = data[pos + 1 : pos + _n71].decode()
+        pos += _n71 or _runtime.null_value("Name")
     else:
-        f_name, pos = read_compact_string(data, pos)
-    _n67 = data[pos]
-    if _n67 < 128:
+        o.name, pos = read_compact_string(data, pos)
+    _n72 = data[pos]
+    if _n72 < 128:
         pos += 1
     else:
-        _n67, pos = read_uvarint(data, pos)
-    _n67 -= 1
-    if _n67 < 0:
+        _n72, pos = read_uvarint(data, pos)
+    _n72 -= 1
+    if _n72 < 0:
         raise InvalidValueError("ResultsByPartition: null or negative length")
-    if _n67 > len(data) - pos:
+    if _n72 > len(data) - pos:
         raise TruncatedError(
-            "ResultsByPartition: " + str(_n67) + " elements in " + str(len(data) - pos) + " bytes"
+            "ResultsByPartition: " + str(_n72) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_results_by_partition = []
-    for _ in range(_n67):
-        _m68_partition_index, _m68_partition_error_code, _t69 = _S_ihB.unpack_from(data, pos)
+    _l73: list[AddPartitionsToTxnPartitionResult] = []
+    for _ in range(_n72):
+        _m74 = _new(AddPartitionsToTxnPartitionResult)
+        _m74.partition_index, _m74.partition_error_code, _t75 = _S_ihB.unpack_from(data, pos)
         pos += 7
-        if _t69 != 0:
+        if _t75 != 0:
             pos = skip_tagged_fields(data, pos - 1)
-        f_results_by_partition.append(
-            AddPartitionsToTxnPartitionResult(_m68_partition_index, _m68_partition_error_code)
-        )
+        _l73.append(_m74)
+    o.results_by_partition = _l73
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return AddPartitionsToTxnTopicResult(f_name, f_results_by_partition), pos
+    return o, pos
 
 
 def _encode_AddPartitionsToTxnTopicResult_v3(o: AddPartitionsToTxnTopicResult, out: bytearray) -> None:
     """AddPartitionsToTxnTopicResult, versions 3-5 (flexible)."""
-    _b70 = o.name.encode()
-    _n71 = len(_b70) + 1
-    if _n71 < 128:
-        out.append(_n71)
+    _b76 = o.name.encode()
+    _n77 = len(_b76) + 1
+    if _n77 < 128:
+        out.append(_n77)
     else:
-        write_uvarint(out, _n71)
-    out += _b70
-    _a72 = o.results_by_partition
-    _n73 = len(_a72) + 1
-    if _n73 < 128:
-        out.append(_n73)
+        write_uvarint(out, _n77)
+    out += _b76
+    _a78 = o.results_by_partition
+    _n79 = len(_a78) + 1
+    if _n79 < 128:
+        out.append(_n79)
     else:
-        write_uvarint(out, _n73)
-    for _e74 in _a72:
-        out += _S_ihB.pack(_e74.partition_index, _e74.partition_error_code, 0)
+        write_uvarint(out, _n79)
+    for _e80 in _a78:
+        out += _S_ihB.pack(_e80.partition_index, _e80.partition_error_code, 0)
     out.append(0)  # no tagged fields
 
 
 def _decode_AddPartitionsToTxnResult_v4(data: bytes, pos: int) -> tuple[AddPartitionsToTxnResult, int]:
     """AddPartitionsToTxnResult, versions 4-5 (flexible)."""
-    _n75 = data[pos]
-    if 0 < _n75 < 128:
-        f_transactional_id = data[pos + 1 : pos + _n75].decode()
-        pos += _n75
+    o = _new(AddPartitionsToTxnResult)
+    _n81 = data[pos]
+    if _n81 < 128:
+        o.transactional_id = data[pos + 1 : pos + _n81].decode()
+        pos += _n81 or _runtime.null_value("TransactionalId")
     else:
-        f_transactional_id, pos = read_compact_string(data, pos)
-    _n76 = data[pos]
-    if _n76 < 128:
+        o.transactional_id, pos = read_compact_string(data, pos)
+    _n82 = data[pos]
+    if _n82 < 128:
         pos += 1
     else:
-        _n76, pos = read_uvarint(data, pos)
-    _n76 -= 1
-    if _n76 < 0:
+        _n82, pos = read_uvarint(data, pos)
+    _n82 -= 1
+    if _n82 < 0:
         raise InvalidValueError("TopicResults: null or negative length")
-    if _n76 > len(data) - pos:
-        raise TruncatedError("TopicResults: " + str(_n76) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topic_results = []
-    for _ in range(_n76):
-        _e77, pos = _decode_AddPartitionsToTxnTopicResult_v3(data, pos)
-        f_topic_results.append(_e77)
+    if _n82 > len(data) - pos:
+        raise TruncatedError("TopicResults: " + str(_n82) + " elements in " + str(len(data) - pos) + " bytes")
+    _l83: list[AddPartitionsToTxnTopicResult] = []
+    for _ in range(_n82):
+        _e84, pos = _decode_AddPartitionsToTxnTopicResult_v3(data, pos)
+        _l83.append(_e84)
+    o.topic_results = _l83
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return AddPartitionsToTxnResult(f_transactional_id, f_topic_results), pos
+    return o, pos
 
 
 def _encode_AddPartitionsToTxnResult_v4(o: AddPartitionsToTxnResult, out: bytearray) -> None:
     """AddPartitionsToTxnResult, versions 4-5 (flexible)."""
-    _b78 = o.transactional_id.encode()
-    _n79 = len(_b78) + 1
-    if _n79 < 128:
-        out.append(_n79)
+    _b85 = o.transactional_id.encode()
+    _n86 = len(_b85) + 1
+    if _n86 < 128:
+        out.append(_n86)
     else:
-        write_uvarint(out, _n79)
-    out += _b78
-    _a80 = o.topic_results
-    _n81 = len(_a80) + 1
-    if _n81 < 128:
-        out.append(_n81)
+        write_uvarint(out, _n86)
+    out += _b85
+    _a87 = o.topic_results
+    _n88 = len(_a87) + 1
+    if _n88 < 128:
+        out.append(_n88)
     else:
-        write_uvarint(out, _n81)
-    for _e82 in _a80:
-        _encode_AddPartitionsToTxnTopicResult_v3(_e82, out)
+        write_uvarint(out, _n88)
+    for _e89 in _a87:
+        _encode_AddPartitionsToTxnTopicResult_v3(_e89, out)
     out.append(0)  # no tagged fields
 
 
 def _decode_AddPartitionsToTxnResponse_v0(data: bytes, pos: int) -> tuple[AddPartitionsToTxnResponse, int]:
     """AddPartitionsToTxnResponse, versions 0-2."""
-    f_throttle_time_ms, _n83 = _S_ii.unpack_from(data, pos)
+    o = _new(AddPartitionsToTxnResponse)
+    o.error_code = 0
+    o.results_by_transaction = []
+    o.throttle_time_ms, _n90 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n83 < 0:
+    if _n90 < 0:
         raise InvalidValueError("ResultsByTopicV3AndBelow: null or negative length")
-    if _n83 > len(data) - pos:
+    if _n90 > len(data) - pos:
         raise TruncatedError(
-            "ResultsByTopicV3AndBelow: " + str(_n83) + " elements in " + str(len(data) - pos) + " bytes"
+            "ResultsByTopicV3AndBelow: " + str(_n90) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_results_by_topic_v3_and_below = []
-    for _ in range(_n83):
-        _e84, pos = _decode_AddPartitionsToTxnTopicResult_v0(data, pos)
-        f_results_by_topic_v3_and_below.append(_e84)
-    return AddPartitionsToTxnResponse(f_throttle_time_ms, 0, [], f_results_by_topic_v3_and_below), pos
+    _l91: list[AddPartitionsToTxnTopicResult] = []
+    for _ in range(_n90):
+        _e92, pos = _decode_AddPartitionsToTxnTopicResult_v0(data, pos)
+        _l91.append(_e92)
+    o.results_by_topic_v3_and_below = _l91
+    return o, pos
 
 
 def _encode_AddPartitionsToTxnResponse_v0(o: AddPartitionsToTxnResponse, out: bytearray) -> None:
     """AddPartitionsToTxnResponse, versions 0-2."""
-    _a85 = o.results_by_topic_v3_and_below
-    out += _S_ii.pack(o.throttle_time_ms, len(_a85))
-    for _e86 in _a85:
-        _encode_AddPartitionsToTxnTopicResult_v0(_e86, out)
+    _a93 = o.results_by_topic_v3_and_below
+    out += _S_ii.pack(o.throttle_time_ms, len(_a93))
+    for _e94 in _a93:
+        _encode_AddPartitionsToTxnTopicResult_v0(_e94, out)
 
 
 def _decode_AddPartitionsToTxnResponse_v3(data: bytes, pos: int) -> tuple[AddPartitionsToTxnResponse, int]:
     """AddPartitionsToTxnResponse, version 3 (flexible)."""
-    (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
+    o = _new(AddPartitionsToTxnResponse)
+    o.error_code = 0
+    o.results_by_transaction = []
+    (o.throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n87 = data[pos]
-    if _n87 < 128:
+    _n95 = data[pos]
+    if _n95 < 128:
         pos += 1
     else:
-        _n87, pos = read_uvarint(data, pos)
-    _n87 -= 1
-    if _n87 < 0:
+        _n95, pos = read_uvarint(data, pos)
+    _n95 -= 1
+    if _n95 < 0:
         raise InvalidValueError("ResultsByTopicV3AndBelow: null or negative length")
-    if _n87 > len(data) - pos:
+    if _n95 > len(data) - pos:
         raise TruncatedError(
-            "ResultsByTopicV3AndBelow: " + str(_n87) + " elements in " + str(len(data) - pos) + " bytes"
+            "ResultsByTopicV3AndBelow: " + str(_n95) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_results_by_topic_v3_and_below = []
-    for _ in range(_n87):
-        _e88, pos = _decode_AddPartitionsToTxnTopicResult_v3(data, pos)
-        f_results_by_topic_v3_and_below.append(_e88)
+    _l96: list[AddPartitionsToTxnTopicResult] = []
+    for _ in range(_n95):
+        _e97, pos = _decode_AddPartitionsToTxnTopicResult_v3(data, pos)
+        _l96.append(_e97)
+    o.results_by_topic_v3_and_below = _l96
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return AddPartitionsToTxnResponse(f_throttle_time_ms, 0, [], f_results_by_topic_v3_and_below), pos
+    return o, pos
 
 
 def _encode_AddPartitionsToTxnResponse_v3(o: AddPartitionsToTxnResponse, out: bytearray) -> None:
     """AddPartitionsToTxnResponse, version 3 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a89 = o.results_by_topic_v3_and_below
-    _n90 = len(_a89) + 1
-    if _n90 < 128:
-        out.append(_n90)
+    _a98 = o.results_by_topic_v3_and_below
+    _n99 = len(_a98) + 1
+    if _n99 < 128:
+        out.append(_n99)
     else:
-        write_uvarint(out, _n90)
-    for _e91 in _a89:
-        _encode_AddPartitionsToTxnTopicResult_v3(_e91, out)
+        write_uvarint(out, _n99)
+    for _e100 in _a98:
+        _encode_AddPartitionsToTxnTopicResult_v3(_e100, out)
     out.append(0)  # no tagged fields
 
 
 def _decode_AddPartitionsToTxnResponse_v4(data: bytes, pos: int) -> tuple[AddPartitionsToTxnResponse, int]:
     """AddPartitionsToTxnResponse, versions 4-5 (flexible)."""
-    f_throttle_time_ms, f_error_code = _S_ih.unpack_from(data, pos)
+    o = _new(AddPartitionsToTxnResponse)
+    o.results_by_topic_v3_and_below = []
+    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(data, pos)
     pos += 6
-    _n92 = data[pos]
-    if _n92 < 128:
+    _n101 = data[pos]
+    if _n101 < 128:
         pos += 1
     else:
-        _n92, pos = read_uvarint(data, pos)
-    _n92 -= 1
-    if _n92 < 0:
+        _n101, pos = read_uvarint(data, pos)
+    _n101 -= 1
+    if _n101 < 0:
         raise InvalidValueError("ResultsByTransaction: null or negative length")
-    if _n92 > len(data) - pos:
+    if _n101 > len(data) - pos:
         raise TruncatedError(
-            "ResultsByTransaction: " + str(_n92) + " elements in " + str(len(data) - pos) + " bytes"
+            "ResultsByTransaction: " + str(_n101) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_results_by_transaction = []
-    for _ in range(_n92):
-        _e93, pos = _decode_AddPartitionsToTxnResult_v4(data, pos)
-        f_results_by_transaction.append(_e93)
+    _l102: list[AddPartitionsToTxnResult] = []
+    for _ in range(_n101):
+        _e103, pos = _decode_AddPartitionsToTxnResult_v4(data, pos)
+        _l102.append(_e103)
+    o.results_by_transaction = _l102
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return AddPartitionsToTxnResponse(f_throttle_time_ms, f_error_code, f_results_by_transaction, []), pos
+    return o, pos
 
 
 def _encode_AddPartitionsToTxnResponse_v4(o: AddPartitionsToTxnResponse, out: bytearray) -> None:
     """AddPartitionsToTxnResponse, versions 4-5 (flexible)."""
     out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    _a94 = o.results_by_transaction
-    _n95 = len(_a94) + 1
-    if _n95 < 128:
-        out.append(_n95)
+    _a104 = o.results_by_transaction
+    _n105 = len(_a104) + 1
+    if _n105 < 128:
+        out.append(_n105)
     else:
-        write_uvarint(out, _n95)
-    for _e96 in _a94:
-        _encode_AddPartitionsToTxnResult_v4(_e96, out)
+        write_uvarint(out, _n105)
+    for _e106 in _a104:
+        _encode_AddPartitionsToTxnResult_v4(_e106, out)
     out.append(0)  # no tagged fields
 
 

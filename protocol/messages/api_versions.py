@@ -25,6 +25,7 @@ _S_hi = Struct(">hi")
 _S_i = Struct(">i")
 _S_o = Struct(">?")
 _S_q = Struct(">q")
+_new = object.__new__
 
 
 @dataclass(slots=True)
@@ -214,7 +215,10 @@ class ApiVersionsResponse:
 
 def _decode_ApiVersionsRequest_v0(data: bytes, pos: int) -> tuple[ApiVersionsRequest, int]:
     """ApiVersionsRequest, versions 0-2."""
-    return ApiVersionsRequest("", ""), pos
+    o = _new(ApiVersionsRequest)
+    o.client_software_name = ""
+    o.client_software_version = ""
+    return o, pos
 
 
 def _encode_ApiVersionsRequest_v0(o: ApiVersionsRequest, out: bytearray) -> None:
@@ -224,23 +228,24 @@ def _encode_ApiVersionsRequest_v0(o: ApiVersionsRequest, out: bytearray) -> None
 
 def _decode_ApiVersionsRequest_v3(data: bytes, pos: int) -> tuple[ApiVersionsRequest, int]:
     """ApiVersionsRequest, versions 3-4 (flexible)."""
+    o = _new(ApiVersionsRequest)
     _n1 = data[pos]
-    if 0 < _n1 < 128:
-        f_client_software_name = data[pos + 1 : pos + _n1].decode()
-        pos += _n1
+    if _n1 < 128:
+        o.client_software_name = data[pos + 1 : pos + _n1].decode()
+        pos += _n1 or _runtime.null_value("ClientSoftwareName")
     else:
-        f_client_software_name, pos = read_compact_string(data, pos)
+        o.client_software_name, pos = read_compact_string(data, pos)
     _n2 = data[pos]
-    if 0 < _n2 < 128:
-        f_client_software_version = data[pos + 1 : pos + _n2].decode()
-        pos += _n2
+    if _n2 < 128:
+        o.client_software_version = data[pos + 1 : pos + _n2].decode()
+        pos += _n2 or _runtime.null_value("ClientSoftwareVersion")
     else:
-        f_client_software_version, pos = read_compact_string(data, pos)
+        o.client_software_version, pos = read_compact_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return ApiVersionsRequest(f_client_software_name, f_client_software_version), pos
+    return o, pos
 
 
 def _encode_ApiVersionsRequest_v3(o: ApiVersionsRequest, out: bytearray) -> None:
@@ -264,17 +269,18 @@ def _encode_ApiVersionsRequest_v3(o: ApiVersionsRequest, out: bytearray) -> None
 
 def _decode_FinalizedFeatureKey_v3(data: bytes, pos: int) -> tuple[FinalizedFeatureKey, int]:
     """FinalizedFeatureKey, versions 3-4 (flexible)."""
+    o = _new(FinalizedFeatureKey)
     _n7 = data[pos]
-    if 0 < _n7 < 128:
-        f_name = data[pos + 1 : pos + _n7].decode()
-        pos += _n7
+    if _n7 < 128:
+        o.name = data[pos + 1 : pos + _n7].decode()
+        pos += _n7 or _runtime.null_value("Name")
     else:
-        f_name, pos = read_compact_string(data, pos)
-    f_max_version_level, f_min_version_level, _t8 = _S_hhB.unpack_from(data, pos)
+        o.name, pos = read_compact_string(data, pos)
+    o.max_version_level, o.min_version_level, _t8 = _S_hhB.unpack_from(data, pos)
     pos += 5
     if _t8 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return FinalizedFeatureKey(f_name, f_max_version_level, f_min_version_level), pos
+    return o, pos
 
 
 def _encode_FinalizedFeatureKey_v3(o: FinalizedFeatureKey, out: bytearray) -> None:
@@ -291,17 +297,18 @@ def _encode_FinalizedFeatureKey_v3(o: FinalizedFeatureKey, out: bytearray) -> No
 
 def _decode_SupportedFeatureKey_v3(data: bytes, pos: int) -> tuple[SupportedFeatureKey, int]:
     """SupportedFeatureKey, versions 3-4 (flexible)."""
+    o = _new(SupportedFeatureKey)
     _n11 = data[pos]
-    if 0 < _n11 < 128:
-        f_name = data[pos + 1 : pos + _n11].decode()
-        pos += _n11
+    if _n11 < 128:
+        o.name = data[pos + 1 : pos + _n11].decode()
+        pos += _n11 or _runtime.null_value("Name")
     else:
-        f_name, pos = read_compact_string(data, pos)
-    f_min_version, f_max_version, _t12 = _S_hhB.unpack_from(data, pos)
+        o.name, pos = read_compact_string(data, pos)
+    o.min_version, o.max_version, _t12 = _S_hhB.unpack_from(data, pos)
     pos += 5
     if _t12 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return SupportedFeatureKey(f_name, f_min_version, f_max_version), pos
+    return o, pos
 
 
 def _encode_SupportedFeatureKey_v3(o: SupportedFeatureKey, out: bytearray) -> None:
@@ -318,9 +325,10 @@ def _encode_SupportedFeatureKey_v3(o: SupportedFeatureKey, out: bytearray) -> No
 
 def _decode_ApiVersion_v0(data: bytes, pos: int) -> tuple[ApiVersion, int]:
     """ApiVersion, versions 0-2."""
-    f_api_key, f_min_version, f_max_version = _S_hhh.unpack_from(data, pos)
+    o = _new(ApiVersion)
+    o.api_key, o.min_version, o.max_version = _S_hhh.unpack_from(data, pos)
     pos += 6
-    return ApiVersion(f_api_key, f_min_version, f_max_version), pos
+    return o, pos
 
 
 def _encode_ApiVersion_v0(o: ApiVersion, out: bytearray) -> None:
@@ -330,11 +338,12 @@ def _encode_ApiVersion_v0(o: ApiVersion, out: bytearray) -> None:
 
 def _decode_ApiVersion_v3(data: bytes, pos: int) -> tuple[ApiVersion, int]:
     """ApiVersion, versions 3-4 (flexible)."""
-    f_api_key, f_min_version, f_max_version, _t15 = _S_hhhB.unpack_from(data, pos)
+    o = _new(ApiVersion)
+    o.api_key, o.min_version, o.max_version, _t15 = _S_hhhB.unpack_from(data, pos)
     pos += 7
     if _t15 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return ApiVersion(f_api_key, f_min_version, f_max_version), pos
+    return o, pos
 
 
 def _encode_ApiVersion_v3(o: ApiVersion, out: bytearray) -> None:
@@ -344,224 +353,234 @@ def _encode_ApiVersion_v3(o: ApiVersion, out: bytearray) -> None:
 
 def _decode_ApiVersionsResponse_v0(data: bytes, pos: int) -> tuple[ApiVersionsResponse, int]:
     """ApiVersionsResponse, version 0."""
-    f_error_code, _n16 = _S_hi.unpack_from(data, pos)
+    o = _new(ApiVersionsResponse)
+    o.throttle_time_ms = 0
+    o.supported_features = []
+    o.finalized_features_epoch = -1
+    o.finalized_features = []
+    o.zk_migration_ready = False
+    o.error_code, _n16 = _S_hi.unpack_from(data, pos)
     pos += 6
     if _n16 < 0:
         raise InvalidValueError("ApiKeys: null or negative length")
     if _n16 > len(data) - pos:
         raise TruncatedError("ApiKeys: " + str(_n16) + " elements in " + str(len(data) - pos) + " bytes")
-    f_api_keys = []
+    _l17: list[ApiVersion] = []
     for _ in range(_n16):
-        _m17_api_key, _m17_min_version, _m17_max_version = _S_hhh.unpack_from(data, pos)
+        _m18 = _new(ApiVersion)
+        _m18.api_key, _m18.min_version, _m18.max_version = _S_hhh.unpack_from(data, pos)
         pos += 6
-        f_api_keys.append(ApiVersion(_m17_api_key, _m17_min_version, _m17_max_version))
-    return ApiVersionsResponse(f_error_code, f_api_keys, 0, [], -1, [], False), pos
+        _l17.append(_m18)
+    o.api_keys = _l17
+    return o, pos
 
 
 def _encode_ApiVersionsResponse_v0(o: ApiVersionsResponse, out: bytearray) -> None:
     """ApiVersionsResponse, version 0."""
-    _a18 = o.api_keys
-    out += _S_hi.pack(o.error_code, len(_a18))
-    for _e19 in _a18:
-        out += _S_hhh.pack(_e19.api_key, _e19.min_version, _e19.max_version)
+    _a19 = o.api_keys
+    out += _S_hi.pack(o.error_code, len(_a19))
+    for _e20 in _a19:
+        out += _S_hhh.pack(_e20.api_key, _e20.min_version, _e20.max_version)
 
 
 def _decode_ApiVersionsResponse_v1(data: bytes, pos: int) -> tuple[ApiVersionsResponse, int]:
     """ApiVersionsResponse, versions 1-2."""
-    f_error_code, _n20 = _S_hi.unpack_from(data, pos)
+    o = _new(ApiVersionsResponse)
+    o.supported_features = []
+    o.finalized_features_epoch = -1
+    o.finalized_features = []
+    o.zk_migration_ready = False
+    o.error_code, _n21 = _S_hi.unpack_from(data, pos)
     pos += 6
-    if _n20 < 0:
+    if _n21 < 0:
         raise InvalidValueError("ApiKeys: null or negative length")
-    if _n20 > len(data) - pos:
-        raise TruncatedError("ApiKeys: " + str(_n20) + " elements in " + str(len(data) - pos) + " bytes")
-    f_api_keys = []
-    for _ in range(_n20):
-        _m21_api_key, _m21_min_version, _m21_max_version = _S_hhh.unpack_from(data, pos)
+    if _n21 > len(data) - pos:
+        raise TruncatedError("ApiKeys: " + str(_n21) + " elements in " + str(len(data) - pos) + " bytes")
+    _l22: list[ApiVersion] = []
+    for _ in range(_n21):
+        _m23 = _new(ApiVersion)
+        _m23.api_key, _m23.min_version, _m23.max_version = _S_hhh.unpack_from(data, pos)
         pos += 6
-        f_api_keys.append(ApiVersion(_m21_api_key, _m21_min_version, _m21_max_version))
-    (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
+        _l22.append(_m23)
+    o.api_keys = _l22
+    (o.throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    return ApiVersionsResponse(f_error_code, f_api_keys, f_throttle_time_ms, [], -1, [], False), pos
+    return o, pos
 
 
 def _encode_ApiVersionsResponse_v1(o: ApiVersionsResponse, out: bytearray) -> None:
     """ApiVersionsResponse, versions 1-2."""
-    _a22 = o.api_keys
-    out += _S_hi.pack(o.error_code, len(_a22))
-    for _e23 in _a22:
-        out += _S_hhh.pack(_e23.api_key, _e23.min_version, _e23.max_version)
+    _a24 = o.api_keys
+    out += _S_hi.pack(o.error_code, len(_a24))
+    for _e25 in _a24:
+        out += _S_hhh.pack(_e25.api_key, _e25.min_version, _e25.max_version)
     out += _S_i.pack(o.throttle_time_ms)
 
 
 def _decode_ApiVersionsResponse_v3(data: bytes, pos: int) -> tuple[ApiVersionsResponse, int]:
     """ApiVersionsResponse, versions 3-4 (flexible)."""
-    (f_error_code,) = _S_h.unpack_from(data, pos)
+    o = _new(ApiVersionsResponse)
+    o.supported_features = []
+    o.finalized_features_epoch = -1
+    o.finalized_features = []
+    o.zk_migration_ready = False
+    (o.error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    _n24 = data[pos]
-    if _n24 < 128:
+    _n26 = data[pos]
+    if _n26 < 128:
         pos += 1
     else:
-        _n24, pos = read_uvarint(data, pos)
-    _n24 -= 1
-    if _n24 < 0:
+        _n26, pos = read_uvarint(data, pos)
+    _n26 -= 1
+    if _n26 < 0:
         raise InvalidValueError("ApiKeys: null or negative length")
-    if _n24 > len(data) - pos:
-        raise TruncatedError("ApiKeys: " + str(_n24) + " elements in " + str(len(data) - pos) + " bytes")
-    f_api_keys = []
-    for _ in range(_n24):
-        _m25_api_key, _m25_min_version, _m25_max_version, _t26 = _S_hhhB.unpack_from(data, pos)
+    if _n26 > len(data) - pos:
+        raise TruncatedError("ApiKeys: " + str(_n26) + " elements in " + str(len(data) - pos) + " bytes")
+    _l27: list[ApiVersion] = []
+    for _ in range(_n26):
+        _m28 = _new(ApiVersion)
+        _m28.api_key, _m28.min_version, _m28.max_version, _t29 = _S_hhhB.unpack_from(data, pos)
         pos += 7
-        if _t26 != 0:
+        if _t29 != 0:
             pos = skip_tagged_fields(data, pos - 1)
-        f_api_keys.append(ApiVersion(_m25_api_key, _m25_min_version, _m25_max_version))
-    (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
+        _l27.append(_m28)
+    o.api_keys = _l27
+    (o.throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    f_supported_features: list[SupportedFeatureKey] = []
-    f_finalized_features_epoch: int = -1
-    f_finalized_features: list[FinalizedFeatureKey] = []
-    f_zk_migration_ready: bool = False
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
-        _nt27, pos = read_uvarint(data, pos)
-        for _ in range(_nt27):
-            _tag28, pos = read_uvarint(data, pos)
-            _end29, pos = read_uvarint(data, pos)
-            _end29 += pos
-            if _tag28 == 0:
-                _n30 = data[pos]
-                if _n30 < 128:
+        _nt30, pos = read_uvarint(data, pos)
+        for _ in range(_nt30):
+            _tag31, pos = read_uvarint(data, pos)
+            _end32, pos = read_uvarint(data, pos)
+            _end32 += pos
+            if _tag31 == 0:
+                _n33 = data[pos]
+                if _n33 < 128:
                     pos += 1
                 else:
-                    _n30, pos = read_uvarint(data, pos)
-                _n30 -= 1
-                if _n30 < 0:
+                    _n33, pos = read_uvarint(data, pos)
+                _n33 -= 1
+                if _n33 < 0:
                     raise InvalidValueError("SupportedFeatures: null or negative length")
-                if _n30 > len(data) - pos:
+                if _n33 > len(data) - pos:
                     raise TruncatedError(
-                        "SupportedFeatures: " + str(_n30) + " elements in " + str(len(data) - pos) + " bytes"
+                        "SupportedFeatures: " + str(_n33) + " elements in " + str(len(data) - pos) + " bytes"
                     )
-                f_supported_features = []
-                for _ in range(_n30):
-                    _n32 = data[pos]
-                    if 0 < _n32 < 128:
-                        _m31_name = data[pos + 1 : pos + _n32].decode()
-                        pos += _n32
-                    else:
-                        _m31_name, pos = read_compact_string(data, pos)
-                    _m31_min_version, _m31_max_version, _t33 = _S_hhB.unpack_from(data, pos)
-                    pos += 5
-                    if _t33 != 0:
-                        pos = skip_tagged_fields(data, pos - 1)
-                    f_supported_features.append(
-                        SupportedFeatureKey(_m31_name, _m31_min_version, _m31_max_version)
-                    )
-            elif _tag28 == 1:
-                (f_finalized_features_epoch,) = _S_q.unpack_from(data, pos)
-                pos += 8
-            elif _tag28 == 2:
-                _n34 = data[pos]
-                if _n34 < 128:
-                    pos += 1
-                else:
-                    _n34, pos = read_uvarint(data, pos)
-                _n34 -= 1
-                if _n34 < 0:
-                    raise InvalidValueError("FinalizedFeatures: null or negative length")
-                if _n34 > len(data) - pos:
-                    raise TruncatedError(
-                        "FinalizedFeatures: " + str(_n34) + " elements in " + str(len(data) - pos) + " bytes"
-                    )
-                f_finalized_features = []
-                for _ in range(_n34):
+                _l34: list[SupportedFeatureKey] = []
+                for _ in range(_n33):
+                    _m35 = _new(SupportedFeatureKey)
                     _n36 = data[pos]
-                    if 0 < _n36 < 128:
-                        _m35_name = data[pos + 1 : pos + _n36].decode()
-                        pos += _n36
+                    if _n36 < 128:
+                        _m35.name = data[pos + 1 : pos + _n36].decode()
+                        pos += _n36 or _runtime.null_value("Name")
                     else:
-                        _m35_name, pos = read_compact_string(data, pos)
-                    _m35_max_version_level, _m35_min_version_level, _t37 = _S_hhB.unpack_from(data, pos)
+                        _m35.name, pos = read_compact_string(data, pos)
+                    _m35.min_version, _m35.max_version, _t37 = _S_hhB.unpack_from(data, pos)
                     pos += 5
                     if _t37 != 0:
                         pos = skip_tagged_fields(data, pos - 1)
-                    f_finalized_features.append(
-                        FinalizedFeatureKey(_m35_name, _m35_max_version_level, _m35_min_version_level)
+                    _l34.append(_m35)
+                o.supported_features = _l34
+            elif _tag31 == 1:
+                (o.finalized_features_epoch,) = _S_q.unpack_from(data, pos)
+                pos += 8
+            elif _tag31 == 2:
+                _n38 = data[pos]
+                if _n38 < 128:
+                    pos += 1
+                else:
+                    _n38, pos = read_uvarint(data, pos)
+                _n38 -= 1
+                if _n38 < 0:
+                    raise InvalidValueError("FinalizedFeatures: null or negative length")
+                if _n38 > len(data) - pos:
+                    raise TruncatedError(
+                        "FinalizedFeatures: " + str(_n38) + " elements in " + str(len(data) - pos) + " bytes"
                     )
-            elif _tag28 == 3:
-                (f_zk_migration_ready,) = _S_o.unpack_from(data, pos)
+                _l39: list[FinalizedFeatureKey] = []
+                for _ in range(_n38):
+                    _m40 = _new(FinalizedFeatureKey)
+                    _n41 = data[pos]
+                    if _n41 < 128:
+                        _m40.name = data[pos + 1 : pos + _n41].decode()
+                        pos += _n41 or _runtime.null_value("Name")
+                    else:
+                        _m40.name, pos = read_compact_string(data, pos)
+                    _m40.max_version_level, _m40.min_version_level, _t42 = _S_hhB.unpack_from(data, pos)
+                    pos += 5
+                    if _t42 != 0:
+                        pos = skip_tagged_fields(data, pos - 1)
+                    _l39.append(_m40)
+                o.finalized_features = _l39
+            elif _tag31 == 3:
+                (o.zk_migration_ready,) = _S_o.unpack_from(data, pos)
                 pos += 1
-            pos = _end29  # unknown tags are skipped (KIP-482)
-    return ApiVersionsResponse(
-        f_error_code,
-        f_api_keys,
-        f_throttle_time_ms,
-        f_supported_features,
-        f_finalized_features_epoch,
-        f_finalized_features,
-        f_zk_migration_ready,
-    ), pos
+            pos = _end32  # unknown tags are skipped (KIP-482)
+    return o, pos
 
 
 def _encode_ApiVersionsResponse_v3(o: ApiVersionsResponse, out: bytearray) -> None:
     """ApiVersionsResponse, versions 3-4 (flexible)."""
     out += _S_h.pack(o.error_code)
-    _a38 = o.api_keys
-    _n39 = len(_a38) + 1
-    if _n39 < 128:
-        out.append(_n39)
+    _a43 = o.api_keys
+    _n44 = len(_a43) + 1
+    if _n44 < 128:
+        out.append(_n44)
     else:
-        write_uvarint(out, _n39)
-    for _e40 in _a38:
-        out += _S_hhhB.pack(_e40.api_key, _e40.min_version, _e40.max_version, 0)
+        write_uvarint(out, _n44)
+    for _e45 in _a43:
+        out += _S_hhhB.pack(_e45.api_key, _e45.min_version, _e45.max_version, 0)
     out += _S_i.pack(o.throttle_time_ms)
-    _nt41 = (
+    _nt46 = (
         (o.supported_features != [])
         + (o.finalized_features_epoch != -1)
         + (o.finalized_features != [])
         + (o.zk_migration_ready != False)
     )
-    if _nt41 == 0:
+    if _nt46 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt41)
+        write_uvarint(out, _nt46)
         if o.supported_features != []:
             write_uvarint(out, 0)
-            _t42 = bytearray()
-            _a43 = o.supported_features
-            _n44 = len(_a43) + 1
-            if _n44 < 128:
-                _t42.append(_n44)
+            _t47 = bytearray()
+            _a48 = o.supported_features
+            _n49 = len(_a48) + 1
+            if _n49 < 128:
+                _t47.append(_n49)
             else:
-                write_uvarint(_t42, _n44)
-            for _e45 in _a43:
-                _encode_SupportedFeatureKey_v3(_e45, _t42)
-            write_uvarint(out, len(_t42))
-            out += _t42
+                write_uvarint(_t47, _n49)
+            for _e50 in _a48:
+                _encode_SupportedFeatureKey_v3(_e50, _t47)
+            write_uvarint(out, len(_t47))
+            out += _t47
         if o.finalized_features_epoch != -1:
             write_uvarint(out, 1)
-            _t42 = bytearray()
-            _t42 += _S_q.pack(o.finalized_features_epoch)
-            write_uvarint(out, len(_t42))
-            out += _t42
+            _t47 = bytearray()
+            _t47 += _S_q.pack(o.finalized_features_epoch)
+            write_uvarint(out, len(_t47))
+            out += _t47
         if o.finalized_features != []:
             write_uvarint(out, 2)
-            _t42 = bytearray()
-            _a46 = o.finalized_features
-            _n47 = len(_a46) + 1
-            if _n47 < 128:
-                _t42.append(_n47)
+            _t47 = bytearray()
+            _a51 = o.finalized_features
+            _n52 = len(_a51) + 1
+            if _n52 < 128:
+                _t47.append(_n52)
             else:
-                write_uvarint(_t42, _n47)
-            for _e48 in _a46:
-                _encode_FinalizedFeatureKey_v3(_e48, _t42)
-            write_uvarint(out, len(_t42))
-            out += _t42
+                write_uvarint(_t47, _n52)
+            for _e53 in _a51:
+                _encode_FinalizedFeatureKey_v3(_e53, _t47)
+            write_uvarint(out, len(_t47))
+            out += _t47
         if o.zk_migration_ready != False:
             write_uvarint(out, 3)
-            _t42 = bytearray()
-            _t42 += _S_o.pack(o.zk_migration_ready)
-            write_uvarint(out, len(_t42))
-            out += _t42
+            _t47 = bytearray()
+            _t47 += _S_o.pack(o.zk_migration_ready)
+            write_uvarint(out, len(_t47))
+            out += _t47
 
 
 _API_VERSIONS_REQUEST_DECODERS: dict[int, Callable[[bytes, int], tuple[ApiVersionsRequest, int]]] = {

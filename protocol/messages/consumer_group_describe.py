@@ -34,6 +34,7 @@ _S_i = Struct(">i")
 _S_iB = Struct(">iB")
 _S_ii = Struct(">ii")
 _S_oB = Struct(">?B")
+_new = object.__new__
 
 
 @dataclass(slots=True)
@@ -265,6 +266,7 @@ def _decode_ConsumerGroupDescribeRequest_v0(
     data: bytes, pos: int
 ) -> tuple[ConsumerGroupDescribeRequest, int]:
     """ConsumerGroupDescribeRequest, versions 0-1 (flexible)."""
+    o = _new(ConsumerGroupDescribeRequest)
     _n1 = data[pos]
     if _n1 < 128:
         pos += 1
@@ -275,329 +277,325 @@ def _decode_ConsumerGroupDescribeRequest_v0(
         raise InvalidValueError("GroupIds: null or negative length")
     if _n1 > len(data) - pos:
         raise TruncatedError("GroupIds: " + str(_n1) + " elements in " + str(len(data) - pos) + " bytes")
-    f_group_ids = []
+    _l2: list[str] = []
     for _ in range(_n1):
-        _n3 = data[pos]
-        if 0 < _n3 < 128:
-            _e2 = data[pos + 1 : pos + _n3].decode()
-            pos += _n3
+        _n4 = data[pos]
+        if _n4 < 128:
+            _e3 = data[pos + 1 : pos + _n4].decode()
+            pos += _n4 or _runtime.null_value("GroupIds")
         else:
-            _e2, pos = read_compact_string(data, pos)
-        f_group_ids.append(_e2)
-    f_include_authorized_operations, _t4 = _S_oB.unpack_from(data, pos)
+            _e3, pos = read_compact_string(data, pos)
+        _l2.append(_e3)
+    o.group_ids = _l2
+    o.include_authorized_operations, _t5 = _S_oB.unpack_from(data, pos)
     pos += 2
-    if _t4 != 0:
+    if _t5 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return ConsumerGroupDescribeRequest(f_group_ids, f_include_authorized_operations), pos
+    return o, pos
 
 
 def _encode_ConsumerGroupDescribeRequest_v0(o: ConsumerGroupDescribeRequest, out: bytearray) -> None:
     """ConsumerGroupDescribeRequest, versions 0-1 (flexible)."""
-    _a5 = o.group_ids
-    _n6 = len(_a5) + 1
-    if _n6 < 128:
-        out.append(_n6)
+    _a6 = o.group_ids
+    _n7 = len(_a6) + 1
+    if _n7 < 128:
+        out.append(_n7)
     else:
-        write_uvarint(out, _n6)
-    for _e7 in _a5:
-        _b8 = _e7.encode()
-        _n9 = len(_b8) + 1
-        if _n9 < 128:
-            out.append(_n9)
+        write_uvarint(out, _n7)
+    for _e8 in _a6:
+        _b9 = _e8.encode()
+        _n10 = len(_b9) + 1
+        if _n10 < 128:
+            out.append(_n10)
         else:
-            write_uvarint(out, _n9)
-        out += _b8
+            write_uvarint(out, _n10)
+        out += _b9
     out += _S_oB.pack(o.include_authorized_operations, 0)
 
 
 def _decode_TopicPartitions_v0(data: bytes, pos: int) -> tuple[TopicPartitions, int]:
     """TopicPartitions, versions 0-1 (flexible)."""
-    (_r10,) = _S_16s.unpack_from(data, pos)
+    o = _new(TopicPartitions)
+    (_r11,) = _S_16s.unpack_from(data, pos)
     pos += 16
-    f_topic_id = UUID(bytes=_r10)
-    _n11 = data[pos]
-    if 0 < _n11 < 128:
-        f_topic_name = data[pos + 1 : pos + _n11].decode()
-        pos += _n11
-    else:
-        f_topic_name, pos = read_compact_string(data, pos)
+    o.topic_id = UUID(bytes=_r11)
     _n12 = data[pos]
     if _n12 < 128:
+        o.topic_name = data[pos + 1 : pos + _n12].decode()
+        pos += _n12 or _runtime.null_value("TopicName")
+    else:
+        o.topic_name, pos = read_compact_string(data, pos)
+    _n13 = data[pos]
+    if _n13 < 128:
         pos += 1
     else:
-        _n12, pos = read_uvarint(data, pos)
-    _n12 -= 1
-    if _n12 < 0:
+        _n13, pos = read_uvarint(data, pos)
+    _n13 -= 1
+    if _n13 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n12 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n12) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = list(unpack_from(">%di" % _n12, data, pos))
-    pos += 4 * _n12
+    if _n13 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n13) + " elements in " + str(len(data) - pos) + " bytes")
+    o.partitions = list(unpack_from(">%di" % _n13, data, pos))
+    pos += 4 * _n13
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return TopicPartitions(f_topic_id, f_topic_name, f_partitions), pos
+    return o, pos
 
 
 def _encode_TopicPartitions_v0(o: TopicPartitions, out: bytearray) -> None:
     """TopicPartitions, versions 0-1 (flexible)."""
     out += _S_16s.pack(o.topic_id.bytes)
-    _b13 = o.topic_name.encode()
-    _n14 = len(_b13) + 1
-    if _n14 < 128:
-        out.append(_n14)
+    _b14 = o.topic_name.encode()
+    _n15 = len(_b14) + 1
+    if _n15 < 128:
+        out.append(_n15)
     else:
-        write_uvarint(out, _n14)
-    out += _b13
-    _a15 = o.partitions
-    _n16 = len(_a15) + 1
-    if _n16 < 128:
-        out.append(_n16)
+        write_uvarint(out, _n15)
+    out += _b14
+    _a16 = o.partitions
+    _n17 = len(_a16) + 1
+    if _n17 < 128:
+        out.append(_n17)
     else:
-        write_uvarint(out, _n16)
-    out += pack(">%di" % len(_a15), *_a15)
+        write_uvarint(out, _n17)
+    out += pack(">%di" % len(_a16), *_a16)
     out.append(0)  # no tagged fields
 
 
 def _decode_Assignment_v0(data: bytes, pos: int) -> tuple[Assignment, int]:
     """Assignment, versions 0-1 (flexible)."""
-    _n18 = data[pos]
-    if _n18 < 128:
+    o = _new(Assignment)
+    _n19 = data[pos]
+    if _n19 < 128:
         pos += 1
     else:
-        _n18, pos = read_uvarint(data, pos)
-    _n18 -= 1
-    if _n18 < 0:
+        _n19, pos = read_uvarint(data, pos)
+    _n19 -= 1
+    if _n19 < 0:
         raise InvalidValueError("TopicPartitions: null or negative length")
-    if _n18 > len(data) - pos:
+    if _n19 > len(data) - pos:
         raise TruncatedError(
-            "TopicPartitions: " + str(_n18) + " elements in " + str(len(data) - pos) + " bytes"
+            "TopicPartitions: " + str(_n19) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_topic_partitions = []
-    for _ in range(_n18):
-        (_r20,) = _S_16s.unpack_from(data, pos)
+    _l20: list[TopicPartitions] = []
+    for _ in range(_n19):
+        _m21 = _new(TopicPartitions)
+        (_r22,) = _S_16s.unpack_from(data, pos)
         pos += 16
-        _m19_topic_id = UUID(bytes=_r20)
-        _n21 = data[pos]
-        if 0 < _n21 < 128:
-            _m19_topic_name = data[pos + 1 : pos + _n21].decode()
-            pos += _n21
+        _m21.topic_id = UUID(bytes=_r22)
+        _n23 = data[pos]
+        if _n23 < 128:
+            _m21.topic_name = data[pos + 1 : pos + _n23].decode()
+            pos += _n23 or _runtime.null_value("TopicName")
         else:
-            _m19_topic_name, pos = read_compact_string(data, pos)
-        _n22 = data[pos]
-        if _n22 < 128:
+            _m21.topic_name, pos = read_compact_string(data, pos)
+        _n24 = data[pos]
+        if _n24 < 128:
             pos += 1
         else:
-            _n22, pos = read_uvarint(data, pos)
-        _n22 -= 1
-        if _n22 < 0:
+            _n24, pos = read_uvarint(data, pos)
+        _n24 -= 1
+        if _n24 < 0:
             raise InvalidValueError("Partitions: null or negative length")
-        if _n22 > len(data) - pos:
+        if _n24 > len(data) - pos:
             raise TruncatedError(
-                "Partitions: " + str(_n22) + " elements in " + str(len(data) - pos) + " bytes"
+                "Partitions: " + str(_n24) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m19_partitions = list(unpack_from(">%di" % _n22, data, pos))
-        pos += 4 * _n22
+        _m21.partitions = list(unpack_from(">%di" % _n24, data, pos))
+        pos += 4 * _n24
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_topic_partitions.append(TopicPartitions(_m19_topic_id, _m19_topic_name, _m19_partitions))
+        _l20.append(_m21)
+    o.topic_partitions = _l20
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return Assignment(f_topic_partitions), pos
+    return o, pos
 
 
 def _encode_Assignment_v0(o: Assignment, out: bytearray) -> None:
     """Assignment, versions 0-1 (flexible)."""
-    _a23 = o.topic_partitions
-    _n24 = len(_a23) + 1
-    if _n24 < 128:
-        out.append(_n24)
+    _a25 = o.topic_partitions
+    _n26 = len(_a25) + 1
+    if _n26 < 128:
+        out.append(_n26)
     else:
-        write_uvarint(out, _n24)
-    for _e25 in _a23:
-        out += _S_16s.pack(_e25.topic_id.bytes)
-        _b26 = _e25.topic_name.encode()
-        _n27 = len(_b26) + 1
-        if _n27 < 128:
-            out.append(_n27)
-        else:
-            write_uvarint(out, _n27)
-        out += _b26
-        _a28 = _e25.partitions
-        _n29 = len(_a28) + 1
+        write_uvarint(out, _n26)
+    for _e27 in _a25:
+        out += _S_16s.pack(_e27.topic_id.bytes)
+        _b28 = _e27.topic_name.encode()
+        _n29 = len(_b28) + 1
         if _n29 < 128:
             out.append(_n29)
         else:
             write_uvarint(out, _n29)
-        out += pack(">%di" % len(_a28), *_a28)
+        out += _b28
+        _a30 = _e27.partitions
+        _n31 = len(_a30) + 1
+        if _n31 < 128:
+            out.append(_n31)
+        else:
+            write_uvarint(out, _n31)
+        out += pack(">%di" % len(_a30), *_a30)
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_Member_v0(data: bytes, pos: int) -> tuple[Member, int]:
     """Member, version 0 (flexible)."""
-    _n31 = data[pos]
-    if 0 < _n31 < 128:
-        f_member_id = data[pos + 1 : pos + _n31].decode()
-        pos += _n31
-    else:
-        f_member_id, pos = read_compact_string(data, pos)
-    _n32 = data[pos]
-    if 0 < _n32 < 128:
-        f_instance_id = data[pos + 1 : pos + _n32].decode()
-        pos += _n32
-    elif _n32 == 0:
-        f_instance_id = None
-        pos += 1
-    else:
-        f_instance_id, pos = read_compact_nullable_string(data, pos)
+    o = _new(Member)
+    o.member_type = -1
     _n33 = data[pos]
-    if 0 < _n33 < 128:
-        f_rack_id = data[pos + 1 : pos + _n33].decode()
-        pos += _n33
-    elif _n33 == 0:
-        f_rack_id = None
-        pos += 1
+    if _n33 < 128:
+        o.member_id = data[pos + 1 : pos + _n33].decode()
+        pos += _n33 or _runtime.null_value("MemberId")
     else:
-        f_rack_id, pos = read_compact_nullable_string(data, pos)
-    (f_member_epoch,) = _S_i.unpack_from(data, pos)
-    pos += 4
+        o.member_id, pos = read_compact_string(data, pos)
     _n34 = data[pos]
-    if 0 < _n34 < 128:
-        f_client_id = data[pos + 1 : pos + _n34].decode()
+    if _n34 == 0:
+        o.instance_id = None
+        pos += 1
+    elif _n34 < 128:
+        o.instance_id = data[pos + 1 : pos + _n34].decode()
         pos += _n34
     else:
-        f_client_id, pos = read_compact_string(data, pos)
+        o.instance_id, pos = read_compact_nullable_string(data, pos)
     _n35 = data[pos]
-    if 0 < _n35 < 128:
-        f_client_host = data[pos + 1 : pos + _n35].decode()
+    if _n35 == 0:
+        o.rack_id = None
+        pos += 1
+    elif _n35 < 128:
+        o.rack_id = data[pos + 1 : pos + _n35].decode()
         pos += _n35
     else:
-        f_client_host, pos = read_compact_string(data, pos)
+        o.rack_id, pos = read_compact_nullable_string(data, pos)
+    (o.member_epoch,) = _S_i.unpack_from(data, pos)
+    pos += 4
     _n36 = data[pos]
     if _n36 < 128:
+        o.client_id = data[pos + 1 : pos + _n36].decode()
+        pos += _n36 or _runtime.null_value("ClientId")
+    else:
+        o.client_id, pos = read_compact_string(data, pos)
+    _n37 = data[pos]
+    if _n37 < 128:
+        o.client_host = data[pos + 1 : pos + _n37].decode()
+        pos += _n37 or _runtime.null_value("ClientHost")
+    else:
+        o.client_host, pos = read_compact_string(data, pos)
+    _n38 = data[pos]
+    if _n38 < 128:
         pos += 1
     else:
-        _n36, pos = read_uvarint(data, pos)
-    _n36 -= 1
-    if _n36 < 0:
+        _n38, pos = read_uvarint(data, pos)
+    _n38 -= 1
+    if _n38 < 0:
         raise InvalidValueError("SubscribedTopicNames: null or negative length")
-    if _n36 > len(data) - pos:
+    if _n38 > len(data) - pos:
         raise TruncatedError(
-            "SubscribedTopicNames: " + str(_n36) + " elements in " + str(len(data) - pos) + " bytes"
+            "SubscribedTopicNames: " + str(_n38) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_subscribed_topic_names = []
-    for _ in range(_n36):
-        _n38 = data[pos]
-        if 0 < _n38 < 128:
-            _e37 = data[pos + 1 : pos + _n38].decode()
-            pos += _n38
+    _l39: list[str] = []
+    for _ in range(_n38):
+        _n41 = data[pos]
+        if _n41 < 128:
+            _e40 = data[pos + 1 : pos + _n41].decode()
+            pos += _n41 or _runtime.null_value("SubscribedTopicNames")
         else:
-            _e37, pos = read_compact_string(data, pos)
-        f_subscribed_topic_names.append(_e37)
-    _n39 = data[pos]
-    if 0 < _n39 < 128:
-        f_subscribed_topic_regex = data[pos + 1 : pos + _n39].decode()
-        pos += _n39
-    elif _n39 == 0:
-        f_subscribed_topic_regex = None
+            _e40, pos = read_compact_string(data, pos)
+        _l39.append(_e40)
+    o.subscribed_topic_names = _l39
+    _n42 = data[pos]
+    if _n42 == 0:
+        o.subscribed_topic_regex = None
         pos += 1
+    elif _n42 < 128:
+        o.subscribed_topic_regex = data[pos + 1 : pos + _n42].decode()
+        pos += _n42
     else:
-        f_subscribed_topic_regex, pos = read_compact_nullable_string(data, pos)
-    f_assignment, pos = _decode_Assignment_v0(data, pos)
-    f_target_assignment, pos = _decode_Assignment_v0(data, pos)
+        o.subscribed_topic_regex, pos = read_compact_nullable_string(data, pos)
+    o.assignment, pos = _decode_Assignment_v0(data, pos)
+    o.target_assignment, pos = _decode_Assignment_v0(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return Member(
-        f_member_id,
-        f_instance_id,
-        f_rack_id,
-        f_member_epoch,
-        f_client_id,
-        f_client_host,
-        f_subscribed_topic_names,
-        f_subscribed_topic_regex,
-        f_assignment,
-        f_target_assignment,
-        -1,
-    ), pos
+    return o, pos
 
 
 def _encode_Member_v0(o: Member, out: bytearray) -> None:
     """Member, version 0 (flexible)."""
-    _b40 = o.member_id.encode()
-    _n41 = len(_b40) + 1
-    if _n41 < 128:
-        out.append(_n41)
+    _b43 = o.member_id.encode()
+    _n44 = len(_b43) + 1
+    if _n44 < 128:
+        out.append(_n44)
     else:
-        write_uvarint(out, _n41)
-    out += _b40
+        write_uvarint(out, _n44)
+    out += _b43
     if o.instance_id is None:
         out.append(0)
     else:
-        _b42 = o.instance_id.encode()
-        _n43 = len(_b42) + 1
-        if _n43 < 128:
-            out.append(_n43)
+        _b45 = o.instance_id.encode()
+        _n46 = len(_b45) + 1
+        if _n46 < 128:
+            out.append(_n46)
         else:
-            write_uvarint(out, _n43)
-        out += _b42
+            write_uvarint(out, _n46)
+        out += _b45
     if o.rack_id is None:
         out.append(0)
     else:
-        _b44 = o.rack_id.encode()
-        _n45 = len(_b44) + 1
-        if _n45 < 128:
-            out.append(_n45)
+        _b47 = o.rack_id.encode()
+        _n48 = len(_b47) + 1
+        if _n48 < 128:
+            out.append(_n48)
         else:
-            write_uvarint(out, _n45)
-        out += _b44
+            write_uvarint(out, _n48)
+        out += _b47
     out += _S_i.pack(o.member_epoch)
-    _b46 = o.client_id.encode()
-    _n47 = len(_b46) + 1
-    if _n47 < 128:
-        out.append(_n47)
+    _b49 = o.client_id.encode()
+    _n50 = len(_b49) + 1
+    if _n50 < 128:
+        out.append(_n50)
     else:
-        write_uvarint(out, _n47)
-    out += _b46
-    _b48 = o.client_host.encode()
-    _n49 = len(_b48) + 1
-    if _n49 < 128:
-        out.append(_n49)
+        write_uvarint(out, _n50)
+    out += _b49
+    _b51 = o.client_host.encode()
+    _n52 = len(_b51) + 1
+    if _n52 < 128:
+        out.append(_n52)
     else:
-        write_uvarint(out, _n49)
-    out += _b48
-    _a50 = o.subscribed_topic_names
-    _n51 = len(_a50) + 1
-    if _n51 < 128:
-        out.append(_n51)
+        write_uvarint(out, _n52)
+    out += _b51
+    _a53 = o.subscribed_topic_names
+    _n54 = len(_a53) + 1
+    if _n54 < 128:
+        out.append(_n54)
     else:
-        write_uvarint(out, _n51)
-    for _e52 in _a50:
-        _b53 = _e52.encode()
-        _n54 = len(_b53) + 1
-        if _n54 < 128:
-            out.append(_n54)
+        write_uvarint(out, _n54)
+    for _e55 in _a53:
+        _b56 = _e55.encode()
+        _n57 = len(_b56) + 1
+        if _n57 < 128:
+            out.append(_n57)
         else:
-            write_uvarint(out, _n54)
-        out += _b53
+            write_uvarint(out, _n57)
+        out += _b56
     if o.subscribed_topic_regex is None:
         out.append(0)
     else:
-        _b55 = o.subscribed_topic_regex.encode()
-        _n56 = len(_b55) + 1
-        if _n56 < 128:
-            out.append(_n56)
+        _b58 = o.subscribed_topic_regex.encode()
+        _n59 = len(_b58) + 1
+        if _n59 < 128:
+            out.append(_n59)
         else:
-            write_uvarint(out, _n56)
-        out += _b55
+            write_uvarint(out, _n59)
+        out += _b58
     _encode_Assignment_v0(o.assignment, out)
     _encode_Assignment_v0(o.target_assignment, out)
     out.append(0)  # no tagged fields
@@ -605,163 +603,153 @@ def _encode_Member_v0(o: Member, out: bytearray) -> None:
 
 def _decode_Member_v1(data: bytes, pos: int) -> tuple[Member, int]:
     """Member, version 1 (flexible)."""
-    _n57 = data[pos]
-    if 0 < _n57 < 128:
-        f_member_id = data[pos + 1 : pos + _n57].decode()
-        pos += _n57
-    else:
-        f_member_id, pos = read_compact_string(data, pos)
-    _n58 = data[pos]
-    if 0 < _n58 < 128:
-        f_instance_id = data[pos + 1 : pos + _n58].decode()
-        pos += _n58
-    elif _n58 == 0:
-        f_instance_id = None
-        pos += 1
-    else:
-        f_instance_id, pos = read_compact_nullable_string(data, pos)
-    _n59 = data[pos]
-    if 0 < _n59 < 128:
-        f_rack_id = data[pos + 1 : pos + _n59].decode()
-        pos += _n59
-    elif _n59 == 0:
-        f_rack_id = None
-        pos += 1
-    else:
-        f_rack_id, pos = read_compact_nullable_string(data, pos)
-    (f_member_epoch,) = _S_i.unpack_from(data, pos)
-    pos += 4
+    o = _new(Member)
     _n60 = data[pos]
-    if 0 < _n60 < 128:
-        f_client_id = data[pos + 1 : pos + _n60].decode()
-        pos += _n60
+    if _n60 < 128:
+        o.member_id = data[pos + 1 : pos + _n60].decode()
+        pos += _n60 or _runtime.null_value("MemberId")
     else:
-        f_client_id, pos = read_compact_string(data, pos)
+        o.member_id, pos = read_compact_string(data, pos)
     _n61 = data[pos]
-    if 0 < _n61 < 128:
-        f_client_host = data[pos + 1 : pos + _n61].decode()
+    if _n61 == 0:
+        o.instance_id = None
+        pos += 1
+    elif _n61 < 128:
+        o.instance_id = data[pos + 1 : pos + _n61].decode()
         pos += _n61
     else:
-        f_client_host, pos = read_compact_string(data, pos)
+        o.instance_id, pos = read_compact_nullable_string(data, pos)
     _n62 = data[pos]
-    if _n62 < 128:
+    if _n62 == 0:
+        o.rack_id = None
         pos += 1
+    elif _n62 < 128:
+        o.rack_id = data[pos + 1 : pos + _n62].decode()
+        pos += _n62
     else:
-        _n62, pos = read_uvarint(data, pos)
-    _n62 -= 1
-    if _n62 < 0:
-        raise InvalidValueError("SubscribedTopicNames: null or negative length")
-    if _n62 > len(data) - pos:
-        raise TruncatedError(
-            "SubscribedTopicNames: " + str(_n62) + " elements in " + str(len(data) - pos) + " bytes"
-        )
-    f_subscribed_topic_names = []
-    for _ in range(_n62):
-        _n64 = data[pos]
-        if 0 < _n64 < 128:
-            _e63 = data[pos + 1 : pos + _n64].decode()
-            pos += _n64
-        else:
-            _e63, pos = read_compact_string(data, pos)
-        f_subscribed_topic_names.append(_e63)
+        o.rack_id, pos = read_compact_nullable_string(data, pos)
+    (o.member_epoch,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    _n63 = data[pos]
+    if _n63 < 128:
+        o.client_id = data[pos + 1 : pos + _n63].decode()
+        pos += _n63 or _runtime.null_value("ClientId")
+    else:
+        o.client_id, pos = read_compact_string(data, pos)
+    _n64 = data[pos]
+    if _n64 < 128:
+        o.client_host = data[pos + 1 : pos + _n64].decode()
+        pos += _n64 or _runtime.null_value("ClientHost")
+    else:
+        o.client_host, pos = read_compact_string(data, pos)
     _n65 = data[pos]
-    if 0 < _n65 < 128:
-        f_subscribed_topic_regex = data[pos + 1 : pos + _n65].decode()
-        pos += _n65
-    elif _n65 == 0:
-        f_subscribed_topic_regex = None
+    if _n65 < 128:
         pos += 1
     else:
-        f_subscribed_topic_regex, pos = read_compact_nullable_string(data, pos)
-    f_assignment, pos = _decode_Assignment_v0(data, pos)
-    f_target_assignment, pos = _decode_Assignment_v0(data, pos)
-    f_member_type, _t66 = _S_bB.unpack_from(data, pos)
+        _n65, pos = read_uvarint(data, pos)
+    _n65 -= 1
+    if _n65 < 0:
+        raise InvalidValueError("SubscribedTopicNames: null or negative length")
+    if _n65 > len(data) - pos:
+        raise TruncatedError(
+            "SubscribedTopicNames: " + str(_n65) + " elements in " + str(len(data) - pos) + " bytes"
+        )
+    _l66: list[str] = []
+    for _ in range(_n65):
+        _n68 = data[pos]
+        if _n68 < 128:
+            _e67 = data[pos + 1 : pos + _n68].decode()
+            pos += _n68 or _runtime.null_value("SubscribedTopicNames")
+        else:
+            _e67, pos = read_compact_string(data, pos)
+        _l66.append(_e67)
+    o.subscribed_topic_names = _l66
+    _n69 = data[pos]
+    if _n69 == 0:
+        o.subscribed_topic_regex = None
+        pos += 1
+    elif _n69 < 128:
+        o.subscribed_topic_regex = data[pos + 1 : pos + _n69].decode()
+        pos += _n69
+    else:
+        o.subscribed_topic_regex, pos = read_compact_nullable_string(data, pos)
+    o.assignment, pos = _decode_Assignment_v0(data, pos)
+    o.target_assignment, pos = _decode_Assignment_v0(data, pos)
+    o.member_type, _t70 = _S_bB.unpack_from(data, pos)
     pos += 2
-    if _t66 != 0:
+    if _t70 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return Member(
-        f_member_id,
-        f_instance_id,
-        f_rack_id,
-        f_member_epoch,
-        f_client_id,
-        f_client_host,
-        f_subscribed_topic_names,
-        f_subscribed_topic_regex,
-        f_assignment,
-        f_target_assignment,
-        f_member_type,
-    ), pos
+    return o, pos
 
 
 def _encode_Member_v1(o: Member, out: bytearray) -> None:
     """Member, version 1 (flexible)."""
-    _b67 = o.member_id.encode()
-    _n68 = len(_b67) + 1
-    if _n68 < 128:
-        out.append(_n68)
+    _b71 = o.member_id.encode()
+    _n72 = len(_b71) + 1
+    if _n72 < 128:
+        out.append(_n72)
     else:
-        write_uvarint(out, _n68)
-    out += _b67
+        write_uvarint(out, _n72)
+    out += _b71
     if o.instance_id is None:
         out.append(0)
     else:
-        _b69 = o.instance_id.encode()
-        _n70 = len(_b69) + 1
-        if _n70 < 128:
-            out.append(_n70)
+        _b73 = o.instance_id.encode()
+        _n74 = len(_b73) + 1
+        if _n74 < 128:
+            out.append(_n74)
         else:
-            write_uvarint(out, _n70)
-        out += _b69
+            write_uvarint(out, _n74)
+        out += _b73
     if o.rack_id is None:
         out.append(0)
     else:
-        _b71 = o.rack_id.encode()
-        _n72 = len(_b71) + 1
-        if _n72 < 128:
-            out.append(_n72)
+        _b75 = o.rack_id.encode()
+        _n76 = len(_b75) + 1
+        if _n76 < 128:
+            out.append(_n76)
         else:
-            write_uvarint(out, _n72)
-        out += _b71
+            write_uvarint(out, _n76)
+        out += _b75
     out += _S_i.pack(o.member_epoch)
-    _b73 = o.client_id.encode()
-    _n74 = len(_b73) + 1
-    if _n74 < 128:
-        out.append(_n74)
-    else:
-        write_uvarint(out, _n74)
-    out += _b73
-    _b75 = o.client_host.encode()
-    _n76 = len(_b75) + 1
-    if _n76 < 128:
-        out.append(_n76)
-    else:
-        write_uvarint(out, _n76)
-    out += _b75
-    _a77 = o.subscribed_topic_names
-    _n78 = len(_a77) + 1
+    _b77 = o.client_id.encode()
+    _n78 = len(_b77) + 1
     if _n78 < 128:
         out.append(_n78)
     else:
         write_uvarint(out, _n78)
-    for _e79 in _a77:
-        _b80 = _e79.encode()
-        _n81 = len(_b80) + 1
-        if _n81 < 128:
-            out.append(_n81)
+    out += _b77
+    _b79 = o.client_host.encode()
+    _n80 = len(_b79) + 1
+    if _n80 < 128:
+        out.append(_n80)
+    else:
+        write_uvarint(out, _n80)
+    out += _b79
+    _a81 = o.subscribed_topic_names
+    _n82 = len(_a81) + 1
+    if _n82 < 128:
+        out.append(_n82)
+    else:
+        write_uvarint(out, _n82)
+    for _e83 in _a81:
+        _b84 = _e83.encode()
+        _n85 = len(_b84) + 1
+        if _n85 < 128:
+            out.append(_n85)
         else:
-            write_uvarint(out, _n81)
-        out += _b80
+            write_uvarint(out, _n85)
+        out += _b84
     if o.subscribed_topic_regex is None:
         out.append(0)
     else:
-        _b82 = o.subscribed_topic_regex.encode()
-        _n83 = len(_b82) + 1
-        if _n83 < 128:
-            out.append(_n83)
+        _b86 = o.subscribed_topic_regex.encode()
+        _n87 = len(_b86) + 1
+        if _n87 < 128:
+            out.append(_n87)
         else:
-            write_uvarint(out, _n83)
-        out += _b82
+            write_uvarint(out, _n87)
+        out += _b86
     _encode_Assignment_v0(o.assignment, out)
     _encode_Assignment_v0(o.target_assignment, out)
     out += _S_bB.pack(o.member_type, 0)
@@ -769,66 +757,58 @@ def _encode_Member_v1(o: Member, out: bytearray) -> None:
 
 def _decode_DescribedGroup_v0(data: bytes, pos: int) -> tuple[DescribedGroup, int]:
     """DescribedGroup, version 0 (flexible)."""
-    (f_error_code,) = _S_h.unpack_from(data, pos)
+    o = _new(DescribedGroup)
+    (o.error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    _n84 = data[pos]
-    if 0 < _n84 < 128:
-        f_error_message = data[pos + 1 : pos + _n84].decode()
-        pos += _n84
-    elif _n84 == 0:
-        f_error_message = None
-        pos += 1
-    else:
-        f_error_message, pos = read_compact_nullable_string(data, pos)
-    _n85 = data[pos]
-    if 0 < _n85 < 128:
-        f_group_id = data[pos + 1 : pos + _n85].decode()
-        pos += _n85
-    else:
-        f_group_id, pos = read_compact_string(data, pos)
-    _n86 = data[pos]
-    if 0 < _n86 < 128:
-        f_group_state = data[pos + 1 : pos + _n86].decode()
-        pos += _n86
-    else:
-        f_group_state, pos = read_compact_string(data, pos)
-    f_group_epoch, f_assignment_epoch = _S_ii.unpack_from(data, pos)
-    pos += 8
-    _n87 = data[pos]
-    if 0 < _n87 < 128:
-        f_assignor_name = data[pos + 1 : pos + _n87].decode()
-        pos += _n87
-    else:
-        f_assignor_name, pos = read_compact_string(data, pos)
     _n88 = data[pos]
-    if _n88 < 128:
+    if _n88 == 0:
+        o.error_message = None
+        pos += 1
+    elif _n88 < 128:
+        o.error_message = data[pos + 1 : pos + _n88].decode()
+        pos += _n88
+    else:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    _n89 = data[pos]
+    if _n89 < 128:
+        o.group_id = data[pos + 1 : pos + _n89].decode()
+        pos += _n89 or _runtime.null_value("GroupId")
+    else:
+        o.group_id, pos = read_compact_string(data, pos)
+    _n90 = data[pos]
+    if _n90 < 128:
+        o.group_state = data[pos + 1 : pos + _n90].decode()
+        pos += _n90 or _runtime.null_value("GroupState")
+    else:
+        o.group_state, pos = read_compact_string(data, pos)
+    o.group_epoch, o.assignment_epoch = _S_ii.unpack_from(data, pos)
+    pos += 8
+    _n91 = data[pos]
+    if _n91 < 128:
+        o.assignor_name = data[pos + 1 : pos + _n91].decode()
+        pos += _n91 or _runtime.null_value("AssignorName")
+    else:
+        o.assignor_name, pos = read_compact_string(data, pos)
+    _n92 = data[pos]
+    if _n92 < 128:
         pos += 1
     else:
-        _n88, pos = read_uvarint(data, pos)
-    _n88 -= 1
-    if _n88 < 0:
+        _n92, pos = read_uvarint(data, pos)
+    _n92 -= 1
+    if _n92 < 0:
         raise InvalidValueError("Members: null or negative length")
-    if _n88 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n88) + " elements in " + str(len(data) - pos) + " bytes")
-    f_members = []
-    for _ in range(_n88):
-        _e89, pos = _decode_Member_v0(data, pos)
-        f_members.append(_e89)
-    f_authorized_operations, _t90 = _S_iB.unpack_from(data, pos)
+    if _n92 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n92) + " elements in " + str(len(data) - pos) + " bytes")
+    _l93: list[Member] = []
+    for _ in range(_n92):
+        _e94, pos = _decode_Member_v0(data, pos)
+        _l93.append(_e94)
+    o.members = _l93
+    o.authorized_operations, _t95 = _S_iB.unpack_from(data, pos)
     pos += 5
-    if _t90 != 0:
+    if _t95 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return DescribedGroup(
-        f_error_code,
-        f_error_message,
-        f_group_id,
-        f_group_state,
-        f_group_epoch,
-        f_assignment_epoch,
-        f_assignor_name,
-        f_members,
-        f_authorized_operations,
-    ), pos
+    return o, pos
 
 
 def _encode_DescribedGroup_v0(o: DescribedGroup, out: bytearray) -> None:
@@ -837,108 +817,100 @@ def _encode_DescribedGroup_v0(o: DescribedGroup, out: bytearray) -> None:
     if o.error_message is None:
         out.append(0)
     else:
-        _b91 = o.error_message.encode()
-        _n92 = len(_b91) + 1
-        if _n92 < 128:
-            out.append(_n92)
+        _b96 = o.error_message.encode()
+        _n97 = len(_b96) + 1
+        if _n97 < 128:
+            out.append(_n97)
         else:
-            write_uvarint(out, _n92)
-        out += _b91
-    _b93 = o.group_id.encode()
-    _n94 = len(_b93) + 1
-    if _n94 < 128:
-        out.append(_n94)
+            write_uvarint(out, _n97)
+        out += _b96
+    _b98 = o.group_id.encode()
+    _n99 = len(_b98) + 1
+    if _n99 < 128:
+        out.append(_n99)
     else:
-        write_uvarint(out, _n94)
-    out += _b93
-    _b95 = o.group_state.encode()
-    _n96 = len(_b95) + 1
-    if _n96 < 128:
-        out.append(_n96)
+        write_uvarint(out, _n99)
+    out += _b98
+    _b100 = o.group_state.encode()
+    _n101 = len(_b100) + 1
+    if _n101 < 128:
+        out.append(_n101)
     else:
-        write_uvarint(out, _n96)
-    out += _b95
+        write_uvarint(out, _n101)
+    out += _b100
     out += _S_ii.pack(o.group_epoch, o.assignment_epoch)
-    _b97 = o.assignor_name.encode()
-    _n98 = len(_b97) + 1
-    if _n98 < 128:
-        out.append(_n98)
+    _b102 = o.assignor_name.encode()
+    _n103 = len(_b102) + 1
+    if _n103 < 128:
+        out.append(_n103)
     else:
-        write_uvarint(out, _n98)
-    out += _b97
-    _a99 = o.members
-    _n100 = len(_a99) + 1
-    if _n100 < 128:
-        out.append(_n100)
+        write_uvarint(out, _n103)
+    out += _b102
+    _a104 = o.members
+    _n105 = len(_a104) + 1
+    if _n105 < 128:
+        out.append(_n105)
     else:
-        write_uvarint(out, _n100)
-    for _e101 in _a99:
-        _encode_Member_v0(_e101, out)
+        write_uvarint(out, _n105)
+    for _e106 in _a104:
+        _encode_Member_v0(_e106, out)
     out += _S_iB.pack(o.authorized_operations, 0)
 
 
 def _decode_DescribedGroup_v1(data: bytes, pos: int) -> tuple[DescribedGroup, int]:
     """DescribedGroup, version 1 (flexible)."""
-    (f_error_code,) = _S_h.unpack_from(data, pos)
+    o = _new(DescribedGroup)
+    (o.error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    _n102 = data[pos]
-    if 0 < _n102 < 128:
-        f_error_message = data[pos + 1 : pos + _n102].decode()
-        pos += _n102
-    elif _n102 == 0:
-        f_error_message = None
+    _n107 = data[pos]
+    if _n107 == 0:
+        o.error_message = None
         pos += 1
+    elif _n107 < 128:
+        o.error_message = data[pos + 1 : pos + _n107].decode()
+        pos += _n107
     else:
-        f_error_message, pos = read_compact_nullable_string(data, pos)
-    _n103 = data[pos]
-    if 0 < _n103 < 128:
-        f_group_id = data[pos + 1 : pos + _n103].decode()
-        pos += _n103
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    _n108 = data[pos]
+    if _n108 < 128:
+        o.group_id = data[pos + 1 : pos + _n108].decode()
+        pos += _n108 or _runtime.null_value("GroupId")
     else:
-        f_group_id, pos = read_compact_string(data, pos)
-    _n104 = data[pos]
-    if 0 < _n104 < 128:
-        f_group_state = data[pos + 1 : pos + _n104].decode()
-        pos += _n104
+        o.group_id, pos = read_compact_string(data, pos)
+    _n109 = data[pos]
+    if _n109 < 128:
+        o.group_state = data[pos + 1 : pos + _n109].decode()
+        pos += _n109 or _runtime.null_value("GroupState")
     else:
-        f_group_state, pos = read_compact_string(data, pos)
-    f_group_epoch, f_assignment_epoch = _S_ii.unpack_from(data, pos)
+        o.group_state, pos = read_compact_string(data, pos)
+    o.group_epoch, o.assignment_epoch = _S_ii.unpack_from(data, pos)
     pos += 8
-    _n105 = data[pos]
-    if 0 < _n105 < 128:
-        f_assignor_name = data[pos + 1 : pos + _n105].decode()
-        pos += _n105
+    _n110 = data[pos]
+    if _n110 < 128:
+        o.assignor_name = data[pos + 1 : pos + _n110].decode()
+        pos += _n110 or _runtime.null_value("AssignorName")
     else:
-        f_assignor_name, pos = read_compact_string(data, pos)
-    _n106 = data[pos]
-    if _n106 < 128:
+        o.assignor_name, pos = read_compact_string(data, pos)
+    _n111 = data[pos]
+    if _n111 < 128:
         pos += 1
     else:
-        _n106, pos = read_uvarint(data, pos)
-    _n106 -= 1
-    if _n106 < 0:
+        _n111, pos = read_uvarint(data, pos)
+    _n111 -= 1
+    if _n111 < 0:
         raise InvalidValueError("Members: null or negative length")
-    if _n106 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n106) + " elements in " + str(len(data) - pos) + " bytes")
-    f_members = []
-    for _ in range(_n106):
-        _e107, pos = _decode_Member_v1(data, pos)
-        f_members.append(_e107)
-    f_authorized_operations, _t108 = _S_iB.unpack_from(data, pos)
+    if _n111 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n111) + " elements in " + str(len(data) - pos) + " bytes")
+    _l112: list[Member] = []
+    for _ in range(_n111):
+        _e113, pos = _decode_Member_v1(data, pos)
+        _l112.append(_e113)
+    o.members = _l112
+    o.authorized_operations, _t114 = _S_iB.unpack_from(data, pos)
     pos += 5
-    if _t108 != 0:
+    if _t114 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return DescribedGroup(
-        f_error_code,
-        f_error_message,
-        f_group_id,
-        f_group_state,
-        f_group_epoch,
-        f_assignment_epoch,
-        f_assignor_name,
-        f_members,
-        f_authorized_operations,
-    ), pos
+    return o, pos
 
 
 def _encode_DescribedGroup_v1(o: DescribedGroup, out: bytearray) -> None:
@@ -947,43 +919,43 @@ def _encode_DescribedGroup_v1(o: DescribedGroup, out: bytearray) -> None:
     if o.error_message is None:
         out.append(0)
     else:
-        _b109 = o.error_message.encode()
-        _n110 = len(_b109) + 1
-        if _n110 < 128:
-            out.append(_n110)
+        _b115 = o.error_message.encode()
+        _n116 = len(_b115) + 1
+        if _n116 < 128:
+            out.append(_n116)
         else:
-            write_uvarint(out, _n110)
-        out += _b109
-    _b111 = o.group_id.encode()
-    _n112 = len(_b111) + 1
-    if _n112 < 128:
-        out.append(_n112)
-    else:
-        write_uvarint(out, _n112)
-    out += _b111
-    _b113 = o.group_state.encode()
-    _n114 = len(_b113) + 1
-    if _n114 < 128:
-        out.append(_n114)
-    else:
-        write_uvarint(out, _n114)
-    out += _b113
-    out += _S_ii.pack(o.group_epoch, o.assignment_epoch)
-    _b115 = o.assignor_name.encode()
-    _n116 = len(_b115) + 1
-    if _n116 < 128:
-        out.append(_n116)
-    else:
-        write_uvarint(out, _n116)
-    out += _b115
-    _a117 = o.members
-    _n118 = len(_a117) + 1
+            write_uvarint(out, _n116)
+        out += _b115
+    _b117 = o.group_id.encode()
+    _n118 = len(_b117) + 1
     if _n118 < 128:
         out.append(_n118)
     else:
         write_uvarint(out, _n118)
-    for _e119 in _a117:
-        _encode_Member_v1(_e119, out)
+    out += _b117
+    _b119 = o.group_state.encode()
+    _n120 = len(_b119) + 1
+    if _n120 < 128:
+        out.append(_n120)
+    else:
+        write_uvarint(out, _n120)
+    out += _b119
+    out += _S_ii.pack(o.group_epoch, o.assignment_epoch)
+    _b121 = o.assignor_name.encode()
+    _n122 = len(_b121) + 1
+    if _n122 < 128:
+        out.append(_n122)
+    else:
+        write_uvarint(out, _n122)
+    out += _b121
+    _a123 = o.members
+    _n124 = len(_a123) + 1
+    if _n124 < 128:
+        out.append(_n124)
+    else:
+        write_uvarint(out, _n124)
+    for _e125 in _a123:
+        _encode_Member_v1(_e125, out)
     out += _S_iB.pack(o.authorized_operations, 0)
 
 
@@ -991,40 +963,42 @@ def _decode_ConsumerGroupDescribeResponse_v0(
     data: bytes, pos: int
 ) -> tuple[ConsumerGroupDescribeResponse, int]:
     """ConsumerGroupDescribeResponse, version 0 (flexible)."""
-    (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
+    o = _new(ConsumerGroupDescribeResponse)
+    (o.throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n120 = data[pos]
-    if _n120 < 128:
+    _n126 = data[pos]
+    if _n126 < 128:
         pos += 1
     else:
-        _n120, pos = read_uvarint(data, pos)
-    _n120 -= 1
-    if _n120 < 0:
+        _n126, pos = read_uvarint(data, pos)
+    _n126 -= 1
+    if _n126 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n120 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n120) + " elements in " + str(len(data) - pos) + " bytes")
-    f_groups = []
-    for _ in range(_n120):
-        _e121, pos = _decode_DescribedGroup_v0(data, pos)
-        f_groups.append(_e121)
+    if _n126 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n126) + " elements in " + str(len(data) - pos) + " bytes")
+    _l127: list[DescribedGroup] = []
+    for _ in range(_n126):
+        _e128, pos = _decode_DescribedGroup_v0(data, pos)
+        _l127.append(_e128)
+    o.groups = _l127
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return ConsumerGroupDescribeResponse(f_throttle_time_ms, f_groups), pos
+    return o, pos
 
 
 def _encode_ConsumerGroupDescribeResponse_v0(o: ConsumerGroupDescribeResponse, out: bytearray) -> None:
     """ConsumerGroupDescribeResponse, version 0 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a122 = o.groups
-    _n123 = len(_a122) + 1
-    if _n123 < 128:
-        out.append(_n123)
+    _a129 = o.groups
+    _n130 = len(_a129) + 1
+    if _n130 < 128:
+        out.append(_n130)
     else:
-        write_uvarint(out, _n123)
-    for _e124 in _a122:
-        _encode_DescribedGroup_v0(_e124, out)
+        write_uvarint(out, _n130)
+    for _e131 in _a129:
+        _encode_DescribedGroup_v0(_e131, out)
     out.append(0)  # no tagged fields
 
 
@@ -1032,40 +1006,42 @@ def _decode_ConsumerGroupDescribeResponse_v1(
     data: bytes, pos: int
 ) -> tuple[ConsumerGroupDescribeResponse, int]:
     """ConsumerGroupDescribeResponse, version 1 (flexible)."""
-    (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
+    o = _new(ConsumerGroupDescribeResponse)
+    (o.throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n125 = data[pos]
-    if _n125 < 128:
+    _n132 = data[pos]
+    if _n132 < 128:
         pos += 1
     else:
-        _n125, pos = read_uvarint(data, pos)
-    _n125 -= 1
-    if _n125 < 0:
+        _n132, pos = read_uvarint(data, pos)
+    _n132 -= 1
+    if _n132 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n125 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n125) + " elements in " + str(len(data) - pos) + " bytes")
-    f_groups = []
-    for _ in range(_n125):
-        _e126, pos = _decode_DescribedGroup_v1(data, pos)
-        f_groups.append(_e126)
+    if _n132 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n132) + " elements in " + str(len(data) - pos) + " bytes")
+    _l133: list[DescribedGroup] = []
+    for _ in range(_n132):
+        _e134, pos = _decode_DescribedGroup_v1(data, pos)
+        _l133.append(_e134)
+    o.groups = _l133
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return ConsumerGroupDescribeResponse(f_throttle_time_ms, f_groups), pos
+    return o, pos
 
 
 def _encode_ConsumerGroupDescribeResponse_v1(o: ConsumerGroupDescribeResponse, out: bytearray) -> None:
     """ConsumerGroupDescribeResponse, version 1 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a127 = o.groups
-    _n128 = len(_a127) + 1
-    if _n128 < 128:
-        out.append(_n128)
+    _a135 = o.groups
+    _n136 = len(_a135) + 1
+    if _n136 < 128:
+        out.append(_n136)
     else:
-        write_uvarint(out, _n128)
-    for _e129 in _a127:
-        _encode_DescribedGroup_v1(_e129, out)
+        write_uvarint(out, _n136)
+    for _e137 in _a135:
+        _encode_DescribedGroup_v1(_e137, out)
     out.append(0)  # no tagged fields
 
 

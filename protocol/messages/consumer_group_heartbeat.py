@@ -31,6 +31,7 @@ _S_16s = Struct(">16s")
 _S_i = Struct(">i")
 _S_ih = Struct(">ih")
 _S_ii = Struct(">ii")
+_new = object.__new__
 
 
 @dataclass(slots=True)
@@ -248,9 +249,10 @@ def _decode_ConsumerGroupHeartbeatRequestTopicPartitions_v0(
     data: bytes, pos: int
 ) -> tuple[ConsumerGroupHeartbeatRequestTopicPartitions, int]:
     """ConsumerGroupHeartbeatRequestTopicPartitions, versions 0-1 (flexible)."""
+    o = _new(ConsumerGroupHeartbeatRequestTopicPartitions)
     (_r1,) = _S_16s.unpack_from(data, pos)
     pos += 16
-    f_topic_id = UUID(bytes=_r1)
+    o.topic_id = UUID(bytes=_r1)
     _n2 = data[pos]
     if _n2 < 128:
         pos += 1
@@ -261,13 +263,13 @@ def _decode_ConsumerGroupHeartbeatRequestTopicPartitions_v0(
         raise InvalidValueError("Partitions: null or negative length")
     if _n2 > len(data) - pos:
         raise TruncatedError("Partitions: " + str(_n2) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = list(unpack_from(">%di" % _n2, data, pos))
+    o.partitions = list(unpack_from(">%di" % _n2, data, pos))
     pos += 4 * _n2
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return ConsumerGroupHeartbeatRequestTopicPartitions(f_topic_id, f_partitions), pos
+    return o, pos
 
 
 def _encode_ConsumerGroupHeartbeatRequestTopicPartitions_v0(
@@ -289,39 +291,41 @@ def _decode_ConsumerGroupHeartbeatRequest_v0(
     data: bytes, pos: int
 ) -> tuple[ConsumerGroupHeartbeatRequest, int]:
     """ConsumerGroupHeartbeatRequest, version 0 (flexible)."""
+    o = _new(ConsumerGroupHeartbeatRequest)
+    o.subscribed_topic_regex = None
     _n6 = data[pos]
-    if 0 < _n6 < 128:
-        f_group_id = data[pos + 1 : pos + _n6].decode()
-        pos += _n6
+    if _n6 < 128:
+        o.group_id = data[pos + 1 : pos + _n6].decode()
+        pos += _n6 or _runtime.null_value("GroupId")
     else:
-        f_group_id, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos)
     _n7 = data[pos]
-    if 0 < _n7 < 128:
-        f_member_id = data[pos + 1 : pos + _n7].decode()
-        pos += _n7
+    if _n7 < 128:
+        o.member_id = data[pos + 1 : pos + _n7].decode()
+        pos += _n7 or _runtime.null_value("MemberId")
     else:
-        f_member_id, pos = read_compact_string(data, pos)
-    (f_member_epoch,) = _S_i.unpack_from(data, pos)
+        o.member_id, pos = read_compact_string(data, pos)
+    (o.member_epoch,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n8 = data[pos]
-    if 0 < _n8 < 128:
-        f_instance_id = data[pos + 1 : pos + _n8].decode()
+    if _n8 == 0:
+        o.instance_id = None
+        pos += 1
+    elif _n8 < 128:
+        o.instance_id = data[pos + 1 : pos + _n8].decode()
         pos += _n8
-    elif _n8 == 0:
-        f_instance_id = None
-        pos += 1
     else:
-        f_instance_id, pos = read_compact_nullable_string(data, pos)
+        o.instance_id, pos = read_compact_nullable_string(data, pos)
     _n9 = data[pos]
-    if 0 < _n9 < 128:
-        f_rack_id = data[pos + 1 : pos + _n9].decode()
-        pos += _n9
-    elif _n9 == 0:
-        f_rack_id = None
+    if _n9 == 0:
+        o.rack_id = None
         pos += 1
+    elif _n9 < 128:
+        o.rack_id = data[pos + 1 : pos + _n9].decode()
+        pos += _n9
     else:
-        f_rack_id, pos = read_compact_nullable_string(data, pos)
-    (f_rebalance_timeout_ms,) = _S_i.unpack_from(data, pos)
+        o.rack_id, pos = read_compact_nullable_string(data, pos)
+    (o.rebalance_timeout_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n10 = data[pos]
     if _n10 < 128:
@@ -330,7 +334,7 @@ def _decode_ConsumerGroupHeartbeatRequest_v0(
         _n10, pos = read_uvarint(data, pos)
     _n10 -= 1
     if _n10 < 0:
-        f_subscribed_topic_names = None
+        o.subscribed_topic_names = None
         if _n10 != -1:
             raise InvalidValueError("SubscribedTopicNames: length " + str(_n10))
     else:
@@ -338,166 +342,156 @@ def _decode_ConsumerGroupHeartbeatRequest_v0(
             raise TruncatedError(
                 "SubscribedTopicNames: " + str(_n10) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        f_subscribed_topic_names = []
+        _l11: list[str] = []
         for _ in range(_n10):
-            _n12 = data[pos]
-            if 0 < _n12 < 128:
-                _e11 = data[pos + 1 : pos + _n12].decode()
-                pos += _n12
+            _n13 = data[pos]
+            if _n13 < 128:
+                _e12 = data[pos + 1 : pos + _n13].decode()
+                pos += _n13 or _runtime.null_value("SubscribedTopicNames")
             else:
-                _e11, pos = read_compact_string(data, pos)
-            f_subscribed_topic_names.append(_e11)
-    _n13 = data[pos]
-    if 0 < _n13 < 128:
-        f_server_assignor = data[pos + 1 : pos + _n13].decode()
-        pos += _n13
-    elif _n13 == 0:
-        f_server_assignor = None
-        pos += 1
-    else:
-        f_server_assignor, pos = read_compact_nullable_string(data, pos)
+                _e12, pos = read_compact_string(data, pos)
+            _l11.append(_e12)
+        o.subscribed_topic_names = _l11
     _n14 = data[pos]
-    if _n14 < 128:
+    if _n14 == 0:
+        o.server_assignor = None
+        pos += 1
+    elif _n14 < 128:
+        o.server_assignor = data[pos + 1 : pos + _n14].decode()
+        pos += _n14
+    else:
+        o.server_assignor, pos = read_compact_nullable_string(data, pos)
+    _n15 = data[pos]
+    if _n15 < 128:
         pos += 1
     else:
-        _n14, pos = read_uvarint(data, pos)
-    _n14 -= 1
-    if _n14 < 0:
-        f_topic_partitions = None
-        if _n14 != -1:
-            raise InvalidValueError("TopicPartitions: length " + str(_n14))
+        _n15, pos = read_uvarint(data, pos)
+    _n15 -= 1
+    if _n15 < 0:
+        o.topic_partitions = None
+        if _n15 != -1:
+            raise InvalidValueError("TopicPartitions: length " + str(_n15))
     else:
-        if _n14 > len(data) - pos:
+        if _n15 > len(data) - pos:
             raise TruncatedError(
-                "TopicPartitions: " + str(_n14) + " elements in " + str(len(data) - pos) + " bytes"
+                "TopicPartitions: " + str(_n15) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        f_topic_partitions = []
-        for _ in range(_n14):
-            (_r16,) = _S_16s.unpack_from(data, pos)
+        _l16: list[ConsumerGroupHeartbeatRequestTopicPartitions] = []
+        for _ in range(_n15):
+            _m17 = _new(ConsumerGroupHeartbeatRequestTopicPartitions)
+            (_r18,) = _S_16s.unpack_from(data, pos)
             pos += 16
-            _m15_topic_id = UUID(bytes=_r16)
-            _n17 = data[pos]
-            if _n17 < 128:
+            _m17.topic_id = UUID(bytes=_r18)
+            _n19 = data[pos]
+            if _n19 < 128:
                 pos += 1
             else:
-                _n17, pos = read_uvarint(data, pos)
-            _n17 -= 1
-            if _n17 < 0:
+                _n19, pos = read_uvarint(data, pos)
+            _n19 -= 1
+            if _n19 < 0:
                 raise InvalidValueError("Partitions: null or negative length")
-            if _n17 > len(data) - pos:
+            if _n19 > len(data) - pos:
                 raise TruncatedError(
-                    "Partitions: " + str(_n17) + " elements in " + str(len(data) - pos) + " bytes"
+                    "Partitions: " + str(_n19) + " elements in " + str(len(data) - pos) + " bytes"
                 )
-            _m15_partitions = list(unpack_from(">%di" % _n17, data, pos))
-            pos += 4 * _n17
+            _m17.partitions = list(unpack_from(">%di" % _n19, data, pos))
+            pos += 4 * _n19
             if data[pos] == 0:  # no tagged fields: the common case
                 pos += 1
             else:
                 pos = skip_tagged_fields(data, pos)
-            f_topic_partitions.append(
-                ConsumerGroupHeartbeatRequestTopicPartitions(_m15_topic_id, _m15_partitions)
-            )
+            _l16.append(_m17)
+        o.topic_partitions = _l16
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return ConsumerGroupHeartbeatRequest(
-        f_group_id,
-        f_member_id,
-        f_member_epoch,
-        f_instance_id,
-        f_rack_id,
-        f_rebalance_timeout_ms,
-        f_subscribed_topic_names,
-        None,
-        f_server_assignor,
-        f_topic_partitions,
-    ), pos
+    return o, pos
 
 
 def _encode_ConsumerGroupHeartbeatRequest_v0(o: ConsumerGroupHeartbeatRequest, out: bytearray) -> None:
     """ConsumerGroupHeartbeatRequest, version 0 (flexible)."""
-    _b18 = o.group_id.encode()
-    _n19 = len(_b18) + 1
-    if _n19 < 128:
-        out.append(_n19)
-    else:
-        write_uvarint(out, _n19)
-    out += _b18
-    _b20 = o.member_id.encode()
+    _b20 = o.group_id.encode()
     _n21 = len(_b20) + 1
     if _n21 < 128:
         out.append(_n21)
     else:
         write_uvarint(out, _n21)
     out += _b20
+    _b22 = o.member_id.encode()
+    _n23 = len(_b22) + 1
+    if _n23 < 128:
+        out.append(_n23)
+    else:
+        write_uvarint(out, _n23)
+    out += _b22
     out += _S_i.pack(o.member_epoch)
     if o.instance_id is None:
         out.append(0)
     else:
-        _b22 = o.instance_id.encode()
-        _n23 = len(_b22) + 1
-        if _n23 < 128:
-            out.append(_n23)
-        else:
-            write_uvarint(out, _n23)
-        out += _b22
-    if o.rack_id is None:
-        out.append(0)
-    else:
-        _b24 = o.rack_id.encode()
+        _b24 = o.instance_id.encode()
         _n25 = len(_b24) + 1
         if _n25 < 128:
             out.append(_n25)
         else:
             write_uvarint(out, _n25)
         out += _b24
-    out += _S_i.pack(o.rebalance_timeout_ms)
-    _a26 = o.subscribed_topic_names
-    if _a26 is None:
+    if o.rack_id is None:
         out.append(0)
     else:
-        _n27 = len(_a26) + 1
+        _b26 = o.rack_id.encode()
+        _n27 = len(_b26) + 1
         if _n27 < 128:
             out.append(_n27)
         else:
             write_uvarint(out, _n27)
-        for _e28 in _a26:
-            _b29 = _e28.encode()
-            _n30 = len(_b29) + 1
-            if _n30 < 128:
-                out.append(_n30)
+        out += _b26
+    out += _S_i.pack(o.rebalance_timeout_ms)
+    _a28 = o.subscribed_topic_names
+    if _a28 is None:
+        out.append(0)
+    else:
+        _n29 = len(_a28) + 1
+        if _n29 < 128:
+            out.append(_n29)
+        else:
+            write_uvarint(out, _n29)
+        for _e30 in _a28:
+            _b31 = _e30.encode()
+            _n32 = len(_b31) + 1
+            if _n32 < 128:
+                out.append(_n32)
             else:
-                write_uvarint(out, _n30)
-            out += _b29
+                write_uvarint(out, _n32)
+            out += _b31
     if o.server_assignor is None:
         out.append(0)
     else:
-        _b31 = o.server_assignor.encode()
-        _n32 = len(_b31) + 1
-        if _n32 < 128:
-            out.append(_n32)
-        else:
-            write_uvarint(out, _n32)
-        out += _b31
-    _a33 = o.topic_partitions
-    if _a33 is None:
-        out.append(0)
-    else:
-        _n34 = len(_a33) + 1
+        _b33 = o.server_assignor.encode()
+        _n34 = len(_b33) + 1
         if _n34 < 128:
             out.append(_n34)
         else:
             write_uvarint(out, _n34)
-        for _e35 in _a33:
-            out += _S_16s.pack(_e35.topic_id.bytes)
-            _a36 = _e35.partitions
-            _n37 = len(_a36) + 1
-            if _n37 < 128:
-                out.append(_n37)
+        out += _b33
+    _a35 = o.topic_partitions
+    if _a35 is None:
+        out.append(0)
+    else:
+        _n36 = len(_a35) + 1
+        if _n36 < 128:
+            out.append(_n36)
+        else:
+            write_uvarint(out, _n36)
+        for _e37 in _a35:
+            out += _S_16s.pack(_e37.topic_id.bytes)
+            _a38 = _e37.partitions
+            _n39 = len(_a38) + 1
+            if _n39 < 128:
+                out.append(_n39)
             else:
-                write_uvarint(out, _n37)
-            out += pack(">%di" % len(_a36), *_a36)
+                write_uvarint(out, _n39)
+            out += pack(">%di" % len(_a38), *_a38)
             out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
@@ -506,234 +500,225 @@ def _decode_ConsumerGroupHeartbeatRequest_v1(
     data: bytes, pos: int
 ) -> tuple[ConsumerGroupHeartbeatRequest, int]:
     """ConsumerGroupHeartbeatRequest, version 1 (flexible)."""
-    _n39 = data[pos]
-    if 0 < _n39 < 128:
-        f_group_id = data[pos + 1 : pos + _n39].decode()
-        pos += _n39
-    else:
-        f_group_id, pos = read_compact_string(data, pos)
-    _n40 = data[pos]
-    if 0 < _n40 < 128:
-        f_member_id = data[pos + 1 : pos + _n40].decode()
-        pos += _n40
-    else:
-        f_member_id, pos = read_compact_string(data, pos)
-    (f_member_epoch,) = _S_i.unpack_from(data, pos)
-    pos += 4
+    o = _new(ConsumerGroupHeartbeatRequest)
     _n41 = data[pos]
-    if 0 < _n41 < 128:
-        f_instance_id = data[pos + 1 : pos + _n41].decode()
-        pos += _n41
-    elif _n41 == 0:
-        f_instance_id = None
-        pos += 1
+    if _n41 < 128:
+        o.group_id = data[pos + 1 : pos + _n41].decode()
+        pos += _n41 or _runtime.null_value("GroupId")
     else:
-        f_instance_id, pos = read_compact_nullable_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos)
     _n42 = data[pos]
-    if 0 < _n42 < 128:
-        f_rack_id = data[pos + 1 : pos + _n42].decode()
-        pos += _n42
-    elif _n42 == 0:
-        f_rack_id = None
-        pos += 1
+    if _n42 < 128:
+        o.member_id = data[pos + 1 : pos + _n42].decode()
+        pos += _n42 or _runtime.null_value("MemberId")
     else:
-        f_rack_id, pos = read_compact_nullable_string(data, pos)
-    (f_rebalance_timeout_ms,) = _S_i.unpack_from(data, pos)
+        o.member_id, pos = read_compact_string(data, pos)
+    (o.member_epoch,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n43 = data[pos]
-    if _n43 < 128:
+    if _n43 == 0:
+        o.instance_id = None
+        pos += 1
+    elif _n43 < 128:
+        o.instance_id = data[pos + 1 : pos + _n43].decode()
+        pos += _n43
+    else:
+        o.instance_id, pos = read_compact_nullable_string(data, pos)
+    _n44 = data[pos]
+    if _n44 == 0:
+        o.rack_id = None
+        pos += 1
+    elif _n44 < 128:
+        o.rack_id = data[pos + 1 : pos + _n44].decode()
+        pos += _n44
+    else:
+        o.rack_id, pos = read_compact_nullable_string(data, pos)
+    (o.rebalance_timeout_ms,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    _n45 = data[pos]
+    if _n45 < 128:
         pos += 1
     else:
-        _n43, pos = read_uvarint(data, pos)
-    _n43 -= 1
-    if _n43 < 0:
-        f_subscribed_topic_names = None
-        if _n43 != -1:
-            raise InvalidValueError("SubscribedTopicNames: length " + str(_n43))
+        _n45, pos = read_uvarint(data, pos)
+    _n45 -= 1
+    if _n45 < 0:
+        o.subscribed_topic_names = None
+        if _n45 != -1:
+            raise InvalidValueError("SubscribedTopicNames: length " + str(_n45))
     else:
-        if _n43 > len(data) - pos:
+        if _n45 > len(data) - pos:
             raise TruncatedError(
-                "SubscribedTopicNames: " + str(_n43) + " elements in " + str(len(data) - pos) + " bytes"
+                "SubscribedTopicNames: " + str(_n45) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        f_subscribed_topic_names = []
-        for _ in range(_n43):
-            _n45 = data[pos]
-            if 0 < _n45 < 128:
-                _e44 = data[pos + 1 : pos + _n45].decode()
-                pos += _n45
+        _l46: list[str] = []
+        for _ in range(_n45):
+            _n48 = data[pos]
+            if _n48 < 128:
+                _e47 = data[pos + 1 : pos + _n48].decode()
+                pos += _n48 or _runtime.null_value("SubscribedTopicNames")
             else:
-                _e44, pos = read_compact_string(data, pos)
-            f_subscribed_topic_names.append(_e44)
-    _n46 = data[pos]
-    if 0 < _n46 < 128:
-        f_subscribed_topic_regex = data[pos + 1 : pos + _n46].decode()
-        pos += _n46
-    elif _n46 == 0:
-        f_subscribed_topic_regex = None
+                _e47, pos = read_compact_string(data, pos)
+            _l46.append(_e47)
+        o.subscribed_topic_names = _l46
+    _n49 = data[pos]
+    if _n49 == 0:
+        o.subscribed_topic_regex = None
+        pos += 1
+    elif _n49 < 128:
+        o.subscribed_topic_regex = data[pos + 1 : pos + _n49].decode()
+        pos += _n49
+    else:
+        o.subscribed_topic_regex, pos = read_compact_nullable_string(data, pos)
+    _n50 = data[pos]
+    if _n50 == 0:
+        o.server_assignor = None
+        pos += 1
+    elif _n50 < 128:
+        o.server_assignor = data[pos + 1 : pos + _n50].decode()
+        pos += _n50
+    else:
+        o.server_assignor, pos = read_compact_nullable_string(data, pos)
+    _n51 = data[pos]
+    if _n51 < 128:
         pos += 1
     else:
-        f_subscribed_topic_regex, pos = read_compact_nullable_string(data, pos)
-    _n47 = data[pos]
-    if 0 < _n47 < 128:
-        f_server_assignor = data[pos + 1 : pos + _n47].decode()
-        pos += _n47
-    elif _n47 == 0:
-        f_server_assignor = None
-        pos += 1
+        _n51, pos = read_uvarint(data, pos)
+    _n51 -= 1
+    if _n51 < 0:
+        o.topic_partitions = None
+        if _n51 != -1:
+            raise InvalidValueError("TopicPartitions: length " + str(_n51))
     else:
-        f_server_assignor, pos = read_compact_nullable_string(data, pos)
-    _n48 = data[pos]
-    if _n48 < 128:
-        pos += 1
-    else:
-        _n48, pos = read_uvarint(data, pos)
-    _n48 -= 1
-    if _n48 < 0:
-        f_topic_partitions = None
-        if _n48 != -1:
-            raise InvalidValueError("TopicPartitions: length " + str(_n48))
-    else:
-        if _n48 > len(data) - pos:
+        if _n51 > len(data) - pos:
             raise TruncatedError(
-                "TopicPartitions: " + str(_n48) + " elements in " + str(len(data) - pos) + " bytes"
+                "TopicPartitions: " + str(_n51) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        f_topic_partitions = []
-        for _ in range(_n48):
-            (_r50,) = _S_16s.unpack_from(data, pos)
+        _l52: list[ConsumerGroupHeartbeatRequestTopicPartitions] = []
+        for _ in range(_n51):
+            _m53 = _new(ConsumerGroupHeartbeatRequestTopicPartitions)
+            (_r54,) = _S_16s.unpack_from(data, pos)
             pos += 16
-            _m49_topic_id = UUID(bytes=_r50)
-            _n51 = data[pos]
-            if _n51 < 128:
+            _m53.topic_id = UUID(bytes=_r54)
+            _n55 = data[pos]
+            if _n55 < 128:
                 pos += 1
             else:
-                _n51, pos = read_uvarint(data, pos)
-            _n51 -= 1
-            if _n51 < 0:
+                _n55, pos = read_uvarint(data, pos)
+            _n55 -= 1
+            if _n55 < 0:
                 raise InvalidValueError("Partitions: null or negative length")
-            if _n51 > len(data) - pos:
+            if _n55 > len(data) - pos:
                 raise TruncatedError(
-                    "Partitions: " + str(_n51) + " elements in " + str(len(data) - pos) + " bytes"
+                    "Partitions: " + str(_n55) + " elements in " + str(len(data) - pos) + " bytes"
                 )
-            _m49_partitions = list(unpack_from(">%di" % _n51, data, pos))
-            pos += 4 * _n51
+            _m53.partitions = list(unpack_from(">%di" % _n55, data, pos))
+            pos += 4 * _n55
             if data[pos] == 0:  # no tagged fields: the common case
                 pos += 1
             else:
                 pos = skip_tagged_fields(data, pos)
-            f_topic_partitions.append(
-                ConsumerGroupHeartbeatRequestTopicPartitions(_m49_topic_id, _m49_partitions)
-            )
+            _l52.append(_m53)
+        o.topic_partitions = _l52
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return ConsumerGroupHeartbeatRequest(
-        f_group_id,
-        f_member_id,
-        f_member_epoch,
-        f_instance_id,
-        f_rack_id,
-        f_rebalance_timeout_ms,
-        f_subscribed_topic_names,
-        f_subscribed_topic_regex,
-        f_server_assignor,
-        f_topic_partitions,
-    ), pos
+    return o, pos
 
 
 def _encode_ConsumerGroupHeartbeatRequest_v1(o: ConsumerGroupHeartbeatRequest, out: bytearray) -> None:
     """ConsumerGroupHeartbeatRequest, version 1 (flexible)."""
-    _b52 = o.group_id.encode()
-    _n53 = len(_b52) + 1
-    if _n53 < 128:
-        out.append(_n53)
+    _b56 = o.group_id.encode()
+    _n57 = len(_b56) + 1
+    if _n57 < 128:
+        out.append(_n57)
     else:
-        write_uvarint(out, _n53)
-    out += _b52
-    _b54 = o.member_id.encode()
-    _n55 = len(_b54) + 1
-    if _n55 < 128:
-        out.append(_n55)
+        write_uvarint(out, _n57)
+    out += _b56
+    _b58 = o.member_id.encode()
+    _n59 = len(_b58) + 1
+    if _n59 < 128:
+        out.append(_n59)
     else:
-        write_uvarint(out, _n55)
-    out += _b54
+        write_uvarint(out, _n59)
+    out += _b58
     out += _S_i.pack(o.member_epoch)
     if o.instance_id is None:
         out.append(0)
     else:
-        _b56 = o.instance_id.encode()
-        _n57 = len(_b56) + 1
-        if _n57 < 128:
-            out.append(_n57)
-        else:
-            write_uvarint(out, _n57)
-        out += _b56
-    if o.rack_id is None:
-        out.append(0)
-    else:
-        _b58 = o.rack_id.encode()
-        _n59 = len(_b58) + 1
-        if _n59 < 128:
-            out.append(_n59)
-        else:
-            write_uvarint(out, _n59)
-        out += _b58
-    out += _S_i.pack(o.rebalance_timeout_ms)
-    _a60 = o.subscribed_topic_names
-    if _a60 is None:
-        out.append(0)
-    else:
-        _n61 = len(_a60) + 1
+        _b60 = o.instance_id.encode()
+        _n61 = len(_b60) + 1
         if _n61 < 128:
             out.append(_n61)
         else:
             write_uvarint(out, _n61)
-        for _e62 in _a60:
-            _b63 = _e62.encode()
-            _n64 = len(_b63) + 1
-            if _n64 < 128:
-                out.append(_n64)
+        out += _b60
+    if o.rack_id is None:
+        out.append(0)
+    else:
+        _b62 = o.rack_id.encode()
+        _n63 = len(_b62) + 1
+        if _n63 < 128:
+            out.append(_n63)
+        else:
+            write_uvarint(out, _n63)
+        out += _b62
+    out += _S_i.pack(o.rebalance_timeout_ms)
+    _a64 = o.subscribed_topic_names
+    if _a64 is None:
+        out.append(0)
+    else:
+        _n65 = len(_a64) + 1
+        if _n65 < 128:
+            out.append(_n65)
+        else:
+            write_uvarint(out, _n65)
+        for _e66 in _a64:
+            _b67 = _e66.encode()
+            _n68 = len(_b67) + 1
+            if _n68 < 128:
+                out.append(_n68)
             else:
-                write_uvarint(out, _n64)
-            out += _b63
+                write_uvarint(out, _n68)
+            out += _b67
     if o.subscribed_topic_regex is None:
         out.append(0)
     else:
-        _b65 = o.subscribed_topic_regex.encode()
-        _n66 = len(_b65) + 1
-        if _n66 < 128:
-            out.append(_n66)
-        else:
-            write_uvarint(out, _n66)
-        out += _b65
-    if o.server_assignor is None:
-        out.append(0)
-    else:
-        _b67 = o.server_assignor.encode()
-        _n68 = len(_b67) + 1
-        if _n68 < 128:
-            out.append(_n68)
-        else:
-            write_uvarint(out, _n68)
-        out += _b67
-    _a69 = o.topic_partitions
-    if _a69 is None:
-        out.append(0)
-    else:
-        _n70 = len(_a69) + 1
+        _b69 = o.subscribed_topic_regex.encode()
+        _n70 = len(_b69) + 1
         if _n70 < 128:
             out.append(_n70)
         else:
             write_uvarint(out, _n70)
-        for _e71 in _a69:
-            out += _S_16s.pack(_e71.topic_id.bytes)
-            _a72 = _e71.partitions
-            _n73 = len(_a72) + 1
-            if _n73 < 128:
-                out.append(_n73)
+        out += _b69
+    if o.server_assignor is None:
+        out.append(0)
+    else:
+        _b71 = o.server_assignor.encode()
+        _n72 = len(_b71) + 1
+        if _n72 < 128:
+            out.append(_n72)
+        else:
+            write_uvarint(out, _n72)
+        out += _b71
+    _a73 = o.topic_partitions
+    if _a73 is None:
+        out.append(0)
+    else:
+        _n74 = len(_a73) + 1
+        if _n74 < 128:
+            out.append(_n74)
+        else:
+            write_uvarint(out, _n74)
+        for _e75 in _a73:
+            out += _S_16s.pack(_e75.topic_id.bytes)
+            _a76 = _e75.partitions
+            _n77 = len(_a76) + 1
+            if _n77 < 128:
+                out.append(_n77)
             else:
-                write_uvarint(out, _n73)
-            out += pack(">%di" % len(_a72), *_a72)
+                write_uvarint(out, _n77)
+            out += pack(">%di" % len(_a76), *_a76)
             out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
@@ -742,45 +727,10 @@ def _decode_ConsumerGroupHeartbeatResponseTopicPartitions_v0(
     data: bytes, pos: int
 ) -> tuple[ConsumerGroupHeartbeatResponseTopicPartitions, int]:
     """ConsumerGroupHeartbeatResponseTopicPartitions, versions 0-1 (flexible)."""
-    (_r75,) = _S_16s.unpack_from(data, pos)
+    o = _new(ConsumerGroupHeartbeatResponseTopicPartitions)
+    (_r79,) = _S_16s.unpack_from(data, pos)
     pos += 16
-    f_topic_id = UUID(bytes=_r75)
-    _n76 = data[pos]
-    if _n76 < 128:
-        pos += 1
-    else:
-        _n76, pos = read_uvarint(data, pos)
-    _n76 -= 1
-    if _n76 < 0:
-        raise InvalidValueError("Partitions: null or negative length")
-    if _n76 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n76) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = list(unpack_from(">%di" % _n76, data, pos))
-    pos += 4 * _n76
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
-    return ConsumerGroupHeartbeatResponseTopicPartitions(f_topic_id, f_partitions), pos
-
-
-def _encode_ConsumerGroupHeartbeatResponseTopicPartitions_v0(
-    o: ConsumerGroupHeartbeatResponseTopicPartitions, out: bytearray
-) -> None:
-    """ConsumerGroupHeartbeatResponseTopicPartitions, versions 0-1 (flexible)."""
-    out += _S_16s.pack(o.topic_id.bytes)
-    _a77 = o.partitions
-    _n78 = len(_a77) + 1
-    if _n78 < 128:
-        out.append(_n78)
-    else:
-        write_uvarint(out, _n78)
-    out += pack(">%di" % len(_a77), *_a77)
-    out.append(0)  # no tagged fields
-
-
-def _decode_Assignment_v0(data: bytes, pos: int) -> tuple[Assignment, int]:
-    """Assignment, versions 0-1 (flexible)."""
+    o.topic_id = UUID(bytes=_r79)
     _n80 = data[pos]
     if _n80 < 128:
         pos += 1
@@ -788,61 +738,98 @@ def _decode_Assignment_v0(data: bytes, pos: int) -> tuple[Assignment, int]:
         _n80, pos = read_uvarint(data, pos)
     _n80 -= 1
     if _n80 < 0:
-        raise InvalidValueError("TopicPartitions: null or negative length")
+        raise InvalidValueError("Partitions: null or negative length")
     if _n80 > len(data) - pos:
-        raise TruncatedError(
-            "TopicPartitions: " + str(_n80) + " elements in " + str(len(data) - pos) + " bytes"
-        )
-    f_topic_partitions = []
-    for _ in range(_n80):
-        (_r82,) = _S_16s.unpack_from(data, pos)
-        pos += 16
-        _m81_topic_id = UUID(bytes=_r82)
-        _n83 = data[pos]
-        if _n83 < 128:
-            pos += 1
-        else:
-            _n83, pos = read_uvarint(data, pos)
-        _n83 -= 1
-        if _n83 < 0:
-            raise InvalidValueError("Partitions: null or negative length")
-        if _n83 > len(data) - pos:
-            raise TruncatedError(
-                "Partitions: " + str(_n83) + " elements in " + str(len(data) - pos) + " bytes"
-            )
-        _m81_partitions = list(unpack_from(">%di" % _n83, data, pos))
-        pos += 4 * _n83
-        if data[pos] == 0:  # no tagged fields: the common case
-            pos += 1
-        else:
-            pos = skip_tagged_fields(data, pos)
-        f_topic_partitions.append(
-            ConsumerGroupHeartbeatResponseTopicPartitions(_m81_topic_id, _m81_partitions)
-        )
+        raise TruncatedError("Partitions: " + str(_n80) + " elements in " + str(len(data) - pos) + " bytes")
+    o.partitions = list(unpack_from(">%di" % _n80, data, pos))
+    pos += 4 * _n80
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return Assignment(f_topic_partitions), pos
+    return o, pos
+
+
+def _encode_ConsumerGroupHeartbeatResponseTopicPartitions_v0(
+    o: ConsumerGroupHeartbeatResponseTopicPartitions, out: bytearray
+) -> None:
+    """ConsumerGroupHeartbeatResponseTopicPartitions, versions 0-1 (flexible)."""
+    out += _S_16s.pack(o.topic_id.bytes)
+    _a81 = o.partitions
+    _n82 = len(_a81) + 1
+    if _n82 < 128:
+        out.append(_n82)
+    else:
+        write_uvarint(out, _n82)
+    out += pack(">%di" % len(_a81), *_a81)
+    out.append(0)  # no tagged fields
+
+
+def _decode_Assignment_v0(data: bytes, pos: int) -> tuple[Assignment, int]:
+    """Assignment, versions 0-1 (flexible)."""
+    o = _new(Assignment)
+    _n84 = data[pos]
+    if _n84 < 128:
+        pos += 1
+    else:
+        _n84, pos = read_uvarint(data, pos)
+    _n84 -= 1
+    if _n84 < 0:
+        raise InvalidValueError("TopicPartitions: null or negative length")
+    if _n84 > len(data) - pos:
+        raise TruncatedError(
+            "TopicPartitions: " + str(_n84) + " elements in " + str(len(data) - pos) + " bytes"
+        )
+    _l85: list[ConsumerGroupHeartbeatResponseTopicPartitions] = []
+    for _ in range(_n84):
+        _m86 = _new(ConsumerGroupHeartbeatResponseTopicPartitions)
+        (_r87,) = _S_16s.unpack_from(data, pos)
+        pos += 16
+        _m86.topic_id = UUID(bytes=_r87)
+        _n88 = data[pos]
+        if _n88 < 128:
+            pos += 1
+        else:
+            _n88, pos = read_uvarint(data, pos)
+        _n88 -= 1
+        if _n88 < 0:
+            raise InvalidValueError("Partitions: null or negative length")
+        if _n88 > len(data) - pos:
+            raise TruncatedError(
+                "Partitions: " + str(_n88) + " elements in " + str(len(data) - pos) + " bytes"
+            )
+        _m86.partitions = list(unpack_from(">%di" % _n88, data, pos))
+        pos += 4 * _n88
+        if data[pos] == 0:  # no tagged fields: the common case
+            pos += 1
+        else:
+            pos = skip_tagged_fields(data, pos)
+        _l85.append(_m86)
+    o.topic_partitions = _l85
+    if data[pos] == 0:  # no tagged fields: the common case
+        pos += 1
+    else:
+        pos = skip_tagged_fields(data, pos)
+    return o, pos
 
 
 def _encode_Assignment_v0(o: Assignment, out: bytearray) -> None:
     """Assignment, versions 0-1 (flexible)."""
-    _a84 = o.topic_partitions
-    _n85 = len(_a84) + 1
-    if _n85 < 128:
-        out.append(_n85)
+    _a89 = o.topic_partitions
+    _n90 = len(_a89) + 1
+    if _n90 < 128:
+        out.append(_n90)
     else:
-        write_uvarint(out, _n85)
-    for _e86 in _a84:
-        out += _S_16s.pack(_e86.topic_id.bytes)
-        _a87 = _e86.partitions
-        _n88 = len(_a87) + 1
-        if _n88 < 128:
-            out.append(_n88)
+        write_uvarint(out, _n90)
+    for _e91 in _a89:
+        out += _S_16s.pack(_e91.topic_id.bytes)
+        _a92 = _e91.partitions
+        _n93 = len(_a92) + 1
+        if _n93 < 128:
+            out.append(_n93)
         else:
-            write_uvarint(out, _n88)
-        out += pack(">%di" % len(_a87), *_a87)
+            write_uvarint(out, _n93)
+        out += pack(">%di" % len(_a92), *_a92)
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
@@ -851,46 +838,39 @@ def _decode_ConsumerGroupHeartbeatResponse_v0(
     data: bytes, pos: int
 ) -> tuple[ConsumerGroupHeartbeatResponse, int]:
     """ConsumerGroupHeartbeatResponse, versions 0-1 (flexible)."""
-    f_throttle_time_ms, f_error_code = _S_ih.unpack_from(data, pos)
+    o = _new(ConsumerGroupHeartbeatResponse)
+    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(data, pos)
     pos += 6
-    _n90 = data[pos]
-    if 0 < _n90 < 128:
-        f_error_message = data[pos + 1 : pos + _n90].decode()
-        pos += _n90
-    elif _n90 == 0:
-        f_error_message = None
+    _n95 = data[pos]
+    if _n95 == 0:
+        o.error_message = None
         pos += 1
+    elif _n95 < 128:
+        o.error_message = data[pos + 1 : pos + _n95].decode()
+        pos += _n95
     else:
-        f_error_message, pos = read_compact_nullable_string(data, pos)
-    _n91 = data[pos]
-    if 0 < _n91 < 128:
-        f_member_id = data[pos + 1 : pos + _n91].decode()
-        pos += _n91
-    elif _n91 == 0:
-        f_member_id = None
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    _n96 = data[pos]
+    if _n96 == 0:
+        o.member_id = None
         pos += 1
+    elif _n96 < 128:
+        o.member_id = data[pos + 1 : pos + _n96].decode()
+        pos += _n96
     else:
-        f_member_id, pos = read_compact_nullable_string(data, pos)
-    f_member_epoch, f_heartbeat_interval_ms = _S_ii.unpack_from(data, pos)
+        o.member_id, pos = read_compact_nullable_string(data, pos)
+    o.member_epoch, o.heartbeat_interval_ms = _S_ii.unpack_from(data, pos)
     pos += 8
     if data[pos] == 255:
-        f_assignment = None
+        o.assignment = None
         pos += 1
     else:
-        f_assignment, pos = _decode_Assignment_v0(data, pos + 1)
+        o.assignment, pos = _decode_Assignment_v0(data, pos + 1)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return ConsumerGroupHeartbeatResponse(
-        f_throttle_time_ms,
-        f_error_code,
-        f_error_message,
-        f_member_id,
-        f_member_epoch,
-        f_heartbeat_interval_ms,
-        f_assignment,
-    ), pos
+    return o, pos
 
 
 def _encode_ConsumerGroupHeartbeatResponse_v0(o: ConsumerGroupHeartbeatResponse, out: bytearray) -> None:
@@ -899,23 +879,23 @@ def _encode_ConsumerGroupHeartbeatResponse_v0(o: ConsumerGroupHeartbeatResponse,
     if o.error_message is None:
         out.append(0)
     else:
-        _b92 = o.error_message.encode()
-        _n93 = len(_b92) + 1
-        if _n93 < 128:
-            out.append(_n93)
+        _b97 = o.error_message.encode()
+        _n98 = len(_b97) + 1
+        if _n98 < 128:
+            out.append(_n98)
         else:
-            write_uvarint(out, _n93)
-        out += _b92
+            write_uvarint(out, _n98)
+        out += _b97
     if o.member_id is None:
         out.append(0)
     else:
-        _b94 = o.member_id.encode()
-        _n95 = len(_b94) + 1
-        if _n95 < 128:
-            out.append(_n95)
+        _b99 = o.member_id.encode()
+        _n100 = len(_b99) + 1
+        if _n100 < 128:
+            out.append(_n100)
         else:
-            write_uvarint(out, _n95)
-        out += _b94
+            write_uvarint(out, _n100)
+        out += _b99
     out += _S_ii.pack(o.member_epoch, o.heartbeat_interval_ms)
     if o.assignment is None:
         out.append(255)

@@ -19,6 +19,7 @@ from protocol.schema import FieldSpec, MessageSpec
 
 _S_h = Struct(">h")
 _S_i = Struct(">i")
+_new = object.__new__
 
 
 @dataclass(slots=True)
@@ -92,11 +93,12 @@ class ConsumerProtocolAssignment:
 
 def _decode_TopicPartition_v0(data: bytes, pos: int) -> tuple[TopicPartition, int]:
     """TopicPartition, versions 0-3."""
+    o = _new(TopicPartition)
     (_n1,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n1 < 0:
         raise InvalidValueError("Topic: null or negative length")
-    f_topic = data[pos : pos + _n1].decode()
+    o.topic = data[pos : pos + _n1].decode()
     pos += _n1
     (_n2,) = _S_i.unpack_from(data, pos)
     pos += 4
@@ -104,9 +106,9 @@ def _decode_TopicPartition_v0(data: bytes, pos: int) -> tuple[TopicPartition, in
         raise InvalidValueError("Partitions: null or negative length")
     if _n2 > len(data) - pos:
         raise TruncatedError("Partitions: " + str(_n2) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = list(unpack_from(">%di" % _n2, data, pos))
+    o.partitions = list(unpack_from(">%di" % _n2, data, pos))
     pos += 4 * _n2
-    return TopicPartition(f_topic, f_partitions), pos
+    return o, pos
 
 
 def _encode_TopicPartition_v0(o: TopicPartition, out: bytearray) -> None:
@@ -121,6 +123,7 @@ def _encode_TopicPartition_v0(o: TopicPartition, out: bytearray) -> None:
 
 def _decode_ConsumerProtocolAssignment_v0(data: bytes, pos: int) -> tuple[ConsumerProtocolAssignment, int]:
     """ConsumerProtocolAssignment, versions 0-3."""
+    o = _new(ConsumerProtocolAssignment)
     (_n6,) = _S_i.unpack_from(data, pos)
     pos += 4
     if _n6 < 0:
@@ -129,52 +132,54 @@ def _decode_ConsumerProtocolAssignment_v0(data: bytes, pos: int) -> tuple[Consum
         raise TruncatedError(
             "AssignedPartitions: " + str(_n6) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_assigned_partitions = []
+    _l7: list[TopicPartition] = []
     for _ in range(_n6):
-        (_n8,) = _S_h.unpack_from(data, pos)
+        _m8 = _new(TopicPartition)
+        (_n9,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n8 < 0:
-            raise InvalidValueError("Topic: null or negative length")
-        _m7_topic = data[pos : pos + _n8].decode()
-        pos += _n8
-        (_n9,) = _S_i.unpack_from(data, pos)
-        pos += 4
         if _n9 < 0:
+            raise InvalidValueError("Topic: null or negative length")
+        _m8.topic = data[pos : pos + _n9].decode()
+        pos += _n9
+        (_n10,) = _S_i.unpack_from(data, pos)
+        pos += 4
+        if _n10 < 0:
             raise InvalidValueError("Partitions: null or negative length")
-        if _n9 > len(data) - pos:
+        if _n10 > len(data) - pos:
             raise TruncatedError(
-                "Partitions: " + str(_n9) + " elements in " + str(len(data) - pos) + " bytes"
+                "Partitions: " + str(_n10) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m7_partitions = list(unpack_from(">%di" % _n9, data, pos))
-        pos += 4 * _n9
-        f_assigned_partitions.append(TopicPartition(_m7_topic, _m7_partitions))
-    (_n10,) = _S_i.unpack_from(data, pos)
+        _m8.partitions = list(unpack_from(">%di" % _n10, data, pos))
+        pos += 4 * _n10
+        _l7.append(_m8)
+    o.assigned_partitions = _l7
+    (_n11,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n10 < 0:
-        f_user_data = None
-        if _n10 != -1:
-            raise InvalidValueError("UserData: length " + str(_n10))
+    if _n11 < 0:
+        o.user_data = None
+        if _n11 != -1:
+            raise InvalidValueError("UserData: length " + str(_n11))
     else:
-        f_user_data = data[pos : pos + _n10]
-        pos += _n10
-    return ConsumerProtocolAssignment(f_assigned_partitions, f_user_data), pos
+        o.user_data = data[pos : pos + _n11]
+        pos += _n11
+    return o, pos
 
 
 def _encode_ConsumerProtocolAssignment_v0(o: ConsumerProtocolAssignment, out: bytearray) -> None:
     """ConsumerProtocolAssignment, versions 0-3."""
-    _a11 = o.assigned_partitions
-    out += _S_i.pack(len(_a11))
-    for _e12 in _a11:
-        _b13 = _e12.topic.encode()
-        out += _S_h.pack(len(_b13))
-        out += _b13
-        _a14 = _e12.partitions
-        out += _S_i.pack(len(_a14))
-        out += pack(">%di" % len(_a14), *_a14)
-    _b16 = o.user_data
-    out += _S_i.pack(-1 if _b16 is None else len(_b16))
-    if _b16 is not None:
-        out += _b16
+    _a12 = o.assigned_partitions
+    out += _S_i.pack(len(_a12))
+    for _e13 in _a12:
+        _b14 = _e13.topic.encode()
+        out += _S_h.pack(len(_b14))
+        out += _b14
+        _a15 = _e13.partitions
+        out += _S_i.pack(len(_a15))
+        out += pack(">%di" % len(_a15), *_a15)
+    _b17 = o.user_data
+    out += _S_i.pack(-1 if _b17 is None else len(_b17))
+    if _b17 is not None:
+        out += _b17
 
 
 _CONSUMER_PROTOCOL_ASSIGNMENT_DECODERS: dict[

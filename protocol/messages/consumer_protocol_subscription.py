@@ -20,6 +20,7 @@ from protocol.schema import FieldSpec, MessageSpec
 _S_h = Struct(">h")
 _S_i = Struct(">i")
 _S_ih = Struct(">ih")
+_new = object.__new__
 
 
 @dataclass(slots=True)
@@ -99,11 +100,12 @@ class ConsumerProtocolSubscription:
 
 def _decode_TopicPartition_v1(data: bytes, pos: int) -> tuple[TopicPartition, int]:
     """TopicPartition, versions 1-3."""
+    o = _new(TopicPartition)
     (_n1,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n1 < 0:
         raise InvalidValueError("Topic: null or negative length")
-    f_topic = data[pos : pos + _n1].decode()
+    o.topic = data[pos : pos + _n1].decode()
     pos += _n1
     (_n2,) = _S_i.unpack_from(data, pos)
     pos += 4
@@ -111,9 +113,9 @@ def _decode_TopicPartition_v1(data: bytes, pos: int) -> tuple[TopicPartition, in
         raise InvalidValueError("Partitions: null or negative length")
     if _n2 > len(data) - pos:
         raise TruncatedError("Partitions: " + str(_n2) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = list(unpack_from(">%di" % _n2, data, pos))
+    o.partitions = list(unpack_from(">%di" % _n2, data, pos))
     pos += 4 * _n2
-    return TopicPartition(f_topic, f_partitions), pos
+    return o, pos
 
 
 def _encode_TopicPartition_v1(o: TopicPartition, out: bytearray) -> None:
@@ -130,203 +132,219 @@ def _decode_ConsumerProtocolSubscription_v0(
     data: bytes, pos: int
 ) -> tuple[ConsumerProtocolSubscription, int]:
     """ConsumerProtocolSubscription, version 0."""
+    o = _new(ConsumerProtocolSubscription)
+    o.owned_partitions = []
+    o.generation_id = -1
+    o.rack_id = None
     (_n6,) = _S_i.unpack_from(data, pos)
     pos += 4
     if _n6 < 0:
         raise InvalidValueError("Topics: null or negative length")
     if _n6 > len(data) - pos:
         raise TruncatedError("Topics: " + str(_n6) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
+    _l7: list[str] = []
     for _ in range(_n6):
-        (_n8,) = _S_h.unpack_from(data, pos)
+        (_n9,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n8 < 0:
+        if _n9 < 0:
             raise InvalidValueError("Topics: null or negative length")
-        _e7 = data[pos : pos + _n8].decode()
-        pos += _n8
-        f_topics.append(_e7)
-    (_n9,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    if _n9 < 0:
-        f_user_data = None
-        if _n9 != -1:
-            raise InvalidValueError("UserData: length " + str(_n9))
-    else:
-        f_user_data = data[pos : pos + _n9]
+        _e8 = data[pos : pos + _n9].decode()
         pos += _n9
-    return ConsumerProtocolSubscription(f_topics, f_user_data, [], -1, None), pos
+        _l7.append(_e8)
+    o.topics = _l7
+    (_n10,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n10 < 0:
+        o.user_data = None
+        if _n10 != -1:
+            raise InvalidValueError("UserData: length " + str(_n10))
+    else:
+        o.user_data = data[pos : pos + _n10]
+        pos += _n10
+    return o, pos
 
 
 def _encode_ConsumerProtocolSubscription_v0(o: ConsumerProtocolSubscription, out: bytearray) -> None:
     """ConsumerProtocolSubscription, version 0."""
-    _a10 = o.topics
-    out += _S_i.pack(len(_a10))
-    for _e11 in _a10:
-        write_string(out, _e11)
-    _b12 = o.user_data
-    out += _S_i.pack(-1 if _b12 is None else len(_b12))
-    if _b12 is not None:
-        out += _b12
+    _a11 = o.topics
+    out += _S_i.pack(len(_a11))
+    for _e12 in _a11:
+        write_string(out, _e12)
+    _b13 = o.user_data
+    out += _S_i.pack(-1 if _b13 is None else len(_b13))
+    if _b13 is not None:
+        out += _b13
 
 
 def _decode_ConsumerProtocolSubscription_v1(
     data: bytes, pos: int
 ) -> tuple[ConsumerProtocolSubscription, int]:
     """ConsumerProtocolSubscription, version 1."""
-    (_n13,) = _S_i.unpack_from(data, pos)
+    o = _new(ConsumerProtocolSubscription)
+    o.generation_id = -1
+    o.rack_id = None
+    (_n14,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n13 < 0:
+    if _n14 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n13 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n13) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n13):
-        (_n15,) = _S_h.unpack_from(data, pos)
+    if _n14 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n14) + " elements in " + str(len(data) - pos) + " bytes")
+    _l15: list[str] = []
+    for _ in range(_n14):
+        (_n17,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n15 < 0:
+        if _n17 < 0:
             raise InvalidValueError("Topics: null or negative length")
-        _e14 = data[pos : pos + _n15].decode()
-        pos += _n15
-        f_topics.append(_e14)
-    (_n16,) = _S_i.unpack_from(data, pos)
+        _e16 = data[pos : pos + _n17].decode()
+        pos += _n17
+        _l15.append(_e16)
+    o.topics = _l15
+    (_n18,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n16 < 0:
-        f_user_data = None
-        if _n16 != -1:
-            raise InvalidValueError("UserData: length " + str(_n16))
+    if _n18 < 0:
+        o.user_data = None
+        if _n18 != -1:
+            raise InvalidValueError("UserData: length " + str(_n18))
     else:
-        f_user_data = data[pos : pos + _n16]
-        pos += _n16
-    (_n17,) = _S_i.unpack_from(data, pos)
+        o.user_data = data[pos : pos + _n18]
+        pos += _n18
+    (_n19,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n17 < 0:
+    if _n19 < 0:
         raise InvalidValueError("OwnedPartitions: null or negative length")
-    if _n17 > len(data) - pos:
+    if _n19 > len(data) - pos:
         raise TruncatedError(
-            "OwnedPartitions: " + str(_n17) + " elements in " + str(len(data) - pos) + " bytes"
+            "OwnedPartitions: " + str(_n19) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_owned_partitions = []
-    for _ in range(_n17):
-        (_n19,) = _S_h.unpack_from(data, pos)
+    _l20: list[TopicPartition] = []
+    for _ in range(_n19):
+        _m21 = _new(TopicPartition)
+        (_n22,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n19 < 0:
+        if _n22 < 0:
             raise InvalidValueError("Topic: null or negative length")
-        _m18_topic = data[pos : pos + _n19].decode()
-        pos += _n19
-        (_n20,) = _S_i.unpack_from(data, pos)
+        _m21.topic = data[pos : pos + _n22].decode()
+        pos += _n22
+        (_n23,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n20 < 0:
+        if _n23 < 0:
             raise InvalidValueError("Partitions: null or negative length")
-        if _n20 > len(data) - pos:
+        if _n23 > len(data) - pos:
             raise TruncatedError(
-                "Partitions: " + str(_n20) + " elements in " + str(len(data) - pos) + " bytes"
+                "Partitions: " + str(_n23) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m18_partitions = list(unpack_from(">%di" % _n20, data, pos))
-        pos += 4 * _n20
-        f_owned_partitions.append(TopicPartition(_m18_topic, _m18_partitions))
-    return ConsumerProtocolSubscription(f_topics, f_user_data, f_owned_partitions, -1, None), pos
+        _m21.partitions = list(unpack_from(">%di" % _n23, data, pos))
+        pos += 4 * _n23
+        _l20.append(_m21)
+    o.owned_partitions = _l20
+    return o, pos
 
 
 def _encode_ConsumerProtocolSubscription_v1(o: ConsumerProtocolSubscription, out: bytearray) -> None:
     """ConsumerProtocolSubscription, version 1."""
-    _a21 = o.topics
-    out += _S_i.pack(len(_a21))
-    for _e22 in _a21:
-        write_string(out, _e22)
-    _b23 = o.user_data
-    out += _S_i.pack(-1 if _b23 is None else len(_b23))
-    if _b23 is not None:
-        out += _b23
-    _a24 = o.owned_partitions
+    _a24 = o.topics
     out += _S_i.pack(len(_a24))
     for _e25 in _a24:
-        _b26 = _e25.topic.encode()
-        out += _S_h.pack(len(_b26))
+        write_string(out, _e25)
+    _b26 = o.user_data
+    out += _S_i.pack(-1 if _b26 is None else len(_b26))
+    if _b26 is not None:
         out += _b26
-        _a27 = _e25.partitions
-        out += _S_i.pack(len(_a27))
-        out += pack(">%di" % len(_a27), *_a27)
+    _a27 = o.owned_partitions
+    out += _S_i.pack(len(_a27))
+    for _e28 in _a27:
+        _b29 = _e28.topic.encode()
+        out += _S_h.pack(len(_b29))
+        out += _b29
+        _a30 = _e28.partitions
+        out += _S_i.pack(len(_a30))
+        out += pack(">%di" % len(_a30), *_a30)
 
 
 def _decode_ConsumerProtocolSubscription_v2(
     data: bytes, pos: int
 ) -> tuple[ConsumerProtocolSubscription, int]:
     """ConsumerProtocolSubscription, version 2."""
-    (_n29,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    if _n29 < 0:
-        raise InvalidValueError("Topics: null or negative length")
-    if _n29 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n29) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n29):
-        (_n31,) = _S_h.unpack_from(data, pos)
-        pos += 2
-        if _n31 < 0:
-            raise InvalidValueError("Topics: null or negative length")
-        _e30 = data[pos : pos + _n31].decode()
-        pos += _n31
-        f_topics.append(_e30)
+    o = _new(ConsumerProtocolSubscription)
+    o.rack_id = None
     (_n32,) = _S_i.unpack_from(data, pos)
     pos += 4
     if _n32 < 0:
-        f_user_data = None
-        if _n32 != -1:
-            raise InvalidValueError("UserData: length " + str(_n32))
-    else:
-        f_user_data = data[pos : pos + _n32]
-        pos += _n32
-    (_n33,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    if _n33 < 0:
-        raise InvalidValueError("OwnedPartitions: null or negative length")
-    if _n33 > len(data) - pos:
-        raise TruncatedError(
-            "OwnedPartitions: " + str(_n33) + " elements in " + str(len(data) - pos) + " bytes"
-        )
-    f_owned_partitions = []
-    for _ in range(_n33):
+        raise InvalidValueError("Topics: null or negative length")
+    if _n32 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n32) + " elements in " + str(len(data) - pos) + " bytes")
+    _l33: list[str] = []
+    for _ in range(_n32):
         (_n35,) = _S_h.unpack_from(data, pos)
         pos += 2
         if _n35 < 0:
-            raise InvalidValueError("Topic: null or negative length")
-        _m34_topic = data[pos : pos + _n35].decode()
+            raise InvalidValueError("Topics: null or negative length")
+        _e34 = data[pos : pos + _n35].decode()
         pos += _n35
-        (_n36,) = _S_i.unpack_from(data, pos)
-        pos += 4
-        if _n36 < 0:
-            raise InvalidValueError("Partitions: null or negative length")
-        if _n36 > len(data) - pos:
-            raise TruncatedError(
-                "Partitions: " + str(_n36) + " elements in " + str(len(data) - pos) + " bytes"
-            )
-        _m34_partitions = list(unpack_from(">%di" % _n36, data, pos))
-        pos += 4 * _n36
-        f_owned_partitions.append(TopicPartition(_m34_topic, _m34_partitions))
-    (f_generation_id,) = _S_i.unpack_from(data, pos)
+        _l33.append(_e34)
+    o.topics = _l33
+    (_n36,) = _S_i.unpack_from(data, pos)
     pos += 4
-    return ConsumerProtocolSubscription(f_topics, f_user_data, f_owned_partitions, f_generation_id, None), pos
+    if _n36 < 0:
+        o.user_data = None
+        if _n36 != -1:
+            raise InvalidValueError("UserData: length " + str(_n36))
+    else:
+        o.user_data = data[pos : pos + _n36]
+        pos += _n36
+    (_n37,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n37 < 0:
+        raise InvalidValueError("OwnedPartitions: null or negative length")
+    if _n37 > len(data) - pos:
+        raise TruncatedError(
+            "OwnedPartitions: " + str(_n37) + " elements in " + str(len(data) - pos) + " bytes"
+        )
+    _l38: list[TopicPartition] = []
+    for _ in range(_n37):
+        _m39 = _new(TopicPartition)
+        (_n40,) = _S_h.unpack_from(data, pos)
+        pos += 2
+        if _n40 < 0:
+            raise InvalidValueError("Topic: null or negative length")
+        _m39.topic = data[pos : pos + _n40].decode()
+        pos += _n40
+        (_n41,) = _S_i.unpack_from(data, pos)
+        pos += 4
+        if _n41 < 0:
+            raise InvalidValueError("Partitions: null or negative length")
+        if _n41 > len(data) - pos:
+            raise TruncatedError(
+                "Partitions: " + str(_n41) + " elements in " + str(len(data) - pos) + " bytes"
+            )
+        _m39.partitions = list(unpack_from(">%di" % _n41, data, pos))
+        pos += 4 * _n41
+        _l38.append(_m39)
+    o.owned_partitions = _l38
+    (o.generation_id,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    return o, pos
 
 
 def _encode_ConsumerProtocolSubscription_v2(o: ConsumerProtocolSubscription, out: bytearray) -> None:
     """ConsumerProtocolSubscription, version 2."""
-    _a37 = o.topics
-    out += _S_i.pack(len(_a37))
-    for _e38 in _a37:
-        write_string(out, _e38)
-    _b39 = o.user_data
-    out += _S_i.pack(-1 if _b39 is None else len(_b39))
-    if _b39 is not None:
-        out += _b39
-    _a40 = o.owned_partitions
-    out += _S_i.pack(len(_a40))
-    for _e41 in _a40:
-        _b42 = _e41.topic.encode()
-        out += _S_h.pack(len(_b42))
-        out += _b42
-        _a43 = _e41.partitions
-        out += _S_i.pack(len(_a43))
-        out += pack(">%di" % len(_a43), *_a43)
+    _a42 = o.topics
+    out += _S_i.pack(len(_a42))
+    for _e43 in _a42:
+        write_string(out, _e43)
+    _b44 = o.user_data
+    out += _S_i.pack(-1 if _b44 is None else len(_b44))
+    if _b44 is not None:
+        out += _b44
+    _a45 = o.owned_partitions
+    out += _S_i.pack(len(_a45))
+    for _e46 in _a45:
+        _b47 = _e46.topic.encode()
+        out += _S_h.pack(len(_b47))
+        out += _b47
+        _a48 = _e46.partitions
+        out += _S_i.pack(len(_a48))
+        out += pack(">%di" % len(_a48), *_a48)
     out += _S_i.pack(o.generation_id)
 
 
@@ -334,94 +352,96 @@ def _decode_ConsumerProtocolSubscription_v3(
     data: bytes, pos: int
 ) -> tuple[ConsumerProtocolSubscription, int]:
     """ConsumerProtocolSubscription, version 3."""
-    (_n45,) = _S_i.unpack_from(data, pos)
+    o = _new(ConsumerProtocolSubscription)
+    (_n50,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n45 < 0:
+    if _n50 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n45 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n45) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n45):
-        (_n47,) = _S_h.unpack_from(data, pos)
+    if _n50 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n50) + " elements in " + str(len(data) - pos) + " bytes")
+    _l51: list[str] = []
+    for _ in range(_n50):
+        (_n53,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n47 < 0:
+        if _n53 < 0:
             raise InvalidValueError("Topics: null or negative length")
-        _e46 = data[pos : pos + _n47].decode()
-        pos += _n47
-        f_topics.append(_e46)
-    (_n48,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    if _n48 < 0:
-        f_user_data = None
-        if _n48 != -1:
-            raise InvalidValueError("UserData: length " + str(_n48))
-    else:
-        f_user_data = data[pos : pos + _n48]
-        pos += _n48
-    (_n49,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    if _n49 < 0:
-        raise InvalidValueError("OwnedPartitions: null or negative length")
-    if _n49 > len(data) - pos:
-        raise TruncatedError(
-            "OwnedPartitions: " + str(_n49) + " elements in " + str(len(data) - pos) + " bytes"
-        )
-    f_owned_partitions = []
-    for _ in range(_n49):
-        (_n51,) = _S_h.unpack_from(data, pos)
-        pos += 2
-        if _n51 < 0:
-            raise InvalidValueError("Topic: null or negative length")
-        _m50_topic = data[pos : pos + _n51].decode()
-        pos += _n51
-        (_n52,) = _S_i.unpack_from(data, pos)
-        pos += 4
-        if _n52 < 0:
-            raise InvalidValueError("Partitions: null or negative length")
-        if _n52 > len(data) - pos:
-            raise TruncatedError(
-                "Partitions: " + str(_n52) + " elements in " + str(len(data) - pos) + " bytes"
-            )
-        _m50_partitions = list(unpack_from(">%di" % _n52, data, pos))
-        pos += 4 * _n52
-        f_owned_partitions.append(TopicPartition(_m50_topic, _m50_partitions))
-    f_generation_id, _n53 = _S_ih.unpack_from(data, pos)
-    pos += 6
-    if _n53 < 0:
-        f_rack_id = None
-        if _n53 != -1:
-            raise InvalidValueError("RackId: length " + str(_n53))
-    else:
-        f_rack_id = data[pos : pos + _n53].decode()
+        _e52 = data[pos : pos + _n53].decode()
         pos += _n53
-    return ConsumerProtocolSubscription(
-        f_topics, f_user_data, f_owned_partitions, f_generation_id, f_rack_id
-    ), pos
+        _l51.append(_e52)
+    o.topics = _l51
+    (_n54,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n54 < 0:
+        o.user_data = None
+        if _n54 != -1:
+            raise InvalidValueError("UserData: length " + str(_n54))
+    else:
+        o.user_data = data[pos : pos + _n54]
+        pos += _n54
+    (_n55,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n55 < 0:
+        raise InvalidValueError("OwnedPartitions: null or negative length")
+    if _n55 > len(data) - pos:
+        raise TruncatedError(
+            "OwnedPartitions: " + str(_n55) + " elements in " + str(len(data) - pos) + " bytes"
+        )
+    _l56: list[TopicPartition] = []
+    for _ in range(_n55):
+        _m57 = _new(TopicPartition)
+        (_n58,) = _S_h.unpack_from(data, pos)
+        pos += 2
+        if _n58 < 0:
+            raise InvalidValueError("Topic: null or negative length")
+        _m57.topic = data[pos : pos + _n58].decode()
+        pos += _n58
+        (_n59,) = _S_i.unpack_from(data, pos)
+        pos += 4
+        if _n59 < 0:
+            raise InvalidValueError("Partitions: null or negative length")
+        if _n59 > len(data) - pos:
+            raise TruncatedError(
+                "Partitions: " + str(_n59) + " elements in " + str(len(data) - pos) + " bytes"
+            )
+        _m57.partitions = list(unpack_from(">%di" % _n59, data, pos))
+        pos += 4 * _n59
+        _l56.append(_m57)
+    o.owned_partitions = _l56
+    o.generation_id, _n60 = _S_ih.unpack_from(data, pos)
+    pos += 6
+    if _n60 < 0:
+        o.rack_id = None
+        if _n60 != -1:
+            raise InvalidValueError("RackId: length " + str(_n60))
+    else:
+        o.rack_id = data[pos : pos + _n60].decode()
+        pos += _n60
+    return o, pos
 
 
 def _encode_ConsumerProtocolSubscription_v3(o: ConsumerProtocolSubscription, out: bytearray) -> None:
     """ConsumerProtocolSubscription, version 3."""
-    _a54 = o.topics
-    out += _S_i.pack(len(_a54))
-    for _e55 in _a54:
-        write_string(out, _e55)
-    _b56 = o.user_data
-    out += _S_i.pack(-1 if _b56 is None else len(_b56))
-    if _b56 is not None:
-        out += _b56
-    _a57 = o.owned_partitions
-    out += _S_i.pack(len(_a57))
-    for _e58 in _a57:
-        _b59 = _e58.topic.encode()
-        out += _S_h.pack(len(_b59))
-        out += _b59
-        _a60 = _e58.partitions
-        out += _S_i.pack(len(_a60))
-        out += pack(">%di" % len(_a60), *_a60)
-    _b62 = None if o.rack_id is None else o.rack_id.encode()
-    out += _S_ih.pack(o.generation_id, -1 if _b62 is None else len(_b62))
-    if _b62 is not None:
-        out += _b62
+    _a61 = o.topics
+    out += _S_i.pack(len(_a61))
+    for _e62 in _a61:
+        write_string(out, _e62)
+    _b63 = o.user_data
+    out += _S_i.pack(-1 if _b63 is None else len(_b63))
+    if _b63 is not None:
+        out += _b63
+    _a64 = o.owned_partitions
+    out += _S_i.pack(len(_a64))
+    for _e65 in _a64:
+        _b66 = _e65.topic.encode()
+        out += _S_h.pack(len(_b66))
+        out += _b66
+        _a67 = _e65.partitions
+        out += _S_i.pack(len(_a67))
+        out += pack(">%di" % len(_a67), *_a67)
+    _b69 = None if o.rack_id is None else o.rack_id.encode()
+    out += _S_ih.pack(o.generation_id, -1 if _b69 is None else len(_b69))
+    if _b69 is not None:
+        out += _b69
 
 
 _CONSUMER_PROTOCOL_SUBSCRIPTION_DECODERS: dict[

@@ -30,6 +30,7 @@ _S_i = Struct(">i")
 _S_ii = Struct(">ii")
 _S_io = Struct(">i?")
 _S_ioB = Struct(">i?B")
+_new = object.__new__
 
 
 @dataclass(slots=True)
@@ -194,15 +195,16 @@ class CreatePartitionsResponse:
 
 def _decode_CreatePartitionsAssignment_v0(data: bytes, pos: int) -> tuple[CreatePartitionsAssignment, int]:
     """CreatePartitionsAssignment, versions 0-1."""
+    o = _new(CreatePartitionsAssignment)
     (_n1,) = _S_i.unpack_from(data, pos)
     pos += 4
     if _n1 < 0:
         raise InvalidValueError("BrokerIds: null or negative length")
     if _n1 > len(data) - pos:
         raise TruncatedError("BrokerIds: " + str(_n1) + " elements in " + str(len(data) - pos) + " bytes")
-    f_broker_ids = list(unpack_from(">%di" % _n1, data, pos))
+    o.broker_ids = list(unpack_from(">%di" % _n1, data, pos))
     pos += 4 * _n1
-    return CreatePartitionsAssignment(f_broker_ids), pos
+    return o, pos
 
 
 def _encode_CreatePartitionsAssignment_v0(o: CreatePartitionsAssignment, out: bytearray) -> None:
@@ -214,6 +216,7 @@ def _encode_CreatePartitionsAssignment_v0(o: CreatePartitionsAssignment, out: by
 
 def _decode_CreatePartitionsAssignment_v2(data: bytes, pos: int) -> tuple[CreatePartitionsAssignment, int]:
     """CreatePartitionsAssignment, versions 2-3 (flexible)."""
+    o = _new(CreatePartitionsAssignment)
     _n4 = data[pos]
     if _n4 < 128:
         pos += 1
@@ -224,13 +227,13 @@ def _decode_CreatePartitionsAssignment_v2(data: bytes, pos: int) -> tuple[Create
         raise InvalidValueError("BrokerIds: null or negative length")
     if _n4 > len(data) - pos:
         raise TruncatedError("BrokerIds: " + str(_n4) + " elements in " + str(len(data) - pos) + " bytes")
-    f_broker_ids = list(unpack_from(">%di" % _n4, data, pos))
+    o.broker_ids = list(unpack_from(">%di" % _n4, data, pos))
     pos += 4 * _n4
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return CreatePartitionsAssignment(f_broker_ids), pos
+    return o, pos
 
 
 def _encode_CreatePartitionsAssignment_v2(o: CreatePartitionsAssignment, out: bytearray) -> None:
@@ -247,16 +250,17 @@ def _encode_CreatePartitionsAssignment_v2(o: CreatePartitionsAssignment, out: by
 
 def _decode_CreatePartitionsTopic_v0(data: bytes, pos: int) -> tuple[CreatePartitionsTopic, int]:
     """CreatePartitionsTopic, versions 0-1."""
+    o = _new(CreatePartitionsTopic)
     (_n8,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n8 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n8].decode()
+    o.name = data[pos : pos + _n8].decode()
     pos += _n8
-    f_count, _n9 = _S_ii.unpack_from(data, pos)
+    o.count, _n9 = _S_ii.unpack_from(data, pos)
     pos += 8
     if _n9 < 0:
-        f_assignments = None
+        o.assignments = None
         if _n9 != -1:
             raise InvalidValueError("Assignments: length " + str(_n9))
     else:
@@ -264,378 +268,395 @@ def _decode_CreatePartitionsTopic_v0(data: bytes, pos: int) -> tuple[CreateParti
             raise TruncatedError(
                 "Assignments: " + str(_n9) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        f_assignments = []
+        _l10: list[CreatePartitionsAssignment] = []
         for _ in range(_n9):
-            (_n11,) = _S_i.unpack_from(data, pos)
+            _m11 = _new(CreatePartitionsAssignment)
+            (_n12,) = _S_i.unpack_from(data, pos)
             pos += 4
-            if _n11 < 0:
+            if _n12 < 0:
                 raise InvalidValueError("BrokerIds: null or negative length")
-            if _n11 > len(data) - pos:
+            if _n12 > len(data) - pos:
                 raise TruncatedError(
-                    "BrokerIds: " + str(_n11) + " elements in " + str(len(data) - pos) + " bytes"
+                    "BrokerIds: " + str(_n12) + " elements in " + str(len(data) - pos) + " bytes"
                 )
-            _m10_broker_ids = list(unpack_from(">%di" % _n11, data, pos))
-            pos += 4 * _n11
-            f_assignments.append(CreatePartitionsAssignment(_m10_broker_ids))
-    return CreatePartitionsTopic(f_name, f_count, f_assignments), pos
+            _m11.broker_ids = list(unpack_from(">%di" % _n12, data, pos))
+            pos += 4 * _n12
+            _l10.append(_m11)
+        o.assignments = _l10
+    return o, pos
 
 
 def _encode_CreatePartitionsTopic_v0(o: CreatePartitionsTopic, out: bytearray) -> None:
     """CreatePartitionsTopic, versions 0-1."""
-    _b12 = o.name.encode()
-    out += _S_h.pack(len(_b12))
-    out += _b12
-    _a13 = o.assignments
-    out += _S_ii.pack(o.count, -1 if _a13 is None else len(_a13))
-    if _a13 is not None:
-        for _e14 in _a13:
-            _a15 = _e14.broker_ids
-            out += _S_i.pack(len(_a15))
-            out += pack(">%di" % len(_a15), *_a15)
+    _b13 = o.name.encode()
+    out += _S_h.pack(len(_b13))
+    out += _b13
+    _a14 = o.assignments
+    out += _S_ii.pack(o.count, -1 if _a14 is None else len(_a14))
+    if _a14 is not None:
+        for _e15 in _a14:
+            _a16 = _e15.broker_ids
+            out += _S_i.pack(len(_a16))
+            out += pack(">%di" % len(_a16), *_a16)
 
 
 def _decode_CreatePartitionsTopic_v2(data: bytes, pos: int) -> tuple[CreatePartitionsTopic, int]:
     """CreatePartitionsTopic, versions 2-3 (flexible)."""
-    _n17 = data[pos]
-    if 0 < _n17 < 128:
-        f_name = data[pos + 1 : pos + _n17].decode()
-        pos += _n17
-    else:
-        f_name, pos = read_compact_string(data, pos)
-    (f_count,) = _S_i.unpack_from(data, pos)
-    pos += 4
+    o = _new(CreatePartitionsTopic)
     _n18 = data[pos]
     if _n18 < 128:
+        o.name = data[pos + 1 : pos + _n18].decode()
+        pos += _n18 or _runtime.null_value("Name")
+    else:
+        o.name, pos = read_compact_string(data, pos)
+    (o.count,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    _n19 = data[pos]
+    if _n19 < 128:
         pos += 1
     else:
-        _n18, pos = read_uvarint(data, pos)
-    _n18 -= 1
-    if _n18 < 0:
-        f_assignments = None
-        if _n18 != -1:
-            raise InvalidValueError("Assignments: length " + str(_n18))
+        _n19, pos = read_uvarint(data, pos)
+    _n19 -= 1
+    if _n19 < 0:
+        o.assignments = None
+        if _n19 != -1:
+            raise InvalidValueError("Assignments: length " + str(_n19))
     else:
-        if _n18 > len(data) - pos:
+        if _n19 > len(data) - pos:
             raise TruncatedError(
-                "Assignments: " + str(_n18) + " elements in " + str(len(data) - pos) + " bytes"
+                "Assignments: " + str(_n19) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        f_assignments = []
-        for _ in range(_n18):
-            _n20 = data[pos]
-            if _n20 < 128:
+        _l20: list[CreatePartitionsAssignment] = []
+        for _ in range(_n19):
+            _m21 = _new(CreatePartitionsAssignment)
+            _n22 = data[pos]
+            if _n22 < 128:
                 pos += 1
             else:
-                _n20, pos = read_uvarint(data, pos)
-            _n20 -= 1
-            if _n20 < 0:
+                _n22, pos = read_uvarint(data, pos)
+            _n22 -= 1
+            if _n22 < 0:
                 raise InvalidValueError("BrokerIds: null or negative length")
-            if _n20 > len(data) - pos:
+            if _n22 > len(data) - pos:
                 raise TruncatedError(
-                    "BrokerIds: " + str(_n20) + " elements in " + str(len(data) - pos) + " bytes"
+                    "BrokerIds: " + str(_n22) + " elements in " + str(len(data) - pos) + " bytes"
                 )
-            _m19_broker_ids = list(unpack_from(">%di" % _n20, data, pos))
-            pos += 4 * _n20
+            _m21.broker_ids = list(unpack_from(">%di" % _n22, data, pos))
+            pos += 4 * _n22
             if data[pos] == 0:  # no tagged fields: the common case
                 pos += 1
             else:
                 pos = skip_tagged_fields(data, pos)
-            f_assignments.append(CreatePartitionsAssignment(_m19_broker_ids))
+            _l20.append(_m21)
+        o.assignments = _l20
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return CreatePartitionsTopic(f_name, f_count, f_assignments), pos
+    return o, pos
 
 
 def _encode_CreatePartitionsTopic_v2(o: CreatePartitionsTopic, out: bytearray) -> None:
     """CreatePartitionsTopic, versions 2-3 (flexible)."""
-    _b21 = o.name.encode()
-    _n22 = len(_b21) + 1
-    if _n22 < 128:
-        out.append(_n22)
+    _b23 = o.name.encode()
+    _n24 = len(_b23) + 1
+    if _n24 < 128:
+        out.append(_n24)
     else:
-        write_uvarint(out, _n22)
-    out += _b21
+        write_uvarint(out, _n24)
+    out += _b23
     out += _S_i.pack(o.count)
-    _a23 = o.assignments
-    if _a23 is None:
+    _a25 = o.assignments
+    if _a25 is None:
         out.append(0)
     else:
-        _n24 = len(_a23) + 1
-        if _n24 < 128:
-            out.append(_n24)
+        _n26 = len(_a25) + 1
+        if _n26 < 128:
+            out.append(_n26)
         else:
-            write_uvarint(out, _n24)
-        for _e25 in _a23:
-            _a26 = _e25.broker_ids
-            _n27 = len(_a26) + 1
-            if _n27 < 128:
-                out.append(_n27)
+            write_uvarint(out, _n26)
+        for _e27 in _a25:
+            _a28 = _e27.broker_ids
+            _n29 = len(_a28) + 1
+            if _n29 < 128:
+                out.append(_n29)
             else:
-                write_uvarint(out, _n27)
-            out += pack(">%di" % len(_a26), *_a26)
+                write_uvarint(out, _n29)
+            out += pack(">%di" % len(_a28), *_a28)
             out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_CreatePartitionsRequest_v0(data: bytes, pos: int) -> tuple[CreatePartitionsRequest, int]:
     """CreatePartitionsRequest, versions 0-1."""
-    (_n29,) = _S_i.unpack_from(data, pos)
+    o = _new(CreatePartitionsRequest)
+    (_n31,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n29 < 0:
+    if _n31 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n29 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n29) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n29):
-        _e30, pos = _decode_CreatePartitionsTopic_v0(data, pos)
-        f_topics.append(_e30)
-    f_timeout_ms, f_validate_only = _S_io.unpack_from(data, pos)
+    if _n31 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n31) + " elements in " + str(len(data) - pos) + " bytes")
+    _l32: list[CreatePartitionsTopic] = []
+    for _ in range(_n31):
+        _e33, pos = _decode_CreatePartitionsTopic_v0(data, pos)
+        _l32.append(_e33)
+    o.topics = _l32
+    o.timeout_ms, o.validate_only = _S_io.unpack_from(data, pos)
     pos += 5
-    return CreatePartitionsRequest(f_topics, f_timeout_ms, f_validate_only), pos
+    return o, pos
 
 
 def _encode_CreatePartitionsRequest_v0(o: CreatePartitionsRequest, out: bytearray) -> None:
     """CreatePartitionsRequest, versions 0-1."""
-    _a31 = o.topics
-    out += _S_i.pack(len(_a31))
-    for _e32 in _a31:
-        _encode_CreatePartitionsTopic_v0(_e32, out)
+    _a34 = o.topics
+    out += _S_i.pack(len(_a34))
+    for _e35 in _a34:
+        _encode_CreatePartitionsTopic_v0(_e35, out)
     out += _S_io.pack(o.timeout_ms, o.validate_only)
 
 
 def _decode_CreatePartitionsRequest_v2(data: bytes, pos: int) -> tuple[CreatePartitionsRequest, int]:
     """CreatePartitionsRequest, versions 2-3 (flexible)."""
-    _n33 = data[pos]
-    if _n33 < 128:
+    o = _new(CreatePartitionsRequest)
+    _n36 = data[pos]
+    if _n36 < 128:
         pos += 1
     else:
-        _n33, pos = read_uvarint(data, pos)
-    _n33 -= 1
-    if _n33 < 0:
+        _n36, pos = read_uvarint(data, pos)
+    _n36 -= 1
+    if _n36 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n33 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n33) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n33):
-        _e34, pos = _decode_CreatePartitionsTopic_v2(data, pos)
-        f_topics.append(_e34)
-    f_timeout_ms, f_validate_only, _t35 = _S_ioB.unpack_from(data, pos)
+    if _n36 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n36) + " elements in " + str(len(data) - pos) + " bytes")
+    _l37: list[CreatePartitionsTopic] = []
+    for _ in range(_n36):
+        _e38, pos = _decode_CreatePartitionsTopic_v2(data, pos)
+        _l37.append(_e38)
+    o.topics = _l37
+    o.timeout_ms, o.validate_only, _t39 = _S_ioB.unpack_from(data, pos)
     pos += 6
-    if _t35 != 0:
+    if _t39 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return CreatePartitionsRequest(f_topics, f_timeout_ms, f_validate_only), pos
+    return o, pos
 
 
 def _encode_CreatePartitionsRequest_v2(o: CreatePartitionsRequest, out: bytearray) -> None:
     """CreatePartitionsRequest, versions 2-3 (flexible)."""
-    _a36 = o.topics
-    _n37 = len(_a36) + 1
-    if _n37 < 128:
-        out.append(_n37)
+    _a40 = o.topics
+    _n41 = len(_a40) + 1
+    if _n41 < 128:
+        out.append(_n41)
     else:
-        write_uvarint(out, _n37)
-    for _e38 in _a36:
-        _encode_CreatePartitionsTopic_v2(_e38, out)
+        write_uvarint(out, _n41)
+    for _e42 in _a40:
+        _encode_CreatePartitionsTopic_v2(_e42, out)
     out += _S_ioB.pack(o.timeout_ms, o.validate_only, 0)
 
 
 def _decode_CreatePartitionsTopicResult_v0(data: bytes, pos: int) -> tuple[CreatePartitionsTopicResult, int]:
     """CreatePartitionsTopicResult, versions 0-1."""
-    (_n39,) = _S_h.unpack_from(data, pos)
+    o = _new(CreatePartitionsTopicResult)
+    (_n43,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n39 < 0:
+    if _n43 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n39].decode()
-    pos += _n39
-    f_error_code, _n40 = _S_hh.unpack_from(data, pos)
+    o.name = data[pos : pos + _n43].decode()
+    pos += _n43
+    o.error_code, _n44 = _S_hh.unpack_from(data, pos)
     pos += 4
-    if _n40 < 0:
-        f_error_message = None
-        if _n40 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n40))
+    if _n44 < 0:
+        o.error_message = None
+        if _n44 != -1:
+            raise InvalidValueError("ErrorMessage: length " + str(_n44))
     else:
-        f_error_message = data[pos : pos + _n40].decode()
-        pos += _n40
-    return CreatePartitionsTopicResult(f_name, f_error_code, f_error_message), pos
+        o.error_message = data[pos : pos + _n44].decode()
+        pos += _n44
+    return o, pos
 
 
 def _encode_CreatePartitionsTopicResult_v0(o: CreatePartitionsTopicResult, out: bytearray) -> None:
     """CreatePartitionsTopicResult, versions 0-1."""
-    _b41 = o.name.encode()
-    out += _S_h.pack(len(_b41))
-    out += _b41
-    _b42 = None if o.error_message is None else o.error_message.encode()
-    out += _S_hh.pack(o.error_code, -1 if _b42 is None else len(_b42))
-    if _b42 is not None:
-        out += _b42
+    _b45 = o.name.encode()
+    out += _S_h.pack(len(_b45))
+    out += _b45
+    _b46 = None if o.error_message is None else o.error_message.encode()
+    out += _S_hh.pack(o.error_code, -1 if _b46 is None else len(_b46))
+    if _b46 is not None:
+        out += _b46
 
 
 def _decode_CreatePartitionsTopicResult_v2(data: bytes, pos: int) -> tuple[CreatePartitionsTopicResult, int]:
     """CreatePartitionsTopicResult, versions 2-3 (flexible)."""
-    _n43 = data[pos]
-    if 0 < _n43 < 128:
-        f_name = data[pos + 1 : pos + _n43].decode()
-        pos += _n43
+    o = _new(CreatePartitionsTopicResult)
+    _n47 = data[pos]
+    if _n47 < 128:
+        o.name = data[pos + 1 : pos + _n47].decode()
+        pos += _n47 or _runtime.null_value("Name")
     else:
-        f_name, pos = read_compact_string(data, pos)
-    (f_error_code,) = _S_h.unpack_from(data, pos)
+        o.name, pos = read_compact_string(data, pos)
+    (o.error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    _n44 = data[pos]
-    if 0 < _n44 < 128:
-        f_error_message = data[pos + 1 : pos + _n44].decode()
-        pos += _n44
-    elif _n44 == 0:
-        f_error_message = None
+    _n48 = data[pos]
+    if _n48 == 0:
+        o.error_message = None
         pos += 1
+    elif _n48 < 128:
+        o.error_message = data[pos + 1 : pos + _n48].decode()
+        pos += _n48
     else:
-        f_error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return CreatePartitionsTopicResult(f_name, f_error_code, f_error_message), pos
+    return o, pos
 
 
 def _encode_CreatePartitionsTopicResult_v2(o: CreatePartitionsTopicResult, out: bytearray) -> None:
     """CreatePartitionsTopicResult, versions 2-3 (flexible)."""
-    _b45 = o.name.encode()
-    _n46 = len(_b45) + 1
-    if _n46 < 128:
-        out.append(_n46)
+    _b49 = o.name.encode()
+    _n50 = len(_b49) + 1
+    if _n50 < 128:
+        out.append(_n50)
     else:
-        write_uvarint(out, _n46)
-    out += _b45
+        write_uvarint(out, _n50)
+    out += _b49
     out += _S_h.pack(o.error_code)
     if o.error_message is None:
         out.append(0)
     else:
-        _b47 = o.error_message.encode()
-        _n48 = len(_b47) + 1
-        if _n48 < 128:
-            out.append(_n48)
+        _b51 = o.error_message.encode()
+        _n52 = len(_b51) + 1
+        if _n52 < 128:
+            out.append(_n52)
         else:
-            write_uvarint(out, _n48)
-        out += _b47
+            write_uvarint(out, _n52)
+        out += _b51
     out.append(0)  # no tagged fields
 
 
 def _decode_CreatePartitionsResponse_v0(data: bytes, pos: int) -> tuple[CreatePartitionsResponse, int]:
     """CreatePartitionsResponse, versions 0-1."""
-    f_throttle_time_ms, _n49 = _S_ii.unpack_from(data, pos)
+    o = _new(CreatePartitionsResponse)
+    o.throttle_time_ms, _n53 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n49 < 0:
+    if _n53 < 0:
         raise InvalidValueError("Results: null or negative length")
-    if _n49 > len(data) - pos:
-        raise TruncatedError("Results: " + str(_n49) + " elements in " + str(len(data) - pos) + " bytes")
-    f_results = []
-    for _ in range(_n49):
-        (_n51,) = _S_h.unpack_from(data, pos)
+    if _n53 > len(data) - pos:
+        raise TruncatedError("Results: " + str(_n53) + " elements in " + str(len(data) - pos) + " bytes")
+    _l54: list[CreatePartitionsTopicResult] = []
+    for _ in range(_n53):
+        _m55 = _new(CreatePartitionsTopicResult)
+        (_n56,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n51 < 0:
+        if _n56 < 0:
             raise InvalidValueError("Name: null or negative length")
-        _m50_name = data[pos : pos + _n51].decode()
-        pos += _n51
-        _m50_error_code, _n52 = _S_hh.unpack_from(data, pos)
+        _m55.name = data[pos : pos + _n56].decode()
+        pos += _n56
+        _m55.error_code, _n57 = _S_hh.unpack_from(data, pos)
         pos += 4
-        if _n52 < 0:
-            _m50_error_message = None
-            if _n52 != -1:
-                raise InvalidValueError("ErrorMessage: length " + str(_n52))
+        if _n57 < 0:
+            _m55.error_message = None
+            if _n57 != -1:
+                raise InvalidValueError("ErrorMessage: length " + str(_n57))
         else:
-            _m50_error_message = data[pos : pos + _n52].decode()
-            pos += _n52
-        f_results.append(CreatePartitionsTopicResult(_m50_name, _m50_error_code, _m50_error_message))
-    return CreatePartitionsResponse(f_throttle_time_ms, f_results), pos
+            _m55.error_message = data[pos : pos + _n57].decode()
+            pos += _n57
+        _l54.append(_m55)
+    o.results = _l54
+    return o, pos
 
 
 def _encode_CreatePartitionsResponse_v0(o: CreatePartitionsResponse, out: bytearray) -> None:
     """CreatePartitionsResponse, versions 0-1."""
-    _a53 = o.results
-    out += _S_ii.pack(o.throttle_time_ms, len(_a53))
-    for _e54 in _a53:
-        _b55 = _e54.name.encode()
-        out += _S_h.pack(len(_b55))
-        out += _b55
-        _b56 = None if _e54.error_message is None else _e54.error_message.encode()
-        out += _S_hh.pack(_e54.error_code, -1 if _b56 is None else len(_b56))
-        if _b56 is not None:
-            out += _b56
+    _a58 = o.results
+    out += _S_ii.pack(o.throttle_time_ms, len(_a58))
+    for _e59 in _a58:
+        _b60 = _e59.name.encode()
+        out += _S_h.pack(len(_b60))
+        out += _b60
+        _b61 = None if _e59.error_message is None else _e59.error_message.encode()
+        out += _S_hh.pack(_e59.error_code, -1 if _b61 is None else len(_b61))
+        if _b61 is not None:
+            out += _b61
 
 
 def _decode_CreatePartitionsResponse_v2(data: bytes, pos: int) -> tuple[CreatePartitionsResponse, int]:
     """CreatePartitionsResponse, versions 2-3 (flexible)."""
-    (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
+    o = _new(CreatePartitionsResponse)
+    (o.throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n57 = data[pos]
-    if _n57 < 128:
+    _n62 = data[pos]
+    if _n62 < 128:
         pos += 1
     else:
-        _n57, pos = read_uvarint(data, pos)
-    _n57 -= 1
-    if _n57 < 0:
+        _n62, pos = read_uvarint(data, pos)
+    _n62 -= 1
+    if _n62 < 0:
         raise InvalidValueError("Results: null or negative length")
-    if _n57 > len(data) - pos:
-        raise TruncatedError("Results: " + str(_n57) + " elements in " + str(len(data) - pos) + " bytes")
-    f_results = []
-    for _ in range(_n57):
-        _n59 = data[pos]
-        if 0 < _n59 < 128:
-            _m58_name = data[pos + 1 : pos + _n59].decode()
-            pos += _n59
+    if _n62 > len(data) - pos:
+        raise TruncatedError("Results: " + str(_n62) + " elements in " + str(len(data) - pos) + " bytes")
+    _l63: list[CreatePartitionsTopicResult] = []
+    for _ in range(_n62):
+        _m64 = _new(CreatePartitionsTopicResult)
+        _n65 = data[pos]
+        if _n65 < 128:
+            _m64.name = data[pos + 1 : pos + _n65].decode()
+            pos += _n65 or _runtime.null_value("Name")
         else:
-            _m58_name, pos = read_compact_string(data, pos)
-        (_m58_error_code,) = _S_h.unpack_from(data, pos)
+            _m64.name, pos = read_compact_string(data, pos)
+        (_m64.error_code,) = _S_h.unpack_from(data, pos)
         pos += 2
-        _n60 = data[pos]
-        if 0 < _n60 < 128:
-            _m58_error_message = data[pos + 1 : pos + _n60].decode()
-            pos += _n60
-        elif _n60 == 0:
-            _m58_error_message = None
+        _n66 = data[pos]
+        if _n66 == 0:
+            _m64.error_message = None
             pos += 1
+        elif _n66 < 128:
+            _m64.error_message = data[pos + 1 : pos + _n66].decode()
+            pos += _n66
         else:
-            _m58_error_message, pos = read_compact_nullable_string(data, pos)
+            _m64.error_message, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_results.append(CreatePartitionsTopicResult(_m58_name, _m58_error_code, _m58_error_message))
+        _l63.append(_m64)
+    o.results = _l63
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return CreatePartitionsResponse(f_throttle_time_ms, f_results), pos
+    return o, pos
 
 
 def _encode_CreatePartitionsResponse_v2(o: CreatePartitionsResponse, out: bytearray) -> None:
     """CreatePartitionsResponse, versions 2-3 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a61 = o.results
-    _n62 = len(_a61) + 1
-    if _n62 < 128:
-        out.append(_n62)
+    _a67 = o.results
+    _n68 = len(_a67) + 1
+    if _n68 < 128:
+        out.append(_n68)
     else:
-        write_uvarint(out, _n62)
-    for _e63 in _a61:
-        _b64 = _e63.name.encode()
-        _n65 = len(_b64) + 1
-        if _n65 < 128:
-            out.append(_n65)
+        write_uvarint(out, _n68)
+    for _e69 in _a67:
+        _b70 = _e69.name.encode()
+        _n71 = len(_b70) + 1
+        if _n71 < 128:
+            out.append(_n71)
         else:
-            write_uvarint(out, _n65)
-        out += _b64
-        out += _S_h.pack(_e63.error_code)
-        if _e63.error_message is None:
+            write_uvarint(out, _n71)
+        out += _b70
+        out += _S_h.pack(_e69.error_code)
+        if _e69.error_message is None:
             out.append(0)
         else:
-            _b66 = _e63.error_message.encode()
-            _n67 = len(_b66) + 1
-            if _n67 < 128:
-                out.append(_n67)
+            _b72 = _e69.error_message.encode()
+            _n73 = len(_b72) + 1
+            if _n73 < 128:
+                out.append(_n73)
             else:
-                write_uvarint(out, _n67)
-            out += _b66
+                write_uvarint(out, _n73)
+            out += _b72
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 

@@ -37,6 +37,7 @@ _S_ii = Struct(">ii")
 _S_io = Struct(">i?")
 _S_ioB = Struct(">i?B")
 _S_oboB = Struct(">?b?B")
+_new = object.__new__
 
 
 @dataclass(slots=True)
@@ -244,22 +245,23 @@ class CreateTopicsResponse:
 
 def _decode_CreatableTopicConfig_v0(data: bytes, pos: int) -> tuple[CreatableTopicConfig, int]:
     """CreatableTopicConfig, versions 0-4."""
+    o = _new(CreatableTopicConfig)
     (_n1,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n1 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n1].decode()
+    o.name = data[pos : pos + _n1].decode()
     pos += _n1
     (_n2,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n2 < 0:
-        f_value = None
+        o.value = None
         if _n2 != -1:
             raise InvalidValueError("Value: length " + str(_n2))
     else:
-        f_value = data[pos : pos + _n2].decode()
+        o.value = data[pos : pos + _n2].decode()
         pos += _n2
-    return CreatableTopicConfig(f_name, f_value), pos
+    return o, pos
 
 
 def _encode_CreatableTopicConfig_v0(o: CreatableTopicConfig, out: bytearray) -> None:
@@ -275,26 +277,27 @@ def _encode_CreatableTopicConfig_v0(o: CreatableTopicConfig, out: bytearray) -> 
 
 def _decode_CreatableTopicConfig_v5(data: bytes, pos: int) -> tuple[CreatableTopicConfig, int]:
     """CreatableTopicConfig, versions 5-7 (flexible)."""
+    o = _new(CreatableTopicConfig)
     _n5 = data[pos]
-    if 0 < _n5 < 128:
-        f_name = data[pos + 1 : pos + _n5].decode()
-        pos += _n5
+    if _n5 < 128:
+        o.name = data[pos + 1 : pos + _n5].decode()
+        pos += _n5 or _runtime.null_value("Name")
     else:
-        f_name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos)
     _n6 = data[pos]
-    if 0 < _n6 < 128:
-        f_value = data[pos + 1 : pos + _n6].decode()
-        pos += _n6
-    elif _n6 == 0:
-        f_value = None
+    if _n6 == 0:
+        o.value = None
         pos += 1
+    elif _n6 < 128:
+        o.value = data[pos + 1 : pos + _n6].decode()
+        pos += _n6
     else:
-        f_value, pos = read_compact_nullable_string(data, pos)
+        o.value, pos = read_compact_nullable_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return CreatableTopicConfig(f_name, f_value), pos
+    return o, pos
 
 
 def _encode_CreatableTopicConfig_v5(o: CreatableTopicConfig, out: bytearray) -> None:
@@ -321,15 +324,16 @@ def _encode_CreatableTopicConfig_v5(o: CreatableTopicConfig, out: bytearray) -> 
 
 def _decode_CreatableReplicaAssignment_v0(data: bytes, pos: int) -> tuple[CreatableReplicaAssignment, int]:
     """CreatableReplicaAssignment, versions 0-4."""
-    f_partition_index, _n11 = _S_ii.unpack_from(data, pos)
+    o = _new(CreatableReplicaAssignment)
+    o.partition_index, _n11 = _S_ii.unpack_from(data, pos)
     pos += 8
     if _n11 < 0:
         raise InvalidValueError("BrokerIds: null or negative length")
     if _n11 > len(data) - pos:
         raise TruncatedError("BrokerIds: " + str(_n11) + " elements in " + str(len(data) - pos) + " bytes")
-    f_broker_ids = list(unpack_from(">%di" % _n11, data, pos))
+    o.broker_ids = list(unpack_from(">%di" % _n11, data, pos))
     pos += 4 * _n11
-    return CreatableReplicaAssignment(f_partition_index, f_broker_ids), pos
+    return o, pos
 
 
 def _encode_CreatableReplicaAssignment_v0(o: CreatableReplicaAssignment, out: bytearray) -> None:
@@ -341,7 +345,8 @@ def _encode_CreatableReplicaAssignment_v0(o: CreatableReplicaAssignment, out: by
 
 def _decode_CreatableReplicaAssignment_v5(data: bytes, pos: int) -> tuple[CreatableReplicaAssignment, int]:
     """CreatableReplicaAssignment, versions 5-7 (flexible)."""
-    (f_partition_index,) = _S_i.unpack_from(data, pos)
+    o = _new(CreatableReplicaAssignment)
+    (o.partition_index,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n14 = data[pos]
     if _n14 < 128:
@@ -353,13 +358,13 @@ def _decode_CreatableReplicaAssignment_v5(data: bytes, pos: int) -> tuple[Creata
         raise InvalidValueError("BrokerIds: null or negative length")
     if _n14 > len(data) - pos:
         raise TruncatedError("BrokerIds: " + str(_n14) + " elements in " + str(len(data) - pos) + " bytes")
-    f_broker_ids = list(unpack_from(">%di" % _n14, data, pos))
+    o.broker_ids = list(unpack_from(">%di" % _n14, data, pos))
     pos += 4 * _n14
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return CreatableReplicaAssignment(f_partition_index, f_broker_ids), pos
+    return o, pos
 
 
 def _encode_CreatableReplicaAssignment_v5(o: CreatableReplicaAssignment, out: bytearray) -> None:
@@ -377,896 +382,935 @@ def _encode_CreatableReplicaAssignment_v5(o: CreatableReplicaAssignment, out: by
 
 def _decode_CreatableTopic_v0(data: bytes, pos: int) -> tuple[CreatableTopic, int]:
     """CreatableTopic, versions 0-4."""
+    o = _new(CreatableTopic)
     (_n18,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n18 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n18].decode()
+    o.name = data[pos : pos + _n18].decode()
     pos += _n18
-    f_num_partitions, f_replication_factor, _n19 = _S_ihi.unpack_from(data, pos)
+    o.num_partitions, o.replication_factor, _n19 = _S_ihi.unpack_from(data, pos)
     pos += 10
     if _n19 < 0:
         raise InvalidValueError("Assignments: null or negative length")
     if _n19 > len(data) - pos:
         raise TruncatedError("Assignments: " + str(_n19) + " elements in " + str(len(data) - pos) + " bytes")
-    f_assignments = []
+    _l20: list[CreatableReplicaAssignment] = []
     for _ in range(_n19):
-        _m20_partition_index, _n21 = _S_ii.unpack_from(data, pos)
+        _m21 = _new(CreatableReplicaAssignment)
+        _m21.partition_index, _n22 = _S_ii.unpack_from(data, pos)
         pos += 8
-        if _n21 < 0:
+        if _n22 < 0:
             raise InvalidValueError("BrokerIds: null or negative length")
-        if _n21 > len(data) - pos:
+        if _n22 > len(data) - pos:
             raise TruncatedError(
-                "BrokerIds: " + str(_n21) + " elements in " + str(len(data) - pos) + " bytes"
+                "BrokerIds: " + str(_n22) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m20_broker_ids = list(unpack_from(">%di" % _n21, data, pos))
-        pos += 4 * _n21
-        f_assignments.append(CreatableReplicaAssignment(_m20_partition_index, _m20_broker_ids))
-    (_n22,) = _S_i.unpack_from(data, pos)
+        _m21.broker_ids = list(unpack_from(">%di" % _n22, data, pos))
+        pos += 4 * _n22
+        _l20.append(_m21)
+    o.assignments = _l20
+    (_n23,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n22 < 0:
+    if _n23 < 0:
         raise InvalidValueError("Configs: null or negative length")
-    if _n22 > len(data) - pos:
-        raise TruncatedError("Configs: " + str(_n22) + " elements in " + str(len(data) - pos) + " bytes")
-    f_configs = []
-    for _ in range(_n22):
-        (_n24,) = _S_h.unpack_from(data, pos)
+    if _n23 > len(data) - pos:
+        raise TruncatedError("Configs: " + str(_n23) + " elements in " + str(len(data) - pos) + " bytes")
+    _l24: list[CreatableTopicConfig] = []
+    for _ in range(_n23):
+        _m25 = _new(CreatableTopicConfig)
+        (_n26,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n24 < 0:
+        if _n26 < 0:
             raise InvalidValueError("Name: null or negative length")
-        _m23_name = data[pos : pos + _n24].decode()
-        pos += _n24
-        (_n25,) = _S_h.unpack_from(data, pos)
+        _m25.name = data[pos : pos + _n26].decode()
+        pos += _n26
+        (_n27,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n25 < 0:
-            _m23_value = None
-            if _n25 != -1:
-                raise InvalidValueError("Value: length " + str(_n25))
+        if _n27 < 0:
+            _m25.value = None
+            if _n27 != -1:
+                raise InvalidValueError("Value: length " + str(_n27))
         else:
-            _m23_value = data[pos : pos + _n25].decode()
-            pos += _n25
-        f_configs.append(CreatableTopicConfig(_m23_name, _m23_value))
-    return CreatableTopic(f_name, f_num_partitions, f_replication_factor, f_assignments, f_configs), pos
+            _m25.value = data[pos : pos + _n27].decode()
+            pos += _n27
+        _l24.append(_m25)
+    o.configs = _l24
+    return o, pos
 
 
 def _encode_CreatableTopic_v0(o: CreatableTopic, out: bytearray) -> None:
     """CreatableTopic, versions 0-4."""
-    _b26 = o.name.encode()
-    out += _S_h.pack(len(_b26))
-    out += _b26
-    _a27 = o.assignments
-    out += _S_ihi.pack(o.num_partitions, o.replication_factor, len(_a27))
-    for _e28 in _a27:
-        _a29 = _e28.broker_ids
-        out += _S_ii.pack(_e28.partition_index, len(_a29))
-        out += pack(">%di" % len(_a29), *_a29)
-    _a31 = o.configs
-    out += _S_i.pack(len(_a31))
-    for _e32 in _a31:
-        _b33 = _e32.name.encode()
-        out += _S_h.pack(len(_b33))
-        out += _b33
-        _b34 = None if _e32.value is None else _e32.value.encode()
-        out += _S_h.pack(-1 if _b34 is None else len(_b34))
-        if _b34 is not None:
-            out += _b34
+    _b28 = o.name.encode()
+    out += _S_h.pack(len(_b28))
+    out += _b28
+    _a29 = o.assignments
+    out += _S_ihi.pack(o.num_partitions, o.replication_factor, len(_a29))
+    for _e30 in _a29:
+        _a31 = _e30.broker_ids
+        out += _S_ii.pack(_e30.partition_index, len(_a31))
+        out += pack(">%di" % len(_a31), *_a31)
+    _a33 = o.configs
+    out += _S_i.pack(len(_a33))
+    for _e34 in _a33:
+        _b35 = _e34.name.encode()
+        out += _S_h.pack(len(_b35))
+        out += _b35
+        _b36 = None if _e34.value is None else _e34.value.encode()
+        out += _S_h.pack(-1 if _b36 is None else len(_b36))
+        if _b36 is not None:
+            out += _b36
 
 
 def _decode_CreatableTopic_v5(data: bytes, pos: int) -> tuple[CreatableTopic, int]:
     """CreatableTopic, versions 5-7 (flexible)."""
-    _n35 = data[pos]
-    if 0 < _n35 < 128:
-        f_name = data[pos + 1 : pos + _n35].decode()
-        pos += _n35
+    o = _new(CreatableTopic)
+    _n37 = data[pos]
+    if _n37 < 128:
+        o.name = data[pos + 1 : pos + _n37].decode()
+        pos += _n37 or _runtime.null_value("Name")
     else:
-        f_name, pos = read_compact_string(data, pos)
-    f_num_partitions, f_replication_factor = _S_ih.unpack_from(data, pos)
+        o.name, pos = read_compact_string(data, pos)
+    o.num_partitions, o.replication_factor = _S_ih.unpack_from(data, pos)
     pos += 6
-    _n36 = data[pos]
-    if _n36 < 128:
+    _n38 = data[pos]
+    if _n38 < 128:
         pos += 1
     else:
-        _n36, pos = read_uvarint(data, pos)
-    _n36 -= 1
-    if _n36 < 0:
+        _n38, pos = read_uvarint(data, pos)
+    _n38 -= 1
+    if _n38 < 0:
         raise InvalidValueError("Assignments: null or negative length")
-    if _n36 > len(data) - pos:
-        raise TruncatedError("Assignments: " + str(_n36) + " elements in " + str(len(data) - pos) + " bytes")
-    f_assignments = []
-    for _ in range(_n36):
-        (_m37_partition_index,) = _S_i.unpack_from(data, pos)
+    if _n38 > len(data) - pos:
+        raise TruncatedError("Assignments: " + str(_n38) + " elements in " + str(len(data) - pos) + " bytes")
+    _l39: list[CreatableReplicaAssignment] = []
+    for _ in range(_n38):
+        _m40 = _new(CreatableReplicaAssignment)
+        (_m40.partition_index,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n38 = data[pos]
-        if _n38 < 128:
+        _n41 = data[pos]
+        if _n41 < 128:
             pos += 1
         else:
-            _n38, pos = read_uvarint(data, pos)
-        _n38 -= 1
-        if _n38 < 0:
+            _n41, pos = read_uvarint(data, pos)
+        _n41 -= 1
+        if _n41 < 0:
             raise InvalidValueError("BrokerIds: null or negative length")
-        if _n38 > len(data) - pos:
+        if _n41 > len(data) - pos:
             raise TruncatedError(
-                "BrokerIds: " + str(_n38) + " elements in " + str(len(data) - pos) + " bytes"
+                "BrokerIds: " + str(_n41) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m37_broker_ids = list(unpack_from(">%di" % _n38, data, pos))
-        pos += 4 * _n38
+        _m40.broker_ids = list(unpack_from(">%di" % _n41, data, pos))
+        pos += 4 * _n41
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_assignments.append(CreatableReplicaAssignment(_m37_partition_index, _m37_broker_ids))
-    _n39 = data[pos]
-    if _n39 < 128:
+        _l39.append(_m40)
+    o.assignments = _l39
+    _n42 = data[pos]
+    if _n42 < 128:
         pos += 1
     else:
-        _n39, pos = read_uvarint(data, pos)
-    _n39 -= 1
-    if _n39 < 0:
+        _n42, pos = read_uvarint(data, pos)
+    _n42 -= 1
+    if _n42 < 0:
         raise InvalidValueError("Configs: null or negative length")
-    if _n39 > len(data) - pos:
-        raise TruncatedError("Configs: " + str(_n39) + " elements in " + str(len(data) - pos) + " bytes")
-    f_configs = []
-    for _ in range(_n39):
-        _n41 = data[pos]
-        if 0 < _n41 < 128:
-            _m40_name = data[pos + 1 : pos + _n41].decode()
-            pos += _n41
+    if _n42 > len(data) - pos:
+        raise TruncatedError("Configs: " + str(_n42) + " elements in " + str(len(data) - pos) + " bytes")
+    _l43: list[CreatableTopicConfig] = []
+    for _ in range(_n42):
+        _m44 = _new(CreatableTopicConfig)
+        _n45 = data[pos]
+        if _n45 < 128:
+            _m44.name = data[pos + 1 : pos + _n45].decode()
+            pos += _n45 or _runtime.null_value("Name")
         else:
-            _m40_name, pos = read_compact_string(data, pos)
-        _n42 = data[pos]
-        if 0 < _n42 < 128:
-            _m40_value = data[pos + 1 : pos + _n42].decode()
-            pos += _n42
-        elif _n42 == 0:
-            _m40_value = None
+            _m44.name, pos = read_compact_string(data, pos)
+        _n46 = data[pos]
+        if _n46 == 0:
+            _m44.value = None
             pos += 1
+        elif _n46 < 128:
+            _m44.value = data[pos + 1 : pos + _n46].decode()
+            pos += _n46
         else:
-            _m40_value, pos = read_compact_nullable_string(data, pos)
+            _m44.value, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_configs.append(CreatableTopicConfig(_m40_name, _m40_value))
+        _l43.append(_m44)
+    o.configs = _l43
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return CreatableTopic(f_name, f_num_partitions, f_replication_factor, f_assignments, f_configs), pos
+    return o, pos
 
 
 def _encode_CreatableTopic_v5(o: CreatableTopic, out: bytearray) -> None:
     """CreatableTopic, versions 5-7 (flexible)."""
-    _b43 = o.name.encode()
-    _n44 = len(_b43) + 1
-    if _n44 < 128:
-        out.append(_n44)
+    _b47 = o.name.encode()
+    _n48 = len(_b47) + 1
+    if _n48 < 128:
+        out.append(_n48)
     else:
-        write_uvarint(out, _n44)
-    out += _b43
+        write_uvarint(out, _n48)
+    out += _b47
     out += _S_ih.pack(o.num_partitions, o.replication_factor)
-    _a45 = o.assignments
-    _n46 = len(_a45) + 1
-    if _n46 < 128:
-        out.append(_n46)
+    _a49 = o.assignments
+    _n50 = len(_a49) + 1
+    if _n50 < 128:
+        out.append(_n50)
     else:
-        write_uvarint(out, _n46)
-    for _e47 in _a45:
-        out += _S_i.pack(_e47.partition_index)
-        _a48 = _e47.broker_ids
-        _n49 = len(_a48) + 1
-        if _n49 < 128:
-            out.append(_n49)
+        write_uvarint(out, _n50)
+    for _e51 in _a49:
+        out += _S_i.pack(_e51.partition_index)
+        _a52 = _e51.broker_ids
+        _n53 = len(_a52) + 1
+        if _n53 < 128:
+            out.append(_n53)
         else:
-            write_uvarint(out, _n49)
-        out += pack(">%di" % len(_a48), *_a48)
+            write_uvarint(out, _n53)
+        out += pack(">%di" % len(_a52), *_a52)
         out.append(0)  # no tagged fields
-    _a51 = o.configs
-    _n52 = len(_a51) + 1
-    if _n52 < 128:
-        out.append(_n52)
+    _a55 = o.configs
+    _n56 = len(_a55) + 1
+    if _n56 < 128:
+        out.append(_n56)
     else:
-        write_uvarint(out, _n52)
-    for _e53 in _a51:
-        _b54 = _e53.name.encode()
-        _n55 = len(_b54) + 1
-        if _n55 < 128:
-            out.append(_n55)
+        write_uvarint(out, _n56)
+    for _e57 in _a55:
+        _b58 = _e57.name.encode()
+        _n59 = len(_b58) + 1
+        if _n59 < 128:
+            out.append(_n59)
         else:
-            write_uvarint(out, _n55)
-        out += _b54
-        if _e53.value is None:
+            write_uvarint(out, _n59)
+        out += _b58
+        if _e57.value is None:
             out.append(0)
         else:
-            _b56 = _e53.value.encode()
-            _n57 = len(_b56) + 1
-            if _n57 < 128:
-                out.append(_n57)
+            _b60 = _e57.value.encode()
+            _n61 = len(_b60) + 1
+            if _n61 < 128:
+                out.append(_n61)
             else:
-                write_uvarint(out, _n57)
-            out += _b56
+                write_uvarint(out, _n61)
+            out += _b60
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_CreateTopicsRequest_v0(data: bytes, pos: int) -> tuple[CreateTopicsRequest, int]:
     """CreateTopicsRequest, version 0."""
-    (_n58,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    if _n58 < 0:
-        raise InvalidValueError("Topics: null or negative length")
-    if _n58 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n58) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n58):
-        _e59, pos = _decode_CreatableTopic_v0(data, pos)
-        f_topics.append(_e59)
-    (f_timeout_ms,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    return CreateTopicsRequest(f_topics, f_timeout_ms, False), pos
-
-
-def _encode_CreateTopicsRequest_v0(o: CreateTopicsRequest, out: bytearray) -> None:
-    """CreateTopicsRequest, version 0."""
-    _a60 = o.topics
-    out += _S_i.pack(len(_a60))
-    for _e61 in _a60:
-        _encode_CreatableTopic_v0(_e61, out)
-    out += _S_i.pack(o.timeout_ms)
-
-
-def _decode_CreateTopicsRequest_v1(data: bytes, pos: int) -> tuple[CreateTopicsRequest, int]:
-    """CreateTopicsRequest, versions 1-4."""
+    o = _new(CreateTopicsRequest)
+    o.validate_only = False
     (_n62,) = _S_i.unpack_from(data, pos)
     pos += 4
     if _n62 < 0:
         raise InvalidValueError("Topics: null or negative length")
     if _n62 > len(data) - pos:
         raise TruncatedError("Topics: " + str(_n62) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
+    _l63: list[CreatableTopic] = []
     for _ in range(_n62):
-        _e63, pos = _decode_CreatableTopic_v0(data, pos)
-        f_topics.append(_e63)
-    f_timeout_ms, f_validate_only = _S_io.unpack_from(data, pos)
+        _e64, pos = _decode_CreatableTopic_v0(data, pos)
+        _l63.append(_e64)
+    o.topics = _l63
+    (o.timeout_ms,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    return o, pos
+
+
+def _encode_CreateTopicsRequest_v0(o: CreateTopicsRequest, out: bytearray) -> None:
+    """CreateTopicsRequest, version 0."""
+    _a65 = o.topics
+    out += _S_i.pack(len(_a65))
+    for _e66 in _a65:
+        _encode_CreatableTopic_v0(_e66, out)
+    out += _S_i.pack(o.timeout_ms)
+
+
+def _decode_CreateTopicsRequest_v1(data: bytes, pos: int) -> tuple[CreateTopicsRequest, int]:
+    """CreateTopicsRequest, versions 1-4."""
+    o = _new(CreateTopicsRequest)
+    (_n67,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n67 < 0:
+        raise InvalidValueError("Topics: null or negative length")
+    if _n67 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n67) + " elements in " + str(len(data) - pos) + " bytes")
+    _l68: list[CreatableTopic] = []
+    for _ in range(_n67):
+        _e69, pos = _decode_CreatableTopic_v0(data, pos)
+        _l68.append(_e69)
+    o.topics = _l68
+    o.timeout_ms, o.validate_only = _S_io.unpack_from(data, pos)
     pos += 5
-    return CreateTopicsRequest(f_topics, f_timeout_ms, f_validate_only), pos
+    return o, pos
 
 
 def _encode_CreateTopicsRequest_v1(o: CreateTopicsRequest, out: bytearray) -> None:
     """CreateTopicsRequest, versions 1-4."""
-    _a64 = o.topics
-    out += _S_i.pack(len(_a64))
-    for _e65 in _a64:
-        _encode_CreatableTopic_v0(_e65, out)
+    _a70 = o.topics
+    out += _S_i.pack(len(_a70))
+    for _e71 in _a70:
+        _encode_CreatableTopic_v0(_e71, out)
     out += _S_io.pack(o.timeout_ms, o.validate_only)
 
 
 def _decode_CreateTopicsRequest_v5(data: bytes, pos: int) -> tuple[CreateTopicsRequest, int]:
     """CreateTopicsRequest, versions 5-7 (flexible)."""
-    _n66 = data[pos]
-    if _n66 < 128:
+    o = _new(CreateTopicsRequest)
+    _n72 = data[pos]
+    if _n72 < 128:
         pos += 1
     else:
-        _n66, pos = read_uvarint(data, pos)
-    _n66 -= 1
-    if _n66 < 0:
+        _n72, pos = read_uvarint(data, pos)
+    _n72 -= 1
+    if _n72 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n66 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n66) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n66):
-        _e67, pos = _decode_CreatableTopic_v5(data, pos)
-        f_topics.append(_e67)
-    f_timeout_ms, f_validate_only, _t68 = _S_ioB.unpack_from(data, pos)
+    if _n72 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n72) + " elements in " + str(len(data) - pos) + " bytes")
+    _l73: list[CreatableTopic] = []
+    for _ in range(_n72):
+        _e74, pos = _decode_CreatableTopic_v5(data, pos)
+        _l73.append(_e74)
+    o.topics = _l73
+    o.timeout_ms, o.validate_only, _t75 = _S_ioB.unpack_from(data, pos)
     pos += 6
-    if _t68 != 0:
+    if _t75 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return CreateTopicsRequest(f_topics, f_timeout_ms, f_validate_only), pos
+    return o, pos
 
 
 def _encode_CreateTopicsRequest_v5(o: CreateTopicsRequest, out: bytearray) -> None:
     """CreateTopicsRequest, versions 5-7 (flexible)."""
-    _a69 = o.topics
-    _n70 = len(_a69) + 1
-    if _n70 < 128:
-        out.append(_n70)
+    _a76 = o.topics
+    _n77 = len(_a76) + 1
+    if _n77 < 128:
+        out.append(_n77)
     else:
-        write_uvarint(out, _n70)
-    for _e71 in _a69:
-        _encode_CreatableTopic_v5(_e71, out)
+        write_uvarint(out, _n77)
+    for _e78 in _a76:
+        _encode_CreatableTopic_v5(_e78, out)
     out += _S_ioB.pack(o.timeout_ms, o.validate_only, 0)
 
 
 def _decode_CreatableTopicConfigs_v5(data: bytes, pos: int) -> tuple[CreatableTopicConfigs, int]:
     """CreatableTopicConfigs, versions 5-7 (flexible)."""
-    _n72 = data[pos]
-    if 0 < _n72 < 128:
-        f_name = data[pos + 1 : pos + _n72].decode()
-        pos += _n72
+    o = _new(CreatableTopicConfigs)
+    _n79 = data[pos]
+    if _n79 < 128:
+        o.name = data[pos + 1 : pos + _n79].decode()
+        pos += _n79 or _runtime.null_value("Name")
     else:
-        f_name, pos = read_compact_string(data, pos)
-    _n73 = data[pos]
-    if 0 < _n73 < 128:
-        f_value = data[pos + 1 : pos + _n73].decode()
-        pos += _n73
-    elif _n73 == 0:
-        f_value = None
+        o.name, pos = read_compact_string(data, pos)
+    _n80 = data[pos]
+    if _n80 == 0:
+        o.value = None
         pos += 1
+    elif _n80 < 128:
+        o.value = data[pos + 1 : pos + _n80].decode()
+        pos += _n80
     else:
-        f_value, pos = read_compact_nullable_string(data, pos)
-    f_read_only, f_config_source, f_is_sensitive, _t74 = _S_oboB.unpack_from(data, pos)
+        o.value, pos = read_compact_nullable_string(data, pos)
+    o.read_only, o.config_source, o.is_sensitive, _t81 = _S_oboB.unpack_from(data, pos)
     pos += 4
-    if _t74 != 0:
+    if _t81 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return CreatableTopicConfigs(f_name, f_value, f_read_only, f_config_source, f_is_sensitive), pos
+    return o, pos
 
 
 def _encode_CreatableTopicConfigs_v5(o: CreatableTopicConfigs, out: bytearray) -> None:
     """CreatableTopicConfigs, versions 5-7 (flexible)."""
-    _b75 = o.name.encode()
-    _n76 = len(_b75) + 1
-    if _n76 < 128:
-        out.append(_n76)
+    _b82 = o.name.encode()
+    _n83 = len(_b82) + 1
+    if _n83 < 128:
+        out.append(_n83)
     else:
-        write_uvarint(out, _n76)
-    out += _b75
+        write_uvarint(out, _n83)
+    out += _b82
     if o.value is None:
         out.append(0)
     else:
-        _b77 = o.value.encode()
-        _n78 = len(_b77) + 1
-        if _n78 < 128:
-            out.append(_n78)
+        _b84 = o.value.encode()
+        _n85 = len(_b84) + 1
+        if _n85 < 128:
+            out.append(_n85)
         else:
-            write_uvarint(out, _n78)
-        out += _b77
+            write_uvarint(out, _n85)
+        out += _b84
     out += _S_oboB.pack(o.read_only, o.config_source, o.is_sensitive, 0)
 
 
 def _decode_CreatableTopicResult_v0(data: bytes, pos: int) -> tuple[CreatableTopicResult, int]:
     """CreatableTopicResult, version 0."""
-    (_n79,) = _S_h.unpack_from(data, pos)
+    o = _new(CreatableTopicResult)
+    o.topic_id = ZERO_UUID
+    o.error_message = ""
+    o.topic_config_error_code = 0
+    o.num_partitions = -1
+    o.replication_factor = -1
+    o.configs = []
+    (_n86,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n79 < 0:
+    if _n86 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n79].decode()
-    pos += _n79
-    (f_error_code,) = _S_h.unpack_from(data, pos)
+    o.name = data[pos : pos + _n86].decode()
+    pos += _n86
+    (o.error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    return CreatableTopicResult(f_name, ZERO_UUID, f_error_code, "", 0, -1, -1, []), pos
+    return o, pos
 
 
 def _encode_CreatableTopicResult_v0(o: CreatableTopicResult, out: bytearray) -> None:
     """CreatableTopicResult, version 0."""
-    _b80 = o.name.encode()
-    out += _S_h.pack(len(_b80))
-    out += _b80
+    _b87 = o.name.encode()
+    out += _S_h.pack(len(_b87))
+    out += _b87
     out += _S_h.pack(o.error_code)
 
 
 def _decode_CreatableTopicResult_v1(data: bytes, pos: int) -> tuple[CreatableTopicResult, int]:
     """CreatableTopicResult, versions 1-4."""
-    (_n81,) = _S_h.unpack_from(data, pos)
+    o = _new(CreatableTopicResult)
+    o.topic_id = ZERO_UUID
+    o.topic_config_error_code = 0
+    o.num_partitions = -1
+    o.replication_factor = -1
+    o.configs = []
+    (_n88,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n81 < 0:
+    if _n88 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n81].decode()
-    pos += _n81
-    f_error_code, _n82 = _S_hh.unpack_from(data, pos)
+    o.name = data[pos : pos + _n88].decode()
+    pos += _n88
+    o.error_code, _n89 = _S_hh.unpack_from(data, pos)
     pos += 4
-    if _n82 < 0:
-        f_error_message = None
-        if _n82 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n82))
+    if _n89 < 0:
+        o.error_message = None
+        if _n89 != -1:
+            raise InvalidValueError("ErrorMessage: length " + str(_n89))
     else:
-        f_error_message = data[pos : pos + _n82].decode()
-        pos += _n82
-    return CreatableTopicResult(f_name, ZERO_UUID, f_error_code, f_error_message, 0, -1, -1, []), pos
+        o.error_message = data[pos : pos + _n89].decode()
+        pos += _n89
+    return o, pos
 
 
 def _encode_CreatableTopicResult_v1(o: CreatableTopicResult, out: bytearray) -> None:
     """CreatableTopicResult, versions 1-4."""
-    _b83 = o.name.encode()
-    out += _S_h.pack(len(_b83))
-    out += _b83
-    _b84 = None if o.error_message is None else o.error_message.encode()
-    out += _S_hh.pack(o.error_code, -1 if _b84 is None else len(_b84))
-    if _b84 is not None:
-        out += _b84
+    _b90 = o.name.encode()
+    out += _S_h.pack(len(_b90))
+    out += _b90
+    _b91 = None if o.error_message is None else o.error_message.encode()
+    out += _S_hh.pack(o.error_code, -1 if _b91 is None else len(_b91))
+    if _b91 is not None:
+        out += _b91
 
 
 def _decode_CreatableTopicResult_v5(data: bytes, pos: int) -> tuple[CreatableTopicResult, int]:
     """CreatableTopicResult, versions 5-6 (flexible)."""
-    _n85 = data[pos]
-    if 0 < _n85 < 128:
-        f_name = data[pos + 1 : pos + _n85].decode()
-        pos += _n85
+    o = _new(CreatableTopicResult)
+    o.topic_id = ZERO_UUID
+    o.topic_config_error_code = 0
+    _n92 = data[pos]
+    if _n92 < 128:
+        o.name = data[pos + 1 : pos + _n92].decode()
+        pos += _n92 or _runtime.null_value("Name")
     else:
-        f_name, pos = read_compact_string(data, pos)
-    (f_error_code,) = _S_h.unpack_from(data, pos)
+        o.name, pos = read_compact_string(data, pos)
+    (o.error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    _n86 = data[pos]
-    if 0 < _n86 < 128:
-        f_error_message = data[pos + 1 : pos + _n86].decode()
-        pos += _n86
-    elif _n86 == 0:
-        f_error_message = None
+    _n93 = data[pos]
+    if _n93 == 0:
+        o.error_message = None
         pos += 1
+    elif _n93 < 128:
+        o.error_message = data[pos + 1 : pos + _n93].decode()
+        pos += _n93
     else:
-        f_error_message, pos = read_compact_nullable_string(data, pos)
-    f_num_partitions, f_replication_factor = _S_ih.unpack_from(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    o.num_partitions, o.replication_factor = _S_ih.unpack_from(data, pos)
     pos += 6
-    _n87 = data[pos]
-    if _n87 < 128:
+    _n94 = data[pos]
+    if _n94 < 128:
         pos += 1
     else:
-        _n87, pos = read_uvarint(data, pos)
-    _n87 -= 1
-    if _n87 < 0:
-        f_configs = None
-        if _n87 != -1:
-            raise InvalidValueError("Configs: length " + str(_n87))
+        _n94, pos = read_uvarint(data, pos)
+    _n94 -= 1
+    if _n94 < 0:
+        o.configs = None
+        if _n94 != -1:
+            raise InvalidValueError("Configs: length " + str(_n94))
     else:
-        if _n87 > len(data) - pos:
-            raise TruncatedError("Configs: " + str(_n87) + " elements in " + str(len(data) - pos) + " bytes")
-        f_configs = []
-        for _ in range(_n87):
-            _n89 = data[pos]
-            if 0 < _n89 < 128:
-                _m88_name = data[pos + 1 : pos + _n89].decode()
-                pos += _n89
+        if _n94 > len(data) - pos:
+            raise TruncatedError("Configs: " + str(_n94) + " elements in " + str(len(data) - pos) + " bytes")
+        _l95: list[CreatableTopicConfigs] = []
+        for _ in range(_n94):
+            _m96 = _new(CreatableTopicConfigs)
+            _n97 = data[pos]
+            if _n97 < 128:
+                _m96.name = data[pos + 1 : pos + _n97].decode()
+                pos += _n97 or _runtime.null_value("Name")
             else:
-                _m88_name, pos = read_compact_string(data, pos)
-            _n90 = data[pos]
-            if 0 < _n90 < 128:
-                _m88_value = data[pos + 1 : pos + _n90].decode()
-                pos += _n90
-            elif _n90 == 0:
-                _m88_value = None
+                _m96.name, pos = read_compact_string(data, pos)
+            _n98 = data[pos]
+            if _n98 == 0:
+                _m96.value = None
                 pos += 1
+            elif _n98 < 128:
+                _m96.value = data[pos + 1 : pos + _n98].decode()
+                pos += _n98
             else:
-                _m88_value, pos = read_compact_nullable_string(data, pos)
-            _m88_read_only, _m88_config_source, _m88_is_sensitive, _t91 = _S_oboB.unpack_from(data, pos)
+                _m96.value, pos = read_compact_nullable_string(data, pos)
+            _m96.read_only, _m96.config_source, _m96.is_sensitive, _t99 = _S_oboB.unpack_from(data, pos)
             pos += 4
-            if _t91 != 0:
+            if _t99 != 0:
                 pos = skip_tagged_fields(data, pos - 1)
-            f_configs.append(
-                CreatableTopicConfigs(
-                    _m88_name, _m88_value, _m88_read_only, _m88_config_source, _m88_is_sensitive
-                )
-            )
-    f_topic_config_error_code: int = 0
+            _l95.append(_m96)
+        o.configs = _l95
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
-        _nt92, pos = read_uvarint(data, pos)
-        for _ in range(_nt92):
-            _tag93, pos = read_uvarint(data, pos)
-            _end94, pos = read_uvarint(data, pos)
-            _end94 += pos
-            if _tag93 == 0:
-                (f_topic_config_error_code,) = _S_h.unpack_from(data, pos)
+        _nt100, pos = read_uvarint(data, pos)
+        for _ in range(_nt100):
+            _tag101, pos = read_uvarint(data, pos)
+            _end102, pos = read_uvarint(data, pos)
+            _end102 += pos
+            if _tag101 == 0:
+                (o.topic_config_error_code,) = _S_h.unpack_from(data, pos)
                 pos += 2
-            pos = _end94  # unknown tags are skipped (KIP-482)
-    return CreatableTopicResult(
-        f_name,
-        ZERO_UUID,
-        f_error_code,
-        f_error_message,
-        f_topic_config_error_code,
-        f_num_partitions,
-        f_replication_factor,
-        f_configs,
-    ), pos
+            pos = _end102  # unknown tags are skipped (KIP-482)
+    return o, pos
 
 
 def _encode_CreatableTopicResult_v5(o: CreatableTopicResult, out: bytearray) -> None:
     """CreatableTopicResult, versions 5-6 (flexible)."""
-    _b95 = o.name.encode()
-    _n96 = len(_b95) + 1
-    if _n96 < 128:
-        out.append(_n96)
+    _b103 = o.name.encode()
+    _n104 = len(_b103) + 1
+    if _n104 < 128:
+        out.append(_n104)
     else:
-        write_uvarint(out, _n96)
-    out += _b95
+        write_uvarint(out, _n104)
+    out += _b103
     out += _S_h.pack(o.error_code)
     if o.error_message is None:
         out.append(0)
     else:
-        _b97 = o.error_message.encode()
-        _n98 = len(_b97) + 1
-        if _n98 < 128:
-            out.append(_n98)
+        _b105 = o.error_message.encode()
+        _n106 = len(_b105) + 1
+        if _n106 < 128:
+            out.append(_n106)
         else:
-            write_uvarint(out, _n98)
-        out += _b97
+            write_uvarint(out, _n106)
+        out += _b105
     out += _S_ih.pack(o.num_partitions, o.replication_factor)
-    _a99 = o.configs
-    if _a99 is None:
+    _a107 = o.configs
+    if _a107 is None:
         out.append(0)
     else:
-        _n100 = len(_a99) + 1
-        if _n100 < 128:
-            out.append(_n100)
+        _n108 = len(_a107) + 1
+        if _n108 < 128:
+            out.append(_n108)
         else:
-            write_uvarint(out, _n100)
-        for _e101 in _a99:
-            _b102 = _e101.name.encode()
-            _n103 = len(_b102) + 1
-            if _n103 < 128:
-                out.append(_n103)
+            write_uvarint(out, _n108)
+        for _e109 in _a107:
+            _b110 = _e109.name.encode()
+            _n111 = len(_b110) + 1
+            if _n111 < 128:
+                out.append(_n111)
             else:
-                write_uvarint(out, _n103)
-            out += _b102
-            if _e101.value is None:
+                write_uvarint(out, _n111)
+            out += _b110
+            if _e109.value is None:
                 out.append(0)
             else:
-                _b104 = _e101.value.encode()
-                _n105 = len(_b104) + 1
-                if _n105 < 128:
-                    out.append(_n105)
+                _b112 = _e109.value.encode()
+                _n113 = len(_b112) + 1
+                if _n113 < 128:
+                    out.append(_n113)
                 else:
-                    write_uvarint(out, _n105)
-                out += _b104
-            out += _S_oboB.pack(_e101.read_only, _e101.config_source, _e101.is_sensitive, 0)
-    _nt106 = o.topic_config_error_code != 0
-    if _nt106 == 0:
+                    write_uvarint(out, _n113)
+                out += _b112
+            out += _S_oboB.pack(_e109.read_only, _e109.config_source, _e109.is_sensitive, 0)
+    _nt114 = o.topic_config_error_code != 0
+    if _nt114 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt106)
+        write_uvarint(out, _nt114)
         if o.topic_config_error_code != 0:
             write_uvarint(out, 0)
-            _t107 = bytearray()
-            _t107 += _S_h.pack(o.topic_config_error_code)
-            write_uvarint(out, len(_t107))
-            out += _t107
+            _t115 = bytearray()
+            _t115 += _S_h.pack(o.topic_config_error_code)
+            write_uvarint(out, len(_t115))
+            out += _t115
 
 
 def _decode_CreatableTopicResult_v7(data: bytes, pos: int) -> tuple[CreatableTopicResult, int]:
     """CreatableTopicResult, version 7 (flexible)."""
-    _n108 = data[pos]
-    if 0 < _n108 < 128:
-        f_name = data[pos + 1 : pos + _n108].decode()
-        pos += _n108
+    o = _new(CreatableTopicResult)
+    o.topic_config_error_code = 0
+    _n116 = data[pos]
+    if _n116 < 128:
+        o.name = data[pos + 1 : pos + _n116].decode()
+        pos += _n116 or _runtime.null_value("Name")
     else:
-        f_name, pos = read_compact_string(data, pos)
-    _r109, f_error_code = _S_16sh.unpack_from(data, pos)
+        o.name, pos = read_compact_string(data, pos)
+    _r117, o.error_code = _S_16sh.unpack_from(data, pos)
     pos += 18
-    f_topic_id = UUID(bytes=_r109)
-    _n110 = data[pos]
-    if 0 < _n110 < 128:
-        f_error_message = data[pos + 1 : pos + _n110].decode()
-        pos += _n110
-    elif _n110 == 0:
-        f_error_message = None
+    o.topic_id = UUID(bytes=_r117)
+    _n118 = data[pos]
+    if _n118 == 0:
+        o.error_message = None
         pos += 1
+    elif _n118 < 128:
+        o.error_message = data[pos + 1 : pos + _n118].decode()
+        pos += _n118
     else:
-        f_error_message, pos = read_compact_nullable_string(data, pos)
-    f_num_partitions, f_replication_factor = _S_ih.unpack_from(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    o.num_partitions, o.replication_factor = _S_ih.unpack_from(data, pos)
     pos += 6
-    _n111 = data[pos]
-    if _n111 < 128:
+    _n119 = data[pos]
+    if _n119 < 128:
         pos += 1
     else:
-        _n111, pos = read_uvarint(data, pos)
-    _n111 -= 1
-    if _n111 < 0:
-        f_configs = None
-        if _n111 != -1:
-            raise InvalidValueError("Configs: length " + str(_n111))
+        _n119, pos = read_uvarint(data, pos)
+    _n119 -= 1
+    if _n119 < 0:
+        o.configs = None
+        if _n119 != -1:
+            raise InvalidValueError("Configs: length " + str(_n119))
     else:
-        if _n111 > len(data) - pos:
-            raise TruncatedError("Configs: " + str(_n111) + " elements in " + str(len(data) - pos) + " bytes")
-        f_configs = []
-        for _ in range(_n111):
-            _n113 = data[pos]
-            if 0 < _n113 < 128:
-                _m112_name = data[pos + 1 : pos + _n113].decode()
-                pos += _n113
+        if _n119 > len(data) - pos:
+            raise TruncatedError("Configs: " + str(_n119) + " elements in " + str(len(data) - pos) + " bytes")
+        _l120: list[CreatableTopicConfigs] = []
+        for _ in range(_n119):
+            _m121 = _new(CreatableTopicConfigs)
+            _n122 = data[pos]
+            if _n122 < 128:
+                _m121.name = data[pos + 1 : pos + _n122].decode()
+                pos += _n122 or _runtime.null_value("Name")
             else:
-                _m112_name, pos = read_compact_string(data, pos)
-            _n114 = data[pos]
-            if 0 < _n114 < 128:
-                _m112_value = data[pos + 1 : pos + _n114].decode()
-                pos += _n114
-            elif _n114 == 0:
-                _m112_value = None
+                _m121.name, pos = read_compact_string(data, pos)
+            _n123 = data[pos]
+            if _n123 == 0:
+                _m121.value = None
                 pos += 1
+            elif _n123 < 128:
+                _m121.value = data[pos + 1 : pos + _n123].decode()
+                pos += _n123
             else:
-                _m112_value, pos = read_compact_nullable_string(data, pos)
-            _m112_read_only, _m112_config_source, _m112_is_sensitive, _t115 = _S_oboB.unpack_from(data, pos)
+                _m121.value, pos = read_compact_nullable_string(data, pos)
+            _m121.read_only, _m121.config_source, _m121.is_sensitive, _t124 = _S_oboB.unpack_from(data, pos)
             pos += 4
-            if _t115 != 0:
+            if _t124 != 0:
                 pos = skip_tagged_fields(data, pos - 1)
-            f_configs.append(
-                CreatableTopicConfigs(
-                    _m112_name, _m112_value, _m112_read_only, _m112_config_source, _m112_is_sensitive
-                )
-            )
-    f_topic_config_error_code: int = 0
+            _l120.append(_m121)
+        o.configs = _l120
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
-        _nt116, pos = read_uvarint(data, pos)
-        for _ in range(_nt116):
-            _tag117, pos = read_uvarint(data, pos)
-            _end118, pos = read_uvarint(data, pos)
-            _end118 += pos
-            if _tag117 == 0:
-                (f_topic_config_error_code,) = _S_h.unpack_from(data, pos)
+        _nt125, pos = read_uvarint(data, pos)
+        for _ in range(_nt125):
+            _tag126, pos = read_uvarint(data, pos)
+            _end127, pos = read_uvarint(data, pos)
+            _end127 += pos
+            if _tag126 == 0:
+                (o.topic_config_error_code,) = _S_h.unpack_from(data, pos)
                 pos += 2
-            pos = _end118  # unknown tags are skipped (KIP-482)
-    return CreatableTopicResult(
-        f_name,
-        f_topic_id,
-        f_error_code,
-        f_error_message,
-        f_topic_config_error_code,
-        f_num_partitions,
-        f_replication_factor,
-        f_configs,
-    ), pos
+            pos = _end127  # unknown tags are skipped (KIP-482)
+    return o, pos
 
 
 def _encode_CreatableTopicResult_v7(o: CreatableTopicResult, out: bytearray) -> None:
     """CreatableTopicResult, version 7 (flexible)."""
-    _b119 = o.name.encode()
-    _n120 = len(_b119) + 1
-    if _n120 < 128:
-        out.append(_n120)
+    _b128 = o.name.encode()
+    _n129 = len(_b128) + 1
+    if _n129 < 128:
+        out.append(_n129)
     else:
-        write_uvarint(out, _n120)
-    out += _b119
+        write_uvarint(out, _n129)
+    out += _b128
     out += _S_16sh.pack(o.topic_id.bytes, o.error_code)
     if o.error_message is None:
         out.append(0)
     else:
-        _b121 = o.error_message.encode()
-        _n122 = len(_b121) + 1
-        if _n122 < 128:
-            out.append(_n122)
+        _b130 = o.error_message.encode()
+        _n131 = len(_b130) + 1
+        if _n131 < 128:
+            out.append(_n131)
         else:
-            write_uvarint(out, _n122)
-        out += _b121
+            write_uvarint(out, _n131)
+        out += _b130
     out += _S_ih.pack(o.num_partitions, o.replication_factor)
-    _a123 = o.configs
-    if _a123 is None:
+    _a132 = o.configs
+    if _a132 is None:
         out.append(0)
     else:
-        _n124 = len(_a123) + 1
-        if _n124 < 128:
-            out.append(_n124)
+        _n133 = len(_a132) + 1
+        if _n133 < 128:
+            out.append(_n133)
         else:
-            write_uvarint(out, _n124)
-        for _e125 in _a123:
-            _b126 = _e125.name.encode()
-            _n127 = len(_b126) + 1
-            if _n127 < 128:
-                out.append(_n127)
+            write_uvarint(out, _n133)
+        for _e134 in _a132:
+            _b135 = _e134.name.encode()
+            _n136 = len(_b135) + 1
+            if _n136 < 128:
+                out.append(_n136)
             else:
-                write_uvarint(out, _n127)
-            out += _b126
-            if _e125.value is None:
+                write_uvarint(out, _n136)
+            out += _b135
+            if _e134.value is None:
                 out.append(0)
             else:
-                _b128 = _e125.value.encode()
-                _n129 = len(_b128) + 1
-                if _n129 < 128:
-                    out.append(_n129)
+                _b137 = _e134.value.encode()
+                _n138 = len(_b137) + 1
+                if _n138 < 128:
+                    out.append(_n138)
                 else:
-                    write_uvarint(out, _n129)
-                out += _b128
-            out += _S_oboB.pack(_e125.read_only, _e125.config_source, _e125.is_sensitive, 0)
-    _nt130 = o.topic_config_error_code != 0
-    if _nt130 == 0:
+                    write_uvarint(out, _n138)
+                out += _b137
+            out += _S_oboB.pack(_e134.read_only, _e134.config_source, _e134.is_sensitive, 0)
+    _nt139 = o.topic_config_error_code != 0
+    if _nt139 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt130)
+        write_uvarint(out, _nt139)
         if o.topic_config_error_code != 0:
             write_uvarint(out, 0)
-            _t131 = bytearray()
-            _t131 += _S_h.pack(o.topic_config_error_code)
-            write_uvarint(out, len(_t131))
-            out += _t131
+            _t140 = bytearray()
+            _t140 += _S_h.pack(o.topic_config_error_code)
+            write_uvarint(out, len(_t140))
+            out += _t140
 
 
 def _decode_CreateTopicsResponse_v0(data: bytes, pos: int) -> tuple[CreateTopicsResponse, int]:
     """CreateTopicsResponse, version 0."""
-    (_n132,) = _S_i.unpack_from(data, pos)
+    o = _new(CreateTopicsResponse)
+    o.throttle_time_ms = 0
+    (_n141,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n132 < 0:
+    if _n141 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n132 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n132) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n132):
-        (_n134,) = _S_h.unpack_from(data, pos)
+    if _n141 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n141) + " elements in " + str(len(data) - pos) + " bytes")
+    _l142: list[CreatableTopicResult] = []
+    for _ in range(_n141):
+        _m143 = _new(CreatableTopicResult)
+        _m143.topic_id = ZERO_UUID
+        _m143.error_message = ""
+        _m143.topic_config_error_code = 0
+        _m143.num_partitions = -1
+        _m143.replication_factor = -1
+        _m143.configs = []
+        (_n144,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n134 < 0:
+        if _n144 < 0:
             raise InvalidValueError("Name: null or negative length")
-        _m133_name = data[pos : pos + _n134].decode()
-        pos += _n134
-        (_m133_error_code,) = _S_h.unpack_from(data, pos)
+        _m143.name = data[pos : pos + _n144].decode()
+        pos += _n144
+        (_m143.error_code,) = _S_h.unpack_from(data, pos)
         pos += 2
-        f_topics.append(CreatableTopicResult(_m133_name, ZERO_UUID, _m133_error_code, "", 0, -1, -1, []))
-    return CreateTopicsResponse(0, f_topics), pos
+        _l142.append(_m143)
+    o.topics = _l142
+    return o, pos
 
 
 def _encode_CreateTopicsResponse_v0(o: CreateTopicsResponse, out: bytearray) -> None:
     """CreateTopicsResponse, version 0."""
-    _a135 = o.topics
-    out += _S_i.pack(len(_a135))
-    for _e136 in _a135:
-        _b137 = _e136.name.encode()
-        out += _S_h.pack(len(_b137))
-        out += _b137
-        out += _S_h.pack(_e136.error_code)
+    _a145 = o.topics
+    out += _S_i.pack(len(_a145))
+    for _e146 in _a145:
+        _b147 = _e146.name.encode()
+        out += _S_h.pack(len(_b147))
+        out += _b147
+        out += _S_h.pack(_e146.error_code)
 
 
 def _decode_CreateTopicsResponse_v1(data: bytes, pos: int) -> tuple[CreateTopicsResponse, int]:
     """CreateTopicsResponse, version 1."""
-    (_n138,) = _S_i.unpack_from(data, pos)
+    o = _new(CreateTopicsResponse)
+    o.throttle_time_ms = 0
+    (_n148,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n138 < 0:
+    if _n148 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n138 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n138) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n138):
-        (_n140,) = _S_h.unpack_from(data, pos)
+    if _n148 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n148) + " elements in " + str(len(data) - pos) + " bytes")
+    _l149: list[CreatableTopicResult] = []
+    for _ in range(_n148):
+        _m150 = _new(CreatableTopicResult)
+        _m150.topic_id = ZERO_UUID
+        _m150.topic_config_error_code = 0
+        _m150.num_partitions = -1
+        _m150.replication_factor = -1
+        _m150.configs = []
+        (_n151,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n140 < 0:
+        if _n151 < 0:
             raise InvalidValueError("Name: null or negative length")
-        _m139_name = data[pos : pos + _n140].decode()
-        pos += _n140
-        _m139_error_code, _n141 = _S_hh.unpack_from(data, pos)
+        _m150.name = data[pos : pos + _n151].decode()
+        pos += _n151
+        _m150.error_code, _n152 = _S_hh.unpack_from(data, pos)
         pos += 4
-        if _n141 < 0:
-            _m139_error_message = None
-            if _n141 != -1:
-                raise InvalidValueError("ErrorMessage: length " + str(_n141))
+        if _n152 < 0:
+            _m150.error_message = None
+            if _n152 != -1:
+                raise InvalidValueError("ErrorMessage: length " + str(_n152))
         else:
-            _m139_error_message = data[pos : pos + _n141].decode()
-            pos += _n141
-        f_topics.append(
-            CreatableTopicResult(_m139_name, ZERO_UUID, _m139_error_code, _m139_error_message, 0, -1, -1, [])
-        )
-    return CreateTopicsResponse(0, f_topics), pos
+            _m150.error_message = data[pos : pos + _n152].decode()
+            pos += _n152
+        _l149.append(_m150)
+    o.topics = _l149
+    return o, pos
 
 
 def _encode_CreateTopicsResponse_v1(o: CreateTopicsResponse, out: bytearray) -> None:
     """CreateTopicsResponse, version 1."""
-    _a142 = o.topics
-    out += _S_i.pack(len(_a142))
-    for _e143 in _a142:
-        _b144 = _e143.name.encode()
-        out += _S_h.pack(len(_b144))
-        out += _b144
-        _b145 = None if _e143.error_message is None else _e143.error_message.encode()
-        out += _S_hh.pack(_e143.error_code, -1 if _b145 is None else len(_b145))
-        if _b145 is not None:
-            out += _b145
+    _a153 = o.topics
+    out += _S_i.pack(len(_a153))
+    for _e154 in _a153:
+        _b155 = _e154.name.encode()
+        out += _S_h.pack(len(_b155))
+        out += _b155
+        _b156 = None if _e154.error_message is None else _e154.error_message.encode()
+        out += _S_hh.pack(_e154.error_code, -1 if _b156 is None else len(_b156))
+        if _b156 is not None:
+            out += _b156
 
 
 def _decode_CreateTopicsResponse_v2(data: bytes, pos: int) -> tuple[CreateTopicsResponse, int]:
     """CreateTopicsResponse, versions 2-4."""
-    f_throttle_time_ms, _n146 = _S_ii.unpack_from(data, pos)
+    o = _new(CreateTopicsResponse)
+    o.throttle_time_ms, _n157 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n146 < 0:
+    if _n157 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n146 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n146) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n146):
-        (_n148,) = _S_h.unpack_from(data, pos)
+    if _n157 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n157) + " elements in " + str(len(data) - pos) + " bytes")
+    _l158: list[CreatableTopicResult] = []
+    for _ in range(_n157):
+        _m159 = _new(CreatableTopicResult)
+        _m159.topic_id = ZERO_UUID
+        _m159.topic_config_error_code = 0
+        _m159.num_partitions = -1
+        _m159.replication_factor = -1
+        _m159.configs = []
+        (_n160,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n148 < 0:
+        if _n160 < 0:
             raise InvalidValueError("Name: null or negative length")
-        _m147_name = data[pos : pos + _n148].decode()
-        pos += _n148
-        _m147_error_code, _n149 = _S_hh.unpack_from(data, pos)
+        _m159.name = data[pos : pos + _n160].decode()
+        pos += _n160
+        _m159.error_code, _n161 = _S_hh.unpack_from(data, pos)
         pos += 4
-        if _n149 < 0:
-            _m147_error_message = None
-            if _n149 != -1:
-                raise InvalidValueError("ErrorMessage: length " + str(_n149))
+        if _n161 < 0:
+            _m159.error_message = None
+            if _n161 != -1:
+                raise InvalidValueError("ErrorMessage: length " + str(_n161))
         else:
-            _m147_error_message = data[pos : pos + _n149].decode()
-            pos += _n149
-        f_topics.append(
-            CreatableTopicResult(_m147_name, ZERO_UUID, _m147_error_code, _m147_error_message, 0, -1, -1, [])
-        )
-    return CreateTopicsResponse(f_throttle_time_ms, f_topics), pos
+            _m159.error_message = data[pos : pos + _n161].decode()
+            pos += _n161
+        _l158.append(_m159)
+    o.topics = _l158
+    return o, pos
 
 
 def _encode_CreateTopicsResponse_v2(o: CreateTopicsResponse, out: bytearray) -> None:
     """CreateTopicsResponse, versions 2-4."""
-    _a150 = o.topics
-    out += _S_ii.pack(o.throttle_time_ms, len(_a150))
-    for _e151 in _a150:
-        _b152 = _e151.name.encode()
-        out += _S_h.pack(len(_b152))
-        out += _b152
-        _b153 = None if _e151.error_message is None else _e151.error_message.encode()
-        out += _S_hh.pack(_e151.error_code, -1 if _b153 is None else len(_b153))
-        if _b153 is not None:
-            out += _b153
+    _a162 = o.topics
+    out += _S_ii.pack(o.throttle_time_ms, len(_a162))
+    for _e163 in _a162:
+        _b164 = _e163.name.encode()
+        out += _S_h.pack(len(_b164))
+        out += _b164
+        _b165 = None if _e163.error_message is None else _e163.error_message.encode()
+        out += _S_hh.pack(_e163.error_code, -1 if _b165 is None else len(_b165))
+        if _b165 is not None:
+            out += _b165
 
 
 def _decode_CreateTopicsResponse_v5(data: bytes, pos: int) -> tuple[CreateTopicsResponse, int]:
     """CreateTopicsResponse, versions 5-6 (flexible)."""
-    (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
+    o = _new(CreateTopicsResponse)
+    (o.throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n154 = data[pos]
-    if _n154 < 128:
+    _n166 = data[pos]
+    if _n166 < 128:
         pos += 1
     else:
-        _n154, pos = read_uvarint(data, pos)
-    _n154 -= 1
-    if _n154 < 0:
+        _n166, pos = read_uvarint(data, pos)
+    _n166 -= 1
+    if _n166 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n154 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n154) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n154):
-        _e155, pos = _decode_CreatableTopicResult_v5(data, pos)
-        f_topics.append(_e155)
+    if _n166 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n166) + " elements in " + str(len(data) - pos) + " bytes")
+    _l167: list[CreatableTopicResult] = []
+    for _ in range(_n166):
+        _e168, pos = _decode_CreatableTopicResult_v5(data, pos)
+        _l167.append(_e168)
+    o.topics = _l167
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return CreateTopicsResponse(f_throttle_time_ms, f_topics), pos
+    return o, pos
 
 
 def _encode_CreateTopicsResponse_v5(o: CreateTopicsResponse, out: bytearray) -> None:
     """CreateTopicsResponse, versions 5-6 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a156 = o.topics
-    _n157 = len(_a156) + 1
-    if _n157 < 128:
-        out.append(_n157)
+    _a169 = o.topics
+    _n170 = len(_a169) + 1
+    if _n170 < 128:
+        out.append(_n170)
     else:
-        write_uvarint(out, _n157)
-    for _e158 in _a156:
-        _encode_CreatableTopicResult_v5(_e158, out)
+        write_uvarint(out, _n170)
+    for _e171 in _a169:
+        _encode_CreatableTopicResult_v5(_e171, out)
     out.append(0)  # no tagged fields
 
 
 def _decode_CreateTopicsResponse_v7(data: bytes, pos: int) -> tuple[CreateTopicsResponse, int]:
     """CreateTopicsResponse, version 7 (flexible)."""
-    (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
+    o = _new(CreateTopicsResponse)
+    (o.throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n159 = data[pos]
-    if _n159 < 128:
+    _n172 = data[pos]
+    if _n172 < 128:
         pos += 1
     else:
-        _n159, pos = read_uvarint(data, pos)
-    _n159 -= 1
-    if _n159 < 0:
+        _n172, pos = read_uvarint(data, pos)
+    _n172 -= 1
+    if _n172 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n159 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n159) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n159):
-        _e160, pos = _decode_CreatableTopicResult_v7(data, pos)
-        f_topics.append(_e160)
+    if _n172 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n172) + " elements in " + str(len(data) - pos) + " bytes")
+    _l173: list[CreatableTopicResult] = []
+    for _ in range(_n172):
+        _e174, pos = _decode_CreatableTopicResult_v7(data, pos)
+        _l173.append(_e174)
+    o.topics = _l173
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return CreateTopicsResponse(f_throttle_time_ms, f_topics), pos
+    return o, pos
 
 
 def _encode_CreateTopicsResponse_v7(o: CreateTopicsResponse, out: bytearray) -> None:
     """CreateTopicsResponse, version 7 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a161 = o.topics
-    _n162 = len(_a161) + 1
-    if _n162 < 128:
-        out.append(_n162)
+    _a175 = o.topics
+    _n176 = len(_a175) + 1
+    if _n176 < 128:
+        out.append(_n176)
     else:
-        write_uvarint(out, _n162)
-    for _e163 in _a161:
-        _encode_CreatableTopicResult_v7(_e163, out)
+        write_uvarint(out, _n176)
+    for _e177 in _a175:
+        _encode_CreatableTopicResult_v7(_e177, out)
     out.append(0)  # no tagged fields
 
 

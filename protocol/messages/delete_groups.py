@@ -28,6 +28,7 @@ _S_h = Struct(">h")
 _S_hB = Struct(">hB")
 _S_i = Struct(">i")
 _S_ii = Struct(">ii")
+_new = object.__new__
 
 
 @dataclass(slots=True)
@@ -151,212 +152,224 @@ class DeleteGroupsResponse:
 
 def _decode_DeleteGroupsRequest_v0(data: bytes, pos: int) -> tuple[DeleteGroupsRequest, int]:
     """DeleteGroupsRequest, versions 0-1."""
+    o = _new(DeleteGroupsRequest)
     (_n1,) = _S_i.unpack_from(data, pos)
     pos += 4
     if _n1 < 0:
         raise InvalidValueError("GroupsNames: null or negative length")
     if _n1 > len(data) - pos:
         raise TruncatedError("GroupsNames: " + str(_n1) + " elements in " + str(len(data) - pos) + " bytes")
-    f_groups_names = []
+    _l2: list[str] = []
     for _ in range(_n1):
-        (_n3,) = _S_h.unpack_from(data, pos)
+        (_n4,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n3 < 0:
+        if _n4 < 0:
             raise InvalidValueError("GroupsNames: null or negative length")
-        _e2 = data[pos : pos + _n3].decode()
-        pos += _n3
-        f_groups_names.append(_e2)
-    return DeleteGroupsRequest(f_groups_names), pos
+        _e3 = data[pos : pos + _n4].decode()
+        pos += _n4
+        _l2.append(_e3)
+    o.groups_names = _l2
+    return o, pos
 
 
 def _encode_DeleteGroupsRequest_v0(o: DeleteGroupsRequest, out: bytearray) -> None:
     """DeleteGroupsRequest, versions 0-1."""
-    _a4 = o.groups_names
-    out += _S_i.pack(len(_a4))
-    for _e5 in _a4:
-        write_string(out, _e5)
+    _a5 = o.groups_names
+    out += _S_i.pack(len(_a5))
+    for _e6 in _a5:
+        write_string(out, _e6)
 
 
 def _decode_DeleteGroupsRequest_v2(data: bytes, pos: int) -> tuple[DeleteGroupsRequest, int]:
     """DeleteGroupsRequest, version 2 (flexible)."""
-    _n6 = data[pos]
-    if _n6 < 128:
+    o = _new(DeleteGroupsRequest)
+    _n7 = data[pos]
+    if _n7 < 128:
         pos += 1
     else:
-        _n6, pos = read_uvarint(data, pos)
-    _n6 -= 1
-    if _n6 < 0:
+        _n7, pos = read_uvarint(data, pos)
+    _n7 -= 1
+    if _n7 < 0:
         raise InvalidValueError("GroupsNames: null or negative length")
-    if _n6 > len(data) - pos:
-        raise TruncatedError("GroupsNames: " + str(_n6) + " elements in " + str(len(data) - pos) + " bytes")
-    f_groups_names = []
-    for _ in range(_n6):
-        _n8 = data[pos]
-        if 0 < _n8 < 128:
-            _e7 = data[pos + 1 : pos + _n8].decode()
-            pos += _n8
+    if _n7 > len(data) - pos:
+        raise TruncatedError("GroupsNames: " + str(_n7) + " elements in " + str(len(data) - pos) + " bytes")
+    _l8: list[str] = []
+    for _ in range(_n7):
+        _n10 = data[pos]
+        if _n10 < 128:
+            _e9 = data[pos + 1 : pos + _n10].decode()
+            pos += _n10 or _runtime.null_value("GroupsNames")
         else:
-            _e7, pos = read_compact_string(data, pos)
-        f_groups_names.append(_e7)
+            _e9, pos = read_compact_string(data, pos)
+        _l8.append(_e9)
+    o.groups_names = _l8
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return DeleteGroupsRequest(f_groups_names), pos
+    return o, pos
 
 
 def _encode_DeleteGroupsRequest_v2(o: DeleteGroupsRequest, out: bytearray) -> None:
     """DeleteGroupsRequest, version 2 (flexible)."""
-    _a9 = o.groups_names
-    _n10 = len(_a9) + 1
-    if _n10 < 128:
-        out.append(_n10)
+    _a11 = o.groups_names
+    _n12 = len(_a11) + 1
+    if _n12 < 128:
+        out.append(_n12)
     else:
-        write_uvarint(out, _n10)
-    for _e11 in _a9:
-        _b12 = _e11.encode()
-        _n13 = len(_b12) + 1
-        if _n13 < 128:
-            out.append(_n13)
+        write_uvarint(out, _n12)
+    for _e13 in _a11:
+        _b14 = _e13.encode()
+        _n15 = len(_b14) + 1
+        if _n15 < 128:
+            out.append(_n15)
         else:
-            write_uvarint(out, _n13)
-        out += _b12
+            write_uvarint(out, _n15)
+        out += _b14
     out.append(0)  # no tagged fields
 
 
 def _decode_DeletableGroupResult_v0(data: bytes, pos: int) -> tuple[DeletableGroupResult, int]:
     """DeletableGroupResult, versions 0-1."""
-    (_n14,) = _S_h.unpack_from(data, pos)
+    o = _new(DeletableGroupResult)
+    (_n16,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n14 < 0:
+    if _n16 < 0:
         raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n14].decode()
-    pos += _n14
-    (f_error_code,) = _S_h.unpack_from(data, pos)
+    o.group_id = data[pos : pos + _n16].decode()
+    pos += _n16
+    (o.error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    return DeletableGroupResult(f_group_id, f_error_code), pos
+    return o, pos
 
 
 def _encode_DeletableGroupResult_v0(o: DeletableGroupResult, out: bytearray) -> None:
     """DeletableGroupResult, versions 0-1."""
-    _b15 = o.group_id.encode()
-    out += _S_h.pack(len(_b15))
-    out += _b15
+    _b17 = o.group_id.encode()
+    out += _S_h.pack(len(_b17))
+    out += _b17
     out += _S_h.pack(o.error_code)
 
 
 def _decode_DeletableGroupResult_v2(data: bytes, pos: int) -> tuple[DeletableGroupResult, int]:
     """DeletableGroupResult, version 2 (flexible)."""
-    _n16 = data[pos]
-    if 0 < _n16 < 128:
-        f_group_id = data[pos + 1 : pos + _n16].decode()
-        pos += _n16
+    o = _new(DeletableGroupResult)
+    _n18 = data[pos]
+    if _n18 < 128:
+        o.group_id = data[pos + 1 : pos + _n18].decode()
+        pos += _n18 or _runtime.null_value("GroupId")
     else:
-        f_group_id, pos = read_compact_string(data, pos)
-    f_error_code, _t17 = _S_hB.unpack_from(data, pos)
+        o.group_id, pos = read_compact_string(data, pos)
+    o.error_code, _t19 = _S_hB.unpack_from(data, pos)
     pos += 3
-    if _t17 != 0:
+    if _t19 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return DeletableGroupResult(f_group_id, f_error_code), pos
+    return o, pos
 
 
 def _encode_DeletableGroupResult_v2(o: DeletableGroupResult, out: bytearray) -> None:
     """DeletableGroupResult, version 2 (flexible)."""
-    _b18 = o.group_id.encode()
-    _n19 = len(_b18) + 1
-    if _n19 < 128:
-        out.append(_n19)
+    _b20 = o.group_id.encode()
+    _n21 = len(_b20) + 1
+    if _n21 < 128:
+        out.append(_n21)
     else:
-        write_uvarint(out, _n19)
-    out += _b18
+        write_uvarint(out, _n21)
+    out += _b20
     out += _S_hB.pack(o.error_code, 0)
 
 
 def _decode_DeleteGroupsResponse_v0(data: bytes, pos: int) -> tuple[DeleteGroupsResponse, int]:
     """DeleteGroupsResponse, versions 0-1."""
-    f_throttle_time_ms, _n20 = _S_ii.unpack_from(data, pos)
+    o = _new(DeleteGroupsResponse)
+    o.throttle_time_ms, _n22 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n20 < 0:
+    if _n22 < 0:
         raise InvalidValueError("Results: null or negative length")
-    if _n20 > len(data) - pos:
-        raise TruncatedError("Results: " + str(_n20) + " elements in " + str(len(data) - pos) + " bytes")
-    f_results = []
-    for _ in range(_n20):
-        (_n22,) = _S_h.unpack_from(data, pos)
+    if _n22 > len(data) - pos:
+        raise TruncatedError("Results: " + str(_n22) + " elements in " + str(len(data) - pos) + " bytes")
+    _l23: list[DeletableGroupResult] = []
+    for _ in range(_n22):
+        _m24 = _new(DeletableGroupResult)
+        (_n25,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n22 < 0:
+        if _n25 < 0:
             raise InvalidValueError("GroupId: null or negative length")
-        _m21_group_id = data[pos : pos + _n22].decode()
-        pos += _n22
-        (_m21_error_code,) = _S_h.unpack_from(data, pos)
+        _m24.group_id = data[pos : pos + _n25].decode()
+        pos += _n25
+        (_m24.error_code,) = _S_h.unpack_from(data, pos)
         pos += 2
-        f_results.append(DeletableGroupResult(_m21_group_id, _m21_error_code))
-    return DeleteGroupsResponse(f_throttle_time_ms, f_results), pos
+        _l23.append(_m24)
+    o.results = _l23
+    return o, pos
 
 
 def _encode_DeleteGroupsResponse_v0(o: DeleteGroupsResponse, out: bytearray) -> None:
     """DeleteGroupsResponse, versions 0-1."""
-    _a23 = o.results
-    out += _S_ii.pack(o.throttle_time_ms, len(_a23))
-    for _e24 in _a23:
-        _b25 = _e24.group_id.encode()
-        out += _S_h.pack(len(_b25))
-        out += _b25
-        out += _S_h.pack(_e24.error_code)
+    _a26 = o.results
+    out += _S_ii.pack(o.throttle_time_ms, len(_a26))
+    for _e27 in _a26:
+        _b28 = _e27.group_id.encode()
+        out += _S_h.pack(len(_b28))
+        out += _b28
+        out += _S_h.pack(_e27.error_code)
 
 
 def _decode_DeleteGroupsResponse_v2(data: bytes, pos: int) -> tuple[DeleteGroupsResponse, int]:
     """DeleteGroupsResponse, version 2 (flexible)."""
-    (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
+    o = _new(DeleteGroupsResponse)
+    (o.throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n26 = data[pos]
-    if _n26 < 128:
+    _n29 = data[pos]
+    if _n29 < 128:
         pos += 1
     else:
-        _n26, pos = read_uvarint(data, pos)
-    _n26 -= 1
-    if _n26 < 0:
+        _n29, pos = read_uvarint(data, pos)
+    _n29 -= 1
+    if _n29 < 0:
         raise InvalidValueError("Results: null or negative length")
-    if _n26 > len(data) - pos:
-        raise TruncatedError("Results: " + str(_n26) + " elements in " + str(len(data) - pos) + " bytes")
-    f_results = []
-    for _ in range(_n26):
-        _n28 = data[pos]
-        if 0 < _n28 < 128:
-            _m27_group_id = data[pos + 1 : pos + _n28].decode()
-            pos += _n28
+    if _n29 > len(data) - pos:
+        raise TruncatedError("Results: " + str(_n29) + " elements in " + str(len(data) - pos) + " bytes")
+    _l30: list[DeletableGroupResult] = []
+    for _ in range(_n29):
+        _m31 = _new(DeletableGroupResult)
+        _n32 = data[pos]
+        if _n32 < 128:
+            _m31.group_id = data[pos + 1 : pos + _n32].decode()
+            pos += _n32 or _runtime.null_value("GroupId")
         else:
-            _m27_group_id, pos = read_compact_string(data, pos)
-        _m27_error_code, _t29 = _S_hB.unpack_from(data, pos)
+            _m31.group_id, pos = read_compact_string(data, pos)
+        _m31.error_code, _t33 = _S_hB.unpack_from(data, pos)
         pos += 3
-        if _t29 != 0:
+        if _t33 != 0:
             pos = skip_tagged_fields(data, pos - 1)
-        f_results.append(DeletableGroupResult(_m27_group_id, _m27_error_code))
+        _l30.append(_m31)
+    o.results = _l30
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return DeleteGroupsResponse(f_throttle_time_ms, f_results), pos
+    return o, pos
 
 
 def _encode_DeleteGroupsResponse_v2(o: DeleteGroupsResponse, out: bytearray) -> None:
     """DeleteGroupsResponse, version 2 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a30 = o.results
-    _n31 = len(_a30) + 1
-    if _n31 < 128:
-        out.append(_n31)
+    _a34 = o.results
+    _n35 = len(_a34) + 1
+    if _n35 < 128:
+        out.append(_n35)
     else:
-        write_uvarint(out, _n31)
-    for _e32 in _a30:
-        _b33 = _e32.group_id.encode()
-        _n34 = len(_b33) + 1
-        if _n34 < 128:
-            out.append(_n34)
+        write_uvarint(out, _n35)
+    for _e36 in _a34:
+        _b37 = _e36.group_id.encode()
+        _n38 = len(_b37) + 1
+        if _n38 < 128:
+            out.append(_n38)
         else:
-            write_uvarint(out, _n34)
-        out += _b33
-        out += _S_hB.pack(_e32.error_code, 0)
+            write_uvarint(out, _n38)
+        out += _b37
+        out += _S_hB.pack(_e36.error_code, 0)
     out.append(0)  # no tagged fields
 
 

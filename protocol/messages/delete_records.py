@@ -25,6 +25,7 @@ _S_iq = Struct(">iq")
 _S_iqB = Struct(">iqB")
 _S_iqh = Struct(">iqh")
 _S_iqhB = Struct(">iqhB")
+_new = object.__new__
 
 
 @dataclass(slots=True)
@@ -193,9 +194,10 @@ class DeleteRecordsResponse:
 
 def _decode_DeleteRecordsPartition_v0(data: bytes, pos: int) -> tuple[DeleteRecordsPartition, int]:
     """DeleteRecordsPartition, versions 0-1."""
-    f_partition_index, f_offset = _S_iq.unpack_from(data, pos)
+    o = _new(DeleteRecordsPartition)
+    o.partition_index, o.offset = _S_iq.unpack_from(data, pos)
     pos += 12
-    return DeleteRecordsPartition(f_partition_index, f_offset), pos
+    return o, pos
 
 
 def _encode_DeleteRecordsPartition_v0(o: DeleteRecordsPartition, out: bytearray) -> None:
@@ -205,11 +207,12 @@ def _encode_DeleteRecordsPartition_v0(o: DeleteRecordsPartition, out: bytearray)
 
 def _decode_DeleteRecordsPartition_v2(data: bytes, pos: int) -> tuple[DeleteRecordsPartition, int]:
     """DeleteRecordsPartition, version 2 (flexible)."""
-    f_partition_index, f_offset, _t1 = _S_iqB.unpack_from(data, pos)
+    o = _new(DeleteRecordsPartition)
+    o.partition_index, o.offset, _t1 = _S_iqB.unpack_from(data, pos)
     pos += 13
     if _t1 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return DeleteRecordsPartition(f_partition_index, f_offset), pos
+    return o, pos
 
 
 def _encode_DeleteRecordsPartition_v2(o: DeleteRecordsPartition, out: bytearray) -> None:
@@ -219,11 +222,12 @@ def _encode_DeleteRecordsPartition_v2(o: DeleteRecordsPartition, out: bytearray)
 
 def _decode_DeleteRecordsTopic_v0(data: bytes, pos: int) -> tuple[DeleteRecordsTopic, int]:
     """DeleteRecordsTopic, versions 0-1."""
+    o = _new(DeleteRecordsTopic)
     (_n2,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n2 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n2].decode()
+    o.name = data[pos : pos + _n2].decode()
     pos += _n2
     (_n3,) = _S_i.unpack_from(data, pos)
     pos += 4
@@ -231,136 +235,145 @@ def _decode_DeleteRecordsTopic_v0(data: bytes, pos: int) -> tuple[DeleteRecordsT
         raise InvalidValueError("Partitions: null or negative length")
     if _n3 > len(data) - pos:
         raise TruncatedError("Partitions: " + str(_n3) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
+    _l4: list[DeleteRecordsPartition] = []
     for _ in range(_n3):
-        _m4_partition_index, _m4_offset = _S_iq.unpack_from(data, pos)
+        _m5 = _new(DeleteRecordsPartition)
+        _m5.partition_index, _m5.offset = _S_iq.unpack_from(data, pos)
         pos += 12
-        f_partitions.append(DeleteRecordsPartition(_m4_partition_index, _m4_offset))
-    return DeleteRecordsTopic(f_name, f_partitions), pos
+        _l4.append(_m5)
+    o.partitions = _l4
+    return o, pos
 
 
 def _encode_DeleteRecordsTopic_v0(o: DeleteRecordsTopic, out: bytearray) -> None:
     """DeleteRecordsTopic, versions 0-1."""
-    _b5 = o.name.encode()
-    out += _S_h.pack(len(_b5))
-    out += _b5
-    _a6 = o.partitions
-    out += _S_i.pack(len(_a6))
-    for _e7 in _a6:
-        out += _S_iq.pack(_e7.partition_index, _e7.offset)
+    _b6 = o.name.encode()
+    out += _S_h.pack(len(_b6))
+    out += _b6
+    _a7 = o.partitions
+    out += _S_i.pack(len(_a7))
+    for _e8 in _a7:
+        out += _S_iq.pack(_e8.partition_index, _e8.offset)
 
 
 def _decode_DeleteRecordsTopic_v2(data: bytes, pos: int) -> tuple[DeleteRecordsTopic, int]:
     """DeleteRecordsTopic, version 2 (flexible)."""
-    _n8 = data[pos]
-    if 0 < _n8 < 128:
-        f_name = data[pos + 1 : pos + _n8].decode()
-        pos += _n8
-    else:
-        f_name, pos = read_compact_string(data, pos)
+    o = _new(DeleteRecordsTopic)
     _n9 = data[pos]
     if _n9 < 128:
+        o.name = data[pos + 1 : pos + _n9].decode()
+        pos += _n9 or _runtime.null_value("Name")
+    else:
+        o.name, pos = read_compact_string(data, pos)
+    _n10 = data[pos]
+    if _n10 < 128:
         pos += 1
     else:
-        _n9, pos = read_uvarint(data, pos)
-    _n9 -= 1
-    if _n9 < 0:
+        _n10, pos = read_uvarint(data, pos)
+    _n10 -= 1
+    if _n10 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n9 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n9) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n9):
-        _m10_partition_index, _m10_offset, _t11 = _S_iqB.unpack_from(data, pos)
+    if _n10 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n10) + " elements in " + str(len(data) - pos) + " bytes")
+    _l11: list[DeleteRecordsPartition] = []
+    for _ in range(_n10):
+        _m12 = _new(DeleteRecordsPartition)
+        _m12.partition_index, _m12.offset, _t13 = _S_iqB.unpack_from(data, pos)
         pos += 13
-        if _t11 != 0:
+        if _t13 != 0:
             pos = skip_tagged_fields(data, pos - 1)
-        f_partitions.append(DeleteRecordsPartition(_m10_partition_index, _m10_offset))
+        _l11.append(_m12)
+    o.partitions = _l11
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return DeleteRecordsTopic(f_name, f_partitions), pos
+    return o, pos
 
 
 def _encode_DeleteRecordsTopic_v2(o: DeleteRecordsTopic, out: bytearray) -> None:
     """DeleteRecordsTopic, version 2 (flexible)."""
-    _b12 = o.name.encode()
-    _n13 = len(_b12) + 1
-    if _n13 < 128:
-        out.append(_n13)
-    else:
-        write_uvarint(out, _n13)
-    out += _b12
-    _a14 = o.partitions
-    _n15 = len(_a14) + 1
+    _b14 = o.name.encode()
+    _n15 = len(_b14) + 1
     if _n15 < 128:
         out.append(_n15)
     else:
         write_uvarint(out, _n15)
-    for _e16 in _a14:
-        out += _S_iqB.pack(_e16.partition_index, _e16.offset, 0)
+    out += _b14
+    _a16 = o.partitions
+    _n17 = len(_a16) + 1
+    if _n17 < 128:
+        out.append(_n17)
+    else:
+        write_uvarint(out, _n17)
+    for _e18 in _a16:
+        out += _S_iqB.pack(_e18.partition_index, _e18.offset, 0)
     out.append(0)  # no tagged fields
 
 
 def _decode_DeleteRecordsRequest_v0(data: bytes, pos: int) -> tuple[DeleteRecordsRequest, int]:
     """DeleteRecordsRequest, versions 0-1."""
-    (_n17,) = _S_i.unpack_from(data, pos)
+    o = _new(DeleteRecordsRequest)
+    (_n19,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n17 < 0:
+    if _n19 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n17 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n17) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n17):
-        _e18, pos = _decode_DeleteRecordsTopic_v0(data, pos)
-        f_topics.append(_e18)
-    (f_timeout_ms,) = _S_i.unpack_from(data, pos)
+    if _n19 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n19) + " elements in " + str(len(data) - pos) + " bytes")
+    _l20: list[DeleteRecordsTopic] = []
+    for _ in range(_n19):
+        _e21, pos = _decode_DeleteRecordsTopic_v0(data, pos)
+        _l20.append(_e21)
+    o.topics = _l20
+    (o.timeout_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    return DeleteRecordsRequest(f_topics, f_timeout_ms), pos
+    return o, pos
 
 
 def _encode_DeleteRecordsRequest_v0(o: DeleteRecordsRequest, out: bytearray) -> None:
     """DeleteRecordsRequest, versions 0-1."""
-    _a19 = o.topics
-    out += _S_i.pack(len(_a19))
-    for _e20 in _a19:
-        _encode_DeleteRecordsTopic_v0(_e20, out)
+    _a22 = o.topics
+    out += _S_i.pack(len(_a22))
+    for _e23 in _a22:
+        _encode_DeleteRecordsTopic_v0(_e23, out)
     out += _S_i.pack(o.timeout_ms)
 
 
 def _decode_DeleteRecordsRequest_v2(data: bytes, pos: int) -> tuple[DeleteRecordsRequest, int]:
     """DeleteRecordsRequest, version 2 (flexible)."""
-    _n21 = data[pos]
-    if _n21 < 128:
+    o = _new(DeleteRecordsRequest)
+    _n24 = data[pos]
+    if _n24 < 128:
         pos += 1
     else:
-        _n21, pos = read_uvarint(data, pos)
-    _n21 -= 1
-    if _n21 < 0:
+        _n24, pos = read_uvarint(data, pos)
+    _n24 -= 1
+    if _n24 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n21 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n21) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n21):
-        _e22, pos = _decode_DeleteRecordsTopic_v2(data, pos)
-        f_topics.append(_e22)
-    f_timeout_ms, _t23 = _S_iB.unpack_from(data, pos)
+    if _n24 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n24) + " elements in " + str(len(data) - pos) + " bytes")
+    _l25: list[DeleteRecordsTopic] = []
+    for _ in range(_n24):
+        _e26, pos = _decode_DeleteRecordsTopic_v2(data, pos)
+        _l25.append(_e26)
+    o.topics = _l25
+    o.timeout_ms, _t27 = _S_iB.unpack_from(data, pos)
     pos += 5
-    if _t23 != 0:
+    if _t27 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return DeleteRecordsRequest(f_topics, f_timeout_ms), pos
+    return o, pos
 
 
 def _encode_DeleteRecordsRequest_v2(o: DeleteRecordsRequest, out: bytearray) -> None:
     """DeleteRecordsRequest, version 2 (flexible)."""
-    _a24 = o.topics
-    _n25 = len(_a24) + 1
-    if _n25 < 128:
-        out.append(_n25)
+    _a28 = o.topics
+    _n29 = len(_a28) + 1
+    if _n29 < 128:
+        out.append(_n29)
     else:
-        write_uvarint(out, _n25)
-    for _e26 in _a24:
-        _encode_DeleteRecordsTopic_v2(_e26, out)
+        write_uvarint(out, _n29)
+    for _e30 in _a28:
+        _encode_DeleteRecordsTopic_v2(_e30, out)
     out += _S_iB.pack(o.timeout_ms, 0)
 
 
@@ -368,9 +381,10 @@ def _decode_DeleteRecordsPartitionResult_v0(
     data: bytes, pos: int
 ) -> tuple[DeleteRecordsPartitionResult, int]:
     """DeleteRecordsPartitionResult, versions 0-1."""
-    f_partition_index, f_low_watermark, f_error_code = _S_iqh.unpack_from(data, pos)
+    o = _new(DeleteRecordsPartitionResult)
+    o.partition_index, o.low_watermark, o.error_code = _S_iqh.unpack_from(data, pos)
     pos += 14
-    return DeleteRecordsPartitionResult(f_partition_index, f_low_watermark, f_error_code), pos
+    return o, pos
 
 
 def _encode_DeleteRecordsPartitionResult_v0(o: DeleteRecordsPartitionResult, out: bytearray) -> None:
@@ -382,11 +396,12 @@ def _decode_DeleteRecordsPartitionResult_v2(
     data: bytes, pos: int
 ) -> tuple[DeleteRecordsPartitionResult, int]:
     """DeleteRecordsPartitionResult, version 2 (flexible)."""
-    f_partition_index, f_low_watermark, f_error_code, _t27 = _S_iqhB.unpack_from(data, pos)
+    o = _new(DeleteRecordsPartitionResult)
+    o.partition_index, o.low_watermark, o.error_code, _t31 = _S_iqhB.unpack_from(data, pos)
     pos += 15
-    if _t27 != 0:
+    if _t31 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return DeleteRecordsPartitionResult(f_partition_index, f_low_watermark, f_error_code), pos
+    return o, pos
 
 
 def _encode_DeleteRecordsPartitionResult_v2(o: DeleteRecordsPartitionResult, out: bytearray) -> None:
@@ -396,152 +411,158 @@ def _encode_DeleteRecordsPartitionResult_v2(o: DeleteRecordsPartitionResult, out
 
 def _decode_DeleteRecordsTopicResult_v0(data: bytes, pos: int) -> tuple[DeleteRecordsTopicResult, int]:
     """DeleteRecordsTopicResult, versions 0-1."""
-    (_n28,) = _S_h.unpack_from(data, pos)
+    o = _new(DeleteRecordsTopicResult)
+    (_n32,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n28 < 0:
+    if _n32 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n28].decode()
-    pos += _n28
-    (_n29,) = _S_i.unpack_from(data, pos)
+    o.name = data[pos : pos + _n32].decode()
+    pos += _n32
+    (_n33,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n29 < 0:
+    if _n33 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n29 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n29) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n29):
-        _m30_partition_index, _m30_low_watermark, _m30_error_code = _S_iqh.unpack_from(data, pos)
+    if _n33 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n33) + " elements in " + str(len(data) - pos) + " bytes")
+    _l34: list[DeleteRecordsPartitionResult] = []
+    for _ in range(_n33):
+        _m35 = _new(DeleteRecordsPartitionResult)
+        _m35.partition_index, _m35.low_watermark, _m35.error_code = _S_iqh.unpack_from(data, pos)
         pos += 14
-        f_partitions.append(
-            DeleteRecordsPartitionResult(_m30_partition_index, _m30_low_watermark, _m30_error_code)
-        )
-    return DeleteRecordsTopicResult(f_name, f_partitions), pos
+        _l34.append(_m35)
+    o.partitions = _l34
+    return o, pos
 
 
 def _encode_DeleteRecordsTopicResult_v0(o: DeleteRecordsTopicResult, out: bytearray) -> None:
     """DeleteRecordsTopicResult, versions 0-1."""
-    _b31 = o.name.encode()
-    out += _S_h.pack(len(_b31))
-    out += _b31
-    _a32 = o.partitions
-    out += _S_i.pack(len(_a32))
-    for _e33 in _a32:
-        out += _S_iqh.pack(_e33.partition_index, _e33.low_watermark, _e33.error_code)
+    _b36 = o.name.encode()
+    out += _S_h.pack(len(_b36))
+    out += _b36
+    _a37 = o.partitions
+    out += _S_i.pack(len(_a37))
+    for _e38 in _a37:
+        out += _S_iqh.pack(_e38.partition_index, _e38.low_watermark, _e38.error_code)
 
 
 def _decode_DeleteRecordsTopicResult_v2(data: bytes, pos: int) -> tuple[DeleteRecordsTopicResult, int]:
     """DeleteRecordsTopicResult, version 2 (flexible)."""
-    _n34 = data[pos]
-    if 0 < _n34 < 128:
-        f_name = data[pos + 1 : pos + _n34].decode()
-        pos += _n34
+    o = _new(DeleteRecordsTopicResult)
+    _n39 = data[pos]
+    if _n39 < 128:
+        o.name = data[pos + 1 : pos + _n39].decode()
+        pos += _n39 or _runtime.null_value("Name")
     else:
-        f_name, pos = read_compact_string(data, pos)
-    _n35 = data[pos]
-    if _n35 < 128:
+        o.name, pos = read_compact_string(data, pos)
+    _n40 = data[pos]
+    if _n40 < 128:
         pos += 1
     else:
-        _n35, pos = read_uvarint(data, pos)
-    _n35 -= 1
-    if _n35 < 0:
+        _n40, pos = read_uvarint(data, pos)
+    _n40 -= 1
+    if _n40 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n35 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n35) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n35):
-        _m36_partition_index, _m36_low_watermark, _m36_error_code, _t37 = _S_iqhB.unpack_from(data, pos)
+    if _n40 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n40) + " elements in " + str(len(data) - pos) + " bytes")
+    _l41: list[DeleteRecordsPartitionResult] = []
+    for _ in range(_n40):
+        _m42 = _new(DeleteRecordsPartitionResult)
+        _m42.partition_index, _m42.low_watermark, _m42.error_code, _t43 = _S_iqhB.unpack_from(data, pos)
         pos += 15
-        if _t37 != 0:
+        if _t43 != 0:
             pos = skip_tagged_fields(data, pos - 1)
-        f_partitions.append(
-            DeleteRecordsPartitionResult(_m36_partition_index, _m36_low_watermark, _m36_error_code)
-        )
+        _l41.append(_m42)
+    o.partitions = _l41
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return DeleteRecordsTopicResult(f_name, f_partitions), pos
+    return o, pos
 
 
 def _encode_DeleteRecordsTopicResult_v2(o: DeleteRecordsTopicResult, out: bytearray) -> None:
     """DeleteRecordsTopicResult, version 2 (flexible)."""
-    _b38 = o.name.encode()
-    _n39 = len(_b38) + 1
-    if _n39 < 128:
-        out.append(_n39)
+    _b44 = o.name.encode()
+    _n45 = len(_b44) + 1
+    if _n45 < 128:
+        out.append(_n45)
     else:
-        write_uvarint(out, _n39)
-    out += _b38
-    _a40 = o.partitions
-    _n41 = len(_a40) + 1
-    if _n41 < 128:
-        out.append(_n41)
+        write_uvarint(out, _n45)
+    out += _b44
+    _a46 = o.partitions
+    _n47 = len(_a46) + 1
+    if _n47 < 128:
+        out.append(_n47)
     else:
-        write_uvarint(out, _n41)
-    for _e42 in _a40:
-        out += _S_iqhB.pack(_e42.partition_index, _e42.low_watermark, _e42.error_code, 0)
+        write_uvarint(out, _n47)
+    for _e48 in _a46:
+        out += _S_iqhB.pack(_e48.partition_index, _e48.low_watermark, _e48.error_code, 0)
     out.append(0)  # no tagged fields
 
 
 def _decode_DeleteRecordsResponse_v0(data: bytes, pos: int) -> tuple[DeleteRecordsResponse, int]:
     """DeleteRecordsResponse, versions 0-1."""
-    f_throttle_time_ms, _n43 = _S_ii.unpack_from(data, pos)
+    o = _new(DeleteRecordsResponse)
+    o.throttle_time_ms, _n49 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n43 < 0:
+    if _n49 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n43 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n43) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n43):
-        _e44, pos = _decode_DeleteRecordsTopicResult_v0(data, pos)
-        f_topics.append(_e44)
-    return DeleteRecordsResponse(f_throttle_time_ms, f_topics), pos
+    if _n49 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n49) + " elements in " + str(len(data) - pos) + " bytes")
+    _l50: list[DeleteRecordsTopicResult] = []
+    for _ in range(_n49):
+        _e51, pos = _decode_DeleteRecordsTopicResult_v0(data, pos)
+        _l50.append(_e51)
+    o.topics = _l50
+    return o, pos
 
 
 def _encode_DeleteRecordsResponse_v0(o: DeleteRecordsResponse, out: bytearray) -> None:
     """DeleteRecordsResponse, versions 0-1."""
-    _a45 = o.topics
-    out += _S_ii.pack(o.throttle_time_ms, len(_a45))
-    for _e46 in _a45:
-        _encode_DeleteRecordsTopicResult_v0(_e46, out)
+    _a52 = o.topics
+    out += _S_ii.pack(o.throttle_time_ms, len(_a52))
+    for _e53 in _a52:
+        _encode_DeleteRecordsTopicResult_v0(_e53, out)
 
 
 def _decode_DeleteRecordsResponse_v2(data: bytes, pos: int) -> tuple[DeleteRecordsResponse, int]:
     """DeleteRecordsResponse, version 2 (flexible)."""
-    (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
+    o = _new(DeleteRecordsResponse)
+    (o.throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n47 = data[pos]
-    if _n47 < 128:
+    _n54 = data[pos]
+    if _n54 < 128:
         pos += 1
     else:
-        _n47, pos = read_uvarint(data, pos)
-    _n47 -= 1
-    if _n47 < 0:
+        _n54, pos = read_uvarint(data, pos)
+    _n54 -= 1
+    if _n54 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n47 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n47) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n47):
-        _e48, pos = _decode_DeleteRecordsTopicResult_v2(data, pos)
-        f_topics.append(_e48)
+    if _n54 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n54) + " elements in " + str(len(data) - pos) + " bytes")
+    _l55: list[DeleteRecordsTopicResult] = []
+    for _ in range(_n54):
+        _e56, pos = _decode_DeleteRecordsTopicResult_v2(data, pos)
+        _l55.append(_e56)
+    o.topics = _l55
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return DeleteRecordsResponse(f_throttle_time_ms, f_topics), pos
+    return o, pos
 
 
 def _encode_DeleteRecordsResponse_v2(o: DeleteRecordsResponse, out: bytearray) -> None:
     """DeleteRecordsResponse, version 2 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a49 = o.topics
-    _n50 = len(_a49) + 1
-    if _n50 < 128:
-        out.append(_n50)
+    _a57 = o.topics
+    _n58 = len(_a57) + 1
+    if _n58 < 128:
+        out.append(_n58)
     else:
-        write_uvarint(out, _n50)
-    for _e51 in _a49:
-        _encode_DeleteRecordsTopicResult_v2(_e51, out)
+        write_uvarint(out, _n58)
+    for _e59 in _a57:
+        _encode_DeleteRecordsTopicResult_v2(_e59, out)
     out.append(0)  # no tagged fields
 
 

@@ -35,6 +35,7 @@ _S_hB = Struct(">hB")
 _S_i = Struct(">i")
 _S_iB = Struct(">iB")
 _S_ii = Struct(">ii")
+_new = object.__new__
 
 
 @dataclass(slots=True)
@@ -179,21 +180,22 @@ class DeleteTopicsResponse:
 
 def _decode_DeleteTopicState_v6(data: bytes, pos: int) -> tuple[DeleteTopicState, int]:
     """DeleteTopicState, version 6 (flexible)."""
+    o = _new(DeleteTopicState)
     _n1 = data[pos]
-    if 0 < _n1 < 128:
-        f_name = data[pos + 1 : pos + _n1].decode()
-        pos += _n1
-    elif _n1 == 0:
-        f_name = None
+    if _n1 == 0:
+        o.name = None
         pos += 1
+    elif _n1 < 128:
+        o.name = data[pos + 1 : pos + _n1].decode()
+        pos += _n1
     else:
-        f_name, pos = read_compact_nullable_string(data, pos)
+        o.name, pos = read_compact_nullable_string(data, pos)
     _r2, _t3 = _S_16sB.unpack_from(data, pos)
     pos += 17
-    f_topic_id = UUID(bytes=_r2)
+    o.topic_id = UUID(bytes=_r2)
     if _t3 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return DeleteTopicState(f_name, f_topic_id), pos
+    return o, pos
 
 
 def _encode_DeleteTopicState_v6(o: DeleteTopicState, out: bytearray) -> None:
@@ -213,275 +215,294 @@ def _encode_DeleteTopicState_v6(o: DeleteTopicState, out: bytearray) -> None:
 
 def _decode_DeleteTopicsRequest_v0(data: bytes, pos: int) -> tuple[DeleteTopicsRequest, int]:
     """DeleteTopicsRequest, versions 0-3."""
+    o = _new(DeleteTopicsRequest)
+    o.topics = []
     (_n6,) = _S_i.unpack_from(data, pos)
     pos += 4
     if _n6 < 0:
         raise InvalidValueError("TopicNames: null or negative length")
     if _n6 > len(data) - pos:
         raise TruncatedError("TopicNames: " + str(_n6) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topic_names = []
+    _l7: list[str] = []
     for _ in range(_n6):
-        (_n8,) = _S_h.unpack_from(data, pos)
+        (_n9,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n8 < 0:
+        if _n9 < 0:
             raise InvalidValueError("TopicNames: null or negative length")
-        _e7 = data[pos : pos + _n8].decode()
-        pos += _n8
-        f_topic_names.append(_e7)
-    (f_timeout_ms,) = _S_i.unpack_from(data, pos)
+        _e8 = data[pos : pos + _n9].decode()
+        pos += _n9
+        _l7.append(_e8)
+    o.topic_names = _l7
+    (o.timeout_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    return DeleteTopicsRequest([], f_topic_names, f_timeout_ms), pos
+    return o, pos
 
 
 def _encode_DeleteTopicsRequest_v0(o: DeleteTopicsRequest, out: bytearray) -> None:
     """DeleteTopicsRequest, versions 0-3."""
-    _a9 = o.topic_names
-    out += _S_i.pack(len(_a9))
-    for _e10 in _a9:
-        write_string(out, _e10)
+    _a10 = o.topic_names
+    out += _S_i.pack(len(_a10))
+    for _e11 in _a10:
+        write_string(out, _e11)
     out += _S_i.pack(o.timeout_ms)
 
 
 def _decode_DeleteTopicsRequest_v4(data: bytes, pos: int) -> tuple[DeleteTopicsRequest, int]:
     """DeleteTopicsRequest, versions 4-5 (flexible)."""
-    _n11 = data[pos]
-    if _n11 < 128:
+    o = _new(DeleteTopicsRequest)
+    o.topics = []
+    _n12 = data[pos]
+    if _n12 < 128:
         pos += 1
     else:
-        _n11, pos = read_uvarint(data, pos)
-    _n11 -= 1
-    if _n11 < 0:
+        _n12, pos = read_uvarint(data, pos)
+    _n12 -= 1
+    if _n12 < 0:
         raise InvalidValueError("TopicNames: null or negative length")
-    if _n11 > len(data) - pos:
-        raise TruncatedError("TopicNames: " + str(_n11) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topic_names = []
-    for _ in range(_n11):
-        _n13 = data[pos]
-        if 0 < _n13 < 128:
-            _e12 = data[pos + 1 : pos + _n13].decode()
-            pos += _n13
+    if _n12 > len(data) - pos:
+        raise TruncatedError("TopicNames: " + str(_n12) + " elements in " + str(len(data) - pos) + " bytes")
+    _l13: list[str] = []
+    for _ in range(_n12):
+        _n15 = data[pos]
+        if _n15 < 128:
+            _e14 = data[pos + 1 : pos + _n15].decode()
+            pos += _n15 or _runtime.null_value("TopicNames")
         else:
-            _e12, pos = read_compact_string(data, pos)
-        f_topic_names.append(_e12)
-    f_timeout_ms, _t14 = _S_iB.unpack_from(data, pos)
+            _e14, pos = read_compact_string(data, pos)
+        _l13.append(_e14)
+    o.topic_names = _l13
+    o.timeout_ms, _t16 = _S_iB.unpack_from(data, pos)
     pos += 5
-    if _t14 != 0:
+    if _t16 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return DeleteTopicsRequest([], f_topic_names, f_timeout_ms), pos
+    return o, pos
 
 
 def _encode_DeleteTopicsRequest_v4(o: DeleteTopicsRequest, out: bytearray) -> None:
     """DeleteTopicsRequest, versions 4-5 (flexible)."""
-    _a15 = o.topic_names
-    _n16 = len(_a15) + 1
-    if _n16 < 128:
-        out.append(_n16)
+    _a17 = o.topic_names
+    _n18 = len(_a17) + 1
+    if _n18 < 128:
+        out.append(_n18)
     else:
-        write_uvarint(out, _n16)
-    for _e17 in _a15:
-        _b18 = _e17.encode()
-        _n19 = len(_b18) + 1
-        if _n19 < 128:
-            out.append(_n19)
+        write_uvarint(out, _n18)
+    for _e19 in _a17:
+        _b20 = _e19.encode()
+        _n21 = len(_b20) + 1
+        if _n21 < 128:
+            out.append(_n21)
         else:
-            write_uvarint(out, _n19)
-        out += _b18
+            write_uvarint(out, _n21)
+        out += _b20
     out += _S_iB.pack(o.timeout_ms, 0)
 
 
 def _decode_DeleteTopicsRequest_v6(data: bytes, pos: int) -> tuple[DeleteTopicsRequest, int]:
     """DeleteTopicsRequest, version 6 (flexible)."""
-    _n20 = data[pos]
-    if _n20 < 128:
+    o = _new(DeleteTopicsRequest)
+    o.topic_names = []
+    _n22 = data[pos]
+    if _n22 < 128:
         pos += 1
     else:
-        _n20, pos = read_uvarint(data, pos)
-    _n20 -= 1
-    if _n20 < 0:
+        _n22, pos = read_uvarint(data, pos)
+    _n22 -= 1
+    if _n22 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n20 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n20) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n20):
-        _n22 = data[pos]
-        if 0 < _n22 < 128:
-            _m21_name = data[pos + 1 : pos + _n22].decode()
-            pos += _n22
-        elif _n22 == 0:
-            _m21_name = None
+    if _n22 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n22) + " elements in " + str(len(data) - pos) + " bytes")
+    _l23: list[DeleteTopicState] = []
+    for _ in range(_n22):
+        _m24 = _new(DeleteTopicState)
+        _n25 = data[pos]
+        if _n25 == 0:
+            _m24.name = None
             pos += 1
+        elif _n25 < 128:
+            _m24.name = data[pos + 1 : pos + _n25].decode()
+            pos += _n25
         else:
-            _m21_name, pos = read_compact_nullable_string(data, pos)
-        _r23, _t24 = _S_16sB.unpack_from(data, pos)
+            _m24.name, pos = read_compact_nullable_string(data, pos)
+        _r26, _t27 = _S_16sB.unpack_from(data, pos)
         pos += 17
-        _m21_topic_id = UUID(bytes=_r23)
-        if _t24 != 0:
+        _m24.topic_id = UUID(bytes=_r26)
+        if _t27 != 0:
             pos = skip_tagged_fields(data, pos - 1)
-        f_topics.append(DeleteTopicState(_m21_name, _m21_topic_id))
-    f_timeout_ms, _t25 = _S_iB.unpack_from(data, pos)
+        _l23.append(_m24)
+    o.topics = _l23
+    o.timeout_ms, _t28 = _S_iB.unpack_from(data, pos)
     pos += 5
-    if _t25 != 0:
+    if _t28 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return DeleteTopicsRequest(f_topics, [], f_timeout_ms), pos
+    return o, pos
 
 
 def _encode_DeleteTopicsRequest_v6(o: DeleteTopicsRequest, out: bytearray) -> None:
     """DeleteTopicsRequest, version 6 (flexible)."""
-    _a26 = o.topics
-    _n27 = len(_a26) + 1
-    if _n27 < 128:
-        out.append(_n27)
+    _a29 = o.topics
+    _n30 = len(_a29) + 1
+    if _n30 < 128:
+        out.append(_n30)
     else:
-        write_uvarint(out, _n27)
-    for _e28 in _a26:
-        if _e28.name is None:
+        write_uvarint(out, _n30)
+    for _e31 in _a29:
+        if _e31.name is None:
             out.append(0)
         else:
-            _b29 = _e28.name.encode()
-            _n30 = len(_b29) + 1
-            if _n30 < 128:
-                out.append(_n30)
+            _b32 = _e31.name.encode()
+            _n33 = len(_b32) + 1
+            if _n33 < 128:
+                out.append(_n33)
             else:
-                write_uvarint(out, _n30)
-            out += _b29
-        out += _S_16sB.pack(_e28.topic_id.bytes, 0)
+                write_uvarint(out, _n33)
+            out += _b32
+        out += _S_16sB.pack(_e31.topic_id.bytes, 0)
     out += _S_iB.pack(o.timeout_ms, 0)
 
 
 def _decode_DeletableTopicResult_v0(data: bytes, pos: int) -> tuple[DeletableTopicResult, int]:
     """DeletableTopicResult, versions 0-3."""
-    (_n31,) = _S_h.unpack_from(data, pos)
+    o = _new(DeletableTopicResult)
+    o.topic_id = ZERO_UUID
+    o.error_message = None
+    (_n34,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n31 < 0:
+    if _n34 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n31].decode()
-    pos += _n31
-    (f_error_code,) = _S_h.unpack_from(data, pos)
+    o.name = data[pos : pos + _n34].decode()
+    pos += _n34
+    (o.error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    return DeletableTopicResult(f_name, ZERO_UUID, f_error_code, None), pos
+    return o, pos
 
 
 def _encode_DeletableTopicResult_v0(o: DeletableTopicResult, out: bytearray) -> None:
     """DeletableTopicResult, versions 0-3."""
-    _v32 = o.name
-    if _v32 is None:
+    _v35 = o.name
+    if _v35 is None:
         raise EncodeError("DeletableTopicResult.name is null, which version 0 does not allow")
-    _b33 = _v32.encode()
-    out += _S_h.pack(len(_b33))
-    out += _b33
+    _b36 = _v35.encode()
+    out += _S_h.pack(len(_b36))
+    out += _b36
     out += _S_h.pack(o.error_code)
 
 
 def _decode_DeletableTopicResult_v4(data: bytes, pos: int) -> tuple[DeletableTopicResult, int]:
     """DeletableTopicResult, version 4 (flexible)."""
-    _n34 = data[pos]
-    if 0 < _n34 < 128:
-        f_name = data[pos + 1 : pos + _n34].decode()
-        pos += _n34
+    o = _new(DeletableTopicResult)
+    o.topic_id = ZERO_UUID
+    o.error_message = None
+    _n37 = data[pos]
+    if _n37 < 128:
+        o.name = data[pos + 1 : pos + _n37].decode()
+        pos += _n37 or _runtime.null_value("Name")
     else:
-        f_name, pos = read_compact_string(data, pos)
-    f_error_code, _t35 = _S_hB.unpack_from(data, pos)
+        o.name, pos = read_compact_string(data, pos)
+    o.error_code, _t38 = _S_hB.unpack_from(data, pos)
     pos += 3
-    if _t35 != 0:
+    if _t38 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return DeletableTopicResult(f_name, ZERO_UUID, f_error_code, None), pos
+    return o, pos
 
 
 def _encode_DeletableTopicResult_v4(o: DeletableTopicResult, out: bytearray) -> None:
     """DeletableTopicResult, version 4 (flexible)."""
-    _v36 = o.name
-    if _v36 is None:
+    _v39 = o.name
+    if _v39 is None:
         raise EncodeError("DeletableTopicResult.name is null, which version 4 does not allow")
-    _b37 = _v36.encode()
-    _n38 = len(_b37) + 1
-    if _n38 < 128:
-        out.append(_n38)
+    _b40 = _v39.encode()
+    _n41 = len(_b40) + 1
+    if _n41 < 128:
+        out.append(_n41)
     else:
-        write_uvarint(out, _n38)
-    out += _b37
+        write_uvarint(out, _n41)
+    out += _b40
     out += _S_hB.pack(o.error_code, 0)
 
 
 def _decode_DeletableTopicResult_v5(data: bytes, pos: int) -> tuple[DeletableTopicResult, int]:
     """DeletableTopicResult, version 5 (flexible)."""
-    _n39 = data[pos]
-    if 0 < _n39 < 128:
-        f_name = data[pos + 1 : pos + _n39].decode()
-        pos += _n39
+    o = _new(DeletableTopicResult)
+    o.topic_id = ZERO_UUID
+    _n42 = data[pos]
+    if _n42 < 128:
+        o.name = data[pos + 1 : pos + _n42].decode()
+        pos += _n42 or _runtime.null_value("Name")
     else:
-        f_name, pos = read_compact_string(data, pos)
-    (f_error_code,) = _S_h.unpack_from(data, pos)
+        o.name, pos = read_compact_string(data, pos)
+    (o.error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    _n40 = data[pos]
-    if 0 < _n40 < 128:
-        f_error_message = data[pos + 1 : pos + _n40].decode()
-        pos += _n40
-    elif _n40 == 0:
-        f_error_message = None
+    _n43 = data[pos]
+    if _n43 == 0:
+        o.error_message = None
         pos += 1
+    elif _n43 < 128:
+        o.error_message = data[pos + 1 : pos + _n43].decode()
+        pos += _n43
     else:
-        f_error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return DeletableTopicResult(f_name, ZERO_UUID, f_error_code, f_error_message), pos
+    return o, pos
 
 
 def _encode_DeletableTopicResult_v5(o: DeletableTopicResult, out: bytearray) -> None:
     """DeletableTopicResult, version 5 (flexible)."""
-    _v41 = o.name
-    if _v41 is None:
+    _v44 = o.name
+    if _v44 is None:
         raise EncodeError("DeletableTopicResult.name is null, which version 5 does not allow")
-    _b42 = _v41.encode()
-    _n43 = len(_b42) + 1
-    if _n43 < 128:
-        out.append(_n43)
+    _b45 = _v44.encode()
+    _n46 = len(_b45) + 1
+    if _n46 < 128:
+        out.append(_n46)
     else:
-        write_uvarint(out, _n43)
-    out += _b42
+        write_uvarint(out, _n46)
+    out += _b45
     out += _S_h.pack(o.error_code)
     if o.error_message is None:
         out.append(0)
     else:
-        _b44 = o.error_message.encode()
-        _n45 = len(_b44) + 1
-        if _n45 < 128:
-            out.append(_n45)
+        _b47 = o.error_message.encode()
+        _n48 = len(_b47) + 1
+        if _n48 < 128:
+            out.append(_n48)
         else:
-            write_uvarint(out, _n45)
-        out += _b44
+            write_uvarint(out, _n48)
+        out += _b47
     out.append(0)  # no tagged fields
 
 
 def _decode_DeletableTopicResult_v6(data: bytes, pos: int) -> tuple[DeletableTopicResult, int]:
     """DeletableTopicResult, version 6 (flexible)."""
-    _n46 = data[pos]
-    if 0 < _n46 < 128:
-        f_name = data[pos + 1 : pos + _n46].decode()
-        pos += _n46
-    elif _n46 == 0:
-        f_name = None
+    o = _new(DeletableTopicResult)
+    _n49 = data[pos]
+    if _n49 == 0:
+        o.name = None
         pos += 1
+    elif _n49 < 128:
+        o.name = data[pos + 1 : pos + _n49].decode()
+        pos += _n49
     else:
-        f_name, pos = read_compact_nullable_string(data, pos)
-    _r47, f_error_code = _S_16sh.unpack_from(data, pos)
+        o.name, pos = read_compact_nullable_string(data, pos)
+    _r50, o.error_code = _S_16sh.unpack_from(data, pos)
     pos += 18
-    f_topic_id = UUID(bytes=_r47)
-    _n48 = data[pos]
-    if 0 < _n48 < 128:
-        f_error_message = data[pos + 1 : pos + _n48].decode()
-        pos += _n48
-    elif _n48 == 0:
-        f_error_message = None
+    o.topic_id = UUID(bytes=_r50)
+    _n51 = data[pos]
+    if _n51 == 0:
+        o.error_message = None
         pos += 1
+    elif _n51 < 128:
+        o.error_message = data[pos + 1 : pos + _n51].decode()
+        pos += _n51
     else:
-        f_error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return DeletableTopicResult(f_name, f_topic_id, f_error_code, f_error_message), pos
+    return o, pos
 
 
 def _encode_DeletableTopicResult_v6(o: DeletableTopicResult, out: bytearray) -> None:
@@ -489,319 +510,340 @@ def _encode_DeletableTopicResult_v6(o: DeletableTopicResult, out: bytearray) -> 
     if o.name is None:
         out.append(0)
     else:
-        _b49 = o.name.encode()
-        _n50 = len(_b49) + 1
-        if _n50 < 128:
-            out.append(_n50)
+        _b52 = o.name.encode()
+        _n53 = len(_b52) + 1
+        if _n53 < 128:
+            out.append(_n53)
         else:
-            write_uvarint(out, _n50)
-        out += _b49
+            write_uvarint(out, _n53)
+        out += _b52
     out += _S_16sh.pack(o.topic_id.bytes, o.error_code)
     if o.error_message is None:
         out.append(0)
     else:
-        _b51 = o.error_message.encode()
-        _n52 = len(_b51) + 1
-        if _n52 < 128:
-            out.append(_n52)
+        _b54 = o.error_message.encode()
+        _n55 = len(_b54) + 1
+        if _n55 < 128:
+            out.append(_n55)
         else:
-            write_uvarint(out, _n52)
-        out += _b51
+            write_uvarint(out, _n55)
+        out += _b54
     out.append(0)  # no tagged fields
 
 
 def _decode_DeleteTopicsResponse_v0(data: bytes, pos: int) -> tuple[DeleteTopicsResponse, int]:
     """DeleteTopicsResponse, version 0."""
-    (_n53,) = _S_i.unpack_from(data, pos)
+    o = _new(DeleteTopicsResponse)
+    o.throttle_time_ms = 0
+    (_n56,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n53 < 0:
+    if _n56 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n53 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n53) + " elements in " + str(len(data) - pos) + " bytes")
-    f_responses = []
-    for _ in range(_n53):
-        (_n55,) = _S_h.unpack_from(data, pos)
+    if _n56 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n56) + " elements in " + str(len(data) - pos) + " bytes")
+    _l57: list[DeletableTopicResult] = []
+    for _ in range(_n56):
+        _m58 = _new(DeletableTopicResult)
+        _m58.topic_id = ZERO_UUID
+        _m58.error_message = None
+        (_n59,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n55 < 0:
+        if _n59 < 0:
             raise InvalidValueError("Name: null or negative length")
-        _m54_name = data[pos : pos + _n55].decode()
-        pos += _n55
-        (_m54_error_code,) = _S_h.unpack_from(data, pos)
+        _m58.name = data[pos : pos + _n59].decode()
+        pos += _n59
+        (_m58.error_code,) = _S_h.unpack_from(data, pos)
         pos += 2
-        f_responses.append(DeletableTopicResult(_m54_name, ZERO_UUID, _m54_error_code, None))
-    return DeleteTopicsResponse(0, f_responses), pos
+        _l57.append(_m58)
+    o.responses = _l57
+    return o, pos
 
 
 def _encode_DeleteTopicsResponse_v0(o: DeleteTopicsResponse, out: bytearray) -> None:
     """DeleteTopicsResponse, version 0."""
-    _a56 = o.responses
-    out += _S_i.pack(len(_a56))
-    for _e57 in _a56:
-        _v58 = _e57.name
-        if _v58 is None:
+    _a60 = o.responses
+    out += _S_i.pack(len(_a60))
+    for _e61 in _a60:
+        _v62 = _e61.name
+        if _v62 is None:
             raise EncodeError("DeletableTopicResult.name is null, which version 0 does not allow")
-        _b59 = _v58.encode()
-        out += _S_h.pack(len(_b59))
-        out += _b59
-        out += _S_h.pack(_e57.error_code)
+        _b63 = _v62.encode()
+        out += _S_h.pack(len(_b63))
+        out += _b63
+        out += _S_h.pack(_e61.error_code)
 
 
 def _decode_DeleteTopicsResponse_v1(data: bytes, pos: int) -> tuple[DeleteTopicsResponse, int]:
     """DeleteTopicsResponse, versions 1-3."""
-    f_throttle_time_ms, _n60 = _S_ii.unpack_from(data, pos)
+    o = _new(DeleteTopicsResponse)
+    o.throttle_time_ms, _n64 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n60 < 0:
+    if _n64 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n60 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n60) + " elements in " + str(len(data) - pos) + " bytes")
-    f_responses = []
-    for _ in range(_n60):
-        (_n62,) = _S_h.unpack_from(data, pos)
+    if _n64 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n64) + " elements in " + str(len(data) - pos) + " bytes")
+    _l65: list[DeletableTopicResult] = []
+    for _ in range(_n64):
+        _m66 = _new(DeletableTopicResult)
+        _m66.topic_id = ZERO_UUID
+        _m66.error_message = None
+        (_n67,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n62 < 0:
+        if _n67 < 0:
             raise InvalidValueError("Name: null or negative length")
-        _m61_name = data[pos : pos + _n62].decode()
-        pos += _n62
-        (_m61_error_code,) = _S_h.unpack_from(data, pos)
+        _m66.name = data[pos : pos + _n67].decode()
+        pos += _n67
+        (_m66.error_code,) = _S_h.unpack_from(data, pos)
         pos += 2
-        f_responses.append(DeletableTopicResult(_m61_name, ZERO_UUID, _m61_error_code, None))
-    return DeleteTopicsResponse(f_throttle_time_ms, f_responses), pos
+        _l65.append(_m66)
+    o.responses = _l65
+    return o, pos
 
 
 def _encode_DeleteTopicsResponse_v1(o: DeleteTopicsResponse, out: bytearray) -> None:
     """DeleteTopicsResponse, versions 1-3."""
-    _a63 = o.responses
-    out += _S_ii.pack(o.throttle_time_ms, len(_a63))
-    for _e64 in _a63:
-        _v65 = _e64.name
-        if _v65 is None:
+    _a68 = o.responses
+    out += _S_ii.pack(o.throttle_time_ms, len(_a68))
+    for _e69 in _a68:
+        _v70 = _e69.name
+        if _v70 is None:
             raise EncodeError("DeletableTopicResult.name is null, which version 1 does not allow")
-        _b66 = _v65.encode()
-        out += _S_h.pack(len(_b66))
-        out += _b66
-        out += _S_h.pack(_e64.error_code)
+        _b71 = _v70.encode()
+        out += _S_h.pack(len(_b71))
+        out += _b71
+        out += _S_h.pack(_e69.error_code)
 
 
 def _decode_DeleteTopicsResponse_v4(data: bytes, pos: int) -> tuple[DeleteTopicsResponse, int]:
     """DeleteTopicsResponse, version 4 (flexible)."""
-    (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
+    o = _new(DeleteTopicsResponse)
+    (o.throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n67 = data[pos]
-    if _n67 < 128:
+    _n72 = data[pos]
+    if _n72 < 128:
         pos += 1
     else:
-        _n67, pos = read_uvarint(data, pos)
-    _n67 -= 1
-    if _n67 < 0:
+        _n72, pos = read_uvarint(data, pos)
+    _n72 -= 1
+    if _n72 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n67 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n67) + " elements in " + str(len(data) - pos) + " bytes")
-    f_responses = []
-    for _ in range(_n67):
-        _n69 = data[pos]
-        if 0 < _n69 < 128:
-            _m68_name = data[pos + 1 : pos + _n69].decode()
-            pos += _n69
+    if _n72 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n72) + " elements in " + str(len(data) - pos) + " bytes")
+    _l73: list[DeletableTopicResult] = []
+    for _ in range(_n72):
+        _m74 = _new(DeletableTopicResult)
+        _m74.topic_id = ZERO_UUID
+        _m74.error_message = None
+        _n75 = data[pos]
+        if _n75 < 128:
+            _m74.name = data[pos + 1 : pos + _n75].decode()
+            pos += _n75 or _runtime.null_value("Name")
         else:
-            _m68_name, pos = read_compact_string(data, pos)
-        _m68_error_code, _t70 = _S_hB.unpack_from(data, pos)
+            _m74.name, pos = read_compact_string(data, pos)
+        _m74.error_code, _t76 = _S_hB.unpack_from(data, pos)
         pos += 3
-        if _t70 != 0:
+        if _t76 != 0:
             pos = skip_tagged_fields(data, pos - 1)
-        f_responses.append(DeletableTopicResult(_m68_name, ZERO_UUID, _m68_error_code, None))
+        _l73.append(_m74)
+    o.responses = _l73
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return DeleteTopicsResponse(f_throttle_time_ms, f_responses), pos
+    return o, pos
 
 
 def _encode_DeleteTopicsResponse_v4(o: DeleteTopicsResponse, out: bytearray) -> None:
     """DeleteTopicsResponse, version 4 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a71 = o.responses
-    _n72 = len(_a71) + 1
-    if _n72 < 128:
-        out.append(_n72)
+    _a77 = o.responses
+    _n78 = len(_a77) + 1
+    if _n78 < 128:
+        out.append(_n78)
     else:
-        write_uvarint(out, _n72)
-    for _e73 in _a71:
-        _v74 = _e73.name
-        if _v74 is None:
+        write_uvarint(out, _n78)
+    for _e79 in _a77:
+        _v80 = _e79.name
+        if _v80 is None:
             raise EncodeError("DeletableTopicResult.name is null, which version 4 does not allow")
-        _b75 = _v74.encode()
-        _n76 = len(_b75) + 1
-        if _n76 < 128:
-            out.append(_n76)
+        _b81 = _v80.encode()
+        _n82 = len(_b81) + 1
+        if _n82 < 128:
+            out.append(_n82)
         else:
-            write_uvarint(out, _n76)
-        out += _b75
-        out += _S_hB.pack(_e73.error_code, 0)
+            write_uvarint(out, _n82)
+        out += _b81
+        out += _S_hB.pack(_e79.error_code, 0)
     out.append(0)  # no tagged fields
 
 
 def _decode_DeleteTopicsResponse_v5(data: bytes, pos: int) -> tuple[DeleteTopicsResponse, int]:
     """DeleteTopicsResponse, version 5 (flexible)."""
-    (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
+    o = _new(DeleteTopicsResponse)
+    (o.throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n77 = data[pos]
-    if _n77 < 128:
+    _n83 = data[pos]
+    if _n83 < 128:
         pos += 1
     else:
-        _n77, pos = read_uvarint(data, pos)
-    _n77 -= 1
-    if _n77 < 0:
+        _n83, pos = read_uvarint(data, pos)
+    _n83 -= 1
+    if _n83 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n77 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n77) + " elements in " + str(len(data) - pos) + " bytes")
-    f_responses = []
-    for _ in range(_n77):
-        _n79 = data[pos]
-        if 0 < _n79 < 128:
-            _m78_name = data[pos + 1 : pos + _n79].decode()
-            pos += _n79
+    if _n83 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n83) + " elements in " + str(len(data) - pos) + " bytes")
+    _l84: list[DeletableTopicResult] = []
+    for _ in range(_n83):
+        _m85 = _new(DeletableTopicResult)
+        _m85.topic_id = ZERO_UUID
+        _n86 = data[pos]
+        if _n86 < 128:
+            _m85.name = data[pos + 1 : pos + _n86].decode()
+            pos += _n86 or _runtime.null_value("Name")
         else:
-            _m78_name, pos = read_compact_string(data, pos)
-        (_m78_error_code,) = _S_h.unpack_from(data, pos)
+            _m85.name, pos = read_compact_string(data, pos)
+        (_m85.error_code,) = _S_h.unpack_from(data, pos)
         pos += 2
-        _n80 = data[pos]
-        if 0 < _n80 < 128:
-            _m78_error_message = data[pos + 1 : pos + _n80].decode()
-            pos += _n80
-        elif _n80 == 0:
-            _m78_error_message = None
+        _n87 = data[pos]
+        if _n87 == 0:
+            _m85.error_message = None
             pos += 1
+        elif _n87 < 128:
+            _m85.error_message = data[pos + 1 : pos + _n87].decode()
+            pos += _n87
         else:
-            _m78_error_message, pos = read_compact_nullable_string(data, pos)
+            _m85.error_message, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_responses.append(DeletableTopicResult(_m78_name, ZERO_UUID, _m78_error_code, _m78_error_message))
+        _l84.append(_m85)
+    o.responses = _l84
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return DeleteTopicsResponse(f_throttle_time_ms, f_responses), pos
+    return o, pos
 
 
 def _encode_DeleteTopicsResponse_v5(o: DeleteTopicsResponse, out: bytearray) -> None:
     """DeleteTopicsResponse, version 5 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a81 = o.responses
-    _n82 = len(_a81) + 1
-    if _n82 < 128:
-        out.append(_n82)
+    _a88 = o.responses
+    _n89 = len(_a88) + 1
+    if _n89 < 128:
+        out.append(_n89)
     else:
-        write_uvarint(out, _n82)
-    for _e83 in _a81:
-        _v84 = _e83.name
-        if _v84 is None:
+        write_uvarint(out, _n89)
+    for _e90 in _a88:
+        _v91 = _e90.name
+        if _v91 is None:
             raise EncodeError("DeletableTopicResult.name is null, which version 5 does not allow")
-        _b85 = _v84.encode()
-        _n86 = len(_b85) + 1
-        if _n86 < 128:
-            out.append(_n86)
+        _b92 = _v91.encode()
+        _n93 = len(_b92) + 1
+        if _n93 < 128:
+            out.append(_n93)
         else:
-            write_uvarint(out, _n86)
-        out += _b85
-        out += _S_h.pack(_e83.error_code)
-        if _e83.error_message is None:
+            write_uvarint(out, _n93)
+        out += _b92
+        out += _S_h.pack(_e90.error_code)
+        if _e90.error_message is None:
             out.append(0)
         else:
-            _b87 = _e83.error_message.encode()
-            _n88 = len(_b87) + 1
-            if _n88 < 128:
-                out.append(_n88)
+            _b94 = _e90.error_message.encode()
+            _n95 = len(_b94) + 1
+            if _n95 < 128:
+                out.append(_n95)
             else:
-                write_uvarint(out, _n88)
-            out += _b87
+                write_uvarint(out, _n95)
+            out += _b94
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_DeleteTopicsResponse_v6(data: bytes, pos: int) -> tuple[DeleteTopicsResponse, int]:
     """DeleteTopicsResponse, version 6 (flexible)."""
-    (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
+    o = _new(DeleteTopicsResponse)
+    (o.throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n89 = data[pos]
-    if _n89 < 128:
+    _n96 = data[pos]
+    if _n96 < 128:
         pos += 1
     else:
-        _n89, pos = read_uvarint(data, pos)
-    _n89 -= 1
-    if _n89 < 0:
+        _n96, pos = read_uvarint(data, pos)
+    _n96 -= 1
+    if _n96 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n89 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n89) + " elements in " + str(len(data) - pos) + " bytes")
-    f_responses = []
-    for _ in range(_n89):
-        _n91 = data[pos]
-        if 0 < _n91 < 128:
-            _m90_name = data[pos + 1 : pos + _n91].decode()
-            pos += _n91
-        elif _n91 == 0:
-            _m90_name = None
+    if _n96 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n96) + " elements in " + str(len(data) - pos) + " bytes")
+    _l97: list[DeletableTopicResult] = []
+    for _ in range(_n96):
+        _m98 = _new(DeletableTopicResult)
+        _n99 = data[pos]
+        if _n99 == 0:
+            _m98.name = None
             pos += 1
+        elif _n99 < 128:
+            _m98.name = data[pos + 1 : pos + _n99].decode()
+            pos += _n99
         else:
-            _m90_name, pos = read_compact_nullable_string(data, pos)
-        _r92, _m90_error_code = _S_16sh.unpack_from(data, pos)
+            _m98.name, pos = read_compact_nullable_string(data, pos)
+        _r100, _m98.error_code = _S_16sh.unpack_from(data, pos)
         pos += 18
-        _m90_topic_id = UUID(bytes=_r92)
-        _n93 = data[pos]
-        if 0 < _n93 < 128:
-            _m90_error_message = data[pos + 1 : pos + _n93].decode()
-            pos += _n93
-        elif _n93 == 0:
-            _m90_error_message = None
+        _m98.topic_id = UUID(bytes=_r100)
+        _n101 = data[pos]
+        if _n101 == 0:
+            _m98.error_message = None
             pos += 1
+        elif _n101 < 128:
+            _m98.error_message = data[pos + 1 : pos + _n101].decode()
+            pos += _n101
         else:
-            _m90_error_message, pos = read_compact_nullable_string(data, pos)
+            _m98.error_message, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_responses.append(
-            DeletableTopicResult(_m90_name, _m90_topic_id, _m90_error_code, _m90_error_message)
-        )
+        _l97.append(_m98)
+    o.responses = _l97
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return DeleteTopicsResponse(f_throttle_time_ms, f_responses), pos
+    return o, pos
 
 
 def _encode_DeleteTopicsResponse_v6(o: DeleteTopicsResponse, out: bytearray) -> None:
     """DeleteTopicsResponse, version 6 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a94 = o.responses
-    _n95 = len(_a94) + 1
-    if _n95 < 128:
-        out.append(_n95)
+    _a102 = o.responses
+    _n103 = len(_a102) + 1
+    if _n103 < 128:
+        out.append(_n103)
     else:
-        write_uvarint(out, _n95)
-    for _e96 in _a94:
-        if _e96.name is None:
+        write_uvarint(out, _n103)
+    for _e104 in _a102:
+        if _e104.name is None:
             out.append(0)
         else:
-            _b97 = _e96.name.encode()
-            _n98 = len(_b97) + 1
-            if _n98 < 128:
-                out.append(_n98)
+            _b105 = _e104.name.encode()
+            _n106 = len(_b105) + 1
+            if _n106 < 128:
+                out.append(_n106)
             else:
-                write_uvarint(out, _n98)
-            out += _b97
-        out += _S_16sh.pack(_e96.topic_id.bytes, _e96.error_code)
-        if _e96.error_message is None:
+                write_uvarint(out, _n106)
+            out += _b105
+        out += _S_16sh.pack(_e104.topic_id.bytes, _e104.error_code)
+        if _e104.error_message is None:
             out.append(0)
         else:
-            _b99 = _e96.error_message.encode()
-            _n100 = len(_b99) + 1
-            if _n100 < 128:
-                out.append(_n100)
+            _b107 = _e104.error_message.encode()
+            _n108 = len(_b107) + 1
+            if _n108 < 128:
+                out.append(_n108)
             else:
-                write_uvarint(out, _n100)
-            out += _b99
+                write_uvarint(out, _n108)
+            out += _b107
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 

@@ -31,6 +31,7 @@ _S_ih = Struct(">ih")
 _S_oB = Struct(">?B")
 _S_obB = Struct(">?bB")
 _S_oboB = Struct(">?b?B")
+_new = object.__new__
 
 
 @dataclass(slots=True)
@@ -196,11 +197,14 @@ class DescribeClusterResponse:
 
 def _decode_DescribeClusterRequest_v0(data: bytes, pos: int) -> tuple[DescribeClusterRequest, int]:
     """DescribeClusterRequest, version 0 (flexible)."""
-    f_include_cluster_authorized_operations, _t1 = _S_oB.unpack_from(data, pos)
+    o = _new(DescribeClusterRequest)
+    o.endpoint_type = 1
+    o.include_fenced_brokers = False
+    o.include_cluster_authorized_operations, _t1 = _S_oB.unpack_from(data, pos)
     pos += 2
     if _t1 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return DescribeClusterRequest(f_include_cluster_authorized_operations, 1, False), pos
+    return o, pos
 
 
 def _encode_DescribeClusterRequest_v0(o: DescribeClusterRequest, out: bytearray) -> None:
@@ -210,11 +214,13 @@ def _encode_DescribeClusterRequest_v0(o: DescribeClusterRequest, out: bytearray)
 
 def _decode_DescribeClusterRequest_v1(data: bytes, pos: int) -> tuple[DescribeClusterRequest, int]:
     """DescribeClusterRequest, version 1 (flexible)."""
-    f_include_cluster_authorized_operations, f_endpoint_type, _t2 = _S_obB.unpack_from(data, pos)
+    o = _new(DescribeClusterRequest)
+    o.include_fenced_brokers = False
+    o.include_cluster_authorized_operations, o.endpoint_type, _t2 = _S_obB.unpack_from(data, pos)
     pos += 3
     if _t2 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return DescribeClusterRequest(f_include_cluster_authorized_operations, f_endpoint_type, False), pos
+    return o, pos
 
 
 def _encode_DescribeClusterRequest_v1(o: DescribeClusterRequest, out: bytearray) -> None:
@@ -224,15 +230,14 @@ def _encode_DescribeClusterRequest_v1(o: DescribeClusterRequest, out: bytearray)
 
 def _decode_DescribeClusterRequest_v2(data: bytes, pos: int) -> tuple[DescribeClusterRequest, int]:
     """DescribeClusterRequest, version 2 (flexible)."""
-    f_include_cluster_authorized_operations, f_endpoint_type, f_include_fenced_brokers, _t3 = (
+    o = _new(DescribeClusterRequest)
+    o.include_cluster_authorized_operations, o.endpoint_type, o.include_fenced_brokers, _t3 = (
         _S_oboB.unpack_from(data, pos)
     )
     pos += 4
     if _t3 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return DescribeClusterRequest(
-        f_include_cluster_authorized_operations, f_endpoint_type, f_include_fenced_brokers
-    ), pos
+    return o, pos
 
 
 def _encode_DescribeClusterRequest_v2(o: DescribeClusterRequest, out: bytearray) -> None:
@@ -242,30 +247,32 @@ def _encode_DescribeClusterRequest_v2(o: DescribeClusterRequest, out: bytearray)
 
 def _decode_DescribeClusterBroker_v0(data: bytes, pos: int) -> tuple[DescribeClusterBroker, int]:
     """DescribeClusterBroker, versions 0-1 (flexible)."""
-    (f_broker_id,) = _S_i.unpack_from(data, pos)
+    o = _new(DescribeClusterBroker)
+    o.is_fenced = False
+    (o.broker_id,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n4 = data[pos]
-    if 0 < _n4 < 128:
-        f_host = data[pos + 1 : pos + _n4].decode()
-        pos += _n4
+    if _n4 < 128:
+        o.host = data[pos + 1 : pos + _n4].decode()
+        pos += _n4 or _runtime.null_value("Host")
     else:
-        f_host, pos = read_compact_string(data, pos)
-    (f_port,) = _S_i.unpack_from(data, pos)
+        o.host, pos = read_compact_string(data, pos)
+    (o.port,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n5 = data[pos]
-    if 0 < _n5 < 128:
-        f_rack = data[pos + 1 : pos + _n5].decode()
-        pos += _n5
-    elif _n5 == 0:
-        f_rack = None
+    if _n5 == 0:
+        o.rack = None
         pos += 1
+    elif _n5 < 128:
+        o.rack = data[pos + 1 : pos + _n5].decode()
+        pos += _n5
     else:
-        f_rack, pos = read_compact_nullable_string(data, pos)
+        o.rack, pos = read_compact_nullable_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return DescribeClusterBroker(f_broker_id, f_host, f_port, f_rack, False), pos
+    return o, pos
 
 
 def _encode_DescribeClusterBroker_v0(o: DescribeClusterBroker, out: bytearray) -> None:
@@ -294,30 +301,31 @@ def _encode_DescribeClusterBroker_v0(o: DescribeClusterBroker, out: bytearray) -
 
 def _decode_DescribeClusterBroker_v2(data: bytes, pos: int) -> tuple[DescribeClusterBroker, int]:
     """DescribeClusterBroker, version 2 (flexible)."""
-    (f_broker_id,) = _S_i.unpack_from(data, pos)
+    o = _new(DescribeClusterBroker)
+    (o.broker_id,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n10 = data[pos]
-    if 0 < _n10 < 128:
-        f_host = data[pos + 1 : pos + _n10].decode()
-        pos += _n10
+    if _n10 < 128:
+        o.host = data[pos + 1 : pos + _n10].decode()
+        pos += _n10 or _runtime.null_value("Host")
     else:
-        f_host, pos = read_compact_string(data, pos)
-    (f_port,) = _S_i.unpack_from(data, pos)
+        o.host, pos = read_compact_string(data, pos)
+    (o.port,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n11 = data[pos]
-    if 0 < _n11 < 128:
-        f_rack = data[pos + 1 : pos + _n11].decode()
-        pos += _n11
-    elif _n11 == 0:
-        f_rack = None
+    if _n11 == 0:
+        o.rack = None
         pos += 1
+    elif _n11 < 128:
+        o.rack = data[pos + 1 : pos + _n11].decode()
+        pos += _n11
     else:
-        f_rack, pos = read_compact_nullable_string(data, pos)
-    f_is_fenced, _t12 = _S_oB.unpack_from(data, pos)
+        o.rack, pos = read_compact_nullable_string(data, pos)
+    o.is_fenced, _t12 = _S_oB.unpack_from(data, pos)
     pos += 2
     if _t12 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return DescribeClusterBroker(f_broker_id, f_host, f_port, f_rack, f_is_fenced), pos
+    return o, pos
 
 
 def _encode_DescribeClusterBroker_v2(o: DescribeClusterBroker, out: bytearray) -> None:
@@ -346,24 +354,26 @@ def _encode_DescribeClusterBroker_v2(o: DescribeClusterBroker, out: bytearray) -
 
 def _decode_DescribeClusterResponse_v0(data: bytes, pos: int) -> tuple[DescribeClusterResponse, int]:
     """DescribeClusterResponse, version 0 (flexible)."""
-    f_throttle_time_ms, f_error_code = _S_ih.unpack_from(data, pos)
+    o = _new(DescribeClusterResponse)
+    o.endpoint_type = 1
+    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(data, pos)
     pos += 6
     _n17 = data[pos]
-    if 0 < _n17 < 128:
-        f_error_message = data[pos + 1 : pos + _n17].decode()
-        pos += _n17
-    elif _n17 == 0:
-        f_error_message = None
+    if _n17 == 0:
+        o.error_message = None
         pos += 1
+    elif _n17 < 128:
+        o.error_message = data[pos + 1 : pos + _n17].decode()
+        pos += _n17
     else:
-        f_error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos)
     _n18 = data[pos]
-    if 0 < _n18 < 128:
-        f_cluster_id = data[pos + 1 : pos + _n18].decode()
-        pos += _n18
+    if _n18 < 128:
+        o.cluster_id = data[pos + 1 : pos + _n18].decode()
+        pos += _n18 or _runtime.null_value("ClusterId")
     else:
-        f_cluster_id, pos = read_compact_string(data, pos)
-    (f_controller_id,) = _S_i.unpack_from(data, pos)
+        o.cluster_id, pos = read_compact_string(data, pos)
+    (o.controller_id,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n19 = data[pos]
     if _n19 < 128:
@@ -375,46 +385,40 @@ def _decode_DescribeClusterResponse_v0(data: bytes, pos: int) -> tuple[DescribeC
         raise InvalidValueError("Brokers: null or negative length")
     if _n19 > len(data) - pos:
         raise TruncatedError("Brokers: " + str(_n19) + " elements in " + str(len(data) - pos) + " bytes")
-    f_brokers = []
+    _l20: list[DescribeClusterBroker] = []
     for _ in range(_n19):
-        (_m20_broker_id,) = _S_i.unpack_from(data, pos)
-        pos += 4
-        _n21 = data[pos]
-        if 0 < _n21 < 128:
-            _m20_host = data[pos + 1 : pos + _n21].decode()
-            pos += _n21
-        else:
-            _m20_host, pos = read_compact_string(data, pos)
-        (_m20_port,) = _S_i.unpack_from(data, pos)
+        _m21 = _new(DescribeClusterBroker)
+        _m21.is_fenced = False
+        (_m21.broker_id,) = _S_i.unpack_from(data, pos)
         pos += 4
         _n22 = data[pos]
-        if 0 < _n22 < 128:
-            _m20_rack = data[pos + 1 : pos + _n22].decode()
-            pos += _n22
-        elif _n22 == 0:
-            _m20_rack = None
-            pos += 1
+        if _n22 < 128:
+            _m21.host = data[pos + 1 : pos + _n22].decode()
+            pos += _n22 or _runtime.null_value("Host")
         else:
-            _m20_rack, pos = read_compact_nullable_string(data, pos)
+            _m21.host, pos = read_compact_string(data, pos)
+        (_m21.port,) = _S_i.unpack_from(data, pos)
+        pos += 4
+        _n23 = data[pos]
+        if _n23 == 0:
+            _m21.rack = None
+            pos += 1
+        elif _n23 < 128:
+            _m21.rack = data[pos + 1 : pos + _n23].decode()
+            pos += _n23
+        else:
+            _m21.rack, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_brokers.append(DescribeClusterBroker(_m20_broker_id, _m20_host, _m20_port, _m20_rack, False))
-    f_cluster_authorized_operations, _t23 = _S_iB.unpack_from(data, pos)
+        _l20.append(_m21)
+    o.brokers = _l20
+    o.cluster_authorized_operations, _t24 = _S_iB.unpack_from(data, pos)
     pos += 5
-    if _t23 != 0:
+    if _t24 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return DescribeClusterResponse(
-        f_throttle_time_ms,
-        f_error_code,
-        f_error_message,
-        1,
-        f_cluster_id,
-        f_controller_id,
-        f_brokers,
-        f_cluster_authorized_operations,
-    ), pos
+    return o, pos
 
 
 def _encode_DescribeClusterResponse_v0(o: DescribeClusterResponse, out: bytearray) -> None:
@@ -423,124 +427,119 @@ def _encode_DescribeClusterResponse_v0(o: DescribeClusterResponse, out: bytearra
     if o.error_message is None:
         out.append(0)
     else:
-        _b24 = o.error_message.encode()
-        _n25 = len(_b24) + 1
-        if _n25 < 128:
-            out.append(_n25)
+        _b25 = o.error_message.encode()
+        _n26 = len(_b25) + 1
+        if _n26 < 128:
+            out.append(_n26)
         else:
-            write_uvarint(out, _n25)
-        out += _b24
-    _b26 = o.cluster_id.encode()
-    _n27 = len(_b26) + 1
-    if _n27 < 128:
-        out.append(_n27)
+            write_uvarint(out, _n26)
+        out += _b25
+    _b27 = o.cluster_id.encode()
+    _n28 = len(_b27) + 1
+    if _n28 < 128:
+        out.append(_n28)
     else:
-        write_uvarint(out, _n27)
-    out += _b26
+        write_uvarint(out, _n28)
+    out += _b27
     out += _S_i.pack(o.controller_id)
-    _a28 = o.brokers
-    _n29 = len(_a28) + 1
-    if _n29 < 128:
-        out.append(_n29)
+    _a29 = o.brokers
+    _n30 = len(_a29) + 1
+    if _n30 < 128:
+        out.append(_n30)
     else:
-        write_uvarint(out, _n29)
-    for _e30 in _a28:
-        out += _S_i.pack(_e30.broker_id)
-        _b31 = _e30.host.encode()
-        _n32 = len(_b31) + 1
-        if _n32 < 128:
-            out.append(_n32)
+        write_uvarint(out, _n30)
+    for _e31 in _a29:
+        out += _S_i.pack(_e31.broker_id)
+        _b32 = _e31.host.encode()
+        _n33 = len(_b32) + 1
+        if _n33 < 128:
+            out.append(_n33)
         else:
-            write_uvarint(out, _n32)
-        out += _b31
-        out += _S_i.pack(_e30.port)
-        if _e30.rack is None:
+            write_uvarint(out, _n33)
+        out += _b32
+        out += _S_i.pack(_e31.port)
+        if _e31.rack is None:
             out.append(0)
         else:
-            _b33 = _e30.rack.encode()
-            _n34 = len(_b33) + 1
-            if _n34 < 128:
-                out.append(_n34)
+            _b34 = _e31.rack.encode()
+            _n35 = len(_b34) + 1
+            if _n35 < 128:
+                out.append(_n35)
             else:
-                write_uvarint(out, _n34)
-            out += _b33
+                write_uvarint(out, _n35)
+            out += _b34
         out.append(0)  # no tagged fields
     out += _S_iB.pack(o.cluster_authorized_operations, 0)
 
 
 def _decode_DescribeClusterResponse_v1(data: bytes, pos: int) -> tuple[DescribeClusterResponse, int]:
     """DescribeClusterResponse, version 1 (flexible)."""
-    f_throttle_time_ms, f_error_code = _S_ih.unpack_from(data, pos)
+    o = _new(DescribeClusterResponse)
+    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(data, pos)
     pos += 6
-    _n35 = data[pos]
-    if 0 < _n35 < 128:
-        f_error_message = data[pos + 1 : pos + _n35].decode()
-        pos += _n35
-    elif _n35 == 0:
-        f_error_message = None
-        pos += 1
-    else:
-        f_error_message, pos = read_compact_nullable_string(data, pos)
-    (f_endpoint_type,) = _S_b.unpack_from(data, pos)
-    pos += 1
     _n36 = data[pos]
-    if 0 < _n36 < 128:
-        f_cluster_id = data[pos + 1 : pos + _n36].decode()
+    if _n36 == 0:
+        o.error_message = None
+        pos += 1
+    elif _n36 < 128:
+        o.error_message = data[pos + 1 : pos + _n36].decode()
         pos += _n36
     else:
-        f_cluster_id, pos = read_compact_string(data, pos)
-    (f_controller_id,) = _S_i.unpack_from(data, pos)
-    pos += 4
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    (o.endpoint_type,) = _S_b.unpack_from(data, pos)
+    pos += 1
     _n37 = data[pos]
     if _n37 < 128:
+        o.cluster_id = data[pos + 1 : pos + _n37].decode()
+        pos += _n37 or _runtime.null_value("ClusterId")
+    else:
+        o.cluster_id, pos = read_compact_string(data, pos)
+    (o.controller_id,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    _n38 = data[pos]
+    if _n38 < 128:
         pos += 1
     else:
-        _n37, pos = read_uvarint(data, pos)
-    _n37 -= 1
-    if _n37 < 0:
+        _n38, pos = read_uvarint(data, pos)
+    _n38 -= 1
+    if _n38 < 0:
         raise InvalidValueError("Brokers: null or negative length")
-    if _n37 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n37) + " elements in " + str(len(data) - pos) + " bytes")
-    f_brokers = []
-    for _ in range(_n37):
-        (_m38_broker_id,) = _S_i.unpack_from(data, pos)
+    if _n38 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n38) + " elements in " + str(len(data) - pos) + " bytes")
+    _l39: list[DescribeClusterBroker] = []
+    for _ in range(_n38):
+        _m40 = _new(DescribeClusterBroker)
+        _m40.is_fenced = False
+        (_m40.broker_id,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n39 = data[pos]
-        if 0 < _n39 < 128:
-            _m38_host = data[pos + 1 : pos + _n39].decode()
-            pos += _n39
+        _n41 = data[pos]
+        if _n41 < 128:
+            _m40.host = data[pos + 1 : pos + _n41].decode()
+            pos += _n41 or _runtime.null_value("Host")
         else:
-            _m38_host, pos = read_compact_string(data, pos)
-        (_m38_port,) = _S_i.unpack_from(data, pos)
+            _m40.host, pos = read_compact_string(data, pos)
+        (_m40.port,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n40 = data[pos]
-        if 0 < _n40 < 128:
-            _m38_rack = data[pos + 1 : pos + _n40].decode()
-            pos += _n40
-        elif _n40 == 0:
-            _m38_rack = None
+        _n42 = data[pos]
+        if _n42 == 0:
+            _m40.rack = None
             pos += 1
+        elif _n42 < 128:
+            _m40.rack = data[pos + 1 : pos + _n42].decode()
+            pos += _n42
         else:
-            _m38_rack, pos = read_compact_nullable_string(data, pos)
+            _m40.rack, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_brokers.append(DescribeClusterBroker(_m38_broker_id, _m38_host, _m38_port, _m38_rack, False))
-    f_cluster_authorized_operations, _t41 = _S_iB.unpack_from(data, pos)
+        _l39.append(_m40)
+    o.brokers = _l39
+    o.cluster_authorized_operations, _t43 = _S_iB.unpack_from(data, pos)
     pos += 5
-    if _t41 != 0:
+    if _t43 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return DescribeClusterResponse(
-        f_throttle_time_ms,
-        f_error_code,
-        f_error_message,
-        f_endpoint_type,
-        f_cluster_id,
-        f_controller_id,
-        f_brokers,
-        f_cluster_authorized_operations,
-    ), pos
+    return o, pos
 
 
 def _encode_DescribeClusterResponse_v1(o: DescribeClusterResponse, out: bytearray) -> None:
@@ -549,127 +548,119 @@ def _encode_DescribeClusterResponse_v1(o: DescribeClusterResponse, out: bytearra
     if o.error_message is None:
         out.append(0)
     else:
-        _b42 = o.error_message.encode()
-        _n43 = len(_b42) + 1
-        if _n43 < 128:
-            out.append(_n43)
+        _b44 = o.error_message.encode()
+        _n45 = len(_b44) + 1
+        if _n45 < 128:
+            out.append(_n45)
         else:
-            write_uvarint(out, _n43)
-        out += _b42
+            write_uvarint(out, _n45)
+        out += _b44
     out += _S_b.pack(o.endpoint_type)
-    _b44 = o.cluster_id.encode()
-    _n45 = len(_b44) + 1
-    if _n45 < 128:
-        out.append(_n45)
-    else:
-        write_uvarint(out, _n45)
-    out += _b44
-    out += _S_i.pack(o.controller_id)
-    _a46 = o.brokers
-    _n47 = len(_a46) + 1
+    _b46 = o.cluster_id.encode()
+    _n47 = len(_b46) + 1
     if _n47 < 128:
         out.append(_n47)
     else:
         write_uvarint(out, _n47)
-    for _e48 in _a46:
-        out += _S_i.pack(_e48.broker_id)
-        _b49 = _e48.host.encode()
-        _n50 = len(_b49) + 1
-        if _n50 < 128:
-            out.append(_n50)
+    out += _b46
+    out += _S_i.pack(o.controller_id)
+    _a48 = o.brokers
+    _n49 = len(_a48) + 1
+    if _n49 < 128:
+        out.append(_n49)
+    else:
+        write_uvarint(out, _n49)
+    for _e50 in _a48:
+        out += _S_i.pack(_e50.broker_id)
+        _b51 = _e50.host.encode()
+        _n52 = len(_b51) + 1
+        if _n52 < 128:
+            out.append(_n52)
         else:
-            write_uvarint(out, _n50)
-        out += _b49
-        out += _S_i.pack(_e48.port)
-        if _e48.rack is None:
+            write_uvarint(out, _n52)
+        out += _b51
+        out += _S_i.pack(_e50.port)
+        if _e50.rack is None:
             out.append(0)
         else:
-            _b51 = _e48.rack.encode()
-            _n52 = len(_b51) + 1
-            if _n52 < 128:
-                out.append(_n52)
+            _b53 = _e50.rack.encode()
+            _n54 = len(_b53) + 1
+            if _n54 < 128:
+                out.append(_n54)
             else:
-                write_uvarint(out, _n52)
-            out += _b51
+                write_uvarint(out, _n54)
+            out += _b53
         out.append(0)  # no tagged fields
     out += _S_iB.pack(o.cluster_authorized_operations, 0)
 
 
 def _decode_DescribeClusterResponse_v2(data: bytes, pos: int) -> tuple[DescribeClusterResponse, int]:
     """DescribeClusterResponse, version 2 (flexible)."""
-    f_throttle_time_ms, f_error_code = _S_ih.unpack_from(data, pos)
+    o = _new(DescribeClusterResponse)
+    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(data, pos)
     pos += 6
-    _n53 = data[pos]
-    if 0 < _n53 < 128:
-        f_error_message = data[pos + 1 : pos + _n53].decode()
-        pos += _n53
-    elif _n53 == 0:
-        f_error_message = None
-        pos += 1
-    else:
-        f_error_message, pos = read_compact_nullable_string(data, pos)
-    (f_endpoint_type,) = _S_b.unpack_from(data, pos)
-    pos += 1
-    _n54 = data[pos]
-    if 0 < _n54 < 128:
-        f_cluster_id = data[pos + 1 : pos + _n54].decode()
-        pos += _n54
-    else:
-        f_cluster_id, pos = read_compact_string(data, pos)
-    (f_controller_id,) = _S_i.unpack_from(data, pos)
-    pos += 4
     _n55 = data[pos]
-    if _n55 < 128:
+    if _n55 == 0:
+        o.error_message = None
+        pos += 1
+    elif _n55 < 128:
+        o.error_message = data[pos + 1 : pos + _n55].decode()
+        pos += _n55
+    else:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    (o.endpoint_type,) = _S_b.unpack_from(data, pos)
+    pos += 1
+    _n56 = data[pos]
+    if _n56 < 128:
+        o.cluster_id = data[pos + 1 : pos + _n56].decode()
+        pos += _n56 or _runtime.null_value("ClusterId")
+    else:
+        o.cluster_id, pos = read_compact_string(data, pos)
+    (o.controller_id,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    _n57 = data[pos]
+    if _n57 < 128:
         pos += 1
     else:
-        _n55, pos = read_uvarint(data, pos)
-    _n55 -= 1
-    if _n55 < 0:
+        _n57, pos = read_uvarint(data, pos)
+    _n57 -= 1
+    if _n57 < 0:
         raise InvalidValueError("Brokers: null or negative length")
-    if _n55 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n55) + " elements in " + str(len(data) - pos) + " bytes")
-    f_brokers = []
-    for _ in range(_n55):
-        (_m56_broker_id,) = _S_i.unpack_from(data, pos)
+    if _n57 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n57) + " elements in " + str(len(data) - pos) + " bytes")
+    _l58: list[DescribeClusterBroker] = []
+    for _ in range(_n57):
+        _m59 = _new(DescribeClusterBroker)
+        (_m59.broker_id,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n57 = data[pos]
-        if 0 < _n57 < 128:
-            _m56_host = data[pos + 1 : pos + _n57].decode()
-            pos += _n57
+        _n60 = data[pos]
+        if _n60 < 128:
+            _m59.host = data[pos + 1 : pos + _n60].decode()
+            pos += _n60 or _runtime.null_value("Host")
         else:
-            _m56_host, pos = read_compact_string(data, pos)
-        (_m56_port,) = _S_i.unpack_from(data, pos)
+            _m59.host, pos = read_compact_string(data, pos)
+        (_m59.port,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n58 = data[pos]
-        if 0 < _n58 < 128:
-            _m56_rack = data[pos + 1 : pos + _n58].decode()
-            pos += _n58
-        elif _n58 == 0:
-            _m56_rack = None
+        _n61 = data[pos]
+        if _n61 == 0:
+            _m59.rack = None
             pos += 1
+        elif _n61 < 128:
+            _m59.rack = data[pos + 1 : pos + _n61].decode()
+            pos += _n61
         else:
-            _m56_rack, pos = read_compact_nullable_string(data, pos)
-        _m56_is_fenced, _t59 = _S_oB.unpack_from(data, pos)
+            _m59.rack, pos = read_compact_nullable_string(data, pos)
+        _m59.is_fenced, _t62 = _S_oB.unpack_from(data, pos)
         pos += 2
-        if _t59 != 0:
+        if _t62 != 0:
             pos = skip_tagged_fields(data, pos - 1)
-        f_brokers.append(
-            DescribeClusterBroker(_m56_broker_id, _m56_host, _m56_port, _m56_rack, _m56_is_fenced)
-        )
-    f_cluster_authorized_operations, _t60 = _S_iB.unpack_from(data, pos)
+        _l58.append(_m59)
+    o.brokers = _l58
+    o.cluster_authorized_operations, _t63 = _S_iB.unpack_from(data, pos)
     pos += 5
-    if _t60 != 0:
+    if _t63 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return DescribeClusterResponse(
-        f_throttle_time_ms,
-        f_error_code,
-        f_error_message,
-        f_endpoint_type,
-        f_cluster_id,
-        f_controller_id,
-        f_brokers,
-        f_cluster_authorized_operations,
-    ), pos
+    return o, pos
 
 
 def _encode_DescribeClusterResponse_v2(o: DescribeClusterResponse, out: bytearray) -> None:
@@ -678,49 +669,49 @@ def _encode_DescribeClusterResponse_v2(o: DescribeClusterResponse, out: bytearra
     if o.error_message is None:
         out.append(0)
     else:
-        _b61 = o.error_message.encode()
-        _n62 = len(_b61) + 1
-        if _n62 < 128:
-            out.append(_n62)
+        _b64 = o.error_message.encode()
+        _n65 = len(_b64) + 1
+        if _n65 < 128:
+            out.append(_n65)
         else:
-            write_uvarint(out, _n62)
-        out += _b61
+            write_uvarint(out, _n65)
+        out += _b64
     out += _S_b.pack(o.endpoint_type)
-    _b63 = o.cluster_id.encode()
-    _n64 = len(_b63) + 1
-    if _n64 < 128:
-        out.append(_n64)
+    _b66 = o.cluster_id.encode()
+    _n67 = len(_b66) + 1
+    if _n67 < 128:
+        out.append(_n67)
     else:
-        write_uvarint(out, _n64)
-    out += _b63
+        write_uvarint(out, _n67)
+    out += _b66
     out += _S_i.pack(o.controller_id)
-    _a65 = o.brokers
-    _n66 = len(_a65) + 1
-    if _n66 < 128:
-        out.append(_n66)
+    _a68 = o.brokers
+    _n69 = len(_a68) + 1
+    if _n69 < 128:
+        out.append(_n69)
     else:
-        write_uvarint(out, _n66)
-    for _e67 in _a65:
-        out += _S_i.pack(_e67.broker_id)
-        _b68 = _e67.host.encode()
-        _n69 = len(_b68) + 1
-        if _n69 < 128:
-            out.append(_n69)
+        write_uvarint(out, _n69)
+    for _e70 in _a68:
+        out += _S_i.pack(_e70.broker_id)
+        _b71 = _e70.host.encode()
+        _n72 = len(_b71) + 1
+        if _n72 < 128:
+            out.append(_n72)
         else:
-            write_uvarint(out, _n69)
-        out += _b68
-        out += _S_i.pack(_e67.port)
-        if _e67.rack is None:
+            write_uvarint(out, _n72)
+        out += _b71
+        out += _S_i.pack(_e70.port)
+        if _e70.rack is None:
             out.append(0)
         else:
-            _b70 = _e67.rack.encode()
-            _n71 = len(_b70) + 1
-            if _n71 < 128:
-                out.append(_n71)
+            _b73 = _e70.rack.encode()
+            _n74 = len(_b73) + 1
+            if _n74 < 128:
+                out.append(_n74)
             else:
-                write_uvarint(out, _n71)
-            out += _b70
-        out += _S_oB.pack(_e67.is_fenced, 0)
+                write_uvarint(out, _n74)
+            out += _b73
+        out += _S_oB.pack(_e70.is_fenced, 0)
     out += _S_iB.pack(o.cluster_authorized_operations, 0)
 
 

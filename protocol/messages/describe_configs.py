@@ -38,6 +38,7 @@ _S_oboi = Struct(">?b?i")
 _S_oo = Struct(">??")
 _S_ooB = Struct(">??B")
 _S_ooo = Struct(">???")
+_new = object.__new__
 
 
 @dataclass(slots=True)
@@ -232,16 +233,17 @@ class DescribeConfigsResponse:
 
 def _decode_DescribeConfigsResource_v0(data: bytes, pos: int) -> tuple[DescribeConfigsResource, int]:
     """DescribeConfigsResource, versions 0-3."""
-    f_resource_type, _n1 = _S_bh.unpack_from(data, pos)
+    o = _new(DescribeConfigsResource)
+    o.resource_type, _n1 = _S_bh.unpack_from(data, pos)
     pos += 3
     if _n1 < 0:
         raise InvalidValueError("ResourceName: null or negative length")
-    f_resource_name = data[pos : pos + _n1].decode()
+    o.resource_name = data[pos : pos + _n1].decode()
     pos += _n1
     (_n2,) = _S_i.unpack_from(data, pos)
     pos += 4
     if _n2 < 0:
-        f_configuration_keys = None
+        o.configuration_keys = None
         if _n2 != -1:
             raise InvalidValueError("ConfigurationKeys: length " + str(_n2))
     else:
@@ -249,453 +251,469 @@ def _decode_DescribeConfigsResource_v0(data: bytes, pos: int) -> tuple[DescribeC
             raise TruncatedError(
                 "ConfigurationKeys: " + str(_n2) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        f_configuration_keys = []
+        _l3: list[str] = []
         for _ in range(_n2):
-            (_n4,) = _S_h.unpack_from(data, pos)
+            (_n5,) = _S_h.unpack_from(data, pos)
             pos += 2
-            if _n4 < 0:
+            if _n5 < 0:
                 raise InvalidValueError("ConfigurationKeys: null or negative length")
-            _e3 = data[pos : pos + _n4].decode()
-            pos += _n4
-            f_configuration_keys.append(_e3)
-    return DescribeConfigsResource(f_resource_type, f_resource_name, f_configuration_keys), pos
+            _e4 = data[pos : pos + _n5].decode()
+            pos += _n5
+            _l3.append(_e4)
+        o.configuration_keys = _l3
+    return o, pos
 
 
 def _encode_DescribeConfigsResource_v0(o: DescribeConfigsResource, out: bytearray) -> None:
     """DescribeConfigsResource, versions 0-3."""
-    _b5 = o.resource_name.encode()
-    out += _S_bh.pack(o.resource_type, len(_b5))
-    out += _b5
-    _a6 = o.configuration_keys
-    out += _S_i.pack(-1 if _a6 is None else len(_a6))
-    if _a6 is not None:
-        for _e7 in _a6:
-            write_string(out, _e7)
+    _b6 = o.resource_name.encode()
+    out += _S_bh.pack(o.resource_type, len(_b6))
+    out += _b6
+    _a7 = o.configuration_keys
+    out += _S_i.pack(-1 if _a7 is None else len(_a7))
+    if _a7 is not None:
+        for _e8 in _a7:
+            write_string(out, _e8)
 
 
 def _decode_DescribeConfigsResource_v4(data: bytes, pos: int) -> tuple[DescribeConfigsResource, int]:
     """DescribeConfigsResource, version 4 (flexible)."""
-    (f_resource_type,) = _S_b.unpack_from(data, pos)
+    o = _new(DescribeConfigsResource)
+    (o.resource_type,) = _S_b.unpack_from(data, pos)
     pos += 1
-    _n8 = data[pos]
-    if 0 < _n8 < 128:
-        f_resource_name = data[pos + 1 : pos + _n8].decode()
-        pos += _n8
-    else:
-        f_resource_name, pos = read_compact_string(data, pos)
     _n9 = data[pos]
     if _n9 < 128:
+        o.resource_name = data[pos + 1 : pos + _n9].decode()
+        pos += _n9 or _runtime.null_value("ResourceName")
+    else:
+        o.resource_name, pos = read_compact_string(data, pos)
+    _n10 = data[pos]
+    if _n10 < 128:
         pos += 1
     else:
-        _n9, pos = read_uvarint(data, pos)
-    _n9 -= 1
-    if _n9 < 0:
-        f_configuration_keys = None
-        if _n9 != -1:
-            raise InvalidValueError("ConfigurationKeys: length " + str(_n9))
+        _n10, pos = read_uvarint(data, pos)
+    _n10 -= 1
+    if _n10 < 0:
+        o.configuration_keys = None
+        if _n10 != -1:
+            raise InvalidValueError("ConfigurationKeys: length " + str(_n10))
     else:
-        if _n9 > len(data) - pos:
+        if _n10 > len(data) - pos:
             raise TruncatedError(
-                "ConfigurationKeys: " + str(_n9) + " elements in " + str(len(data) - pos) + " bytes"
+                "ConfigurationKeys: " + str(_n10) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        f_configuration_keys = []
-        for _ in range(_n9):
-            _n11 = data[pos]
-            if 0 < _n11 < 128:
-                _e10 = data[pos + 1 : pos + _n11].decode()
-                pos += _n11
+        _l11: list[str] = []
+        for _ in range(_n10):
+            _n13 = data[pos]
+            if _n13 < 128:
+                _e12 = data[pos + 1 : pos + _n13].decode()
+                pos += _n13 or _runtime.null_value("ConfigurationKeys")
             else:
-                _e10, pos = read_compact_string(data, pos)
-            f_configuration_keys.append(_e10)
+                _e12, pos = read_compact_string(data, pos)
+            _l11.append(_e12)
+        o.configuration_keys = _l11
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return DescribeConfigsResource(f_resource_type, f_resource_name, f_configuration_keys), pos
+    return o, pos
 
 
 def _encode_DescribeConfigsResource_v4(o: DescribeConfigsResource, out: bytearray) -> None:
     """DescribeConfigsResource, version 4 (flexible)."""
     out += _S_b.pack(o.resource_type)
-    _b12 = o.resource_name.encode()
-    _n13 = len(_b12) + 1
-    if _n13 < 128:
-        out.append(_n13)
+    _b14 = o.resource_name.encode()
+    _n15 = len(_b14) + 1
+    if _n15 < 128:
+        out.append(_n15)
     else:
-        write_uvarint(out, _n13)
-    out += _b12
-    _a14 = o.configuration_keys
-    if _a14 is None:
+        write_uvarint(out, _n15)
+    out += _b14
+    _a16 = o.configuration_keys
+    if _a16 is None:
         out.append(0)
     else:
-        _n15 = len(_a14) + 1
-        if _n15 < 128:
-            out.append(_n15)
+        _n17 = len(_a16) + 1
+        if _n17 < 128:
+            out.append(_n17)
         else:
-            write_uvarint(out, _n15)
-        for _e16 in _a14:
-            _b17 = _e16.encode()
-            _n18 = len(_b17) + 1
-            if _n18 < 128:
-                out.append(_n18)
+            write_uvarint(out, _n17)
+        for _e18 in _a16:
+            _b19 = _e18.encode()
+            _n20 = len(_b19) + 1
+            if _n20 < 128:
+                out.append(_n20)
             else:
-                write_uvarint(out, _n18)
-            out += _b17
+                write_uvarint(out, _n20)
+            out += _b19
     out.append(0)  # no tagged fields
 
 
 def _decode_DescribeConfigsRequest_v0(data: bytes, pos: int) -> tuple[DescribeConfigsRequest, int]:
     """DescribeConfigsRequest, version 0."""
-    (_n19,) = _S_i.unpack_from(data, pos)
+    o = _new(DescribeConfigsRequest)
+    o.include_synonyms = False
+    o.include_documentation = False
+    (_n21,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n19 < 0:
+    if _n21 < 0:
         raise InvalidValueError("Resources: null or negative length")
-    if _n19 > len(data) - pos:
-        raise TruncatedError("Resources: " + str(_n19) + " elements in " + str(len(data) - pos) + " bytes")
-    f_resources = []
-    for _ in range(_n19):
-        _m20_resource_type, _n21 = _S_bh.unpack_from(data, pos)
+    if _n21 > len(data) - pos:
+        raise TruncatedError("Resources: " + str(_n21) + " elements in " + str(len(data) - pos) + " bytes")
+    _l22: list[DescribeConfigsResource] = []
+    for _ in range(_n21):
+        _m23 = _new(DescribeConfigsResource)
+        _m23.resource_type, _n24 = _S_bh.unpack_from(data, pos)
         pos += 3
-        if _n21 < 0:
+        if _n24 < 0:
             raise InvalidValueError("ResourceName: null or negative length")
-        _m20_resource_name = data[pos : pos + _n21].decode()
-        pos += _n21
-        (_n22,) = _S_i.unpack_from(data, pos)
+        _m23.resource_name = data[pos : pos + _n24].decode()
+        pos += _n24
+        (_n25,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n22 < 0:
-            _m20_configuration_keys = None
-            if _n22 != -1:
-                raise InvalidValueError("ConfigurationKeys: length " + str(_n22))
+        if _n25 < 0:
+            _m23.configuration_keys = None
+            if _n25 != -1:
+                raise InvalidValueError("ConfigurationKeys: length " + str(_n25))
         else:
-            if _n22 > len(data) - pos:
+            if _n25 > len(data) - pos:
                 raise TruncatedError(
-                    "ConfigurationKeys: " + str(_n22) + " elements in " + str(len(data) - pos) + " bytes"
+                    "ConfigurationKeys: " + str(_n25) + " elements in " + str(len(data) - pos) + " bytes"
                 )
-            _m20_configuration_keys = []
-            for _ in range(_n22):
-                (_n24,) = _S_h.unpack_from(data, pos)
+            _l26: list[str] = []
+            for _ in range(_n25):
+                (_n28,) = _S_h.unpack_from(data, pos)
                 pos += 2
-                if _n24 < 0:
+                if _n28 < 0:
                     raise InvalidValueError("ConfigurationKeys: null or negative length")
-                _e23 = data[pos : pos + _n24].decode()
-                pos += _n24
-                _m20_configuration_keys.append(_e23)
-        f_resources.append(
-            DescribeConfigsResource(_m20_resource_type, _m20_resource_name, _m20_configuration_keys)
-        )
-    return DescribeConfigsRequest(f_resources, False, False), pos
+                _e27 = data[pos : pos + _n28].decode()
+                pos += _n28
+                _l26.append(_e27)
+            _m23.configuration_keys = _l26
+        _l22.append(_m23)
+    o.resources = _l22
+    return o, pos
 
 
 def _encode_DescribeConfigsRequest_v0(o: DescribeConfigsRequest, out: bytearray) -> None:
     """DescribeConfigsRequest, version 0."""
-    _a25 = o.resources
-    out += _S_i.pack(len(_a25))
-    for _e26 in _a25:
-        _b27 = _e26.resource_name.encode()
-        out += _S_bh.pack(_e26.resource_type, len(_b27))
-        out += _b27
-        _a28 = _e26.configuration_keys
-        out += _S_i.pack(-1 if _a28 is None else len(_a28))
-        if _a28 is not None:
-            for _e29 in _a28:
-                write_string(out, _e29)
+    _a29 = o.resources
+    out += _S_i.pack(len(_a29))
+    for _e30 in _a29:
+        _b31 = _e30.resource_name.encode()
+        out += _S_bh.pack(_e30.resource_type, len(_b31))
+        out += _b31
+        _a32 = _e30.configuration_keys
+        out += _S_i.pack(-1 if _a32 is None else len(_a32))
+        if _a32 is not None:
+            for _e33 in _a32:
+                write_string(out, _e33)
 
 
 def _decode_DescribeConfigsRequest_v1(data: bytes, pos: int) -> tuple[DescribeConfigsRequest, int]:
     """DescribeConfigsRequest, versions 1-2."""
-    (_n30,) = _S_i.unpack_from(data, pos)
+    o = _new(DescribeConfigsRequest)
+    o.include_documentation = False
+    (_n34,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n30 < 0:
+    if _n34 < 0:
         raise InvalidValueError("Resources: null or negative length")
-    if _n30 > len(data) - pos:
-        raise TruncatedError("Resources: " + str(_n30) + " elements in " + str(len(data) - pos) + " bytes")
-    f_resources = []
-    for _ in range(_n30):
-        _m31_resource_type, _n32 = _S_bh.unpack_from(data, pos)
+    if _n34 > len(data) - pos:
+        raise TruncatedError("Resources: " + str(_n34) + " elements in " + str(len(data) - pos) + " bytes")
+    _l35: list[DescribeConfigsResource] = []
+    for _ in range(_n34):
+        _m36 = _new(DescribeConfigsResource)
+        _m36.resource_type, _n37 = _S_bh.unpack_from(data, pos)
         pos += 3
-        if _n32 < 0:
+        if _n37 < 0:
             raise InvalidValueError("ResourceName: null or negative length")
-        _m31_resource_name = data[pos : pos + _n32].decode()
-        pos += _n32
-        (_n33,) = _S_i.unpack_from(data, pos)
+        _m36.resource_name = data[pos : pos + _n37].decode()
+        pos += _n37
+        (_n38,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n33 < 0:
-            _m31_configuration_keys = None
-            if _n33 != -1:
-                raise InvalidValueError("ConfigurationKeys: length " + str(_n33))
+        if _n38 < 0:
+            _m36.configuration_keys = None
+            if _n38 != -1:
+                raise InvalidValueError("ConfigurationKeys: length " + str(_n38))
         else:
-            if _n33 > len(data) - pos:
+            if _n38 > len(data) - pos:
                 raise TruncatedError(
-                    "ConfigurationKeys: " + str(_n33) + " elements in " + str(len(data) - pos) + " bytes"
+                    "ConfigurationKeys: " + str(_n38) + " elements in " + str(len(data) - pos) + " bytes"
                 )
-            _m31_configuration_keys = []
-            for _ in range(_n33):
-                (_n35,) = _S_h.unpack_from(data, pos)
+            _l39: list[str] = []
+            for _ in range(_n38):
+                (_n41,) = _S_h.unpack_from(data, pos)
                 pos += 2
-                if _n35 < 0:
+                if _n41 < 0:
                     raise InvalidValueError("ConfigurationKeys: null or negative length")
-                _e34 = data[pos : pos + _n35].decode()
-                pos += _n35
-                _m31_configuration_keys.append(_e34)
-        f_resources.append(
-            DescribeConfigsResource(_m31_resource_type, _m31_resource_name, _m31_configuration_keys)
-        )
-    (f_include_synonyms,) = _S_o.unpack_from(data, pos)
+                _e40 = data[pos : pos + _n41].decode()
+                pos += _n41
+                _l39.append(_e40)
+            _m36.configuration_keys = _l39
+        _l35.append(_m36)
+    o.resources = _l35
+    (o.include_synonyms,) = _S_o.unpack_from(data, pos)
     pos += 1
-    return DescribeConfigsRequest(f_resources, f_include_synonyms, False), pos
+    return o, pos
 
 
 def _encode_DescribeConfigsRequest_v1(o: DescribeConfigsRequest, out: bytearray) -> None:
     """DescribeConfigsRequest, versions 1-2."""
-    _a36 = o.resources
-    out += _S_i.pack(len(_a36))
-    for _e37 in _a36:
-        _b38 = _e37.resource_name.encode()
-        out += _S_bh.pack(_e37.resource_type, len(_b38))
-        out += _b38
-        _a39 = _e37.configuration_keys
-        out += _S_i.pack(-1 if _a39 is None else len(_a39))
-        if _a39 is not None:
-            for _e40 in _a39:
-                write_string(out, _e40)
+    _a42 = o.resources
+    out += _S_i.pack(len(_a42))
+    for _e43 in _a42:
+        _b44 = _e43.resource_name.encode()
+        out += _S_bh.pack(_e43.resource_type, len(_b44))
+        out += _b44
+        _a45 = _e43.configuration_keys
+        out += _S_i.pack(-1 if _a45 is None else len(_a45))
+        if _a45 is not None:
+            for _e46 in _a45:
+                write_string(out, _e46)
     out += _S_o.pack(o.include_synonyms)
 
 
 def _decode_DescribeConfigsRequest_v3(data: bytes, pos: int) -> tuple[DescribeConfigsRequest, int]:
     """DescribeConfigsRequest, version 3."""
-    (_n41,) = _S_i.unpack_from(data, pos)
+    o = _new(DescribeConfigsRequest)
+    (_n47,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n41 < 0:
+    if _n47 < 0:
         raise InvalidValueError("Resources: null or negative length")
-    if _n41 > len(data) - pos:
-        raise TruncatedError("Resources: " + str(_n41) + " elements in " + str(len(data) - pos) + " bytes")
-    f_resources = []
-    for _ in range(_n41):
-        _m42_resource_type, _n43 = _S_bh.unpack_from(data, pos)
+    if _n47 > len(data) - pos:
+        raise TruncatedError("Resources: " + str(_n47) + " elements in " + str(len(data) - pos) + " bytes")
+    _l48: list[DescribeConfigsResource] = []
+    for _ in range(_n47):
+        _m49 = _new(DescribeConfigsResource)
+        _m49.resource_type, _n50 = _S_bh.unpack_from(data, pos)
         pos += 3
-        if _n43 < 0:
+        if _n50 < 0:
             raise InvalidValueError("ResourceName: null or negative length")
-        _m42_resource_name = data[pos : pos + _n43].decode()
-        pos += _n43
-        (_n44,) = _S_i.unpack_from(data, pos)
+        _m49.resource_name = data[pos : pos + _n50].decode()
+        pos += _n50
+        (_n51,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n44 < 0:
-            _m42_configuration_keys = None
-            if _n44 != -1:
-                raise InvalidValueError("ConfigurationKeys: length " + str(_n44))
+        if _n51 < 0:
+            _m49.configuration_keys = None
+            if _n51 != -1:
+                raise InvalidValueError("ConfigurationKeys: length " + str(_n51))
         else:
-            if _n44 > len(data) - pos:
+            if _n51 > len(data) - pos:
                 raise TruncatedError(
-                    "ConfigurationKeys: " + str(_n44) + " elements in " + str(len(data) - pos) + " bytes"
+                    "ConfigurationKeys: " + str(_n51) + " elements in " + str(len(data) - pos) + " bytes"
                 )
-            _m42_configuration_keys = []
-            for _ in range(_n44):
-                (_n46,) = _S_h.unpack_from(data, pos)
+            _l52: list[str] = []
+            for _ in range(_n51):
+                (_n54,) = _S_h.unpack_from(data, pos)
                 pos += 2
-                if _n46 < 0:
+                if _n54 < 0:
                     raise InvalidValueError("ConfigurationKeys: null or negative length")
-                _e45 = data[pos : pos + _n46].decode()
-                pos += _n46
-                _m42_configuration_keys.append(_e45)
-        f_resources.append(
-            DescribeConfigsResource(_m42_resource_type, _m42_resource_name, _m42_configuration_keys)
-        )
-    f_include_synonyms, f_include_documentation = _S_oo.unpack_from(data, pos)
+                _e53 = data[pos : pos + _n54].decode()
+                pos += _n54
+                _l52.append(_e53)
+            _m49.configuration_keys = _l52
+        _l48.append(_m49)
+    o.resources = _l48
+    o.include_synonyms, o.include_documentation = _S_oo.unpack_from(data, pos)
     pos += 2
-    return DescribeConfigsRequest(f_resources, f_include_synonyms, f_include_documentation), pos
+    return o, pos
 
 
 def _encode_DescribeConfigsRequest_v3(o: DescribeConfigsRequest, out: bytearray) -> None:
     """DescribeConfigsRequest, version 3."""
-    _a47 = o.resources
-    out += _S_i.pack(len(_a47))
-    for _e48 in _a47:
-        _b49 = _e48.resource_name.encode()
-        out += _S_bh.pack(_e48.resource_type, len(_b49))
-        out += _b49
-        _a50 = _e48.configuration_keys
-        out += _S_i.pack(-1 if _a50 is None else len(_a50))
-        if _a50 is not None:
-            for _e51 in _a50:
-                write_string(out, _e51)
+    _a55 = o.resources
+    out += _S_i.pack(len(_a55))
+    for _e56 in _a55:
+        _b57 = _e56.resource_name.encode()
+        out += _S_bh.pack(_e56.resource_type, len(_b57))
+        out += _b57
+        _a58 = _e56.configuration_keys
+        out += _S_i.pack(-1 if _a58 is None else len(_a58))
+        if _a58 is not None:
+            for _e59 in _a58:
+                write_string(out, _e59)
     out += _S_oo.pack(o.include_synonyms, o.include_documentation)
 
 
 def _decode_DescribeConfigsRequest_v4(data: bytes, pos: int) -> tuple[DescribeConfigsRequest, int]:
     """DescribeConfigsRequest, version 4 (flexible)."""
-    _n52 = data[pos]
-    if _n52 < 128:
+    o = _new(DescribeConfigsRequest)
+    _n60 = data[pos]
+    if _n60 < 128:
         pos += 1
     else:
-        _n52, pos = read_uvarint(data, pos)
-    _n52 -= 1
-    if _n52 < 0:
+        _n60, pos = read_uvarint(data, pos)
+    _n60 -= 1
+    if _n60 < 0:
         raise InvalidValueError("Resources: null or negative length")
-    if _n52 > len(data) - pos:
-        raise TruncatedError("Resources: " + str(_n52) + " elements in " + str(len(data) - pos) + " bytes")
-    f_resources = []
-    for _ in range(_n52):
-        (_m53_resource_type,) = _S_b.unpack_from(data, pos)
+    if _n60 > len(data) - pos:
+        raise TruncatedError("Resources: " + str(_n60) + " elements in " + str(len(data) - pos) + " bytes")
+    _l61: list[DescribeConfigsResource] = []
+    for _ in range(_n60):
+        _m62 = _new(DescribeConfigsResource)
+        (_m62.resource_type,) = _S_b.unpack_from(data, pos)
         pos += 1
-        _n54 = data[pos]
-        if 0 < _n54 < 128:
-            _m53_resource_name = data[pos + 1 : pos + _n54].decode()
-            pos += _n54
+        _n63 = data[pos]
+        if _n63 < 128:
+            _m62.resource_name = data[pos + 1 : pos + _n63].decode()
+            pos += _n63 or _runtime.null_value("ResourceName")
         else:
-            _m53_resource_name, pos = read_compact_string(data, pos)
-        _n55 = data[pos]
-        if _n55 < 128:
+            _m62.resource_name, pos = read_compact_string(data, pos)
+        _n64 = data[pos]
+        if _n64 < 128:
             pos += 1
         else:
-            _n55, pos = read_uvarint(data, pos)
-        _n55 -= 1
-        if _n55 < 0:
-            _m53_configuration_keys = None
-            if _n55 != -1:
-                raise InvalidValueError("ConfigurationKeys: length " + str(_n55))
+            _n64, pos = read_uvarint(data, pos)
+        _n64 -= 1
+        if _n64 < 0:
+            _m62.configuration_keys = None
+            if _n64 != -1:
+                raise InvalidValueError("ConfigurationKeys: length " + str(_n64))
         else:
-            if _n55 > len(data) - pos:
+            if _n64 > len(data) - pos:
                 raise TruncatedError(
-                    "ConfigurationKeys: " + str(_n55) + " elements in " + str(len(data) - pos) + " bytes"
+                    "ConfigurationKeys: " + str(_n64) + " elements in " + str(len(data) - pos) + " bytes"
                 )
-            _m53_configuration_keys = []
-            for _ in range(_n55):
-                _n57 = data[pos]
-                if 0 < _n57 < 128:
-                    _e56 = data[pos + 1 : pos + _n57].decode()
-                    pos += _n57
+            _l65: list[str] = []
+            for _ in range(_n64):
+                _n67 = data[pos]
+                if _n67 < 128:
+                    _e66 = data[pos + 1 : pos + _n67].decode()
+                    pos += _n67 or _runtime.null_value("ConfigurationKeys")
                 else:
-                    _e56, pos = read_compact_string(data, pos)
-                _m53_configuration_keys.append(_e56)
+                    _e66, pos = read_compact_string(data, pos)
+                _l65.append(_e66)
+            _m62.configuration_keys = _l65
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_resources.append(
-            DescribeConfigsResource(_m53_resource_type, _m53_resource_name, _m53_configuration_keys)
-        )
-    f_include_synonyms, f_include_documentation, _t58 = _S_ooB.unpack_from(data, pos)
+        _l61.append(_m62)
+    o.resources = _l61
+    o.include_synonyms, o.include_documentation, _t68 = _S_ooB.unpack_from(data, pos)
     pos += 3
-    if _t58 != 0:
+    if _t68 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return DescribeConfigsRequest(f_resources, f_include_synonyms, f_include_documentation), pos
+    return o, pos
 
 
 def _encode_DescribeConfigsRequest_v4(o: DescribeConfigsRequest, out: bytearray) -> None:
     """DescribeConfigsRequest, version 4 (flexible)."""
-    _a59 = o.resources
-    _n60 = len(_a59) + 1
-    if _n60 < 128:
-        out.append(_n60)
+    _a69 = o.resources
+    _n70 = len(_a69) + 1
+    if _n70 < 128:
+        out.append(_n70)
     else:
-        write_uvarint(out, _n60)
-    for _e61 in _a59:
-        out += _S_b.pack(_e61.resource_type)
-        _b62 = _e61.resource_name.encode()
-        _n63 = len(_b62) + 1
-        if _n63 < 128:
-            out.append(_n63)
+        write_uvarint(out, _n70)
+    for _e71 in _a69:
+        out += _S_b.pack(_e71.resource_type)
+        _b72 = _e71.resource_name.encode()
+        _n73 = len(_b72) + 1
+        if _n73 < 128:
+            out.append(_n73)
         else:
-            write_uvarint(out, _n63)
-        out += _b62
-        _a64 = _e61.configuration_keys
-        if _a64 is None:
+            write_uvarint(out, _n73)
+        out += _b72
+        _a74 = _e71.configuration_keys
+        if _a74 is None:
             out.append(0)
         else:
-            _n65 = len(_a64) + 1
-            if _n65 < 128:
-                out.append(_n65)
+            _n75 = len(_a74) + 1
+            if _n75 < 128:
+                out.append(_n75)
             else:
-                write_uvarint(out, _n65)
-            for _e66 in _a64:
-                _b67 = _e66.encode()
-                _n68 = len(_b67) + 1
-                if _n68 < 128:
-                    out.append(_n68)
+                write_uvarint(out, _n75)
+            for _e76 in _a74:
+                _b77 = _e76.encode()
+                _n78 = len(_b77) + 1
+                if _n78 < 128:
+                    out.append(_n78)
                 else:
-                    write_uvarint(out, _n68)
-                out += _b67
+                    write_uvarint(out, _n78)
+                out += _b77
         out.append(0)  # no tagged fields
     out += _S_ooB.pack(o.include_synonyms, o.include_documentation, 0)
 
 
 def _decode_DescribeConfigsSynonym_v1(data: bytes, pos: int) -> tuple[DescribeConfigsSynonym, int]:
     """DescribeConfigsSynonym, versions 1-3."""
-    (_n69,) = _S_h.unpack_from(data, pos)
+    o = _new(DescribeConfigsSynonym)
+    (_n79,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n69 < 0:
+    if _n79 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n69].decode()
-    pos += _n69
-    (_n70,) = _S_h.unpack_from(data, pos)
+    o.name = data[pos : pos + _n79].decode()
+    pos += _n79
+    (_n80,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n70 < 0:
-        f_value = None
-        if _n70 != -1:
-            raise InvalidValueError("Value: length " + str(_n70))
+    if _n80 < 0:
+        o.value = None
+        if _n80 != -1:
+            raise InvalidValueError("Value: length " + str(_n80))
     else:
-        f_value = data[pos : pos + _n70].decode()
-        pos += _n70
-    (f_source,) = _S_b.unpack_from(data, pos)
+        o.value = data[pos : pos + _n80].decode()
+        pos += _n80
+    (o.source,) = _S_b.unpack_from(data, pos)
     pos += 1
-    return DescribeConfigsSynonym(f_name, f_value, f_source), pos
+    return o, pos
 
 
 def _encode_DescribeConfigsSynonym_v1(o: DescribeConfigsSynonym, out: bytearray) -> None:
     """DescribeConfigsSynonym, versions 1-3."""
-    _b71 = o.name.encode()
-    out += _S_h.pack(len(_b71))
-    out += _b71
-    _b72 = None if o.value is None else o.value.encode()
-    out += _S_h.pack(-1 if _b72 is None else len(_b72))
-    if _b72 is not None:
-        out += _b72
+    _b81 = o.name.encode()
+    out += _S_h.pack(len(_b81))
+    out += _b81
+    _b82 = None if o.value is None else o.value.encode()
+    out += _S_h.pack(-1 if _b82 is None else len(_b82))
+    if _b82 is not None:
+        out += _b82
     out += _S_b.pack(o.source)
 
 
 def _decode_DescribeConfigsSynonym_v4(data: bytes, pos: int) -> tuple[DescribeConfigsSynonym, int]:
     """DescribeConfigsSynonym, version 4 (flexible)."""
-    _n73 = data[pos]
-    if 0 < _n73 < 128:
-        f_name = data[pos + 1 : pos + _n73].decode()
-        pos += _n73
+    o = _new(DescribeConfigsSynonym)
+    _n83 = data[pos]
+    if _n83 < 128:
+        o.name = data[pos + 1 : pos + _n83].decode()
+        pos += _n83 or _runtime.null_value("Name")
     else:
-        f_name, pos = read_compact_string(data, pos)
-    _n74 = data[pos]
-    if 0 < _n74 < 128:
-        f_value = data[pos + 1 : pos + _n74].decode()
-        pos += _n74
-    elif _n74 == 0:
-        f_value = None
+        o.name, pos = read_compact_string(data, pos)
+    _n84 = data[pos]
+    if _n84 == 0:
+        o.value = None
         pos += 1
+    elif _n84 < 128:
+        o.value = data[pos + 1 : pos + _n84].decode()
+        pos += _n84
     else:
-        f_value, pos = read_compact_nullable_string(data, pos)
-    f_source, _t75 = _S_bB.unpack_from(data, pos)
+        o.value, pos = read_compact_nullable_string(data, pos)
+    o.source, _t85 = _S_bB.unpack_from(data, pos)
     pos += 2
-    if _t75 != 0:
+    if _t85 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return DescribeConfigsSynonym(f_name, f_value, f_source), pos
+    return o, pos
 
 
 def _encode_DescribeConfigsSynonym_v4(o: DescribeConfigsSynonym, out: bytearray) -> None:
     """DescribeConfigsSynonym, version 4 (flexible)."""
-    _b76 = o.name.encode()
-    _n77 = len(_b76) + 1
-    if _n77 < 128:
-        out.append(_n77)
+    _b86 = o.name.encode()
+    _n87 = len(_b86) + 1
+    if _n87 < 128:
+        out.append(_n87)
     else:
-        write_uvarint(out, _n77)
-    out += _b76
+        write_uvarint(out, _n87)
+    out += _b86
     if o.value is None:
         out.append(0)
     else:
-        _b78 = o.value.encode()
-        _n79 = len(_b78) + 1
-        if _n79 < 128:
-            out.append(_n79)
+        _b88 = o.value.encode()
+        _n89 = len(_b88) + 1
+        if _n89 < 128:
+            out.append(_n89)
         else:
-            write_uvarint(out, _n79)
-        out += _b78
+            write_uvarint(out, _n89)
+        out += _b88
     out += _S_bB.pack(o.source, 0)
 
 
@@ -703,37 +721,40 @@ def _decode_DescribeConfigsResourceResult_v0(
     data: bytes, pos: int
 ) -> tuple[DescribeConfigsResourceResult, int]:
     """DescribeConfigsResourceResult, version 0."""
-    (_n80,) = _S_h.unpack_from(data, pos)
+    o = _new(DescribeConfigsResourceResult)
+    o.config_source = -1
+    o.synonyms = []
+    o.config_type = 0
+    o.documentation = ""
+    (_n90,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n80 < 0:
+    if _n90 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n80].decode()
-    pos += _n80
-    (_n81,) = _S_h.unpack_from(data, pos)
+    o.name = data[pos : pos + _n90].decode()
+    pos += _n90
+    (_n91,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n81 < 0:
-        f_value = None
-        if _n81 != -1:
-            raise InvalidValueError("Value: length " + str(_n81))
+    if _n91 < 0:
+        o.value = None
+        if _n91 != -1:
+            raise InvalidValueError("Value: length " + str(_n91))
     else:
-        f_value = data[pos : pos + _n81].decode()
-        pos += _n81
-    f_read_only, f_is_default, f_is_sensitive = _S_ooo.unpack_from(data, pos)
+        o.value = data[pos : pos + _n91].decode()
+        pos += _n91
+    o.read_only, o.is_default, o.is_sensitive = _S_ooo.unpack_from(data, pos)
     pos += 3
-    return DescribeConfigsResourceResult(
-        f_name, f_value, f_read_only, -1, f_is_default, f_is_sensitive, [], 0, ""
-    ), pos
+    return o, pos
 
 
 def _encode_DescribeConfigsResourceResult_v0(o: DescribeConfigsResourceResult, out: bytearray) -> None:
     """DescribeConfigsResourceResult, version 0."""
-    _b82 = o.name.encode()
-    out += _S_h.pack(len(_b82))
-    out += _b82
-    _b83 = None if o.value is None else o.value.encode()
-    out += _S_h.pack(-1 if _b83 is None else len(_b83))
-    if _b83 is not None:
-        out += _b83
+    _b92 = o.name.encode()
+    out += _S_h.pack(len(_b92))
+    out += _b92
+    _b93 = None if o.value is None else o.value.encode()
+    out += _S_h.pack(-1 if _b93 is None else len(_b93))
+    if _b93 is not None:
+        out += _b93
     out += _S_ooo.pack(o.read_only, o.is_default, o.is_sensitive)
 
 
@@ -741,517 +762,510 @@ def _decode_DescribeConfigsResourceResult_v1(
     data: bytes, pos: int
 ) -> tuple[DescribeConfigsResourceResult, int]:
     """DescribeConfigsResourceResult, versions 1-2."""
-    (_n84,) = _S_h.unpack_from(data, pos)
+    o = _new(DescribeConfigsResourceResult)
+    o.is_default = False
+    o.config_type = 0
+    o.documentation = ""
+    (_n94,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n84 < 0:
+    if _n94 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n84].decode()
-    pos += _n84
-    (_n85,) = _S_h.unpack_from(data, pos)
+    o.name = data[pos : pos + _n94].decode()
+    pos += _n94
+    (_n95,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n85 < 0:
-        f_value = None
-        if _n85 != -1:
-            raise InvalidValueError("Value: length " + str(_n85))
+    if _n95 < 0:
+        o.value = None
+        if _n95 != -1:
+            raise InvalidValueError("Value: length " + str(_n95))
     else:
-        f_value = data[pos : pos + _n85].decode()
-        pos += _n85
-    f_read_only, f_config_source, f_is_sensitive, _n86 = _S_oboi.unpack_from(data, pos)
+        o.value = data[pos : pos + _n95].decode()
+        pos += _n95
+    o.read_only, o.config_source, o.is_sensitive, _n96 = _S_oboi.unpack_from(data, pos)
     pos += 7
-    if _n86 < 0:
+    if _n96 < 0:
         raise InvalidValueError("Synonyms: null or negative length")
-    if _n86 > len(data) - pos:
-        raise TruncatedError("Synonyms: " + str(_n86) + " elements in " + str(len(data) - pos) + " bytes")
-    f_synonyms = []
-    for _ in range(_n86):
-        (_n88,) = _S_h.unpack_from(data, pos)
+    if _n96 > len(data) - pos:
+        raise TruncatedError("Synonyms: " + str(_n96) + " elements in " + str(len(data) - pos) + " bytes")
+    _l97: list[DescribeConfigsSynonym] = []
+    for _ in range(_n96):
+        _m98 = _new(DescribeConfigsSynonym)
+        (_n99,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n88 < 0:
+        if _n99 < 0:
             raise InvalidValueError("Name: null or negative length")
-        _m87_name = data[pos : pos + _n88].decode()
-        pos += _n88
-        (_n89,) = _S_h.unpack_from(data, pos)
+        _m98.name = data[pos : pos + _n99].decode()
+        pos += _n99
+        (_n100,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n89 < 0:
-            _m87_value = None
-            if _n89 != -1:
-                raise InvalidValueError("Value: length " + str(_n89))
+        if _n100 < 0:
+            _m98.value = None
+            if _n100 != -1:
+                raise InvalidValueError("Value: length " + str(_n100))
         else:
-            _m87_value = data[pos : pos + _n89].decode()
-            pos += _n89
-        (_m87_source,) = _S_b.unpack_from(data, pos)
+            _m98.value = data[pos : pos + _n100].decode()
+            pos += _n100
+        (_m98.source,) = _S_b.unpack_from(data, pos)
         pos += 1
-        f_synonyms.append(DescribeConfigsSynonym(_m87_name, _m87_value, _m87_source))
-    return DescribeConfigsResourceResult(
-        f_name, f_value, f_read_only, f_config_source, False, f_is_sensitive, f_synonyms, 0, ""
-    ), pos
+        _l97.append(_m98)
+    o.synonyms = _l97
+    return o, pos
 
 
 def _encode_DescribeConfigsResourceResult_v1(o: DescribeConfigsResourceResult, out: bytearray) -> None:
     """DescribeConfigsResourceResult, versions 1-2."""
-    _b90 = o.name.encode()
-    out += _S_h.pack(len(_b90))
-    out += _b90
-    _b91 = None if o.value is None else o.value.encode()
-    out += _S_h.pack(-1 if _b91 is None else len(_b91))
-    if _b91 is not None:
-        out += _b91
-    _a92 = o.synonyms
-    out += _S_oboi.pack(o.read_only, o.config_source, o.is_sensitive, len(_a92))
-    for _e93 in _a92:
-        _b94 = _e93.name.encode()
-        out += _S_h.pack(len(_b94))
-        out += _b94
-        _b95 = None if _e93.value is None else _e93.value.encode()
-        out += _S_h.pack(-1 if _b95 is None else len(_b95))
-        if _b95 is not None:
-            out += _b95
-        out += _S_b.pack(_e93.source)
+    _b101 = o.name.encode()
+    out += _S_h.pack(len(_b101))
+    out += _b101
+    _b102 = None if o.value is None else o.value.encode()
+    out += _S_h.pack(-1 if _b102 is None else len(_b102))
+    if _b102 is not None:
+        out += _b102
+    _a103 = o.synonyms
+    out += _S_oboi.pack(o.read_only, o.config_source, o.is_sensitive, len(_a103))
+    for _e104 in _a103:
+        _b105 = _e104.name.encode()
+        out += _S_h.pack(len(_b105))
+        out += _b105
+        _b106 = None if _e104.value is None else _e104.value.encode()
+        out += _S_h.pack(-1 if _b106 is None else len(_b106))
+        if _b106 is not None:
+            out += _b106
+        out += _S_b.pack(_e104.source)
 
 
 def _decode_DescribeConfigsResourceResult_v3(
     data: bytes, pos: int
 ) -> tuple[DescribeConfigsResourceResult, int]:
     """DescribeConfigsResourceResult, version 3."""
-    (_n96,) = _S_h.unpack_from(data, pos)
+    o = _new(DescribeConfigsResourceResult)
+    o.is_default = False
+    (_n107,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n96 < 0:
+    if _n107 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n96].decode()
-    pos += _n96
-    (_n97,) = _S_h.unpack_from(data, pos)
+    o.name = data[pos : pos + _n107].decode()
+    pos += _n107
+    (_n108,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n97 < 0:
-        f_value = None
-        if _n97 != -1:
-            raise InvalidValueError("Value: length " + str(_n97))
+    if _n108 < 0:
+        o.value = None
+        if _n108 != -1:
+            raise InvalidValueError("Value: length " + str(_n108))
     else:
-        f_value = data[pos : pos + _n97].decode()
-        pos += _n97
-    f_read_only, f_config_source, f_is_sensitive, _n98 = _S_oboi.unpack_from(data, pos)
+        o.value = data[pos : pos + _n108].decode()
+        pos += _n108
+    o.read_only, o.config_source, o.is_sensitive, _n109 = _S_oboi.unpack_from(data, pos)
     pos += 7
-    if _n98 < 0:
+    if _n109 < 0:
         raise InvalidValueError("Synonyms: null or negative length")
-    if _n98 > len(data) - pos:
-        raise TruncatedError("Synonyms: " + str(_n98) + " elements in " + str(len(data) - pos) + " bytes")
-    f_synonyms = []
-    for _ in range(_n98):
-        (_n100,) = _S_h.unpack_from(data, pos)
+    if _n109 > len(data) - pos:
+        raise TruncatedError("Synonyms: " + str(_n109) + " elements in " + str(len(data) - pos) + " bytes")
+    _l110: list[DescribeConfigsSynonym] = []
+    for _ in range(_n109):
+        _m111 = _new(DescribeConfigsSynonym)
+        (_n112,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n100 < 0:
+        if _n112 < 0:
             raise InvalidValueError("Name: null or negative length")
-        _m99_name = data[pos : pos + _n100].decode()
-        pos += _n100
-        (_n101,) = _S_h.unpack_from(data, pos)
+        _m111.name = data[pos : pos + _n112].decode()
+        pos += _n112
+        (_n113,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n101 < 0:
-            _m99_value = None
-            if _n101 != -1:
-                raise InvalidValueError("Value: length " + str(_n101))
+        if _n113 < 0:
+            _m111.value = None
+            if _n113 != -1:
+                raise InvalidValueError("Value: length " + str(_n113))
         else:
-            _m99_value = data[pos : pos + _n101].decode()
-            pos += _n101
-        (_m99_source,) = _S_b.unpack_from(data, pos)
+            _m111.value = data[pos : pos + _n113].decode()
+            pos += _n113
+        (_m111.source,) = _S_b.unpack_from(data, pos)
         pos += 1
-        f_synonyms.append(DescribeConfigsSynonym(_m99_name, _m99_value, _m99_source))
-    f_config_type, _n102 = _S_bh.unpack_from(data, pos)
+        _l110.append(_m111)
+    o.synonyms = _l110
+    o.config_type, _n114 = _S_bh.unpack_from(data, pos)
     pos += 3
-    if _n102 < 0:
-        f_documentation = None
-        if _n102 != -1:
-            raise InvalidValueError("Documentation: length " + str(_n102))
+    if _n114 < 0:
+        o.documentation = None
+        if _n114 != -1:
+            raise InvalidValueError("Documentation: length " + str(_n114))
     else:
-        f_documentation = data[pos : pos + _n102].decode()
-        pos += _n102
-    return DescribeConfigsResourceResult(
-        f_name,
-        f_value,
-        f_read_only,
-        f_config_source,
-        False,
-        f_is_sensitive,
-        f_synonyms,
-        f_config_type,
-        f_documentation,
-    ), pos
+        o.documentation = data[pos : pos + _n114].decode()
+        pos += _n114
+    return o, pos
 
 
 def _encode_DescribeConfigsResourceResult_v3(o: DescribeConfigsResourceResult, out: bytearray) -> None:
     """DescribeConfigsResourceResult, version 3."""
-    _b103 = o.name.encode()
-    out += _S_h.pack(len(_b103))
-    out += _b103
-    _b104 = None if o.value is None else o.value.encode()
-    out += _S_h.pack(-1 if _b104 is None else len(_b104))
-    if _b104 is not None:
-        out += _b104
-    _a105 = o.synonyms
-    out += _S_oboi.pack(o.read_only, o.config_source, o.is_sensitive, len(_a105))
-    for _e106 in _a105:
-        _b107 = _e106.name.encode()
-        out += _S_h.pack(len(_b107))
-        out += _b107
-        _b108 = None if _e106.value is None else _e106.value.encode()
-        out += _S_h.pack(-1 if _b108 is None else len(_b108))
-        if _b108 is not None:
-            out += _b108
-        out += _S_b.pack(_e106.source)
-    _b109 = None if o.documentation is None else o.documentation.encode()
-    out += _S_bh.pack(o.config_type, -1 if _b109 is None else len(_b109))
-    if _b109 is not None:
-        out += _b109
+    _b115 = o.name.encode()
+    out += _S_h.pack(len(_b115))
+    out += _b115
+    _b116 = None if o.value is None else o.value.encode()
+    out += _S_h.pack(-1 if _b116 is None else len(_b116))
+    if _b116 is not None:
+        out += _b116
+    _a117 = o.synonyms
+    out += _S_oboi.pack(o.read_only, o.config_source, o.is_sensitive, len(_a117))
+    for _e118 in _a117:
+        _b119 = _e118.name.encode()
+        out += _S_h.pack(len(_b119))
+        out += _b119
+        _b120 = None if _e118.value is None else _e118.value.encode()
+        out += _S_h.pack(-1 if _b120 is None else len(_b120))
+        if _b120 is not None:
+            out += _b120
+        out += _S_b.pack(_e118.source)
+    _b121 = None if o.documentation is None else o.documentation.encode()
+    out += _S_bh.pack(o.config_type, -1 if _b121 is None else len(_b121))
+    if _b121 is not None:
+        out += _b121
 
 
 def _decode_DescribeConfigsResourceResult_v4(
     data: bytes, pos: int
 ) -> tuple[DescribeConfigsResourceResult, int]:
     """DescribeConfigsResourceResult, version 4 (flexible)."""
-    _n110 = data[pos]
-    if 0 < _n110 < 128:
-        f_name = data[pos + 1 : pos + _n110].decode()
-        pos += _n110
+    o = _new(DescribeConfigsResourceResult)
+    o.is_default = False
+    _n122 = data[pos]
+    if _n122 < 128:
+        o.name = data[pos + 1 : pos + _n122].decode()
+        pos += _n122 or _runtime.null_value("Name")
     else:
-        f_name, pos = read_compact_string(data, pos)
-    _n111 = data[pos]
-    if 0 < _n111 < 128:
-        f_value = data[pos + 1 : pos + _n111].decode()
-        pos += _n111
-    elif _n111 == 0:
-        f_value = None
+        o.name, pos = read_compact_string(data, pos)
+    _n123 = data[pos]
+    if _n123 == 0:
+        o.value = None
         pos += 1
+    elif _n123 < 128:
+        o.value = data[pos + 1 : pos + _n123].decode()
+        pos += _n123
     else:
-        f_value, pos = read_compact_nullable_string(data, pos)
-    f_read_only, f_config_source, f_is_sensitive = _S_obo.unpack_from(data, pos)
+        o.value, pos = read_compact_nullable_string(data, pos)
+    o.read_only, o.config_source, o.is_sensitive = _S_obo.unpack_from(data, pos)
     pos += 3
-    _n112 = data[pos]
-    if _n112 < 128:
+    _n124 = data[pos]
+    if _n124 < 128:
         pos += 1
     else:
-        _n112, pos = read_uvarint(data, pos)
-    _n112 -= 1
-    if _n112 < 0:
+        _n124, pos = read_uvarint(data, pos)
+    _n124 -= 1
+    if _n124 < 0:
         raise InvalidValueError("Synonyms: null or negative length")
-    if _n112 > len(data) - pos:
-        raise TruncatedError("Synonyms: " + str(_n112) + " elements in " + str(len(data) - pos) + " bytes")
-    f_synonyms = []
-    for _ in range(_n112):
-        _n114 = data[pos]
-        if 0 < _n114 < 128:
-            _m113_name = data[pos + 1 : pos + _n114].decode()
-            pos += _n114
+    if _n124 > len(data) - pos:
+        raise TruncatedError("Synonyms: " + str(_n124) + " elements in " + str(len(data) - pos) + " bytes")
+    _l125: list[DescribeConfigsSynonym] = []
+    for _ in range(_n124):
+        _m126 = _new(DescribeConfigsSynonym)
+        _n127 = data[pos]
+        if _n127 < 128:
+            _m126.name = data[pos + 1 : pos + _n127].decode()
+            pos += _n127 or _runtime.null_value("Name")
         else:
-            _m113_name, pos = read_compact_string(data, pos)
-        _n115 = data[pos]
-        if 0 < _n115 < 128:
-            _m113_value = data[pos + 1 : pos + _n115].decode()
-            pos += _n115
-        elif _n115 == 0:
-            _m113_value = None
+            _m126.name, pos = read_compact_string(data, pos)
+        _n128 = data[pos]
+        if _n128 == 0:
+            _m126.value = None
             pos += 1
+        elif _n128 < 128:
+            _m126.value = data[pos + 1 : pos + _n128].decode()
+            pos += _n128
         else:
-            _m113_value, pos = read_compact_nullable_string(data, pos)
-        _m113_source, _t116 = _S_bB.unpack_from(data, pos)
+            _m126.value, pos = read_compact_nullable_string(data, pos)
+        _m126.source, _t129 = _S_bB.unpack_from(data, pos)
         pos += 2
-        if _t116 != 0:
+        if _t129 != 0:
             pos = skip_tagged_fields(data, pos - 1)
-        f_synonyms.append(DescribeConfigsSynonym(_m113_name, _m113_value, _m113_source))
-    (f_config_type,) = _S_b.unpack_from(data, pos)
+        _l125.append(_m126)
+    o.synonyms = _l125
+    (o.config_type,) = _S_b.unpack_from(data, pos)
     pos += 1
-    _n117 = data[pos]
-    if 0 < _n117 < 128:
-        f_documentation = data[pos + 1 : pos + _n117].decode()
-        pos += _n117
-    elif _n117 == 0:
-        f_documentation = None
+    _n130 = data[pos]
+    if _n130 == 0:
+        o.documentation = None
         pos += 1
+    elif _n130 < 128:
+        o.documentation = data[pos + 1 : pos + _n130].decode()
+        pos += _n130
     else:
-        f_documentation, pos = read_compact_nullable_string(data, pos)
+        o.documentation, pos = read_compact_nullable_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return DescribeConfigsResourceResult(
-        f_name,
-        f_value,
-        f_read_only,
-        f_config_source,
-        False,
-        f_is_sensitive,
-        f_synonyms,
-        f_config_type,
-        f_documentation,
-    ), pos
+    return o, pos
 
 
 def _encode_DescribeConfigsResourceResult_v4(o: DescribeConfigsResourceResult, out: bytearray) -> None:
     """DescribeConfigsResourceResult, version 4 (flexible)."""
-    _b118 = o.name.encode()
-    _n119 = len(_b118) + 1
-    if _n119 < 128:
-        out.append(_n119)
+    _b131 = o.name.encode()
+    _n132 = len(_b131) + 1
+    if _n132 < 128:
+        out.append(_n132)
     else:
-        write_uvarint(out, _n119)
-    out += _b118
+        write_uvarint(out, _n132)
+    out += _b131
     if o.value is None:
         out.append(0)
     else:
-        _b120 = o.value.encode()
-        _n121 = len(_b120) + 1
-        if _n121 < 128:
-            out.append(_n121)
+        _b133 = o.value.encode()
+        _n134 = len(_b133) + 1
+        if _n134 < 128:
+            out.append(_n134)
         else:
-            write_uvarint(out, _n121)
-        out += _b120
+            write_uvarint(out, _n134)
+        out += _b133
     out += _S_obo.pack(o.read_only, o.config_source, o.is_sensitive)
-    _a122 = o.synonyms
-    _n123 = len(_a122) + 1
-    if _n123 < 128:
-        out.append(_n123)
+    _a135 = o.synonyms
+    _n136 = len(_a135) + 1
+    if _n136 < 128:
+        out.append(_n136)
     else:
-        write_uvarint(out, _n123)
-    for _e124 in _a122:
-        _b125 = _e124.name.encode()
-        _n126 = len(_b125) + 1
-        if _n126 < 128:
-            out.append(_n126)
+        write_uvarint(out, _n136)
+    for _e137 in _a135:
+        _b138 = _e137.name.encode()
+        _n139 = len(_b138) + 1
+        if _n139 < 128:
+            out.append(_n139)
         else:
-            write_uvarint(out, _n126)
-        out += _b125
-        if _e124.value is None:
+            write_uvarint(out, _n139)
+        out += _b138
+        if _e137.value is None:
             out.append(0)
         else:
-            _b127 = _e124.value.encode()
-            _n128 = len(_b127) + 1
-            if _n128 < 128:
-                out.append(_n128)
+            _b140 = _e137.value.encode()
+            _n141 = len(_b140) + 1
+            if _n141 < 128:
+                out.append(_n141)
             else:
-                write_uvarint(out, _n128)
-            out += _b127
-        out += _S_bB.pack(_e124.source, 0)
+                write_uvarint(out, _n141)
+            out += _b140
+        out += _S_bB.pack(_e137.source, 0)
     out += _S_b.pack(o.config_type)
     if o.documentation is None:
         out.append(0)
     else:
-        _b129 = o.documentation.encode()
-        _n130 = len(_b129) + 1
-        if _n130 < 128:
-            out.append(_n130)
+        _b142 = o.documentation.encode()
+        _n143 = len(_b142) + 1
+        if _n143 < 128:
+            out.append(_n143)
         else:
-            write_uvarint(out, _n130)
-        out += _b129
+            write_uvarint(out, _n143)
+        out += _b142
     out.append(0)  # no tagged fields
 
 
 def _decode_DescribeConfigsResult_v0(data: bytes, pos: int) -> tuple[DescribeConfigsResult, int]:
     """DescribeConfigsResult, version 0."""
-    f_error_code, _n131 = _S_hh.unpack_from(data, pos)
+    o = _new(DescribeConfigsResult)
+    o.error_code, _n144 = _S_hh.unpack_from(data, pos)
     pos += 4
-    if _n131 < 0:
-        f_error_message = None
-        if _n131 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n131))
+    if _n144 < 0:
+        o.error_message = None
+        if _n144 != -1:
+            raise InvalidValueError("ErrorMessage: length " + str(_n144))
     else:
-        f_error_message = data[pos : pos + _n131].decode()
-        pos += _n131
-    f_resource_type, _n132 = _S_bh.unpack_from(data, pos)
+        o.error_message = data[pos : pos + _n144].decode()
+        pos += _n144
+    o.resource_type, _n145 = _S_bh.unpack_from(data, pos)
     pos += 3
-    if _n132 < 0:
+    if _n145 < 0:
         raise InvalidValueError("ResourceName: null or negative length")
-    f_resource_name = data[pos : pos + _n132].decode()
-    pos += _n132
-    (_n133,) = _S_i.unpack_from(data, pos)
+    o.resource_name = data[pos : pos + _n145].decode()
+    pos += _n145
+    (_n146,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n133 < 0:
+    if _n146 < 0:
         raise InvalidValueError("Configs: null or negative length")
-    if _n133 > len(data) - pos:
-        raise TruncatedError("Configs: " + str(_n133) + " elements in " + str(len(data) - pos) + " bytes")
-    f_configs = []
-    for _ in range(_n133):
-        (_n135,) = _S_h.unpack_from(data, pos)
+    if _n146 > len(data) - pos:
+        raise TruncatedError("Configs: " + str(_n146) + " elements in " + str(len(data) - pos) + " bytes")
+    _l147: list[DescribeConfigsResourceResult] = []
+    for _ in range(_n146):
+        _m148 = _new(DescribeConfigsResourceResult)
+        _m148.config_source = -1
+        _m148.synonyms = []
+        _m148.config_type = 0
+        _m148.documentation = ""
+        (_n149,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n135 < 0:
+        if _n149 < 0:
             raise InvalidValueError("Name: null or negative length")
-        _m134_name = data[pos : pos + _n135].decode()
-        pos += _n135
-        (_n136,) = _S_h.unpack_from(data, pos)
+        _m148.name = data[pos : pos + _n149].decode()
+        pos += _n149
+        (_n150,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n136 < 0:
-            _m134_value = None
-            if _n136 != -1:
-                raise InvalidValueError("Value: length " + str(_n136))
+        if _n150 < 0:
+            _m148.value = None
+            if _n150 != -1:
+                raise InvalidValueError("Value: length " + str(_n150))
         else:
-            _m134_value = data[pos : pos + _n136].decode()
-            pos += _n136
-        _m134_read_only, _m134_is_default, _m134_is_sensitive = _S_ooo.unpack_from(data, pos)
+            _m148.value = data[pos : pos + _n150].decode()
+            pos += _n150
+        _m148.read_only, _m148.is_default, _m148.is_sensitive = _S_ooo.unpack_from(data, pos)
         pos += 3
-        f_configs.append(
-            DescribeConfigsResourceResult(
-                _m134_name, _m134_value, _m134_read_only, -1, _m134_is_default, _m134_is_sensitive, [], 0, ""
-            )
-        )
-    return DescribeConfigsResult(
-        f_error_code, f_error_message, f_resource_type, f_resource_name, f_configs
-    ), pos
+        _l147.append(_m148)
+    o.configs = _l147
+    return o, pos
 
 
 def _encode_DescribeConfigsResult_v0(o: DescribeConfigsResult, out: bytearray) -> None:
     """DescribeConfigsResult, version 0."""
-    _b137 = None if o.error_message is None else o.error_message.encode()
-    out += _S_hh.pack(o.error_code, -1 if _b137 is None else len(_b137))
-    if _b137 is not None:
-        out += _b137
-    _b138 = o.resource_name.encode()
-    out += _S_bh.pack(o.resource_type, len(_b138))
-    out += _b138
-    _a139 = o.configs
-    out += _S_i.pack(len(_a139))
-    for _e140 in _a139:
-        _b141 = _e140.name.encode()
-        out += _S_h.pack(len(_b141))
-        out += _b141
-        _b142 = None if _e140.value is None else _e140.value.encode()
-        out += _S_h.pack(-1 if _b142 is None else len(_b142))
-        if _b142 is not None:
-            out += _b142
-        out += _S_ooo.pack(_e140.read_only, _e140.is_default, _e140.is_sensitive)
+    _b151 = None if o.error_message is None else o.error_message.encode()
+    out += _S_hh.pack(o.error_code, -1 if _b151 is None else len(_b151))
+    if _b151 is not None:
+        out += _b151
+    _b152 = o.resource_name.encode()
+    out += _S_bh.pack(o.resource_type, len(_b152))
+    out += _b152
+    _a153 = o.configs
+    out += _S_i.pack(len(_a153))
+    for _e154 in _a153:
+        _b155 = _e154.name.encode()
+        out += _S_h.pack(len(_b155))
+        out += _b155
+        _b156 = None if _e154.value is None else _e154.value.encode()
+        out += _S_h.pack(-1 if _b156 is None else len(_b156))
+        if _b156 is not None:
+            out += _b156
+        out += _S_ooo.pack(_e154.read_only, _e154.is_default, _e154.is_sensitive)
 
 
 def _decode_DescribeConfigsResult_v1(data: bytes, pos: int) -> tuple[DescribeConfigsResult, int]:
     """DescribeConfigsResult, versions 1-2."""
-    f_error_code, _n143 = _S_hh.unpack_from(data, pos)
+    o = _new(DescribeConfigsResult)
+    o.error_code, _n157 = _S_hh.unpack_from(data, pos)
     pos += 4
-    if _n143 < 0:
-        f_error_message = None
-        if _n143 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n143))
+    if _n157 < 0:
+        o.error_message = None
+        if _n157 != -1:
+            raise InvalidValueError("ErrorMessage: length " + str(_n157))
     else:
-        f_error_message = data[pos : pos + _n143].decode()
-        pos += _n143
-    f_resource_type, _n144 = _S_bh.unpack_from(data, pos)
+        o.error_message = data[pos : pos + _n157].decode()
+        pos += _n157
+    o.resource_type, _n158 = _S_bh.unpack_from(data, pos)
     pos += 3
-    if _n144 < 0:
+    if _n158 < 0:
         raise InvalidValueError("ResourceName: null or negative length")
-    f_resource_name = data[pos : pos + _n144].decode()
-    pos += _n144
-    (_n145,) = _S_i.unpack_from(data, pos)
+    o.resource_name = data[pos : pos + _n158].decode()
+    pos += _n158
+    (_n159,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n145 < 0:
+    if _n159 < 0:
         raise InvalidValueError("Configs: null or negative length")
-    if _n145 > len(data) - pos:
-        raise TruncatedError("Configs: " + str(_n145) + " elements in " + str(len(data) - pos) + " bytes")
-    f_configs = []
-    for _ in range(_n145):
-        _e146, pos = _decode_DescribeConfigsResourceResult_v1(data, pos)
-        f_configs.append(_e146)
-    return DescribeConfigsResult(
-        f_error_code, f_error_message, f_resource_type, f_resource_name, f_configs
-    ), pos
+    if _n159 > len(data) - pos:
+        raise TruncatedError("Configs: " + str(_n159) + " elements in " + str(len(data) - pos) + " bytes")
+    _l160: list[DescribeConfigsResourceResult] = []
+    for _ in range(_n159):
+        _e161, pos = _decode_DescribeConfigsResourceResult_v1(data, pos)
+        _l160.append(_e161)
+    o.configs = _l160
+    return o, pos
 
 
 def _encode_DescribeConfigsResult_v1(o: DescribeConfigsResult, out: bytearray) -> None:
     """DescribeConfigsResult, versions 1-2."""
-    _b147 = None if o.error_message is None else o.error_message.encode()
-    out += _S_hh.pack(o.error_code, -1 if _b147 is None else len(_b147))
-    if _b147 is not None:
-        out += _b147
-    _b148 = o.resource_name.encode()
-    out += _S_bh.pack(o.resource_type, len(_b148))
-    out += _b148
-    _a149 = o.configs
-    out += _S_i.pack(len(_a149))
-    for _e150 in _a149:
-        _encode_DescribeConfigsResourceResult_v1(_e150, out)
+    _b162 = None if o.error_message is None else o.error_message.encode()
+    out += _S_hh.pack(o.error_code, -1 if _b162 is None else len(_b162))
+    if _b162 is not None:
+        out += _b162
+    _b163 = o.resource_name.encode()
+    out += _S_bh.pack(o.resource_type, len(_b163))
+    out += _b163
+    _a164 = o.configs
+    out += _S_i.pack(len(_a164))
+    for _e165 in _a164:
+        _encode_DescribeConfigsResourceResult_v1(_e165, out)
 
 
 def _decode_DescribeConfigsResult_v3(data: bytes, pos: int) -> tuple[DescribeConfigsResult, int]:
     """DescribeConfigsResult, version 3."""
-    f_error_code, _n151 = _S_hh.unpack_from(data, pos)
+    o = _new(DescribeConfigsResult)
+    o.error_code, _n166 = _S_hh.unpack_from(data, pos)
     pos += 4
-    if _n151 < 0:
-        f_error_message = None
-        if _n151 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n151))
+    if _n166 < 0:
+        o.error_message = None
+        if _n166 != -1:
+            raise InvalidValueError("ErrorMessage: length " + str(_n166))
     else:
-        f_error_message = data[pos : pos + _n151].decode()
-        pos += _n151
-    f_resource_type, _n152 = _S_bh.unpack_from(data, pos)
+        o.error_message = data[pos : pos + _n166].decode()
+        pos += _n166
+    o.resource_type, _n167 = _S_bh.unpack_from(data, pos)
     pos += 3
-    if _n152 < 0:
+    if _n167 < 0:
         raise InvalidValueError("ResourceName: null or negative length")
-    f_resource_name = data[pos : pos + _n152].decode()
-    pos += _n152
-    (_n153,) = _S_i.unpack_from(data, pos)
+    o.resource_name = data[pos : pos + _n167].decode()
+    pos += _n167
+    (_n168,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n153 < 0:
+    if _n168 < 0:
         raise InvalidValueError("Configs: null or negative length")
-    if _n153 > len(data) - pos:
-        raise TruncatedError("Configs: " + str(_n153) + " elements in " + str(len(data) - pos) + " bytes")
-    f_configs = []
-    for _ in range(_n153):
-        _e154, pos = _decode_DescribeConfigsResourceResult_v3(data, pos)
-        f_configs.append(_e154)
-    return DescribeConfigsResult(
-        f_error_code, f_error_message, f_resource_type, f_resource_name, f_configs
-    ), pos
+    if _n168 > len(data) - pos:
+        raise TruncatedError("Configs: " + str(_n168) + " elements in " + str(len(data) - pos) + " bytes")
+    _l169: list[DescribeConfigsResourceResult] = []
+    for _ in range(_n168):
+        _e170, pos = _decode_DescribeConfigsResourceResult_v3(data, pos)
+        _l169.append(_e170)
+    o.configs = _l169
+    return o, pos
 
 
 def _encode_DescribeConfigsResult_v3(o: DescribeConfigsResult, out: bytearray) -> None:
     """DescribeConfigsResult, version 3."""
-    _b155 = None if o.error_message is None else o.error_message.encode()
-    out += _S_hh.pack(o.error_code, -1 if _b155 is None else len(_b155))
-    if _b155 is not None:
-        out += _b155
-    _b156 = o.resource_name.encode()
-    out += _S_bh.pack(o.resource_type, len(_b156))
-    out += _b156
-    _a157 = o.configs
-    out += _S_i.pack(len(_a157))
-    for _e158 in _a157:
-        _encode_DescribeConfigsResourceResult_v3(_e158, out)
+    _b171 = None if o.error_message is None else o.error_message.encode()
+    out += _S_hh.pack(o.error_code, -1 if _b171 is None else len(_b171))
+    if _b171 is not None:
+        out += _b171
+    _b172 = o.resource_name.encode()
+    out += _S_bh.pack(o.resource_type, len(_b172))
+    out += _b172
+    _a173 = o.configs
+    out += _S_i.pack(len(_a173))
+    for _e174 in _a173:
+        _encode_DescribeConfigsResourceResult_v3(_e174, out)
 
 
 def _decode_DescribeConfigsResult_v4(data: bytes, pos: int) -> tuple[DescribeConfigsResult, int]:
     """DescribeConfigsResult, version 4 (flexible)."""
-    (f_error_code,) = _S_h.unpack_from(data, pos)
+    o = _new(DescribeConfigsResult)
+    (o.error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    _n159 = data[pos]
-    if 0 < _n159 < 128:
-        f_error_message = data[pos + 1 : pos + _n159].decode()
-        pos += _n159
-    elif _n159 == 0:
-        f_error_message = None
+    _n175 = data[pos]
+    if _n175 == 0:
+        o.error_message = None
         pos += 1
+    elif _n175 < 128:
+        o.error_message = data[pos + 1 : pos + _n175].decode()
+        pos += _n175
     else:
-        f_error_message, pos = read_compact_nullable_string(data, pos)
-    (f_resource_type,) = _S_b.unpack_from(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    (o.resource_type,) = _S_b.unpack_from(data, pos)
     pos += 1
-    _n160 = data[pos]
-    if 0 < _n160 < 128:
-        f_resource_name = data[pos + 1 : pos + _n160].decode()
-        pos += _n160
+    _n176 = data[pos]
+    if _n176 < 128:
+        o.resource_name = data[pos + 1 : pos + _n176].decode()
+        pos += _n176 or _runtime.null_value("ResourceName")
     else:
-        f_resource_name, pos = read_compact_string(data, pos)
-    _n161 = data[pos]
-    if _n161 < 128:
+        o.resource_name, pos = read_compact_string(data, pos)
+    _n177 = data[pos]
+    if _n177 < 128:
         pos += 1
     else:
-        _n161, pos = read_uvarint(data, pos)
-    _n161 -= 1
-    if _n161 < 0:
+        _n177, pos = read_uvarint(data, pos)
+    _n177 -= 1
+    if _n177 < 0:
         raise InvalidValueError("Configs: null or negative length")
-    if _n161 > len(data) - pos:
-        raise TruncatedError("Configs: " + str(_n161) + " elements in " + str(len(data) - pos) + " bytes")
-    f_configs = []
-    for _ in range(_n161):
-        _e162, pos = _decode_DescribeConfigsResourceResult_v4(data, pos)
-        f_configs.append(_e162)
+    if _n177 > len(data) - pos:
+        raise TruncatedError("Configs: " + str(_n177) + " elements in " + str(len(data) - pos) + " bytes")
+    _l178: list[DescribeConfigsResourceResult] = []
+    for _ in range(_n177):
+        _e179, pos = _decode_DescribeConfigsResourceResult_v4(data, pos)
+        _l178.append(_e179)
+    o.configs = _l178
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return DescribeConfigsResult(
-        f_error_code, f_error_message, f_resource_type, f_resource_name, f_configs
-    ), pos
+    return o, pos
 
 
 def _encode_DescribeConfigsResult_v4(o: DescribeConfigsResult, out: bytearray) -> None:
@@ -1260,137 +1274,145 @@ def _encode_DescribeConfigsResult_v4(o: DescribeConfigsResult, out: bytearray) -
     if o.error_message is None:
         out.append(0)
     else:
-        _b163 = o.error_message.encode()
-        _n164 = len(_b163) + 1
-        if _n164 < 128:
-            out.append(_n164)
+        _b180 = o.error_message.encode()
+        _n181 = len(_b180) + 1
+        if _n181 < 128:
+            out.append(_n181)
         else:
-            write_uvarint(out, _n164)
-        out += _b163
+            write_uvarint(out, _n181)
+        out += _b180
     out += _S_b.pack(o.resource_type)
-    _b165 = o.resource_name.encode()
-    _n166 = len(_b165) + 1
-    if _n166 < 128:
-        out.append(_n166)
+    _b182 = o.resource_name.encode()
+    _n183 = len(_b182) + 1
+    if _n183 < 128:
+        out.append(_n183)
     else:
-        write_uvarint(out, _n166)
-    out += _b165
-    _a167 = o.configs
-    _n168 = len(_a167) + 1
-    if _n168 < 128:
-        out.append(_n168)
-    else:
-        write_uvarint(out, _n168)
-    for _e169 in _a167:
-        _encode_DescribeConfigsResourceResult_v4(_e169, out)
-    out.append(0)  # no tagged fields
-
-
-def _decode_DescribeConfigsResponse_v0(data: bytes, pos: int) -> tuple[DescribeConfigsResponse, int]:
-    """DescribeConfigsResponse, version 0."""
-    f_throttle_time_ms, _n170 = _S_ii.unpack_from(data, pos)
-    pos += 8
-    if _n170 < 0:
-        raise InvalidValueError("Results: null or negative length")
-    if _n170 > len(data) - pos:
-        raise TruncatedError("Results: " + str(_n170) + " elements in " + str(len(data) - pos) + " bytes")
-    f_results = []
-    for _ in range(_n170):
-        _e171, pos = _decode_DescribeConfigsResult_v0(data, pos)
-        f_results.append(_e171)
-    return DescribeConfigsResponse(f_throttle_time_ms, f_results), pos
-
-
-def _encode_DescribeConfigsResponse_v0(o: DescribeConfigsResponse, out: bytearray) -> None:
-    """DescribeConfigsResponse, version 0."""
-    _a172 = o.results
-    out += _S_ii.pack(o.throttle_time_ms, len(_a172))
-    for _e173 in _a172:
-        _encode_DescribeConfigsResult_v0(_e173, out)
-
-
-def _decode_DescribeConfigsResponse_v1(data: bytes, pos: int) -> tuple[DescribeConfigsResponse, int]:
-    """DescribeConfigsResponse, versions 1-2."""
-    f_throttle_time_ms, _n174 = _S_ii.unpack_from(data, pos)
-    pos += 8
-    if _n174 < 0:
-        raise InvalidValueError("Results: null or negative length")
-    if _n174 > len(data) - pos:
-        raise TruncatedError("Results: " + str(_n174) + " elements in " + str(len(data) - pos) + " bytes")
-    f_results = []
-    for _ in range(_n174):
-        _e175, pos = _decode_DescribeConfigsResult_v1(data, pos)
-        f_results.append(_e175)
-    return DescribeConfigsResponse(f_throttle_time_ms, f_results), pos
-
-
-def _encode_DescribeConfigsResponse_v1(o: DescribeConfigsResponse, out: bytearray) -> None:
-    """DescribeConfigsResponse, versions 1-2."""
-    _a176 = o.results
-    out += _S_ii.pack(o.throttle_time_ms, len(_a176))
-    for _e177 in _a176:
-        _encode_DescribeConfigsResult_v1(_e177, out)
-
-
-def _decode_DescribeConfigsResponse_v3(data: bytes, pos: int) -> tuple[DescribeConfigsResponse, int]:
-    """DescribeConfigsResponse, version 3."""
-    f_throttle_time_ms, _n178 = _S_ii.unpack_from(data, pos)
-    pos += 8
-    if _n178 < 0:
-        raise InvalidValueError("Results: null or negative length")
-    if _n178 > len(data) - pos:
-        raise TruncatedError("Results: " + str(_n178) + " elements in " + str(len(data) - pos) + " bytes")
-    f_results = []
-    for _ in range(_n178):
-        _e179, pos = _decode_DescribeConfigsResult_v3(data, pos)
-        f_results.append(_e179)
-    return DescribeConfigsResponse(f_throttle_time_ms, f_results), pos
-
-
-def _encode_DescribeConfigsResponse_v3(o: DescribeConfigsResponse, out: bytearray) -> None:
-    """DescribeConfigsResponse, version 3."""
-    _a180 = o.results
-    out += _S_ii.pack(o.throttle_time_ms, len(_a180))
-    for _e181 in _a180:
-        _encode_DescribeConfigsResult_v3(_e181, out)
-
-
-def _decode_DescribeConfigsResponse_v4(data: bytes, pos: int) -> tuple[DescribeConfigsResponse, int]:
-    """DescribeConfigsResponse, version 4 (flexible)."""
-    (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    _n182 = data[pos]
-    if _n182 < 128:
-        pos += 1
-    else:
-        _n182, pos = read_uvarint(data, pos)
-    _n182 -= 1
-    if _n182 < 0:
-        raise InvalidValueError("Results: null or negative length")
-    if _n182 > len(data) - pos:
-        raise TruncatedError("Results: " + str(_n182) + " elements in " + str(len(data) - pos) + " bytes")
-    f_results = []
-    for _ in range(_n182):
-        _e183, pos = _decode_DescribeConfigsResult_v4(data, pos)
-        f_results.append(_e183)
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
-    return DescribeConfigsResponse(f_throttle_time_ms, f_results), pos
-
-
-def _encode_DescribeConfigsResponse_v4(o: DescribeConfigsResponse, out: bytearray) -> None:
-    """DescribeConfigsResponse, version 4 (flexible)."""
-    out += _S_i.pack(o.throttle_time_ms)
-    _a184 = o.results
+        write_uvarint(out, _n183)
+    out += _b182
+    _a184 = o.configs
     _n185 = len(_a184) + 1
     if _n185 < 128:
         out.append(_n185)
     else:
         write_uvarint(out, _n185)
     for _e186 in _a184:
-        _encode_DescribeConfigsResult_v4(_e186, out)
+        _encode_DescribeConfigsResourceResult_v4(_e186, out)
+    out.append(0)  # no tagged fields
+
+
+def _decode_DescribeConfigsResponse_v0(data: bytes, pos: int) -> tuple[DescribeConfigsResponse, int]:
+    """DescribeConfigsResponse, version 0."""
+    o = _new(DescribeConfigsResponse)
+    o.throttle_time_ms, _n187 = _S_ii.unpack_from(data, pos)
+    pos += 8
+    if _n187 < 0:
+        raise InvalidValueError("Results: null or negative length")
+    if _n187 > len(data) - pos:
+        raise TruncatedError("Results: " + str(_n187) + " elements in " + str(len(data) - pos) + " bytes")
+    _l188: list[DescribeConfigsResult] = []
+    for _ in range(_n187):
+        _e189, pos = _decode_DescribeConfigsResult_v0(data, pos)
+        _l188.append(_e189)
+    o.results = _l188
+    return o, pos
+
+
+def _encode_DescribeConfigsResponse_v0(o: DescribeConfigsResponse, out: bytearray) -> None:
+    """DescribeConfigsResponse, version 0."""
+    _a190 = o.results
+    out += _S_ii.pack(o.throttle_time_ms, len(_a190))
+    for _e191 in _a190:
+        _encode_DescribeConfigsResult_v0(_e191, out)
+
+
+def _decode_DescribeConfigsResponse_v1(data: bytes, pos: int) -> tuple[DescribeConfigsResponse, int]:
+    """DescribeConfigsResponse, versions 1-2."""
+    o = _new(DescribeConfigsResponse)
+    o.throttle_time_ms, _n192 = _S_ii.unpack_from(data, pos)
+    pos += 8
+    if _n192 < 0:
+        raise InvalidValueError("Results: null or negative length")
+    if _n192 > len(data) - pos:
+        raise TruncatedError("Results: " + str(_n192) + " elements in " + str(len(data) - pos) + " bytes")
+    _l193: list[DescribeConfigsResult] = []
+    for _ in range(_n192):
+        _e194, pos = _decode_DescribeConfigsResult_v1(data, pos)
+        _l193.append(_e194)
+    o.results = _l193
+    return o, pos
+
+
+def _encode_DescribeConfigsResponse_v1(o: DescribeConfigsResponse, out: bytearray) -> None:
+    """DescribeConfigsResponse, versions 1-2."""
+    _a195 = o.results
+    out += _S_ii.pack(o.throttle_time_ms, len(_a195))
+    for _e196 in _a195:
+        _encode_DescribeConfigsResult_v1(_e196, out)
+
+
+def _decode_DescribeConfigsResponse_v3(data: bytes, pos: int) -> tuple[DescribeConfigsResponse, int]:
+    """DescribeConfigsResponse, version 3."""
+    o = _new(DescribeConfigsResponse)
+    o.throttle_time_ms, _n197 = _S_ii.unpack_from(data, pos)
+    pos += 8
+    if _n197 < 0:
+        raise InvalidValueError("Results: null or negative length")
+    if _n197 > len(data) - pos:
+        raise TruncatedError("Results: " + str(_n197) + " elements in " + str(len(data) - pos) + " bytes")
+    _l198: list[DescribeConfigsResult] = []
+    for _ in range(_n197):
+        _e199, pos = _decode_DescribeConfigsResult_v3(data, pos)
+        _l198.append(_e199)
+    o.results = _l198
+    return o, pos
+
+
+def _encode_DescribeConfigsResponse_v3(o: DescribeConfigsResponse, out: bytearray) -> None:
+    """DescribeConfigsResponse, version 3."""
+    _a200 = o.results
+    out += _S_ii.pack(o.throttle_time_ms, len(_a200))
+    for _e201 in _a200:
+        _encode_DescribeConfigsResult_v3(_e201, out)
+
+
+def _decode_DescribeConfigsResponse_v4(data: bytes, pos: int) -> tuple[DescribeConfigsResponse, int]:
+    """DescribeConfigsResponse, version 4 (flexible)."""
+    o = _new(DescribeConfigsResponse)
+    (o.throttle_time_ms,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    _n202 = data[pos]
+    if _n202 < 128:
+        pos += 1
+    else:
+        _n202, pos = read_uvarint(data, pos)
+    _n202 -= 1
+    if _n202 < 0:
+        raise InvalidValueError("Results: null or negative length")
+    if _n202 > len(data) - pos:
+        raise TruncatedError("Results: " + str(_n202) + " elements in " + str(len(data) - pos) + " bytes")
+    _l203: list[DescribeConfigsResult] = []
+    for _ in range(_n202):
+        _e204, pos = _decode_DescribeConfigsResult_v4(data, pos)
+        _l203.append(_e204)
+    o.results = _l203
+    if data[pos] == 0:  # no tagged fields: the common case
+        pos += 1
+    else:
+        pos = skip_tagged_fields(data, pos)
+    return o, pos
+
+
+def _encode_DescribeConfigsResponse_v4(o: DescribeConfigsResponse, out: bytearray) -> None:
+    """DescribeConfigsResponse, version 4 (flexible)."""
+    out += _S_i.pack(o.throttle_time_ms)
+    _a205 = o.results
+    _n206 = len(_a205) + 1
+    if _n206 < 128:
+        out.append(_n206)
+    else:
+        write_uvarint(out, _n206)
+    for _e207 in _a205:
+        _encode_DescribeConfigsResult_v4(_e207, out)
     out.append(0)  # no tagged fields
 
 

@@ -33,6 +33,7 @@ _S_iB = Struct(">iB")
 _S_ii = Struct(">ii")
 _S_o = Struct(">?")
 _S_oB = Struct(">?B")
+_new = object.__new__
 
 
 @dataclass(slots=True)
@@ -209,1022 +210,959 @@ class DescribeGroupsResponse:
 
 def _decode_DescribeGroupsRequest_v0(data: bytes, pos: int) -> tuple[DescribeGroupsRequest, int]:
     """DescribeGroupsRequest, versions 0-2."""
+    o = _new(DescribeGroupsRequest)
+    o.include_authorized_operations = False
     (_n1,) = _S_i.unpack_from(data, pos)
     pos += 4
     if _n1 < 0:
         raise InvalidValueError("Groups: null or negative length")
     if _n1 > len(data) - pos:
         raise TruncatedError("Groups: " + str(_n1) + " elements in " + str(len(data) - pos) + " bytes")
-    f_groups = []
+    _l2: list[str] = []
     for _ in range(_n1):
-        (_n3,) = _S_h.unpack_from(data, pos)
+        (_n4,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n3 < 0:
+        if _n4 < 0:
             raise InvalidValueError("Groups: null or negative length")
-        _e2 = data[pos : pos + _n3].decode()
-        pos += _n3
-        f_groups.append(_e2)
-    return DescribeGroupsRequest(f_groups, False), pos
+        _e3 = data[pos : pos + _n4].decode()
+        pos += _n4
+        _l2.append(_e3)
+    o.groups = _l2
+    return o, pos
 
 
 def _encode_DescribeGroupsRequest_v0(o: DescribeGroupsRequest, out: bytearray) -> None:
     """DescribeGroupsRequest, versions 0-2."""
-    _a4 = o.groups
-    out += _S_i.pack(len(_a4))
-    for _e5 in _a4:
-        write_string(out, _e5)
+    _a5 = o.groups
+    out += _S_i.pack(len(_a5))
+    for _e6 in _a5:
+        write_string(out, _e6)
 
 
 def _decode_DescribeGroupsRequest_v3(data: bytes, pos: int) -> tuple[DescribeGroupsRequest, int]:
     """DescribeGroupsRequest, versions 3-4."""
-    (_n6,) = _S_i.unpack_from(data, pos)
+    o = _new(DescribeGroupsRequest)
+    (_n7,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n6 < 0:
+    if _n7 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n6 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n6) + " elements in " + str(len(data) - pos) + " bytes")
-    f_groups = []
-    for _ in range(_n6):
-        (_n8,) = _S_h.unpack_from(data, pos)
+    if _n7 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n7) + " elements in " + str(len(data) - pos) + " bytes")
+    _l8: list[str] = []
+    for _ in range(_n7):
+        (_n10,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n8 < 0:
+        if _n10 < 0:
             raise InvalidValueError("Groups: null or negative length")
-        _e7 = data[pos : pos + _n8].decode()
-        pos += _n8
-        f_groups.append(_e7)
-    (f_include_authorized_operations,) = _S_o.unpack_from(data, pos)
+        _e9 = data[pos : pos + _n10].decode()
+        pos += _n10
+        _l8.append(_e9)
+    o.groups = _l8
+    (o.include_authorized_operations,) = _S_o.unpack_from(data, pos)
     pos += 1
-    return DescribeGroupsRequest(f_groups, f_include_authorized_operations), pos
+    return o, pos
 
 
 def _encode_DescribeGroupsRequest_v3(o: DescribeGroupsRequest, out: bytearray) -> None:
     """DescribeGroupsRequest, versions 3-4."""
-    _a9 = o.groups
-    out += _S_i.pack(len(_a9))
-    for _e10 in _a9:
-        write_string(out, _e10)
+    _a11 = o.groups
+    out += _S_i.pack(len(_a11))
+    for _e12 in _a11:
+        write_string(out, _e12)
     out += _S_o.pack(o.include_authorized_operations)
 
 
 def _decode_DescribeGroupsRequest_v5(data: bytes, pos: int) -> tuple[DescribeGroupsRequest, int]:
     """DescribeGroupsRequest, versions 5-6 (flexible)."""
-    _n11 = data[pos]
-    if _n11 < 128:
+    o = _new(DescribeGroupsRequest)
+    _n13 = data[pos]
+    if _n13 < 128:
         pos += 1
     else:
-        _n11, pos = read_uvarint(data, pos)
-    _n11 -= 1
-    if _n11 < 0:
+        _n13, pos = read_uvarint(data, pos)
+    _n13 -= 1
+    if _n13 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n11 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n11) + " elements in " + str(len(data) - pos) + " bytes")
-    f_groups = []
-    for _ in range(_n11):
-        _n13 = data[pos]
-        if 0 < _n13 < 128:
-            _e12 = data[pos + 1 : pos + _n13].decode()
-            pos += _n13
+    if _n13 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n13) + " elements in " + str(len(data) - pos) + " bytes")
+    _l14: list[str] = []
+    for _ in range(_n13):
+        _n16 = data[pos]
+        if _n16 < 128:
+            _e15 = data[pos + 1 : pos + _n16].decode()
+            pos += _n16 or _runtime.null_value("Groups")
         else:
-            _e12, pos = read_compact_string(data, pos)
-        f_groups.append(_e12)
-    f_include_authorized_operations, _t14 = _S_oB.unpack_from(data, pos)
+            _e15, pos = read_compact_string(data, pos)
+        _l14.append(_e15)
+    o.groups = _l14
+    o.include_authorized_operations, _t17 = _S_oB.unpack_from(data, pos)
     pos += 2
-    if _t14 != 0:
+    if _t17 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return DescribeGroupsRequest(f_groups, f_include_authorized_operations), pos
+    return o, pos
 
 
 def _encode_DescribeGroupsRequest_v5(o: DescribeGroupsRequest, out: bytearray) -> None:
     """DescribeGroupsRequest, versions 5-6 (flexible)."""
-    _a15 = o.groups
-    _n16 = len(_a15) + 1
-    if _n16 < 128:
-        out.append(_n16)
+    _a18 = o.groups
+    _n19 = len(_a18) + 1
+    if _n19 < 128:
+        out.append(_n19)
     else:
-        write_uvarint(out, _n16)
-    for _e17 in _a15:
-        _b18 = _e17.encode()
-        _n19 = len(_b18) + 1
-        if _n19 < 128:
-            out.append(_n19)
+        write_uvarint(out, _n19)
+    for _e20 in _a18:
+        _b21 = _e20.encode()
+        _n22 = len(_b21) + 1
+        if _n22 < 128:
+            out.append(_n22)
         else:
-            write_uvarint(out, _n19)
-        out += _b18
+            write_uvarint(out, _n22)
+        out += _b21
     out += _S_oB.pack(o.include_authorized_operations, 0)
 
 
 def _decode_DescribedGroupMember_v0(data: bytes, pos: int) -> tuple[DescribedGroupMember, int]:
     """DescribedGroupMember, versions 0-3."""
-    (_n20,) = _S_h.unpack_from(data, pos)
+    o = _new(DescribedGroupMember)
+    o.group_instance_id = None
+    (_n23,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n20 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n20].decode()
-    pos += _n20
-    (_n21,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if _n21 < 0:
-        raise InvalidValueError("ClientId: null or negative length")
-    f_client_id = data[pos : pos + _n21].decode()
-    pos += _n21
-    (_n22,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if _n22 < 0:
-        raise InvalidValueError("ClientHost: null or negative length")
-    f_client_host = data[pos : pos + _n22].decode()
-    pos += _n22
-    (_n23,) = _S_i.unpack_from(data, pos)
-    pos += 4
     if _n23 < 0:
-        raise InvalidValueError("MemberMetadata: null or negative length")
-    f_member_metadata = data[pos : pos + _n23]
+        raise InvalidValueError("MemberId: null or negative length")
+    o.member_id = data[pos : pos + _n23].decode()
     pos += _n23
-    (_n24,) = _S_i.unpack_from(data, pos)
-    pos += 4
+    (_n24,) = _S_h.unpack_from(data, pos)
+    pos += 2
     if _n24 < 0:
-        raise InvalidValueError("MemberAssignment: null or negative length")
-    f_member_assignment = data[pos : pos + _n24]
+        raise InvalidValueError("ClientId: null or negative length")
+    o.client_id = data[pos : pos + _n24].decode()
     pos += _n24
-    return DescribedGroupMember(
-        f_member_id, None, f_client_id, f_client_host, f_member_metadata, f_member_assignment
-    ), pos
+    (_n25,) = _S_h.unpack_from(data, pos)
+    pos += 2
+    if _n25 < 0:
+        raise InvalidValueError("ClientHost: null or negative length")
+    o.client_host = data[pos : pos + _n25].decode()
+    pos += _n25
+    (_n26,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n26 < 0:
+        raise InvalidValueError("MemberMetadata: null or negative length")
+    o.member_metadata = data[pos : pos + _n26]
+    pos += _n26
+    (_n27,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n27 < 0:
+        raise InvalidValueError("MemberAssignment: null or negative length")
+    o.member_assignment = data[pos : pos + _n27]
+    pos += _n27
+    return o, pos
 
 
 def _encode_DescribedGroupMember_v0(o: DescribedGroupMember, out: bytearray) -> None:
     """DescribedGroupMember, versions 0-3."""
-    _b25 = o.member_id.encode()
-    out += _S_h.pack(len(_b25))
-    out += _b25
-    _b26 = o.client_id.encode()
-    out += _S_h.pack(len(_b26))
-    out += _b26
-    _b27 = o.client_host.encode()
-    out += _S_h.pack(len(_b27))
-    out += _b27
-    _b28 = o.member_metadata
-    out += _S_i.pack(len(_b28))
+    _b28 = o.member_id.encode()
+    out += _S_h.pack(len(_b28))
     out += _b28
-    _b29 = o.member_assignment
-    out += _S_i.pack(len(_b29))
+    _b29 = o.client_id.encode()
+    out += _S_h.pack(len(_b29))
     out += _b29
+    _b30 = o.client_host.encode()
+    out += _S_h.pack(len(_b30))
+    out += _b30
+    _b31 = o.member_metadata
+    out += _S_i.pack(len(_b31))
+    out += _b31
+    _b32 = o.member_assignment
+    out += _S_i.pack(len(_b32))
+    out += _b32
 
 
 def _decode_DescribedGroupMember_v4(data: bytes, pos: int) -> tuple[DescribedGroupMember, int]:
     """DescribedGroupMember, version 4."""
-    (_n30,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if _n30 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n30].decode()
-    pos += _n30
-    (_n31,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if _n31 < 0:
-        f_group_instance_id = None
-        if _n31 != -1:
-            raise InvalidValueError("GroupInstanceId: length " + str(_n31))
-    else:
-        f_group_instance_id = data[pos : pos + _n31].decode()
-        pos += _n31
-    (_n32,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if _n32 < 0:
-        raise InvalidValueError("ClientId: null or negative length")
-    f_client_id = data[pos : pos + _n32].decode()
-    pos += _n32
+    o = _new(DescribedGroupMember)
     (_n33,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n33 < 0:
-        raise InvalidValueError("ClientHost: null or negative length")
-    f_client_host = data[pos : pos + _n33].decode()
+        raise InvalidValueError("MemberId: null or negative length")
+    o.member_id = data[pos : pos + _n33].decode()
     pos += _n33
-    (_n34,) = _S_i.unpack_from(data, pos)
-    pos += 4
+    (_n34,) = _S_h.unpack_from(data, pos)
+    pos += 2
     if _n34 < 0:
-        raise InvalidValueError("MemberMetadata: null or negative length")
-    f_member_metadata = data[pos : pos + _n34]
-    pos += _n34
-    (_n35,) = _S_i.unpack_from(data, pos)
-    pos += 4
+        o.group_instance_id = None
+        if _n34 != -1:
+            raise InvalidValueError("GroupInstanceId: length " + str(_n34))
+    else:
+        o.group_instance_id = data[pos : pos + _n34].decode()
+        pos += _n34
+    (_n35,) = _S_h.unpack_from(data, pos)
+    pos += 2
     if _n35 < 0:
-        raise InvalidValueError("MemberAssignment: null or negative length")
-    f_member_assignment = data[pos : pos + _n35]
+        raise InvalidValueError("ClientId: null or negative length")
+    o.client_id = data[pos : pos + _n35].decode()
     pos += _n35
-    return DescribedGroupMember(
-        f_member_id, f_group_instance_id, f_client_id, f_client_host, f_member_metadata, f_member_assignment
-    ), pos
+    (_n36,) = _S_h.unpack_from(data, pos)
+    pos += 2
+    if _n36 < 0:
+        raise InvalidValueError("ClientHost: null or negative length")
+    o.client_host = data[pos : pos + _n36].decode()
+    pos += _n36
+    (_n37,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n37 < 0:
+        raise InvalidValueError("MemberMetadata: null or negative length")
+    o.member_metadata = data[pos : pos + _n37]
+    pos += _n37
+    (_n38,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n38 < 0:
+        raise InvalidValueError("MemberAssignment: null or negative length")
+    o.member_assignment = data[pos : pos + _n38]
+    pos += _n38
+    return o, pos
 
 
 def _encode_DescribedGroupMember_v4(o: DescribedGroupMember, out: bytearray) -> None:
     """DescribedGroupMember, version 4."""
-    _b36 = o.member_id.encode()
-    out += _S_h.pack(len(_b36))
-    out += _b36
-    _b37 = None if o.group_instance_id is None else o.group_instance_id.encode()
-    out += _S_h.pack(-1 if _b37 is None else len(_b37))
-    if _b37 is not None:
-        out += _b37
-    _b38 = o.client_id.encode()
-    out += _S_h.pack(len(_b38))
-    out += _b38
-    _b39 = o.client_host.encode()
+    _b39 = o.member_id.encode()
     out += _S_h.pack(len(_b39))
     out += _b39
-    _b40 = o.member_metadata
-    out += _S_i.pack(len(_b40))
-    out += _b40
-    _b41 = o.member_assignment
-    out += _S_i.pack(len(_b41))
+    _b40 = None if o.group_instance_id is None else o.group_instance_id.encode()
+    out += _S_h.pack(-1 if _b40 is None else len(_b40))
+    if _b40 is not None:
+        out += _b40
+    _b41 = o.client_id.encode()
+    out += _S_h.pack(len(_b41))
     out += _b41
+    _b42 = o.client_host.encode()
+    out += _S_h.pack(len(_b42))
+    out += _b42
+    _b43 = o.member_metadata
+    out += _S_i.pack(len(_b43))
+    out += _b43
+    _b44 = o.member_assignment
+    out += _S_i.pack(len(_b44))
+    out += _b44
 
 
 def _decode_DescribedGroupMember_v5(data: bytes, pos: int) -> tuple[DescribedGroupMember, int]:
     """DescribedGroupMember, versions 5-6 (flexible)."""
-    _n42 = data[pos]
-    if 0 < _n42 < 128:
-        f_member_id = data[pos + 1 : pos + _n42].decode()
-        pos += _n42
-    else:
-        f_member_id, pos = read_compact_string(data, pos)
-    _n43 = data[pos]
-    if 0 < _n43 < 128:
-        f_group_instance_id = data[pos + 1 : pos + _n43].decode()
-        pos += _n43
-    elif _n43 == 0:
-        f_group_instance_id = None
-        pos += 1
-    else:
-        f_group_instance_id, pos = read_compact_nullable_string(data, pos)
-    _n44 = data[pos]
-    if 0 < _n44 < 128:
-        f_client_id = data[pos + 1 : pos + _n44].decode()
-        pos += _n44
-    else:
-        f_client_id, pos = read_compact_string(data, pos)
+    o = _new(DescribedGroupMember)
     _n45 = data[pos]
-    if 0 < _n45 < 128:
-        f_client_host = data[pos + 1 : pos + _n45].decode()
-        pos += _n45
+    if _n45 < 128:
+        o.member_id = data[pos + 1 : pos + _n45].decode()
+        pos += _n45 or _runtime.null_value("MemberId")
     else:
-        f_client_host, pos = read_compact_string(data, pos)
+        o.member_id, pos = read_compact_string(data, pos)
     _n46 = data[pos]
-    if 0 < _n46 < 128:
-        f_member_metadata = data[pos + 1 : pos + _n46]
+    if _n46 == 0:
+        o.group_instance_id = None
+        pos += 1
+    elif _n46 < 128:
+        o.group_instance_id = data[pos + 1 : pos + _n46].decode()
         pos += _n46
     else:
-        f_member_metadata, pos = read_compact_bytes(data, pos)
+        o.group_instance_id, pos = read_compact_nullable_string(data, pos)
     _n47 = data[pos]
-    if 0 < _n47 < 128:
-        f_member_assignment = data[pos + 1 : pos + _n47]
-        pos += _n47
+    if _n47 < 128:
+        o.client_id = data[pos + 1 : pos + _n47].decode()
+        pos += _n47 or _runtime.null_value("ClientId")
     else:
-        f_member_assignment, pos = read_compact_bytes(data, pos)
+        o.client_id, pos = read_compact_string(data, pos)
+    _n48 = data[pos]
+    if _n48 < 128:
+        o.client_host = data[pos + 1 : pos + _n48].decode()
+        pos += _n48 or _runtime.null_value("ClientHost")
+    else:
+        o.client_host, pos = read_compact_string(data, pos)
+    _n49 = data[pos]
+    if _n49 < 128:
+        o.member_metadata = data[pos + 1 : pos + _n49]
+        pos += _n49 or _runtime.null_value("MemberMetadata")
+    else:
+        o.member_metadata, pos = read_compact_bytes(data, pos)
+    _n50 = data[pos]
+    if _n50 < 128:
+        o.member_assignment = data[pos + 1 : pos + _n50]
+        pos += _n50 or _runtime.null_value("MemberAssignment")
+    else:
+        o.member_assignment, pos = read_compact_bytes(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return DescribedGroupMember(
-        f_member_id, f_group_instance_id, f_client_id, f_client_host, f_member_metadata, f_member_assignment
-    ), pos
+    return o, pos
 
 
 def _encode_DescribedGroupMember_v5(o: DescribedGroupMember, out: bytearray) -> None:
     """DescribedGroupMember, versions 5-6 (flexible)."""
-    _b48 = o.member_id.encode()
-    _n49 = len(_b48) + 1
-    if _n49 < 128:
-        out.append(_n49)
+    _b51 = o.member_id.encode()
+    _n52 = len(_b51) + 1
+    if _n52 < 128:
+        out.append(_n52)
     else:
-        write_uvarint(out, _n49)
-    out += _b48
+        write_uvarint(out, _n52)
+    out += _b51
     if o.group_instance_id is None:
         out.append(0)
     else:
-        _b50 = o.group_instance_id.encode()
-        _n51 = len(_b50) + 1
-        if _n51 < 128:
-            out.append(_n51)
+        _b53 = o.group_instance_id.encode()
+        _n54 = len(_b53) + 1
+        if _n54 < 128:
+            out.append(_n54)
         else:
-            write_uvarint(out, _n51)
-        out += _b50
-    _b52 = o.client_id.encode()
-    _n53 = len(_b52) + 1
-    if _n53 < 128:
-        out.append(_n53)
-    else:
-        write_uvarint(out, _n53)
-    out += _b52
-    _b54 = o.client_host.encode()
-    _n55 = len(_b54) + 1
-    if _n55 < 128:
-        out.append(_n55)
-    else:
-        write_uvarint(out, _n55)
-    out += _b54
-    _n56 = len(o.member_metadata) + 1
+            write_uvarint(out, _n54)
+        out += _b53
+    _b55 = o.client_id.encode()
+    _n56 = len(_b55) + 1
     if _n56 < 128:
         out.append(_n56)
     else:
         write_uvarint(out, _n56)
-    out += o.member_metadata
-    _n57 = len(o.member_assignment) + 1
-    if _n57 < 128:
-        out.append(_n57)
+    out += _b55
+    _b57 = o.client_host.encode()
+    _n58 = len(_b57) + 1
+    if _n58 < 128:
+        out.append(_n58)
     else:
-        write_uvarint(out, _n57)
+        write_uvarint(out, _n58)
+    out += _b57
+    _n59 = len(o.member_metadata) + 1
+    if _n59 < 128:
+        out.append(_n59)
+    else:
+        write_uvarint(out, _n59)
+    out += o.member_metadata
+    _n60 = len(o.member_assignment) + 1
+    if _n60 < 128:
+        out.append(_n60)
+    else:
+        write_uvarint(out, _n60)
     out += o.member_assignment
     out.append(0)  # no tagged fields
 
 
 def _decode_DescribedGroup_v0(data: bytes, pos: int) -> tuple[DescribedGroup, int]:
     """DescribedGroup, versions 0-2."""
-    f_error_code, _n58 = _S_hh.unpack_from(data, pos)
+    o = _new(DescribedGroup)
+    o.error_message = None
+    o.authorized_operations = -2147483648
+    o.error_code, _n61 = _S_hh.unpack_from(data, pos)
     pos += 4
-    if _n58 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n58].decode()
-    pos += _n58
-    (_n59,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if _n59 < 0:
-        raise InvalidValueError("GroupState: null or negative length")
-    f_group_state = data[pos : pos + _n59].decode()
-    pos += _n59
-    (_n60,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if _n60 < 0:
-        raise InvalidValueError("ProtocolType: null or negative length")
-    f_protocol_type = data[pos : pos + _n60].decode()
-    pos += _n60
-    (_n61,) = _S_h.unpack_from(data, pos)
-    pos += 2
     if _n61 < 0:
-        raise InvalidValueError("ProtocolData: null or negative length")
-    f_protocol_data = data[pos : pos + _n61].decode()
+        raise InvalidValueError("GroupId: null or negative length")
+    o.group_id = data[pos : pos + _n61].decode()
     pos += _n61
-    (_n62,) = _S_i.unpack_from(data, pos)
-    pos += 4
+    (_n62,) = _S_h.unpack_from(data, pos)
+    pos += 2
     if _n62 < 0:
+        raise InvalidValueError("GroupState: null or negative length")
+    o.group_state = data[pos : pos + _n62].decode()
+    pos += _n62
+    (_n63,) = _S_h.unpack_from(data, pos)
+    pos += 2
+    if _n63 < 0:
+        raise InvalidValueError("ProtocolType: null or negative length")
+    o.protocol_type = data[pos : pos + _n63].decode()
+    pos += _n63
+    (_n64,) = _S_h.unpack_from(data, pos)
+    pos += 2
+    if _n64 < 0:
+        raise InvalidValueError("ProtocolData: null or negative length")
+    o.protocol_data = data[pos : pos + _n64].decode()
+    pos += _n64
+    (_n65,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n65 < 0:
         raise InvalidValueError("Members: null or negative length")
-    if _n62 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n62) + " elements in " + str(len(data) - pos) + " bytes")
-    f_members = []
-    for _ in range(_n62):
-        (_n64,) = _S_h.unpack_from(data, pos)
+    if _n65 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n65) + " elements in " + str(len(data) - pos) + " bytes")
+    _l66: list[DescribedGroupMember] = []
+    for _ in range(_n65):
+        _m67 = _new(DescribedGroupMember)
+        _m67.group_instance_id = None
+        (_n68,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n64 < 0:
-            raise InvalidValueError("MemberId: null or negative length")
-        _m63_member_id = data[pos : pos + _n64].decode()
-        pos += _n64
-        (_n65,) = _S_h.unpack_from(data, pos)
-        pos += 2
-        if _n65 < 0:
-            raise InvalidValueError("ClientId: null or negative length")
-        _m63_client_id = data[pos : pos + _n65].decode()
-        pos += _n65
-        (_n66,) = _S_h.unpack_from(data, pos)
-        pos += 2
-        if _n66 < 0:
-            raise InvalidValueError("ClientHost: null or negative length")
-        _m63_client_host = data[pos : pos + _n66].decode()
-        pos += _n66
-        (_n67,) = _S_i.unpack_from(data, pos)
-        pos += 4
-        if _n67 < 0:
-            raise InvalidValueError("MemberMetadata: null or negative length")
-        _m63_member_metadata = data[pos : pos + _n67]
-        pos += _n67
-        (_n68,) = _S_i.unpack_from(data, pos)
-        pos += 4
         if _n68 < 0:
-            raise InvalidValueError("MemberAssignment: null or negative length")
-        _m63_member_assignment = data[pos : pos + _n68]
+            raise InvalidValueError("MemberId: null or negative length")
+        _m67.member_id = data[pos : pos + _n68].decode()
         pos += _n68
-        f_members.append(
-            DescribedGroupMember(
-                _m63_member_id,
-                None,
-                _m63_client_id,
-                _m63_client_host,
-                _m63_member_metadata,
-                _m63_member_assignment,
-            )
-        )
-    return DescribedGroup(
-        f_error_code,
-        None,
-        f_group_id,
-        f_group_state,
-        f_protocol_type,
-        f_protocol_data,
-        f_members,
-        -2147483648,
-    ), pos
+        (_n69,) = _S_h.unpack_from(data, pos)
+        pos += 2
+        if _n69 < 0:
+            raise InvalidValueError("ClientId: null or negative length")
+        _m67.client_id = data[pos : pos + _n69].decode()
+        pos += _n69
+        (_n70,) = _S_h.unpack_from(data, pos)
+        pos += 2
+        if _n70 < 0:
+            raise InvalidValueError("ClientHost: null or negative length")
+        _m67.client_host = data[pos : pos + _n70].decode()
+        pos += _n70
+        (_n71,) = _S_i.unpack_from(data, pos)
+        pos += 4
+        if _n71 < 0:
+            raise InvalidValueError("MemberMetadata: null or negative length")
+        _m67.member_metadata = data[pos : pos + _n71]
+        pos += _n71
+        (_n72,) = _S_i.unpack_from(data, pos)
+        pos += 4
+        if _n72 < 0:
+            raise InvalidValueError("MemberAssignment: null or negative length")
+        _m67.member_assignment = data[pos : pos + _n72]
+        pos += _n72
+        _l66.append(_m67)
+    o.members = _l66
+    return o, pos
 
 
 def _encode_DescribedGroup_v0(o: DescribedGroup, out: bytearray) -> None:
     """DescribedGroup, versions 0-2."""
-    _b69 = o.group_id.encode()
-    out += _S_hh.pack(o.error_code, len(_b69))
-    out += _b69
-    _b70 = o.group_state.encode()
-    out += _S_h.pack(len(_b70))
-    out += _b70
-    _b71 = o.protocol_type.encode()
-    out += _S_h.pack(len(_b71))
-    out += _b71
-    _b72 = o.protocol_data.encode()
-    out += _S_h.pack(len(_b72))
-    out += _b72
-    _a73 = o.members
-    out += _S_i.pack(len(_a73))
-    for _e74 in _a73:
-        _b75 = _e74.member_id.encode()
-        out += _S_h.pack(len(_b75))
-        out += _b75
-        _b76 = _e74.client_id.encode()
-        out += _S_h.pack(len(_b76))
-        out += _b76
-        _b77 = _e74.client_host.encode()
-        out += _S_h.pack(len(_b77))
-        out += _b77
-        _b78 = _e74.member_metadata
-        out += _S_i.pack(len(_b78))
-        out += _b78
-        _b79 = _e74.member_assignment
-        out += _S_i.pack(len(_b79))
+    _b73 = o.group_id.encode()
+    out += _S_hh.pack(o.error_code, len(_b73))
+    out += _b73
+    _b74 = o.group_state.encode()
+    out += _S_h.pack(len(_b74))
+    out += _b74
+    _b75 = o.protocol_type.encode()
+    out += _S_h.pack(len(_b75))
+    out += _b75
+    _b76 = o.protocol_data.encode()
+    out += _S_h.pack(len(_b76))
+    out += _b76
+    _a77 = o.members
+    out += _S_i.pack(len(_a77))
+    for _e78 in _a77:
+        _b79 = _e78.member_id.encode()
+        out += _S_h.pack(len(_b79))
         out += _b79
+        _b80 = _e78.client_id.encode()
+        out += _S_h.pack(len(_b80))
+        out += _b80
+        _b81 = _e78.client_host.encode()
+        out += _S_h.pack(len(_b81))
+        out += _b81
+        _b82 = _e78.member_metadata
+        out += _S_i.pack(len(_b82))
+        out += _b82
+        _b83 = _e78.member_assignment
+        out += _S_i.pack(len(_b83))
+        out += _b83
 
 
 def _decode_DescribedGroup_v3(data: bytes, pos: int) -> tuple[DescribedGroup, int]:
     """DescribedGroup, version 3."""
-    f_error_code, _n80 = _S_hh.unpack_from(data, pos)
-    pos += 4
-    if _n80 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n80].decode()
-    pos += _n80
-    (_n81,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if _n81 < 0:
-        raise InvalidValueError("GroupState: null or negative length")
-    f_group_state = data[pos : pos + _n81].decode()
-    pos += _n81
-    (_n82,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if _n82 < 0:
-        raise InvalidValueError("ProtocolType: null or negative length")
-    f_protocol_type = data[pos : pos + _n82].decode()
-    pos += _n82
-    (_n83,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if _n83 < 0:
-        raise InvalidValueError("ProtocolData: null or negative length")
-    f_protocol_data = data[pos : pos + _n83].decode()
-    pos += _n83
-    (_n84,) = _S_i.unpack_from(data, pos)
+    o = _new(DescribedGroup)
+    o.error_message = None
+    o.error_code, _n84 = _S_hh.unpack_from(data, pos)
     pos += 4
     if _n84 < 0:
-        raise InvalidValueError("Members: null or negative length")
-    if _n84 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n84) + " elements in " + str(len(data) - pos) + " bytes")
-    f_members = []
-    for _ in range(_n84):
-        (_n86,) = _S_h.unpack_from(data, pos)
-        pos += 2
-        if _n86 < 0:
-            raise InvalidValueError("MemberId: null or negative length")
-        _m85_member_id = data[pos : pos + _n86].decode()
-        pos += _n86
-        (_n87,) = _S_h.unpack_from(data, pos)
-        pos += 2
-        if _n87 < 0:
-            raise InvalidValueError("ClientId: null or negative length")
-        _m85_client_id = data[pos : pos + _n87].decode()
-        pos += _n87
-        (_n88,) = _S_h.unpack_from(data, pos)
-        pos += 2
-        if _n88 < 0:
-            raise InvalidValueError("ClientHost: null or negative length")
-        _m85_client_host = data[pos : pos + _n88].decode()
-        pos += _n88
-        (_n89,) = _S_i.unpack_from(data, pos)
-        pos += 4
-        if _n89 < 0:
-            raise InvalidValueError("MemberMetadata: null or negative length")
-        _m85_member_metadata = data[pos : pos + _n89]
-        pos += _n89
-        (_n90,) = _S_i.unpack_from(data, pos)
-        pos += 4
-        if _n90 < 0:
-            raise InvalidValueError("MemberAssignment: null or negative length")
-        _m85_member_assignment = data[pos : pos + _n90]
-        pos += _n90
-        f_members.append(
-            DescribedGroupMember(
-                _m85_member_id,
-                None,
-                _m85_client_id,
-                _m85_client_host,
-                _m85_member_metadata,
-                _m85_member_assignment,
-            )
-        )
-    (f_authorized_operations,) = _S_i.unpack_from(data, pos)
+        raise InvalidValueError("GroupId: null or negative length")
+    o.group_id = data[pos : pos + _n84].decode()
+    pos += _n84
+    (_n85,) = _S_h.unpack_from(data, pos)
+    pos += 2
+    if _n85 < 0:
+        raise InvalidValueError("GroupState: null or negative length")
+    o.group_state = data[pos : pos + _n85].decode()
+    pos += _n85
+    (_n86,) = _S_h.unpack_from(data, pos)
+    pos += 2
+    if _n86 < 0:
+        raise InvalidValueError("ProtocolType: null or negative length")
+    o.protocol_type = data[pos : pos + _n86].decode()
+    pos += _n86
+    (_n87,) = _S_h.unpack_from(data, pos)
+    pos += 2
+    if _n87 < 0:
+        raise InvalidValueError("ProtocolData: null or negative length")
+    o.protocol_data = data[pos : pos + _n87].decode()
+    pos += _n87
+    (_n88,) = _S_i.unpack_from(data, pos)
     pos += 4
-    return DescribedGroup(
-        f_error_code,
-        None,
-        f_group_id,
-        f_group_state,
-        f_protocol_type,
-        f_protocol_data,
-        f_members,
-        f_authorized_operations,
-    ), pos
+    if _n88 < 0:
+        raise InvalidValueError("Members: null or negative length")
+    if _n88 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n88) + " elements in " + str(len(data) - pos) + " bytes")
+    _l89: list[DescribedGroupMember] = []
+    for _ in range(_n88):
+        _m90 = _new(DescribedGroupMember)
+        _m90.group_instance_id = None
+        (_n91,) = _S_h.unpack_from(data, pos)
+        pos += 2
+        if _n91 < 0:
+            raise InvalidValueError("MemberId: null or negative length")
+        _m90.member_id = data[pos : pos + _n91].decode()
+        pos += _n91
+        (_n92,) = _S_h.unpack_from(data, pos)
+        pos += 2
+        if _n92 < 0:
+            raise InvalidValueError("ClientId: null or negative length")
+        _m90.client_id = data[pos : pos + _n92].decode()
+        pos += _n92
+        (_n93,) = _S_h.unpack_from(data, pos)
+        pos += 2
+        if _n93 < 0:
+            raise InvalidValueError("ClientHost: null or negative length")
+        _m90.client_host = data[pos : pos + _n93].decode()
+        pos += _n93
+        (_n94,) = _S_i.unpack_from(data, pos)
+        pos += 4
+        if _n94 < 0:
+            raise InvalidValueError("MemberMetadata: null or negative length")
+        _m90.member_metadata = data[pos : pos + _n94]
+        pos += _n94
+        (_n95,) = _S_i.unpack_from(data, pos)
+        pos += 4
+        if _n95 < 0:
+            raise InvalidValueError("MemberAssignment: null or negative length")
+        _m90.member_assignment = data[pos : pos + _n95]
+        pos += _n95
+        _l89.append(_m90)
+    o.members = _l89
+    (o.authorized_operations,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    return o, pos
 
 
 def _encode_DescribedGroup_v3(o: DescribedGroup, out: bytearray) -> None:
     """DescribedGroup, version 3."""
-    _b91 = o.group_id.encode()
-    out += _S_hh.pack(o.error_code, len(_b91))
-    out += _b91
-    _b92 = o.group_state.encode()
-    out += _S_h.pack(len(_b92))
-    out += _b92
-    _b93 = o.protocol_type.encode()
-    out += _S_h.pack(len(_b93))
-    out += _b93
-    _b94 = o.protocol_data.encode()
-    out += _S_h.pack(len(_b94))
-    out += _b94
-    _a95 = o.members
-    out += _S_i.pack(len(_a95))
-    for _e96 in _a95:
-        _b97 = _e96.member_id.encode()
-        out += _S_h.pack(len(_b97))
-        out += _b97
-        _b98 = _e96.client_id.encode()
-        out += _S_h.pack(len(_b98))
-        out += _b98
-        _b99 = _e96.client_host.encode()
-        out += _S_h.pack(len(_b99))
-        out += _b99
-        _b100 = _e96.member_metadata
-        out += _S_i.pack(len(_b100))
-        out += _b100
-        _b101 = _e96.member_assignment
-        out += _S_i.pack(len(_b101))
-        out += _b101
+    _b96 = o.group_id.encode()
+    out += _S_hh.pack(o.error_code, len(_b96))
+    out += _b96
+    _b97 = o.group_state.encode()
+    out += _S_h.pack(len(_b97))
+    out += _b97
+    _b98 = o.protocol_type.encode()
+    out += _S_h.pack(len(_b98))
+    out += _b98
+    _b99 = o.protocol_data.encode()
+    out += _S_h.pack(len(_b99))
+    out += _b99
+    _a100 = o.members
+    out += _S_i.pack(len(_a100))
+    for _e101 in _a100:
+        _b102 = _e101.member_id.encode()
+        out += _S_h.pack(len(_b102))
+        out += _b102
+        _b103 = _e101.client_id.encode()
+        out += _S_h.pack(len(_b103))
+        out += _b103
+        _b104 = _e101.client_host.encode()
+        out += _S_h.pack(len(_b104))
+        out += _b104
+        _b105 = _e101.member_metadata
+        out += _S_i.pack(len(_b105))
+        out += _b105
+        _b106 = _e101.member_assignment
+        out += _S_i.pack(len(_b106))
+        out += _b106
     out += _S_i.pack(o.authorized_operations)
 
 
 def _decode_DescribedGroup_v4(data: bytes, pos: int) -> tuple[DescribedGroup, int]:
     """DescribedGroup, version 4."""
-    f_error_code, _n102 = _S_hh.unpack_from(data, pos)
+    o = _new(DescribedGroup)
+    o.error_message = None
+    o.error_code, _n107 = _S_hh.unpack_from(data, pos)
     pos += 4
-    if _n102 < 0:
+    if _n107 < 0:
         raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n102].decode()
-    pos += _n102
-    (_n103,) = _S_h.unpack_from(data, pos)
+    o.group_id = data[pos : pos + _n107].decode()
+    pos += _n107
+    (_n108,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n103 < 0:
+    if _n108 < 0:
         raise InvalidValueError("GroupState: null or negative length")
-    f_group_state = data[pos : pos + _n103].decode()
-    pos += _n103
-    (_n104,) = _S_h.unpack_from(data, pos)
+    o.group_state = data[pos : pos + _n108].decode()
+    pos += _n108
+    (_n109,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n104 < 0:
+    if _n109 < 0:
         raise InvalidValueError("ProtocolType: null or negative length")
-    f_protocol_type = data[pos : pos + _n104].decode()
-    pos += _n104
-    (_n105,) = _S_h.unpack_from(data, pos)
+    o.protocol_type = data[pos : pos + _n109].decode()
+    pos += _n109
+    (_n110,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n105 < 0:
+    if _n110 < 0:
         raise InvalidValueError("ProtocolData: null or negative length")
-    f_protocol_data = data[pos : pos + _n105].decode()
-    pos += _n105
-    (_n106,) = _S_i.unpack_from(data, pos)
+    o.protocol_data = data[pos : pos + _n110].decode()
+    pos += _n110
+    (_n111,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n106 < 0:
+    if _n111 < 0:
         raise InvalidValueError("Members: null or negative length")
-    if _n106 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n106) + " elements in " + str(len(data) - pos) + " bytes")
-    f_members = []
-    for _ in range(_n106):
-        (_n108,) = _S_h.unpack_from(data, pos)
+    if _n111 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n111) + " elements in " + str(len(data) - pos) + " bytes")
+    _l112: list[DescribedGroupMember] = []
+    for _ in range(_n111):
+        _m113 = _new(DescribedGroupMember)
+        (_n114,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n108 < 0:
+        if _n114 < 0:
             raise InvalidValueError("MemberId: null or negative length")
-        _m107_member_id = data[pos : pos + _n108].decode()
-        pos += _n108
-        (_n109,) = _S_h.unpack_from(data, pos)
+        _m113.member_id = data[pos : pos + _n114].decode()
+        pos += _n114
+        (_n115,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n109 < 0:
-            _m107_group_instance_id = None
-            if _n109 != -1:
-                raise InvalidValueError("GroupInstanceId: length " + str(_n109))
+        if _n115 < 0:
+            _m113.group_instance_id = None
+            if _n115 != -1:
+                raise InvalidValueError("GroupInstanceId: length " + str(_n115))
         else:
-            _m107_group_instance_id = data[pos : pos + _n109].decode()
-            pos += _n109
-        (_n110,) = _S_h.unpack_from(data, pos)
+            _m113.group_instance_id = data[pos : pos + _n115].decode()
+            pos += _n115
+        (_n116,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n110 < 0:
+        if _n116 < 0:
             raise InvalidValueError("ClientId: null or negative length")
-        _m107_client_id = data[pos : pos + _n110].decode()
-        pos += _n110
-        (_n111,) = _S_h.unpack_from(data, pos)
+        _m113.client_id = data[pos : pos + _n116].decode()
+        pos += _n116
+        (_n117,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n111 < 0:
+        if _n117 < 0:
             raise InvalidValueError("ClientHost: null or negative length")
-        _m107_client_host = data[pos : pos + _n111].decode()
-        pos += _n111
-        (_n112,) = _S_i.unpack_from(data, pos)
+        _m113.client_host = data[pos : pos + _n117].decode()
+        pos += _n117
+        (_n118,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n112 < 0:
+        if _n118 < 0:
             raise InvalidValueError("MemberMetadata: null or negative length")
-        _m107_member_metadata = data[pos : pos + _n112]
-        pos += _n112
-        (_n113,) = _S_i.unpack_from(data, pos)
+        _m113.member_metadata = data[pos : pos + _n118]
+        pos += _n118
+        (_n119,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n113 < 0:
+        if _n119 < 0:
             raise InvalidValueError("MemberAssignment: null or negative length")
-        _m107_member_assignment = data[pos : pos + _n113]
-        pos += _n113
-        f_members.append(
-            DescribedGroupMember(
-                _m107_member_id,
-                _m107_group_instance_id,
-                _m107_client_id,
-                _m107_client_host,
-                _m107_member_metadata,
-                _m107_member_assignment,
-            )
-        )
-    (f_authorized_operations,) = _S_i.unpack_from(data, pos)
+        _m113.member_assignment = data[pos : pos + _n119]
+        pos += _n119
+        _l112.append(_m113)
+    o.members = _l112
+    (o.authorized_operations,) = _S_i.unpack_from(data, pos)
     pos += 4
-    return DescribedGroup(
-        f_error_code,
-        None,
-        f_group_id,
-        f_group_state,
-        f_protocol_type,
-        f_protocol_data,
-        f_members,
-        f_authorized_operations,
-    ), pos
+    return o, pos
 
 
 def _encode_DescribedGroup_v4(o: DescribedGroup, out: bytearray) -> None:
     """DescribedGroup, version 4."""
-    _b114 = o.group_id.encode()
-    out += _S_hh.pack(o.error_code, len(_b114))
-    out += _b114
-    _b115 = o.group_state.encode()
-    out += _S_h.pack(len(_b115))
-    out += _b115
-    _b116 = o.protocol_type.encode()
-    out += _S_h.pack(len(_b116))
-    out += _b116
-    _b117 = o.protocol_data.encode()
-    out += _S_h.pack(len(_b117))
-    out += _b117
-    _a118 = o.members
-    out += _S_i.pack(len(_a118))
-    for _e119 in _a118:
-        _b120 = _e119.member_id.encode()
-        out += _S_h.pack(len(_b120))
-        out += _b120
-        _b121 = None if _e119.group_instance_id is None else _e119.group_instance_id.encode()
-        out += _S_h.pack(-1 if _b121 is None else len(_b121))
-        if _b121 is not None:
-            out += _b121
-        _b122 = _e119.client_id.encode()
-        out += _S_h.pack(len(_b122))
-        out += _b122
-        _b123 = _e119.client_host.encode()
-        out += _S_h.pack(len(_b123))
-        out += _b123
-        _b124 = _e119.member_metadata
-        out += _S_i.pack(len(_b124))
-        out += _b124
-        _b125 = _e119.member_assignment
-        out += _S_i.pack(len(_b125))
-        out += _b125
+    _b120 = o.group_id.encode()
+    out += _S_hh.pack(o.error_code, len(_b120))
+    out += _b120
+    _b121 = o.group_state.encode()
+    out += _S_h.pack(len(_b121))
+    out += _b121
+    _b122 = o.protocol_type.encode()
+    out += _S_h.pack(len(_b122))
+    out += _b122
+    _b123 = o.protocol_data.encode()
+    out += _S_h.pack(len(_b123))
+    out += _b123
+    _a124 = o.members
+    out += _S_i.pack(len(_a124))
+    for _e125 in _a124:
+        _b126 = _e125.member_id.encode()
+        out += _S_h.pack(len(_b126))
+        out += _b126
+        _b127 = None if _e125.group_instance_id is None else _e125.group_instance_id.encode()
+        out += _S_h.pack(-1 if _b127 is None else len(_b127))
+        if _b127 is not None:
+            out += _b127
+        _b128 = _e125.client_id.encode()
+        out += _S_h.pack(len(_b128))
+        out += _b128
+        _b129 = _e125.client_host.encode()
+        out += _S_h.pack(len(_b129))
+        out += _b129
+        _b130 = _e125.member_metadata
+        out += _S_i.pack(len(_b130))
+        out += _b130
+        _b131 = _e125.member_assignment
+        out += _S_i.pack(len(_b131))
+        out += _b131
     out += _S_i.pack(o.authorized_operations)
 
 
 def _decode_DescribedGroup_v5(data: bytes, pos: int) -> tuple[DescribedGroup, int]:
     """DescribedGroup, version 5 (flexible)."""
-    (f_error_code,) = _S_h.unpack_from(data, pos)
+    o = _new(DescribedGroup)
+    o.error_message = None
+    (o.error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    _n126 = data[pos]
-    if 0 < _n126 < 128:
-        f_group_id = data[pos + 1 : pos + _n126].decode()
-        pos += _n126
+    _n132 = data[pos]
+    if _n132 < 128:
+        o.group_id = data[pos + 1 : pos + _n132].decode()
+        pos += _n132 or _runtime.null_value("GroupId")
     else:
-        f_group_id, pos = read_compact_string(data, pos)
-    _n127 = data[pos]
-    if 0 < _n127 < 128:
-        f_group_state = data[pos + 1 : pos + _n127].decode()
-        pos += _n127
+        o.group_id, pos = read_compact_string(data, pos)
+    _n133 = data[pos]
+    if _n133 < 128:
+        o.group_state = data[pos + 1 : pos + _n133].decode()
+        pos += _n133 or _runtime.null_value("GroupState")
     else:
-        f_group_state, pos = read_compact_string(data, pos)
-    _n128 = data[pos]
-    if 0 < _n128 < 128:
-        f_protocol_type = data[pos + 1 : pos + _n128].decode()
-        pos += _n128
+        o.group_state, pos = read_compact_string(data, pos)
+    _n134 = data[pos]
+    if _n134 < 128:
+        o.protocol_type = data[pos + 1 : pos + _n134].decode()
+        pos += _n134 or _runtime.null_value("ProtocolType")
     else:
-        f_protocol_type, pos = read_compact_string(data, pos)
-    _n129 = data[pos]
-    if 0 < _n129 < 128:
-        f_protocol_data = data[pos + 1 : pos + _n129].decode()
-        pos += _n129
+        o.protocol_type, pos = read_compact_string(data, pos)
+    _n135 = data[pos]
+    if _n135 < 128:
+        o.protocol_data = data[pos + 1 : pos + _n135].decode()
+        pos += _n135 or _runtime.null_value("ProtocolData")
     else:
-        f_protocol_data, pos = read_compact_string(data, pos)
-    _n130 = data[pos]
-    if _n130 < 128:
+        o.protocol_data, pos = read_compact_string(data, pos)
+    _n136 = data[pos]
+    if _n136 < 128:
         pos += 1
     else:
-        _n130, pos = read_uvarint(data, pos)
-    _n130 -= 1
-    if _n130 < 0:
+        _n136, pos = read_uvarint(data, pos)
+    _n136 -= 1
+    if _n136 < 0:
         raise InvalidValueError("Members: null or negative length")
-    if _n130 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n130) + " elements in " + str(len(data) - pos) + " bytes")
-    f_members = []
-    for _ in range(_n130):
-        _n132 = data[pos]
-        if 0 < _n132 < 128:
-            _m131_member_id = data[pos + 1 : pos + _n132].decode()
-            pos += _n132
+    if _n136 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n136) + " elements in " + str(len(data) - pos) + " bytes")
+    _l137: list[DescribedGroupMember] = []
+    for _ in range(_n136):
+        _m138 = _new(DescribedGroupMember)
+        _n139 = data[pos]
+        if _n139 < 128:
+            _m138.member_id = data[pos + 1 : pos + _n139].decode()
+            pos += _n139 or _runtime.null_value("MemberId")
         else:
-            _m131_member_id, pos = read_compact_string(data, pos)
-        _n133 = data[pos]
-        if 0 < _n133 < 128:
-            _m131_group_instance_id = data[pos + 1 : pos + _n133].decode()
-            pos += _n133
-        elif _n133 == 0:
-            _m131_group_instance_id = None
+            _m138.member_id, pos = read_compact_string(data, pos)
+        _n140 = data[pos]
+        if _n140 == 0:
+            _m138.group_instance_id = None
             pos += 1
+        elif _n140 < 128:
+            _m138.group_instance_id = data[pos + 1 : pos + _n140].decode()
+            pos += _n140
         else:
-            _m131_group_instance_id, pos = read_compact_nullable_string(data, pos)
-        _n134 = data[pos]
-        if 0 < _n134 < 128:
-            _m131_client_id = data[pos + 1 : pos + _n134].decode()
-            pos += _n134
+            _m138.group_instance_id, pos = read_compact_nullable_string(data, pos)
+        _n141 = data[pos]
+        if _n141 < 128:
+            _m138.client_id = data[pos + 1 : pos + _n141].decode()
+            pos += _n141 or _runtime.null_value("ClientId")
         else:
-            _m131_client_id, pos = read_compact_string(data, pos)
-        _n135 = data[pos]
-        if 0 < _n135 < 128:
-            _m131_client_host = data[pos + 1 : pos + _n135].decode()
-            pos += _n135
+            _m138.client_id, pos = read_compact_string(data, pos)
+        _n142 = data[pos]
+        if _n142 < 128:
+            _m138.client_host = data[pos + 1 : pos + _n142].decode()
+            pos += _n142 or _runtime.null_value("ClientHost")
         else:
-            _m131_client_host, pos = read_compact_string(data, pos)
-        _n136 = data[pos]
-        if 0 < _n136 < 128:
-            _m131_member_metadata = data[pos + 1 : pos + _n136]
-            pos += _n136
+            _m138.client_host, pos = read_compact_string(data, pos)
+        _n143 = data[pos]
+        if _n143 < 128:
+            _m138.member_metadata = data[pos + 1 : pos + _n143]
+            pos += _n143 or _runtime.null_value("MemberMetadata")
         else:
-            _m131_member_metadata, pos = read_compact_bytes(data, pos)
-        _n137 = data[pos]
-        if 0 < _n137 < 128:
-            _m131_member_assignment = data[pos + 1 : pos + _n137]
-            pos += _n137
+            _m138.member_metadata, pos = read_compact_bytes(data, pos)
+        _n144 = data[pos]
+        if _n144 < 128:
+            _m138.member_assignment = data[pos + 1 : pos + _n144]
+            pos += _n144 or _runtime.null_value("MemberAssignment")
         else:
-            _m131_member_assignment, pos = read_compact_bytes(data, pos)
+            _m138.member_assignment, pos = read_compact_bytes(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_members.append(
-            DescribedGroupMember(
-                _m131_member_id,
-                _m131_group_instance_id,
-                _m131_client_id,
-                _m131_client_host,
-                _m131_member_metadata,
-                _m131_member_assignment,
-            )
-        )
-    f_authorized_operations, _t138 = _S_iB.unpack_from(data, pos)
+        _l137.append(_m138)
+    o.members = _l137
+    o.authorized_operations, _t145 = _S_iB.unpack_from(data, pos)
     pos += 5
-    if _t138 != 0:
+    if _t145 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return DescribedGroup(
-        f_error_code,
-        None,
-        f_group_id,
-        f_group_state,
-        f_protocol_type,
-        f_protocol_data,
-        f_members,
-        f_authorized_operations,
-    ), pos
+    return o, pos
 
 
 def _encode_DescribedGroup_v5(o: DescribedGroup, out: bytearray) -> None:
     """DescribedGroup, version 5 (flexible)."""
     out += _S_h.pack(o.error_code)
-    _b139 = o.group_id.encode()
-    _n140 = len(_b139) + 1
-    if _n140 < 128:
-        out.append(_n140)
+    _b146 = o.group_id.encode()
+    _n147 = len(_b146) + 1
+    if _n147 < 128:
+        out.append(_n147)
     else:
-        write_uvarint(out, _n140)
-    out += _b139
-    _b141 = o.group_state.encode()
-    _n142 = len(_b141) + 1
-    if _n142 < 128:
-        out.append(_n142)
+        write_uvarint(out, _n147)
+    out += _b146
+    _b148 = o.group_state.encode()
+    _n149 = len(_b148) + 1
+    if _n149 < 128:
+        out.append(_n149)
     else:
-        write_uvarint(out, _n142)
-    out += _b141
-    _b143 = o.protocol_type.encode()
-    _n144 = len(_b143) + 1
-    if _n144 < 128:
-        out.append(_n144)
+        write_uvarint(out, _n149)
+    out += _b148
+    _b150 = o.protocol_type.encode()
+    _n151 = len(_b150) + 1
+    if _n151 < 128:
+        out.append(_n151)
     else:
-        write_uvarint(out, _n144)
-    out += _b143
-    _b145 = o.protocol_data.encode()
-    _n146 = len(_b145) + 1
-    if _n146 < 128:
-        out.append(_n146)
+        write_uvarint(out, _n151)
+    out += _b150
+    _b152 = o.protocol_data.encode()
+    _n153 = len(_b152) + 1
+    if _n153 < 128:
+        out.append(_n153)
     else:
-        write_uvarint(out, _n146)
-    out += _b145
-    _a147 = o.members
-    _n148 = len(_a147) + 1
-    if _n148 < 128:
-        out.append(_n148)
+        write_uvarint(out, _n153)
+    out += _b152
+    _a154 = o.members
+    _n155 = len(_a154) + 1
+    if _n155 < 128:
+        out.append(_n155)
     else:
-        write_uvarint(out, _n148)
-    for _e149 in _a147:
-        _b150 = _e149.member_id.encode()
-        _n151 = len(_b150) + 1
-        if _n151 < 128:
-            out.append(_n151)
-        else:
-            write_uvarint(out, _n151)
-        out += _b150
-        if _e149.group_instance_id is None:
-            out.append(0)
-        else:
-            _b152 = _e149.group_instance_id.encode()
-            _n153 = len(_b152) + 1
-            if _n153 < 128:
-                out.append(_n153)
-            else:
-                write_uvarint(out, _n153)
-            out += _b152
-        _b154 = _e149.client_id.encode()
-        _n155 = len(_b154) + 1
-        if _n155 < 128:
-            out.append(_n155)
-        else:
-            write_uvarint(out, _n155)
-        out += _b154
-        _b156 = _e149.client_host.encode()
-        _n157 = len(_b156) + 1
-        if _n157 < 128:
-            out.append(_n157)
-        else:
-            write_uvarint(out, _n157)
-        out += _b156
-        _n158 = len(_e149.member_metadata) + 1
+        write_uvarint(out, _n155)
+    for _e156 in _a154:
+        _b157 = _e156.member_id.encode()
+        _n158 = len(_b157) + 1
         if _n158 < 128:
             out.append(_n158)
         else:
             write_uvarint(out, _n158)
-        out += _e149.member_metadata
-        _n159 = len(_e149.member_assignment) + 1
-        if _n159 < 128:
-            out.append(_n159)
+        out += _b157
+        if _e156.group_instance_id is None:
+            out.append(0)
         else:
-            write_uvarint(out, _n159)
-        out += _e149.member_assignment
+            _b159 = _e156.group_instance_id.encode()
+            _n160 = len(_b159) + 1
+            if _n160 < 128:
+                out.append(_n160)
+            else:
+                write_uvarint(out, _n160)
+            out += _b159
+        _b161 = _e156.client_id.encode()
+        _n162 = len(_b161) + 1
+        if _n162 < 128:
+            out.append(_n162)
+        else:
+            write_uvarint(out, _n162)
+        out += _b161
+        _b163 = _e156.client_host.encode()
+        _n164 = len(_b163) + 1
+        if _n164 < 128:
+            out.append(_n164)
+        else:
+            write_uvarint(out, _n164)
+        out += _b163
+        _n165 = len(_e156.member_metadata) + 1
+        if _n165 < 128:
+            out.append(_n165)
+        else:
+            write_uvarint(out, _n165)
+        out += _e156.member_metadata
+        _n166 = len(_e156.member_assignment) + 1
+        if _n166 < 128:
+            out.append(_n166)
+        else:
+            write_uvarint(out, _n166)
+        out += _e156.member_assignment
         out.append(0)  # no tagged fields
     out += _S_iB.pack(o.authorized_operations, 0)
 
 
 def _decode_DescribedGroup_v6(data: bytes, pos: int) -> tuple[DescribedGroup, int]:
     """DescribedGroup, version 6 (flexible)."""
-    (f_error_code,) = _S_h.unpack_from(data, pos)
+    o = _new(DescribedGroup)
+    (o.error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    _n160 = data[pos]
-    if 0 < _n160 < 128:
-        f_error_message = data[pos + 1 : pos + _n160].decode()
-        pos += _n160
-    elif _n160 == 0:
-        f_error_message = None
+    _n167 = data[pos]
+    if _n167 == 0:
+        o.error_message = None
+        pos += 1
+    elif _n167 < 128:
+        o.error_message = data[pos + 1 : pos + _n167].decode()
+        pos += _n167
+    else:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    _n168 = data[pos]
+    if _n168 < 128:
+        o.group_id = data[pos + 1 : pos + _n168].decode()
+        pos += _n168 or _runtime.null_value("GroupId")
+    else:
+        o.group_id, pos = read_compact_string(data, pos)
+    _n169 = data[pos]
+    if _n169 < 128:
+        o.group_state = data[pos + 1 : pos + _n169].decode()
+        pos += _n169 or _runtime.null_value("GroupState")
+    else:
+        o.group_state, pos = read_compact_string(data, pos)
+    _n170 = data[pos]
+    if _n170 < 128:
+        o.protocol_type = data[pos + 1 : pos + _n170].decode()
+        pos += _n170 or _runtime.null_value("ProtocolType")
+    else:
+        o.protocol_type, pos = read_compact_string(data, pos)
+    _n171 = data[pos]
+    if _n171 < 128:
+        o.protocol_data = data[pos + 1 : pos + _n171].decode()
+        pos += _n171 or _runtime.null_value("ProtocolData")
+    else:
+        o.protocol_data, pos = read_compact_string(data, pos)
+    _n172 = data[pos]
+    if _n172 < 128:
         pos += 1
     else:
-        f_error_message, pos = read_compact_nullable_string(data, pos)
-    _n161 = data[pos]
-    if 0 < _n161 < 128:
-        f_group_id = data[pos + 1 : pos + _n161].decode()
-        pos += _n161
-    else:
-        f_group_id, pos = read_compact_string(data, pos)
-    _n162 = data[pos]
-    if 0 < _n162 < 128:
-        f_group_state = data[pos + 1 : pos + _n162].decode()
-        pos += _n162
-    else:
-        f_group_state, pos = read_compact_string(data, pos)
-    _n163 = data[pos]
-    if 0 < _n163 < 128:
-        f_protocol_type = data[pos + 1 : pos + _n163].decode()
-        pos += _n163
-    else:
-        f_protocol_type, pos = read_compact_string(data, pos)
-    _n164 = data[pos]
-    if 0 < _n164 < 128:
-        f_protocol_data = data[pos + 1 : pos + _n164].decode()
-        pos += _n164
-    else:
-        f_protocol_data, pos = read_compact_string(data, pos)
-    _n165 = data[pos]
-    if _n165 < 128:
-        pos += 1
-    else:
-        _n165, pos = read_uvarint(data, pos)
-    _n165 -= 1
-    if _n165 < 0:
+        _n172, pos = read_uvarint(data, pos)
+    _n172 -= 1
+    if _n172 < 0:
         raise InvalidValueError("Members: null or negative length")
-    if _n165 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n165) + " elements in " + str(len(data) - pos) + " bytes")
-    f_members = []
-    for _ in range(_n165):
-        _n167 = data[pos]
-        if 0 < _n167 < 128:
-            _m166_member_id = data[pos + 1 : pos + _n167].decode()
-            pos += _n167
+    if _n172 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n172) + " elements in " + str(len(data) - pos) + " bytes")
+    _l173: list[DescribedGroupMember] = []
+    for _ in range(_n172):
+        _m174 = _new(DescribedGroupMember)
+        _n175 = data[pos]
+        if _n175 < 128:
+            _m174.member_id = data[pos + 1 : pos + _n175].decode()
+            pos += _n175 or _runtime.null_value("MemberId")
         else:
-            _m166_member_id, pos = read_compact_string(data, pos)
-        _n168 = data[pos]
-        if 0 < _n168 < 128:
-            _m166_group_instance_id = data[pos + 1 : pos + _n168].decode()
-            pos += _n168
-        elif _n168 == 0:
-            _m166_group_instance_id = None
+            _m174.member_id, pos = read_compact_string(data, pos)
+        _n176 = data[pos]
+        if _n176 == 0:
+            _m174.group_instance_id = None
             pos += 1
+        elif _n176 < 128:
+            _m174.group_instance_id = data[pos + 1 : pos + _n176].decode()
+            pos += _n176
         else:
-            _m166_group_instance_id, pos = read_compact_nullable_string(data, pos)
-        _n169 = data[pos]
-        if 0 < _n169 < 128:
-            _m166_client_id = data[pos + 1 : pos + _n169].decode()
-            pos += _n169
+            _m174.group_instance_id, pos = read_compact_nullable_string(data, pos)
+        _n177 = data[pos]
+        if _n177 < 128:
+            _m174.client_id = data[pos + 1 : pos + _n177].decode()
+            pos += _n177 or _runtime.null_value("ClientId")
         else:
-            _m166_client_id, pos = read_compact_string(data, pos)
-        _n170 = data[pos]
-        if 0 < _n170 < 128:
-            _m166_client_host = data[pos + 1 : pos + _n170].decode()
-            pos += _n170
+            _m174.client_id, pos = read_compact_string(data, pos)
+        _n178 = data[pos]
+        if _n178 < 128:
+            _m174.client_host = data[pos + 1 : pos + _n178].decode()
+            pos += _n178 or _runtime.null_value("ClientHost")
         else:
-            _m166_client_host, pos = read_compact_string(data, pos)
-        _n171 = data[pos]
-        if 0 < _n171 < 128:
-            _m166_member_metadata = data[pos + 1 : pos + _n171]
-            pos += _n171
+            _m174.client_host, pos = read_compact_string(data, pos)
+        _n179 = data[pos]
+        if _n179 < 128:
+            _m174.member_metadata = data[pos + 1 : pos + _n179]
+            pos += _n179 or _runtime.null_value("MemberMetadata")
         else:
-            _m166_member_metadata, pos = read_compact_bytes(data, pos)
-        _n172 = data[pos]
-        if 0 < _n172 < 128:
-            _m166_member_assignment = data[pos + 1 : pos + _n172]
-            pos += _n172
+            _m174.member_metadata, pos = read_compact_bytes(data, pos)
+        _n180 = data[pos]
+        if _n180 < 128:
+            _m174.member_assignment = data[pos + 1 : pos + _n180]
+            pos += _n180 or _runtime.null_value("MemberAssignment")
         else:
-            _m166_member_assignment, pos = read_compact_bytes(data, pos)
+            _m174.member_assignment, pos = read_compact_bytes(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_members.append(
-            DescribedGroupMember(
-                _m166_member_id,
-                _m166_group_instance_id,
-                _m166_client_id,
-                _m166_client_host,
-                _m166_member_metadata,
-                _m166_member_assignment,
-            )
-        )
-    f_authorized_operations, _t173 = _S_iB.unpack_from(data, pos)
+        _l173.append(_m174)
+    o.members = _l173
+    o.authorized_operations, _t181 = _S_iB.unpack_from(data, pos)
     pos += 5
-    if _t173 != 0:
+    if _t181 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return DescribedGroup(
-        f_error_code,
-        f_error_message,
-        f_group_id,
-        f_group_state,
-        f_protocol_type,
-        f_protocol_data,
-        f_members,
-        f_authorized_operations,
-    ), pos
+    return o, pos
 
 
 def _encode_DescribedGroup_v6(o: DescribedGroup, out: bytearray) -> None:
@@ -1233,262 +1171,275 @@ def _encode_DescribedGroup_v6(o: DescribedGroup, out: bytearray) -> None:
     if o.error_message is None:
         out.append(0)
     else:
-        _b174 = o.error_message.encode()
-        _n175 = len(_b174) + 1
-        if _n175 < 128:
-            out.append(_n175)
+        _b182 = o.error_message.encode()
+        _n183 = len(_b182) + 1
+        if _n183 < 128:
+            out.append(_n183)
         else:
-            write_uvarint(out, _n175)
-        out += _b174
-    _b176 = o.group_id.encode()
-    _n177 = len(_b176) + 1
-    if _n177 < 128:
-        out.append(_n177)
-    else:
-        write_uvarint(out, _n177)
-    out += _b176
-    _b178 = o.group_state.encode()
-    _n179 = len(_b178) + 1
-    if _n179 < 128:
-        out.append(_n179)
-    else:
-        write_uvarint(out, _n179)
-    out += _b178
-    _b180 = o.protocol_type.encode()
-    _n181 = len(_b180) + 1
-    if _n181 < 128:
-        out.append(_n181)
-    else:
-        write_uvarint(out, _n181)
-    out += _b180
-    _b182 = o.protocol_data.encode()
-    _n183 = len(_b182) + 1
-    if _n183 < 128:
-        out.append(_n183)
-    else:
-        write_uvarint(out, _n183)
-    out += _b182
-    _a184 = o.members
-    _n185 = len(_a184) + 1
+            write_uvarint(out, _n183)
+        out += _b182
+    _b184 = o.group_id.encode()
+    _n185 = len(_b184) + 1
     if _n185 < 128:
         out.append(_n185)
     else:
         write_uvarint(out, _n185)
-    for _e186 in _a184:
-        _b187 = _e186.member_id.encode()
-        _n188 = len(_b187) + 1
-        if _n188 < 128:
-            out.append(_n188)
-        else:
-            write_uvarint(out, _n188)
-        out += _b187
-        if _e186.group_instance_id is None:
-            out.append(0)
-        else:
-            _b189 = _e186.group_instance_id.encode()
-            _n190 = len(_b189) + 1
-            if _n190 < 128:
-                out.append(_n190)
-            else:
-                write_uvarint(out, _n190)
-            out += _b189
-        _b191 = _e186.client_id.encode()
-        _n192 = len(_b191) + 1
-        if _n192 < 128:
-            out.append(_n192)
-        else:
-            write_uvarint(out, _n192)
-        out += _b191
-        _b193 = _e186.client_host.encode()
-        _n194 = len(_b193) + 1
-        if _n194 < 128:
-            out.append(_n194)
-        else:
-            write_uvarint(out, _n194)
-        out += _b193
-        _n195 = len(_e186.member_metadata) + 1
-        if _n195 < 128:
-            out.append(_n195)
-        else:
-            write_uvarint(out, _n195)
-        out += _e186.member_metadata
-        _n196 = len(_e186.member_assignment) + 1
+    out += _b184
+    _b186 = o.group_state.encode()
+    _n187 = len(_b186) + 1
+    if _n187 < 128:
+        out.append(_n187)
+    else:
+        write_uvarint(out, _n187)
+    out += _b186
+    _b188 = o.protocol_type.encode()
+    _n189 = len(_b188) + 1
+    if _n189 < 128:
+        out.append(_n189)
+    else:
+        write_uvarint(out, _n189)
+    out += _b188
+    _b190 = o.protocol_data.encode()
+    _n191 = len(_b190) + 1
+    if _n191 < 128:
+        out.append(_n191)
+    else:
+        write_uvarint(out, _n191)
+    out += _b190
+    _a192 = o.members
+    _n193 = len(_a192) + 1
+    if _n193 < 128:
+        out.append(_n193)
+    else:
+        write_uvarint(out, _n193)
+    for _e194 in _a192:
+        _b195 = _e194.member_id.encode()
+        _n196 = len(_b195) + 1
         if _n196 < 128:
             out.append(_n196)
         else:
             write_uvarint(out, _n196)
-        out += _e186.member_assignment
+        out += _b195
+        if _e194.group_instance_id is None:
+            out.append(0)
+        else:
+            _b197 = _e194.group_instance_id.encode()
+            _n198 = len(_b197) + 1
+            if _n198 < 128:
+                out.append(_n198)
+            else:
+                write_uvarint(out, _n198)
+            out += _b197
+        _b199 = _e194.client_id.encode()
+        _n200 = len(_b199) + 1
+        if _n200 < 128:
+            out.append(_n200)
+        else:
+            write_uvarint(out, _n200)
+        out += _b199
+        _b201 = _e194.client_host.encode()
+        _n202 = len(_b201) + 1
+        if _n202 < 128:
+            out.append(_n202)
+        else:
+            write_uvarint(out, _n202)
+        out += _b201
+        _n203 = len(_e194.member_metadata) + 1
+        if _n203 < 128:
+            out.append(_n203)
+        else:
+            write_uvarint(out, _n203)
+        out += _e194.member_metadata
+        _n204 = len(_e194.member_assignment) + 1
+        if _n204 < 128:
+            out.append(_n204)
+        else:
+            write_uvarint(out, _n204)
+        out += _e194.member_assignment
         out.append(0)  # no tagged fields
     out += _S_iB.pack(o.authorized_operations, 0)
 
 
 def _decode_DescribeGroupsResponse_v0(data: bytes, pos: int) -> tuple[DescribeGroupsResponse, int]:
     """DescribeGroupsResponse, version 0."""
-    (_n197,) = _S_i.unpack_from(data, pos)
+    o = _new(DescribeGroupsResponse)
+    o.throttle_time_ms = 0
+    (_n205,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n197 < 0:
-        raise InvalidValueError("Groups: null or negative length")
-    if _n197 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n197) + " elements in " + str(len(data) - pos) + " bytes")
-    f_groups = []
-    for _ in range(_n197):
-        _e198, pos = _decode_DescribedGroup_v0(data, pos)
-        f_groups.append(_e198)
-    return DescribeGroupsResponse(0, f_groups), pos
-
-
-def _encode_DescribeGroupsResponse_v0(o: DescribeGroupsResponse, out: bytearray) -> None:
-    """DescribeGroupsResponse, version 0."""
-    _a199 = o.groups
-    out += _S_i.pack(len(_a199))
-    for _e200 in _a199:
-        _encode_DescribedGroup_v0(_e200, out)
-
-
-def _decode_DescribeGroupsResponse_v1(data: bytes, pos: int) -> tuple[DescribeGroupsResponse, int]:
-    """DescribeGroupsResponse, versions 1-2."""
-    f_throttle_time_ms, _n201 = _S_ii.unpack_from(data, pos)
-    pos += 8
-    if _n201 < 0:
-        raise InvalidValueError("Groups: null or negative length")
-    if _n201 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n201) + " elements in " + str(len(data) - pos) + " bytes")
-    f_groups = []
-    for _ in range(_n201):
-        _e202, pos = _decode_DescribedGroup_v0(data, pos)
-        f_groups.append(_e202)
-    return DescribeGroupsResponse(f_throttle_time_ms, f_groups), pos
-
-
-def _encode_DescribeGroupsResponse_v1(o: DescribeGroupsResponse, out: bytearray) -> None:
-    """DescribeGroupsResponse, versions 1-2."""
-    _a203 = o.groups
-    out += _S_ii.pack(o.throttle_time_ms, len(_a203))
-    for _e204 in _a203:
-        _encode_DescribedGroup_v0(_e204, out)
-
-
-def _decode_DescribeGroupsResponse_v3(data: bytes, pos: int) -> tuple[DescribeGroupsResponse, int]:
-    """DescribeGroupsResponse, version 3."""
-    f_throttle_time_ms, _n205 = _S_ii.unpack_from(data, pos)
-    pos += 8
     if _n205 < 0:
         raise InvalidValueError("Groups: null or negative length")
     if _n205 > len(data) - pos:
         raise TruncatedError("Groups: " + str(_n205) + " elements in " + str(len(data) - pos) + " bytes")
-    f_groups = []
+    _l206: list[DescribedGroup] = []
     for _ in range(_n205):
-        _e206, pos = _decode_DescribedGroup_v3(data, pos)
-        f_groups.append(_e206)
-    return DescribeGroupsResponse(f_throttle_time_ms, f_groups), pos
+        _e207, pos = _decode_DescribedGroup_v0(data, pos)
+        _l206.append(_e207)
+    o.groups = _l206
+    return o, pos
+
+
+def _encode_DescribeGroupsResponse_v0(o: DescribeGroupsResponse, out: bytearray) -> None:
+    """DescribeGroupsResponse, version 0."""
+    _a208 = o.groups
+    out += _S_i.pack(len(_a208))
+    for _e209 in _a208:
+        _encode_DescribedGroup_v0(_e209, out)
+
+
+def _decode_DescribeGroupsResponse_v1(data: bytes, pos: int) -> tuple[DescribeGroupsResponse, int]:
+    """DescribeGroupsResponse, versions 1-2."""
+    o = _new(DescribeGroupsResponse)
+    o.throttle_time_ms, _n210 = _S_ii.unpack_from(data, pos)
+    pos += 8
+    if _n210 < 0:
+        raise InvalidValueError("Groups: null or negative length")
+    if _n210 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n210) + " elements in " + str(len(data) - pos) + " bytes")
+    _l211: list[DescribedGroup] = []
+    for _ in range(_n210):
+        _e212, pos = _decode_DescribedGroup_v0(data, pos)
+        _l211.append(_e212)
+    o.groups = _l211
+    return o, pos
+
+
+def _encode_DescribeGroupsResponse_v1(o: DescribeGroupsResponse, out: bytearray) -> None:
+    """DescribeGroupsResponse, versions 1-2."""
+    _a213 = o.groups
+    out += _S_ii.pack(o.throttle_time_ms, len(_a213))
+    for _e214 in _a213:
+        _encode_DescribedGroup_v0(_e214, out)
+
+
+def _decode_DescribeGroupsResponse_v3(data: bytes, pos: int) -> tuple[DescribeGroupsResponse, int]:
+    """DescribeGroupsResponse, version 3."""
+    o = _new(DescribeGroupsResponse)
+    o.throttle_time_ms, _n215 = _S_ii.unpack_from(data, pos)
+    pos += 8
+    if _n215 < 0:
+        raise InvalidValueError("Groups: null or negative length")
+    if _n215 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n215) + " elements in " + str(len(data) - pos) + " bytes")
+    _l216: list[DescribedGroup] = []
+    for _ in range(_n215):
+        _e217, pos = _decode_DescribedGroup_v3(data, pos)
+        _l216.append(_e217)
+    o.groups = _l216
+    return o, pos
 
 
 def _encode_DescribeGroupsResponse_v3(o: DescribeGroupsResponse, out: bytearray) -> None:
     """DescribeGroupsResponse, version 3."""
-    _a207 = o.groups
-    out += _S_ii.pack(o.throttle_time_ms, len(_a207))
-    for _e208 in _a207:
-        _encode_DescribedGroup_v3(_e208, out)
+    _a218 = o.groups
+    out += _S_ii.pack(o.throttle_time_ms, len(_a218))
+    for _e219 in _a218:
+        _encode_DescribedGroup_v3(_e219, out)
 
 
 def _decode_DescribeGroupsResponse_v4(data: bytes, pos: int) -> tuple[DescribeGroupsResponse, int]:
     """DescribeGroupsResponse, version 4."""
-    f_throttle_time_ms, _n209 = _S_ii.unpack_from(data, pos)
+    o = _new(DescribeGroupsResponse)
+    o.throttle_time_ms, _n220 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n209 < 0:
+    if _n220 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n209 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n209) + " elements in " + str(len(data) - pos) + " bytes")
-    f_groups = []
-    for _ in range(_n209):
-        _e210, pos = _decode_DescribedGroup_v4(data, pos)
-        f_groups.append(_e210)
-    return DescribeGroupsResponse(f_throttle_time_ms, f_groups), pos
+    if _n220 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n220) + " elements in " + str(len(data) - pos) + " bytes")
+    _l221: list[DescribedGroup] = []
+    for _ in range(_n220):
+        _e222, pos = _decode_DescribedGroup_v4(data, pos)
+        _l221.append(_e222)
+    o.groups = _l221
+    return o, pos
 
 
 def _encode_DescribeGroupsResponse_v4(o: DescribeGroupsResponse, out: bytearray) -> None:
     """DescribeGroupsResponse, version 4."""
-    _a211 = o.groups
-    out += _S_ii.pack(o.throttle_time_ms, len(_a211))
-    for _e212 in _a211:
-        _encode_DescribedGroup_v4(_e212, out)
+    _a223 = o.groups
+    out += _S_ii.pack(o.throttle_time_ms, len(_a223))
+    for _e224 in _a223:
+        _encode_DescribedGroup_v4(_e224, out)
 
 
 def _decode_DescribeGroupsResponse_v5(data: bytes, pos: int) -> tuple[DescribeGroupsResponse, int]:
     """DescribeGroupsResponse, version 5 (flexible)."""
-    (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
+    o = _new(DescribeGroupsResponse)
+    (o.throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n213 = data[pos]
-    if _n213 < 128:
+    _n225 = data[pos]
+    if _n225 < 128:
         pos += 1
     else:
-        _n213, pos = read_uvarint(data, pos)
-    _n213 -= 1
-    if _n213 < 0:
+        _n225, pos = read_uvarint(data, pos)
+    _n225 -= 1
+    if _n225 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n213 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n213) + " elements in " + str(len(data) - pos) + " bytes")
-    f_groups = []
-    for _ in range(_n213):
-        _e214, pos = _decode_DescribedGroup_v5(data, pos)
-        f_groups.append(_e214)
+    if _n225 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n225) + " elements in " + str(len(data) - pos) + " bytes")
+    _l226: list[DescribedGroup] = []
+    for _ in range(_n225):
+        _e227, pos = _decode_DescribedGroup_v5(data, pos)
+        _l226.append(_e227)
+    o.groups = _l226
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return DescribeGroupsResponse(f_throttle_time_ms, f_groups), pos
+    return o, pos
 
 
 def _encode_DescribeGroupsResponse_v5(o: DescribeGroupsResponse, out: bytearray) -> None:
     """DescribeGroupsResponse, version 5 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a215 = o.groups
-    _n216 = len(_a215) + 1
-    if _n216 < 128:
-        out.append(_n216)
+    _a228 = o.groups
+    _n229 = len(_a228) + 1
+    if _n229 < 128:
+        out.append(_n229)
     else:
-        write_uvarint(out, _n216)
-    for _e217 in _a215:
-        _encode_DescribedGroup_v5(_e217, out)
+        write_uvarint(out, _n229)
+    for _e230 in _a228:
+        _encode_DescribedGroup_v5(_e230, out)
     out.append(0)  # no tagged fields
 
 
 def _decode_DescribeGroupsResponse_v6(data: bytes, pos: int) -> tuple[DescribeGroupsResponse, int]:
     """DescribeGroupsResponse, version 6 (flexible)."""
-    (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
+    o = _new(DescribeGroupsResponse)
+    (o.throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n218 = data[pos]
-    if _n218 < 128:
+    _n231 = data[pos]
+    if _n231 < 128:
         pos += 1
     else:
-        _n218, pos = read_uvarint(data, pos)
-    _n218 -= 1
-    if _n218 < 0:
+        _n231, pos = read_uvarint(data, pos)
+    _n231 -= 1
+    if _n231 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n218 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n218) + " elements in " + str(len(data) - pos) + " bytes")
-    f_groups = []
-    for _ in range(_n218):
-        _e219, pos = _decode_DescribedGroup_v6(data, pos)
-        f_groups.append(_e219)
+    if _n231 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n231) + " elements in " + str(len(data) - pos) + " bytes")
+    _l232: list[DescribedGroup] = []
+    for _ in range(_n231):
+        _e233, pos = _decode_DescribedGroup_v6(data, pos)
+        _l232.append(_e233)
+    o.groups = _l232
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return DescribeGroupsResponse(f_throttle_time_ms, f_groups), pos
+    return o, pos
 
 
 def _encode_DescribeGroupsResponse_v6(o: DescribeGroupsResponse, out: bytearray) -> None:
     """DescribeGroupsResponse, version 6 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a220 = o.groups
-    _n221 = len(_a220) + 1
-    if _n221 < 128:
-        out.append(_n221)
+    _a234 = o.groups
+    _n235 = len(_a234) + 1
+    if _n235 < 128:
+        out.append(_n235)
     else:
-        write_uvarint(out, _n221)
-    for _e222 in _a220:
-        _encode_DescribedGroup_v6(_e222, out)
+        write_uvarint(out, _n235)
+    for _e236 in _a234:
+        _encode_DescribedGroup_v6(_e236, out)
     out.append(0)  # no tagged fields
 
 

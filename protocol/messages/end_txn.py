@@ -23,6 +23,7 @@ _S_ihB = Struct(">ihB")
 _S_ihqhB = Struct(">ihqhB")
 _S_qho = Struct(">qh?")
 _S_qhoB = Struct(">qh?B")
+_new = object.__new__
 
 
 @dataclass(slots=True)
@@ -143,15 +144,16 @@ class EndTxnResponse:
 
 def _decode_EndTxnRequest_v0(data: bytes, pos: int) -> tuple[EndTxnRequest, int]:
     """EndTxnRequest, versions 0-2."""
+    o = _new(EndTxnRequest)
     (_n1,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n1 < 0:
         raise InvalidValueError("TransactionalId: null or negative length")
-    f_transactional_id = data[pos : pos + _n1].decode()
+    o.transactional_id = data[pos : pos + _n1].decode()
     pos += _n1
-    f_producer_id, f_producer_epoch, f_committed = _S_qho.unpack_from(data, pos)
+    o.producer_id, o.producer_epoch, o.committed = _S_qho.unpack_from(data, pos)
     pos += 11
-    return EndTxnRequest(f_transactional_id, f_producer_id, f_producer_epoch, f_committed), pos
+    return o, pos
 
 
 def _encode_EndTxnRequest_v0(o: EndTxnRequest, out: bytearray) -> None:
@@ -164,17 +166,18 @@ def _encode_EndTxnRequest_v0(o: EndTxnRequest, out: bytearray) -> None:
 
 def _decode_EndTxnRequest_v3(data: bytes, pos: int) -> tuple[EndTxnRequest, int]:
     """EndTxnRequest, versions 3-5 (flexible)."""
+    o = _new(EndTxnRequest)
     _n3 = data[pos]
-    if 0 < _n3 < 128:
-        f_transactional_id = data[pos + 1 : pos + _n3].decode()
-        pos += _n3
+    if _n3 < 128:
+        o.transactional_id = data[pos + 1 : pos + _n3].decode()
+        pos += _n3 or _runtime.null_value("TransactionalId")
     else:
-        f_transactional_id, pos = read_compact_string(data, pos)
-    f_producer_id, f_producer_epoch, f_committed, _t4 = _S_qhoB.unpack_from(data, pos)
+        o.transactional_id, pos = read_compact_string(data, pos)
+    o.producer_id, o.producer_epoch, o.committed, _t4 = _S_qhoB.unpack_from(data, pos)
     pos += 12
     if _t4 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return EndTxnRequest(f_transactional_id, f_producer_id, f_producer_epoch, f_committed), pos
+    return o, pos
 
 
 def _encode_EndTxnRequest_v3(o: EndTxnRequest, out: bytearray) -> None:
@@ -191,9 +194,12 @@ def _encode_EndTxnRequest_v3(o: EndTxnRequest, out: bytearray) -> None:
 
 def _decode_EndTxnResponse_v0(data: bytes, pos: int) -> tuple[EndTxnResponse, int]:
     """EndTxnResponse, versions 0-2."""
-    f_throttle_time_ms, f_error_code = _S_ih.unpack_from(data, pos)
+    o = _new(EndTxnResponse)
+    o.producer_id = -1
+    o.producer_epoch = -1
+    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(data, pos)
     pos += 6
-    return EndTxnResponse(f_throttle_time_ms, f_error_code, -1, -1), pos
+    return o, pos
 
 
 def _encode_EndTxnResponse_v0(o: EndTxnResponse, out: bytearray) -> None:
@@ -203,11 +209,14 @@ def _encode_EndTxnResponse_v0(o: EndTxnResponse, out: bytearray) -> None:
 
 def _decode_EndTxnResponse_v3(data: bytes, pos: int) -> tuple[EndTxnResponse, int]:
     """EndTxnResponse, versions 3-4 (flexible)."""
-    f_throttle_time_ms, f_error_code, _t7 = _S_ihB.unpack_from(data, pos)
+    o = _new(EndTxnResponse)
+    o.producer_id = -1
+    o.producer_epoch = -1
+    o.throttle_time_ms, o.error_code, _t7 = _S_ihB.unpack_from(data, pos)
     pos += 7
     if _t7 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return EndTxnResponse(f_throttle_time_ms, f_error_code, -1, -1), pos
+    return o, pos
 
 
 def _encode_EndTxnResponse_v3(o: EndTxnResponse, out: bytearray) -> None:
@@ -217,11 +226,12 @@ def _encode_EndTxnResponse_v3(o: EndTxnResponse, out: bytearray) -> None:
 
 def _decode_EndTxnResponse_v5(data: bytes, pos: int) -> tuple[EndTxnResponse, int]:
     """EndTxnResponse, version 5 (flexible)."""
-    f_throttle_time_ms, f_error_code, f_producer_id, f_producer_epoch, _t8 = _S_ihqhB.unpack_from(data, pos)
+    o = _new(EndTxnResponse)
+    o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch, _t8 = _S_ihqhB.unpack_from(data, pos)
     pos += 17
     if _t8 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return EndTxnResponse(f_throttle_time_ms, f_error_code, f_producer_id, f_producer_epoch), pos
+    return o, pos
 
 
 def _encode_EndTxnResponse_v5(o: EndTxnResponse, out: bytearray) -> None:

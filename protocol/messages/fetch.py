@@ -57,6 +57,7 @@ _S_q = Struct(">q")
 _S_qiB = Struct(">qiB")
 _S_qq = Struct(">qq")
 _S_qqB = Struct(">qqB")
+_new = object.__new__
 
 
 @dataclass(slots=True)
@@ -407,11 +408,13 @@ class FetchResponse:
 
 def _decode_ForgottenTopic_v7(data: bytes, pos: int) -> tuple[ForgottenTopic, int]:
     """ForgottenTopic, versions 7-11."""
+    o = _new(ForgottenTopic)
+    o.topic_id = ZERO_UUID
     (_n1,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n1 < 0:
         raise InvalidValueError("Topic: null or negative length")
-    f_topic = data[pos : pos + _n1].decode()
+    o.topic = data[pos : pos + _n1].decode()
     pos += _n1
     (_n2,) = _S_i.unpack_from(data, pos)
     pos += 4
@@ -419,9 +422,9 @@ def _decode_ForgottenTopic_v7(data: bytes, pos: int) -> tuple[ForgottenTopic, in
         raise InvalidValueError("Partitions: null or negative length")
     if _n2 > len(data) - pos:
         raise TruncatedError("Partitions: " + str(_n2) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = list(unpack_from(">%di" % _n2, data, pos))
+    o.partitions = list(unpack_from(">%di" % _n2, data, pos))
     pos += 4 * _n2
-    return ForgottenTopic(f_topic, ZERO_UUID, f_partitions), pos
+    return o, pos
 
 
 def _encode_ForgottenTopic_v7(o: ForgottenTopic, out: bytearray) -> None:
@@ -436,12 +439,14 @@ def _encode_ForgottenTopic_v7(o: ForgottenTopic, out: bytearray) -> None:
 
 def _decode_ForgottenTopic_v12(data: bytes, pos: int) -> tuple[ForgottenTopic, int]:
     """ForgottenTopic, version 12 (flexible)."""
+    o = _new(ForgottenTopic)
+    o.topic_id = ZERO_UUID
     _n6 = data[pos]
-    if 0 < _n6 < 128:
-        f_topic = data[pos + 1 : pos + _n6].decode()
-        pos += _n6
+    if _n6 < 128:
+        o.topic = data[pos + 1 : pos + _n6].decode()
+        pos += _n6 or _runtime.null_value("Topic")
     else:
-        f_topic, pos = read_compact_string(data, pos)
+        o.topic, pos = read_compact_string(data, pos)
     _n7 = data[pos]
     if _n7 < 128:
         pos += 1
@@ -452,13 +457,13 @@ def _decode_ForgottenTopic_v12(data: bytes, pos: int) -> tuple[ForgottenTopic, i
         raise InvalidValueError("Partitions: null or negative length")
     if _n7 > len(data) - pos:
         raise TruncatedError("Partitions: " + str(_n7) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = list(unpack_from(">%di" % _n7, data, pos))
+    o.partitions = list(unpack_from(">%di" % _n7, data, pos))
     pos += 4 * _n7
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return ForgottenTopic(f_topic, ZERO_UUID, f_partitions), pos
+    return o, pos
 
 
 def _encode_ForgottenTopic_v12(o: ForgottenTopic, out: bytearray) -> None:
@@ -482,9 +487,11 @@ def _encode_ForgottenTopic_v12(o: ForgottenTopic, out: bytearray) -> None:
 
 def _decode_ForgottenTopic_v13(data: bytes, pos: int) -> tuple[ForgottenTopic, int]:
     """ForgottenTopic, versions 13-18 (flexible)."""
+    o = _new(ForgottenTopic)
+    o.topic = ""
     (_r13,) = _S_16s.unpack_from(data, pos)
     pos += 16
-    f_topic_id = UUID(bytes=_r13)
+    o.topic_id = UUID(bytes=_r13)
     _n14 = data[pos]
     if _n14 < 128:
         pos += 1
@@ -495,13 +502,13 @@ def _decode_ForgottenTopic_v13(data: bytes, pos: int) -> tuple[ForgottenTopic, i
         raise InvalidValueError("Partitions: null or negative length")
     if _n14 > len(data) - pos:
         raise TruncatedError("Partitions: " + str(_n14) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = list(unpack_from(">%di" % _n14, data, pos))
+    o.partitions = list(unpack_from(">%di" % _n14, data, pos))
     pos += 4 * _n14
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return ForgottenTopic("", f_topic_id, f_partitions), pos
+    return o, pos
 
 
 def _encode_ForgottenTopic_v13(o: ForgottenTopic, out: bytearray) -> None:
@@ -519,11 +526,15 @@ def _encode_ForgottenTopic_v13(o: ForgottenTopic, out: bytearray) -> None:
 
 def _decode_FetchPartition_v0(data: bytes, pos: int) -> tuple[FetchPartition, int]:
     """FetchPartition, versions 0-4."""
-    f_partition, f_fetch_offset, f_partition_max_bytes = _S_iqi.unpack_from(data, pos)
+    o = _new(FetchPartition)
+    o.current_leader_epoch = -1
+    o.last_fetched_epoch = -1
+    o.log_start_offset = -1
+    o.replica_directory_id = ZERO_UUID
+    o.high_watermark = 9223372036854775807
+    o.partition, o.fetch_offset, o.partition_max_bytes = _S_iqi.unpack_from(data, pos)
     pos += 16
-    return FetchPartition(
-        f_partition, -1, f_fetch_offset, -1, -1, f_partition_max_bytes, ZERO_UUID, 9223372036854775807
-    ), pos
+    return o, pos
 
 
 def _encode_FetchPartition_v0(o: FetchPartition, out: bytearray) -> None:
@@ -533,18 +544,14 @@ def _encode_FetchPartition_v0(o: FetchPartition, out: bytearray) -> None:
 
 def _decode_FetchPartition_v5(data: bytes, pos: int) -> tuple[FetchPartition, int]:
     """FetchPartition, versions 5-8."""
-    f_partition, f_fetch_offset, f_log_start_offset, f_partition_max_bytes = _S_iqqi.unpack_from(data, pos)
+    o = _new(FetchPartition)
+    o.current_leader_epoch = -1
+    o.last_fetched_epoch = -1
+    o.replica_directory_id = ZERO_UUID
+    o.high_watermark = 9223372036854775807
+    o.partition, o.fetch_offset, o.log_start_offset, o.partition_max_bytes = _S_iqqi.unpack_from(data, pos)
     pos += 24
-    return FetchPartition(
-        f_partition,
-        -1,
-        f_fetch_offset,
-        -1,
-        f_log_start_offset,
-        f_partition_max_bytes,
-        ZERO_UUID,
-        9223372036854775807,
-    ), pos
+    return o, pos
 
 
 def _encode_FetchPartition_v5(o: FetchPartition, out: bytearray) -> None:
@@ -554,20 +561,15 @@ def _encode_FetchPartition_v5(o: FetchPartition, out: bytearray) -> None:
 
 def _decode_FetchPartition_v9(data: bytes, pos: int) -> tuple[FetchPartition, int]:
     """FetchPartition, versions 9-11."""
-    f_partition, f_current_leader_epoch, f_fetch_offset, f_log_start_offset, f_partition_max_bytes = (
+    o = _new(FetchPartition)
+    o.last_fetched_epoch = -1
+    o.replica_directory_id = ZERO_UUID
+    o.high_watermark = 9223372036854775807
+    o.partition, o.current_leader_epoch, o.fetch_offset, o.log_start_offset, o.partition_max_bytes = (
         _S_iiqqi.unpack_from(data, pos)
     )
     pos += 28
-    return FetchPartition(
-        f_partition,
-        f_current_leader_epoch,
-        f_fetch_offset,
-        -1,
-        f_log_start_offset,
-        f_partition_max_bytes,
-        ZERO_UUID,
-        9223372036854775807,
-    ), pos
+    return o, pos
 
 
 def _encode_FetchPartition_v9(o: FetchPartition, out: bytearray) -> None:
@@ -579,28 +581,22 @@ def _encode_FetchPartition_v9(o: FetchPartition, out: bytearray) -> None:
 
 def _decode_FetchPartition_v12(data: bytes, pos: int) -> tuple[FetchPartition, int]:
     """FetchPartition, versions 12-16 (flexible)."""
+    o = _new(FetchPartition)
+    o.replica_directory_id = ZERO_UUID
+    o.high_watermark = 9223372036854775807
     (
-        f_partition,
-        f_current_leader_epoch,
-        f_fetch_offset,
-        f_last_fetched_epoch,
-        f_log_start_offset,
-        f_partition_max_bytes,
+        o.partition,
+        o.current_leader_epoch,
+        o.fetch_offset,
+        o.last_fetched_epoch,
+        o.log_start_offset,
+        o.partition_max_bytes,
         _t18,
     ) = _S_iiqiqiB.unpack_from(data, pos)
     pos += 33
     if _t18 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return FetchPartition(
-        f_partition,
-        f_current_leader_epoch,
-        f_fetch_offset,
-        f_last_fetched_epoch,
-        f_log_start_offset,
-        f_partition_max_bytes,
-        ZERO_UUID,
-        9223372036854775807,
-    ), pos
+    return o, pos
 
 
 def _encode_FetchPartition_v12(o: FetchPartition, out: bytearray) -> None:
@@ -618,16 +614,18 @@ def _encode_FetchPartition_v12(o: FetchPartition, out: bytearray) -> None:
 
 def _decode_FetchPartition_v17(data: bytes, pos: int) -> tuple[FetchPartition, int]:
     """FetchPartition, version 17 (flexible)."""
+    o = _new(FetchPartition)
+    o.replica_directory_id = ZERO_UUID
+    o.high_watermark = 9223372036854775807
     (
-        f_partition,
-        f_current_leader_epoch,
-        f_fetch_offset,
-        f_last_fetched_epoch,
-        f_log_start_offset,
-        f_partition_max_bytes,
+        o.partition,
+        o.current_leader_epoch,
+        o.fetch_offset,
+        o.last_fetched_epoch,
+        o.log_start_offset,
+        o.partition_max_bytes,
     ) = _S_iiqiqi.unpack_from(data, pos)
     pos += 32
-    f_replica_directory_id: uuid.UUID = ZERO_UUID
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -639,18 +637,9 @@ def _decode_FetchPartition_v17(data: bytes, pos: int) -> tuple[FetchPartition, i
             if _tag20 == 0:
                 (_r22,) = _S_16s.unpack_from(data, pos)
                 pos += 16
-                f_replica_directory_id = UUID(bytes=_r22)
+                o.replica_directory_id = UUID(bytes=_r22)
             pos = _end21  # unknown tags are skipped (KIP-482)
-    return FetchPartition(
-        f_partition,
-        f_current_leader_epoch,
-        f_fetch_offset,
-        f_last_fetched_epoch,
-        f_log_start_offset,
-        f_partition_max_bytes,
-        f_replica_directory_id,
-        9223372036854775807,
-    ), pos
+    return o, pos
 
 
 def _encode_FetchPartition_v17(o: FetchPartition, out: bytearray) -> None:
@@ -678,17 +667,18 @@ def _encode_FetchPartition_v17(o: FetchPartition, out: bytearray) -> None:
 
 def _decode_FetchPartition_v18(data: bytes, pos: int) -> tuple[FetchPartition, int]:
     """FetchPartition, version 18 (flexible)."""
+    o = _new(FetchPartition)
+    o.replica_directory_id = ZERO_UUID
+    o.high_watermark = 9223372036854775807
     (
-        f_partition,
-        f_current_leader_epoch,
-        f_fetch_offset,
-        f_last_fetched_epoch,
-        f_log_start_offset,
-        f_partition_max_bytes,
+        o.partition,
+        o.current_leader_epoch,
+        o.fetch_offset,
+        o.last_fetched_epoch,
+        o.log_start_offset,
+        o.partition_max_bytes,
     ) = _S_iiqiqi.unpack_from(data, pos)
     pos += 32
-    f_replica_directory_id: uuid.UUID = ZERO_UUID
-    f_high_watermark: int = 9223372036854775807
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -700,21 +690,12 @@ def _decode_FetchPartition_v18(data: bytes, pos: int) -> tuple[FetchPartition, i
             if _tag26 == 0:
                 (_r28,) = _S_16s.unpack_from(data, pos)
                 pos += 16
-                f_replica_directory_id = UUID(bytes=_r28)
+                o.replica_directory_id = UUID(bytes=_r28)
             elif _tag26 == 1:
-                (f_high_watermark,) = _S_q.unpack_from(data, pos)
+                (o.high_watermark,) = _S_q.unpack_from(data, pos)
                 pos += 8
             pos = _end27  # unknown tags are skipped (KIP-482)
-    return FetchPartition(
-        f_partition,
-        f_current_leader_epoch,
-        f_fetch_offset,
-        f_last_fetched_epoch,
-        f_log_start_offset,
-        f_partition_max_bytes,
-        f_replica_directory_id,
-        f_high_watermark,
-    ), pos
+    return o, pos
 
 
 def _encode_FetchPartition_v18(o: FetchPartition, out: bytearray) -> None:
@@ -748,11 +729,13 @@ def _encode_FetchPartition_v18(o: FetchPartition, out: bytearray) -> None:
 
 def _decode_FetchTopic_v0(data: bytes, pos: int) -> tuple[FetchTopic, int]:
     """FetchTopic, versions 0-4."""
+    o = _new(FetchTopic)
+    o.topic_id = ZERO_UUID
     (_n31,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n31 < 0:
         raise InvalidValueError("Topic: null or negative length")
-    f_topic = data[pos : pos + _n31].decode()
+    o.topic = data[pos : pos + _n31].decode()
     pos += _n31
     (_n32,) = _S_i.unpack_from(data, pos)
     pos += 4
@@ -760,214 +743,198 @@ def _decode_FetchTopic_v0(data: bytes, pos: int) -> tuple[FetchTopic, int]:
         raise InvalidValueError("Partitions: null or negative length")
     if _n32 > len(data) - pos:
         raise TruncatedError("Partitions: " + str(_n32) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
+    _l33: list[FetchPartition] = []
     for _ in range(_n32):
-        _m33_partition, _m33_fetch_offset, _m33_partition_max_bytes = _S_iqi.unpack_from(data, pos)
+        _m34 = _new(FetchPartition)
+        _m34.current_leader_epoch = -1
+        _m34.last_fetched_epoch = -1
+        _m34.log_start_offset = -1
+        _m34.replica_directory_id = ZERO_UUID
+        _m34.high_watermark = 9223372036854775807
+        _m34.partition, _m34.fetch_offset, _m34.partition_max_bytes = _S_iqi.unpack_from(data, pos)
         pos += 16
-        f_partitions.append(
-            FetchPartition(
-                _m33_partition,
-                -1,
-                _m33_fetch_offset,
-                -1,
-                -1,
-                _m33_partition_max_bytes,
-                ZERO_UUID,
-                9223372036854775807,
-            )
-        )
-    return FetchTopic(f_topic, ZERO_UUID, f_partitions), pos
+        _l33.append(_m34)
+    o.partitions = _l33
+    return o, pos
 
 
 def _encode_FetchTopic_v0(o: FetchTopic, out: bytearray) -> None:
     """FetchTopic, versions 0-4."""
-    _b34 = o.topic.encode()
-    out += _S_h.pack(len(_b34))
-    out += _b34
-    _a35 = o.partitions
-    out += _S_i.pack(len(_a35))
-    for _e36 in _a35:
-        out += _S_iqi.pack(_e36.partition, _e36.fetch_offset, _e36.partition_max_bytes)
+    _b35 = o.topic.encode()
+    out += _S_h.pack(len(_b35))
+    out += _b35
+    _a36 = o.partitions
+    out += _S_i.pack(len(_a36))
+    for _e37 in _a36:
+        out += _S_iqi.pack(_e37.partition, _e37.fetch_offset, _e37.partition_max_bytes)
 
 
 def _decode_FetchTopic_v5(data: bytes, pos: int) -> tuple[FetchTopic, int]:
     """FetchTopic, versions 5-8."""
-    (_n37,) = _S_h.unpack_from(data, pos)
+    o = _new(FetchTopic)
+    o.topic_id = ZERO_UUID
+    (_n38,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n37 < 0:
-        raise InvalidValueError("Topic: null or negative length")
-    f_topic = data[pos : pos + _n37].decode()
-    pos += _n37
-    (_n38,) = _S_i.unpack_from(data, pos)
-    pos += 4
     if _n38 < 0:
+        raise InvalidValueError("Topic: null or negative length")
+    o.topic = data[pos : pos + _n38].decode()
+    pos += _n38
+    (_n39,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n39 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n38 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n38) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n38):
-        _m39_partition, _m39_fetch_offset, _m39_log_start_offset, _m39_partition_max_bytes = (
+    if _n39 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n39) + " elements in " + str(len(data) - pos) + " bytes")
+    _l40: list[FetchPartition] = []
+    for _ in range(_n39):
+        _m41 = _new(FetchPartition)
+        _m41.current_leader_epoch = -1
+        _m41.last_fetched_epoch = -1
+        _m41.replica_directory_id = ZERO_UUID
+        _m41.high_watermark = 9223372036854775807
+        _m41.partition, _m41.fetch_offset, _m41.log_start_offset, _m41.partition_max_bytes = (
             _S_iqqi.unpack_from(data, pos)
         )
         pos += 24
-        f_partitions.append(
-            FetchPartition(
-                _m39_partition,
-                -1,
-                _m39_fetch_offset,
-                -1,
-                _m39_log_start_offset,
-                _m39_partition_max_bytes,
-                ZERO_UUID,
-                9223372036854775807,
-            )
-        )
-    return FetchTopic(f_topic, ZERO_UUID, f_partitions), pos
+        _l40.append(_m41)
+    o.partitions = _l40
+    return o, pos
 
 
 def _encode_FetchTopic_v5(o: FetchTopic, out: bytearray) -> None:
     """FetchTopic, versions 5-8."""
-    _b40 = o.topic.encode()
-    out += _S_h.pack(len(_b40))
-    out += _b40
-    _a41 = o.partitions
-    out += _S_i.pack(len(_a41))
-    for _e42 in _a41:
+    _b42 = o.topic.encode()
+    out += _S_h.pack(len(_b42))
+    out += _b42
+    _a43 = o.partitions
+    out += _S_i.pack(len(_a43))
+    for _e44 in _a43:
         out += _S_iqqi.pack(
-            _e42.partition, _e42.fetch_offset, _e42.log_start_offset, _e42.partition_max_bytes
+            _e44.partition, _e44.fetch_offset, _e44.log_start_offset, _e44.partition_max_bytes
         )
 
 
 def _decode_FetchTopic_v9(data: bytes, pos: int) -> tuple[FetchTopic, int]:
     """FetchTopic, versions 9-11."""
-    (_n43,) = _S_h.unpack_from(data, pos)
+    o = _new(FetchTopic)
+    o.topic_id = ZERO_UUID
+    (_n45,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n43 < 0:
+    if _n45 < 0:
         raise InvalidValueError("Topic: null or negative length")
-    f_topic = data[pos : pos + _n43].decode()
-    pos += _n43
-    (_n44,) = _S_i.unpack_from(data, pos)
+    o.topic = data[pos : pos + _n45].decode()
+    pos += _n45
+    (_n46,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n44 < 0:
+    if _n46 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n44 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n44) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n44):
+    if _n46 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n46) + " elements in " + str(len(data) - pos) + " bytes")
+    _l47: list[FetchPartition] = []
+    for _ in range(_n46):
+        _m48 = _new(FetchPartition)
+        _m48.last_fetched_epoch = -1
+        _m48.replica_directory_id = ZERO_UUID
+        _m48.high_watermark = 9223372036854775807
         (
-            _m45_partition,
-            _m45_current_leader_epoch,
-            _m45_fetch_offset,
-            _m45_log_start_offset,
-            _m45_partition_max_bytes,
+            _m48.partition,
+            _m48.current_leader_epoch,
+            _m48.fetch_offset,
+            _m48.log_start_offset,
+            _m48.partition_max_bytes,
         ) = _S_iiqqi.unpack_from(data, pos)
         pos += 28
-        f_partitions.append(
-            FetchPartition(
-                _m45_partition,
-                _m45_current_leader_epoch,
-                _m45_fetch_offset,
-                -1,
-                _m45_log_start_offset,
-                _m45_partition_max_bytes,
-                ZERO_UUID,
-                9223372036854775807,
-            )
-        )
-    return FetchTopic(f_topic, ZERO_UUID, f_partitions), pos
+        _l47.append(_m48)
+    o.partitions = _l47
+    return o, pos
 
 
 def _encode_FetchTopic_v9(o: FetchTopic, out: bytearray) -> None:
     """FetchTopic, versions 9-11."""
-    _b46 = o.topic.encode()
-    out += _S_h.pack(len(_b46))
-    out += _b46
-    _a47 = o.partitions
-    out += _S_i.pack(len(_a47))
-    for _e48 in _a47:
+    _b49 = o.topic.encode()
+    out += _S_h.pack(len(_b49))
+    out += _b49
+    _a50 = o.partitions
+    out += _S_i.pack(len(_a50))
+    for _e51 in _a50:
         out += _S_iiqqi.pack(
-            _e48.partition,
-            _e48.current_leader_epoch,
-            _e48.fetch_offset,
-            _e48.log_start_offset,
-            _e48.partition_max_bytes,
+            _e51.partition,
+            _e51.current_leader_epoch,
+            _e51.fetch_offset,
+            _e51.log_start_offset,
+            _e51.partition_max_bytes,
         )
 
 
 def _decode_FetchTopic_v12(data: bytes, pos: int) -> tuple[FetchTopic, int]:
     """FetchTopic, version 12 (flexible)."""
-    _n49 = data[pos]
-    if 0 < _n49 < 128:
-        f_topic = data[pos + 1 : pos + _n49].decode()
-        pos += _n49
+    o = _new(FetchTopic)
+    o.topic_id = ZERO_UUID
+    _n52 = data[pos]
+    if _n52 < 128:
+        o.topic = data[pos + 1 : pos + _n52].decode()
+        pos += _n52 or _runtime.null_value("Topic")
     else:
-        f_topic, pos = read_compact_string(data, pos)
-    _n50 = data[pos]
-    if _n50 < 128:
+        o.topic, pos = read_compact_string(data, pos)
+    _n53 = data[pos]
+    if _n53 < 128:
         pos += 1
     else:
-        _n50, pos = read_uvarint(data, pos)
-    _n50 -= 1
-    if _n50 < 0:
+        _n53, pos = read_uvarint(data, pos)
+    _n53 -= 1
+    if _n53 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n50 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n50) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n50):
+    if _n53 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n53) + " elements in " + str(len(data) - pos) + " bytes")
+    _l54: list[FetchPartition] = []
+    for _ in range(_n53):
+        _m55 = _new(FetchPartition)
+        _m55.replica_directory_id = ZERO_UUID
+        _m55.high_watermark = 9223372036854775807
         (
-            _m51_partition,
-            _m51_current_leader_epoch,
-            _m51_fetch_offset,
-            _m51_last_fetched_epoch,
-            _m51_log_start_offset,
-            _m51_partition_max_bytes,
-            _t52,
+            _m55.partition,
+            _m55.current_leader_epoch,
+            _m55.fetch_offset,
+            _m55.last_fetched_epoch,
+            _m55.log_start_offset,
+            _m55.partition_max_bytes,
+            _t56,
         ) = _S_iiqiqiB.unpack_from(data, pos)
         pos += 33
-        if _t52 != 0:
+        if _t56 != 0:
             pos = skip_tagged_fields(data, pos - 1)
-        f_partitions.append(
-            FetchPartition(
-                _m51_partition,
-                _m51_current_leader_epoch,
-                _m51_fetch_offset,
-                _m51_last_fetched_epoch,
-                _m51_log_start_offset,
-                _m51_partition_max_bytes,
-                ZERO_UUID,
-                9223372036854775807,
-            )
-        )
+        _l54.append(_m55)
+    o.partitions = _l54
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return FetchTopic(f_topic, ZERO_UUID, f_partitions), pos
+    return o, pos
 
 
 def _encode_FetchTopic_v12(o: FetchTopic, out: bytearray) -> None:
     """FetchTopic, version 12 (flexible)."""
-    _b53 = o.topic.encode()
-    _n54 = len(_b53) + 1
-    if _n54 < 128:
-        out.append(_n54)
+    _b57 = o.topic.encode()
+    _n58 = len(_b57) + 1
+    if _n58 < 128:
+        out.append(_n58)
     else:
-        write_uvarint(out, _n54)
-    out += _b53
-    _a55 = o.partitions
-    _n56 = len(_a55) + 1
-    if _n56 < 128:
-        out.append(_n56)
+        write_uvarint(out, _n58)
+    out += _b57
+    _a59 = o.partitions
+    _n60 = len(_a59) + 1
+    if _n60 < 128:
+        out.append(_n60)
     else:
-        write_uvarint(out, _n56)
-    for _e57 in _a55:
+        write_uvarint(out, _n60)
+    for _e61 in _a59:
         out += _S_iiqiqiB.pack(
-            _e57.partition,
-            _e57.current_leader_epoch,
-            _e57.fetch_offset,
-            _e57.last_fetched_epoch,
-            _e57.log_start_offset,
-            _e57.partition_max_bytes,
+            _e61.partition,
+            _e61.current_leader_epoch,
+            _e61.fetch_offset,
+            _e61.last_fetched_epoch,
+            _e61.log_start_offset,
+            _e61.partition_max_bytes,
             0,
         )
     out.append(0)  # no tagged fields
@@ -975,69 +942,64 @@ def _encode_FetchTopic_v12(o: FetchTopic, out: bytearray) -> None:
 
 def _decode_FetchTopic_v13(data: bytes, pos: int) -> tuple[FetchTopic, int]:
     """FetchTopic, versions 13-16 (flexible)."""
-    (_r58,) = _S_16s.unpack_from(data, pos)
+    o = _new(FetchTopic)
+    o.topic = ""
+    (_r62,) = _S_16s.unpack_from(data, pos)
     pos += 16
-    f_topic_id = UUID(bytes=_r58)
-    _n59 = data[pos]
-    if _n59 < 128:
+    o.topic_id = UUID(bytes=_r62)
+    _n63 = data[pos]
+    if _n63 < 128:
         pos += 1
     else:
-        _n59, pos = read_uvarint(data, pos)
-    _n59 -= 1
-    if _n59 < 0:
+        _n63, pos = read_uvarint(data, pos)
+    _n63 -= 1
+    if _n63 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n59 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n59) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n59):
+    if _n63 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n63) + " elements in " + str(len(data) - pos) + " bytes")
+    _l64: list[FetchPartition] = []
+    for _ in range(_n63):
+        _m65 = _new(FetchPartition)
+        _m65.replica_directory_id = ZERO_UUID
+        _m65.high_watermark = 9223372036854775807
         (
-            _m60_partition,
-            _m60_current_leader_epoch,
-            _m60_fetch_offset,
-            _m60_last_fetched_epoch,
-            _m60_log_start_offset,
-            _m60_partition_max_bytes,
-            _t61,
+            _m65.partition,
+            _m65.current_leader_epoch,
+            _m65.fetch_offset,
+            _m65.last_fetched_epoch,
+            _m65.log_start_offset,
+            _m65.partition_max_bytes,
+            _t66,
         ) = _S_iiqiqiB.unpack_from(data, pos)
         pos += 33
-        if _t61 != 0:
+        if _t66 != 0:
             pos = skip_tagged_fields(data, pos - 1)
-        f_partitions.append(
-            FetchPartition(
-                _m60_partition,
-                _m60_current_leader_epoch,
-                _m60_fetch_offset,
-                _m60_last_fetched_epoch,
-                _m60_log_start_offset,
-                _m60_partition_max_bytes,
-                ZERO_UUID,
-                9223372036854775807,
-            )
-        )
+        _l64.append(_m65)
+    o.partitions = _l64
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return FetchTopic("", f_topic_id, f_partitions), pos
+    return o, pos
 
 
 def _encode_FetchTopic_v13(o: FetchTopic, out: bytearray) -> None:
     """FetchTopic, versions 13-16 (flexible)."""
     out += _S_16s.pack(o.topic_id.bytes)
-    _a62 = o.partitions
-    _n63 = len(_a62) + 1
-    if _n63 < 128:
-        out.append(_n63)
+    _a67 = o.partitions
+    _n68 = len(_a67) + 1
+    if _n68 < 128:
+        out.append(_n68)
     else:
-        write_uvarint(out, _n63)
-    for _e64 in _a62:
+        write_uvarint(out, _n68)
+    for _e69 in _a67:
         out += _S_iiqiqiB.pack(
-            _e64.partition,
-            _e64.current_leader_epoch,
-            _e64.fetch_offset,
-            _e64.last_fetched_epoch,
-            _e64.log_start_offset,
-            _e64.partition_max_bytes,
+            _e69.partition,
+            _e69.current_leader_epoch,
+            _e69.fetch_offset,
+            _e69.last_fetched_epoch,
+            _e69.log_start_offset,
+            _e69.partition_max_bytes,
             0,
         )
     out.append(0)  # no tagged fields
@@ -1045,203 +1007,191 @@ def _encode_FetchTopic_v13(o: FetchTopic, out: bytearray) -> None:
 
 def _decode_FetchTopic_v17(data: bytes, pos: int) -> tuple[FetchTopic, int]:
     """FetchTopic, version 17 (flexible)."""
-    (_r65,) = _S_16s.unpack_from(data, pos)
+    o = _new(FetchTopic)
+    o.topic = ""
+    (_r70,) = _S_16s.unpack_from(data, pos)
     pos += 16
-    f_topic_id = UUID(bytes=_r65)
-    _n66 = data[pos]
-    if _n66 < 128:
+    o.topic_id = UUID(bytes=_r70)
+    _n71 = data[pos]
+    if _n71 < 128:
         pos += 1
     else:
-        _n66, pos = read_uvarint(data, pos)
-    _n66 -= 1
-    if _n66 < 0:
+        _n71, pos = read_uvarint(data, pos)
+    _n71 -= 1
+    if _n71 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n66 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n66) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n66):
+    if _n71 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n71) + " elements in " + str(len(data) - pos) + " bytes")
+    _l72: list[FetchPartition] = []
+    for _ in range(_n71):
+        _m73 = _new(FetchPartition)
+        _m73.replica_directory_id = ZERO_UUID
+        _m73.high_watermark = 9223372036854775807
         (
-            _m67_partition,
-            _m67_current_leader_epoch,
-            _m67_fetch_offset,
-            _m67_last_fetched_epoch,
-            _m67_log_start_offset,
-            _m67_partition_max_bytes,
+            _m73.partition,
+            _m73.current_leader_epoch,
+            _m73.fetch_offset,
+            _m73.last_fetched_epoch,
+            _m73.log_start_offset,
+            _m73.partition_max_bytes,
         ) = _S_iiqiqi.unpack_from(data, pos)
         pos += 32
-        _m67_replica_directory_id: uuid.UUID = ZERO_UUID
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
-            _nt68, pos = read_uvarint(data, pos)
-            for _ in range(_nt68):
-                _tag69, pos = read_uvarint(data, pos)
-                _end70, pos = read_uvarint(data, pos)
-                _end70 += pos
-                if _tag69 == 0:
-                    (_r71,) = _S_16s.unpack_from(data, pos)
+            _nt74, pos = read_uvarint(data, pos)
+            for _ in range(_nt74):
+                _tag75, pos = read_uvarint(data, pos)
+                _end76, pos = read_uvarint(data, pos)
+                _end76 += pos
+                if _tag75 == 0:
+                    (_r77,) = _S_16s.unpack_from(data, pos)
                     pos += 16
-                    _m67_replica_directory_id = UUID(bytes=_r71)
-                pos = _end70  # unknown tags are skipped (KIP-482)
-        f_partitions.append(
-            FetchPartition(
-                _m67_partition,
-                _m67_current_leader_epoch,
-                _m67_fetch_offset,
-                _m67_last_fetched_epoch,
-                _m67_log_start_offset,
-                _m67_partition_max_bytes,
-                _m67_replica_directory_id,
-                9223372036854775807,
-            )
-        )
+                    _m73.replica_directory_id = UUID(bytes=_r77)
+                pos = _end76  # unknown tags are skipped (KIP-482)
+        _l72.append(_m73)
+    o.partitions = _l72
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return FetchTopic("", f_topic_id, f_partitions), pos
+    return o, pos
 
 
 def _encode_FetchTopic_v17(o: FetchTopic, out: bytearray) -> None:
     """FetchTopic, version 17 (flexible)."""
     out += _S_16s.pack(o.topic_id.bytes)
-    _a72 = o.partitions
-    _n73 = len(_a72) + 1
-    if _n73 < 128:
-        out.append(_n73)
+    _a78 = o.partitions
+    _n79 = len(_a78) + 1
+    if _n79 < 128:
+        out.append(_n79)
     else:
-        write_uvarint(out, _n73)
-    for _e74 in _a72:
+        write_uvarint(out, _n79)
+    for _e80 in _a78:
         out += _S_iiqiqi.pack(
-            _e74.partition,
-            _e74.current_leader_epoch,
-            _e74.fetch_offset,
-            _e74.last_fetched_epoch,
-            _e74.log_start_offset,
-            _e74.partition_max_bytes,
+            _e80.partition,
+            _e80.current_leader_epoch,
+            _e80.fetch_offset,
+            _e80.last_fetched_epoch,
+            _e80.log_start_offset,
+            _e80.partition_max_bytes,
         )
-        _nt75 = _e74.replica_directory_id != ZERO_UUID
-        if _nt75 == 0:
+        _nt81 = _e80.replica_directory_id != ZERO_UUID
+        if _nt81 == 0:
             out.append(0)
         else:
-            write_uvarint(out, _nt75)
-            if _e74.replica_directory_id != ZERO_UUID:
+            write_uvarint(out, _nt81)
+            if _e80.replica_directory_id != ZERO_UUID:
                 write_uvarint(out, 0)
-                _t76 = bytearray()
-                _t76 += _S_16s.pack(_e74.replica_directory_id.bytes)
-                write_uvarint(out, len(_t76))
-                out += _t76
+                _t82 = bytearray()
+                _t82 += _S_16s.pack(_e80.replica_directory_id.bytes)
+                write_uvarint(out, len(_t82))
+                out += _t82
     out.append(0)  # no tagged fields
 
 
 def _decode_FetchTopic_v18(data: bytes, pos: int) -> tuple[FetchTopic, int]:
     """FetchTopic, version 18 (flexible)."""
-    (_r77,) = _S_16s.unpack_from(data, pos)
+    o = _new(FetchTopic)
+    o.topic = ""
+    (_r83,) = _S_16s.unpack_from(data, pos)
     pos += 16
-    f_topic_id = UUID(bytes=_r77)
-    _n78 = data[pos]
-    if _n78 < 128:
+    o.topic_id = UUID(bytes=_r83)
+    _n84 = data[pos]
+    if _n84 < 128:
         pos += 1
     else:
-        _n78, pos = read_uvarint(data, pos)
-    _n78 -= 1
-    if _n78 < 0:
+        _n84, pos = read_uvarint(data, pos)
+    _n84 -= 1
+    if _n84 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n78 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n78) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n78):
+    if _n84 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n84) + " elements in " + str(len(data) - pos) + " bytes")
+    _l85: list[FetchPartition] = []
+    for _ in range(_n84):
+        _m86 = _new(FetchPartition)
+        _m86.replica_directory_id = ZERO_UUID
+        _m86.high_watermark = 9223372036854775807
         (
-            _m79_partition,
-            _m79_current_leader_epoch,
-            _m79_fetch_offset,
-            _m79_last_fetched_epoch,
-            _m79_log_start_offset,
-            _m79_partition_max_bytes,
+            _m86.partition,
+            _m86.current_leader_epoch,
+            _m86.fetch_offset,
+            _m86.last_fetched_epoch,
+            _m86.log_start_offset,
+            _m86.partition_max_bytes,
         ) = _S_iiqiqi.unpack_from(data, pos)
         pos += 32
-        _m79_replica_directory_id: uuid.UUID = ZERO_UUID
-        _m79_high_watermark: int = 9223372036854775807
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
-            _nt80, pos = read_uvarint(data, pos)
-            for _ in range(_nt80):
-                _tag81, pos = read_uvarint(data, pos)
-                _end82, pos = read_uvarint(data, pos)
-                _end82 += pos
-                if _tag81 == 0:
-                    (_r83,) = _S_16s.unpack_from(data, pos)
+            _nt87, pos = read_uvarint(data, pos)
+            for _ in range(_nt87):
+                _tag88, pos = read_uvarint(data, pos)
+                _end89, pos = read_uvarint(data, pos)
+                _end89 += pos
+                if _tag88 == 0:
+                    (_r90,) = _S_16s.unpack_from(data, pos)
                     pos += 16
-                    _m79_replica_directory_id = UUID(bytes=_r83)
-                elif _tag81 == 1:
-                    (_m79_high_watermark,) = _S_q.unpack_from(data, pos)
+                    _m86.replica_directory_id = UUID(bytes=_r90)
+                elif _tag88 == 1:
+                    (_m86.high_watermark,) = _S_q.unpack_from(data, pos)
                     pos += 8
-                pos = _end82  # unknown tags are skipped (KIP-482)
-        f_partitions.append(
-            FetchPartition(
-                _m79_partition,
-                _m79_current_leader_epoch,
-                _m79_fetch_offset,
-                _m79_last_fetched_epoch,
-                _m79_log_start_offset,
-                _m79_partition_max_bytes,
-                _m79_replica_directory_id,
-                _m79_high_watermark,
-            )
-        )
+                pos = _end89  # unknown tags are skipped (KIP-482)
+        _l85.append(_m86)
+    o.partitions = _l85
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return FetchTopic("", f_topic_id, f_partitions), pos
+    return o, pos
 
 
 def _encode_FetchTopic_v18(o: FetchTopic, out: bytearray) -> None:
     """FetchTopic, version 18 (flexible)."""
     out += _S_16s.pack(o.topic_id.bytes)
-    _a84 = o.partitions
-    _n85 = len(_a84) + 1
-    if _n85 < 128:
-        out.append(_n85)
+    _a91 = o.partitions
+    _n92 = len(_a91) + 1
+    if _n92 < 128:
+        out.append(_n92)
     else:
-        write_uvarint(out, _n85)
-    for _e86 in _a84:
+        write_uvarint(out, _n92)
+    for _e93 in _a91:
         out += _S_iiqiqi.pack(
-            _e86.partition,
-            _e86.current_leader_epoch,
-            _e86.fetch_offset,
-            _e86.last_fetched_epoch,
-            _e86.log_start_offset,
-            _e86.partition_max_bytes,
+            _e93.partition,
+            _e93.current_leader_epoch,
+            _e93.fetch_offset,
+            _e93.last_fetched_epoch,
+            _e93.log_start_offset,
+            _e93.partition_max_bytes,
         )
-        _nt87 = (_e86.replica_directory_id != ZERO_UUID) + (_e86.high_watermark != 9223372036854775807)
-        if _nt87 == 0:
+        _nt94 = (_e93.replica_directory_id != ZERO_UUID) + (_e93.high_watermark != 9223372036854775807)
+        if _nt94 == 0:
             out.append(0)
         else:
-            write_uvarint(out, _nt87)
-            if _e86.replica_directory_id != ZERO_UUID:
+            write_uvarint(out, _nt94)
+            if _e93.replica_directory_id != ZERO_UUID:
                 write_uvarint(out, 0)
-                _t88 = bytearray()
-                _t88 += _S_16s.pack(_e86.replica_directory_id.bytes)
-                write_uvarint(out, len(_t88))
-                out += _t88
-            if _e86.high_watermark != 9223372036854775807:
+                _t95 = bytearray()
+                _t95 += _S_16s.pack(_e93.replica_directory_id.bytes)
+                write_uvarint(out, len(_t95))
+                out += _t95
+            if _e93.high_watermark != 9223372036854775807:
                 write_uvarint(out, 1)
-                _t88 = bytearray()
-                _t88 += _S_q.pack(_e86.high_watermark)
-                write_uvarint(out, len(_t88))
-                out += _t88
+                _t95 = bytearray()
+                _t95 += _S_q.pack(_e93.high_watermark)
+                write_uvarint(out, len(_t95))
+                out += _t95
     out.append(0)  # no tagged fields
 
 
 def _decode_ReplicaState_v15(data: bytes, pos: int) -> tuple[ReplicaState, int]:
     """ReplicaState, versions 15-18 (flexible)."""
-    f_replica_id, f_replica_epoch, _t89 = _S_iqB.unpack_from(data, pos)
+    o = _new(ReplicaState)
+    o.replica_id, o.replica_epoch, _t96 = _S_iqB.unpack_from(data, pos)
     pos += 13
-    if _t89 != 0:
+    if _t96 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return ReplicaState(f_replica_id, f_replica_epoch), pos
+    return o, pos
 
 
 def _encode_ReplicaState_v15(o: ReplicaState, out: bytearray) -> None:
@@ -1251,213 +1201,146 @@ def _encode_ReplicaState_v15(o: ReplicaState, out: bytearray) -> None:
 
 def _decode_FetchRequest_v0(data: bytes, pos: int) -> tuple[FetchRequest, int]:
     """FetchRequest, versions 0-2."""
-    f_replica_id, f_max_wait_ms, f_min_bytes, _n90 = _S_iiii.unpack_from(data, pos)
+    o = _new(FetchRequest)
+    o.cluster_id = None
+    o.replica_state = ReplicaState()
+    o.max_bytes = 2147483647
+    o.isolation_level = 0
+    o.session_id = 0
+    o.session_epoch = -1
+    o.forgotten_topics_data = []
+    o.rack_id = ""
+    o.replica_id, o.max_wait_ms, o.min_bytes, _n97 = _S_iiii.unpack_from(data, pos)
     pos += 16
-    if _n90 < 0:
+    if _n97 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n90 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n90) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n90):
-        _e91, pos = _decode_FetchTopic_v0(data, pos)
-        f_topics.append(_e91)
-    return FetchRequest(
-        None, f_replica_id, ReplicaState(), f_max_wait_ms, f_min_bytes, 2147483647, 0, 0, -1, f_topics, [], ""
-    ), pos
+    if _n97 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n97) + " elements in " + str(len(data) - pos) + " bytes")
+    _l98: list[FetchTopic] = []
+    for _ in range(_n97):
+        _e99, pos = _decode_FetchTopic_v0(data, pos)
+        _l98.append(_e99)
+    o.topics = _l98
+    return o, pos
 
 
 def _encode_FetchRequest_v0(o: FetchRequest, out: bytearray) -> None:
     """FetchRequest, versions 0-2."""
-    _a92 = o.topics
-    out += _S_iiii.pack(o.replica_id, o.max_wait_ms, o.min_bytes, len(_a92))
-    for _e93 in _a92:
-        _encode_FetchTopic_v0(_e93, out)
-
-
-def _decode_FetchRequest_v3(data: bytes, pos: int) -> tuple[FetchRequest, int]:
-    """FetchRequest, version 3."""
-    f_replica_id, f_max_wait_ms, f_min_bytes, f_max_bytes, _n94 = _S_iiiii.unpack_from(data, pos)
-    pos += 20
-    if _n94 < 0:
-        raise InvalidValueError("Topics: null or negative length")
-    if _n94 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n94) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n94):
-        _e95, pos = _decode_FetchTopic_v0(data, pos)
-        f_topics.append(_e95)
-    return FetchRequest(
-        None,
-        f_replica_id,
-        ReplicaState(),
-        f_max_wait_ms,
-        f_min_bytes,
-        f_max_bytes,
-        0,
-        0,
-        -1,
-        f_topics,
-        [],
-        "",
-    ), pos
-
-
-def _encode_FetchRequest_v3(o: FetchRequest, out: bytearray) -> None:
-    """FetchRequest, version 3."""
-    _a96 = o.topics
-    out += _S_iiiii.pack(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, len(_a96))
-    for _e97 in _a96:
-        _encode_FetchTopic_v0(_e97, out)
-
-
-def _decode_FetchRequest_v4(data: bytes, pos: int) -> tuple[FetchRequest, int]:
-    """FetchRequest, version 4."""
-    f_replica_id, f_max_wait_ms, f_min_bytes, f_max_bytes, f_isolation_level, _n98 = _S_iiiibi.unpack_from(
-        data, pos
-    )
-    pos += 21
-    if _n98 < 0:
-        raise InvalidValueError("Topics: null or negative length")
-    if _n98 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n98) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n98):
-        _e99, pos = _decode_FetchTopic_v0(data, pos)
-        f_topics.append(_e99)
-    return FetchRequest(
-        None,
-        f_replica_id,
-        ReplicaState(),
-        f_max_wait_ms,
-        f_min_bytes,
-        f_max_bytes,
-        f_isolation_level,
-        0,
-        -1,
-        f_topics,
-        [],
-        "",
-    ), pos
-
-
-def _encode_FetchRequest_v4(o: FetchRequest, out: bytearray) -> None:
-    """FetchRequest, version 4."""
     _a100 = o.topics
-    out += _S_iiiibi.pack(
-        o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, len(_a100)
-    )
+    out += _S_iiii.pack(o.replica_id, o.max_wait_ms, o.min_bytes, len(_a100))
     for _e101 in _a100:
         _encode_FetchTopic_v0(_e101, out)
 
 
-def _decode_FetchRequest_v5(data: bytes, pos: int) -> tuple[FetchRequest, int]:
-    """FetchRequest, versions 5-6."""
-    f_replica_id, f_max_wait_ms, f_min_bytes, f_max_bytes, f_isolation_level, _n102 = _S_iiiibi.unpack_from(
-        data, pos
-    )
-    pos += 21
+def _decode_FetchRequest_v3(data: bytes, pos: int) -> tuple[FetchRequest, int]:
+    """FetchRequest, version 3."""
+    o = _new(FetchRequest)
+    o.cluster_id = None
+    o.replica_state = ReplicaState()
+    o.isolation_level = 0
+    o.session_id = 0
+    o.session_epoch = -1
+    o.forgotten_topics_data = []
+    o.rack_id = ""
+    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, _n102 = _S_iiiii.unpack_from(data, pos)
+    pos += 20
     if _n102 < 0:
         raise InvalidValueError("Topics: null or negative length")
     if _n102 > len(data) - pos:
         raise TruncatedError("Topics: " + str(_n102) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
+    _l103: list[FetchTopic] = []
     for _ in range(_n102):
-        _e103, pos = _decode_FetchTopic_v5(data, pos)
-        f_topics.append(_e103)
-    return FetchRequest(
-        None,
-        f_replica_id,
-        ReplicaState(),
-        f_max_wait_ms,
-        f_min_bytes,
-        f_max_bytes,
-        f_isolation_level,
-        0,
-        -1,
-        f_topics,
-        [],
-        "",
-    ), pos
+        _e104, pos = _decode_FetchTopic_v0(data, pos)
+        _l103.append(_e104)
+    o.topics = _l103
+    return o, pos
+
+
+def _encode_FetchRequest_v3(o: FetchRequest, out: bytearray) -> None:
+    """FetchRequest, version 3."""
+    _a105 = o.topics
+    out += _S_iiiii.pack(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, len(_a105))
+    for _e106 in _a105:
+        _encode_FetchTopic_v0(_e106, out)
+
+
+def _decode_FetchRequest_v4(data: bytes, pos: int) -> tuple[FetchRequest, int]:
+    """FetchRequest, version 4."""
+    o = _new(FetchRequest)
+    o.cluster_id = None
+    o.replica_state = ReplicaState()
+    o.session_id = 0
+    o.session_epoch = -1
+    o.forgotten_topics_data = []
+    o.rack_id = ""
+    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, _n107 = _S_iiiibi.unpack_from(
+        data, pos
+    )
+    pos += 21
+    if _n107 < 0:
+        raise InvalidValueError("Topics: null or negative length")
+    if _n107 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n107) + " elements in " + str(len(data) - pos) + " bytes")
+    _l108: list[FetchTopic] = []
+    for _ in range(_n107):
+        _e109, pos = _decode_FetchTopic_v0(data, pos)
+        _l108.append(_e109)
+    o.topics = _l108
+    return o, pos
+
+
+def _encode_FetchRequest_v4(o: FetchRequest, out: bytearray) -> None:
+    """FetchRequest, version 4."""
+    _a110 = o.topics
+    out += _S_iiiibi.pack(
+        o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, len(_a110)
+    )
+    for _e111 in _a110:
+        _encode_FetchTopic_v0(_e111, out)
+
+
+def _decode_FetchRequest_v5(data: bytes, pos: int) -> tuple[FetchRequest, int]:
+    """FetchRequest, versions 5-6."""
+    o = _new(FetchRequest)
+    o.cluster_id = None
+    o.replica_state = ReplicaState()
+    o.session_id = 0
+    o.session_epoch = -1
+    o.forgotten_topics_data = []
+    o.rack_id = ""
+    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, _n112 = _S_iiiibi.unpack_from(
+        data, pos
+    )
+    pos += 21
+    if _n112 < 0:
+        raise InvalidValueError("Topics: null or negative length")
+    if _n112 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n112) + " elements in " + str(len(data) - pos) + " bytes")
+    _l113: list[FetchTopic] = []
+    for _ in range(_n112):
+        _e114, pos = _decode_FetchTopic_v5(data, pos)
+        _l113.append(_e114)
+    o.topics = _l113
+    return o, pos
 
 
 def _encode_FetchRequest_v5(o: FetchRequest, out: bytearray) -> None:
     """FetchRequest, versions 5-6."""
-    _a104 = o.topics
+    _a115 = o.topics
     out += _S_iiiibi.pack(
-        o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, len(_a104)
+        o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, len(_a115)
     )
-    for _e105 in _a104:
-        _encode_FetchTopic_v5(_e105, out)
+    for _e116 in _a115:
+        _encode_FetchTopic_v5(_e116, out)
 
 
 def _decode_FetchRequest_v7(data: bytes, pos: int) -> tuple[FetchRequest, int]:
     """FetchRequest, versions 7-8."""
+    o = _new(FetchRequest)
+    o.cluster_id = None
+    o.replica_state = ReplicaState()
+    o.rack_id = ""
     (
-        f_replica_id,
-        f_max_wait_ms,
-        f_min_bytes,
-        f_max_bytes,
-        f_isolation_level,
-        f_session_id,
-        f_session_epoch,
-        _n106,
-    ) = _S_iiiibiii.unpack_from(data, pos)
-    pos += 29
-    if _n106 < 0:
-        raise InvalidValueError("Topics: null or negative length")
-    if _n106 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n106) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n106):
-        _e107, pos = _decode_FetchTopic_v5(data, pos)
-        f_topics.append(_e107)
-    (_n108,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    if _n108 < 0:
-        raise InvalidValueError("ForgottenTopicsData: null or negative length")
-    if _n108 > len(data) - pos:
-        raise TruncatedError(
-            "ForgottenTopicsData: " + str(_n108) + " elements in " + str(len(data) - pos) + " bytes"
-        )
-    f_forgotten_topics_data = []
-    for _ in range(_n108):
-        (_n110,) = _S_h.unpack_from(data, pos)
-        pos += 2
-        if _n110 < 0:
-            raise InvalidValueError("Topic: null or negative length")
-        _m109_topic = data[pos : pos + _n110].decode()
-        pos += _n110
-        (_n111,) = _S_i.unpack_from(data, pos)
-        pos += 4
-        if _n111 < 0:
-            raise InvalidValueError("Partitions: null or negative length")
-        if _n111 > len(data) - pos:
-            raise TruncatedError(
-                "Partitions: " + str(_n111) + " elements in " + str(len(data) - pos) + " bytes"
-            )
-        _m109_partitions = list(unpack_from(">%di" % _n111, data, pos))
-        pos += 4 * _n111
-        f_forgotten_topics_data.append(ForgottenTopic(_m109_topic, ZERO_UUID, _m109_partitions))
-    return FetchRequest(
-        None,
-        f_replica_id,
-        ReplicaState(),
-        f_max_wait_ms,
-        f_min_bytes,
-        f_max_bytes,
-        f_isolation_level,
-        f_session_id,
-        f_session_epoch,
-        f_topics,
-        f_forgotten_topics_data,
-        "",
-    ), pos
-
-
-def _encode_FetchRequest_v7(o: FetchRequest, out: bytearray) -> None:
-    """FetchRequest, versions 7-8."""
-    _a112 = o.topics
-    out += _S_iiiibiii.pack(
         o.replica_id,
         o.max_wait_ms,
         o.min_bytes,
@@ -1465,57 +1348,35 @@ def _encode_FetchRequest_v7(o: FetchRequest, out: bytearray) -> None:
         o.isolation_level,
         o.session_id,
         o.session_epoch,
-        len(_a112),
-    )
-    for _e113 in _a112:
-        _encode_FetchTopic_v5(_e113, out)
-    _a114 = o.forgotten_topics_data
-    out += _S_i.pack(len(_a114))
-    for _e115 in _a114:
-        _b116 = _e115.topic.encode()
-        out += _S_h.pack(len(_b116))
-        out += _b116
-        _a117 = _e115.partitions
-        out += _S_i.pack(len(_a117))
-        out += pack(">%di" % len(_a117), *_a117)
-
-
-def _decode_FetchRequest_v9(data: bytes, pos: int) -> tuple[FetchRequest, int]:
-    """FetchRequest, versions 9-10."""
-    (
-        f_replica_id,
-        f_max_wait_ms,
-        f_min_bytes,
-        f_max_bytes,
-        f_isolation_level,
-        f_session_id,
-        f_session_epoch,
-        _n119,
+        _n117,
     ) = _S_iiiibiii.unpack_from(data, pos)
     pos += 29
-    if _n119 < 0:
+    if _n117 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n119 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n119) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n119):
-        _e120, pos = _decode_FetchTopic_v9(data, pos)
-        f_topics.append(_e120)
-    (_n121,) = _S_i.unpack_from(data, pos)
+    if _n117 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n117) + " elements in " + str(len(data) - pos) + " bytes")
+    _l118: list[FetchTopic] = []
+    for _ in range(_n117):
+        _e119, pos = _decode_FetchTopic_v5(data, pos)
+        _l118.append(_e119)
+    o.topics = _l118
+    (_n120,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n121 < 0:
+    if _n120 < 0:
         raise InvalidValueError("ForgottenTopicsData: null or negative length")
-    if _n121 > len(data) - pos:
+    if _n120 > len(data) - pos:
         raise TruncatedError(
-            "ForgottenTopicsData: " + str(_n121) + " elements in " + str(len(data) - pos) + " bytes"
+            "ForgottenTopicsData: " + str(_n120) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_forgotten_topics_data = []
-    for _ in range(_n121):
+    _l121: list[ForgottenTopic] = []
+    for _ in range(_n120):
+        _m122 = _new(ForgottenTopic)
+        _m122.topic_id = ZERO_UUID
         (_n123,) = _S_h.unpack_from(data, pos)
         pos += 2
         if _n123 < 0:
             raise InvalidValueError("Topic: null or negative length")
-        _m122_topic = data[pos : pos + _n123].decode()
+        _m122.topic = data[pos : pos + _n123].decode()
         pos += _n123
         (_n124,) = _S_i.unpack_from(data, pos)
         pos += 4
@@ -1525,27 +1386,15 @@ def _decode_FetchRequest_v9(data: bytes, pos: int) -> tuple[FetchRequest, int]:
             raise TruncatedError(
                 "Partitions: " + str(_n124) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m122_partitions = list(unpack_from(">%di" % _n124, data, pos))
+        _m122.partitions = list(unpack_from(">%di" % _n124, data, pos))
         pos += 4 * _n124
-        f_forgotten_topics_data.append(ForgottenTopic(_m122_topic, ZERO_UUID, _m122_partitions))
-    return FetchRequest(
-        None,
-        f_replica_id,
-        ReplicaState(),
-        f_max_wait_ms,
-        f_min_bytes,
-        f_max_bytes,
-        f_isolation_level,
-        f_session_id,
-        f_session_epoch,
-        f_topics,
-        f_forgotten_topics_data,
-        "",
-    ), pos
+        _l121.append(_m122)
+    o.forgotten_topics_data = _l121
+    return o, pos
 
 
-def _encode_FetchRequest_v9(o: FetchRequest, out: bytearray) -> None:
-    """FetchRequest, versions 9-10."""
+def _encode_FetchRequest_v7(o: FetchRequest, out: bytearray) -> None:
+    """FetchRequest, versions 7-8."""
     _a125 = o.topics
     out += _S_iiiibiii.pack(
         o.replica_id,
@@ -1558,7 +1407,7 @@ def _encode_FetchRequest_v9(o: FetchRequest, out: bytearray) -> None:
         len(_a125),
     )
     for _e126 in _a125:
-        _encode_FetchTopic_v9(_e126, out)
+        _encode_FetchTopic_v5(_e126, out)
     _a127 = o.forgotten_topics_data
     out += _S_i.pack(len(_a127))
     for _e128 in _a127:
@@ -1570,16 +1419,20 @@ def _encode_FetchRequest_v9(o: FetchRequest, out: bytearray) -> None:
         out += pack(">%di" % len(_a130), *_a130)
 
 
-def _decode_FetchRequest_v11(data: bytes, pos: int) -> tuple[FetchRequest, int]:
-    """FetchRequest, version 11."""
+def _decode_FetchRequest_v9(data: bytes, pos: int) -> tuple[FetchRequest, int]:
+    """FetchRequest, versions 9-10."""
+    o = _new(FetchRequest)
+    o.cluster_id = None
+    o.replica_state = ReplicaState()
+    o.rack_id = ""
     (
-        f_replica_id,
-        f_max_wait_ms,
-        f_min_bytes,
-        f_max_bytes,
-        f_isolation_level,
-        f_session_id,
-        f_session_epoch,
+        o.replica_id,
+        o.max_wait_ms,
+        o.min_bytes,
+        o.max_bytes,
+        o.isolation_level,
+        o.session_id,
+        o.session_epoch,
         _n132,
     ) = _S_iiiibiii.unpack_from(data, pos)
     pos += 29
@@ -1587,62 +1440,47 @@ def _decode_FetchRequest_v11(data: bytes, pos: int) -> tuple[FetchRequest, int]:
         raise InvalidValueError("Topics: null or negative length")
     if _n132 > len(data) - pos:
         raise TruncatedError("Topics: " + str(_n132) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
+    _l133: list[FetchTopic] = []
     for _ in range(_n132):
-        _e133, pos = _decode_FetchTopic_v9(data, pos)
-        f_topics.append(_e133)
-    (_n134,) = _S_i.unpack_from(data, pos)
+        _e134, pos = _decode_FetchTopic_v9(data, pos)
+        _l133.append(_e134)
+    o.topics = _l133
+    (_n135,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n134 < 0:
+    if _n135 < 0:
         raise InvalidValueError("ForgottenTopicsData: null or negative length")
-    if _n134 > len(data) - pos:
+    if _n135 > len(data) - pos:
         raise TruncatedError(
-            "ForgottenTopicsData: " + str(_n134) + " elements in " + str(len(data) - pos) + " bytes"
+            "ForgottenTopicsData: " + str(_n135) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_forgotten_topics_data = []
-    for _ in range(_n134):
-        (_n136,) = _S_h.unpack_from(data, pos)
+    _l136: list[ForgottenTopic] = []
+    for _ in range(_n135):
+        _m137 = _new(ForgottenTopic)
+        _m137.topic_id = ZERO_UUID
+        (_n138,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n136 < 0:
+        if _n138 < 0:
             raise InvalidValueError("Topic: null or negative length")
-        _m135_topic = data[pos : pos + _n136].decode()
-        pos += _n136
-        (_n137,) = _S_i.unpack_from(data, pos)
+        _m137.topic = data[pos : pos + _n138].decode()
+        pos += _n138
+        (_n139,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n137 < 0:
+        if _n139 < 0:
             raise InvalidValueError("Partitions: null or negative length")
-        if _n137 > len(data) - pos:
+        if _n139 > len(data) - pos:
             raise TruncatedError(
-                "Partitions: " + str(_n137) + " elements in " + str(len(data) - pos) + " bytes"
+                "Partitions: " + str(_n139) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m135_partitions = list(unpack_from(">%di" % _n137, data, pos))
-        pos += 4 * _n137
-        f_forgotten_topics_data.append(ForgottenTopic(_m135_topic, ZERO_UUID, _m135_partitions))
-    (_n138,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if _n138 < 0:
-        raise InvalidValueError("RackId: null or negative length")
-    f_rack_id = data[pos : pos + _n138].decode()
-    pos += _n138
-    return FetchRequest(
-        None,
-        f_replica_id,
-        ReplicaState(),
-        f_max_wait_ms,
-        f_min_bytes,
-        f_max_bytes,
-        f_isolation_level,
-        f_session_id,
-        f_session_epoch,
-        f_topics,
-        f_forgotten_topics_data,
-        f_rack_id,
-    ), pos
+        _m137.partitions = list(unpack_from(">%di" % _n139, data, pos))
+        pos += 4 * _n139
+        _l136.append(_m137)
+    o.forgotten_topics_data = _l136
+    return o, pos
 
 
-def _encode_FetchRequest_v11(o: FetchRequest, out: bytearray) -> None:
-    """FetchRequest, version 11."""
-    _a139 = o.topics
+def _encode_FetchRequest_v9(o: FetchRequest, out: bytearray) -> None:
+    """FetchRequest, versions 9-10."""
+    _a140 = o.topics
     out += _S_iiiibiii.pack(
         o.replica_id,
         o.max_wait_ms,
@@ -1651,129 +1489,212 @@ def _encode_FetchRequest_v11(o: FetchRequest, out: bytearray) -> None:
         o.isolation_level,
         o.session_id,
         o.session_epoch,
-        len(_a139),
+        len(_a140),
     )
-    for _e140 in _a139:
-        _encode_FetchTopic_v9(_e140, out)
-    _a141 = o.forgotten_topics_data
-    out += _S_i.pack(len(_a141))
-    for _e142 in _a141:
-        _b143 = _e142.topic.encode()
-        out += _S_h.pack(len(_b143))
-        out += _b143
-        _a144 = _e142.partitions
-        out += _S_i.pack(len(_a144))
-        out += pack(">%di" % len(_a144), *_a144)
-    _b146 = o.rack_id.encode()
-    out += _S_h.pack(len(_b146))
-    out += _b146
+    for _e141 in _a140:
+        _encode_FetchTopic_v9(_e141, out)
+    _a142 = o.forgotten_topics_data
+    out += _S_i.pack(len(_a142))
+    for _e143 in _a142:
+        _b144 = _e143.topic.encode()
+        out += _S_h.pack(len(_b144))
+        out += _b144
+        _a145 = _e143.partitions
+        out += _S_i.pack(len(_a145))
+        out += pack(">%di" % len(_a145), *_a145)
 
 
-def _decode_FetchRequest_v12(data: bytes, pos: int) -> tuple[FetchRequest, int]:
-    """FetchRequest, version 12 (flexible)."""
+def _decode_FetchRequest_v11(data: bytes, pos: int) -> tuple[FetchRequest, int]:
+    """FetchRequest, version 11."""
+    o = _new(FetchRequest)
+    o.cluster_id = None
+    o.replica_state = ReplicaState()
     (
-        f_replica_id,
-        f_max_wait_ms,
-        f_min_bytes,
-        f_max_bytes,
-        f_isolation_level,
-        f_session_id,
-        f_session_epoch,
-    ) = _S_iiiibii.unpack_from(data, pos)
-    pos += 25
-    _n147 = data[pos]
-    if _n147 < 128:
-        pos += 1
-    else:
-        _n147, pos = read_uvarint(data, pos)
-    _n147 -= 1
+        o.replica_id,
+        o.max_wait_ms,
+        o.min_bytes,
+        o.max_bytes,
+        o.isolation_level,
+        o.session_id,
+        o.session_epoch,
+        _n147,
+    ) = _S_iiiibiii.unpack_from(data, pos)
+    pos += 29
     if _n147 < 0:
         raise InvalidValueError("Topics: null or negative length")
     if _n147 > len(data) - pos:
         raise TruncatedError("Topics: " + str(_n147) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
+    _l148: list[FetchTopic] = []
     for _ in range(_n147):
-        _e148, pos = _decode_FetchTopic_v12(data, pos)
-        f_topics.append(_e148)
-    _n149 = data[pos]
-    if _n149 < 128:
+        _e149, pos = _decode_FetchTopic_v9(data, pos)
+        _l148.append(_e149)
+    o.topics = _l148
+    (_n150,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n150 < 0:
+        raise InvalidValueError("ForgottenTopicsData: null or negative length")
+    if _n150 > len(data) - pos:
+        raise TruncatedError(
+            "ForgottenTopicsData: " + str(_n150) + " elements in " + str(len(data) - pos) + " bytes"
+        )
+    _l151: list[ForgottenTopic] = []
+    for _ in range(_n150):
+        _m152 = _new(ForgottenTopic)
+        _m152.topic_id = ZERO_UUID
+        (_n153,) = _S_h.unpack_from(data, pos)
+        pos += 2
+        if _n153 < 0:
+            raise InvalidValueError("Topic: null or negative length")
+        _m152.topic = data[pos : pos + _n153].decode()
+        pos += _n153
+        (_n154,) = _S_i.unpack_from(data, pos)
+        pos += 4
+        if _n154 < 0:
+            raise InvalidValueError("Partitions: null or negative length")
+        if _n154 > len(data) - pos:
+            raise TruncatedError(
+                "Partitions: " + str(_n154) + " elements in " + str(len(data) - pos) + " bytes"
+            )
+        _m152.partitions = list(unpack_from(">%di" % _n154, data, pos))
+        pos += 4 * _n154
+        _l151.append(_m152)
+    o.forgotten_topics_data = _l151
+    (_n155,) = _S_h.unpack_from(data, pos)
+    pos += 2
+    if _n155 < 0:
+        raise InvalidValueError("RackId: null or negative length")
+    o.rack_id = data[pos : pos + _n155].decode()
+    pos += _n155
+    return o, pos
+
+
+def _encode_FetchRequest_v11(o: FetchRequest, out: bytearray) -> None:
+    """FetchRequest, version 11."""
+    _a156 = o.topics
+    out += _S_iiiibiii.pack(
+        o.replica_id,
+        o.max_wait_ms,
+        o.min_bytes,
+        o.max_bytes,
+        o.isolation_level,
+        o.session_id,
+        o.session_epoch,
+        len(_a156),
+    )
+    for _e157 in _a156:
+        _encode_FetchTopic_v9(_e157, out)
+    _a158 = o.forgotten_topics_data
+    out += _S_i.pack(len(_a158))
+    for _e159 in _a158:
+        _b160 = _e159.topic.encode()
+        out += _S_h.pack(len(_b160))
+        out += _b160
+        _a161 = _e159.partitions
+        out += _S_i.pack(len(_a161))
+        out += pack(">%di" % len(_a161), *_a161)
+    _b163 = o.rack_id.encode()
+    out += _S_h.pack(len(_b163))
+    out += _b163
+
+
+def _decode_FetchRequest_v12(data: bytes, pos: int) -> tuple[FetchRequest, int]:
+    """FetchRequest, version 12 (flexible)."""
+    o = _new(FetchRequest)
+    o.cluster_id = None
+    o.replica_state = ReplicaState()
+    (
+        o.replica_id,
+        o.max_wait_ms,
+        o.min_bytes,
+        o.max_bytes,
+        o.isolation_level,
+        o.session_id,
+        o.session_epoch,
+    ) = _S_iiiibii.unpack_from(data, pos)
+    pos += 25
+    _n164 = data[pos]
+    if _n164 < 128:
         pos += 1
     else:
-        _n149, pos = read_uvarint(data, pos)
-    _n149 -= 1
-    if _n149 < 0:
+        _n164, pos = read_uvarint(data, pos)
+    _n164 -= 1
+    if _n164 < 0:
+        raise InvalidValueError("Topics: null or negative length")
+    if _n164 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n164) + " elements in " + str(len(data) - pos) + " bytes")
+    _l165: list[FetchTopic] = []
+    for _ in range(_n164):
+        _e166, pos = _decode_FetchTopic_v12(data, pos)
+        _l165.append(_e166)
+    o.topics = _l165
+    _n167 = data[pos]
+    if _n167 < 128:
+        pos += 1
+    else:
+        _n167, pos = read_uvarint(data, pos)
+    _n167 -= 1
+    if _n167 < 0:
         raise InvalidValueError("ForgottenTopicsData: null or negative length")
-    if _n149 > len(data) - pos:
+    if _n167 > len(data) - pos:
         raise TruncatedError(
-            "ForgottenTopicsData: " + str(_n149) + " elements in " + str(len(data) - pos) + " bytes"
+            "ForgottenTopicsData: " + str(_n167) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_forgotten_topics_data = []
-    for _ in range(_n149):
-        _n151 = data[pos]
-        if 0 < _n151 < 128:
-            _m150_topic = data[pos + 1 : pos + _n151].decode()
-            pos += _n151
+    _l168: list[ForgottenTopic] = []
+    for _ in range(_n167):
+        _m169 = _new(ForgottenTopic)
+        _m169.topic_id = ZERO_UUID
+        _n170 = data[pos]
+        if _n170 < 128:
+            _m169.topic = data[pos + 1 : pos + _n170].decode()
+            pos += _n170 or _runtime.null_value("Topic")
         else:
-            _m150_topic, pos = read_compact_string(data, pos)
-        _n152 = data[pos]
-        if _n152 < 128:
+            _m169.topic, pos = read_compact_string(data, pos)
+        _n171 = data[pos]
+        if _n171 < 128:
             pos += 1
         else:
-            _n152, pos = read_uvarint(data, pos)
-        _n152 -= 1
-        if _n152 < 0:
+            _n171, pos = read_uvarint(data, pos)
+        _n171 -= 1
+        if _n171 < 0:
             raise InvalidValueError("Partitions: null or negative length")
-        if _n152 > len(data) - pos:
+        if _n171 > len(data) - pos:
             raise TruncatedError(
-                "Partitions: " + str(_n152) + " elements in " + str(len(data) - pos) + " bytes"
+                "Partitions: " + str(_n171) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m150_partitions = list(unpack_from(">%di" % _n152, data, pos))
-        pos += 4 * _n152
+        _m169.partitions = list(unpack_from(">%di" % _n171, data, pos))
+        pos += 4 * _n171
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_forgotten_topics_data.append(ForgottenTopic(_m150_topic, ZERO_UUID, _m150_partitions))
-    _n153 = data[pos]
-    if 0 < _n153 < 128:
-        f_rack_id = data[pos + 1 : pos + _n153].decode()
-        pos += _n153
+        _l168.append(_m169)
+    o.forgotten_topics_data = _l168
+    _n172 = data[pos]
+    if _n172 < 128:
+        o.rack_id = data[pos + 1 : pos + _n172].decode()
+        pos += _n172 or _runtime.null_value("RackId")
     else:
-        f_rack_id, pos = read_compact_string(data, pos)
-    f_cluster_id: str | None = None
+        o.rack_id, pos = read_compact_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
-        _nt154, pos = read_uvarint(data, pos)
-        for _ in range(_nt154):
-            _tag155, pos = read_uvarint(data, pos)
-            _end156, pos = read_uvarint(data, pos)
-            _end156 += pos
-            if _tag155 == 0:
-                _n157 = data[pos]
-                if 0 < _n157 < 128:
-                    f_cluster_id = data[pos + 1 : pos + _n157].decode()
-                    pos += _n157
-                elif _n157 == 0:
-                    f_cluster_id = None
+        _nt173, pos = read_uvarint(data, pos)
+        for _ in range(_nt173):
+            _tag174, pos = read_uvarint(data, pos)
+            _end175, pos = read_uvarint(data, pos)
+            _end175 += pos
+            if _tag174 == 0:
+                _n176 = data[pos]
+                if _n176 == 0:
+                    o.cluster_id = None
                     pos += 1
+                elif _n176 < 128:
+                    o.cluster_id = data[pos + 1 : pos + _n176].decode()
+                    pos += _n176
                 else:
-                    f_cluster_id, pos = read_compact_nullable_string(data, pos)
-            pos = _end156  # unknown tags are skipped (KIP-482)
-    return FetchRequest(
-        f_cluster_id,
-        f_replica_id,
-        ReplicaState(),
-        f_max_wait_ms,
-        f_min_bytes,
-        f_max_bytes,
-        f_isolation_level,
-        f_session_id,
-        f_session_epoch,
-        f_topics,
-        f_forgotten_topics_data,
-        f_rack_id,
-    ), pos
+                    o.cluster_id, pos = read_compact_nullable_string(data, pos)
+            pos = _end175  # unknown tags are skipped (KIP-482)
+    return o, pos
 
 
 def _encode_FetchRequest_v12(o: FetchRequest, out: bytearray) -> None:
@@ -1787,167 +1708,160 @@ def _encode_FetchRequest_v12(o: FetchRequest, out: bytearray) -> None:
         o.session_id,
         o.session_epoch,
     )
-    _a158 = o.topics
-    _n159 = len(_a158) + 1
-    if _n159 < 128:
-        out.append(_n159)
+    _a177 = o.topics
+    _n178 = len(_a177) + 1
+    if _n178 < 128:
+        out.append(_n178)
     else:
-        write_uvarint(out, _n159)
-    for _e160 in _a158:
-        _encode_FetchTopic_v12(_e160, out)
-    _a161 = o.forgotten_topics_data
-    _n162 = len(_a161) + 1
-    if _n162 < 128:
-        out.append(_n162)
+        write_uvarint(out, _n178)
+    for _e179 in _a177:
+        _encode_FetchTopic_v12(_e179, out)
+    _a180 = o.forgotten_topics_data
+    _n181 = len(_a180) + 1
+    if _n181 < 128:
+        out.append(_n181)
     else:
-        write_uvarint(out, _n162)
-    for _e163 in _a161:
-        _b164 = _e163.topic.encode()
-        _n165 = len(_b164) + 1
-        if _n165 < 128:
-            out.append(_n165)
+        write_uvarint(out, _n181)
+    for _e182 in _a180:
+        _b183 = _e182.topic.encode()
+        _n184 = len(_b183) + 1
+        if _n184 < 128:
+            out.append(_n184)
         else:
-            write_uvarint(out, _n165)
-        out += _b164
-        _a166 = _e163.partitions
-        _n167 = len(_a166) + 1
-        if _n167 < 128:
-            out.append(_n167)
+            write_uvarint(out, _n184)
+        out += _b183
+        _a185 = _e182.partitions
+        _n186 = len(_a185) + 1
+        if _n186 < 128:
+            out.append(_n186)
         else:
-            write_uvarint(out, _n167)
-        out += pack(">%di" % len(_a166), *_a166)
+            write_uvarint(out, _n186)
+        out += pack(">%di" % len(_a185), *_a185)
         out.append(0)  # no tagged fields
-    _b169 = o.rack_id.encode()
-    _n170 = len(_b169) + 1
-    if _n170 < 128:
-        out.append(_n170)
+    _b188 = o.rack_id.encode()
+    _n189 = len(_b188) + 1
+    if _n189 < 128:
+        out.append(_n189)
     else:
-        write_uvarint(out, _n170)
-    out += _b169
-    _nt171 = o.cluster_id is not None
-    if _nt171 == 0:
+        write_uvarint(out, _n189)
+    out += _b188
+    _nt190 = o.cluster_id is not None
+    if _nt190 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt171)
+        write_uvarint(out, _nt190)
         if o.cluster_id is not None:
             write_uvarint(out, 0)
-            _t172 = bytearray()
+            _t191 = bytearray()
             if o.cluster_id is None:
-                _t172.append(0)
+                _t191.append(0)
             else:
-                _b173 = o.cluster_id.encode()
-                _n174 = len(_b173) + 1
-                if _n174 < 128:
-                    _t172.append(_n174)
+                _b192 = o.cluster_id.encode()
+                _n193 = len(_b192) + 1
+                if _n193 < 128:
+                    _t191.append(_n193)
                 else:
-                    write_uvarint(_t172, _n174)
-                _t172 += _b173
-            write_uvarint(out, len(_t172))
-            out += _t172
+                    write_uvarint(_t191, _n193)
+                _t191 += _b192
+            write_uvarint(out, len(_t191))
+            out += _t191
 
 
 def _decode_FetchRequest_v13(data: bytes, pos: int) -> tuple[FetchRequest, int]:
     """FetchRequest, versions 13-14 (flexible)."""
+    o = _new(FetchRequest)
+    o.cluster_id = None
+    o.replica_state = ReplicaState()
     (
-        f_replica_id,
-        f_max_wait_ms,
-        f_min_bytes,
-        f_max_bytes,
-        f_isolation_level,
-        f_session_id,
-        f_session_epoch,
+        o.replica_id,
+        o.max_wait_ms,
+        o.min_bytes,
+        o.max_bytes,
+        o.isolation_level,
+        o.session_id,
+        o.session_epoch,
     ) = _S_iiiibii.unpack_from(data, pos)
     pos += 25
-    _n175 = data[pos]
-    if _n175 < 128:
+    _n194 = data[pos]
+    if _n194 < 128:
         pos += 1
     else:
-        _n175, pos = read_uvarint(data, pos)
-    _n175 -= 1
-    if _n175 < 0:
+        _n194, pos = read_uvarint(data, pos)
+    _n194 -= 1
+    if _n194 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n175 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n175) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n175):
-        _e176, pos = _decode_FetchTopic_v13(data, pos)
-        f_topics.append(_e176)
-    _n177 = data[pos]
-    if _n177 < 128:
+    if _n194 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n194) + " elements in " + str(len(data) - pos) + " bytes")
+    _l195: list[FetchTopic] = []
+    for _ in range(_n194):
+        _e196, pos = _decode_FetchTopic_v13(data, pos)
+        _l195.append(_e196)
+    o.topics = _l195
+    _n197 = data[pos]
+    if _n197 < 128:
         pos += 1
     else:
-        _n177, pos = read_uvarint(data, pos)
-    _n177 -= 1
-    if _n177 < 0:
+        _n197, pos = read_uvarint(data, pos)
+    _n197 -= 1
+    if _n197 < 0:
         raise InvalidValueError("ForgottenTopicsData: null or negative length")
-    if _n177 > len(data) - pos:
+    if _n197 > len(data) - pos:
         raise TruncatedError(
-            "ForgottenTopicsData: " + str(_n177) + " elements in " + str(len(data) - pos) + " bytes"
+            "ForgottenTopicsData: " + str(_n197) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_forgotten_topics_data = []
-    for _ in range(_n177):
-        (_r179,) = _S_16s.unpack_from(data, pos)
+    _l198: list[ForgottenTopic] = []
+    for _ in range(_n197):
+        _m199 = _new(ForgottenTopic)
+        _m199.topic = ""
+        (_r200,) = _S_16s.unpack_from(data, pos)
         pos += 16
-        _m178_topic_id = UUID(bytes=_r179)
-        _n180 = data[pos]
-        if _n180 < 128:
+        _m199.topic_id = UUID(bytes=_r200)
+        _n201 = data[pos]
+        if _n201 < 128:
             pos += 1
         else:
-            _n180, pos = read_uvarint(data, pos)
-        _n180 -= 1
-        if _n180 < 0:
+            _n201, pos = read_uvarint(data, pos)
+        _n201 -= 1
+        if _n201 < 0:
             raise InvalidValueError("Partitions: null or negative length")
-        if _n180 > len(data) - pos:
+        if _n201 > len(data) - pos:
             raise TruncatedError(
-                "Partitions: " + str(_n180) + " elements in " + str(len(data) - pos) + " bytes"
+                "Partitions: " + str(_n201) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m178_partitions = list(unpack_from(">%di" % _n180, data, pos))
-        pos += 4 * _n180
+        _m199.partitions = list(unpack_from(">%di" % _n201, data, pos))
+        pos += 4 * _n201
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_forgotten_topics_data.append(ForgottenTopic("", _m178_topic_id, _m178_partitions))
-    _n181 = data[pos]
-    if 0 < _n181 < 128:
-        f_rack_id = data[pos + 1 : pos + _n181].decode()
-        pos += _n181
+        _l198.append(_m199)
+    o.forgotten_topics_data = _l198
+    _n202 = data[pos]
+    if _n202 < 128:
+        o.rack_id = data[pos + 1 : pos + _n202].decode()
+        pos += _n202 or _runtime.null_value("RackId")
     else:
-        f_rack_id, pos = read_compact_string(data, pos)
-    f_cluster_id: str | None = None
+        o.rack_id, pos = read_compact_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
-        _nt182, pos = read_uvarint(data, pos)
-        for _ in range(_nt182):
-            _tag183, pos = read_uvarint(data, pos)
-            _end184, pos = read_uvarint(data, pos)
-            _end184 += pos
-            if _tag183 == 0:
-                _n185 = data[pos]
-                if 0 < _n185 < 128:
-                    f_cluster_id = data[pos + 1 : pos + _n185].decode()
-                    pos += _n185
-                elif _n185 == 0:
-                    f_cluster_id = None
+        _nt203, pos = read_uvarint(data, pos)
+        for _ in range(_nt203):
+            _tag204, pos = read_uvarint(data, pos)
+            _end205, pos = read_uvarint(data, pos)
+            _end205 += pos
+            if _tag204 == 0:
+                _n206 = data[pos]
+                if _n206 == 0:
+                    o.cluster_id = None
                     pos += 1
+                elif _n206 < 128:
+                    o.cluster_id = data[pos + 1 : pos + _n206].decode()
+                    pos += _n206
                 else:
-                    f_cluster_id, pos = read_compact_nullable_string(data, pos)
-            pos = _end184  # unknown tags are skipped (KIP-482)
-    return FetchRequest(
-        f_cluster_id,
-        f_replica_id,
-        ReplicaState(),
-        f_max_wait_ms,
-        f_min_bytes,
-        f_max_bytes,
-        f_isolation_level,
-        f_session_id,
-        f_session_epoch,
-        f_topics,
-        f_forgotten_topics_data,
-        f_rack_id,
-    ), pos
+                    o.cluster_id, pos = read_compact_nullable_string(data, pos)
+            pos = _end205  # unknown tags are skipped (KIP-482)
+    return o, pos
 
 
 def _encode_FetchRequest_v13(o: FetchRequest, out: bytearray) -> None:
@@ -1961,158 +1875,151 @@ def _encode_FetchRequest_v13(o: FetchRequest, out: bytearray) -> None:
         o.session_id,
         o.session_epoch,
     )
-    _a186 = o.topics
-    _n187 = len(_a186) + 1
-    if _n187 < 128:
-        out.append(_n187)
+    _a207 = o.topics
+    _n208 = len(_a207) + 1
+    if _n208 < 128:
+        out.append(_n208)
     else:
-        write_uvarint(out, _n187)
-    for _e188 in _a186:
-        _encode_FetchTopic_v13(_e188, out)
-    _a189 = o.forgotten_topics_data
-    _n190 = len(_a189) + 1
-    if _n190 < 128:
-        out.append(_n190)
+        write_uvarint(out, _n208)
+    for _e209 in _a207:
+        _encode_FetchTopic_v13(_e209, out)
+    _a210 = o.forgotten_topics_data
+    _n211 = len(_a210) + 1
+    if _n211 < 128:
+        out.append(_n211)
     else:
-        write_uvarint(out, _n190)
-    for _e191 in _a189:
-        out += _S_16s.pack(_e191.topic_id.bytes)
-        _a192 = _e191.partitions
-        _n193 = len(_a192) + 1
-        if _n193 < 128:
-            out.append(_n193)
+        write_uvarint(out, _n211)
+    for _e212 in _a210:
+        out += _S_16s.pack(_e212.topic_id.bytes)
+        _a213 = _e212.partitions
+        _n214 = len(_a213) + 1
+        if _n214 < 128:
+            out.append(_n214)
         else:
-            write_uvarint(out, _n193)
-        out += pack(">%di" % len(_a192), *_a192)
+            write_uvarint(out, _n214)
+        out += pack(">%di" % len(_a213), *_a213)
         out.append(0)  # no tagged fields
-    _b195 = o.rack_id.encode()
-    _n196 = len(_b195) + 1
-    if _n196 < 128:
-        out.append(_n196)
+    _b216 = o.rack_id.encode()
+    _n217 = len(_b216) + 1
+    if _n217 < 128:
+        out.append(_n217)
     else:
-        write_uvarint(out, _n196)
-    out += _b195
-    _nt197 = o.cluster_id is not None
-    if _nt197 == 0:
+        write_uvarint(out, _n217)
+    out += _b216
+    _nt218 = o.cluster_id is not None
+    if _nt218 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt197)
+        write_uvarint(out, _nt218)
         if o.cluster_id is not None:
             write_uvarint(out, 0)
-            _t198 = bytearray()
+            _t219 = bytearray()
             if o.cluster_id is None:
-                _t198.append(0)
+                _t219.append(0)
             else:
-                _b199 = o.cluster_id.encode()
-                _n200 = len(_b199) + 1
-                if _n200 < 128:
-                    _t198.append(_n200)
+                _b220 = o.cluster_id.encode()
+                _n221 = len(_b220) + 1
+                if _n221 < 128:
+                    _t219.append(_n221)
                 else:
-                    write_uvarint(_t198, _n200)
-                _t198 += _b199
-            write_uvarint(out, len(_t198))
-            out += _t198
+                    write_uvarint(_t219, _n221)
+                _t219 += _b220
+            write_uvarint(out, len(_t219))
+            out += _t219
 
 
 def _decode_FetchRequest_v15(data: bytes, pos: int) -> tuple[FetchRequest, int]:
     """FetchRequest, versions 15-16 (flexible)."""
-    f_max_wait_ms, f_min_bytes, f_max_bytes, f_isolation_level, f_session_id, f_session_epoch = (
+    o = _new(FetchRequest)
+    o.cluster_id = None
+    o.replica_id = -1
+    o.replica_state = ReplicaState()
+    o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = (
         _S_iiibii.unpack_from(data, pos)
     )
     pos += 21
-    _n201 = data[pos]
-    if _n201 < 128:
+    _n222 = data[pos]
+    if _n222 < 128:
         pos += 1
     else:
-        _n201, pos = read_uvarint(data, pos)
-    _n201 -= 1
-    if _n201 < 0:
+        _n222, pos = read_uvarint(data, pos)
+    _n222 -= 1
+    if _n222 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n201 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n201) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n201):
-        _e202, pos = _decode_FetchTopic_v13(data, pos)
-        f_topics.append(_e202)
-    _n203 = data[pos]
-    if _n203 < 128:
+    if _n222 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n222) + " elements in " + str(len(data) - pos) + " bytes")
+    _l223: list[FetchTopic] = []
+    for _ in range(_n222):
+        _e224, pos = _decode_FetchTopic_v13(data, pos)
+        _l223.append(_e224)
+    o.topics = _l223
+    _n225 = data[pos]
+    if _n225 < 128:
         pos += 1
     else:
-        _n203, pos = read_uvarint(data, pos)
-    _n203 -= 1
-    if _n203 < 0:
+        _n225, pos = read_uvarint(data, pos)
+    _n225 -= 1
+    if _n225 < 0:
         raise InvalidValueError("ForgottenTopicsData: null or negative length")
-    if _n203 > len(data) - pos:
+    if _n225 > len(data) - pos:
         raise TruncatedError(
-            "ForgottenTopicsData: " + str(_n203) + " elements in " + str(len(data) - pos) + " bytes"
+            "ForgottenTopicsData: " + str(_n225) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_forgotten_topics_data = []
-    for _ in range(_n203):
-        (_r205,) = _S_16s.unpack_from(data, pos)
+    _l226: list[ForgottenTopic] = []
+    for _ in range(_n225):
+        _m227 = _new(ForgottenTopic)
+        _m227.topic = ""
+        (_r228,) = _S_16s.unpack_from(data, pos)
         pos += 16
-        _m204_topic_id = UUID(bytes=_r205)
-        _n206 = data[pos]
-        if _n206 < 128:
+        _m227.topic_id = UUID(bytes=_r228)
+        _n229 = data[pos]
+        if _n229 < 128:
             pos += 1
         else:
-            _n206, pos = read_uvarint(data, pos)
-        _n206 -= 1
-        if _n206 < 0:
+            _n229, pos = read_uvarint(data, pos)
+        _n229 -= 1
+        if _n229 < 0:
             raise InvalidValueError("Partitions: null or negative length")
-        if _n206 > len(data) - pos:
+        if _n229 > len(data) - pos:
             raise TruncatedError(
-                "Partitions: " + str(_n206) + " elements in " + str(len(data) - pos) + " bytes"
+                "Partitions: " + str(_n229) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m204_partitions = list(unpack_from(">%di" % _n206, data, pos))
-        pos += 4 * _n206
+        _m227.partitions = list(unpack_from(">%di" % _n229, data, pos))
+        pos += 4 * _n229
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_forgotten_topics_data.append(ForgottenTopic("", _m204_topic_id, _m204_partitions))
-    _n207 = data[pos]
-    if 0 < _n207 < 128:
-        f_rack_id = data[pos + 1 : pos + _n207].decode()
-        pos += _n207
+        _l226.append(_m227)
+    o.forgotten_topics_data = _l226
+    _n230 = data[pos]
+    if _n230 < 128:
+        o.rack_id = data[pos + 1 : pos + _n230].decode()
+        pos += _n230 or _runtime.null_value("RackId")
     else:
-        f_rack_id, pos = read_compact_string(data, pos)
-    f_cluster_id: str | None = None
-    f_replica_state: ReplicaState = ReplicaState()
+        o.rack_id, pos = read_compact_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
-        _nt208, pos = read_uvarint(data, pos)
-        for _ in range(_nt208):
-            _tag209, pos = read_uvarint(data, pos)
-            _end210, pos = read_uvarint(data, pos)
-            _end210 += pos
-            if _tag209 == 0:
-                _n211 = data[pos]
-                if 0 < _n211 < 128:
-                    f_cluster_id = data[pos + 1 : pos + _n211].decode()
-                    pos += _n211
-                elif _n211 == 0:
-                    f_cluster_id = None
+        _nt231, pos = read_uvarint(data, pos)
+        for _ in range(_nt231):
+            _tag232, pos = read_uvarint(data, pos)
+            _end233, pos = read_uvarint(data, pos)
+            _end233 += pos
+            if _tag232 == 0:
+                _n234 = data[pos]
+                if _n234 == 0:
+                    o.cluster_id = None
                     pos += 1
+                elif _n234 < 128:
+                    o.cluster_id = data[pos + 1 : pos + _n234].decode()
+                    pos += _n234
                 else:
-                    f_cluster_id, pos = read_compact_nullable_string(data, pos)
-            elif _tag209 == 1:
-                f_replica_state, pos = _decode_ReplicaState_v15(data, pos)
-            pos = _end210  # unknown tags are skipped (KIP-482)
-    return FetchRequest(
-        f_cluster_id,
-        -1,
-        f_replica_state,
-        f_max_wait_ms,
-        f_min_bytes,
-        f_max_bytes,
-        f_isolation_level,
-        f_session_id,
-        f_session_epoch,
-        f_topics,
-        f_forgotten_topics_data,
-        f_rack_id,
-    ), pos
+                    o.cluster_id, pos = read_compact_nullable_string(data, pos)
+            elif _tag232 == 1:
+                o.replica_state, pos = _decode_ReplicaState_v15(data, pos)
+            pos = _end233  # unknown tags are skipped (KIP-482)
+    return o, pos
 
 
 def _encode_FetchRequest_v15(o: FetchRequest, out: bytearray) -> None:
@@ -2120,236 +2027,90 @@ def _encode_FetchRequest_v15(o: FetchRequest, out: bytearray) -> None:
     out += _S_iiibii.pack(
         o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch
     )
-    _a212 = o.topics
-    _n213 = len(_a212) + 1
-    if _n213 < 128:
-        out.append(_n213)
+    _a235 = o.topics
+    _n236 = len(_a235) + 1
+    if _n236 < 128:
+        out.append(_n236)
     else:
-        write_uvarint(out, _n213)
-    for _e214 in _a212:
-        _encode_FetchTopic_v13(_e214, out)
-    _a215 = o.forgotten_topics_data
-    _n216 = len(_a215) + 1
-    if _n216 < 128:
-        out.append(_n216)
-    else:
-        write_uvarint(out, _n216)
-    for _e217 in _a215:
-        out += _S_16s.pack(_e217.topic_id.bytes)
-        _a218 = _e217.partitions
-        _n219 = len(_a218) + 1
-        if _n219 < 128:
-            out.append(_n219)
-        else:
-            write_uvarint(out, _n219)
-        out += pack(">%di" % len(_a218), *_a218)
-        out.append(0)  # no tagged fields
-    _b221 = o.rack_id.encode()
-    _n222 = len(_b221) + 1
-    if _n222 < 128:
-        out.append(_n222)
-    else:
-        write_uvarint(out, _n222)
-    out += _b221
-    _nt223 = (o.cluster_id is not None) + (o.replica_state != ReplicaState())
-    if _nt223 == 0:
-        out.append(0)
-    else:
-        write_uvarint(out, _nt223)
-        if o.cluster_id is not None:
-            write_uvarint(out, 0)
-            _t224 = bytearray()
-            if o.cluster_id is None:
-                _t224.append(0)
-            else:
-                _b225 = o.cluster_id.encode()
-                _n226 = len(_b225) + 1
-                if _n226 < 128:
-                    _t224.append(_n226)
-                else:
-                    write_uvarint(_t224, _n226)
-                _t224 += _b225
-            write_uvarint(out, len(_t224))
-            out += _t224
-        if o.replica_state != ReplicaState():
-            write_uvarint(out, 1)
-            _t224 = bytearray()
-            _encode_ReplicaState_v15(o.replica_state, _t224)
-            write_uvarint(out, len(_t224))
-            out += _t224
-
-
-def _decode_FetchRequest_v17(data: bytes, pos: int) -> tuple[FetchRequest, int]:
-    """FetchRequest, version 17 (flexible)."""
-    f_max_wait_ms, f_min_bytes, f_max_bytes, f_isolation_level, f_session_id, f_session_epoch = (
-        _S_iiibii.unpack_from(data, pos)
-    )
-    pos += 21
-    _n227 = data[pos]
-    if _n227 < 128:
-        pos += 1
-    else:
-        _n227, pos = read_uvarint(data, pos)
-    _n227 -= 1
-    if _n227 < 0:
-        raise InvalidValueError("Topics: null or negative length")
-    if _n227 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n227) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n227):
-        _e228, pos = _decode_FetchTopic_v17(data, pos)
-        f_topics.append(_e228)
-    _n229 = data[pos]
-    if _n229 < 128:
-        pos += 1
-    else:
-        _n229, pos = read_uvarint(data, pos)
-    _n229 -= 1
-    if _n229 < 0:
-        raise InvalidValueError("ForgottenTopicsData: null or negative length")
-    if _n229 > len(data) - pos:
-        raise TruncatedError(
-            "ForgottenTopicsData: " + str(_n229) + " elements in " + str(len(data) - pos) + " bytes"
-        )
-    f_forgotten_topics_data = []
-    for _ in range(_n229):
-        (_r231,) = _S_16s.unpack_from(data, pos)
-        pos += 16
-        _m230_topic_id = UUID(bytes=_r231)
-        _n232 = data[pos]
-        if _n232 < 128:
-            pos += 1
-        else:
-            _n232, pos = read_uvarint(data, pos)
-        _n232 -= 1
-        if _n232 < 0:
-            raise InvalidValueError("Partitions: null or negative length")
-        if _n232 > len(data) - pos:
-            raise TruncatedError(
-                "Partitions: " + str(_n232) + " elements in " + str(len(data) - pos) + " bytes"
-            )
-        _m230_partitions = list(unpack_from(">%di" % _n232, data, pos))
-        pos += 4 * _n232
-        if data[pos] == 0:  # no tagged fields: the common case
-            pos += 1
-        else:
-            pos = skip_tagged_fields(data, pos)
-        f_forgotten_topics_data.append(ForgottenTopic("", _m230_topic_id, _m230_partitions))
-    _n233 = data[pos]
-    if 0 < _n233 < 128:
-        f_rack_id = data[pos + 1 : pos + _n233].decode()
-        pos += _n233
-    else:
-        f_rack_id, pos = read_compact_string(data, pos)
-    f_cluster_id: str | None = None
-    f_replica_state: ReplicaState = ReplicaState()
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        _nt234, pos = read_uvarint(data, pos)
-        for _ in range(_nt234):
-            _tag235, pos = read_uvarint(data, pos)
-            _end236, pos = read_uvarint(data, pos)
-            _end236 += pos
-            if _tag235 == 0:
-                _n237 = data[pos]
-                if 0 < _n237 < 128:
-                    f_cluster_id = data[pos + 1 : pos + _n237].decode()
-                    pos += _n237
-                elif _n237 == 0:
-                    f_cluster_id = None
-                    pos += 1
-                else:
-                    f_cluster_id, pos = read_compact_nullable_string(data, pos)
-            elif _tag235 == 1:
-                f_replica_state, pos = _decode_ReplicaState_v15(data, pos)
-            pos = _end236  # unknown tags are skipped (KIP-482)
-    return FetchRequest(
-        f_cluster_id,
-        -1,
-        f_replica_state,
-        f_max_wait_ms,
-        f_min_bytes,
-        f_max_bytes,
-        f_isolation_level,
-        f_session_id,
-        f_session_epoch,
-        f_topics,
-        f_forgotten_topics_data,
-        f_rack_id,
-    ), pos
-
-
-def _encode_FetchRequest_v17(o: FetchRequest, out: bytearray) -> None:
-    """FetchRequest, version 17 (flexible)."""
-    out += _S_iiibii.pack(
-        o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch
-    )
-    _a238 = o.topics
+        write_uvarint(out, _n236)
+    for _e237 in _a235:
+        _encode_FetchTopic_v13(_e237, out)
+    _a238 = o.forgotten_topics_data
     _n239 = len(_a238) + 1
     if _n239 < 128:
         out.append(_n239)
     else:
         write_uvarint(out, _n239)
     for _e240 in _a238:
-        _encode_FetchTopic_v17(_e240, out)
-    _a241 = o.forgotten_topics_data
-    _n242 = len(_a241) + 1
-    if _n242 < 128:
-        out.append(_n242)
-    else:
-        write_uvarint(out, _n242)
-    for _e243 in _a241:
-        out += _S_16s.pack(_e243.topic_id.bytes)
-        _a244 = _e243.partitions
-        _n245 = len(_a244) + 1
-        if _n245 < 128:
-            out.append(_n245)
+        out += _S_16s.pack(_e240.topic_id.bytes)
+        _a241 = _e240.partitions
+        _n242 = len(_a241) + 1
+        if _n242 < 128:
+            out.append(_n242)
         else:
-            write_uvarint(out, _n245)
-        out += pack(">%di" % len(_a244), *_a244)
+            write_uvarint(out, _n242)
+        out += pack(">%di" % len(_a241), *_a241)
         out.append(0)  # no tagged fields
-    _b247 = o.rack_id.encode()
-    _n248 = len(_b247) + 1
-    if _n248 < 128:
-        out.append(_n248)
+    _b244 = o.rack_id.encode()
+    _n245 = len(_b244) + 1
+    if _n245 < 128:
+        out.append(_n245)
     else:
-        write_uvarint(out, _n248)
-    out += _b247
-    _nt249 = (o.cluster_id is not None) + (o.replica_state != ReplicaState())
-    if _nt249 == 0:
+        write_uvarint(out, _n245)
+    out += _b244
+    _nt246 = (o.cluster_id is not None) + (o.replica_state != ReplicaState())
+    if _nt246 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt249)
+        write_uvarint(out, _nt246)
         if o.cluster_id is not None:
             write_uvarint(out, 0)
-            _t250 = bytearray()
+            _t247 = bytearray()
             if o.cluster_id is None:
-                _t250.append(0)
+                _t247.append(0)
             else:
-                _b251 = o.cluster_id.encode()
-                _n252 = len(_b251) + 1
-                if _n252 < 128:
-                    _t250.append(_n252)
+                _b248 = o.cluster_id.encode()
+                _n249 = len(_b248) + 1
+                if _n249 < 128:
+                    _t247.append(_n249)
                 else:
-                    write_uvarint(_t250, _n252)
-                _t250 += _b251
-            write_uvarint(out, len(_t250))
-            out += _t250
+                    write_uvarint(_t247, _n249)
+                _t247 += _b248
+            write_uvarint(out, len(_t247))
+            out += _t247
         if o.replica_state != ReplicaState():
             write_uvarint(out, 1)
-            _t250 = bytearray()
-            _encode_ReplicaState_v15(o.replica_state, _t250)
-            write_uvarint(out, len(_t250))
-            out += _t250
+            _t247 = bytearray()
+            _encode_ReplicaState_v15(o.replica_state, _t247)
+            write_uvarint(out, len(_t247))
+            out += _t247
 
 
-def _decode_FetchRequest_v18(data: bytes, pos: int) -> tuple[FetchRequest, int]:
-    """FetchRequest, version 18 (flexible)."""
-    f_max_wait_ms, f_min_bytes, f_max_bytes, f_isolation_level, f_session_id, f_session_epoch = (
+def _decode_FetchRequest_v17(data: bytes, pos: int) -> tuple[FetchRequest, int]:
+    """FetchRequest, version 17 (flexible)."""
+    o = _new(FetchRequest)
+    o.cluster_id = None
+    o.replica_id = -1
+    o.replica_state = ReplicaState()
+    o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = (
         _S_iiibii.unpack_from(data, pos)
     )
     pos += 21
+    _n250 = data[pos]
+    if _n250 < 128:
+        pos += 1
+    else:
+        _n250, pos = read_uvarint(data, pos)
+    _n250 -= 1
+    if _n250 < 0:
+        raise InvalidValueError("Topics: null or negative length")
+    if _n250 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n250) + " elements in " + str(len(data) - pos) + " bytes")
+    _l251: list[FetchTopic] = []
+    for _ in range(_n250):
+        _e252, pos = _decode_FetchTopic_v17(data, pos)
+        _l251.append(_e252)
+    o.topics = _l251
     _n253 = data[pos]
     if _n253 < 128:
         pos += 1
@@ -2357,92 +2118,224 @@ def _decode_FetchRequest_v18(data: bytes, pos: int) -> tuple[FetchRequest, int]:
         _n253, pos = read_uvarint(data, pos)
     _n253 -= 1
     if _n253 < 0:
-        raise InvalidValueError("Topics: null or negative length")
-    if _n253 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n253) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n253):
-        _e254, pos = _decode_FetchTopic_v18(data, pos)
-        f_topics.append(_e254)
-    _n255 = data[pos]
-    if _n255 < 128:
-        pos += 1
-    else:
-        _n255, pos = read_uvarint(data, pos)
-    _n255 -= 1
-    if _n255 < 0:
         raise InvalidValueError("ForgottenTopicsData: null or negative length")
-    if _n255 > len(data) - pos:
+    if _n253 > len(data) - pos:
         raise TruncatedError(
-            "ForgottenTopicsData: " + str(_n255) + " elements in " + str(len(data) - pos) + " bytes"
+            "ForgottenTopicsData: " + str(_n253) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_forgotten_topics_data = []
-    for _ in range(_n255):
-        (_r257,) = _S_16s.unpack_from(data, pos)
+    _l254: list[ForgottenTopic] = []
+    for _ in range(_n253):
+        _m255 = _new(ForgottenTopic)
+        _m255.topic = ""
+        (_r256,) = _S_16s.unpack_from(data, pos)
         pos += 16
-        _m256_topic_id = UUID(bytes=_r257)
-        _n258 = data[pos]
-        if _n258 < 128:
+        _m255.topic_id = UUID(bytes=_r256)
+        _n257 = data[pos]
+        if _n257 < 128:
             pos += 1
         else:
-            _n258, pos = read_uvarint(data, pos)
-        _n258 -= 1
-        if _n258 < 0:
+            _n257, pos = read_uvarint(data, pos)
+        _n257 -= 1
+        if _n257 < 0:
             raise InvalidValueError("Partitions: null or negative length")
-        if _n258 > len(data) - pos:
+        if _n257 > len(data) - pos:
             raise TruncatedError(
-                "Partitions: " + str(_n258) + " elements in " + str(len(data) - pos) + " bytes"
+                "Partitions: " + str(_n257) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m256_partitions = list(unpack_from(">%di" % _n258, data, pos))
-        pos += 4 * _n258
+        _m255.partitions = list(unpack_from(">%di" % _n257, data, pos))
+        pos += 4 * _n257
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_forgotten_topics_data.append(ForgottenTopic("", _m256_topic_id, _m256_partitions))
-    _n259 = data[pos]
-    if 0 < _n259 < 128:
-        f_rack_id = data[pos + 1 : pos + _n259].decode()
-        pos += _n259
+        _l254.append(_m255)
+    o.forgotten_topics_data = _l254
+    _n258 = data[pos]
+    if _n258 < 128:
+        o.rack_id = data[pos + 1 : pos + _n258].decode()
+        pos += _n258 or _runtime.null_value("RackId")
     else:
-        f_rack_id, pos = read_compact_string(data, pos)
-    f_cluster_id: str | None = None
-    f_replica_state: ReplicaState = ReplicaState()
+        o.rack_id, pos = read_compact_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
-        _nt260, pos = read_uvarint(data, pos)
-        for _ in range(_nt260):
-            _tag261, pos = read_uvarint(data, pos)
-            _end262, pos = read_uvarint(data, pos)
-            _end262 += pos
-            if _tag261 == 0:
-                _n263 = data[pos]
-                if 0 < _n263 < 128:
-                    f_cluster_id = data[pos + 1 : pos + _n263].decode()
-                    pos += _n263
-                elif _n263 == 0:
-                    f_cluster_id = None
+        _nt259, pos = read_uvarint(data, pos)
+        for _ in range(_nt259):
+            _tag260, pos = read_uvarint(data, pos)
+            _end261, pos = read_uvarint(data, pos)
+            _end261 += pos
+            if _tag260 == 0:
+                _n262 = data[pos]
+                if _n262 == 0:
+                    o.cluster_id = None
                     pos += 1
+                elif _n262 < 128:
+                    o.cluster_id = data[pos + 1 : pos + _n262].decode()
+                    pos += _n262
                 else:
-                    f_cluster_id, pos = read_compact_nullable_string(data, pos)
-            elif _tag261 == 1:
-                f_replica_state, pos = _decode_ReplicaState_v15(data, pos)
-            pos = _end262  # unknown tags are skipped (KIP-482)
-    return FetchRequest(
-        f_cluster_id,
-        -1,
-        f_replica_state,
-        f_max_wait_ms,
-        f_min_bytes,
-        f_max_bytes,
-        f_isolation_level,
-        f_session_id,
-        f_session_epoch,
-        f_topics,
-        f_forgotten_topics_data,
-        f_rack_id,
-    ), pos
+                    o.cluster_id, pos = read_compact_nullable_string(data, pos)
+            elif _tag260 == 1:
+                o.replica_state, pos = _decode_ReplicaState_v15(data, pos)
+            pos = _end261  # unknown tags are skipped (KIP-482)
+    return o, pos
+
+
+def _encode_FetchRequest_v17(o: FetchRequest, out: bytearray) -> None:
+    """FetchRequest, version 17 (flexible)."""
+    out += _S_iiibii.pack(
+        o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch
+    )
+    _a263 = o.topics
+    _n264 = len(_a263) + 1
+    if _n264 < 128:
+        out.append(_n264)
+    else:
+        write_uvarint(out, _n264)
+    for _e265 in _a263:
+        _encode_FetchTopic_v17(_e265, out)
+    _a266 = o.forgotten_topics_data
+    _n267 = len(_a266) + 1
+    if _n267 < 128:
+        out.append(_n267)
+    else:
+        write_uvarint(out, _n267)
+    for _e268 in _a266:
+        out += _S_16s.pack(_e268.topic_id.bytes)
+        _a269 = _e268.partitions
+        _n270 = len(_a269) + 1
+        if _n270 < 128:
+            out.append(_n270)
+        else:
+            write_uvarint(out, _n270)
+        out += pack(">%di" % len(_a269), *_a269)
+        out.append(0)  # no tagged fields
+    _b272 = o.rack_id.encode()
+    _n273 = len(_b272) + 1
+    if _n273 < 128:
+        out.append(_n273)
+    else:
+        write_uvarint(out, _n273)
+    out += _b272
+    _nt274 = (o.cluster_id is not None) + (o.replica_state != ReplicaState())
+    if _nt274 == 0:
+        out.append(0)
+    else:
+        write_uvarint(out, _nt274)
+        if o.cluster_id is not None:
+            write_uvarint(out, 0)
+            _t275 = bytearray()
+            if o.cluster_id is None:
+                _t275.append(0)
+            else:
+                _b276 = o.cluster_id.encode()
+                _n277 = len(_b276) + 1
+                if _n277 < 128:
+                    _t275.append(_n277)
+                else:
+                    write_uvarint(_t275, _n277)
+                _t275 += _b276
+            write_uvarint(out, len(_t275))
+            out += _t275
+        if o.replica_state != ReplicaState():
+            write_uvarint(out, 1)
+            _t275 = bytearray()
+            _encode_ReplicaState_v15(o.replica_state, _t275)
+            write_uvarint(out, len(_t275))
+            out += _t275
+
+
+def _decode_FetchRequest_v18(data: bytes, pos: int) -> tuple[FetchRequest, int]:
+    """FetchRequest, version 18 (flexible)."""
+    o = _new(FetchRequest)
+    o.cluster_id = None
+    o.replica_id = -1
+    o.replica_state = ReplicaState()
+    o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = (
+        _S_iiibii.unpack_from(data, pos)
+    )
+    pos += 21
+    _n278 = data[pos]
+    if _n278 < 128:
+        pos += 1
+    else:
+        _n278, pos = read_uvarint(data, pos)
+    _n278 -= 1
+    if _n278 < 0:
+        raise InvalidValueError("Topics: null or negative length")
+    if _n278 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n278) + " elements in " + str(len(data) - pos) + " bytes")
+    _l279: list[FetchTopic] = []
+    for _ in range(_n278):
+        _e280, pos = _decode_FetchTopic_v18(data, pos)
+        _l279.append(_e280)
+    o.topics = _l279
+    _n281 = data[pos]
+    if _n281 < 128:
+        pos += 1
+    else:
+        _n281, pos = read_uvarint(data, pos)
+    _n281 -= 1
+    if _n281 < 0:
+        raise InvalidValueError("ForgottenTopicsData: null or negative length")
+    if _n281 > len(data) - pos:
+        raise TruncatedError(
+            "ForgottenTopicsData: " + str(_n281) + " elements in " + str(len(data) - pos) + " bytes"
+        )
+    _l282: list[ForgottenTopic] = []
+    for _ in range(_n281):
+        _m283 = _new(ForgottenTopic)
+        _m283.topic = ""
+        (_r284,) = _S_16s.unpack_from(data, pos)
+        pos += 16
+        _m283.topic_id = UUID(bytes=_r284)
+        _n285 = data[pos]
+        if _n285 < 128:
+            pos += 1
+        else:
+            _n285, pos = read_uvarint(data, pos)
+        _n285 -= 1
+        if _n285 < 0:
+            raise InvalidValueError("Partitions: null or negative length")
+        if _n285 > len(data) - pos:
+            raise TruncatedError(
+                "Partitions: " + str(_n285) + " elements in " + str(len(data) - pos) + " bytes"
+            )
+        _m283.partitions = list(unpack_from(">%di" % _n285, data, pos))
+        pos += 4 * _n285
+        if data[pos] == 0:  # no tagged fields: the common case
+            pos += 1
+        else:
+            pos = skip_tagged_fields(data, pos)
+        _l282.append(_m283)
+    o.forgotten_topics_data = _l282
+    _n286 = data[pos]
+    if _n286 < 128:
+        o.rack_id = data[pos + 1 : pos + _n286].decode()
+        pos += _n286 or _runtime.null_value("RackId")
+    else:
+        o.rack_id, pos = read_compact_string(data, pos)
+    if data[pos] == 0:  # no tagged fields: the common case
+        pos += 1
+    else:
+        _nt287, pos = read_uvarint(data, pos)
+        for _ in range(_nt287):
+            _tag288, pos = read_uvarint(data, pos)
+            _end289, pos = read_uvarint(data, pos)
+            _end289 += pos
+            if _tag288 == 0:
+                _n290 = data[pos]
+                if _n290 == 0:
+                    o.cluster_id = None
+                    pos += 1
+                elif _n290 < 128:
+                    o.cluster_id = data[pos + 1 : pos + _n290].decode()
+                    pos += _n290
+                else:
+                    o.cluster_id, pos = read_compact_nullable_string(data, pos)
+            elif _tag288 == 1:
+                o.replica_state, pos = _decode_ReplicaState_v15(data, pos)
+            pos = _end289  # unknown tags are skipped (KIP-482)
+    return o, pos
 
 
 def _encode_FetchRequest_v18(o: FetchRequest, out: bytearray) -> None:
@@ -2450,122 +2343,124 @@ def _encode_FetchRequest_v18(o: FetchRequest, out: bytearray) -> None:
     out += _S_iiibii.pack(
         o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch
     )
-    _a264 = o.topics
-    _n265 = len(_a264) + 1
-    if _n265 < 128:
-        out.append(_n265)
+    _a291 = o.topics
+    _n292 = len(_a291) + 1
+    if _n292 < 128:
+        out.append(_n292)
     else:
-        write_uvarint(out, _n265)
-    for _e266 in _a264:
-        _encode_FetchTopic_v18(_e266, out)
-    _a267 = o.forgotten_topics_data
-    _n268 = len(_a267) + 1
-    if _n268 < 128:
-        out.append(_n268)
+        write_uvarint(out, _n292)
+    for _e293 in _a291:
+        _encode_FetchTopic_v18(_e293, out)
+    _a294 = o.forgotten_topics_data
+    _n295 = len(_a294) + 1
+    if _n295 < 128:
+        out.append(_n295)
     else:
-        write_uvarint(out, _n268)
-    for _e269 in _a267:
-        out += _S_16s.pack(_e269.topic_id.bytes)
-        _a270 = _e269.partitions
-        _n271 = len(_a270) + 1
-        if _n271 < 128:
-            out.append(_n271)
+        write_uvarint(out, _n295)
+    for _e296 in _a294:
+        out += _S_16s.pack(_e296.topic_id.bytes)
+        _a297 = _e296.partitions
+        _n298 = len(_a297) + 1
+        if _n298 < 128:
+            out.append(_n298)
         else:
-            write_uvarint(out, _n271)
-        out += pack(">%di" % len(_a270), *_a270)
+            write_uvarint(out, _n298)
+        out += pack(">%di" % len(_a297), *_a297)
         out.append(0)  # no tagged fields
-    _b273 = o.rack_id.encode()
-    _n274 = len(_b273) + 1
-    if _n274 < 128:
-        out.append(_n274)
+    _b300 = o.rack_id.encode()
+    _n301 = len(_b300) + 1
+    if _n301 < 128:
+        out.append(_n301)
     else:
-        write_uvarint(out, _n274)
-    out += _b273
-    _nt275 = (o.cluster_id is not None) + (o.replica_state != ReplicaState())
-    if _nt275 == 0:
+        write_uvarint(out, _n301)
+    out += _b300
+    _nt302 = (o.cluster_id is not None) + (o.replica_state != ReplicaState())
+    if _nt302 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt275)
+        write_uvarint(out, _nt302)
         if o.cluster_id is not None:
             write_uvarint(out, 0)
-            _t276 = bytearray()
+            _t303 = bytearray()
             if o.cluster_id is None:
-                _t276.append(0)
+                _t303.append(0)
             else:
-                _b277 = o.cluster_id.encode()
-                _n278 = len(_b277) + 1
-                if _n278 < 128:
-                    _t276.append(_n278)
+                _b304 = o.cluster_id.encode()
+                _n305 = len(_b304) + 1
+                if _n305 < 128:
+                    _t303.append(_n305)
                 else:
-                    write_uvarint(_t276, _n278)
-                _t276 += _b277
-            write_uvarint(out, len(_t276))
-            out += _t276
+                    write_uvarint(_t303, _n305)
+                _t303 += _b304
+            write_uvarint(out, len(_t303))
+            out += _t303
         if o.replica_state != ReplicaState():
             write_uvarint(out, 1)
-            _t276 = bytearray()
-            _encode_ReplicaState_v15(o.replica_state, _t276)
-            write_uvarint(out, len(_t276))
-            out += _t276
+            _t303 = bytearray()
+            _encode_ReplicaState_v15(o.replica_state, _t303)
+            write_uvarint(out, len(_t303))
+            out += _t303
 
 
 def _decode_NodeEndpoint_v16(data: bytes, pos: int) -> tuple[NodeEndpoint, int]:
     """NodeEndpoint, versions 16-18 (flexible)."""
-    (f_node_id,) = _S_i.unpack_from(data, pos)
+    o = _new(NodeEndpoint)
+    (o.node_id,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n279 = data[pos]
-    if 0 < _n279 < 128:
-        f_host = data[pos + 1 : pos + _n279].decode()
-        pos += _n279
+    _n306 = data[pos]
+    if _n306 < 128:
+        o.host = data[pos + 1 : pos + _n306].decode()
+        pos += _n306 or _runtime.null_value("Host")
     else:
-        f_host, pos = read_compact_string(data, pos)
-    (f_port,) = _S_i.unpack_from(data, pos)
+        o.host, pos = read_compact_string(data, pos)
+    (o.port,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n280 = data[pos]
-    if 0 < _n280 < 128:
-        f_rack = data[pos + 1 : pos + _n280].decode()
-        pos += _n280
-    elif _n280 == 0:
-        f_rack = None
+    _n307 = data[pos]
+    if _n307 == 0:
+        o.rack = None
         pos += 1
+    elif _n307 < 128:
+        o.rack = data[pos + 1 : pos + _n307].decode()
+        pos += _n307
     else:
-        f_rack, pos = read_compact_nullable_string(data, pos)
+        o.rack, pos = read_compact_nullable_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return NodeEndpoint(f_node_id, f_host, f_port, f_rack), pos
+    return o, pos
 
 
 def _encode_NodeEndpoint_v16(o: NodeEndpoint, out: bytearray) -> None:
     """NodeEndpoint, versions 16-18 (flexible)."""
     out += _S_i.pack(o.node_id)
-    _b281 = o.host.encode()
-    _n282 = len(_b281) + 1
-    if _n282 < 128:
-        out.append(_n282)
+    _b308 = o.host.encode()
+    _n309 = len(_b308) + 1
+    if _n309 < 128:
+        out.append(_n309)
     else:
-        write_uvarint(out, _n282)
-    out += _b281
+        write_uvarint(out, _n309)
+    out += _b308
     out += _S_i.pack(o.port)
     if o.rack is None:
         out.append(0)
     else:
-        _b283 = o.rack.encode()
-        _n284 = len(_b283) + 1
-        if _n284 < 128:
-            out.append(_n284)
+        _b310 = o.rack.encode()
+        _n311 = len(_b310) + 1
+        if _n311 < 128:
+            out.append(_n311)
         else:
-            write_uvarint(out, _n284)
-        out += _b283
+            write_uvarint(out, _n311)
+        out += _b310
     out.append(0)  # no tagged fields
 
 
 def _decode_AbortedTransaction_v4(data: bytes, pos: int) -> tuple[AbortedTransaction, int]:
     """AbortedTransaction, versions 4-11."""
-    f_producer_id, f_first_offset = _S_qq.unpack_from(data, pos)
+    o = _new(AbortedTransaction)
+    o.producer_id, o.first_offset = _S_qq.unpack_from(data, pos)
     pos += 16
-    return AbortedTransaction(f_producer_id, f_first_offset), pos
+    return o, pos
 
 
 def _encode_AbortedTransaction_v4(o: AbortedTransaction, out: bytearray) -> None:
@@ -2575,11 +2470,12 @@ def _encode_AbortedTransaction_v4(o: AbortedTransaction, out: bytearray) -> None
 
 def _decode_AbortedTransaction_v12(data: bytes, pos: int) -> tuple[AbortedTransaction, int]:
     """AbortedTransaction, versions 12-18 (flexible)."""
-    f_producer_id, f_first_offset, _t285 = _S_qqB.unpack_from(data, pos)
+    o = _new(AbortedTransaction)
+    o.producer_id, o.first_offset, _t312 = _S_qqB.unpack_from(data, pos)
     pos += 17
-    if _t285 != 0:
+    if _t312 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return AbortedTransaction(f_producer_id, f_first_offset), pos
+    return o, pos
 
 
 def _encode_AbortedTransaction_v12(o: AbortedTransaction, out: bytearray) -> None:
@@ -2589,11 +2485,12 @@ def _encode_AbortedTransaction_v12(o: AbortedTransaction, out: bytearray) -> Non
 
 def _decode_SnapshotId_v12(data: bytes, pos: int) -> tuple[SnapshotId, int]:
     """SnapshotId, versions 12-18 (flexible)."""
-    f_end_offset, f_epoch, _t286 = _S_qiB.unpack_from(data, pos)
+    o = _new(SnapshotId)
+    o.end_offset, o.epoch, _t313 = _S_qiB.unpack_from(data, pos)
     pos += 13
-    if _t286 != 0:
+    if _t313 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return SnapshotId(f_end_offset, f_epoch), pos
+    return o, pos
 
 
 def _encode_SnapshotId_v12(o: SnapshotId, out: bytearray) -> None:
@@ -2603,11 +2500,12 @@ def _encode_SnapshotId_v12(o: SnapshotId, out: bytearray) -> None:
 
 def _decode_LeaderIdAndEpoch_v12(data: bytes, pos: int) -> tuple[LeaderIdAndEpoch, int]:
     """LeaderIdAndEpoch, versions 12-18 (flexible)."""
-    f_leader_id, f_leader_epoch, _t287 = _S_iiB.unpack_from(data, pos)
+    o = _new(LeaderIdAndEpoch)
+    o.leader_id, o.leader_epoch, _t314 = _S_iiB.unpack_from(data, pos)
     pos += 9
-    if _t287 != 0:
+    if _t314 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return LeaderIdAndEpoch(f_leader_id, f_leader_epoch), pos
+    return o, pos
 
 
 def _encode_LeaderIdAndEpoch_v12(o: LeaderIdAndEpoch, out: bytearray) -> None:
@@ -2617,11 +2515,12 @@ def _encode_LeaderIdAndEpoch_v12(o: LeaderIdAndEpoch, out: bytearray) -> None:
 
 def _decode_EpochEndOffset_v12(data: bytes, pos: int) -> tuple[EpochEndOffset, int]:
     """EpochEndOffset, versions 12-18 (flexible)."""
-    f_epoch, f_end_offset, _t288 = _S_iqB.unpack_from(data, pos)
+    o = _new(EpochEndOffset)
+    o.epoch, o.end_offset, _t315 = _S_iqB.unpack_from(data, pos)
     pos += 13
-    if _t288 != 0:
+    if _t315 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return EpochEndOffset(f_epoch, f_end_offset), pos
+    return o, pos
 
 
 def _encode_EpochEndOffset_v12(o: EpochEndOffset, out: bytearray) -> None:
@@ -2631,30 +2530,26 @@ def _encode_EpochEndOffset_v12(o: EpochEndOffset, out: bytearray) -> None:
 
 def _decode_PartitionData_v0(data: bytes, pos: int) -> tuple[PartitionData, int]:
     """PartitionData, versions 0-3."""
-    f_partition_index, f_error_code, f_high_watermark, _n289 = _S_ihqi.unpack_from(data, pos)
+    o = _new(PartitionData)
+    o.last_stable_offset = -1
+    o.log_start_offset = -1
+    o.diverging_epoch = EpochEndOffset()
+    o.current_leader = LeaderIdAndEpoch()
+    o.snapshot_id = SnapshotId()
+    o.aborted_transactions = []
+    o.preferred_read_replica = -1
+    o.partition_index, o.error_code, o.high_watermark, _n316 = _S_ihqi.unpack_from(data, pos)
     pos += 18
-    if _n289 < 0:
-        f_records = None
-        if _n289 != -1:
-            raise InvalidValueError("Records: length " + str(_n289))
+    if _n316 < 0:
+        o.records = None
+        if _n316 != -1:
+            raise InvalidValueError("Records: length " + str(_n316))
     else:
-        if pos + _n289 > len(data):
+        if pos + _n316 > len(data):
             raise TruncatedError("Records: records run past the end")
-        f_records = memoryview(data)[pos : pos + _n289]
-        pos += _n289
-    return PartitionData(
-        f_partition_index,
-        f_error_code,
-        f_high_watermark,
-        -1,
-        -1,
-        EpochEndOffset(),
-        LeaderIdAndEpoch(),
-        SnapshotId(),
-        [],
-        -1,
-        f_records,
-    ), pos
+        o.records = memoryview(data)[pos : pos + _n316]
+        pos += _n316
+    return o, pos
 
 
 def _encode_PartitionData_v0(o: PartitionData, out: bytearray, chunks: list[Buffer] | None) -> None:
@@ -2665,269 +2560,245 @@ def _encode_PartitionData_v0(o: PartitionData, out: bytearray, chunks: list[Buff
 
 def _decode_PartitionData_v4(data: bytes, pos: int) -> tuple[PartitionData, int]:
     """PartitionData, version 4."""
-    f_partition_index, f_error_code, f_high_watermark, f_last_stable_offset, _n290 = _S_ihqqi.unpack_from(
+    o = _new(PartitionData)
+    o.log_start_offset = -1
+    o.diverging_epoch = EpochEndOffset()
+    o.current_leader = LeaderIdAndEpoch()
+    o.snapshot_id = SnapshotId()
+    o.preferred_read_replica = -1
+    o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, _n317 = _S_ihqqi.unpack_from(
         data, pos
     )
     pos += 26
-    if _n290 < 0:
-        f_aborted_transactions = None
-        if _n290 != -1:
-            raise InvalidValueError("AbortedTransactions: length " + str(_n290))
+    if _n317 < 0:
+        o.aborted_transactions = None
+        if _n317 != -1:
+            raise InvalidValueError("AbortedTransactions: length " + str(_n317))
     else:
-        if _n290 > len(data) - pos:
+        if _n317 > len(data) - pos:
             raise TruncatedError(
-                "AbortedTransactions: " + str(_n290) + " elements in " + str(len(data) - pos) + " bytes"
+                "AbortedTransactions: " + str(_n317) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        f_aborted_transactions = []
-        for _ in range(_n290):
-            _m291_producer_id, _m291_first_offset = _S_qq.unpack_from(data, pos)
+        _l318: list[AbortedTransaction] = []
+        for _ in range(_n317):
+            _m319 = _new(AbortedTransaction)
+            _m319.producer_id, _m319.first_offset = _S_qq.unpack_from(data, pos)
             pos += 16
-            f_aborted_transactions.append(AbortedTransaction(_m291_producer_id, _m291_first_offset))
-    (_n292,) = _S_i.unpack_from(data, pos)
+            _l318.append(_m319)
+        o.aborted_transactions = _l318
+    (_n320,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n292 < 0:
-        f_records = None
-        if _n292 != -1:
-            raise InvalidValueError("Records: length " + str(_n292))
+    if _n320 < 0:
+        o.records = None
+        if _n320 != -1:
+            raise InvalidValueError("Records: length " + str(_n320))
     else:
-        if pos + _n292 > len(data):
+        if pos + _n320 > len(data):
             raise TruncatedError("Records: records run past the end")
-        f_records = memoryview(data)[pos : pos + _n292]
-        pos += _n292
-    return PartitionData(
-        f_partition_index,
-        f_error_code,
-        f_high_watermark,
-        f_last_stable_offset,
-        -1,
-        EpochEndOffset(),
-        LeaderIdAndEpoch(),
-        SnapshotId(),
-        f_aborted_transactions,
-        -1,
-        f_records,
-    ), pos
+        o.records = memoryview(data)[pos : pos + _n320]
+        pos += _n320
+    return o, pos
 
 
 def _encode_PartitionData_v4(o: PartitionData, out: bytearray, chunks: list[Buffer] | None) -> None:
     """PartitionData, version 4."""
-    _a293 = o.aborted_transactions
+    _a321 = o.aborted_transactions
     out += _S_ihqqi.pack(
         o.partition_index,
         o.error_code,
         o.high_watermark,
         o.last_stable_offset,
-        -1 if _a293 is None else len(_a293),
+        -1 if _a321 is None else len(_a321),
     )
-    if _a293 is not None:
-        for _e294 in _a293:
-            out += _S_qq.pack(_e294.producer_id, _e294.first_offset)
+    if _a321 is not None:
+        for _e322 in _a321:
+            out += _S_qq.pack(_e322.producer_id, _e322.first_offset)
     write_records(out, chunks, o.records, False)
 
 
 def _decode_PartitionData_v5(data: bytes, pos: int) -> tuple[PartitionData, int]:
     """PartitionData, versions 5-10."""
-    f_partition_index, f_error_code, f_high_watermark, f_last_stable_offset, f_log_start_offset, _n295 = (
+    o = _new(PartitionData)
+    o.diverging_epoch = EpochEndOffset()
+    o.current_leader = LeaderIdAndEpoch()
+    o.snapshot_id = SnapshotId()
+    o.preferred_read_replica = -1
+    o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset, _n323 = (
         _S_ihqqqi.unpack_from(data, pos)
     )
     pos += 34
-    if _n295 < 0:
-        f_aborted_transactions = None
-        if _n295 != -1:
-            raise InvalidValueError("AbortedTransactions: length " + str(_n295))
+    if _n323 < 0:
+        o.aborted_transactions = None
+        if _n323 != -1:
+            raise InvalidValueError("AbortedTransactions: length " + str(_n323))
     else:
-        if _n295 > len(data) - pos:
+        if _n323 > len(data) - pos:
             raise TruncatedError(
-                "AbortedTransactions: " + str(_n295) + " elements in " + str(len(data) - pos) + " bytes"
+                "AbortedTransactions: " + str(_n323) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        f_aborted_transactions = []
-        for _ in range(_n295):
-            _m296_producer_id, _m296_first_offset = _S_qq.unpack_from(data, pos)
+        _l324: list[AbortedTransaction] = []
+        for _ in range(_n323):
+            _m325 = _new(AbortedTransaction)
+            _m325.producer_id, _m325.first_offset = _S_qq.unpack_from(data, pos)
             pos += 16
-            f_aborted_transactions.append(AbortedTransaction(_m296_producer_id, _m296_first_offset))
-    (_n297,) = _S_i.unpack_from(data, pos)
+            _l324.append(_m325)
+        o.aborted_transactions = _l324
+    (_n326,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n297 < 0:
-        f_records = None
-        if _n297 != -1:
-            raise InvalidValueError("Records: length " + str(_n297))
+    if _n326 < 0:
+        o.records = None
+        if _n326 != -1:
+            raise InvalidValueError("Records: length " + str(_n326))
     else:
-        if pos + _n297 > len(data):
+        if pos + _n326 > len(data):
             raise TruncatedError("Records: records run past the end")
-        f_records = memoryview(data)[pos : pos + _n297]
-        pos += _n297
-    return PartitionData(
-        f_partition_index,
-        f_error_code,
-        f_high_watermark,
-        f_last_stable_offset,
-        f_log_start_offset,
-        EpochEndOffset(),
-        LeaderIdAndEpoch(),
-        SnapshotId(),
-        f_aborted_transactions,
-        -1,
-        f_records,
-    ), pos
+        o.records = memoryview(data)[pos : pos + _n326]
+        pos += _n326
+    return o, pos
 
 
 def _encode_PartitionData_v5(o: PartitionData, out: bytearray, chunks: list[Buffer] | None) -> None:
     """PartitionData, versions 5-10."""
-    _a298 = o.aborted_transactions
+    _a327 = o.aborted_transactions
     out += _S_ihqqqi.pack(
         o.partition_index,
         o.error_code,
         o.high_watermark,
         o.last_stable_offset,
         o.log_start_offset,
-        -1 if _a298 is None else len(_a298),
+        -1 if _a327 is None else len(_a327),
     )
-    if _a298 is not None:
-        for _e299 in _a298:
-            out += _S_qq.pack(_e299.producer_id, _e299.first_offset)
+    if _a327 is not None:
+        for _e328 in _a327:
+            out += _S_qq.pack(_e328.producer_id, _e328.first_offset)
     write_records(out, chunks, o.records, False)
 
 
 def _decode_PartitionData_v11(data: bytes, pos: int) -> tuple[PartitionData, int]:
     """PartitionData, version 11."""
-    f_partition_index, f_error_code, f_high_watermark, f_last_stable_offset, f_log_start_offset, _n300 = (
+    o = _new(PartitionData)
+    o.diverging_epoch = EpochEndOffset()
+    o.current_leader = LeaderIdAndEpoch()
+    o.snapshot_id = SnapshotId()
+    o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset, _n329 = (
         _S_ihqqqi.unpack_from(data, pos)
     )
     pos += 34
-    if _n300 < 0:
-        f_aborted_transactions = None
-        if _n300 != -1:
-            raise InvalidValueError("AbortedTransactions: length " + str(_n300))
+    if _n329 < 0:
+        o.aborted_transactions = None
+        if _n329 != -1:
+            raise InvalidValueError("AbortedTransactions: length " + str(_n329))
     else:
-        if _n300 > len(data) - pos:
+        if _n329 > len(data) - pos:
             raise TruncatedError(
-                "AbortedTransactions: " + str(_n300) + " elements in " + str(len(data) - pos) + " bytes"
+                "AbortedTransactions: " + str(_n329) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        f_aborted_transactions = []
-        for _ in range(_n300):
-            _m301_producer_id, _m301_first_offset = _S_qq.unpack_from(data, pos)
+        _l330: list[AbortedTransaction] = []
+        for _ in range(_n329):
+            _m331 = _new(AbortedTransaction)
+            _m331.producer_id, _m331.first_offset = _S_qq.unpack_from(data, pos)
             pos += 16
-            f_aborted_transactions.append(AbortedTransaction(_m301_producer_id, _m301_first_offset))
-    f_preferred_read_replica, _n302 = _S_ii.unpack_from(data, pos)
+            _l330.append(_m331)
+        o.aborted_transactions = _l330
+    o.preferred_read_replica, _n332 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n302 < 0:
-        f_records = None
-        if _n302 != -1:
-            raise InvalidValueError("Records: length " + str(_n302))
+    if _n332 < 0:
+        o.records = None
+        if _n332 != -1:
+            raise InvalidValueError("Records: length " + str(_n332))
     else:
-        if pos + _n302 > len(data):
+        if pos + _n332 > len(data):
             raise TruncatedError("Records: records run past the end")
-        f_records = memoryview(data)[pos : pos + _n302]
-        pos += _n302
-    return PartitionData(
-        f_partition_index,
-        f_error_code,
-        f_high_watermark,
-        f_last_stable_offset,
-        f_log_start_offset,
-        EpochEndOffset(),
-        LeaderIdAndEpoch(),
-        SnapshotId(),
-        f_aborted_transactions,
-        f_preferred_read_replica,
-        f_records,
-    ), pos
+        o.records = memoryview(data)[pos : pos + _n332]
+        pos += _n332
+    return o, pos
 
 
 def _encode_PartitionData_v11(o: PartitionData, out: bytearray, chunks: list[Buffer] | None) -> None:
     """PartitionData, version 11."""
-    _a303 = o.aborted_transactions
+    _a333 = o.aborted_transactions
     out += _S_ihqqqi.pack(
         o.partition_index,
         o.error_code,
         o.high_watermark,
         o.last_stable_offset,
         o.log_start_offset,
-        -1 if _a303 is None else len(_a303),
+        -1 if _a333 is None else len(_a333),
     )
-    if _a303 is not None:
-        for _e304 in _a303:
-            out += _S_qq.pack(_e304.producer_id, _e304.first_offset)
+    if _a333 is not None:
+        for _e334 in _a333:
+            out += _S_qq.pack(_e334.producer_id, _e334.first_offset)
     out += _S_i.pack(o.preferred_read_replica)
     write_records(out, chunks, o.records, False)
 
 
 def _decode_PartitionData_v12(data: bytes, pos: int) -> tuple[PartitionData, int]:
     """PartitionData, versions 12-18 (flexible)."""
-    f_partition_index, f_error_code, f_high_watermark, f_last_stable_offset, f_log_start_offset = (
+    o = _new(PartitionData)
+    o.diverging_epoch = EpochEndOffset()
+    o.current_leader = LeaderIdAndEpoch()
+    o.snapshot_id = SnapshotId()
+    o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset = (
         _S_ihqqq.unpack_from(data, pos)
     )
     pos += 30
-    _n305 = data[pos]
-    if _n305 < 128:
+    _n335 = data[pos]
+    if _n335 < 128:
         pos += 1
     else:
-        _n305, pos = read_uvarint(data, pos)
-    _n305 -= 1
-    if _n305 < 0:
-        f_aborted_transactions = None
-        if _n305 != -1:
-            raise InvalidValueError("AbortedTransactions: length " + str(_n305))
+        _n335, pos = read_uvarint(data, pos)
+    _n335 -= 1
+    if _n335 < 0:
+        o.aborted_transactions = None
+        if _n335 != -1:
+            raise InvalidValueError("AbortedTransactions: length " + str(_n335))
     else:
-        if _n305 > len(data) - pos:
+        if _n335 > len(data) - pos:
             raise TruncatedError(
-                "AbortedTransactions: " + str(_n305) + " elements in " + str(len(data) - pos) + " bytes"
+                "AbortedTransactions: " + str(_n335) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        f_aborted_transactions = []
-        for _ in range(_n305):
-            _m306_producer_id, _m306_first_offset, _t307 = _S_qqB.unpack_from(data, pos)
+        _l336: list[AbortedTransaction] = []
+        for _ in range(_n335):
+            _m337 = _new(AbortedTransaction)
+            _m337.producer_id, _m337.first_offset, _t338 = _S_qqB.unpack_from(data, pos)
             pos += 17
-            if _t307 != 0:
+            if _t338 != 0:
                 pos = skip_tagged_fields(data, pos - 1)
-            f_aborted_transactions.append(AbortedTransaction(_m306_producer_id, _m306_first_offset))
-    (f_preferred_read_replica,) = _S_i.unpack_from(data, pos)
+            _l336.append(_m337)
+        o.aborted_transactions = _l336
+    (o.preferred_read_replica,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n308 = data[pos]
-    if _n308 < 128:
+    _n339 = data[pos]
+    if _n339 < 128:
         pos += 1
     else:
-        _n308, pos = read_uvarint(data, pos)
-    _n308 -= 1
-    if _n308 < 0:
-        f_records = None
-        if _n308 != -1:
-            raise InvalidValueError("Records: length " + str(_n308))
+        _n339, pos = read_uvarint(data, pos)
+    _n339 -= 1
+    if _n339 < 0:
+        o.records = None
+        if _n339 != -1:
+            raise InvalidValueError("Records: length " + str(_n339))
     else:
-        if pos + _n308 > len(data):
+        if pos + _n339 > len(data):
             raise TruncatedError("Records: records run past the end")
-        f_records = memoryview(data)[pos : pos + _n308]
-        pos += _n308
-    f_diverging_epoch: EpochEndOffset = EpochEndOffset()
-    f_current_leader: LeaderIdAndEpoch = LeaderIdAndEpoch()
-    f_snapshot_id: SnapshotId = SnapshotId()
+        o.records = memoryview(data)[pos : pos + _n339]
+        pos += _n339
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
-        _nt309, pos = read_uvarint(data, pos)
-        for _ in range(_nt309):
-            _tag310, pos = read_uvarint(data, pos)
-            _end311, pos = read_uvarint(data, pos)
-            _end311 += pos
-            if _tag310 == 0:
-                f_diverging_epoch, pos = _decode_EpochEndOffset_v12(data, pos)
-            elif _tag310 == 1:
-                f_current_leader, pos = _decode_LeaderIdAndEpoch_v12(data, pos)
-            elif _tag310 == 2:
-                f_snapshot_id, pos = _decode_SnapshotId_v12(data, pos)
-            pos = _end311  # unknown tags are skipped (KIP-482)
-    return PartitionData(
-        f_partition_index,
-        f_error_code,
-        f_high_watermark,
-        f_last_stable_offset,
-        f_log_start_offset,
-        f_diverging_epoch,
-        f_current_leader,
-        f_snapshot_id,
-        f_aborted_transactions,
-        f_preferred_read_replica,
-        f_records,
-    ), pos
+        _nt340, pos = read_uvarint(data, pos)
+        for _ in range(_nt340):
+            _tag341, pos = read_uvarint(data, pos)
+            _end342, pos = read_uvarint(data, pos)
+            _end342 += pos
+            if _tag341 == 0:
+                o.diverging_epoch, pos = _decode_EpochEndOffset_v12(data, pos)
+            elif _tag341 == 1:
+                o.current_leader, pos = _decode_LeaderIdAndEpoch_v12(data, pos)
+            elif _tag341 == 2:
+                o.snapshot_id, pos = _decode_SnapshotId_v12(data, pos)
+            pos = _end342  # unknown tags are skipped (KIP-482)
+    return o, pos
 
 
 def _encode_PartitionData_v12(o: PartitionData, out: bytearray, chunks: list[Buffer] | None) -> None:
@@ -2935,284 +2806,296 @@ def _encode_PartitionData_v12(o: PartitionData, out: bytearray, chunks: list[Buf
     out += _S_ihqqq.pack(
         o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset
     )
-    _a312 = o.aborted_transactions
-    if _a312 is None:
+    _a343 = o.aborted_transactions
+    if _a343 is None:
         out.append(0)
     else:
-        _n313 = len(_a312) + 1
-        if _n313 < 128:
-            out.append(_n313)
+        _n344 = len(_a343) + 1
+        if _n344 < 128:
+            out.append(_n344)
         else:
-            write_uvarint(out, _n313)
-        for _e314 in _a312:
-            out += _S_qqB.pack(_e314.producer_id, _e314.first_offset, 0)
+            write_uvarint(out, _n344)
+        for _e345 in _a343:
+            out += _S_qqB.pack(_e345.producer_id, _e345.first_offset, 0)
     out += _S_i.pack(o.preferred_read_replica)
     write_records(out, chunks, o.records, True)
-    _nt315 = (
+    _nt346 = (
         (o.diverging_epoch != EpochEndOffset())
         + (o.current_leader != LeaderIdAndEpoch())
         + (o.snapshot_id != SnapshotId())
     )
-    if _nt315 == 0:
+    if _nt346 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt315)
+        write_uvarint(out, _nt346)
         if o.diverging_epoch != EpochEndOffset():
             write_uvarint(out, 0)
-            _t316 = bytearray()
-            _encode_EpochEndOffset_v12(o.diverging_epoch, _t316)
-            write_uvarint(out, len(_t316))
-            out += _t316
+            _t347 = bytearray()
+            _encode_EpochEndOffset_v12(o.diverging_epoch, _t347)
+            write_uvarint(out, len(_t347))
+            out += _t347
         if o.current_leader != LeaderIdAndEpoch():
             write_uvarint(out, 1)
-            _t316 = bytearray()
-            _encode_LeaderIdAndEpoch_v12(o.current_leader, _t316)
-            write_uvarint(out, len(_t316))
-            out += _t316
+            _t347 = bytearray()
+            _encode_LeaderIdAndEpoch_v12(o.current_leader, _t347)
+            write_uvarint(out, len(_t347))
+            out += _t347
         if o.snapshot_id != SnapshotId():
             write_uvarint(out, 2)
-            _t316 = bytearray()
-            _encode_SnapshotId_v12(o.snapshot_id, _t316)
-            write_uvarint(out, len(_t316))
-            out += _t316
+            _t347 = bytearray()
+            _encode_SnapshotId_v12(o.snapshot_id, _t347)
+            write_uvarint(out, len(_t347))
+            out += _t347
 
 
 def _decode_FetchableTopicResponse_v0(data: bytes, pos: int) -> tuple[FetchableTopicResponse, int]:
     """FetchableTopicResponse, versions 0-3."""
-    (_n317,) = _S_h.unpack_from(data, pos)
+    o = _new(FetchableTopicResponse)
+    o.topic_id = ZERO_UUID
+    (_n348,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n317 < 0:
+    if _n348 < 0:
         raise InvalidValueError("Topic: null or negative length")
-    f_topic = data[pos : pos + _n317].decode()
-    pos += _n317
-    (_n318,) = _S_i.unpack_from(data, pos)
+    o.topic = data[pos : pos + _n348].decode()
+    pos += _n348
+    (_n349,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n318 < 0:
+    if _n349 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n318 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n318) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n318):
-        _m319_partition_index, _m319_error_code, _m319_high_watermark, _n320 = _S_ihqi.unpack_from(data, pos)
+    if _n349 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n349) + " elements in " + str(len(data) - pos) + " bytes")
+    _l350: list[PartitionData] = []
+    for _ in range(_n349):
+        _m351 = _new(PartitionData)
+        _m351.last_stable_offset = -1
+        _m351.log_start_offset = -1
+        _m351.diverging_epoch = EpochEndOffset()
+        _m351.current_leader = LeaderIdAndEpoch()
+        _m351.snapshot_id = SnapshotId()
+        _m351.aborted_transactions = []
+        _m351.preferred_read_replica = -1
+        _m351.partition_index, _m351.error_code, _m351.high_watermark, _n352 = _S_ihqi.unpack_from(data, pos)
         pos += 18
-        if _n320 < 0:
-            _m319_records = None
-            if _n320 != -1:
-                raise InvalidValueError("Records: length " + str(_n320))
+        if _n352 < 0:
+            _m351.records = None
+            if _n352 != -1:
+                raise InvalidValueError("Records: length " + str(_n352))
         else:
-            if pos + _n320 > len(data):
+            if pos + _n352 > len(data):
                 raise TruncatedError("Records: records run past the end")
-            _m319_records = memoryview(data)[pos : pos + _n320]
-            pos += _n320
-        f_partitions.append(
-            PartitionData(
-                _m319_partition_index,
-                _m319_error_code,
-                _m319_high_watermark,
-                -1,
-                -1,
-                EpochEndOffset(),
-                LeaderIdAndEpoch(),
-                SnapshotId(),
-                [],
-                -1,
-                _m319_records,
-            )
-        )
-    return FetchableTopicResponse(f_topic, ZERO_UUID, f_partitions), pos
+            _m351.records = memoryview(data)[pos : pos + _n352]
+            pos += _n352
+        _l350.append(_m351)
+    o.partitions = _l350
+    return o, pos
 
 
 def _encode_FetchableTopicResponse_v0(
     o: FetchableTopicResponse, out: bytearray, chunks: list[Buffer] | None
 ) -> None:
     """FetchableTopicResponse, versions 0-3."""
-    _b321 = o.topic.encode()
-    out += _S_h.pack(len(_b321))
-    out += _b321
-    _a322 = o.partitions
-    out += _S_i.pack(len(_a322))
-    for _e323 in _a322:
-        out += _S_ihq.pack(_e323.partition_index, _e323.error_code, _e323.high_watermark)
-        write_records(out, chunks, _e323.records, False)
+    _b353 = o.topic.encode()
+    out += _S_h.pack(len(_b353))
+    out += _b353
+    _a354 = o.partitions
+    out += _S_i.pack(len(_a354))
+    for _e355 in _a354:
+        out += _S_ihq.pack(_e355.partition_index, _e355.error_code, _e355.high_watermark)
+        write_records(out, chunks, _e355.records, False)
 
 
 def _decode_FetchableTopicResponse_v4(data: bytes, pos: int) -> tuple[FetchableTopicResponse, int]:
     """FetchableTopicResponse, version 4."""
-    (_n324,) = _S_h.unpack_from(data, pos)
+    o = _new(FetchableTopicResponse)
+    o.topic_id = ZERO_UUID
+    (_n356,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n324 < 0:
+    if _n356 < 0:
         raise InvalidValueError("Topic: null or negative length")
-    f_topic = data[pos : pos + _n324].decode()
-    pos += _n324
-    (_n325,) = _S_i.unpack_from(data, pos)
+    o.topic = data[pos : pos + _n356].decode()
+    pos += _n356
+    (_n357,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n325 < 0:
+    if _n357 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n325 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n325) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n325):
-        _e326, pos = _decode_PartitionData_v4(data, pos)
-        f_partitions.append(_e326)
-    return FetchableTopicResponse(f_topic, ZERO_UUID, f_partitions), pos
+    if _n357 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n357) + " elements in " + str(len(data) - pos) + " bytes")
+    _l358: list[PartitionData] = []
+    for _ in range(_n357):
+        _e359, pos = _decode_PartitionData_v4(data, pos)
+        _l358.append(_e359)
+    o.partitions = _l358
+    return o, pos
 
 
 def _encode_FetchableTopicResponse_v4(
     o: FetchableTopicResponse, out: bytearray, chunks: list[Buffer] | None
 ) -> None:
     """FetchableTopicResponse, version 4."""
-    _b327 = o.topic.encode()
-    out += _S_h.pack(len(_b327))
-    out += _b327
-    _a328 = o.partitions
-    out += _S_i.pack(len(_a328))
-    for _e329 in _a328:
-        _encode_PartitionData_v4(_e329, out, chunks)
+    _b360 = o.topic.encode()
+    out += _S_h.pack(len(_b360))
+    out += _b360
+    _a361 = o.partitions
+    out += _S_i.pack(len(_a361))
+    for _e362 in _a361:
+        _encode_PartitionData_v4(_e362, out, chunks)
 
 
 def _decode_FetchableTopicResponse_v5(data: bytes, pos: int) -> tuple[FetchableTopicResponse, int]:
     """FetchableTopicResponse, versions 5-10."""
-    (_n330,) = _S_h.unpack_from(data, pos)
+    o = _new(FetchableTopicResponse)
+    o.topic_id = ZERO_UUID
+    (_n363,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n330 < 0:
+    if _n363 < 0:
         raise InvalidValueError("Topic: null or negative length")
-    f_topic = data[pos : pos + _n330].decode()
-    pos += _n330
-    (_n331,) = _S_i.unpack_from(data, pos)
+    o.topic = data[pos : pos + _n363].decode()
+    pos += _n363
+    (_n364,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n331 < 0:
+    if _n364 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n331 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n331) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n331):
-        _e332, pos = _decode_PartitionData_v5(data, pos)
-        f_partitions.append(_e332)
-    return FetchableTopicResponse(f_topic, ZERO_UUID, f_partitions), pos
+    if _n364 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n364) + " elements in " + str(len(data) - pos) + " bytes")
+    _l365: list[PartitionData] = []
+    for _ in range(_n364):
+        _e366, pos = _decode_PartitionData_v5(data, pos)
+        _l365.append(_e366)
+    o.partitions = _l365
+    return o, pos
 
 
 def _encode_FetchableTopicResponse_v5(
     o: FetchableTopicResponse, out: bytearray, chunks: list[Buffer] | None
 ) -> None:
     """FetchableTopicResponse, versions 5-10."""
-    _b333 = o.topic.encode()
-    out += _S_h.pack(len(_b333))
-    out += _b333
-    _a334 = o.partitions
-    out += _S_i.pack(len(_a334))
-    for _e335 in _a334:
-        _encode_PartitionData_v5(_e335, out, chunks)
+    _b367 = o.topic.encode()
+    out += _S_h.pack(len(_b367))
+    out += _b367
+    _a368 = o.partitions
+    out += _S_i.pack(len(_a368))
+    for _e369 in _a368:
+        _encode_PartitionData_v5(_e369, out, chunks)
 
 
 def _decode_FetchableTopicResponse_v11(data: bytes, pos: int) -> tuple[FetchableTopicResponse, int]:
     """FetchableTopicResponse, version 11."""
-    (_n336,) = _S_h.unpack_from(data, pos)
+    o = _new(FetchableTopicResponse)
+    o.topic_id = ZERO_UUID
+    (_n370,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n336 < 0:
+    if _n370 < 0:
         raise InvalidValueError("Topic: null or negative length")
-    f_topic = data[pos : pos + _n336].decode()
-    pos += _n336
-    (_n337,) = _S_i.unpack_from(data, pos)
+    o.topic = data[pos : pos + _n370].decode()
+    pos += _n370
+    (_n371,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n337 < 0:
+    if _n371 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n337 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n337) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n337):
-        _e338, pos = _decode_PartitionData_v11(data, pos)
-        f_partitions.append(_e338)
-    return FetchableTopicResponse(f_topic, ZERO_UUID, f_partitions), pos
+    if _n371 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n371) + " elements in " + str(len(data) - pos) + " bytes")
+    _l372: list[PartitionData] = []
+    for _ in range(_n371):
+        _e373, pos = _decode_PartitionData_v11(data, pos)
+        _l372.append(_e373)
+    o.partitions = _l372
+    return o, pos
 
 
 def _encode_FetchableTopicResponse_v11(
     o: FetchableTopicResponse, out: bytearray, chunks: list[Buffer] | None
 ) -> None:
     """FetchableTopicResponse, version 11."""
-    _b339 = o.topic.encode()
-    out += _S_h.pack(len(_b339))
-    out += _b339
-    _a340 = o.partitions
-    out += _S_i.pack(len(_a340))
-    for _e341 in _a340:
-        _encode_PartitionData_v11(_e341, out, chunks)
+    _b374 = o.topic.encode()
+    out += _S_h.pack(len(_b374))
+    out += _b374
+    _a375 = o.partitions
+    out += _S_i.pack(len(_a375))
+    for _e376 in _a375:
+        _encode_PartitionData_v11(_e376, out, chunks)
 
 
 def _decode_FetchableTopicResponse_v12(data: bytes, pos: int) -> tuple[FetchableTopicResponse, int]:
     """FetchableTopicResponse, version 12 (flexible)."""
-    _n342 = data[pos]
-    if 0 < _n342 < 128:
-        f_topic = data[pos + 1 : pos + _n342].decode()
-        pos += _n342
+    o = _new(FetchableTopicResponse)
+    o.topic_id = ZERO_UUID
+    _n377 = data[pos]
+    if _n377 < 128:
+        o.topic = data[pos + 1 : pos + _n377].decode()
+        pos += _n377 or _runtime.null_value("Topic")
     else:
-        f_topic, pos = read_compact_string(data, pos)
-    _n343 = data[pos]
-    if _n343 < 128:
+        o.topic, pos = read_compact_string(data, pos)
+    _n378 = data[pos]
+    if _n378 < 128:
         pos += 1
     else:
-        _n343, pos = read_uvarint(data, pos)
-    _n343 -= 1
-    if _n343 < 0:
+        _n378, pos = read_uvarint(data, pos)
+    _n378 -= 1
+    if _n378 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n343 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n343) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n343):
-        _e344, pos = _decode_PartitionData_v12(data, pos)
-        f_partitions.append(_e344)
+    if _n378 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n378) + " elements in " + str(len(data) - pos) + " bytes")
+    _l379: list[PartitionData] = []
+    for _ in range(_n378):
+        _e380, pos = _decode_PartitionData_v12(data, pos)
+        _l379.append(_e380)
+    o.partitions = _l379
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return FetchableTopicResponse(f_topic, ZERO_UUID, f_partitions), pos
+    return o, pos
 
 
 def _encode_FetchableTopicResponse_v12(
     o: FetchableTopicResponse, out: bytearray, chunks: list[Buffer] | None
 ) -> None:
     """FetchableTopicResponse, version 12 (flexible)."""
-    _b345 = o.topic.encode()
-    _n346 = len(_b345) + 1
-    if _n346 < 128:
-        out.append(_n346)
+    _b381 = o.topic.encode()
+    _n382 = len(_b381) + 1
+    if _n382 < 128:
+        out.append(_n382)
     else:
-        write_uvarint(out, _n346)
-    out += _b345
-    _a347 = o.partitions
-    _n348 = len(_a347) + 1
-    if _n348 < 128:
-        out.append(_n348)
+        write_uvarint(out, _n382)
+    out += _b381
+    _a383 = o.partitions
+    _n384 = len(_a383) + 1
+    if _n384 < 128:
+        out.append(_n384)
     else:
-        write_uvarint(out, _n348)
-    for _e349 in _a347:
-        _encode_PartitionData_v12(_e349, out, chunks)
+        write_uvarint(out, _n384)
+    for _e385 in _a383:
+        _encode_PartitionData_v12(_e385, out, chunks)
     out.append(0)  # no tagged fields
 
 
 def _decode_FetchableTopicResponse_v13(data: bytes, pos: int) -> tuple[FetchableTopicResponse, int]:
     """FetchableTopicResponse, versions 13-18 (flexible)."""
-    (_r350,) = _S_16s.unpack_from(data, pos)
+    o = _new(FetchableTopicResponse)
+    o.topic = ""
+    (_r386,) = _S_16s.unpack_from(data, pos)
     pos += 16
-    f_topic_id = UUID(bytes=_r350)
-    _n351 = data[pos]
-    if _n351 < 128:
+    o.topic_id = UUID(bytes=_r386)
+    _n387 = data[pos]
+    if _n387 < 128:
         pos += 1
     else:
-        _n351, pos = read_uvarint(data, pos)
-    _n351 -= 1
-    if _n351 < 0:
+        _n387, pos = read_uvarint(data, pos)
+    _n387 -= 1
+    if _n387 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n351 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n351) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n351):
-        _e352, pos = _decode_PartitionData_v12(data, pos)
-        f_partitions.append(_e352)
+    if _n387 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n387) + " elements in " + str(len(data) - pos) + " bytes")
+    _l388: list[PartitionData] = []
+    for _ in range(_n387):
+        _e389, pos = _decode_PartitionData_v12(data, pos)
+        _l388.append(_e389)
+    o.partitions = _l388
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return FetchableTopicResponse("", f_topic_id, f_partitions), pos
+    return o, pos
 
 
 def _encode_FetchableTopicResponse_v13(
@@ -3220,332 +3103,369 @@ def _encode_FetchableTopicResponse_v13(
 ) -> None:
     """FetchableTopicResponse, versions 13-18 (flexible)."""
     out += _S_16s.pack(o.topic_id.bytes)
-    _a353 = o.partitions
-    _n354 = len(_a353) + 1
-    if _n354 < 128:
-        out.append(_n354)
+    _a390 = o.partitions
+    _n391 = len(_a390) + 1
+    if _n391 < 128:
+        out.append(_n391)
     else:
-        write_uvarint(out, _n354)
-    for _e355 in _a353:
-        _encode_PartitionData_v12(_e355, out, chunks)
+        write_uvarint(out, _n391)
+    for _e392 in _a390:
+        _encode_PartitionData_v12(_e392, out, chunks)
     out.append(0)  # no tagged fields
 
 
 def _decode_FetchResponse_v0(data: bytes, pos: int) -> tuple[FetchResponse, int]:
     """FetchResponse, version 0."""
-    (_n356,) = _S_i.unpack_from(data, pos)
+    o = _new(FetchResponse)
+    o.throttle_time_ms = 0
+    o.error_code = 0
+    o.session_id = 0
+    o.node_endpoints = []
+    (_n393,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n356 < 0:
+    if _n393 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n356 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n356) + " elements in " + str(len(data) - pos) + " bytes")
-    f_responses = []
-    for _ in range(_n356):
-        _e357, pos = _decode_FetchableTopicResponse_v0(data, pos)
-        f_responses.append(_e357)
-    return FetchResponse(0, 0, 0, f_responses, []), pos
+    if _n393 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n393) + " elements in " + str(len(data) - pos) + " bytes")
+    _l394: list[FetchableTopicResponse] = []
+    for _ in range(_n393):
+        _e395, pos = _decode_FetchableTopicResponse_v0(data, pos)
+        _l394.append(_e395)
+    o.responses = _l394
+    return o, pos
 
 
 def _encode_FetchResponse_v0(o: FetchResponse, out: bytearray, chunks: list[Buffer] | None) -> None:
     """FetchResponse, version 0."""
-    _a358 = o.responses
-    out += _S_i.pack(len(_a358))
-    for _e359 in _a358:
-        _encode_FetchableTopicResponse_v0(_e359, out, chunks)
+    _a396 = o.responses
+    out += _S_i.pack(len(_a396))
+    for _e397 in _a396:
+        _encode_FetchableTopicResponse_v0(_e397, out, chunks)
 
 
 def _decode_FetchResponse_v1(data: bytes, pos: int) -> tuple[FetchResponse, int]:
     """FetchResponse, versions 1-3."""
-    f_throttle_time_ms, _n360 = _S_ii.unpack_from(data, pos)
+    o = _new(FetchResponse)
+    o.error_code = 0
+    o.session_id = 0
+    o.node_endpoints = []
+    o.throttle_time_ms, _n398 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n360 < 0:
+    if _n398 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n360 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n360) + " elements in " + str(len(data) - pos) + " bytes")
-    f_responses = []
-    for _ in range(_n360):
-        _e361, pos = _decode_FetchableTopicResponse_v0(data, pos)
-        f_responses.append(_e361)
-    return FetchResponse(f_throttle_time_ms, 0, 0, f_responses, []), pos
+    if _n398 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n398) + " elements in " + str(len(data) - pos) + " bytes")
+    _l399: list[FetchableTopicResponse] = []
+    for _ in range(_n398):
+        _e400, pos = _decode_FetchableTopicResponse_v0(data, pos)
+        _l399.append(_e400)
+    o.responses = _l399
+    return o, pos
 
 
 def _encode_FetchResponse_v1(o: FetchResponse, out: bytearray, chunks: list[Buffer] | None) -> None:
     """FetchResponse, versions 1-3."""
-    _a362 = o.responses
-    out += _S_ii.pack(o.throttle_time_ms, len(_a362))
-    for _e363 in _a362:
-        _encode_FetchableTopicResponse_v0(_e363, out, chunks)
+    _a401 = o.responses
+    out += _S_ii.pack(o.throttle_time_ms, len(_a401))
+    for _e402 in _a401:
+        _encode_FetchableTopicResponse_v0(_e402, out, chunks)
 
 
 def _decode_FetchResponse_v4(data: bytes, pos: int) -> tuple[FetchResponse, int]:
     """FetchResponse, version 4."""
-    f_throttle_time_ms, _n364 = _S_ii.unpack_from(data, pos)
+    o = _new(FetchResponse)
+    o.error_code = 0
+    o.session_id = 0
+    o.node_endpoints = []
+    o.throttle_time_ms, _n403 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n364 < 0:
+    if _n403 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n364 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n364) + " elements in " + str(len(data) - pos) + " bytes")
-    f_responses = []
-    for _ in range(_n364):
-        _e365, pos = _decode_FetchableTopicResponse_v4(data, pos)
-        f_responses.append(_e365)
-    return FetchResponse(f_throttle_time_ms, 0, 0, f_responses, []), pos
+    if _n403 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n403) + " elements in " + str(len(data) - pos) + " bytes")
+    _l404: list[FetchableTopicResponse] = []
+    for _ in range(_n403):
+        _e405, pos = _decode_FetchableTopicResponse_v4(data, pos)
+        _l404.append(_e405)
+    o.responses = _l404
+    return o, pos
 
 
 def _encode_FetchResponse_v4(o: FetchResponse, out: bytearray, chunks: list[Buffer] | None) -> None:
     """FetchResponse, version 4."""
-    _a366 = o.responses
-    out += _S_ii.pack(o.throttle_time_ms, len(_a366))
-    for _e367 in _a366:
-        _encode_FetchableTopicResponse_v4(_e367, out, chunks)
+    _a406 = o.responses
+    out += _S_ii.pack(o.throttle_time_ms, len(_a406))
+    for _e407 in _a406:
+        _encode_FetchableTopicResponse_v4(_e407, out, chunks)
 
 
 def _decode_FetchResponse_v5(data: bytes, pos: int) -> tuple[FetchResponse, int]:
     """FetchResponse, versions 5-6."""
-    f_throttle_time_ms, _n368 = _S_ii.unpack_from(data, pos)
+    o = _new(FetchResponse)
+    o.error_code = 0
+    o.session_id = 0
+    o.node_endpoints = []
+    o.throttle_time_ms, _n408 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n368 < 0:
+    if _n408 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n368 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n368) + " elements in " + str(len(data) - pos) + " bytes")
-    f_responses = []
-    for _ in range(_n368):
-        _e369, pos = _decode_FetchableTopicResponse_v5(data, pos)
-        f_responses.append(_e369)
-    return FetchResponse(f_throttle_time_ms, 0, 0, f_responses, []), pos
+    if _n408 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n408) + " elements in " + str(len(data) - pos) + " bytes")
+    _l409: list[FetchableTopicResponse] = []
+    for _ in range(_n408):
+        _e410, pos = _decode_FetchableTopicResponse_v5(data, pos)
+        _l409.append(_e410)
+    o.responses = _l409
+    return o, pos
 
 
 def _encode_FetchResponse_v5(o: FetchResponse, out: bytearray, chunks: list[Buffer] | None) -> None:
     """FetchResponse, versions 5-6."""
-    _a370 = o.responses
-    out += _S_ii.pack(o.throttle_time_ms, len(_a370))
-    for _e371 in _a370:
-        _encode_FetchableTopicResponse_v5(_e371, out, chunks)
+    _a411 = o.responses
+    out += _S_ii.pack(o.throttle_time_ms, len(_a411))
+    for _e412 in _a411:
+        _encode_FetchableTopicResponse_v5(_e412, out, chunks)
 
 
 def _decode_FetchResponse_v7(data: bytes, pos: int) -> tuple[FetchResponse, int]:
     """FetchResponse, versions 7-10."""
-    f_throttle_time_ms, f_error_code, f_session_id, _n372 = _S_ihii.unpack_from(data, pos)
+    o = _new(FetchResponse)
+    o.node_endpoints = []
+    o.throttle_time_ms, o.error_code, o.session_id, _n413 = _S_ihii.unpack_from(data, pos)
     pos += 14
-    if _n372 < 0:
+    if _n413 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n372 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n372) + " elements in " + str(len(data) - pos) + " bytes")
-    f_responses = []
-    for _ in range(_n372):
-        _e373, pos = _decode_FetchableTopicResponse_v5(data, pos)
-        f_responses.append(_e373)
-    return FetchResponse(f_throttle_time_ms, f_error_code, f_session_id, f_responses, []), pos
+    if _n413 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n413) + " elements in " + str(len(data) - pos) + " bytes")
+    _l414: list[FetchableTopicResponse] = []
+    for _ in range(_n413):
+        _e415, pos = _decode_FetchableTopicResponse_v5(data, pos)
+        _l414.append(_e415)
+    o.responses = _l414
+    return o, pos
 
 
 def _encode_FetchResponse_v7(o: FetchResponse, out: bytearray, chunks: list[Buffer] | None) -> None:
     """FetchResponse, versions 7-10."""
-    _a374 = o.responses
-    out += _S_ihii.pack(o.throttle_time_ms, o.error_code, o.session_id, len(_a374))
-    for _e375 in _a374:
-        _encode_FetchableTopicResponse_v5(_e375, out, chunks)
+    _a416 = o.responses
+    out += _S_ihii.pack(o.throttle_time_ms, o.error_code, o.session_id, len(_a416))
+    for _e417 in _a416:
+        _encode_FetchableTopicResponse_v5(_e417, out, chunks)
 
 
 def _decode_FetchResponse_v11(data: bytes, pos: int) -> tuple[FetchResponse, int]:
     """FetchResponse, version 11."""
-    f_throttle_time_ms, f_error_code, f_session_id, _n376 = _S_ihii.unpack_from(data, pos)
+    o = _new(FetchResponse)
+    o.node_endpoints = []
+    o.throttle_time_ms, o.error_code, o.session_id, _n418 = _S_ihii.unpack_from(data, pos)
     pos += 14
-    if _n376 < 0:
+    if _n418 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n376 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n376) + " elements in " + str(len(data) - pos) + " bytes")
-    f_responses = []
-    for _ in range(_n376):
-        _e377, pos = _decode_FetchableTopicResponse_v11(data, pos)
-        f_responses.append(_e377)
-    return FetchResponse(f_throttle_time_ms, f_error_code, f_session_id, f_responses, []), pos
+    if _n418 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n418) + " elements in " + str(len(data) - pos) + " bytes")
+    _l419: list[FetchableTopicResponse] = []
+    for _ in range(_n418):
+        _e420, pos = _decode_FetchableTopicResponse_v11(data, pos)
+        _l419.append(_e420)
+    o.responses = _l419
+    return o, pos
 
 
 def _encode_FetchResponse_v11(o: FetchResponse, out: bytearray, chunks: list[Buffer] | None) -> None:
     """FetchResponse, version 11."""
-    _a378 = o.responses
-    out += _S_ihii.pack(o.throttle_time_ms, o.error_code, o.session_id, len(_a378))
-    for _e379 in _a378:
-        _encode_FetchableTopicResponse_v11(_e379, out, chunks)
+    _a421 = o.responses
+    out += _S_ihii.pack(o.throttle_time_ms, o.error_code, o.session_id, len(_a421))
+    for _e422 in _a421:
+        _encode_FetchableTopicResponse_v11(_e422, out, chunks)
 
 
 def _decode_FetchResponse_v12(data: bytes, pos: int) -> tuple[FetchResponse, int]:
     """FetchResponse, version 12 (flexible)."""
-    f_throttle_time_ms, f_error_code, f_session_id = _S_ihi.unpack_from(data, pos)
+    o = _new(FetchResponse)
+    o.node_endpoints = []
+    o.throttle_time_ms, o.error_code, o.session_id = _S_ihi.unpack_from(data, pos)
     pos += 10
-    _n380 = data[pos]
-    if _n380 < 128:
+    _n423 = data[pos]
+    if _n423 < 128:
         pos += 1
     else:
-        _n380, pos = read_uvarint(data, pos)
-    _n380 -= 1
-    if _n380 < 0:
+        _n423, pos = read_uvarint(data, pos)
+    _n423 -= 1
+    if _n423 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n380 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n380) + " elements in " + str(len(data) - pos) + " bytes")
-    f_responses = []
-    for _ in range(_n380):
-        _e381, pos = _decode_FetchableTopicResponse_v12(data, pos)
-        f_responses.append(_e381)
+    if _n423 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n423) + " elements in " + str(len(data) - pos) + " bytes")
+    _l424: list[FetchableTopicResponse] = []
+    for _ in range(_n423):
+        _e425, pos = _decode_FetchableTopicResponse_v12(data, pos)
+        _l424.append(_e425)
+    o.responses = _l424
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return FetchResponse(f_throttle_time_ms, f_error_code, f_session_id, f_responses, []), pos
+    return o, pos
 
 
 def _encode_FetchResponse_v12(o: FetchResponse, out: bytearray, chunks: list[Buffer] | None) -> None:
     """FetchResponse, version 12 (flexible)."""
     out += _S_ihi.pack(o.throttle_time_ms, o.error_code, o.session_id)
-    _a382 = o.responses
-    _n383 = len(_a382) + 1
-    if _n383 < 128:
-        out.append(_n383)
+    _a426 = o.responses
+    _n427 = len(_a426) + 1
+    if _n427 < 128:
+        out.append(_n427)
     else:
-        write_uvarint(out, _n383)
-    for _e384 in _a382:
-        _encode_FetchableTopicResponse_v12(_e384, out, chunks)
+        write_uvarint(out, _n427)
+    for _e428 in _a426:
+        _encode_FetchableTopicResponse_v12(_e428, out, chunks)
     out.append(0)  # no tagged fields
 
 
 def _decode_FetchResponse_v13(data: bytes, pos: int) -> tuple[FetchResponse, int]:
     """FetchResponse, versions 13-15 (flexible)."""
-    f_throttle_time_ms, f_error_code, f_session_id = _S_ihi.unpack_from(data, pos)
+    o = _new(FetchResponse)
+    o.node_endpoints = []
+    o.throttle_time_ms, o.error_code, o.session_id = _S_ihi.unpack_from(data, pos)
     pos += 10
-    _n385 = data[pos]
-    if _n385 < 128:
+    _n429 = data[pos]
+    if _n429 < 128:
         pos += 1
     else:
-        _n385, pos = read_uvarint(data, pos)
-    _n385 -= 1
-    if _n385 < 0:
+        _n429, pos = read_uvarint(data, pos)
+    _n429 -= 1
+    if _n429 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n385 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n385) + " elements in " + str(len(data) - pos) + " bytes")
-    f_responses = []
-    for _ in range(_n385):
-        _e386, pos = _decode_FetchableTopicResponse_v13(data, pos)
-        f_responses.append(_e386)
+    if _n429 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n429) + " elements in " + str(len(data) - pos) + " bytes")
+    _l430: list[FetchableTopicResponse] = []
+    for _ in range(_n429):
+        _e431, pos = _decode_FetchableTopicResponse_v13(data, pos)
+        _l430.append(_e431)
+    o.responses = _l430
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return FetchResponse(f_throttle_time_ms, f_error_code, f_session_id, f_responses, []), pos
+    return o, pos
 
 
 def _encode_FetchResponse_v13(o: FetchResponse, out: bytearray, chunks: list[Buffer] | None) -> None:
     """FetchResponse, versions 13-15 (flexible)."""
     out += _S_ihi.pack(o.throttle_time_ms, o.error_code, o.session_id)
-    _a387 = o.responses
-    _n388 = len(_a387) + 1
-    if _n388 < 128:
-        out.append(_n388)
+    _a432 = o.responses
+    _n433 = len(_a432) + 1
+    if _n433 < 128:
+        out.append(_n433)
     else:
-        write_uvarint(out, _n388)
-    for _e389 in _a387:
-        _encode_FetchableTopicResponse_v13(_e389, out, chunks)
+        write_uvarint(out, _n433)
+    for _e434 in _a432:
+        _encode_FetchableTopicResponse_v13(_e434, out, chunks)
     out.append(0)  # no tagged fields
 
 
 def _decode_FetchResponse_v16(data: bytes, pos: int) -> tuple[FetchResponse, int]:
     """FetchResponse, versions 16-18 (flexible)."""
-    f_throttle_time_ms, f_error_code, f_session_id = _S_ihi.unpack_from(data, pos)
+    o = _new(FetchResponse)
+    o.node_endpoints = []
+    o.throttle_time_ms, o.error_code, o.session_id = _S_ihi.unpack_from(data, pos)
     pos += 10
-    _n390 = data[pos]
-    if _n390 < 128:
+    _n435 = data[pos]
+    if _n435 < 128:
         pos += 1
     else:
-        _n390, pos = read_uvarint(data, pos)
-    _n390 -= 1
-    if _n390 < 0:
+        _n435, pos = read_uvarint(data, pos)
+    _n435 -= 1
+    if _n435 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n390 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n390) + " elements in " + str(len(data) - pos) + " bytes")
-    f_responses = []
-    for _ in range(_n390):
-        _e391, pos = _decode_FetchableTopicResponse_v13(data, pos)
-        f_responses.append(_e391)
-    f_node_endpoints: list[NodeEndpoint] = []
+    if _n435 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n435) + " elements in " + str(len(data) - pos) + " bytes")
+    _l436: list[FetchableTopicResponse] = []
+    for _ in range(_n435):
+        _e437, pos = _decode_FetchableTopicResponse_v13(data, pos)
+        _l436.append(_e437)
+    o.responses = _l436
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
-        _nt392, pos = read_uvarint(data, pos)
-        for _ in range(_nt392):
-            _tag393, pos = read_uvarint(data, pos)
-            _end394, pos = read_uvarint(data, pos)
-            _end394 += pos
-            if _tag393 == 0:
-                _n395 = data[pos]
-                if _n395 < 128:
+        _nt438, pos = read_uvarint(data, pos)
+        for _ in range(_nt438):
+            _tag439, pos = read_uvarint(data, pos)
+            _end440, pos = read_uvarint(data, pos)
+            _end440 += pos
+            if _tag439 == 0:
+                _n441 = data[pos]
+                if _n441 < 128:
                     pos += 1
                 else:
-                    _n395, pos = read_uvarint(data, pos)
-                _n395 -= 1
-                if _n395 < 0:
+                    _n441, pos = read_uvarint(data, pos)
+                _n441 -= 1
+                if _n441 < 0:
                     raise InvalidValueError("NodeEndpoints: null or negative length")
-                if _n395 > len(data) - pos:
+                if _n441 > len(data) - pos:
                     raise TruncatedError(
-                        "NodeEndpoints: " + str(_n395) + " elements in " + str(len(data) - pos) + " bytes"
+                        "NodeEndpoints: " + str(_n441) + " elements in " + str(len(data) - pos) + " bytes"
                     )
-                f_node_endpoints = []
-                for _ in range(_n395):
-                    (_m396_node_id,) = _S_i.unpack_from(data, pos)
+                _l442: list[NodeEndpoint] = []
+                for _ in range(_n441):
+                    _m443 = _new(NodeEndpoint)
+                    (_m443.node_id,) = _S_i.unpack_from(data, pos)
                     pos += 4
-                    _n397 = data[pos]
-                    if 0 < _n397 < 128:
-                        _m396_host = data[pos + 1 : pos + _n397].decode()
-                        pos += _n397
+                    _n444 = data[pos]
+                    if _n444 < 128:
+                        _m443.host = data[pos + 1 : pos + _n444].decode()
+                        pos += _n444 or _runtime.null_value("Host")
                     else:
-                        _m396_host, pos = read_compact_string(data, pos)
-                    (_m396_port,) = _S_i.unpack_from(data, pos)
+                        _m443.host, pos = read_compact_string(data, pos)
+                    (_m443.port,) = _S_i.unpack_from(data, pos)
                     pos += 4
-                    _n398 = data[pos]
-                    if 0 < _n398 < 128:
-                        _m396_rack = data[pos + 1 : pos + _n398].decode()
-                        pos += _n398
-                    elif _n398 == 0:
-                        _m396_rack = None
+                    _n445 = data[pos]
+                    if _n445 == 0:
+                        _m443.rack = None
                         pos += 1
+                    elif _n445 < 128:
+                        _m443.rack = data[pos + 1 : pos + _n445].decode()
+                        pos += _n445
                     else:
-                        _m396_rack, pos = read_compact_nullable_string(data, pos)
+                        _m443.rack, pos = read_compact_nullable_string(data, pos)
                     if data[pos] == 0:  # no tagged fields: the common case
                         pos += 1
                     else:
                         pos = skip_tagged_fields(data, pos)
-                    f_node_endpoints.append(NodeEndpoint(_m396_node_id, _m396_host, _m396_port, _m396_rack))
-            pos = _end394  # unknown tags are skipped (KIP-482)
-    return FetchResponse(f_throttle_time_ms, f_error_code, f_session_id, f_responses, f_node_endpoints), pos
+                    _l442.append(_m443)
+                o.node_endpoints = _l442
+            pos = _end440  # unknown tags are skipped (KIP-482)
+    return o, pos
 
 
 def _encode_FetchResponse_v16(o: FetchResponse, out: bytearray, chunks: list[Buffer] | None) -> None:
     """FetchResponse, versions 16-18 (flexible)."""
     out += _S_ihi.pack(o.throttle_time_ms, o.error_code, o.session_id)
-    _a399 = o.responses
-    _n400 = len(_a399) + 1
-    if _n400 < 128:
-        out.append(_n400)
+    _a446 = o.responses
+    _n447 = len(_a446) + 1
+    if _n447 < 128:
+        out.append(_n447)
     else:
-        write_uvarint(out, _n400)
-    for _e401 in _a399:
-        _encode_FetchableTopicResponse_v13(_e401, out, chunks)
-    _nt402 = o.node_endpoints != []
-    if _nt402 == 0:
+        write_uvarint(out, _n447)
+    for _e448 in _a446:
+        _encode_FetchableTopicResponse_v13(_e448, out, chunks)
+    _nt449 = o.node_endpoints != []
+    if _nt449 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt402)
+        write_uvarint(out, _nt449)
         if o.node_endpoints != []:
             write_uvarint(out, 0)
-            _t403 = bytearray()
-            _a404 = o.node_endpoints
-            _n405 = len(_a404) + 1
-            if _n405 < 128:
-                _t403.append(_n405)
+            _t450 = bytearray()
+            _a451 = o.node_endpoints
+            _n452 = len(_a451) + 1
+            if _n452 < 128:
+                _t450.append(_n452)
             else:
-                write_uvarint(_t403, _n405)
-            for _e406 in _a404:
-                _encode_NodeEndpoint_v16(_e406, _t403)
-            write_uvarint(out, len(_t403))
-            out += _t403
+                write_uvarint(_t450, _n452)
+            for _e453 in _a451:
+                _encode_NodeEndpoint_v16(_e453, _t450)
+            write_uvarint(out, len(_t450))
+            out += _t450
 
 
 _FETCH_REQUEST_DECODERS: dict[int, Callable[[bytes, int], tuple[FetchRequest, int]]] = {

@@ -32,6 +32,7 @@ _S_i = Struct(">i")
 _S_iB = Struct(">iB")
 _S_ih = Struct(">ih")
 _S_ihh = Struct(">ihh")
+_new = object.__new__
 
 
 @dataclass(slots=True)
@@ -177,13 +178,16 @@ class FindCoordinatorResponse:
 
 def _decode_FindCoordinatorRequest_v0(data: bytes, pos: int) -> tuple[FindCoordinatorRequest, int]:
     """FindCoordinatorRequest, version 0."""
+    o = _new(FindCoordinatorRequest)
+    o.key_type = 0
+    o.coordinator_keys = []
     (_n1,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n1 < 0:
         raise InvalidValueError("Key: null or negative length")
-    f_key = data[pos : pos + _n1].decode()
+    o.key = data[pos : pos + _n1].decode()
     pos += _n1
-    return FindCoordinatorRequest(f_key, 0, []), pos
+    return o, pos
 
 
 def _encode_FindCoordinatorRequest_v0(o: FindCoordinatorRequest, out: bytearray) -> None:
@@ -195,15 +199,17 @@ def _encode_FindCoordinatorRequest_v0(o: FindCoordinatorRequest, out: bytearray)
 
 def _decode_FindCoordinatorRequest_v1(data: bytes, pos: int) -> tuple[FindCoordinatorRequest, int]:
     """FindCoordinatorRequest, versions 1-2."""
+    o = _new(FindCoordinatorRequest)
+    o.coordinator_keys = []
     (_n3,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n3 < 0:
         raise InvalidValueError("Key: null or negative length")
-    f_key = data[pos : pos + _n3].decode()
+    o.key = data[pos : pos + _n3].decode()
     pos += _n3
-    (f_key_type,) = _S_b.unpack_from(data, pos)
+    (o.key_type,) = _S_b.unpack_from(data, pos)
     pos += 1
-    return FindCoordinatorRequest(f_key, f_key_type, []), pos
+    return o, pos
 
 
 def _encode_FindCoordinatorRequest_v1(o: FindCoordinatorRequest, out: bytearray) -> None:
@@ -216,17 +222,19 @@ def _encode_FindCoordinatorRequest_v1(o: FindCoordinatorRequest, out: bytearray)
 
 def _decode_FindCoordinatorRequest_v3(data: bytes, pos: int) -> tuple[FindCoordinatorRequest, int]:
     """FindCoordinatorRequest, version 3 (flexible)."""
+    o = _new(FindCoordinatorRequest)
+    o.coordinator_keys = []
     _n5 = data[pos]
-    if 0 < _n5 < 128:
-        f_key = data[pos + 1 : pos + _n5].decode()
-        pos += _n5
+    if _n5 < 128:
+        o.key = data[pos + 1 : pos + _n5].decode()
+        pos += _n5 or _runtime.null_value("Key")
     else:
-        f_key, pos = read_compact_string(data, pos)
-    f_key_type, _t6 = _S_bB.unpack_from(data, pos)
+        o.key, pos = read_compact_string(data, pos)
+    o.key_type, _t6 = _S_bB.unpack_from(data, pos)
     pos += 2
     if _t6 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return FindCoordinatorRequest(f_key, f_key_type, []), pos
+    return o, pos
 
 
 def _encode_FindCoordinatorRequest_v3(o: FindCoordinatorRequest, out: bytearray) -> None:
@@ -243,7 +251,9 @@ def _encode_FindCoordinatorRequest_v3(o: FindCoordinatorRequest, out: bytearray)
 
 def _decode_FindCoordinatorRequest_v4(data: bytes, pos: int) -> tuple[FindCoordinatorRequest, int]:
     """FindCoordinatorRequest, versions 4-6 (flexible)."""
-    (f_key_type,) = _S_b.unpack_from(data, pos)
+    o = _new(FindCoordinatorRequest)
+    o.key = ""
+    (o.key_type,) = _S_b.unpack_from(data, pos)
     pos += 1
     _n9 = data[pos]
     if _n9 < 128:
@@ -257,192 +267,198 @@ def _decode_FindCoordinatorRequest_v4(data: bytes, pos: int) -> tuple[FindCoordi
         raise TruncatedError(
             "CoordinatorKeys: " + str(_n9) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_coordinator_keys = []
+    _l10: list[str] = []
     for _ in range(_n9):
-        _n11 = data[pos]
-        if 0 < _n11 < 128:
-            _e10 = data[pos + 1 : pos + _n11].decode()
-            pos += _n11
+        _n12 = data[pos]
+        if _n12 < 128:
+            _e11 = data[pos + 1 : pos + _n12].decode()
+            pos += _n12 or _runtime.null_value("CoordinatorKeys")
         else:
-            _e10, pos = read_compact_string(data, pos)
-        f_coordinator_keys.append(_e10)
+            _e11, pos = read_compact_string(data, pos)
+        _l10.append(_e11)
+    o.coordinator_keys = _l10
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return FindCoordinatorRequest("", f_key_type, f_coordinator_keys), pos
+    return o, pos
 
 
 def _encode_FindCoordinatorRequest_v4(o: FindCoordinatorRequest, out: bytearray) -> None:
     """FindCoordinatorRequest, versions 4-6 (flexible)."""
     out += _S_b.pack(o.key_type)
-    _a12 = o.coordinator_keys
-    _n13 = len(_a12) + 1
-    if _n13 < 128:
-        out.append(_n13)
+    _a13 = o.coordinator_keys
+    _n14 = len(_a13) + 1
+    if _n14 < 128:
+        out.append(_n14)
     else:
-        write_uvarint(out, _n13)
-    for _e14 in _a12:
-        _b15 = _e14.encode()
-        _n16 = len(_b15) + 1
-        if _n16 < 128:
-            out.append(_n16)
+        write_uvarint(out, _n14)
+    for _e15 in _a13:
+        _b16 = _e15.encode()
+        _n17 = len(_b16) + 1
+        if _n17 < 128:
+            out.append(_n17)
         else:
-            write_uvarint(out, _n16)
-        out += _b15
+            write_uvarint(out, _n17)
+        out += _b16
     out.append(0)  # no tagged fields
 
 
 def _decode_Coordinator_v4(data: bytes, pos: int) -> tuple[Coordinator, int]:
     """Coordinator, versions 4-6 (flexible)."""
-    _n17 = data[pos]
-    if 0 < _n17 < 128:
-        f_key = data[pos + 1 : pos + _n17].decode()
-        pos += _n17
-    else:
-        f_key, pos = read_compact_string(data, pos)
-    (f_node_id,) = _S_i.unpack_from(data, pos)
-    pos += 4
+    o = _new(Coordinator)
     _n18 = data[pos]
-    if 0 < _n18 < 128:
-        f_host = data[pos + 1 : pos + _n18].decode()
-        pos += _n18
+    if _n18 < 128:
+        o.key = data[pos + 1 : pos + _n18].decode()
+        pos += _n18 or _runtime.null_value("Key")
     else:
-        f_host, pos = read_compact_string(data, pos)
-    f_port, f_error_code = _S_ih.unpack_from(data, pos)
-    pos += 6
+        o.key, pos = read_compact_string(data, pos)
+    (o.node_id,) = _S_i.unpack_from(data, pos)
+    pos += 4
     _n19 = data[pos]
-    if 0 < _n19 < 128:
-        f_error_message = data[pos + 1 : pos + _n19].decode()
-        pos += _n19
-    elif _n19 == 0:
-        f_error_message = None
-        pos += 1
+    if _n19 < 128:
+        o.host = data[pos + 1 : pos + _n19].decode()
+        pos += _n19 or _runtime.null_value("Host")
     else:
-        f_error_message, pos = read_compact_nullable_string(data, pos)
+        o.host, pos = read_compact_string(data, pos)
+    o.port, o.error_code = _S_ih.unpack_from(data, pos)
+    pos += 6
+    _n20 = data[pos]
+    if _n20 == 0:
+        o.error_message = None
+        pos += 1
+    elif _n20 < 128:
+        o.error_message = data[pos + 1 : pos + _n20].decode()
+        pos += _n20
+    else:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return Coordinator(f_key, f_node_id, f_host, f_port, f_error_code, f_error_message), pos
+    return o, pos
 
 
 def _encode_Coordinator_v4(o: Coordinator, out: bytearray) -> None:
     """Coordinator, versions 4-6 (flexible)."""
-    _b20 = o.key.encode()
-    _n21 = len(_b20) + 1
-    if _n21 < 128:
-        out.append(_n21)
+    _b21 = o.key.encode()
+    _n22 = len(_b21) + 1
+    if _n22 < 128:
+        out.append(_n22)
     else:
-        write_uvarint(out, _n21)
-    out += _b20
+        write_uvarint(out, _n22)
+    out += _b21
     out += _S_i.pack(o.node_id)
-    _b22 = o.host.encode()
-    _n23 = len(_b22) + 1
-    if _n23 < 128:
-        out.append(_n23)
+    _b23 = o.host.encode()
+    _n24 = len(_b23) + 1
+    if _n24 < 128:
+        out.append(_n24)
     else:
-        write_uvarint(out, _n23)
-    out += _b22
+        write_uvarint(out, _n24)
+    out += _b23
     out += _S_ih.pack(o.port, o.error_code)
     if o.error_message is None:
         out.append(0)
     else:
-        _b24 = o.error_message.encode()
-        _n25 = len(_b24) + 1
-        if _n25 < 128:
-            out.append(_n25)
+        _b25 = o.error_message.encode()
+        _n26 = len(_b25) + 1
+        if _n26 < 128:
+            out.append(_n26)
         else:
-            write_uvarint(out, _n25)
-        out += _b24
+            write_uvarint(out, _n26)
+        out += _b25
     out.append(0)  # no tagged fields
 
 
 def _decode_FindCoordinatorResponse_v0(data: bytes, pos: int) -> tuple[FindCoordinatorResponse, int]:
     """FindCoordinatorResponse, version 0."""
-    f_error_code, f_node_id, _n26 = _S_hih.unpack_from(data, pos)
+    o = _new(FindCoordinatorResponse)
+    o.throttle_time_ms = 0
+    o.error_message = ""
+    o.coordinators = []
+    o.error_code, o.node_id, _n27 = _S_hih.unpack_from(data, pos)
     pos += 8
-    if _n26 < 0:
+    if _n27 < 0:
         raise InvalidValueError("Host: null or negative length")
-    f_host = data[pos : pos + _n26].decode()
-    pos += _n26
-    (f_port,) = _S_i.unpack_from(data, pos)
+    o.host = data[pos : pos + _n27].decode()
+    pos += _n27
+    (o.port,) = _S_i.unpack_from(data, pos)
     pos += 4
-    return FindCoordinatorResponse(0, f_error_code, "", f_node_id, f_host, f_port, []), pos
+    return o, pos
 
 
 def _encode_FindCoordinatorResponse_v0(o: FindCoordinatorResponse, out: bytearray) -> None:
     """FindCoordinatorResponse, version 0."""
-    _b27 = o.host.encode()
-    out += _S_hih.pack(o.error_code, o.node_id, len(_b27))
-    out += _b27
+    _b28 = o.host.encode()
+    out += _S_hih.pack(o.error_code, o.node_id, len(_b28))
+    out += _b28
     out += _S_i.pack(o.port)
 
 
 def _decode_FindCoordinatorResponse_v1(data: bytes, pos: int) -> tuple[FindCoordinatorResponse, int]:
     """FindCoordinatorResponse, versions 1-2."""
-    f_throttle_time_ms, f_error_code, _n28 = _S_ihh.unpack_from(data, pos)
+    o = _new(FindCoordinatorResponse)
+    o.coordinators = []
+    o.throttle_time_ms, o.error_code, _n29 = _S_ihh.unpack_from(data, pos)
     pos += 8
-    if _n28 < 0:
-        f_error_message = None
-        if _n28 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n28))
-    else:
-        f_error_message = data[pos : pos + _n28].decode()
-        pos += _n28
-    f_node_id, _n29 = _S_ih.unpack_from(data, pos)
-    pos += 6
     if _n29 < 0:
+        o.error_message = None
+        if _n29 != -1:
+            raise InvalidValueError("ErrorMessage: length " + str(_n29))
+    else:
+        o.error_message = data[pos : pos + _n29].decode()
+        pos += _n29
+    o.node_id, _n30 = _S_ih.unpack_from(data, pos)
+    pos += 6
+    if _n30 < 0:
         raise InvalidValueError("Host: null or negative length")
-    f_host = data[pos : pos + _n29].decode()
-    pos += _n29
-    (f_port,) = _S_i.unpack_from(data, pos)
+    o.host = data[pos : pos + _n30].decode()
+    pos += _n30
+    (o.port,) = _S_i.unpack_from(data, pos)
     pos += 4
-    return FindCoordinatorResponse(
-        f_throttle_time_ms, f_error_code, f_error_message, f_node_id, f_host, f_port, []
-    ), pos
+    return o, pos
 
 
 def _encode_FindCoordinatorResponse_v1(o: FindCoordinatorResponse, out: bytearray) -> None:
     """FindCoordinatorResponse, versions 1-2."""
-    _b30 = None if o.error_message is None else o.error_message.encode()
-    out += _S_ihh.pack(o.throttle_time_ms, o.error_code, -1 if _b30 is None else len(_b30))
-    if _b30 is not None:
-        out += _b30
-    _b31 = o.host.encode()
-    out += _S_ih.pack(o.node_id, len(_b31))
-    out += _b31
+    _b31 = None if o.error_message is None else o.error_message.encode()
+    out += _S_ihh.pack(o.throttle_time_ms, o.error_code, -1 if _b31 is None else len(_b31))
+    if _b31 is not None:
+        out += _b31
+    _b32 = o.host.encode()
+    out += _S_ih.pack(o.node_id, len(_b32))
+    out += _b32
     out += _S_i.pack(o.port)
 
 
 def _decode_FindCoordinatorResponse_v3(data: bytes, pos: int) -> tuple[FindCoordinatorResponse, int]:
     """FindCoordinatorResponse, version 3 (flexible)."""
-    f_throttle_time_ms, f_error_code = _S_ih.unpack_from(data, pos)
+    o = _new(FindCoordinatorResponse)
+    o.coordinators = []
+    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(data, pos)
     pos += 6
-    _n32 = data[pos]
-    if 0 < _n32 < 128:
-        f_error_message = data[pos + 1 : pos + _n32].decode()
-        pos += _n32
-    elif _n32 == 0:
-        f_error_message = None
-        pos += 1
-    else:
-        f_error_message, pos = read_compact_nullable_string(data, pos)
-    (f_node_id,) = _S_i.unpack_from(data, pos)
-    pos += 4
     _n33 = data[pos]
-    if 0 < _n33 < 128:
-        f_host = data[pos + 1 : pos + _n33].decode()
+    if _n33 == 0:
+        o.error_message = None
+        pos += 1
+    elif _n33 < 128:
+        o.error_message = data[pos + 1 : pos + _n33].decode()
         pos += _n33
     else:
-        f_host, pos = read_compact_string(data, pos)
-    f_port, _t34 = _S_iB.unpack_from(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    (o.node_id,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    _n34 = data[pos]
+    if _n34 < 128:
+        o.host = data[pos + 1 : pos + _n34].decode()
+        pos += _n34 or _runtime.null_value("Host")
+    else:
+        o.host, pos = read_compact_string(data, pos)
+    o.port, _t35 = _S_iB.unpack_from(data, pos)
     pos += 5
-    if _t34 != 0:
+    if _t35 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return FindCoordinatorResponse(
-        f_throttle_time_ms, f_error_code, f_error_message, f_node_id, f_host, f_port, []
-    ), pos
+    return o, pos
 
 
 def _encode_FindCoordinatorResponse_v3(o: FindCoordinatorResponse, out: bytearray) -> None:
@@ -451,115 +467,121 @@ def _encode_FindCoordinatorResponse_v3(o: FindCoordinatorResponse, out: bytearra
     if o.error_message is None:
         out.append(0)
     else:
-        _b35 = o.error_message.encode()
-        _n36 = len(_b35) + 1
-        if _n36 < 128:
-            out.append(_n36)
+        _b36 = o.error_message.encode()
+        _n37 = len(_b36) + 1
+        if _n37 < 128:
+            out.append(_n37)
         else:
-            write_uvarint(out, _n36)
-        out += _b35
+            write_uvarint(out, _n37)
+        out += _b36
     out += _S_i.pack(o.node_id)
-    _b37 = o.host.encode()
-    _n38 = len(_b37) + 1
-    if _n38 < 128:
-        out.append(_n38)
+    _b38 = o.host.encode()
+    _n39 = len(_b38) + 1
+    if _n39 < 128:
+        out.append(_n39)
     else:
-        write_uvarint(out, _n38)
-    out += _b37
+        write_uvarint(out, _n39)
+    out += _b38
     out += _S_iB.pack(o.port, 0)
 
 
 def _decode_FindCoordinatorResponse_v4(data: bytes, pos: int) -> tuple[FindCoordinatorResponse, int]:
     """FindCoordinatorResponse, versions 4-6 (flexible)."""
-    (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
+    o = _new(FindCoordinatorResponse)
+    o.error_code = 0
+    o.error_message = ""
+    o.node_id = 0
+    o.host = ""
+    o.port = 0
+    (o.throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n39 = data[pos]
-    if _n39 < 128:
+    _n40 = data[pos]
+    if _n40 < 128:
         pos += 1
     else:
-        _n39, pos = read_uvarint(data, pos)
-    _n39 -= 1
-    if _n39 < 0:
+        _n40, pos = read_uvarint(data, pos)
+    _n40 -= 1
+    if _n40 < 0:
         raise InvalidValueError("Coordinators: null or negative length")
-    if _n39 > len(data) - pos:
-        raise TruncatedError("Coordinators: " + str(_n39) + " elements in " + str(len(data) - pos) + " bytes")
-    f_coordinators = []
-    for _ in range(_n39):
-        _n41 = data[pos]
-        if 0 < _n41 < 128:
-            _m40_key = data[pos + 1 : pos + _n41].decode()
-            pos += _n41
-        else:
-            _m40_key, pos = read_compact_string(data, pos)
-        (_m40_node_id,) = _S_i.unpack_from(data, pos)
-        pos += 4
-        _n42 = data[pos]
-        if 0 < _n42 < 128:
-            _m40_host = data[pos + 1 : pos + _n42].decode()
-            pos += _n42
-        else:
-            _m40_host, pos = read_compact_string(data, pos)
-        _m40_port, _m40_error_code = _S_ih.unpack_from(data, pos)
-        pos += 6
+    if _n40 > len(data) - pos:
+        raise TruncatedError("Coordinators: " + str(_n40) + " elements in " + str(len(data) - pos) + " bytes")
+    _l41: list[Coordinator] = []
+    for _ in range(_n40):
+        _m42 = _new(Coordinator)
         _n43 = data[pos]
-        if 0 < _n43 < 128:
-            _m40_error_message = data[pos + 1 : pos + _n43].decode()
-            pos += _n43
-        elif _n43 == 0:
-            _m40_error_message = None
-            pos += 1
+        if _n43 < 128:
+            _m42.key = data[pos + 1 : pos + _n43].decode()
+            pos += _n43 or _runtime.null_value("Key")
         else:
-            _m40_error_message, pos = read_compact_nullable_string(data, pos)
+            _m42.key, pos = read_compact_string(data, pos)
+        (_m42.node_id,) = _S_i.unpack_from(data, pos)
+        pos += 4
+        _n44 = data[pos]
+        if _n44 < 128:
+            _m42.host = data[pos + 1 : pos + _n44].decode()
+            pos += _n44 or _runtime.null_value("Host")
+        else:
+            _m42.host, pos = read_compact_string(data, pos)
+        _m42.port, _m42.error_code = _S_ih.unpack_from(data, pos)
+        pos += 6
+        _n45 = data[pos]
+        if _n45 == 0:
+            _m42.error_message = None
+            pos += 1
+        elif _n45 < 128:
+            _m42.error_message = data[pos + 1 : pos + _n45].decode()
+            pos += _n45
+        else:
+            _m42.error_message, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_coordinators.append(
-            Coordinator(_m40_key, _m40_node_id, _m40_host, _m40_port, _m40_error_code, _m40_error_message)
-        )
+        _l41.append(_m42)
+    o.coordinators = _l41
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return FindCoordinatorResponse(f_throttle_time_ms, 0, "", 0, "", 0, f_coordinators), pos
+    return o, pos
 
 
 def _encode_FindCoordinatorResponse_v4(o: FindCoordinatorResponse, out: bytearray) -> None:
     """FindCoordinatorResponse, versions 4-6 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a44 = o.coordinators
-    _n45 = len(_a44) + 1
-    if _n45 < 128:
-        out.append(_n45)
+    _a46 = o.coordinators
+    _n47 = len(_a46) + 1
+    if _n47 < 128:
+        out.append(_n47)
     else:
-        write_uvarint(out, _n45)
-    for _e46 in _a44:
-        _b47 = _e46.key.encode()
-        _n48 = len(_b47) + 1
-        if _n48 < 128:
-            out.append(_n48)
-        else:
-            write_uvarint(out, _n48)
-        out += _b47
-        out += _S_i.pack(_e46.node_id)
-        _b49 = _e46.host.encode()
+        write_uvarint(out, _n47)
+    for _e48 in _a46:
+        _b49 = _e48.key.encode()
         _n50 = len(_b49) + 1
         if _n50 < 128:
             out.append(_n50)
         else:
             write_uvarint(out, _n50)
         out += _b49
-        out += _S_ih.pack(_e46.port, _e46.error_code)
-        if _e46.error_message is None:
+        out += _S_i.pack(_e48.node_id)
+        _b51 = _e48.host.encode()
+        _n52 = len(_b51) + 1
+        if _n52 < 128:
+            out.append(_n52)
+        else:
+            write_uvarint(out, _n52)
+        out += _b51
+        out += _S_ih.pack(_e48.port, _e48.error_code)
+        if _e48.error_message is None:
             out.append(0)
         else:
-            _b51 = _e46.error_message.encode()
-            _n52 = len(_b51) + 1
-            if _n52 < 128:
-                out.append(_n52)
+            _b53 = _e48.error_message.encode()
+            _n54 = len(_b53) + 1
+            if _n54 < 128:
+                out.append(_n54)
             else:
-                write_uvarint(out, _n52)
-            out += _b51
+                write_uvarint(out, _n54)
+            out += _b53
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 

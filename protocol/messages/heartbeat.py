@@ -27,6 +27,7 @@ _S_h = Struct(">h")
 _S_i = Struct(">i")
 _S_ih = Struct(">ih")
 _S_ihB = Struct(">ihB")
+_new = object.__new__
 
 
 @dataclass(slots=True)
@@ -143,19 +144,21 @@ class HeartbeatResponse:
 
 def _decode_HeartbeatRequest_v0(data: bytes, pos: int) -> tuple[HeartbeatRequest, int]:
     """HeartbeatRequest, versions 0-2."""
+    o = _new(HeartbeatRequest)
+    o.group_instance_id = None
     (_n1,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n1 < 0:
         raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n1].decode()
+    o.group_id = data[pos : pos + _n1].decode()
     pos += _n1
-    f_generation_id, _n2 = _S_ih.unpack_from(data, pos)
+    o.generation_id, _n2 = _S_ih.unpack_from(data, pos)
     pos += 6
     if _n2 < 0:
         raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n2].decode()
+    o.member_id = data[pos : pos + _n2].decode()
     pos += _n2
-    return HeartbeatRequest(f_group_id, f_generation_id, f_member_id, None), pos
+    return o, pos
 
 
 def _encode_HeartbeatRequest_v0(o: HeartbeatRequest, out: bytearray) -> None:
@@ -170,28 +173,29 @@ def _encode_HeartbeatRequest_v0(o: HeartbeatRequest, out: bytearray) -> None:
 
 def _decode_HeartbeatRequest_v3(data: bytes, pos: int) -> tuple[HeartbeatRequest, int]:
     """HeartbeatRequest, version 3."""
+    o = _new(HeartbeatRequest)
     (_n5,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n5 < 0:
         raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n5].decode()
+    o.group_id = data[pos : pos + _n5].decode()
     pos += _n5
-    f_generation_id, _n6 = _S_ih.unpack_from(data, pos)
+    o.generation_id, _n6 = _S_ih.unpack_from(data, pos)
     pos += 6
     if _n6 < 0:
         raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n6].decode()
+    o.member_id = data[pos : pos + _n6].decode()
     pos += _n6
     (_n7,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n7 < 0:
-        f_group_instance_id = None
+        o.group_instance_id = None
         if _n7 != -1:
             raise InvalidValueError("GroupInstanceId: length " + str(_n7))
     else:
-        f_group_instance_id = data[pos : pos + _n7].decode()
+        o.group_instance_id = data[pos : pos + _n7].decode()
         pos += _n7
-    return HeartbeatRequest(f_group_id, f_generation_id, f_member_id, f_group_instance_id), pos
+    return o, pos
 
 
 def _encode_HeartbeatRequest_v3(o: HeartbeatRequest, out: bytearray) -> None:
@@ -210,34 +214,35 @@ def _encode_HeartbeatRequest_v3(o: HeartbeatRequest, out: bytearray) -> None:
 
 def _decode_HeartbeatRequest_v4(data: bytes, pos: int) -> tuple[HeartbeatRequest, int]:
     """HeartbeatRequest, version 4 (flexible)."""
+    o = _new(HeartbeatRequest)
     _n11 = data[pos]
-    if 0 < _n11 < 128:
-        f_group_id = data[pos + 1 : pos + _n11].decode()
-        pos += _n11
+    if _n11 < 128:
+        o.group_id = data[pos + 1 : pos + _n11].decode()
+        pos += _n11 or _runtime.null_value("GroupId")
     else:
-        f_group_id, pos = read_compact_string(data, pos)
-    (f_generation_id,) = _S_i.unpack_from(data, pos)
+        o.group_id, pos = read_compact_string(data, pos)
+    (o.generation_id,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n12 = data[pos]
-    if 0 < _n12 < 128:
-        f_member_id = data[pos + 1 : pos + _n12].decode()
-        pos += _n12
+    if _n12 < 128:
+        o.member_id = data[pos + 1 : pos + _n12].decode()
+        pos += _n12 or _runtime.null_value("MemberId")
     else:
-        f_member_id, pos = read_compact_string(data, pos)
+        o.member_id, pos = read_compact_string(data, pos)
     _n13 = data[pos]
-    if 0 < _n13 < 128:
-        f_group_instance_id = data[pos + 1 : pos + _n13].decode()
-        pos += _n13
-    elif _n13 == 0:
-        f_group_instance_id = None
+    if _n13 == 0:
+        o.group_instance_id = None
         pos += 1
+    elif _n13 < 128:
+        o.group_instance_id = data[pos + 1 : pos + _n13].decode()
+        pos += _n13
     else:
-        f_group_instance_id, pos = read_compact_nullable_string(data, pos)
+        o.group_instance_id, pos = read_compact_nullable_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return HeartbeatRequest(f_group_id, f_generation_id, f_member_id, f_group_instance_id), pos
+    return o, pos
 
 
 def _encode_HeartbeatRequest_v4(o: HeartbeatRequest, out: bytearray) -> None:
@@ -272,9 +277,11 @@ def _encode_HeartbeatRequest_v4(o: HeartbeatRequest, out: bytearray) -> None:
 
 def _decode_HeartbeatResponse_v0(data: bytes, pos: int) -> tuple[HeartbeatResponse, int]:
     """HeartbeatResponse, version 0."""
-    (f_error_code,) = _S_h.unpack_from(data, pos)
+    o = _new(HeartbeatResponse)
+    o.throttle_time_ms = 0
+    (o.error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    return HeartbeatResponse(0, f_error_code), pos
+    return o, pos
 
 
 def _encode_HeartbeatResponse_v0(o: HeartbeatResponse, out: bytearray) -> None:
@@ -284,9 +291,10 @@ def _encode_HeartbeatResponse_v0(o: HeartbeatResponse, out: bytearray) -> None:
 
 def _decode_HeartbeatResponse_v1(data: bytes, pos: int) -> tuple[HeartbeatResponse, int]:
     """HeartbeatResponse, versions 1-3."""
-    f_throttle_time_ms, f_error_code = _S_ih.unpack_from(data, pos)
+    o = _new(HeartbeatResponse)
+    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(data, pos)
     pos += 6
-    return HeartbeatResponse(f_throttle_time_ms, f_error_code), pos
+    return o, pos
 
 
 def _encode_HeartbeatResponse_v1(o: HeartbeatResponse, out: bytearray) -> None:
@@ -296,11 +304,12 @@ def _encode_HeartbeatResponse_v1(o: HeartbeatResponse, out: bytearray) -> None:
 
 def _decode_HeartbeatResponse_v4(data: bytes, pos: int) -> tuple[HeartbeatResponse, int]:
     """HeartbeatResponse, version 4 (flexible)."""
-    f_throttle_time_ms, f_error_code, _t20 = _S_ihB.unpack_from(data, pos)
+    o = _new(HeartbeatResponse)
+    o.throttle_time_ms, o.error_code, _t20 = _S_ihB.unpack_from(data, pos)
     pos += 7
     if _t20 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return HeartbeatResponse(f_throttle_time_ms, f_error_code), pos
+    return o, pos
 
 
 def _encode_HeartbeatResponse_v4(o: HeartbeatResponse, out: bytearray) -> None:

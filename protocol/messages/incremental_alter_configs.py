@@ -32,6 +32,7 @@ _S_i = Struct(">i")
 _S_ii = Struct(">ii")
 _S_o = Struct(">?")
 _S_oB = Struct(">?B")
+_new = object.__new__
 
 
 @dataclass(slots=True)
@@ -197,22 +198,23 @@ class IncrementalAlterConfigsResponse:
 
 def _decode_AlterableConfig_v0(data: bytes, pos: int) -> tuple[AlterableConfig, int]:
     """AlterableConfig, version 0."""
+    o = _new(AlterableConfig)
     (_n1,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n1 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n1].decode()
+    o.name = data[pos : pos + _n1].decode()
     pos += _n1
-    f_config_operation, _n2 = _S_bh.unpack_from(data, pos)
+    o.config_operation, _n2 = _S_bh.unpack_from(data, pos)
     pos += 3
     if _n2 < 0:
-        f_value = None
+        o.value = None
         if _n2 != -1:
             raise InvalidValueError("Value: length " + str(_n2))
     else:
-        f_value = data[pos : pos + _n2].decode()
+        o.value = data[pos : pos + _n2].decode()
         pos += _n2
-    return AlterableConfig(f_name, f_config_operation, f_value), pos
+    return o, pos
 
 
 def _encode_AlterableConfig_v0(o: AlterableConfig, out: bytearray) -> None:
@@ -228,28 +230,29 @@ def _encode_AlterableConfig_v0(o: AlterableConfig, out: bytearray) -> None:
 
 def _decode_AlterableConfig_v1(data: bytes, pos: int) -> tuple[AlterableConfig, int]:
     """AlterableConfig, version 1 (flexible)."""
+    o = _new(AlterableConfig)
     _n5 = data[pos]
-    if 0 < _n5 < 128:
-        f_name = data[pos + 1 : pos + _n5].decode()
-        pos += _n5
+    if _n5 < 128:
+        o.name = data[pos + 1 : pos + _n5].decode()
+        pos += _n5 or _runtime.null_value("Name")
     else:
-        f_name, pos = read_compact_string(data, pos)
-    (f_config_operation,) = _S_b.unpack_from(data, pos)
+        o.name, pos = read_compact_string(data, pos)
+    (o.config_operation,) = _S_b.unpack_from(data, pos)
     pos += 1
     _n6 = data[pos]
-    if 0 < _n6 < 128:
-        f_value = data[pos + 1 : pos + _n6].decode()
-        pos += _n6
-    elif _n6 == 0:
-        f_value = None
+    if _n6 == 0:
+        o.value = None
         pos += 1
+    elif _n6 < 128:
+        o.value = data[pos + 1 : pos + _n6].decode()
+        pos += _n6
     else:
-        f_value, pos = read_compact_nullable_string(data, pos)
+        o.value, pos = read_compact_nullable_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return AlterableConfig(f_name, f_config_operation, f_value), pos
+    return o, pos
 
 
 def _encode_AlterableConfig_v1(o: AlterableConfig, out: bytearray) -> None:
@@ -277,11 +280,12 @@ def _encode_AlterableConfig_v1(o: AlterableConfig, out: bytearray) -> None:
 
 def _decode_AlterConfigsResource_v0(data: bytes, pos: int) -> tuple[AlterConfigsResource, int]:
     """AlterConfigsResource, version 0."""
-    f_resource_type, _n11 = _S_bh.unpack_from(data, pos)
+    o = _new(AlterConfigsResource)
+    o.resource_type, _n11 = _S_bh.unpack_from(data, pos)
     pos += 3
     if _n11 < 0:
         raise InvalidValueError("ResourceName: null or negative length")
-    f_resource_name = data[pos : pos + _n11].decode()
+    o.resource_name = data[pos : pos + _n11].decode()
     pos += _n11
     (_n12,) = _S_i.unpack_from(data, pos)
     pos += 4
@@ -289,130 +293,135 @@ def _decode_AlterConfigsResource_v0(data: bytes, pos: int) -> tuple[AlterConfigs
         raise InvalidValueError("Configs: null or negative length")
     if _n12 > len(data) - pos:
         raise TruncatedError("Configs: " + str(_n12) + " elements in " + str(len(data) - pos) + " bytes")
-    f_configs = []
+    _l13: list[AlterableConfig] = []
     for _ in range(_n12):
-        (_n14,) = _S_h.unpack_from(data, pos)
+        _m14 = _new(AlterableConfig)
+        (_n15,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n14 < 0:
-            raise InvalidValueError("Name: null or negative length")
-        _m13_name = data[pos : pos + _n14].decode()
-        pos += _n14
-        _m13_config_operation, _n15 = _S_bh.unpack_from(data, pos)
-        pos += 3
         if _n15 < 0:
-            _m13_value = None
-            if _n15 != -1:
-                raise InvalidValueError("Value: length " + str(_n15))
+            raise InvalidValueError("Name: null or negative length")
+        _m14.name = data[pos : pos + _n15].decode()
+        pos += _n15
+        _m14.config_operation, _n16 = _S_bh.unpack_from(data, pos)
+        pos += 3
+        if _n16 < 0:
+            _m14.value = None
+            if _n16 != -1:
+                raise InvalidValueError("Value: length " + str(_n16))
         else:
-            _m13_value = data[pos : pos + _n15].decode()
-            pos += _n15
-        f_configs.append(AlterableConfig(_m13_name, _m13_config_operation, _m13_value))
-    return AlterConfigsResource(f_resource_type, f_resource_name, f_configs), pos
+            _m14.value = data[pos : pos + _n16].decode()
+            pos += _n16
+        _l13.append(_m14)
+    o.configs = _l13
+    return o, pos
 
 
 def _encode_AlterConfigsResource_v0(o: AlterConfigsResource, out: bytearray) -> None:
     """AlterConfigsResource, version 0."""
-    _b16 = o.resource_name.encode()
-    out += _S_bh.pack(o.resource_type, len(_b16))
-    out += _b16
-    _a17 = o.configs
-    out += _S_i.pack(len(_a17))
-    for _e18 in _a17:
-        _b19 = _e18.name.encode()
-        out += _S_h.pack(len(_b19))
-        out += _b19
-        _b20 = None if _e18.value is None else _e18.value.encode()
-        out += _S_bh.pack(_e18.config_operation, -1 if _b20 is None else len(_b20))
-        if _b20 is not None:
-            out += _b20
+    _b17 = o.resource_name.encode()
+    out += _S_bh.pack(o.resource_type, len(_b17))
+    out += _b17
+    _a18 = o.configs
+    out += _S_i.pack(len(_a18))
+    for _e19 in _a18:
+        _b20 = _e19.name.encode()
+        out += _S_h.pack(len(_b20))
+        out += _b20
+        _b21 = None if _e19.value is None else _e19.value.encode()
+        out += _S_bh.pack(_e19.config_operation, -1 if _b21 is None else len(_b21))
+        if _b21 is not None:
+            out += _b21
 
 
 def _decode_AlterConfigsResource_v1(data: bytes, pos: int) -> tuple[AlterConfigsResource, int]:
     """AlterConfigsResource, version 1 (flexible)."""
-    (f_resource_type,) = _S_b.unpack_from(data, pos)
+    o = _new(AlterConfigsResource)
+    (o.resource_type,) = _S_b.unpack_from(data, pos)
     pos += 1
-    _n21 = data[pos]
-    if 0 < _n21 < 128:
-        f_resource_name = data[pos + 1 : pos + _n21].decode()
-        pos += _n21
-    else:
-        f_resource_name, pos = read_compact_string(data, pos)
     _n22 = data[pos]
     if _n22 < 128:
+        o.resource_name = data[pos + 1 : pos + _n22].decode()
+        pos += _n22 or _runtime.null_value("ResourceName")
+    else:
+        o.resource_name, pos = read_compact_string(data, pos)
+    _n23 = data[pos]
+    if _n23 < 128:
         pos += 1
     else:
-        _n22, pos = read_uvarint(data, pos)
-    _n22 -= 1
-    if _n22 < 0:
+        _n23, pos = read_uvarint(data, pos)
+    _n23 -= 1
+    if _n23 < 0:
         raise InvalidValueError("Configs: null or negative length")
-    if _n22 > len(data) - pos:
-        raise TruncatedError("Configs: " + str(_n22) + " elements in " + str(len(data) - pos) + " bytes")
-    f_configs = []
-    for _ in range(_n22):
-        _n24 = data[pos]
-        if 0 < _n24 < 128:
-            _m23_name = data[pos + 1 : pos + _n24].decode()
-            pos += _n24
+    if _n23 > len(data) - pos:
+        raise TruncatedError("Configs: " + str(_n23) + " elements in " + str(len(data) - pos) + " bytes")
+    _l24: list[AlterableConfig] = []
+    for _ in range(_n23):
+        _m25 = _new(AlterableConfig)
+        _n26 = data[pos]
+        if _n26 < 128:
+            _m25.name = data[pos + 1 : pos + _n26].decode()
+            pos += _n26 or _runtime.null_value("Name")
         else:
-            _m23_name, pos = read_compact_string(data, pos)
-        (_m23_config_operation,) = _S_b.unpack_from(data, pos)
+            _m25.name, pos = read_compact_string(data, pos)
+        (_m25.config_operation,) = _S_b.unpack_from(data, pos)
         pos += 1
-        _n25 = data[pos]
-        if 0 < _n25 < 128:
-            _m23_value = data[pos + 1 : pos + _n25].decode()
-            pos += _n25
-        elif _n25 == 0:
-            _m23_value = None
+        _n27 = data[pos]
+        if _n27 == 0:
+            _m25.value = None
             pos += 1
+        elif _n27 < 128:
+            _m25.value = data[pos + 1 : pos + _n27].decode()
+            pos += _n27
         else:
-            _m23_value, pos = read_compact_nullable_string(data, pos)
+            _m25.value, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_configs.append(AlterableConfig(_m23_name, _m23_config_operation, _m23_value))
+        _l24.append(_m25)
+    o.configs = _l24
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return AlterConfigsResource(f_resource_type, f_resource_name, f_configs), pos
+    return o, pos
 
 
 def _encode_AlterConfigsResource_v1(o: AlterConfigsResource, out: bytearray) -> None:
     """AlterConfigsResource, version 1 (flexible)."""
     out += _S_b.pack(o.resource_type)
-    _b26 = o.resource_name.encode()
-    _n27 = len(_b26) + 1
-    if _n27 < 128:
-        out.append(_n27)
-    else:
-        write_uvarint(out, _n27)
-    out += _b26
-    _a28 = o.configs
-    _n29 = len(_a28) + 1
+    _b28 = o.resource_name.encode()
+    _n29 = len(_b28) + 1
     if _n29 < 128:
         out.append(_n29)
     else:
         write_uvarint(out, _n29)
-    for _e30 in _a28:
-        _b31 = _e30.name.encode()
-        _n32 = len(_b31) + 1
-        if _n32 < 128:
-            out.append(_n32)
+    out += _b28
+    _a30 = o.configs
+    _n31 = len(_a30) + 1
+    if _n31 < 128:
+        out.append(_n31)
+    else:
+        write_uvarint(out, _n31)
+    for _e32 in _a30:
+        _b33 = _e32.name.encode()
+        _n34 = len(_b33) + 1
+        if _n34 < 128:
+            out.append(_n34)
         else:
-            write_uvarint(out, _n32)
-        out += _b31
-        out += _S_b.pack(_e30.config_operation)
-        if _e30.value is None:
+            write_uvarint(out, _n34)
+        out += _b33
+        out += _S_b.pack(_e32.config_operation)
+        if _e32.value is None:
             out.append(0)
         else:
-            _b33 = _e30.value.encode()
-            _n34 = len(_b33) + 1
-            if _n34 < 128:
-                out.append(_n34)
+            _b35 = _e32.value.encode()
+            _n36 = len(_b35) + 1
+            if _n36 < 128:
+                out.append(_n36)
             else:
-                write_uvarint(out, _n34)
-            out += _b33
+                write_uvarint(out, _n36)
+            out += _b35
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
@@ -421,27 +430,29 @@ def _decode_IncrementalAlterConfigsRequest_v0(
     data: bytes, pos: int
 ) -> tuple[IncrementalAlterConfigsRequest, int]:
     """IncrementalAlterConfigsRequest, version 0."""
-    (_n35,) = _S_i.unpack_from(data, pos)
+    o = _new(IncrementalAlterConfigsRequest)
+    (_n37,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n35 < 0:
+    if _n37 < 0:
         raise InvalidValueError("Resources: null or negative length")
-    if _n35 > len(data) - pos:
-        raise TruncatedError("Resources: " + str(_n35) + " elements in " + str(len(data) - pos) + " bytes")
-    f_resources = []
-    for _ in range(_n35):
-        _e36, pos = _decode_AlterConfigsResource_v0(data, pos)
-        f_resources.append(_e36)
-    (f_validate_only,) = _S_o.unpack_from(data, pos)
+    if _n37 > len(data) - pos:
+        raise TruncatedError("Resources: " + str(_n37) + " elements in " + str(len(data) - pos) + " bytes")
+    _l38: list[AlterConfigsResource] = []
+    for _ in range(_n37):
+        _e39, pos = _decode_AlterConfigsResource_v0(data, pos)
+        _l38.append(_e39)
+    o.resources = _l38
+    (o.validate_only,) = _S_o.unpack_from(data, pos)
     pos += 1
-    return IncrementalAlterConfigsRequest(f_resources, f_validate_only), pos
+    return o, pos
 
 
 def _encode_IncrementalAlterConfigsRequest_v0(o: IncrementalAlterConfigsRequest, out: bytearray) -> None:
     """IncrementalAlterConfigsRequest, version 0."""
-    _a37 = o.resources
-    out += _S_i.pack(len(_a37))
-    for _e38 in _a37:
-        _encode_AlterConfigsResource_v0(_e38, out)
+    _a40 = o.resources
+    out += _S_i.pack(len(_a40))
+    for _e41 in _a40:
+        _encode_AlterConfigsResource_v0(_e41, out)
     out += _S_o.pack(o.validate_only)
 
 
@@ -449,37 +460,39 @@ def _decode_IncrementalAlterConfigsRequest_v1(
     data: bytes, pos: int
 ) -> tuple[IncrementalAlterConfigsRequest, int]:
     """IncrementalAlterConfigsRequest, version 1 (flexible)."""
-    _n39 = data[pos]
-    if _n39 < 128:
+    o = _new(IncrementalAlterConfigsRequest)
+    _n42 = data[pos]
+    if _n42 < 128:
         pos += 1
     else:
-        _n39, pos = read_uvarint(data, pos)
-    _n39 -= 1
-    if _n39 < 0:
+        _n42, pos = read_uvarint(data, pos)
+    _n42 -= 1
+    if _n42 < 0:
         raise InvalidValueError("Resources: null or negative length")
-    if _n39 > len(data) - pos:
-        raise TruncatedError("Resources: " + str(_n39) + " elements in " + str(len(data) - pos) + " bytes")
-    f_resources = []
-    for _ in range(_n39):
-        _e40, pos = _decode_AlterConfigsResource_v1(data, pos)
-        f_resources.append(_e40)
-    f_validate_only, _t41 = _S_oB.unpack_from(data, pos)
+    if _n42 > len(data) - pos:
+        raise TruncatedError("Resources: " + str(_n42) + " elements in " + str(len(data) - pos) + " bytes")
+    _l43: list[AlterConfigsResource] = []
+    for _ in range(_n42):
+        _e44, pos = _decode_AlterConfigsResource_v1(data, pos)
+        _l43.append(_e44)
+    o.resources = _l43
+    o.validate_only, _t45 = _S_oB.unpack_from(data, pos)
     pos += 2
-    if _t41 != 0:
+    if _t45 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return IncrementalAlterConfigsRequest(f_resources, f_validate_only), pos
+    return o, pos
 
 
 def _encode_IncrementalAlterConfigsRequest_v1(o: IncrementalAlterConfigsRequest, out: bytearray) -> None:
     """IncrementalAlterConfigsRequest, version 1 (flexible)."""
-    _a42 = o.resources
-    _n43 = len(_a42) + 1
-    if _n43 < 128:
-        out.append(_n43)
+    _a46 = o.resources
+    _n47 = len(_a46) + 1
+    if _n47 < 128:
+        out.append(_n47)
     else:
-        write_uvarint(out, _n43)
-    for _e44 in _a42:
-        _encode_AlterConfigsResource_v1(_e44, out)
+        write_uvarint(out, _n47)
+    for _e48 in _a46:
+        _encode_AlterConfigsResource_v1(_e48, out)
     out += _S_oB.pack(o.validate_only, 0)
 
 
@@ -487,63 +500,65 @@ def _decode_AlterConfigsResourceResponse_v0(
     data: bytes, pos: int
 ) -> tuple[AlterConfigsResourceResponse, int]:
     """AlterConfigsResourceResponse, version 0."""
-    f_error_code, _n45 = _S_hh.unpack_from(data, pos)
+    o = _new(AlterConfigsResourceResponse)
+    o.error_code, _n49 = _S_hh.unpack_from(data, pos)
     pos += 4
-    if _n45 < 0:
-        f_error_message = None
-        if _n45 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n45))
+    if _n49 < 0:
+        o.error_message = None
+        if _n49 != -1:
+            raise InvalidValueError("ErrorMessage: length " + str(_n49))
     else:
-        f_error_message = data[pos : pos + _n45].decode()
-        pos += _n45
-    f_resource_type, _n46 = _S_bh.unpack_from(data, pos)
+        o.error_message = data[pos : pos + _n49].decode()
+        pos += _n49
+    o.resource_type, _n50 = _S_bh.unpack_from(data, pos)
     pos += 3
-    if _n46 < 0:
+    if _n50 < 0:
         raise InvalidValueError("ResourceName: null or negative length")
-    f_resource_name = data[pos : pos + _n46].decode()
-    pos += _n46
-    return AlterConfigsResourceResponse(f_error_code, f_error_message, f_resource_type, f_resource_name), pos
+    o.resource_name = data[pos : pos + _n50].decode()
+    pos += _n50
+    return o, pos
 
 
 def _encode_AlterConfigsResourceResponse_v0(o: AlterConfigsResourceResponse, out: bytearray) -> None:
     """AlterConfigsResourceResponse, version 0."""
-    _b47 = None if o.error_message is None else o.error_message.encode()
-    out += _S_hh.pack(o.error_code, -1 if _b47 is None else len(_b47))
-    if _b47 is not None:
-        out += _b47
-    _b48 = o.resource_name.encode()
-    out += _S_bh.pack(o.resource_type, len(_b48))
-    out += _b48
+    _b51 = None if o.error_message is None else o.error_message.encode()
+    out += _S_hh.pack(o.error_code, -1 if _b51 is None else len(_b51))
+    if _b51 is not None:
+        out += _b51
+    _b52 = o.resource_name.encode()
+    out += _S_bh.pack(o.resource_type, len(_b52))
+    out += _b52
 
 
 def _decode_AlterConfigsResourceResponse_v1(
     data: bytes, pos: int
 ) -> tuple[AlterConfigsResourceResponse, int]:
     """AlterConfigsResourceResponse, version 1 (flexible)."""
-    (f_error_code,) = _S_h.unpack_from(data, pos)
+    o = _new(AlterConfigsResourceResponse)
+    (o.error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    _n49 = data[pos]
-    if 0 < _n49 < 128:
-        f_error_message = data[pos + 1 : pos + _n49].decode()
-        pos += _n49
-    elif _n49 == 0:
-        f_error_message = None
+    _n53 = data[pos]
+    if _n53 == 0:
+        o.error_message = None
         pos += 1
+    elif _n53 < 128:
+        o.error_message = data[pos + 1 : pos + _n53].decode()
+        pos += _n53
     else:
-        f_error_message, pos = read_compact_nullable_string(data, pos)
-    (f_resource_type,) = _S_b.unpack_from(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    (o.resource_type,) = _S_b.unpack_from(data, pos)
     pos += 1
-    _n50 = data[pos]
-    if 0 < _n50 < 128:
-        f_resource_name = data[pos + 1 : pos + _n50].decode()
-        pos += _n50
+    _n54 = data[pos]
+    if _n54 < 128:
+        o.resource_name = data[pos + 1 : pos + _n54].decode()
+        pos += _n54 or _runtime.null_value("ResourceName")
     else:
-        f_resource_name, pos = read_compact_string(data, pos)
+        o.resource_name, pos = read_compact_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return AlterConfigsResourceResponse(f_error_code, f_error_message, f_resource_type, f_resource_name), pos
+    return o, pos
 
 
 def _encode_AlterConfigsResourceResponse_v1(o: AlterConfigsResourceResponse, out: bytearray) -> None:
@@ -552,21 +567,21 @@ def _encode_AlterConfigsResourceResponse_v1(o: AlterConfigsResourceResponse, out
     if o.error_message is None:
         out.append(0)
     else:
-        _b51 = o.error_message.encode()
-        _n52 = len(_b51) + 1
-        if _n52 < 128:
-            out.append(_n52)
+        _b55 = o.error_message.encode()
+        _n56 = len(_b55) + 1
+        if _n56 < 128:
+            out.append(_n56)
         else:
-            write_uvarint(out, _n52)
-        out += _b51
+            write_uvarint(out, _n56)
+        out += _b55
     out += _S_b.pack(o.resource_type)
-    _b53 = o.resource_name.encode()
-    _n54 = len(_b53) + 1
-    if _n54 < 128:
-        out.append(_n54)
+    _b57 = o.resource_name.encode()
+    _n58 = len(_b57) + 1
+    if _n58 < 128:
+        out.append(_n58)
     else:
-        write_uvarint(out, _n54)
-    out += _b53
+        write_uvarint(out, _n58)
+    out += _b57
     out.append(0)  # no tagged fields
 
 
@@ -574,133 +589,131 @@ def _decode_IncrementalAlterConfigsResponse_v0(
     data: bytes, pos: int
 ) -> tuple[IncrementalAlterConfigsResponse, int]:
     """IncrementalAlterConfigsResponse, version 0."""
-    f_throttle_time_ms, _n55 = _S_ii.unpack_from(data, pos)
+    o = _new(IncrementalAlterConfigsResponse)
+    o.throttle_time_ms, _n59 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n55 < 0:
+    if _n59 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n55 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n55) + " elements in " + str(len(data) - pos) + " bytes")
-    f_responses = []
-    for _ in range(_n55):
-        _m56_error_code, _n57 = _S_hh.unpack_from(data, pos)
+    if _n59 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n59) + " elements in " + str(len(data) - pos) + " bytes")
+    _l60: list[AlterConfigsResourceResponse] = []
+    for _ in range(_n59):
+        _m61 = _new(AlterConfigsResourceResponse)
+        _m61.error_code, _n62 = _S_hh.unpack_from(data, pos)
         pos += 4
-        if _n57 < 0:
-            _m56_error_message = None
-            if _n57 != -1:
-                raise InvalidValueError("ErrorMessage: length " + str(_n57))
+        if _n62 < 0:
+            _m61.error_message = None
+            if _n62 != -1:
+                raise InvalidValueError("ErrorMessage: length " + str(_n62))
         else:
-            _m56_error_message = data[pos : pos + _n57].decode()
-            pos += _n57
-        _m56_resource_type, _n58 = _S_bh.unpack_from(data, pos)
+            _m61.error_message = data[pos : pos + _n62].decode()
+            pos += _n62
+        _m61.resource_type, _n63 = _S_bh.unpack_from(data, pos)
         pos += 3
-        if _n58 < 0:
+        if _n63 < 0:
             raise InvalidValueError("ResourceName: null or negative length")
-        _m56_resource_name = data[pos : pos + _n58].decode()
-        pos += _n58
-        f_responses.append(
-            AlterConfigsResourceResponse(
-                _m56_error_code, _m56_error_message, _m56_resource_type, _m56_resource_name
-            )
-        )
-    return IncrementalAlterConfigsResponse(f_throttle_time_ms, f_responses), pos
+        _m61.resource_name = data[pos : pos + _n63].decode()
+        pos += _n63
+        _l60.append(_m61)
+    o.responses = _l60
+    return o, pos
 
 
 def _encode_IncrementalAlterConfigsResponse_v0(o: IncrementalAlterConfigsResponse, out: bytearray) -> None:
     """IncrementalAlterConfigsResponse, version 0."""
-    _a59 = o.responses
-    out += _S_ii.pack(o.throttle_time_ms, len(_a59))
-    for _e60 in _a59:
-        _b61 = None if _e60.error_message is None else _e60.error_message.encode()
-        out += _S_hh.pack(_e60.error_code, -1 if _b61 is None else len(_b61))
-        if _b61 is not None:
-            out += _b61
-        _b62 = _e60.resource_name.encode()
-        out += _S_bh.pack(_e60.resource_type, len(_b62))
-        out += _b62
+    _a64 = o.responses
+    out += _S_ii.pack(o.throttle_time_ms, len(_a64))
+    for _e65 in _a64:
+        _b66 = None if _e65.error_message is None else _e65.error_message.encode()
+        out += _S_hh.pack(_e65.error_code, -1 if _b66 is None else len(_b66))
+        if _b66 is not None:
+            out += _b66
+        _b67 = _e65.resource_name.encode()
+        out += _S_bh.pack(_e65.resource_type, len(_b67))
+        out += _b67
 
 
 def _decode_IncrementalAlterConfigsResponse_v1(
     data: bytes, pos: int
 ) -> tuple[IncrementalAlterConfigsResponse, int]:
     """IncrementalAlterConfigsResponse, version 1 (flexible)."""
-    (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
+    o = _new(IncrementalAlterConfigsResponse)
+    (o.throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n63 = data[pos]
-    if _n63 < 128:
+    _n68 = data[pos]
+    if _n68 < 128:
         pos += 1
     else:
-        _n63, pos = read_uvarint(data, pos)
-    _n63 -= 1
-    if _n63 < 0:
+        _n68, pos = read_uvarint(data, pos)
+    _n68 -= 1
+    if _n68 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n63 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n63) + " elements in " + str(len(data) - pos) + " bytes")
-    f_responses = []
-    for _ in range(_n63):
-        (_m64_error_code,) = _S_h.unpack_from(data, pos)
+    if _n68 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n68) + " elements in " + str(len(data) - pos) + " bytes")
+    _l69: list[AlterConfigsResourceResponse] = []
+    for _ in range(_n68):
+        _m70 = _new(AlterConfigsResourceResponse)
+        (_m70.error_code,) = _S_h.unpack_from(data, pos)
         pos += 2
-        _n65 = data[pos]
-        if 0 < _n65 < 128:
-            _m64_error_message = data[pos + 1 : pos + _n65].decode()
-            pos += _n65
-        elif _n65 == 0:
-            _m64_error_message = None
+        _n71 = data[pos]
+        if _n71 == 0:
+            _m70.error_message = None
             pos += 1
+        elif _n71 < 128:
+            _m70.error_message = data[pos + 1 : pos + _n71].decode()
+            pos += _n71
         else:
-            _m64_error_message, pos = read_compact_nullable_string(data, pos)
-        (_m64_resource_type,) = _S_b.unpack_from(data, pos)
+            _m70.error_message, pos = read_compact_nullable_string(data, pos)
+        (_m70.resource_type,) = _S_b.unpack_from(data, pos)
         pos += 1
-        _n66 = data[pos]
-        if 0 < _n66 < 128:
-            _m64_resource_name = data[pos + 1 : pos + _n66].decode()
-            pos += _n66
+        _n72 = data[pos]
+        if _n72 < 128:
+            _m70.resource_name = data[pos + 1 : pos + _n72].decode()
+            pos += _n72 or _runtime.null_value("ResourceName")
         else:
-            _m64_resource_name, pos = read_compact_string(data, pos)
+            _m70.resource_name, pos = read_compact_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_responses.append(
-            AlterConfigsResourceResponse(
-                _m64_error_code, _m64_error_message, _m64_resource_type, _m64_resource_name
-            )
-        )
+        _l69.append(_m70)
+    o.responses = _l69
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return IncrementalAlterConfigsResponse(f_throttle_time_ms, f_responses), pos
+    return o, pos
 
 
 def _encode_IncrementalAlterConfigsResponse_v1(o: IncrementalAlterConfigsResponse, out: bytearray) -> None:
     """IncrementalAlterConfigsResponse, version 1 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a67 = o.responses
-    _n68 = len(_a67) + 1
-    if _n68 < 128:
-        out.append(_n68)
+    _a73 = o.responses
+    _n74 = len(_a73) + 1
+    if _n74 < 128:
+        out.append(_n74)
     else:
-        write_uvarint(out, _n68)
-    for _e69 in _a67:
-        out += _S_h.pack(_e69.error_code)
-        if _e69.error_message is None:
+        write_uvarint(out, _n74)
+    for _e75 in _a73:
+        out += _S_h.pack(_e75.error_code)
+        if _e75.error_message is None:
             out.append(0)
         else:
-            _b70 = _e69.error_message.encode()
-            _n71 = len(_b70) + 1
-            if _n71 < 128:
-                out.append(_n71)
+            _b76 = _e75.error_message.encode()
+            _n77 = len(_b76) + 1
+            if _n77 < 128:
+                out.append(_n77)
             else:
-                write_uvarint(out, _n71)
-            out += _b70
-        out += _S_b.pack(_e69.resource_type)
-        _b72 = _e69.resource_name.encode()
-        _n73 = len(_b72) + 1
-        if _n73 < 128:
-            out.append(_n73)
+                write_uvarint(out, _n77)
+            out += _b76
+        out += _S_b.pack(_e75.resource_type)
+        _b78 = _e75.resource_name.encode()
+        _n79 = len(_b78) + 1
+        if _n79 < 128:
+            out.append(_n79)
         else:
-            write_uvarint(out, _n73)
-        out += _b72
+            write_uvarint(out, _n79)
+        out += _b78
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 

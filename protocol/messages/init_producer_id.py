@@ -25,6 +25,7 @@ _S_ihqhB = Struct(">ihqhB")
 _S_ihqhqhB = Struct(">ihqhqhB")
 _S_iqhB = Struct(">iqhB")
 _S_iqhooB = Struct(">iqh??B")
+_new = object.__new__
 
 
 @dataclass(slots=True)
@@ -157,18 +158,23 @@ class InitProducerIdResponse:
 
 def _decode_InitProducerIdRequest_v0(data: bytes, pos: int) -> tuple[InitProducerIdRequest, int]:
     """InitProducerIdRequest, versions 0-1."""
+    o = _new(InitProducerIdRequest)
+    o.producer_id = -1
+    o.producer_epoch = -1
+    o.enable2_pc = False
+    o.keep_prepared_txn = False
     (_n1,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n1 < 0:
-        f_transactional_id = None
+        o.transactional_id = None
         if _n1 != -1:
             raise InvalidValueError("TransactionalId: length " + str(_n1))
     else:
-        f_transactional_id = data[pos : pos + _n1].decode()
+        o.transactional_id = data[pos : pos + _n1].decode()
         pos += _n1
-    (f_transaction_timeout_ms,) = _S_i.unpack_from(data, pos)
+    (o.transaction_timeout_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    return InitProducerIdRequest(f_transactional_id, f_transaction_timeout_ms, -1, -1, False, False), pos
+    return o, pos
 
 
 def _encode_InitProducerIdRequest_v0(o: InitProducerIdRequest, out: bytearray) -> None:
@@ -182,20 +188,25 @@ def _encode_InitProducerIdRequest_v0(o: InitProducerIdRequest, out: bytearray) -
 
 def _decode_InitProducerIdRequest_v2(data: bytes, pos: int) -> tuple[InitProducerIdRequest, int]:
     """InitProducerIdRequest, version 2 (flexible)."""
+    o = _new(InitProducerIdRequest)
+    o.producer_id = -1
+    o.producer_epoch = -1
+    o.enable2_pc = False
+    o.keep_prepared_txn = False
     _n3 = data[pos]
-    if 0 < _n3 < 128:
-        f_transactional_id = data[pos + 1 : pos + _n3].decode()
-        pos += _n3
-    elif _n3 == 0:
-        f_transactional_id = None
+    if _n3 == 0:
+        o.transactional_id = None
         pos += 1
+    elif _n3 < 128:
+        o.transactional_id = data[pos + 1 : pos + _n3].decode()
+        pos += _n3
     else:
-        f_transactional_id, pos = read_compact_nullable_string(data, pos)
-    f_transaction_timeout_ms, _t4 = _S_iB.unpack_from(data, pos)
+        o.transactional_id, pos = read_compact_nullable_string(data, pos)
+    o.transaction_timeout_ms, _t4 = _S_iB.unpack_from(data, pos)
     pos += 5
     if _t4 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return InitProducerIdRequest(f_transactional_id, f_transaction_timeout_ms, -1, -1, False, False), pos
+    return o, pos
 
 
 def _encode_InitProducerIdRequest_v2(o: InitProducerIdRequest, out: bytearray) -> None:
@@ -215,22 +226,23 @@ def _encode_InitProducerIdRequest_v2(o: InitProducerIdRequest, out: bytearray) -
 
 def _decode_InitProducerIdRequest_v3(data: bytes, pos: int) -> tuple[InitProducerIdRequest, int]:
     """InitProducerIdRequest, versions 3-5 (flexible)."""
+    o = _new(InitProducerIdRequest)
+    o.enable2_pc = False
+    o.keep_prepared_txn = False
     _n7 = data[pos]
-    if 0 < _n7 < 128:
-        f_transactional_id = data[pos + 1 : pos + _n7].decode()
-        pos += _n7
-    elif _n7 == 0:
-        f_transactional_id = None
+    if _n7 == 0:
+        o.transactional_id = None
         pos += 1
+    elif _n7 < 128:
+        o.transactional_id = data[pos + 1 : pos + _n7].decode()
+        pos += _n7
     else:
-        f_transactional_id, pos = read_compact_nullable_string(data, pos)
-    f_transaction_timeout_ms, f_producer_id, f_producer_epoch, _t8 = _S_iqhB.unpack_from(data, pos)
+        o.transactional_id, pos = read_compact_nullable_string(data, pos)
+    o.transaction_timeout_ms, o.producer_id, o.producer_epoch, _t8 = _S_iqhB.unpack_from(data, pos)
     pos += 15
     if _t8 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return InitProducerIdRequest(
-        f_transactional_id, f_transaction_timeout_ms, f_producer_id, f_producer_epoch, False, False
-    ), pos
+    return o, pos
 
 
 def _encode_InitProducerIdRequest_v3(o: InitProducerIdRequest, out: bytearray) -> None:
@@ -250,29 +262,23 @@ def _encode_InitProducerIdRequest_v3(o: InitProducerIdRequest, out: bytearray) -
 
 def _decode_InitProducerIdRequest_v6(data: bytes, pos: int) -> tuple[InitProducerIdRequest, int]:
     """InitProducerIdRequest, version 6 (flexible)."""
+    o = _new(InitProducerIdRequest)
     _n11 = data[pos]
-    if 0 < _n11 < 128:
-        f_transactional_id = data[pos + 1 : pos + _n11].decode()
-        pos += _n11
-    elif _n11 == 0:
-        f_transactional_id = None
+    if _n11 == 0:
+        o.transactional_id = None
         pos += 1
+    elif _n11 < 128:
+        o.transactional_id = data[pos + 1 : pos + _n11].decode()
+        pos += _n11
     else:
-        f_transactional_id, pos = read_compact_nullable_string(data, pos)
-    f_transaction_timeout_ms, f_producer_id, f_producer_epoch, f_enable2_pc, f_keep_prepared_txn, _t12 = (
+        o.transactional_id, pos = read_compact_nullable_string(data, pos)
+    o.transaction_timeout_ms, o.producer_id, o.producer_epoch, o.enable2_pc, o.keep_prepared_txn, _t12 = (
         _S_iqhooB.unpack_from(data, pos)
     )
     pos += 17
     if _t12 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return InitProducerIdRequest(
-        f_transactional_id,
-        f_transaction_timeout_ms,
-        f_producer_id,
-        f_producer_epoch,
-        f_enable2_pc,
-        f_keep_prepared_txn,
-    ), pos
+    return o, pos
 
 
 def _encode_InitProducerIdRequest_v6(o: InitProducerIdRequest, out: bytearray) -> None:
@@ -294,11 +300,12 @@ def _encode_InitProducerIdRequest_v6(o: InitProducerIdRequest, out: bytearray) -
 
 def _decode_InitProducerIdResponse_v0(data: bytes, pos: int) -> tuple[InitProducerIdResponse, int]:
     """InitProducerIdResponse, versions 0-1."""
-    f_throttle_time_ms, f_error_code, f_producer_id, f_producer_epoch = _S_ihqh.unpack_from(data, pos)
+    o = _new(InitProducerIdResponse)
+    o.ongoing_txn_producer_id = -1
+    o.ongoing_txn_producer_epoch = -1
+    o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch = _S_ihqh.unpack_from(data, pos)
     pos += 16
-    return InitProducerIdResponse(
-        f_throttle_time_ms, f_error_code, f_producer_id, f_producer_epoch, -1, -1
-    ), pos
+    return o, pos
 
 
 def _encode_InitProducerIdResponse_v0(o: InitProducerIdResponse, out: bytearray) -> None:
@@ -308,13 +315,14 @@ def _encode_InitProducerIdResponse_v0(o: InitProducerIdResponse, out: bytearray)
 
 def _decode_InitProducerIdResponse_v2(data: bytes, pos: int) -> tuple[InitProducerIdResponse, int]:
     """InitProducerIdResponse, versions 2-5 (flexible)."""
-    f_throttle_time_ms, f_error_code, f_producer_id, f_producer_epoch, _t15 = _S_ihqhB.unpack_from(data, pos)
+    o = _new(InitProducerIdResponse)
+    o.ongoing_txn_producer_id = -1
+    o.ongoing_txn_producer_epoch = -1
+    o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch, _t15 = _S_ihqhB.unpack_from(data, pos)
     pos += 17
     if _t15 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return InitProducerIdResponse(
-        f_throttle_time_ms, f_error_code, f_producer_id, f_producer_epoch, -1, -1
-    ), pos
+    return o, pos
 
 
 def _encode_InitProducerIdResponse_v2(o: InitProducerIdResponse, out: bytearray) -> None:
@@ -324,26 +332,20 @@ def _encode_InitProducerIdResponse_v2(o: InitProducerIdResponse, out: bytearray)
 
 def _decode_InitProducerIdResponse_v6(data: bytes, pos: int) -> tuple[InitProducerIdResponse, int]:
     """InitProducerIdResponse, version 6 (flexible)."""
+    o = _new(InitProducerIdResponse)
     (
-        f_throttle_time_ms,
-        f_error_code,
-        f_producer_id,
-        f_producer_epoch,
-        f_ongoing_txn_producer_id,
-        f_ongoing_txn_producer_epoch,
+        o.throttle_time_ms,
+        o.error_code,
+        o.producer_id,
+        o.producer_epoch,
+        o.ongoing_txn_producer_id,
+        o.ongoing_txn_producer_epoch,
         _t16,
     ) = _S_ihqhqhB.unpack_from(data, pos)
     pos += 27
     if _t16 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return InitProducerIdResponse(
-        f_throttle_time_ms,
-        f_error_code,
-        f_producer_id,
-        f_producer_epoch,
-        f_ongoing_txn_producer_id,
-        f_ongoing_txn_producer_epoch,
-    ), pos
+    return o, pos
 
 
 def _encode_InitProducerIdResponse_v6(o: InitProducerIdResponse, out: bytearray) -> None:

@@ -34,6 +34,7 @@ _S_ihih = Struct(">ihih")
 _S_ii = Struct(">ii")
 _S_iih = Struct(">iih")
 _S_o = Struct(">?")
+_new = object.__new__
 
 
 @dataclass(slots=True)
@@ -200,19 +201,20 @@ class JoinGroupResponse:
 
 def _decode_JoinGroupRequestProtocol_v0(data: bytes, pos: int) -> tuple[JoinGroupRequestProtocol, int]:
     """JoinGroupRequestProtocol, versions 0-5."""
+    o = _new(JoinGroupRequestProtocol)
     (_n1,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n1 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n1].decode()
+    o.name = data[pos : pos + _n1].decode()
     pos += _n1
     (_n2,) = _S_i.unpack_from(data, pos)
     pos += 4
     if _n2 < 0:
         raise InvalidValueError("Metadata: null or negative length")
-    f_metadata = data[pos : pos + _n2]
+    o.metadata = data[pos : pos + _n2]
     pos += _n2
-    return JoinGroupRequestProtocol(f_name, f_metadata), pos
+    return o, pos
 
 
 def _encode_JoinGroupRequestProtocol_v0(o: JoinGroupRequestProtocol, out: bytearray) -> None:
@@ -227,23 +229,24 @@ def _encode_JoinGroupRequestProtocol_v0(o: JoinGroupRequestProtocol, out: bytear
 
 def _decode_JoinGroupRequestProtocol_v6(data: bytes, pos: int) -> tuple[JoinGroupRequestProtocol, int]:
     """JoinGroupRequestProtocol, versions 6-9 (flexible)."""
+    o = _new(JoinGroupRequestProtocol)
     _n5 = data[pos]
-    if 0 < _n5 < 128:
-        f_name = data[pos + 1 : pos + _n5].decode()
-        pos += _n5
+    if _n5 < 128:
+        o.name = data[pos + 1 : pos + _n5].decode()
+        pos += _n5 or _runtime.null_value("Name")
     else:
-        f_name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos)
     _n6 = data[pos]
-    if 0 < _n6 < 128:
-        f_metadata = data[pos + 1 : pos + _n6]
-        pos += _n6
+    if _n6 < 128:
+        o.metadata = data[pos + 1 : pos + _n6]
+        pos += _n6 or _runtime.null_value("Metadata")
     else:
-        f_metadata, pos = read_compact_bytes(data, pos)
+        o.metadata, pos = read_compact_bytes(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return JoinGroupRequestProtocol(f_name, f_metadata), pos
+    return o, pos
 
 
 def _encode_JoinGroupRequestProtocol_v6(o: JoinGroupRequestProtocol, out: bytearray) -> None:
@@ -266,23 +269,27 @@ def _encode_JoinGroupRequestProtocol_v6(o: JoinGroupRequestProtocol, out: bytear
 
 def _decode_JoinGroupRequest_v0(data: bytes, pos: int) -> tuple[JoinGroupRequest, int]:
     """JoinGroupRequest, version 0."""
+    o = _new(JoinGroupRequest)
+    o.rebalance_timeout_ms = -1
+    o.group_instance_id = None
+    o.reason = None
     (_n10,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n10 < 0:
         raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n10].decode()
+    o.group_id = data[pos : pos + _n10].decode()
     pos += _n10
-    f_session_timeout_ms, _n11 = _S_ih.unpack_from(data, pos)
+    o.session_timeout_ms, _n11 = _S_ih.unpack_from(data, pos)
     pos += 6
     if _n11 < 0:
         raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n11].decode()
+    o.member_id = data[pos : pos + _n11].decode()
     pos += _n11
     (_n12,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n12 < 0:
         raise InvalidValueError("ProtocolType: null or negative length")
-    f_protocol_type = data[pos : pos + _n12].decode()
+    o.protocol_type = data[pos : pos + _n12].decode()
     pos += _n12
     (_n13,) = _S_i.unpack_from(data, pos)
     pos += 4
@@ -290,1090 +297,1059 @@ def _decode_JoinGroupRequest_v0(data: bytes, pos: int) -> tuple[JoinGroupRequest
         raise InvalidValueError("Protocols: null or negative length")
     if _n13 > len(data) - pos:
         raise TruncatedError("Protocols: " + str(_n13) + " elements in " + str(len(data) - pos) + " bytes")
-    f_protocols = []
+    _l14: list[JoinGroupRequestProtocol] = []
     for _ in range(_n13):
-        (_n15,) = _S_h.unpack_from(data, pos)
+        _m15 = _new(JoinGroupRequestProtocol)
+        (_n16,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n15 < 0:
-            raise InvalidValueError("Name: null or negative length")
-        _m14_name = data[pos : pos + _n15].decode()
-        pos += _n15
-        (_n16,) = _S_i.unpack_from(data, pos)
-        pos += 4
         if _n16 < 0:
-            raise InvalidValueError("Metadata: null or negative length")
-        _m14_metadata = data[pos : pos + _n16]
+            raise InvalidValueError("Name: null or negative length")
+        _m15.name = data[pos : pos + _n16].decode()
         pos += _n16
-        f_protocols.append(JoinGroupRequestProtocol(_m14_name, _m14_metadata))
-    return JoinGroupRequest(
-        f_group_id, f_session_timeout_ms, -1, f_member_id, None, f_protocol_type, f_protocols, None
-    ), pos
+        (_n17,) = _S_i.unpack_from(data, pos)
+        pos += 4
+        if _n17 < 0:
+            raise InvalidValueError("Metadata: null or negative length")
+        _m15.metadata = data[pos : pos + _n17]
+        pos += _n17
+        _l14.append(_m15)
+    o.protocols = _l14
+    return o, pos
 
 
 def _encode_JoinGroupRequest_v0(o: JoinGroupRequest, out: bytearray) -> None:
     """JoinGroupRequest, version 0."""
-    _b17 = o.group_id.encode()
-    out += _S_h.pack(len(_b17))
-    out += _b17
-    _b18 = o.member_id.encode()
-    out += _S_ih.pack(o.session_timeout_ms, len(_b18))
+    _b18 = o.group_id.encode()
+    out += _S_h.pack(len(_b18))
     out += _b18
-    _b19 = o.protocol_type.encode()
-    out += _S_h.pack(len(_b19))
+    _b19 = o.member_id.encode()
+    out += _S_ih.pack(o.session_timeout_ms, len(_b19))
     out += _b19
-    _a20 = o.protocols
-    out += _S_i.pack(len(_a20))
-    for _e21 in _a20:
-        _b22 = _e21.name.encode()
-        out += _S_h.pack(len(_b22))
-        out += _b22
-        _b23 = _e21.metadata
-        out += _S_i.pack(len(_b23))
+    _b20 = o.protocol_type.encode()
+    out += _S_h.pack(len(_b20))
+    out += _b20
+    _a21 = o.protocols
+    out += _S_i.pack(len(_a21))
+    for _e22 in _a21:
+        _b23 = _e22.name.encode()
+        out += _S_h.pack(len(_b23))
         out += _b23
+        _b24 = _e22.metadata
+        out += _S_i.pack(len(_b24))
+        out += _b24
 
 
 def _decode_JoinGroupRequest_v1(data: bytes, pos: int) -> tuple[JoinGroupRequest, int]:
     """JoinGroupRequest, versions 1-4."""
-    (_n24,) = _S_h.unpack_from(data, pos)
+    o = _new(JoinGroupRequest)
+    o.group_instance_id = None
+    o.reason = None
+    (_n25,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n24 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n24].decode()
-    pos += _n24
-    f_session_timeout_ms, f_rebalance_timeout_ms, _n25 = _S_iih.unpack_from(data, pos)
-    pos += 10
     if _n25 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n25].decode()
+        raise InvalidValueError("GroupId: null or negative length")
+    o.group_id = data[pos : pos + _n25].decode()
     pos += _n25
-    (_n26,) = _S_h.unpack_from(data, pos)
-    pos += 2
+    o.session_timeout_ms, o.rebalance_timeout_ms, _n26 = _S_iih.unpack_from(data, pos)
+    pos += 10
     if _n26 < 0:
-        raise InvalidValueError("ProtocolType: null or negative length")
-    f_protocol_type = data[pos : pos + _n26].decode()
+        raise InvalidValueError("MemberId: null or negative length")
+    o.member_id = data[pos : pos + _n26].decode()
     pos += _n26
-    (_n27,) = _S_i.unpack_from(data, pos)
-    pos += 4
+    (_n27,) = _S_h.unpack_from(data, pos)
+    pos += 2
     if _n27 < 0:
+        raise InvalidValueError("ProtocolType: null or negative length")
+    o.protocol_type = data[pos : pos + _n27].decode()
+    pos += _n27
+    (_n28,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n28 < 0:
         raise InvalidValueError("Protocols: null or negative length")
-    if _n27 > len(data) - pos:
-        raise TruncatedError("Protocols: " + str(_n27) + " elements in " + str(len(data) - pos) + " bytes")
-    f_protocols = []
-    for _ in range(_n27):
-        (_n29,) = _S_h.unpack_from(data, pos)
+    if _n28 > len(data) - pos:
+        raise TruncatedError("Protocols: " + str(_n28) + " elements in " + str(len(data) - pos) + " bytes")
+    _l29: list[JoinGroupRequestProtocol] = []
+    for _ in range(_n28):
+        _m30 = _new(JoinGroupRequestProtocol)
+        (_n31,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n29 < 0:
+        if _n31 < 0:
             raise InvalidValueError("Name: null or negative length")
-        _m28_name = data[pos : pos + _n29].decode()
-        pos += _n29
-        (_n30,) = _S_i.unpack_from(data, pos)
+        _m30.name = data[pos : pos + _n31].decode()
+        pos += _n31
+        (_n32,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n30 < 0:
+        if _n32 < 0:
             raise InvalidValueError("Metadata: null or negative length")
-        _m28_metadata = data[pos : pos + _n30]
-        pos += _n30
-        f_protocols.append(JoinGroupRequestProtocol(_m28_name, _m28_metadata))
-    return JoinGroupRequest(
-        f_group_id,
-        f_session_timeout_ms,
-        f_rebalance_timeout_ms,
-        f_member_id,
-        None,
-        f_protocol_type,
-        f_protocols,
-        None,
-    ), pos
+        _m30.metadata = data[pos : pos + _n32]
+        pos += _n32
+        _l29.append(_m30)
+    o.protocols = _l29
+    return o, pos
 
 
 def _encode_JoinGroupRequest_v1(o: JoinGroupRequest, out: bytearray) -> None:
     """JoinGroupRequest, versions 1-4."""
-    _b31 = o.group_id.encode()
-    out += _S_h.pack(len(_b31))
-    out += _b31
-    _b32 = o.member_id.encode()
-    out += _S_iih.pack(o.session_timeout_ms, o.rebalance_timeout_ms, len(_b32))
-    out += _b32
-    _b33 = o.protocol_type.encode()
+    _b33 = o.group_id.encode()
     out += _S_h.pack(len(_b33))
     out += _b33
-    _a34 = o.protocols
-    out += _S_i.pack(len(_a34))
-    for _e35 in _a34:
-        _b36 = _e35.name.encode()
-        out += _S_h.pack(len(_b36))
-        out += _b36
-        _b37 = _e35.metadata
-        out += _S_i.pack(len(_b37))
-        out += _b37
+    _b34 = o.member_id.encode()
+    out += _S_iih.pack(o.session_timeout_ms, o.rebalance_timeout_ms, len(_b34))
+    out += _b34
+    _b35 = o.protocol_type.encode()
+    out += _S_h.pack(len(_b35))
+    out += _b35
+    _a36 = o.protocols
+    out += _S_i.pack(len(_a36))
+    for _e37 in _a36:
+        _b38 = _e37.name.encode()
+        out += _S_h.pack(len(_b38))
+        out += _b38
+        _b39 = _e37.metadata
+        out += _S_i.pack(len(_b39))
+        out += _b39
 
 
 def _decode_JoinGroupRequest_v5(data: bytes, pos: int) -> tuple[JoinGroupRequest, int]:
     """JoinGroupRequest, version 5."""
-    (_n38,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if _n38 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n38].decode()
-    pos += _n38
-    f_session_timeout_ms, f_rebalance_timeout_ms, _n39 = _S_iih.unpack_from(data, pos)
-    pos += 10
-    if _n39 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n39].decode()
-    pos += _n39
+    o = _new(JoinGroupRequest)
+    o.reason = None
     (_n40,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n40 < 0:
-        f_group_instance_id = None
-        if _n40 != -1:
-            raise InvalidValueError("GroupInstanceId: length " + str(_n40))
-    else:
-        f_group_instance_id = data[pos : pos + _n40].decode()
-        pos += _n40
-    (_n41,) = _S_h.unpack_from(data, pos)
-    pos += 2
+        raise InvalidValueError("GroupId: null or negative length")
+    o.group_id = data[pos : pos + _n40].decode()
+    pos += _n40
+    o.session_timeout_ms, o.rebalance_timeout_ms, _n41 = _S_iih.unpack_from(data, pos)
+    pos += 10
     if _n41 < 0:
-        raise InvalidValueError("ProtocolType: null or negative length")
-    f_protocol_type = data[pos : pos + _n41].decode()
+        raise InvalidValueError("MemberId: null or negative length")
+    o.member_id = data[pos : pos + _n41].decode()
     pos += _n41
-    (_n42,) = _S_i.unpack_from(data, pos)
-    pos += 4
+    (_n42,) = _S_h.unpack_from(data, pos)
+    pos += 2
     if _n42 < 0:
+        o.group_instance_id = None
+        if _n42 != -1:
+            raise InvalidValueError("GroupInstanceId: length " + str(_n42))
+    else:
+        o.group_instance_id = data[pos : pos + _n42].decode()
+        pos += _n42
+    (_n43,) = _S_h.unpack_from(data, pos)
+    pos += 2
+    if _n43 < 0:
+        raise InvalidValueError("ProtocolType: null or negative length")
+    o.protocol_type = data[pos : pos + _n43].decode()
+    pos += _n43
+    (_n44,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n44 < 0:
         raise InvalidValueError("Protocols: null or negative length")
-    if _n42 > len(data) - pos:
-        raise TruncatedError("Protocols: " + str(_n42) + " elements in " + str(len(data) - pos) + " bytes")
-    f_protocols = []
-    for _ in range(_n42):
-        (_n44,) = _S_h.unpack_from(data, pos)
+    if _n44 > len(data) - pos:
+        raise TruncatedError("Protocols: " + str(_n44) + " elements in " + str(len(data) - pos) + " bytes")
+    _l45: list[JoinGroupRequestProtocol] = []
+    for _ in range(_n44):
+        _m46 = _new(JoinGroupRequestProtocol)
+        (_n47,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n44 < 0:
+        if _n47 < 0:
             raise InvalidValueError("Name: null or negative length")
-        _m43_name = data[pos : pos + _n44].decode()
-        pos += _n44
-        (_n45,) = _S_i.unpack_from(data, pos)
+        _m46.name = data[pos : pos + _n47].decode()
+        pos += _n47
+        (_n48,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n45 < 0:
+        if _n48 < 0:
             raise InvalidValueError("Metadata: null or negative length")
-        _m43_metadata = data[pos : pos + _n45]
-        pos += _n45
-        f_protocols.append(JoinGroupRequestProtocol(_m43_name, _m43_metadata))
-    return JoinGroupRequest(
-        f_group_id,
-        f_session_timeout_ms,
-        f_rebalance_timeout_ms,
-        f_member_id,
-        f_group_instance_id,
-        f_protocol_type,
-        f_protocols,
-        None,
-    ), pos
+        _m46.metadata = data[pos : pos + _n48]
+        pos += _n48
+        _l45.append(_m46)
+    o.protocols = _l45
+    return o, pos
 
 
 def _encode_JoinGroupRequest_v5(o: JoinGroupRequest, out: bytearray) -> None:
     """JoinGroupRequest, version 5."""
-    _b46 = o.group_id.encode()
-    out += _S_h.pack(len(_b46))
-    out += _b46
-    _b47 = o.member_id.encode()
-    out += _S_iih.pack(o.session_timeout_ms, o.rebalance_timeout_ms, len(_b47))
-    out += _b47
-    _b48 = None if o.group_instance_id is None else o.group_instance_id.encode()
-    out += _S_h.pack(-1 if _b48 is None else len(_b48))
-    if _b48 is not None:
-        out += _b48
-    _b49 = o.protocol_type.encode()
+    _b49 = o.group_id.encode()
     out += _S_h.pack(len(_b49))
     out += _b49
-    _a50 = o.protocols
-    out += _S_i.pack(len(_a50))
-    for _e51 in _a50:
-        _b52 = _e51.name.encode()
-        out += _S_h.pack(len(_b52))
-        out += _b52
-        _b53 = _e51.metadata
-        out += _S_i.pack(len(_b53))
-        out += _b53
+    _b50 = o.member_id.encode()
+    out += _S_iih.pack(o.session_timeout_ms, o.rebalance_timeout_ms, len(_b50))
+    out += _b50
+    _b51 = None if o.group_instance_id is None else o.group_instance_id.encode()
+    out += _S_h.pack(-1 if _b51 is None else len(_b51))
+    if _b51 is not None:
+        out += _b51
+    _b52 = o.protocol_type.encode()
+    out += _S_h.pack(len(_b52))
+    out += _b52
+    _a53 = o.protocols
+    out += _S_i.pack(len(_a53))
+    for _e54 in _a53:
+        _b55 = _e54.name.encode()
+        out += _S_h.pack(len(_b55))
+        out += _b55
+        _b56 = _e54.metadata
+        out += _S_i.pack(len(_b56))
+        out += _b56
 
 
 def _decode_JoinGroupRequest_v6(data: bytes, pos: int) -> tuple[JoinGroupRequest, int]:
     """JoinGroupRequest, versions 6-7 (flexible)."""
-    _n54 = data[pos]
-    if 0 < _n54 < 128:
-        f_group_id = data[pos + 1 : pos + _n54].decode()
-        pos += _n54
-    else:
-        f_group_id, pos = read_compact_string(data, pos)
-    f_session_timeout_ms, f_rebalance_timeout_ms = _S_ii.unpack_from(data, pos)
-    pos += 8
-    _n55 = data[pos]
-    if 0 < _n55 < 128:
-        f_member_id = data[pos + 1 : pos + _n55].decode()
-        pos += _n55
-    else:
-        f_member_id, pos = read_compact_string(data, pos)
-    _n56 = data[pos]
-    if 0 < _n56 < 128:
-        f_group_instance_id = data[pos + 1 : pos + _n56].decode()
-        pos += _n56
-    elif _n56 == 0:
-        f_group_instance_id = None
-        pos += 1
-    else:
-        f_group_instance_id, pos = read_compact_nullable_string(data, pos)
+    o = _new(JoinGroupRequest)
+    o.reason = None
     _n57 = data[pos]
-    if 0 < _n57 < 128:
-        f_protocol_type = data[pos + 1 : pos + _n57].decode()
-        pos += _n57
+    if _n57 < 128:
+        o.group_id = data[pos + 1 : pos + _n57].decode()
+        pos += _n57 or _runtime.null_value("GroupId")
     else:
-        f_protocol_type, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos)
+    o.session_timeout_ms, o.rebalance_timeout_ms = _S_ii.unpack_from(data, pos)
+    pos += 8
     _n58 = data[pos]
     if _n58 < 128:
+        o.member_id = data[pos + 1 : pos + _n58].decode()
+        pos += _n58 or _runtime.null_value("MemberId")
+    else:
+        o.member_id, pos = read_compact_string(data, pos)
+    _n59 = data[pos]
+    if _n59 == 0:
+        o.group_instance_id = None
+        pos += 1
+    elif _n59 < 128:
+        o.group_instance_id = data[pos + 1 : pos + _n59].decode()
+        pos += _n59
+    else:
+        o.group_instance_id, pos = read_compact_nullable_string(data, pos)
+    _n60 = data[pos]
+    if _n60 < 128:
+        o.protocol_type = data[pos + 1 : pos + _n60].decode()
+        pos += _n60 or _runtime.null_value("ProtocolType")
+    else:
+        o.protocol_type, pos = read_compact_string(data, pos)
+    _n61 = data[pos]
+    if _n61 < 128:
         pos += 1
     else:
-        _n58, pos = read_uvarint(data, pos)
-    _n58 -= 1
-    if _n58 < 0:
+        _n61, pos = read_uvarint(data, pos)
+    _n61 -= 1
+    if _n61 < 0:
         raise InvalidValueError("Protocols: null or negative length")
-    if _n58 > len(data) - pos:
-        raise TruncatedError("Protocols: " + str(_n58) + " elements in " + str(len(data) - pos) + " bytes")
-    f_protocols = []
-    for _ in range(_n58):
-        _n60 = data[pos]
-        if 0 < _n60 < 128:
-            _m59_name = data[pos + 1 : pos + _n60].decode()
-            pos += _n60
+    if _n61 > len(data) - pos:
+        raise TruncatedError("Protocols: " + str(_n61) + " elements in " + str(len(data) - pos) + " bytes")
+    _l62: list[JoinGroupRequestProtocol] = []
+    for _ in range(_n61):
+        _m63 = _new(JoinGroupRequestProtocol)
+        _n64 = data[pos]
+        if _n64 < 128:
+            _m63.name = data[pos + 1 : pos + _n64].decode()
+            pos += _n64 or _runtime.null_value("Name")
         else:
-            _m59_name, pos = read_compact_string(data, pos)
-        _n61 = data[pos]
-        if 0 < _n61 < 128:
-            _m59_metadata = data[pos + 1 : pos + _n61]
-            pos += _n61
+            _m63.name, pos = read_compact_string(data, pos)
+        _n65 = data[pos]
+        if _n65 < 128:
+            _m63.metadata = data[pos + 1 : pos + _n65]
+            pos += _n65 or _runtime.null_value("Metadata")
         else:
-            _m59_metadata, pos = read_compact_bytes(data, pos)
+            _m63.metadata, pos = read_compact_bytes(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_protocols.append(JoinGroupRequestProtocol(_m59_name, _m59_metadata))
+        _l62.append(_m63)
+    o.protocols = _l62
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return JoinGroupRequest(
-        f_group_id,
-        f_session_timeout_ms,
-        f_rebalance_timeout_ms,
-        f_member_id,
-        f_group_instance_id,
-        f_protocol_type,
-        f_protocols,
-        None,
-    ), pos
+    return o, pos
 
 
 def _encode_JoinGroupRequest_v6(o: JoinGroupRequest, out: bytearray) -> None:
     """JoinGroupRequest, versions 6-7 (flexible)."""
-    _b62 = o.group_id.encode()
-    _n63 = len(_b62) + 1
-    if _n63 < 128:
-        out.append(_n63)
+    _b66 = o.group_id.encode()
+    _n67 = len(_b66) + 1
+    if _n67 < 128:
+        out.append(_n67)
     else:
-        write_uvarint(out, _n63)
-    out += _b62
+        write_uvarint(out, _n67)
+    out += _b66
     out += _S_ii.pack(o.session_timeout_ms, o.rebalance_timeout_ms)
-    _b64 = o.member_id.encode()
-    _n65 = len(_b64) + 1
-    if _n65 < 128:
-        out.append(_n65)
-    else:
-        write_uvarint(out, _n65)
-    out += _b64
-    if o.group_instance_id is None:
-        out.append(0)
-    else:
-        _b66 = o.group_instance_id.encode()
-        _n67 = len(_b66) + 1
-        if _n67 < 128:
-            out.append(_n67)
-        else:
-            write_uvarint(out, _n67)
-        out += _b66
-    _b68 = o.protocol_type.encode()
+    _b68 = o.member_id.encode()
     _n69 = len(_b68) + 1
     if _n69 < 128:
         out.append(_n69)
     else:
         write_uvarint(out, _n69)
     out += _b68
-    _a70 = o.protocols
-    _n71 = len(_a70) + 1
-    if _n71 < 128:
-        out.append(_n71)
+    if o.group_instance_id is None:
+        out.append(0)
     else:
-        write_uvarint(out, _n71)
-    for _e72 in _a70:
-        _b73 = _e72.name.encode()
-        _n74 = len(_b73) + 1
-        if _n74 < 128:
-            out.append(_n74)
+        _b70 = o.group_instance_id.encode()
+        _n71 = len(_b70) + 1
+        if _n71 < 128:
+            out.append(_n71)
         else:
-            write_uvarint(out, _n74)
-        out += _b73
-        _n75 = len(_e72.metadata) + 1
-        if _n75 < 128:
-            out.append(_n75)
+            write_uvarint(out, _n71)
+        out += _b70
+    _b72 = o.protocol_type.encode()
+    _n73 = len(_b72) + 1
+    if _n73 < 128:
+        out.append(_n73)
+    else:
+        write_uvarint(out, _n73)
+    out += _b72
+    _a74 = o.protocols
+    _n75 = len(_a74) + 1
+    if _n75 < 128:
+        out.append(_n75)
+    else:
+        write_uvarint(out, _n75)
+    for _e76 in _a74:
+        _b77 = _e76.name.encode()
+        _n78 = len(_b77) + 1
+        if _n78 < 128:
+            out.append(_n78)
         else:
-            write_uvarint(out, _n75)
-        out += _e72.metadata
+            write_uvarint(out, _n78)
+        out += _b77
+        _n79 = len(_e76.metadata) + 1
+        if _n79 < 128:
+            out.append(_n79)
+        else:
+            write_uvarint(out, _n79)
+        out += _e76.metadata
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_JoinGroupRequest_v8(data: bytes, pos: int) -> tuple[JoinGroupRequest, int]:
     """JoinGroupRequest, versions 8-9 (flexible)."""
-    _n76 = data[pos]
-    if 0 < _n76 < 128:
-        f_group_id = data[pos + 1 : pos + _n76].decode()
-        pos += _n76
-    else:
-        f_group_id, pos = read_compact_string(data, pos)
-    f_session_timeout_ms, f_rebalance_timeout_ms = _S_ii.unpack_from(data, pos)
-    pos += 8
-    _n77 = data[pos]
-    if 0 < _n77 < 128:
-        f_member_id = data[pos + 1 : pos + _n77].decode()
-        pos += _n77
-    else:
-        f_member_id, pos = read_compact_string(data, pos)
-    _n78 = data[pos]
-    if 0 < _n78 < 128:
-        f_group_instance_id = data[pos + 1 : pos + _n78].decode()
-        pos += _n78
-    elif _n78 == 0:
-        f_group_instance_id = None
-        pos += 1
-    else:
-        f_group_instance_id, pos = read_compact_nullable_string(data, pos)
-    _n79 = data[pos]
-    if 0 < _n79 < 128:
-        f_protocol_type = data[pos + 1 : pos + _n79].decode()
-        pos += _n79
-    else:
-        f_protocol_type, pos = read_compact_string(data, pos)
+    o = _new(JoinGroupRequest)
     _n80 = data[pos]
     if _n80 < 128:
+        o.group_id = data[pos + 1 : pos + _n80].decode()
+        pos += _n80 or _runtime.null_value("GroupId")
+    else:
+        o.group_id, pos = read_compact_string(data, pos)
+    o.session_timeout_ms, o.rebalance_timeout_ms = _S_ii.unpack_from(data, pos)
+    pos += 8
+    _n81 = data[pos]
+    if _n81 < 128:
+        o.member_id = data[pos + 1 : pos + _n81].decode()
+        pos += _n81 or _runtime.null_value("MemberId")
+    else:
+        o.member_id, pos = read_compact_string(data, pos)
+    _n82 = data[pos]
+    if _n82 == 0:
+        o.group_instance_id = None
+        pos += 1
+    elif _n82 < 128:
+        o.group_instance_id = data[pos + 1 : pos + _n82].decode()
+        pos += _n82
+    else:
+        o.group_instance_id, pos = read_compact_nullable_string(data, pos)
+    _n83 = data[pos]
+    if _n83 < 128:
+        o.protocol_type = data[pos + 1 : pos + _n83].decode()
+        pos += _n83 or _runtime.null_value("ProtocolType")
+    else:
+        o.protocol_type, pos = read_compact_string(data, pos)
+    _n84 = data[pos]
+    if _n84 < 128:
         pos += 1
     else:
-        _n80, pos = read_uvarint(data, pos)
-    _n80 -= 1
-    if _n80 < 0:
+        _n84, pos = read_uvarint(data, pos)
+    _n84 -= 1
+    if _n84 < 0:
         raise InvalidValueError("Protocols: null or negative length")
-    if _n80 > len(data) - pos:
-        raise TruncatedError("Protocols: " + str(_n80) + " elements in " + str(len(data) - pos) + " bytes")
-    f_protocols = []
-    for _ in range(_n80):
-        _n82 = data[pos]
-        if 0 < _n82 < 128:
-            _m81_name = data[pos + 1 : pos + _n82].decode()
-            pos += _n82
+    if _n84 > len(data) - pos:
+        raise TruncatedError("Protocols: " + str(_n84) + " elements in " + str(len(data) - pos) + " bytes")
+    _l85: list[JoinGroupRequestProtocol] = []
+    for _ in range(_n84):
+        _m86 = _new(JoinGroupRequestProtocol)
+        _n87 = data[pos]
+        if _n87 < 128:
+            _m86.name = data[pos + 1 : pos + _n87].decode()
+            pos += _n87 or _runtime.null_value("Name")
         else:
-            _m81_name, pos = read_compact_string(data, pos)
-        _n83 = data[pos]
-        if 0 < _n83 < 128:
-            _m81_metadata = data[pos + 1 : pos + _n83]
-            pos += _n83
+            _m86.name, pos = read_compact_string(data, pos)
+        _n88 = data[pos]
+        if _n88 < 128:
+            _m86.metadata = data[pos + 1 : pos + _n88]
+            pos += _n88 or _runtime.null_value("Metadata")
         else:
-            _m81_metadata, pos = read_compact_bytes(data, pos)
+            _m86.metadata, pos = read_compact_bytes(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_protocols.append(JoinGroupRequestProtocol(_m81_name, _m81_metadata))
-    _n84 = data[pos]
-    if 0 < _n84 < 128:
-        f_reason = data[pos + 1 : pos + _n84].decode()
-        pos += _n84
-    elif _n84 == 0:
-        f_reason = None
+        _l85.append(_m86)
+    o.protocols = _l85
+    _n89 = data[pos]
+    if _n89 == 0:
+        o.reason = None
         pos += 1
+    elif _n89 < 128:
+        o.reason = data[pos + 1 : pos + _n89].decode()
+        pos += _n89
     else:
-        f_reason, pos = read_compact_nullable_string(data, pos)
+        o.reason, pos = read_compact_nullable_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return JoinGroupRequest(
-        f_group_id,
-        f_session_timeout_ms,
-        f_rebalance_timeout_ms,
-        f_member_id,
-        f_group_instance_id,
-        f_protocol_type,
-        f_protocols,
-        f_reason,
-    ), pos
+    return o, pos
 
 
 def _encode_JoinGroupRequest_v8(o: JoinGroupRequest, out: bytearray) -> None:
     """JoinGroupRequest, versions 8-9 (flexible)."""
-    _b85 = o.group_id.encode()
-    _n86 = len(_b85) + 1
-    if _n86 < 128:
-        out.append(_n86)
+    _b90 = o.group_id.encode()
+    _n91 = len(_b90) + 1
+    if _n91 < 128:
+        out.append(_n91)
     else:
-        write_uvarint(out, _n86)
-    out += _b85
+        write_uvarint(out, _n91)
+    out += _b90
     out += _S_ii.pack(o.session_timeout_ms, o.rebalance_timeout_ms)
-    _b87 = o.member_id.encode()
-    _n88 = len(_b87) + 1
-    if _n88 < 128:
-        out.append(_n88)
+    _b92 = o.member_id.encode()
+    _n93 = len(_b92) + 1
+    if _n93 < 128:
+        out.append(_n93)
     else:
-        write_uvarint(out, _n88)
-    out += _b87
+        write_uvarint(out, _n93)
+    out += _b92
     if o.group_instance_id is None:
         out.append(0)
     else:
-        _b89 = o.group_instance_id.encode()
-        _n90 = len(_b89) + 1
-        if _n90 < 128:
-            out.append(_n90)
+        _b94 = o.group_instance_id.encode()
+        _n95 = len(_b94) + 1
+        if _n95 < 128:
+            out.append(_n95)
         else:
-            write_uvarint(out, _n90)
-        out += _b89
-    _b91 = o.protocol_type.encode()
-    _n92 = len(_b91) + 1
-    if _n92 < 128:
-        out.append(_n92)
+            write_uvarint(out, _n95)
+        out += _b94
+    _b96 = o.protocol_type.encode()
+    _n97 = len(_b96) + 1
+    if _n97 < 128:
+        out.append(_n97)
     else:
-        write_uvarint(out, _n92)
-    out += _b91
-    _a93 = o.protocols
-    _n94 = len(_a93) + 1
-    if _n94 < 128:
-        out.append(_n94)
+        write_uvarint(out, _n97)
+    out += _b96
+    _a98 = o.protocols
+    _n99 = len(_a98) + 1
+    if _n99 < 128:
+        out.append(_n99)
     else:
-        write_uvarint(out, _n94)
-    for _e95 in _a93:
-        _b96 = _e95.name.encode()
-        _n97 = len(_b96) + 1
-        if _n97 < 128:
-            out.append(_n97)
+        write_uvarint(out, _n99)
+    for _e100 in _a98:
+        _b101 = _e100.name.encode()
+        _n102 = len(_b101) + 1
+        if _n102 < 128:
+            out.append(_n102)
         else:
-            write_uvarint(out, _n97)
-        out += _b96
-        _n98 = len(_e95.metadata) + 1
-        if _n98 < 128:
-            out.append(_n98)
+            write_uvarint(out, _n102)
+        out += _b101
+        _n103 = len(_e100.metadata) + 1
+        if _n103 < 128:
+            out.append(_n103)
         else:
-            write_uvarint(out, _n98)
-        out += _e95.metadata
+            write_uvarint(out, _n103)
+        out += _e100.metadata
         out.append(0)  # no tagged fields
     if o.reason is None:
         out.append(0)
     else:
-        _b99 = o.reason.encode()
-        _n100 = len(_b99) + 1
-        if _n100 < 128:
-            out.append(_n100)
+        _b104 = o.reason.encode()
+        _n105 = len(_b104) + 1
+        if _n105 < 128:
+            out.append(_n105)
         else:
-            write_uvarint(out, _n100)
-        out += _b99
+            write_uvarint(out, _n105)
+        out += _b104
     out.append(0)  # no tagged fields
 
 
 def _decode_JoinGroupResponseMember_v0(data: bytes, pos: int) -> tuple[JoinGroupResponseMember, int]:
     """JoinGroupResponseMember, versions 0-4."""
-    (_n101,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if _n101 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n101].decode()
-    pos += _n101
-    (_n102,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    if _n102 < 0:
-        raise InvalidValueError("Metadata: null or negative length")
-    f_metadata = data[pos : pos + _n102]
-    pos += _n102
-    return JoinGroupResponseMember(f_member_id, None, f_metadata), pos
-
-
-def _encode_JoinGroupResponseMember_v0(o: JoinGroupResponseMember, out: bytearray) -> None:
-    """JoinGroupResponseMember, versions 0-4."""
-    _b103 = o.member_id.encode()
-    out += _S_h.pack(len(_b103))
-    out += _b103
-    _b104 = o.metadata
-    out += _S_i.pack(len(_b104))
-    out += _b104
-
-
-def _decode_JoinGroupResponseMember_v5(data: bytes, pos: int) -> tuple[JoinGroupResponseMember, int]:
-    """JoinGroupResponseMember, version 5."""
-    (_n105,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if _n105 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n105].decode()
-    pos += _n105
+    o = _new(JoinGroupResponseMember)
+    o.group_instance_id = None
     (_n106,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n106 < 0:
-        f_group_instance_id = None
-        if _n106 != -1:
-            raise InvalidValueError("GroupInstanceId: length " + str(_n106))
-    else:
-        f_group_instance_id = data[pos : pos + _n106].decode()
-        pos += _n106
+        raise InvalidValueError("MemberId: null or negative length")
+    o.member_id = data[pos : pos + _n106].decode()
+    pos += _n106
     (_n107,) = _S_i.unpack_from(data, pos)
     pos += 4
     if _n107 < 0:
         raise InvalidValueError("Metadata: null or negative length")
-    f_metadata = data[pos : pos + _n107]
+    o.metadata = data[pos : pos + _n107]
     pos += _n107
-    return JoinGroupResponseMember(f_member_id, f_group_instance_id, f_metadata), pos
+    return o, pos
+
+
+def _encode_JoinGroupResponseMember_v0(o: JoinGroupResponseMember, out: bytearray) -> None:
+    """JoinGroupResponseMember, versions 0-4."""
+    _b108 = o.member_id.encode()
+    out += _S_h.pack(len(_b108))
+    out += _b108
+    _b109 = o.metadata
+    out += _S_i.pack(len(_b109))
+    out += _b109
+
+
+def _decode_JoinGroupResponseMember_v5(data: bytes, pos: int) -> tuple[JoinGroupResponseMember, int]:
+    """JoinGroupResponseMember, version 5."""
+    o = _new(JoinGroupResponseMember)
+    (_n110,) = _S_h.unpack_from(data, pos)
+    pos += 2
+    if _n110 < 0:
+        raise InvalidValueError("MemberId: null or negative length")
+    o.member_id = data[pos : pos + _n110].decode()
+    pos += _n110
+    (_n111,) = _S_h.unpack_from(data, pos)
+    pos += 2
+    if _n111 < 0:
+        o.group_instance_id = None
+        if _n111 != -1:
+            raise InvalidValueError("GroupInstanceId: length " + str(_n111))
+    else:
+        o.group_instance_id = data[pos : pos + _n111].decode()
+        pos += _n111
+    (_n112,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n112 < 0:
+        raise InvalidValueError("Metadata: null or negative length")
+    o.metadata = data[pos : pos + _n112]
+    pos += _n112
+    return o, pos
 
 
 def _encode_JoinGroupResponseMember_v5(o: JoinGroupResponseMember, out: bytearray) -> None:
     """JoinGroupResponseMember, version 5."""
-    _b108 = o.member_id.encode()
-    out += _S_h.pack(len(_b108))
-    out += _b108
-    _b109 = None if o.group_instance_id is None else o.group_instance_id.encode()
-    out += _S_h.pack(-1 if _b109 is None else len(_b109))
-    if _b109 is not None:
-        out += _b109
-    _b110 = o.metadata
-    out += _S_i.pack(len(_b110))
-    out += _b110
+    _b113 = o.member_id.encode()
+    out += _S_h.pack(len(_b113))
+    out += _b113
+    _b114 = None if o.group_instance_id is None else o.group_instance_id.encode()
+    out += _S_h.pack(-1 if _b114 is None else len(_b114))
+    if _b114 is not None:
+        out += _b114
+    _b115 = o.metadata
+    out += _S_i.pack(len(_b115))
+    out += _b115
 
 
 def _decode_JoinGroupResponseMember_v6(data: bytes, pos: int) -> tuple[JoinGroupResponseMember, int]:
     """JoinGroupResponseMember, versions 6-9 (flexible)."""
-    _n111 = data[pos]
-    if 0 < _n111 < 128:
-        f_member_id = data[pos + 1 : pos + _n111].decode()
-        pos += _n111
+    o = _new(JoinGroupResponseMember)
+    _n116 = data[pos]
+    if _n116 < 128:
+        o.member_id = data[pos + 1 : pos + _n116].decode()
+        pos += _n116 or _runtime.null_value("MemberId")
     else:
-        f_member_id, pos = read_compact_string(data, pos)
-    _n112 = data[pos]
-    if 0 < _n112 < 128:
-        f_group_instance_id = data[pos + 1 : pos + _n112].decode()
-        pos += _n112
-    elif _n112 == 0:
-        f_group_instance_id = None
+        o.member_id, pos = read_compact_string(data, pos)
+    _n117 = data[pos]
+    if _n117 == 0:
+        o.group_instance_id = None
         pos += 1
+    elif _n117 < 128:
+        o.group_instance_id = data[pos + 1 : pos + _n117].decode()
+        pos += _n117
     else:
-        f_group_instance_id, pos = read_compact_nullable_string(data, pos)
-    _n113 = data[pos]
-    if 0 < _n113 < 128:
-        f_metadata = data[pos + 1 : pos + _n113]
-        pos += _n113
+        o.group_instance_id, pos = read_compact_nullable_string(data, pos)
+    _n118 = data[pos]
+    if _n118 < 128:
+        o.metadata = data[pos + 1 : pos + _n118]
+        pos += _n118 or _runtime.null_value("Metadata")
     else:
-        f_metadata, pos = read_compact_bytes(data, pos)
+        o.metadata, pos = read_compact_bytes(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return JoinGroupResponseMember(f_member_id, f_group_instance_id, f_metadata), pos
+    return o, pos
 
 
 def _encode_JoinGroupResponseMember_v6(o: JoinGroupResponseMember, out: bytearray) -> None:
     """JoinGroupResponseMember, versions 6-9 (flexible)."""
-    _b114 = o.member_id.encode()
-    _n115 = len(_b114) + 1
-    if _n115 < 128:
-        out.append(_n115)
+    _b119 = o.member_id.encode()
+    _n120 = len(_b119) + 1
+    if _n120 < 128:
+        out.append(_n120)
     else:
-        write_uvarint(out, _n115)
-    out += _b114
+        write_uvarint(out, _n120)
+    out += _b119
     if o.group_instance_id is None:
         out.append(0)
     else:
-        _b116 = o.group_instance_id.encode()
-        _n117 = len(_b116) + 1
-        if _n117 < 128:
-            out.append(_n117)
+        _b121 = o.group_instance_id.encode()
+        _n122 = len(_b121) + 1
+        if _n122 < 128:
+            out.append(_n122)
         else:
-            write_uvarint(out, _n117)
-        out += _b116
-    _n118 = len(o.metadata) + 1
-    if _n118 < 128:
-        out.append(_n118)
+            write_uvarint(out, _n122)
+        out += _b121
+    _n123 = len(o.metadata) + 1
+    if _n123 < 128:
+        out.append(_n123)
     else:
-        write_uvarint(out, _n118)
+        write_uvarint(out, _n123)
     out += o.metadata
     out.append(0)  # no tagged fields
 
 
 def _decode_JoinGroupResponse_v0(data: bytes, pos: int) -> tuple[JoinGroupResponse, int]:
     """JoinGroupResponse, versions 0-1."""
-    f_error_code, f_generation_id, _n119 = _S_hih.unpack_from(data, pos)
+    o = _new(JoinGroupResponse)
+    o.throttle_time_ms = 0
+    o.protocol_type = None
+    o.skip_assignment = False
+    o.error_code, o.generation_id, _n124 = _S_hih.unpack_from(data, pos)
     pos += 8
-    if _n119 < 0:
+    if _n124 < 0:
         raise InvalidValueError("ProtocolName: null or negative length")
-    f_protocol_name = data[pos : pos + _n119].decode()
-    pos += _n119
-    (_n120,) = _S_h.unpack_from(data, pos)
+    o.protocol_name = data[pos : pos + _n124].decode()
+    pos += _n124
+    (_n125,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n120 < 0:
+    if _n125 < 0:
         raise InvalidValueError("Leader: null or negative length")
-    f_leader = data[pos : pos + _n120].decode()
-    pos += _n120
-    (_n121,) = _S_h.unpack_from(data, pos)
+    o.leader = data[pos : pos + _n125].decode()
+    pos += _n125
+    (_n126,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n121 < 0:
+    if _n126 < 0:
         raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n121].decode()
-    pos += _n121
-    (_n122,) = _S_i.unpack_from(data, pos)
+    o.member_id = data[pos : pos + _n126].decode()
+    pos += _n126
+    (_n127,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n122 < 0:
+    if _n127 < 0:
         raise InvalidValueError("Members: null or negative length")
-    if _n122 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n122) + " elements in " + str(len(data) - pos) + " bytes")
-    f_members = []
-    for _ in range(_n122):
-        (_n124,) = _S_h.unpack_from(data, pos)
+    if _n127 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n127) + " elements in " + str(len(data) - pos) + " bytes")
+    _l128: list[JoinGroupResponseMember] = []
+    for _ in range(_n127):
+        _m129 = _new(JoinGroupResponseMember)
+        _m129.group_instance_id = None
+        (_n130,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n124 < 0:
+        if _n130 < 0:
             raise InvalidValueError("MemberId: null or negative length")
-        _m123_member_id = data[pos : pos + _n124].decode()
-        pos += _n124
-        (_n125,) = _S_i.unpack_from(data, pos)
+        _m129.member_id = data[pos : pos + _n130].decode()
+        pos += _n130
+        (_n131,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n125 < 0:
+        if _n131 < 0:
             raise InvalidValueError("Metadata: null or negative length")
-        _m123_metadata = data[pos : pos + _n125]
-        pos += _n125
-        f_members.append(JoinGroupResponseMember(_m123_member_id, None, _m123_metadata))
-    return JoinGroupResponse(
-        0, f_error_code, f_generation_id, None, f_protocol_name, f_leader, False, f_member_id, f_members
-    ), pos
+        _m129.metadata = data[pos : pos + _n131]
+        pos += _n131
+        _l128.append(_m129)
+    o.members = _l128
+    return o, pos
 
 
 def _encode_JoinGroupResponse_v0(o: JoinGroupResponse, out: bytearray) -> None:
     """JoinGroupResponse, versions 0-1."""
-    _v126 = o.protocol_name
-    if _v126 is None:
+    _v132 = o.protocol_name
+    if _v132 is None:
         raise EncodeError("JoinGroupResponse.protocol_name is null, which version 0 does not allow")
-    _b127 = _v126.encode()
-    out += _S_hih.pack(o.error_code, o.generation_id, len(_b127))
-    out += _b127
-    _b128 = o.leader.encode()
-    out += _S_h.pack(len(_b128))
-    out += _b128
-    _b129 = o.member_id.encode()
-    out += _S_h.pack(len(_b129))
-    out += _b129
-    _a130 = o.members
-    out += _S_i.pack(len(_a130))
-    for _e131 in _a130:
-        _b132 = _e131.member_id.encode()
-        out += _S_h.pack(len(_b132))
-        out += _b132
-        _b133 = _e131.metadata
-        out += _S_i.pack(len(_b133))
-        out += _b133
+    _b133 = _v132.encode()
+    out += _S_hih.pack(o.error_code, o.generation_id, len(_b133))
+    out += _b133
+    _b134 = o.leader.encode()
+    out += _S_h.pack(len(_b134))
+    out += _b134
+    _b135 = o.member_id.encode()
+    out += _S_h.pack(len(_b135))
+    out += _b135
+    _a136 = o.members
+    out += _S_i.pack(len(_a136))
+    for _e137 in _a136:
+        _b138 = _e137.member_id.encode()
+        out += _S_h.pack(len(_b138))
+        out += _b138
+        _b139 = _e137.metadata
+        out += _S_i.pack(len(_b139))
+        out += _b139
 
 
 def _decode_JoinGroupResponse_v2(data: bytes, pos: int) -> tuple[JoinGroupResponse, int]:
     """JoinGroupResponse, versions 2-4."""
-    f_throttle_time_ms, f_error_code, f_generation_id, _n134 = _S_ihih.unpack_from(data, pos)
+    o = _new(JoinGroupResponse)
+    o.protocol_type = None
+    o.skip_assignment = False
+    o.throttle_time_ms, o.error_code, o.generation_id, _n140 = _S_ihih.unpack_from(data, pos)
     pos += 12
-    if _n134 < 0:
+    if _n140 < 0:
         raise InvalidValueError("ProtocolName: null or negative length")
-    f_protocol_name = data[pos : pos + _n134].decode()
-    pos += _n134
-    (_n135,) = _S_h.unpack_from(data, pos)
+    o.protocol_name = data[pos : pos + _n140].decode()
+    pos += _n140
+    (_n141,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n135 < 0:
+    if _n141 < 0:
         raise InvalidValueError("Leader: null or negative length")
-    f_leader = data[pos : pos + _n135].decode()
-    pos += _n135
-    (_n136,) = _S_h.unpack_from(data, pos)
+    o.leader = data[pos : pos + _n141].decode()
+    pos += _n141
+    (_n142,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n136 < 0:
+    if _n142 < 0:
         raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n136].decode()
-    pos += _n136
-    (_n137,) = _S_i.unpack_from(data, pos)
+    o.member_id = data[pos : pos + _n142].decode()
+    pos += _n142
+    (_n143,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n137 < 0:
+    if _n143 < 0:
         raise InvalidValueError("Members: null or negative length")
-    if _n137 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n137) + " elements in " + str(len(data) - pos) + " bytes")
-    f_members = []
-    for _ in range(_n137):
-        (_n139,) = _S_h.unpack_from(data, pos)
+    if _n143 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n143) + " elements in " + str(len(data) - pos) + " bytes")
+    _l144: list[JoinGroupResponseMember] = []
+    for _ in range(_n143):
+        _m145 = _new(JoinGroupResponseMember)
+        _m145.group_instance_id = None
+        (_n146,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n139 < 0:
+        if _n146 < 0:
             raise InvalidValueError("MemberId: null or negative length")
-        _m138_member_id = data[pos : pos + _n139].decode()
-        pos += _n139
-        (_n140,) = _S_i.unpack_from(data, pos)
+        _m145.member_id = data[pos : pos + _n146].decode()
+        pos += _n146
+        (_n147,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n140 < 0:
+        if _n147 < 0:
             raise InvalidValueError("Metadata: null or negative length")
-        _m138_metadata = data[pos : pos + _n140]
-        pos += _n140
-        f_members.append(JoinGroupResponseMember(_m138_member_id, None, _m138_metadata))
-    return JoinGroupResponse(
-        f_throttle_time_ms,
-        f_error_code,
-        f_generation_id,
-        None,
-        f_protocol_name,
-        f_leader,
-        False,
-        f_member_id,
-        f_members,
-    ), pos
+        _m145.metadata = data[pos : pos + _n147]
+        pos += _n147
+        _l144.append(_m145)
+    o.members = _l144
+    return o, pos
 
 
 def _encode_JoinGroupResponse_v2(o: JoinGroupResponse, out: bytearray) -> None:
     """JoinGroupResponse, versions 2-4."""
-    _v141 = o.protocol_name
-    if _v141 is None:
+    _v148 = o.protocol_name
+    if _v148 is None:
         raise EncodeError("JoinGroupResponse.protocol_name is null, which version 2 does not allow")
-    _b142 = _v141.encode()
-    out += _S_ihih.pack(o.throttle_time_ms, o.error_code, o.generation_id, len(_b142))
-    out += _b142
-    _b143 = o.leader.encode()
-    out += _S_h.pack(len(_b143))
-    out += _b143
-    _b144 = o.member_id.encode()
-    out += _S_h.pack(len(_b144))
-    out += _b144
-    _a145 = o.members
-    out += _S_i.pack(len(_a145))
-    for _e146 in _a145:
-        _b147 = _e146.member_id.encode()
-        out += _S_h.pack(len(_b147))
-        out += _b147
-        _b148 = _e146.metadata
-        out += _S_i.pack(len(_b148))
-        out += _b148
+    _b149 = _v148.encode()
+    out += _S_ihih.pack(o.throttle_time_ms, o.error_code, o.generation_id, len(_b149))
+    out += _b149
+    _b150 = o.leader.encode()
+    out += _S_h.pack(len(_b150))
+    out += _b150
+    _b151 = o.member_id.encode()
+    out += _S_h.pack(len(_b151))
+    out += _b151
+    _a152 = o.members
+    out += _S_i.pack(len(_a152))
+    for _e153 in _a152:
+        _b154 = _e153.member_id.encode()
+        out += _S_h.pack(len(_b154))
+        out += _b154
+        _b155 = _e153.metadata
+        out += _S_i.pack(len(_b155))
+        out += _b155
 
 
 def _decode_JoinGroupResponse_v5(data: bytes, pos: int) -> tuple[JoinGroupResponse, int]:
     """JoinGroupResponse, version 5."""
-    f_throttle_time_ms, f_error_code, f_generation_id, _n149 = _S_ihih.unpack_from(data, pos)
+    o = _new(JoinGroupResponse)
+    o.protocol_type = None
+    o.skip_assignment = False
+    o.throttle_time_ms, o.error_code, o.generation_id, _n156 = _S_ihih.unpack_from(data, pos)
     pos += 12
-    if _n149 < 0:
+    if _n156 < 0:
         raise InvalidValueError("ProtocolName: null or negative length")
-    f_protocol_name = data[pos : pos + _n149].decode()
-    pos += _n149
-    (_n150,) = _S_h.unpack_from(data, pos)
+    o.protocol_name = data[pos : pos + _n156].decode()
+    pos += _n156
+    (_n157,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n150 < 0:
+    if _n157 < 0:
         raise InvalidValueError("Leader: null or negative length")
-    f_leader = data[pos : pos + _n150].decode()
-    pos += _n150
-    (_n151,) = _S_h.unpack_from(data, pos)
+    o.leader = data[pos : pos + _n157].decode()
+    pos += _n157
+    (_n158,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n151 < 0:
+    if _n158 < 0:
         raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n151].decode()
-    pos += _n151
-    (_n152,) = _S_i.unpack_from(data, pos)
+    o.member_id = data[pos : pos + _n158].decode()
+    pos += _n158
+    (_n159,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n152 < 0:
+    if _n159 < 0:
         raise InvalidValueError("Members: null or negative length")
-    if _n152 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n152) + " elements in " + str(len(data) - pos) + " bytes")
-    f_members = []
-    for _ in range(_n152):
-        (_n154,) = _S_h.unpack_from(data, pos)
+    if _n159 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n159) + " elements in " + str(len(data) - pos) + " bytes")
+    _l160: list[JoinGroupResponseMember] = []
+    for _ in range(_n159):
+        _m161 = _new(JoinGroupResponseMember)
+        (_n162,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n154 < 0:
+        if _n162 < 0:
             raise InvalidValueError("MemberId: null or negative length")
-        _m153_member_id = data[pos : pos + _n154].decode()
-        pos += _n154
-        (_n155,) = _S_h.unpack_from(data, pos)
+        _m161.member_id = data[pos : pos + _n162].decode()
+        pos += _n162
+        (_n163,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n155 < 0:
-            _m153_group_instance_id = None
-            if _n155 != -1:
-                raise InvalidValueError("GroupInstanceId: length " + str(_n155))
+        if _n163 < 0:
+            _m161.group_instance_id = None
+            if _n163 != -1:
+                raise InvalidValueError("GroupInstanceId: length " + str(_n163))
         else:
-            _m153_group_instance_id = data[pos : pos + _n155].decode()
-            pos += _n155
-        (_n156,) = _S_i.unpack_from(data, pos)
+            _m161.group_instance_id = data[pos : pos + _n163].decode()
+            pos += _n163
+        (_n164,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n156 < 0:
+        if _n164 < 0:
             raise InvalidValueError("Metadata: null or negative length")
-        _m153_metadata = data[pos : pos + _n156]
-        pos += _n156
-        f_members.append(JoinGroupResponseMember(_m153_member_id, _m153_group_instance_id, _m153_metadata))
-    return JoinGroupResponse(
-        f_throttle_time_ms,
-        f_error_code,
-        f_generation_id,
-        None,
-        f_protocol_name,
-        f_leader,
-        False,
-        f_member_id,
-        f_members,
-    ), pos
+        _m161.metadata = data[pos : pos + _n164]
+        pos += _n164
+        _l160.append(_m161)
+    o.members = _l160
+    return o, pos
 
 
 def _encode_JoinGroupResponse_v5(o: JoinGroupResponse, out: bytearray) -> None:
     """JoinGroupResponse, version 5."""
-    _v157 = o.protocol_name
-    if _v157 is None:
+    _v165 = o.protocol_name
+    if _v165 is None:
         raise EncodeError("JoinGroupResponse.protocol_name is null, which version 5 does not allow")
-    _b158 = _v157.encode()
-    out += _S_ihih.pack(o.throttle_time_ms, o.error_code, o.generation_id, len(_b158))
-    out += _b158
-    _b159 = o.leader.encode()
-    out += _S_h.pack(len(_b159))
-    out += _b159
-    _b160 = o.member_id.encode()
-    out += _S_h.pack(len(_b160))
-    out += _b160
-    _a161 = o.members
-    out += _S_i.pack(len(_a161))
-    for _e162 in _a161:
-        _b163 = _e162.member_id.encode()
-        out += _S_h.pack(len(_b163))
-        out += _b163
-        _b164 = None if _e162.group_instance_id is None else _e162.group_instance_id.encode()
-        out += _S_h.pack(-1 if _b164 is None else len(_b164))
-        if _b164 is not None:
-            out += _b164
-        _b165 = _e162.metadata
-        out += _S_i.pack(len(_b165))
-        out += _b165
+    _b166 = _v165.encode()
+    out += _S_ihih.pack(o.throttle_time_ms, o.error_code, o.generation_id, len(_b166))
+    out += _b166
+    _b167 = o.leader.encode()
+    out += _S_h.pack(len(_b167))
+    out += _b167
+    _b168 = o.member_id.encode()
+    out += _S_h.pack(len(_b168))
+    out += _b168
+    _a169 = o.members
+    out += _S_i.pack(len(_a169))
+    for _e170 in _a169:
+        _b171 = _e170.member_id.encode()
+        out += _S_h.pack(len(_b171))
+        out += _b171
+        _b172 = None if _e170.group_instance_id is None else _e170.group_instance_id.encode()
+        out += _S_h.pack(-1 if _b172 is None else len(_b172))
+        if _b172 is not None:
+            out += _b172
+        _b173 = _e170.metadata
+        out += _S_i.pack(len(_b173))
+        out += _b173
 
 
 def _decode_JoinGroupResponse_v6(data: bytes, pos: int) -> tuple[JoinGroupResponse, int]:
     """JoinGroupResponse, version 6 (flexible)."""
-    f_throttle_time_ms, f_error_code, f_generation_id = _S_ihi.unpack_from(data, pos)
+    o = _new(JoinGroupResponse)
+    o.protocol_type = None
+    o.skip_assignment = False
+    o.throttle_time_ms, o.error_code, o.generation_id = _S_ihi.unpack_from(data, pos)
     pos += 10
-    _n166 = data[pos]
-    if 0 < _n166 < 128:
-        f_protocol_name = data[pos + 1 : pos + _n166].decode()
-        pos += _n166
+    _n174 = data[pos]
+    if _n174 < 128:
+        o.protocol_name = data[pos + 1 : pos + _n174].decode()
+        pos += _n174 or _runtime.null_value("ProtocolName")
     else:
-        f_protocol_name, pos = read_compact_string(data, pos)
-    _n167 = data[pos]
-    if 0 < _n167 < 128:
-        f_leader = data[pos + 1 : pos + _n167].decode()
-        pos += _n167
+        o.protocol_name, pos = read_compact_string(data, pos)
+    _n175 = data[pos]
+    if _n175 < 128:
+        o.leader = data[pos + 1 : pos + _n175].decode()
+        pos += _n175 or _runtime.null_value("Leader")
     else:
-        f_leader, pos = read_compact_string(data, pos)
-    _n168 = data[pos]
-    if 0 < _n168 < 128:
-        f_member_id = data[pos + 1 : pos + _n168].decode()
-        pos += _n168
+        o.leader, pos = read_compact_string(data, pos)
+    _n176 = data[pos]
+    if _n176 < 128:
+        o.member_id = data[pos + 1 : pos + _n176].decode()
+        pos += _n176 or _runtime.null_value("MemberId")
     else:
-        f_member_id, pos = read_compact_string(data, pos)
-    _n169 = data[pos]
-    if _n169 < 128:
+        o.member_id, pos = read_compact_string(data, pos)
+    _n177 = data[pos]
+    if _n177 < 128:
         pos += 1
     else:
-        _n169, pos = read_uvarint(data, pos)
-    _n169 -= 1
-    if _n169 < 0:
+        _n177, pos = read_uvarint(data, pos)
+    _n177 -= 1
+    if _n177 < 0:
         raise InvalidValueError("Members: null or negative length")
-    if _n169 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n169) + " elements in " + str(len(data) - pos) + " bytes")
-    f_members = []
-    for _ in range(_n169):
-        _n171 = data[pos]
-        if 0 < _n171 < 128:
-            _m170_member_id = data[pos + 1 : pos + _n171].decode()
-            pos += _n171
+    if _n177 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n177) + " elements in " + str(len(data) - pos) + " bytes")
+    _l178: list[JoinGroupResponseMember] = []
+    for _ in range(_n177):
+        _m179 = _new(JoinGroupResponseMember)
+        _n180 = data[pos]
+        if _n180 < 128:
+            _m179.member_id = data[pos + 1 : pos + _n180].decode()
+            pos += _n180 or _runtime.null_value("MemberId")
         else:
-            _m170_member_id, pos = read_compact_string(data, pos)
-        _n172 = data[pos]
-        if 0 < _n172 < 128:
-            _m170_group_instance_id = data[pos + 1 : pos + _n172].decode()
-            pos += _n172
-        elif _n172 == 0:
-            _m170_group_instance_id = None
+            _m179.member_id, pos = read_compact_string(data, pos)
+        _n181 = data[pos]
+        if _n181 == 0:
+            _m179.group_instance_id = None
             pos += 1
+        elif _n181 < 128:
+            _m179.group_instance_id = data[pos + 1 : pos + _n181].decode()
+            pos += _n181
         else:
-            _m170_group_instance_id, pos = read_compact_nullable_string(data, pos)
-        _n173 = data[pos]
-        if 0 < _n173 < 128:
-            _m170_metadata = data[pos + 1 : pos + _n173]
-            pos += _n173
+            _m179.group_instance_id, pos = read_compact_nullable_string(data, pos)
+        _n182 = data[pos]
+        if _n182 < 128:
+            _m179.metadata = data[pos + 1 : pos + _n182]
+            pos += _n182 or _runtime.null_value("Metadata")
         else:
-            _m170_metadata, pos = read_compact_bytes(data, pos)
+            _m179.metadata, pos = read_compact_bytes(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_members.append(JoinGroupResponseMember(_m170_member_id, _m170_group_instance_id, _m170_metadata))
+        _l178.append(_m179)
+    o.members = _l178
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return JoinGroupResponse(
-        f_throttle_time_ms,
-        f_error_code,
-        f_generation_id,
-        None,
-        f_protocol_name,
-        f_leader,
-        False,
-        f_member_id,
-        f_members,
-    ), pos
+    return o, pos
 
 
 def _encode_JoinGroupResponse_v6(o: JoinGroupResponse, out: bytearray) -> None:
     """JoinGroupResponse, version 6 (flexible)."""
-    _v174 = o.protocol_name
-    if _v174 is None:
+    _v183 = o.protocol_name
+    if _v183 is None:
         raise EncodeError("JoinGroupResponse.protocol_name is null, which version 6 does not allow")
     out += _S_ihi.pack(o.throttle_time_ms, o.error_code, o.generation_id)
-    _b175 = _v174.encode()
-    _n176 = len(_b175) + 1
-    if _n176 < 128:
-        out.append(_n176)
+    _b184 = _v183.encode()
+    _n185 = len(_b184) + 1
+    if _n185 < 128:
+        out.append(_n185)
     else:
-        write_uvarint(out, _n176)
-    out += _b175
-    _b177 = o.leader.encode()
-    _n178 = len(_b177) + 1
-    if _n178 < 128:
-        out.append(_n178)
+        write_uvarint(out, _n185)
+    out += _b184
+    _b186 = o.leader.encode()
+    _n187 = len(_b186) + 1
+    if _n187 < 128:
+        out.append(_n187)
     else:
-        write_uvarint(out, _n178)
-    out += _b177
-    _b179 = o.member_id.encode()
-    _n180 = len(_b179) + 1
-    if _n180 < 128:
-        out.append(_n180)
+        write_uvarint(out, _n187)
+    out += _b186
+    _b188 = o.member_id.encode()
+    _n189 = len(_b188) + 1
+    if _n189 < 128:
+        out.append(_n189)
     else:
-        write_uvarint(out, _n180)
-    out += _b179
-    _a181 = o.members
-    _n182 = len(_a181) + 1
-    if _n182 < 128:
-        out.append(_n182)
+        write_uvarint(out, _n189)
+    out += _b188
+    _a190 = o.members
+    _n191 = len(_a190) + 1
+    if _n191 < 128:
+        out.append(_n191)
     else:
-        write_uvarint(out, _n182)
-    for _e183 in _a181:
-        _b184 = _e183.member_id.encode()
-        _n185 = len(_b184) + 1
-        if _n185 < 128:
-            out.append(_n185)
+        write_uvarint(out, _n191)
+    for _e192 in _a190:
+        _b193 = _e192.member_id.encode()
+        _n194 = len(_b193) + 1
+        if _n194 < 128:
+            out.append(_n194)
         else:
-            write_uvarint(out, _n185)
-        out += _b184
-        if _e183.group_instance_id is None:
+            write_uvarint(out, _n194)
+        out += _b193
+        if _e192.group_instance_id is None:
             out.append(0)
         else:
-            _b186 = _e183.group_instance_id.encode()
-            _n187 = len(_b186) + 1
-            if _n187 < 128:
-                out.append(_n187)
+            _b195 = _e192.group_instance_id.encode()
+            _n196 = len(_b195) + 1
+            if _n196 < 128:
+                out.append(_n196)
             else:
-                write_uvarint(out, _n187)
-            out += _b186
-        _n188 = len(_e183.metadata) + 1
-        if _n188 < 128:
-            out.append(_n188)
+                write_uvarint(out, _n196)
+            out += _b195
+        _n197 = len(_e192.metadata) + 1
+        if _n197 < 128:
+            out.append(_n197)
         else:
-            write_uvarint(out, _n188)
-        out += _e183.metadata
+            write_uvarint(out, _n197)
+        out += _e192.metadata
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_JoinGroupResponse_v7(data: bytes, pos: int) -> tuple[JoinGroupResponse, int]:
     """JoinGroupResponse, versions 7-8 (flexible)."""
-    f_throttle_time_ms, f_error_code, f_generation_id = _S_ihi.unpack_from(data, pos)
+    o = _new(JoinGroupResponse)
+    o.skip_assignment = False
+    o.throttle_time_ms, o.error_code, o.generation_id = _S_ihi.unpack_from(data, pos)
     pos += 10
-    _n189 = data[pos]
-    if 0 < _n189 < 128:
-        f_protocol_type = data[pos + 1 : pos + _n189].decode()
-        pos += _n189
-    elif _n189 == 0:
-        f_protocol_type = None
+    _n198 = data[pos]
+    if _n198 == 0:
+        o.protocol_type = None
+        pos += 1
+    elif _n198 < 128:
+        o.protocol_type = data[pos + 1 : pos + _n198].decode()
+        pos += _n198
+    else:
+        o.protocol_type, pos = read_compact_nullable_string(data, pos)
+    _n199 = data[pos]
+    if _n199 == 0:
+        o.protocol_name = None
+        pos += 1
+    elif _n199 < 128:
+        o.protocol_name = data[pos + 1 : pos + _n199].decode()
+        pos += _n199
+    else:
+        o.protocol_name, pos = read_compact_nullable_string(data, pos)
+    _n200 = data[pos]
+    if _n200 < 128:
+        o.leader = data[pos + 1 : pos + _n200].decode()
+        pos += _n200 or _runtime.null_value("Leader")
+    else:
+        o.leader, pos = read_compact_string(data, pos)
+    _n201 = data[pos]
+    if _n201 < 128:
+        o.member_id = data[pos + 1 : pos + _n201].decode()
+        pos += _n201 or _runtime.null_value("MemberId")
+    else:
+        o.member_id, pos = read_compact_string(data, pos)
+    _n202 = data[pos]
+    if _n202 < 128:
         pos += 1
     else:
-        f_protocol_type, pos = read_compact_nullable_string(data, pos)
-    _n190 = data[pos]
-    if 0 < _n190 < 128:
-        f_protocol_name = data[pos + 1 : pos + _n190].decode()
-        pos += _n190
-    elif _n190 == 0:
-        f_protocol_name = None
-        pos += 1
-    else:
-        f_protocol_name, pos = read_compact_nullable_string(data, pos)
-    _n191 = data[pos]
-    if 0 < _n191 < 128:
-        f_leader = data[pos + 1 : pos + _n191].decode()
-        pos += _n191
-    else:
-        f_leader, pos = read_compact_string(data, pos)
-    _n192 = data[pos]
-    if 0 < _n192 < 128:
-        f_member_id = data[pos + 1 : pos + _n192].decode()
-        pos += _n192
-    else:
-        f_member_id, pos = read_compact_string(data, pos)
-    _n193 = data[pos]
-    if _n193 < 128:
-        pos += 1
-    else:
-        _n193, pos = read_uvarint(data, pos)
-    _n193 -= 1
-    if _n193 < 0:
+        _n202, pos = read_uvarint(data, pos)
+    _n202 -= 1
+    if _n202 < 0:
         raise InvalidValueError("Members: null or negative length")
-    if _n193 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n193) + " elements in " + str(len(data) - pos) + " bytes")
-    f_members = []
-    for _ in range(_n193):
-        _n195 = data[pos]
-        if 0 < _n195 < 128:
-            _m194_member_id = data[pos + 1 : pos + _n195].decode()
-            pos += _n195
+    if _n202 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n202) + " elements in " + str(len(data) - pos) + " bytes")
+    _l203: list[JoinGroupResponseMember] = []
+    for _ in range(_n202):
+        _m204 = _new(JoinGroupResponseMember)
+        _n205 = data[pos]
+        if _n205 < 128:
+            _m204.member_id = data[pos + 1 : pos + _n205].decode()
+            pos += _n205 or _runtime.null_value("MemberId")
         else:
-            _m194_member_id, pos = read_compact_string(data, pos)
-        _n196 = data[pos]
-        if 0 < _n196 < 128:
-            _m194_group_instance_id = data[pos + 1 : pos + _n196].decode()
-            pos += _n196
-        elif _n196 == 0:
-            _m194_group_instance_id = None
+            _m204.member_id, pos = read_compact_string(data, pos)
+        _n206 = data[pos]
+        if _n206 == 0:
+            _m204.group_instance_id = None
             pos += 1
+        elif _n206 < 128:
+            _m204.group_instance_id = data[pos + 1 : pos + _n206].decode()
+            pos += _n206
         else:
-            _m194_group_instance_id, pos = read_compact_nullable_string(data, pos)
-        _n197 = data[pos]
-        if 0 < _n197 < 128:
-            _m194_metadata = data[pos + 1 : pos + _n197]
-            pos += _n197
+            _m204.group_instance_id, pos = read_compact_nullable_string(data, pos)
+        _n207 = data[pos]
+        if _n207 < 128:
+            _m204.metadata = data[pos + 1 : pos + _n207]
+            pos += _n207 or _runtime.null_value("Metadata")
         else:
-            _m194_metadata, pos = read_compact_bytes(data, pos)
+            _m204.metadata, pos = read_compact_bytes(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_members.append(JoinGroupResponseMember(_m194_member_id, _m194_group_instance_id, _m194_metadata))
+        _l203.append(_m204)
+    o.members = _l203
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return JoinGroupResponse(
-        f_throttle_time_ms,
-        f_error_code,
-        f_generation_id,
-        f_protocol_type,
-        f_protocol_name,
-        f_leader,
-        False,
-        f_member_id,
-        f_members,
-    ), pos
+    return o, pos
 
 
 def _encode_JoinGroupResponse_v7(o: JoinGroupResponse, out: bytearray) -> None:
@@ -1382,160 +1358,153 @@ def _encode_JoinGroupResponse_v7(o: JoinGroupResponse, out: bytearray) -> None:
     if o.protocol_type is None:
         out.append(0)
     else:
-        _b198 = o.protocol_type.encode()
-        _n199 = len(_b198) + 1
-        if _n199 < 128:
-            out.append(_n199)
+        _b208 = o.protocol_type.encode()
+        _n209 = len(_b208) + 1
+        if _n209 < 128:
+            out.append(_n209)
         else:
-            write_uvarint(out, _n199)
-        out += _b198
+            write_uvarint(out, _n209)
+        out += _b208
     if o.protocol_name is None:
         out.append(0)
     else:
-        _b200 = o.protocol_name.encode()
-        _n201 = len(_b200) + 1
-        if _n201 < 128:
-            out.append(_n201)
+        _b210 = o.protocol_name.encode()
+        _n211 = len(_b210) + 1
+        if _n211 < 128:
+            out.append(_n211)
         else:
-            write_uvarint(out, _n201)
-        out += _b200
-    _b202 = o.leader.encode()
-    _n203 = len(_b202) + 1
-    if _n203 < 128:
-        out.append(_n203)
+            write_uvarint(out, _n211)
+        out += _b210
+    _b212 = o.leader.encode()
+    _n213 = len(_b212) + 1
+    if _n213 < 128:
+        out.append(_n213)
     else:
-        write_uvarint(out, _n203)
-    out += _b202
-    _b204 = o.member_id.encode()
-    _n205 = len(_b204) + 1
-    if _n205 < 128:
-        out.append(_n205)
+        write_uvarint(out, _n213)
+    out += _b212
+    _b214 = o.member_id.encode()
+    _n215 = len(_b214) + 1
+    if _n215 < 128:
+        out.append(_n215)
     else:
-        write_uvarint(out, _n205)
-    out += _b204
-    _a206 = o.members
-    _n207 = len(_a206) + 1
-    if _n207 < 128:
-        out.append(_n207)
+        write_uvarint(out, _n215)
+    out += _b214
+    _a216 = o.members
+    _n217 = len(_a216) + 1
+    if _n217 < 128:
+        out.append(_n217)
     else:
-        write_uvarint(out, _n207)
-    for _e208 in _a206:
-        _b209 = _e208.member_id.encode()
-        _n210 = len(_b209) + 1
-        if _n210 < 128:
-            out.append(_n210)
+        write_uvarint(out, _n217)
+    for _e218 in _a216:
+        _b219 = _e218.member_id.encode()
+        _n220 = len(_b219) + 1
+        if _n220 < 128:
+            out.append(_n220)
         else:
-            write_uvarint(out, _n210)
-        out += _b209
-        if _e208.group_instance_id is None:
+            write_uvarint(out, _n220)
+        out += _b219
+        if _e218.group_instance_id is None:
             out.append(0)
         else:
-            _b211 = _e208.group_instance_id.encode()
-            _n212 = len(_b211) + 1
-            if _n212 < 128:
-                out.append(_n212)
+            _b221 = _e218.group_instance_id.encode()
+            _n222 = len(_b221) + 1
+            if _n222 < 128:
+                out.append(_n222)
             else:
-                write_uvarint(out, _n212)
-            out += _b211
-        _n213 = len(_e208.metadata) + 1
-        if _n213 < 128:
-            out.append(_n213)
+                write_uvarint(out, _n222)
+            out += _b221
+        _n223 = len(_e218.metadata) + 1
+        if _n223 < 128:
+            out.append(_n223)
         else:
-            write_uvarint(out, _n213)
-        out += _e208.metadata
+            write_uvarint(out, _n223)
+        out += _e218.metadata
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_JoinGroupResponse_v9(data: bytes, pos: int) -> tuple[JoinGroupResponse, int]:
     """JoinGroupResponse, version 9 (flexible)."""
-    f_throttle_time_ms, f_error_code, f_generation_id = _S_ihi.unpack_from(data, pos)
+    o = _new(JoinGroupResponse)
+    o.throttle_time_ms, o.error_code, o.generation_id = _S_ihi.unpack_from(data, pos)
     pos += 10
-    _n214 = data[pos]
-    if 0 < _n214 < 128:
-        f_protocol_type = data[pos + 1 : pos + _n214].decode()
-        pos += _n214
-    elif _n214 == 0:
-        f_protocol_type = None
+    _n224 = data[pos]
+    if _n224 == 0:
+        o.protocol_type = None
         pos += 1
+    elif _n224 < 128:
+        o.protocol_type = data[pos + 1 : pos + _n224].decode()
+        pos += _n224
     else:
-        f_protocol_type, pos = read_compact_nullable_string(data, pos)
-    _n215 = data[pos]
-    if 0 < _n215 < 128:
-        f_protocol_name = data[pos + 1 : pos + _n215].decode()
-        pos += _n215
-    elif _n215 == 0:
-        f_protocol_name = None
+        o.protocol_type, pos = read_compact_nullable_string(data, pos)
+    _n225 = data[pos]
+    if _n225 == 0:
+        o.protocol_name = None
         pos += 1
+    elif _n225 < 128:
+        o.protocol_name = data[pos + 1 : pos + _n225].decode()
+        pos += _n225
     else:
-        f_protocol_name, pos = read_compact_nullable_string(data, pos)
-    _n216 = data[pos]
-    if 0 < _n216 < 128:
-        f_leader = data[pos + 1 : pos + _n216].decode()
-        pos += _n216
+        o.protocol_name, pos = read_compact_nullable_string(data, pos)
+    _n226 = data[pos]
+    if _n226 < 128:
+        o.leader = data[pos + 1 : pos + _n226].decode()
+        pos += _n226 or _runtime.null_value("Leader")
     else:
-        f_leader, pos = read_compact_string(data, pos)
-    (f_skip_assignment,) = _S_o.unpack_from(data, pos)
+        o.leader, pos = read_compact_string(data, pos)
+    (o.skip_assignment,) = _S_o.unpack_from(data, pos)
     pos += 1
-    _n217 = data[pos]
-    if 0 < _n217 < 128:
-        f_member_id = data[pos + 1 : pos + _n217].decode()
-        pos += _n217
+    _n227 = data[pos]
+    if _n227 < 128:
+        o.member_id = data[pos + 1 : pos + _n227].decode()
+        pos += _n227 or _runtime.null_value("MemberId")
     else:
-        f_member_id, pos = read_compact_string(data, pos)
-    _n218 = data[pos]
-    if _n218 < 128:
+        o.member_id, pos = read_compact_string(data, pos)
+    _n228 = data[pos]
+    if _n228 < 128:
         pos += 1
     else:
-        _n218, pos = read_uvarint(data, pos)
-    _n218 -= 1
-    if _n218 < 0:
+        _n228, pos = read_uvarint(data, pos)
+    _n228 -= 1
+    if _n228 < 0:
         raise InvalidValueError("Members: null or negative length")
-    if _n218 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n218) + " elements in " + str(len(data) - pos) + " bytes")
-    f_members = []
-    for _ in range(_n218):
-        _n220 = data[pos]
-        if 0 < _n220 < 128:
-            _m219_member_id = data[pos + 1 : pos + _n220].decode()
-            pos += _n220
+    if _n228 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n228) + " elements in " + str(len(data) - pos) + " bytes")
+    _l229: list[JoinGroupResponseMember] = []
+    for _ in range(_n228):
+        _m230 = _new(JoinGroupResponseMember)
+        _n231 = data[pos]
+        if _n231 < 128:
+            _m230.member_id = data[pos + 1 : pos + _n231].decode()
+            pos += _n231 or _runtime.null_value("MemberId")
         else:
-            _m219_member_id, pos = read_compact_string(data, pos)
-        _n221 = data[pos]
-        if 0 < _n221 < 128:
-            _m219_group_instance_id = data[pos + 1 : pos + _n221].decode()
-            pos += _n221
-        elif _n221 == 0:
-            _m219_group_instance_id = None
+            _m230.member_id, pos = read_compact_string(data, pos)
+        _n232 = data[pos]
+        if _n232 == 0:
+            _m230.group_instance_id = None
             pos += 1
+        elif _n232 < 128:
+            _m230.group_instance_id = data[pos + 1 : pos + _n232].decode()
+            pos += _n232
         else:
-            _m219_group_instance_id, pos = read_compact_nullable_string(data, pos)
-        _n222 = data[pos]
-        if 0 < _n222 < 128:
-            _m219_metadata = data[pos + 1 : pos + _n222]
-            pos += _n222
+            _m230.group_instance_id, pos = read_compact_nullable_string(data, pos)
+        _n233 = data[pos]
+        if _n233 < 128:
+            _m230.metadata = data[pos + 1 : pos + _n233]
+            pos += _n233 or _runtime.null_value("Metadata")
         else:
-            _m219_metadata, pos = read_compact_bytes(data, pos)
+            _m230.metadata, pos = read_compact_bytes(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_members.append(JoinGroupResponseMember(_m219_member_id, _m219_group_instance_id, _m219_metadata))
+        _l229.append(_m230)
+    o.members = _l229
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return JoinGroupResponse(
-        f_throttle_time_ms,
-        f_error_code,
-        f_generation_id,
-        f_protocol_type,
-        f_protocol_name,
-        f_leader,
-        f_skip_assignment,
-        f_member_id,
-        f_members,
-    ), pos
+    return o, pos
 
 
 def _encode_JoinGroupResponse_v9(o: JoinGroupResponse, out: bytearray) -> None:
@@ -1544,68 +1513,68 @@ def _encode_JoinGroupResponse_v9(o: JoinGroupResponse, out: bytearray) -> None:
     if o.protocol_type is None:
         out.append(0)
     else:
-        _b223 = o.protocol_type.encode()
-        _n224 = len(_b223) + 1
-        if _n224 < 128:
-            out.append(_n224)
-        else:
-            write_uvarint(out, _n224)
-        out += _b223
-    if o.protocol_name is None:
-        out.append(0)
-    else:
-        _b225 = o.protocol_name.encode()
-        _n226 = len(_b225) + 1
-        if _n226 < 128:
-            out.append(_n226)
-        else:
-            write_uvarint(out, _n226)
-        out += _b225
-    _b227 = o.leader.encode()
-    _n228 = len(_b227) + 1
-    if _n228 < 128:
-        out.append(_n228)
-    else:
-        write_uvarint(out, _n228)
-    out += _b227
-    out += _S_o.pack(o.skip_assignment)
-    _b229 = o.member_id.encode()
-    _n230 = len(_b229) + 1
-    if _n230 < 128:
-        out.append(_n230)
-    else:
-        write_uvarint(out, _n230)
-    out += _b229
-    _a231 = o.members
-    _n232 = len(_a231) + 1
-    if _n232 < 128:
-        out.append(_n232)
-    else:
-        write_uvarint(out, _n232)
-    for _e233 in _a231:
-        _b234 = _e233.member_id.encode()
+        _b234 = o.protocol_type.encode()
         _n235 = len(_b234) + 1
         if _n235 < 128:
             out.append(_n235)
         else:
             write_uvarint(out, _n235)
         out += _b234
-        if _e233.group_instance_id is None:
+    if o.protocol_name is None:
+        out.append(0)
+    else:
+        _b236 = o.protocol_name.encode()
+        _n237 = len(_b236) + 1
+        if _n237 < 128:
+            out.append(_n237)
+        else:
+            write_uvarint(out, _n237)
+        out += _b236
+    _b238 = o.leader.encode()
+    _n239 = len(_b238) + 1
+    if _n239 < 128:
+        out.append(_n239)
+    else:
+        write_uvarint(out, _n239)
+    out += _b238
+    out += _S_o.pack(o.skip_assignment)
+    _b240 = o.member_id.encode()
+    _n241 = len(_b240) + 1
+    if _n241 < 128:
+        out.append(_n241)
+    else:
+        write_uvarint(out, _n241)
+    out += _b240
+    _a242 = o.members
+    _n243 = len(_a242) + 1
+    if _n243 < 128:
+        out.append(_n243)
+    else:
+        write_uvarint(out, _n243)
+    for _e244 in _a242:
+        _b245 = _e244.member_id.encode()
+        _n246 = len(_b245) + 1
+        if _n246 < 128:
+            out.append(_n246)
+        else:
+            write_uvarint(out, _n246)
+        out += _b245
+        if _e244.group_instance_id is None:
             out.append(0)
         else:
-            _b236 = _e233.group_instance_id.encode()
-            _n237 = len(_b236) + 1
-            if _n237 < 128:
-                out.append(_n237)
+            _b247 = _e244.group_instance_id.encode()
+            _n248 = len(_b247) + 1
+            if _n248 < 128:
+                out.append(_n248)
             else:
-                write_uvarint(out, _n237)
-            out += _b236
-        _n238 = len(_e233.metadata) + 1
-        if _n238 < 128:
-            out.append(_n238)
+                write_uvarint(out, _n248)
+            out += _b247
+        _n249 = len(_e244.metadata) + 1
+        if _n249 < 128:
+            out.append(_n249)
         else:
-            write_uvarint(out, _n238)
-        out += _e233.metadata
+            write_uvarint(out, _n249)
+        out += _e244.metadata
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 

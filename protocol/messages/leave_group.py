@@ -29,6 +29,7 @@ _S_hB = Struct(">hB")
 _S_i = Struct(">i")
 _S_ih = Struct(">ih")
 _S_ihi = Struct(">ihi")
+_new = object.__new__
 
 
 @dataclass(slots=True)
@@ -175,22 +176,24 @@ class LeaveGroupResponse:
 
 def _decode_MemberIdentity_v3(data: bytes, pos: int) -> tuple[MemberIdentity, int]:
     """MemberIdentity, version 3."""
+    o = _new(MemberIdentity)
+    o.reason = None
     (_n1,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n1 < 0:
         raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n1].decode()
+    o.member_id = data[pos : pos + _n1].decode()
     pos += _n1
     (_n2,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n2 < 0:
-        f_group_instance_id = None
+        o.group_instance_id = None
         if _n2 != -1:
             raise InvalidValueError("GroupInstanceId: length " + str(_n2))
     else:
-        f_group_instance_id = data[pos : pos + _n2].decode()
+        o.group_instance_id = data[pos : pos + _n2].decode()
         pos += _n2
-    return MemberIdentity(f_member_id, f_group_instance_id, None), pos
+    return o, pos
 
 
 def _encode_MemberIdentity_v3(o: MemberIdentity, out: bytearray) -> None:
@@ -206,26 +209,28 @@ def _encode_MemberIdentity_v3(o: MemberIdentity, out: bytearray) -> None:
 
 def _decode_MemberIdentity_v4(data: bytes, pos: int) -> tuple[MemberIdentity, int]:
     """MemberIdentity, version 4 (flexible)."""
+    o = _new(MemberIdentity)
+    o.reason = None
     _n5 = data[pos]
-    if 0 < _n5 < 128:
-        f_member_id = data[pos + 1 : pos + _n5].decode()
-        pos += _n5
+    if _n5 < 128:
+        o.member_id = data[pos + 1 : pos + _n5].decode()
+        pos += _n5 or _runtime.null_value("MemberId")
     else:
-        f_member_id, pos = read_compact_string(data, pos)
+        o.member_id, pos = read_compact_string(data, pos)
     _n6 = data[pos]
-    if 0 < _n6 < 128:
-        f_group_instance_id = data[pos + 1 : pos + _n6].decode()
-        pos += _n6
-    elif _n6 == 0:
-        f_group_instance_id = None
+    if _n6 == 0:
+        o.group_instance_id = None
         pos += 1
+    elif _n6 < 128:
+        o.group_instance_id = data[pos + 1 : pos + _n6].decode()
+        pos += _n6
     else:
-        f_group_instance_id, pos = read_compact_nullable_string(data, pos)
+        o.group_instance_id, pos = read_compact_nullable_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return MemberIdentity(f_member_id, f_group_instance_id, None), pos
+    return o, pos
 
 
 def _encode_MemberIdentity_v4(o: MemberIdentity, out: bytearray) -> None:
@@ -252,35 +257,36 @@ def _encode_MemberIdentity_v4(o: MemberIdentity, out: bytearray) -> None:
 
 def _decode_MemberIdentity_v5(data: bytes, pos: int) -> tuple[MemberIdentity, int]:
     """MemberIdentity, version 5 (flexible)."""
+    o = _new(MemberIdentity)
     _n11 = data[pos]
-    if 0 < _n11 < 128:
-        f_member_id = data[pos + 1 : pos + _n11].decode()
-        pos += _n11
+    if _n11 < 128:
+        o.member_id = data[pos + 1 : pos + _n11].decode()
+        pos += _n11 or _runtime.null_value("MemberId")
     else:
-        f_member_id, pos = read_compact_string(data, pos)
+        o.member_id, pos = read_compact_string(data, pos)
     _n12 = data[pos]
-    if 0 < _n12 < 128:
-        f_group_instance_id = data[pos + 1 : pos + _n12].decode()
+    if _n12 == 0:
+        o.group_instance_id = None
+        pos += 1
+    elif _n12 < 128:
+        o.group_instance_id = data[pos + 1 : pos + _n12].decode()
         pos += _n12
-    elif _n12 == 0:
-        f_group_instance_id = None
-        pos += 1
     else:
-        f_group_instance_id, pos = read_compact_nullable_string(data, pos)
+        o.group_instance_id, pos = read_compact_nullable_string(data, pos)
     _n13 = data[pos]
-    if 0 < _n13 < 128:
-        f_reason = data[pos + 1 : pos + _n13].decode()
-        pos += _n13
-    elif _n13 == 0:
-        f_reason = None
+    if _n13 == 0:
+        o.reason = None
         pos += 1
+    elif _n13 < 128:
+        o.reason = data[pos + 1 : pos + _n13].decode()
+        pos += _n13
     else:
-        f_reason, pos = read_compact_nullable_string(data, pos)
+        o.reason, pos = read_compact_nullable_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return MemberIdentity(f_member_id, f_group_instance_id, f_reason), pos
+    return o, pos
 
 
 def _encode_MemberIdentity_v5(o: MemberIdentity, out: bytearray) -> None:
@@ -317,19 +323,21 @@ def _encode_MemberIdentity_v5(o: MemberIdentity, out: bytearray) -> None:
 
 def _decode_LeaveGroupRequest_v0(data: bytes, pos: int) -> tuple[LeaveGroupRequest, int]:
     """LeaveGroupRequest, versions 0-2."""
+    o = _new(LeaveGroupRequest)
+    o.members = []
     (_n20,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n20 < 0:
         raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n20].decode()
+    o.group_id = data[pos : pos + _n20].decode()
     pos += _n20
     (_n21,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n21 < 0:
         raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n21].decode()
+    o.member_id = data[pos : pos + _n21].decode()
     pos += _n21
-    return LeaveGroupRequest(f_group_id, f_member_id, []), pos
+    return o, pos
 
 
 def _encode_LeaveGroupRequest_v0(o: LeaveGroupRequest, out: bytearray) -> None:
@@ -344,11 +352,13 @@ def _encode_LeaveGroupRequest_v0(o: LeaveGroupRequest, out: bytearray) -> None:
 
 def _decode_LeaveGroupRequest_v3(data: bytes, pos: int) -> tuple[LeaveGroupRequest, int]:
     """LeaveGroupRequest, version 3."""
+    o = _new(LeaveGroupRequest)
+    o.member_id = ""
     (_n24,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n24 < 0:
         raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n24].decode()
+    o.group_id = data[pos : pos + _n24].decode()
     pos += _n24
     (_n25,) = _S_i.unpack_from(data, pos)
     pos += 4
@@ -356,316 +366,333 @@ def _decode_LeaveGroupRequest_v3(data: bytes, pos: int) -> tuple[LeaveGroupReque
         raise InvalidValueError("Members: null or negative length")
     if _n25 > len(data) - pos:
         raise TruncatedError("Members: " + str(_n25) + " elements in " + str(len(data) - pos) + " bytes")
-    f_members = []
+    _l26: list[MemberIdentity] = []
     for _ in range(_n25):
-        (_n27,) = _S_h.unpack_from(data, pos)
-        pos += 2
-        if _n27 < 0:
-            raise InvalidValueError("MemberId: null or negative length")
-        _m26_member_id = data[pos : pos + _n27].decode()
-        pos += _n27
+        _m27 = _new(MemberIdentity)
+        _m27.reason = None
         (_n28,) = _S_h.unpack_from(data, pos)
         pos += 2
         if _n28 < 0:
-            _m26_group_instance_id = None
-            if _n28 != -1:
-                raise InvalidValueError("GroupInstanceId: length " + str(_n28))
+            raise InvalidValueError("MemberId: null or negative length")
+        _m27.member_id = data[pos : pos + _n28].decode()
+        pos += _n28
+        (_n29,) = _S_h.unpack_from(data, pos)
+        pos += 2
+        if _n29 < 0:
+            _m27.group_instance_id = None
+            if _n29 != -1:
+                raise InvalidValueError("GroupInstanceId: length " + str(_n29))
         else:
-            _m26_group_instance_id = data[pos : pos + _n28].decode()
-            pos += _n28
-        f_members.append(MemberIdentity(_m26_member_id, _m26_group_instance_id, None))
-    return LeaveGroupRequest(f_group_id, "", f_members), pos
+            _m27.group_instance_id = data[pos : pos + _n29].decode()
+            pos += _n29
+        _l26.append(_m27)
+    o.members = _l26
+    return o, pos
 
 
 def _encode_LeaveGroupRequest_v3(o: LeaveGroupRequest, out: bytearray) -> None:
     """LeaveGroupRequest, version 3."""
-    _b29 = o.group_id.encode()
-    out += _S_h.pack(len(_b29))
-    out += _b29
-    _a30 = o.members
-    out += _S_i.pack(len(_a30))
-    for _e31 in _a30:
-        _b32 = _e31.member_id.encode()
-        out += _S_h.pack(len(_b32))
-        out += _b32
-        _b33 = None if _e31.group_instance_id is None else _e31.group_instance_id.encode()
-        out += _S_h.pack(-1 if _b33 is None else len(_b33))
-        if _b33 is not None:
-            out += _b33
+    _b30 = o.group_id.encode()
+    out += _S_h.pack(len(_b30))
+    out += _b30
+    _a31 = o.members
+    out += _S_i.pack(len(_a31))
+    for _e32 in _a31:
+        _b33 = _e32.member_id.encode()
+        out += _S_h.pack(len(_b33))
+        out += _b33
+        _b34 = None if _e32.group_instance_id is None else _e32.group_instance_id.encode()
+        out += _S_h.pack(-1 if _b34 is None else len(_b34))
+        if _b34 is not None:
+            out += _b34
 
 
 def _decode_LeaveGroupRequest_v4(data: bytes, pos: int) -> tuple[LeaveGroupRequest, int]:
     """LeaveGroupRequest, version 4 (flexible)."""
-    _n34 = data[pos]
-    if 0 < _n34 < 128:
-        f_group_id = data[pos + 1 : pos + _n34].decode()
-        pos += _n34
-    else:
-        f_group_id, pos = read_compact_string(data, pos)
+    o = _new(LeaveGroupRequest)
+    o.member_id = ""
     _n35 = data[pos]
     if _n35 < 128:
+        o.group_id = data[pos + 1 : pos + _n35].decode()
+        pos += _n35 or _runtime.null_value("GroupId")
+    else:
+        o.group_id, pos = read_compact_string(data, pos)
+    _n36 = data[pos]
+    if _n36 < 128:
         pos += 1
     else:
-        _n35, pos = read_uvarint(data, pos)
-    _n35 -= 1
-    if _n35 < 0:
+        _n36, pos = read_uvarint(data, pos)
+    _n36 -= 1
+    if _n36 < 0:
         raise InvalidValueError("Members: null or negative length")
-    if _n35 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n35) + " elements in " + str(len(data) - pos) + " bytes")
-    f_members = []
-    for _ in range(_n35):
-        _n37 = data[pos]
-        if 0 < _n37 < 128:
-            _m36_member_id = data[pos + 1 : pos + _n37].decode()
-            pos += _n37
+    if _n36 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n36) + " elements in " + str(len(data) - pos) + " bytes")
+    _l37: list[MemberIdentity] = []
+    for _ in range(_n36):
+        _m38 = _new(MemberIdentity)
+        _m38.reason = None
+        _n39 = data[pos]
+        if _n39 < 128:
+            _m38.member_id = data[pos + 1 : pos + _n39].decode()
+            pos += _n39 or _runtime.null_value("MemberId")
         else:
-            _m36_member_id, pos = read_compact_string(data, pos)
-        _n38 = data[pos]
-        if 0 < _n38 < 128:
-            _m36_group_instance_id = data[pos + 1 : pos + _n38].decode()
-            pos += _n38
-        elif _n38 == 0:
-            _m36_group_instance_id = None
+            _m38.member_id, pos = read_compact_string(data, pos)
+        _n40 = data[pos]
+        if _n40 == 0:
+            _m38.group_instance_id = None
             pos += 1
+        elif _n40 < 128:
+            _m38.group_instance_id = data[pos + 1 : pos + _n40].decode()
+            pos += _n40
         else:
-            _m36_group_instance_id, pos = read_compact_nullable_string(data, pos)
+            _m38.group_instance_id, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_members.append(MemberIdentity(_m36_member_id, _m36_group_instance_id, None))
+        _l37.append(_m38)
+    o.members = _l37
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return LeaveGroupRequest(f_group_id, "", f_members), pos
+    return o, pos
 
 
 def _encode_LeaveGroupRequest_v4(o: LeaveGroupRequest, out: bytearray) -> None:
     """LeaveGroupRequest, version 4 (flexible)."""
-    _b39 = o.group_id.encode()
-    _n40 = len(_b39) + 1
-    if _n40 < 128:
-        out.append(_n40)
-    else:
-        write_uvarint(out, _n40)
-    out += _b39
-    _a41 = o.members
-    _n42 = len(_a41) + 1
+    _b41 = o.group_id.encode()
+    _n42 = len(_b41) + 1
     if _n42 < 128:
         out.append(_n42)
     else:
         write_uvarint(out, _n42)
-    for _e43 in _a41:
-        _b44 = _e43.member_id.encode()
-        _n45 = len(_b44) + 1
-        if _n45 < 128:
-            out.append(_n45)
+    out += _b41
+    _a43 = o.members
+    _n44 = len(_a43) + 1
+    if _n44 < 128:
+        out.append(_n44)
+    else:
+        write_uvarint(out, _n44)
+    for _e45 in _a43:
+        _b46 = _e45.member_id.encode()
+        _n47 = len(_b46) + 1
+        if _n47 < 128:
+            out.append(_n47)
         else:
-            write_uvarint(out, _n45)
-        out += _b44
-        if _e43.group_instance_id is None:
+            write_uvarint(out, _n47)
+        out += _b46
+        if _e45.group_instance_id is None:
             out.append(0)
         else:
-            _b46 = _e43.group_instance_id.encode()
-            _n47 = len(_b46) + 1
-            if _n47 < 128:
-                out.append(_n47)
+            _b48 = _e45.group_instance_id.encode()
+            _n49 = len(_b48) + 1
+            if _n49 < 128:
+                out.append(_n49)
             else:
-                write_uvarint(out, _n47)
-            out += _b46
+                write_uvarint(out, _n49)
+            out += _b48
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_LeaveGroupRequest_v5(data: bytes, pos: int) -> tuple[LeaveGroupRequest, int]:
     """LeaveGroupRequest, version 5 (flexible)."""
-    _n48 = data[pos]
-    if 0 < _n48 < 128:
-        f_group_id = data[pos + 1 : pos + _n48].decode()
-        pos += _n48
+    o = _new(LeaveGroupRequest)
+    o.member_id = ""
+    _n50 = data[pos]
+    if _n50 < 128:
+        o.group_id = data[pos + 1 : pos + _n50].decode()
+        pos += _n50 or _runtime.null_value("GroupId")
     else:
-        f_group_id, pos = read_compact_string(data, pos)
-    _n49 = data[pos]
-    if _n49 < 128:
+        o.group_id, pos = read_compact_string(data, pos)
+    _n51 = data[pos]
+    if _n51 < 128:
         pos += 1
     else:
-        _n49, pos = read_uvarint(data, pos)
-    _n49 -= 1
-    if _n49 < 0:
+        _n51, pos = read_uvarint(data, pos)
+    _n51 -= 1
+    if _n51 < 0:
         raise InvalidValueError("Members: null or negative length")
-    if _n49 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n49) + " elements in " + str(len(data) - pos) + " bytes")
-    f_members = []
-    for _ in range(_n49):
-        _n51 = data[pos]
-        if 0 < _n51 < 128:
-            _m50_member_id = data[pos + 1 : pos + _n51].decode()
-            pos += _n51
+    if _n51 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n51) + " elements in " + str(len(data) - pos) + " bytes")
+    _l52: list[MemberIdentity] = []
+    for _ in range(_n51):
+        _m53 = _new(MemberIdentity)
+        _n54 = data[pos]
+        if _n54 < 128:
+            _m53.member_id = data[pos + 1 : pos + _n54].decode()
+            pos += _n54 or _runtime.null_value("MemberId")
         else:
-            _m50_member_id, pos = read_compact_string(data, pos)
-        _n52 = data[pos]
-        if 0 < _n52 < 128:
-            _m50_group_instance_id = data[pos + 1 : pos + _n52].decode()
-            pos += _n52
-        elif _n52 == 0:
-            _m50_group_instance_id = None
+            _m53.member_id, pos = read_compact_string(data, pos)
+        _n55 = data[pos]
+        if _n55 == 0:
+            _m53.group_instance_id = None
             pos += 1
+        elif _n55 < 128:
+            _m53.group_instance_id = data[pos + 1 : pos + _n55].decode()
+            pos += _n55
         else:
-            _m50_group_instance_id, pos = read_compact_nullable_string(data, pos)
-        _n53 = data[pos]
-        if 0 < _n53 < 128:
-            _m50_reason = data[pos + 1 : pos + _n53].decode()
-            pos += _n53
-        elif _n53 == 0:
-            _m50_reason = None
+            _m53.group_instance_id, pos = read_compact_nullable_string(data, pos)
+        _n56 = data[pos]
+        if _n56 == 0:
+            _m53.reason = None
             pos += 1
+        elif _n56 < 128:
+            _m53.reason = data[pos + 1 : pos + _n56].decode()
+            pos += _n56
         else:
-            _m50_reason, pos = read_compact_nullable_string(data, pos)
+            _m53.reason, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_members.append(MemberIdentity(_m50_member_id, _m50_group_instance_id, _m50_reason))
+        _l52.append(_m53)
+    o.members = _l52
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return LeaveGroupRequest(f_group_id, "", f_members), pos
+    return o, pos
 
 
 def _encode_LeaveGroupRequest_v5(o: LeaveGroupRequest, out: bytearray) -> None:
     """LeaveGroupRequest, version 5 (flexible)."""
-    _b54 = o.group_id.encode()
-    _n55 = len(_b54) + 1
-    if _n55 < 128:
-        out.append(_n55)
+    _b57 = o.group_id.encode()
+    _n58 = len(_b57) + 1
+    if _n58 < 128:
+        out.append(_n58)
     else:
-        write_uvarint(out, _n55)
-    out += _b54
-    _a56 = o.members
-    _n57 = len(_a56) + 1
-    if _n57 < 128:
-        out.append(_n57)
+        write_uvarint(out, _n58)
+    out += _b57
+    _a59 = o.members
+    _n60 = len(_a59) + 1
+    if _n60 < 128:
+        out.append(_n60)
     else:
-        write_uvarint(out, _n57)
-    for _e58 in _a56:
-        _b59 = _e58.member_id.encode()
-        _n60 = len(_b59) + 1
-        if _n60 < 128:
-            out.append(_n60)
+        write_uvarint(out, _n60)
+    for _e61 in _a59:
+        _b62 = _e61.member_id.encode()
+        _n63 = len(_b62) + 1
+        if _n63 < 128:
+            out.append(_n63)
         else:
-            write_uvarint(out, _n60)
-        out += _b59
-        if _e58.group_instance_id is None:
+            write_uvarint(out, _n63)
+        out += _b62
+        if _e61.group_instance_id is None:
             out.append(0)
         else:
-            _b61 = _e58.group_instance_id.encode()
-            _n62 = len(_b61) + 1
-            if _n62 < 128:
-                out.append(_n62)
+            _b64 = _e61.group_instance_id.encode()
+            _n65 = len(_b64) + 1
+            if _n65 < 128:
+                out.append(_n65)
             else:
-                write_uvarint(out, _n62)
-            out += _b61
-        if _e58.reason is None:
+                write_uvarint(out, _n65)
+            out += _b64
+        if _e61.reason is None:
             out.append(0)
         else:
-            _b63 = _e58.reason.encode()
-            _n64 = len(_b63) + 1
-            if _n64 < 128:
-                out.append(_n64)
+            _b66 = _e61.reason.encode()
+            _n67 = len(_b66) + 1
+            if _n67 < 128:
+                out.append(_n67)
             else:
-                write_uvarint(out, _n64)
-            out += _b63
+                write_uvarint(out, _n67)
+            out += _b66
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_MemberResponse_v3(data: bytes, pos: int) -> tuple[MemberResponse, int]:
     """MemberResponse, version 3."""
-    (_n65,) = _S_h.unpack_from(data, pos)
+    o = _new(MemberResponse)
+    (_n68,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n65 < 0:
+    if _n68 < 0:
         raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n65].decode()
-    pos += _n65
-    (_n66,) = _S_h.unpack_from(data, pos)
+    o.member_id = data[pos : pos + _n68].decode()
+    pos += _n68
+    (_n69,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n66 < 0:
-        f_group_instance_id = None
-        if _n66 != -1:
-            raise InvalidValueError("GroupInstanceId: length " + str(_n66))
+    if _n69 < 0:
+        o.group_instance_id = None
+        if _n69 != -1:
+            raise InvalidValueError("GroupInstanceId: length " + str(_n69))
     else:
-        f_group_instance_id = data[pos : pos + _n66].decode()
-        pos += _n66
-    (f_error_code,) = _S_h.unpack_from(data, pos)
+        o.group_instance_id = data[pos : pos + _n69].decode()
+        pos += _n69
+    (o.error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    return MemberResponse(f_member_id, f_group_instance_id, f_error_code), pos
+    return o, pos
 
 
 def _encode_MemberResponse_v3(o: MemberResponse, out: bytearray) -> None:
     """MemberResponse, version 3."""
-    _b67 = o.member_id.encode()
-    out += _S_h.pack(len(_b67))
-    out += _b67
-    _b68 = None if o.group_instance_id is None else o.group_instance_id.encode()
-    out += _S_h.pack(-1 if _b68 is None else len(_b68))
-    if _b68 is not None:
-        out += _b68
+    _b70 = o.member_id.encode()
+    out += _S_h.pack(len(_b70))
+    out += _b70
+    _b71 = None if o.group_instance_id is None else o.group_instance_id.encode()
+    out += _S_h.pack(-1 if _b71 is None else len(_b71))
+    if _b71 is not None:
+        out += _b71
     out += _S_h.pack(o.error_code)
 
 
 def _decode_MemberResponse_v4(data: bytes, pos: int) -> tuple[MemberResponse, int]:
     """MemberResponse, versions 4-5 (flexible)."""
-    _n69 = data[pos]
-    if 0 < _n69 < 128:
-        f_member_id = data[pos + 1 : pos + _n69].decode()
-        pos += _n69
+    o = _new(MemberResponse)
+    _n72 = data[pos]
+    if _n72 < 128:
+        o.member_id = data[pos + 1 : pos + _n72].decode()
+        pos += _n72 or _runtime.null_value("MemberId")
     else:
-        f_member_id, pos = read_compact_string(data, pos)
-    _n70 = data[pos]
-    if 0 < _n70 < 128:
-        f_group_instance_id = data[pos + 1 : pos + _n70].decode()
-        pos += _n70
-    elif _n70 == 0:
-        f_group_instance_id = None
+        o.member_id, pos = read_compact_string(data, pos)
+    _n73 = data[pos]
+    if _n73 == 0:
+        o.group_instance_id = None
         pos += 1
+    elif _n73 < 128:
+        o.group_instance_id = data[pos + 1 : pos + _n73].decode()
+        pos += _n73
     else:
-        f_group_instance_id, pos = read_compact_nullable_string(data, pos)
-    f_error_code, _t71 = _S_hB.unpack_from(data, pos)
+        o.group_instance_id, pos = read_compact_nullable_string(data, pos)
+    o.error_code, _t74 = _S_hB.unpack_from(data, pos)
     pos += 3
-    if _t71 != 0:
+    if _t74 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return MemberResponse(f_member_id, f_group_instance_id, f_error_code), pos
+    return o, pos
 
 
 def _encode_MemberResponse_v4(o: MemberResponse, out: bytearray) -> None:
     """MemberResponse, versions 4-5 (flexible)."""
-    _b72 = o.member_id.encode()
-    _n73 = len(_b72) + 1
-    if _n73 < 128:
-        out.append(_n73)
+    _b75 = o.member_id.encode()
+    _n76 = len(_b75) + 1
+    if _n76 < 128:
+        out.append(_n76)
     else:
-        write_uvarint(out, _n73)
-    out += _b72
+        write_uvarint(out, _n76)
+    out += _b75
     if o.group_instance_id is None:
         out.append(0)
     else:
-        _b74 = o.group_instance_id.encode()
-        _n75 = len(_b74) + 1
-        if _n75 < 128:
-            out.append(_n75)
+        _b77 = o.group_instance_id.encode()
+        _n78 = len(_b77) + 1
+        if _n78 < 128:
+            out.append(_n78)
         else:
-            write_uvarint(out, _n75)
-        out += _b74
+            write_uvarint(out, _n78)
+        out += _b77
     out += _S_hB.pack(o.error_code, 0)
 
 
 def _decode_LeaveGroupResponse_v0(data: bytes, pos: int) -> tuple[LeaveGroupResponse, int]:
     """LeaveGroupResponse, version 0."""
-    (f_error_code,) = _S_h.unpack_from(data, pos)
+    o = _new(LeaveGroupResponse)
+    o.throttle_time_ms = 0
+    o.members = []
+    (o.error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    return LeaveGroupResponse(0, f_error_code, []), pos
+    return o, pos
 
 
 def _encode_LeaveGroupResponse_v0(o: LeaveGroupResponse, out: bytearray) -> None:
@@ -675,9 +702,11 @@ def _encode_LeaveGroupResponse_v0(o: LeaveGroupResponse, out: bytearray) -> None
 
 def _decode_LeaveGroupResponse_v1(data: bytes, pos: int) -> tuple[LeaveGroupResponse, int]:
     """LeaveGroupResponse, versions 1-2."""
-    f_throttle_time_ms, f_error_code = _S_ih.unpack_from(data, pos)
+    o = _new(LeaveGroupResponse)
+    o.members = []
+    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(data, pos)
     pos += 6
-    return LeaveGroupResponse(f_throttle_time_ms, f_error_code, []), pos
+    return o, pos
 
 
 def _encode_LeaveGroupResponse_v1(o: LeaveGroupResponse, out: bytearray) -> None:
@@ -687,121 +716,127 @@ def _encode_LeaveGroupResponse_v1(o: LeaveGroupResponse, out: bytearray) -> None
 
 def _decode_LeaveGroupResponse_v3(data: bytes, pos: int) -> tuple[LeaveGroupResponse, int]:
     """LeaveGroupResponse, version 3."""
-    f_throttle_time_ms, f_error_code, _n76 = _S_ihi.unpack_from(data, pos)
+    o = _new(LeaveGroupResponse)
+    o.throttle_time_ms, o.error_code, _n79 = _S_ihi.unpack_from(data, pos)
     pos += 10
-    if _n76 < 0:
+    if _n79 < 0:
         raise InvalidValueError("Members: null or negative length")
-    if _n76 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n76) + " elements in " + str(len(data) - pos) + " bytes")
-    f_members = []
-    for _ in range(_n76):
-        (_n78,) = _S_h.unpack_from(data, pos)
+    if _n79 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n79) + " elements in " + str(len(data) - pos) + " bytes")
+    _l80: list[MemberResponse] = []
+    for _ in range(_n79):
+        _m81 = _new(MemberResponse)
+        (_n82,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n78 < 0:
+        if _n82 < 0:
             raise InvalidValueError("MemberId: null or negative length")
-        _m77_member_id = data[pos : pos + _n78].decode()
-        pos += _n78
-        (_n79,) = _S_h.unpack_from(data, pos)
+        _m81.member_id = data[pos : pos + _n82].decode()
+        pos += _n82
+        (_n83,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n79 < 0:
-            _m77_group_instance_id = None
-            if _n79 != -1:
-                raise InvalidValueError("GroupInstanceId: length " + str(_n79))
+        if _n83 < 0:
+            _m81.group_instance_id = None
+            if _n83 != -1:
+                raise InvalidValueError("GroupInstanceId: length " + str(_n83))
         else:
-            _m77_group_instance_id = data[pos : pos + _n79].decode()
-            pos += _n79
-        (_m77_error_code,) = _S_h.unpack_from(data, pos)
+            _m81.group_instance_id = data[pos : pos + _n83].decode()
+            pos += _n83
+        (_m81.error_code,) = _S_h.unpack_from(data, pos)
         pos += 2
-        f_members.append(MemberResponse(_m77_member_id, _m77_group_instance_id, _m77_error_code))
-    return LeaveGroupResponse(f_throttle_time_ms, f_error_code, f_members), pos
+        _l80.append(_m81)
+    o.members = _l80
+    return o, pos
 
 
 def _encode_LeaveGroupResponse_v3(o: LeaveGroupResponse, out: bytearray) -> None:
     """LeaveGroupResponse, version 3."""
-    _a80 = o.members
-    out += _S_ihi.pack(o.throttle_time_ms, o.error_code, len(_a80))
-    for _e81 in _a80:
-        _b82 = _e81.member_id.encode()
-        out += _S_h.pack(len(_b82))
-        out += _b82
-        _b83 = None if _e81.group_instance_id is None else _e81.group_instance_id.encode()
-        out += _S_h.pack(-1 if _b83 is None else len(_b83))
-        if _b83 is not None:
-            out += _b83
-        out += _S_h.pack(_e81.error_code)
+    _a84 = o.members
+    out += _S_ihi.pack(o.throttle_time_ms, o.error_code, len(_a84))
+    for _e85 in _a84:
+        _b86 = _e85.member_id.encode()
+        out += _S_h.pack(len(_b86))
+        out += _b86
+        _b87 = None if _e85.group_instance_id is None else _e85.group_instance_id.encode()
+        out += _S_h.pack(-1 if _b87 is None else len(_b87))
+        if _b87 is not None:
+            out += _b87
+        out += _S_h.pack(_e85.error_code)
 
 
 def _decode_LeaveGroupResponse_v4(data: bytes, pos: int) -> tuple[LeaveGroupResponse, int]:
     """LeaveGroupResponse, versions 4-5 (flexible)."""
-    f_throttle_time_ms, f_error_code = _S_ih.unpack_from(data, pos)
+    o = _new(LeaveGroupResponse)
+    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(data, pos)
     pos += 6
-    _n84 = data[pos]
-    if _n84 < 128:
+    _n88 = data[pos]
+    if _n88 < 128:
         pos += 1
     else:
-        _n84, pos = read_uvarint(data, pos)
-    _n84 -= 1
-    if _n84 < 0:
+        _n88, pos = read_uvarint(data, pos)
+    _n88 -= 1
+    if _n88 < 0:
         raise InvalidValueError("Members: null or negative length")
-    if _n84 > len(data) - pos:
-        raise TruncatedError("Members: " + str(_n84) + " elements in " + str(len(data) - pos) + " bytes")
-    f_members = []
-    for _ in range(_n84):
-        _n86 = data[pos]
-        if 0 < _n86 < 128:
-            _m85_member_id = data[pos + 1 : pos + _n86].decode()
-            pos += _n86
+    if _n88 > len(data) - pos:
+        raise TruncatedError("Members: " + str(_n88) + " elements in " + str(len(data) - pos) + " bytes")
+    _l89: list[MemberResponse] = []
+    for _ in range(_n88):
+        _m90 = _new(MemberResponse)
+        _n91 = data[pos]
+        if _n91 < 128:
+            _m90.member_id = data[pos + 1 : pos + _n91].decode()
+            pos += _n91 or _runtime.null_value("MemberId")
         else:
-            _m85_member_id, pos = read_compact_string(data, pos)
-        _n87 = data[pos]
-        if 0 < _n87 < 128:
-            _m85_group_instance_id = data[pos + 1 : pos + _n87].decode()
-            pos += _n87
-        elif _n87 == 0:
-            _m85_group_instance_id = None
+            _m90.member_id, pos = read_compact_string(data, pos)
+        _n92 = data[pos]
+        if _n92 == 0:
+            _m90.group_instance_id = None
             pos += 1
+        elif _n92 < 128:
+            _m90.group_instance_id = data[pos + 1 : pos + _n92].decode()
+            pos += _n92
         else:
-            _m85_group_instance_id, pos = read_compact_nullable_string(data, pos)
-        _m85_error_code, _t88 = _S_hB.unpack_from(data, pos)
+            _m90.group_instance_id, pos = read_compact_nullable_string(data, pos)
+        _m90.error_code, _t93 = _S_hB.unpack_from(data, pos)
         pos += 3
-        if _t88 != 0:
+        if _t93 != 0:
             pos = skip_tagged_fields(data, pos - 1)
-        f_members.append(MemberResponse(_m85_member_id, _m85_group_instance_id, _m85_error_code))
+        _l89.append(_m90)
+    o.members = _l89
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return LeaveGroupResponse(f_throttle_time_ms, f_error_code, f_members), pos
+    return o, pos
 
 
 def _encode_LeaveGroupResponse_v4(o: LeaveGroupResponse, out: bytearray) -> None:
     """LeaveGroupResponse, versions 4-5 (flexible)."""
     out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    _a89 = o.members
-    _n90 = len(_a89) + 1
-    if _n90 < 128:
-        out.append(_n90)
+    _a94 = o.members
+    _n95 = len(_a94) + 1
+    if _n95 < 128:
+        out.append(_n95)
     else:
-        write_uvarint(out, _n90)
-    for _e91 in _a89:
-        _b92 = _e91.member_id.encode()
-        _n93 = len(_b92) + 1
-        if _n93 < 128:
-            out.append(_n93)
+        write_uvarint(out, _n95)
+    for _e96 in _a94:
+        _b97 = _e96.member_id.encode()
+        _n98 = len(_b97) + 1
+        if _n98 < 128:
+            out.append(_n98)
         else:
-            write_uvarint(out, _n93)
-        out += _b92
-        if _e91.group_instance_id is None:
+            write_uvarint(out, _n98)
+        out += _b97
+        if _e96.group_instance_id is None:
             out.append(0)
         else:
-            _b94 = _e91.group_instance_id.encode()
-            _n95 = len(_b94) + 1
-            if _n95 < 128:
-                out.append(_n95)
+            _b99 = _e96.group_instance_id.encode()
+            _n100 = len(_b99) + 1
+            if _n100 < 128:
+                out.append(_n100)
             else:
-                write_uvarint(out, _n95)
-            out += _b94
-        out += _S_hB.pack(_e91.error_code, 0)
+                write_uvarint(out, _n100)
+            out += _b99
+        out += _S_hB.pack(_e96.error_code, 0)
     out.append(0)  # no tagged fields
 
 

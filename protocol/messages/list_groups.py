@@ -21,6 +21,7 @@ _S_h = Struct(">h")
 _S_hi = Struct(">hi")
 _S_ih = Struct(">ih")
 _S_ihi = Struct(">ihi")
+_new = object.__new__
 
 
 @dataclass(slots=True)
@@ -152,7 +153,10 @@ class ListGroupsResponse:
 
 def _decode_ListGroupsRequest_v0(data: bytes, pos: int) -> tuple[ListGroupsRequest, int]:
     """ListGroupsRequest, versions 0-2."""
-    return ListGroupsRequest([], []), pos
+    o = _new(ListGroupsRequest)
+    o.states_filter = []
+    o.types_filter = []
+    return o, pos
 
 
 def _encode_ListGroupsRequest_v0(o: ListGroupsRequest, out: bytearray) -> None:
@@ -162,11 +166,14 @@ def _encode_ListGroupsRequest_v0(o: ListGroupsRequest, out: bytearray) -> None:
 
 def _decode_ListGroupsRequest_v3(data: bytes, pos: int) -> tuple[ListGroupsRequest, int]:
     """ListGroupsRequest, version 3 (flexible)."""
+    o = _new(ListGroupsRequest)
+    o.states_filter = []
+    o.types_filter = []
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return ListGroupsRequest([], []), pos
+    return o, pos
 
 
 def _encode_ListGroupsRequest_v3(o: ListGroupsRequest, out: bytearray) -> None:
@@ -176,6 +183,8 @@ def _encode_ListGroupsRequest_v3(o: ListGroupsRequest, out: bytearray) -> None:
 
 def _decode_ListGroupsRequest_v4(data: bytes, pos: int) -> tuple[ListGroupsRequest, int]:
     """ListGroupsRequest, version 4 (flexible)."""
+    o = _new(ListGroupsRequest)
+    o.types_filter = []
     _n1 = data[pos]
     if _n1 < 128:
         pos += 1
@@ -186,624 +195,660 @@ def _decode_ListGroupsRequest_v4(data: bytes, pos: int) -> tuple[ListGroupsReque
         raise InvalidValueError("StatesFilter: null or negative length")
     if _n1 > len(data) - pos:
         raise TruncatedError("StatesFilter: " + str(_n1) + " elements in " + str(len(data) - pos) + " bytes")
-    f_states_filter = []
+    _l2: list[str] = []
     for _ in range(_n1):
-        _n3 = data[pos]
-        if 0 < _n3 < 128:
-            _e2 = data[pos + 1 : pos + _n3].decode()
-            pos += _n3
+        _n4 = data[pos]
+        if _n4 < 128:
+            _e3 = data[pos + 1 : pos + _n4].decode()
+            pos += _n4 or _runtime.null_value("StatesFilter")
         else:
-            _e2, pos = read_compact_string(data, pos)
-        f_states_filter.append(_e2)
+            _e3, pos = read_compact_string(data, pos)
+        _l2.append(_e3)
+    o.states_filter = _l2
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return ListGroupsRequest(f_states_filter, []), pos
+    return o, pos
 
 
 def _encode_ListGroupsRequest_v4(o: ListGroupsRequest, out: bytearray) -> None:
     """ListGroupsRequest, version 4 (flexible)."""
-    _a4 = o.states_filter
-    _n5 = len(_a4) + 1
-    if _n5 < 128:
-        out.append(_n5)
+    _a5 = o.states_filter
+    _n6 = len(_a5) + 1
+    if _n6 < 128:
+        out.append(_n6)
     else:
-        write_uvarint(out, _n5)
-    for _e6 in _a4:
-        _b7 = _e6.encode()
-        _n8 = len(_b7) + 1
-        if _n8 < 128:
-            out.append(_n8)
+        write_uvarint(out, _n6)
+    for _e7 in _a5:
+        _b8 = _e7.encode()
+        _n9 = len(_b8) + 1
+        if _n9 < 128:
+            out.append(_n9)
         else:
-            write_uvarint(out, _n8)
-        out += _b7
+            write_uvarint(out, _n9)
+        out += _b8
     out.append(0)  # no tagged fields
 
 
 def _decode_ListGroupsRequest_v5(data: bytes, pos: int) -> tuple[ListGroupsRequest, int]:
     """ListGroupsRequest, version 5 (flexible)."""
-    _n9 = data[pos]
-    if _n9 < 128:
+    o = _new(ListGroupsRequest)
+    _n10 = data[pos]
+    if _n10 < 128:
         pos += 1
     else:
-        _n9, pos = read_uvarint(data, pos)
-    _n9 -= 1
-    if _n9 < 0:
+        _n10, pos = read_uvarint(data, pos)
+    _n10 -= 1
+    if _n10 < 0:
         raise InvalidValueError("StatesFilter: null or negative length")
-    if _n9 > len(data) - pos:
-        raise TruncatedError("StatesFilter: " + str(_n9) + " elements in " + str(len(data) - pos) + " bytes")
-    f_states_filter = []
-    for _ in range(_n9):
-        _n11 = data[pos]
-        if 0 < _n11 < 128:
-            _e10 = data[pos + 1 : pos + _n11].decode()
-            pos += _n11
+    if _n10 > len(data) - pos:
+        raise TruncatedError("StatesFilter: " + str(_n10) + " elements in " + str(len(data) - pos) + " bytes")
+    _l11: list[str] = []
+    for _ in range(_n10):
+        _n13 = data[pos]
+        if _n13 < 128:
+            _e12 = data[pos + 1 : pos + _n13].decode()
+            pos += _n13 or _runtime.null_value("StatesFilter")
         else:
-            _e10, pos = read_compact_string(data, pos)
-        f_states_filter.append(_e10)
-    _n12 = data[pos]
-    if _n12 < 128:
+            _e12, pos = read_compact_string(data, pos)
+        _l11.append(_e12)
+    o.states_filter = _l11
+    _n14 = data[pos]
+    if _n14 < 128:
         pos += 1
     else:
-        _n12, pos = read_uvarint(data, pos)
-    _n12 -= 1
-    if _n12 < 0:
+        _n14, pos = read_uvarint(data, pos)
+    _n14 -= 1
+    if _n14 < 0:
         raise InvalidValueError("TypesFilter: null or negative length")
-    if _n12 > len(data) - pos:
-        raise TruncatedError("TypesFilter: " + str(_n12) + " elements in " + str(len(data) - pos) + " bytes")
-    f_types_filter = []
-    for _ in range(_n12):
-        _n14 = data[pos]
-        if 0 < _n14 < 128:
-            _e13 = data[pos + 1 : pos + _n14].decode()
-            pos += _n14
+    if _n14 > len(data) - pos:
+        raise TruncatedError("TypesFilter: " + str(_n14) + " elements in " + str(len(data) - pos) + " bytes")
+    _l15: list[str] = []
+    for _ in range(_n14):
+        _n17 = data[pos]
+        if _n17 < 128:
+            _e16 = data[pos + 1 : pos + _n17].decode()
+            pos += _n17 or _runtime.null_value("TypesFilter")
         else:
-            _e13, pos = read_compact_string(data, pos)
-        f_types_filter.append(_e13)
+            _e16, pos = read_compact_string(data, pos)
+        _l15.append(_e16)
+    o.types_filter = _l15
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return ListGroupsRequest(f_states_filter, f_types_filter), pos
+    return o, pos
 
 
 def _encode_ListGroupsRequest_v5(o: ListGroupsRequest, out: bytearray) -> None:
     """ListGroupsRequest, version 5 (flexible)."""
-    _a15 = o.states_filter
-    _n16 = len(_a15) + 1
-    if _n16 < 128:
-        out.append(_n16)
+    _a18 = o.states_filter
+    _n19 = len(_a18) + 1
+    if _n19 < 128:
+        out.append(_n19)
     else:
-        write_uvarint(out, _n16)
-    for _e17 in _a15:
-        _b18 = _e17.encode()
-        _n19 = len(_b18) + 1
-        if _n19 < 128:
-            out.append(_n19)
+        write_uvarint(out, _n19)
+    for _e20 in _a18:
+        _b21 = _e20.encode()
+        _n22 = len(_b21) + 1
+        if _n22 < 128:
+            out.append(_n22)
         else:
-            write_uvarint(out, _n19)
-        out += _b18
-    _a20 = o.types_filter
-    _n21 = len(_a20) + 1
-    if _n21 < 128:
-        out.append(_n21)
+            write_uvarint(out, _n22)
+        out += _b21
+    _a23 = o.types_filter
+    _n24 = len(_a23) + 1
+    if _n24 < 128:
+        out.append(_n24)
     else:
-        write_uvarint(out, _n21)
-    for _e22 in _a20:
-        _b23 = _e22.encode()
-        _n24 = len(_b23) + 1
-        if _n24 < 128:
-            out.append(_n24)
+        write_uvarint(out, _n24)
+    for _e25 in _a23:
+        _b26 = _e25.encode()
+        _n27 = len(_b26) + 1
+        if _n27 < 128:
+            out.append(_n27)
         else:
-            write_uvarint(out, _n24)
-        out += _b23
+            write_uvarint(out, _n27)
+        out += _b26
     out.append(0)  # no tagged fields
 
 
 def _decode_ListedGroup_v0(data: bytes, pos: int) -> tuple[ListedGroup, int]:
     """ListedGroup, versions 0-2."""
-    (_n25,) = _S_h.unpack_from(data, pos)
+    o = _new(ListedGroup)
+    o.group_state = ""
+    o.group_type = ""
+    (_n28,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n25 < 0:
+    if _n28 < 0:
         raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n25].decode()
-    pos += _n25
-    (_n26,) = _S_h.unpack_from(data, pos)
+    o.group_id = data[pos : pos + _n28].decode()
+    pos += _n28
+    (_n29,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n26 < 0:
+    if _n29 < 0:
         raise InvalidValueError("ProtocolType: null or negative length")
-    f_protocol_type = data[pos : pos + _n26].decode()
-    pos += _n26
-    return ListedGroup(f_group_id, f_protocol_type, "", ""), pos
+    o.protocol_type = data[pos : pos + _n29].decode()
+    pos += _n29
+    return o, pos
 
 
 def _encode_ListedGroup_v0(o: ListedGroup, out: bytearray) -> None:
     """ListedGroup, versions 0-2."""
-    _b27 = o.group_id.encode()
-    out += _S_h.pack(len(_b27))
-    out += _b27
-    _b28 = o.protocol_type.encode()
-    out += _S_h.pack(len(_b28))
-    out += _b28
+    _b30 = o.group_id.encode()
+    out += _S_h.pack(len(_b30))
+    out += _b30
+    _b31 = o.protocol_type.encode()
+    out += _S_h.pack(len(_b31))
+    out += _b31
 
 
 def _decode_ListedGroup_v3(data: bytes, pos: int) -> tuple[ListedGroup, int]:
     """ListedGroup, version 3 (flexible)."""
-    _n29 = data[pos]
-    if 0 < _n29 < 128:
-        f_group_id = data[pos + 1 : pos + _n29].decode()
-        pos += _n29
+    o = _new(ListedGroup)
+    o.group_state = ""
+    o.group_type = ""
+    _n32 = data[pos]
+    if _n32 < 128:
+        o.group_id = data[pos + 1 : pos + _n32].decode()
+        pos += _n32 or _runtime.null_value("GroupId")
     else:
-        f_group_id, pos = read_compact_string(data, pos)
-    _n30 = data[pos]
-    if 0 < _n30 < 128:
-        f_protocol_type = data[pos + 1 : pos + _n30].decode()
-        pos += _n30
+        o.group_id, pos = read_compact_string(data, pos)
+    _n33 = data[pos]
+    if _n33 < 128:
+        o.protocol_type = data[pos + 1 : pos + _n33].decode()
+        pos += _n33 or _runtime.null_value("ProtocolType")
     else:
-        f_protocol_type, pos = read_compact_string(data, pos)
+        o.protocol_type, pos = read_compact_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return ListedGroup(f_group_id, f_protocol_type, "", ""), pos
+    return o, pos
 
 
 def _encode_ListedGroup_v3(o: ListedGroup, out: bytearray) -> None:
     """ListedGroup, version 3 (flexible)."""
-    _b31 = o.group_id.encode()
-    _n32 = len(_b31) + 1
-    if _n32 < 128:
-        out.append(_n32)
+    _b34 = o.group_id.encode()
+    _n35 = len(_b34) + 1
+    if _n35 < 128:
+        out.append(_n35)
     else:
-        write_uvarint(out, _n32)
-    out += _b31
-    _b33 = o.protocol_type.encode()
-    _n34 = len(_b33) + 1
-    if _n34 < 128:
-        out.append(_n34)
+        write_uvarint(out, _n35)
+    out += _b34
+    _b36 = o.protocol_type.encode()
+    _n37 = len(_b36) + 1
+    if _n37 < 128:
+        out.append(_n37)
     else:
-        write_uvarint(out, _n34)
-    out += _b33
+        write_uvarint(out, _n37)
+    out += _b36
     out.append(0)  # no tagged fields
 
 
 def _decode_ListedGroup_v4(data: bytes, pos: int) -> tuple[ListedGroup, int]:
     """ListedGroup, version 4 (flexible)."""
-    _n35 = data[pos]
-    if 0 < _n35 < 128:
-        f_group_id = data[pos + 1 : pos + _n35].decode()
-        pos += _n35
+    o = _new(ListedGroup)
+    o.group_type = ""
+    _n38 = data[pos]
+    if _n38 < 128:
+        o.group_id = data[pos + 1 : pos + _n38].decode()
+        pos += _n38 or _runtime.null_value("GroupId")
     else:
-        f_group_id, pos = read_compact_string(data, pos)
-    _n36 = data[pos]
-    if 0 < _n36 < 128:
-        f_protocol_type = data[pos + 1 : pos + _n36].decode()
-        pos += _n36
+        o.group_id, pos = read_compact_string(data, pos)
+    _n39 = data[pos]
+    if _n39 < 128:
+        o.protocol_type = data[pos + 1 : pos + _n39].decode()
+        pos += _n39 or _runtime.null_value("ProtocolType")
     else:
-        f_protocol_type, pos = read_compact_string(data, pos)
-    _n37 = data[pos]
-    if 0 < _n37 < 128:
-        f_group_state = data[pos + 1 : pos + _n37].decode()
-        pos += _n37
+        o.protocol_type, pos = read_compact_string(data, pos)
+    _n40 = data[pos]
+    if _n40 < 128:
+        o.group_state = data[pos + 1 : pos + _n40].decode()
+        pos += _n40 or _runtime.null_value("GroupState")
     else:
-        f_group_state, pos = read_compact_string(data, pos)
+        o.group_state, pos = read_compact_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return ListedGroup(f_group_id, f_protocol_type, f_group_state, ""), pos
+    return o, pos
 
 
 def _encode_ListedGroup_v4(o: ListedGroup, out: bytearray) -> None:
     """ListedGroup, version 4 (flexible)."""
-    _b38 = o.group_id.encode()
-    _n39 = len(_b38) + 1
-    if _n39 < 128:
-        out.append(_n39)
+    _b41 = o.group_id.encode()
+    _n42 = len(_b41) + 1
+    if _n42 < 128:
+        out.append(_n42)
     else:
-        write_uvarint(out, _n39)
-    out += _b38
-    _b40 = o.protocol_type.encode()
-    _n41 = len(_b40) + 1
-    if _n41 < 128:
-        out.append(_n41)
+        write_uvarint(out, _n42)
+    out += _b41
+    _b43 = o.protocol_type.encode()
+    _n44 = len(_b43) + 1
+    if _n44 < 128:
+        out.append(_n44)
     else:
-        write_uvarint(out, _n41)
-    out += _b40
-    _b42 = o.group_state.encode()
-    _n43 = len(_b42) + 1
-    if _n43 < 128:
-        out.append(_n43)
+        write_uvarint(out, _n44)
+    out += _b43
+    _b45 = o.group_state.encode()
+    _n46 = len(_b45) + 1
+    if _n46 < 128:
+        out.append(_n46)
     else:
-        write_uvarint(out, _n43)
-    out += _b42
+        write_uvarint(out, _n46)
+    out += _b45
     out.append(0)  # no tagged fields
 
 
 def _decode_ListedGroup_v5(data: bytes, pos: int) -> tuple[ListedGroup, int]:
     """ListedGroup, version 5 (flexible)."""
-    _n44 = data[pos]
-    if 0 < _n44 < 128:
-        f_group_id = data[pos + 1 : pos + _n44].decode()
-        pos += _n44
-    else:
-        f_group_id, pos = read_compact_string(data, pos)
-    _n45 = data[pos]
-    if 0 < _n45 < 128:
-        f_protocol_type = data[pos + 1 : pos + _n45].decode()
-        pos += _n45
-    else:
-        f_protocol_type, pos = read_compact_string(data, pos)
-    _n46 = data[pos]
-    if 0 < _n46 < 128:
-        f_group_state = data[pos + 1 : pos + _n46].decode()
-        pos += _n46
-    else:
-        f_group_state, pos = read_compact_string(data, pos)
+    o = _new(ListedGroup)
     _n47 = data[pos]
-    if 0 < _n47 < 128:
-        f_group_type = data[pos + 1 : pos + _n47].decode()
-        pos += _n47
+    if _n47 < 128:
+        o.group_id = data[pos + 1 : pos + _n47].decode()
+        pos += _n47 or _runtime.null_value("GroupId")
     else:
-        f_group_type, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos)
+    _n48 = data[pos]
+    if _n48 < 128:
+        o.protocol_type = data[pos + 1 : pos + _n48].decode()
+        pos += _n48 or _runtime.null_value("ProtocolType")
+    else:
+        o.protocol_type, pos = read_compact_string(data, pos)
+    _n49 = data[pos]
+    if _n49 < 128:
+        o.group_state = data[pos + 1 : pos + _n49].decode()
+        pos += _n49 or _runtime.null_value("GroupState")
+    else:
+        o.group_state, pos = read_compact_string(data, pos)
+    _n50 = data[pos]
+    if _n50 < 128:
+        o.group_type = data[pos + 1 : pos + _n50].decode()
+        pos += _n50 or _runtime.null_value("GroupType")
+    else:
+        o.group_type, pos = read_compact_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return ListedGroup(f_group_id, f_protocol_type, f_group_state, f_group_type), pos
+    return o, pos
 
 
 def _encode_ListedGroup_v5(o: ListedGroup, out: bytearray) -> None:
     """ListedGroup, version 5 (flexible)."""
-    _b48 = o.group_id.encode()
-    _n49 = len(_b48) + 1
-    if _n49 < 128:
-        out.append(_n49)
+    _b51 = o.group_id.encode()
+    _n52 = len(_b51) + 1
+    if _n52 < 128:
+        out.append(_n52)
     else:
-        write_uvarint(out, _n49)
-    out += _b48
-    _b50 = o.protocol_type.encode()
-    _n51 = len(_b50) + 1
-    if _n51 < 128:
-        out.append(_n51)
+        write_uvarint(out, _n52)
+    out += _b51
+    _b53 = o.protocol_type.encode()
+    _n54 = len(_b53) + 1
+    if _n54 < 128:
+        out.append(_n54)
     else:
-        write_uvarint(out, _n51)
-    out += _b50
-    _b52 = o.group_state.encode()
-    _n53 = len(_b52) + 1
-    if _n53 < 128:
-        out.append(_n53)
+        write_uvarint(out, _n54)
+    out += _b53
+    _b55 = o.group_state.encode()
+    _n56 = len(_b55) + 1
+    if _n56 < 128:
+        out.append(_n56)
     else:
-        write_uvarint(out, _n53)
-    out += _b52
-    _b54 = o.group_type.encode()
-    _n55 = len(_b54) + 1
-    if _n55 < 128:
-        out.append(_n55)
+        write_uvarint(out, _n56)
+    out += _b55
+    _b57 = o.group_type.encode()
+    _n58 = len(_b57) + 1
+    if _n58 < 128:
+        out.append(_n58)
     else:
-        write_uvarint(out, _n55)
-    out += _b54
+        write_uvarint(out, _n58)
+    out += _b57
     out.append(0)  # no tagged fields
 
 
 def _decode_ListGroupsResponse_v0(data: bytes, pos: int) -> tuple[ListGroupsResponse, int]:
     """ListGroupsResponse, version 0."""
-    f_error_code, _n56 = _S_hi.unpack_from(data, pos)
+    o = _new(ListGroupsResponse)
+    o.throttle_time_ms = 0
+    o.error_code, _n59 = _S_hi.unpack_from(data, pos)
     pos += 6
-    if _n56 < 0:
+    if _n59 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n56 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n56) + " elements in " + str(len(data) - pos) + " bytes")
-    f_groups = []
-    for _ in range(_n56):
-        (_n58,) = _S_h.unpack_from(data, pos)
+    if _n59 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n59) + " elements in " + str(len(data) - pos) + " bytes")
+    _l60: list[ListedGroup] = []
+    for _ in range(_n59):
+        _m61 = _new(ListedGroup)
+        _m61.group_state = ""
+        _m61.group_type = ""
+        (_n62,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n58 < 0:
+        if _n62 < 0:
             raise InvalidValueError("GroupId: null or negative length")
-        _m57_group_id = data[pos : pos + _n58].decode()
-        pos += _n58
-        (_n59,) = _S_h.unpack_from(data, pos)
+        _m61.group_id = data[pos : pos + _n62].decode()
+        pos += _n62
+        (_n63,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n59 < 0:
+        if _n63 < 0:
             raise InvalidValueError("ProtocolType: null or negative length")
-        _m57_protocol_type = data[pos : pos + _n59].decode()
-        pos += _n59
-        f_groups.append(ListedGroup(_m57_group_id, _m57_protocol_type, "", ""))
-    return ListGroupsResponse(0, f_error_code, f_groups), pos
+        _m61.protocol_type = data[pos : pos + _n63].decode()
+        pos += _n63
+        _l60.append(_m61)
+    o.groups = _l60
+    return o, pos
 
 
 def _encode_ListGroupsResponse_v0(o: ListGroupsResponse, out: bytearray) -> None:
     """ListGroupsResponse, version 0."""
-    _a60 = o.groups
-    out += _S_hi.pack(o.error_code, len(_a60))
-    for _e61 in _a60:
-        _b62 = _e61.group_id.encode()
-        out += _S_h.pack(len(_b62))
-        out += _b62
-        _b63 = _e61.protocol_type.encode()
-        out += _S_h.pack(len(_b63))
-        out += _b63
+    _a64 = o.groups
+    out += _S_hi.pack(o.error_code, len(_a64))
+    for _e65 in _a64:
+        _b66 = _e65.group_id.encode()
+        out += _S_h.pack(len(_b66))
+        out += _b66
+        _b67 = _e65.protocol_type.encode()
+        out += _S_h.pack(len(_b67))
+        out += _b67
 
 
 def _decode_ListGroupsResponse_v1(data: bytes, pos: int) -> tuple[ListGroupsResponse, int]:
     """ListGroupsResponse, versions 1-2."""
-    f_throttle_time_ms, f_error_code, _n64 = _S_ihi.unpack_from(data, pos)
+    o = _new(ListGroupsResponse)
+    o.throttle_time_ms, o.error_code, _n68 = _S_ihi.unpack_from(data, pos)
     pos += 10
-    if _n64 < 0:
+    if _n68 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n64 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n64) + " elements in " + str(len(data) - pos) + " bytes")
-    f_groups = []
-    for _ in range(_n64):
-        (_n66,) = _S_h.unpack_from(data, pos)
+    if _n68 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n68) + " elements in " + str(len(data) - pos) + " bytes")
+    _l69: list[ListedGroup] = []
+    for _ in range(_n68):
+        _m70 = _new(ListedGroup)
+        _m70.group_state = ""
+        _m70.group_type = ""
+        (_n71,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n66 < 0:
+        if _n71 < 0:
             raise InvalidValueError("GroupId: null or negative length")
-        _m65_group_id = data[pos : pos + _n66].decode()
-        pos += _n66
-        (_n67,) = _S_h.unpack_from(data, pos)
+        _m70.group_id = data[pos : pos + _n71].decode()
+        pos += _n71
+        (_n72,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n67 < 0:
+        if _n72 < 0:
             raise InvalidValueError("ProtocolType: null or negative length")
-        _m65_protocol_type = data[pos : pos + _n67].decode()
-        pos += _n67
-        f_groups.append(ListedGroup(_m65_group_id, _m65_protocol_type, "", ""))
-    return ListGroupsResponse(f_throttle_time_ms, f_error_code, f_groups), pos
+        _m70.protocol_type = data[pos : pos + _n72].decode()
+        pos += _n72
+        _l69.append(_m70)
+    o.groups = _l69
+    return o, pos
 
 
 def _encode_ListGroupsResponse_v1(o: ListGroupsResponse, out: bytearray) -> None:
     """ListGroupsResponse, versions 1-2."""
-    _a68 = o.groups
-    out += _S_ihi.pack(o.throttle_time_ms, o.error_code, len(_a68))
-    for _e69 in _a68:
-        _b70 = _e69.group_id.encode()
-        out += _S_h.pack(len(_b70))
-        out += _b70
-        _b71 = _e69.protocol_type.encode()
-        out += _S_h.pack(len(_b71))
-        out += _b71
+    _a73 = o.groups
+    out += _S_ihi.pack(o.throttle_time_ms, o.error_code, len(_a73))
+    for _e74 in _a73:
+        _b75 = _e74.group_id.encode()
+        out += _S_h.pack(len(_b75))
+        out += _b75
+        _b76 = _e74.protocol_type.encode()
+        out += _S_h.pack(len(_b76))
+        out += _b76
 
 
 def _decode_ListGroupsResponse_v3(data: bytes, pos: int) -> tuple[ListGroupsResponse, int]:
     """ListGroupsResponse, version 3 (flexible)."""
-    f_throttle_time_ms, f_error_code = _S_ih.unpack_from(data, pos)
+    o = _new(ListGroupsResponse)
+    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(data, pos)
     pos += 6
-    _n72 = data[pos]
-    if _n72 < 128:
+    _n77 = data[pos]
+    if _n77 < 128:
         pos += 1
     else:
-        _n72, pos = read_uvarint(data, pos)
-    _n72 -= 1
-    if _n72 < 0:
+        _n77, pos = read_uvarint(data, pos)
+    _n77 -= 1
+    if _n77 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n72 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n72) + " elements in " + str(len(data) - pos) + " bytes")
-    f_groups = []
-    for _ in range(_n72):
-        _n74 = data[pos]
-        if 0 < _n74 < 128:
-            _m73_group_id = data[pos + 1 : pos + _n74].decode()
-            pos += _n74
+    if _n77 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n77) + " elements in " + str(len(data) - pos) + " bytes")
+    _l78: list[ListedGroup] = []
+    for _ in range(_n77):
+        _m79 = _new(ListedGroup)
+        _m79.group_state = ""
+        _m79.group_type = ""
+        _n80 = data[pos]
+        if _n80 < 128:
+            _m79.group_id = data[pos + 1 : pos + _n80].decode()
+            pos += _n80 or _runtime.null_value("GroupId")
         else:
-            _m73_group_id, pos = read_compact_string(data, pos)
-        _n75 = data[pos]
-        if 0 < _n75 < 128:
-            _m73_protocol_type = data[pos + 1 : pos + _n75].decode()
-            pos += _n75
+            _m79.group_id, pos = read_compact_string(data, pos)
+        _n81 = data[pos]
+        if _n81 < 128:
+            _m79.protocol_type = data[pos + 1 : pos + _n81].decode()
+            pos += _n81 or _runtime.null_value("ProtocolType")
         else:
-            _m73_protocol_type, pos = read_compact_string(data, pos)
+            _m79.protocol_type, pos = read_compact_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_groups.append(ListedGroup(_m73_group_id, _m73_protocol_type, "", ""))
+        _l78.append(_m79)
+    o.groups = _l78
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return ListGroupsResponse(f_throttle_time_ms, f_error_code, f_groups), pos
+    return o, pos
 
 
 def _encode_ListGroupsResponse_v3(o: ListGroupsResponse, out: bytearray) -> None:
     """ListGroupsResponse, version 3 (flexible)."""
     out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    _a76 = o.groups
-    _n77 = len(_a76) + 1
-    if _n77 < 128:
-        out.append(_n77)
+    _a82 = o.groups
+    _n83 = len(_a82) + 1
+    if _n83 < 128:
+        out.append(_n83)
     else:
-        write_uvarint(out, _n77)
-    for _e78 in _a76:
-        _b79 = _e78.group_id.encode()
-        _n80 = len(_b79) + 1
-        if _n80 < 128:
-            out.append(_n80)
+        write_uvarint(out, _n83)
+    for _e84 in _a82:
+        _b85 = _e84.group_id.encode()
+        _n86 = len(_b85) + 1
+        if _n86 < 128:
+            out.append(_n86)
         else:
-            write_uvarint(out, _n80)
-        out += _b79
-        _b81 = _e78.protocol_type.encode()
-        _n82 = len(_b81) + 1
-        if _n82 < 128:
-            out.append(_n82)
+            write_uvarint(out, _n86)
+        out += _b85
+        _b87 = _e84.protocol_type.encode()
+        _n88 = len(_b87) + 1
+        if _n88 < 128:
+            out.append(_n88)
         else:
-            write_uvarint(out, _n82)
-        out += _b81
+            write_uvarint(out, _n88)
+        out += _b87
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_ListGroupsResponse_v4(data: bytes, pos: int) -> tuple[ListGroupsResponse, int]:
     """ListGroupsResponse, version 4 (flexible)."""
-    f_throttle_time_ms, f_error_code = _S_ih.unpack_from(data, pos)
+    o = _new(ListGroupsResponse)
+    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(data, pos)
     pos += 6
-    _n83 = data[pos]
-    if _n83 < 128:
+    _n89 = data[pos]
+    if _n89 < 128:
         pos += 1
     else:
-        _n83, pos = read_uvarint(data, pos)
-    _n83 -= 1
-    if _n83 < 0:
+        _n89, pos = read_uvarint(data, pos)
+    _n89 -= 1
+    if _n89 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n83 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n83) + " elements in " + str(len(data) - pos) + " bytes")
-    f_groups = []
-    for _ in range(_n83):
-        _n85 = data[pos]
-        if 0 < _n85 < 128:
-            _m84_group_id = data[pos + 1 : pos + _n85].decode()
-            pos += _n85
+    if _n89 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n89) + " elements in " + str(len(data) - pos) + " bytes")
+    _l90: list[ListedGroup] = []
+    for _ in range(_n89):
+        _m91 = _new(ListedGroup)
+        _m91.group_type = ""
+        _n92 = data[pos]
+        if _n92 < 128:
+            _m91.group_id = data[pos + 1 : pos + _n92].decode()
+            pos += _n92 or _runtime.null_value("GroupId")
         else:
-            _m84_group_id, pos = read_compact_string(data, pos)
-        _n86 = data[pos]
-        if 0 < _n86 < 128:
-            _m84_protocol_type = data[pos + 1 : pos + _n86].decode()
-            pos += _n86
+            _m91.group_id, pos = read_compact_string(data, pos)
+        _n93 = data[pos]
+        if _n93 < 128:
+            _m91.protocol_type = data[pos + 1 : pos + _n93].decode()
+            pos += _n93 or _runtime.null_value("ProtocolType")
         else:
-            _m84_protocol_type, pos = read_compact_string(data, pos)
-        _n87 = data[pos]
-        if 0 < _n87 < 128:
-            _m84_group_state = data[pos + 1 : pos + _n87].decode()
-            pos += _n87
+            _m91.protocol_type, pos = read_compact_string(data, pos)
+        _n94 = data[pos]
+        if _n94 < 128:
+            _m91.group_state = data[pos + 1 : pos + _n94].decode()
+            pos += _n94 or _runtime.null_value("GroupState")
         else:
-            _m84_group_state, pos = read_compact_string(data, pos)
+            _m91.group_state, pos = read_compact_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_groups.append(ListedGroup(_m84_group_id, _m84_protocol_type, _m84_group_state, ""))
+        _l90.append(_m91)
+    o.groups = _l90
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return ListGroupsResponse(f_throttle_time_ms, f_error_code, f_groups), pos
+    return o, pos
 
 
 def _encode_ListGroupsResponse_v4(o: ListGroupsResponse, out: bytearray) -> None:
     """ListGroupsResponse, version 4 (flexible)."""
     out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    _a88 = o.groups
-    _n89 = len(_a88) + 1
-    if _n89 < 128:
-        out.append(_n89)
+    _a95 = o.groups
+    _n96 = len(_a95) + 1
+    if _n96 < 128:
+        out.append(_n96)
     else:
-        write_uvarint(out, _n89)
-    for _e90 in _a88:
-        _b91 = _e90.group_id.encode()
-        _n92 = len(_b91) + 1
-        if _n92 < 128:
-            out.append(_n92)
+        write_uvarint(out, _n96)
+    for _e97 in _a95:
+        _b98 = _e97.group_id.encode()
+        _n99 = len(_b98) + 1
+        if _n99 < 128:
+            out.append(_n99)
         else:
-            write_uvarint(out, _n92)
-        out += _b91
-        _b93 = _e90.protocol_type.encode()
-        _n94 = len(_b93) + 1
-        if _n94 < 128:
-            out.append(_n94)
+            write_uvarint(out, _n99)
+        out += _b98
+        _b100 = _e97.protocol_type.encode()
+        _n101 = len(_b100) + 1
+        if _n101 < 128:
+            out.append(_n101)
         else:
-            write_uvarint(out, _n94)
-        out += _b93
-        _b95 = _e90.group_state.encode()
-        _n96 = len(_b95) + 1
-        if _n96 < 128:
-            out.append(_n96)
+            write_uvarint(out, _n101)
+        out += _b100
+        _b102 = _e97.group_state.encode()
+        _n103 = len(_b102) + 1
+        if _n103 < 128:
+            out.append(_n103)
         else:
-            write_uvarint(out, _n96)
-        out += _b95
+            write_uvarint(out, _n103)
+        out += _b102
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_ListGroupsResponse_v5(data: bytes, pos: int) -> tuple[ListGroupsResponse, int]:
     """ListGroupsResponse, version 5 (flexible)."""
-    f_throttle_time_ms, f_error_code = _S_ih.unpack_from(data, pos)
+    o = _new(ListGroupsResponse)
+    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(data, pos)
     pos += 6
-    _n97 = data[pos]
-    if _n97 < 128:
+    _n104 = data[pos]
+    if _n104 < 128:
         pos += 1
     else:
-        _n97, pos = read_uvarint(data, pos)
-    _n97 -= 1
-    if _n97 < 0:
+        _n104, pos = read_uvarint(data, pos)
+    _n104 -= 1
+    if _n104 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n97 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n97) + " elements in " + str(len(data) - pos) + " bytes")
-    f_groups = []
-    for _ in range(_n97):
-        _n99 = data[pos]
-        if 0 < _n99 < 128:
-            _m98_group_id = data[pos + 1 : pos + _n99].decode()
-            pos += _n99
+    if _n104 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n104) + " elements in " + str(len(data) - pos) + " bytes")
+    _l105: list[ListedGroup] = []
+    for _ in range(_n104):
+        _m106 = _new(ListedGroup)
+        _n107 = data[pos]
+        if _n107 < 128:
+            _m106.group_id = data[pos + 1 : pos + _n107].decode()
+            pos += _n107 or _runtime.null_value("GroupId")
         else:
-            _m98_group_id, pos = read_compact_string(data, pos)
-        _n100 = data[pos]
-        if 0 < _n100 < 128:
-            _m98_protocol_type = data[pos + 1 : pos + _n100].decode()
-            pos += _n100
+            _m106.group_id, pos = read_compact_string(data, pos)
+        _n108 = data[pos]
+        if _n108 < 128:
+            _m106.protocol_type = data[pos + 1 : pos + _n108].decode()
+            pos += _n108 or _runtime.null_value("ProtocolType")
         else:
-            _m98_protocol_type, pos = read_compact_string(data, pos)
-        _n101 = data[pos]
-        if 0 < _n101 < 128:
-            _m98_group_state = data[pos + 1 : pos + _n101].decode()
-            pos += _n101
+            _m106.protocol_type, pos = read_compact_string(data, pos)
+        _n109 = data[pos]
+        if _n109 < 128:
+            _m106.group_state = data[pos + 1 : pos + _n109].decode()
+            pos += _n109 or _runtime.null_value("GroupState")
         else:
-            _m98_group_state, pos = read_compact_string(data, pos)
-        _n102 = data[pos]
-        if 0 < _n102 < 128:
-            _m98_group_type = data[pos + 1 : pos + _n102].decode()
-            pos += _n102
+            _m106.group_state, pos = read_compact_string(data, pos)
+        _n110 = data[pos]
+        if _n110 < 128:
+            _m106.group_type = data[pos + 1 : pos + _n110].decode()
+            pos += _n110 or _runtime.null_value("GroupType")
         else:
-            _m98_group_type, pos = read_compact_string(data, pos)
+            _m106.group_type, pos = read_compact_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_groups.append(ListedGroup(_m98_group_id, _m98_protocol_type, _m98_group_state, _m98_group_type))
+        _l105.append(_m106)
+    o.groups = _l105
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return ListGroupsResponse(f_throttle_time_ms, f_error_code, f_groups), pos
+    return o, pos
 
 
 def _encode_ListGroupsResponse_v5(o: ListGroupsResponse, out: bytearray) -> None:
     """ListGroupsResponse, version 5 (flexible)."""
     out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    _a103 = o.groups
-    _n104 = len(_a103) + 1
-    if _n104 < 128:
-        out.append(_n104)
+    _a111 = o.groups
+    _n112 = len(_a111) + 1
+    if _n112 < 128:
+        out.append(_n112)
     else:
-        write_uvarint(out, _n104)
-    for _e105 in _a103:
-        _b106 = _e105.group_id.encode()
-        _n107 = len(_b106) + 1
-        if _n107 < 128:
-            out.append(_n107)
+        write_uvarint(out, _n112)
+    for _e113 in _a111:
+        _b114 = _e113.group_id.encode()
+        _n115 = len(_b114) + 1
+        if _n115 < 128:
+            out.append(_n115)
         else:
-            write_uvarint(out, _n107)
-        out += _b106
-        _b108 = _e105.protocol_type.encode()
-        _n109 = len(_b108) + 1
-        if _n109 < 128:
-            out.append(_n109)
+            write_uvarint(out, _n115)
+        out += _b114
+        _b116 = _e113.protocol_type.encode()
+        _n117 = len(_b116) + 1
+        if _n117 < 128:
+            out.append(_n117)
         else:
-            write_uvarint(out, _n109)
-        out += _b108
-        _b110 = _e105.group_state.encode()
-        _n111 = len(_b110) + 1
-        if _n111 < 128:
-            out.append(_n111)
+            write_uvarint(out, _n117)
+        out += _b116
+        _b118 = _e113.group_state.encode()
+        _n119 = len(_b118) + 1
+        if _n119 < 128:
+            out.append(_n119)
         else:
-            write_uvarint(out, _n111)
-        out += _b110
-        _b112 = _e105.group_type.encode()
-        _n113 = len(_b112) + 1
-        if _n113 < 128:
-            out.append(_n113)
+            write_uvarint(out, _n119)
+        out += _b118
+        _b120 = _e113.group_type.encode()
+        _n121 = len(_b120) + 1
+        if _n121 < 128:
+            out.append(_n121)
         else:
-            write_uvarint(out, _n113)
-        out += _b112
+            write_uvarint(out, _n121)
+        out += _b120
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 

@@ -31,6 +31,7 @@ _S_iiq = Struct(">iiq")
 _S_iiqB = Struct(">iiqB")
 _S_iq = Struct(">iq")
 _S_iqi = Struct(">iqi")
+_new = object.__new__
 
 
 @dataclass(slots=True)
@@ -213,9 +214,11 @@ class ListOffsetsResponse:
 
 def _decode_ListOffsetsPartition_v0(data: bytes, pos: int) -> tuple[ListOffsetsPartition, int]:
     """ListOffsetsPartition, version 0."""
-    f_partition_index, f_timestamp, f_max_num_offsets = _S_iqi.unpack_from(data, pos)
+    o = _new(ListOffsetsPartition)
+    o.current_leader_epoch = -1
+    o.partition_index, o.timestamp, o.max_num_offsets = _S_iqi.unpack_from(data, pos)
     pos += 16
-    return ListOffsetsPartition(f_partition_index, -1, f_timestamp, f_max_num_offsets), pos
+    return o, pos
 
 
 def _encode_ListOffsetsPartition_v0(o: ListOffsetsPartition, out: bytearray) -> None:
@@ -225,9 +228,12 @@ def _encode_ListOffsetsPartition_v0(o: ListOffsetsPartition, out: bytearray) -> 
 
 def _decode_ListOffsetsPartition_v1(data: bytes, pos: int) -> tuple[ListOffsetsPartition, int]:
     """ListOffsetsPartition, versions 1-3."""
-    f_partition_index, f_timestamp = _S_iq.unpack_from(data, pos)
+    o = _new(ListOffsetsPartition)
+    o.current_leader_epoch = -1
+    o.max_num_offsets = 1
+    o.partition_index, o.timestamp = _S_iq.unpack_from(data, pos)
     pos += 12
-    return ListOffsetsPartition(f_partition_index, -1, f_timestamp, 1), pos
+    return o, pos
 
 
 def _encode_ListOffsetsPartition_v1(o: ListOffsetsPartition, out: bytearray) -> None:
@@ -237,9 +243,11 @@ def _encode_ListOffsetsPartition_v1(o: ListOffsetsPartition, out: bytearray) -> 
 
 def _decode_ListOffsetsPartition_v4(data: bytes, pos: int) -> tuple[ListOffsetsPartition, int]:
     """ListOffsetsPartition, versions 4-5."""
-    f_partition_index, f_current_leader_epoch, f_timestamp = _S_iiq.unpack_from(data, pos)
+    o = _new(ListOffsetsPartition)
+    o.max_num_offsets = 1
+    o.partition_index, o.current_leader_epoch, o.timestamp = _S_iiq.unpack_from(data, pos)
     pos += 16
-    return ListOffsetsPartition(f_partition_index, f_current_leader_epoch, f_timestamp, 1), pos
+    return o, pos
 
 
 def _encode_ListOffsetsPartition_v4(o: ListOffsetsPartition, out: bytearray) -> None:
@@ -249,11 +257,13 @@ def _encode_ListOffsetsPartition_v4(o: ListOffsetsPartition, out: bytearray) -> 
 
 def _decode_ListOffsetsPartition_v6(data: bytes, pos: int) -> tuple[ListOffsetsPartition, int]:
     """ListOffsetsPartition, versions 6-11 (flexible)."""
-    f_partition_index, f_current_leader_epoch, f_timestamp, _t1 = _S_iiqB.unpack_from(data, pos)
+    o = _new(ListOffsetsPartition)
+    o.max_num_offsets = 1
+    o.partition_index, o.current_leader_epoch, o.timestamp, _t1 = _S_iiqB.unpack_from(data, pos)
     pos += 17
     if _t1 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return ListOffsetsPartition(f_partition_index, f_current_leader_epoch, f_timestamp, 1), pos
+    return o, pos
 
 
 def _encode_ListOffsetsPartition_v6(o: ListOffsetsPartition, out: bytearray) -> None:
@@ -263,11 +273,12 @@ def _encode_ListOffsetsPartition_v6(o: ListOffsetsPartition, out: bytearray) -> 
 
 def _decode_ListOffsetsTopic_v0(data: bytes, pos: int) -> tuple[ListOffsetsTopic, int]:
     """ListOffsetsTopic, version 0."""
+    o = _new(ListOffsetsTopic)
     (_n2,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n2 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n2].decode()
+    o.name = data[pos : pos + _n2].decode()
     pos += _n2
     (_n3,) = _S_i.unpack_from(data, pos)
     pos += 4
@@ -275,314 +286,345 @@ def _decode_ListOffsetsTopic_v0(data: bytes, pos: int) -> tuple[ListOffsetsTopic
         raise InvalidValueError("Partitions: null or negative length")
     if _n3 > len(data) - pos:
         raise TruncatedError("Partitions: " + str(_n3) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
+    _l4: list[ListOffsetsPartition] = []
     for _ in range(_n3):
-        _m4_partition_index, _m4_timestamp, _m4_max_num_offsets = _S_iqi.unpack_from(data, pos)
+        _m5 = _new(ListOffsetsPartition)
+        _m5.current_leader_epoch = -1
+        _m5.partition_index, _m5.timestamp, _m5.max_num_offsets = _S_iqi.unpack_from(data, pos)
         pos += 16
-        f_partitions.append(ListOffsetsPartition(_m4_partition_index, -1, _m4_timestamp, _m4_max_num_offsets))
-    return ListOffsetsTopic(f_name, f_partitions), pos
+        _l4.append(_m5)
+    o.partitions = _l4
+    return o, pos
 
 
 def _encode_ListOffsetsTopic_v0(o: ListOffsetsTopic, out: bytearray) -> None:
     """ListOffsetsTopic, version 0."""
-    _b5 = o.name.encode()
-    out += _S_h.pack(len(_b5))
-    out += _b5
-    _a6 = o.partitions
-    out += _S_i.pack(len(_a6))
-    for _e7 in _a6:
-        out += _S_iqi.pack(_e7.partition_index, _e7.timestamp, _e7.max_num_offsets)
+    _b6 = o.name.encode()
+    out += _S_h.pack(len(_b6))
+    out += _b6
+    _a7 = o.partitions
+    out += _S_i.pack(len(_a7))
+    for _e8 in _a7:
+        out += _S_iqi.pack(_e8.partition_index, _e8.timestamp, _e8.max_num_offsets)
 
 
 def _decode_ListOffsetsTopic_v1(data: bytes, pos: int) -> tuple[ListOffsetsTopic, int]:
     """ListOffsetsTopic, versions 1-3."""
-    (_n8,) = _S_h.unpack_from(data, pos)
+    o = _new(ListOffsetsTopic)
+    (_n9,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n8 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n8].decode()
-    pos += _n8
-    (_n9,) = _S_i.unpack_from(data, pos)
-    pos += 4
     if _n9 < 0:
+        raise InvalidValueError("Name: null or negative length")
+    o.name = data[pos : pos + _n9].decode()
+    pos += _n9
+    (_n10,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n10 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n9 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n9) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n9):
-        _m10_partition_index, _m10_timestamp = _S_iq.unpack_from(data, pos)
+    if _n10 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n10) + " elements in " + str(len(data) - pos) + " bytes")
+    _l11: list[ListOffsetsPartition] = []
+    for _ in range(_n10):
+        _m12 = _new(ListOffsetsPartition)
+        _m12.current_leader_epoch = -1
+        _m12.max_num_offsets = 1
+        _m12.partition_index, _m12.timestamp = _S_iq.unpack_from(data, pos)
         pos += 12
-        f_partitions.append(ListOffsetsPartition(_m10_partition_index, -1, _m10_timestamp, 1))
-    return ListOffsetsTopic(f_name, f_partitions), pos
+        _l11.append(_m12)
+    o.partitions = _l11
+    return o, pos
 
 
 def _encode_ListOffsetsTopic_v1(o: ListOffsetsTopic, out: bytearray) -> None:
     """ListOffsetsTopic, versions 1-3."""
-    _b11 = o.name.encode()
-    out += _S_h.pack(len(_b11))
-    out += _b11
-    _a12 = o.partitions
-    out += _S_i.pack(len(_a12))
-    for _e13 in _a12:
-        out += _S_iq.pack(_e13.partition_index, _e13.timestamp)
+    _b13 = o.name.encode()
+    out += _S_h.pack(len(_b13))
+    out += _b13
+    _a14 = o.partitions
+    out += _S_i.pack(len(_a14))
+    for _e15 in _a14:
+        out += _S_iq.pack(_e15.partition_index, _e15.timestamp)
 
 
 def _decode_ListOffsetsTopic_v4(data: bytes, pos: int) -> tuple[ListOffsetsTopic, int]:
     """ListOffsetsTopic, versions 4-5."""
-    (_n14,) = _S_h.unpack_from(data, pos)
+    o = _new(ListOffsetsTopic)
+    (_n16,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n14 < 0:
+    if _n16 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n14].decode()
-    pos += _n14
-    (_n15,) = _S_i.unpack_from(data, pos)
+    o.name = data[pos : pos + _n16].decode()
+    pos += _n16
+    (_n17,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n15 < 0:
+    if _n17 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n15 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n15) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n15):
-        _m16_partition_index, _m16_current_leader_epoch, _m16_timestamp = _S_iiq.unpack_from(data, pos)
+    if _n17 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n17) + " elements in " + str(len(data) - pos) + " bytes")
+    _l18: list[ListOffsetsPartition] = []
+    for _ in range(_n17):
+        _m19 = _new(ListOffsetsPartition)
+        _m19.max_num_offsets = 1
+        _m19.partition_index, _m19.current_leader_epoch, _m19.timestamp = _S_iiq.unpack_from(data, pos)
         pos += 16
-        f_partitions.append(
-            ListOffsetsPartition(_m16_partition_index, _m16_current_leader_epoch, _m16_timestamp, 1)
-        )
-    return ListOffsetsTopic(f_name, f_partitions), pos
+        _l18.append(_m19)
+    o.partitions = _l18
+    return o, pos
 
 
 def _encode_ListOffsetsTopic_v4(o: ListOffsetsTopic, out: bytearray) -> None:
     """ListOffsetsTopic, versions 4-5."""
-    _b17 = o.name.encode()
-    out += _S_h.pack(len(_b17))
-    out += _b17
-    _a18 = o.partitions
-    out += _S_i.pack(len(_a18))
-    for _e19 in _a18:
-        out += _S_iiq.pack(_e19.partition_index, _e19.current_leader_epoch, _e19.timestamp)
+    _b20 = o.name.encode()
+    out += _S_h.pack(len(_b20))
+    out += _b20
+    _a21 = o.partitions
+    out += _S_i.pack(len(_a21))
+    for _e22 in _a21:
+        out += _S_iiq.pack(_e22.partition_index, _e22.current_leader_epoch, _e22.timestamp)
 
 
 def _decode_ListOffsetsTopic_v6(data: bytes, pos: int) -> tuple[ListOffsetsTopic, int]:
     """ListOffsetsTopic, versions 6-11 (flexible)."""
-    _n20 = data[pos]
-    if 0 < _n20 < 128:
-        f_name = data[pos + 1 : pos + _n20].decode()
-        pos += _n20
+    o = _new(ListOffsetsTopic)
+    _n23 = data[pos]
+    if _n23 < 128:
+        o.name = data[pos + 1 : pos + _n23].decode()
+        pos += _n23 or _runtime.null_value("Name")
     else:
-        f_name, pos = read_compact_string(data, pos)
-    _n21 = data[pos]
-    if _n21 < 128:
+        o.name, pos = read_compact_string(data, pos)
+    _n24 = data[pos]
+    if _n24 < 128:
         pos += 1
     else:
-        _n21, pos = read_uvarint(data, pos)
-    _n21 -= 1
-    if _n21 < 0:
+        _n24, pos = read_uvarint(data, pos)
+    _n24 -= 1
+    if _n24 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n21 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n21) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n21):
-        _m22_partition_index, _m22_current_leader_epoch, _m22_timestamp, _t23 = _S_iiqB.unpack_from(data, pos)
+    if _n24 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n24) + " elements in " + str(len(data) - pos) + " bytes")
+    _l25: list[ListOffsetsPartition] = []
+    for _ in range(_n24):
+        _m26 = _new(ListOffsetsPartition)
+        _m26.max_num_offsets = 1
+        _m26.partition_index, _m26.current_leader_epoch, _m26.timestamp, _t27 = _S_iiqB.unpack_from(data, pos)
         pos += 17
-        if _t23 != 0:
+        if _t27 != 0:
             pos = skip_tagged_fields(data, pos - 1)
-        f_partitions.append(
-            ListOffsetsPartition(_m22_partition_index, _m22_current_leader_epoch, _m22_timestamp, 1)
-        )
+        _l25.append(_m26)
+    o.partitions = _l25
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return ListOffsetsTopic(f_name, f_partitions), pos
+    return o, pos
 
 
 def _encode_ListOffsetsTopic_v6(o: ListOffsetsTopic, out: bytearray) -> None:
     """ListOffsetsTopic, versions 6-11 (flexible)."""
-    _b24 = o.name.encode()
-    _n25 = len(_b24) + 1
-    if _n25 < 128:
-        out.append(_n25)
+    _b28 = o.name.encode()
+    _n29 = len(_b28) + 1
+    if _n29 < 128:
+        out.append(_n29)
     else:
-        write_uvarint(out, _n25)
-    out += _b24
-    _a26 = o.partitions
-    _n27 = len(_a26) + 1
-    if _n27 < 128:
-        out.append(_n27)
+        write_uvarint(out, _n29)
+    out += _b28
+    _a30 = o.partitions
+    _n31 = len(_a30) + 1
+    if _n31 < 128:
+        out.append(_n31)
     else:
-        write_uvarint(out, _n27)
-    for _e28 in _a26:
-        out += _S_iiqB.pack(_e28.partition_index, _e28.current_leader_epoch, _e28.timestamp, 0)
+        write_uvarint(out, _n31)
+    for _e32 in _a30:
+        out += _S_iiqB.pack(_e32.partition_index, _e32.current_leader_epoch, _e32.timestamp, 0)
     out.append(0)  # no tagged fields
 
 
 def _decode_ListOffsetsRequest_v0(data: bytes, pos: int) -> tuple[ListOffsetsRequest, int]:
     """ListOffsetsRequest, version 0."""
-    f_replica_id, _n29 = _S_ii.unpack_from(data, pos)
-    pos += 8
-    if _n29 < 0:
-        raise InvalidValueError("Topics: null or negative length")
-    if _n29 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n29) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n29):
-        _e30, pos = _decode_ListOffsetsTopic_v0(data, pos)
-        f_topics.append(_e30)
-    return ListOffsetsRequest(f_replica_id, 0, f_topics, 0), pos
-
-
-def _encode_ListOffsetsRequest_v0(o: ListOffsetsRequest, out: bytearray) -> None:
-    """ListOffsetsRequest, version 0."""
-    _a31 = o.topics
-    out += _S_ii.pack(o.replica_id, len(_a31))
-    for _e32 in _a31:
-        _encode_ListOffsetsTopic_v0(_e32, out)
-
-
-def _decode_ListOffsetsRequest_v1(data: bytes, pos: int) -> tuple[ListOffsetsRequest, int]:
-    """ListOffsetsRequest, version 1."""
-    f_replica_id, _n33 = _S_ii.unpack_from(data, pos)
+    o = _new(ListOffsetsRequest)
+    o.isolation_level = 0
+    o.timeout_ms = 0
+    o.replica_id, _n33 = _S_ii.unpack_from(data, pos)
     pos += 8
     if _n33 < 0:
         raise InvalidValueError("Topics: null or negative length")
     if _n33 > len(data) - pos:
         raise TruncatedError("Topics: " + str(_n33) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
+    _l34: list[ListOffsetsTopic] = []
     for _ in range(_n33):
-        _e34, pos = _decode_ListOffsetsTopic_v1(data, pos)
-        f_topics.append(_e34)
-    return ListOffsetsRequest(f_replica_id, 0, f_topics, 0), pos
+        _e35, pos = _decode_ListOffsetsTopic_v0(data, pos)
+        _l34.append(_e35)
+    o.topics = _l34
+    return o, pos
+
+
+def _encode_ListOffsetsRequest_v0(o: ListOffsetsRequest, out: bytearray) -> None:
+    """ListOffsetsRequest, version 0."""
+    _a36 = o.topics
+    out += _S_ii.pack(o.replica_id, len(_a36))
+    for _e37 in _a36:
+        _encode_ListOffsetsTopic_v0(_e37, out)
+
+
+def _decode_ListOffsetsRequest_v1(data: bytes, pos: int) -> tuple[ListOffsetsRequest, int]:
+    """ListOffsetsRequest, version 1."""
+    o = _new(ListOffsetsRequest)
+    o.isolation_level = 0
+    o.timeout_ms = 0
+    o.replica_id, _n38 = _S_ii.unpack_from(data, pos)
+    pos += 8
+    if _n38 < 0:
+        raise InvalidValueError("Topics: null or negative length")
+    if _n38 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n38) + " elements in " + str(len(data) - pos) + " bytes")
+    _l39: list[ListOffsetsTopic] = []
+    for _ in range(_n38):
+        _e40, pos = _decode_ListOffsetsTopic_v1(data, pos)
+        _l39.append(_e40)
+    o.topics = _l39
+    return o, pos
 
 
 def _encode_ListOffsetsRequest_v1(o: ListOffsetsRequest, out: bytearray) -> None:
     """ListOffsetsRequest, version 1."""
-    _a35 = o.topics
-    out += _S_ii.pack(o.replica_id, len(_a35))
-    for _e36 in _a35:
-        _encode_ListOffsetsTopic_v1(_e36, out)
+    _a41 = o.topics
+    out += _S_ii.pack(o.replica_id, len(_a41))
+    for _e42 in _a41:
+        _encode_ListOffsetsTopic_v1(_e42, out)
 
 
 def _decode_ListOffsetsRequest_v2(data: bytes, pos: int) -> tuple[ListOffsetsRequest, int]:
     """ListOffsetsRequest, versions 2-3."""
-    f_replica_id, f_isolation_level, _n37 = _S_ibi.unpack_from(data, pos)
+    o = _new(ListOffsetsRequest)
+    o.timeout_ms = 0
+    o.replica_id, o.isolation_level, _n43 = _S_ibi.unpack_from(data, pos)
     pos += 9
-    if _n37 < 0:
+    if _n43 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n37 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n37) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n37):
-        _e38, pos = _decode_ListOffsetsTopic_v1(data, pos)
-        f_topics.append(_e38)
-    return ListOffsetsRequest(f_replica_id, f_isolation_level, f_topics, 0), pos
+    if _n43 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n43) + " elements in " + str(len(data) - pos) + " bytes")
+    _l44: list[ListOffsetsTopic] = []
+    for _ in range(_n43):
+        _e45, pos = _decode_ListOffsetsTopic_v1(data, pos)
+        _l44.append(_e45)
+    o.topics = _l44
+    return o, pos
 
 
 def _encode_ListOffsetsRequest_v2(o: ListOffsetsRequest, out: bytearray) -> None:
     """ListOffsetsRequest, versions 2-3."""
-    _a39 = o.topics
-    out += _S_ibi.pack(o.replica_id, o.isolation_level, len(_a39))
-    for _e40 in _a39:
-        _encode_ListOffsetsTopic_v1(_e40, out)
+    _a46 = o.topics
+    out += _S_ibi.pack(o.replica_id, o.isolation_level, len(_a46))
+    for _e47 in _a46:
+        _encode_ListOffsetsTopic_v1(_e47, out)
 
 
 def _decode_ListOffsetsRequest_v4(data: bytes, pos: int) -> tuple[ListOffsetsRequest, int]:
     """ListOffsetsRequest, versions 4-5."""
-    f_replica_id, f_isolation_level, _n41 = _S_ibi.unpack_from(data, pos)
+    o = _new(ListOffsetsRequest)
+    o.timeout_ms = 0
+    o.replica_id, o.isolation_level, _n48 = _S_ibi.unpack_from(data, pos)
     pos += 9
-    if _n41 < 0:
+    if _n48 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n41 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n41) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n41):
-        _e42, pos = _decode_ListOffsetsTopic_v4(data, pos)
-        f_topics.append(_e42)
-    return ListOffsetsRequest(f_replica_id, f_isolation_level, f_topics, 0), pos
+    if _n48 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n48) + " elements in " + str(len(data) - pos) + " bytes")
+    _l49: list[ListOffsetsTopic] = []
+    for _ in range(_n48):
+        _e50, pos = _decode_ListOffsetsTopic_v4(data, pos)
+        _l49.append(_e50)
+    o.topics = _l49
+    return o, pos
 
 
 def _encode_ListOffsetsRequest_v4(o: ListOffsetsRequest, out: bytearray) -> None:
     """ListOffsetsRequest, versions 4-5."""
-    _a43 = o.topics
-    out += _S_ibi.pack(o.replica_id, o.isolation_level, len(_a43))
-    for _e44 in _a43:
-        _encode_ListOffsetsTopic_v4(_e44, out)
+    _a51 = o.topics
+    out += _S_ibi.pack(o.replica_id, o.isolation_level, len(_a51))
+    for _e52 in _a51:
+        _encode_ListOffsetsTopic_v4(_e52, out)
 
 
 def _decode_ListOffsetsRequest_v6(data: bytes, pos: int) -> tuple[ListOffsetsRequest, int]:
     """ListOffsetsRequest, versions 6-9 (flexible)."""
-    f_replica_id, f_isolation_level = _S_ib.unpack_from(data, pos)
+    o = _new(ListOffsetsRequest)
+    o.timeout_ms = 0
+    o.replica_id, o.isolation_level = _S_ib.unpack_from(data, pos)
     pos += 5
-    _n45 = data[pos]
-    if _n45 < 128:
+    _n53 = data[pos]
+    if _n53 < 128:
         pos += 1
     else:
-        _n45, pos = read_uvarint(data, pos)
-    _n45 -= 1
-    if _n45 < 0:
+        _n53, pos = read_uvarint(data, pos)
+    _n53 -= 1
+    if _n53 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n45 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n45) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n45):
-        _e46, pos = _decode_ListOffsetsTopic_v6(data, pos)
-        f_topics.append(_e46)
+    if _n53 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n53) + " elements in " + str(len(data) - pos) + " bytes")
+    _l54: list[ListOffsetsTopic] = []
+    for _ in range(_n53):
+        _e55, pos = _decode_ListOffsetsTopic_v6(data, pos)
+        _l54.append(_e55)
+    o.topics = _l54
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return ListOffsetsRequest(f_replica_id, f_isolation_level, f_topics, 0), pos
+    return o, pos
 
 
 def _encode_ListOffsetsRequest_v6(o: ListOffsetsRequest, out: bytearray) -> None:
     """ListOffsetsRequest, versions 6-9 (flexible)."""
     out += _S_ib.pack(o.replica_id, o.isolation_level)
-    _a47 = o.topics
-    _n48 = len(_a47) + 1
-    if _n48 < 128:
-        out.append(_n48)
+    _a56 = o.topics
+    _n57 = len(_a56) + 1
+    if _n57 < 128:
+        out.append(_n57)
     else:
-        write_uvarint(out, _n48)
-    for _e49 in _a47:
-        _encode_ListOffsetsTopic_v6(_e49, out)
+        write_uvarint(out, _n57)
+    for _e58 in _a56:
+        _encode_ListOffsetsTopic_v6(_e58, out)
     out.append(0)  # no tagged fields
 
 
 def _decode_ListOffsetsRequest_v10(data: bytes, pos: int) -> tuple[ListOffsetsRequest, int]:
     """ListOffsetsRequest, versions 10-11 (flexible)."""
-    f_replica_id, f_isolation_level = _S_ib.unpack_from(data, pos)
+    o = _new(ListOffsetsRequest)
+    o.replica_id, o.isolation_level = _S_ib.unpack_from(data, pos)
     pos += 5
-    _n50 = data[pos]
-    if _n50 < 128:
+    _n59 = data[pos]
+    if _n59 < 128:
         pos += 1
     else:
-        _n50, pos = read_uvarint(data, pos)
-    _n50 -= 1
-    if _n50 < 0:
+        _n59, pos = read_uvarint(data, pos)
+    _n59 -= 1
+    if _n59 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n50 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n50) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n50):
-        _e51, pos = _decode_ListOffsetsTopic_v6(data, pos)
-        f_topics.append(_e51)
-    f_timeout_ms, _t52 = _S_iB.unpack_from(data, pos)
+    if _n59 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n59) + " elements in " + str(len(data) - pos) + " bytes")
+    _l60: list[ListOffsetsTopic] = []
+    for _ in range(_n59):
+        _e61, pos = _decode_ListOffsetsTopic_v6(data, pos)
+        _l60.append(_e61)
+    o.topics = _l60
+    o.timeout_ms, _t62 = _S_iB.unpack_from(data, pos)
     pos += 5
-    if _t52 != 0:
+    if _t62 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return ListOffsetsRequest(f_replica_id, f_isolation_level, f_topics, f_timeout_ms), pos
+    return o, pos
 
 
 def _encode_ListOffsetsRequest_v10(o: ListOffsetsRequest, out: bytearray) -> None:
     """ListOffsetsRequest, versions 10-11 (flexible)."""
     out += _S_ib.pack(o.replica_id, o.isolation_level)
-    _a53 = o.topics
-    _n54 = len(_a53) + 1
-    if _n54 < 128:
-        out.append(_n54)
+    _a63 = o.topics
+    _n64 = len(_a63) + 1
+    if _n64 < 128:
+        out.append(_n64)
     else:
-        write_uvarint(out, _n54)
-    for _e55 in _a53:
-        _encode_ListOffsetsTopic_v6(_e55, out)
+        write_uvarint(out, _n64)
+    for _e65 in _a63:
+        _encode_ListOffsetsTopic_v6(_e65, out)
     out += _S_iB.pack(o.timeout_ms, 0)
 
 
@@ -590,33 +632,40 @@ def _decode_ListOffsetsPartitionResponse_v0(
     data: bytes, pos: int
 ) -> tuple[ListOffsetsPartitionResponse, int]:
     """ListOffsetsPartitionResponse, version 0."""
-    f_partition_index, f_error_code, _n56 = _S_ihi.unpack_from(data, pos)
+    o = _new(ListOffsetsPartitionResponse)
+    o.timestamp = -1
+    o.offset = -1
+    o.leader_epoch = -1
+    o.partition_index, o.error_code, _n66 = _S_ihi.unpack_from(data, pos)
     pos += 10
-    if _n56 < 0:
+    if _n66 < 0:
         raise InvalidValueError("OldStyleOffsets: null or negative length")
-    if _n56 > len(data) - pos:
+    if _n66 > len(data) - pos:
         raise TruncatedError(
-            "OldStyleOffsets: " + str(_n56) + " elements in " + str(len(data) - pos) + " bytes"
+            "OldStyleOffsets: " + str(_n66) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_old_style_offsets = list(unpack_from(">%dq" % _n56, data, pos))
-    pos += 8 * _n56
-    return ListOffsetsPartitionResponse(f_partition_index, f_error_code, f_old_style_offsets, -1, -1, -1), pos
+    o.old_style_offsets = list(unpack_from(">%dq" % _n66, data, pos))
+    pos += 8 * _n66
+    return o, pos
 
 
 def _encode_ListOffsetsPartitionResponse_v0(o: ListOffsetsPartitionResponse, out: bytearray) -> None:
     """ListOffsetsPartitionResponse, version 0."""
-    _a57 = o.old_style_offsets
-    out += _S_ihi.pack(o.partition_index, o.error_code, len(_a57))
-    out += pack(">%dq" % len(_a57), *_a57)
+    _a67 = o.old_style_offsets
+    out += _S_ihi.pack(o.partition_index, o.error_code, len(_a67))
+    out += pack(">%dq" % len(_a67), *_a67)
 
 
 def _decode_ListOffsetsPartitionResponse_v1(
     data: bytes, pos: int
 ) -> tuple[ListOffsetsPartitionResponse, int]:
     """ListOffsetsPartitionResponse, versions 1-3."""
-    f_partition_index, f_error_code, f_timestamp, f_offset = _S_ihqq.unpack_from(data, pos)
+    o = _new(ListOffsetsPartitionResponse)
+    o.old_style_offsets = []
+    o.leader_epoch = -1
+    o.partition_index, o.error_code, o.timestamp, o.offset = _S_ihqq.unpack_from(data, pos)
     pos += 22
-    return ListOffsetsPartitionResponse(f_partition_index, f_error_code, [], f_timestamp, f_offset, -1), pos
+    return o, pos
 
 
 def _encode_ListOffsetsPartitionResponse_v1(o: ListOffsetsPartitionResponse, out: bytearray) -> None:
@@ -628,11 +677,11 @@ def _decode_ListOffsetsPartitionResponse_v4(
     data: bytes, pos: int
 ) -> tuple[ListOffsetsPartitionResponse, int]:
     """ListOffsetsPartitionResponse, versions 4-5."""
-    f_partition_index, f_error_code, f_timestamp, f_offset, f_leader_epoch = _S_ihqqi.unpack_from(data, pos)
+    o = _new(ListOffsetsPartitionResponse)
+    o.old_style_offsets = []
+    o.partition_index, o.error_code, o.timestamp, o.offset, o.leader_epoch = _S_ihqqi.unpack_from(data, pos)
     pos += 26
-    return ListOffsetsPartitionResponse(
-        f_partition_index, f_error_code, [], f_timestamp, f_offset, f_leader_epoch
-    ), pos
+    return o, pos
 
 
 def _encode_ListOffsetsPartitionResponse_v4(o: ListOffsetsPartitionResponse, out: bytearray) -> None:
@@ -644,15 +693,15 @@ def _decode_ListOffsetsPartitionResponse_v6(
     data: bytes, pos: int
 ) -> tuple[ListOffsetsPartitionResponse, int]:
     """ListOffsetsPartitionResponse, versions 6-11 (flexible)."""
-    f_partition_index, f_error_code, f_timestamp, f_offset, f_leader_epoch, _t59 = _S_ihqqiB.unpack_from(
+    o = _new(ListOffsetsPartitionResponse)
+    o.old_style_offsets = []
+    o.partition_index, o.error_code, o.timestamp, o.offset, o.leader_epoch, _t69 = _S_ihqqiB.unpack_from(
         data, pos
     )
     pos += 27
-    if _t59 != 0:
+    if _t69 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return ListOffsetsPartitionResponse(
-        f_partition_index, f_error_code, [], f_timestamp, f_offset, f_leader_epoch
-    ), pos
+    return o, pos
 
 
 def _encode_ListOffsetsPartitionResponse_v6(o: ListOffsetsPartitionResponse, out: bytearray) -> None:
@@ -662,317 +711,332 @@ def _encode_ListOffsetsPartitionResponse_v6(o: ListOffsetsPartitionResponse, out
 
 def _decode_ListOffsetsTopicResponse_v0(data: bytes, pos: int) -> tuple[ListOffsetsTopicResponse, int]:
     """ListOffsetsTopicResponse, version 0."""
-    (_n60,) = _S_h.unpack_from(data, pos)
+    o = _new(ListOffsetsTopicResponse)
+    (_n70,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n60 < 0:
+    if _n70 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n60].decode()
-    pos += _n60
-    (_n61,) = _S_i.unpack_from(data, pos)
+    o.name = data[pos : pos + _n70].decode()
+    pos += _n70
+    (_n71,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n61 < 0:
+    if _n71 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n61 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n61) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n61):
-        _m62_partition_index, _m62_error_code, _n63 = _S_ihi.unpack_from(data, pos)
+    if _n71 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n71) + " elements in " + str(len(data) - pos) + " bytes")
+    _l72: list[ListOffsetsPartitionResponse] = []
+    for _ in range(_n71):
+        _m73 = _new(ListOffsetsPartitionResponse)
+        _m73.timestamp = -1
+        _m73.offset = -1
+        _m73.leader_epoch = -1
+        _m73.partition_index, _m73.error_code, _n74 = _S_ihi.unpack_from(data, pos)
         pos += 10
-        if _n63 < 0:
+        if _n74 < 0:
             raise InvalidValueError("OldStyleOffsets: null or negative length")
-        if _n63 > len(data) - pos:
+        if _n74 > len(data) - pos:
             raise TruncatedError(
-                "OldStyleOffsets: " + str(_n63) + " elements in " + str(len(data) - pos) + " bytes"
+                "OldStyleOffsets: " + str(_n74) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m62_old_style_offsets = list(unpack_from(">%dq" % _n63, data, pos))
-        pos += 8 * _n63
-        f_partitions.append(
-            ListOffsetsPartitionResponse(
-                _m62_partition_index, _m62_error_code, _m62_old_style_offsets, -1, -1, -1
-            )
-        )
-    return ListOffsetsTopicResponse(f_name, f_partitions), pos
+        _m73.old_style_offsets = list(unpack_from(">%dq" % _n74, data, pos))
+        pos += 8 * _n74
+        _l72.append(_m73)
+    o.partitions = _l72
+    return o, pos
 
 
 def _encode_ListOffsetsTopicResponse_v0(o: ListOffsetsTopicResponse, out: bytearray) -> None:
     """ListOffsetsTopicResponse, version 0."""
-    _b64 = o.name.encode()
-    out += _S_h.pack(len(_b64))
-    out += _b64
-    _a65 = o.partitions
-    out += _S_i.pack(len(_a65))
-    for _e66 in _a65:
-        _a67 = _e66.old_style_offsets
-        out += _S_ihi.pack(_e66.partition_index, _e66.error_code, len(_a67))
-        out += pack(">%dq" % len(_a67), *_a67)
+    _b75 = o.name.encode()
+    out += _S_h.pack(len(_b75))
+    out += _b75
+    _a76 = o.partitions
+    out += _S_i.pack(len(_a76))
+    for _e77 in _a76:
+        _a78 = _e77.old_style_offsets
+        out += _S_ihi.pack(_e77.partition_index, _e77.error_code, len(_a78))
+        out += pack(">%dq" % len(_a78), *_a78)
 
 
 def _decode_ListOffsetsTopicResponse_v1(data: bytes, pos: int) -> tuple[ListOffsetsTopicResponse, int]:
     """ListOffsetsTopicResponse, versions 1-3."""
-    (_n69,) = _S_h.unpack_from(data, pos)
+    o = _new(ListOffsetsTopicResponse)
+    (_n80,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n69 < 0:
+    if _n80 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n69].decode()
-    pos += _n69
-    (_n70,) = _S_i.unpack_from(data, pos)
+    o.name = data[pos : pos + _n80].decode()
+    pos += _n80
+    (_n81,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n70 < 0:
+    if _n81 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n70 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n70) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n70):
-        _m71_partition_index, _m71_error_code, _m71_timestamp, _m71_offset = _S_ihqq.unpack_from(data, pos)
+    if _n81 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n81) + " elements in " + str(len(data) - pos) + " bytes")
+    _l82: list[ListOffsetsPartitionResponse] = []
+    for _ in range(_n81):
+        _m83 = _new(ListOffsetsPartitionResponse)
+        _m83.old_style_offsets = []
+        _m83.leader_epoch = -1
+        _m83.partition_index, _m83.error_code, _m83.timestamp, _m83.offset = _S_ihqq.unpack_from(data, pos)
         pos += 22
-        f_partitions.append(
-            ListOffsetsPartitionResponse(
-                _m71_partition_index, _m71_error_code, [], _m71_timestamp, _m71_offset, -1
-            )
-        )
-    return ListOffsetsTopicResponse(f_name, f_partitions), pos
+        _l82.append(_m83)
+    o.partitions = _l82
+    return o, pos
 
 
 def _encode_ListOffsetsTopicResponse_v1(o: ListOffsetsTopicResponse, out: bytearray) -> None:
     """ListOffsetsTopicResponse, versions 1-3."""
-    _b72 = o.name.encode()
-    out += _S_h.pack(len(_b72))
-    out += _b72
-    _a73 = o.partitions
-    out += _S_i.pack(len(_a73))
-    for _e74 in _a73:
-        out += _S_ihqq.pack(_e74.partition_index, _e74.error_code, _e74.timestamp, _e74.offset)
+    _b84 = o.name.encode()
+    out += _S_h.pack(len(_b84))
+    out += _b84
+    _a85 = o.partitions
+    out += _S_i.pack(len(_a85))
+    for _e86 in _a85:
+        out += _S_ihqq.pack(_e86.partition_index, _e86.error_code, _e86.timestamp, _e86.offset)
 
 
 def _decode_ListOffsetsTopicResponse_v4(data: bytes, pos: int) -> tuple[ListOffsetsTopicResponse, int]:
     """ListOffsetsTopicResponse, versions 4-5."""
-    (_n75,) = _S_h.unpack_from(data, pos)
+    o = _new(ListOffsetsTopicResponse)
+    (_n87,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n75 < 0:
+    if _n87 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n75].decode()
-    pos += _n75
-    (_n76,) = _S_i.unpack_from(data, pos)
+    o.name = data[pos : pos + _n87].decode()
+    pos += _n87
+    (_n88,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n76 < 0:
+    if _n88 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n76 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n76) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n76):
-        _m77_partition_index, _m77_error_code, _m77_timestamp, _m77_offset, _m77_leader_epoch = (
+    if _n88 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n88) + " elements in " + str(len(data) - pos) + " bytes")
+    _l89: list[ListOffsetsPartitionResponse] = []
+    for _ in range(_n88):
+        _m90 = _new(ListOffsetsPartitionResponse)
+        _m90.old_style_offsets = []
+        _m90.partition_index, _m90.error_code, _m90.timestamp, _m90.offset, _m90.leader_epoch = (
             _S_ihqqi.unpack_from(data, pos)
         )
         pos += 26
-        f_partitions.append(
-            ListOffsetsPartitionResponse(
-                _m77_partition_index, _m77_error_code, [], _m77_timestamp, _m77_offset, _m77_leader_epoch
-            )
-        )
-    return ListOffsetsTopicResponse(f_name, f_partitions), pos
+        _l89.append(_m90)
+    o.partitions = _l89
+    return o, pos
 
 
 def _encode_ListOffsetsTopicResponse_v4(o: ListOffsetsTopicResponse, out: bytearray) -> None:
     """ListOffsetsTopicResponse, versions 4-5."""
-    _b78 = o.name.encode()
-    out += _S_h.pack(len(_b78))
-    out += _b78
-    _a79 = o.partitions
-    out += _S_i.pack(len(_a79))
-    for _e80 in _a79:
+    _b91 = o.name.encode()
+    out += _S_h.pack(len(_b91))
+    out += _b91
+    _a92 = o.partitions
+    out += _S_i.pack(len(_a92))
+    for _e93 in _a92:
         out += _S_ihqqi.pack(
-            _e80.partition_index, _e80.error_code, _e80.timestamp, _e80.offset, _e80.leader_epoch
+            _e93.partition_index, _e93.error_code, _e93.timestamp, _e93.offset, _e93.leader_epoch
         )
 
 
 def _decode_ListOffsetsTopicResponse_v6(data: bytes, pos: int) -> tuple[ListOffsetsTopicResponse, int]:
     """ListOffsetsTopicResponse, versions 6-11 (flexible)."""
-    _n81 = data[pos]
-    if 0 < _n81 < 128:
-        f_name = data[pos + 1 : pos + _n81].decode()
-        pos += _n81
+    o = _new(ListOffsetsTopicResponse)
+    _n94 = data[pos]
+    if _n94 < 128:
+        o.name = data[pos + 1 : pos + _n94].decode()
+        pos += _n94 or _runtime.null_value("Name")
     else:
-        f_name, pos = read_compact_string(data, pos)
-    _n82 = data[pos]
-    if _n82 < 128:
+        o.name, pos = read_compact_string(data, pos)
+    _n95 = data[pos]
+    if _n95 < 128:
         pos += 1
     else:
-        _n82, pos = read_uvarint(data, pos)
-    _n82 -= 1
-    if _n82 < 0:
+        _n95, pos = read_uvarint(data, pos)
+    _n95 -= 1
+    if _n95 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n82 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n82) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n82):
-        _m83_partition_index, _m83_error_code, _m83_timestamp, _m83_offset, _m83_leader_epoch, _t84 = (
+    if _n95 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n95) + " elements in " + str(len(data) - pos) + " bytes")
+    _l96: list[ListOffsetsPartitionResponse] = []
+    for _ in range(_n95):
+        _m97 = _new(ListOffsetsPartitionResponse)
+        _m97.old_style_offsets = []
+        _m97.partition_index, _m97.error_code, _m97.timestamp, _m97.offset, _m97.leader_epoch, _t98 = (
             _S_ihqqiB.unpack_from(data, pos)
         )
         pos += 27
-        if _t84 != 0:
+        if _t98 != 0:
             pos = skip_tagged_fields(data, pos - 1)
-        f_partitions.append(
-            ListOffsetsPartitionResponse(
-                _m83_partition_index, _m83_error_code, [], _m83_timestamp, _m83_offset, _m83_leader_epoch
-            )
-        )
+        _l96.append(_m97)
+    o.partitions = _l96
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return ListOffsetsTopicResponse(f_name, f_partitions), pos
+    return o, pos
 
 
 def _encode_ListOffsetsTopicResponse_v6(o: ListOffsetsTopicResponse, out: bytearray) -> None:
     """ListOffsetsTopicResponse, versions 6-11 (flexible)."""
-    _b85 = o.name.encode()
-    _n86 = len(_b85) + 1
-    if _n86 < 128:
-        out.append(_n86)
+    _b99 = o.name.encode()
+    _n100 = len(_b99) + 1
+    if _n100 < 128:
+        out.append(_n100)
     else:
-        write_uvarint(out, _n86)
-    out += _b85
-    _a87 = o.partitions
-    _n88 = len(_a87) + 1
-    if _n88 < 128:
-        out.append(_n88)
+        write_uvarint(out, _n100)
+    out += _b99
+    _a101 = o.partitions
+    _n102 = len(_a101) + 1
+    if _n102 < 128:
+        out.append(_n102)
     else:
-        write_uvarint(out, _n88)
-    for _e89 in _a87:
+        write_uvarint(out, _n102)
+    for _e103 in _a101:
         out += _S_ihqqiB.pack(
-            _e89.partition_index, _e89.error_code, _e89.timestamp, _e89.offset, _e89.leader_epoch, 0
+            _e103.partition_index, _e103.error_code, _e103.timestamp, _e103.offset, _e103.leader_epoch, 0
         )
     out.append(0)  # no tagged fields
 
 
 def _decode_ListOffsetsResponse_v0(data: bytes, pos: int) -> tuple[ListOffsetsResponse, int]:
     """ListOffsetsResponse, version 0."""
-    (_n90,) = _S_i.unpack_from(data, pos)
+    o = _new(ListOffsetsResponse)
+    o.throttle_time_ms = 0
+    (_n104,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n90 < 0:
+    if _n104 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n90 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n90) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n90):
-        _e91, pos = _decode_ListOffsetsTopicResponse_v0(data, pos)
-        f_topics.append(_e91)
-    return ListOffsetsResponse(0, f_topics), pos
+    if _n104 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n104) + " elements in " + str(len(data) - pos) + " bytes")
+    _l105: list[ListOffsetsTopicResponse] = []
+    for _ in range(_n104):
+        _e106, pos = _decode_ListOffsetsTopicResponse_v0(data, pos)
+        _l105.append(_e106)
+    o.topics = _l105
+    return o, pos
 
 
 def _encode_ListOffsetsResponse_v0(o: ListOffsetsResponse, out: bytearray) -> None:
     """ListOffsetsResponse, version 0."""
-    _a92 = o.topics
-    out += _S_i.pack(len(_a92))
-    for _e93 in _a92:
-        _encode_ListOffsetsTopicResponse_v0(_e93, out)
+    _a107 = o.topics
+    out += _S_i.pack(len(_a107))
+    for _e108 in _a107:
+        _encode_ListOffsetsTopicResponse_v0(_e108, out)
 
 
 def _decode_ListOffsetsResponse_v1(data: bytes, pos: int) -> tuple[ListOffsetsResponse, int]:
     """ListOffsetsResponse, version 1."""
-    (_n94,) = _S_i.unpack_from(data, pos)
+    o = _new(ListOffsetsResponse)
+    o.throttle_time_ms = 0
+    (_n109,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n94 < 0:
+    if _n109 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n94 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n94) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n94):
-        _e95, pos = _decode_ListOffsetsTopicResponse_v1(data, pos)
-        f_topics.append(_e95)
-    return ListOffsetsResponse(0, f_topics), pos
+    if _n109 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n109) + " elements in " + str(len(data) - pos) + " bytes")
+    _l110: list[ListOffsetsTopicResponse] = []
+    for _ in range(_n109):
+        _e111, pos = _decode_ListOffsetsTopicResponse_v1(data, pos)
+        _l110.append(_e111)
+    o.topics = _l110
+    return o, pos
 
 
 def _encode_ListOffsetsResponse_v1(o: ListOffsetsResponse, out: bytearray) -> None:
     """ListOffsetsResponse, version 1."""
-    _a96 = o.topics
-    out += _S_i.pack(len(_a96))
-    for _e97 in _a96:
-        _encode_ListOffsetsTopicResponse_v1(_e97, out)
+    _a112 = o.topics
+    out += _S_i.pack(len(_a112))
+    for _e113 in _a112:
+        _encode_ListOffsetsTopicResponse_v1(_e113, out)
 
 
 def _decode_ListOffsetsResponse_v2(data: bytes, pos: int) -> tuple[ListOffsetsResponse, int]:
     """ListOffsetsResponse, versions 2-3."""
-    f_throttle_time_ms, _n98 = _S_ii.unpack_from(data, pos)
+    o = _new(ListOffsetsResponse)
+    o.throttle_time_ms, _n114 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n98 < 0:
+    if _n114 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n98 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n98) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n98):
-        _e99, pos = _decode_ListOffsetsTopicResponse_v1(data, pos)
-        f_topics.append(_e99)
-    return ListOffsetsResponse(f_throttle_time_ms, f_topics), pos
+    if _n114 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n114) + " elements in " + str(len(data) - pos) + " bytes")
+    _l115: list[ListOffsetsTopicResponse] = []
+    for _ in range(_n114):
+        _e116, pos = _decode_ListOffsetsTopicResponse_v1(data, pos)
+        _l115.append(_e116)
+    o.topics = _l115
+    return o, pos
 
 
 def _encode_ListOffsetsResponse_v2(o: ListOffsetsResponse, out: bytearray) -> None:
     """ListOffsetsResponse, versions 2-3."""
-    _a100 = o.topics
-    out += _S_ii.pack(o.throttle_time_ms, len(_a100))
-    for _e101 in _a100:
-        _encode_ListOffsetsTopicResponse_v1(_e101, out)
+    _a117 = o.topics
+    out += _S_ii.pack(o.throttle_time_ms, len(_a117))
+    for _e118 in _a117:
+        _encode_ListOffsetsTopicResponse_v1(_e118, out)
 
 
 def _decode_ListOffsetsResponse_v4(data: bytes, pos: int) -> tuple[ListOffsetsResponse, int]:
     """ListOffsetsResponse, versions 4-5."""
-    f_throttle_time_ms, _n102 = _S_ii.unpack_from(data, pos)
+    o = _new(ListOffsetsResponse)
+    o.throttle_time_ms, _n119 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n102 < 0:
+    if _n119 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n102 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n102) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n102):
-        _e103, pos = _decode_ListOffsetsTopicResponse_v4(data, pos)
-        f_topics.append(_e103)
-    return ListOffsetsResponse(f_throttle_time_ms, f_topics), pos
+    if _n119 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n119) + " elements in " + str(len(data) - pos) + " bytes")
+    _l120: list[ListOffsetsTopicResponse] = []
+    for _ in range(_n119):
+        _e121, pos = _decode_ListOffsetsTopicResponse_v4(data, pos)
+        _l120.append(_e121)
+    o.topics = _l120
+    return o, pos
 
 
 def _encode_ListOffsetsResponse_v4(o: ListOffsetsResponse, out: bytearray) -> None:
     """ListOffsetsResponse, versions 4-5."""
-    _a104 = o.topics
-    out += _S_ii.pack(o.throttle_time_ms, len(_a104))
-    for _e105 in _a104:
-        _encode_ListOffsetsTopicResponse_v4(_e105, out)
+    _a122 = o.topics
+    out += _S_ii.pack(o.throttle_time_ms, len(_a122))
+    for _e123 in _a122:
+        _encode_ListOffsetsTopicResponse_v4(_e123, out)
 
 
 def _decode_ListOffsetsResponse_v6(data: bytes, pos: int) -> tuple[ListOffsetsResponse, int]:
     """ListOffsetsResponse, versions 6-11 (flexible)."""
-    (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
+    o = _new(ListOffsetsResponse)
+    (o.throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n106 = data[pos]
-    if _n106 < 128:
+    _n124 = data[pos]
+    if _n124 < 128:
         pos += 1
     else:
-        _n106, pos = read_uvarint(data, pos)
-    _n106 -= 1
-    if _n106 < 0:
+        _n124, pos = read_uvarint(data, pos)
+    _n124 -= 1
+    if _n124 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n106 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n106) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n106):
-        _e107, pos = _decode_ListOffsetsTopicResponse_v6(data, pos)
-        f_topics.append(_e107)
+    if _n124 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n124) + " elements in " + str(len(data) - pos) + " bytes")
+    _l125: list[ListOffsetsTopicResponse] = []
+    for _ in range(_n124):
+        _e126, pos = _decode_ListOffsetsTopicResponse_v6(data, pos)
+        _l125.append(_e126)
+    o.topics = _l125
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return ListOffsetsResponse(f_throttle_time_ms, f_topics), pos
+    return o, pos
 
 
 def _encode_ListOffsetsResponse_v6(o: ListOffsetsResponse, out: bytearray) -> None:
     """ListOffsetsResponse, versions 6-11 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a108 = o.topics
-    _n109 = len(_a108) + 1
-    if _n109 < 128:
-        out.append(_n109)
+    _a127 = o.topics
+    _n128 = len(_a127) + 1
+    if _n128 < 128:
+        out.append(_n128)
     else:
-        write_uvarint(out, _n109)
-    for _e110 in _a108:
-        _encode_ListOffsetsTopicResponse_v6(_e110, out)
+        write_uvarint(out, _n128)
+    for _e129 in _a127:
+        _encode_ListOffsetsTopicResponse_v6(_e129, out)
     out.append(0)  # no tagged fields
 
 

@@ -43,6 +43,7 @@ _S_oi = Struct(">?i")
 _S_ooB = Struct(">??B")
 _S_ooo = Struct(">???")
 _S_oooB = Struct(">???B")
+_new = object.__new__
 
 
 @dataclass(slots=True)
@@ -283,13 +284,15 @@ class MetadataResponse:
 
 def _decode_MetadataRequestTopic_v0(data: bytes, pos: int) -> tuple[MetadataRequestTopic, int]:
     """MetadataRequestTopic, versions 0-8."""
+    o = _new(MetadataRequestTopic)
+    o.topic_id = ZERO_UUID
     (_n1,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n1 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n1].decode()
+    o.name = data[pos : pos + _n1].decode()
     pos += _n1
-    return MetadataRequestTopic(ZERO_UUID, f_name), pos
+    return o, pos
 
 
 def _encode_MetadataRequestTopic_v0(o: MetadataRequestTopic, out: bytearray) -> None:
@@ -304,17 +307,19 @@ def _encode_MetadataRequestTopic_v0(o: MetadataRequestTopic, out: bytearray) -> 
 
 def _decode_MetadataRequestTopic_v9(data: bytes, pos: int) -> tuple[MetadataRequestTopic, int]:
     """MetadataRequestTopic, version 9 (flexible)."""
+    o = _new(MetadataRequestTopic)
+    o.topic_id = ZERO_UUID
     _n4 = data[pos]
-    if 0 < _n4 < 128:
-        f_name = data[pos + 1 : pos + _n4].decode()
-        pos += _n4
+    if _n4 < 128:
+        o.name = data[pos + 1 : pos + _n4].decode()
+        pos += _n4 or _runtime.null_value("Name")
     else:
-        f_name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return MetadataRequestTopic(ZERO_UUID, f_name), pos
+    return o, pos
 
 
 def _encode_MetadataRequestTopic_v9(o: MetadataRequestTopic, out: bytearray) -> None:
@@ -334,23 +339,24 @@ def _encode_MetadataRequestTopic_v9(o: MetadataRequestTopic, out: bytearray) -> 
 
 def _decode_MetadataRequestTopic_v10(data: bytes, pos: int) -> tuple[MetadataRequestTopic, int]:
     """MetadataRequestTopic, versions 10-13 (flexible)."""
+    o = _new(MetadataRequestTopic)
     (_r8,) = _S_16s.unpack_from(data, pos)
     pos += 16
-    f_topic_id = UUID(bytes=_r8)
+    o.topic_id = UUID(bytes=_r8)
     _n9 = data[pos]
-    if 0 < _n9 < 128:
-        f_name = data[pos + 1 : pos + _n9].decode()
-        pos += _n9
-    elif _n9 == 0:
-        f_name = None
+    if _n9 == 0:
+        o.name = None
         pos += 1
+    elif _n9 < 128:
+        o.name = data[pos + 1 : pos + _n9].decode()
+        pos += _n9
     else:
-        f_name, pos = read_compact_nullable_string(data, pos)
+        o.name, pos = read_compact_nullable_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return MetadataRequestTopic(f_topic_id, f_name), pos
+    return o, pos
 
 
 def _encode_MetadataRequestTopic_v10(o: MetadataRequestTopic, out: bytearray) -> None:
@@ -371,163 +377,182 @@ def _encode_MetadataRequestTopic_v10(o: MetadataRequestTopic, out: bytearray) ->
 
 def _decode_MetadataRequest_v0(data: bytes, pos: int) -> tuple[MetadataRequest, int]:
     """MetadataRequest, version 0."""
+    o = _new(MetadataRequest)
+    o.allow_auto_topic_creation = True
+    o.include_cluster_authorized_operations = False
+    o.include_topic_authorized_operations = False
     (_n12,) = _S_i.unpack_from(data, pos)
     pos += 4
     if _n12 < 0:
         raise InvalidValueError("Topics: null or negative length")
     if _n12 > len(data) - pos:
         raise TruncatedError("Topics: " + str(_n12) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
+    _l13: list[MetadataRequestTopic] = []
     for _ in range(_n12):
-        (_n14,) = _S_h.unpack_from(data, pos)
+        _m14 = _new(MetadataRequestTopic)
+        _m14.topic_id = ZERO_UUID
+        (_n15,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n14 < 0:
+        if _n15 < 0:
             raise InvalidValueError("Name: null or negative length")
-        _m13_name = data[pos : pos + _n14].decode()
-        pos += _n14
-        f_topics.append(MetadataRequestTopic(ZERO_UUID, _m13_name))
-    return MetadataRequest(f_topics, True, False, False), pos
+        _m14.name = data[pos : pos + _n15].decode()
+        pos += _n15
+        _l13.append(_m14)
+    o.topics = _l13
+    return o, pos
 
 
 def _encode_MetadataRequest_v0(o: MetadataRequest, out: bytearray) -> None:
     """MetadataRequest, version 0."""
-    _v15 = o.topics
-    if _v15 is None:
+    _v16 = o.topics
+    if _v16 is None:
         raise EncodeError("MetadataRequest.topics is null, which version 0 does not allow")
-    _a16 = _v15
-    out += _S_i.pack(len(_a16))
-    for _e17 in _a16:
-        _v18 = _e17.name
-        if _v18 is None:
+    _a17 = _v16
+    out += _S_i.pack(len(_a17))
+    for _e18 in _a17:
+        _v19 = _e18.name
+        if _v19 is None:
             raise EncodeError("MetadataRequestTopic.name is null, which version 0 does not allow")
-        _b19 = _v18.encode()
-        out += _S_h.pack(len(_b19))
-        out += _b19
+        _b20 = _v19.encode()
+        out += _S_h.pack(len(_b20))
+        out += _b20
 
 
 def _decode_MetadataRequest_v1(data: bytes, pos: int) -> tuple[MetadataRequest, int]:
     """MetadataRequest, versions 1-3."""
-    (_n20,) = _S_i.unpack_from(data, pos)
+    o = _new(MetadataRequest)
+    o.allow_auto_topic_creation = True
+    o.include_cluster_authorized_operations = False
+    o.include_topic_authorized_operations = False
+    (_n21,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n20 < 0:
-        f_topics = None
-        if _n20 != -1:
-            raise InvalidValueError("Topics: length " + str(_n20))
+    if _n21 < 0:
+        o.topics = None
+        if _n21 != -1:
+            raise InvalidValueError("Topics: length " + str(_n21))
     else:
-        if _n20 > len(data) - pos:
-            raise TruncatedError("Topics: " + str(_n20) + " elements in " + str(len(data) - pos) + " bytes")
-        f_topics = []
-        for _ in range(_n20):
-            (_n22,) = _S_h.unpack_from(data, pos)
+        if _n21 > len(data) - pos:
+            raise TruncatedError("Topics: " + str(_n21) + " elements in " + str(len(data) - pos) + " bytes")
+        _l22: list[MetadataRequestTopic] = []
+        for _ in range(_n21):
+            _m23 = _new(MetadataRequestTopic)
+            _m23.topic_id = ZERO_UUID
+            (_n24,) = _S_h.unpack_from(data, pos)
             pos += 2
-            if _n22 < 0:
+            if _n24 < 0:
                 raise InvalidValueError("Name: null or negative length")
-            _m21_name = data[pos : pos + _n22].decode()
-            pos += _n22
-            f_topics.append(MetadataRequestTopic(ZERO_UUID, _m21_name))
-    return MetadataRequest(f_topics, True, False, False), pos
+            _m23.name = data[pos : pos + _n24].decode()
+            pos += _n24
+            _l22.append(_m23)
+        o.topics = _l22
+    return o, pos
 
 
 def _encode_MetadataRequest_v1(o: MetadataRequest, out: bytearray) -> None:
     """MetadataRequest, versions 1-3."""
-    _a23 = o.topics
-    out += _S_i.pack(-1 if _a23 is None else len(_a23))
-    if _a23 is not None:
-        for _e24 in _a23:
-            _v25 = _e24.name
-            if _v25 is None:
+    _a25 = o.topics
+    out += _S_i.pack(-1 if _a25 is None else len(_a25))
+    if _a25 is not None:
+        for _e26 in _a25:
+            _v27 = _e26.name
+            if _v27 is None:
                 raise EncodeError("MetadataRequestTopic.name is null, which version 1 does not allow")
-            _b26 = _v25.encode()
-            out += _S_h.pack(len(_b26))
-            out += _b26
+            _b28 = _v27.encode()
+            out += _S_h.pack(len(_b28))
+            out += _b28
 
 
 def _decode_MetadataRequest_v4(data: bytes, pos: int) -> tuple[MetadataRequest, int]:
     """MetadataRequest, versions 4-7."""
-    (_n27,) = _S_i.unpack_from(data, pos)
+    o = _new(MetadataRequest)
+    o.include_cluster_authorized_operations = False
+    o.include_topic_authorized_operations = False
+    (_n29,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n27 < 0:
-        f_topics = None
-        if _n27 != -1:
-            raise InvalidValueError("Topics: length " + str(_n27))
+    if _n29 < 0:
+        o.topics = None
+        if _n29 != -1:
+            raise InvalidValueError("Topics: length " + str(_n29))
     else:
-        if _n27 > len(data) - pos:
-            raise TruncatedError("Topics: " + str(_n27) + " elements in " + str(len(data) - pos) + " bytes")
-        f_topics = []
-        for _ in range(_n27):
-            (_n29,) = _S_h.unpack_from(data, pos)
+        if _n29 > len(data) - pos:
+            raise TruncatedError("Topics: " + str(_n29) + " elements in " + str(len(data) - pos) + " bytes")
+        _l30: list[MetadataRequestTopic] = []
+        for _ in range(_n29):
+            _m31 = _new(MetadataRequestTopic)
+            _m31.topic_id = ZERO_UUID
+            (_n32,) = _S_h.unpack_from(data, pos)
             pos += 2
-            if _n29 < 0:
+            if _n32 < 0:
                 raise InvalidValueError("Name: null or negative length")
-            _m28_name = data[pos : pos + _n29].decode()
-            pos += _n29
-            f_topics.append(MetadataRequestTopic(ZERO_UUID, _m28_name))
-    (f_allow_auto_topic_creation,) = _S_o.unpack_from(data, pos)
+            _m31.name = data[pos : pos + _n32].decode()
+            pos += _n32
+            _l30.append(_m31)
+        o.topics = _l30
+    (o.allow_auto_topic_creation,) = _S_o.unpack_from(data, pos)
     pos += 1
-    return MetadataRequest(f_topics, f_allow_auto_topic_creation, False, False), pos
+    return o, pos
 
 
 def _encode_MetadataRequest_v4(o: MetadataRequest, out: bytearray) -> None:
     """MetadataRequest, versions 4-7."""
-    _a30 = o.topics
-    out += _S_i.pack(-1 if _a30 is None else len(_a30))
-    if _a30 is not None:
-        for _e31 in _a30:
-            _v32 = _e31.name
-            if _v32 is None:
+    _a33 = o.topics
+    out += _S_i.pack(-1 if _a33 is None else len(_a33))
+    if _a33 is not None:
+        for _e34 in _a33:
+            _v35 = _e34.name
+            if _v35 is None:
                 raise EncodeError("MetadataRequestTopic.name is null, which version 4 does not allow")
-            _b33 = _v32.encode()
-            out += _S_h.pack(len(_b33))
-            out += _b33
+            _b36 = _v35.encode()
+            out += _S_h.pack(len(_b36))
+            out += _b36
     out += _S_o.pack(o.allow_auto_topic_creation)
 
 
 def _decode_MetadataRequest_v8(data: bytes, pos: int) -> tuple[MetadataRequest, int]:
     """MetadataRequest, version 8."""
-    (_n34,) = _S_i.unpack_from(data, pos)
+    o = _new(MetadataRequest)
+    (_n37,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n34 < 0:
-        f_topics = None
-        if _n34 != -1:
-            raise InvalidValueError("Topics: length " + str(_n34))
+    if _n37 < 0:
+        o.topics = None
+        if _n37 != -1:
+            raise InvalidValueError("Topics: length " + str(_n37))
     else:
-        if _n34 > len(data) - pos:
-            raise TruncatedError("Topics: " + str(_n34) + " elements in " + str(len(data) - pos) + " bytes")
-        f_topics = []
-        for _ in range(_n34):
-            (_n36,) = _S_h.unpack_from(data, pos)
+        if _n37 > len(data) - pos:
+            raise TruncatedError("Topics: " + str(_n37) + " elements in " + str(len(data) - pos) + " bytes")
+        _l38: list[MetadataRequestTopic] = []
+        for _ in range(_n37):
+            _m39 = _new(MetadataRequestTopic)
+            _m39.topic_id = ZERO_UUID
+            (_n40,) = _S_h.unpack_from(data, pos)
             pos += 2
-            if _n36 < 0:
+            if _n40 < 0:
                 raise InvalidValueError("Name: null or negative length")
-            _m35_name = data[pos : pos + _n36].decode()
-            pos += _n36
-            f_topics.append(MetadataRequestTopic(ZERO_UUID, _m35_name))
+            _m39.name = data[pos : pos + _n40].decode()
+            pos += _n40
+            _l38.append(_m39)
+        o.topics = _l38
     (
-        f_allow_auto_topic_creation,
-        f_include_cluster_authorized_operations,
-        f_include_topic_authorized_operations,
+        o.allow_auto_topic_creation,
+        o.include_cluster_authorized_operations,
+        o.include_topic_authorized_operations,
     ) = _S_ooo.unpack_from(data, pos)
     pos += 3
-    return MetadataRequest(
-        f_topics,
-        f_allow_auto_topic_creation,
-        f_include_cluster_authorized_operations,
-        f_include_topic_authorized_operations,
-    ), pos
+    return o, pos
 
 
 def _encode_MetadataRequest_v8(o: MetadataRequest, out: bytearray) -> None:
     """MetadataRequest, version 8."""
-    _a37 = o.topics
-    out += _S_i.pack(-1 if _a37 is None else len(_a37))
-    if _a37 is not None:
-        for _e38 in _a37:
-            _v39 = _e38.name
-            if _v39 is None:
+    _a41 = o.topics
+    out += _S_i.pack(-1 if _a41 is None else len(_a41))
+    if _a41 is not None:
+        for _e42 in _a41:
+            _v43 = _e42.name
+            if _v43 is None:
                 raise EncodeError("MetadataRequestTopic.name is null, which version 8 does not allow")
-            _b40 = _v39.encode()
-            out += _S_h.pack(len(_b40))
-            out += _b40
+            _b44 = _v43.encode()
+            out += _S_h.pack(len(_b44))
+            out += _b44
     out += _S_ooo.pack(
         o.allow_auto_topic_creation,
         o.include_cluster_authorized_operations,
@@ -537,71 +562,70 @@ def _encode_MetadataRequest_v8(o: MetadataRequest, out: bytearray) -> None:
 
 def _decode_MetadataRequest_v9(data: bytes, pos: int) -> tuple[MetadataRequest, int]:
     """MetadataRequest, version 9 (flexible)."""
-    _n41 = data[pos]
-    if _n41 < 128:
+    o = _new(MetadataRequest)
+    _n45 = data[pos]
+    if _n45 < 128:
         pos += 1
     else:
-        _n41, pos = read_uvarint(data, pos)
-    _n41 -= 1
-    if _n41 < 0:
-        f_topics = None
-        if _n41 != -1:
-            raise InvalidValueError("Topics: length " + str(_n41))
+        _n45, pos = read_uvarint(data, pos)
+    _n45 -= 1
+    if _n45 < 0:
+        o.topics = None
+        if _n45 != -1:
+            raise InvalidValueError("Topics: length " + str(_n45))
     else:
-        if _n41 > len(data) - pos:
-            raise TruncatedError("Topics: " + str(_n41) + " elements in " + str(len(data) - pos) + " bytes")
-        f_topics = []
-        for _ in range(_n41):
-            _n43 = data[pos]
-            if 0 < _n43 < 128:
-                _m42_name = data[pos + 1 : pos + _n43].decode()
-                pos += _n43
+        if _n45 > len(data) - pos:
+            raise TruncatedError("Topics: " + str(_n45) + " elements in " + str(len(data) - pos) + " bytes")
+        _l46: list[MetadataRequestTopic] = []
+        for _ in range(_n45):
+            _m47 = _new(MetadataRequestTopic)
+            _m47.topic_id = ZERO_UUID
+            _n48 = data[pos]
+            if _n48 < 128:
+                _m47.name = data[pos + 1 : pos + _n48].decode()
+                pos += _n48 or _runtime.null_value("Name")
             else:
-                _m42_name, pos = read_compact_string(data, pos)
+                _m47.name, pos = read_compact_string(data, pos)
             if data[pos] == 0:  # no tagged fields: the common case
                 pos += 1
             else:
                 pos = skip_tagged_fields(data, pos)
-            f_topics.append(MetadataRequestTopic(ZERO_UUID, _m42_name))
+            _l46.append(_m47)
+        o.topics = _l46
     (
-        f_allow_auto_topic_creation,
-        f_include_cluster_authorized_operations,
-        f_include_topic_authorized_operations,
-        _t44,
+        o.allow_auto_topic_creation,
+        o.include_cluster_authorized_operations,
+        o.include_topic_authorized_operations,
+        _t49,
     ) = _S_oooB.unpack_from(data, pos)
     pos += 4
-    if _t44 != 0:
+    if _t49 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return MetadataRequest(
-        f_topics,
-        f_allow_auto_topic_creation,
-        f_include_cluster_authorized_operations,
-        f_include_topic_authorized_operations,
-    ), pos
+    return o, pos
 
 
 def _encode_MetadataRequest_v9(o: MetadataRequest, out: bytearray) -> None:
     """MetadataRequest, version 9 (flexible)."""
-    _a45 = o.topics
-    if _a45 is None:
+    _a50 = o.topics
+    if _a50 is None:
         out.append(0)
     else:
-        _n46 = len(_a45) + 1
-        if _n46 < 128:
-            out.append(_n46)
+        _n51 = len(_a50) + 1
+        if _n51 < 128:
+            out.append(_n51)
         else:
-            write_uvarint(out, _n46)
-        for _e47 in _a45:
-            _v48 = _e47.name
-            if _v48 is None:
+            write_uvarint(out, _n51)
+        for _e52 in _a50:
+            _v53 = _e52.name
+            if _v53 is None:
                 raise EncodeError("MetadataRequestTopic.name is null, which version 9 does not allow")
-            _b49 = _v48.encode()
-            _n50 = len(_b49) + 1
-            if _n50 < 128:
-                out.append(_n50)
+            _b54 = _v53.encode()
+            _n55 = len(_b54) + 1
+            if _n55 < 128:
+                out.append(_n55)
             else:
-                write_uvarint(out, _n50)
-            out += _b49
+                write_uvarint(out, _n55)
+            out += _b54
             out.append(0)  # no tagged fields
     out += _S_oooB.pack(
         o.allow_auto_topic_creation,
@@ -613,78 +637,76 @@ def _encode_MetadataRequest_v9(o: MetadataRequest, out: bytearray) -> None:
 
 def _decode_MetadataRequest_v10(data: bytes, pos: int) -> tuple[MetadataRequest, int]:
     """MetadataRequest, version 10 (flexible)."""
-    _n51 = data[pos]
-    if _n51 < 128:
+    o = _new(MetadataRequest)
+    _n56 = data[pos]
+    if _n56 < 128:
         pos += 1
     else:
-        _n51, pos = read_uvarint(data, pos)
-    _n51 -= 1
-    if _n51 < 0:
-        f_topics = None
-        if _n51 != -1:
-            raise InvalidValueError("Topics: length " + str(_n51))
+        _n56, pos = read_uvarint(data, pos)
+    _n56 -= 1
+    if _n56 < 0:
+        o.topics = None
+        if _n56 != -1:
+            raise InvalidValueError("Topics: length " + str(_n56))
     else:
-        if _n51 > len(data) - pos:
-            raise TruncatedError("Topics: " + str(_n51) + " elements in " + str(len(data) - pos) + " bytes")
-        f_topics = []
-        for _ in range(_n51):
-            (_r53,) = _S_16s.unpack_from(data, pos)
+        if _n56 > len(data) - pos:
+            raise TruncatedError("Topics: " + str(_n56) + " elements in " + str(len(data) - pos) + " bytes")
+        _l57: list[MetadataRequestTopic] = []
+        for _ in range(_n56):
+            _m58 = _new(MetadataRequestTopic)
+            (_r59,) = _S_16s.unpack_from(data, pos)
             pos += 16
-            _m52_topic_id = UUID(bytes=_r53)
-            _n54 = data[pos]
-            if 0 < _n54 < 128:
-                _m52_name = data[pos + 1 : pos + _n54].decode()
-                pos += _n54
-            elif _n54 == 0:
-                _m52_name = None
+            _m58.topic_id = UUID(bytes=_r59)
+            _n60 = data[pos]
+            if _n60 == 0:
+                _m58.name = None
                 pos += 1
+            elif _n60 < 128:
+                _m58.name = data[pos + 1 : pos + _n60].decode()
+                pos += _n60
             else:
-                _m52_name, pos = read_compact_nullable_string(data, pos)
+                _m58.name, pos = read_compact_nullable_string(data, pos)
             if data[pos] == 0:  # no tagged fields: the common case
                 pos += 1
             else:
                 pos = skip_tagged_fields(data, pos)
-            f_topics.append(MetadataRequestTopic(_m52_topic_id, _m52_name))
+            _l57.append(_m58)
+        o.topics = _l57
     (
-        f_allow_auto_topic_creation,
-        f_include_cluster_authorized_operations,
-        f_include_topic_authorized_operations,
-        _t55,
+        o.allow_auto_topic_creation,
+        o.include_cluster_authorized_operations,
+        o.include_topic_authorized_operations,
+        _t61,
     ) = _S_oooB.unpack_from(data, pos)
     pos += 4
-    if _t55 != 0:
+    if _t61 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return MetadataRequest(
-        f_topics,
-        f_allow_auto_topic_creation,
-        f_include_cluster_authorized_operations,
-        f_include_topic_authorized_operations,
-    ), pos
+    return o, pos
 
 
 def _encode_MetadataRequest_v10(o: MetadataRequest, out: bytearray) -> None:
     """MetadataRequest, version 10 (flexible)."""
-    _a56 = o.topics
-    if _a56 is None:
+    _a62 = o.topics
+    if _a62 is None:
         out.append(0)
     else:
-        _n57 = len(_a56) + 1
-        if _n57 < 128:
-            out.append(_n57)
+        _n63 = len(_a62) + 1
+        if _n63 < 128:
+            out.append(_n63)
         else:
-            write_uvarint(out, _n57)
-        for _e58 in _a56:
-            out += _S_16s.pack(_e58.topic_id.bytes)
-            if _e58.name is None:
+            write_uvarint(out, _n63)
+        for _e64 in _a62:
+            out += _S_16s.pack(_e64.topic_id.bytes)
+            if _e64.name is None:
                 out.append(0)
             else:
-                _b59 = _e58.name.encode()
-                _n60 = len(_b59) + 1
-                if _n60 < 128:
-                    out.append(_n60)
+                _b65 = _e64.name.encode()
+                _n66 = len(_b65) + 1
+                if _n66 < 128:
+                    out.append(_n66)
                 else:
-                    write_uvarint(out, _n60)
-                out += _b59
+                    write_uvarint(out, _n66)
+                out += _b65
             out.append(0)  # no tagged fields
     out += _S_oooB.pack(
         o.allow_auto_topic_creation,
@@ -696,1071 +718,1008 @@ def _encode_MetadataRequest_v10(o: MetadataRequest, out: bytearray) -> None:
 
 def _decode_MetadataRequest_v11(data: bytes, pos: int) -> tuple[MetadataRequest, int]:
     """MetadataRequest, versions 11-13 (flexible)."""
-    _n61 = data[pos]
-    if _n61 < 128:
+    o = _new(MetadataRequest)
+    o.include_cluster_authorized_operations = False
+    _n67 = data[pos]
+    if _n67 < 128:
         pos += 1
     else:
-        _n61, pos = read_uvarint(data, pos)
-    _n61 -= 1
-    if _n61 < 0:
-        f_topics = None
-        if _n61 != -1:
-            raise InvalidValueError("Topics: length " + str(_n61))
+        _n67, pos = read_uvarint(data, pos)
+    _n67 -= 1
+    if _n67 < 0:
+        o.topics = None
+        if _n67 != -1:
+            raise InvalidValueError("Topics: length " + str(_n67))
     else:
-        if _n61 > len(data) - pos:
-            raise TruncatedError("Topics: " + str(_n61) + " elements in " + str(len(data) - pos) + " bytes")
-        f_topics = []
-        for _ in range(_n61):
-            (_r63,) = _S_16s.unpack_from(data, pos)
+        if _n67 > len(data) - pos:
+            raise TruncatedError("Topics: " + str(_n67) + " elements in " + str(len(data) - pos) + " bytes")
+        _l68: list[MetadataRequestTopic] = []
+        for _ in range(_n67):
+            _m69 = _new(MetadataRequestTopic)
+            (_r70,) = _S_16s.unpack_from(data, pos)
             pos += 16
-            _m62_topic_id = UUID(bytes=_r63)
-            _n64 = data[pos]
-            if 0 < _n64 < 128:
-                _m62_name = data[pos + 1 : pos + _n64].decode()
-                pos += _n64
-            elif _n64 == 0:
-                _m62_name = None
+            _m69.topic_id = UUID(bytes=_r70)
+            _n71 = data[pos]
+            if _n71 == 0:
+                _m69.name = None
                 pos += 1
+            elif _n71 < 128:
+                _m69.name = data[pos + 1 : pos + _n71].decode()
+                pos += _n71
             else:
-                _m62_name, pos = read_compact_nullable_string(data, pos)
+                _m69.name, pos = read_compact_nullable_string(data, pos)
             if data[pos] == 0:  # no tagged fields: the common case
                 pos += 1
             else:
                 pos = skip_tagged_fields(data, pos)
-            f_topics.append(MetadataRequestTopic(_m62_topic_id, _m62_name))
-    f_allow_auto_topic_creation, f_include_topic_authorized_operations, _t65 = _S_ooB.unpack_from(data, pos)
+            _l68.append(_m69)
+        o.topics = _l68
+    o.allow_auto_topic_creation, o.include_topic_authorized_operations, _t72 = _S_ooB.unpack_from(data, pos)
     pos += 3
-    if _t65 != 0:
+    if _t72 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return MetadataRequest(
-        f_topics, f_allow_auto_topic_creation, False, f_include_topic_authorized_operations
-    ), pos
+    return o, pos
 
 
 def _encode_MetadataRequest_v11(o: MetadataRequest, out: bytearray) -> None:
     """MetadataRequest, versions 11-13 (flexible)."""
-    _a66 = o.topics
-    if _a66 is None:
+    _a73 = o.topics
+    if _a73 is None:
         out.append(0)
     else:
-        _n67 = len(_a66) + 1
-        if _n67 < 128:
-            out.append(_n67)
+        _n74 = len(_a73) + 1
+        if _n74 < 128:
+            out.append(_n74)
         else:
-            write_uvarint(out, _n67)
-        for _e68 in _a66:
-            out += _S_16s.pack(_e68.topic_id.bytes)
-            if _e68.name is None:
+            write_uvarint(out, _n74)
+        for _e75 in _a73:
+            out += _S_16s.pack(_e75.topic_id.bytes)
+            if _e75.name is None:
                 out.append(0)
             else:
-                _b69 = _e68.name.encode()
-                _n70 = len(_b69) + 1
-                if _n70 < 128:
-                    out.append(_n70)
+                _b76 = _e75.name.encode()
+                _n77 = len(_b76) + 1
+                if _n77 < 128:
+                    out.append(_n77)
                 else:
-                    write_uvarint(out, _n70)
-                out += _b69
+                    write_uvarint(out, _n77)
+                out += _b76
             out.append(0)  # no tagged fields
     out += _S_ooB.pack(o.allow_auto_topic_creation, o.include_topic_authorized_operations, 0)
 
 
 def _decode_MetadataResponsePartition_v0(data: bytes, pos: int) -> tuple[MetadataResponsePartition, int]:
     """MetadataResponsePartition, versions 0-4."""
-    f_error_code, f_partition_index, f_leader_id, _n71 = _S_hiii.unpack_from(data, pos)
+    o = _new(MetadataResponsePartition)
+    o.leader_epoch = -1
+    o.offline_replicas = []
+    o.error_code, o.partition_index, o.leader_id, _n78 = _S_hiii.unpack_from(data, pos)
     pos += 14
-    if _n71 < 0:
-        raise InvalidValueError("ReplicaNodes: null or negative length")
-    if _n71 > len(data) - pos:
-        raise TruncatedError("ReplicaNodes: " + str(_n71) + " elements in " + str(len(data) - pos) + " bytes")
-    f_replica_nodes = list(unpack_from(">%di" % _n71, data, pos))
-    pos += 4 * _n71
-    (_n72,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    if _n72 < 0:
-        raise InvalidValueError("IsrNodes: null or negative length")
-    if _n72 > len(data) - pos:
-        raise TruncatedError("IsrNodes: " + str(_n72) + " elements in " + str(len(data) - pos) + " bytes")
-    f_isr_nodes = list(unpack_from(">%di" % _n72, data, pos))
-    pos += 4 * _n72
-    return MetadataResponsePartition(
-        f_error_code, f_partition_index, f_leader_id, -1, f_replica_nodes, f_isr_nodes, []
-    ), pos
-
-
-def _encode_MetadataResponsePartition_v0(o: MetadataResponsePartition, out: bytearray) -> None:
-    """MetadataResponsePartition, versions 0-4."""
-    _a73 = o.replica_nodes
-    out += _S_hiii.pack(o.error_code, o.partition_index, o.leader_id, len(_a73))
-    out += pack(">%di" % len(_a73), *_a73)
-    _a75 = o.isr_nodes
-    out += _S_i.pack(len(_a75))
-    out += pack(">%di" % len(_a75), *_a75)
-
-
-def _decode_MetadataResponsePartition_v5(data: bytes, pos: int) -> tuple[MetadataResponsePartition, int]:
-    """MetadataResponsePartition, versions 5-6."""
-    f_error_code, f_partition_index, f_leader_id, _n77 = _S_hiii.unpack_from(data, pos)
-    pos += 14
-    if _n77 < 0:
-        raise InvalidValueError("ReplicaNodes: null or negative length")
-    if _n77 > len(data) - pos:
-        raise TruncatedError("ReplicaNodes: " + str(_n77) + " elements in " + str(len(data) - pos) + " bytes")
-    f_replica_nodes = list(unpack_from(">%di" % _n77, data, pos))
-    pos += 4 * _n77
-    (_n78,) = _S_i.unpack_from(data, pos)
-    pos += 4
     if _n78 < 0:
-        raise InvalidValueError("IsrNodes: null or negative length")
+        raise InvalidValueError("ReplicaNodes: null or negative length")
     if _n78 > len(data) - pos:
-        raise TruncatedError("IsrNodes: " + str(_n78) + " elements in " + str(len(data) - pos) + " bytes")
-    f_isr_nodes = list(unpack_from(">%di" % _n78, data, pos))
+        raise TruncatedError("ReplicaNodes: " + str(_n78) + " elements in " + str(len(data) - pos) + " bytes")
+    o.replica_nodes = list(unpack_from(">%di" % _n78, data, pos))
     pos += 4 * _n78
     (_n79,) = _S_i.unpack_from(data, pos)
     pos += 4
     if _n79 < 0:
-        raise InvalidValueError("OfflineReplicas: null or negative length")
+        raise InvalidValueError("IsrNodes: null or negative length")
     if _n79 > len(data) - pos:
-        raise TruncatedError(
-            "OfflineReplicas: " + str(_n79) + " elements in " + str(len(data) - pos) + " bytes"
-        )
-    f_offline_replicas = list(unpack_from(">%di" % _n79, data, pos))
+        raise TruncatedError("IsrNodes: " + str(_n79) + " elements in " + str(len(data) - pos) + " bytes")
+    o.isr_nodes = list(unpack_from(">%di" % _n79, data, pos))
     pos += 4 * _n79
-    return MetadataResponsePartition(
-        f_error_code, f_partition_index, f_leader_id, -1, f_replica_nodes, f_isr_nodes, f_offline_replicas
-    ), pos
+    return o, pos
 
 
-def _encode_MetadataResponsePartition_v5(o: MetadataResponsePartition, out: bytearray) -> None:
-    """MetadataResponsePartition, versions 5-6."""
+def _encode_MetadataResponsePartition_v0(o: MetadataResponsePartition, out: bytearray) -> None:
+    """MetadataResponsePartition, versions 0-4."""
     _a80 = o.replica_nodes
     out += _S_hiii.pack(o.error_code, o.partition_index, o.leader_id, len(_a80))
     out += pack(">%di" % len(_a80), *_a80)
     _a82 = o.isr_nodes
     out += _S_i.pack(len(_a82))
     out += pack(">%di" % len(_a82), *_a82)
-    _a84 = o.offline_replicas
-    out += _S_i.pack(len(_a84))
-    out += pack(">%di" % len(_a84), *_a84)
+
+
+def _decode_MetadataResponsePartition_v5(data: bytes, pos: int) -> tuple[MetadataResponsePartition, int]:
+    """MetadataResponsePartition, versions 5-6."""
+    o = _new(MetadataResponsePartition)
+    o.leader_epoch = -1
+    o.error_code, o.partition_index, o.leader_id, _n84 = _S_hiii.unpack_from(data, pos)
+    pos += 14
+    if _n84 < 0:
+        raise InvalidValueError("ReplicaNodes: null or negative length")
+    if _n84 > len(data) - pos:
+        raise TruncatedError("ReplicaNodes: " + str(_n84) + " elements in " + str(len(data) - pos) + " bytes")
+    o.replica_nodes = list(unpack_from(">%di" % _n84, data, pos))
+    pos += 4 * _n84
+    (_n85,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n85 < 0:
+        raise InvalidValueError("IsrNodes: null or negative length")
+    if _n85 > len(data) - pos:
+        raise TruncatedError("IsrNodes: " + str(_n85) + " elements in " + str(len(data) - pos) + " bytes")
+    o.isr_nodes = list(unpack_from(">%di" % _n85, data, pos))
+    pos += 4 * _n85
+    (_n86,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n86 < 0:
+        raise InvalidValueError("OfflineReplicas: null or negative length")
+    if _n86 > len(data) - pos:
+        raise TruncatedError(
+            "OfflineReplicas: " + str(_n86) + " elements in " + str(len(data) - pos) + " bytes"
+        )
+    o.offline_replicas = list(unpack_from(">%di" % _n86, data, pos))
+    pos += 4 * _n86
+    return o, pos
+
+
+def _encode_MetadataResponsePartition_v5(o: MetadataResponsePartition, out: bytearray) -> None:
+    """MetadataResponsePartition, versions 5-6."""
+    _a87 = o.replica_nodes
+    out += _S_hiii.pack(o.error_code, o.partition_index, o.leader_id, len(_a87))
+    out += pack(">%di" % len(_a87), *_a87)
+    _a89 = o.isr_nodes
+    out += _S_i.pack(len(_a89))
+    out += pack(">%di" % len(_a89), *_a89)
+    _a91 = o.offline_replicas
+    out += _S_i.pack(len(_a91))
+    out += pack(">%di" % len(_a91), *_a91)
 
 
 def _decode_MetadataResponsePartition_v7(data: bytes, pos: int) -> tuple[MetadataResponsePartition, int]:
     """MetadataResponsePartition, versions 7-8."""
-    f_error_code, f_partition_index, f_leader_id, f_leader_epoch, _n86 = _S_hiiii.unpack_from(data, pos)
+    o = _new(MetadataResponsePartition)
+    o.error_code, o.partition_index, o.leader_id, o.leader_epoch, _n93 = _S_hiiii.unpack_from(data, pos)
     pos += 18
-    if _n86 < 0:
+    if _n93 < 0:
         raise InvalidValueError("ReplicaNodes: null or negative length")
-    if _n86 > len(data) - pos:
-        raise TruncatedError("ReplicaNodes: " + str(_n86) + " elements in " + str(len(data) - pos) + " bytes")
-    f_replica_nodes = list(unpack_from(">%di" % _n86, data, pos))
-    pos += 4 * _n86
-    (_n87,) = _S_i.unpack_from(data, pos)
+    if _n93 > len(data) - pos:
+        raise TruncatedError("ReplicaNodes: " + str(_n93) + " elements in " + str(len(data) - pos) + " bytes")
+    o.replica_nodes = list(unpack_from(">%di" % _n93, data, pos))
+    pos += 4 * _n93
+    (_n94,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n87 < 0:
+    if _n94 < 0:
         raise InvalidValueError("IsrNodes: null or negative length")
-    if _n87 > len(data) - pos:
-        raise TruncatedError("IsrNodes: " + str(_n87) + " elements in " + str(len(data) - pos) + " bytes")
-    f_isr_nodes = list(unpack_from(">%di" % _n87, data, pos))
-    pos += 4 * _n87
-    (_n88,) = _S_i.unpack_from(data, pos)
+    if _n94 > len(data) - pos:
+        raise TruncatedError("IsrNodes: " + str(_n94) + " elements in " + str(len(data) - pos) + " bytes")
+    o.isr_nodes = list(unpack_from(">%di" % _n94, data, pos))
+    pos += 4 * _n94
+    (_n95,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n88 < 0:
+    if _n95 < 0:
         raise InvalidValueError("OfflineReplicas: null or negative length")
-    if _n88 > len(data) - pos:
+    if _n95 > len(data) - pos:
         raise TruncatedError(
-            "OfflineReplicas: " + str(_n88) + " elements in " + str(len(data) - pos) + " bytes"
+            "OfflineReplicas: " + str(_n95) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_offline_replicas = list(unpack_from(">%di" % _n88, data, pos))
-    pos += 4 * _n88
-    return MetadataResponsePartition(
-        f_error_code,
-        f_partition_index,
-        f_leader_id,
-        f_leader_epoch,
-        f_replica_nodes,
-        f_isr_nodes,
-        f_offline_replicas,
-    ), pos
+    o.offline_replicas = list(unpack_from(">%di" % _n95, data, pos))
+    pos += 4 * _n95
+    return o, pos
 
 
 def _encode_MetadataResponsePartition_v7(o: MetadataResponsePartition, out: bytearray) -> None:
     """MetadataResponsePartition, versions 7-8."""
-    _a89 = o.replica_nodes
-    out += _S_hiiii.pack(o.error_code, o.partition_index, o.leader_id, o.leader_epoch, len(_a89))
-    out += pack(">%di" % len(_a89), *_a89)
-    _a91 = o.isr_nodes
-    out += _S_i.pack(len(_a91))
-    out += pack(">%di" % len(_a91), *_a91)
-    _a93 = o.offline_replicas
-    out += _S_i.pack(len(_a93))
-    out += pack(">%di" % len(_a93), *_a93)
+    _a96 = o.replica_nodes
+    out += _S_hiiii.pack(o.error_code, o.partition_index, o.leader_id, o.leader_epoch, len(_a96))
+    out += pack(">%di" % len(_a96), *_a96)
+    _a98 = o.isr_nodes
+    out += _S_i.pack(len(_a98))
+    out += pack(">%di" % len(_a98), *_a98)
+    _a100 = o.offline_replicas
+    out += _S_i.pack(len(_a100))
+    out += pack(">%di" % len(_a100), *_a100)
 
 
 def _decode_MetadataResponsePartition_v9(data: bytes, pos: int) -> tuple[MetadataResponsePartition, int]:
     """MetadataResponsePartition, versions 9-13 (flexible)."""
-    f_error_code, f_partition_index, f_leader_id, f_leader_epoch = _S_hiii.unpack_from(data, pos)
+    o = _new(MetadataResponsePartition)
+    o.error_code, o.partition_index, o.leader_id, o.leader_epoch = _S_hiii.unpack_from(data, pos)
     pos += 14
-    _n95 = data[pos]
-    if _n95 < 128:
+    _n102 = data[pos]
+    if _n102 < 128:
         pos += 1
     else:
-        _n95, pos = read_uvarint(data, pos)
-    _n95 -= 1
-    if _n95 < 0:
+        _n102, pos = read_uvarint(data, pos)
+    _n102 -= 1
+    if _n102 < 0:
         raise InvalidValueError("ReplicaNodes: null or negative length")
-    if _n95 > len(data) - pos:
-        raise TruncatedError("ReplicaNodes: " + str(_n95) + " elements in " + str(len(data) - pos) + " bytes")
-    f_replica_nodes = list(unpack_from(">%di" % _n95, data, pos))
-    pos += 4 * _n95
-    _n96 = data[pos]
-    if _n96 < 128:
-        pos += 1
-    else:
-        _n96, pos = read_uvarint(data, pos)
-    _n96 -= 1
-    if _n96 < 0:
-        raise InvalidValueError("IsrNodes: null or negative length")
-    if _n96 > len(data) - pos:
-        raise TruncatedError("IsrNodes: " + str(_n96) + " elements in " + str(len(data) - pos) + " bytes")
-    f_isr_nodes = list(unpack_from(">%di" % _n96, data, pos))
-    pos += 4 * _n96
-    _n97 = data[pos]
-    if _n97 < 128:
-        pos += 1
-    else:
-        _n97, pos = read_uvarint(data, pos)
-    _n97 -= 1
-    if _n97 < 0:
-        raise InvalidValueError("OfflineReplicas: null or negative length")
-    if _n97 > len(data) - pos:
+    if _n102 > len(data) - pos:
         raise TruncatedError(
-            "OfflineReplicas: " + str(_n97) + " elements in " + str(len(data) - pos) + " bytes"
+            "ReplicaNodes: " + str(_n102) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_offline_replicas = list(unpack_from(">%di" % _n97, data, pos))
-    pos += 4 * _n97
+    o.replica_nodes = list(unpack_from(">%di" % _n102, data, pos))
+    pos += 4 * _n102
+    _n103 = data[pos]
+    if _n103 < 128:
+        pos += 1
+    else:
+        _n103, pos = read_uvarint(data, pos)
+    _n103 -= 1
+    if _n103 < 0:
+        raise InvalidValueError("IsrNodes: null or negative length")
+    if _n103 > len(data) - pos:
+        raise TruncatedError("IsrNodes: " + str(_n103) + " elements in " + str(len(data) - pos) + " bytes")
+    o.isr_nodes = list(unpack_from(">%di" % _n103, data, pos))
+    pos += 4 * _n103
+    _n104 = data[pos]
+    if _n104 < 128:
+        pos += 1
+    else:
+        _n104, pos = read_uvarint(data, pos)
+    _n104 -= 1
+    if _n104 < 0:
+        raise InvalidValueError("OfflineReplicas: null or negative length")
+    if _n104 > len(data) - pos:
+        raise TruncatedError(
+            "OfflineReplicas: " + str(_n104) + " elements in " + str(len(data) - pos) + " bytes"
+        )
+    o.offline_replicas = list(unpack_from(">%di" % _n104, data, pos))
+    pos += 4 * _n104
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return MetadataResponsePartition(
-        f_error_code,
-        f_partition_index,
-        f_leader_id,
-        f_leader_epoch,
-        f_replica_nodes,
-        f_isr_nodes,
-        f_offline_replicas,
-    ), pos
+    return o, pos
 
 
 def _encode_MetadataResponsePartition_v9(o: MetadataResponsePartition, out: bytearray) -> None:
     """MetadataResponsePartition, versions 9-13 (flexible)."""
     out += _S_hiii.pack(o.error_code, o.partition_index, o.leader_id, o.leader_epoch)
-    _a98 = o.replica_nodes
-    _n99 = len(_a98) + 1
-    if _n99 < 128:
-        out.append(_n99)
+    _a105 = o.replica_nodes
+    _n106 = len(_a105) + 1
+    if _n106 < 128:
+        out.append(_n106)
     else:
-        write_uvarint(out, _n99)
-    out += pack(">%di" % len(_a98), *_a98)
-    _a101 = o.isr_nodes
-    _n102 = len(_a101) + 1
-    if _n102 < 128:
-        out.append(_n102)
+        write_uvarint(out, _n106)
+    out += pack(">%di" % len(_a105), *_a105)
+    _a108 = o.isr_nodes
+    _n109 = len(_a108) + 1
+    if _n109 < 128:
+        out.append(_n109)
     else:
-        write_uvarint(out, _n102)
-    out += pack(">%di" % len(_a101), *_a101)
-    _a104 = o.offline_replicas
-    _n105 = len(_a104) + 1
-    if _n105 < 128:
-        out.append(_n105)
+        write_uvarint(out, _n109)
+    out += pack(">%di" % len(_a108), *_a108)
+    _a111 = o.offline_replicas
+    _n112 = len(_a111) + 1
+    if _n112 < 128:
+        out.append(_n112)
     else:
-        write_uvarint(out, _n105)
-    out += pack(">%di" % len(_a104), *_a104)
+        write_uvarint(out, _n112)
+    out += pack(">%di" % len(_a111), *_a111)
     out.append(0)  # no tagged fields
 
 
 def _decode_MetadataResponseTopic_v0(data: bytes, pos: int) -> tuple[MetadataResponseTopic, int]:
     """MetadataResponseTopic, version 0."""
-    f_error_code, _n107 = _S_hh.unpack_from(data, pos)
+    o = _new(MetadataResponseTopic)
+    o.topic_id = ZERO_UUID
+    o.is_internal = False
+    o.topic_authorized_operations = -2147483648
+    o.error_code, _n114 = _S_hh.unpack_from(data, pos)
     pos += 4
-    if _n107 < 0:
+    if _n114 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n107].decode()
-    pos += _n107
-    (_n108,) = _S_i.unpack_from(data, pos)
+    o.name = data[pos : pos + _n114].decode()
+    pos += _n114
+    (_n115,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n108 < 0:
+    if _n115 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n108 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n108) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n108):
-        _m109_error_code, _m109_partition_index, _m109_leader_id, _n110 = _S_hiii.unpack_from(data, pos)
+    if _n115 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n115) + " elements in " + str(len(data) - pos) + " bytes")
+    _l116: list[MetadataResponsePartition] = []
+    for _ in range(_n115):
+        _m117 = _new(MetadataResponsePartition)
+        _m117.leader_epoch = -1
+        _m117.offline_replicas = []
+        _m117.error_code, _m117.partition_index, _m117.leader_id, _n118 = _S_hiii.unpack_from(data, pos)
         pos += 14
-        if _n110 < 0:
+        if _n118 < 0:
             raise InvalidValueError("ReplicaNodes: null or negative length")
-        if _n110 > len(data) - pos:
+        if _n118 > len(data) - pos:
             raise TruncatedError(
-                "ReplicaNodes: " + str(_n110) + " elements in " + str(len(data) - pos) + " bytes"
+                "ReplicaNodes: " + str(_n118) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m109_replica_nodes = list(unpack_from(">%di" % _n110, data, pos))
-        pos += 4 * _n110
-        (_n111,) = _S_i.unpack_from(data, pos)
+        _m117.replica_nodes = list(unpack_from(">%di" % _n118, data, pos))
+        pos += 4 * _n118
+        (_n119,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n111 < 0:
+        if _n119 < 0:
             raise InvalidValueError("IsrNodes: null or negative length")
-        if _n111 > len(data) - pos:
+        if _n119 > len(data) - pos:
             raise TruncatedError(
-                "IsrNodes: " + str(_n111) + " elements in " + str(len(data) - pos) + " bytes"
+                "IsrNodes: " + str(_n119) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m109_isr_nodes = list(unpack_from(">%di" % _n111, data, pos))
-        pos += 4 * _n111
-        f_partitions.append(
-            MetadataResponsePartition(
-                _m109_error_code,
-                _m109_partition_index,
-                _m109_leader_id,
-                -1,
-                _m109_replica_nodes,
-                _m109_isr_nodes,
-                [],
-            )
-        )
-    return MetadataResponseTopic(f_error_code, f_name, ZERO_UUID, False, f_partitions, -2147483648), pos
+        _m117.isr_nodes = list(unpack_from(">%di" % _n119, data, pos))
+        pos += 4 * _n119
+        _l116.append(_m117)
+    o.partitions = _l116
+    return o, pos
 
 
 def _encode_MetadataResponseTopic_v0(o: MetadataResponseTopic, out: bytearray) -> None:
     """MetadataResponseTopic, version 0."""
-    _v112 = o.name
-    if _v112 is None:
+    _v120 = o.name
+    if _v120 is None:
         raise EncodeError("MetadataResponseTopic.name is null, which version 0 does not allow")
-    _b113 = _v112.encode()
-    out += _S_hh.pack(o.error_code, len(_b113))
-    out += _b113
-    _a114 = o.partitions
-    out += _S_i.pack(len(_a114))
-    for _e115 in _a114:
-        _a116 = _e115.replica_nodes
-        out += _S_hiii.pack(_e115.error_code, _e115.partition_index, _e115.leader_id, len(_a116))
-        out += pack(">%di" % len(_a116), *_a116)
-        _a118 = _e115.isr_nodes
-        out += _S_i.pack(len(_a118))
-        out += pack(">%di" % len(_a118), *_a118)
+    _b121 = _v120.encode()
+    out += _S_hh.pack(o.error_code, len(_b121))
+    out += _b121
+    _a122 = o.partitions
+    out += _S_i.pack(len(_a122))
+    for _e123 in _a122:
+        _a124 = _e123.replica_nodes
+        out += _S_hiii.pack(_e123.error_code, _e123.partition_index, _e123.leader_id, len(_a124))
+        out += pack(">%di" % len(_a124), *_a124)
+        _a126 = _e123.isr_nodes
+        out += _S_i.pack(len(_a126))
+        out += pack(">%di" % len(_a126), *_a126)
 
 
 def _decode_MetadataResponseTopic_v1(data: bytes, pos: int) -> tuple[MetadataResponseTopic, int]:
     """MetadataResponseTopic, versions 1-4."""
-    f_error_code, _n120 = _S_hh.unpack_from(data, pos)
+    o = _new(MetadataResponseTopic)
+    o.topic_id = ZERO_UUID
+    o.topic_authorized_operations = -2147483648
+    o.error_code, _n128 = _S_hh.unpack_from(data, pos)
     pos += 4
-    if _n120 < 0:
+    if _n128 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n120].decode()
-    pos += _n120
-    f_is_internal, _n121 = _S_oi.unpack_from(data, pos)
+    o.name = data[pos : pos + _n128].decode()
+    pos += _n128
+    o.is_internal, _n129 = _S_oi.unpack_from(data, pos)
     pos += 5
-    if _n121 < 0:
+    if _n129 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n121 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n121) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n121):
-        _m122_error_code, _m122_partition_index, _m122_leader_id, _n123 = _S_hiii.unpack_from(data, pos)
+    if _n129 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n129) + " elements in " + str(len(data) - pos) + " bytes")
+    _l130: list[MetadataResponsePartition] = []
+    for _ in range(_n129):
+        _m131 = _new(MetadataResponsePartition)
+        _m131.leader_epoch = -1
+        _m131.offline_replicas = []
+        _m131.error_code, _m131.partition_index, _m131.leader_id, _n132 = _S_hiii.unpack_from(data, pos)
         pos += 14
-        if _n123 < 0:
+        if _n132 < 0:
             raise InvalidValueError("ReplicaNodes: null or negative length")
-        if _n123 > len(data) - pos:
+        if _n132 > len(data) - pos:
             raise TruncatedError(
-                "ReplicaNodes: " + str(_n123) + " elements in " + str(len(data) - pos) + " bytes"
+                "ReplicaNodes: " + str(_n132) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m122_replica_nodes = list(unpack_from(">%di" % _n123, data, pos))
-        pos += 4 * _n123
-        (_n124,) = _S_i.unpack_from(data, pos)
+        _m131.replica_nodes = list(unpack_from(">%di" % _n132, data, pos))
+        pos += 4 * _n132
+        (_n133,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n124 < 0:
+        if _n133 < 0:
             raise InvalidValueError("IsrNodes: null or negative length")
-        if _n124 > len(data) - pos:
+        if _n133 > len(data) - pos:
             raise TruncatedError(
-                "IsrNodes: " + str(_n124) + " elements in " + str(len(data) - pos) + " bytes"
+                "IsrNodes: " + str(_n133) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m122_isr_nodes = list(unpack_from(">%di" % _n124, data, pos))
-        pos += 4 * _n124
-        f_partitions.append(
-            MetadataResponsePartition(
-                _m122_error_code,
-                _m122_partition_index,
-                _m122_leader_id,
-                -1,
-                _m122_replica_nodes,
-                _m122_isr_nodes,
-                [],
-            )
-        )
-    return MetadataResponseTopic(
-        f_error_code, f_name, ZERO_UUID, f_is_internal, f_partitions, -2147483648
-    ), pos
+        _m131.isr_nodes = list(unpack_from(">%di" % _n133, data, pos))
+        pos += 4 * _n133
+        _l130.append(_m131)
+    o.partitions = _l130
+    return o, pos
 
 
 def _encode_MetadataResponseTopic_v1(o: MetadataResponseTopic, out: bytearray) -> None:
     """MetadataResponseTopic, versions 1-4."""
-    _v125 = o.name
-    if _v125 is None:
+    _v134 = o.name
+    if _v134 is None:
         raise EncodeError("MetadataResponseTopic.name is null, which version 1 does not allow")
-    _b126 = _v125.encode()
-    out += _S_hh.pack(o.error_code, len(_b126))
-    out += _b126
-    _a127 = o.partitions
-    out += _S_oi.pack(o.is_internal, len(_a127))
-    for _e128 in _a127:
-        _a129 = _e128.replica_nodes
-        out += _S_hiii.pack(_e128.error_code, _e128.partition_index, _e128.leader_id, len(_a129))
-        out += pack(">%di" % len(_a129), *_a129)
-        _a131 = _e128.isr_nodes
-        out += _S_i.pack(len(_a131))
-        out += pack(">%di" % len(_a131), *_a131)
+    _b135 = _v134.encode()
+    out += _S_hh.pack(o.error_code, len(_b135))
+    out += _b135
+    _a136 = o.partitions
+    out += _S_oi.pack(o.is_internal, len(_a136))
+    for _e137 in _a136:
+        _a138 = _e137.replica_nodes
+        out += _S_hiii.pack(_e137.error_code, _e137.partition_index, _e137.leader_id, len(_a138))
+        out += pack(">%di" % len(_a138), *_a138)
+        _a140 = _e137.isr_nodes
+        out += _S_i.pack(len(_a140))
+        out += pack(">%di" % len(_a140), *_a140)
 
 
 def _decode_MetadataResponseTopic_v5(data: bytes, pos: int) -> tuple[MetadataResponseTopic, int]:
     """MetadataResponseTopic, versions 5-6."""
-    f_error_code, _n133 = _S_hh.unpack_from(data, pos)
+    o = _new(MetadataResponseTopic)
+    o.topic_id = ZERO_UUID
+    o.topic_authorized_operations = -2147483648
+    o.error_code, _n142 = _S_hh.unpack_from(data, pos)
     pos += 4
-    if _n133 < 0:
+    if _n142 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n133].decode()
-    pos += _n133
-    f_is_internal, _n134 = _S_oi.unpack_from(data, pos)
+    o.name = data[pos : pos + _n142].decode()
+    pos += _n142
+    o.is_internal, _n143 = _S_oi.unpack_from(data, pos)
     pos += 5
-    if _n134 < 0:
+    if _n143 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n134 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n134) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n134):
-        _m135_error_code, _m135_partition_index, _m135_leader_id, _n136 = _S_hiii.unpack_from(data, pos)
+    if _n143 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n143) + " elements in " + str(len(data) - pos) + " bytes")
+    _l144: list[MetadataResponsePartition] = []
+    for _ in range(_n143):
+        _m145 = _new(MetadataResponsePartition)
+        _m145.leader_epoch = -1
+        _m145.error_code, _m145.partition_index, _m145.leader_id, _n146 = _S_hiii.unpack_from(data, pos)
         pos += 14
-        if _n136 < 0:
+        if _n146 < 0:
             raise InvalidValueError("ReplicaNodes: null or negative length")
-        if _n136 > len(data) - pos:
+        if _n146 > len(data) - pos:
             raise TruncatedError(
-                "ReplicaNodes: " + str(_n136) + " elements in " + str(len(data) - pos) + " bytes"
+                "ReplicaNodes: " + str(_n146) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m135_replica_nodes = list(unpack_from(">%di" % _n136, data, pos))
-        pos += 4 * _n136
-        (_n137,) = _S_i.unpack_from(data, pos)
+        _m145.replica_nodes = list(unpack_from(">%di" % _n146, data, pos))
+        pos += 4 * _n146
+        (_n147,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n137 < 0:
+        if _n147 < 0:
             raise InvalidValueError("IsrNodes: null or negative length")
-        if _n137 > len(data) - pos:
+        if _n147 > len(data) - pos:
             raise TruncatedError(
-                "IsrNodes: " + str(_n137) + " elements in " + str(len(data) - pos) + " bytes"
+                "IsrNodes: " + str(_n147) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m135_isr_nodes = list(unpack_from(">%di" % _n137, data, pos))
-        pos += 4 * _n137
-        (_n138,) = _S_i.unpack_from(data, pos)
+        _m145.isr_nodes = list(unpack_from(">%di" % _n147, data, pos))
+        pos += 4 * _n147
+        (_n148,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n138 < 0:
+        if _n148 < 0:
             raise InvalidValueError("OfflineReplicas: null or negative length")
-        if _n138 > len(data) - pos:
+        if _n148 > len(data) - pos:
             raise TruncatedError(
-                "OfflineReplicas: " + str(_n138) + " elements in " + str(len(data) - pos) + " bytes"
+                "OfflineReplicas: " + str(_n148) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m135_offline_replicas = list(unpack_from(">%di" % _n138, data, pos))
-        pos += 4 * _n138
-        f_partitions.append(
-            MetadataResponsePartition(
-                _m135_error_code,
-                _m135_partition_index,
-                _m135_leader_id,
-                -1,
-                _m135_replica_nodes,
-                _m135_isr_nodes,
-                _m135_offline_replicas,
-            )
-        )
-    return MetadataResponseTopic(
-        f_error_code, f_name, ZERO_UUID, f_is_internal, f_partitions, -2147483648
-    ), pos
+        _m145.offline_replicas = list(unpack_from(">%di" % _n148, data, pos))
+        pos += 4 * _n148
+        _l144.append(_m145)
+    o.partitions = _l144
+    return o, pos
 
 
 def _encode_MetadataResponseTopic_v5(o: MetadataResponseTopic, out: bytearray) -> None:
     """MetadataResponseTopic, versions 5-6."""
-    _v139 = o.name
-    if _v139 is None:
+    _v149 = o.name
+    if _v149 is None:
         raise EncodeError("MetadataResponseTopic.name is null, which version 5 does not allow")
-    _b140 = _v139.encode()
-    out += _S_hh.pack(o.error_code, len(_b140))
-    out += _b140
-    _a141 = o.partitions
-    out += _S_oi.pack(o.is_internal, len(_a141))
-    for _e142 in _a141:
-        _a143 = _e142.replica_nodes
-        out += _S_hiii.pack(_e142.error_code, _e142.partition_index, _e142.leader_id, len(_a143))
-        out += pack(">%di" % len(_a143), *_a143)
-        _a145 = _e142.isr_nodes
-        out += _S_i.pack(len(_a145))
-        out += pack(">%di" % len(_a145), *_a145)
-        _a147 = _e142.offline_replicas
-        out += _S_i.pack(len(_a147))
-        out += pack(">%di" % len(_a147), *_a147)
+    _b150 = _v149.encode()
+    out += _S_hh.pack(o.error_code, len(_b150))
+    out += _b150
+    _a151 = o.partitions
+    out += _S_oi.pack(o.is_internal, len(_a151))
+    for _e152 in _a151:
+        _a153 = _e152.replica_nodes
+        out += _S_hiii.pack(_e152.error_code, _e152.partition_index, _e152.leader_id, len(_a153))
+        out += pack(">%di" % len(_a153), *_a153)
+        _a155 = _e152.isr_nodes
+        out += _S_i.pack(len(_a155))
+        out += pack(">%di" % len(_a155), *_a155)
+        _a157 = _e152.offline_replicas
+        out += _S_i.pack(len(_a157))
+        out += pack(">%di" % len(_a157), *_a157)
 
 
 def _decode_MetadataResponseTopic_v7(data: bytes, pos: int) -> tuple[MetadataResponseTopic, int]:
     """MetadataResponseTopic, version 7."""
-    f_error_code, _n149 = _S_hh.unpack_from(data, pos)
+    o = _new(MetadataResponseTopic)
+    o.topic_id = ZERO_UUID
+    o.topic_authorized_operations = -2147483648
+    o.error_code, _n159 = _S_hh.unpack_from(data, pos)
     pos += 4
-    if _n149 < 0:
+    if _n159 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n149].decode()
-    pos += _n149
-    f_is_internal, _n150 = _S_oi.unpack_from(data, pos)
+    o.name = data[pos : pos + _n159].decode()
+    pos += _n159
+    o.is_internal, _n160 = _S_oi.unpack_from(data, pos)
     pos += 5
-    if _n150 < 0:
+    if _n160 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n150 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n150) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n150):
-        _m151_error_code, _m151_partition_index, _m151_leader_id, _m151_leader_epoch, _n152 = (
+    if _n160 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n160) + " elements in " + str(len(data) - pos) + " bytes")
+    _l161: list[MetadataResponsePartition] = []
+    for _ in range(_n160):
+        _m162 = _new(MetadataResponsePartition)
+        _m162.error_code, _m162.partition_index, _m162.leader_id, _m162.leader_epoch, _n163 = (
             _S_hiiii.unpack_from(data, pos)
         )
         pos += 18
-        if _n152 < 0:
+        if _n163 < 0:
             raise InvalidValueError("ReplicaNodes: null or negative length")
-        if _n152 > len(data) - pos:
+        if _n163 > len(data) - pos:
             raise TruncatedError(
-                "ReplicaNodes: " + str(_n152) + " elements in " + str(len(data) - pos) + " bytes"
+                "ReplicaNodes: " + str(_n163) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m151_replica_nodes = list(unpack_from(">%di" % _n152, data, pos))
-        pos += 4 * _n152
-        (_n153,) = _S_i.unpack_from(data, pos)
+        _m162.replica_nodes = list(unpack_from(">%di" % _n163, data, pos))
+        pos += 4 * _n163
+        (_n164,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n153 < 0:
+        if _n164 < 0:
             raise InvalidValueError("IsrNodes: null or negative length")
-        if _n153 > len(data) - pos:
+        if _n164 > len(data) - pos:
             raise TruncatedError(
-                "IsrNodes: " + str(_n153) + " elements in " + str(len(data) - pos) + " bytes"
+                "IsrNodes: " + str(_n164) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m151_isr_nodes = list(unpack_from(">%di" % _n153, data, pos))
-        pos += 4 * _n153
-        (_n154,) = _S_i.unpack_from(data, pos)
+        _m162.isr_nodes = list(unpack_from(">%di" % _n164, data, pos))
+        pos += 4 * _n164
+        (_n165,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n154 < 0:
+        if _n165 < 0:
             raise InvalidValueError("OfflineReplicas: null or negative length")
-        if _n154 > len(data) - pos:
+        if _n165 > len(data) - pos:
             raise TruncatedError(
-                "OfflineReplicas: " + str(_n154) + " elements in " + str(len(data) - pos) + " bytes"
+                "OfflineReplicas: " + str(_n165) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m151_offline_replicas = list(unpack_from(">%di" % _n154, data, pos))
-        pos += 4 * _n154
-        f_partitions.append(
-            MetadataResponsePartition(
-                _m151_error_code,
-                _m151_partition_index,
-                _m151_leader_id,
-                _m151_leader_epoch,
-                _m151_replica_nodes,
-                _m151_isr_nodes,
-                _m151_offline_replicas,
-            )
-        )
-    return MetadataResponseTopic(
-        f_error_code, f_name, ZERO_UUID, f_is_internal, f_partitions, -2147483648
-    ), pos
+        _m162.offline_replicas = list(unpack_from(">%di" % _n165, data, pos))
+        pos += 4 * _n165
+        _l161.append(_m162)
+    o.partitions = _l161
+    return o, pos
 
 
 def _encode_MetadataResponseTopic_v7(o: MetadataResponseTopic, out: bytearray) -> None:
     """MetadataResponseTopic, version 7."""
-    _v155 = o.name
-    if _v155 is None:
+    _v166 = o.name
+    if _v166 is None:
         raise EncodeError("MetadataResponseTopic.name is null, which version 7 does not allow")
-    _b156 = _v155.encode()
-    out += _S_hh.pack(o.error_code, len(_b156))
-    out += _b156
-    _a157 = o.partitions
-    out += _S_oi.pack(o.is_internal, len(_a157))
-    for _e158 in _a157:
-        _a159 = _e158.replica_nodes
+    _b167 = _v166.encode()
+    out += _S_hh.pack(o.error_code, len(_b167))
+    out += _b167
+    _a168 = o.partitions
+    out += _S_oi.pack(o.is_internal, len(_a168))
+    for _e169 in _a168:
+        _a170 = _e169.replica_nodes
         out += _S_hiiii.pack(
-            _e158.error_code, _e158.partition_index, _e158.leader_id, _e158.leader_epoch, len(_a159)
+            _e169.error_code, _e169.partition_index, _e169.leader_id, _e169.leader_epoch, len(_a170)
         )
-        out += pack(">%di" % len(_a159), *_a159)
-        _a161 = _e158.isr_nodes
-        out += _S_i.pack(len(_a161))
-        out += pack(">%di" % len(_a161), *_a161)
-        _a163 = _e158.offline_replicas
-        out += _S_i.pack(len(_a163))
-        out += pack(">%di" % len(_a163), *_a163)
+        out += pack(">%di" % len(_a170), *_a170)
+        _a172 = _e169.isr_nodes
+        out += _S_i.pack(len(_a172))
+        out += pack(">%di" % len(_a172), *_a172)
+        _a174 = _e169.offline_replicas
+        out += _S_i.pack(len(_a174))
+        out += pack(">%di" % len(_a174), *_a174)
 
 
 def _decode_MetadataResponseTopic_v8(data: bytes, pos: int) -> tuple[MetadataResponseTopic, int]:
     """MetadataResponseTopic, version 8."""
-    f_error_code, _n165 = _S_hh.unpack_from(data, pos)
+    o = _new(MetadataResponseTopic)
+    o.topic_id = ZERO_UUID
+    o.error_code, _n176 = _S_hh.unpack_from(data, pos)
     pos += 4
-    if _n165 < 0:
+    if _n176 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n165].decode()
-    pos += _n165
-    f_is_internal, _n166 = _S_oi.unpack_from(data, pos)
+    o.name = data[pos : pos + _n176].decode()
+    pos += _n176
+    o.is_internal, _n177 = _S_oi.unpack_from(data, pos)
     pos += 5
-    if _n166 < 0:
+    if _n177 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n166 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n166) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n166):
-        _m167_error_code, _m167_partition_index, _m167_leader_id, _m167_leader_epoch, _n168 = (
+    if _n177 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n177) + " elements in " + str(len(data) - pos) + " bytes")
+    _l178: list[MetadataResponsePartition] = []
+    for _ in range(_n177):
+        _m179 = _new(MetadataResponsePartition)
+        _m179.error_code, _m179.partition_index, _m179.leader_id, _m179.leader_epoch, _n180 = (
             _S_hiiii.unpack_from(data, pos)
         )
         pos += 18
-        if _n168 < 0:
+        if _n180 < 0:
             raise InvalidValueError("ReplicaNodes: null or negative length")
-        if _n168 > len(data) - pos:
+        if _n180 > len(data) - pos:
             raise TruncatedError(
-                "ReplicaNodes: " + str(_n168) + " elements in " + str(len(data) - pos) + " bytes"
+                "ReplicaNodes: " + str(_n180) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m167_replica_nodes = list(unpack_from(">%di" % _n168, data, pos))
-        pos += 4 * _n168
-        (_n169,) = _S_i.unpack_from(data, pos)
+        _m179.replica_nodes = list(unpack_from(">%di" % _n180, data, pos))
+        pos += 4 * _n180
+        (_n181,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n169 < 0:
+        if _n181 < 0:
             raise InvalidValueError("IsrNodes: null or negative length")
-        if _n169 > len(data) - pos:
+        if _n181 > len(data) - pos:
             raise TruncatedError(
-                "IsrNodes: " + str(_n169) + " elements in " + str(len(data) - pos) + " bytes"
+                "IsrNodes: " + str(_n181) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m167_isr_nodes = list(unpack_from(">%di" % _n169, data, pos))
-        pos += 4 * _n169
-        (_n170,) = _S_i.unpack_from(data, pos)
+        _m179.isr_nodes = list(unpack_from(">%di" % _n181, data, pos))
+        pos += 4 * _n181
+        (_n182,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n170 < 0:
+        if _n182 < 0:
             raise InvalidValueError("OfflineReplicas: null or negative length")
-        if _n170 > len(data) - pos:
+        if _n182 > len(data) - pos:
             raise TruncatedError(
-                "OfflineReplicas: " + str(_n170) + " elements in " + str(len(data) - pos) + " bytes"
+                "OfflineReplicas: " + str(_n182) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m167_offline_replicas = list(unpack_from(">%di" % _n170, data, pos))
-        pos += 4 * _n170
-        f_partitions.append(
-            MetadataResponsePartition(
-                _m167_error_code,
-                _m167_partition_index,
-                _m167_leader_id,
-                _m167_leader_epoch,
-                _m167_replica_nodes,
-                _m167_isr_nodes,
-                _m167_offline_replicas,
-            )
-        )
-    (f_topic_authorized_operations,) = _S_i.unpack_from(data, pos)
+        _m179.offline_replicas = list(unpack_from(">%di" % _n182, data, pos))
+        pos += 4 * _n182
+        _l178.append(_m179)
+    o.partitions = _l178
+    (o.topic_authorized_operations,) = _S_i.unpack_from(data, pos)
     pos += 4
-    return MetadataResponseTopic(
-        f_error_code, f_name, ZERO_UUID, f_is_internal, f_partitions, f_topic_authorized_operations
-    ), pos
+    return o, pos
 
 
 def _encode_MetadataResponseTopic_v8(o: MetadataResponseTopic, out: bytearray) -> None:
     """MetadataResponseTopic, version 8."""
-    _v171 = o.name
-    if _v171 is None:
+    _v183 = o.name
+    if _v183 is None:
         raise EncodeError("MetadataResponseTopic.name is null, which version 8 does not allow")
-    _b172 = _v171.encode()
-    out += _S_hh.pack(o.error_code, len(_b172))
-    out += _b172
-    _a173 = o.partitions
-    out += _S_oi.pack(o.is_internal, len(_a173))
-    for _e174 in _a173:
-        _a175 = _e174.replica_nodes
+    _b184 = _v183.encode()
+    out += _S_hh.pack(o.error_code, len(_b184))
+    out += _b184
+    _a185 = o.partitions
+    out += _S_oi.pack(o.is_internal, len(_a185))
+    for _e186 in _a185:
+        _a187 = _e186.replica_nodes
         out += _S_hiiii.pack(
-            _e174.error_code, _e174.partition_index, _e174.leader_id, _e174.leader_epoch, len(_a175)
+            _e186.error_code, _e186.partition_index, _e186.leader_id, _e186.leader_epoch, len(_a187)
         )
-        out += pack(">%di" % len(_a175), *_a175)
-        _a177 = _e174.isr_nodes
-        out += _S_i.pack(len(_a177))
-        out += pack(">%di" % len(_a177), *_a177)
-        _a179 = _e174.offline_replicas
-        out += _S_i.pack(len(_a179))
-        out += pack(">%di" % len(_a179), *_a179)
+        out += pack(">%di" % len(_a187), *_a187)
+        _a189 = _e186.isr_nodes
+        out += _S_i.pack(len(_a189))
+        out += pack(">%di" % len(_a189), *_a189)
+        _a191 = _e186.offline_replicas
+        out += _S_i.pack(len(_a191))
+        out += pack(">%di" % len(_a191), *_a191)
     out += _S_i.pack(o.topic_authorized_operations)
 
 
 def _decode_MetadataResponseTopic_v9(data: bytes, pos: int) -> tuple[MetadataResponseTopic, int]:
     """MetadataResponseTopic, version 9 (flexible)."""
-    (f_error_code,) = _S_h.unpack_from(data, pos)
+    o = _new(MetadataResponseTopic)
+    o.topic_id = ZERO_UUID
+    (o.error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    _n181 = data[pos]
-    if 0 < _n181 < 128:
-        f_name = data[pos + 1 : pos + _n181].decode()
-        pos += _n181
+    _n193 = data[pos]
+    if _n193 < 128:
+        o.name = data[pos + 1 : pos + _n193].decode()
+        pos += _n193 or _runtime.null_value("Name")
     else:
-        f_name, pos = read_compact_string(data, pos)
-    (f_is_internal,) = _S_o.unpack_from(data, pos)
+        o.name, pos = read_compact_string(data, pos)
+    (o.is_internal,) = _S_o.unpack_from(data, pos)
     pos += 1
-    _n182 = data[pos]
-    if _n182 < 128:
+    _n194 = data[pos]
+    if _n194 < 128:
         pos += 1
     else:
-        _n182, pos = read_uvarint(data, pos)
-    _n182 -= 1
-    if _n182 < 0:
+        _n194, pos = read_uvarint(data, pos)
+    _n194 -= 1
+    if _n194 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n182 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n182) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n182):
-        _m183_error_code, _m183_partition_index, _m183_leader_id, _m183_leader_epoch = _S_hiii.unpack_from(
+    if _n194 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n194) + " elements in " + str(len(data) - pos) + " bytes")
+    _l195: list[MetadataResponsePartition] = []
+    for _ in range(_n194):
+        _m196 = _new(MetadataResponsePartition)
+        _m196.error_code, _m196.partition_index, _m196.leader_id, _m196.leader_epoch = _S_hiii.unpack_from(
             data, pos
         )
         pos += 14
-        _n184 = data[pos]
-        if _n184 < 128:
+        _n197 = data[pos]
+        if _n197 < 128:
             pos += 1
         else:
-            _n184, pos = read_uvarint(data, pos)
-        _n184 -= 1
-        if _n184 < 0:
+            _n197, pos = read_uvarint(data, pos)
+        _n197 -= 1
+        if _n197 < 0:
             raise InvalidValueError("ReplicaNodes: null or negative length")
-        if _n184 > len(data) - pos:
+        if _n197 > len(data) - pos:
             raise TruncatedError(
-                "ReplicaNodes: " + str(_n184) + " elements in " + str(len(data) - pos) + " bytes"
+                "ReplicaNodes: " + str(_n197) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m183_replica_nodes = list(unpack_from(">%di" % _n184, data, pos))
-        pos += 4 * _n184
-        _n185 = data[pos]
-        if _n185 < 128:
+        _m196.replica_nodes = list(unpack_from(">%di" % _n197, data, pos))
+        pos += 4 * _n197
+        _n198 = data[pos]
+        if _n198 < 128:
             pos += 1
         else:
-            _n185, pos = read_uvarint(data, pos)
-        _n185 -= 1
-        if _n185 < 0:
+            _n198, pos = read_uvarint(data, pos)
+        _n198 -= 1
+        if _n198 < 0:
             raise InvalidValueError("IsrNodes: null or negative length")
-        if _n185 > len(data) - pos:
+        if _n198 > len(data) - pos:
             raise TruncatedError(
-                "IsrNodes: " + str(_n185) + " elements in " + str(len(data) - pos) + " bytes"
+                "IsrNodes: " + str(_n198) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m183_isr_nodes = list(unpack_from(">%di" % _n185, data, pos))
-        pos += 4 * _n185
-        _n186 = data[pos]
-        if _n186 < 128:
+        _m196.isr_nodes = list(unpack_from(">%di" % _n198, data, pos))
+        pos += 4 * _n198
+        _n199 = data[pos]
+        if _n199 < 128:
             pos += 1
         else:
-            _n186, pos = read_uvarint(data, pos)
-        _n186 -= 1
-        if _n186 < 0:
+            _n199, pos = read_uvarint(data, pos)
+        _n199 -= 1
+        if _n199 < 0:
             raise InvalidValueError("OfflineReplicas: null or negative length")
-        if _n186 > len(data) - pos:
+        if _n199 > len(data) - pos:
             raise TruncatedError(
-                "OfflineReplicas: " + str(_n186) + " elements in " + str(len(data) - pos) + " bytes"
+                "OfflineReplicas: " + str(_n199) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m183_offline_replicas = list(unpack_from(">%di" % _n186, data, pos))
-        pos += 4 * _n186
+        _m196.offline_replicas = list(unpack_from(">%di" % _n199, data, pos))
+        pos += 4 * _n199
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_partitions.append(
-            MetadataResponsePartition(
-                _m183_error_code,
-                _m183_partition_index,
-                _m183_leader_id,
-                _m183_leader_epoch,
-                _m183_replica_nodes,
-                _m183_isr_nodes,
-                _m183_offline_replicas,
-            )
-        )
-    f_topic_authorized_operations, _t187 = _S_iB.unpack_from(data, pos)
+        _l195.append(_m196)
+    o.partitions = _l195
+    o.topic_authorized_operations, _t200 = _S_iB.unpack_from(data, pos)
     pos += 5
-    if _t187 != 0:
+    if _t200 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return MetadataResponseTopic(
-        f_error_code, f_name, ZERO_UUID, f_is_internal, f_partitions, f_topic_authorized_operations
-    ), pos
+    return o, pos
 
 
 def _encode_MetadataResponseTopic_v9(o: MetadataResponseTopic, out: bytearray) -> None:
     """MetadataResponseTopic, version 9 (flexible)."""
-    _v188 = o.name
-    if _v188 is None:
+    _v201 = o.name
+    if _v201 is None:
         raise EncodeError("MetadataResponseTopic.name is null, which version 9 does not allow")
     out += _S_h.pack(o.error_code)
-    _b189 = _v188.encode()
-    _n190 = len(_b189) + 1
-    if _n190 < 128:
-        out.append(_n190)
+    _b202 = _v201.encode()
+    _n203 = len(_b202) + 1
+    if _n203 < 128:
+        out.append(_n203)
     else:
-        write_uvarint(out, _n190)
-    out += _b189
+        write_uvarint(out, _n203)
+    out += _b202
     out += _S_o.pack(o.is_internal)
-    _a191 = o.partitions
-    _n192 = len(_a191) + 1
-    if _n192 < 128:
-        out.append(_n192)
+    _a204 = o.partitions
+    _n205 = len(_a204) + 1
+    if _n205 < 128:
+        out.append(_n205)
     else:
-        write_uvarint(out, _n192)
-    for _e193 in _a191:
-        out += _S_hiii.pack(_e193.error_code, _e193.partition_index, _e193.leader_id, _e193.leader_epoch)
-        _a194 = _e193.replica_nodes
-        _n195 = len(_a194) + 1
-        if _n195 < 128:
-            out.append(_n195)
+        write_uvarint(out, _n205)
+    for _e206 in _a204:
+        out += _S_hiii.pack(_e206.error_code, _e206.partition_index, _e206.leader_id, _e206.leader_epoch)
+        _a207 = _e206.replica_nodes
+        _n208 = len(_a207) + 1
+        if _n208 < 128:
+            out.append(_n208)
         else:
-            write_uvarint(out, _n195)
-        out += pack(">%di" % len(_a194), *_a194)
-        _a197 = _e193.isr_nodes
-        _n198 = len(_a197) + 1
-        if _n198 < 128:
-            out.append(_n198)
+            write_uvarint(out, _n208)
+        out += pack(">%di" % len(_a207), *_a207)
+        _a210 = _e206.isr_nodes
+        _n211 = len(_a210) + 1
+        if _n211 < 128:
+            out.append(_n211)
         else:
-            write_uvarint(out, _n198)
-        out += pack(">%di" % len(_a197), *_a197)
-        _a200 = _e193.offline_replicas
-        _n201 = len(_a200) + 1
-        if _n201 < 128:
-            out.append(_n201)
+            write_uvarint(out, _n211)
+        out += pack(">%di" % len(_a210), *_a210)
+        _a213 = _e206.offline_replicas
+        _n214 = len(_a213) + 1
+        if _n214 < 128:
+            out.append(_n214)
         else:
-            write_uvarint(out, _n201)
-        out += pack(">%di" % len(_a200), *_a200)
+            write_uvarint(out, _n214)
+        out += pack(">%di" % len(_a213), *_a213)
         out.append(0)  # no tagged fields
     out += _S_iB.pack(o.topic_authorized_operations, 0)
 
 
 def _decode_MetadataResponseTopic_v10(data: bytes, pos: int) -> tuple[MetadataResponseTopic, int]:
     """MetadataResponseTopic, versions 10-11 (flexible)."""
-    (f_error_code,) = _S_h.unpack_from(data, pos)
+    o = _new(MetadataResponseTopic)
+    (o.error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    _n203 = data[pos]
-    if 0 < _n203 < 128:
-        f_name = data[pos + 1 : pos + _n203].decode()
-        pos += _n203
+    _n216 = data[pos]
+    if _n216 < 128:
+        o.name = data[pos + 1 : pos + _n216].decode()
+        pos += _n216 or _runtime.null_value("Name")
     else:
-        f_name, pos = read_compact_string(data, pos)
-    _r204, f_is_internal = _S_16so.unpack_from(data, pos)
+        o.name, pos = read_compact_string(data, pos)
+    _r217, o.is_internal = _S_16so.unpack_from(data, pos)
     pos += 17
-    f_topic_id = UUID(bytes=_r204)
-    _n205 = data[pos]
-    if _n205 < 128:
+    o.topic_id = UUID(bytes=_r217)
+    _n218 = data[pos]
+    if _n218 < 128:
         pos += 1
     else:
-        _n205, pos = read_uvarint(data, pos)
-    _n205 -= 1
-    if _n205 < 0:
+        _n218, pos = read_uvarint(data, pos)
+    _n218 -= 1
+    if _n218 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n205 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n205) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n205):
-        _m206_error_code, _m206_partition_index, _m206_leader_id, _m206_leader_epoch = _S_hiii.unpack_from(
+    if _n218 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n218) + " elements in " + str(len(data) - pos) + " bytes")
+    _l219: list[MetadataResponsePartition] = []
+    for _ in range(_n218):
+        _m220 = _new(MetadataResponsePartition)
+        _m220.error_code, _m220.partition_index, _m220.leader_id, _m220.leader_epoch = _S_hiii.unpack_from(
             data, pos
         )
         pos += 14
-        _n207 = data[pos]
-        if _n207 < 128:
+        _n221 = data[pos]
+        if _n221 < 128:
             pos += 1
         else:
-            _n207, pos = read_uvarint(data, pos)
-        _n207 -= 1
-        if _n207 < 0:
+            _n221, pos = read_uvarint(data, pos)
+        _n221 -= 1
+        if _n221 < 0:
             raise InvalidValueError("ReplicaNodes: null or negative length")
-        if _n207 > len(data) - pos:
+        if _n221 > len(data) - pos:
             raise TruncatedError(
-                "ReplicaNodes: " + str(_n207) + " elements in " + str(len(data) - pos) + " bytes"
+                "ReplicaNodes: " + str(_n221) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m206_replica_nodes = list(unpack_from(">%di" % _n207, data, pos))
-        pos += 4 * _n207
-        _n208 = data[pos]
-        if _n208 < 128:
+        _m220.replica_nodes = list(unpack_from(">%di" % _n221, data, pos))
+        pos += 4 * _n221
+        _n222 = data[pos]
+        if _n222 < 128:
             pos += 1
         else:
-            _n208, pos = read_uvarint(data, pos)
-        _n208 -= 1
-        if _n208 < 0:
+            _n222, pos = read_uvarint(data, pos)
+        _n222 -= 1
+        if _n222 < 0:
             raise InvalidValueError("IsrNodes: null or negative length")
-        if _n208 > len(data) - pos:
+        if _n222 > len(data) - pos:
             raise TruncatedError(
-                "IsrNodes: " + str(_n208) + " elements in " + str(len(data) - pos) + " bytes"
+                "IsrNodes: " + str(_n222) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m206_isr_nodes = list(unpack_from(">%di" % _n208, data, pos))
-        pos += 4 * _n208
-        _n209 = data[pos]
-        if _n209 < 128:
+        _m220.isr_nodes = list(unpack_from(">%di" % _n222, data, pos))
+        pos += 4 * _n222
+        _n223 = data[pos]
+        if _n223 < 128:
             pos += 1
         else:
-            _n209, pos = read_uvarint(data, pos)
-        _n209 -= 1
-        if _n209 < 0:
+            _n223, pos = read_uvarint(data, pos)
+        _n223 -= 1
+        if _n223 < 0:
             raise InvalidValueError("OfflineReplicas: null or negative length")
-        if _n209 > len(data) - pos:
+        if _n223 > len(data) - pos:
             raise TruncatedError(
-                "OfflineReplicas: " + str(_n209) + " elements in " + str(len(data) - pos) + " bytes"
+                "OfflineReplicas: " + str(_n223) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m206_offline_replicas = list(unpack_from(">%di" % _n209, data, pos))
-        pos += 4 * _n209
+        _m220.offline_replicas = list(unpack_from(">%di" % _n223, data, pos))
+        pos += 4 * _n223
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_partitions.append(
-            MetadataResponsePartition(
-                _m206_error_code,
-                _m206_partition_index,
-                _m206_leader_id,
-                _m206_leader_epoch,
-                _m206_replica_nodes,
-                _m206_isr_nodes,
-                _m206_offline_replicas,
-            )
-        )
-    f_topic_authorized_operations, _t210 = _S_iB.unpack_from(data, pos)
+        _l219.append(_m220)
+    o.partitions = _l219
+    o.topic_authorized_operations, _t224 = _S_iB.unpack_from(data, pos)
     pos += 5
-    if _t210 != 0:
+    if _t224 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return MetadataResponseTopic(
-        f_error_code, f_name, f_topic_id, f_is_internal, f_partitions, f_topic_authorized_operations
-    ), pos
+    return o, pos
 
 
 def _encode_MetadataResponseTopic_v10(o: MetadataResponseTopic, out: bytearray) -> None:
     """MetadataResponseTopic, versions 10-11 (flexible)."""
-    _v211 = o.name
-    if _v211 is None:
+    _v225 = o.name
+    if _v225 is None:
         raise EncodeError("MetadataResponseTopic.name is null, which version 10 does not allow")
     out += _S_h.pack(o.error_code)
-    _b212 = _v211.encode()
-    _n213 = len(_b212) + 1
-    if _n213 < 128:
-        out.append(_n213)
+    _b226 = _v225.encode()
+    _n227 = len(_b226) + 1
+    if _n227 < 128:
+        out.append(_n227)
     else:
-        write_uvarint(out, _n213)
-    out += _b212
+        write_uvarint(out, _n227)
+    out += _b226
     out += _S_16so.pack(o.topic_id.bytes, o.is_internal)
-    _a214 = o.partitions
-    _n215 = len(_a214) + 1
-    if _n215 < 128:
-        out.append(_n215)
+    _a228 = o.partitions
+    _n229 = len(_a228) + 1
+    if _n229 < 128:
+        out.append(_n229)
     else:
-        write_uvarint(out, _n215)
-    for _e216 in _a214:
-        out += _S_hiii.pack(_e216.error_code, _e216.partition_index, _e216.leader_id, _e216.leader_epoch)
-        _a217 = _e216.replica_nodes
-        _n218 = len(_a217) + 1
-        if _n218 < 128:
-            out.append(_n218)
+        write_uvarint(out, _n229)
+    for _e230 in _a228:
+        out += _S_hiii.pack(_e230.error_code, _e230.partition_index, _e230.leader_id, _e230.leader_epoch)
+        _a231 = _e230.replica_nodes
+        _n232 = len(_a231) + 1
+        if _n232 < 128:
+            out.append(_n232)
         else:
-            write_uvarint(out, _n218)
-        out += pack(">%di" % len(_a217), *_a217)
-        _a220 = _e216.isr_nodes
-        _n221 = len(_a220) + 1
-        if _n221 < 128:
-            out.append(_n221)
+            write_uvarint(out, _n232)
+        out += pack(">%di" % len(_a231), *_a231)
+        _a234 = _e230.isr_nodes
+        _n235 = len(_a234) + 1
+        if _n235 < 128:
+            out.append(_n235)
         else:
-            write_uvarint(out, _n221)
-        out += pack(">%di" % len(_a220), *_a220)
-        _a223 = _e216.offline_replicas
-        _n224 = len(_a223) + 1
-        if _n224 < 128:
-            out.append(_n224)
+            write_uvarint(out, _n235)
+        out += pack(">%di" % len(_a234), *_a234)
+        _a237 = _e230.offline_replicas
+        _n238 = len(_a237) + 1
+        if _n238 < 128:
+            out.append(_n238)
         else:
-            write_uvarint(out, _n224)
-        out += pack(">%di" % len(_a223), *_a223)
+            write_uvarint(out, _n238)
+        out += pack(">%di" % len(_a237), *_a237)
         out.append(0)  # no tagged fields
     out += _S_iB.pack(o.topic_authorized_operations, 0)
 
 
 def _decode_MetadataResponseTopic_v12(data: bytes, pos: int) -> tuple[MetadataResponseTopic, int]:
     """MetadataResponseTopic, versions 12-13 (flexible)."""
-    (f_error_code,) = _S_h.unpack_from(data, pos)
+    o = _new(MetadataResponseTopic)
+    (o.error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    _n226 = data[pos]
-    if 0 < _n226 < 128:
-        f_name = data[pos + 1 : pos + _n226].decode()
-        pos += _n226
-    elif _n226 == 0:
-        f_name = None
+    _n240 = data[pos]
+    if _n240 == 0:
+        o.name = None
         pos += 1
+    elif _n240 < 128:
+        o.name = data[pos + 1 : pos + _n240].decode()
+        pos += _n240
     else:
-        f_name, pos = read_compact_nullable_string(data, pos)
-    _r227, f_is_internal = _S_16so.unpack_from(data, pos)
+        o.name, pos = read_compact_nullable_string(data, pos)
+    _r241, o.is_internal = _S_16so.unpack_from(data, pos)
     pos += 17
-    f_topic_id = UUID(bytes=_r227)
-    _n228 = data[pos]
-    if _n228 < 128:
+    o.topic_id = UUID(bytes=_r241)
+    _n242 = data[pos]
+    if _n242 < 128:
         pos += 1
     else:
-        _n228, pos = read_uvarint(data, pos)
-    _n228 -= 1
-    if _n228 < 0:
+        _n242, pos = read_uvarint(data, pos)
+    _n242 -= 1
+    if _n242 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n228 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n228) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n228):
-        _m229_error_code, _m229_partition_index, _m229_leader_id, _m229_leader_epoch = _S_hiii.unpack_from(
+    if _n242 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n242) + " elements in " + str(len(data) - pos) + " bytes")
+    _l243: list[MetadataResponsePartition] = []
+    for _ in range(_n242):
+        _m244 = _new(MetadataResponsePartition)
+        _m244.error_code, _m244.partition_index, _m244.leader_id, _m244.leader_epoch = _S_hiii.unpack_from(
             data, pos
         )
         pos += 14
-        _n230 = data[pos]
-        if _n230 < 128:
+        _n245 = data[pos]
+        if _n245 < 128:
             pos += 1
         else:
-            _n230, pos = read_uvarint(data, pos)
-        _n230 -= 1
-        if _n230 < 0:
+            _n245, pos = read_uvarint(data, pos)
+        _n245 -= 1
+        if _n245 < 0:
             raise InvalidValueError("ReplicaNodes: null or negative length")
-        if _n230 > len(data) - pos:
+        if _n245 > len(data) - pos:
             raise TruncatedError(
-                "ReplicaNodes: " + str(_n230) + " elements in " + str(len(data) - pos) + " bytes"
+                "ReplicaNodes: " + str(_n245) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m229_replica_nodes = list(unpack_from(">%di" % _n230, data, pos))
-        pos += 4 * _n230
-        _n231 = data[pos]
-        if _n231 < 128:
+        _m244.replica_nodes = list(unpack_from(">%di" % _n245, data, pos))
+        pos += 4 * _n245
+        _n246 = data[pos]
+        if _n246 < 128:
             pos += 1
         else:
-            _n231, pos = read_uvarint(data, pos)
-        _n231 -= 1
-        if _n231 < 0:
+            _n246, pos = read_uvarint(data, pos)
+        _n246 -= 1
+        if _n246 < 0:
             raise InvalidValueError("IsrNodes: null or negative length")
-        if _n231 > len(data) - pos:
+        if _n246 > len(data) - pos:
             raise TruncatedError(
-                "IsrNodes: " + str(_n231) + " elements in " + str(len(data) - pos) + " bytes"
+                "IsrNodes: " + str(_n246) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m229_isr_nodes = list(unpack_from(">%di" % _n231, data, pos))
-        pos += 4 * _n231
-        _n232 = data[pos]
-        if _n232 < 128:
+        _m244.isr_nodes = list(unpack_from(">%di" % _n246, data, pos))
+        pos += 4 * _n246
+        _n247 = data[pos]
+        if _n247 < 128:
             pos += 1
         else:
-            _n232, pos = read_uvarint(data, pos)
-        _n232 -= 1
-        if _n232 < 0:
+            _n247, pos = read_uvarint(data, pos)
+        _n247 -= 1
+        if _n247 < 0:
             raise InvalidValueError("OfflineReplicas: null or negative length")
-        if _n232 > len(data) - pos:
+        if _n247 > len(data) - pos:
             raise TruncatedError(
-                "OfflineReplicas: " + str(_n232) + " elements in " + str(len(data) - pos) + " bytes"
+                "OfflineReplicas: " + str(_n247) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m229_offline_replicas = list(unpack_from(">%di" % _n232, data, pos))
-        pos += 4 * _n232
+        _m244.offline_replicas = list(unpack_from(">%di" % _n247, data, pos))
+        pos += 4 * _n247
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_partitions.append(
-            MetadataResponsePartition(
-                _m229_error_code,
-                _m229_partition_index,
-                _m229_leader_id,
-                _m229_leader_epoch,
-                _m229_replica_nodes,
-                _m229_isr_nodes,
-                _m229_offline_replicas,
-            )
-        )
-    f_topic_authorized_operations, _t233 = _S_iB.unpack_from(data, pos)
+        _l243.append(_m244)
+    o.partitions = _l243
+    o.topic_authorized_operations, _t248 = _S_iB.unpack_from(data, pos)
     pos += 5
-    if _t233 != 0:
+    if _t248 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return MetadataResponseTopic(
-        f_error_code, f_name, f_topic_id, f_is_internal, f_partitions, f_topic_authorized_operations
-    ), pos
+    return o, pos
 
 
 def _encode_MetadataResponseTopic_v12(o: MetadataResponseTopic, out: bytearray) -> None:
@@ -1769,1261 +1728,1304 @@ def _encode_MetadataResponseTopic_v12(o: MetadataResponseTopic, out: bytearray) 
     if o.name is None:
         out.append(0)
     else:
-        _b234 = o.name.encode()
-        _n235 = len(_b234) + 1
-        if _n235 < 128:
-            out.append(_n235)
+        _b249 = o.name.encode()
+        _n250 = len(_b249) + 1
+        if _n250 < 128:
+            out.append(_n250)
         else:
-            write_uvarint(out, _n235)
-        out += _b234
+            write_uvarint(out, _n250)
+        out += _b249
     out += _S_16so.pack(o.topic_id.bytes, o.is_internal)
-    _a236 = o.partitions
-    _n237 = len(_a236) + 1
-    if _n237 < 128:
-        out.append(_n237)
+    _a251 = o.partitions
+    _n252 = len(_a251) + 1
+    if _n252 < 128:
+        out.append(_n252)
     else:
-        write_uvarint(out, _n237)
-    for _e238 in _a236:
-        out += _S_hiii.pack(_e238.error_code, _e238.partition_index, _e238.leader_id, _e238.leader_epoch)
-        _a239 = _e238.replica_nodes
-        _n240 = len(_a239) + 1
-        if _n240 < 128:
-            out.append(_n240)
+        write_uvarint(out, _n252)
+    for _e253 in _a251:
+        out += _S_hiii.pack(_e253.error_code, _e253.partition_index, _e253.leader_id, _e253.leader_epoch)
+        _a254 = _e253.replica_nodes
+        _n255 = len(_a254) + 1
+        if _n255 < 128:
+            out.append(_n255)
         else:
-            write_uvarint(out, _n240)
-        out += pack(">%di" % len(_a239), *_a239)
-        _a242 = _e238.isr_nodes
-        _n243 = len(_a242) + 1
-        if _n243 < 128:
-            out.append(_n243)
+            write_uvarint(out, _n255)
+        out += pack(">%di" % len(_a254), *_a254)
+        _a257 = _e253.isr_nodes
+        _n258 = len(_a257) + 1
+        if _n258 < 128:
+            out.append(_n258)
         else:
-            write_uvarint(out, _n243)
-        out += pack(">%di" % len(_a242), *_a242)
-        _a245 = _e238.offline_replicas
-        _n246 = len(_a245) + 1
-        if _n246 < 128:
-            out.append(_n246)
+            write_uvarint(out, _n258)
+        out += pack(">%di" % len(_a257), *_a257)
+        _a260 = _e253.offline_replicas
+        _n261 = len(_a260) + 1
+        if _n261 < 128:
+            out.append(_n261)
         else:
-            write_uvarint(out, _n246)
-        out += pack(">%di" % len(_a245), *_a245)
+            write_uvarint(out, _n261)
+        out += pack(">%di" % len(_a260), *_a260)
         out.append(0)  # no tagged fields
     out += _S_iB.pack(o.topic_authorized_operations, 0)
 
 
 def _decode_MetadataResponseBroker_v0(data: bytes, pos: int) -> tuple[MetadataResponseBroker, int]:
     """MetadataResponseBroker, version 0."""
-    f_node_id, _n248 = _S_ih.unpack_from(data, pos)
+    o = _new(MetadataResponseBroker)
+    o.rack = None
+    o.node_id, _n263 = _S_ih.unpack_from(data, pos)
     pos += 6
-    if _n248 < 0:
+    if _n263 < 0:
         raise InvalidValueError("Host: null or negative length")
-    f_host = data[pos : pos + _n248].decode()
-    pos += _n248
-    (f_port,) = _S_i.unpack_from(data, pos)
+    o.host = data[pos : pos + _n263].decode()
+    pos += _n263
+    (o.port,) = _S_i.unpack_from(data, pos)
     pos += 4
-    return MetadataResponseBroker(f_node_id, f_host, f_port, None), pos
+    return o, pos
 
 
 def _encode_MetadataResponseBroker_v0(o: MetadataResponseBroker, out: bytearray) -> None:
     """MetadataResponseBroker, version 0."""
-    _b249 = o.host.encode()
-    out += _S_ih.pack(o.node_id, len(_b249))
-    out += _b249
+    _b264 = o.host.encode()
+    out += _S_ih.pack(o.node_id, len(_b264))
+    out += _b264
     out += _S_i.pack(o.port)
 
 
 def _decode_MetadataResponseBroker_v1(data: bytes, pos: int) -> tuple[MetadataResponseBroker, int]:
     """MetadataResponseBroker, versions 1-8."""
-    f_node_id, _n250 = _S_ih.unpack_from(data, pos)
+    o = _new(MetadataResponseBroker)
+    o.node_id, _n265 = _S_ih.unpack_from(data, pos)
     pos += 6
-    if _n250 < 0:
+    if _n265 < 0:
         raise InvalidValueError("Host: null or negative length")
-    f_host = data[pos : pos + _n250].decode()
-    pos += _n250
-    f_port, _n251 = _S_ih.unpack_from(data, pos)
+    o.host = data[pos : pos + _n265].decode()
+    pos += _n265
+    o.port, _n266 = _S_ih.unpack_from(data, pos)
     pos += 6
-    if _n251 < 0:
-        f_rack = None
-        if _n251 != -1:
-            raise InvalidValueError("Rack: length " + str(_n251))
+    if _n266 < 0:
+        o.rack = None
+        if _n266 != -1:
+            raise InvalidValueError("Rack: length " + str(_n266))
     else:
-        f_rack = data[pos : pos + _n251].decode()
-        pos += _n251
-    return MetadataResponseBroker(f_node_id, f_host, f_port, f_rack), pos
+        o.rack = data[pos : pos + _n266].decode()
+        pos += _n266
+    return o, pos
 
 
 def _encode_MetadataResponseBroker_v1(o: MetadataResponseBroker, out: bytearray) -> None:
     """MetadataResponseBroker, versions 1-8."""
-    _b252 = o.host.encode()
-    out += _S_ih.pack(o.node_id, len(_b252))
-    out += _b252
-    _b253 = None if o.rack is None else o.rack.encode()
-    out += _S_ih.pack(o.port, -1 if _b253 is None else len(_b253))
-    if _b253 is not None:
-        out += _b253
+    _b267 = o.host.encode()
+    out += _S_ih.pack(o.node_id, len(_b267))
+    out += _b267
+    _b268 = None if o.rack is None else o.rack.encode()
+    out += _S_ih.pack(o.port, -1 if _b268 is None else len(_b268))
+    if _b268 is not None:
+        out += _b268
 
 
 def _decode_MetadataResponseBroker_v9(data: bytes, pos: int) -> tuple[MetadataResponseBroker, int]:
     """MetadataResponseBroker, versions 9-13 (flexible)."""
-    (f_node_id,) = _S_i.unpack_from(data, pos)
+    o = _new(MetadataResponseBroker)
+    (o.node_id,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n254 = data[pos]
-    if 0 < _n254 < 128:
-        f_host = data[pos + 1 : pos + _n254].decode()
-        pos += _n254
+    _n269 = data[pos]
+    if _n269 < 128:
+        o.host = data[pos + 1 : pos + _n269].decode()
+        pos += _n269 or _runtime.null_value("Host")
     else:
-        f_host, pos = read_compact_string(data, pos)
-    (f_port,) = _S_i.unpack_from(data, pos)
+        o.host, pos = read_compact_string(data, pos)
+    (o.port,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n255 = data[pos]
-    if 0 < _n255 < 128:
-        f_rack = data[pos + 1 : pos + _n255].decode()
-        pos += _n255
-    elif _n255 == 0:
-        f_rack = None
+    _n270 = data[pos]
+    if _n270 == 0:
+        o.rack = None
         pos += 1
+    elif _n270 < 128:
+        o.rack = data[pos + 1 : pos + _n270].decode()
+        pos += _n270
     else:
-        f_rack, pos = read_compact_nullable_string(data, pos)
+        o.rack, pos = read_compact_nullable_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return MetadataResponseBroker(f_node_id, f_host, f_port, f_rack), pos
+    return o, pos
 
 
 def _encode_MetadataResponseBroker_v9(o: MetadataResponseBroker, out: bytearray) -> None:
     """MetadataResponseBroker, versions 9-13 (flexible)."""
     out += _S_i.pack(o.node_id)
-    _b256 = o.host.encode()
-    _n257 = len(_b256) + 1
-    if _n257 < 128:
-        out.append(_n257)
+    _b271 = o.host.encode()
+    _n272 = len(_b271) + 1
+    if _n272 < 128:
+        out.append(_n272)
     else:
-        write_uvarint(out, _n257)
-    out += _b256
+        write_uvarint(out, _n272)
+    out += _b271
     out += _S_i.pack(o.port)
     if o.rack is None:
         out.append(0)
     else:
-        _b258 = o.rack.encode()
-        _n259 = len(_b258) + 1
-        if _n259 < 128:
-            out.append(_n259)
+        _b273 = o.rack.encode()
+        _n274 = len(_b273) + 1
+        if _n274 < 128:
+            out.append(_n274)
         else:
-            write_uvarint(out, _n259)
-        out += _b258
+            write_uvarint(out, _n274)
+        out += _b273
     out.append(0)  # no tagged fields
 
 
 def _decode_MetadataResponse_v0(data: bytes, pos: int) -> tuple[MetadataResponse, int]:
     """MetadataResponse, version 0."""
-    (_n260,) = _S_i.unpack_from(data, pos)
+    o = _new(MetadataResponse)
+    o.throttle_time_ms = 0
+    o.cluster_id = None
+    o.controller_id = -1
+    o.cluster_authorized_operations = -2147483648
+    o.error_code = 0
+    (_n275,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n260 < 0:
+    if _n275 < 0:
         raise InvalidValueError("Brokers: null or negative length")
-    if _n260 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n260) + " elements in " + str(len(data) - pos) + " bytes")
-    f_brokers = []
-    for _ in range(_n260):
-        _m261_node_id, _n262 = _S_ih.unpack_from(data, pos)
+    if _n275 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n275) + " elements in " + str(len(data) - pos) + " bytes")
+    _l276: list[MetadataResponseBroker] = []
+    for _ in range(_n275):
+        _m277 = _new(MetadataResponseBroker)
+        _m277.rack = None
+        _m277.node_id, _n278 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n262 < 0:
+        if _n278 < 0:
             raise InvalidValueError("Host: null or negative length")
-        _m261_host = data[pos : pos + _n262].decode()
-        pos += _n262
-        (_m261_port,) = _S_i.unpack_from(data, pos)
+        _m277.host = data[pos : pos + _n278].decode()
+        pos += _n278
+        (_m277.port,) = _S_i.unpack_from(data, pos)
         pos += 4
-        f_brokers.append(MetadataResponseBroker(_m261_node_id, _m261_host, _m261_port, None))
-    (_n263,) = _S_i.unpack_from(data, pos)
+        _l276.append(_m277)
+    o.brokers = _l276
+    (_n279,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n263 < 0:
+    if _n279 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n263 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n263) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n263):
-        _e264, pos = _decode_MetadataResponseTopic_v0(data, pos)
-        f_topics.append(_e264)
-    return MetadataResponse(0, f_brokers, None, -1, f_topics, -2147483648, 0), pos
+    if _n279 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n279) + " elements in " + str(len(data) - pos) + " bytes")
+    _l280: list[MetadataResponseTopic] = []
+    for _ in range(_n279):
+        _e281, pos = _decode_MetadataResponseTopic_v0(data, pos)
+        _l280.append(_e281)
+    o.topics = _l280
+    return o, pos
 
 
 def _encode_MetadataResponse_v0(o: MetadataResponse, out: bytearray) -> None:
     """MetadataResponse, version 0."""
-    _a265 = o.brokers
-    out += _S_i.pack(len(_a265))
-    for _e266 in _a265:
-        _b267 = _e266.host.encode()
-        out += _S_ih.pack(_e266.node_id, len(_b267))
-        out += _b267
-        out += _S_i.pack(_e266.port)
-    _a268 = o.topics
-    out += _S_i.pack(len(_a268))
-    for _e269 in _a268:
-        _encode_MetadataResponseTopic_v0(_e269, out)
+    _a282 = o.brokers
+    out += _S_i.pack(len(_a282))
+    for _e283 in _a282:
+        _b284 = _e283.host.encode()
+        out += _S_ih.pack(_e283.node_id, len(_b284))
+        out += _b284
+        out += _S_i.pack(_e283.port)
+    _a285 = o.topics
+    out += _S_i.pack(len(_a285))
+    for _e286 in _a285:
+        _encode_MetadataResponseTopic_v0(_e286, out)
 
 
 def _decode_MetadataResponse_v1(data: bytes, pos: int) -> tuple[MetadataResponse, int]:
     """MetadataResponse, version 1."""
-    (_n270,) = _S_i.unpack_from(data, pos)
+    o = _new(MetadataResponse)
+    o.throttle_time_ms = 0
+    o.cluster_id = None
+    o.cluster_authorized_operations = -2147483648
+    o.error_code = 0
+    (_n287,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n270 < 0:
+    if _n287 < 0:
         raise InvalidValueError("Brokers: null or negative length")
-    if _n270 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n270) + " elements in " + str(len(data) - pos) + " bytes")
-    f_brokers = []
-    for _ in range(_n270):
-        _m271_node_id, _n272 = _S_ih.unpack_from(data, pos)
+    if _n287 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n287) + " elements in " + str(len(data) - pos) + " bytes")
+    _l288: list[MetadataResponseBroker] = []
+    for _ in range(_n287):
+        _m289 = _new(MetadataResponseBroker)
+        _m289.node_id, _n290 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n272 < 0:
+        if _n290 < 0:
             raise InvalidValueError("Host: null or negative length")
-        _m271_host = data[pos : pos + _n272].decode()
-        pos += _n272
-        _m271_port, _n273 = _S_ih.unpack_from(data, pos)
+        _m289.host = data[pos : pos + _n290].decode()
+        pos += _n290
+        _m289.port, _n291 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n273 < 0:
-            _m271_rack = None
-            if _n273 != -1:
-                raise InvalidValueError("Rack: length " + str(_n273))
+        if _n291 < 0:
+            _m289.rack = None
+            if _n291 != -1:
+                raise InvalidValueError("Rack: length " + str(_n291))
         else:
-            _m271_rack = data[pos : pos + _n273].decode()
-            pos += _n273
-        f_brokers.append(MetadataResponseBroker(_m271_node_id, _m271_host, _m271_port, _m271_rack))
-    f_controller_id, _n274 = _S_ii.unpack_from(data, pos)
+            _m289.rack = data[pos : pos + _n291].decode()
+            pos += _n291
+        _l288.append(_m289)
+    o.brokers = _l288
+    o.controller_id, _n292 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n274 < 0:
+    if _n292 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n274 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n274) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n274):
-        _e275, pos = _decode_MetadataResponseTopic_v1(data, pos)
-        f_topics.append(_e275)
-    return MetadataResponse(0, f_brokers, None, f_controller_id, f_topics, -2147483648, 0), pos
+    if _n292 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n292) + " elements in " + str(len(data) - pos) + " bytes")
+    _l293: list[MetadataResponseTopic] = []
+    for _ in range(_n292):
+        _e294, pos = _decode_MetadataResponseTopic_v1(data, pos)
+        _l293.append(_e294)
+    o.topics = _l293
+    return o, pos
 
 
 def _encode_MetadataResponse_v1(o: MetadataResponse, out: bytearray) -> None:
     """MetadataResponse, version 1."""
-    _a276 = o.brokers
-    out += _S_i.pack(len(_a276))
-    for _e277 in _a276:
-        _b278 = _e277.host.encode()
-        out += _S_ih.pack(_e277.node_id, len(_b278))
-        out += _b278
-        _b279 = None if _e277.rack is None else _e277.rack.encode()
-        out += _S_ih.pack(_e277.port, -1 if _b279 is None else len(_b279))
-        if _b279 is not None:
-            out += _b279
-    _a280 = o.topics
-    out += _S_ii.pack(o.controller_id, len(_a280))
-    for _e281 in _a280:
-        _encode_MetadataResponseTopic_v1(_e281, out)
+    _a295 = o.brokers
+    out += _S_i.pack(len(_a295))
+    for _e296 in _a295:
+        _b297 = _e296.host.encode()
+        out += _S_ih.pack(_e296.node_id, len(_b297))
+        out += _b297
+        _b298 = None if _e296.rack is None else _e296.rack.encode()
+        out += _S_ih.pack(_e296.port, -1 if _b298 is None else len(_b298))
+        if _b298 is not None:
+            out += _b298
+    _a299 = o.topics
+    out += _S_ii.pack(o.controller_id, len(_a299))
+    for _e300 in _a299:
+        _encode_MetadataResponseTopic_v1(_e300, out)
 
 
 def _decode_MetadataResponse_v2(data: bytes, pos: int) -> tuple[MetadataResponse, int]:
     """MetadataResponse, version 2."""
-    (_n282,) = _S_i.unpack_from(data, pos)
+    o = _new(MetadataResponse)
+    o.throttle_time_ms = 0
+    o.cluster_authorized_operations = -2147483648
+    o.error_code = 0
+    (_n301,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n282 < 0:
+    if _n301 < 0:
         raise InvalidValueError("Brokers: null or negative length")
-    if _n282 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n282) + " elements in " + str(len(data) - pos) + " bytes")
-    f_brokers = []
-    for _ in range(_n282):
-        _m283_node_id, _n284 = _S_ih.unpack_from(data, pos)
+    if _n301 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n301) + " elements in " + str(len(data) - pos) + " bytes")
+    _l302: list[MetadataResponseBroker] = []
+    for _ in range(_n301):
+        _m303 = _new(MetadataResponseBroker)
+        _m303.node_id, _n304 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n284 < 0:
+        if _n304 < 0:
             raise InvalidValueError("Host: null or negative length")
-        _m283_host = data[pos : pos + _n284].decode()
-        pos += _n284
-        _m283_port, _n285 = _S_ih.unpack_from(data, pos)
+        _m303.host = data[pos : pos + _n304].decode()
+        pos += _n304
+        _m303.port, _n305 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n285 < 0:
-            _m283_rack = None
-            if _n285 != -1:
-                raise InvalidValueError("Rack: length " + str(_n285))
+        if _n305 < 0:
+            _m303.rack = None
+            if _n305 != -1:
+                raise InvalidValueError("Rack: length " + str(_n305))
         else:
-            _m283_rack = data[pos : pos + _n285].decode()
-            pos += _n285
-        f_brokers.append(MetadataResponseBroker(_m283_node_id, _m283_host, _m283_port, _m283_rack))
-    (_n286,) = _S_h.unpack_from(data, pos)
+            _m303.rack = data[pos : pos + _n305].decode()
+            pos += _n305
+        _l302.append(_m303)
+    o.brokers = _l302
+    (_n306,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n286 < 0:
-        f_cluster_id = None
-        if _n286 != -1:
-            raise InvalidValueError("ClusterId: length " + str(_n286))
+    if _n306 < 0:
+        o.cluster_id = None
+        if _n306 != -1:
+            raise InvalidValueError("ClusterId: length " + str(_n306))
     else:
-        f_cluster_id = data[pos : pos + _n286].decode()
-        pos += _n286
-    f_controller_id, _n287 = _S_ii.unpack_from(data, pos)
+        o.cluster_id = data[pos : pos + _n306].decode()
+        pos += _n306
+    o.controller_id, _n307 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n287 < 0:
+    if _n307 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n287 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n287) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n287):
-        _e288, pos = _decode_MetadataResponseTopic_v1(data, pos)
-        f_topics.append(_e288)
-    return MetadataResponse(0, f_brokers, f_cluster_id, f_controller_id, f_topics, -2147483648, 0), pos
+    if _n307 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n307) + " elements in " + str(len(data) - pos) + " bytes")
+    _l308: list[MetadataResponseTopic] = []
+    for _ in range(_n307):
+        _e309, pos = _decode_MetadataResponseTopic_v1(data, pos)
+        _l308.append(_e309)
+    o.topics = _l308
+    return o, pos
 
 
 def _encode_MetadataResponse_v2(o: MetadataResponse, out: bytearray) -> None:
     """MetadataResponse, version 2."""
-    _a289 = o.brokers
-    out += _S_i.pack(len(_a289))
-    for _e290 in _a289:
-        _b291 = _e290.host.encode()
-        out += _S_ih.pack(_e290.node_id, len(_b291))
-        out += _b291
-        _b292 = None if _e290.rack is None else _e290.rack.encode()
-        out += _S_ih.pack(_e290.port, -1 if _b292 is None else len(_b292))
-        if _b292 is not None:
-            out += _b292
-    _b293 = None if o.cluster_id is None else o.cluster_id.encode()
-    out += _S_h.pack(-1 if _b293 is None else len(_b293))
-    if _b293 is not None:
-        out += _b293
-    _a294 = o.topics
-    out += _S_ii.pack(o.controller_id, len(_a294))
-    for _e295 in _a294:
-        _encode_MetadataResponseTopic_v1(_e295, out)
+    _a310 = o.brokers
+    out += _S_i.pack(len(_a310))
+    for _e311 in _a310:
+        _b312 = _e311.host.encode()
+        out += _S_ih.pack(_e311.node_id, len(_b312))
+        out += _b312
+        _b313 = None if _e311.rack is None else _e311.rack.encode()
+        out += _S_ih.pack(_e311.port, -1 if _b313 is None else len(_b313))
+        if _b313 is not None:
+            out += _b313
+    _b314 = None if o.cluster_id is None else o.cluster_id.encode()
+    out += _S_h.pack(-1 if _b314 is None else len(_b314))
+    if _b314 is not None:
+        out += _b314
+    _a315 = o.topics
+    out += _S_ii.pack(o.controller_id, len(_a315))
+    for _e316 in _a315:
+        _encode_MetadataResponseTopic_v1(_e316, out)
 
 
 def _decode_MetadataResponse_v3(data: bytes, pos: int) -> tuple[MetadataResponse, int]:
     """MetadataResponse, versions 3-4."""
-    f_throttle_time_ms, _n296 = _S_ii.unpack_from(data, pos)
+    o = _new(MetadataResponse)
+    o.cluster_authorized_operations = -2147483648
+    o.error_code = 0
+    o.throttle_time_ms, _n317 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n296 < 0:
+    if _n317 < 0:
         raise InvalidValueError("Brokers: null or negative length")
-    if _n296 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n296) + " elements in " + str(len(data) - pos) + " bytes")
-    f_brokers = []
-    for _ in range(_n296):
-        _m297_node_id, _n298 = _S_ih.unpack_from(data, pos)
+    if _n317 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n317) + " elements in " + str(len(data) - pos) + " bytes")
+    _l318: list[MetadataResponseBroker] = []
+    for _ in range(_n317):
+        _m319 = _new(MetadataResponseBroker)
+        _m319.node_id, _n320 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n298 < 0:
+        if _n320 < 0:
             raise InvalidValueError("Host: null or negative length")
-        _m297_host = data[pos : pos + _n298].decode()
-        pos += _n298
-        _m297_port, _n299 = _S_ih.unpack_from(data, pos)
+        _m319.host = data[pos : pos + _n320].decode()
+        pos += _n320
+        _m319.port, _n321 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n299 < 0:
-            _m297_rack = None
-            if _n299 != -1:
-                raise InvalidValueError("Rack: length " + str(_n299))
+        if _n321 < 0:
+            _m319.rack = None
+            if _n321 != -1:
+                raise InvalidValueError("Rack: length " + str(_n321))
         else:
-            _m297_rack = data[pos : pos + _n299].decode()
-            pos += _n299
-        f_brokers.append(MetadataResponseBroker(_m297_node_id, _m297_host, _m297_port, _m297_rack))
-    (_n300,) = _S_h.unpack_from(data, pos)
+            _m319.rack = data[pos : pos + _n321].decode()
+            pos += _n321
+        _l318.append(_m319)
+    o.brokers = _l318
+    (_n322,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n300 < 0:
-        f_cluster_id = None
-        if _n300 != -1:
-            raise InvalidValueError("ClusterId: length " + str(_n300))
+    if _n322 < 0:
+        o.cluster_id = None
+        if _n322 != -1:
+            raise InvalidValueError("ClusterId: length " + str(_n322))
     else:
-        f_cluster_id = data[pos : pos + _n300].decode()
-        pos += _n300
-    f_controller_id, _n301 = _S_ii.unpack_from(data, pos)
+        o.cluster_id = data[pos : pos + _n322].decode()
+        pos += _n322
+    o.controller_id, _n323 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n301 < 0:
+    if _n323 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n301 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n301) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n301):
-        _e302, pos = _decode_MetadataResponseTopic_v1(data, pos)
-        f_topics.append(_e302)
-    return MetadataResponse(
-        f_throttle_time_ms, f_brokers, f_cluster_id, f_controller_id, f_topics, -2147483648, 0
-    ), pos
+    if _n323 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n323) + " elements in " + str(len(data) - pos) + " bytes")
+    _l324: list[MetadataResponseTopic] = []
+    for _ in range(_n323):
+        _e325, pos = _decode_MetadataResponseTopic_v1(data, pos)
+        _l324.append(_e325)
+    o.topics = _l324
+    return o, pos
 
 
 def _encode_MetadataResponse_v3(o: MetadataResponse, out: bytearray) -> None:
     """MetadataResponse, versions 3-4."""
-    _a303 = o.brokers
-    out += _S_ii.pack(o.throttle_time_ms, len(_a303))
-    for _e304 in _a303:
-        _b305 = _e304.host.encode()
-        out += _S_ih.pack(_e304.node_id, len(_b305))
-        out += _b305
-        _b306 = None if _e304.rack is None else _e304.rack.encode()
-        out += _S_ih.pack(_e304.port, -1 if _b306 is None else len(_b306))
-        if _b306 is not None:
-            out += _b306
-    _b307 = None if o.cluster_id is None else o.cluster_id.encode()
-    out += _S_h.pack(-1 if _b307 is None else len(_b307))
-    if _b307 is not None:
-        out += _b307
-    _a308 = o.topics
-    out += _S_ii.pack(o.controller_id, len(_a308))
-    for _e309 in _a308:
-        _encode_MetadataResponseTopic_v1(_e309, out)
+    _a326 = o.brokers
+    out += _S_ii.pack(o.throttle_time_ms, len(_a326))
+    for _e327 in _a326:
+        _b328 = _e327.host.encode()
+        out += _S_ih.pack(_e327.node_id, len(_b328))
+        out += _b328
+        _b329 = None if _e327.rack is None else _e327.rack.encode()
+        out += _S_ih.pack(_e327.port, -1 if _b329 is None else len(_b329))
+        if _b329 is not None:
+            out += _b329
+    _b330 = None if o.cluster_id is None else o.cluster_id.encode()
+    out += _S_h.pack(-1 if _b330 is None else len(_b330))
+    if _b330 is not None:
+        out += _b330
+    _a331 = o.topics
+    out += _S_ii.pack(o.controller_id, len(_a331))
+    for _e332 in _a331:
+        _encode_MetadataResponseTopic_v1(_e332, out)
 
 
 def _decode_MetadataResponse_v5(data: bytes, pos: int) -> tuple[MetadataResponse, int]:
     """MetadataResponse, versions 5-6."""
-    f_throttle_time_ms, _n310 = _S_ii.unpack_from(data, pos)
+    o = _new(MetadataResponse)
+    o.cluster_authorized_operations = -2147483648
+    o.error_code = 0
+    o.throttle_time_ms, _n333 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n310 < 0:
+    if _n333 < 0:
         raise InvalidValueError("Brokers: null or negative length")
-    if _n310 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n310) + " elements in " + str(len(data) - pos) + " bytes")
-    f_brokers = []
-    for _ in range(_n310):
-        _m311_node_id, _n312 = _S_ih.unpack_from(data, pos)
+    if _n333 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n333) + " elements in " + str(len(data) - pos) + " bytes")
+    _l334: list[MetadataResponseBroker] = []
+    for _ in range(_n333):
+        _m335 = _new(MetadataResponseBroker)
+        _m335.node_id, _n336 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n312 < 0:
+        if _n336 < 0:
             raise InvalidValueError("Host: null or negative length")
-        _m311_host = data[pos : pos + _n312].decode()
-        pos += _n312
-        _m311_port, _n313 = _S_ih.unpack_from(data, pos)
+        _m335.host = data[pos : pos + _n336].decode()
+        pos += _n336
+        _m335.port, _n337 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n313 < 0:
-            _m311_rack = None
-            if _n313 != -1:
-                raise InvalidValueError("Rack: length " + str(_n313))
+        if _n337 < 0:
+            _m335.rack = None
+            if _n337 != -1:
+                raise InvalidValueError("Rack: length " + str(_n337))
         else:
-            _m311_rack = data[pos : pos + _n313].decode()
-            pos += _n313
-        f_brokers.append(MetadataResponseBroker(_m311_node_id, _m311_host, _m311_port, _m311_rack))
-    (_n314,) = _S_h.unpack_from(data, pos)
+            _m335.rack = data[pos : pos + _n337].decode()
+            pos += _n337
+        _l334.append(_m335)
+    o.brokers = _l334
+    (_n338,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n314 < 0:
-        f_cluster_id = None
-        if _n314 != -1:
-            raise InvalidValueError("ClusterId: length " + str(_n314))
+    if _n338 < 0:
+        o.cluster_id = None
+        if _n338 != -1:
+            raise InvalidValueError("ClusterId: length " + str(_n338))
     else:
-        f_cluster_id = data[pos : pos + _n314].decode()
-        pos += _n314
-    f_controller_id, _n315 = _S_ii.unpack_from(data, pos)
+        o.cluster_id = data[pos : pos + _n338].decode()
+        pos += _n338
+    o.controller_id, _n339 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n315 < 0:
+    if _n339 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n315 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n315) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n315):
-        _e316, pos = _decode_MetadataResponseTopic_v5(data, pos)
-        f_topics.append(_e316)
-    return MetadataResponse(
-        f_throttle_time_ms, f_brokers, f_cluster_id, f_controller_id, f_topics, -2147483648, 0
-    ), pos
+    if _n339 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n339) + " elements in " + str(len(data) - pos) + " bytes")
+    _l340: list[MetadataResponseTopic] = []
+    for _ in range(_n339):
+        _e341, pos = _decode_MetadataResponseTopic_v5(data, pos)
+        _l340.append(_e341)
+    o.topics = _l340
+    return o, pos
 
 
 def _encode_MetadataResponse_v5(o: MetadataResponse, out: bytearray) -> None:
     """MetadataResponse, versions 5-6."""
-    _a317 = o.brokers
-    out += _S_ii.pack(o.throttle_time_ms, len(_a317))
-    for _e318 in _a317:
-        _b319 = _e318.host.encode()
-        out += _S_ih.pack(_e318.node_id, len(_b319))
-        out += _b319
-        _b320 = None if _e318.rack is None else _e318.rack.encode()
-        out += _S_ih.pack(_e318.port, -1 if _b320 is None else len(_b320))
-        if _b320 is not None:
-            out += _b320
-    _b321 = None if o.cluster_id is None else o.cluster_id.encode()
-    out += _S_h.pack(-1 if _b321 is None else len(_b321))
-    if _b321 is not None:
-        out += _b321
-    _a322 = o.topics
-    out += _S_ii.pack(o.controller_id, len(_a322))
-    for _e323 in _a322:
-        _encode_MetadataResponseTopic_v5(_e323, out)
+    _a342 = o.brokers
+    out += _S_ii.pack(o.throttle_time_ms, len(_a342))
+    for _e343 in _a342:
+        _b344 = _e343.host.encode()
+        out += _S_ih.pack(_e343.node_id, len(_b344))
+        out += _b344
+        _b345 = None if _e343.rack is None else _e343.rack.encode()
+        out += _S_ih.pack(_e343.port, -1 if _b345 is None else len(_b345))
+        if _b345 is not None:
+            out += _b345
+    _b346 = None if o.cluster_id is None else o.cluster_id.encode()
+    out += _S_h.pack(-1 if _b346 is None else len(_b346))
+    if _b346 is not None:
+        out += _b346
+    _a347 = o.topics
+    out += _S_ii.pack(o.controller_id, len(_a347))
+    for _e348 in _a347:
+        _encode_MetadataResponseTopic_v5(_e348, out)
 
 
 def _decode_MetadataResponse_v7(data: bytes, pos: int) -> tuple[MetadataResponse, int]:
     """MetadataResponse, version 7."""
-    f_throttle_time_ms, _n324 = _S_ii.unpack_from(data, pos)
+    o = _new(MetadataResponse)
+    o.cluster_authorized_operations = -2147483648
+    o.error_code = 0
+    o.throttle_time_ms, _n349 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n324 < 0:
+    if _n349 < 0:
         raise InvalidValueError("Brokers: null or negative length")
-    if _n324 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n324) + " elements in " + str(len(data) - pos) + " bytes")
-    f_brokers = []
-    for _ in range(_n324):
-        _m325_node_id, _n326 = _S_ih.unpack_from(data, pos)
+    if _n349 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n349) + " elements in " + str(len(data) - pos) + " bytes")
+    _l350: list[MetadataResponseBroker] = []
+    for _ in range(_n349):
+        _m351 = _new(MetadataResponseBroker)
+        _m351.node_id, _n352 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n326 < 0:
+        if _n352 < 0:
             raise InvalidValueError("Host: null or negative length")
-        _m325_host = data[pos : pos + _n326].decode()
-        pos += _n326
-        _m325_port, _n327 = _S_ih.unpack_from(data, pos)
+        _m351.host = data[pos : pos + _n352].decode()
+        pos += _n352
+        _m351.port, _n353 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n327 < 0:
-            _m325_rack = None
-            if _n327 != -1:
-                raise InvalidValueError("Rack: length " + str(_n327))
+        if _n353 < 0:
+            _m351.rack = None
+            if _n353 != -1:
+                raise InvalidValueError("Rack: length " + str(_n353))
         else:
-            _m325_rack = data[pos : pos + _n327].decode()
-            pos += _n327
-        f_brokers.append(MetadataResponseBroker(_m325_node_id, _m325_host, _m325_port, _m325_rack))
-    (_n328,) = _S_h.unpack_from(data, pos)
+            _m351.rack = data[pos : pos + _n353].decode()
+            pos += _n353
+        _l350.append(_m351)
+    o.brokers = _l350
+    (_n354,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n328 < 0:
-        f_cluster_id = None
-        if _n328 != -1:
-            raise InvalidValueError("ClusterId: length " + str(_n328))
+    if _n354 < 0:
+        o.cluster_id = None
+        if _n354 != -1:
+            raise InvalidValueError("ClusterId: length " + str(_n354))
     else:
-        f_cluster_id = data[pos : pos + _n328].decode()
-        pos += _n328
-    f_controller_id, _n329 = _S_ii.unpack_from(data, pos)
+        o.cluster_id = data[pos : pos + _n354].decode()
+        pos += _n354
+    o.controller_id, _n355 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n329 < 0:
+    if _n355 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n329 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n329) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n329):
-        _e330, pos = _decode_MetadataResponseTopic_v7(data, pos)
-        f_topics.append(_e330)
-    return MetadataResponse(
-        f_throttle_time_ms, f_brokers, f_cluster_id, f_controller_id, f_topics, -2147483648, 0
-    ), pos
+    if _n355 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n355) + " elements in " + str(len(data) - pos) + " bytes")
+    _l356: list[MetadataResponseTopic] = []
+    for _ in range(_n355):
+        _e357, pos = _decode_MetadataResponseTopic_v7(data, pos)
+        _l356.append(_e357)
+    o.topics = _l356
+    return o, pos
 
 
 def _encode_MetadataResponse_v7(o: MetadataResponse, out: bytearray) -> None:
     """MetadataResponse, version 7."""
-    _a331 = o.brokers
-    out += _S_ii.pack(o.throttle_time_ms, len(_a331))
-    for _e332 in _a331:
-        _b333 = _e332.host.encode()
-        out += _S_ih.pack(_e332.node_id, len(_b333))
-        out += _b333
-        _b334 = None if _e332.rack is None else _e332.rack.encode()
-        out += _S_ih.pack(_e332.port, -1 if _b334 is None else len(_b334))
-        if _b334 is not None:
-            out += _b334
-    _b335 = None if o.cluster_id is None else o.cluster_id.encode()
-    out += _S_h.pack(-1 if _b335 is None else len(_b335))
-    if _b335 is not None:
-        out += _b335
-    _a336 = o.topics
-    out += _S_ii.pack(o.controller_id, len(_a336))
-    for _e337 in _a336:
-        _encode_MetadataResponseTopic_v7(_e337, out)
+    _a358 = o.brokers
+    out += _S_ii.pack(o.throttle_time_ms, len(_a358))
+    for _e359 in _a358:
+        _b360 = _e359.host.encode()
+        out += _S_ih.pack(_e359.node_id, len(_b360))
+        out += _b360
+        _b361 = None if _e359.rack is None else _e359.rack.encode()
+        out += _S_ih.pack(_e359.port, -1 if _b361 is None else len(_b361))
+        if _b361 is not None:
+            out += _b361
+    _b362 = None if o.cluster_id is None else o.cluster_id.encode()
+    out += _S_h.pack(-1 if _b362 is None else len(_b362))
+    if _b362 is not None:
+        out += _b362
+    _a363 = o.topics
+    out += _S_ii.pack(o.controller_id, len(_a363))
+    for _e364 in _a363:
+        _encode_MetadataResponseTopic_v7(_e364, out)
 
 
 def _decode_MetadataResponse_v8(data: bytes, pos: int) -> tuple[MetadataResponse, int]:
     """MetadataResponse, version 8."""
-    f_throttle_time_ms, _n338 = _S_ii.unpack_from(data, pos)
+    o = _new(MetadataResponse)
+    o.error_code = 0
+    o.throttle_time_ms, _n365 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n338 < 0:
+    if _n365 < 0:
         raise InvalidValueError("Brokers: null or negative length")
-    if _n338 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n338) + " elements in " + str(len(data) - pos) + " bytes")
-    f_brokers = []
-    for _ in range(_n338):
-        _m339_node_id, _n340 = _S_ih.unpack_from(data, pos)
+    if _n365 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n365) + " elements in " + str(len(data) - pos) + " bytes")
+    _l366: list[MetadataResponseBroker] = []
+    for _ in range(_n365):
+        _m367 = _new(MetadataResponseBroker)
+        _m367.node_id, _n368 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n340 < 0:
+        if _n368 < 0:
             raise InvalidValueError("Host: null or negative length")
-        _m339_host = data[pos : pos + _n340].decode()
-        pos += _n340
-        _m339_port, _n341 = _S_ih.unpack_from(data, pos)
+        _m367.host = data[pos : pos + _n368].decode()
+        pos += _n368
+        _m367.port, _n369 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n341 < 0:
-            _m339_rack = None
-            if _n341 != -1:
-                raise InvalidValueError("Rack: length " + str(_n341))
+        if _n369 < 0:
+            _m367.rack = None
+            if _n369 != -1:
+                raise InvalidValueError("Rack: length " + str(_n369))
         else:
-            _m339_rack = data[pos : pos + _n341].decode()
-            pos += _n341
-        f_brokers.append(MetadataResponseBroker(_m339_node_id, _m339_host, _m339_port, _m339_rack))
-    (_n342,) = _S_h.unpack_from(data, pos)
+            _m367.rack = data[pos : pos + _n369].decode()
+            pos += _n369
+        _l366.append(_m367)
+    o.brokers = _l366
+    (_n370,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n342 < 0:
-        f_cluster_id = None
-        if _n342 != -1:
-            raise InvalidValueError("ClusterId: length " + str(_n342))
+    if _n370 < 0:
+        o.cluster_id = None
+        if _n370 != -1:
+            raise InvalidValueError("ClusterId: length " + str(_n370))
     else:
-        f_cluster_id = data[pos : pos + _n342].decode()
-        pos += _n342
-    f_controller_id, _n343 = _S_ii.unpack_from(data, pos)
+        o.cluster_id = data[pos : pos + _n370].decode()
+        pos += _n370
+    o.controller_id, _n371 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n343 < 0:
+    if _n371 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n343 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n343) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n343):
-        _e344, pos = _decode_MetadataResponseTopic_v8(data, pos)
-        f_topics.append(_e344)
-    (f_cluster_authorized_operations,) = _S_i.unpack_from(data, pos)
+    if _n371 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n371) + " elements in " + str(len(data) - pos) + " bytes")
+    _l372: list[MetadataResponseTopic] = []
+    for _ in range(_n371):
+        _e373, pos = _decode_MetadataResponseTopic_v8(data, pos)
+        _l372.append(_e373)
+    o.topics = _l372
+    (o.cluster_authorized_operations,) = _S_i.unpack_from(data, pos)
     pos += 4
-    return MetadataResponse(
-        f_throttle_time_ms,
-        f_brokers,
-        f_cluster_id,
-        f_controller_id,
-        f_topics,
-        f_cluster_authorized_operations,
-        0,
-    ), pos
+    return o, pos
 
 
 def _encode_MetadataResponse_v8(o: MetadataResponse, out: bytearray) -> None:
     """MetadataResponse, version 8."""
-    _a345 = o.brokers
-    out += _S_ii.pack(o.throttle_time_ms, len(_a345))
-    for _e346 in _a345:
-        _b347 = _e346.host.encode()
-        out += _S_ih.pack(_e346.node_id, len(_b347))
-        out += _b347
-        _b348 = None if _e346.rack is None else _e346.rack.encode()
-        out += _S_ih.pack(_e346.port, -1 if _b348 is None else len(_b348))
-        if _b348 is not None:
-            out += _b348
-    _b349 = None if o.cluster_id is None else o.cluster_id.encode()
-    out += _S_h.pack(-1 if _b349 is None else len(_b349))
-    if _b349 is not None:
-        out += _b349
-    _a350 = o.topics
-    out += _S_ii.pack(o.controller_id, len(_a350))
-    for _e351 in _a350:
-        _encode_MetadataResponseTopic_v8(_e351, out)
+    _a374 = o.brokers
+    out += _S_ii.pack(o.throttle_time_ms, len(_a374))
+    for _e375 in _a374:
+        _b376 = _e375.host.encode()
+        out += _S_ih.pack(_e375.node_id, len(_b376))
+        out += _b376
+        _b377 = None if _e375.rack is None else _e375.rack.encode()
+        out += _S_ih.pack(_e375.port, -1 if _b377 is None else len(_b377))
+        if _b377 is not None:
+            out += _b377
+    _b378 = None if o.cluster_id is None else o.cluster_id.encode()
+    out += _S_h.pack(-1 if _b378 is None else len(_b378))
+    if _b378 is not None:
+        out += _b378
+    _a379 = o.topics
+    out += _S_ii.pack(o.controller_id, len(_a379))
+    for _e380 in _a379:
+        _encode_MetadataResponseTopic_v8(_e380, out)
     out += _S_i.pack(o.cluster_authorized_operations)
 
 
 def _decode_MetadataResponse_v9(data: bytes, pos: int) -> tuple[MetadataResponse, int]:
     """MetadataResponse, version 9 (flexible)."""
-    (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
+    o = _new(MetadataResponse)
+    o.error_code = 0
+    (o.throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n352 = data[pos]
-    if _n352 < 128:
+    _n381 = data[pos]
+    if _n381 < 128:
         pos += 1
     else:
-        _n352, pos = read_uvarint(data, pos)
-    _n352 -= 1
-    if _n352 < 0:
+        _n381, pos = read_uvarint(data, pos)
+    _n381 -= 1
+    if _n381 < 0:
         raise InvalidValueError("Brokers: null or negative length")
-    if _n352 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n352) + " elements in " + str(len(data) - pos) + " bytes")
-    f_brokers = []
-    for _ in range(_n352):
-        (_m353_node_id,) = _S_i.unpack_from(data, pos)
+    if _n381 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n381) + " elements in " + str(len(data) - pos) + " bytes")
+    _l382: list[MetadataResponseBroker] = []
+    for _ in range(_n381):
+        _m383 = _new(MetadataResponseBroker)
+        (_m383.node_id,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n354 = data[pos]
-        if 0 < _n354 < 128:
-            _m353_host = data[pos + 1 : pos + _n354].decode()
-            pos += _n354
+        _n384 = data[pos]
+        if _n384 < 128:
+            _m383.host = data[pos + 1 : pos + _n384].decode()
+            pos += _n384 or _runtime.null_value("Host")
         else:
-            _m353_host, pos = read_compact_string(data, pos)
-        (_m353_port,) = _S_i.unpack_from(data, pos)
+            _m383.host, pos = read_compact_string(data, pos)
+        (_m383.port,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n355 = data[pos]
-        if 0 < _n355 < 128:
-            _m353_rack = data[pos + 1 : pos + _n355].decode()
-            pos += _n355
-        elif _n355 == 0:
-            _m353_rack = None
+        _n385 = data[pos]
+        if _n385 == 0:
+            _m383.rack = None
             pos += 1
+        elif _n385 < 128:
+            _m383.rack = data[pos + 1 : pos + _n385].decode()
+            pos += _n385
         else:
-            _m353_rack, pos = read_compact_nullable_string(data, pos)
+            _m383.rack, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_brokers.append(MetadataResponseBroker(_m353_node_id, _m353_host, _m353_port, _m353_rack))
-    _n356 = data[pos]
-    if 0 < _n356 < 128:
-        f_cluster_id = data[pos + 1 : pos + _n356].decode()
-        pos += _n356
-    elif _n356 == 0:
-        f_cluster_id = None
+        _l382.append(_m383)
+    o.brokers = _l382
+    _n386 = data[pos]
+    if _n386 == 0:
+        o.cluster_id = None
         pos += 1
+    elif _n386 < 128:
+        o.cluster_id = data[pos + 1 : pos + _n386].decode()
+        pos += _n386
     else:
-        f_cluster_id, pos = read_compact_nullable_string(data, pos)
-    (f_controller_id,) = _S_i.unpack_from(data, pos)
+        o.cluster_id, pos = read_compact_nullable_string(data, pos)
+    (o.controller_id,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n357 = data[pos]
-    if _n357 < 128:
+    _n387 = data[pos]
+    if _n387 < 128:
         pos += 1
     else:
-        _n357, pos = read_uvarint(data, pos)
-    _n357 -= 1
-    if _n357 < 0:
+        _n387, pos = read_uvarint(data, pos)
+    _n387 -= 1
+    if _n387 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n357 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n357) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n357):
-        _e358, pos = _decode_MetadataResponseTopic_v9(data, pos)
-        f_topics.append(_e358)
-    f_cluster_authorized_operations, _t359 = _S_iB.unpack_from(data, pos)
+    if _n387 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n387) + " elements in " + str(len(data) - pos) + " bytes")
+    _l388: list[MetadataResponseTopic] = []
+    for _ in range(_n387):
+        _e389, pos = _decode_MetadataResponseTopic_v9(data, pos)
+        _l388.append(_e389)
+    o.topics = _l388
+    o.cluster_authorized_operations, _t390 = _S_iB.unpack_from(data, pos)
     pos += 5
-    if _t359 != 0:
+    if _t390 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return MetadataResponse(
-        f_throttle_time_ms,
-        f_brokers,
-        f_cluster_id,
-        f_controller_id,
-        f_topics,
-        f_cluster_authorized_operations,
-        0,
-    ), pos
+    return o, pos
 
 
 def _encode_MetadataResponse_v9(o: MetadataResponse, out: bytearray) -> None:
     """MetadataResponse, version 9 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a360 = o.brokers
-    _n361 = len(_a360) + 1
-    if _n361 < 128:
-        out.append(_n361)
+    _a391 = o.brokers
+    _n392 = len(_a391) + 1
+    if _n392 < 128:
+        out.append(_n392)
     else:
-        write_uvarint(out, _n361)
-    for _e362 in _a360:
-        out += _S_i.pack(_e362.node_id)
-        _b363 = _e362.host.encode()
-        _n364 = len(_b363) + 1
-        if _n364 < 128:
-            out.append(_n364)
+        write_uvarint(out, _n392)
+    for _e393 in _a391:
+        out += _S_i.pack(_e393.node_id)
+        _b394 = _e393.host.encode()
+        _n395 = len(_b394) + 1
+        if _n395 < 128:
+            out.append(_n395)
         else:
-            write_uvarint(out, _n364)
-        out += _b363
-        out += _S_i.pack(_e362.port)
-        if _e362.rack is None:
+            write_uvarint(out, _n395)
+        out += _b394
+        out += _S_i.pack(_e393.port)
+        if _e393.rack is None:
             out.append(0)
         else:
-            _b365 = _e362.rack.encode()
-            _n366 = len(_b365) + 1
-            if _n366 < 128:
-                out.append(_n366)
+            _b396 = _e393.rack.encode()
+            _n397 = len(_b396) + 1
+            if _n397 < 128:
+                out.append(_n397)
             else:
-                write_uvarint(out, _n366)
-            out += _b365
+                write_uvarint(out, _n397)
+            out += _b396
         out.append(0)  # no tagged fields
     if o.cluster_id is None:
         out.append(0)
     else:
-        _b367 = o.cluster_id.encode()
-        _n368 = len(_b367) + 1
-        if _n368 < 128:
-            out.append(_n368)
+        _b398 = o.cluster_id.encode()
+        _n399 = len(_b398) + 1
+        if _n399 < 128:
+            out.append(_n399)
         else:
-            write_uvarint(out, _n368)
-        out += _b367
+            write_uvarint(out, _n399)
+        out += _b398
     out += _S_i.pack(o.controller_id)
-    _a369 = o.topics
-    _n370 = len(_a369) + 1
-    if _n370 < 128:
-        out.append(_n370)
+    _a400 = o.topics
+    _n401 = len(_a400) + 1
+    if _n401 < 128:
+        out.append(_n401)
     else:
-        write_uvarint(out, _n370)
-    for _e371 in _a369:
-        _encode_MetadataResponseTopic_v9(_e371, out)
+        write_uvarint(out, _n401)
+    for _e402 in _a400:
+        _encode_MetadataResponseTopic_v9(_e402, out)
     out += _S_iB.pack(o.cluster_authorized_operations, 0)
 
 
 def _decode_MetadataResponse_v10(data: bytes, pos: int) -> tuple[MetadataResponse, int]:
     """MetadataResponse, version 10 (flexible)."""
-    (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
+    o = _new(MetadataResponse)
+    o.error_code = 0
+    (o.throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n372 = data[pos]
-    if _n372 < 128:
+    _n403 = data[pos]
+    if _n403 < 128:
         pos += 1
     else:
-        _n372, pos = read_uvarint(data, pos)
-    _n372 -= 1
-    if _n372 < 0:
+        _n403, pos = read_uvarint(data, pos)
+    _n403 -= 1
+    if _n403 < 0:
         raise InvalidValueError("Brokers: null or negative length")
-    if _n372 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n372) + " elements in " + str(len(data) - pos) + " bytes")
-    f_brokers = []
-    for _ in range(_n372):
-        (_m373_node_id,) = _S_i.unpack_from(data, pos)
+    if _n403 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n403) + " elements in " + str(len(data) - pos) + " bytes")
+    _l404: list[MetadataResponseBroker] = []
+    for _ in range(_n403):
+        _m405 = _new(MetadataResponseBroker)
+        (_m405.node_id,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n374 = data[pos]
-        if 0 < _n374 < 128:
-            _m373_host = data[pos + 1 : pos + _n374].decode()
-            pos += _n374
+        _n406 = data[pos]
+        if _n406 < 128:
+            _m405.host = data[pos + 1 : pos + _n406].decode()
+            pos += _n406 or _runtime.null_value("Host")
         else:
-            _m373_host, pos = read_compact_string(data, pos)
-        (_m373_port,) = _S_i.unpack_from(data, pos)
+            _m405.host, pos = read_compact_string(data, pos)
+        (_m405.port,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n375 = data[pos]
-        if 0 < _n375 < 128:
-            _m373_rack = data[pos + 1 : pos + _n375].decode()
-            pos += _n375
-        elif _n375 == 0:
-            _m373_rack = None
+        _n407 = data[pos]
+        if _n407 == 0:
+            _m405.rack = None
             pos += 1
+        elif _n407 < 128:
+            _m405.rack = data[pos + 1 : pos + _n407].decode()
+            pos += _n407
         else:
-            _m373_rack, pos = read_compact_nullable_string(data, pos)
+            _m405.rack, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_brokers.append(MetadataResponseBroker(_m373_node_id, _m373_host, _m373_port, _m373_rack))
-    _n376 = data[pos]
-    if 0 < _n376 < 128:
-        f_cluster_id = data[pos + 1 : pos + _n376].decode()
-        pos += _n376
-    elif _n376 == 0:
-        f_cluster_id = None
+        _l404.append(_m405)
+    o.brokers = _l404
+    _n408 = data[pos]
+    if _n408 == 0:
+        o.cluster_id = None
         pos += 1
+    elif _n408 < 128:
+        o.cluster_id = data[pos + 1 : pos + _n408].decode()
+        pos += _n408
     else:
-        f_cluster_id, pos = read_compact_nullable_string(data, pos)
-    (f_controller_id,) = _S_i.unpack_from(data, pos)
+        o.cluster_id, pos = read_compact_nullable_string(data, pos)
+    (o.controller_id,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n377 = data[pos]
-    if _n377 < 128:
+    _n409 = data[pos]
+    if _n409 < 128:
         pos += 1
     else:
-        _n377, pos = read_uvarint(data, pos)
-    _n377 -= 1
-    if _n377 < 0:
+        _n409, pos = read_uvarint(data, pos)
+    _n409 -= 1
+    if _n409 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n377 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n377) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n377):
-        _e378, pos = _decode_MetadataResponseTopic_v10(data, pos)
-        f_topics.append(_e378)
-    f_cluster_authorized_operations, _t379 = _S_iB.unpack_from(data, pos)
+    if _n409 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n409) + " elements in " + str(len(data) - pos) + " bytes")
+    _l410: list[MetadataResponseTopic] = []
+    for _ in range(_n409):
+        _e411, pos = _decode_MetadataResponseTopic_v10(data, pos)
+        _l410.append(_e411)
+    o.topics = _l410
+    o.cluster_authorized_operations, _t412 = _S_iB.unpack_from(data, pos)
     pos += 5
-    if _t379 != 0:
+    if _t412 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return MetadataResponse(
-        f_throttle_time_ms,
-        f_brokers,
-        f_cluster_id,
-        f_controller_id,
-        f_topics,
-        f_cluster_authorized_operations,
-        0,
-    ), pos
+    return o, pos
 
 
 def _encode_MetadataResponse_v10(o: MetadataResponse, out: bytearray) -> None:
     """MetadataResponse, version 10 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a380 = o.brokers
-    _n381 = len(_a380) + 1
-    if _n381 < 128:
-        out.append(_n381)
+    _a413 = o.brokers
+    _n414 = len(_a413) + 1
+    if _n414 < 128:
+        out.append(_n414)
     else:
-        write_uvarint(out, _n381)
-    for _e382 in _a380:
-        out += _S_i.pack(_e382.node_id)
-        _b383 = _e382.host.encode()
-        _n384 = len(_b383) + 1
-        if _n384 < 128:
-            out.append(_n384)
+        write_uvarint(out, _n414)
+    for _e415 in _a413:
+        out += _S_i.pack(_e415.node_id)
+        _b416 = _e415.host.encode()
+        _n417 = len(_b416) + 1
+        if _n417 < 128:
+            out.append(_n417)
         else:
-            write_uvarint(out, _n384)
-        out += _b383
-        out += _S_i.pack(_e382.port)
-        if _e382.rack is None:
+            write_uvarint(out, _n417)
+        out += _b416
+        out += _S_i.pack(_e415.port)
+        if _e415.rack is None:
             out.append(0)
         else:
-            _b385 = _e382.rack.encode()
-            _n386 = len(_b385) + 1
-            if _n386 < 128:
-                out.append(_n386)
+            _b418 = _e415.rack.encode()
+            _n419 = len(_b418) + 1
+            if _n419 < 128:
+                out.append(_n419)
             else:
-                write_uvarint(out, _n386)
-            out += _b385
+                write_uvarint(out, _n419)
+            out += _b418
         out.append(0)  # no tagged fields
     if o.cluster_id is None:
         out.append(0)
     else:
-        _b387 = o.cluster_id.encode()
-        _n388 = len(_b387) + 1
-        if _n388 < 128:
-            out.append(_n388)
+        _b420 = o.cluster_id.encode()
+        _n421 = len(_b420) + 1
+        if _n421 < 128:
+            out.append(_n421)
         else:
-            write_uvarint(out, _n388)
-        out += _b387
+            write_uvarint(out, _n421)
+        out += _b420
     out += _S_i.pack(o.controller_id)
-    _a389 = o.topics
-    _n390 = len(_a389) + 1
-    if _n390 < 128:
-        out.append(_n390)
+    _a422 = o.topics
+    _n423 = len(_a422) + 1
+    if _n423 < 128:
+        out.append(_n423)
     else:
-        write_uvarint(out, _n390)
-    for _e391 in _a389:
-        _encode_MetadataResponseTopic_v10(_e391, out)
+        write_uvarint(out, _n423)
+    for _e424 in _a422:
+        _encode_MetadataResponseTopic_v10(_e424, out)
     out += _S_iB.pack(o.cluster_authorized_operations, 0)
 
 
 def _decode_MetadataResponse_v11(data: bytes, pos: int) -> tuple[MetadataResponse, int]:
     """MetadataResponse, version 11 (flexible)."""
-    (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
+    o = _new(MetadataResponse)
+    o.cluster_authorized_operations = -2147483648
+    o.error_code = 0
+    (o.throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n392 = data[pos]
-    if _n392 < 128:
+    _n425 = data[pos]
+    if _n425 < 128:
         pos += 1
     else:
-        _n392, pos = read_uvarint(data, pos)
-    _n392 -= 1
-    if _n392 < 0:
+        _n425, pos = read_uvarint(data, pos)
+    _n425 -= 1
+    if _n425 < 0:
         raise InvalidValueError("Brokers: null or negative length")
-    if _n392 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n392) + " elements in " + str(len(data) - pos) + " bytes")
-    f_brokers = []
-    for _ in range(_n392):
-        (_m393_node_id,) = _S_i.unpack_from(data, pos)
+    if _n425 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n425) + " elements in " + str(len(data) - pos) + " bytes")
+    _l426: list[MetadataResponseBroker] = []
+    for _ in range(_n425):
+        _m427 = _new(MetadataResponseBroker)
+        (_m427.node_id,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n394 = data[pos]
-        if 0 < _n394 < 128:
-            _m393_host = data[pos + 1 : pos + _n394].decode()
-            pos += _n394
+        _n428 = data[pos]
+        if _n428 < 128:
+            _m427.host = data[pos + 1 : pos + _n428].decode()
+            pos += _n428 or _runtime.null_value("Host")
         else:
-            _m393_host, pos = read_compact_string(data, pos)
-        (_m393_port,) = _S_i.unpack_from(data, pos)
+            _m427.host, pos = read_compact_string(data, pos)
+        (_m427.port,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n395 = data[pos]
-        if 0 < _n395 < 128:
-            _m393_rack = data[pos + 1 : pos + _n395].decode()
-            pos += _n395
-        elif _n395 == 0:
-            _m393_rack = None
+        _n429 = data[pos]
+        if _n429 == 0:
+            _m427.rack = None
             pos += 1
+        elif _n429 < 128:
+            _m427.rack = data[pos + 1 : pos + _n429].decode()
+            pos += _n429
         else:
-            _m393_rack, pos = read_compact_nullable_string(data, pos)
+            _m427.rack, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_brokers.append(MetadataResponseBroker(_m393_node_id, _m393_host, _m393_port, _m393_rack))
-    _n396 = data[pos]
-    if 0 < _n396 < 128:
-        f_cluster_id = data[pos + 1 : pos + _n396].decode()
-        pos += _n396
-    elif _n396 == 0:
-        f_cluster_id = None
+        _l426.append(_m427)
+    o.brokers = _l426
+    _n430 = data[pos]
+    if _n430 == 0:
+        o.cluster_id = None
         pos += 1
+    elif _n430 < 128:
+        o.cluster_id = data[pos + 1 : pos + _n430].decode()
+        pos += _n430
     else:
-        f_cluster_id, pos = read_compact_nullable_string(data, pos)
-    (f_controller_id,) = _S_i.unpack_from(data, pos)
+        o.cluster_id, pos = read_compact_nullable_string(data, pos)
+    (o.controller_id,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n397 = data[pos]
-    if _n397 < 128:
+    _n431 = data[pos]
+    if _n431 < 128:
         pos += 1
     else:
-        _n397, pos = read_uvarint(data, pos)
-    _n397 -= 1
-    if _n397 < 0:
+        _n431, pos = read_uvarint(data, pos)
+    _n431 -= 1
+    if _n431 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n397 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n397) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n397):
-        _e398, pos = _decode_MetadataResponseTopic_v10(data, pos)
-        f_topics.append(_e398)
+    if _n431 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n431) + " elements in " + str(len(data) - pos) + " bytes")
+    _l432: list[MetadataResponseTopic] = []
+    for _ in range(_n431):
+        _e433, pos = _decode_MetadataResponseTopic_v10(data, pos)
+        _l432.append(_e433)
+    o.topics = _l432
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return MetadataResponse(
-        f_throttle_time_ms, f_brokers, f_cluster_id, f_controller_id, f_topics, -2147483648, 0
-    ), pos
+    return o, pos
 
 
 def _encode_MetadataResponse_v11(o: MetadataResponse, out: bytearray) -> None:
     """MetadataResponse, version 11 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a399 = o.brokers
-    _n400 = len(_a399) + 1
-    if _n400 < 128:
-        out.append(_n400)
-    else:
-        write_uvarint(out, _n400)
-    for _e401 in _a399:
-        out += _S_i.pack(_e401.node_id)
-        _b402 = _e401.host.encode()
-        _n403 = len(_b402) + 1
-        if _n403 < 128:
-            out.append(_n403)
-        else:
-            write_uvarint(out, _n403)
-        out += _b402
-        out += _S_i.pack(_e401.port)
-        if _e401.rack is None:
-            out.append(0)
-        else:
-            _b404 = _e401.rack.encode()
-            _n405 = len(_b404) + 1
-            if _n405 < 128:
-                out.append(_n405)
-            else:
-                write_uvarint(out, _n405)
-            out += _b404
-        out.append(0)  # no tagged fields
-    if o.cluster_id is None:
-        out.append(0)
-    else:
-        _b406 = o.cluster_id.encode()
-        _n407 = len(_b406) + 1
-        if _n407 < 128:
-            out.append(_n407)
-        else:
-            write_uvarint(out, _n407)
-        out += _b406
-    out += _S_i.pack(o.controller_id)
-    _a408 = o.topics
-    _n409 = len(_a408) + 1
-    if _n409 < 128:
-        out.append(_n409)
-    else:
-        write_uvarint(out, _n409)
-    for _e410 in _a408:
-        _encode_MetadataResponseTopic_v10(_e410, out)
-    out.append(0)  # no tagged fields
-
-
-def _decode_MetadataResponse_v12(data: bytes, pos: int) -> tuple[MetadataResponse, int]:
-    """MetadataResponse, version 12 (flexible)."""
-    (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    _n411 = data[pos]
-    if _n411 < 128:
-        pos += 1
-    else:
-        _n411, pos = read_uvarint(data, pos)
-    _n411 -= 1
-    if _n411 < 0:
-        raise InvalidValueError("Brokers: null or negative length")
-    if _n411 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n411) + " elements in " + str(len(data) - pos) + " bytes")
-    f_brokers = []
-    for _ in range(_n411):
-        (_m412_node_id,) = _S_i.unpack_from(data, pos)
-        pos += 4
-        _n413 = data[pos]
-        if 0 < _n413 < 128:
-            _m412_host = data[pos + 1 : pos + _n413].decode()
-            pos += _n413
-        else:
-            _m412_host, pos = read_compact_string(data, pos)
-        (_m412_port,) = _S_i.unpack_from(data, pos)
-        pos += 4
-        _n414 = data[pos]
-        if 0 < _n414 < 128:
-            _m412_rack = data[pos + 1 : pos + _n414].decode()
-            pos += _n414
-        elif _n414 == 0:
-            _m412_rack = None
-            pos += 1
-        else:
-            _m412_rack, pos = read_compact_nullable_string(data, pos)
-        if data[pos] == 0:  # no tagged fields: the common case
-            pos += 1
-        else:
-            pos = skip_tagged_fields(data, pos)
-        f_brokers.append(MetadataResponseBroker(_m412_node_id, _m412_host, _m412_port, _m412_rack))
-    _n415 = data[pos]
-    if 0 < _n415 < 128:
-        f_cluster_id = data[pos + 1 : pos + _n415].decode()
-        pos += _n415
-    elif _n415 == 0:
-        f_cluster_id = None
-        pos += 1
-    else:
-        f_cluster_id, pos = read_compact_nullable_string(data, pos)
-    (f_controller_id,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    _n416 = data[pos]
-    if _n416 < 128:
-        pos += 1
-    else:
-        _n416, pos = read_uvarint(data, pos)
-    _n416 -= 1
-    if _n416 < 0:
-        raise InvalidValueError("Topics: null or negative length")
-    if _n416 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n416) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n416):
-        _e417, pos = _decode_MetadataResponseTopic_v12(data, pos)
-        f_topics.append(_e417)
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
-    return MetadataResponse(
-        f_throttle_time_ms, f_brokers, f_cluster_id, f_controller_id, f_topics, -2147483648, 0
-    ), pos
-
-
-def _encode_MetadataResponse_v12(o: MetadataResponse, out: bytearray) -> None:
-    """MetadataResponse, version 12 (flexible)."""
-    out += _S_i.pack(o.throttle_time_ms)
-    _a418 = o.brokers
-    _n419 = len(_a418) + 1
-    if _n419 < 128:
-        out.append(_n419)
-    else:
-        write_uvarint(out, _n419)
-    for _e420 in _a418:
-        out += _S_i.pack(_e420.node_id)
-        _b421 = _e420.host.encode()
-        _n422 = len(_b421) + 1
-        if _n422 < 128:
-            out.append(_n422)
-        else:
-            write_uvarint(out, _n422)
-        out += _b421
-        out += _S_i.pack(_e420.port)
-        if _e420.rack is None:
-            out.append(0)
-        else:
-            _b423 = _e420.rack.encode()
-            _n424 = len(_b423) + 1
-            if _n424 < 128:
-                out.append(_n424)
-            else:
-                write_uvarint(out, _n424)
-            out += _b423
-        out.append(0)  # no tagged fields
-    if o.cluster_id is None:
-        out.append(0)
-    else:
-        _b425 = o.cluster_id.encode()
-        _n426 = len(_b425) + 1
-        if _n426 < 128:
-            out.append(_n426)
-        else:
-            write_uvarint(out, _n426)
-        out += _b425
-    out += _S_i.pack(o.controller_id)
-    _a427 = o.topics
-    _n428 = len(_a427) + 1
-    if _n428 < 128:
-        out.append(_n428)
-    else:
-        write_uvarint(out, _n428)
-    for _e429 in _a427:
-        _encode_MetadataResponseTopic_v12(_e429, out)
-    out.append(0)  # no tagged fields
-
-
-def _decode_MetadataResponse_v13(data: bytes, pos: int) -> tuple[MetadataResponse, int]:
-    """MetadataResponse, version 13 (flexible)."""
-    (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    _n430 = data[pos]
-    if _n430 < 128:
-        pos += 1
-    else:
-        _n430, pos = read_uvarint(data, pos)
-    _n430 -= 1
-    if _n430 < 0:
-        raise InvalidValueError("Brokers: null or negative length")
-    if _n430 > len(data) - pos:
-        raise TruncatedError("Brokers: " + str(_n430) + " elements in " + str(len(data) - pos) + " bytes")
-    f_brokers = []
-    for _ in range(_n430):
-        (_m431_node_id,) = _S_i.unpack_from(data, pos)
-        pos += 4
-        _n432 = data[pos]
-        if 0 < _n432 < 128:
-            _m431_host = data[pos + 1 : pos + _n432].decode()
-            pos += _n432
-        else:
-            _m431_host, pos = read_compact_string(data, pos)
-        (_m431_port,) = _S_i.unpack_from(data, pos)
-        pos += 4
-        _n433 = data[pos]
-        if 0 < _n433 < 128:
-            _m431_rack = data[pos + 1 : pos + _n433].decode()
-            pos += _n433
-        elif _n433 == 0:
-            _m431_rack = None
-            pos += 1
-        else:
-            _m431_rack, pos = read_compact_nullable_string(data, pos)
-        if data[pos] == 0:  # no tagged fields: the common case
-            pos += 1
-        else:
-            pos = skip_tagged_fields(data, pos)
-        f_brokers.append(MetadataResponseBroker(_m431_node_id, _m431_host, _m431_port, _m431_rack))
-    _n434 = data[pos]
-    if 0 < _n434 < 128:
-        f_cluster_id = data[pos + 1 : pos + _n434].decode()
-        pos += _n434
-    elif _n434 == 0:
-        f_cluster_id = None
-        pos += 1
-    else:
-        f_cluster_id, pos = read_compact_nullable_string(data, pos)
-    (f_controller_id,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    _n435 = data[pos]
+    _a434 = o.brokers
+    _n435 = len(_a434) + 1
     if _n435 < 128:
-        pos += 1
+        out.append(_n435)
     else:
-        _n435, pos = read_uvarint(data, pos)
-    _n435 -= 1
-    if _n435 < 0:
-        raise InvalidValueError("Topics: null or negative length")
-    if _n435 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n435) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n435):
-        _e436, pos = _decode_MetadataResponseTopic_v12(data, pos)
-        f_topics.append(_e436)
-    f_error_code, _t437 = _S_hB.unpack_from(data, pos)
-    pos += 3
-    if _t437 != 0:
-        pos = skip_tagged_fields(data, pos - 1)
-    return MetadataResponse(
-        f_throttle_time_ms, f_brokers, f_cluster_id, f_controller_id, f_topics, -2147483648, f_error_code
-    ), pos
-
-
-def _encode_MetadataResponse_v13(o: MetadataResponse, out: bytearray) -> None:
-    """MetadataResponse, version 13 (flexible)."""
-    out += _S_i.pack(o.throttle_time_ms)
-    _a438 = o.brokers
-    _n439 = len(_a438) + 1
-    if _n439 < 128:
-        out.append(_n439)
+        write_uvarint(out, _n435)
+    for _e436 in _a434:
+        out += _S_i.pack(_e436.node_id)
+        _b437 = _e436.host.encode()
+        _n438 = len(_b437) + 1
+        if _n438 < 128:
+            out.append(_n438)
+        else:
+            write_uvarint(out, _n438)
+        out += _b437
+        out += _S_i.pack(_e436.port)
+        if _e436.rack is None:
+            out.append(0)
+        else:
+            _b439 = _e436.rack.encode()
+            _n440 = len(_b439) + 1
+            if _n440 < 128:
+                out.append(_n440)
+            else:
+                write_uvarint(out, _n440)
+            out += _b439
+        out.append(0)  # no tagged fields
+    if o.cluster_id is None:
+        out.append(0)
     else:
-        write_uvarint(out, _n439)
-    for _e440 in _a438:
-        out += _S_i.pack(_e440.node_id)
-        _b441 = _e440.host.encode()
+        _b441 = o.cluster_id.encode()
         _n442 = len(_b441) + 1
         if _n442 < 128:
             out.append(_n442)
         else:
             write_uvarint(out, _n442)
         out += _b441
-        out += _S_i.pack(_e440.port)
-        if _e440.rack is None:
+    out += _S_i.pack(o.controller_id)
+    _a443 = o.topics
+    _n444 = len(_a443) + 1
+    if _n444 < 128:
+        out.append(_n444)
+    else:
+        write_uvarint(out, _n444)
+    for _e445 in _a443:
+        _encode_MetadataResponseTopic_v10(_e445, out)
+    out.append(0)  # no tagged fields
+
+
+def _decode_MetadataResponse_v12(data: bytes, pos: int) -> tuple[MetadataResponse, int]:
+    """MetadataResponse, version 12 (flexible)."""
+    o = _new(MetadataResponse)
+    o.cluster_authorized_operations = -2147483648
+    o.error_code = 0
+    (o.throttle_time_ms,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    _n446 = data[pos]
+    if _n446 < 128:
+        pos += 1
+    else:
+        _n446, pos = read_uvarint(data, pos)
+    _n446 -= 1
+    if _n446 < 0:
+        raise InvalidValueError("Brokers: null or negative length")
+    if _n446 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n446) + " elements in " + str(len(data) - pos) + " bytes")
+    _l447: list[MetadataResponseBroker] = []
+    for _ in range(_n446):
+        _m448 = _new(MetadataResponseBroker)
+        (_m448.node_id,) = _S_i.unpack_from(data, pos)
+        pos += 4
+        _n449 = data[pos]
+        if _n449 < 128:
+            _m448.host = data[pos + 1 : pos + _n449].decode()
+            pos += _n449 or _runtime.null_value("Host")
+        else:
+            _m448.host, pos = read_compact_string(data, pos)
+        (_m448.port,) = _S_i.unpack_from(data, pos)
+        pos += 4
+        _n450 = data[pos]
+        if _n450 == 0:
+            _m448.rack = None
+            pos += 1
+        elif _n450 < 128:
+            _m448.rack = data[pos + 1 : pos + _n450].decode()
+            pos += _n450
+        else:
+            _m448.rack, pos = read_compact_nullable_string(data, pos)
+        if data[pos] == 0:  # no tagged fields: the common case
+            pos += 1
+        else:
+            pos = skip_tagged_fields(data, pos)
+        _l447.append(_m448)
+    o.brokers = _l447
+    _n451 = data[pos]
+    if _n451 == 0:
+        o.cluster_id = None
+        pos += 1
+    elif _n451 < 128:
+        o.cluster_id = data[pos + 1 : pos + _n451].decode()
+        pos += _n451
+    else:
+        o.cluster_id, pos = read_compact_nullable_string(data, pos)
+    (o.controller_id,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    _n452 = data[pos]
+    if _n452 < 128:
+        pos += 1
+    else:
+        _n452, pos = read_uvarint(data, pos)
+    _n452 -= 1
+    if _n452 < 0:
+        raise InvalidValueError("Topics: null or negative length")
+    if _n452 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n452) + " elements in " + str(len(data) - pos) + " bytes")
+    _l453: list[MetadataResponseTopic] = []
+    for _ in range(_n452):
+        _e454, pos = _decode_MetadataResponseTopic_v12(data, pos)
+        _l453.append(_e454)
+    o.topics = _l453
+    if data[pos] == 0:  # no tagged fields: the common case
+        pos += 1
+    else:
+        pos = skip_tagged_fields(data, pos)
+    return o, pos
+
+
+def _encode_MetadataResponse_v12(o: MetadataResponse, out: bytearray) -> None:
+    """MetadataResponse, version 12 (flexible)."""
+    out += _S_i.pack(o.throttle_time_ms)
+    _a455 = o.brokers
+    _n456 = len(_a455) + 1
+    if _n456 < 128:
+        out.append(_n456)
+    else:
+        write_uvarint(out, _n456)
+    for _e457 in _a455:
+        out += _S_i.pack(_e457.node_id)
+        _b458 = _e457.host.encode()
+        _n459 = len(_b458) + 1
+        if _n459 < 128:
+            out.append(_n459)
+        else:
+            write_uvarint(out, _n459)
+        out += _b458
+        out += _S_i.pack(_e457.port)
+        if _e457.rack is None:
             out.append(0)
         else:
-            _b443 = _e440.rack.encode()
-            _n444 = len(_b443) + 1
-            if _n444 < 128:
-                out.append(_n444)
+            _b460 = _e457.rack.encode()
+            _n461 = len(_b460) + 1
+            if _n461 < 128:
+                out.append(_n461)
             else:
-                write_uvarint(out, _n444)
-            out += _b443
+                write_uvarint(out, _n461)
+            out += _b460
         out.append(0)  # no tagged fields
     if o.cluster_id is None:
         out.append(0)
     else:
-        _b445 = o.cluster_id.encode()
-        _n446 = len(_b445) + 1
-        if _n446 < 128:
-            out.append(_n446)
+        _b462 = o.cluster_id.encode()
+        _n463 = len(_b462) + 1
+        if _n463 < 128:
+            out.append(_n463)
         else:
-            write_uvarint(out, _n446)
-        out += _b445
+            write_uvarint(out, _n463)
+        out += _b462
     out += _S_i.pack(o.controller_id)
-    _a447 = o.topics
-    _n448 = len(_a447) + 1
-    if _n448 < 128:
-        out.append(_n448)
+    _a464 = o.topics
+    _n465 = len(_a464) + 1
+    if _n465 < 128:
+        out.append(_n465)
     else:
-        write_uvarint(out, _n448)
-    for _e449 in _a447:
-        _encode_MetadataResponseTopic_v12(_e449, out)
+        write_uvarint(out, _n465)
+    for _e466 in _a464:
+        _encode_MetadataResponseTopic_v12(_e466, out)
+    out.append(0)  # no tagged fields
+
+
+def _decode_MetadataResponse_v13(data: bytes, pos: int) -> tuple[MetadataResponse, int]:
+    """MetadataResponse, version 13 (flexible)."""
+    o = _new(MetadataResponse)
+    o.cluster_authorized_operations = -2147483648
+    (o.throttle_time_ms,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    _n467 = data[pos]
+    if _n467 < 128:
+        pos += 1
+    else:
+        _n467, pos = read_uvarint(data, pos)
+    _n467 -= 1
+    if _n467 < 0:
+        raise InvalidValueError("Brokers: null or negative length")
+    if _n467 > len(data) - pos:
+        raise TruncatedError("Brokers: " + str(_n467) + " elements in " + str(len(data) - pos) + " bytes")
+    _l468: list[MetadataResponseBroker] = []
+    for _ in range(_n467):
+        _m469 = _new(MetadataResponseBroker)
+        (_m469.node_id,) = _S_i.unpack_from(data, pos)
+        pos += 4
+        _n470 = data[pos]
+        if _n470 < 128:
+            _m469.host = data[pos + 1 : pos + _n470].decode()
+            pos += _n470 or _runtime.null_value("Host")
+        else:
+            _m469.host, pos = read_compact_string(data, pos)
+        (_m469.port,) = _S_i.unpack_from(data, pos)
+        pos += 4
+        _n471 = data[pos]
+        if _n471 == 0:
+            _m469.rack = None
+            pos += 1
+        elif _n471 < 128:
+            _m469.rack = data[pos + 1 : pos + _n471].decode()
+            pos += _n471
+        else:
+            _m469.rack, pos = read_compact_nullable_string(data, pos)
+        if data[pos] == 0:  # no tagged fields: the common case
+            pos += 1
+        else:
+            pos = skip_tagged_fields(data, pos)
+        _l468.append(_m469)
+    o.brokers = _l468
+    _n472 = data[pos]
+    if _n472 == 0:
+        o.cluster_id = None
+        pos += 1
+    elif _n472 < 128:
+        o.cluster_id = data[pos + 1 : pos + _n472].decode()
+        pos += _n472
+    else:
+        o.cluster_id, pos = read_compact_nullable_string(data, pos)
+    (o.controller_id,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    _n473 = data[pos]
+    if _n473 < 128:
+        pos += 1
+    else:
+        _n473, pos = read_uvarint(data, pos)
+    _n473 -= 1
+    if _n473 < 0:
+        raise InvalidValueError("Topics: null or negative length")
+    if _n473 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n473) + " elements in " + str(len(data) - pos) + " bytes")
+    _l474: list[MetadataResponseTopic] = []
+    for _ in range(_n473):
+        _e475, pos = _decode_MetadataResponseTopic_v12(data, pos)
+        _l474.append(_e475)
+    o.topics = _l474
+    o.error_code, _t476 = _S_hB.unpack_from(data, pos)
+    pos += 3
+    if _t476 != 0:
+        pos = skip_tagged_fields(data, pos - 1)
+    return o, pos
+
+
+def _encode_MetadataResponse_v13(o: MetadataResponse, out: bytearray) -> None:
+    """MetadataResponse, version 13 (flexible)."""
+    out += _S_i.pack(o.throttle_time_ms)
+    _a477 = o.brokers
+    _n478 = len(_a477) + 1
+    if _n478 < 128:
+        out.append(_n478)
+    else:
+        write_uvarint(out, _n478)
+    for _e479 in _a477:
+        out += _S_i.pack(_e479.node_id)
+        _b480 = _e479.host.encode()
+        _n481 = len(_b480) + 1
+        if _n481 < 128:
+            out.append(_n481)
+        else:
+            write_uvarint(out, _n481)
+        out += _b480
+        out += _S_i.pack(_e479.port)
+        if _e479.rack is None:
+            out.append(0)
+        else:
+            _b482 = _e479.rack.encode()
+            _n483 = len(_b482) + 1
+            if _n483 < 128:
+                out.append(_n483)
+            else:
+                write_uvarint(out, _n483)
+            out += _b482
+        out.append(0)  # no tagged fields
+    if o.cluster_id is None:
+        out.append(0)
+    else:
+        _b484 = o.cluster_id.encode()
+        _n485 = len(_b484) + 1
+        if _n485 < 128:
+            out.append(_n485)
+        else:
+            write_uvarint(out, _n485)
+        out += _b484
+    out += _S_i.pack(o.controller_id)
+    _a486 = o.topics
+    _n487 = len(_a486) + 1
+    if _n487 < 128:
+        out.append(_n487)
+    else:
+        write_uvarint(out, _n487)
+    for _e488 in _a486:
+        _encode_MetadataResponseTopic_v12(_e488, out)
     out += _S_hB.pack(o.error_code, 0)
 
 

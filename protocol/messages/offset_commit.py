@@ -38,6 +38,7 @@ _S_iqi = Struct(">iqi")
 _S_iqih = Struct(">iqih")
 _S_iqqh = Struct(">iqqh")
 _S_qi = Struct(">qi")
+_new = object.__new__
 
 
 @dataclass(slots=True)
@@ -239,18 +240,18 @@ def _decode_OffsetCommitRequestPartition_v1(
     data: bytes, pos: int
 ) -> tuple[OffsetCommitRequestPartition, int]:
     """OffsetCommitRequestPartition, version 1."""
-    f_partition_index, f_committed_offset, f_commit_timestamp, _n1 = _S_iqqh.unpack_from(data, pos)
+    o = _new(OffsetCommitRequestPartition)
+    o.committed_leader_epoch = -1
+    o.partition_index, o.committed_offset, o.commit_timestamp, _n1 = _S_iqqh.unpack_from(data, pos)
     pos += 22
     if _n1 < 0:
-        f_committed_metadata = None
+        o.committed_metadata = None
         if _n1 != -1:
             raise InvalidValueError("CommittedMetadata: length " + str(_n1))
     else:
-        f_committed_metadata = data[pos : pos + _n1].decode()
+        o.committed_metadata = data[pos : pos + _n1].decode()
         pos += _n1
-    return OffsetCommitRequestPartition(
-        f_partition_index, f_committed_offset, -1, f_commit_timestamp, f_committed_metadata
-    ), pos
+    return o, pos
 
 
 def _encode_OffsetCommitRequestPartition_v1(o: OffsetCommitRequestPartition, out: bytearray) -> None:
@@ -267,18 +268,19 @@ def _decode_OffsetCommitRequestPartition_v2(
     data: bytes, pos: int
 ) -> tuple[OffsetCommitRequestPartition, int]:
     """OffsetCommitRequestPartition, versions 2-5."""
-    f_partition_index, f_committed_offset, _n3 = _S_iqh.unpack_from(data, pos)
+    o = _new(OffsetCommitRequestPartition)
+    o.committed_leader_epoch = -1
+    o.commit_timestamp = -1
+    o.partition_index, o.committed_offset, _n3 = _S_iqh.unpack_from(data, pos)
     pos += 14
     if _n3 < 0:
-        f_committed_metadata = None
+        o.committed_metadata = None
         if _n3 != -1:
             raise InvalidValueError("CommittedMetadata: length " + str(_n3))
     else:
-        f_committed_metadata = data[pos : pos + _n3].decode()
+        o.committed_metadata = data[pos : pos + _n3].decode()
         pos += _n3
-    return OffsetCommitRequestPartition(
-        f_partition_index, f_committed_offset, -1, -1, f_committed_metadata
-    ), pos
+    return o, pos
 
 
 def _encode_OffsetCommitRequestPartition_v2(o: OffsetCommitRequestPartition, out: bytearray) -> None:
@@ -293,18 +295,18 @@ def _decode_OffsetCommitRequestPartition_v6(
     data: bytes, pos: int
 ) -> tuple[OffsetCommitRequestPartition, int]:
     """OffsetCommitRequestPartition, versions 6-7."""
-    f_partition_index, f_committed_offset, f_committed_leader_epoch, _n5 = _S_iqih.unpack_from(data, pos)
+    o = _new(OffsetCommitRequestPartition)
+    o.commit_timestamp = -1
+    o.partition_index, o.committed_offset, o.committed_leader_epoch, _n5 = _S_iqih.unpack_from(data, pos)
     pos += 18
     if _n5 < 0:
-        f_committed_metadata = None
+        o.committed_metadata = None
         if _n5 != -1:
             raise InvalidValueError("CommittedMetadata: length " + str(_n5))
     else:
-        f_committed_metadata = data[pos : pos + _n5].decode()
+        o.committed_metadata = data[pos : pos + _n5].decode()
         pos += _n5
-    return OffsetCommitRequestPartition(
-        f_partition_index, f_committed_offset, f_committed_leader_epoch, -1, f_committed_metadata
-    ), pos
+    return o, pos
 
 
 def _encode_OffsetCommitRequestPartition_v6(o: OffsetCommitRequestPartition, out: bytearray) -> None:
@@ -321,24 +323,24 @@ def _decode_OffsetCommitRequestPartition_v8(
     data: bytes, pos: int
 ) -> tuple[OffsetCommitRequestPartition, int]:
     """OffsetCommitRequestPartition, versions 8-10 (flexible)."""
-    f_partition_index, f_committed_offset, f_committed_leader_epoch = _S_iqi.unpack_from(data, pos)
+    o = _new(OffsetCommitRequestPartition)
+    o.commit_timestamp = -1
+    o.partition_index, o.committed_offset, o.committed_leader_epoch = _S_iqi.unpack_from(data, pos)
     pos += 16
     _n7 = data[pos]
-    if 0 < _n7 < 128:
-        f_committed_metadata = data[pos + 1 : pos + _n7].decode()
-        pos += _n7
-    elif _n7 == 0:
-        f_committed_metadata = None
+    if _n7 == 0:
+        o.committed_metadata = None
         pos += 1
+    elif _n7 < 128:
+        o.committed_metadata = data[pos + 1 : pos + _n7].decode()
+        pos += _n7
     else:
-        f_committed_metadata, pos = read_compact_nullable_string(data, pos)
+        o.committed_metadata, pos = read_compact_nullable_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return OffsetCommitRequestPartition(
-        f_partition_index, f_committed_offset, f_committed_leader_epoch, -1, f_committed_metadata
-    ), pos
+    return o, pos
 
 
 def _encode_OffsetCommitRequestPartition_v8(o: OffsetCommitRequestPartition, out: bytearray) -> None:
@@ -359,11 +361,13 @@ def _encode_OffsetCommitRequestPartition_v8(o: OffsetCommitRequestPartition, out
 
 def _decode_OffsetCommitRequestTopic_v1(data: bytes, pos: int) -> tuple[OffsetCommitRequestTopic, int]:
     """OffsetCommitRequestTopic, version 1."""
+    o = _new(OffsetCommitRequestTopic)
+    o.topic_id = ZERO_UUID
     (_n10,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n10 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n10].decode()
+    o.name = data[pos : pos + _n10].decode()
     pos += _n10
     (_n11,) = _S_i.unpack_from(data, pos)
     pos += 4
@@ -371,474 +375,424 @@ def _decode_OffsetCommitRequestTopic_v1(data: bytes, pos: int) -> tuple[OffsetCo
         raise InvalidValueError("Partitions: null or negative length")
     if _n11 > len(data) - pos:
         raise TruncatedError("Partitions: " + str(_n11) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
+    _l12: list[OffsetCommitRequestPartition] = []
     for _ in range(_n11):
-        _m12_partition_index, _m12_committed_offset, _m12_commit_timestamp, _n13 = _S_iqqh.unpack_from(
+        _m13 = _new(OffsetCommitRequestPartition)
+        _m13.committed_leader_epoch = -1
+        _m13.partition_index, _m13.committed_offset, _m13.commit_timestamp, _n14 = _S_iqqh.unpack_from(
             data, pos
         )
         pos += 22
-        if _n13 < 0:
-            _m12_committed_metadata = None
-            if _n13 != -1:
-                raise InvalidValueError("CommittedMetadata: length " + str(_n13))
+        if _n14 < 0:
+            _m13.committed_metadata = None
+            if _n14 != -1:
+                raise InvalidValueError("CommittedMetadata: length " + str(_n14))
         else:
-            _m12_committed_metadata = data[pos : pos + _n13].decode()
-            pos += _n13
-        f_partitions.append(
-            OffsetCommitRequestPartition(
-                _m12_partition_index,
-                _m12_committed_offset,
-                -1,
-                _m12_commit_timestamp,
-                _m12_committed_metadata,
-            )
-        )
-    return OffsetCommitRequestTopic(f_name, ZERO_UUID, f_partitions), pos
+            _m13.committed_metadata = data[pos : pos + _n14].decode()
+            pos += _n14
+        _l12.append(_m13)
+    o.partitions = _l12
+    return o, pos
 
 
 def _encode_OffsetCommitRequestTopic_v1(o: OffsetCommitRequestTopic, out: bytearray) -> None:
     """OffsetCommitRequestTopic, version 1."""
-    _b14 = o.name.encode()
-    out += _S_h.pack(len(_b14))
-    out += _b14
-    _a15 = o.partitions
-    out += _S_i.pack(len(_a15))
-    for _e16 in _a15:
-        _b17 = None if _e16.committed_metadata is None else _e16.committed_metadata.encode()
+    _b15 = o.name.encode()
+    out += _S_h.pack(len(_b15))
+    out += _b15
+    _a16 = o.partitions
+    out += _S_i.pack(len(_a16))
+    for _e17 in _a16:
+        _b18 = None if _e17.committed_metadata is None else _e17.committed_metadata.encode()
         out += _S_iqqh.pack(
-            _e16.partition_index,
-            _e16.committed_offset,
-            _e16.commit_timestamp,
-            -1 if _b17 is None else len(_b17),
+            _e17.partition_index,
+            _e17.committed_offset,
+            _e17.commit_timestamp,
+            -1 if _b18 is None else len(_b18),
         )
-        if _b17 is not None:
-            out += _b17
+        if _b18 is not None:
+            out += _b18
 
 
 def _decode_OffsetCommitRequestTopic_v2(data: bytes, pos: int) -> tuple[OffsetCommitRequestTopic, int]:
     """OffsetCommitRequestTopic, versions 2-5."""
-    (_n18,) = _S_h.unpack_from(data, pos)
+    o = _new(OffsetCommitRequestTopic)
+    o.topic_id = ZERO_UUID
+    (_n19,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n18 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n18].decode()
-    pos += _n18
-    (_n19,) = _S_i.unpack_from(data, pos)
-    pos += 4
     if _n19 < 0:
+        raise InvalidValueError("Name: null or negative length")
+    o.name = data[pos : pos + _n19].decode()
+    pos += _n19
+    (_n20,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n20 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n19 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n19) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n19):
-        _m20_partition_index, _m20_committed_offset, _n21 = _S_iqh.unpack_from(data, pos)
+    if _n20 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n20) + " elements in " + str(len(data) - pos) + " bytes")
+    _l21: list[OffsetCommitRequestPartition] = []
+    for _ in range(_n20):
+        _m22 = _new(OffsetCommitRequestPartition)
+        _m22.committed_leader_epoch = -1
+        _m22.commit_timestamp = -1
+        _m22.partition_index, _m22.committed_offset, _n23 = _S_iqh.unpack_from(data, pos)
         pos += 14
-        if _n21 < 0:
-            _m20_committed_metadata = None
-            if _n21 != -1:
-                raise InvalidValueError("CommittedMetadata: length " + str(_n21))
+        if _n23 < 0:
+            _m22.committed_metadata = None
+            if _n23 != -1:
+                raise InvalidValueError("CommittedMetadata: length " + str(_n23))
         else:
-            _m20_committed_metadata = data[pos : pos + _n21].decode()
-            pos += _n21
-        f_partitions.append(
-            OffsetCommitRequestPartition(
-                _m20_partition_index, _m20_committed_offset, -1, -1, _m20_committed_metadata
-            )
-        )
-    return OffsetCommitRequestTopic(f_name, ZERO_UUID, f_partitions), pos
+            _m22.committed_metadata = data[pos : pos + _n23].decode()
+            pos += _n23
+        _l21.append(_m22)
+    o.partitions = _l21
+    return o, pos
 
 
 def _encode_OffsetCommitRequestTopic_v2(o: OffsetCommitRequestTopic, out: bytearray) -> None:
     """OffsetCommitRequestTopic, versions 2-5."""
-    _b22 = o.name.encode()
-    out += _S_h.pack(len(_b22))
-    out += _b22
-    _a23 = o.partitions
-    out += _S_i.pack(len(_a23))
-    for _e24 in _a23:
-        _b25 = None if _e24.committed_metadata is None else _e24.committed_metadata.encode()
-        out += _S_iqh.pack(_e24.partition_index, _e24.committed_offset, -1 if _b25 is None else len(_b25))
-        if _b25 is not None:
-            out += _b25
+    _b24 = o.name.encode()
+    out += _S_h.pack(len(_b24))
+    out += _b24
+    _a25 = o.partitions
+    out += _S_i.pack(len(_a25))
+    for _e26 in _a25:
+        _b27 = None if _e26.committed_metadata is None else _e26.committed_metadata.encode()
+        out += _S_iqh.pack(_e26.partition_index, _e26.committed_offset, -1 if _b27 is None else len(_b27))
+        if _b27 is not None:
+            out += _b27
 
 
 def _decode_OffsetCommitRequestTopic_v6(data: bytes, pos: int) -> tuple[OffsetCommitRequestTopic, int]:
     """OffsetCommitRequestTopic, versions 6-7."""
-    (_n26,) = _S_h.unpack_from(data, pos)
+    o = _new(OffsetCommitRequestTopic)
+    o.topic_id = ZERO_UUID
+    (_n28,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n26 < 0:
+    if _n28 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n26].decode()
-    pos += _n26
-    (_n27,) = _S_i.unpack_from(data, pos)
+    o.name = data[pos : pos + _n28].decode()
+    pos += _n28
+    (_n29,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n27 < 0:
+    if _n29 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n27 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n27) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n27):
-        _m28_partition_index, _m28_committed_offset, _m28_committed_leader_epoch, _n29 = _S_iqih.unpack_from(
+    if _n29 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n29) + " elements in " + str(len(data) - pos) + " bytes")
+    _l30: list[OffsetCommitRequestPartition] = []
+    for _ in range(_n29):
+        _m31 = _new(OffsetCommitRequestPartition)
+        _m31.commit_timestamp = -1
+        _m31.partition_index, _m31.committed_offset, _m31.committed_leader_epoch, _n32 = _S_iqih.unpack_from(
             data, pos
         )
         pos += 18
-        if _n29 < 0:
-            _m28_committed_metadata = None
-            if _n29 != -1:
-                raise InvalidValueError("CommittedMetadata: length " + str(_n29))
+        if _n32 < 0:
+            _m31.committed_metadata = None
+            if _n32 != -1:
+                raise InvalidValueError("CommittedMetadata: length " + str(_n32))
         else:
-            _m28_committed_metadata = data[pos : pos + _n29].decode()
-            pos += _n29
-        f_partitions.append(
-            OffsetCommitRequestPartition(
-                _m28_partition_index,
-                _m28_committed_offset,
-                _m28_committed_leader_epoch,
-                -1,
-                _m28_committed_metadata,
-            )
-        )
-    return OffsetCommitRequestTopic(f_name, ZERO_UUID, f_partitions), pos
+            _m31.committed_metadata = data[pos : pos + _n32].decode()
+            pos += _n32
+        _l30.append(_m31)
+    o.partitions = _l30
+    return o, pos
 
 
 def _encode_OffsetCommitRequestTopic_v6(o: OffsetCommitRequestTopic, out: bytearray) -> None:
     """OffsetCommitRequestTopic, versions 6-7."""
-    _b30 = o.name.encode()
-    out += _S_h.pack(len(_b30))
-    out += _b30
-    _a31 = o.partitions
-    out += _S_i.pack(len(_a31))
-    for _e32 in _a31:
-        _b33 = None if _e32.committed_metadata is None else _e32.committed_metadata.encode()
+    _b33 = o.name.encode()
+    out += _S_h.pack(len(_b33))
+    out += _b33
+    _a34 = o.partitions
+    out += _S_i.pack(len(_a34))
+    for _e35 in _a34:
+        _b36 = None if _e35.committed_metadata is None else _e35.committed_metadata.encode()
         out += _S_iqih.pack(
-            _e32.partition_index,
-            _e32.committed_offset,
-            _e32.committed_leader_epoch,
-            -1 if _b33 is None else len(_b33),
+            _e35.partition_index,
+            _e35.committed_offset,
+            _e35.committed_leader_epoch,
+            -1 if _b36 is None else len(_b36),
         )
-        if _b33 is not None:
-            out += _b33
+        if _b36 is not None:
+            out += _b36
 
 
 def _decode_OffsetCommitRequestTopic_v8(data: bytes, pos: int) -> tuple[OffsetCommitRequestTopic, int]:
     """OffsetCommitRequestTopic, versions 8-9 (flexible)."""
-    _n34 = data[pos]
-    if 0 < _n34 < 128:
-        f_name = data[pos + 1 : pos + _n34].decode()
-        pos += _n34
+    o = _new(OffsetCommitRequestTopic)
+    o.topic_id = ZERO_UUID
+    _n37 = data[pos]
+    if _n37 < 128:
+        o.name = data[pos + 1 : pos + _n37].decode()
+        pos += _n37 or _runtime.null_value("Name")
     else:
-        f_name, pos = read_compact_string(data, pos)
-    _n35 = data[pos]
-    if _n35 < 128:
+        o.name, pos = read_compact_string(data, pos)
+    _n38 = data[pos]
+    if _n38 < 128:
         pos += 1
     else:
-        _n35, pos = read_uvarint(data, pos)
-    _n35 -= 1
-    if _n35 < 0:
+        _n38, pos = read_uvarint(data, pos)
+    _n38 -= 1
+    if _n38 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n35 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n35) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n35):
-        _m36_partition_index, _m36_committed_offset, _m36_committed_leader_epoch = _S_iqi.unpack_from(
+    if _n38 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n38) + " elements in " + str(len(data) - pos) + " bytes")
+    _l39: list[OffsetCommitRequestPartition] = []
+    for _ in range(_n38):
+        _m40 = _new(OffsetCommitRequestPartition)
+        _m40.commit_timestamp = -1
+        _m40.partition_index, _m40.committed_offset, _m40.committed_leader_epoch = _S_iqi.unpack_from(
             data, pos
         )
         pos += 16
-        _n37 = data[pos]
-        if 0 < _n37 < 128:
-            _m36_committed_metadata = data[pos + 1 : pos + _n37].decode()
-            pos += _n37
-        elif _n37 == 0:
-            _m36_committed_metadata = None
+        _n41 = data[pos]
+        if _n41 == 0:
+            _m40.committed_metadata = None
             pos += 1
+        elif _n41 < 128:
+            _m40.committed_metadata = data[pos + 1 : pos + _n41].decode()
+            pos += _n41
         else:
-            _m36_committed_metadata, pos = read_compact_nullable_string(data, pos)
+            _m40.committed_metadata, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_partitions.append(
-            OffsetCommitRequestPartition(
-                _m36_partition_index,
-                _m36_committed_offset,
-                _m36_committed_leader_epoch,
-                -1,
-                _m36_committed_metadata,
-            )
-        )
+        _l39.append(_m40)
+    o.partitions = _l39
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return OffsetCommitRequestTopic(f_name, ZERO_UUID, f_partitions), pos
+    return o, pos
 
 
 def _encode_OffsetCommitRequestTopic_v8(o: OffsetCommitRequestTopic, out: bytearray) -> None:
     """OffsetCommitRequestTopic, versions 8-9 (flexible)."""
-    _b38 = o.name.encode()
-    _n39 = len(_b38) + 1
-    if _n39 < 128:
-        out.append(_n39)
+    _b42 = o.name.encode()
+    _n43 = len(_b42) + 1
+    if _n43 < 128:
+        out.append(_n43)
     else:
-        write_uvarint(out, _n39)
-    out += _b38
-    _a40 = o.partitions
-    _n41 = len(_a40) + 1
-    if _n41 < 128:
-        out.append(_n41)
+        write_uvarint(out, _n43)
+    out += _b42
+    _a44 = o.partitions
+    _n45 = len(_a44) + 1
+    if _n45 < 128:
+        out.append(_n45)
     else:
-        write_uvarint(out, _n41)
-    for _e42 in _a40:
-        out += _S_iqi.pack(_e42.partition_index, _e42.committed_offset, _e42.committed_leader_epoch)
-        if _e42.committed_metadata is None:
+        write_uvarint(out, _n45)
+    for _e46 in _a44:
+        out += _S_iqi.pack(_e46.partition_index, _e46.committed_offset, _e46.committed_leader_epoch)
+        if _e46.committed_metadata is None:
             out.append(0)
         else:
-            _b43 = _e42.committed_metadata.encode()
-            _n44 = len(_b43) + 1
-            if _n44 < 128:
-                out.append(_n44)
+            _b47 = _e46.committed_metadata.encode()
+            _n48 = len(_b47) + 1
+            if _n48 < 128:
+                out.append(_n48)
             else:
-                write_uvarint(out, _n44)
-            out += _b43
+                write_uvarint(out, _n48)
+            out += _b47
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetCommitRequestTopic_v10(data: bytes, pos: int) -> tuple[OffsetCommitRequestTopic, int]:
     """OffsetCommitRequestTopic, version 10 (flexible)."""
-    (_r45,) = _S_16s.unpack_from(data, pos)
+    o = _new(OffsetCommitRequestTopic)
+    o.name = ""
+    (_r49,) = _S_16s.unpack_from(data, pos)
     pos += 16
-    f_topic_id = UUID(bytes=_r45)
-    _n46 = data[pos]
-    if _n46 < 128:
+    o.topic_id = UUID(bytes=_r49)
+    _n50 = data[pos]
+    if _n50 < 128:
         pos += 1
     else:
-        _n46, pos = read_uvarint(data, pos)
-    _n46 -= 1
-    if _n46 < 0:
+        _n50, pos = read_uvarint(data, pos)
+    _n50 -= 1
+    if _n50 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n46 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n46) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n46):
-        _m47_partition_index, _m47_committed_offset, _m47_committed_leader_epoch = _S_iqi.unpack_from(
+    if _n50 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n50) + " elements in " + str(len(data) - pos) + " bytes")
+    _l51: list[OffsetCommitRequestPartition] = []
+    for _ in range(_n50):
+        _m52 = _new(OffsetCommitRequestPartition)
+        _m52.commit_timestamp = -1
+        _m52.partition_index, _m52.committed_offset, _m52.committed_leader_epoch = _S_iqi.unpack_from(
             data, pos
         )
         pos += 16
-        _n48 = data[pos]
-        if 0 < _n48 < 128:
-            _m47_committed_metadata = data[pos + 1 : pos + _n48].decode()
-            pos += _n48
-        elif _n48 == 0:
-            _m47_committed_metadata = None
+        _n53 = data[pos]
+        if _n53 == 0:
+            _m52.committed_metadata = None
             pos += 1
+        elif _n53 < 128:
+            _m52.committed_metadata = data[pos + 1 : pos + _n53].decode()
+            pos += _n53
         else:
-            _m47_committed_metadata, pos = read_compact_nullable_string(data, pos)
+            _m52.committed_metadata, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_partitions.append(
-            OffsetCommitRequestPartition(
-                _m47_partition_index,
-                _m47_committed_offset,
-                _m47_committed_leader_epoch,
-                -1,
-                _m47_committed_metadata,
-            )
-        )
+        _l51.append(_m52)
+    o.partitions = _l51
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return OffsetCommitRequestTopic("", f_topic_id, f_partitions), pos
+    return o, pos
 
 
 def _encode_OffsetCommitRequestTopic_v10(o: OffsetCommitRequestTopic, out: bytearray) -> None:
     """OffsetCommitRequestTopic, version 10 (flexible)."""
     out += _S_16s.pack(o.topic_id.bytes)
-    _a49 = o.partitions
-    _n50 = len(_a49) + 1
-    if _n50 < 128:
-        out.append(_n50)
+    _a54 = o.partitions
+    _n55 = len(_a54) + 1
+    if _n55 < 128:
+        out.append(_n55)
     else:
-        write_uvarint(out, _n50)
-    for _e51 in _a49:
-        out += _S_iqi.pack(_e51.partition_index, _e51.committed_offset, _e51.committed_leader_epoch)
-        if _e51.committed_metadata is None:
+        write_uvarint(out, _n55)
+    for _e56 in _a54:
+        out += _S_iqi.pack(_e56.partition_index, _e56.committed_offset, _e56.committed_leader_epoch)
+        if _e56.committed_metadata is None:
             out.append(0)
         else:
-            _b52 = _e51.committed_metadata.encode()
-            _n53 = len(_b52) + 1
-            if _n53 < 128:
-                out.append(_n53)
+            _b57 = _e56.committed_metadata.encode()
+            _n58 = len(_b57) + 1
+            if _n58 < 128:
+                out.append(_n58)
             else:
-                write_uvarint(out, _n53)
-            out += _b52
+                write_uvarint(out, _n58)
+            out += _b57
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetCommitRequest_v1(data: bytes, pos: int) -> tuple[OffsetCommitRequest, int]:
     """OffsetCommitRequest, version 1."""
-    (_n54,) = _S_h.unpack_from(data, pos)
+    o = _new(OffsetCommitRequest)
+    o.group_instance_id = None
+    o.retention_time_ms = -1
+    (_n59,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n54 < 0:
+    if _n59 < 0:
         raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n54].decode()
-    pos += _n54
-    f_generation_id_or_member_epoch, _n55 = _S_ih.unpack_from(data, pos)
+    o.group_id = data[pos : pos + _n59].decode()
+    pos += _n59
+    o.generation_id_or_member_epoch, _n60 = _S_ih.unpack_from(data, pos)
     pos += 6
-    if _n55 < 0:
+    if _n60 < 0:
         raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n55].decode()
-    pos += _n55
-    (_n56,) = _S_i.unpack_from(data, pos)
+    o.member_id = data[pos : pos + _n60].decode()
+    pos += _n60
+    (_n61,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n56 < 0:
+    if _n61 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n56 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n56) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n56):
-        _e57, pos = _decode_OffsetCommitRequestTopic_v1(data, pos)
-        f_topics.append(_e57)
-    return OffsetCommitRequest(
-        f_group_id, f_generation_id_or_member_epoch, f_member_id, None, -1, f_topics
-    ), pos
+    if _n61 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n61) + " elements in " + str(len(data) - pos) + " bytes")
+    _l62: list[OffsetCommitRequestTopic] = []
+    for _ in range(_n61):
+        _e63, pos = _decode_OffsetCommitRequestTopic_v1(data, pos)
+        _l62.append(_e63)
+    o.topics = _l62
+    return o, pos
 
 
 def _encode_OffsetCommitRequest_v1(o: OffsetCommitRequest, out: bytearray) -> None:
     """OffsetCommitRequest, version 1."""
-    _b58 = o.group_id.encode()
-    out += _S_h.pack(len(_b58))
-    out += _b58
-    _b59 = o.member_id.encode()
-    out += _S_ih.pack(o.generation_id_or_member_epoch, len(_b59))
-    out += _b59
-    _a60 = o.topics
-    out += _S_i.pack(len(_a60))
-    for _e61 in _a60:
-        _encode_OffsetCommitRequestTopic_v1(_e61, out)
+    _b64 = o.group_id.encode()
+    out += _S_h.pack(len(_b64))
+    out += _b64
+    _b65 = o.member_id.encode()
+    out += _S_ih.pack(o.generation_id_or_member_epoch, len(_b65))
+    out += _b65
+    _a66 = o.topics
+    out += _S_i.pack(len(_a66))
+    for _e67 in _a66:
+        _encode_OffsetCommitRequestTopic_v1(_e67, out)
 
 
 def _decode_OffsetCommitRequest_v2(data: bytes, pos: int) -> tuple[OffsetCommitRequest, int]:
     """OffsetCommitRequest, versions 2-4."""
-    (_n62,) = _S_h.unpack_from(data, pos)
+    o = _new(OffsetCommitRequest)
+    o.group_instance_id = None
+    (_n68,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n62 < 0:
+    if _n68 < 0:
         raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n62].decode()
-    pos += _n62
-    f_generation_id_or_member_epoch, _n63 = _S_ih.unpack_from(data, pos)
+    o.group_id = data[pos : pos + _n68].decode()
+    pos += _n68
+    o.generation_id_or_member_epoch, _n69 = _S_ih.unpack_from(data, pos)
     pos += 6
-    if _n63 < 0:
+    if _n69 < 0:
         raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n63].decode()
-    pos += _n63
-    f_retention_time_ms, _n64 = _S_qi.unpack_from(data, pos)
+    o.member_id = data[pos : pos + _n69].decode()
+    pos += _n69
+    o.retention_time_ms, _n70 = _S_qi.unpack_from(data, pos)
     pos += 12
-    if _n64 < 0:
+    if _n70 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n64 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n64) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n64):
-        _e65, pos = _decode_OffsetCommitRequestTopic_v2(data, pos)
-        f_topics.append(_e65)
-    return OffsetCommitRequest(
-        f_group_id, f_generation_id_or_member_epoch, f_member_id, None, f_retention_time_ms, f_topics
-    ), pos
+    if _n70 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n70) + " elements in " + str(len(data) - pos) + " bytes")
+    _l71: list[OffsetCommitRequestTopic] = []
+    for _ in range(_n70):
+        _e72, pos = _decode_OffsetCommitRequestTopic_v2(data, pos)
+        _l71.append(_e72)
+    o.topics = _l71
+    return o, pos
 
 
 def _encode_OffsetCommitRequest_v2(o: OffsetCommitRequest, out: bytearray) -> None:
     """OffsetCommitRequest, versions 2-4."""
-    _b66 = o.group_id.encode()
-    out += _S_h.pack(len(_b66))
-    out += _b66
-    _b67 = o.member_id.encode()
-    out += _S_ih.pack(o.generation_id_or_member_epoch, len(_b67))
-    out += _b67
-    _a68 = o.topics
-    out += _S_qi.pack(o.retention_time_ms, len(_a68))
-    for _e69 in _a68:
-        _encode_OffsetCommitRequestTopic_v2(_e69, out)
+    _b73 = o.group_id.encode()
+    out += _S_h.pack(len(_b73))
+    out += _b73
+    _b74 = o.member_id.encode()
+    out += _S_ih.pack(o.generation_id_or_member_epoch, len(_b74))
+    out += _b74
+    _a75 = o.topics
+    out += _S_qi.pack(o.retention_time_ms, len(_a75))
+    for _e76 in _a75:
+        _encode_OffsetCommitRequestTopic_v2(_e76, out)
 
 
 def _decode_OffsetCommitRequest_v5(data: bytes, pos: int) -> tuple[OffsetCommitRequest, int]:
     """OffsetCommitRequest, version 5."""
-    (_n70,) = _S_h.unpack_from(data, pos)
+    o = _new(OffsetCommitRequest)
+    o.group_instance_id = None
+    o.retention_time_ms = -1
+    (_n77,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n70 < 0:
+    if _n77 < 0:
         raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n70].decode()
-    pos += _n70
-    f_generation_id_or_member_epoch, _n71 = _S_ih.unpack_from(data, pos)
+    o.group_id = data[pos : pos + _n77].decode()
+    pos += _n77
+    o.generation_id_or_member_epoch, _n78 = _S_ih.unpack_from(data, pos)
     pos += 6
-    if _n71 < 0:
+    if _n78 < 0:
         raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n71].decode()
-    pos += _n71
-    (_n72,) = _S_i.unpack_from(data, pos)
+    o.member_id = data[pos : pos + _n78].decode()
+    pos += _n78
+    (_n79,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n72 < 0:
+    if _n79 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n72 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n72) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n72):
-        _e73, pos = _decode_OffsetCommitRequestTopic_v2(data, pos)
-        f_topics.append(_e73)
-    return OffsetCommitRequest(
-        f_group_id, f_generation_id_or_member_epoch, f_member_id, None, -1, f_topics
-    ), pos
+    if _n79 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n79) + " elements in " + str(len(data) - pos) + " bytes")
+    _l80: list[OffsetCommitRequestTopic] = []
+    for _ in range(_n79):
+        _e81, pos = _decode_OffsetCommitRequestTopic_v2(data, pos)
+        _l80.append(_e81)
+    o.topics = _l80
+    return o, pos
 
 
 def _encode_OffsetCommitRequest_v5(o: OffsetCommitRequest, out: bytearray) -> None:
     """OffsetCommitRequest, version 5."""
-    _b74 = o.group_id.encode()
-    out += _S_h.pack(len(_b74))
-    out += _b74
-    _b75 = o.member_id.encode()
-    out += _S_ih.pack(o.generation_id_or_member_epoch, len(_b75))
-    out += _b75
-    _a76 = o.topics
-    out += _S_i.pack(len(_a76))
-    for _e77 in _a76:
-        _encode_OffsetCommitRequestTopic_v2(_e77, out)
-
-
-def _decode_OffsetCommitRequest_v6(data: bytes, pos: int) -> tuple[OffsetCommitRequest, int]:
-    """OffsetCommitRequest, version 6."""
-    (_n78,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if _n78 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n78].decode()
-    pos += _n78
-    f_generation_id_or_member_epoch, _n79 = _S_ih.unpack_from(data, pos)
-    pos += 6
-    if _n79 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n79].decode()
-    pos += _n79
-    (_n80,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    if _n80 < 0:
-        raise InvalidValueError("Topics: null or negative length")
-    if _n80 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n80) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n80):
-        _e81, pos = _decode_OffsetCommitRequestTopic_v6(data, pos)
-        f_topics.append(_e81)
-    return OffsetCommitRequest(
-        f_group_id, f_generation_id_or_member_epoch, f_member_id, None, -1, f_topics
-    ), pos
-
-
-def _encode_OffsetCommitRequest_v6(o: OffsetCommitRequest, out: bytearray) -> None:
-    """OffsetCommitRequest, version 6."""
     _b82 = o.group_id.encode()
     out += _S_h.pack(len(_b82))
     out += _b82
@@ -848,234 +802,282 @@ def _encode_OffsetCommitRequest_v6(o: OffsetCommitRequest, out: bytearray) -> No
     _a84 = o.topics
     out += _S_i.pack(len(_a84))
     for _e85 in _a84:
-        _encode_OffsetCommitRequestTopic_v6(_e85, out)
+        _encode_OffsetCommitRequestTopic_v2(_e85, out)
 
 
-def _decode_OffsetCommitRequest_v7(data: bytes, pos: int) -> tuple[OffsetCommitRequest, int]:
-    """OffsetCommitRequest, version 7."""
+def _decode_OffsetCommitRequest_v6(data: bytes, pos: int) -> tuple[OffsetCommitRequest, int]:
+    """OffsetCommitRequest, version 6."""
+    o = _new(OffsetCommitRequest)
+    o.group_instance_id = None
+    o.retention_time_ms = -1
     (_n86,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n86 < 0:
         raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n86].decode()
+    o.group_id = data[pos : pos + _n86].decode()
     pos += _n86
-    f_generation_id_or_member_epoch, _n87 = _S_ih.unpack_from(data, pos)
+    o.generation_id_or_member_epoch, _n87 = _S_ih.unpack_from(data, pos)
     pos += 6
     if _n87 < 0:
         raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n87].decode()
+    o.member_id = data[pos : pos + _n87].decode()
     pos += _n87
-    (_n88,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if _n88 < 0:
-        f_group_instance_id = None
-        if _n88 != -1:
-            raise InvalidValueError("GroupInstanceId: length " + str(_n88))
-    else:
-        f_group_instance_id = data[pos : pos + _n88].decode()
-        pos += _n88
-    (_n89,) = _S_i.unpack_from(data, pos)
+    (_n88,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n89 < 0:
+    if _n88 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n89 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n89) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n89):
+    if _n88 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n88) + " elements in " + str(len(data) - pos) + " bytes")
+    _l89: list[OffsetCommitRequestTopic] = []
+    for _ in range(_n88):
         _e90, pos = _decode_OffsetCommitRequestTopic_v6(data, pos)
-        f_topics.append(_e90)
-    return OffsetCommitRequest(
-        f_group_id, f_generation_id_or_member_epoch, f_member_id, f_group_instance_id, -1, f_topics
-    ), pos
+        _l89.append(_e90)
+    o.topics = _l89
+    return o, pos
 
 
-def _encode_OffsetCommitRequest_v7(o: OffsetCommitRequest, out: bytearray) -> None:
-    """OffsetCommitRequest, version 7."""
+def _encode_OffsetCommitRequest_v6(o: OffsetCommitRequest, out: bytearray) -> None:
+    """OffsetCommitRequest, version 6."""
     _b91 = o.group_id.encode()
     out += _S_h.pack(len(_b91))
     out += _b91
     _b92 = o.member_id.encode()
     out += _S_ih.pack(o.generation_id_or_member_epoch, len(_b92))
     out += _b92
-    _b93 = None if o.group_instance_id is None else o.group_instance_id.encode()
-    out += _S_h.pack(-1 if _b93 is None else len(_b93))
-    if _b93 is not None:
-        out += _b93
-    _a94 = o.topics
-    out += _S_i.pack(len(_a94))
-    for _e95 in _a94:
-        _encode_OffsetCommitRequestTopic_v6(_e95, out)
+    _a93 = o.topics
+    out += _S_i.pack(len(_a93))
+    for _e94 in _a93:
+        _encode_OffsetCommitRequestTopic_v6(_e94, out)
+
+
+def _decode_OffsetCommitRequest_v7(data: bytes, pos: int) -> tuple[OffsetCommitRequest, int]:
+    """OffsetCommitRequest, version 7."""
+    o = _new(OffsetCommitRequest)
+    o.retention_time_ms = -1
+    (_n95,) = _S_h.unpack_from(data, pos)
+    pos += 2
+    if _n95 < 0:
+        raise InvalidValueError("GroupId: null or negative length")
+    o.group_id = data[pos : pos + _n95].decode()
+    pos += _n95
+    o.generation_id_or_member_epoch, _n96 = _S_ih.unpack_from(data, pos)
+    pos += 6
+    if _n96 < 0:
+        raise InvalidValueError("MemberId: null or negative length")
+    o.member_id = data[pos : pos + _n96].decode()
+    pos += _n96
+    (_n97,) = _S_h.unpack_from(data, pos)
+    pos += 2
+    if _n97 < 0:
+        o.group_instance_id = None
+        if _n97 != -1:
+            raise InvalidValueError("GroupInstanceId: length " + str(_n97))
+    else:
+        o.group_instance_id = data[pos : pos + _n97].decode()
+        pos += _n97
+    (_n98,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n98 < 0:
+        raise InvalidValueError("Topics: null or negative length")
+    if _n98 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n98) + " elements in " + str(len(data) - pos) + " bytes")
+    _l99: list[OffsetCommitRequestTopic] = []
+    for _ in range(_n98):
+        _e100, pos = _decode_OffsetCommitRequestTopic_v6(data, pos)
+        _l99.append(_e100)
+    o.topics = _l99
+    return o, pos
+
+
+def _encode_OffsetCommitRequest_v7(o: OffsetCommitRequest, out: bytearray) -> None:
+    """OffsetCommitRequest, version 7."""
+    _b101 = o.group_id.encode()
+    out += _S_h.pack(len(_b101))
+    out += _b101
+    _b102 = o.member_id.encode()
+    out += _S_ih.pack(o.generation_id_or_member_epoch, len(_b102))
+    out += _b102
+    _b103 = None if o.group_instance_id is None else o.group_instance_id.encode()
+    out += _S_h.pack(-1 if _b103 is None else len(_b103))
+    if _b103 is not None:
+        out += _b103
+    _a104 = o.topics
+    out += _S_i.pack(len(_a104))
+    for _e105 in _a104:
+        _encode_OffsetCommitRequestTopic_v6(_e105, out)
 
 
 def _decode_OffsetCommitRequest_v8(data: bytes, pos: int) -> tuple[OffsetCommitRequest, int]:
     """OffsetCommitRequest, versions 8-9 (flexible)."""
-    _n96 = data[pos]
-    if 0 < _n96 < 128:
-        f_group_id = data[pos + 1 : pos + _n96].decode()
-        pos += _n96
+    o = _new(OffsetCommitRequest)
+    o.retention_time_ms = -1
+    _n106 = data[pos]
+    if _n106 < 128:
+        o.group_id = data[pos + 1 : pos + _n106].decode()
+        pos += _n106 or _runtime.null_value("GroupId")
     else:
-        f_group_id, pos = read_compact_string(data, pos)
-    (f_generation_id_or_member_epoch,) = _S_i.unpack_from(data, pos)
+        o.group_id, pos = read_compact_string(data, pos)
+    (o.generation_id_or_member_epoch,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n97 = data[pos]
-    if 0 < _n97 < 128:
-        f_member_id = data[pos + 1 : pos + _n97].decode()
-        pos += _n97
+    _n107 = data[pos]
+    if _n107 < 128:
+        o.member_id = data[pos + 1 : pos + _n107].decode()
+        pos += _n107 or _runtime.null_value("MemberId")
     else:
-        f_member_id, pos = read_compact_string(data, pos)
-    _n98 = data[pos]
-    if 0 < _n98 < 128:
-        f_group_instance_id = data[pos + 1 : pos + _n98].decode()
-        pos += _n98
-    elif _n98 == 0:
-        f_group_instance_id = None
+        o.member_id, pos = read_compact_string(data, pos)
+    _n108 = data[pos]
+    if _n108 == 0:
+        o.group_instance_id = None
+        pos += 1
+    elif _n108 < 128:
+        o.group_instance_id = data[pos + 1 : pos + _n108].decode()
+        pos += _n108
+    else:
+        o.group_instance_id, pos = read_compact_nullable_string(data, pos)
+    _n109 = data[pos]
+    if _n109 < 128:
         pos += 1
     else:
-        f_group_instance_id, pos = read_compact_nullable_string(data, pos)
-    _n99 = data[pos]
-    if _n99 < 128:
-        pos += 1
-    else:
-        _n99, pos = read_uvarint(data, pos)
-    _n99 -= 1
-    if _n99 < 0:
+        _n109, pos = read_uvarint(data, pos)
+    _n109 -= 1
+    if _n109 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n99 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n99) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n99):
-        _e100, pos = _decode_OffsetCommitRequestTopic_v8(data, pos)
-        f_topics.append(_e100)
+    if _n109 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n109) + " elements in " + str(len(data) - pos) + " bytes")
+    _l110: list[OffsetCommitRequestTopic] = []
+    for _ in range(_n109):
+        _e111, pos = _decode_OffsetCommitRequestTopic_v8(data, pos)
+        _l110.append(_e111)
+    o.topics = _l110
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return OffsetCommitRequest(
-        f_group_id, f_generation_id_or_member_epoch, f_member_id, f_group_instance_id, -1, f_topics
-    ), pos
+    return o, pos
 
 
 def _encode_OffsetCommitRequest_v8(o: OffsetCommitRequest, out: bytearray) -> None:
     """OffsetCommitRequest, versions 8-9 (flexible)."""
-    _b101 = o.group_id.encode()
-    _n102 = len(_b101) + 1
-    if _n102 < 128:
-        out.append(_n102)
+    _b112 = o.group_id.encode()
+    _n113 = len(_b112) + 1
+    if _n113 < 128:
+        out.append(_n113)
     else:
-        write_uvarint(out, _n102)
-    out += _b101
+        write_uvarint(out, _n113)
+    out += _b112
     out += _S_i.pack(o.generation_id_or_member_epoch)
-    _b103 = o.member_id.encode()
-    _n104 = len(_b103) + 1
-    if _n104 < 128:
-        out.append(_n104)
+    _b114 = o.member_id.encode()
+    _n115 = len(_b114) + 1
+    if _n115 < 128:
+        out.append(_n115)
     else:
-        write_uvarint(out, _n104)
-    out += _b103
+        write_uvarint(out, _n115)
+    out += _b114
     if o.group_instance_id is None:
         out.append(0)
     else:
-        _b105 = o.group_instance_id.encode()
-        _n106 = len(_b105) + 1
-        if _n106 < 128:
-            out.append(_n106)
+        _b116 = o.group_instance_id.encode()
+        _n117 = len(_b116) + 1
+        if _n117 < 128:
+            out.append(_n117)
         else:
-            write_uvarint(out, _n106)
-        out += _b105
-    _a107 = o.topics
-    _n108 = len(_a107) + 1
-    if _n108 < 128:
-        out.append(_n108)
+            write_uvarint(out, _n117)
+        out += _b116
+    _a118 = o.topics
+    _n119 = len(_a118) + 1
+    if _n119 < 128:
+        out.append(_n119)
     else:
-        write_uvarint(out, _n108)
-    for _e109 in _a107:
-        _encode_OffsetCommitRequestTopic_v8(_e109, out)
+        write_uvarint(out, _n119)
+    for _e120 in _a118:
+        _encode_OffsetCommitRequestTopic_v8(_e120, out)
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetCommitRequest_v10(data: bytes, pos: int) -> tuple[OffsetCommitRequest, int]:
     """OffsetCommitRequest, version 10 (flexible)."""
-    _n110 = data[pos]
-    if 0 < _n110 < 128:
-        f_group_id = data[pos + 1 : pos + _n110].decode()
-        pos += _n110
+    o = _new(OffsetCommitRequest)
+    o.retention_time_ms = -1
+    _n121 = data[pos]
+    if _n121 < 128:
+        o.group_id = data[pos + 1 : pos + _n121].decode()
+        pos += _n121 or _runtime.null_value("GroupId")
     else:
-        f_group_id, pos = read_compact_string(data, pos)
-    (f_generation_id_or_member_epoch,) = _S_i.unpack_from(data, pos)
+        o.group_id, pos = read_compact_string(data, pos)
+    (o.generation_id_or_member_epoch,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n111 = data[pos]
-    if 0 < _n111 < 128:
-        f_member_id = data[pos + 1 : pos + _n111].decode()
-        pos += _n111
+    _n122 = data[pos]
+    if _n122 < 128:
+        o.member_id = data[pos + 1 : pos + _n122].decode()
+        pos += _n122 or _runtime.null_value("MemberId")
     else:
-        f_member_id, pos = read_compact_string(data, pos)
-    _n112 = data[pos]
-    if 0 < _n112 < 128:
-        f_group_instance_id = data[pos + 1 : pos + _n112].decode()
-        pos += _n112
-    elif _n112 == 0:
-        f_group_instance_id = None
+        o.member_id, pos = read_compact_string(data, pos)
+    _n123 = data[pos]
+    if _n123 == 0:
+        o.group_instance_id = None
+        pos += 1
+    elif _n123 < 128:
+        o.group_instance_id = data[pos + 1 : pos + _n123].decode()
+        pos += _n123
+    else:
+        o.group_instance_id, pos = read_compact_nullable_string(data, pos)
+    _n124 = data[pos]
+    if _n124 < 128:
         pos += 1
     else:
-        f_group_instance_id, pos = read_compact_nullable_string(data, pos)
-    _n113 = data[pos]
-    if _n113 < 128:
-        pos += 1
-    else:
-        _n113, pos = read_uvarint(data, pos)
-    _n113 -= 1
-    if _n113 < 0:
+        _n124, pos = read_uvarint(data, pos)
+    _n124 -= 1
+    if _n124 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n113 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n113) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n113):
-        _e114, pos = _decode_OffsetCommitRequestTopic_v10(data, pos)
-        f_topics.append(_e114)
+    if _n124 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n124) + " elements in " + str(len(data) - pos) + " bytes")
+    _l125: list[OffsetCommitRequestTopic] = []
+    for _ in range(_n124):
+        _e126, pos = _decode_OffsetCommitRequestTopic_v10(data, pos)
+        _l125.append(_e126)
+    o.topics = _l125
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return OffsetCommitRequest(
-        f_group_id, f_generation_id_or_member_epoch, f_member_id, f_group_instance_id, -1, f_topics
-    ), pos
+    return o, pos
 
 
 def _encode_OffsetCommitRequest_v10(o: OffsetCommitRequest, out: bytearray) -> None:
     """OffsetCommitRequest, version 10 (flexible)."""
-    _b115 = o.group_id.encode()
-    _n116 = len(_b115) + 1
-    if _n116 < 128:
-        out.append(_n116)
+    _b127 = o.group_id.encode()
+    _n128 = len(_b127) + 1
+    if _n128 < 128:
+        out.append(_n128)
     else:
-        write_uvarint(out, _n116)
-    out += _b115
+        write_uvarint(out, _n128)
+    out += _b127
     out += _S_i.pack(o.generation_id_or_member_epoch)
-    _b117 = o.member_id.encode()
-    _n118 = len(_b117) + 1
-    if _n118 < 128:
-        out.append(_n118)
+    _b129 = o.member_id.encode()
+    _n130 = len(_b129) + 1
+    if _n130 < 128:
+        out.append(_n130)
     else:
-        write_uvarint(out, _n118)
-    out += _b117
+        write_uvarint(out, _n130)
+    out += _b129
     if o.group_instance_id is None:
         out.append(0)
     else:
-        _b119 = o.group_instance_id.encode()
-        _n120 = len(_b119) + 1
-        if _n120 < 128:
-            out.append(_n120)
+        _b131 = o.group_instance_id.encode()
+        _n132 = len(_b131) + 1
+        if _n132 < 128:
+            out.append(_n132)
         else:
-            write_uvarint(out, _n120)
-        out += _b119
-    _a121 = o.topics
-    _n122 = len(_a121) + 1
-    if _n122 < 128:
-        out.append(_n122)
+            write_uvarint(out, _n132)
+        out += _b131
+    _a133 = o.topics
+    _n134 = len(_a133) + 1
+    if _n134 < 128:
+        out.append(_n134)
     else:
-        write_uvarint(out, _n122)
-    for _e123 in _a121:
-        _encode_OffsetCommitRequestTopic_v10(_e123, out)
+        write_uvarint(out, _n134)
+    for _e135 in _a133:
+        _encode_OffsetCommitRequestTopic_v10(_e135, out)
     out.append(0)  # no tagged fields
 
 
@@ -1083,9 +1085,10 @@ def _decode_OffsetCommitResponsePartition_v1(
     data: bytes, pos: int
 ) -> tuple[OffsetCommitResponsePartition, int]:
     """OffsetCommitResponsePartition, versions 1-7."""
-    f_partition_index, f_error_code = _S_ih.unpack_from(data, pos)
+    o = _new(OffsetCommitResponsePartition)
+    o.partition_index, o.error_code = _S_ih.unpack_from(data, pos)
     pos += 6
-    return OffsetCommitResponsePartition(f_partition_index, f_error_code), pos
+    return o, pos
 
 
 def _encode_OffsetCommitResponsePartition_v1(o: OffsetCommitResponsePartition, out: bytearray) -> None:
@@ -1097,11 +1100,12 @@ def _decode_OffsetCommitResponsePartition_v8(
     data: bytes, pos: int
 ) -> tuple[OffsetCommitResponsePartition, int]:
     """OffsetCommitResponsePartition, versions 8-10 (flexible)."""
-    f_partition_index, f_error_code, _t124 = _S_ihB.unpack_from(data, pos)
+    o = _new(OffsetCommitResponsePartition)
+    o.partition_index, o.error_code, _t136 = _S_ihB.unpack_from(data, pos)
     pos += 7
-    if _t124 != 0:
+    if _t136 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return OffsetCommitResponsePartition(f_partition_index, f_error_code), pos
+    return o, pos
 
 
 def _encode_OffsetCommitResponsePartition_v8(o: OffsetCommitResponsePartition, out: bytearray) -> None:
@@ -1111,182 +1115,104 @@ def _encode_OffsetCommitResponsePartition_v8(o: OffsetCommitResponsePartition, o
 
 def _decode_OffsetCommitResponseTopic_v1(data: bytes, pos: int) -> tuple[OffsetCommitResponseTopic, int]:
     """OffsetCommitResponseTopic, versions 1-7."""
-    (_n125,) = _S_h.unpack_from(data, pos)
+    o = _new(OffsetCommitResponseTopic)
+    o.topic_id = ZERO_UUID
+    (_n137,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n125 < 0:
+    if _n137 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n125].decode()
-    pos += _n125
-    (_n126,) = _S_i.unpack_from(data, pos)
+    o.name = data[pos : pos + _n137].decode()
+    pos += _n137
+    (_n138,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n126 < 0:
+    if _n138 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n126 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n126) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n126):
-        _m127_partition_index, _m127_error_code = _S_ih.unpack_from(data, pos)
+    if _n138 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n138) + " elements in " + str(len(data) - pos) + " bytes")
+    _l139: list[OffsetCommitResponsePartition] = []
+    for _ in range(_n138):
+        _m140 = _new(OffsetCommitResponsePartition)
+        _m140.partition_index, _m140.error_code = _S_ih.unpack_from(data, pos)
         pos += 6
-        f_partitions.append(OffsetCommitResponsePartition(_m127_partition_index, _m127_error_code))
-    return OffsetCommitResponseTopic(f_name, ZERO_UUID, f_partitions), pos
+        _l139.append(_m140)
+    o.partitions = _l139
+    return o, pos
 
 
 def _encode_OffsetCommitResponseTopic_v1(o: OffsetCommitResponseTopic, out: bytearray) -> None:
     """OffsetCommitResponseTopic, versions 1-7."""
-    _b128 = o.name.encode()
-    out += _S_h.pack(len(_b128))
-    out += _b128
-    _a129 = o.partitions
-    out += _S_i.pack(len(_a129))
-    for _e130 in _a129:
-        out += _S_ih.pack(_e130.partition_index, _e130.error_code)
+    _b141 = o.name.encode()
+    out += _S_h.pack(len(_b141))
+    out += _b141
+    _a142 = o.partitions
+    out += _S_i.pack(len(_a142))
+    for _e143 in _a142:
+        out += _S_ih.pack(_e143.partition_index, _e143.error_code)
 
 
 def _decode_OffsetCommitResponseTopic_v8(data: bytes, pos: int) -> tuple[OffsetCommitResponseTopic, int]:
     """OffsetCommitResponseTopic, versions 8-9 (flexible)."""
-    _n131 = data[pos]
-    if 0 < _n131 < 128:
-        f_name = data[pos + 1 : pos + _n131].decode()
-        pos += _n131
+    o = _new(OffsetCommitResponseTopic)
+    o.topic_id = ZERO_UUID
+    _n144 = data[pos]
+    if _n144 < 128:
+        o.name = data[pos + 1 : pos + _n144].decode()
+        pos += _n144 or _runtime.null_value("Name")
     else:
-        f_name, pos = read_compact_string(data, pos)
-    _n132 = data[pos]
-    if _n132 < 128:
+        o.name, pos = read_compact_string(data, pos)
+    _n145 = data[pos]
+    if _n145 < 128:
         pos += 1
     else:
-        _n132, pos = read_uvarint(data, pos)
-    _n132 -= 1
-    if _n132 < 0:
+        _n145, pos = read_uvarint(data, pos)
+    _n145 -= 1
+    if _n145 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n132 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n132) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n132):
-        _m133_partition_index, _m133_error_code, _t134 = _S_ihB.unpack_from(data, pos)
+    if _n145 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n145) + " elements in " + str(len(data) - pos) + " bytes")
+    _l146: list[OffsetCommitResponsePartition] = []
+    for _ in range(_n145):
+        _m147 = _new(OffsetCommitResponsePartition)
+        _m147.partition_index, _m147.error_code, _t148 = _S_ihB.unpack_from(data, pos)
         pos += 7
-        if _t134 != 0:
+        if _t148 != 0:
             pos = skip_tagged_fields(data, pos - 1)
-        f_partitions.append(OffsetCommitResponsePartition(_m133_partition_index, _m133_error_code))
+        _l146.append(_m147)
+    o.partitions = _l146
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return OffsetCommitResponseTopic(f_name, ZERO_UUID, f_partitions), pos
+    return o, pos
 
 
 def _encode_OffsetCommitResponseTopic_v8(o: OffsetCommitResponseTopic, out: bytearray) -> None:
     """OffsetCommitResponseTopic, versions 8-9 (flexible)."""
-    _b135 = o.name.encode()
-    _n136 = len(_b135) + 1
-    if _n136 < 128:
-        out.append(_n136)
+    _b149 = o.name.encode()
+    _n150 = len(_b149) + 1
+    if _n150 < 128:
+        out.append(_n150)
     else:
-        write_uvarint(out, _n136)
-    out += _b135
-    _a137 = o.partitions
-    _n138 = len(_a137) + 1
-    if _n138 < 128:
-        out.append(_n138)
+        write_uvarint(out, _n150)
+    out += _b149
+    _a151 = o.partitions
+    _n152 = len(_a151) + 1
+    if _n152 < 128:
+        out.append(_n152)
     else:
-        write_uvarint(out, _n138)
-    for _e139 in _a137:
-        out += _S_ihB.pack(_e139.partition_index, _e139.error_code, 0)
+        write_uvarint(out, _n152)
+    for _e153 in _a151:
+        out += _S_ihB.pack(_e153.partition_index, _e153.error_code, 0)
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetCommitResponseTopic_v10(data: bytes, pos: int) -> tuple[OffsetCommitResponseTopic, int]:
     """OffsetCommitResponseTopic, version 10 (flexible)."""
-    (_r140,) = _S_16s.unpack_from(data, pos)
+    o = _new(OffsetCommitResponseTopic)
+    o.name = ""
+    (_r154,) = _S_16s.unpack_from(data, pos)
     pos += 16
-    f_topic_id = UUID(bytes=_r140)
-    _n141 = data[pos]
-    if _n141 < 128:
-        pos += 1
-    else:
-        _n141, pos = read_uvarint(data, pos)
-    _n141 -= 1
-    if _n141 < 0:
-        raise InvalidValueError("Partitions: null or negative length")
-    if _n141 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n141) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n141):
-        _m142_partition_index, _m142_error_code, _t143 = _S_ihB.unpack_from(data, pos)
-        pos += 7
-        if _t143 != 0:
-            pos = skip_tagged_fields(data, pos - 1)
-        f_partitions.append(OffsetCommitResponsePartition(_m142_partition_index, _m142_error_code))
-    if data[pos] == 0:  # no tagged fields: the common case
-        pos += 1
-    else:
-        pos = skip_tagged_fields(data, pos)
-    return OffsetCommitResponseTopic("", f_topic_id, f_partitions), pos
-
-
-def _encode_OffsetCommitResponseTopic_v10(o: OffsetCommitResponseTopic, out: bytearray) -> None:
-    """OffsetCommitResponseTopic, version 10 (flexible)."""
-    out += _S_16s.pack(o.topic_id.bytes)
-    _a144 = o.partitions
-    _n145 = len(_a144) + 1
-    if _n145 < 128:
-        out.append(_n145)
-    else:
-        write_uvarint(out, _n145)
-    for _e146 in _a144:
-        out += _S_ihB.pack(_e146.partition_index, _e146.error_code, 0)
-    out.append(0)  # no tagged fields
-
-
-def _decode_OffsetCommitResponse_v1(data: bytes, pos: int) -> tuple[OffsetCommitResponse, int]:
-    """OffsetCommitResponse, versions 1-2."""
-    (_n147,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    if _n147 < 0:
-        raise InvalidValueError("Topics: null or negative length")
-    if _n147 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n147) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n147):
-        _e148, pos = _decode_OffsetCommitResponseTopic_v1(data, pos)
-        f_topics.append(_e148)
-    return OffsetCommitResponse(0, f_topics), pos
-
-
-def _encode_OffsetCommitResponse_v1(o: OffsetCommitResponse, out: bytearray) -> None:
-    """OffsetCommitResponse, versions 1-2."""
-    _a149 = o.topics
-    out += _S_i.pack(len(_a149))
-    for _e150 in _a149:
-        _encode_OffsetCommitResponseTopic_v1(_e150, out)
-
-
-def _decode_OffsetCommitResponse_v3(data: bytes, pos: int) -> tuple[OffsetCommitResponse, int]:
-    """OffsetCommitResponse, versions 3-7."""
-    f_throttle_time_ms, _n151 = _S_ii.unpack_from(data, pos)
-    pos += 8
-    if _n151 < 0:
-        raise InvalidValueError("Topics: null or negative length")
-    if _n151 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n151) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n151):
-        _e152, pos = _decode_OffsetCommitResponseTopic_v1(data, pos)
-        f_topics.append(_e152)
-    return OffsetCommitResponse(f_throttle_time_ms, f_topics), pos
-
-
-def _encode_OffsetCommitResponse_v3(o: OffsetCommitResponse, out: bytearray) -> None:
-    """OffsetCommitResponse, versions 3-7."""
-    _a153 = o.topics
-    out += _S_ii.pack(o.throttle_time_ms, len(_a153))
-    for _e154 in _a153:
-        _encode_OffsetCommitResponseTopic_v1(_e154, out)
-
-
-def _decode_OffsetCommitResponse_v8(data: bytes, pos: int) -> tuple[OffsetCommitResponse, int]:
-    """OffsetCommitResponse, versions 8-9 (flexible)."""
-    (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
-    pos += 4
+    o.topic_id = UUID(bytes=_r154)
     _n155 = data[pos]
     if _n155 < 128:
         pos += 1
@@ -1294,70 +1220,169 @@ def _decode_OffsetCommitResponse_v8(data: bytes, pos: int) -> tuple[OffsetCommit
         _n155, pos = read_uvarint(data, pos)
     _n155 -= 1
     if _n155 < 0:
-        raise InvalidValueError("Topics: null or negative length")
+        raise InvalidValueError("Partitions: null or negative length")
     if _n155 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n155) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
+        raise TruncatedError("Partitions: " + str(_n155) + " elements in " + str(len(data) - pos) + " bytes")
+    _l156: list[OffsetCommitResponsePartition] = []
     for _ in range(_n155):
-        _e156, pos = _decode_OffsetCommitResponseTopic_v8(data, pos)
-        f_topics.append(_e156)
+        _m157 = _new(OffsetCommitResponsePartition)
+        _m157.partition_index, _m157.error_code, _t158 = _S_ihB.unpack_from(data, pos)
+        pos += 7
+        if _t158 != 0:
+            pos = skip_tagged_fields(data, pos - 1)
+        _l156.append(_m157)
+    o.partitions = _l156
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return OffsetCommitResponse(f_throttle_time_ms, f_topics), pos
+    return o, pos
+
+
+def _encode_OffsetCommitResponseTopic_v10(o: OffsetCommitResponseTopic, out: bytearray) -> None:
+    """OffsetCommitResponseTopic, version 10 (flexible)."""
+    out += _S_16s.pack(o.topic_id.bytes)
+    _a159 = o.partitions
+    _n160 = len(_a159) + 1
+    if _n160 < 128:
+        out.append(_n160)
+    else:
+        write_uvarint(out, _n160)
+    for _e161 in _a159:
+        out += _S_ihB.pack(_e161.partition_index, _e161.error_code, 0)
+    out.append(0)  # no tagged fields
+
+
+def _decode_OffsetCommitResponse_v1(data: bytes, pos: int) -> tuple[OffsetCommitResponse, int]:
+    """OffsetCommitResponse, versions 1-2."""
+    o = _new(OffsetCommitResponse)
+    o.throttle_time_ms = 0
+    (_n162,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n162 < 0:
+        raise InvalidValueError("Topics: null or negative length")
+    if _n162 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n162) + " elements in " + str(len(data) - pos) + " bytes")
+    _l163: list[OffsetCommitResponseTopic] = []
+    for _ in range(_n162):
+        _e164, pos = _decode_OffsetCommitResponseTopic_v1(data, pos)
+        _l163.append(_e164)
+    o.topics = _l163
+    return o, pos
+
+
+def _encode_OffsetCommitResponse_v1(o: OffsetCommitResponse, out: bytearray) -> None:
+    """OffsetCommitResponse, versions 1-2."""
+    _a165 = o.topics
+    out += _S_i.pack(len(_a165))
+    for _e166 in _a165:
+        _encode_OffsetCommitResponseTopic_v1(_e166, out)
+
+
+def _decode_OffsetCommitResponse_v3(data: bytes, pos: int) -> tuple[OffsetCommitResponse, int]:
+    """OffsetCommitResponse, versions 3-7."""
+    o = _new(OffsetCommitResponse)
+    o.throttle_time_ms, _n167 = _S_ii.unpack_from(data, pos)
+    pos += 8
+    if _n167 < 0:
+        raise InvalidValueError("Topics: null or negative length")
+    if _n167 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n167) + " elements in " + str(len(data) - pos) + " bytes")
+    _l168: list[OffsetCommitResponseTopic] = []
+    for _ in range(_n167):
+        _e169, pos = _decode_OffsetCommitResponseTopic_v1(data, pos)
+        _l168.append(_e169)
+    o.topics = _l168
+    return o, pos
+
+
+def _encode_OffsetCommitResponse_v3(o: OffsetCommitResponse, out: bytearray) -> None:
+    """OffsetCommitResponse, versions 3-7."""
+    _a170 = o.topics
+    out += _S_ii.pack(o.throttle_time_ms, len(_a170))
+    for _e171 in _a170:
+        _encode_OffsetCommitResponseTopic_v1(_e171, out)
+
+
+def _decode_OffsetCommitResponse_v8(data: bytes, pos: int) -> tuple[OffsetCommitResponse, int]:
+    """OffsetCommitResponse, versions 8-9 (flexible)."""
+    o = _new(OffsetCommitResponse)
+    (o.throttle_time_ms,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    _n172 = data[pos]
+    if _n172 < 128:
+        pos += 1
+    else:
+        _n172, pos = read_uvarint(data, pos)
+    _n172 -= 1
+    if _n172 < 0:
+        raise InvalidValueError("Topics: null or negative length")
+    if _n172 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n172) + " elements in " + str(len(data) - pos) + " bytes")
+    _l173: list[OffsetCommitResponseTopic] = []
+    for _ in range(_n172):
+        _e174, pos = _decode_OffsetCommitResponseTopic_v8(data, pos)
+        _l173.append(_e174)
+    o.topics = _l173
+    if data[pos] == 0:  # no tagged fields: the common case
+        pos += 1
+    else:
+        pos = skip_tagged_fields(data, pos)
+    return o, pos
 
 
 def _encode_OffsetCommitResponse_v8(o: OffsetCommitResponse, out: bytearray) -> None:
     """OffsetCommitResponse, versions 8-9 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a157 = o.topics
-    _n158 = len(_a157) + 1
-    if _n158 < 128:
-        out.append(_n158)
+    _a175 = o.topics
+    _n176 = len(_a175) + 1
+    if _n176 < 128:
+        out.append(_n176)
     else:
-        write_uvarint(out, _n158)
-    for _e159 in _a157:
-        _encode_OffsetCommitResponseTopic_v8(_e159, out)
+        write_uvarint(out, _n176)
+    for _e177 in _a175:
+        _encode_OffsetCommitResponseTopic_v8(_e177, out)
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetCommitResponse_v10(data: bytes, pos: int) -> tuple[OffsetCommitResponse, int]:
     """OffsetCommitResponse, version 10 (flexible)."""
-    (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
+    o = _new(OffsetCommitResponse)
+    (o.throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n160 = data[pos]
-    if _n160 < 128:
+    _n178 = data[pos]
+    if _n178 < 128:
         pos += 1
     else:
-        _n160, pos = read_uvarint(data, pos)
-    _n160 -= 1
-    if _n160 < 0:
+        _n178, pos = read_uvarint(data, pos)
+    _n178 -= 1
+    if _n178 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n160 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n160) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n160):
-        _e161, pos = _decode_OffsetCommitResponseTopic_v10(data, pos)
-        f_topics.append(_e161)
+    if _n178 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n178) + " elements in " + str(len(data) - pos) + " bytes")
+    _l179: list[OffsetCommitResponseTopic] = []
+    for _ in range(_n178):
+        _e180, pos = _decode_OffsetCommitResponseTopic_v10(data, pos)
+        _l179.append(_e180)
+    o.topics = _l179
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return OffsetCommitResponse(f_throttle_time_ms, f_topics), pos
+    return o, pos
 
 
 def _encode_OffsetCommitResponse_v10(o: OffsetCommitResponse, out: bytearray) -> None:
     """OffsetCommitResponse, version 10 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a162 = o.topics
-    _n163 = len(_a162) + 1
-    if _n163 < 128:
-        out.append(_n163)
+    _a181 = o.topics
+    _n182 = len(_a181) + 1
+    if _n182 < 128:
+        out.append(_n182)
     else:
-        write_uvarint(out, _n163)
-    for _e164 in _a162:
-        _encode_OffsetCommitResponseTopic_v10(_e164, out)
+        write_uvarint(out, _n182)
+    for _e183 in _a181:
+        _encode_OffsetCommitResponseTopic_v10(_e183, out)
     out.append(0)  # no tagged fields
 
 

@@ -21,6 +21,7 @@ _S_h = Struct(">h")
 _S_hii = Struct(">hii")
 _S_i = Struct(">i")
 _S_ih = Struct(">ih")
+_new = object.__new__
 
 
 @dataclass(slots=True)
@@ -191,9 +192,10 @@ def _decode_OffsetDeleteRequestPartition_v0(
     data: bytes, pos: int
 ) -> tuple[OffsetDeleteRequestPartition, int]:
     """OffsetDeleteRequestPartition, version 0."""
-    (f_partition_index,) = _S_i.unpack_from(data, pos)
+    o = _new(OffsetDeleteRequestPartition)
+    (o.partition_index,) = _S_i.unpack_from(data, pos)
     pos += 4
-    return OffsetDeleteRequestPartition(f_partition_index), pos
+    return o, pos
 
 
 def _encode_OffsetDeleteRequestPartition_v0(o: OffsetDeleteRequestPartition, out: bytearray) -> None:
@@ -203,11 +205,12 @@ def _encode_OffsetDeleteRequestPartition_v0(o: OffsetDeleteRequestPartition, out
 
 def _decode_OffsetDeleteRequestTopic_v0(data: bytes, pos: int) -> tuple[OffsetDeleteRequestTopic, int]:
     """OffsetDeleteRequestTopic, version 0."""
+    o = _new(OffsetDeleteRequestTopic)
     (_n1,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n1 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n1].decode()
+    o.name = data[pos : pos + _n1].decode()
     pos += _n1
     (_n2,) = _S_i.unpack_from(data, pos)
     pos += 4
@@ -215,64 +218,69 @@ def _decode_OffsetDeleteRequestTopic_v0(data: bytes, pos: int) -> tuple[OffsetDe
         raise InvalidValueError("Partitions: null or negative length")
     if _n2 > len(data) - pos:
         raise TruncatedError("Partitions: " + str(_n2) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
+    _l3: list[OffsetDeleteRequestPartition] = []
     for _ in range(_n2):
-        (_m3_partition_index,) = _S_i.unpack_from(data, pos)
+        _m4 = _new(OffsetDeleteRequestPartition)
+        (_m4.partition_index,) = _S_i.unpack_from(data, pos)
         pos += 4
-        f_partitions.append(OffsetDeleteRequestPartition(_m3_partition_index))
-    return OffsetDeleteRequestTopic(f_name, f_partitions), pos
+        _l3.append(_m4)
+    o.partitions = _l3
+    return o, pos
 
 
 def _encode_OffsetDeleteRequestTopic_v0(o: OffsetDeleteRequestTopic, out: bytearray) -> None:
     """OffsetDeleteRequestTopic, version 0."""
-    _b4 = o.name.encode()
-    out += _S_h.pack(len(_b4))
-    out += _b4
-    _a5 = o.partitions
-    out += _S_i.pack(len(_a5))
-    for _e6 in _a5:
-        out += _S_i.pack(_e6.partition_index)
+    _b5 = o.name.encode()
+    out += _S_h.pack(len(_b5))
+    out += _b5
+    _a6 = o.partitions
+    out += _S_i.pack(len(_a6))
+    for _e7 in _a6:
+        out += _S_i.pack(_e7.partition_index)
 
 
 def _decode_OffsetDeleteRequest_v0(data: bytes, pos: int) -> tuple[OffsetDeleteRequest, int]:
     """OffsetDeleteRequest, version 0."""
-    (_n7,) = _S_h.unpack_from(data, pos)
+    o = _new(OffsetDeleteRequest)
+    (_n8,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n7 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n7].decode()
-    pos += _n7
-    (_n8,) = _S_i.unpack_from(data, pos)
-    pos += 4
     if _n8 < 0:
+        raise InvalidValueError("GroupId: null or negative length")
+    o.group_id = data[pos : pos + _n8].decode()
+    pos += _n8
+    (_n9,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n9 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n8 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n8) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n8):
-        _e9, pos = _decode_OffsetDeleteRequestTopic_v0(data, pos)
-        f_topics.append(_e9)
-    return OffsetDeleteRequest(f_group_id, f_topics), pos
+    if _n9 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n9) + " elements in " + str(len(data) - pos) + " bytes")
+    _l10: list[OffsetDeleteRequestTopic] = []
+    for _ in range(_n9):
+        _e11, pos = _decode_OffsetDeleteRequestTopic_v0(data, pos)
+        _l10.append(_e11)
+    o.topics = _l10
+    return o, pos
 
 
 def _encode_OffsetDeleteRequest_v0(o: OffsetDeleteRequest, out: bytearray) -> None:
     """OffsetDeleteRequest, version 0."""
-    _b10 = o.group_id.encode()
-    out += _S_h.pack(len(_b10))
-    out += _b10
-    _a11 = o.topics
-    out += _S_i.pack(len(_a11))
-    for _e12 in _a11:
-        _encode_OffsetDeleteRequestTopic_v0(_e12, out)
+    _b12 = o.group_id.encode()
+    out += _S_h.pack(len(_b12))
+    out += _b12
+    _a13 = o.topics
+    out += _S_i.pack(len(_a13))
+    for _e14 in _a13:
+        _encode_OffsetDeleteRequestTopic_v0(_e14, out)
 
 
 def _decode_OffsetDeleteResponsePartition_v0(
     data: bytes, pos: int
 ) -> tuple[OffsetDeleteResponsePartition, int]:
     """OffsetDeleteResponsePartition, version 0."""
-    f_partition_index, f_error_code = _S_ih.unpack_from(data, pos)
+    o = _new(OffsetDeleteResponsePartition)
+    o.partition_index, o.error_code = _S_ih.unpack_from(data, pos)
     pos += 6
-    return OffsetDeleteResponsePartition(f_partition_index, f_error_code), pos
+    return o, pos
 
 
 def _encode_OffsetDeleteResponsePartition_v0(o: OffsetDeleteResponsePartition, out: bytearray) -> None:
@@ -282,58 +290,63 @@ def _encode_OffsetDeleteResponsePartition_v0(o: OffsetDeleteResponsePartition, o
 
 def _decode_OffsetDeleteResponseTopic_v0(data: bytes, pos: int) -> tuple[OffsetDeleteResponseTopic, int]:
     """OffsetDeleteResponseTopic, version 0."""
-    (_n13,) = _S_h.unpack_from(data, pos)
+    o = _new(OffsetDeleteResponseTopic)
+    (_n15,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n13 < 0:
+    if _n15 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n13].decode()
-    pos += _n13
-    (_n14,) = _S_i.unpack_from(data, pos)
+    o.name = data[pos : pos + _n15].decode()
+    pos += _n15
+    (_n16,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n14 < 0:
+    if _n16 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n14 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n14) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n14):
-        _m15_partition_index, _m15_error_code = _S_ih.unpack_from(data, pos)
+    if _n16 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n16) + " elements in " + str(len(data) - pos) + " bytes")
+    _l17: list[OffsetDeleteResponsePartition] = []
+    for _ in range(_n16):
+        _m18 = _new(OffsetDeleteResponsePartition)
+        _m18.partition_index, _m18.error_code = _S_ih.unpack_from(data, pos)
         pos += 6
-        f_partitions.append(OffsetDeleteResponsePartition(_m15_partition_index, _m15_error_code))
-    return OffsetDeleteResponseTopic(f_name, f_partitions), pos
+        _l17.append(_m18)
+    o.partitions = _l17
+    return o, pos
 
 
 def _encode_OffsetDeleteResponseTopic_v0(o: OffsetDeleteResponseTopic, out: bytearray) -> None:
     """OffsetDeleteResponseTopic, version 0."""
-    _b16 = o.name.encode()
-    out += _S_h.pack(len(_b16))
-    out += _b16
-    _a17 = o.partitions
-    out += _S_i.pack(len(_a17))
-    for _e18 in _a17:
-        out += _S_ih.pack(_e18.partition_index, _e18.error_code)
+    _b19 = o.name.encode()
+    out += _S_h.pack(len(_b19))
+    out += _b19
+    _a20 = o.partitions
+    out += _S_i.pack(len(_a20))
+    for _e21 in _a20:
+        out += _S_ih.pack(_e21.partition_index, _e21.error_code)
 
 
 def _decode_OffsetDeleteResponse_v0(data: bytes, pos: int) -> tuple[OffsetDeleteResponse, int]:
     """OffsetDeleteResponse, version 0."""
-    f_error_code, f_throttle_time_ms, _n19 = _S_hii.unpack_from(data, pos)
+    o = _new(OffsetDeleteResponse)
+    o.error_code, o.throttle_time_ms, _n22 = _S_hii.unpack_from(data, pos)
     pos += 10
-    if _n19 < 0:
+    if _n22 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n19 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n19) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n19):
-        _e20, pos = _decode_OffsetDeleteResponseTopic_v0(data, pos)
-        f_topics.append(_e20)
-    return OffsetDeleteResponse(f_error_code, f_throttle_time_ms, f_topics), pos
+    if _n22 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n22) + " elements in " + str(len(data) - pos) + " bytes")
+    _l23: list[OffsetDeleteResponseTopic] = []
+    for _ in range(_n22):
+        _e24, pos = _decode_OffsetDeleteResponseTopic_v0(data, pos)
+        _l23.append(_e24)
+    o.topics = _l23
+    return o, pos
 
 
 def _encode_OffsetDeleteResponse_v0(o: OffsetDeleteResponse, out: bytearray) -> None:
     """OffsetDeleteResponse, version 0."""
-    _a21 = o.topics
-    out += _S_hii.pack(o.error_code, o.throttle_time_ms, len(_a21))
-    for _e22 in _a21:
-        _encode_OffsetDeleteResponseTopic_v0(_e22, out)
+    _a25 = o.topics
+    out += _S_hii.pack(o.error_code, o.throttle_time_ms, len(_a25))
+    for _e26 in _a25:
+        _encode_OffsetDeleteResponseTopic_v0(_e26, out)
 
 
 _OFFSET_DELETE_REQUEST_DECODERS: dict[int, Callable[[bytes, int], tuple[OffsetDeleteRequest, int]]] = {

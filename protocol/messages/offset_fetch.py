@@ -36,6 +36,7 @@ _S_iqh = Struct(">iqh")
 _S_iqi = Struct(">iqi")
 _S_iqih = Struct(">iqih")
 _S_oB = Struct(">?B")
+_new = object.__new__
 
 
 @dataclass(slots=True)
@@ -286,12 +287,14 @@ class OffsetFetchResponse:
 
 def _decode_OffsetFetchRequestTopics_v8(data: bytes, pos: int) -> tuple[OffsetFetchRequestTopics, int]:
     """OffsetFetchRequestTopics, versions 8-9 (flexible)."""
+    o = _new(OffsetFetchRequestTopics)
+    o.topic_id = ZERO_UUID
     _n1 = data[pos]
-    if 0 < _n1 < 128:
-        f_name = data[pos + 1 : pos + _n1].decode()
-        pos += _n1
+    if _n1 < 128:
+        o.name = data[pos + 1 : pos + _n1].decode()
+        pos += _n1 or _runtime.null_value("Name")
     else:
-        f_name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos)
     _n2 = data[pos]
     if _n2 < 128:
         pos += 1
@@ -304,13 +307,13 @@ def _decode_OffsetFetchRequestTopics_v8(data: bytes, pos: int) -> tuple[OffsetFe
         raise TruncatedError(
             "PartitionIndexes: " + str(_n2) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_partition_indexes = list(unpack_from(">%di" % _n2, data, pos))
+    o.partition_indexes = list(unpack_from(">%di" % _n2, data, pos))
     pos += 4 * _n2
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return OffsetFetchRequestTopics(f_name, ZERO_UUID, f_partition_indexes), pos
+    return o, pos
 
 
 def _encode_OffsetFetchRequestTopics_v8(o: OffsetFetchRequestTopics, out: bytearray) -> None:
@@ -334,9 +337,11 @@ def _encode_OffsetFetchRequestTopics_v8(o: OffsetFetchRequestTopics, out: bytear
 
 def _decode_OffsetFetchRequestTopics_v10(data: bytes, pos: int) -> tuple[OffsetFetchRequestTopics, int]:
     """OffsetFetchRequestTopics, version 10 (flexible)."""
+    o = _new(OffsetFetchRequestTopics)
+    o.name = ""
     (_r8,) = _S_16s.unpack_from(data, pos)
     pos += 16
-    f_topic_id = UUID(bytes=_r8)
+    o.topic_id = UUID(bytes=_r8)
     _n9 = data[pos]
     if _n9 < 128:
         pos += 1
@@ -349,13 +354,13 @@ def _decode_OffsetFetchRequestTopics_v10(data: bytes, pos: int) -> tuple[OffsetF
         raise TruncatedError(
             "PartitionIndexes: " + str(_n9) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_partition_indexes = list(unpack_from(">%di" % _n9, data, pos))
+    o.partition_indexes = list(unpack_from(">%di" % _n9, data, pos))
     pos += 4 * _n9
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return OffsetFetchRequestTopics("", f_topic_id, f_partition_indexes), pos
+    return o, pos
 
 
 def _encode_OffsetFetchRequestTopics_v10(o: OffsetFetchRequestTopics, out: bytearray) -> None:
@@ -373,12 +378,15 @@ def _encode_OffsetFetchRequestTopics_v10(o: OffsetFetchRequestTopics, out: bytea
 
 def _decode_OffsetFetchRequestGroup_v8(data: bytes, pos: int) -> tuple[OffsetFetchRequestGroup, int]:
     """OffsetFetchRequestGroup, version 8 (flexible)."""
+    o = _new(OffsetFetchRequestGroup)
+    o.member_id = None
+    o.member_epoch = -1
     _n13 = data[pos]
-    if 0 < _n13 < 128:
-        f_group_id = data[pos + 1 : pos + _n13].decode()
-        pos += _n13
+    if _n13 < 128:
+        o.group_id = data[pos + 1 : pos + _n13].decode()
+        pos += _n13 or _runtime.null_value("GroupId")
     else:
-        f_group_id, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos)
     _n14 = data[pos]
     if _n14 < 128:
         pos += 1
@@ -386,781 +394,825 @@ def _decode_OffsetFetchRequestGroup_v8(data: bytes, pos: int) -> tuple[OffsetFet
         _n14, pos = read_uvarint(data, pos)
     _n14 -= 1
     if _n14 < 0:
-        f_topics = None
+        o.topics = None
         if _n14 != -1:
             raise InvalidValueError("Topics: length " + str(_n14))
     else:
         if _n14 > len(data) - pos:
             raise TruncatedError("Topics: " + str(_n14) + " elements in " + str(len(data) - pos) + " bytes")
-        f_topics = []
+        _l15: list[OffsetFetchRequestTopics] = []
         for _ in range(_n14):
-            _n16 = data[pos]
-            if 0 < _n16 < 128:
-                _m15_name = data[pos + 1 : pos + _n16].decode()
-                pos += _n16
-            else:
-                _m15_name, pos = read_compact_string(data, pos)
+            _m16 = _new(OffsetFetchRequestTopics)
+            _m16.topic_id = ZERO_UUID
             _n17 = data[pos]
             if _n17 < 128:
+                _m16.name = data[pos + 1 : pos + _n17].decode()
+                pos += _n17 or _runtime.null_value("Name")
+            else:
+                _m16.name, pos = read_compact_string(data, pos)
+            _n18 = data[pos]
+            if _n18 < 128:
                 pos += 1
             else:
-                _n17, pos = read_uvarint(data, pos)
-            _n17 -= 1
-            if _n17 < 0:
+                _n18, pos = read_uvarint(data, pos)
+            _n18 -= 1
+            if _n18 < 0:
                 raise InvalidValueError("PartitionIndexes: null or negative length")
-            if _n17 > len(data) - pos:
+            if _n18 > len(data) - pos:
                 raise TruncatedError(
-                    "PartitionIndexes: " + str(_n17) + " elements in " + str(len(data) - pos) + " bytes"
+                    "PartitionIndexes: " + str(_n18) + " elements in " + str(len(data) - pos) + " bytes"
                 )
-            _m15_partition_indexes = list(unpack_from(">%di" % _n17, data, pos))
-            pos += 4 * _n17
+            _m16.partition_indexes = list(unpack_from(">%di" % _n18, data, pos))
+            pos += 4 * _n18
             if data[pos] == 0:  # no tagged fields: the common case
                 pos += 1
             else:
                 pos = skip_tagged_fields(data, pos)
-            f_topics.append(OffsetFetchRequestTopics(_m15_name, ZERO_UUID, _m15_partition_indexes))
+            _l15.append(_m16)
+        o.topics = _l15
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return OffsetFetchRequestGroup(f_group_id, None, -1, f_topics), pos
+    return o, pos
 
 
 def _encode_OffsetFetchRequestGroup_v8(o: OffsetFetchRequestGroup, out: bytearray) -> None:
     """OffsetFetchRequestGroup, version 8 (flexible)."""
-    _b18 = o.group_id.encode()
-    _n19 = len(_b18) + 1
-    if _n19 < 128:
-        out.append(_n19)
+    _b19 = o.group_id.encode()
+    _n20 = len(_b19) + 1
+    if _n20 < 128:
+        out.append(_n20)
     else:
-        write_uvarint(out, _n19)
-    out += _b18
-    _a20 = o.topics
-    if _a20 is None:
+        write_uvarint(out, _n20)
+    out += _b19
+    _a21 = o.topics
+    if _a21 is None:
         out.append(0)
     else:
-        _n21 = len(_a20) + 1
-        if _n21 < 128:
-            out.append(_n21)
+        _n22 = len(_a21) + 1
+        if _n22 < 128:
+            out.append(_n22)
         else:
-            write_uvarint(out, _n21)
-        for _e22 in _a20:
-            _b23 = _e22.name.encode()
-            _n24 = len(_b23) + 1
-            if _n24 < 128:
-                out.append(_n24)
+            write_uvarint(out, _n22)
+        for _e23 in _a21:
+            _b24 = _e23.name.encode()
+            _n25 = len(_b24) + 1
+            if _n25 < 128:
+                out.append(_n25)
             else:
-                write_uvarint(out, _n24)
-            out += _b23
-            _a25 = _e22.partition_indexes
-            _n26 = len(_a25) + 1
-            if _n26 < 128:
-                out.append(_n26)
+                write_uvarint(out, _n25)
+            out += _b24
+            _a26 = _e23.partition_indexes
+            _n27 = len(_a26) + 1
+            if _n27 < 128:
+                out.append(_n27)
             else:
-                write_uvarint(out, _n26)
-            out += pack(">%di" % len(_a25), *_a25)
+                write_uvarint(out, _n27)
+            out += pack(">%di" % len(_a26), *_a26)
             out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetFetchRequestGroup_v9(data: bytes, pos: int) -> tuple[OffsetFetchRequestGroup, int]:
     """OffsetFetchRequestGroup, version 9 (flexible)."""
-    _n28 = data[pos]
-    if 0 < _n28 < 128:
-        f_group_id = data[pos + 1 : pos + _n28].decode()
-        pos += _n28
-    else:
-        f_group_id, pos = read_compact_string(data, pos)
+    o = _new(OffsetFetchRequestGroup)
     _n29 = data[pos]
-    if 0 < _n29 < 128:
-        f_member_id = data[pos + 1 : pos + _n29].decode()
-        pos += _n29
-    elif _n29 == 0:
-        f_member_id = None
-        pos += 1
+    if _n29 < 128:
+        o.group_id = data[pos + 1 : pos + _n29].decode()
+        pos += _n29 or _runtime.null_value("GroupId")
     else:
-        f_member_id, pos = read_compact_nullable_string(data, pos)
-    (f_member_epoch,) = _S_i.unpack_from(data, pos)
-    pos += 4
+        o.group_id, pos = read_compact_string(data, pos)
     _n30 = data[pos]
-    if _n30 < 128:
+    if _n30 == 0:
+        o.member_id = None
+        pos += 1
+    elif _n30 < 128:
+        o.member_id = data[pos + 1 : pos + _n30].decode()
+        pos += _n30
+    else:
+        o.member_id, pos = read_compact_nullable_string(data, pos)
+    (o.member_epoch,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    _n31 = data[pos]
+    if _n31 < 128:
         pos += 1
     else:
-        _n30, pos = read_uvarint(data, pos)
-    _n30 -= 1
-    if _n30 < 0:
-        f_topics = None
-        if _n30 != -1:
-            raise InvalidValueError("Topics: length " + str(_n30))
+        _n31, pos = read_uvarint(data, pos)
+    _n31 -= 1
+    if _n31 < 0:
+        o.topics = None
+        if _n31 != -1:
+            raise InvalidValueError("Topics: length " + str(_n31))
     else:
-        if _n30 > len(data) - pos:
-            raise TruncatedError("Topics: " + str(_n30) + " elements in " + str(len(data) - pos) + " bytes")
-        f_topics = []
-        for _ in range(_n30):
-            _n32 = data[pos]
-            if 0 < _n32 < 128:
-                _m31_name = data[pos + 1 : pos + _n32].decode()
-                pos += _n32
+        if _n31 > len(data) - pos:
+            raise TruncatedError("Topics: " + str(_n31) + " elements in " + str(len(data) - pos) + " bytes")
+        _l32: list[OffsetFetchRequestTopics] = []
+        for _ in range(_n31):
+            _m33 = _new(OffsetFetchRequestTopics)
+            _m33.topic_id = ZERO_UUID
+            _n34 = data[pos]
+            if _n34 < 128:
+                _m33.name = data[pos + 1 : pos + _n34].decode()
+                pos += _n34 or _runtime.null_value("Name")
             else:
-                _m31_name, pos = read_compact_string(data, pos)
-            _n33 = data[pos]
-            if _n33 < 128:
+                _m33.name, pos = read_compact_string(data, pos)
+            _n35 = data[pos]
+            if _n35 < 128:
                 pos += 1
             else:
-                _n33, pos = read_uvarint(data, pos)
-            _n33 -= 1
-            if _n33 < 0:
+                _n35, pos = read_uvarint(data, pos)
+            _n35 -= 1
+            if _n35 < 0:
                 raise InvalidValueError("PartitionIndexes: null or negative length")
-            if _n33 > len(data) - pos:
+            if _n35 > len(data) - pos:
                 raise TruncatedError(
-                    "PartitionIndexes: " + str(_n33) + " elements in " + str(len(data) - pos) + " bytes"
+                    "PartitionIndexes: " + str(_n35) + " elements in " + str(len(data) - pos) + " bytes"
                 )
-            _m31_partition_indexes = list(unpack_from(">%di" % _n33, data, pos))
-            pos += 4 * _n33
+            _m33.partition_indexes = list(unpack_from(">%di" % _n35, data, pos))
+            pos += 4 * _n35
             if data[pos] == 0:  # no tagged fields: the common case
                 pos += 1
             else:
                 pos = skip_tagged_fields(data, pos)
-            f_topics.append(OffsetFetchRequestTopics(_m31_name, ZERO_UUID, _m31_partition_indexes))
+            _l32.append(_m33)
+        o.topics = _l32
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return OffsetFetchRequestGroup(f_group_id, f_member_id, f_member_epoch, f_topics), pos
+    return o, pos
 
 
 def _encode_OffsetFetchRequestGroup_v9(o: OffsetFetchRequestGroup, out: bytearray) -> None:
     """OffsetFetchRequestGroup, version 9 (flexible)."""
-    _b34 = o.group_id.encode()
-    _n35 = len(_b34) + 1
-    if _n35 < 128:
-        out.append(_n35)
+    _b36 = o.group_id.encode()
+    _n37 = len(_b36) + 1
+    if _n37 < 128:
+        out.append(_n37)
     else:
-        write_uvarint(out, _n35)
-    out += _b34
+        write_uvarint(out, _n37)
+    out += _b36
     if o.member_id is None:
         out.append(0)
     else:
-        _b36 = o.member_id.encode()
-        _n37 = len(_b36) + 1
-        if _n37 < 128:
-            out.append(_n37)
-        else:
-            write_uvarint(out, _n37)
-        out += _b36
-    out += _S_i.pack(o.member_epoch)
-    _a38 = o.topics
-    if _a38 is None:
-        out.append(0)
-    else:
-        _n39 = len(_a38) + 1
+        _b38 = o.member_id.encode()
+        _n39 = len(_b38) + 1
         if _n39 < 128:
             out.append(_n39)
         else:
             write_uvarint(out, _n39)
-        for _e40 in _a38:
-            _b41 = _e40.name.encode()
-            _n42 = len(_b41) + 1
-            if _n42 < 128:
-                out.append(_n42)
-            else:
-                write_uvarint(out, _n42)
-            out += _b41
-            _a43 = _e40.partition_indexes
-            _n44 = len(_a43) + 1
+        out += _b38
+    out += _S_i.pack(o.member_epoch)
+    _a40 = o.topics
+    if _a40 is None:
+        out.append(0)
+    else:
+        _n41 = len(_a40) + 1
+        if _n41 < 128:
+            out.append(_n41)
+        else:
+            write_uvarint(out, _n41)
+        for _e42 in _a40:
+            _b43 = _e42.name.encode()
+            _n44 = len(_b43) + 1
             if _n44 < 128:
                 out.append(_n44)
             else:
                 write_uvarint(out, _n44)
-            out += pack(">%di" % len(_a43), *_a43)
+            out += _b43
+            _a45 = _e42.partition_indexes
+            _n46 = len(_a45) + 1
+            if _n46 < 128:
+                out.append(_n46)
+            else:
+                write_uvarint(out, _n46)
+            out += pack(">%di" % len(_a45), *_a45)
             out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetFetchRequestGroup_v10(data: bytes, pos: int) -> tuple[OffsetFetchRequestGroup, int]:
     """OffsetFetchRequestGroup, version 10 (flexible)."""
-    _n46 = data[pos]
-    if 0 < _n46 < 128:
-        f_group_id = data[pos + 1 : pos + _n46].decode()
-        pos += _n46
-    else:
-        f_group_id, pos = read_compact_string(data, pos)
-    _n47 = data[pos]
-    if 0 < _n47 < 128:
-        f_member_id = data[pos + 1 : pos + _n47].decode()
-        pos += _n47
-    elif _n47 == 0:
-        f_member_id = None
-        pos += 1
-    else:
-        f_member_id, pos = read_compact_nullable_string(data, pos)
-    (f_member_epoch,) = _S_i.unpack_from(data, pos)
-    pos += 4
+    o = _new(OffsetFetchRequestGroup)
     _n48 = data[pos]
     if _n48 < 128:
+        o.group_id = data[pos + 1 : pos + _n48].decode()
+        pos += _n48 or _runtime.null_value("GroupId")
+    else:
+        o.group_id, pos = read_compact_string(data, pos)
+    _n49 = data[pos]
+    if _n49 == 0:
+        o.member_id = None
+        pos += 1
+    elif _n49 < 128:
+        o.member_id = data[pos + 1 : pos + _n49].decode()
+        pos += _n49
+    else:
+        o.member_id, pos = read_compact_nullable_string(data, pos)
+    (o.member_epoch,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    _n50 = data[pos]
+    if _n50 < 128:
         pos += 1
     else:
-        _n48, pos = read_uvarint(data, pos)
-    _n48 -= 1
-    if _n48 < 0:
-        f_topics = None
-        if _n48 != -1:
-            raise InvalidValueError("Topics: length " + str(_n48))
+        _n50, pos = read_uvarint(data, pos)
+    _n50 -= 1
+    if _n50 < 0:
+        o.topics = None
+        if _n50 != -1:
+            raise InvalidValueError("Topics: length " + str(_n50))
     else:
-        if _n48 > len(data) - pos:
-            raise TruncatedError("Topics: " + str(_n48) + " elements in " + str(len(data) - pos) + " bytes")
-        f_topics = []
-        for _ in range(_n48):
-            (_r50,) = _S_16s.unpack_from(data, pos)
+        if _n50 > len(data) - pos:
+            raise TruncatedError("Topics: " + str(_n50) + " elements in " + str(len(data) - pos) + " bytes")
+        _l51: list[OffsetFetchRequestTopics] = []
+        for _ in range(_n50):
+            _m52 = _new(OffsetFetchRequestTopics)
+            _m52.name = ""
+            (_r53,) = _S_16s.unpack_from(data, pos)
             pos += 16
-            _m49_topic_id = UUID(bytes=_r50)
-            _n51 = data[pos]
-            if _n51 < 128:
+            _m52.topic_id = UUID(bytes=_r53)
+            _n54 = data[pos]
+            if _n54 < 128:
                 pos += 1
             else:
-                _n51, pos = read_uvarint(data, pos)
-            _n51 -= 1
-            if _n51 < 0:
+                _n54, pos = read_uvarint(data, pos)
+            _n54 -= 1
+            if _n54 < 0:
                 raise InvalidValueError("PartitionIndexes: null or negative length")
-            if _n51 > len(data) - pos:
+            if _n54 > len(data) - pos:
                 raise TruncatedError(
-                    "PartitionIndexes: " + str(_n51) + " elements in " + str(len(data) - pos) + " bytes"
+                    "PartitionIndexes: " + str(_n54) + " elements in " + str(len(data) - pos) + " bytes"
                 )
-            _m49_partition_indexes = list(unpack_from(">%di" % _n51, data, pos))
-            pos += 4 * _n51
+            _m52.partition_indexes = list(unpack_from(">%di" % _n54, data, pos))
+            pos += 4 * _n54
             if data[pos] == 0:  # no tagged fields: the common case
                 pos += 1
             else:
                 pos = skip_tagged_fields(data, pos)
-            f_topics.append(OffsetFetchRequestTopics("", _m49_topic_id, _m49_partition_indexes))
+            _l51.append(_m52)
+        o.topics = _l51
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return OffsetFetchRequestGroup(f_group_id, f_member_id, f_member_epoch, f_topics), pos
+    return o, pos
 
 
 def _encode_OffsetFetchRequestGroup_v10(o: OffsetFetchRequestGroup, out: bytearray) -> None:
     """OffsetFetchRequestGroup, version 10 (flexible)."""
-    _b52 = o.group_id.encode()
-    _n53 = len(_b52) + 1
-    if _n53 < 128:
-        out.append(_n53)
+    _b55 = o.group_id.encode()
+    _n56 = len(_b55) + 1
+    if _n56 < 128:
+        out.append(_n56)
     else:
-        write_uvarint(out, _n53)
-    out += _b52
+        write_uvarint(out, _n56)
+    out += _b55
     if o.member_id is None:
         out.append(0)
     else:
-        _b54 = o.member_id.encode()
-        _n55 = len(_b54) + 1
-        if _n55 < 128:
-            out.append(_n55)
+        _b57 = o.member_id.encode()
+        _n58 = len(_b57) + 1
+        if _n58 < 128:
+            out.append(_n58)
         else:
-            write_uvarint(out, _n55)
-        out += _b54
+            write_uvarint(out, _n58)
+        out += _b57
     out += _S_i.pack(o.member_epoch)
-    _a56 = o.topics
-    if _a56 is None:
+    _a59 = o.topics
+    if _a59 is None:
         out.append(0)
     else:
-        _n57 = len(_a56) + 1
-        if _n57 < 128:
-            out.append(_n57)
+        _n60 = len(_a59) + 1
+        if _n60 < 128:
+            out.append(_n60)
         else:
-            write_uvarint(out, _n57)
-        for _e58 in _a56:
-            out += _S_16s.pack(_e58.topic_id.bytes)
-            _a59 = _e58.partition_indexes
-            _n60 = len(_a59) + 1
-            if _n60 < 128:
-                out.append(_n60)
+            write_uvarint(out, _n60)
+        for _e61 in _a59:
+            out += _S_16s.pack(_e61.topic_id.bytes)
+            _a62 = _e61.partition_indexes
+            _n63 = len(_a62) + 1
+            if _n63 < 128:
+                out.append(_n63)
             else:
-                write_uvarint(out, _n60)
-            out += pack(">%di" % len(_a59), *_a59)
+                write_uvarint(out, _n63)
+            out += pack(">%di" % len(_a62), *_a62)
             out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetFetchRequestTopic_v1(data: bytes, pos: int) -> tuple[OffsetFetchRequestTopic, int]:
     """OffsetFetchRequestTopic, versions 1-5."""
-    (_n62,) = _S_h.unpack_from(data, pos)
+    o = _new(OffsetFetchRequestTopic)
+    (_n65,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n62 < 0:
+    if _n65 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n62].decode()
-    pos += _n62
-    (_n63,) = _S_i.unpack_from(data, pos)
+    o.name = data[pos : pos + _n65].decode()
+    pos += _n65
+    (_n66,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n63 < 0:
+    if _n66 < 0:
         raise InvalidValueError("PartitionIndexes: null or negative length")
-    if _n63 > len(data) - pos:
+    if _n66 > len(data) - pos:
         raise TruncatedError(
-            "PartitionIndexes: " + str(_n63) + " elements in " + str(len(data) - pos) + " bytes"
+            "PartitionIndexes: " + str(_n66) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_partition_indexes = list(unpack_from(">%di" % _n63, data, pos))
-    pos += 4 * _n63
-    return OffsetFetchRequestTopic(f_name, f_partition_indexes), pos
+    o.partition_indexes = list(unpack_from(">%di" % _n66, data, pos))
+    pos += 4 * _n66
+    return o, pos
 
 
 def _encode_OffsetFetchRequestTopic_v1(o: OffsetFetchRequestTopic, out: bytearray) -> None:
     """OffsetFetchRequestTopic, versions 1-5."""
-    _b64 = o.name.encode()
-    out += _S_h.pack(len(_b64))
-    out += _b64
-    _a65 = o.partition_indexes
-    out += _S_i.pack(len(_a65))
-    out += pack(">%di" % len(_a65), *_a65)
+    _b67 = o.name.encode()
+    out += _S_h.pack(len(_b67))
+    out += _b67
+    _a68 = o.partition_indexes
+    out += _S_i.pack(len(_a68))
+    out += pack(">%di" % len(_a68), *_a68)
 
 
 def _decode_OffsetFetchRequestTopic_v6(data: bytes, pos: int) -> tuple[OffsetFetchRequestTopic, int]:
     """OffsetFetchRequestTopic, versions 6-7 (flexible)."""
-    _n67 = data[pos]
-    if 0 < _n67 < 128:
-        f_name = data[pos + 1 : pos + _n67].decode()
-        pos += _n67
+    o = _new(OffsetFetchRequestTopic)
+    _n70 = data[pos]
+    if _n70 < 128:
+        o.name = data[pos + 1 : pos + _n70].decode()
+        pos += _n70 or _runtime.null_value("Name")
     else:
-        f_name, pos = read_compact_string(data, pos)
-    _n68 = data[pos]
-    if _n68 < 128:
+        o.name, pos = read_compact_string(data, pos)
+    _n71 = data[pos]
+    if _n71 < 128:
         pos += 1
     else:
-        _n68, pos = read_uvarint(data, pos)
-    _n68 -= 1
-    if _n68 < 0:
+        _n71, pos = read_uvarint(data, pos)
+    _n71 -= 1
+    if _n71 < 0:
         raise InvalidValueError("PartitionIndexes: null or negative length")
-    if _n68 > len(data) - pos:
+    if _n71 > len(data) - pos:
         raise TruncatedError(
-            "PartitionIndexes: " + str(_n68) + " elements in " + str(len(data) - pos) + " bytes"
+            "PartitionIndexes: " + str(_n71) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_partition_indexes = list(unpack_from(">%di" % _n68, data, pos))
-    pos += 4 * _n68
+    o.partition_indexes = list(unpack_from(">%di" % _n71, data, pos))
+    pos += 4 * _n71
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return OffsetFetchRequestTopic(f_name, f_partition_indexes), pos
+    return o, pos
 
 
 def _encode_OffsetFetchRequestTopic_v6(o: OffsetFetchRequestTopic, out: bytearray) -> None:
     """OffsetFetchRequestTopic, versions 6-7 (flexible)."""
-    _b69 = o.name.encode()
-    _n70 = len(_b69) + 1
-    if _n70 < 128:
-        out.append(_n70)
+    _b72 = o.name.encode()
+    _n73 = len(_b72) + 1
+    if _n73 < 128:
+        out.append(_n73)
     else:
-        write_uvarint(out, _n70)
-    out += _b69
-    _a71 = o.partition_indexes
-    _n72 = len(_a71) + 1
-    if _n72 < 128:
-        out.append(_n72)
+        write_uvarint(out, _n73)
+    out += _b72
+    _a74 = o.partition_indexes
+    _n75 = len(_a74) + 1
+    if _n75 < 128:
+        out.append(_n75)
     else:
-        write_uvarint(out, _n72)
-    out += pack(">%di" % len(_a71), *_a71)
+        write_uvarint(out, _n75)
+    out += pack(">%di" % len(_a74), *_a74)
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetFetchRequest_v1(data: bytes, pos: int) -> tuple[OffsetFetchRequest, int]:
     """OffsetFetchRequest, version 1."""
-    (_n74,) = _S_h.unpack_from(data, pos)
+    o = _new(OffsetFetchRequest)
+    o.groups = []
+    o.require_stable = False
+    (_n77,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n74 < 0:
+    if _n77 < 0:
         raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n74].decode()
-    pos += _n74
-    (_n75,) = _S_i.unpack_from(data, pos)
+    o.group_id = data[pos : pos + _n77].decode()
+    pos += _n77
+    (_n78,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n75 < 0:
+    if _n78 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n75 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n75) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n75):
-        (_n77,) = _S_h.unpack_from(data, pos)
+    if _n78 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n78) + " elements in " + str(len(data) - pos) + " bytes")
+    _l79: list[OffsetFetchRequestTopic] = []
+    for _ in range(_n78):
+        _m80 = _new(OffsetFetchRequestTopic)
+        (_n81,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n77 < 0:
+        if _n81 < 0:
             raise InvalidValueError("Name: null or negative length")
-        _m76_name = data[pos : pos + _n77].decode()
-        pos += _n77
-        (_n78,) = _S_i.unpack_from(data, pos)
+        _m80.name = data[pos : pos + _n81].decode()
+        pos += _n81
+        (_n82,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n78 < 0:
+        if _n82 < 0:
             raise InvalidValueError("PartitionIndexes: null or negative length")
-        if _n78 > len(data) - pos:
+        if _n82 > len(data) - pos:
             raise TruncatedError(
-                "PartitionIndexes: " + str(_n78) + " elements in " + str(len(data) - pos) + " bytes"
+                "PartitionIndexes: " + str(_n82) + " elements in " + str(len(data) - pos) + " bytes"
             )
-        _m76_partition_indexes = list(unpack_from(">%di" % _n78, data, pos))
-        pos += 4 * _n78
-        f_topics.append(OffsetFetchRequestTopic(_m76_name, _m76_partition_indexes))
-    return OffsetFetchRequest(f_group_id, f_topics, [], False), pos
+        _m80.partition_indexes = list(unpack_from(">%di" % _n82, data, pos))
+        pos += 4 * _n82
+        _l79.append(_m80)
+    o.topics = _l79
+    return o, pos
 
 
 def _encode_OffsetFetchRequest_v1(o: OffsetFetchRequest, out: bytearray) -> None:
     """OffsetFetchRequest, version 1."""
-    _b79 = o.group_id.encode()
-    out += _S_h.pack(len(_b79))
-    out += _b79
-    _v80 = o.topics
-    if _v80 is None:
+    _b83 = o.group_id.encode()
+    out += _S_h.pack(len(_b83))
+    out += _b83
+    _v84 = o.topics
+    if _v84 is None:
         raise EncodeError("OffsetFetchRequest.topics is null, which version 1 does not allow")
-    _a81 = _v80
-    out += _S_i.pack(len(_a81))
-    for _e82 in _a81:
-        _b83 = _e82.name.encode()
-        out += _S_h.pack(len(_b83))
-        out += _b83
-        _a84 = _e82.partition_indexes
-        out += _S_i.pack(len(_a84))
-        out += pack(">%di" % len(_a84), *_a84)
+    _a85 = _v84
+    out += _S_i.pack(len(_a85))
+    for _e86 in _a85:
+        _b87 = _e86.name.encode()
+        out += _S_h.pack(len(_b87))
+        out += _b87
+        _a88 = _e86.partition_indexes
+        out += _S_i.pack(len(_a88))
+        out += pack(">%di" % len(_a88), *_a88)
 
 
 def _decode_OffsetFetchRequest_v2(data: bytes, pos: int) -> tuple[OffsetFetchRequest, int]:
     """OffsetFetchRequest, versions 2-5."""
-    (_n86,) = _S_h.unpack_from(data, pos)
+    o = _new(OffsetFetchRequest)
+    o.groups = []
+    o.require_stable = False
+    (_n90,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n86 < 0:
+    if _n90 < 0:
         raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n86].decode()
-    pos += _n86
-    (_n87,) = _S_i.unpack_from(data, pos)
+    o.group_id = data[pos : pos + _n90].decode()
+    pos += _n90
+    (_n91,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n87 < 0:
-        f_topics = None
-        if _n87 != -1:
-            raise InvalidValueError("Topics: length " + str(_n87))
+    if _n91 < 0:
+        o.topics = None
+        if _n91 != -1:
+            raise InvalidValueError("Topics: length " + str(_n91))
     else:
-        if _n87 > len(data) - pos:
-            raise TruncatedError("Topics: " + str(_n87) + " elements in " + str(len(data) - pos) + " bytes")
-        f_topics = []
-        for _ in range(_n87):
-            (_n89,) = _S_h.unpack_from(data, pos)
+        if _n91 > len(data) - pos:
+            raise TruncatedError("Topics: " + str(_n91) + " elements in " + str(len(data) - pos) + " bytes")
+        _l92: list[OffsetFetchRequestTopic] = []
+        for _ in range(_n91):
+            _m93 = _new(OffsetFetchRequestTopic)
+            (_n94,) = _S_h.unpack_from(data, pos)
             pos += 2
-            if _n89 < 0:
+            if _n94 < 0:
                 raise InvalidValueError("Name: null or negative length")
-            _m88_name = data[pos : pos + _n89].decode()
-            pos += _n89
-            (_n90,) = _S_i.unpack_from(data, pos)
+            _m93.name = data[pos : pos + _n94].decode()
+            pos += _n94
+            (_n95,) = _S_i.unpack_from(data, pos)
             pos += 4
-            if _n90 < 0:
+            if _n95 < 0:
                 raise InvalidValueError("PartitionIndexes: null or negative length")
-            if _n90 > len(data) - pos:
+            if _n95 > len(data) - pos:
                 raise TruncatedError(
-                    "PartitionIndexes: " + str(_n90) + " elements in " + str(len(data) - pos) + " bytes"
+                    "PartitionIndexes: " + str(_n95) + " elements in " + str(len(data) - pos) + " bytes"
                 )
-            _m88_partition_indexes = list(unpack_from(">%di" % _n90, data, pos))
-            pos += 4 * _n90
-            f_topics.append(OffsetFetchRequestTopic(_m88_name, _m88_partition_indexes))
-    return OffsetFetchRequest(f_group_id, f_topics, [], False), pos
+            _m93.partition_indexes = list(unpack_from(">%di" % _n95, data, pos))
+            pos += 4 * _n95
+            _l92.append(_m93)
+        o.topics = _l92
+    return o, pos
 
 
 def _encode_OffsetFetchRequest_v2(o: OffsetFetchRequest, out: bytearray) -> None:
     """OffsetFetchRequest, versions 2-5."""
-    _b91 = o.group_id.encode()
-    out += _S_h.pack(len(_b91))
-    out += _b91
-    _a92 = o.topics
-    out += _S_i.pack(-1 if _a92 is None else len(_a92))
-    if _a92 is not None:
-        for _e93 in _a92:
-            _b94 = _e93.name.encode()
-            out += _S_h.pack(len(_b94))
-            out += _b94
-            _a95 = _e93.partition_indexes
-            out += _S_i.pack(len(_a95))
-            out += pack(">%di" % len(_a95), *_a95)
+    _b96 = o.group_id.encode()
+    out += _S_h.pack(len(_b96))
+    out += _b96
+    _a97 = o.topics
+    out += _S_i.pack(-1 if _a97 is None else len(_a97))
+    if _a97 is not None:
+        for _e98 in _a97:
+            _b99 = _e98.name.encode()
+            out += _S_h.pack(len(_b99))
+            out += _b99
+            _a100 = _e98.partition_indexes
+            out += _S_i.pack(len(_a100))
+            out += pack(">%di" % len(_a100), *_a100)
 
 
 def _decode_OffsetFetchRequest_v6(data: bytes, pos: int) -> tuple[OffsetFetchRequest, int]:
     """OffsetFetchRequest, version 6 (flexible)."""
-    _n97 = data[pos]
-    if 0 < _n97 < 128:
-        f_group_id = data[pos + 1 : pos + _n97].decode()
-        pos += _n97
+    o = _new(OffsetFetchRequest)
+    o.groups = []
+    o.require_stable = False
+    _n102 = data[pos]
+    if _n102 < 128:
+        o.group_id = data[pos + 1 : pos + _n102].decode()
+        pos += _n102 or _runtime.null_value("GroupId")
     else:
-        f_group_id, pos = read_compact_string(data, pos)
-    _n98 = data[pos]
-    if _n98 < 128:
+        o.group_id, pos = read_compact_string(data, pos)
+    _n103 = data[pos]
+    if _n103 < 128:
         pos += 1
     else:
-        _n98, pos = read_uvarint(data, pos)
-    _n98 -= 1
-    if _n98 < 0:
-        f_topics = None
-        if _n98 != -1:
-            raise InvalidValueError("Topics: length " + str(_n98))
+        _n103, pos = read_uvarint(data, pos)
+    _n103 -= 1
+    if _n103 < 0:
+        o.topics = None
+        if _n103 != -1:
+            raise InvalidValueError("Topics: length " + str(_n103))
     else:
-        if _n98 > len(data) - pos:
-            raise TruncatedError("Topics: " + str(_n98) + " elements in " + str(len(data) - pos) + " bytes")
-        f_topics = []
-        for _ in range(_n98):
-            _n100 = data[pos]
-            if 0 < _n100 < 128:
-                _m99_name = data[pos + 1 : pos + _n100].decode()
-                pos += _n100
+        if _n103 > len(data) - pos:
+            raise TruncatedError("Topics: " + str(_n103) + " elements in " + str(len(data) - pos) + " bytes")
+        _l104: list[OffsetFetchRequestTopic] = []
+        for _ in range(_n103):
+            _m105 = _new(OffsetFetchRequestTopic)
+            _n106 = data[pos]
+            if _n106 < 128:
+                _m105.name = data[pos + 1 : pos + _n106].decode()
+                pos += _n106 or _runtime.null_value("Name")
             else:
-                _m99_name, pos = read_compact_string(data, pos)
-            _n101 = data[pos]
-            if _n101 < 128:
+                _m105.name, pos = read_compact_string(data, pos)
+            _n107 = data[pos]
+            if _n107 < 128:
                 pos += 1
             else:
-                _n101, pos = read_uvarint(data, pos)
-            _n101 -= 1
-            if _n101 < 0:
+                _n107, pos = read_uvarint(data, pos)
+            _n107 -= 1
+            if _n107 < 0:
                 raise InvalidValueError("PartitionIndexes: null or negative length")
-            if _n101 > len(data) - pos:
+            if _n107 > len(data) - pos:
                 raise TruncatedError(
-                    "PartitionIndexes: " + str(_n101) + " elements in " + str(len(data) - pos) + " bytes"
+                    "PartitionIndexes: " + str(_n107) + " elements in " + str(len(data) - pos) + " bytes"
                 )
-            _m99_partition_indexes = list(unpack_from(">%di" % _n101, data, pos))
-            pos += 4 * _n101
+            _m105.partition_indexes = list(unpack_from(">%di" % _n107, data, pos))
+            pos += 4 * _n107
             if data[pos] == 0:  # no tagged fields: the common case
                 pos += 1
             else:
                 pos = skip_tagged_fields(data, pos)
-            f_topics.append(OffsetFetchRequestTopic(_m99_name, _m99_partition_indexes))
+            _l104.append(_m105)
+        o.topics = _l104
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return OffsetFetchRequest(f_group_id, f_topics, [], False), pos
+    return o, pos
 
 
 def _encode_OffsetFetchRequest_v6(o: OffsetFetchRequest, out: bytearray) -> None:
     """OffsetFetchRequest, version 6 (flexible)."""
-    _b102 = o.group_id.encode()
-    _n103 = len(_b102) + 1
-    if _n103 < 128:
-        out.append(_n103)
+    _b108 = o.group_id.encode()
+    _n109 = len(_b108) + 1
+    if _n109 < 128:
+        out.append(_n109)
     else:
-        write_uvarint(out, _n103)
-    out += _b102
-    _a104 = o.topics
-    if _a104 is None:
+        write_uvarint(out, _n109)
+    out += _b108
+    _a110 = o.topics
+    if _a110 is None:
         out.append(0)
     else:
-        _n105 = len(_a104) + 1
-        if _n105 < 128:
-            out.append(_n105)
+        _n111 = len(_a110) + 1
+        if _n111 < 128:
+            out.append(_n111)
         else:
-            write_uvarint(out, _n105)
-        for _e106 in _a104:
-            _b107 = _e106.name.encode()
-            _n108 = len(_b107) + 1
-            if _n108 < 128:
-                out.append(_n108)
+            write_uvarint(out, _n111)
+        for _e112 in _a110:
+            _b113 = _e112.name.encode()
+            _n114 = len(_b113) + 1
+            if _n114 < 128:
+                out.append(_n114)
             else:
-                write_uvarint(out, _n108)
-            out += _b107
-            _a109 = _e106.partition_indexes
-            _n110 = len(_a109) + 1
-            if _n110 < 128:
-                out.append(_n110)
+                write_uvarint(out, _n114)
+            out += _b113
+            _a115 = _e112.partition_indexes
+            _n116 = len(_a115) + 1
+            if _n116 < 128:
+                out.append(_n116)
             else:
-                write_uvarint(out, _n110)
-            out += pack(">%di" % len(_a109), *_a109)
+                write_uvarint(out, _n116)
+            out += pack(">%di" % len(_a115), *_a115)
             out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetFetchRequest_v7(data: bytes, pos: int) -> tuple[OffsetFetchRequest, int]:
     """OffsetFetchRequest, version 7 (flexible)."""
-    _n112 = data[pos]
-    if 0 < _n112 < 128:
-        f_group_id = data[pos + 1 : pos + _n112].decode()
-        pos += _n112
+    o = _new(OffsetFetchRequest)
+    o.groups = []
+    _n118 = data[pos]
+    if _n118 < 128:
+        o.group_id = data[pos + 1 : pos + _n118].decode()
+        pos += _n118 or _runtime.null_value("GroupId")
     else:
-        f_group_id, pos = read_compact_string(data, pos)
-    _n113 = data[pos]
-    if _n113 < 128:
+        o.group_id, pos = read_compact_string(data, pos)
+    _n119 = data[pos]
+    if _n119 < 128:
         pos += 1
     else:
-        _n113, pos = read_uvarint(data, pos)
-    _n113 -= 1
-    if _n113 < 0:
-        f_topics = None
-        if _n113 != -1:
-            raise InvalidValueError("Topics: length " + str(_n113))
+        _n119, pos = read_uvarint(data, pos)
+    _n119 -= 1
+    if _n119 < 0:
+        o.topics = None
+        if _n119 != -1:
+            raise InvalidValueError("Topics: length " + str(_n119))
     else:
-        if _n113 > len(data) - pos:
-            raise TruncatedError("Topics: " + str(_n113) + " elements in " + str(len(data) - pos) + " bytes")
-        f_topics = []
-        for _ in range(_n113):
-            _n115 = data[pos]
-            if 0 < _n115 < 128:
-                _m114_name = data[pos + 1 : pos + _n115].decode()
-                pos += _n115
+        if _n119 > len(data) - pos:
+            raise TruncatedError("Topics: " + str(_n119) + " elements in " + str(len(data) - pos) + " bytes")
+        _l120: list[OffsetFetchRequestTopic] = []
+        for _ in range(_n119):
+            _m121 = _new(OffsetFetchRequestTopic)
+            _n122 = data[pos]
+            if _n122 < 128:
+                _m121.name = data[pos + 1 : pos + _n122].decode()
+                pos += _n122 or _runtime.null_value("Name")
             else:
-                _m114_name, pos = read_compact_string(data, pos)
-            _n116 = data[pos]
-            if _n116 < 128:
+                _m121.name, pos = read_compact_string(data, pos)
+            _n123 = data[pos]
+            if _n123 < 128:
                 pos += 1
             else:
-                _n116, pos = read_uvarint(data, pos)
-            _n116 -= 1
-            if _n116 < 0:
+                _n123, pos = read_uvarint(data, pos)
+            _n123 -= 1
+            if _n123 < 0:
                 raise InvalidValueError("PartitionIndexes: null or negative length")
-            if _n116 > len(data) - pos:
+            if _n123 > len(data) - pos:
                 raise TruncatedError(
-                    "PartitionIndexes: " + str(_n116) + " elements in " + str(len(data) - pos) + " bytes"
+                    "PartitionIndexes: " + str(_n123) + " elements in " + str(len(data) - pos) + " bytes"
                 )
-            _m114_partition_indexes = list(unpack_from(">%di" % _n116, data, pos))
-            pos += 4 * _n116
+            _m121.partition_indexes = list(unpack_from(">%di" % _n123, data, pos))
+            pos += 4 * _n123
             if data[pos] == 0:  # no tagged fields: the common case
                 pos += 1
             else:
                 pos = skip_tagged_fields(data, pos)
-            f_topics.append(OffsetFetchRequestTopic(_m114_name, _m114_partition_indexes))
-    f_require_stable, _t117 = _S_oB.unpack_from(data, pos)
+            _l120.append(_m121)
+        o.topics = _l120
+    o.require_stable, _t124 = _S_oB.unpack_from(data, pos)
     pos += 2
-    if _t117 != 0:
+    if _t124 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return OffsetFetchRequest(f_group_id, f_topics, [], f_require_stable), pos
+    return o, pos
 
 
 def _encode_OffsetFetchRequest_v7(o: OffsetFetchRequest, out: bytearray) -> None:
     """OffsetFetchRequest, version 7 (flexible)."""
-    _b118 = o.group_id.encode()
-    _n119 = len(_b118) + 1
-    if _n119 < 128:
-        out.append(_n119)
+    _b125 = o.group_id.encode()
+    _n126 = len(_b125) + 1
+    if _n126 < 128:
+        out.append(_n126)
     else:
-        write_uvarint(out, _n119)
-    out += _b118
-    _a120 = o.topics
-    if _a120 is None:
+        write_uvarint(out, _n126)
+    out += _b125
+    _a127 = o.topics
+    if _a127 is None:
         out.append(0)
     else:
-        _n121 = len(_a120) + 1
-        if _n121 < 128:
-            out.append(_n121)
+        _n128 = len(_a127) + 1
+        if _n128 < 128:
+            out.append(_n128)
         else:
-            write_uvarint(out, _n121)
-        for _e122 in _a120:
-            _b123 = _e122.name.encode()
-            _n124 = len(_b123) + 1
-            if _n124 < 128:
-                out.append(_n124)
+            write_uvarint(out, _n128)
+        for _e129 in _a127:
+            _b130 = _e129.name.encode()
+            _n131 = len(_b130) + 1
+            if _n131 < 128:
+                out.append(_n131)
             else:
-                write_uvarint(out, _n124)
-            out += _b123
-            _a125 = _e122.partition_indexes
-            _n126 = len(_a125) + 1
-            if _n126 < 128:
-                out.append(_n126)
+                write_uvarint(out, _n131)
+            out += _b130
+            _a132 = _e129.partition_indexes
+            _n133 = len(_a132) + 1
+            if _n133 < 128:
+                out.append(_n133)
             else:
-                write_uvarint(out, _n126)
-            out += pack(">%di" % len(_a125), *_a125)
+                write_uvarint(out, _n133)
+            out += pack(">%di" % len(_a132), *_a132)
             out.append(0)  # no tagged fields
     out += _S_oB.pack(o.require_stable, 0)
 
 
 def _decode_OffsetFetchRequest_v8(data: bytes, pos: int) -> tuple[OffsetFetchRequest, int]:
     """OffsetFetchRequest, version 8 (flexible)."""
-    _n128 = data[pos]
-    if _n128 < 128:
+    o = _new(OffsetFetchRequest)
+    o.group_id = ""
+    o.topics = []
+    _n135 = data[pos]
+    if _n135 < 128:
         pos += 1
     else:
-        _n128, pos = read_uvarint(data, pos)
-    _n128 -= 1
-    if _n128 < 0:
+        _n135, pos = read_uvarint(data, pos)
+    _n135 -= 1
+    if _n135 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n128 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n128) + " elements in " + str(len(data) - pos) + " bytes")
-    f_groups = []
-    for _ in range(_n128):
-        _e129, pos = _decode_OffsetFetchRequestGroup_v8(data, pos)
-        f_groups.append(_e129)
-    f_require_stable, _t130 = _S_oB.unpack_from(data, pos)
+    if _n135 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n135) + " elements in " + str(len(data) - pos) + " bytes")
+    _l136: list[OffsetFetchRequestGroup] = []
+    for _ in range(_n135):
+        _e137, pos = _decode_OffsetFetchRequestGroup_v8(data, pos)
+        _l136.append(_e137)
+    o.groups = _l136
+    o.require_stable, _t138 = _S_oB.unpack_from(data, pos)
     pos += 2
-    if _t130 != 0:
+    if _t138 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return OffsetFetchRequest("", [], f_groups, f_require_stable), pos
+    return o, pos
 
 
 def _encode_OffsetFetchRequest_v8(o: OffsetFetchRequest, out: bytearray) -> None:
     """OffsetFetchRequest, version 8 (flexible)."""
-    _a131 = o.groups
-    _n132 = len(_a131) + 1
-    if _n132 < 128:
-        out.append(_n132)
+    _a139 = o.groups
+    _n140 = len(_a139) + 1
+    if _n140 < 128:
+        out.append(_n140)
     else:
-        write_uvarint(out, _n132)
-    for _e133 in _a131:
-        _encode_OffsetFetchRequestGroup_v8(_e133, out)
+        write_uvarint(out, _n140)
+    for _e141 in _a139:
+        _encode_OffsetFetchRequestGroup_v8(_e141, out)
     out += _S_oB.pack(o.require_stable, 0)
 
 
 def _decode_OffsetFetchRequest_v9(data: bytes, pos: int) -> tuple[OffsetFetchRequest, int]:
     """OffsetFetchRequest, version 9 (flexible)."""
-    _n134 = data[pos]
-    if _n134 < 128:
+    o = _new(OffsetFetchRequest)
+    o.group_id = ""
+    o.topics = []
+    _n142 = data[pos]
+    if _n142 < 128:
         pos += 1
     else:
-        _n134, pos = read_uvarint(data, pos)
-    _n134 -= 1
-    if _n134 < 0:
+        _n142, pos = read_uvarint(data, pos)
+    _n142 -= 1
+    if _n142 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n134 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n134) + " elements in " + str(len(data) - pos) + " bytes")
-    f_groups = []
-    for _ in range(_n134):
-        _e135, pos = _decode_OffsetFetchRequestGroup_v9(data, pos)
-        f_groups.append(_e135)
-    f_require_stable, _t136 = _S_oB.unpack_from(data, pos)
+    if _n142 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n142) + " elements in " + str(len(data) - pos) + " bytes")
+    _l143: list[OffsetFetchRequestGroup] = []
+    for _ in range(_n142):
+        _e144, pos = _decode_OffsetFetchRequestGroup_v9(data, pos)
+        _l143.append(_e144)
+    o.groups = _l143
+    o.require_stable, _t145 = _S_oB.unpack_from(data, pos)
     pos += 2
-    if _t136 != 0:
+    if _t145 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return OffsetFetchRequest("", [], f_groups, f_require_stable), pos
+    return o, pos
 
 
 def _encode_OffsetFetchRequest_v9(o: OffsetFetchRequest, out: bytearray) -> None:
     """OffsetFetchRequest, version 9 (flexible)."""
-    _a137 = o.groups
-    _n138 = len(_a137) + 1
-    if _n138 < 128:
-        out.append(_n138)
+    _a146 = o.groups
+    _n147 = len(_a146) + 1
+    if _n147 < 128:
+        out.append(_n147)
     else:
-        write_uvarint(out, _n138)
-    for _e139 in _a137:
-        _encode_OffsetFetchRequestGroup_v9(_e139, out)
+        write_uvarint(out, _n147)
+    for _e148 in _a146:
+        _encode_OffsetFetchRequestGroup_v9(_e148, out)
     out += _S_oB.pack(o.require_stable, 0)
 
 
 def _decode_OffsetFetchRequest_v10(data: bytes, pos: int) -> tuple[OffsetFetchRequest, int]:
     """OffsetFetchRequest, version 10 (flexible)."""
-    _n140 = data[pos]
-    if _n140 < 128:
+    o = _new(OffsetFetchRequest)
+    o.group_id = ""
+    o.topics = []
+    _n149 = data[pos]
+    if _n149 < 128:
         pos += 1
     else:
-        _n140, pos = read_uvarint(data, pos)
-    _n140 -= 1
-    if _n140 < 0:
+        _n149, pos = read_uvarint(data, pos)
+    _n149 -= 1
+    if _n149 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n140 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n140) + " elements in " + str(len(data) - pos) + " bytes")
-    f_groups = []
-    for _ in range(_n140):
-        _e141, pos = _decode_OffsetFetchRequestGroup_v10(data, pos)
-        f_groups.append(_e141)
-    f_require_stable, _t142 = _S_oB.unpack_from(data, pos)
+    if _n149 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n149) + " elements in " + str(len(data) - pos) + " bytes")
+    _l150: list[OffsetFetchRequestGroup] = []
+    for _ in range(_n149):
+        _e151, pos = _decode_OffsetFetchRequestGroup_v10(data, pos)
+        _l150.append(_e151)
+    o.groups = _l150
+    o.require_stable, _t152 = _S_oB.unpack_from(data, pos)
     pos += 2
-    if _t142 != 0:
+    if _t152 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return OffsetFetchRequest("", [], f_groups, f_require_stable), pos
+    return o, pos
 
 
 def _encode_OffsetFetchRequest_v10(o: OffsetFetchRequest, out: bytearray) -> None:
     """OffsetFetchRequest, version 10 (flexible)."""
-    _a143 = o.groups
-    _n144 = len(_a143) + 1
-    if _n144 < 128:
-        out.append(_n144)
+    _a153 = o.groups
+    _n154 = len(_a153) + 1
+    if _n154 < 128:
+        out.append(_n154)
     else:
-        write_uvarint(out, _n144)
-    for _e145 in _a143:
-        _encode_OffsetFetchRequestGroup_v10(_e145, out)
+        write_uvarint(out, _n154)
+    for _e155 in _a153:
+        _encode_OffsetFetchRequestGroup_v10(_e155, out)
     out += _S_oB.pack(o.require_stable, 0)
 
 
@@ -1168,24 +1220,23 @@ def _decode_OffsetFetchResponsePartitions_v8(
     data: bytes, pos: int
 ) -> tuple[OffsetFetchResponsePartitions, int]:
     """OffsetFetchResponsePartitions, versions 8-10 (flexible)."""
-    f_partition_index, f_committed_offset, f_committed_leader_epoch = _S_iqi.unpack_from(data, pos)
+    o = _new(OffsetFetchResponsePartitions)
+    o.partition_index, o.committed_offset, o.committed_leader_epoch = _S_iqi.unpack_from(data, pos)
     pos += 16
-    _n146 = data[pos]
-    if 0 < _n146 < 128:
-        f_metadata = data[pos + 1 : pos + _n146].decode()
-        pos += _n146
-    elif _n146 == 0:
-        f_metadata = None
+    _n156 = data[pos]
+    if _n156 == 0:
+        o.metadata = None
         pos += 1
+    elif _n156 < 128:
+        o.metadata = data[pos + 1 : pos + _n156].decode()
+        pos += _n156
     else:
-        f_metadata, pos = read_compact_nullable_string(data, pos)
-    f_error_code, _t147 = _S_hB.unpack_from(data, pos)
+        o.metadata, pos = read_compact_nullable_string(data, pos)
+    o.error_code, _t157 = _S_hB.unpack_from(data, pos)
     pos += 3
-    if _t147 != 0:
+    if _t157 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return OffsetFetchResponsePartitions(
-        f_partition_index, f_committed_offset, f_committed_leader_epoch, f_metadata, f_error_code
-    ), pos
+    return o, pos
 
 
 def _encode_OffsetFetchResponsePartitions_v8(o: OffsetFetchResponsePartitions, out: bytearray) -> None:
@@ -1194,270 +1245,266 @@ def _encode_OffsetFetchResponsePartitions_v8(o: OffsetFetchResponsePartitions, o
     if o.metadata is None:
         out.append(0)
     else:
-        _b148 = o.metadata.encode()
-        _n149 = len(_b148) + 1
-        if _n149 < 128:
-            out.append(_n149)
+        _b158 = o.metadata.encode()
+        _n159 = len(_b158) + 1
+        if _n159 < 128:
+            out.append(_n159)
         else:
-            write_uvarint(out, _n149)
-        out += _b148
+            write_uvarint(out, _n159)
+        out += _b158
     out += _S_hB.pack(o.error_code, 0)
 
 
 def _decode_OffsetFetchResponseTopics_v8(data: bytes, pos: int) -> tuple[OffsetFetchResponseTopics, int]:
     """OffsetFetchResponseTopics, versions 8-9 (flexible)."""
-    _n150 = data[pos]
-    if 0 < _n150 < 128:
-        f_name = data[pos + 1 : pos + _n150].decode()
-        pos += _n150
+    o = _new(OffsetFetchResponseTopics)
+    o.topic_id = ZERO_UUID
+    _n160 = data[pos]
+    if _n160 < 128:
+        o.name = data[pos + 1 : pos + _n160].decode()
+        pos += _n160 or _runtime.null_value("Name")
     else:
-        f_name, pos = read_compact_string(data, pos)
-    _n151 = data[pos]
-    if _n151 < 128:
+        o.name, pos = read_compact_string(data, pos)
+    _n161 = data[pos]
+    if _n161 < 128:
         pos += 1
     else:
-        _n151, pos = read_uvarint(data, pos)
-    _n151 -= 1
-    if _n151 < 0:
+        _n161, pos = read_uvarint(data, pos)
+    _n161 -= 1
+    if _n161 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n151 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n151) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n151):
-        _m152_partition_index, _m152_committed_offset, _m152_committed_leader_epoch = _S_iqi.unpack_from(
+    if _n161 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n161) + " elements in " + str(len(data) - pos) + " bytes")
+    _l162: list[OffsetFetchResponsePartitions] = []
+    for _ in range(_n161):
+        _m163 = _new(OffsetFetchResponsePartitions)
+        _m163.partition_index, _m163.committed_offset, _m163.committed_leader_epoch = _S_iqi.unpack_from(
             data, pos
         )
         pos += 16
-        _n153 = data[pos]
-        if 0 < _n153 < 128:
-            _m152_metadata = data[pos + 1 : pos + _n153].decode()
-            pos += _n153
-        elif _n153 == 0:
-            _m152_metadata = None
+        _n164 = data[pos]
+        if _n164 == 0:
+            _m163.metadata = None
             pos += 1
+        elif _n164 < 128:
+            _m163.metadata = data[pos + 1 : pos + _n164].decode()
+            pos += _n164
         else:
-            _m152_metadata, pos = read_compact_nullable_string(data, pos)
-        _m152_error_code, _t154 = _S_hB.unpack_from(data, pos)
+            _m163.metadata, pos = read_compact_nullable_string(data, pos)
+        _m163.error_code, _t165 = _S_hB.unpack_from(data, pos)
         pos += 3
-        if _t154 != 0:
+        if _t165 != 0:
             pos = skip_tagged_fields(data, pos - 1)
-        f_partitions.append(
-            OffsetFetchResponsePartitions(
-                _m152_partition_index,
-                _m152_committed_offset,
-                _m152_committed_leader_epoch,
-                _m152_metadata,
-                _m152_error_code,
-            )
-        )
+        _l162.append(_m163)
+    o.partitions = _l162
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return OffsetFetchResponseTopics(f_name, ZERO_UUID, f_partitions), pos
+    return o, pos
 
 
 def _encode_OffsetFetchResponseTopics_v8(o: OffsetFetchResponseTopics, out: bytearray) -> None:
     """OffsetFetchResponseTopics, versions 8-9 (flexible)."""
-    _b155 = o.name.encode()
-    _n156 = len(_b155) + 1
-    if _n156 < 128:
-        out.append(_n156)
+    _b166 = o.name.encode()
+    _n167 = len(_b166) + 1
+    if _n167 < 128:
+        out.append(_n167)
     else:
-        write_uvarint(out, _n156)
-    out += _b155
-    _a157 = o.partitions
-    _n158 = len(_a157) + 1
-    if _n158 < 128:
-        out.append(_n158)
+        write_uvarint(out, _n167)
+    out += _b166
+    _a168 = o.partitions
+    _n169 = len(_a168) + 1
+    if _n169 < 128:
+        out.append(_n169)
     else:
-        write_uvarint(out, _n158)
-    for _e159 in _a157:
-        out += _S_iqi.pack(_e159.partition_index, _e159.committed_offset, _e159.committed_leader_epoch)
-        if _e159.metadata is None:
+        write_uvarint(out, _n169)
+    for _e170 in _a168:
+        out += _S_iqi.pack(_e170.partition_index, _e170.committed_offset, _e170.committed_leader_epoch)
+        if _e170.metadata is None:
             out.append(0)
         else:
-            _b160 = _e159.metadata.encode()
-            _n161 = len(_b160) + 1
-            if _n161 < 128:
-                out.append(_n161)
+            _b171 = _e170.metadata.encode()
+            _n172 = len(_b171) + 1
+            if _n172 < 128:
+                out.append(_n172)
             else:
-                write_uvarint(out, _n161)
-            out += _b160
-        out += _S_hB.pack(_e159.error_code, 0)
+                write_uvarint(out, _n172)
+            out += _b171
+        out += _S_hB.pack(_e170.error_code, 0)
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetFetchResponseTopics_v10(data: bytes, pos: int) -> tuple[OffsetFetchResponseTopics, int]:
     """OffsetFetchResponseTopics, version 10 (flexible)."""
-    (_r162,) = _S_16s.unpack_from(data, pos)
+    o = _new(OffsetFetchResponseTopics)
+    o.name = ""
+    (_r173,) = _S_16s.unpack_from(data, pos)
     pos += 16
-    f_topic_id = UUID(bytes=_r162)
-    _n163 = data[pos]
-    if _n163 < 128:
+    o.topic_id = UUID(bytes=_r173)
+    _n174 = data[pos]
+    if _n174 < 128:
         pos += 1
     else:
-        _n163, pos = read_uvarint(data, pos)
-    _n163 -= 1
-    if _n163 < 0:
+        _n174, pos = read_uvarint(data, pos)
+    _n174 -= 1
+    if _n174 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n163 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n163) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n163):
-        _m164_partition_index, _m164_committed_offset, _m164_committed_leader_epoch = _S_iqi.unpack_from(
+    if _n174 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n174) + " elements in " + str(len(data) - pos) + " bytes")
+    _l175: list[OffsetFetchResponsePartitions] = []
+    for _ in range(_n174):
+        _m176 = _new(OffsetFetchResponsePartitions)
+        _m176.partition_index, _m176.committed_offset, _m176.committed_leader_epoch = _S_iqi.unpack_from(
             data, pos
         )
         pos += 16
-        _n165 = data[pos]
-        if 0 < _n165 < 128:
-            _m164_metadata = data[pos + 1 : pos + _n165].decode()
-            pos += _n165
-        elif _n165 == 0:
-            _m164_metadata = None
+        _n177 = data[pos]
+        if _n177 == 0:
+            _m176.metadata = None
             pos += 1
+        elif _n177 < 128:
+            _m176.metadata = data[pos + 1 : pos + _n177].decode()
+            pos += _n177
         else:
-            _m164_metadata, pos = read_compact_nullable_string(data, pos)
-        _m164_error_code, _t166 = _S_hB.unpack_from(data, pos)
+            _m176.metadata, pos = read_compact_nullable_string(data, pos)
+        _m176.error_code, _t178 = _S_hB.unpack_from(data, pos)
         pos += 3
-        if _t166 != 0:
+        if _t178 != 0:
             pos = skip_tagged_fields(data, pos - 1)
-        f_partitions.append(
-            OffsetFetchResponsePartitions(
-                _m164_partition_index,
-                _m164_committed_offset,
-                _m164_committed_leader_epoch,
-                _m164_metadata,
-                _m164_error_code,
-            )
-        )
+        _l175.append(_m176)
+    o.partitions = _l175
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return OffsetFetchResponseTopics("", f_topic_id, f_partitions), pos
+    return o, pos
 
 
 def _encode_OffsetFetchResponseTopics_v10(o: OffsetFetchResponseTopics, out: bytearray) -> None:
     """OffsetFetchResponseTopics, version 10 (flexible)."""
     out += _S_16s.pack(o.topic_id.bytes)
-    _a167 = o.partitions
-    _n168 = len(_a167) + 1
-    if _n168 < 128:
-        out.append(_n168)
+    _a179 = o.partitions
+    _n180 = len(_a179) + 1
+    if _n180 < 128:
+        out.append(_n180)
     else:
-        write_uvarint(out, _n168)
-    for _e169 in _a167:
-        out += _S_iqi.pack(_e169.partition_index, _e169.committed_offset, _e169.committed_leader_epoch)
-        if _e169.metadata is None:
+        write_uvarint(out, _n180)
+    for _e181 in _a179:
+        out += _S_iqi.pack(_e181.partition_index, _e181.committed_offset, _e181.committed_leader_epoch)
+        if _e181.metadata is None:
             out.append(0)
         else:
-            _b170 = _e169.metadata.encode()
-            _n171 = len(_b170) + 1
-            if _n171 < 128:
-                out.append(_n171)
+            _b182 = _e181.metadata.encode()
+            _n183 = len(_b182) + 1
+            if _n183 < 128:
+                out.append(_n183)
             else:
-                write_uvarint(out, _n171)
-            out += _b170
-        out += _S_hB.pack(_e169.error_code, 0)
+                write_uvarint(out, _n183)
+            out += _b182
+        out += _S_hB.pack(_e181.error_code, 0)
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetFetchResponseGroup_v8(data: bytes, pos: int) -> tuple[OffsetFetchResponseGroup, int]:
     """OffsetFetchResponseGroup, versions 8-9 (flexible)."""
-    _n172 = data[pos]
-    if 0 < _n172 < 128:
-        f_group_id = data[pos + 1 : pos + _n172].decode()
-        pos += _n172
+    o = _new(OffsetFetchResponseGroup)
+    _n184 = data[pos]
+    if _n184 < 128:
+        o.group_id = data[pos + 1 : pos + _n184].decode()
+        pos += _n184 or _runtime.null_value("GroupId")
     else:
-        f_group_id, pos = read_compact_string(data, pos)
-    _n173 = data[pos]
-    if _n173 < 128:
+        o.group_id, pos = read_compact_string(data, pos)
+    _n185 = data[pos]
+    if _n185 < 128:
         pos += 1
     else:
-        _n173, pos = read_uvarint(data, pos)
-    _n173 -= 1
-    if _n173 < 0:
+        _n185, pos = read_uvarint(data, pos)
+    _n185 -= 1
+    if _n185 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n173 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n173) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n173):
-        _e174, pos = _decode_OffsetFetchResponseTopics_v8(data, pos)
-        f_topics.append(_e174)
-    f_error_code, _t175 = _S_hB.unpack_from(data, pos)
+    if _n185 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n185) + " elements in " + str(len(data) - pos) + " bytes")
+    _l186: list[OffsetFetchResponseTopics] = []
+    for _ in range(_n185):
+        _e187, pos = _decode_OffsetFetchResponseTopics_v8(data, pos)
+        _l186.append(_e187)
+    o.topics = _l186
+    o.error_code, _t188 = _S_hB.unpack_from(data, pos)
     pos += 3
-    if _t175 != 0:
+    if _t188 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return OffsetFetchResponseGroup(f_group_id, f_topics, f_error_code), pos
+    return o, pos
 
 
 def _encode_OffsetFetchResponseGroup_v8(o: OffsetFetchResponseGroup, out: bytearray) -> None:
     """OffsetFetchResponseGroup, versions 8-9 (flexible)."""
-    _b176 = o.group_id.encode()
-    _n177 = len(_b176) + 1
-    if _n177 < 128:
-        out.append(_n177)
+    _b189 = o.group_id.encode()
+    _n190 = len(_b189) + 1
+    if _n190 < 128:
+        out.append(_n190)
     else:
-        write_uvarint(out, _n177)
-    out += _b176
-    _a178 = o.topics
-    _n179 = len(_a178) + 1
-    if _n179 < 128:
-        out.append(_n179)
+        write_uvarint(out, _n190)
+    out += _b189
+    _a191 = o.topics
+    _n192 = len(_a191) + 1
+    if _n192 < 128:
+        out.append(_n192)
     else:
-        write_uvarint(out, _n179)
-    for _e180 in _a178:
-        _encode_OffsetFetchResponseTopics_v8(_e180, out)
+        write_uvarint(out, _n192)
+    for _e193 in _a191:
+        _encode_OffsetFetchResponseTopics_v8(_e193, out)
     out += _S_hB.pack(o.error_code, 0)
 
 
 def _decode_OffsetFetchResponseGroup_v10(data: bytes, pos: int) -> tuple[OffsetFetchResponseGroup, int]:
     """OffsetFetchResponseGroup, version 10 (flexible)."""
-    _n181 = data[pos]
-    if 0 < _n181 < 128:
-        f_group_id = data[pos + 1 : pos + _n181].decode()
-        pos += _n181
+    o = _new(OffsetFetchResponseGroup)
+    _n194 = data[pos]
+    if _n194 < 128:
+        o.group_id = data[pos + 1 : pos + _n194].decode()
+        pos += _n194 or _runtime.null_value("GroupId")
     else:
-        f_group_id, pos = read_compact_string(data, pos)
-    _n182 = data[pos]
-    if _n182 < 128:
+        o.group_id, pos = read_compact_string(data, pos)
+    _n195 = data[pos]
+    if _n195 < 128:
         pos += 1
     else:
-        _n182, pos = read_uvarint(data, pos)
-    _n182 -= 1
-    if _n182 < 0:
+        _n195, pos = read_uvarint(data, pos)
+    _n195 -= 1
+    if _n195 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n182 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n182) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n182):
-        _e183, pos = _decode_OffsetFetchResponseTopics_v10(data, pos)
-        f_topics.append(_e183)
-    f_error_code, _t184 = _S_hB.unpack_from(data, pos)
+    if _n195 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n195) + " elements in " + str(len(data) - pos) + " bytes")
+    _l196: list[OffsetFetchResponseTopics] = []
+    for _ in range(_n195):
+        _e197, pos = _decode_OffsetFetchResponseTopics_v10(data, pos)
+        _l196.append(_e197)
+    o.topics = _l196
+    o.error_code, _t198 = _S_hB.unpack_from(data, pos)
     pos += 3
-    if _t184 != 0:
+    if _t198 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return OffsetFetchResponseGroup(f_group_id, f_topics, f_error_code), pos
+    return o, pos
 
 
 def _encode_OffsetFetchResponseGroup_v10(o: OffsetFetchResponseGroup, out: bytearray) -> None:
     """OffsetFetchResponseGroup, version 10 (flexible)."""
-    _b185 = o.group_id.encode()
-    _n186 = len(_b185) + 1
-    if _n186 < 128:
-        out.append(_n186)
+    _b199 = o.group_id.encode()
+    _n200 = len(_b199) + 1
+    if _n200 < 128:
+        out.append(_n200)
     else:
-        write_uvarint(out, _n186)
-    out += _b185
-    _a187 = o.topics
-    _n188 = len(_a187) + 1
-    if _n188 < 128:
-        out.append(_n188)
+        write_uvarint(out, _n200)
+    out += _b199
+    _a201 = o.topics
+    _n202 = len(_a201) + 1
+    if _n202 < 128:
+        out.append(_n202)
     else:
-        write_uvarint(out, _n188)
-    for _e189 in _a187:
-        _encode_OffsetFetchResponseTopics_v10(_e189, out)
+        write_uvarint(out, _n202)
+    for _e203 in _a201:
+        _encode_OffsetFetchResponseTopics_v10(_e203, out)
     out += _S_hB.pack(o.error_code, 0)
 
 
@@ -1465,28 +1512,28 @@ def _decode_OffsetFetchResponsePartition_v1(
     data: bytes, pos: int
 ) -> tuple[OffsetFetchResponsePartition, int]:
     """OffsetFetchResponsePartition, versions 1-4."""
-    f_partition_index, f_committed_offset, _n190 = _S_iqh.unpack_from(data, pos)
+    o = _new(OffsetFetchResponsePartition)
+    o.committed_leader_epoch = -1
+    o.partition_index, o.committed_offset, _n204 = _S_iqh.unpack_from(data, pos)
     pos += 14
-    if _n190 < 0:
-        f_metadata = None
-        if _n190 != -1:
-            raise InvalidValueError("Metadata: length " + str(_n190))
+    if _n204 < 0:
+        o.metadata = None
+        if _n204 != -1:
+            raise InvalidValueError("Metadata: length " + str(_n204))
     else:
-        f_metadata = data[pos : pos + _n190].decode()
-        pos += _n190
-    (f_error_code,) = _S_h.unpack_from(data, pos)
+        o.metadata = data[pos : pos + _n204].decode()
+        pos += _n204
+    (o.error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    return OffsetFetchResponsePartition(
-        f_partition_index, f_committed_offset, -1, f_metadata, f_error_code
-    ), pos
+    return o, pos
 
 
 def _encode_OffsetFetchResponsePartition_v1(o: OffsetFetchResponsePartition, out: bytearray) -> None:
     """OffsetFetchResponsePartition, versions 1-4."""
-    _b191 = None if o.metadata is None else o.metadata.encode()
-    out += _S_iqh.pack(o.partition_index, o.committed_offset, -1 if _b191 is None else len(_b191))
-    if _b191 is not None:
-        out += _b191
+    _b205 = None if o.metadata is None else o.metadata.encode()
+    out += _S_iqh.pack(o.partition_index, o.committed_offset, -1 if _b205 is None else len(_b205))
+    if _b205 is not None:
+        out += _b205
     out += _S_h.pack(o.error_code)
 
 
@@ -1494,30 +1541,29 @@ def _decode_OffsetFetchResponsePartition_v5(
     data: bytes, pos: int
 ) -> tuple[OffsetFetchResponsePartition, int]:
     """OffsetFetchResponsePartition, version 5."""
-    f_partition_index, f_committed_offset, f_committed_leader_epoch, _n192 = _S_iqih.unpack_from(data, pos)
+    o = _new(OffsetFetchResponsePartition)
+    o.partition_index, o.committed_offset, o.committed_leader_epoch, _n206 = _S_iqih.unpack_from(data, pos)
     pos += 18
-    if _n192 < 0:
-        f_metadata = None
-        if _n192 != -1:
-            raise InvalidValueError("Metadata: length " + str(_n192))
+    if _n206 < 0:
+        o.metadata = None
+        if _n206 != -1:
+            raise InvalidValueError("Metadata: length " + str(_n206))
     else:
-        f_metadata = data[pos : pos + _n192].decode()
-        pos += _n192
-    (f_error_code,) = _S_h.unpack_from(data, pos)
+        o.metadata = data[pos : pos + _n206].decode()
+        pos += _n206
+    (o.error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    return OffsetFetchResponsePartition(
-        f_partition_index, f_committed_offset, f_committed_leader_epoch, f_metadata, f_error_code
-    ), pos
+    return o, pos
 
 
 def _encode_OffsetFetchResponsePartition_v5(o: OffsetFetchResponsePartition, out: bytearray) -> None:
     """OffsetFetchResponsePartition, version 5."""
-    _b193 = None if o.metadata is None else o.metadata.encode()
+    _b207 = None if o.metadata is None else o.metadata.encode()
     out += _S_iqih.pack(
-        o.partition_index, o.committed_offset, o.committed_leader_epoch, -1 if _b193 is None else len(_b193)
+        o.partition_index, o.committed_offset, o.committed_leader_epoch, -1 if _b207 is None else len(_b207)
     )
-    if _b193 is not None:
-        out += _b193
+    if _b207 is not None:
+        out += _b207
     out += _S_h.pack(o.error_code)
 
 
@@ -1525,24 +1571,23 @@ def _decode_OffsetFetchResponsePartition_v6(
     data: bytes, pos: int
 ) -> tuple[OffsetFetchResponsePartition, int]:
     """OffsetFetchResponsePartition, versions 6-7 (flexible)."""
-    f_partition_index, f_committed_offset, f_committed_leader_epoch = _S_iqi.unpack_from(data, pos)
+    o = _new(OffsetFetchResponsePartition)
+    o.partition_index, o.committed_offset, o.committed_leader_epoch = _S_iqi.unpack_from(data, pos)
     pos += 16
-    _n194 = data[pos]
-    if 0 < _n194 < 128:
-        f_metadata = data[pos + 1 : pos + _n194].decode()
-        pos += _n194
-    elif _n194 == 0:
-        f_metadata = None
+    _n208 = data[pos]
+    if _n208 == 0:
+        o.metadata = None
         pos += 1
+    elif _n208 < 128:
+        o.metadata = data[pos + 1 : pos + _n208].decode()
+        pos += _n208
     else:
-        f_metadata, pos = read_compact_nullable_string(data, pos)
-    f_error_code, _t195 = _S_hB.unpack_from(data, pos)
+        o.metadata, pos = read_compact_nullable_string(data, pos)
+    o.error_code, _t209 = _S_hB.unpack_from(data, pos)
     pos += 3
-    if _t195 != 0:
+    if _t209 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return OffsetFetchResponsePartition(
-        f_partition_index, f_committed_offset, f_committed_leader_epoch, f_metadata, f_error_code
-    ), pos
+    return o, pos
 
 
 def _encode_OffsetFetchResponsePartition_v6(o: OffsetFetchResponsePartition, out: bytearray) -> None:
@@ -1551,426 +1596,442 @@ def _encode_OffsetFetchResponsePartition_v6(o: OffsetFetchResponsePartition, out
     if o.metadata is None:
         out.append(0)
     else:
-        _b196 = o.metadata.encode()
-        _n197 = len(_b196) + 1
-        if _n197 < 128:
-            out.append(_n197)
+        _b210 = o.metadata.encode()
+        _n211 = len(_b210) + 1
+        if _n211 < 128:
+            out.append(_n211)
         else:
-            write_uvarint(out, _n197)
-        out += _b196
+            write_uvarint(out, _n211)
+        out += _b210
     out += _S_hB.pack(o.error_code, 0)
 
 
 def _decode_OffsetFetchResponseTopic_v1(data: bytes, pos: int) -> tuple[OffsetFetchResponseTopic, int]:
     """OffsetFetchResponseTopic, versions 1-4."""
-    (_n198,) = _S_h.unpack_from(data, pos)
+    o = _new(OffsetFetchResponseTopic)
+    (_n212,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n198 < 0:
+    if _n212 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n198].decode()
-    pos += _n198
-    (_n199,) = _S_i.unpack_from(data, pos)
+    o.name = data[pos : pos + _n212].decode()
+    pos += _n212
+    (_n213,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n199 < 0:
+    if _n213 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n199 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n199) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n199):
-        _m200_partition_index, _m200_committed_offset, _n201 = _S_iqh.unpack_from(data, pos)
+    if _n213 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n213) + " elements in " + str(len(data) - pos) + " bytes")
+    _l214: list[OffsetFetchResponsePartition] = []
+    for _ in range(_n213):
+        _m215 = _new(OffsetFetchResponsePartition)
+        _m215.committed_leader_epoch = -1
+        _m215.partition_index, _m215.committed_offset, _n216 = _S_iqh.unpack_from(data, pos)
         pos += 14
-        if _n201 < 0:
-            _m200_metadata = None
-            if _n201 != -1:
-                raise InvalidValueError("Metadata: length " + str(_n201))
+        if _n216 < 0:
+            _m215.metadata = None
+            if _n216 != -1:
+                raise InvalidValueError("Metadata: length " + str(_n216))
         else:
-            _m200_metadata = data[pos : pos + _n201].decode()
-            pos += _n201
-        (_m200_error_code,) = _S_h.unpack_from(data, pos)
+            _m215.metadata = data[pos : pos + _n216].decode()
+            pos += _n216
+        (_m215.error_code,) = _S_h.unpack_from(data, pos)
         pos += 2
-        f_partitions.append(
-            OffsetFetchResponsePartition(
-                _m200_partition_index, _m200_committed_offset, -1, _m200_metadata, _m200_error_code
-            )
-        )
-    return OffsetFetchResponseTopic(f_name, f_partitions), pos
+        _l214.append(_m215)
+    o.partitions = _l214
+    return o, pos
 
 
 def _encode_OffsetFetchResponseTopic_v1(o: OffsetFetchResponseTopic, out: bytearray) -> None:
     """OffsetFetchResponseTopic, versions 1-4."""
-    _b202 = o.name.encode()
-    out += _S_h.pack(len(_b202))
-    out += _b202
-    _a203 = o.partitions
-    out += _S_i.pack(len(_a203))
-    for _e204 in _a203:
-        _b205 = None if _e204.metadata is None else _e204.metadata.encode()
-        out += _S_iqh.pack(_e204.partition_index, _e204.committed_offset, -1 if _b205 is None else len(_b205))
-        if _b205 is not None:
-            out += _b205
-        out += _S_h.pack(_e204.error_code)
+    _b217 = o.name.encode()
+    out += _S_h.pack(len(_b217))
+    out += _b217
+    _a218 = o.partitions
+    out += _S_i.pack(len(_a218))
+    for _e219 in _a218:
+        _b220 = None if _e219.metadata is None else _e219.metadata.encode()
+        out += _S_iqh.pack(_e219.partition_index, _e219.committed_offset, -1 if _b220 is None else len(_b220))
+        if _b220 is not None:
+            out += _b220
+        out += _S_h.pack(_e219.error_code)
 
 
 def _decode_OffsetFetchResponseTopic_v5(data: bytes, pos: int) -> tuple[OffsetFetchResponseTopic, int]:
     """OffsetFetchResponseTopic, version 5."""
-    (_n206,) = _S_h.unpack_from(data, pos)
+    o = _new(OffsetFetchResponseTopic)
+    (_n221,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n206 < 0:
+    if _n221 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n206].decode()
-    pos += _n206
-    (_n207,) = _S_i.unpack_from(data, pos)
+    o.name = data[pos : pos + _n221].decode()
+    pos += _n221
+    (_n222,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n207 < 0:
+    if _n222 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n207 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n207) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n207):
-        _m208_partition_index, _m208_committed_offset, _m208_committed_leader_epoch, _n209 = (
+    if _n222 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n222) + " elements in " + str(len(data) - pos) + " bytes")
+    _l223: list[OffsetFetchResponsePartition] = []
+    for _ in range(_n222):
+        _m224 = _new(OffsetFetchResponsePartition)
+        _m224.partition_index, _m224.committed_offset, _m224.committed_leader_epoch, _n225 = (
             _S_iqih.unpack_from(data, pos)
         )
         pos += 18
-        if _n209 < 0:
-            _m208_metadata = None
-            if _n209 != -1:
-                raise InvalidValueError("Metadata: length " + str(_n209))
+        if _n225 < 0:
+            _m224.metadata = None
+            if _n225 != -1:
+                raise InvalidValueError("Metadata: length " + str(_n225))
         else:
-            _m208_metadata = data[pos : pos + _n209].decode()
-            pos += _n209
-        (_m208_error_code,) = _S_h.unpack_from(data, pos)
+            _m224.metadata = data[pos : pos + _n225].decode()
+            pos += _n225
+        (_m224.error_code,) = _S_h.unpack_from(data, pos)
         pos += 2
-        f_partitions.append(
-            OffsetFetchResponsePartition(
-                _m208_partition_index,
-                _m208_committed_offset,
-                _m208_committed_leader_epoch,
-                _m208_metadata,
-                _m208_error_code,
-            )
-        )
-    return OffsetFetchResponseTopic(f_name, f_partitions), pos
+        _l223.append(_m224)
+    o.partitions = _l223
+    return o, pos
 
 
 def _encode_OffsetFetchResponseTopic_v5(o: OffsetFetchResponseTopic, out: bytearray) -> None:
     """OffsetFetchResponseTopic, version 5."""
-    _b210 = o.name.encode()
-    out += _S_h.pack(len(_b210))
-    out += _b210
-    _a211 = o.partitions
-    out += _S_i.pack(len(_a211))
-    for _e212 in _a211:
-        _b213 = None if _e212.metadata is None else _e212.metadata.encode()
+    _b226 = o.name.encode()
+    out += _S_h.pack(len(_b226))
+    out += _b226
+    _a227 = o.partitions
+    out += _S_i.pack(len(_a227))
+    for _e228 in _a227:
+        _b229 = None if _e228.metadata is None else _e228.metadata.encode()
         out += _S_iqih.pack(
-            _e212.partition_index,
-            _e212.committed_offset,
-            _e212.committed_leader_epoch,
-            -1 if _b213 is None else len(_b213),
+            _e228.partition_index,
+            _e228.committed_offset,
+            _e228.committed_leader_epoch,
+            -1 if _b229 is None else len(_b229),
         )
-        if _b213 is not None:
-            out += _b213
-        out += _S_h.pack(_e212.error_code)
+        if _b229 is not None:
+            out += _b229
+        out += _S_h.pack(_e228.error_code)
 
 
 def _decode_OffsetFetchResponseTopic_v6(data: bytes, pos: int) -> tuple[OffsetFetchResponseTopic, int]:
     """OffsetFetchResponseTopic, versions 6-7 (flexible)."""
-    _n214 = data[pos]
-    if 0 < _n214 < 128:
-        f_name = data[pos + 1 : pos + _n214].decode()
-        pos += _n214
+    o = _new(OffsetFetchResponseTopic)
+    _n230 = data[pos]
+    if _n230 < 128:
+        o.name = data[pos + 1 : pos + _n230].decode()
+        pos += _n230 or _runtime.null_value("Name")
     else:
-        f_name, pos = read_compact_string(data, pos)
-    _n215 = data[pos]
-    if _n215 < 128:
+        o.name, pos = read_compact_string(data, pos)
+    _n231 = data[pos]
+    if _n231 < 128:
         pos += 1
     else:
-        _n215, pos = read_uvarint(data, pos)
-    _n215 -= 1
-    if _n215 < 0:
+        _n231, pos = read_uvarint(data, pos)
+    _n231 -= 1
+    if _n231 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n215 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n215) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n215):
-        _m216_partition_index, _m216_committed_offset, _m216_committed_leader_epoch = _S_iqi.unpack_from(
+    if _n231 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n231) + " elements in " + str(len(data) - pos) + " bytes")
+    _l232: list[OffsetFetchResponsePartition] = []
+    for _ in range(_n231):
+        _m233 = _new(OffsetFetchResponsePartition)
+        _m233.partition_index, _m233.committed_offset, _m233.committed_leader_epoch = _S_iqi.unpack_from(
             data, pos
         )
         pos += 16
-        _n217 = data[pos]
-        if 0 < _n217 < 128:
-            _m216_metadata = data[pos + 1 : pos + _n217].decode()
-            pos += _n217
-        elif _n217 == 0:
-            _m216_metadata = None
+        _n234 = data[pos]
+        if _n234 == 0:
+            _m233.metadata = None
             pos += 1
+        elif _n234 < 128:
+            _m233.metadata = data[pos + 1 : pos + _n234].decode()
+            pos += _n234
         else:
-            _m216_metadata, pos = read_compact_nullable_string(data, pos)
-        _m216_error_code, _t218 = _S_hB.unpack_from(data, pos)
+            _m233.metadata, pos = read_compact_nullable_string(data, pos)
+        _m233.error_code, _t235 = _S_hB.unpack_from(data, pos)
         pos += 3
-        if _t218 != 0:
+        if _t235 != 0:
             pos = skip_tagged_fields(data, pos - 1)
-        f_partitions.append(
-            OffsetFetchResponsePartition(
-                _m216_partition_index,
-                _m216_committed_offset,
-                _m216_committed_leader_epoch,
-                _m216_metadata,
-                _m216_error_code,
-            )
-        )
+        _l232.append(_m233)
+    o.partitions = _l232
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return OffsetFetchResponseTopic(f_name, f_partitions), pos
+    return o, pos
 
 
 def _encode_OffsetFetchResponseTopic_v6(o: OffsetFetchResponseTopic, out: bytearray) -> None:
     """OffsetFetchResponseTopic, versions 6-7 (flexible)."""
-    _b219 = o.name.encode()
-    _n220 = len(_b219) + 1
-    if _n220 < 128:
-        out.append(_n220)
+    _b236 = o.name.encode()
+    _n237 = len(_b236) + 1
+    if _n237 < 128:
+        out.append(_n237)
     else:
-        write_uvarint(out, _n220)
-    out += _b219
-    _a221 = o.partitions
-    _n222 = len(_a221) + 1
-    if _n222 < 128:
-        out.append(_n222)
+        write_uvarint(out, _n237)
+    out += _b236
+    _a238 = o.partitions
+    _n239 = len(_a238) + 1
+    if _n239 < 128:
+        out.append(_n239)
     else:
-        write_uvarint(out, _n222)
-    for _e223 in _a221:
-        out += _S_iqi.pack(_e223.partition_index, _e223.committed_offset, _e223.committed_leader_epoch)
-        if _e223.metadata is None:
+        write_uvarint(out, _n239)
+    for _e240 in _a238:
+        out += _S_iqi.pack(_e240.partition_index, _e240.committed_offset, _e240.committed_leader_epoch)
+        if _e240.metadata is None:
             out.append(0)
         else:
-            _b224 = _e223.metadata.encode()
-            _n225 = len(_b224) + 1
-            if _n225 < 128:
-                out.append(_n225)
+            _b241 = _e240.metadata.encode()
+            _n242 = len(_b241) + 1
+            if _n242 < 128:
+                out.append(_n242)
             else:
-                write_uvarint(out, _n225)
-            out += _b224
-        out += _S_hB.pack(_e223.error_code, 0)
+                write_uvarint(out, _n242)
+            out += _b241
+        out += _S_hB.pack(_e240.error_code, 0)
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetFetchResponse_v1(data: bytes, pos: int) -> tuple[OffsetFetchResponse, int]:
     """OffsetFetchResponse, version 1."""
-    (_n226,) = _S_i.unpack_from(data, pos)
+    o = _new(OffsetFetchResponse)
+    o.throttle_time_ms = 0
+    o.error_code = 0
+    o.groups = []
+    (_n243,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n226 < 0:
+    if _n243 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n226 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n226) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n226):
-        _e227, pos = _decode_OffsetFetchResponseTopic_v1(data, pos)
-        f_topics.append(_e227)
-    return OffsetFetchResponse(0, f_topics, 0, []), pos
+    if _n243 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n243) + " elements in " + str(len(data) - pos) + " bytes")
+    _l244: list[OffsetFetchResponseTopic] = []
+    for _ in range(_n243):
+        _e245, pos = _decode_OffsetFetchResponseTopic_v1(data, pos)
+        _l244.append(_e245)
+    o.topics = _l244
+    return o, pos
 
 
 def _encode_OffsetFetchResponse_v1(o: OffsetFetchResponse, out: bytearray) -> None:
     """OffsetFetchResponse, version 1."""
-    _a228 = o.topics
-    out += _S_i.pack(len(_a228))
-    for _e229 in _a228:
-        _encode_OffsetFetchResponseTopic_v1(_e229, out)
+    _a246 = o.topics
+    out += _S_i.pack(len(_a246))
+    for _e247 in _a246:
+        _encode_OffsetFetchResponseTopic_v1(_e247, out)
 
 
 def _decode_OffsetFetchResponse_v2(data: bytes, pos: int) -> tuple[OffsetFetchResponse, int]:
     """OffsetFetchResponse, version 2."""
-    (_n230,) = _S_i.unpack_from(data, pos)
+    o = _new(OffsetFetchResponse)
+    o.throttle_time_ms = 0
+    o.groups = []
+    (_n248,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n230 < 0:
+    if _n248 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n230 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n230) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n230):
-        _e231, pos = _decode_OffsetFetchResponseTopic_v1(data, pos)
-        f_topics.append(_e231)
-    (f_error_code,) = _S_h.unpack_from(data, pos)
+    if _n248 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n248) + " elements in " + str(len(data) - pos) + " bytes")
+    _l249: list[OffsetFetchResponseTopic] = []
+    for _ in range(_n248):
+        _e250, pos = _decode_OffsetFetchResponseTopic_v1(data, pos)
+        _l249.append(_e250)
+    o.topics = _l249
+    (o.error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    return OffsetFetchResponse(0, f_topics, f_error_code, []), pos
+    return o, pos
 
 
 def _encode_OffsetFetchResponse_v2(o: OffsetFetchResponse, out: bytearray) -> None:
     """OffsetFetchResponse, version 2."""
-    _a232 = o.topics
-    out += _S_i.pack(len(_a232))
-    for _e233 in _a232:
-        _encode_OffsetFetchResponseTopic_v1(_e233, out)
+    _a251 = o.topics
+    out += _S_i.pack(len(_a251))
+    for _e252 in _a251:
+        _encode_OffsetFetchResponseTopic_v1(_e252, out)
     out += _S_h.pack(o.error_code)
 
 
 def _decode_OffsetFetchResponse_v3(data: bytes, pos: int) -> tuple[OffsetFetchResponse, int]:
     """OffsetFetchResponse, versions 3-4."""
-    f_throttle_time_ms, _n234 = _S_ii.unpack_from(data, pos)
+    o = _new(OffsetFetchResponse)
+    o.groups = []
+    o.throttle_time_ms, _n253 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n234 < 0:
+    if _n253 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n234 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n234) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n234):
-        _e235, pos = _decode_OffsetFetchResponseTopic_v1(data, pos)
-        f_topics.append(_e235)
-    (f_error_code,) = _S_h.unpack_from(data, pos)
+    if _n253 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n253) + " elements in " + str(len(data) - pos) + " bytes")
+    _l254: list[OffsetFetchResponseTopic] = []
+    for _ in range(_n253):
+        _e255, pos = _decode_OffsetFetchResponseTopic_v1(data, pos)
+        _l254.append(_e255)
+    o.topics = _l254
+    (o.error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    return OffsetFetchResponse(f_throttle_time_ms, f_topics, f_error_code, []), pos
+    return o, pos
 
 
 def _encode_OffsetFetchResponse_v3(o: OffsetFetchResponse, out: bytearray) -> None:
     """OffsetFetchResponse, versions 3-4."""
-    _a236 = o.topics
-    out += _S_ii.pack(o.throttle_time_ms, len(_a236))
-    for _e237 in _a236:
-        _encode_OffsetFetchResponseTopic_v1(_e237, out)
+    _a256 = o.topics
+    out += _S_ii.pack(o.throttle_time_ms, len(_a256))
+    for _e257 in _a256:
+        _encode_OffsetFetchResponseTopic_v1(_e257, out)
     out += _S_h.pack(o.error_code)
 
 
 def _decode_OffsetFetchResponse_v5(data: bytes, pos: int) -> tuple[OffsetFetchResponse, int]:
     """OffsetFetchResponse, version 5."""
-    f_throttle_time_ms, _n238 = _S_ii.unpack_from(data, pos)
+    o = _new(OffsetFetchResponse)
+    o.groups = []
+    o.throttle_time_ms, _n258 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n238 < 0:
+    if _n258 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n238 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n238) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n238):
-        _e239, pos = _decode_OffsetFetchResponseTopic_v5(data, pos)
-        f_topics.append(_e239)
-    (f_error_code,) = _S_h.unpack_from(data, pos)
+    if _n258 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n258) + " elements in " + str(len(data) - pos) + " bytes")
+    _l259: list[OffsetFetchResponseTopic] = []
+    for _ in range(_n258):
+        _e260, pos = _decode_OffsetFetchResponseTopic_v5(data, pos)
+        _l259.append(_e260)
+    o.topics = _l259
+    (o.error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
-    return OffsetFetchResponse(f_throttle_time_ms, f_topics, f_error_code, []), pos
+    return o, pos
 
 
 def _encode_OffsetFetchResponse_v5(o: OffsetFetchResponse, out: bytearray) -> None:
     """OffsetFetchResponse, version 5."""
-    _a240 = o.topics
-    out += _S_ii.pack(o.throttle_time_ms, len(_a240))
-    for _e241 in _a240:
-        _encode_OffsetFetchResponseTopic_v5(_e241, out)
+    _a261 = o.topics
+    out += _S_ii.pack(o.throttle_time_ms, len(_a261))
+    for _e262 in _a261:
+        _encode_OffsetFetchResponseTopic_v5(_e262, out)
     out += _S_h.pack(o.error_code)
 
 
 def _decode_OffsetFetchResponse_v6(data: bytes, pos: int) -> tuple[OffsetFetchResponse, int]:
     """OffsetFetchResponse, versions 6-7 (flexible)."""
-    (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
+    o = _new(OffsetFetchResponse)
+    o.groups = []
+    (o.throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n242 = data[pos]
-    if _n242 < 128:
+    _n263 = data[pos]
+    if _n263 < 128:
         pos += 1
     else:
-        _n242, pos = read_uvarint(data, pos)
-    _n242 -= 1
-    if _n242 < 0:
+        _n263, pos = read_uvarint(data, pos)
+    _n263 -= 1
+    if _n263 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n242 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n242) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n242):
-        _e243, pos = _decode_OffsetFetchResponseTopic_v6(data, pos)
-        f_topics.append(_e243)
-    f_error_code, _t244 = _S_hB.unpack_from(data, pos)
+    if _n263 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n263) + " elements in " + str(len(data) - pos) + " bytes")
+    _l264: list[OffsetFetchResponseTopic] = []
+    for _ in range(_n263):
+        _e265, pos = _decode_OffsetFetchResponseTopic_v6(data, pos)
+        _l264.append(_e265)
+    o.topics = _l264
+    o.error_code, _t266 = _S_hB.unpack_from(data, pos)
     pos += 3
-    if _t244 != 0:
+    if _t266 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return OffsetFetchResponse(f_throttle_time_ms, f_topics, f_error_code, []), pos
+    return o, pos
 
 
 def _encode_OffsetFetchResponse_v6(o: OffsetFetchResponse, out: bytearray) -> None:
     """OffsetFetchResponse, versions 6-7 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a245 = o.topics
-    _n246 = len(_a245) + 1
-    if _n246 < 128:
-        out.append(_n246)
+    _a267 = o.topics
+    _n268 = len(_a267) + 1
+    if _n268 < 128:
+        out.append(_n268)
     else:
-        write_uvarint(out, _n246)
-    for _e247 in _a245:
-        _encode_OffsetFetchResponseTopic_v6(_e247, out)
+        write_uvarint(out, _n268)
+    for _e269 in _a267:
+        _encode_OffsetFetchResponseTopic_v6(_e269, out)
     out += _S_hB.pack(o.error_code, 0)
 
 
 def _decode_OffsetFetchResponse_v8(data: bytes, pos: int) -> tuple[OffsetFetchResponse, int]:
     """OffsetFetchResponse, versions 8-9 (flexible)."""
-    (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
+    o = _new(OffsetFetchResponse)
+    o.topics = []
+    o.error_code = 0
+    (o.throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n248 = data[pos]
-    if _n248 < 128:
+    _n270 = data[pos]
+    if _n270 < 128:
         pos += 1
     else:
-        _n248, pos = read_uvarint(data, pos)
-    _n248 -= 1
-    if _n248 < 0:
+        _n270, pos = read_uvarint(data, pos)
+    _n270 -= 1
+    if _n270 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n248 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n248) + " elements in " + str(len(data) - pos) + " bytes")
-    f_groups = []
-    for _ in range(_n248):
-        _e249, pos = _decode_OffsetFetchResponseGroup_v8(data, pos)
-        f_groups.append(_e249)
+    if _n270 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n270) + " elements in " + str(len(data) - pos) + " bytes")
+    _l271: list[OffsetFetchResponseGroup] = []
+    for _ in range(_n270):
+        _e272, pos = _decode_OffsetFetchResponseGroup_v8(data, pos)
+        _l271.append(_e272)
+    o.groups = _l271
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return OffsetFetchResponse(f_throttle_time_ms, [], 0, f_groups), pos
+    return o, pos
 
 
 def _encode_OffsetFetchResponse_v8(o: OffsetFetchResponse, out: bytearray) -> None:
     """OffsetFetchResponse, versions 8-9 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a250 = o.groups
-    _n251 = len(_a250) + 1
-    if _n251 < 128:
-        out.append(_n251)
+    _a273 = o.groups
+    _n274 = len(_a273) + 1
+    if _n274 < 128:
+        out.append(_n274)
     else:
-        write_uvarint(out, _n251)
-    for _e252 in _a250:
-        _encode_OffsetFetchResponseGroup_v8(_e252, out)
+        write_uvarint(out, _n274)
+    for _e275 in _a273:
+        _encode_OffsetFetchResponseGroup_v8(_e275, out)
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetFetchResponse_v10(data: bytes, pos: int) -> tuple[OffsetFetchResponse, int]:
     """OffsetFetchResponse, version 10 (flexible)."""
-    (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
+    o = _new(OffsetFetchResponse)
+    o.topics = []
+    o.error_code = 0
+    (o.throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n253 = data[pos]
-    if _n253 < 128:
+    _n276 = data[pos]
+    if _n276 < 128:
         pos += 1
     else:
-        _n253, pos = read_uvarint(data, pos)
-    _n253 -= 1
-    if _n253 < 0:
+        _n276, pos = read_uvarint(data, pos)
+    _n276 -= 1
+    if _n276 < 0:
         raise InvalidValueError("Groups: null or negative length")
-    if _n253 > len(data) - pos:
-        raise TruncatedError("Groups: " + str(_n253) + " elements in " + str(len(data) - pos) + " bytes")
-    f_groups = []
-    for _ in range(_n253):
-        _e254, pos = _decode_OffsetFetchResponseGroup_v10(data, pos)
-        f_groups.append(_e254)
+    if _n276 > len(data) - pos:
+        raise TruncatedError("Groups: " + str(_n276) + " elements in " + str(len(data) - pos) + " bytes")
+    _l277: list[OffsetFetchResponseGroup] = []
+    for _ in range(_n276):
+        _e278, pos = _decode_OffsetFetchResponseGroup_v10(data, pos)
+        _l277.append(_e278)
+    o.groups = _l277
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return OffsetFetchResponse(f_throttle_time_ms, [], 0, f_groups), pos
+    return o, pos
 
 
 def _encode_OffsetFetchResponse_v10(o: OffsetFetchResponse, out: bytearray) -> None:
     """OffsetFetchResponse, version 10 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a255 = o.groups
-    _n256 = len(_a255) + 1
-    if _n256 < 128:
-        out.append(_n256)
+    _a279 = o.groups
+    _n280 = len(_a279) + 1
+    if _n280 < 128:
+        out.append(_n280)
     else:
-        write_uvarint(out, _n256)
-    for _e257 in _a255:
-        _encode_OffsetFetchResponseGroup_v10(_e257, out)
+        write_uvarint(out, _n280)
+    for _e281 in _a279:
+        _encode_OffsetFetchResponseGroup_v10(_e281, out)
     out.append(0)  # no tagged fields
 
 

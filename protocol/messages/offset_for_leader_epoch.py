@@ -24,6 +24,7 @@ _S_i = Struct(">i")
 _S_ii = Struct(">ii")
 _S_iii = Struct(">iii")
 _S_iiiB = Struct(">iiiB")
+_new = object.__new__
 
 
 @dataclass(slots=True)
@@ -194,9 +195,10 @@ class OffsetForLeaderEpochResponse:
 
 def _decode_OffsetForLeaderPartition_v2(data: bytes, pos: int) -> tuple[OffsetForLeaderPartition, int]:
     """OffsetForLeaderPartition, versions 2-3."""
-    f_partition, f_current_leader_epoch, f_leader_epoch = _S_iii.unpack_from(data, pos)
+    o = _new(OffsetForLeaderPartition)
+    o.partition, o.current_leader_epoch, o.leader_epoch = _S_iii.unpack_from(data, pos)
     pos += 12
-    return OffsetForLeaderPartition(f_partition, f_current_leader_epoch, f_leader_epoch), pos
+    return o, pos
 
 
 def _encode_OffsetForLeaderPartition_v2(o: OffsetForLeaderPartition, out: bytearray) -> None:
@@ -206,11 +208,12 @@ def _encode_OffsetForLeaderPartition_v2(o: OffsetForLeaderPartition, out: bytear
 
 def _decode_OffsetForLeaderPartition_v4(data: bytes, pos: int) -> tuple[OffsetForLeaderPartition, int]:
     """OffsetForLeaderPartition, version 4 (flexible)."""
-    f_partition, f_current_leader_epoch, f_leader_epoch, _t1 = _S_iiiB.unpack_from(data, pos)
+    o = _new(OffsetForLeaderPartition)
+    o.partition, o.current_leader_epoch, o.leader_epoch, _t1 = _S_iiiB.unpack_from(data, pos)
     pos += 13
     if _t1 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return OffsetForLeaderPartition(f_partition, f_current_leader_epoch, f_leader_epoch), pos
+    return o, pos
 
 
 def _encode_OffsetForLeaderPartition_v4(o: OffsetForLeaderPartition, out: bytearray) -> None:
@@ -220,11 +223,12 @@ def _encode_OffsetForLeaderPartition_v4(o: OffsetForLeaderPartition, out: bytear
 
 def _decode_OffsetForLeaderTopic_v2(data: bytes, pos: int) -> tuple[OffsetForLeaderTopic, int]:
     """OffsetForLeaderTopic, versions 2-3."""
+    o = _new(OffsetForLeaderTopic)
     (_n2,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n2 < 0:
         raise InvalidValueError("Topic: null or negative length")
-    f_topic = data[pos : pos + _n2].decode()
+    o.topic = data[pos : pos + _n2].decode()
     pos += _n2
     (_n3,) = _S_i.unpack_from(data, pos)
     pos += 4
@@ -232,171 +236,180 @@ def _decode_OffsetForLeaderTopic_v2(data: bytes, pos: int) -> tuple[OffsetForLea
         raise InvalidValueError("Partitions: null or negative length")
     if _n3 > len(data) - pos:
         raise TruncatedError("Partitions: " + str(_n3) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
+    _l4: list[OffsetForLeaderPartition] = []
     for _ in range(_n3):
-        _m4_partition, _m4_current_leader_epoch, _m4_leader_epoch = _S_iii.unpack_from(data, pos)
+        _m5 = _new(OffsetForLeaderPartition)
+        _m5.partition, _m5.current_leader_epoch, _m5.leader_epoch = _S_iii.unpack_from(data, pos)
         pos += 12
-        f_partitions.append(
-            OffsetForLeaderPartition(_m4_partition, _m4_current_leader_epoch, _m4_leader_epoch)
-        )
-    return OffsetForLeaderTopic(f_topic, f_partitions), pos
+        _l4.append(_m5)
+    o.partitions = _l4
+    return o, pos
 
 
 def _encode_OffsetForLeaderTopic_v2(o: OffsetForLeaderTopic, out: bytearray) -> None:
     """OffsetForLeaderTopic, versions 2-3."""
-    _b5 = o.topic.encode()
-    out += _S_h.pack(len(_b5))
-    out += _b5
-    _a6 = o.partitions
-    out += _S_i.pack(len(_a6))
-    for _e7 in _a6:
-        out += _S_iii.pack(_e7.partition, _e7.current_leader_epoch, _e7.leader_epoch)
+    _b6 = o.topic.encode()
+    out += _S_h.pack(len(_b6))
+    out += _b6
+    _a7 = o.partitions
+    out += _S_i.pack(len(_a7))
+    for _e8 in _a7:
+        out += _S_iii.pack(_e8.partition, _e8.current_leader_epoch, _e8.leader_epoch)
 
 
 def _decode_OffsetForLeaderTopic_v4(data: bytes, pos: int) -> tuple[OffsetForLeaderTopic, int]:
     """OffsetForLeaderTopic, version 4 (flexible)."""
-    _n8 = data[pos]
-    if 0 < _n8 < 128:
-        f_topic = data[pos + 1 : pos + _n8].decode()
-        pos += _n8
-    else:
-        f_topic, pos = read_compact_string(data, pos)
+    o = _new(OffsetForLeaderTopic)
     _n9 = data[pos]
     if _n9 < 128:
+        o.topic = data[pos + 1 : pos + _n9].decode()
+        pos += _n9 or _runtime.null_value("Topic")
+    else:
+        o.topic, pos = read_compact_string(data, pos)
+    _n10 = data[pos]
+    if _n10 < 128:
         pos += 1
     else:
-        _n9, pos = read_uvarint(data, pos)
-    _n9 -= 1
-    if _n9 < 0:
+        _n10, pos = read_uvarint(data, pos)
+    _n10 -= 1
+    if _n10 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n9 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n9) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n9):
-        _m10_partition, _m10_current_leader_epoch, _m10_leader_epoch, _t11 = _S_iiiB.unpack_from(data, pos)
+    if _n10 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n10) + " elements in " + str(len(data) - pos) + " bytes")
+    _l11: list[OffsetForLeaderPartition] = []
+    for _ in range(_n10):
+        _m12 = _new(OffsetForLeaderPartition)
+        _m12.partition, _m12.current_leader_epoch, _m12.leader_epoch, _t13 = _S_iiiB.unpack_from(data, pos)
         pos += 13
-        if _t11 != 0:
+        if _t13 != 0:
             pos = skip_tagged_fields(data, pos - 1)
-        f_partitions.append(
-            OffsetForLeaderPartition(_m10_partition, _m10_current_leader_epoch, _m10_leader_epoch)
-        )
+        _l11.append(_m12)
+    o.partitions = _l11
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return OffsetForLeaderTopic(f_topic, f_partitions), pos
+    return o, pos
 
 
 def _encode_OffsetForLeaderTopic_v4(o: OffsetForLeaderTopic, out: bytearray) -> None:
     """OffsetForLeaderTopic, version 4 (flexible)."""
-    _b12 = o.topic.encode()
-    _n13 = len(_b12) + 1
-    if _n13 < 128:
-        out.append(_n13)
-    else:
-        write_uvarint(out, _n13)
-    out += _b12
-    _a14 = o.partitions
-    _n15 = len(_a14) + 1
+    _b14 = o.topic.encode()
+    _n15 = len(_b14) + 1
     if _n15 < 128:
         out.append(_n15)
     else:
         write_uvarint(out, _n15)
-    for _e16 in _a14:
-        out += _S_iiiB.pack(_e16.partition, _e16.current_leader_epoch, _e16.leader_epoch, 0)
+    out += _b14
+    _a16 = o.partitions
+    _n17 = len(_a16) + 1
+    if _n17 < 128:
+        out.append(_n17)
+    else:
+        write_uvarint(out, _n17)
+    for _e18 in _a16:
+        out += _S_iiiB.pack(_e18.partition, _e18.current_leader_epoch, _e18.leader_epoch, 0)
     out.append(0)  # no tagged fields
 
 
 def _decode_OffsetForLeaderEpochRequest_v2(data: bytes, pos: int) -> tuple[OffsetForLeaderEpochRequest, int]:
     """OffsetForLeaderEpochRequest, version 2."""
-    (_n17,) = _S_i.unpack_from(data, pos)
+    o = _new(OffsetForLeaderEpochRequest)
+    o.replica_id = -2
+    (_n19,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n17 < 0:
+    if _n19 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n17 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n17) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n17):
-        _e18, pos = _decode_OffsetForLeaderTopic_v2(data, pos)
-        f_topics.append(_e18)
-    return OffsetForLeaderEpochRequest(-2, f_topics), pos
+    if _n19 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n19) + " elements in " + str(len(data) - pos) + " bytes")
+    _l20: list[OffsetForLeaderTopic] = []
+    for _ in range(_n19):
+        _e21, pos = _decode_OffsetForLeaderTopic_v2(data, pos)
+        _l20.append(_e21)
+    o.topics = _l20
+    return o, pos
 
 
 def _encode_OffsetForLeaderEpochRequest_v2(o: OffsetForLeaderEpochRequest, out: bytearray) -> None:
     """OffsetForLeaderEpochRequest, version 2."""
-    _a19 = o.topics
-    out += _S_i.pack(len(_a19))
-    for _e20 in _a19:
-        _encode_OffsetForLeaderTopic_v2(_e20, out)
+    _a22 = o.topics
+    out += _S_i.pack(len(_a22))
+    for _e23 in _a22:
+        _encode_OffsetForLeaderTopic_v2(_e23, out)
 
 
 def _decode_OffsetForLeaderEpochRequest_v3(data: bytes, pos: int) -> tuple[OffsetForLeaderEpochRequest, int]:
     """OffsetForLeaderEpochRequest, version 3."""
-    f_replica_id, _n21 = _S_ii.unpack_from(data, pos)
+    o = _new(OffsetForLeaderEpochRequest)
+    o.replica_id, _n24 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n21 < 0:
+    if _n24 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n21 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n21) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n21):
-        _e22, pos = _decode_OffsetForLeaderTopic_v2(data, pos)
-        f_topics.append(_e22)
-    return OffsetForLeaderEpochRequest(f_replica_id, f_topics), pos
+    if _n24 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n24) + " elements in " + str(len(data) - pos) + " bytes")
+    _l25: list[OffsetForLeaderTopic] = []
+    for _ in range(_n24):
+        _e26, pos = _decode_OffsetForLeaderTopic_v2(data, pos)
+        _l25.append(_e26)
+    o.topics = _l25
+    return o, pos
 
 
 def _encode_OffsetForLeaderEpochRequest_v3(o: OffsetForLeaderEpochRequest, out: bytearray) -> None:
     """OffsetForLeaderEpochRequest, version 3."""
-    _a23 = o.topics
-    out += _S_ii.pack(o.replica_id, len(_a23))
-    for _e24 in _a23:
-        _encode_OffsetForLeaderTopic_v2(_e24, out)
+    _a27 = o.topics
+    out += _S_ii.pack(o.replica_id, len(_a27))
+    for _e28 in _a27:
+        _encode_OffsetForLeaderTopic_v2(_e28, out)
 
 
 def _decode_OffsetForLeaderEpochRequest_v4(data: bytes, pos: int) -> tuple[OffsetForLeaderEpochRequest, int]:
     """OffsetForLeaderEpochRequest, version 4 (flexible)."""
-    (f_replica_id,) = _S_i.unpack_from(data, pos)
+    o = _new(OffsetForLeaderEpochRequest)
+    (o.replica_id,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n25 = data[pos]
-    if _n25 < 128:
+    _n29 = data[pos]
+    if _n29 < 128:
         pos += 1
     else:
-        _n25, pos = read_uvarint(data, pos)
-    _n25 -= 1
-    if _n25 < 0:
+        _n29, pos = read_uvarint(data, pos)
+    _n29 -= 1
+    if _n29 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n25 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n25) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n25):
-        _e26, pos = _decode_OffsetForLeaderTopic_v4(data, pos)
-        f_topics.append(_e26)
+    if _n29 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n29) + " elements in " + str(len(data) - pos) + " bytes")
+    _l30: list[OffsetForLeaderTopic] = []
+    for _ in range(_n29):
+        _e31, pos = _decode_OffsetForLeaderTopic_v4(data, pos)
+        _l30.append(_e31)
+    o.topics = _l30
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return OffsetForLeaderEpochRequest(f_replica_id, f_topics), pos
+    return o, pos
 
 
 def _encode_OffsetForLeaderEpochRequest_v4(o: OffsetForLeaderEpochRequest, out: bytearray) -> None:
     """OffsetForLeaderEpochRequest, version 4 (flexible)."""
     out += _S_i.pack(o.replica_id)
-    _a27 = o.topics
-    _n28 = len(_a27) + 1
-    if _n28 < 128:
-        out.append(_n28)
+    _a32 = o.topics
+    _n33 = len(_a32) + 1
+    if _n33 < 128:
+        out.append(_n33)
     else:
-        write_uvarint(out, _n28)
-    for _e29 in _a27:
-        _encode_OffsetForLeaderTopic_v4(_e29, out)
+        write_uvarint(out, _n33)
+    for _e34 in _a32:
+        _encode_OffsetForLeaderTopic_v4(_e34, out)
     out.append(0)  # no tagged fields
 
 
 def _decode_EpochEndOffset_v2(data: bytes, pos: int) -> tuple[EpochEndOffset, int]:
     """EpochEndOffset, versions 2-3."""
-    f_error_code, f_partition, f_leader_epoch, f_end_offset = _S_hiiq.unpack_from(data, pos)
+    o = _new(EpochEndOffset)
+    o.error_code, o.partition, o.leader_epoch, o.end_offset = _S_hiiq.unpack_from(data, pos)
     pos += 18
-    return EpochEndOffset(f_error_code, f_partition, f_leader_epoch, f_end_offset), pos
+    return o, pos
 
 
 def _encode_EpochEndOffset_v2(o: EpochEndOffset, out: bytearray) -> None:
@@ -406,11 +419,12 @@ def _encode_EpochEndOffset_v2(o: EpochEndOffset, out: bytearray) -> None:
 
 def _decode_EpochEndOffset_v4(data: bytes, pos: int) -> tuple[EpochEndOffset, int]:
     """EpochEndOffset, version 4 (flexible)."""
-    f_error_code, f_partition, f_leader_epoch, f_end_offset, _t30 = _S_hiiqB.unpack_from(data, pos)
+    o = _new(EpochEndOffset)
+    o.error_code, o.partition, o.leader_epoch, o.end_offset, _t35 = _S_hiiqB.unpack_from(data, pos)
     pos += 19
-    if _t30 != 0:
+    if _t35 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return EpochEndOffset(f_error_code, f_partition, f_leader_epoch, f_end_offset), pos
+    return o, pos
 
 
 def _encode_EpochEndOffset_v4(o: EpochEndOffset, out: bytearray) -> None:
@@ -420,92 +434,94 @@ def _encode_EpochEndOffset_v4(o: EpochEndOffset, out: bytearray) -> None:
 
 def _decode_OffsetForLeaderTopicResult_v2(data: bytes, pos: int) -> tuple[OffsetForLeaderTopicResult, int]:
     """OffsetForLeaderTopicResult, versions 2-3."""
-    (_n31,) = _S_h.unpack_from(data, pos)
+    o = _new(OffsetForLeaderTopicResult)
+    (_n36,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n31 < 0:
+    if _n36 < 0:
         raise InvalidValueError("Topic: null or negative length")
-    f_topic = data[pos : pos + _n31].decode()
-    pos += _n31
-    (_n32,) = _S_i.unpack_from(data, pos)
+    o.topic = data[pos : pos + _n36].decode()
+    pos += _n36
+    (_n37,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n32 < 0:
+    if _n37 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n32 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n32) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n32):
-        _m33_error_code, _m33_partition, _m33_leader_epoch, _m33_end_offset = _S_hiiq.unpack_from(data, pos)
+    if _n37 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n37) + " elements in " + str(len(data) - pos) + " bytes")
+    _l38: list[EpochEndOffset] = []
+    for _ in range(_n37):
+        _m39 = _new(EpochEndOffset)
+        _m39.error_code, _m39.partition, _m39.leader_epoch, _m39.end_offset = _S_hiiq.unpack_from(data, pos)
         pos += 18
-        f_partitions.append(
-            EpochEndOffset(_m33_error_code, _m33_partition, _m33_leader_epoch, _m33_end_offset)
-        )
-    return OffsetForLeaderTopicResult(f_topic, f_partitions), pos
+        _l38.append(_m39)
+    o.partitions = _l38
+    return o, pos
 
 
 def _encode_OffsetForLeaderTopicResult_v2(o: OffsetForLeaderTopicResult, out: bytearray) -> None:
     """OffsetForLeaderTopicResult, versions 2-3."""
-    _b34 = o.topic.encode()
-    out += _S_h.pack(len(_b34))
-    out += _b34
-    _a35 = o.partitions
-    out += _S_i.pack(len(_a35))
-    for _e36 in _a35:
-        out += _S_hiiq.pack(_e36.error_code, _e36.partition, _e36.leader_epoch, _e36.end_offset)
+    _b40 = o.topic.encode()
+    out += _S_h.pack(len(_b40))
+    out += _b40
+    _a41 = o.partitions
+    out += _S_i.pack(len(_a41))
+    for _e42 in _a41:
+        out += _S_hiiq.pack(_e42.error_code, _e42.partition, _e42.leader_epoch, _e42.end_offset)
 
 
 def _decode_OffsetForLeaderTopicResult_v4(data: bytes, pos: int) -> tuple[OffsetForLeaderTopicResult, int]:
     """OffsetForLeaderTopicResult, version 4 (flexible)."""
-    _n37 = data[pos]
-    if 0 < _n37 < 128:
-        f_topic = data[pos + 1 : pos + _n37].decode()
-        pos += _n37
+    o = _new(OffsetForLeaderTopicResult)
+    _n43 = data[pos]
+    if _n43 < 128:
+        o.topic = data[pos + 1 : pos + _n43].decode()
+        pos += _n43 or _runtime.null_value("Topic")
     else:
-        f_topic, pos = read_compact_string(data, pos)
-    _n38 = data[pos]
-    if _n38 < 128:
+        o.topic, pos = read_compact_string(data, pos)
+    _n44 = data[pos]
+    if _n44 < 128:
         pos += 1
     else:
-        _n38, pos = read_uvarint(data, pos)
-    _n38 -= 1
-    if _n38 < 0:
+        _n44, pos = read_uvarint(data, pos)
+    _n44 -= 1
+    if _n44 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n38 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n38) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n38):
-        _m39_error_code, _m39_partition, _m39_leader_epoch, _m39_end_offset, _t40 = _S_hiiqB.unpack_from(
+    if _n44 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n44) + " elements in " + str(len(data) - pos) + " bytes")
+    _l45: list[EpochEndOffset] = []
+    for _ in range(_n44):
+        _m46 = _new(EpochEndOffset)
+        _m46.error_code, _m46.partition, _m46.leader_epoch, _m46.end_offset, _t47 = _S_hiiqB.unpack_from(
             data, pos
         )
         pos += 19
-        if _t40 != 0:
+        if _t47 != 0:
             pos = skip_tagged_fields(data, pos - 1)
-        f_partitions.append(
-            EpochEndOffset(_m39_error_code, _m39_partition, _m39_leader_epoch, _m39_end_offset)
-        )
+        _l45.append(_m46)
+    o.partitions = _l45
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return OffsetForLeaderTopicResult(f_topic, f_partitions), pos
+    return o, pos
 
 
 def _encode_OffsetForLeaderTopicResult_v4(o: OffsetForLeaderTopicResult, out: bytearray) -> None:
     """OffsetForLeaderTopicResult, version 4 (flexible)."""
-    _b41 = o.topic.encode()
-    _n42 = len(_b41) + 1
-    if _n42 < 128:
-        out.append(_n42)
+    _b48 = o.topic.encode()
+    _n49 = len(_b48) + 1
+    if _n49 < 128:
+        out.append(_n49)
     else:
-        write_uvarint(out, _n42)
-    out += _b41
-    _a43 = o.partitions
-    _n44 = len(_a43) + 1
-    if _n44 < 128:
-        out.append(_n44)
+        write_uvarint(out, _n49)
+    out += _b48
+    _a50 = o.partitions
+    _n51 = len(_a50) + 1
+    if _n51 < 128:
+        out.append(_n51)
     else:
-        write_uvarint(out, _n44)
-    for _e45 in _a43:
-        out += _S_hiiqB.pack(_e45.error_code, _e45.partition, _e45.leader_epoch, _e45.end_offset, 0)
+        write_uvarint(out, _n51)
+    for _e52 in _a50:
+        out += _S_hiiqB.pack(_e52.error_code, _e52.partition, _e52.leader_epoch, _e52.end_offset, 0)
     out.append(0)  # no tagged fields
 
 
@@ -513,65 +529,69 @@ def _decode_OffsetForLeaderEpochResponse_v2(
     data: bytes, pos: int
 ) -> tuple[OffsetForLeaderEpochResponse, int]:
     """OffsetForLeaderEpochResponse, versions 2-3."""
-    f_throttle_time_ms, _n46 = _S_ii.unpack_from(data, pos)
+    o = _new(OffsetForLeaderEpochResponse)
+    o.throttle_time_ms, _n53 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n46 < 0:
+    if _n53 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n46 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n46) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n46):
-        _e47, pos = _decode_OffsetForLeaderTopicResult_v2(data, pos)
-        f_topics.append(_e47)
-    return OffsetForLeaderEpochResponse(f_throttle_time_ms, f_topics), pos
+    if _n53 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n53) + " elements in " + str(len(data) - pos) + " bytes")
+    _l54: list[OffsetForLeaderTopicResult] = []
+    for _ in range(_n53):
+        _e55, pos = _decode_OffsetForLeaderTopicResult_v2(data, pos)
+        _l54.append(_e55)
+    o.topics = _l54
+    return o, pos
 
 
 def _encode_OffsetForLeaderEpochResponse_v2(o: OffsetForLeaderEpochResponse, out: bytearray) -> None:
     """OffsetForLeaderEpochResponse, versions 2-3."""
-    _a48 = o.topics
-    out += _S_ii.pack(o.throttle_time_ms, len(_a48))
-    for _e49 in _a48:
-        _encode_OffsetForLeaderTopicResult_v2(_e49, out)
+    _a56 = o.topics
+    out += _S_ii.pack(o.throttle_time_ms, len(_a56))
+    for _e57 in _a56:
+        _encode_OffsetForLeaderTopicResult_v2(_e57, out)
 
 
 def _decode_OffsetForLeaderEpochResponse_v4(
     data: bytes, pos: int
 ) -> tuple[OffsetForLeaderEpochResponse, int]:
     """OffsetForLeaderEpochResponse, version 4 (flexible)."""
-    (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
+    o = _new(OffsetForLeaderEpochResponse)
+    (o.throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n50 = data[pos]
-    if _n50 < 128:
+    _n58 = data[pos]
+    if _n58 < 128:
         pos += 1
     else:
-        _n50, pos = read_uvarint(data, pos)
-    _n50 -= 1
-    if _n50 < 0:
+        _n58, pos = read_uvarint(data, pos)
+    _n58 -= 1
+    if _n58 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n50 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n50) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n50):
-        _e51, pos = _decode_OffsetForLeaderTopicResult_v4(data, pos)
-        f_topics.append(_e51)
+    if _n58 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n58) + " elements in " + str(len(data) - pos) + " bytes")
+    _l59: list[OffsetForLeaderTopicResult] = []
+    for _ in range(_n58):
+        _e60, pos = _decode_OffsetForLeaderTopicResult_v4(data, pos)
+        _l59.append(_e60)
+    o.topics = _l59
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return OffsetForLeaderEpochResponse(f_throttle_time_ms, f_topics), pos
+    return o, pos
 
 
 def _encode_OffsetForLeaderEpochResponse_v4(o: OffsetForLeaderEpochResponse, out: bytearray) -> None:
     """OffsetForLeaderEpochResponse, version 4 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a52 = o.topics
-    _n53 = len(_a52) + 1
-    if _n53 < 128:
-        out.append(_n53)
+    _a61 = o.topics
+    _n62 = len(_a61) + 1
+    if _n62 < 128:
+        out.append(_n62)
     else:
-        write_uvarint(out, _n53)
-    for _e54 in _a52:
-        _encode_OffsetForLeaderTopicResult_v4(_e54, out)
+        write_uvarint(out, _n62)
+    for _e63 in _a61:
+        _encode_OffsetForLeaderTopicResult_v4(_e63, out)
     out.append(0)  # no tagged fields
 
 

@@ -42,6 +42,7 @@ _S_ihqqq = Struct(">ihqqq")
 _S_ihqqqi = Struct(">ihqqqi")
 _S_ii = Struct(">ii")
 _S_iiB = Struct(">iiB")
+_new = object.__new__
 
 
 @dataclass(slots=True)
@@ -296,18 +297,19 @@ class ProduceResponse:
 
 def _decode_PartitionProduceData_v0(data: bytes, pos: int) -> tuple[PartitionProduceData, int]:
     """PartitionProduceData, versions 0-8."""
-    f_index, _n1 = _S_ii.unpack_from(data, pos)
+    o = _new(PartitionProduceData)
+    o.index, _n1 = _S_ii.unpack_from(data, pos)
     pos += 8
     if _n1 < 0:
-        f_records = None
+        o.records = None
         if _n1 != -1:
             raise InvalidValueError("Records: length " + str(_n1))
     else:
         if pos + _n1 > len(data):
             raise TruncatedError("Records: records run past the end")
-        f_records = memoryview(data)[pos : pos + _n1]
+        o.records = memoryview(data)[pos : pos + _n1]
         pos += _n1
-    return PartitionProduceData(f_index, f_records), pos
+    return o, pos
 
 
 def _encode_PartitionProduceData_v0(
@@ -320,7 +322,8 @@ def _encode_PartitionProduceData_v0(
 
 def _decode_PartitionProduceData_v9(data: bytes, pos: int) -> tuple[PartitionProduceData, int]:
     """PartitionProduceData, versions 9-13 (flexible)."""
-    (f_index,) = _S_i.unpack_from(data, pos)
+    o = _new(PartitionProduceData)
+    (o.index,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n2 = data[pos]
     if _n2 < 128:
@@ -329,19 +332,19 @@ def _decode_PartitionProduceData_v9(data: bytes, pos: int) -> tuple[PartitionPro
         _n2, pos = read_uvarint(data, pos)
     _n2 -= 1
     if _n2 < 0:
-        f_records = None
+        o.records = None
         if _n2 != -1:
             raise InvalidValueError("Records: length " + str(_n2))
     else:
         if pos + _n2 > len(data):
             raise TruncatedError("Records: records run past the end")
-        f_records = memoryview(data)[pos : pos + _n2]
+        o.records = memoryview(data)[pos : pos + _n2]
         pos += _n2
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return PartitionProduceData(f_index, f_records), pos
+    return o, pos
 
 
 def _encode_PartitionProduceData_v9(
@@ -355,11 +358,13 @@ def _encode_PartitionProduceData_v9(
 
 def _decode_TopicProduceData_v0(data: bytes, pos: int) -> tuple[TopicProduceData, int]:
     """TopicProduceData, versions 0-8."""
+    o = _new(TopicProduceData)
+    o.topic_id = ZERO_UUID
     (_n3,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n3 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n3].decode()
+    o.name = data[pos : pos + _n3].decode()
     pos += _n3
     (_n4,) = _S_i.unpack_from(data, pos)
     pos += 4
@@ -367,263 +372,280 @@ def _decode_TopicProduceData_v0(data: bytes, pos: int) -> tuple[TopicProduceData
         raise InvalidValueError("PartitionData: null or negative length")
     if _n4 > len(data) - pos:
         raise TruncatedError("PartitionData: " + str(_n4) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partition_data = []
+    _l5: list[PartitionProduceData] = []
     for _ in range(_n4):
-        _m5_index, _n6 = _S_ii.unpack_from(data, pos)
+        _m6 = _new(PartitionProduceData)
+        _m6.index, _n7 = _S_ii.unpack_from(data, pos)
         pos += 8
-        if _n6 < 0:
-            _m5_records = None
-            if _n6 != -1:
-                raise InvalidValueError("Records: length " + str(_n6))
+        if _n7 < 0:
+            _m6.records = None
+            if _n7 != -1:
+                raise InvalidValueError("Records: length " + str(_n7))
         else:
-            if pos + _n6 > len(data):
+            if pos + _n7 > len(data):
                 raise TruncatedError("Records: records run past the end")
-            _m5_records = memoryview(data)[pos : pos + _n6]
-            pos += _n6
-        f_partition_data.append(PartitionProduceData(_m5_index, _m5_records))
-    return TopicProduceData(f_name, ZERO_UUID, f_partition_data), pos
+            _m6.records = memoryview(data)[pos : pos + _n7]
+            pos += _n7
+        _l5.append(_m6)
+    o.partition_data = _l5
+    return o, pos
 
 
 def _encode_TopicProduceData_v0(o: TopicProduceData, out: bytearray, chunks: list[Buffer] | None) -> None:
     """TopicProduceData, versions 0-8."""
-    _b7 = o.name.encode()
-    out += _S_h.pack(len(_b7))
-    out += _b7
-    _a8 = o.partition_data
-    out += _S_i.pack(len(_a8))
-    for _e9 in _a8:
-        out += _S_i.pack(_e9.index)
-        write_records(out, chunks, _e9.records, False)
+    _b8 = o.name.encode()
+    out += _S_h.pack(len(_b8))
+    out += _b8
+    _a9 = o.partition_data
+    out += _S_i.pack(len(_a9))
+    for _e10 in _a9:
+        out += _S_i.pack(_e10.index)
+        write_records(out, chunks, _e10.records, False)
 
 
 def _decode_TopicProduceData_v9(data: bytes, pos: int) -> tuple[TopicProduceData, int]:
     """TopicProduceData, versions 9-12 (flexible)."""
-    _n10 = data[pos]
-    if 0 < _n10 < 128:
-        f_name = data[pos + 1 : pos + _n10].decode()
-        pos += _n10
-    else:
-        f_name, pos = read_compact_string(data, pos)
+    o = _new(TopicProduceData)
+    o.topic_id = ZERO_UUID
     _n11 = data[pos]
     if _n11 < 128:
+        o.name = data[pos + 1 : pos + _n11].decode()
+        pos += _n11 or _runtime.null_value("Name")
+    else:
+        o.name, pos = read_compact_string(data, pos)
+    _n12 = data[pos]
+    if _n12 < 128:
         pos += 1
     else:
-        _n11, pos = read_uvarint(data, pos)
-    _n11 -= 1
-    if _n11 < 0:
+        _n12, pos = read_uvarint(data, pos)
+    _n12 -= 1
+    if _n12 < 0:
         raise InvalidValueError("PartitionData: null or negative length")
-    if _n11 > len(data) - pos:
+    if _n12 > len(data) - pos:
         raise TruncatedError(
-            "PartitionData: " + str(_n11) + " elements in " + str(len(data) - pos) + " bytes"
+            "PartitionData: " + str(_n12) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_partition_data = []
-    for _ in range(_n11):
-        (_m12_index,) = _S_i.unpack_from(data, pos)
+    _l13: list[PartitionProduceData] = []
+    for _ in range(_n12):
+        _m14 = _new(PartitionProduceData)
+        (_m14.index,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n13 = data[pos]
-        if _n13 < 128:
+        _n15 = data[pos]
+        if _n15 < 128:
             pos += 1
         else:
-            _n13, pos = read_uvarint(data, pos)
-        _n13 -= 1
-        if _n13 < 0:
-            _m12_records = None
-            if _n13 != -1:
-                raise InvalidValueError("Records: length " + str(_n13))
+            _n15, pos = read_uvarint(data, pos)
+        _n15 -= 1
+        if _n15 < 0:
+            _m14.records = None
+            if _n15 != -1:
+                raise InvalidValueError("Records: length " + str(_n15))
         else:
-            if pos + _n13 > len(data):
+            if pos + _n15 > len(data):
                 raise TruncatedError("Records: records run past the end")
-            _m12_records = memoryview(data)[pos : pos + _n13]
-            pos += _n13
+            _m14.records = memoryview(data)[pos : pos + _n15]
+            pos += _n15
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_partition_data.append(PartitionProduceData(_m12_index, _m12_records))
+        _l13.append(_m14)
+    o.partition_data = _l13
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return TopicProduceData(f_name, ZERO_UUID, f_partition_data), pos
+    return o, pos
 
 
 def _encode_TopicProduceData_v9(o: TopicProduceData, out: bytearray, chunks: list[Buffer] | None) -> None:
     """TopicProduceData, versions 9-12 (flexible)."""
-    _b14 = o.name.encode()
-    _n15 = len(_b14) + 1
-    if _n15 < 128:
-        out.append(_n15)
-    else:
-        write_uvarint(out, _n15)
-    out += _b14
-    _a16 = o.partition_data
-    _n17 = len(_a16) + 1
+    _b16 = o.name.encode()
+    _n17 = len(_b16) + 1
     if _n17 < 128:
         out.append(_n17)
     else:
         write_uvarint(out, _n17)
-    for _e18 in _a16:
-        out += _S_i.pack(_e18.index)
-        write_records(out, chunks, _e18.records, True)
+    out += _b16
+    _a18 = o.partition_data
+    _n19 = len(_a18) + 1
+    if _n19 < 128:
+        out.append(_n19)
+    else:
+        write_uvarint(out, _n19)
+    for _e20 in _a18:
+        out += _S_i.pack(_e20.index)
+        write_records(out, chunks, _e20.records, True)
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_TopicProduceData_v13(data: bytes, pos: int) -> tuple[TopicProduceData, int]:
     """TopicProduceData, version 13 (flexible)."""
-    (_r19,) = _S_16s.unpack_from(data, pos)
+    o = _new(TopicProduceData)
+    o.name = ""
+    (_r21,) = _S_16s.unpack_from(data, pos)
     pos += 16
-    f_topic_id = UUID(bytes=_r19)
-    _n20 = data[pos]
-    if _n20 < 128:
+    o.topic_id = UUID(bytes=_r21)
+    _n22 = data[pos]
+    if _n22 < 128:
         pos += 1
     else:
-        _n20, pos = read_uvarint(data, pos)
-    _n20 -= 1
-    if _n20 < 0:
+        _n22, pos = read_uvarint(data, pos)
+    _n22 -= 1
+    if _n22 < 0:
         raise InvalidValueError("PartitionData: null or negative length")
-    if _n20 > len(data) - pos:
+    if _n22 > len(data) - pos:
         raise TruncatedError(
-            "PartitionData: " + str(_n20) + " elements in " + str(len(data) - pos) + " bytes"
+            "PartitionData: " + str(_n22) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_partition_data = []
-    for _ in range(_n20):
-        (_m21_index,) = _S_i.unpack_from(data, pos)
+    _l23: list[PartitionProduceData] = []
+    for _ in range(_n22):
+        _m24 = _new(PartitionProduceData)
+        (_m24.index,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n22 = data[pos]
-        if _n22 < 128:
+        _n25 = data[pos]
+        if _n25 < 128:
             pos += 1
         else:
-            _n22, pos = read_uvarint(data, pos)
-        _n22 -= 1
-        if _n22 < 0:
-            _m21_records = None
-            if _n22 != -1:
-                raise InvalidValueError("Records: length " + str(_n22))
+            _n25, pos = read_uvarint(data, pos)
+        _n25 -= 1
+        if _n25 < 0:
+            _m24.records = None
+            if _n25 != -1:
+                raise InvalidValueError("Records: length " + str(_n25))
         else:
-            if pos + _n22 > len(data):
+            if pos + _n25 > len(data):
                 raise TruncatedError("Records: records run past the end")
-            _m21_records = memoryview(data)[pos : pos + _n22]
-            pos += _n22
+            _m24.records = memoryview(data)[pos : pos + _n25]
+            pos += _n25
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_partition_data.append(PartitionProduceData(_m21_index, _m21_records))
+        _l23.append(_m24)
+    o.partition_data = _l23
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return TopicProduceData("", f_topic_id, f_partition_data), pos
+    return o, pos
 
 
 def _encode_TopicProduceData_v13(o: TopicProduceData, out: bytearray, chunks: list[Buffer] | None) -> None:
     """TopicProduceData, version 13 (flexible)."""
     out += _S_16s.pack(o.topic_id.bytes)
-    _a23 = o.partition_data
-    _n24 = len(_a23) + 1
-    if _n24 < 128:
-        out.append(_n24)
+    _a26 = o.partition_data
+    _n27 = len(_a26) + 1
+    if _n27 < 128:
+        out.append(_n27)
     else:
-        write_uvarint(out, _n24)
-    for _e25 in _a23:
-        out += _S_i.pack(_e25.index)
-        write_records(out, chunks, _e25.records, True)
+        write_uvarint(out, _n27)
+    for _e28 in _a26:
+        out += _S_i.pack(_e28.index)
+        write_records(out, chunks, _e28.records, True)
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_ProduceRequest_v0(data: bytes, pos: int) -> tuple[ProduceRequest, int]:
     """ProduceRequest, versions 0-2."""
-    f_acks, f_timeout_ms, _n26 = _S_hii.unpack_from(data, pos)
+    o = _new(ProduceRequest)
+    o.transactional_id = None
+    o.acks, o.timeout_ms, _n29 = _S_hii.unpack_from(data, pos)
     pos += 10
-    if _n26 < 0:
+    if _n29 < 0:
         raise InvalidValueError("TopicData: null or negative length")
-    if _n26 > len(data) - pos:
-        raise TruncatedError("TopicData: " + str(_n26) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topic_data = []
-    for _ in range(_n26):
-        _e27, pos = _decode_TopicProduceData_v0(data, pos)
-        f_topic_data.append(_e27)
-    return ProduceRequest(None, f_acks, f_timeout_ms, f_topic_data), pos
+    if _n29 > len(data) - pos:
+        raise TruncatedError("TopicData: " + str(_n29) + " elements in " + str(len(data) - pos) + " bytes")
+    _l30: list[TopicProduceData] = []
+    for _ in range(_n29):
+        _e31, pos = _decode_TopicProduceData_v0(data, pos)
+        _l30.append(_e31)
+    o.topic_data = _l30
+    return o, pos
 
 
 def _encode_ProduceRequest_v0(o: ProduceRequest, out: bytearray, chunks: list[Buffer] | None) -> None:
     """ProduceRequest, versions 0-2."""
-    _a28 = o.topic_data
-    out += _S_hii.pack(o.acks, o.timeout_ms, len(_a28))
-    for _e29 in _a28:
-        _encode_TopicProduceData_v0(_e29, out, chunks)
+    _a32 = o.topic_data
+    out += _S_hii.pack(o.acks, o.timeout_ms, len(_a32))
+    for _e33 in _a32:
+        _encode_TopicProduceData_v0(_e33, out, chunks)
 
 
 def _decode_ProduceRequest_v3(data: bytes, pos: int) -> tuple[ProduceRequest, int]:
     """ProduceRequest, versions 3-8."""
-    (_n30,) = _S_h.unpack_from(data, pos)
+    o = _new(ProduceRequest)
+    (_n34,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n30 < 0:
-        f_transactional_id = None
-        if _n30 != -1:
-            raise InvalidValueError("TransactionalId: length " + str(_n30))
+    if _n34 < 0:
+        o.transactional_id = None
+        if _n34 != -1:
+            raise InvalidValueError("TransactionalId: length " + str(_n34))
     else:
-        f_transactional_id = data[pos : pos + _n30].decode()
-        pos += _n30
-    f_acks, f_timeout_ms, _n31 = _S_hii.unpack_from(data, pos)
+        o.transactional_id = data[pos : pos + _n34].decode()
+        pos += _n34
+    o.acks, o.timeout_ms, _n35 = _S_hii.unpack_from(data, pos)
     pos += 10
-    if _n31 < 0:
+    if _n35 < 0:
         raise InvalidValueError("TopicData: null or negative length")
-    if _n31 > len(data) - pos:
-        raise TruncatedError("TopicData: " + str(_n31) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topic_data = []
-    for _ in range(_n31):
-        _e32, pos = _decode_TopicProduceData_v0(data, pos)
-        f_topic_data.append(_e32)
-    return ProduceRequest(f_transactional_id, f_acks, f_timeout_ms, f_topic_data), pos
+    if _n35 > len(data) - pos:
+        raise TruncatedError("TopicData: " + str(_n35) + " elements in " + str(len(data) - pos) + " bytes")
+    _l36: list[TopicProduceData] = []
+    for _ in range(_n35):
+        _e37, pos = _decode_TopicProduceData_v0(data, pos)
+        _l36.append(_e37)
+    o.topic_data = _l36
+    return o, pos
 
 
 def _encode_ProduceRequest_v3(o: ProduceRequest, out: bytearray, chunks: list[Buffer] | None) -> None:
     """ProduceRequest, versions 3-8."""
-    _b33 = None if o.transactional_id is None else o.transactional_id.encode()
-    out += _S_h.pack(-1 if _b33 is None else len(_b33))
-    if _b33 is not None:
-        out += _b33
-    _a34 = o.topic_data
-    out += _S_hii.pack(o.acks, o.timeout_ms, len(_a34))
-    for _e35 in _a34:
-        _encode_TopicProduceData_v0(_e35, out, chunks)
+    _b38 = None if o.transactional_id is None else o.transactional_id.encode()
+    out += _S_h.pack(-1 if _b38 is None else len(_b38))
+    if _b38 is not None:
+        out += _b38
+    _a39 = o.topic_data
+    out += _S_hii.pack(o.acks, o.timeout_ms, len(_a39))
+    for _e40 in _a39:
+        _encode_TopicProduceData_v0(_e40, out, chunks)
 
 
 def _decode_ProduceRequest_v9(data: bytes, pos: int) -> tuple[ProduceRequest, int]:
     """ProduceRequest, versions 9-12 (flexible)."""
-    _n36 = data[pos]
-    if 0 < _n36 < 128:
-        f_transactional_id = data[pos + 1 : pos + _n36].decode()
-        pos += _n36
-    elif _n36 == 0:
-        f_transactional_id = None
+    o = _new(ProduceRequest)
+    _n41 = data[pos]
+    if _n41 == 0:
+        o.transactional_id = None
         pos += 1
+    elif _n41 < 128:
+        o.transactional_id = data[pos + 1 : pos + _n41].decode()
+        pos += _n41
     else:
-        f_transactional_id, pos = read_compact_nullable_string(data, pos)
-    f_acks, f_timeout_ms = _S_hi.unpack_from(data, pos)
+        o.transactional_id, pos = read_compact_nullable_string(data, pos)
+    o.acks, o.timeout_ms = _S_hi.unpack_from(data, pos)
     pos += 6
-    _n37 = data[pos]
-    if _n37 < 128:
+    _n42 = data[pos]
+    if _n42 < 128:
         pos += 1
     else:
-        _n37, pos = read_uvarint(data, pos)
-    _n37 -= 1
-    if _n37 < 0:
+        _n42, pos = read_uvarint(data, pos)
+    _n42 -= 1
+    if _n42 < 0:
         raise InvalidValueError("TopicData: null or negative length")
-    if _n37 > len(data) - pos:
-        raise TruncatedError("TopicData: " + str(_n37) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topic_data = []
-    for _ in range(_n37):
-        _e38, pos = _decode_TopicProduceData_v9(data, pos)
-        f_topic_data.append(_e38)
+    if _n42 > len(data) - pos:
+        raise TruncatedError("TopicData: " + str(_n42) + " elements in " + str(len(data) - pos) + " bytes")
+    _l43: list[TopicProduceData] = []
+    for _ in range(_n42):
+        _e44, pos = _decode_TopicProduceData_v9(data, pos)
+        _l43.append(_e44)
+    o.topic_data = _l43
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return ProduceRequest(f_transactional_id, f_acks, f_timeout_ms, f_topic_data), pos
+    return o, pos
 
 
 def _encode_ProduceRequest_v9(o: ProduceRequest, out: bytearray, chunks: list[Buffer] | None) -> None:
@@ -631,57 +653,59 @@ def _encode_ProduceRequest_v9(o: ProduceRequest, out: bytearray, chunks: list[Bu
     if o.transactional_id is None:
         out.append(0)
     else:
-        _b39 = o.transactional_id.encode()
-        _n40 = len(_b39) + 1
-        if _n40 < 128:
-            out.append(_n40)
+        _b45 = o.transactional_id.encode()
+        _n46 = len(_b45) + 1
+        if _n46 < 128:
+            out.append(_n46)
         else:
-            write_uvarint(out, _n40)
-        out += _b39
+            write_uvarint(out, _n46)
+        out += _b45
     out += _S_hi.pack(o.acks, o.timeout_ms)
-    _a41 = o.topic_data
-    _n42 = len(_a41) + 1
-    if _n42 < 128:
-        out.append(_n42)
+    _a47 = o.topic_data
+    _n48 = len(_a47) + 1
+    if _n48 < 128:
+        out.append(_n48)
     else:
-        write_uvarint(out, _n42)
-    for _e43 in _a41:
-        _encode_TopicProduceData_v9(_e43, out, chunks)
+        write_uvarint(out, _n48)
+    for _e49 in _a47:
+        _encode_TopicProduceData_v9(_e49, out, chunks)
     out.append(0)  # no tagged fields
 
 
 def _decode_ProduceRequest_v13(data: bytes, pos: int) -> tuple[ProduceRequest, int]:
     """ProduceRequest, version 13 (flexible)."""
-    _n44 = data[pos]
-    if 0 < _n44 < 128:
-        f_transactional_id = data[pos + 1 : pos + _n44].decode()
-        pos += _n44
-    elif _n44 == 0:
-        f_transactional_id = None
+    o = _new(ProduceRequest)
+    _n50 = data[pos]
+    if _n50 == 0:
+        o.transactional_id = None
         pos += 1
+    elif _n50 < 128:
+        o.transactional_id = data[pos + 1 : pos + _n50].decode()
+        pos += _n50
     else:
-        f_transactional_id, pos = read_compact_nullable_string(data, pos)
-    f_acks, f_timeout_ms = _S_hi.unpack_from(data, pos)
+        o.transactional_id, pos = read_compact_nullable_string(data, pos)
+    o.acks, o.timeout_ms = _S_hi.unpack_from(data, pos)
     pos += 6
-    _n45 = data[pos]
-    if _n45 < 128:
+    _n51 = data[pos]
+    if _n51 < 128:
         pos += 1
     else:
-        _n45, pos = read_uvarint(data, pos)
-    _n45 -= 1
-    if _n45 < 0:
+        _n51, pos = read_uvarint(data, pos)
+    _n51 -= 1
+    if _n51 < 0:
         raise InvalidValueError("TopicData: null or negative length")
-    if _n45 > len(data) - pos:
-        raise TruncatedError("TopicData: " + str(_n45) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topic_data = []
-    for _ in range(_n45):
-        _e46, pos = _decode_TopicProduceData_v13(data, pos)
-        f_topic_data.append(_e46)
+    if _n51 > len(data) - pos:
+        raise TruncatedError("TopicData: " + str(_n51) + " elements in " + str(len(data) - pos) + " bytes")
+    _l52: list[TopicProduceData] = []
+    for _ in range(_n51):
+        _e53, pos = _decode_TopicProduceData_v13(data, pos)
+        _l52.append(_e53)
+    o.topic_data = _l52
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return ProduceRequest(f_transactional_id, f_acks, f_timeout_ms, f_topic_data), pos
+    return o, pos
 
 
 def _encode_ProduceRequest_v13(o: ProduceRequest, out: bytearray, chunks: list[Buffer] | None) -> None:
@@ -689,84 +713,86 @@ def _encode_ProduceRequest_v13(o: ProduceRequest, out: bytearray, chunks: list[B
     if o.transactional_id is None:
         out.append(0)
     else:
-        _b47 = o.transactional_id.encode()
-        _n48 = len(_b47) + 1
-        if _n48 < 128:
-            out.append(_n48)
+        _b54 = o.transactional_id.encode()
+        _n55 = len(_b54) + 1
+        if _n55 < 128:
+            out.append(_n55)
         else:
-            write_uvarint(out, _n48)
-        out += _b47
+            write_uvarint(out, _n55)
+        out += _b54
     out += _S_hi.pack(o.acks, o.timeout_ms)
-    _a49 = o.topic_data
-    _n50 = len(_a49) + 1
-    if _n50 < 128:
-        out.append(_n50)
+    _a56 = o.topic_data
+    _n57 = len(_a56) + 1
+    if _n57 < 128:
+        out.append(_n57)
     else:
-        write_uvarint(out, _n50)
-    for _e51 in _a49:
-        _encode_TopicProduceData_v13(_e51, out, chunks)
+        write_uvarint(out, _n57)
+    for _e58 in _a56:
+        _encode_TopicProduceData_v13(_e58, out, chunks)
     out.append(0)  # no tagged fields
 
 
 def _decode_NodeEndpoint_v10(data: bytes, pos: int) -> tuple[NodeEndpoint, int]:
     """NodeEndpoint, versions 10-13 (flexible)."""
-    (f_node_id,) = _S_i.unpack_from(data, pos)
+    o = _new(NodeEndpoint)
+    (o.node_id,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n52 = data[pos]
-    if 0 < _n52 < 128:
-        f_host = data[pos + 1 : pos + _n52].decode()
-        pos += _n52
+    _n59 = data[pos]
+    if _n59 < 128:
+        o.host = data[pos + 1 : pos + _n59].decode()
+        pos += _n59 or _runtime.null_value("Host")
     else:
-        f_host, pos = read_compact_string(data, pos)
-    (f_port,) = _S_i.unpack_from(data, pos)
+        o.host, pos = read_compact_string(data, pos)
+    (o.port,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n53 = data[pos]
-    if 0 < _n53 < 128:
-        f_rack = data[pos + 1 : pos + _n53].decode()
-        pos += _n53
-    elif _n53 == 0:
-        f_rack = None
+    _n60 = data[pos]
+    if _n60 == 0:
+        o.rack = None
         pos += 1
+    elif _n60 < 128:
+        o.rack = data[pos + 1 : pos + _n60].decode()
+        pos += _n60
     else:
-        f_rack, pos = read_compact_nullable_string(data, pos)
+        o.rack, pos = read_compact_nullable_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return NodeEndpoint(f_node_id, f_host, f_port, f_rack), pos
+    return o, pos
 
 
 def _encode_NodeEndpoint_v10(o: NodeEndpoint, out: bytearray) -> None:
     """NodeEndpoint, versions 10-13 (flexible)."""
     out += _S_i.pack(o.node_id)
-    _b54 = o.host.encode()
-    _n55 = len(_b54) + 1
-    if _n55 < 128:
-        out.append(_n55)
+    _b61 = o.host.encode()
+    _n62 = len(_b61) + 1
+    if _n62 < 128:
+        out.append(_n62)
     else:
-        write_uvarint(out, _n55)
-    out += _b54
+        write_uvarint(out, _n62)
+    out += _b61
     out += _S_i.pack(o.port)
     if o.rack is None:
         out.append(0)
     else:
-        _b56 = o.rack.encode()
-        _n57 = len(_b56) + 1
-        if _n57 < 128:
-            out.append(_n57)
+        _b63 = o.rack.encode()
+        _n64 = len(_b63) + 1
+        if _n64 < 128:
+            out.append(_n64)
         else:
-            write_uvarint(out, _n57)
-        out += _b56
+            write_uvarint(out, _n64)
+        out += _b63
     out.append(0)  # no tagged fields
 
 
 def _decode_LeaderIdAndEpoch_v10(data: bytes, pos: int) -> tuple[LeaderIdAndEpoch, int]:
     """LeaderIdAndEpoch, versions 10-13 (flexible)."""
-    f_leader_id, f_leader_epoch, _t58 = _S_iiB.unpack_from(data, pos)
+    o = _new(LeaderIdAndEpoch)
+    o.leader_id, o.leader_epoch, _t65 = _S_iiB.unpack_from(data, pos)
     pos += 9
-    if _t58 != 0:
+    if _t65 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return LeaderIdAndEpoch(f_leader_id, f_leader_epoch), pos
+    return o, pos
 
 
 def _encode_LeaderIdAndEpoch_v10(o: LeaderIdAndEpoch, out: bytearray) -> None:
@@ -776,44 +802,46 @@ def _encode_LeaderIdAndEpoch_v10(o: LeaderIdAndEpoch, out: bytearray) -> None:
 
 def _decode_BatchIndexAndErrorMessage_v8(data: bytes, pos: int) -> tuple[BatchIndexAndErrorMessage, int]:
     """BatchIndexAndErrorMessage, version 8."""
-    f_batch_index, _n59 = _S_ih.unpack_from(data, pos)
+    o = _new(BatchIndexAndErrorMessage)
+    o.batch_index, _n66 = _S_ih.unpack_from(data, pos)
     pos += 6
-    if _n59 < 0:
-        f_batch_index_error_message = None
-        if _n59 != -1:
-            raise InvalidValueError("BatchIndexErrorMessage: length " + str(_n59))
+    if _n66 < 0:
+        o.batch_index_error_message = None
+        if _n66 != -1:
+            raise InvalidValueError("BatchIndexErrorMessage: length " + str(_n66))
     else:
-        f_batch_index_error_message = data[pos : pos + _n59].decode()
-        pos += _n59
-    return BatchIndexAndErrorMessage(f_batch_index, f_batch_index_error_message), pos
+        o.batch_index_error_message = data[pos : pos + _n66].decode()
+        pos += _n66
+    return o, pos
 
 
 def _encode_BatchIndexAndErrorMessage_v8(o: BatchIndexAndErrorMessage, out: bytearray) -> None:
     """BatchIndexAndErrorMessage, version 8."""
-    _b60 = None if o.batch_index_error_message is None else o.batch_index_error_message.encode()
-    out += _S_ih.pack(o.batch_index, -1 if _b60 is None else len(_b60))
-    if _b60 is not None:
-        out += _b60
+    _b67 = None if o.batch_index_error_message is None else o.batch_index_error_message.encode()
+    out += _S_ih.pack(o.batch_index, -1 if _b67 is None else len(_b67))
+    if _b67 is not None:
+        out += _b67
 
 
 def _decode_BatchIndexAndErrorMessage_v9(data: bytes, pos: int) -> tuple[BatchIndexAndErrorMessage, int]:
     """BatchIndexAndErrorMessage, versions 9-13 (flexible)."""
-    (f_batch_index,) = _S_i.unpack_from(data, pos)
+    o = _new(BatchIndexAndErrorMessage)
+    (o.batch_index,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n61 = data[pos]
-    if 0 < _n61 < 128:
-        f_batch_index_error_message = data[pos + 1 : pos + _n61].decode()
-        pos += _n61
-    elif _n61 == 0:
-        f_batch_index_error_message = None
+    _n68 = data[pos]
+    if _n68 == 0:
+        o.batch_index_error_message = None
         pos += 1
+    elif _n68 < 128:
+        o.batch_index_error_message = data[pos + 1 : pos + _n68].decode()
+        pos += _n68
     else:
-        f_batch_index_error_message, pos = read_compact_nullable_string(data, pos)
+        o.batch_index_error_message, pos = read_compact_nullable_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return BatchIndexAndErrorMessage(f_batch_index, f_batch_index_error_message), pos
+    return o, pos
 
 
 def _encode_BatchIndexAndErrorMessage_v9(o: BatchIndexAndErrorMessage, out: bytearray) -> None:
@@ -822,23 +850,27 @@ def _encode_BatchIndexAndErrorMessage_v9(o: BatchIndexAndErrorMessage, out: byte
     if o.batch_index_error_message is None:
         out.append(0)
     else:
-        _b62 = o.batch_index_error_message.encode()
-        _n63 = len(_b62) + 1
-        if _n63 < 128:
-            out.append(_n63)
+        _b69 = o.batch_index_error_message.encode()
+        _n70 = len(_b69) + 1
+        if _n70 < 128:
+            out.append(_n70)
         else:
-            write_uvarint(out, _n63)
-        out += _b62
+            write_uvarint(out, _n70)
+        out += _b69
     out.append(0)  # no tagged fields
 
 
 def _decode_PartitionProduceResponse_v0(data: bytes, pos: int) -> tuple[PartitionProduceResponse, int]:
     """PartitionProduceResponse, versions 0-1."""
-    f_index, f_error_code, f_base_offset = _S_ihq.unpack_from(data, pos)
+    o = _new(PartitionProduceResponse)
+    o.log_append_time_ms = -1
+    o.log_start_offset = -1
+    o.record_errors = []
+    o.error_message = None
+    o.current_leader = LeaderIdAndEpoch()
+    o.index, o.error_code, o.base_offset = _S_ihq.unpack_from(data, pos)
     pos += 14
-    return PartitionProduceResponse(
-        f_index, f_error_code, f_base_offset, -1, -1, [], None, LeaderIdAndEpoch()
-    ), pos
+    return o, pos
 
 
 def _encode_PartitionProduceResponse_v0(o: PartitionProduceResponse, out: bytearray) -> None:
@@ -848,11 +880,14 @@ def _encode_PartitionProduceResponse_v0(o: PartitionProduceResponse, out: bytear
 
 def _decode_PartitionProduceResponse_v2(data: bytes, pos: int) -> tuple[PartitionProduceResponse, int]:
     """PartitionProduceResponse, versions 2-4."""
-    f_index, f_error_code, f_base_offset, f_log_append_time_ms = _S_ihqq.unpack_from(data, pos)
+    o = _new(PartitionProduceResponse)
+    o.log_start_offset = -1
+    o.record_errors = []
+    o.error_message = None
+    o.current_leader = LeaderIdAndEpoch()
+    o.index, o.error_code, o.base_offset, o.log_append_time_ms = _S_ihqq.unpack_from(data, pos)
     pos += 22
-    return PartitionProduceResponse(
-        f_index, f_error_code, f_base_offset, f_log_append_time_ms, -1, [], None, LeaderIdAndEpoch()
-    ), pos
+    return o, pos
 
 
 def _encode_PartitionProduceResponse_v2(o: PartitionProduceResponse, out: bytearray) -> None:
@@ -862,20 +897,15 @@ def _encode_PartitionProduceResponse_v2(o: PartitionProduceResponse, out: bytear
 
 def _decode_PartitionProduceResponse_v5(data: bytes, pos: int) -> tuple[PartitionProduceResponse, int]:
     """PartitionProduceResponse, versions 5-7."""
-    f_index, f_error_code, f_base_offset, f_log_append_time_ms, f_log_start_offset = _S_ihqqq.unpack_from(
+    o = _new(PartitionProduceResponse)
+    o.record_errors = []
+    o.error_message = None
+    o.current_leader = LeaderIdAndEpoch()
+    o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset = _S_ihqqq.unpack_from(
         data, pos
     )
     pos += 30
-    return PartitionProduceResponse(
-        f_index,
-        f_error_code,
-        f_base_offset,
-        f_log_append_time_ms,
-        f_log_start_offset,
-        [],
-        None,
-        LeaderIdAndEpoch(),
-    ), pos
+    return o, pos
 
 
 def _encode_PartitionProduceResponse_v5(o: PartitionProduceResponse, out: bytearray) -> None:
@@ -885,948 +915,969 @@ def _encode_PartitionProduceResponse_v5(o: PartitionProduceResponse, out: bytear
 
 def _decode_PartitionProduceResponse_v8(data: bytes, pos: int) -> tuple[PartitionProduceResponse, int]:
     """PartitionProduceResponse, version 8."""
-    f_index, f_error_code, f_base_offset, f_log_append_time_ms, f_log_start_offset, _n64 = (
+    o = _new(PartitionProduceResponse)
+    o.current_leader = LeaderIdAndEpoch()
+    o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset, _n71 = (
         _S_ihqqqi.unpack_from(data, pos)
     )
     pos += 34
-    if _n64 < 0:
+    if _n71 < 0:
         raise InvalidValueError("RecordErrors: null or negative length")
-    if _n64 > len(data) - pos:
-        raise TruncatedError("RecordErrors: " + str(_n64) + " elements in " + str(len(data) - pos) + " bytes")
-    f_record_errors = []
-    for _ in range(_n64):
-        _m65_batch_index, _n66 = _S_ih.unpack_from(data, pos)
+    if _n71 > len(data) - pos:
+        raise TruncatedError("RecordErrors: " + str(_n71) + " elements in " + str(len(data) - pos) + " bytes")
+    _l72: list[BatchIndexAndErrorMessage] = []
+    for _ in range(_n71):
+        _m73 = _new(BatchIndexAndErrorMessage)
+        _m73.batch_index, _n74 = _S_ih.unpack_from(data, pos)
         pos += 6
-        if _n66 < 0:
-            _m65_batch_index_error_message = None
-            if _n66 != -1:
-                raise InvalidValueError("BatchIndexErrorMessage: length " + str(_n66))
+        if _n74 < 0:
+            _m73.batch_index_error_message = None
+            if _n74 != -1:
+                raise InvalidValueError("BatchIndexErrorMessage: length " + str(_n74))
         else:
-            _m65_batch_index_error_message = data[pos : pos + _n66].decode()
-            pos += _n66
-        f_record_errors.append(BatchIndexAndErrorMessage(_m65_batch_index, _m65_batch_index_error_message))
-    (_n67,) = _S_h.unpack_from(data, pos)
+            _m73.batch_index_error_message = data[pos : pos + _n74].decode()
+            pos += _n74
+        _l72.append(_m73)
+    o.record_errors = _l72
+    (_n75,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n67 < 0:
-        f_error_message = None
-        if _n67 != -1:
-            raise InvalidValueError("ErrorMessage: length " + str(_n67))
+    if _n75 < 0:
+        o.error_message = None
+        if _n75 != -1:
+            raise InvalidValueError("ErrorMessage: length " + str(_n75))
     else:
-        f_error_message = data[pos : pos + _n67].decode()
-        pos += _n67
-    return PartitionProduceResponse(
-        f_index,
-        f_error_code,
-        f_base_offset,
-        f_log_append_time_ms,
-        f_log_start_offset,
-        f_record_errors,
-        f_error_message,
-        LeaderIdAndEpoch(),
-    ), pos
+        o.error_message = data[pos : pos + _n75].decode()
+        pos += _n75
+    return o, pos
 
 
 def _encode_PartitionProduceResponse_v8(o: PartitionProduceResponse, out: bytearray) -> None:
     """PartitionProduceResponse, version 8."""
-    _a68 = o.record_errors
+    _a76 = o.record_errors
     out += _S_ihqqqi.pack(
-        o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset, len(_a68)
+        o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset, len(_a76)
     )
-    for _e69 in _a68:
-        _b70 = None if _e69.batch_index_error_message is None else _e69.batch_index_error_message.encode()
-        out += _S_ih.pack(_e69.batch_index, -1 if _b70 is None else len(_b70))
-        if _b70 is not None:
-            out += _b70
-    _b71 = None if o.error_message is None else o.error_message.encode()
-    out += _S_h.pack(-1 if _b71 is None else len(_b71))
-    if _b71 is not None:
-        out += _b71
+    for _e77 in _a76:
+        _b78 = None if _e77.batch_index_error_message is None else _e77.batch_index_error_message.encode()
+        out += _S_ih.pack(_e77.batch_index, -1 if _b78 is None else len(_b78))
+        if _b78 is not None:
+            out += _b78
+    _b79 = None if o.error_message is None else o.error_message.encode()
+    out += _S_h.pack(-1 if _b79 is None else len(_b79))
+    if _b79 is not None:
+        out += _b79
 
 
 def _decode_PartitionProduceResponse_v9(data: bytes, pos: int) -> tuple[PartitionProduceResponse, int]:
     """PartitionProduceResponse, version 9 (flexible)."""
-    f_index, f_error_code, f_base_offset, f_log_append_time_ms, f_log_start_offset = _S_ihqqq.unpack_from(
+    o = _new(PartitionProduceResponse)
+    o.current_leader = LeaderIdAndEpoch()
+    o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset = _S_ihqqq.unpack_from(
         data, pos
     )
     pos += 30
-    _n72 = data[pos]
-    if _n72 < 128:
+    _n80 = data[pos]
+    if _n80 < 128:
         pos += 1
     else:
-        _n72, pos = read_uvarint(data, pos)
-    _n72 -= 1
-    if _n72 < 0:
+        _n80, pos = read_uvarint(data, pos)
+    _n80 -= 1
+    if _n80 < 0:
         raise InvalidValueError("RecordErrors: null or negative length")
-    if _n72 > len(data) - pos:
-        raise TruncatedError("RecordErrors: " + str(_n72) + " elements in " + str(len(data) - pos) + " bytes")
-    f_record_errors = []
-    for _ in range(_n72):
-        (_m73_batch_index,) = _S_i.unpack_from(data, pos)
+    if _n80 > len(data) - pos:
+        raise TruncatedError("RecordErrors: " + str(_n80) + " elements in " + str(len(data) - pos) + " bytes")
+    _l81: list[BatchIndexAndErrorMessage] = []
+    for _ in range(_n80):
+        _m82 = _new(BatchIndexAndErrorMessage)
+        (_m82.batch_index,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n74 = data[pos]
-        if 0 < _n74 < 128:
-            _m73_batch_index_error_message = data[pos + 1 : pos + _n74].decode()
-            pos += _n74
-        elif _n74 == 0:
-            _m73_batch_index_error_message = None
+        _n83 = data[pos]
+        if _n83 == 0:
+            _m82.batch_index_error_message = None
             pos += 1
+        elif _n83 < 128:
+            _m82.batch_index_error_message = data[pos + 1 : pos + _n83].decode()
+            pos += _n83
         else:
-            _m73_batch_index_error_message, pos = read_compact_nullable_string(data, pos)
+            _m82.batch_index_error_message, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_record_errors.append(BatchIndexAndErrorMessage(_m73_batch_index, _m73_batch_index_error_message))
-    _n75 = data[pos]
-    if 0 < _n75 < 128:
-        f_error_message = data[pos + 1 : pos + _n75].decode()
-        pos += _n75
-    elif _n75 == 0:
-        f_error_message = None
+        _l81.append(_m82)
+    o.record_errors = _l81
+    _n84 = data[pos]
+    if _n84 == 0:
+        o.error_message = None
         pos += 1
+    elif _n84 < 128:
+        o.error_message = data[pos + 1 : pos + _n84].decode()
+        pos += _n84
     else:
-        f_error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return PartitionProduceResponse(
-        f_index,
-        f_error_code,
-        f_base_offset,
-        f_log_append_time_ms,
-        f_log_start_offset,
-        f_record_errors,
-        f_error_message,
-        LeaderIdAndEpoch(),
-    ), pos
+    return o, pos
 
 
 def _encode_PartitionProduceResponse_v9(o: PartitionProduceResponse, out: bytearray) -> None:
     """PartitionProduceResponse, version 9 (flexible)."""
     out += _S_ihqqq.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset)
-    _a76 = o.record_errors
-    _n77 = len(_a76) + 1
-    if _n77 < 128:
-        out.append(_n77)
+    _a85 = o.record_errors
+    _n86 = len(_a85) + 1
+    if _n86 < 128:
+        out.append(_n86)
     else:
-        write_uvarint(out, _n77)
-    for _e78 in _a76:
-        out += _S_i.pack(_e78.batch_index)
-        if _e78.batch_index_error_message is None:
+        write_uvarint(out, _n86)
+    for _e87 in _a85:
+        out += _S_i.pack(_e87.batch_index)
+        if _e87.batch_index_error_message is None:
             out.append(0)
         else:
-            _b79 = _e78.batch_index_error_message.encode()
-            _n80 = len(_b79) + 1
-            if _n80 < 128:
-                out.append(_n80)
+            _b88 = _e87.batch_index_error_message.encode()
+            _n89 = len(_b88) + 1
+            if _n89 < 128:
+                out.append(_n89)
             else:
-                write_uvarint(out, _n80)
-            out += _b79
+                write_uvarint(out, _n89)
+            out += _b88
         out.append(0)  # no tagged fields
     if o.error_message is None:
         out.append(0)
     else:
-        _b81 = o.error_message.encode()
-        _n82 = len(_b81) + 1
-        if _n82 < 128:
-            out.append(_n82)
+        _b90 = o.error_message.encode()
+        _n91 = len(_b90) + 1
+        if _n91 < 128:
+            out.append(_n91)
         else:
-            write_uvarint(out, _n82)
-        out += _b81
+            write_uvarint(out, _n91)
+        out += _b90
     out.append(0)  # no tagged fields
 
 
 def _decode_PartitionProduceResponse_v10(data: bytes, pos: int) -> tuple[PartitionProduceResponse, int]:
     """PartitionProduceResponse, versions 10-13 (flexible)."""
-    f_index, f_error_code, f_base_offset, f_log_append_time_ms, f_log_start_offset = _S_ihqqq.unpack_from(
+    o = _new(PartitionProduceResponse)
+    o.current_leader = LeaderIdAndEpoch()
+    o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset = _S_ihqqq.unpack_from(
         data, pos
     )
     pos += 30
-    _n83 = data[pos]
-    if _n83 < 128:
+    _n92 = data[pos]
+    if _n92 < 128:
         pos += 1
     else:
-        _n83, pos = read_uvarint(data, pos)
-    _n83 -= 1
-    if _n83 < 0:
+        _n92, pos = read_uvarint(data, pos)
+    _n92 -= 1
+    if _n92 < 0:
         raise InvalidValueError("RecordErrors: null or negative length")
-    if _n83 > len(data) - pos:
-        raise TruncatedError("RecordErrors: " + str(_n83) + " elements in " + str(len(data) - pos) + " bytes")
-    f_record_errors = []
-    for _ in range(_n83):
-        (_m84_batch_index,) = _S_i.unpack_from(data, pos)
+    if _n92 > len(data) - pos:
+        raise TruncatedError("RecordErrors: " + str(_n92) + " elements in " + str(len(data) - pos) + " bytes")
+    _l93: list[BatchIndexAndErrorMessage] = []
+    for _ in range(_n92):
+        _m94 = _new(BatchIndexAndErrorMessage)
+        (_m94.batch_index,) = _S_i.unpack_from(data, pos)
         pos += 4
-        _n85 = data[pos]
-        if 0 < _n85 < 128:
-            _m84_batch_index_error_message = data[pos + 1 : pos + _n85].decode()
-            pos += _n85
-        elif _n85 == 0:
-            _m84_batch_index_error_message = None
+        _n95 = data[pos]
+        if _n95 == 0:
+            _m94.batch_index_error_message = None
             pos += 1
+        elif _n95 < 128:
+            _m94.batch_index_error_message = data[pos + 1 : pos + _n95].decode()
+            pos += _n95
         else:
-            _m84_batch_index_error_message, pos = read_compact_nullable_string(data, pos)
+            _m94.batch_index_error_message, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_record_errors.append(BatchIndexAndErrorMessage(_m84_batch_index, _m84_batch_index_error_message))
-    _n86 = data[pos]
-    if 0 < _n86 < 128:
-        f_error_message = data[pos + 1 : pos + _n86].decode()
-        pos += _n86
-    elif _n86 == 0:
-        f_error_message = None
+        _l93.append(_m94)
+    o.record_errors = _l93
+    _n96 = data[pos]
+    if _n96 == 0:
+        o.error_message = None
         pos += 1
+    elif _n96 < 128:
+        o.error_message = data[pos + 1 : pos + _n96].decode()
+        pos += _n96
     else:
-        f_error_message, pos = read_compact_nullable_string(data, pos)
-    f_current_leader: LeaderIdAndEpoch = LeaderIdAndEpoch()
+        o.error_message, pos = read_compact_nullable_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
-        _nt87, pos = read_uvarint(data, pos)
-        for _ in range(_nt87):
-            _tag88, pos = read_uvarint(data, pos)
-            _end89, pos = read_uvarint(data, pos)
-            _end89 += pos
-            if _tag88 == 0:
-                f_current_leader, pos = _decode_LeaderIdAndEpoch_v10(data, pos)
-            pos = _end89  # unknown tags are skipped (KIP-482)
-    return PartitionProduceResponse(
-        f_index,
-        f_error_code,
-        f_base_offset,
-        f_log_append_time_ms,
-        f_log_start_offset,
-        f_record_errors,
-        f_error_message,
-        f_current_leader,
-    ), pos
+        _nt97, pos = read_uvarint(data, pos)
+        for _ in range(_nt97):
+            _tag98, pos = read_uvarint(data, pos)
+            _end99, pos = read_uvarint(data, pos)
+            _end99 += pos
+            if _tag98 == 0:
+                o.current_leader, pos = _decode_LeaderIdAndEpoch_v10(data, pos)
+            pos = _end99  # unknown tags are skipped (KIP-482)
+    return o, pos
 
 
 def _encode_PartitionProduceResponse_v10(o: PartitionProduceResponse, out: bytearray) -> None:
     """PartitionProduceResponse, versions 10-13 (flexible)."""
     out += _S_ihqqq.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset)
-    _a90 = o.record_errors
-    _n91 = len(_a90) + 1
-    if _n91 < 128:
-        out.append(_n91)
+    _a100 = o.record_errors
+    _n101 = len(_a100) + 1
+    if _n101 < 128:
+        out.append(_n101)
     else:
-        write_uvarint(out, _n91)
-    for _e92 in _a90:
-        out += _S_i.pack(_e92.batch_index)
-        if _e92.batch_index_error_message is None:
+        write_uvarint(out, _n101)
+    for _e102 in _a100:
+        out += _S_i.pack(_e102.batch_index)
+        if _e102.batch_index_error_message is None:
             out.append(0)
         else:
-            _b93 = _e92.batch_index_error_message.encode()
-            _n94 = len(_b93) + 1
-            if _n94 < 128:
-                out.append(_n94)
+            _b103 = _e102.batch_index_error_message.encode()
+            _n104 = len(_b103) + 1
+            if _n104 < 128:
+                out.append(_n104)
             else:
-                write_uvarint(out, _n94)
-            out += _b93
+                write_uvarint(out, _n104)
+            out += _b103
         out.append(0)  # no tagged fields
     if o.error_message is None:
         out.append(0)
     else:
-        _b95 = o.error_message.encode()
-        _n96 = len(_b95) + 1
-        if _n96 < 128:
-            out.append(_n96)
+        _b105 = o.error_message.encode()
+        _n106 = len(_b105) + 1
+        if _n106 < 128:
+            out.append(_n106)
         else:
-            write_uvarint(out, _n96)
-        out += _b95
-    _nt97 = o.current_leader != LeaderIdAndEpoch()
-    if _nt97 == 0:
+            write_uvarint(out, _n106)
+        out += _b105
+    _nt107 = o.current_leader != LeaderIdAndEpoch()
+    if _nt107 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt97)
+        write_uvarint(out, _nt107)
         if o.current_leader != LeaderIdAndEpoch():
             write_uvarint(out, 0)
-            _t98 = bytearray()
-            _encode_LeaderIdAndEpoch_v10(o.current_leader, _t98)
-            write_uvarint(out, len(_t98))
-            out += _t98
+            _t108 = bytearray()
+            _encode_LeaderIdAndEpoch_v10(o.current_leader, _t108)
+            write_uvarint(out, len(_t108))
+            out += _t108
 
 
 def _decode_TopicProduceResponse_v0(data: bytes, pos: int) -> tuple[TopicProduceResponse, int]:
     """TopicProduceResponse, versions 0-1."""
-    (_n99,) = _S_h.unpack_from(data, pos)
+    o = _new(TopicProduceResponse)
+    o.topic_id = ZERO_UUID
+    (_n109,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n99 < 0:
+    if _n109 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n99].decode()
-    pos += _n99
-    (_n100,) = _S_i.unpack_from(data, pos)
+    o.name = data[pos : pos + _n109].decode()
+    pos += _n109
+    (_n110,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n100 < 0:
+    if _n110 < 0:
         raise InvalidValueError("PartitionResponses: null or negative length")
-    if _n100 > len(data) - pos:
+    if _n110 > len(data) - pos:
         raise TruncatedError(
-            "PartitionResponses: " + str(_n100) + " elements in " + str(len(data) - pos) + " bytes"
+            "PartitionResponses: " + str(_n110) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_partition_responses = []
-    for _ in range(_n100):
-        _m101_index, _m101_error_code, _m101_base_offset = _S_ihq.unpack_from(data, pos)
+    _l111: list[PartitionProduceResponse] = []
+    for _ in range(_n110):
+        _m112 = _new(PartitionProduceResponse)
+        _m112.log_append_time_ms = -1
+        _m112.log_start_offset = -1
+        _m112.record_errors = []
+        _m112.error_message = None
+        _m112.current_leader = LeaderIdAndEpoch()
+        _m112.index, _m112.error_code, _m112.base_offset = _S_ihq.unpack_from(data, pos)
         pos += 14
-        f_partition_responses.append(
-            PartitionProduceResponse(
-                _m101_index, _m101_error_code, _m101_base_offset, -1, -1, [], None, LeaderIdAndEpoch()
-            )
-        )
-    return TopicProduceResponse(f_name, ZERO_UUID, f_partition_responses), pos
+        _l111.append(_m112)
+    o.partition_responses = _l111
+    return o, pos
 
 
 def _encode_TopicProduceResponse_v0(o: TopicProduceResponse, out: bytearray) -> None:
     """TopicProduceResponse, versions 0-1."""
-    _b102 = o.name.encode()
-    out += _S_h.pack(len(_b102))
-    out += _b102
-    _a103 = o.partition_responses
-    out += _S_i.pack(len(_a103))
-    for _e104 in _a103:
-        out += _S_ihq.pack(_e104.index, _e104.error_code, _e104.base_offset)
+    _b113 = o.name.encode()
+    out += _S_h.pack(len(_b113))
+    out += _b113
+    _a114 = o.partition_responses
+    out += _S_i.pack(len(_a114))
+    for _e115 in _a114:
+        out += _S_ihq.pack(_e115.index, _e115.error_code, _e115.base_offset)
 
 
 def _decode_TopicProduceResponse_v2(data: bytes, pos: int) -> tuple[TopicProduceResponse, int]:
     """TopicProduceResponse, versions 2-4."""
-    (_n105,) = _S_h.unpack_from(data, pos)
+    o = _new(TopicProduceResponse)
+    o.topic_id = ZERO_UUID
+    (_n116,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n105 < 0:
+    if _n116 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n105].decode()
-    pos += _n105
-    (_n106,) = _S_i.unpack_from(data, pos)
+    o.name = data[pos : pos + _n116].decode()
+    pos += _n116
+    (_n117,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n106 < 0:
+    if _n117 < 0:
         raise InvalidValueError("PartitionResponses: null or negative length")
-    if _n106 > len(data) - pos:
+    if _n117 > len(data) - pos:
         raise TruncatedError(
-            "PartitionResponses: " + str(_n106) + " elements in " + str(len(data) - pos) + " bytes"
+            "PartitionResponses: " + str(_n117) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_partition_responses = []
-    for _ in range(_n106):
-        _m107_index, _m107_error_code, _m107_base_offset, _m107_log_append_time_ms = _S_ihqq.unpack_from(
+    _l118: list[PartitionProduceResponse] = []
+    for _ in range(_n117):
+        _m119 = _new(PartitionProduceResponse)
+        _m119.log_start_offset = -1
+        _m119.record_errors = []
+        _m119.error_message = None
+        _m119.current_leader = LeaderIdAndEpoch()
+        _m119.index, _m119.error_code, _m119.base_offset, _m119.log_append_time_ms = _S_ihqq.unpack_from(
             data, pos
         )
         pos += 22
-        f_partition_responses.append(
-            PartitionProduceResponse(
-                _m107_index,
-                _m107_error_code,
-                _m107_base_offset,
-                _m107_log_append_time_ms,
-                -1,
-                [],
-                None,
-                LeaderIdAndEpoch(),
-            )
-        )
-    return TopicProduceResponse(f_name, ZERO_UUID, f_partition_responses), pos
+        _l118.append(_m119)
+    o.partition_responses = _l118
+    return o, pos
 
 
 def _encode_TopicProduceResponse_v2(o: TopicProduceResponse, out: bytearray) -> None:
     """TopicProduceResponse, versions 2-4."""
-    _b108 = o.name.encode()
-    out += _S_h.pack(len(_b108))
-    out += _b108
-    _a109 = o.partition_responses
-    out += _S_i.pack(len(_a109))
-    for _e110 in _a109:
-        out += _S_ihqq.pack(_e110.index, _e110.error_code, _e110.base_offset, _e110.log_append_time_ms)
-
-
-def _decode_TopicProduceResponse_v5(data: bytes, pos: int) -> tuple[TopicProduceResponse, int]:
-    """TopicProduceResponse, versions 5-7."""
-    (_n111,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if _n111 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n111].decode()
-    pos += _n111
-    (_n112,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    if _n112 < 0:
-        raise InvalidValueError("PartitionResponses: null or negative length")
-    if _n112 > len(data) - pos:
-        raise TruncatedError(
-            "PartitionResponses: " + str(_n112) + " elements in " + str(len(data) - pos) + " bytes"
-        )
-    f_partition_responses = []
-    for _ in range(_n112):
-        _m113_index, _m113_error_code, _m113_base_offset, _m113_log_append_time_ms, _m113_log_start_offset = (
-            _S_ihqqq.unpack_from(data, pos)
-        )
-        pos += 30
-        f_partition_responses.append(
-            PartitionProduceResponse(
-                _m113_index,
-                _m113_error_code,
-                _m113_base_offset,
-                _m113_log_append_time_ms,
-                _m113_log_start_offset,
-                [],
-                None,
-                LeaderIdAndEpoch(),
-            )
-        )
-    return TopicProduceResponse(f_name, ZERO_UUID, f_partition_responses), pos
-
-
-def _encode_TopicProduceResponse_v5(o: TopicProduceResponse, out: bytearray) -> None:
-    """TopicProduceResponse, versions 5-7."""
-    _b114 = o.name.encode()
-    out += _S_h.pack(len(_b114))
-    out += _b114
-    _a115 = o.partition_responses
-    out += _S_i.pack(len(_a115))
-    for _e116 in _a115:
-        out += _S_ihqqq.pack(
-            _e116.index, _e116.error_code, _e116.base_offset, _e116.log_append_time_ms, _e116.log_start_offset
-        )
-
-
-def _decode_TopicProduceResponse_v8(data: bytes, pos: int) -> tuple[TopicProduceResponse, int]:
-    """TopicProduceResponse, version 8."""
-    (_n117,) = _S_h.unpack_from(data, pos)
-    pos += 2
-    if _n117 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n117].decode()
-    pos += _n117
-    (_n118,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    if _n118 < 0:
-        raise InvalidValueError("PartitionResponses: null or negative length")
-    if _n118 > len(data) - pos:
-        raise TruncatedError(
-            "PartitionResponses: " + str(_n118) + " elements in " + str(len(data) - pos) + " bytes"
-        )
-    f_partition_responses = []
-    for _ in range(_n118):
-        _e119, pos = _decode_PartitionProduceResponse_v8(data, pos)
-        f_partition_responses.append(_e119)
-    return TopicProduceResponse(f_name, ZERO_UUID, f_partition_responses), pos
-
-
-def _encode_TopicProduceResponse_v8(o: TopicProduceResponse, out: bytearray) -> None:
-    """TopicProduceResponse, version 8."""
     _b120 = o.name.encode()
     out += _S_h.pack(len(_b120))
     out += _b120
     _a121 = o.partition_responses
     out += _S_i.pack(len(_a121))
     for _e122 in _a121:
-        _encode_PartitionProduceResponse_v8(_e122, out)
+        out += _S_ihqq.pack(_e122.index, _e122.error_code, _e122.base_offset, _e122.log_append_time_ms)
 
 
-def _decode_TopicProduceResponse_v9(data: bytes, pos: int) -> tuple[TopicProduceResponse, int]:
-    """TopicProduceResponse, version 9 (flexible)."""
-    _n123 = data[pos]
-    if 0 < _n123 < 128:
-        f_name = data[pos + 1 : pos + _n123].decode()
-        pos += _n123
-    else:
-        f_name, pos = read_compact_string(data, pos)
-    _n124 = data[pos]
-    if _n124 < 128:
-        pos += 1
-    else:
-        _n124, pos = read_uvarint(data, pos)
-    _n124 -= 1
+def _decode_TopicProduceResponse_v5(data: bytes, pos: int) -> tuple[TopicProduceResponse, int]:
+    """TopicProduceResponse, versions 5-7."""
+    o = _new(TopicProduceResponse)
+    o.topic_id = ZERO_UUID
+    (_n123,) = _S_h.unpack_from(data, pos)
+    pos += 2
+    if _n123 < 0:
+        raise InvalidValueError("Name: null or negative length")
+    o.name = data[pos : pos + _n123].decode()
+    pos += _n123
+    (_n124,) = _S_i.unpack_from(data, pos)
+    pos += 4
     if _n124 < 0:
         raise InvalidValueError("PartitionResponses: null or negative length")
     if _n124 > len(data) - pos:
         raise TruncatedError(
             "PartitionResponses: " + str(_n124) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_partition_responses = []
+    _l125: list[PartitionProduceResponse] = []
     for _ in range(_n124):
-        _e125, pos = _decode_PartitionProduceResponse_v9(data, pos)
-        f_partition_responses.append(_e125)
+        _m126 = _new(PartitionProduceResponse)
+        _m126.record_errors = []
+        _m126.error_message = None
+        _m126.current_leader = LeaderIdAndEpoch()
+        _m126.index, _m126.error_code, _m126.base_offset, _m126.log_append_time_ms, _m126.log_start_offset = (
+            _S_ihqqq.unpack_from(data, pos)
+        )
+        pos += 30
+        _l125.append(_m126)
+    o.partition_responses = _l125
+    return o, pos
+
+
+def _encode_TopicProduceResponse_v5(o: TopicProduceResponse, out: bytearray) -> None:
+    """TopicProduceResponse, versions 5-7."""
+    _b127 = o.name.encode()
+    out += _S_h.pack(len(_b127))
+    out += _b127
+    _a128 = o.partition_responses
+    out += _S_i.pack(len(_a128))
+    for _e129 in _a128:
+        out += _S_ihqqq.pack(
+            _e129.index, _e129.error_code, _e129.base_offset, _e129.log_append_time_ms, _e129.log_start_offset
+        )
+
+
+def _decode_TopicProduceResponse_v8(data: bytes, pos: int) -> tuple[TopicProduceResponse, int]:
+    """TopicProduceResponse, version 8."""
+    o = _new(TopicProduceResponse)
+    o.topic_id = ZERO_UUID
+    (_n130,) = _S_h.unpack_from(data, pos)
+    pos += 2
+    if _n130 < 0:
+        raise InvalidValueError("Name: null or negative length")
+    o.name = data[pos : pos + _n130].decode()
+    pos += _n130
+    (_n131,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n131 < 0:
+        raise InvalidValueError("PartitionResponses: null or negative length")
+    if _n131 > len(data) - pos:
+        raise TruncatedError(
+            "PartitionResponses: " + str(_n131) + " elements in " + str(len(data) - pos) + " bytes"
+        )
+    _l132: list[PartitionProduceResponse] = []
+    for _ in range(_n131):
+        _e133, pos = _decode_PartitionProduceResponse_v8(data, pos)
+        _l132.append(_e133)
+    o.partition_responses = _l132
+    return o, pos
+
+
+def _encode_TopicProduceResponse_v8(o: TopicProduceResponse, out: bytearray) -> None:
+    """TopicProduceResponse, version 8."""
+    _b134 = o.name.encode()
+    out += _S_h.pack(len(_b134))
+    out += _b134
+    _a135 = o.partition_responses
+    out += _S_i.pack(len(_a135))
+    for _e136 in _a135:
+        _encode_PartitionProduceResponse_v8(_e136, out)
+
+
+def _decode_TopicProduceResponse_v9(data: bytes, pos: int) -> tuple[TopicProduceResponse, int]:
+    """TopicProduceResponse, version 9 (flexible)."""
+    o = _new(TopicProduceResponse)
+    o.topic_id = ZERO_UUID
+    _n137 = data[pos]
+    if _n137 < 128:
+        o.name = data[pos + 1 : pos + _n137].decode()
+        pos += _n137 or _runtime.null_value("Name")
+    else:
+        o.name, pos = read_compact_string(data, pos)
+    _n138 = data[pos]
+    if _n138 < 128:
+        pos += 1
+    else:
+        _n138, pos = read_uvarint(data, pos)
+    _n138 -= 1
+    if _n138 < 0:
+        raise InvalidValueError("PartitionResponses: null or negative length")
+    if _n138 > len(data) - pos:
+        raise TruncatedError(
+            "PartitionResponses: " + str(_n138) + " elements in " + str(len(data) - pos) + " bytes"
+        )
+    _l139: list[PartitionProduceResponse] = []
+    for _ in range(_n138):
+        _e140, pos = _decode_PartitionProduceResponse_v9(data, pos)
+        _l139.append(_e140)
+    o.partition_responses = _l139
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return TopicProduceResponse(f_name, ZERO_UUID, f_partition_responses), pos
+    return o, pos
 
 
 def _encode_TopicProduceResponse_v9(o: TopicProduceResponse, out: bytearray) -> None:
     """TopicProduceResponse, version 9 (flexible)."""
-    _b126 = o.name.encode()
-    _n127 = len(_b126) + 1
-    if _n127 < 128:
-        out.append(_n127)
+    _b141 = o.name.encode()
+    _n142 = len(_b141) + 1
+    if _n142 < 128:
+        out.append(_n142)
     else:
-        write_uvarint(out, _n127)
-    out += _b126
-    _a128 = o.partition_responses
-    _n129 = len(_a128) + 1
-    if _n129 < 128:
-        out.append(_n129)
+        write_uvarint(out, _n142)
+    out += _b141
+    _a143 = o.partition_responses
+    _n144 = len(_a143) + 1
+    if _n144 < 128:
+        out.append(_n144)
     else:
-        write_uvarint(out, _n129)
-    for _e130 in _a128:
-        _encode_PartitionProduceResponse_v9(_e130, out)
+        write_uvarint(out, _n144)
+    for _e145 in _a143:
+        _encode_PartitionProduceResponse_v9(_e145, out)
     out.append(0)  # no tagged fields
 
 
 def _decode_TopicProduceResponse_v10(data: bytes, pos: int) -> tuple[TopicProduceResponse, int]:
     """TopicProduceResponse, versions 10-12 (flexible)."""
-    _n131 = data[pos]
-    if 0 < _n131 < 128:
-        f_name = data[pos + 1 : pos + _n131].decode()
-        pos += _n131
+    o = _new(TopicProduceResponse)
+    o.topic_id = ZERO_UUID
+    _n146 = data[pos]
+    if _n146 < 128:
+        o.name = data[pos + 1 : pos + _n146].decode()
+        pos += _n146 or _runtime.null_value("Name")
     else:
-        f_name, pos = read_compact_string(data, pos)
-    _n132 = data[pos]
-    if _n132 < 128:
+        o.name, pos = read_compact_string(data, pos)
+    _n147 = data[pos]
+    if _n147 < 128:
         pos += 1
     else:
-        _n132, pos = read_uvarint(data, pos)
-    _n132 -= 1
-    if _n132 < 0:
+        _n147, pos = read_uvarint(data, pos)
+    _n147 -= 1
+    if _n147 < 0:
         raise InvalidValueError("PartitionResponses: null or negative length")
-    if _n132 > len(data) - pos:
+    if _n147 > len(data) - pos:
         raise TruncatedError(
-            "PartitionResponses: " + str(_n132) + " elements in " + str(len(data) - pos) + " bytes"
+            "PartitionResponses: " + str(_n147) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_partition_responses = []
-    for _ in range(_n132):
-        _e133, pos = _decode_PartitionProduceResponse_v10(data, pos)
-        f_partition_responses.append(_e133)
+    _l148: list[PartitionProduceResponse] = []
+    for _ in range(_n147):
+        _e149, pos = _decode_PartitionProduceResponse_v10(data, pos)
+        _l148.append(_e149)
+    o.partition_responses = _l148
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return TopicProduceResponse(f_name, ZERO_UUID, f_partition_responses), pos
+    return o, pos
 
 
 def _encode_TopicProduceResponse_v10(o: TopicProduceResponse, out: bytearray) -> None:
     """TopicProduceResponse, versions 10-12 (flexible)."""
-    _b134 = o.name.encode()
-    _n135 = len(_b134) + 1
-    if _n135 < 128:
-        out.append(_n135)
+    _b150 = o.name.encode()
+    _n151 = len(_b150) + 1
+    if _n151 < 128:
+        out.append(_n151)
     else:
-        write_uvarint(out, _n135)
-    out += _b134
-    _a136 = o.partition_responses
-    _n137 = len(_a136) + 1
-    if _n137 < 128:
-        out.append(_n137)
+        write_uvarint(out, _n151)
+    out += _b150
+    _a152 = o.partition_responses
+    _n153 = len(_a152) + 1
+    if _n153 < 128:
+        out.append(_n153)
     else:
-        write_uvarint(out, _n137)
-    for _e138 in _a136:
-        _encode_PartitionProduceResponse_v10(_e138, out)
+        write_uvarint(out, _n153)
+    for _e154 in _a152:
+        _encode_PartitionProduceResponse_v10(_e154, out)
     out.append(0)  # no tagged fields
 
 
 def _decode_TopicProduceResponse_v13(data: bytes, pos: int) -> tuple[TopicProduceResponse, int]:
     """TopicProduceResponse, version 13 (flexible)."""
-    (_r139,) = _S_16s.unpack_from(data, pos)
+    o = _new(TopicProduceResponse)
+    o.name = ""
+    (_r155,) = _S_16s.unpack_from(data, pos)
     pos += 16
-    f_topic_id = UUID(bytes=_r139)
-    _n140 = data[pos]
-    if _n140 < 128:
+    o.topic_id = UUID(bytes=_r155)
+    _n156 = data[pos]
+    if _n156 < 128:
         pos += 1
     else:
-        _n140, pos = read_uvarint(data, pos)
-    _n140 -= 1
-    if _n140 < 0:
+        _n156, pos = read_uvarint(data, pos)
+    _n156 -= 1
+    if _n156 < 0:
         raise InvalidValueError("PartitionResponses: null or negative length")
-    if _n140 > len(data) - pos:
+    if _n156 > len(data) - pos:
         raise TruncatedError(
-            "PartitionResponses: " + str(_n140) + " elements in " + str(len(data) - pos) + " bytes"
+            "PartitionResponses: " + str(_n156) + " elements in " + str(len(data) - pos) + " bytes"
         )
-    f_partition_responses = []
-    for _ in range(_n140):
-        _e141, pos = _decode_PartitionProduceResponse_v10(data, pos)
-        f_partition_responses.append(_e141)
+    _l157: list[PartitionProduceResponse] = []
+    for _ in range(_n156):
+        _e158, pos = _decode_PartitionProduceResponse_v10(data, pos)
+        _l157.append(_e158)
+    o.partition_responses = _l157
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return TopicProduceResponse("", f_topic_id, f_partition_responses), pos
+    return o, pos
 
 
 def _encode_TopicProduceResponse_v13(o: TopicProduceResponse, out: bytearray) -> None:
     """TopicProduceResponse, version 13 (flexible)."""
     out += _S_16s.pack(o.topic_id.bytes)
-    _a142 = o.partition_responses
-    _n143 = len(_a142) + 1
-    if _n143 < 128:
-        out.append(_n143)
+    _a159 = o.partition_responses
+    _n160 = len(_a159) + 1
+    if _n160 < 128:
+        out.append(_n160)
     else:
-        write_uvarint(out, _n143)
-    for _e144 in _a142:
-        _encode_PartitionProduceResponse_v10(_e144, out)
+        write_uvarint(out, _n160)
+    for _e161 in _a159:
+        _encode_PartitionProduceResponse_v10(_e161, out)
     out.append(0)  # no tagged fields
 
 
 def _decode_ProduceResponse_v0(data: bytes, pos: int) -> tuple[ProduceResponse, int]:
     """ProduceResponse, version 0."""
-    (_n145,) = _S_i.unpack_from(data, pos)
+    o = _new(ProduceResponse)
+    o.throttle_time_ms = 0
+    o.node_endpoints = []
+    (_n162,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n145 < 0:
+    if _n162 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n145 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n145) + " elements in " + str(len(data) - pos) + " bytes")
-    f_responses = []
-    for _ in range(_n145):
-        _e146, pos = _decode_TopicProduceResponse_v0(data, pos)
-        f_responses.append(_e146)
-    return ProduceResponse(f_responses, 0, []), pos
+    if _n162 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n162) + " elements in " + str(len(data) - pos) + " bytes")
+    _l163: list[TopicProduceResponse] = []
+    for _ in range(_n162):
+        _e164, pos = _decode_TopicProduceResponse_v0(data, pos)
+        _l163.append(_e164)
+    o.responses = _l163
+    return o, pos
 
 
 def _encode_ProduceResponse_v0(o: ProduceResponse, out: bytearray) -> None:
     """ProduceResponse, version 0."""
-    _a147 = o.responses
-    out += _S_i.pack(len(_a147))
-    for _e148 in _a147:
-        _encode_TopicProduceResponse_v0(_e148, out)
+    _a165 = o.responses
+    out += _S_i.pack(len(_a165))
+    for _e166 in _a165:
+        _encode_TopicProduceResponse_v0(_e166, out)
 
 
 def _decode_ProduceResponse_v1(data: bytes, pos: int) -> tuple[ProduceResponse, int]:
     """ProduceResponse, version 1."""
-    (_n149,) = _S_i.unpack_from(data, pos)
+    o = _new(ProduceResponse)
+    o.node_endpoints = []
+    (_n167,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n149 < 0:
+    if _n167 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n149 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n149) + " elements in " + str(len(data) - pos) + " bytes")
-    f_responses = []
-    for _ in range(_n149):
-        _e150, pos = _decode_TopicProduceResponse_v0(data, pos)
-        f_responses.append(_e150)
-    (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
+    if _n167 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n167) + " elements in " + str(len(data) - pos) + " bytes")
+    _l168: list[TopicProduceResponse] = []
+    for _ in range(_n167):
+        _e169, pos = _decode_TopicProduceResponse_v0(data, pos)
+        _l168.append(_e169)
+    o.responses = _l168
+    (o.throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    return ProduceResponse(f_responses, f_throttle_time_ms, []), pos
+    return o, pos
 
 
 def _encode_ProduceResponse_v1(o: ProduceResponse, out: bytearray) -> None:
     """ProduceResponse, version 1."""
-    _a151 = o.responses
-    out += _S_i.pack(len(_a151))
-    for _e152 in _a151:
-        _encode_TopicProduceResponse_v0(_e152, out)
+    _a170 = o.responses
+    out += _S_i.pack(len(_a170))
+    for _e171 in _a170:
+        _encode_TopicProduceResponse_v0(_e171, out)
     out += _S_i.pack(o.throttle_time_ms)
 
 
 def _decode_ProduceResponse_v2(data: bytes, pos: int) -> tuple[ProduceResponse, int]:
     """ProduceResponse, versions 2-4."""
-    (_n153,) = _S_i.unpack_from(data, pos)
+    o = _new(ProduceResponse)
+    o.node_endpoints = []
+    (_n172,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n153 < 0:
+    if _n172 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n153 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n153) + " elements in " + str(len(data) - pos) + " bytes")
-    f_responses = []
-    for _ in range(_n153):
-        _e154, pos = _decode_TopicProduceResponse_v2(data, pos)
-        f_responses.append(_e154)
-    (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
+    if _n172 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n172) + " elements in " + str(len(data) - pos) + " bytes")
+    _l173: list[TopicProduceResponse] = []
+    for _ in range(_n172):
+        _e174, pos = _decode_TopicProduceResponse_v2(data, pos)
+        _l173.append(_e174)
+    o.responses = _l173
+    (o.throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    return ProduceResponse(f_responses, f_throttle_time_ms, []), pos
+    return o, pos
 
 
 def _encode_ProduceResponse_v2(o: ProduceResponse, out: bytearray) -> None:
     """ProduceResponse, versions 2-4."""
-    _a155 = o.responses
-    out += _S_i.pack(len(_a155))
-    for _e156 in _a155:
-        _encode_TopicProduceResponse_v2(_e156, out)
+    _a175 = o.responses
+    out += _S_i.pack(len(_a175))
+    for _e176 in _a175:
+        _encode_TopicProduceResponse_v2(_e176, out)
     out += _S_i.pack(o.throttle_time_ms)
 
 
 def _decode_ProduceResponse_v5(data: bytes, pos: int) -> tuple[ProduceResponse, int]:
     """ProduceResponse, versions 5-7."""
-    (_n157,) = _S_i.unpack_from(data, pos)
+    o = _new(ProduceResponse)
+    o.node_endpoints = []
+    (_n177,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n157 < 0:
+    if _n177 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n157 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n157) + " elements in " + str(len(data) - pos) + " bytes")
-    f_responses = []
-    for _ in range(_n157):
-        _e158, pos = _decode_TopicProduceResponse_v5(data, pos)
-        f_responses.append(_e158)
-    (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
+    if _n177 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n177) + " elements in " + str(len(data) - pos) + " bytes")
+    _l178: list[TopicProduceResponse] = []
+    for _ in range(_n177):
+        _e179, pos = _decode_TopicProduceResponse_v5(data, pos)
+        _l178.append(_e179)
+    o.responses = _l178
+    (o.throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    return ProduceResponse(f_responses, f_throttle_time_ms, []), pos
+    return o, pos
 
 
 def _encode_ProduceResponse_v5(o: ProduceResponse, out: bytearray) -> None:
     """ProduceResponse, versions 5-7."""
-    _a159 = o.responses
-    out += _S_i.pack(len(_a159))
-    for _e160 in _a159:
-        _encode_TopicProduceResponse_v5(_e160, out)
+    _a180 = o.responses
+    out += _S_i.pack(len(_a180))
+    for _e181 in _a180:
+        _encode_TopicProduceResponse_v5(_e181, out)
     out += _S_i.pack(o.throttle_time_ms)
 
 
 def _decode_ProduceResponse_v8(data: bytes, pos: int) -> tuple[ProduceResponse, int]:
     """ProduceResponse, version 8."""
-    (_n161,) = _S_i.unpack_from(data, pos)
+    o = _new(ProduceResponse)
+    o.node_endpoints = []
+    (_n182,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n161 < 0:
+    if _n182 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n161 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n161) + " elements in " + str(len(data) - pos) + " bytes")
-    f_responses = []
-    for _ in range(_n161):
-        _e162, pos = _decode_TopicProduceResponse_v8(data, pos)
-        f_responses.append(_e162)
-    (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
+    if _n182 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n182) + " elements in " + str(len(data) - pos) + " bytes")
+    _l183: list[TopicProduceResponse] = []
+    for _ in range(_n182):
+        _e184, pos = _decode_TopicProduceResponse_v8(data, pos)
+        _l183.append(_e184)
+    o.responses = _l183
+    (o.throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    return ProduceResponse(f_responses, f_throttle_time_ms, []), pos
+    return o, pos
 
 
 def _encode_ProduceResponse_v8(o: ProduceResponse, out: bytearray) -> None:
     """ProduceResponse, version 8."""
-    _a163 = o.responses
-    out += _S_i.pack(len(_a163))
-    for _e164 in _a163:
-        _encode_TopicProduceResponse_v8(_e164, out)
+    _a185 = o.responses
+    out += _S_i.pack(len(_a185))
+    for _e186 in _a185:
+        _encode_TopicProduceResponse_v8(_e186, out)
     out += _S_i.pack(o.throttle_time_ms)
 
 
 def _decode_ProduceResponse_v9(data: bytes, pos: int) -> tuple[ProduceResponse, int]:
     """ProduceResponse, version 9 (flexible)."""
-    _n165 = data[pos]
-    if _n165 < 128:
+    o = _new(ProduceResponse)
+    o.node_endpoints = []
+    _n187 = data[pos]
+    if _n187 < 128:
         pos += 1
     else:
-        _n165, pos = read_uvarint(data, pos)
-    _n165 -= 1
-    if _n165 < 0:
+        _n187, pos = read_uvarint(data, pos)
+    _n187 -= 1
+    if _n187 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n165 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n165) + " elements in " + str(len(data) - pos) + " bytes")
-    f_responses = []
-    for _ in range(_n165):
-        _e166, pos = _decode_TopicProduceResponse_v9(data, pos)
-        f_responses.append(_e166)
-    f_throttle_time_ms, _t167 = _S_iB.unpack_from(data, pos)
+    if _n187 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n187) + " elements in " + str(len(data) - pos) + " bytes")
+    _l188: list[TopicProduceResponse] = []
+    for _ in range(_n187):
+        _e189, pos = _decode_TopicProduceResponse_v9(data, pos)
+        _l188.append(_e189)
+    o.responses = _l188
+    o.throttle_time_ms, _t190 = _S_iB.unpack_from(data, pos)
     pos += 5
-    if _t167 != 0:
+    if _t190 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return ProduceResponse(f_responses, f_throttle_time_ms, []), pos
+    return o, pos
 
 
 def _encode_ProduceResponse_v9(o: ProduceResponse, out: bytearray) -> None:
     """ProduceResponse, version 9 (flexible)."""
-    _a168 = o.responses
-    _n169 = len(_a168) + 1
-    if _n169 < 128:
-        out.append(_n169)
+    _a191 = o.responses
+    _n192 = len(_a191) + 1
+    if _n192 < 128:
+        out.append(_n192)
     else:
-        write_uvarint(out, _n169)
-    for _e170 in _a168:
-        _encode_TopicProduceResponse_v9(_e170, out)
+        write_uvarint(out, _n192)
+    for _e193 in _a191:
+        _encode_TopicProduceResponse_v9(_e193, out)
     out += _S_iB.pack(o.throttle_time_ms, 0)
 
 
 def _decode_ProduceResponse_v10(data: bytes, pos: int) -> tuple[ProduceResponse, int]:
     """ProduceResponse, versions 10-12 (flexible)."""
-    _n171 = data[pos]
-    if _n171 < 128:
+    o = _new(ProduceResponse)
+    o.node_endpoints = []
+    _n194 = data[pos]
+    if _n194 < 128:
         pos += 1
     else:
-        _n171, pos = read_uvarint(data, pos)
-    _n171 -= 1
-    if _n171 < 0:
+        _n194, pos = read_uvarint(data, pos)
+    _n194 -= 1
+    if _n194 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n171 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n171) + " elements in " + str(len(data) - pos) + " bytes")
-    f_responses = []
-    for _ in range(_n171):
-        _e172, pos = _decode_TopicProduceResponse_v10(data, pos)
-        f_responses.append(_e172)
-    (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
+    if _n194 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n194) + " elements in " + str(len(data) - pos) + " bytes")
+    _l195: list[TopicProduceResponse] = []
+    for _ in range(_n194):
+        _e196, pos = _decode_TopicProduceResponse_v10(data, pos)
+        _l195.append(_e196)
+    o.responses = _l195
+    (o.throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    f_node_endpoints: list[NodeEndpoint] = []
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
-        _nt173, pos = read_uvarint(data, pos)
-        for _ in range(_nt173):
-            _tag174, pos = read_uvarint(data, pos)
-            _end175, pos = read_uvarint(data, pos)
-            _end175 += pos
-            if _tag174 == 0:
-                _n176 = data[pos]
-                if _n176 < 128:
+        _nt197, pos = read_uvarint(data, pos)
+        for _ in range(_nt197):
+            _tag198, pos = read_uvarint(data, pos)
+            _end199, pos = read_uvarint(data, pos)
+            _end199 += pos
+            if _tag198 == 0:
+                _n200 = data[pos]
+                if _n200 < 128:
                     pos += 1
                 else:
-                    _n176, pos = read_uvarint(data, pos)
-                _n176 -= 1
-                if _n176 < 0:
+                    _n200, pos = read_uvarint(data, pos)
+                _n200 -= 1
+                if _n200 < 0:
                     raise InvalidValueError("NodeEndpoints: null or negative length")
-                if _n176 > len(data) - pos:
+                if _n200 > len(data) - pos:
                     raise TruncatedError(
-                        "NodeEndpoints: " + str(_n176) + " elements in " + str(len(data) - pos) + " bytes"
+                        "NodeEndpoints: " + str(_n200) + " elements in " + str(len(data) - pos) + " bytes"
                     )
-                f_node_endpoints = []
-                for _ in range(_n176):
-                    (_m177_node_id,) = _S_i.unpack_from(data, pos)
+                _l201: list[NodeEndpoint] = []
+                for _ in range(_n200):
+                    _m202 = _new(NodeEndpoint)
+                    (_m202.node_id,) = _S_i.unpack_from(data, pos)
                     pos += 4
-                    _n178 = data[pos]
-                    if 0 < _n178 < 128:
-                        _m177_host = data[pos + 1 : pos + _n178].decode()
-                        pos += _n178
+                    _n203 = data[pos]
+                    if _n203 < 128:
+                        _m202.host = data[pos + 1 : pos + _n203].decode()
+                        pos += _n203 or _runtime.null_value("Host")
                     else:
-                        _m177_host, pos = read_compact_string(data, pos)
-                    (_m177_port,) = _S_i.unpack_from(data, pos)
+                        _m202.host, pos = read_compact_string(data, pos)
+                    (_m202.port,) = _S_i.unpack_from(data, pos)
                     pos += 4
-                    _n179 = data[pos]
-                    if 0 < _n179 < 128:
-                        _m177_rack = data[pos + 1 : pos + _n179].decode()
-                        pos += _n179
-                    elif _n179 == 0:
-                        _m177_rack = None
+                    _n204 = data[pos]
+                    if _n204 == 0:
+                        _m202.rack = None
                         pos += 1
+                    elif _n204 < 128:
+                        _m202.rack = data[pos + 1 : pos + _n204].decode()
+                        pos += _n204
                     else:
-                        _m177_rack, pos = read_compact_nullable_string(data, pos)
+                        _m202.rack, pos = read_compact_nullable_string(data, pos)
                     if data[pos] == 0:  # no tagged fields: the common case
                         pos += 1
                     else:
                         pos = skip_tagged_fields(data, pos)
-                    f_node_endpoints.append(NodeEndpoint(_m177_node_id, _m177_host, _m177_port, _m177_rack))
-            pos = _end175  # unknown tags are skipped (KIP-482)
-    return ProduceResponse(f_responses, f_throttle_time_ms, f_node_endpoints), pos
+                    _l201.append(_m202)
+                o.node_endpoints = _l201
+            pos = _end199  # unknown tags are skipped (KIP-482)
+    return o, pos
 
 
 def _encode_ProduceResponse_v10(o: ProduceResponse, out: bytearray) -> None:
     """ProduceResponse, versions 10-12 (flexible)."""
-    _a180 = o.responses
-    _n181 = len(_a180) + 1
-    if _n181 < 128:
-        out.append(_n181)
+    _a205 = o.responses
+    _n206 = len(_a205) + 1
+    if _n206 < 128:
+        out.append(_n206)
     else:
-        write_uvarint(out, _n181)
-    for _e182 in _a180:
-        _encode_TopicProduceResponse_v10(_e182, out)
+        write_uvarint(out, _n206)
+    for _e207 in _a205:
+        _encode_TopicProduceResponse_v10(_e207, out)
     out += _S_i.pack(o.throttle_time_ms)
-    _nt183 = o.node_endpoints != []
-    if _nt183 == 0:
+    _nt208 = o.node_endpoints != []
+    if _nt208 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt183)
+        write_uvarint(out, _nt208)
         if o.node_endpoints != []:
             write_uvarint(out, 0)
-            _t184 = bytearray()
-            _a185 = o.node_endpoints
-            _n186 = len(_a185) + 1
-            if _n186 < 128:
-                _t184.append(_n186)
+            _t209 = bytearray()
+            _a210 = o.node_endpoints
+            _n211 = len(_a210) + 1
+            if _n211 < 128:
+                _t209.append(_n211)
             else:
-                write_uvarint(_t184, _n186)
-            for _e187 in _a185:
-                _encode_NodeEndpoint_v10(_e187, _t184)
-            write_uvarint(out, len(_t184))
-            out += _t184
+                write_uvarint(_t209, _n211)
+            for _e212 in _a210:
+                _encode_NodeEndpoint_v10(_e212, _t209)
+            write_uvarint(out, len(_t209))
+            out += _t209
 
 
 def _decode_ProduceResponse_v13(data: bytes, pos: int) -> tuple[ProduceResponse, int]:
     """ProduceResponse, version 13 (flexible)."""
-    _n188 = data[pos]
-    if _n188 < 128:
+    o = _new(ProduceResponse)
+    o.node_endpoints = []
+    _n213 = data[pos]
+    if _n213 < 128:
         pos += 1
     else:
-        _n188, pos = read_uvarint(data, pos)
-    _n188 -= 1
-    if _n188 < 0:
+        _n213, pos = read_uvarint(data, pos)
+    _n213 -= 1
+    if _n213 < 0:
         raise InvalidValueError("Responses: null or negative length")
-    if _n188 > len(data) - pos:
-        raise TruncatedError("Responses: " + str(_n188) + " elements in " + str(len(data) - pos) + " bytes")
-    f_responses = []
-    for _ in range(_n188):
-        _e189, pos = _decode_TopicProduceResponse_v13(data, pos)
-        f_responses.append(_e189)
-    (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
+    if _n213 > len(data) - pos:
+        raise TruncatedError("Responses: " + str(_n213) + " elements in " + str(len(data) - pos) + " bytes")
+    _l214: list[TopicProduceResponse] = []
+    for _ in range(_n213):
+        _e215, pos = _decode_TopicProduceResponse_v13(data, pos)
+        _l214.append(_e215)
+    o.responses = _l214
+    (o.throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    f_node_endpoints: list[NodeEndpoint] = []
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
-        _nt190, pos = read_uvarint(data, pos)
-        for _ in range(_nt190):
-            _tag191, pos = read_uvarint(data, pos)
-            _end192, pos = read_uvarint(data, pos)
-            _end192 += pos
-            if _tag191 == 0:
-                _n193 = data[pos]
-                if _n193 < 128:
+        _nt216, pos = read_uvarint(data, pos)
+        for _ in range(_nt216):
+            _tag217, pos = read_uvarint(data, pos)
+            _end218, pos = read_uvarint(data, pos)
+            _end218 += pos
+            if _tag217 == 0:
+                _n219 = data[pos]
+                if _n219 < 128:
                     pos += 1
                 else:
-                    _n193, pos = read_uvarint(data, pos)
-                _n193 -= 1
-                if _n193 < 0:
+                    _n219, pos = read_uvarint(data, pos)
+                _n219 -= 1
+                if _n219 < 0:
                     raise InvalidValueError("NodeEndpoints: null or negative length")
-                if _n193 > len(data) - pos:
+                if _n219 > len(data) - pos:
                     raise TruncatedError(
-                        "NodeEndpoints: " + str(_n193) + " elements in " + str(len(data) - pos) + " bytes"
+                        "NodeEndpoints: " + str(_n219) + " elements in " + str(len(data) - pos) + " bytes"
                     )
-                f_node_endpoints = []
-                for _ in range(_n193):
-                    (_m194_node_id,) = _S_i.unpack_from(data, pos)
+                _l220: list[NodeEndpoint] = []
+                for _ in range(_n219):
+                    _m221 = _new(NodeEndpoint)
+                    (_m221.node_id,) = _S_i.unpack_from(data, pos)
                     pos += 4
-                    _n195 = data[pos]
-                    if 0 < _n195 < 128:
-                        _m194_host = data[pos + 1 : pos + _n195].decode()
-                        pos += _n195
+                    _n222 = data[pos]
+                    if _n222 < 128:
+                        _m221.host = data[pos + 1 : pos + _n222].decode()
+                        pos += _n222 or _runtime.null_value("Host")
                     else:
-                        _m194_host, pos = read_compact_string(data, pos)
-                    (_m194_port,) = _S_i.unpack_from(data, pos)
+                        _m221.host, pos = read_compact_string(data, pos)
+                    (_m221.port,) = _S_i.unpack_from(data, pos)
                     pos += 4
-                    _n196 = data[pos]
-                    if 0 < _n196 < 128:
-                        _m194_rack = data[pos + 1 : pos + _n196].decode()
-                        pos += _n196
-                    elif _n196 == 0:
-                        _m194_rack = None
+                    _n223 = data[pos]
+                    if _n223 == 0:
+                        _m221.rack = None
                         pos += 1
+                    elif _n223 < 128:
+                        _m221.rack = data[pos + 1 : pos + _n223].decode()
+                        pos += _n223
                     else:
-                        _m194_rack, pos = read_compact_nullable_string(data, pos)
+                        _m221.rack, pos = read_compact_nullable_string(data, pos)
                     if data[pos] == 0:  # no tagged fields: the common case
                         pos += 1
                     else:
                         pos = skip_tagged_fields(data, pos)
-                    f_node_endpoints.append(NodeEndpoint(_m194_node_id, _m194_host, _m194_port, _m194_rack))
-            pos = _end192  # unknown tags are skipped (KIP-482)
-    return ProduceResponse(f_responses, f_throttle_time_ms, f_node_endpoints), pos
+                    _l220.append(_m221)
+                o.node_endpoints = _l220
+            pos = _end218  # unknown tags are skipped (KIP-482)
+    return o, pos
 
 
 def _encode_ProduceResponse_v13(o: ProduceResponse, out: bytearray) -> None:
     """ProduceResponse, version 13 (flexible)."""
-    _a197 = o.responses
-    _n198 = len(_a197) + 1
-    if _n198 < 128:
-        out.append(_n198)
+    _a224 = o.responses
+    _n225 = len(_a224) + 1
+    if _n225 < 128:
+        out.append(_n225)
     else:
-        write_uvarint(out, _n198)
-    for _e199 in _a197:
-        _encode_TopicProduceResponse_v13(_e199, out)
+        write_uvarint(out, _n225)
+    for _e226 in _a224:
+        _encode_TopicProduceResponse_v13(_e226, out)
     out += _S_i.pack(o.throttle_time_ms)
-    _nt200 = o.node_endpoints != []
-    if _nt200 == 0:
+    _nt227 = o.node_endpoints != []
+    if _nt227 == 0:
         out.append(0)
     else:
-        write_uvarint(out, _nt200)
+        write_uvarint(out, _nt227)
         if o.node_endpoints != []:
             write_uvarint(out, 0)
-            _t201 = bytearray()
-            _a202 = o.node_endpoints
-            _n203 = len(_a202) + 1
-            if _n203 < 128:
-                _t201.append(_n203)
+            _t228 = bytearray()
+            _a229 = o.node_endpoints
+            _n230 = len(_a229) + 1
+            if _n230 < 128:
+                _t228.append(_n230)
             else:
-                write_uvarint(_t201, _n203)
-            for _e204 in _a202:
-                _encode_NodeEndpoint_v10(_e204, _t201)
-            write_uvarint(out, len(_t201))
-            out += _t201
+                write_uvarint(_t228, _n230)
+            for _e231 in _a229:
+                _encode_NodeEndpoint_v10(_e231, _t228)
+            write_uvarint(out, len(_t228))
+            out += _t228
 
 
 _PRODUCE_REQUEST_DECODERS: dict[int, Callable[[bytes, int], tuple[ProduceRequest, int]]] = {

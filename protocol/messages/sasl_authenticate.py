@@ -28,6 +28,7 @@ _S_hh = Struct(">hh")
 _S_i = Struct(">i")
 _S_q = Struct(">q")
 _S_qB = Struct(">qB")
+_new = object.__new__
 
 
 @dataclass(slots=True)
@@ -142,13 +143,14 @@ class SaslAuthenticateResponse:
 
 def _decode_SaslAuthenticateRequest_v0(data: bytes, pos: int) -> tuple[SaslAuthenticateRequest, int]:
     """SaslAuthenticateRequest, versions 0-1."""
+    o = _new(SaslAuthenticateRequest)
     (_n1,) = _S_i.unpack_from(data, pos)
     pos += 4
     if _n1 < 0:
         raise InvalidValueError("AuthBytes: null or negative length")
-    f_auth_bytes = data[pos : pos + _n1]
+    o.auth_bytes = data[pos : pos + _n1]
     pos += _n1
-    return SaslAuthenticateRequest(f_auth_bytes), pos
+    return o, pos
 
 
 def _encode_SaslAuthenticateRequest_v0(o: SaslAuthenticateRequest, out: bytearray) -> None:
@@ -160,17 +162,18 @@ def _encode_SaslAuthenticateRequest_v0(o: SaslAuthenticateRequest, out: bytearra
 
 def _decode_SaslAuthenticateRequest_v2(data: bytes, pos: int) -> tuple[SaslAuthenticateRequest, int]:
     """SaslAuthenticateRequest, version 2 (flexible)."""
+    o = _new(SaslAuthenticateRequest)
     _n3 = data[pos]
-    if 0 < _n3 < 128:
-        f_auth_bytes = data[pos + 1 : pos + _n3]
-        pos += _n3
+    if _n3 < 128:
+        o.auth_bytes = data[pos + 1 : pos + _n3]
+        pos += _n3 or _runtime.null_value("AuthBytes")
     else:
-        f_auth_bytes, pos = read_compact_bytes(data, pos)
+        o.auth_bytes, pos = read_compact_bytes(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return SaslAuthenticateRequest(f_auth_bytes), pos
+    return o, pos
 
 
 def _encode_SaslAuthenticateRequest_v2(o: SaslAuthenticateRequest, out: bytearray) -> None:
@@ -186,22 +189,24 @@ def _encode_SaslAuthenticateRequest_v2(o: SaslAuthenticateRequest, out: bytearra
 
 def _decode_SaslAuthenticateResponse_v0(data: bytes, pos: int) -> tuple[SaslAuthenticateResponse, int]:
     """SaslAuthenticateResponse, version 0."""
-    f_error_code, _n5 = _S_hh.unpack_from(data, pos)
+    o = _new(SaslAuthenticateResponse)
+    o.session_lifetime_ms = 0
+    o.error_code, _n5 = _S_hh.unpack_from(data, pos)
     pos += 4
     if _n5 < 0:
-        f_error_message = None
+        o.error_message = None
         if _n5 != -1:
             raise InvalidValueError("ErrorMessage: length " + str(_n5))
     else:
-        f_error_message = data[pos : pos + _n5].decode()
+        o.error_message = data[pos : pos + _n5].decode()
         pos += _n5
     (_n6,) = _S_i.unpack_from(data, pos)
     pos += 4
     if _n6 < 0:
         raise InvalidValueError("AuthBytes: null or negative length")
-    f_auth_bytes = data[pos : pos + _n6]
+    o.auth_bytes = data[pos : pos + _n6]
     pos += _n6
-    return SaslAuthenticateResponse(f_error_code, f_error_message, f_auth_bytes, 0), pos
+    return o, pos
 
 
 def _encode_SaslAuthenticateResponse_v0(o: SaslAuthenticateResponse, out: bytearray) -> None:
@@ -217,24 +222,25 @@ def _encode_SaslAuthenticateResponse_v0(o: SaslAuthenticateResponse, out: bytear
 
 def _decode_SaslAuthenticateResponse_v1(data: bytes, pos: int) -> tuple[SaslAuthenticateResponse, int]:
     """SaslAuthenticateResponse, version 1."""
-    f_error_code, _n9 = _S_hh.unpack_from(data, pos)
+    o = _new(SaslAuthenticateResponse)
+    o.error_code, _n9 = _S_hh.unpack_from(data, pos)
     pos += 4
     if _n9 < 0:
-        f_error_message = None
+        o.error_message = None
         if _n9 != -1:
             raise InvalidValueError("ErrorMessage: length " + str(_n9))
     else:
-        f_error_message = data[pos : pos + _n9].decode()
+        o.error_message = data[pos : pos + _n9].decode()
         pos += _n9
     (_n10,) = _S_i.unpack_from(data, pos)
     pos += 4
     if _n10 < 0:
         raise InvalidValueError("AuthBytes: null or negative length")
-    f_auth_bytes = data[pos : pos + _n10]
+    o.auth_bytes = data[pos : pos + _n10]
     pos += _n10
-    (f_session_lifetime_ms,) = _S_q.unpack_from(data, pos)
+    (o.session_lifetime_ms,) = _S_q.unpack_from(data, pos)
     pos += 8
-    return SaslAuthenticateResponse(f_error_code, f_error_message, f_auth_bytes, f_session_lifetime_ms), pos
+    return o, pos
 
 
 def _encode_SaslAuthenticateResponse_v1(o: SaslAuthenticateResponse, out: bytearray) -> None:
@@ -251,28 +257,29 @@ def _encode_SaslAuthenticateResponse_v1(o: SaslAuthenticateResponse, out: bytear
 
 def _decode_SaslAuthenticateResponse_v2(data: bytes, pos: int) -> tuple[SaslAuthenticateResponse, int]:
     """SaslAuthenticateResponse, version 2 (flexible)."""
-    (f_error_code,) = _S_h.unpack_from(data, pos)
+    o = _new(SaslAuthenticateResponse)
+    (o.error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
     _n13 = data[pos]
-    if 0 < _n13 < 128:
-        f_error_message = data[pos + 1 : pos + _n13].decode()
-        pos += _n13
-    elif _n13 == 0:
-        f_error_message = None
+    if _n13 == 0:
+        o.error_message = None
         pos += 1
+    elif _n13 < 128:
+        o.error_message = data[pos + 1 : pos + _n13].decode()
+        pos += _n13
     else:
-        f_error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos)
     _n14 = data[pos]
-    if 0 < _n14 < 128:
-        f_auth_bytes = data[pos + 1 : pos + _n14]
-        pos += _n14
+    if _n14 < 128:
+        o.auth_bytes = data[pos + 1 : pos + _n14]
+        pos += _n14 or _runtime.null_value("AuthBytes")
     else:
-        f_auth_bytes, pos = read_compact_bytes(data, pos)
-    f_session_lifetime_ms, _t15 = _S_qB.unpack_from(data, pos)
+        o.auth_bytes, pos = read_compact_bytes(data, pos)
+    o.session_lifetime_ms, _t15 = _S_qB.unpack_from(data, pos)
     pos += 9
     if _t15 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return SaslAuthenticateResponse(f_error_code, f_error_message, f_auth_bytes, f_session_lifetime_ms), pos
+    return o, pos
 
 
 def _encode_SaslAuthenticateResponse_v2(o: SaslAuthenticateResponse, out: bytearray) -> None:

@@ -19,6 +19,7 @@ from protocol.schema import FieldSpec, MessageSpec
 
 _S_h = Struct(">h")
 _S_hi = Struct(">hi")
+_new = object.__new__
 
 
 @dataclass(slots=True)
@@ -129,13 +130,14 @@ class SaslHandshakeResponse:
 
 def _decode_SaslHandshakeRequest_v0(data: bytes, pos: int) -> tuple[SaslHandshakeRequest, int]:
     """SaslHandshakeRequest, versions 0-1."""
+    o = _new(SaslHandshakeRequest)
     (_n1,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n1 < 0:
         raise InvalidValueError("Mechanism: null or negative length")
-    f_mechanism = data[pos : pos + _n1].decode()
+    o.mechanism = data[pos : pos + _n1].decode()
     pos += _n1
-    return SaslHandshakeRequest(f_mechanism), pos
+    return o, pos
 
 
 def _encode_SaslHandshakeRequest_v0(o: SaslHandshakeRequest, out: bytearray) -> None:
@@ -147,30 +149,32 @@ def _encode_SaslHandshakeRequest_v0(o: SaslHandshakeRequest, out: bytearray) -> 
 
 def _decode_SaslHandshakeResponse_v0(data: bytes, pos: int) -> tuple[SaslHandshakeResponse, int]:
     """SaslHandshakeResponse, versions 0-1."""
-    f_error_code, _n3 = _S_hi.unpack_from(data, pos)
+    o = _new(SaslHandshakeResponse)
+    o.error_code, _n3 = _S_hi.unpack_from(data, pos)
     pos += 6
     if _n3 < 0:
         raise InvalidValueError("Mechanisms: null or negative length")
     if _n3 > len(data) - pos:
         raise TruncatedError("Mechanisms: " + str(_n3) + " elements in " + str(len(data) - pos) + " bytes")
-    f_mechanisms = []
+    _l4: list[str] = []
     for _ in range(_n3):
-        (_n5,) = _S_h.unpack_from(data, pos)
+        (_n6,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n5 < 0:
+        if _n6 < 0:
             raise InvalidValueError("Mechanisms: null or negative length")
-        _e4 = data[pos : pos + _n5].decode()
-        pos += _n5
-        f_mechanisms.append(_e4)
-    return SaslHandshakeResponse(f_error_code, f_mechanisms), pos
+        _e5 = data[pos : pos + _n6].decode()
+        pos += _n6
+        _l4.append(_e5)
+    o.mechanisms = _l4
+    return o, pos
 
 
 def _encode_SaslHandshakeResponse_v0(o: SaslHandshakeResponse, out: bytearray) -> None:
     """SaslHandshakeResponse, versions 0-1."""
-    _a6 = o.mechanisms
-    out += _S_hi.pack(o.error_code, len(_a6))
-    for _e7 in _a6:
-        write_string(out, _e7)
+    _a7 = o.mechanisms
+    out += _S_hi.pack(o.error_code, len(_a7))
+    for _e8 in _a7:
+        write_string(out, _e8)
 
 
 _SASL_HANDSHAKE_REQUEST_DECODERS: dict[int, Callable[[bytes, int], tuple[SaslHandshakeRequest, int]]] = {

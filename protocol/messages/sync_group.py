@@ -30,6 +30,7 @@ _S_hi = Struct(">hi")
 _S_i = Struct(">i")
 _S_ih = Struct(">ih")
 _S_ihi = Struct(">ihi")
+_new = object.__new__
 
 
 @dataclass(slots=True)
@@ -173,19 +174,20 @@ class SyncGroupResponse:
 
 def _decode_SyncGroupRequestAssignment_v0(data: bytes, pos: int) -> tuple[SyncGroupRequestAssignment, int]:
     """SyncGroupRequestAssignment, versions 0-3."""
+    o = _new(SyncGroupRequestAssignment)
     (_n1,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n1 < 0:
         raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n1].decode()
+    o.member_id = data[pos : pos + _n1].decode()
     pos += _n1
     (_n2,) = _S_i.unpack_from(data, pos)
     pos += 4
     if _n2 < 0:
         raise InvalidValueError("Assignment: null or negative length")
-    f_assignment = data[pos : pos + _n2]
+    o.assignment = data[pos : pos + _n2]
     pos += _n2
-    return SyncGroupRequestAssignment(f_member_id, f_assignment), pos
+    return o, pos
 
 
 def _encode_SyncGroupRequestAssignment_v0(o: SyncGroupRequestAssignment, out: bytearray) -> None:
@@ -200,23 +202,24 @@ def _encode_SyncGroupRequestAssignment_v0(o: SyncGroupRequestAssignment, out: by
 
 def _decode_SyncGroupRequestAssignment_v4(data: bytes, pos: int) -> tuple[SyncGroupRequestAssignment, int]:
     """SyncGroupRequestAssignment, versions 4-5 (flexible)."""
+    o = _new(SyncGroupRequestAssignment)
     _n5 = data[pos]
-    if 0 < _n5 < 128:
-        f_member_id = data[pos + 1 : pos + _n5].decode()
-        pos += _n5
+    if _n5 < 128:
+        o.member_id = data[pos + 1 : pos + _n5].decode()
+        pos += _n5 or _runtime.null_value("MemberId")
     else:
-        f_member_id, pos = read_compact_string(data, pos)
+        o.member_id, pos = read_compact_string(data, pos)
     _n6 = data[pos]
-    if 0 < _n6 < 128:
-        f_assignment = data[pos + 1 : pos + _n6]
-        pos += _n6
+    if _n6 < 128:
+        o.assignment = data[pos + 1 : pos + _n6]
+        pos += _n6 or _runtime.null_value("Assignment")
     else:
-        f_assignment, pos = read_compact_bytes(data, pos)
+        o.assignment, pos = read_compact_bytes(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return SyncGroupRequestAssignment(f_member_id, f_assignment), pos
+    return o, pos
 
 
 def _encode_SyncGroupRequestAssignment_v4(o: SyncGroupRequestAssignment, out: bytearray) -> None:
@@ -239,17 +242,21 @@ def _encode_SyncGroupRequestAssignment_v4(o: SyncGroupRequestAssignment, out: by
 
 def _decode_SyncGroupRequest_v0(data: bytes, pos: int) -> tuple[SyncGroupRequest, int]:
     """SyncGroupRequest, versions 0-2."""
+    o = _new(SyncGroupRequest)
+    o.group_instance_id = None
+    o.protocol_type = None
+    o.protocol_name = None
     (_n10,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n10 < 0:
         raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n10].decode()
+    o.group_id = data[pos : pos + _n10].decode()
     pos += _n10
-    f_generation_id, _n11 = _S_ih.unpack_from(data, pos)
+    o.generation_id, _n11 = _S_ih.unpack_from(data, pos)
     pos += 6
     if _n11 < 0:
         raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n11].decode()
+    o.member_id = data[pos : pos + _n11].decode()
     pos += _n11
     (_n12,) = _S_i.unpack_from(data, pos)
     pos += 4
@@ -257,487 +264,499 @@ def _decode_SyncGroupRequest_v0(data: bytes, pos: int) -> tuple[SyncGroupRequest
         raise InvalidValueError("Assignments: null or negative length")
     if _n12 > len(data) - pos:
         raise TruncatedError("Assignments: " + str(_n12) + " elements in " + str(len(data) - pos) + " bytes")
-    f_assignments = []
+    _l13: list[SyncGroupRequestAssignment] = []
     for _ in range(_n12):
-        (_n14,) = _S_h.unpack_from(data, pos)
+        _m14 = _new(SyncGroupRequestAssignment)
+        (_n15,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n14 < 0:
-            raise InvalidValueError("MemberId: null or negative length")
-        _m13_member_id = data[pos : pos + _n14].decode()
-        pos += _n14
-        (_n15,) = _S_i.unpack_from(data, pos)
-        pos += 4
         if _n15 < 0:
-            raise InvalidValueError("Assignment: null or negative length")
-        _m13_assignment = data[pos : pos + _n15]
+            raise InvalidValueError("MemberId: null or negative length")
+        _m14.member_id = data[pos : pos + _n15].decode()
         pos += _n15
-        f_assignments.append(SyncGroupRequestAssignment(_m13_member_id, _m13_assignment))
-    return SyncGroupRequest(f_group_id, f_generation_id, f_member_id, None, None, None, f_assignments), pos
+        (_n16,) = _S_i.unpack_from(data, pos)
+        pos += 4
+        if _n16 < 0:
+            raise InvalidValueError("Assignment: null or negative length")
+        _m14.assignment = data[pos : pos + _n16]
+        pos += _n16
+        _l13.append(_m14)
+    o.assignments = _l13
+    return o, pos
 
 
 def _encode_SyncGroupRequest_v0(o: SyncGroupRequest, out: bytearray) -> None:
     """SyncGroupRequest, versions 0-2."""
-    _b16 = o.group_id.encode()
-    out += _S_h.pack(len(_b16))
-    out += _b16
-    _b17 = o.member_id.encode()
-    out += _S_ih.pack(o.generation_id, len(_b17))
+    _b17 = o.group_id.encode()
+    out += _S_h.pack(len(_b17))
     out += _b17
-    _a18 = o.assignments
-    out += _S_i.pack(len(_a18))
-    for _e19 in _a18:
-        _b20 = _e19.member_id.encode()
-        out += _S_h.pack(len(_b20))
-        out += _b20
-        _b21 = _e19.assignment
-        out += _S_i.pack(len(_b21))
+    _b18 = o.member_id.encode()
+    out += _S_ih.pack(o.generation_id, len(_b18))
+    out += _b18
+    _a19 = o.assignments
+    out += _S_i.pack(len(_a19))
+    for _e20 in _a19:
+        _b21 = _e20.member_id.encode()
+        out += _S_h.pack(len(_b21))
         out += _b21
+        _b22 = _e20.assignment
+        out += _S_i.pack(len(_b22))
+        out += _b22
 
 
 def _decode_SyncGroupRequest_v3(data: bytes, pos: int) -> tuple[SyncGroupRequest, int]:
     """SyncGroupRequest, version 3."""
-    (_n22,) = _S_h.unpack_from(data, pos)
+    o = _new(SyncGroupRequest)
+    o.protocol_type = None
+    o.protocol_name = None
+    (_n23,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n22 < 0:
-        raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n22].decode()
-    pos += _n22
-    f_generation_id, _n23 = _S_ih.unpack_from(data, pos)
-    pos += 6
     if _n23 < 0:
-        raise InvalidValueError("MemberId: null or negative length")
-    f_member_id = data[pos : pos + _n23].decode()
+        raise InvalidValueError("GroupId: null or negative length")
+    o.group_id = data[pos : pos + _n23].decode()
     pos += _n23
-    (_n24,) = _S_h.unpack_from(data, pos)
-    pos += 2
+    o.generation_id, _n24 = _S_ih.unpack_from(data, pos)
+    pos += 6
     if _n24 < 0:
-        f_group_instance_id = None
-        if _n24 != -1:
-            raise InvalidValueError("GroupInstanceId: length " + str(_n24))
-    else:
-        f_group_instance_id = data[pos : pos + _n24].decode()
-        pos += _n24
-    (_n25,) = _S_i.unpack_from(data, pos)
-    pos += 4
+        raise InvalidValueError("MemberId: null or negative length")
+    o.member_id = data[pos : pos + _n24].decode()
+    pos += _n24
+    (_n25,) = _S_h.unpack_from(data, pos)
+    pos += 2
     if _n25 < 0:
+        o.group_instance_id = None
+        if _n25 != -1:
+            raise InvalidValueError("GroupInstanceId: length " + str(_n25))
+    else:
+        o.group_instance_id = data[pos : pos + _n25].decode()
+        pos += _n25
+    (_n26,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n26 < 0:
         raise InvalidValueError("Assignments: null or negative length")
-    if _n25 > len(data) - pos:
-        raise TruncatedError("Assignments: " + str(_n25) + " elements in " + str(len(data) - pos) + " bytes")
-    f_assignments = []
-    for _ in range(_n25):
-        (_n27,) = _S_h.unpack_from(data, pos)
+    if _n26 > len(data) - pos:
+        raise TruncatedError("Assignments: " + str(_n26) + " elements in " + str(len(data) - pos) + " bytes")
+    _l27: list[SyncGroupRequestAssignment] = []
+    for _ in range(_n26):
+        _m28 = _new(SyncGroupRequestAssignment)
+        (_n29,) = _S_h.unpack_from(data, pos)
         pos += 2
-        if _n27 < 0:
+        if _n29 < 0:
             raise InvalidValueError("MemberId: null or negative length")
-        _m26_member_id = data[pos : pos + _n27].decode()
-        pos += _n27
-        (_n28,) = _S_i.unpack_from(data, pos)
+        _m28.member_id = data[pos : pos + _n29].decode()
+        pos += _n29
+        (_n30,) = _S_i.unpack_from(data, pos)
         pos += 4
-        if _n28 < 0:
+        if _n30 < 0:
             raise InvalidValueError("Assignment: null or negative length")
-        _m26_assignment = data[pos : pos + _n28]
-        pos += _n28
-        f_assignments.append(SyncGroupRequestAssignment(_m26_member_id, _m26_assignment))
-    return SyncGroupRequest(
-        f_group_id, f_generation_id, f_member_id, f_group_instance_id, None, None, f_assignments
-    ), pos
+        _m28.assignment = data[pos : pos + _n30]
+        pos += _n30
+        _l27.append(_m28)
+    o.assignments = _l27
+    return o, pos
 
 
 def _encode_SyncGroupRequest_v3(o: SyncGroupRequest, out: bytearray) -> None:
     """SyncGroupRequest, version 3."""
-    _b29 = o.group_id.encode()
-    out += _S_h.pack(len(_b29))
-    out += _b29
-    _b30 = o.member_id.encode()
-    out += _S_ih.pack(o.generation_id, len(_b30))
-    out += _b30
-    _b31 = None if o.group_instance_id is None else o.group_instance_id.encode()
-    out += _S_h.pack(-1 if _b31 is None else len(_b31))
-    if _b31 is not None:
-        out += _b31
-    _a32 = o.assignments
-    out += _S_i.pack(len(_a32))
-    for _e33 in _a32:
-        _b34 = _e33.member_id.encode()
-        out += _S_h.pack(len(_b34))
-        out += _b34
-        _b35 = _e33.assignment
-        out += _S_i.pack(len(_b35))
-        out += _b35
+    _b31 = o.group_id.encode()
+    out += _S_h.pack(len(_b31))
+    out += _b31
+    _b32 = o.member_id.encode()
+    out += _S_ih.pack(o.generation_id, len(_b32))
+    out += _b32
+    _b33 = None if o.group_instance_id is None else o.group_instance_id.encode()
+    out += _S_h.pack(-1 if _b33 is None else len(_b33))
+    if _b33 is not None:
+        out += _b33
+    _a34 = o.assignments
+    out += _S_i.pack(len(_a34))
+    for _e35 in _a34:
+        _b36 = _e35.member_id.encode()
+        out += _S_h.pack(len(_b36))
+        out += _b36
+        _b37 = _e35.assignment
+        out += _S_i.pack(len(_b37))
+        out += _b37
 
 
 def _decode_SyncGroupRequest_v4(data: bytes, pos: int) -> tuple[SyncGroupRequest, int]:
     """SyncGroupRequest, version 4 (flexible)."""
-    _n36 = data[pos]
-    if 0 < _n36 < 128:
-        f_group_id = data[pos + 1 : pos + _n36].decode()
-        pos += _n36
-    else:
-        f_group_id, pos = read_compact_string(data, pos)
-    (f_generation_id,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    _n37 = data[pos]
-    if 0 < _n37 < 128:
-        f_member_id = data[pos + 1 : pos + _n37].decode()
-        pos += _n37
-    else:
-        f_member_id, pos = read_compact_string(data, pos)
+    o = _new(SyncGroupRequest)
+    o.protocol_type = None
+    o.protocol_name = None
     _n38 = data[pos]
-    if 0 < _n38 < 128:
-        f_group_instance_id = data[pos + 1 : pos + _n38].decode()
-        pos += _n38
-    elif _n38 == 0:
-        f_group_instance_id = None
-        pos += 1
+    if _n38 < 128:
+        o.group_id = data[pos + 1 : pos + _n38].decode()
+        pos += _n38 or _runtime.null_value("GroupId")
     else:
-        f_group_instance_id, pos = read_compact_nullable_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos)
+    (o.generation_id,) = _S_i.unpack_from(data, pos)
+    pos += 4
     _n39 = data[pos]
     if _n39 < 128:
+        o.member_id = data[pos + 1 : pos + _n39].decode()
+        pos += _n39 or _runtime.null_value("MemberId")
+    else:
+        o.member_id, pos = read_compact_string(data, pos)
+    _n40 = data[pos]
+    if _n40 == 0:
+        o.group_instance_id = None
+        pos += 1
+    elif _n40 < 128:
+        o.group_instance_id = data[pos + 1 : pos + _n40].decode()
+        pos += _n40
+    else:
+        o.group_instance_id, pos = read_compact_nullable_string(data, pos)
+    _n41 = data[pos]
+    if _n41 < 128:
         pos += 1
     else:
-        _n39, pos = read_uvarint(data, pos)
-    _n39 -= 1
-    if _n39 < 0:
+        _n41, pos = read_uvarint(data, pos)
+    _n41 -= 1
+    if _n41 < 0:
         raise InvalidValueError("Assignments: null or negative length")
-    if _n39 > len(data) - pos:
-        raise TruncatedError("Assignments: " + str(_n39) + " elements in " + str(len(data) - pos) + " bytes")
-    f_assignments = []
-    for _ in range(_n39):
-        _n41 = data[pos]
-        if 0 < _n41 < 128:
-            _m40_member_id = data[pos + 1 : pos + _n41].decode()
-            pos += _n41
+    if _n41 > len(data) - pos:
+        raise TruncatedError("Assignments: " + str(_n41) + " elements in " + str(len(data) - pos) + " bytes")
+    _l42: list[SyncGroupRequestAssignment] = []
+    for _ in range(_n41):
+        _m43 = _new(SyncGroupRequestAssignment)
+        _n44 = data[pos]
+        if _n44 < 128:
+            _m43.member_id = data[pos + 1 : pos + _n44].decode()
+            pos += _n44 or _runtime.null_value("MemberId")
         else:
-            _m40_member_id, pos = read_compact_string(data, pos)
-        _n42 = data[pos]
-        if 0 < _n42 < 128:
-            _m40_assignment = data[pos + 1 : pos + _n42]
-            pos += _n42
+            _m43.member_id, pos = read_compact_string(data, pos)
+        _n45 = data[pos]
+        if _n45 < 128:
+            _m43.assignment = data[pos + 1 : pos + _n45]
+            pos += _n45 or _runtime.null_value("Assignment")
         else:
-            _m40_assignment, pos = read_compact_bytes(data, pos)
+            _m43.assignment, pos = read_compact_bytes(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_assignments.append(SyncGroupRequestAssignment(_m40_member_id, _m40_assignment))
+        _l42.append(_m43)
+    o.assignments = _l42
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return SyncGroupRequest(
-        f_group_id, f_generation_id, f_member_id, f_group_instance_id, None, None, f_assignments
-    ), pos
+    return o, pos
 
 
 def _encode_SyncGroupRequest_v4(o: SyncGroupRequest, out: bytearray) -> None:
     """SyncGroupRequest, version 4 (flexible)."""
-    _b43 = o.group_id.encode()
-    _n44 = len(_b43) + 1
-    if _n44 < 128:
-        out.append(_n44)
+    _b46 = o.group_id.encode()
+    _n47 = len(_b46) + 1
+    if _n47 < 128:
+        out.append(_n47)
     else:
-        write_uvarint(out, _n44)
-    out += _b43
+        write_uvarint(out, _n47)
+    out += _b46
     out += _S_i.pack(o.generation_id)
-    _b45 = o.member_id.encode()
-    _n46 = len(_b45) + 1
-    if _n46 < 128:
-        out.append(_n46)
+    _b48 = o.member_id.encode()
+    _n49 = len(_b48) + 1
+    if _n49 < 128:
+        out.append(_n49)
     else:
-        write_uvarint(out, _n46)
-    out += _b45
+        write_uvarint(out, _n49)
+    out += _b48
     if o.group_instance_id is None:
         out.append(0)
     else:
-        _b47 = o.group_instance_id.encode()
-        _n48 = len(_b47) + 1
-        if _n48 < 128:
-            out.append(_n48)
+        _b50 = o.group_instance_id.encode()
+        _n51 = len(_b50) + 1
+        if _n51 < 128:
+            out.append(_n51)
         else:
-            write_uvarint(out, _n48)
-        out += _b47
-    _a49 = o.assignments
-    _n50 = len(_a49) + 1
-    if _n50 < 128:
-        out.append(_n50)
+            write_uvarint(out, _n51)
+        out += _b50
+    _a52 = o.assignments
+    _n53 = len(_a52) + 1
+    if _n53 < 128:
+        out.append(_n53)
     else:
-        write_uvarint(out, _n50)
-    for _e51 in _a49:
-        _b52 = _e51.member_id.encode()
-        _n53 = len(_b52) + 1
-        if _n53 < 128:
-            out.append(_n53)
+        write_uvarint(out, _n53)
+    for _e54 in _a52:
+        _b55 = _e54.member_id.encode()
+        _n56 = len(_b55) + 1
+        if _n56 < 128:
+            out.append(_n56)
         else:
-            write_uvarint(out, _n53)
-        out += _b52
-        _n54 = len(_e51.assignment) + 1
-        if _n54 < 128:
-            out.append(_n54)
+            write_uvarint(out, _n56)
+        out += _b55
+        _n57 = len(_e54.assignment) + 1
+        if _n57 < 128:
+            out.append(_n57)
         else:
-            write_uvarint(out, _n54)
-        out += _e51.assignment
+            write_uvarint(out, _n57)
+        out += _e54.assignment
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_SyncGroupRequest_v5(data: bytes, pos: int) -> tuple[SyncGroupRequest, int]:
     """SyncGroupRequest, version 5 (flexible)."""
-    _n55 = data[pos]
-    if 0 < _n55 < 128:
-        f_group_id = data[pos + 1 : pos + _n55].decode()
-        pos += _n55
-    else:
-        f_group_id, pos = read_compact_string(data, pos)
-    (f_generation_id,) = _S_i.unpack_from(data, pos)
-    pos += 4
-    _n56 = data[pos]
-    if 0 < _n56 < 128:
-        f_member_id = data[pos + 1 : pos + _n56].decode()
-        pos += _n56
-    else:
-        f_member_id, pos = read_compact_string(data, pos)
-    _n57 = data[pos]
-    if 0 < _n57 < 128:
-        f_group_instance_id = data[pos + 1 : pos + _n57].decode()
-        pos += _n57
-    elif _n57 == 0:
-        f_group_instance_id = None
-        pos += 1
-    else:
-        f_group_instance_id, pos = read_compact_nullable_string(data, pos)
+    o = _new(SyncGroupRequest)
     _n58 = data[pos]
-    if 0 < _n58 < 128:
-        f_protocol_type = data[pos + 1 : pos + _n58].decode()
-        pos += _n58
-    elif _n58 == 0:
-        f_protocol_type = None
-        pos += 1
+    if _n58 < 128:
+        o.group_id = data[pos + 1 : pos + _n58].decode()
+        pos += _n58 or _runtime.null_value("GroupId")
     else:
-        f_protocol_type, pos = read_compact_nullable_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos)
+    (o.generation_id,) = _S_i.unpack_from(data, pos)
+    pos += 4
     _n59 = data[pos]
-    if 0 < _n59 < 128:
-        f_protocol_name = data[pos + 1 : pos + _n59].decode()
-        pos += _n59
-    elif _n59 == 0:
-        f_protocol_name = None
-        pos += 1
+    if _n59 < 128:
+        o.member_id = data[pos + 1 : pos + _n59].decode()
+        pos += _n59 or _runtime.null_value("MemberId")
     else:
-        f_protocol_name, pos = read_compact_nullable_string(data, pos)
+        o.member_id, pos = read_compact_string(data, pos)
     _n60 = data[pos]
-    if _n60 < 128:
+    if _n60 == 0:
+        o.group_instance_id = None
+        pos += 1
+    elif _n60 < 128:
+        o.group_instance_id = data[pos + 1 : pos + _n60].decode()
+        pos += _n60
+    else:
+        o.group_instance_id, pos = read_compact_nullable_string(data, pos)
+    _n61 = data[pos]
+    if _n61 == 0:
+        o.protocol_type = None
+        pos += 1
+    elif _n61 < 128:
+        o.protocol_type = data[pos + 1 : pos + _n61].decode()
+        pos += _n61
+    else:
+        o.protocol_type, pos = read_compact_nullable_string(data, pos)
+    _n62 = data[pos]
+    if _n62 == 0:
+        o.protocol_name = None
+        pos += 1
+    elif _n62 < 128:
+        o.protocol_name = data[pos + 1 : pos + _n62].decode()
+        pos += _n62
+    else:
+        o.protocol_name, pos = read_compact_nullable_string(data, pos)
+    _n63 = data[pos]
+    if _n63 < 128:
         pos += 1
     else:
-        _n60, pos = read_uvarint(data, pos)
-    _n60 -= 1
-    if _n60 < 0:
+        _n63, pos = read_uvarint(data, pos)
+    _n63 -= 1
+    if _n63 < 0:
         raise InvalidValueError("Assignments: null or negative length")
-    if _n60 > len(data) - pos:
-        raise TruncatedError("Assignments: " + str(_n60) + " elements in " + str(len(data) - pos) + " bytes")
-    f_assignments = []
-    for _ in range(_n60):
-        _n62 = data[pos]
-        if 0 < _n62 < 128:
-            _m61_member_id = data[pos + 1 : pos + _n62].decode()
-            pos += _n62
+    if _n63 > len(data) - pos:
+        raise TruncatedError("Assignments: " + str(_n63) + " elements in " + str(len(data) - pos) + " bytes")
+    _l64: list[SyncGroupRequestAssignment] = []
+    for _ in range(_n63):
+        _m65 = _new(SyncGroupRequestAssignment)
+        _n66 = data[pos]
+        if _n66 < 128:
+            _m65.member_id = data[pos + 1 : pos + _n66].decode()
+            pos += _n66 or _runtime.null_value("MemberId")
         else:
-            _m61_member_id, pos = read_compact_string(data, pos)
-        _n63 = data[pos]
-        if 0 < _n63 < 128:
-            _m61_assignment = data[pos + 1 : pos + _n63]
-            pos += _n63
+            _m65.member_id, pos = read_compact_string(data, pos)
+        _n67 = data[pos]
+        if _n67 < 128:
+            _m65.assignment = data[pos + 1 : pos + _n67]
+            pos += _n67 or _runtime.null_value("Assignment")
         else:
-            _m61_assignment, pos = read_compact_bytes(data, pos)
+            _m65.assignment, pos = read_compact_bytes(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_assignments.append(SyncGroupRequestAssignment(_m61_member_id, _m61_assignment))
+        _l64.append(_m65)
+    o.assignments = _l64
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return SyncGroupRequest(
-        f_group_id,
-        f_generation_id,
-        f_member_id,
-        f_group_instance_id,
-        f_protocol_type,
-        f_protocol_name,
-        f_assignments,
-    ), pos
+    return o, pos
 
 
 def _encode_SyncGroupRequest_v5(o: SyncGroupRequest, out: bytearray) -> None:
     """SyncGroupRequest, version 5 (flexible)."""
-    _b64 = o.group_id.encode()
-    _n65 = len(_b64) + 1
-    if _n65 < 128:
-        out.append(_n65)
+    _b68 = o.group_id.encode()
+    _n69 = len(_b68) + 1
+    if _n69 < 128:
+        out.append(_n69)
     else:
-        write_uvarint(out, _n65)
-    out += _b64
+        write_uvarint(out, _n69)
+    out += _b68
     out += _S_i.pack(o.generation_id)
-    _b66 = o.member_id.encode()
-    _n67 = len(_b66) + 1
-    if _n67 < 128:
-        out.append(_n67)
+    _b70 = o.member_id.encode()
+    _n71 = len(_b70) + 1
+    if _n71 < 128:
+        out.append(_n71)
     else:
-        write_uvarint(out, _n67)
-    out += _b66
+        write_uvarint(out, _n71)
+    out += _b70
     if o.group_instance_id is None:
         out.append(0)
     else:
-        _b68 = o.group_instance_id.encode()
-        _n69 = len(_b68) + 1
-        if _n69 < 128:
-            out.append(_n69)
-        else:
-            write_uvarint(out, _n69)
-        out += _b68
-    if o.protocol_type is None:
-        out.append(0)
-    else:
-        _b70 = o.protocol_type.encode()
-        _n71 = len(_b70) + 1
-        if _n71 < 128:
-            out.append(_n71)
-        else:
-            write_uvarint(out, _n71)
-        out += _b70
-    if o.protocol_name is None:
-        out.append(0)
-    else:
-        _b72 = o.protocol_name.encode()
+        _b72 = o.group_instance_id.encode()
         _n73 = len(_b72) + 1
         if _n73 < 128:
             out.append(_n73)
         else:
             write_uvarint(out, _n73)
         out += _b72
-    _a74 = o.assignments
-    _n75 = len(_a74) + 1
-    if _n75 < 128:
-        out.append(_n75)
+    if o.protocol_type is None:
+        out.append(0)
     else:
-        write_uvarint(out, _n75)
-    for _e76 in _a74:
-        _b77 = _e76.member_id.encode()
-        _n78 = len(_b77) + 1
-        if _n78 < 128:
-            out.append(_n78)
+        _b74 = o.protocol_type.encode()
+        _n75 = len(_b74) + 1
+        if _n75 < 128:
+            out.append(_n75)
         else:
-            write_uvarint(out, _n78)
-        out += _b77
-        _n79 = len(_e76.assignment) + 1
-        if _n79 < 128:
-            out.append(_n79)
+            write_uvarint(out, _n75)
+        out += _b74
+    if o.protocol_name is None:
+        out.append(0)
+    else:
+        _b76 = o.protocol_name.encode()
+        _n77 = len(_b76) + 1
+        if _n77 < 128:
+            out.append(_n77)
         else:
-            write_uvarint(out, _n79)
-        out += _e76.assignment
+            write_uvarint(out, _n77)
+        out += _b76
+    _a78 = o.assignments
+    _n79 = len(_a78) + 1
+    if _n79 < 128:
+        out.append(_n79)
+    else:
+        write_uvarint(out, _n79)
+    for _e80 in _a78:
+        _b81 = _e80.member_id.encode()
+        _n82 = len(_b81) + 1
+        if _n82 < 128:
+            out.append(_n82)
+        else:
+            write_uvarint(out, _n82)
+        out += _b81
+        _n83 = len(_e80.assignment) + 1
+        if _n83 < 128:
+            out.append(_n83)
+        else:
+            write_uvarint(out, _n83)
+        out += _e80.assignment
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_SyncGroupResponse_v0(data: bytes, pos: int) -> tuple[SyncGroupResponse, int]:
     """SyncGroupResponse, version 0."""
-    f_error_code, _n80 = _S_hi.unpack_from(data, pos)
+    o = _new(SyncGroupResponse)
+    o.throttle_time_ms = 0
+    o.protocol_type = None
+    o.protocol_name = None
+    o.error_code, _n84 = _S_hi.unpack_from(data, pos)
     pos += 6
-    if _n80 < 0:
+    if _n84 < 0:
         raise InvalidValueError("Assignment: null or negative length")
-    f_assignment = data[pos : pos + _n80]
-    pos += _n80
-    return SyncGroupResponse(0, f_error_code, None, None, f_assignment), pos
+    o.assignment = data[pos : pos + _n84]
+    pos += _n84
+    return o, pos
 
 
 def _encode_SyncGroupResponse_v0(o: SyncGroupResponse, out: bytearray) -> None:
     """SyncGroupResponse, version 0."""
-    _b81 = o.assignment
-    out += _S_hi.pack(o.error_code, len(_b81))
-    out += _b81
+    _b85 = o.assignment
+    out += _S_hi.pack(o.error_code, len(_b85))
+    out += _b85
 
 
 def _decode_SyncGroupResponse_v1(data: bytes, pos: int) -> tuple[SyncGroupResponse, int]:
     """SyncGroupResponse, versions 1-3."""
-    f_throttle_time_ms, f_error_code, _n82 = _S_ihi.unpack_from(data, pos)
+    o = _new(SyncGroupResponse)
+    o.protocol_type = None
+    o.protocol_name = None
+    o.throttle_time_ms, o.error_code, _n86 = _S_ihi.unpack_from(data, pos)
     pos += 10
-    if _n82 < 0:
+    if _n86 < 0:
         raise InvalidValueError("Assignment: null or negative length")
-    f_assignment = data[pos : pos + _n82]
-    pos += _n82
-    return SyncGroupResponse(f_throttle_time_ms, f_error_code, None, None, f_assignment), pos
+    o.assignment = data[pos : pos + _n86]
+    pos += _n86
+    return o, pos
 
 
 def _encode_SyncGroupResponse_v1(o: SyncGroupResponse, out: bytearray) -> None:
     """SyncGroupResponse, versions 1-3."""
-    _b83 = o.assignment
-    out += _S_ihi.pack(o.throttle_time_ms, o.error_code, len(_b83))
-    out += _b83
+    _b87 = o.assignment
+    out += _S_ihi.pack(o.throttle_time_ms, o.error_code, len(_b87))
+    out += _b87
 
 
 def _decode_SyncGroupResponse_v4(data: bytes, pos: int) -> tuple[SyncGroupResponse, int]:
     """SyncGroupResponse, version 4 (flexible)."""
-    f_throttle_time_ms, f_error_code = _S_ih.unpack_from(data, pos)
+    o = _new(SyncGroupResponse)
+    o.protocol_type = None
+    o.protocol_name = None
+    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(data, pos)
     pos += 6
-    _n84 = data[pos]
-    if 0 < _n84 < 128:
-        f_assignment = data[pos + 1 : pos + _n84]
-        pos += _n84
+    _n88 = data[pos]
+    if _n88 < 128:
+        o.assignment = data[pos + 1 : pos + _n88]
+        pos += _n88 or _runtime.null_value("Assignment")
     else:
-        f_assignment, pos = read_compact_bytes(data, pos)
+        o.assignment, pos = read_compact_bytes(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return SyncGroupResponse(f_throttle_time_ms, f_error_code, None, None, f_assignment), pos
+    return o, pos
 
 
 def _encode_SyncGroupResponse_v4(o: SyncGroupResponse, out: bytearray) -> None:
     """SyncGroupResponse, version 4 (flexible)."""
     out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    _n85 = len(o.assignment) + 1
-    if _n85 < 128:
-        out.append(_n85)
+    _n89 = len(o.assignment) + 1
+    if _n89 < 128:
+        out.append(_n89)
     else:
-        write_uvarint(out, _n85)
+        write_uvarint(out, _n89)
     out += o.assignment
     out.append(0)  # no tagged fields
 
 
 def _decode_SyncGroupResponse_v5(data: bytes, pos: int) -> tuple[SyncGroupResponse, int]:
     """SyncGroupResponse, version 5 (flexible)."""
-    f_throttle_time_ms, f_error_code = _S_ih.unpack_from(data, pos)
+    o = _new(SyncGroupResponse)
+    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(data, pos)
     pos += 6
-    _n86 = data[pos]
-    if 0 < _n86 < 128:
-        f_protocol_type = data[pos + 1 : pos + _n86].decode()
-        pos += _n86
-    elif _n86 == 0:
-        f_protocol_type = None
+    _n90 = data[pos]
+    if _n90 == 0:
+        o.protocol_type = None
         pos += 1
+    elif _n90 < 128:
+        o.protocol_type = data[pos + 1 : pos + _n90].decode()
+        pos += _n90
     else:
-        f_protocol_type, pos = read_compact_nullable_string(data, pos)
-    _n87 = data[pos]
-    if 0 < _n87 < 128:
-        f_protocol_name = data[pos + 1 : pos + _n87].decode()
-        pos += _n87
-    elif _n87 == 0:
-        f_protocol_name = None
+        o.protocol_type, pos = read_compact_nullable_string(data, pos)
+    _n91 = data[pos]
+    if _n91 == 0:
+        o.protocol_name = None
         pos += 1
+    elif _n91 < 128:
+        o.protocol_name = data[pos + 1 : pos + _n91].decode()
+        pos += _n91
     else:
-        f_protocol_name, pos = read_compact_nullable_string(data, pos)
-    _n88 = data[pos]
-    if 0 < _n88 < 128:
-        f_assignment = data[pos + 1 : pos + _n88]
-        pos += _n88
+        o.protocol_name, pos = read_compact_nullable_string(data, pos)
+    _n92 = data[pos]
+    if _n92 < 128:
+        o.assignment = data[pos + 1 : pos + _n92]
+        pos += _n92 or _runtime.null_value("Assignment")
     else:
-        f_assignment, pos = read_compact_bytes(data, pos)
+        o.assignment, pos = read_compact_bytes(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return SyncGroupResponse(
-        f_throttle_time_ms, f_error_code, f_protocol_type, f_protocol_name, f_assignment
-    ), pos
+    return o, pos
 
 
 def _encode_SyncGroupResponse_v5(o: SyncGroupResponse, out: bytearray) -> None:
@@ -746,28 +765,28 @@ def _encode_SyncGroupResponse_v5(o: SyncGroupResponse, out: bytearray) -> None:
     if o.protocol_type is None:
         out.append(0)
     else:
-        _b89 = o.protocol_type.encode()
-        _n90 = len(_b89) + 1
-        if _n90 < 128:
-            out.append(_n90)
+        _b93 = o.protocol_type.encode()
+        _n94 = len(_b93) + 1
+        if _n94 < 128:
+            out.append(_n94)
         else:
-            write_uvarint(out, _n90)
-        out += _b89
+            write_uvarint(out, _n94)
+        out += _b93
     if o.protocol_name is None:
         out.append(0)
     else:
-        _b91 = o.protocol_name.encode()
-        _n92 = len(_b91) + 1
-        if _n92 < 128:
-            out.append(_n92)
+        _b95 = o.protocol_name.encode()
+        _n96 = len(_b95) + 1
+        if _n96 < 128:
+            out.append(_n96)
         else:
-            write_uvarint(out, _n92)
-        out += _b91
-    _n93 = len(o.assignment) + 1
-    if _n93 < 128:
-        out.append(_n93)
+            write_uvarint(out, _n96)
+        out += _b95
+    _n97 = len(o.assignment) + 1
+    if _n97 < 128:
+        out.append(_n97)
     else:
-        write_uvarint(out, _n93)
+        write_uvarint(out, _n97)
     out += o.assignment
     out.append(0)  # no tagged fields
 

@@ -33,6 +33,7 @@ _S_iqh = Struct(">iqh")
 _S_iqi = Struct(">iqi")
 _S_iqih = Struct(">iqih")
 _S_qhi = Struct(">qhi")
+_new = object.__new__
 
 
 @dataclass(slots=True)
@@ -223,18 +224,18 @@ def _decode_TxnOffsetCommitRequestPartition_v0(
     data: bytes, pos: int
 ) -> tuple[TxnOffsetCommitRequestPartition, int]:
     """TxnOffsetCommitRequestPartition, versions 0-1."""
-    f_partition_index, f_committed_offset, _n1 = _S_iqh.unpack_from(data, pos)
+    o = _new(TxnOffsetCommitRequestPartition)
+    o.committed_leader_epoch = -1
+    o.partition_index, o.committed_offset, _n1 = _S_iqh.unpack_from(data, pos)
     pos += 14
     if _n1 < 0:
-        f_committed_metadata = None
+        o.committed_metadata = None
         if _n1 != -1:
             raise InvalidValueError("CommittedMetadata: length " + str(_n1))
     else:
-        f_committed_metadata = data[pos : pos + _n1].decode()
+        o.committed_metadata = data[pos : pos + _n1].decode()
         pos += _n1
-    return TxnOffsetCommitRequestPartition(
-        f_partition_index, f_committed_offset, -1, f_committed_metadata
-    ), pos
+    return o, pos
 
 
 def _encode_TxnOffsetCommitRequestPartition_v0(o: TxnOffsetCommitRequestPartition, out: bytearray) -> None:
@@ -249,18 +250,17 @@ def _decode_TxnOffsetCommitRequestPartition_v2(
     data: bytes, pos: int
 ) -> tuple[TxnOffsetCommitRequestPartition, int]:
     """TxnOffsetCommitRequestPartition, version 2."""
-    f_partition_index, f_committed_offset, f_committed_leader_epoch, _n3 = _S_iqih.unpack_from(data, pos)
+    o = _new(TxnOffsetCommitRequestPartition)
+    o.partition_index, o.committed_offset, o.committed_leader_epoch, _n3 = _S_iqih.unpack_from(data, pos)
     pos += 18
     if _n3 < 0:
-        f_committed_metadata = None
+        o.committed_metadata = None
         if _n3 != -1:
             raise InvalidValueError("CommittedMetadata: length " + str(_n3))
     else:
-        f_committed_metadata = data[pos : pos + _n3].decode()
+        o.committed_metadata = data[pos : pos + _n3].decode()
         pos += _n3
-    return TxnOffsetCommitRequestPartition(
-        f_partition_index, f_committed_offset, f_committed_leader_epoch, f_committed_metadata
-    ), pos
+    return o, pos
 
 
 def _encode_TxnOffsetCommitRequestPartition_v2(o: TxnOffsetCommitRequestPartition, out: bytearray) -> None:
@@ -277,24 +277,23 @@ def _decode_TxnOffsetCommitRequestPartition_v3(
     data: bytes, pos: int
 ) -> tuple[TxnOffsetCommitRequestPartition, int]:
     """TxnOffsetCommitRequestPartition, versions 3-5 (flexible)."""
-    f_partition_index, f_committed_offset, f_committed_leader_epoch = _S_iqi.unpack_from(data, pos)
+    o = _new(TxnOffsetCommitRequestPartition)
+    o.partition_index, o.committed_offset, o.committed_leader_epoch = _S_iqi.unpack_from(data, pos)
     pos += 16
     _n5 = data[pos]
-    if 0 < _n5 < 128:
-        f_committed_metadata = data[pos + 1 : pos + _n5].decode()
-        pos += _n5
-    elif _n5 == 0:
-        f_committed_metadata = None
+    if _n5 == 0:
+        o.committed_metadata = None
         pos += 1
+    elif _n5 < 128:
+        o.committed_metadata = data[pos + 1 : pos + _n5].decode()
+        pos += _n5
     else:
-        f_committed_metadata, pos = read_compact_nullable_string(data, pos)
+        o.committed_metadata, pos = read_compact_nullable_string(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return TxnOffsetCommitRequestPartition(
-        f_partition_index, f_committed_offset, f_committed_leader_epoch, f_committed_metadata
-    ), pos
+    return o, pos
 
 
 def _encode_TxnOffsetCommitRequestPartition_v3(o: TxnOffsetCommitRequestPartition, out: bytearray) -> None:
@@ -315,11 +314,12 @@ def _encode_TxnOffsetCommitRequestPartition_v3(o: TxnOffsetCommitRequestPartitio
 
 def _decode_TxnOffsetCommitRequestTopic_v0(data: bytes, pos: int) -> tuple[TxnOffsetCommitRequestTopic, int]:
     """TxnOffsetCommitRequestTopic, versions 0-1."""
+    o = _new(TxnOffsetCommitRequestTopic)
     (_n8,) = _S_h.unpack_from(data, pos)
     pos += 2
     if _n8 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n8].decode()
+    o.name = data[pos : pos + _n8].decode()
     pos += _n8
     (_n9,) = _S_i.unpack_from(data, pos)
     pos += 4
@@ -327,368 +327,358 @@ def _decode_TxnOffsetCommitRequestTopic_v0(data: bytes, pos: int) -> tuple[TxnOf
         raise InvalidValueError("Partitions: null or negative length")
     if _n9 > len(data) - pos:
         raise TruncatedError("Partitions: " + str(_n9) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
+    _l10: list[TxnOffsetCommitRequestPartition] = []
     for _ in range(_n9):
-        _m10_partition_index, _m10_committed_offset, _n11 = _S_iqh.unpack_from(data, pos)
+        _m11 = _new(TxnOffsetCommitRequestPartition)
+        _m11.committed_leader_epoch = -1
+        _m11.partition_index, _m11.committed_offset, _n12 = _S_iqh.unpack_from(data, pos)
         pos += 14
-        if _n11 < 0:
-            _m10_committed_metadata = None
-            if _n11 != -1:
-                raise InvalidValueError("CommittedMetadata: length " + str(_n11))
+        if _n12 < 0:
+            _m11.committed_metadata = None
+            if _n12 != -1:
+                raise InvalidValueError("CommittedMetadata: length " + str(_n12))
         else:
-            _m10_committed_metadata = data[pos : pos + _n11].decode()
-            pos += _n11
-        f_partitions.append(
-            TxnOffsetCommitRequestPartition(
-                _m10_partition_index, _m10_committed_offset, -1, _m10_committed_metadata
-            )
-        )
-    return TxnOffsetCommitRequestTopic(f_name, f_partitions), pos
+            _m11.committed_metadata = data[pos : pos + _n12].decode()
+            pos += _n12
+        _l10.append(_m11)
+    o.partitions = _l10
+    return o, pos
 
 
 def _encode_TxnOffsetCommitRequestTopic_v0(o: TxnOffsetCommitRequestTopic, out: bytearray) -> None:
     """TxnOffsetCommitRequestTopic, versions 0-1."""
-    _b12 = o.name.encode()
-    out += _S_h.pack(len(_b12))
-    out += _b12
-    _a13 = o.partitions
-    out += _S_i.pack(len(_a13))
-    for _e14 in _a13:
-        _b15 = None if _e14.committed_metadata is None else _e14.committed_metadata.encode()
-        out += _S_iqh.pack(_e14.partition_index, _e14.committed_offset, -1 if _b15 is None else len(_b15))
-        if _b15 is not None:
-            out += _b15
+    _b13 = o.name.encode()
+    out += _S_h.pack(len(_b13))
+    out += _b13
+    _a14 = o.partitions
+    out += _S_i.pack(len(_a14))
+    for _e15 in _a14:
+        _b16 = None if _e15.committed_metadata is None else _e15.committed_metadata.encode()
+        out += _S_iqh.pack(_e15.partition_index, _e15.committed_offset, -1 if _b16 is None else len(_b16))
+        if _b16 is not None:
+            out += _b16
 
 
 def _decode_TxnOffsetCommitRequestTopic_v2(data: bytes, pos: int) -> tuple[TxnOffsetCommitRequestTopic, int]:
     """TxnOffsetCommitRequestTopic, version 2."""
-    (_n16,) = _S_h.unpack_from(data, pos)
+    o = _new(TxnOffsetCommitRequestTopic)
+    (_n17,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n16 < 0:
-        raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n16].decode()
-    pos += _n16
-    (_n17,) = _S_i.unpack_from(data, pos)
-    pos += 4
     if _n17 < 0:
+        raise InvalidValueError("Name: null or negative length")
+    o.name = data[pos : pos + _n17].decode()
+    pos += _n17
+    (_n18,) = _S_i.unpack_from(data, pos)
+    pos += 4
+    if _n18 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n17 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n17) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n17):
-        _m18_partition_index, _m18_committed_offset, _m18_committed_leader_epoch, _n19 = _S_iqih.unpack_from(
+    if _n18 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n18) + " elements in " + str(len(data) - pos) + " bytes")
+    _l19: list[TxnOffsetCommitRequestPartition] = []
+    for _ in range(_n18):
+        _m20 = _new(TxnOffsetCommitRequestPartition)
+        _m20.partition_index, _m20.committed_offset, _m20.committed_leader_epoch, _n21 = _S_iqih.unpack_from(
             data, pos
         )
         pos += 18
-        if _n19 < 0:
-            _m18_committed_metadata = None
-            if _n19 != -1:
-                raise InvalidValueError("CommittedMetadata: length " + str(_n19))
+        if _n21 < 0:
+            _m20.committed_metadata = None
+            if _n21 != -1:
+                raise InvalidValueError("CommittedMetadata: length " + str(_n21))
         else:
-            _m18_committed_metadata = data[pos : pos + _n19].decode()
-            pos += _n19
-        f_partitions.append(
-            TxnOffsetCommitRequestPartition(
-                _m18_partition_index,
-                _m18_committed_offset,
-                _m18_committed_leader_epoch,
-                _m18_committed_metadata,
-            )
-        )
-    return TxnOffsetCommitRequestTopic(f_name, f_partitions), pos
+            _m20.committed_metadata = data[pos : pos + _n21].decode()
+            pos += _n21
+        _l19.append(_m20)
+    o.partitions = _l19
+    return o, pos
 
 
 def _encode_TxnOffsetCommitRequestTopic_v2(o: TxnOffsetCommitRequestTopic, out: bytearray) -> None:
     """TxnOffsetCommitRequestTopic, version 2."""
-    _b20 = o.name.encode()
-    out += _S_h.pack(len(_b20))
-    out += _b20
-    _a21 = o.partitions
-    out += _S_i.pack(len(_a21))
-    for _e22 in _a21:
-        _b23 = None if _e22.committed_metadata is None else _e22.committed_metadata.encode()
+    _b22 = o.name.encode()
+    out += _S_h.pack(len(_b22))
+    out += _b22
+    _a23 = o.partitions
+    out += _S_i.pack(len(_a23))
+    for _e24 in _a23:
+        _b25 = None if _e24.committed_metadata is None else _e24.committed_metadata.encode()
         out += _S_iqih.pack(
-            _e22.partition_index,
-            _e22.committed_offset,
-            _e22.committed_leader_epoch,
-            -1 if _b23 is None else len(_b23),
+            _e24.partition_index,
+            _e24.committed_offset,
+            _e24.committed_leader_epoch,
+            -1 if _b25 is None else len(_b25),
         )
-        if _b23 is not None:
-            out += _b23
+        if _b25 is not None:
+            out += _b25
 
 
 def _decode_TxnOffsetCommitRequestTopic_v3(data: bytes, pos: int) -> tuple[TxnOffsetCommitRequestTopic, int]:
     """TxnOffsetCommitRequestTopic, versions 3-5 (flexible)."""
-    _n24 = data[pos]
-    if 0 < _n24 < 128:
-        f_name = data[pos + 1 : pos + _n24].decode()
-        pos += _n24
+    o = _new(TxnOffsetCommitRequestTopic)
+    _n26 = data[pos]
+    if _n26 < 128:
+        o.name = data[pos + 1 : pos + _n26].decode()
+        pos += _n26 or _runtime.null_value("Name")
     else:
-        f_name, pos = read_compact_string(data, pos)
-    _n25 = data[pos]
-    if _n25 < 128:
+        o.name, pos = read_compact_string(data, pos)
+    _n27 = data[pos]
+    if _n27 < 128:
         pos += 1
     else:
-        _n25, pos = read_uvarint(data, pos)
-    _n25 -= 1
-    if _n25 < 0:
+        _n27, pos = read_uvarint(data, pos)
+    _n27 -= 1
+    if _n27 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n25 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n25) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n25):
-        _m26_partition_index, _m26_committed_offset, _m26_committed_leader_epoch = _S_iqi.unpack_from(
+    if _n27 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n27) + " elements in " + str(len(data) - pos) + " bytes")
+    _l28: list[TxnOffsetCommitRequestPartition] = []
+    for _ in range(_n27):
+        _m29 = _new(TxnOffsetCommitRequestPartition)
+        _m29.partition_index, _m29.committed_offset, _m29.committed_leader_epoch = _S_iqi.unpack_from(
             data, pos
         )
         pos += 16
-        _n27 = data[pos]
-        if 0 < _n27 < 128:
-            _m26_committed_metadata = data[pos + 1 : pos + _n27].decode()
-            pos += _n27
-        elif _n27 == 0:
-            _m26_committed_metadata = None
+        _n30 = data[pos]
+        if _n30 == 0:
+            _m29.committed_metadata = None
             pos += 1
+        elif _n30 < 128:
+            _m29.committed_metadata = data[pos + 1 : pos + _n30].decode()
+            pos += _n30
         else:
-            _m26_committed_metadata, pos = read_compact_nullable_string(data, pos)
+            _m29.committed_metadata, pos = read_compact_nullable_string(data, pos)
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
             pos = skip_tagged_fields(data, pos)
-        f_partitions.append(
-            TxnOffsetCommitRequestPartition(
-                _m26_partition_index,
-                _m26_committed_offset,
-                _m26_committed_leader_epoch,
-                _m26_committed_metadata,
-            )
-        )
+        _l28.append(_m29)
+    o.partitions = _l28
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return TxnOffsetCommitRequestTopic(f_name, f_partitions), pos
+    return o, pos
 
 
 def _encode_TxnOffsetCommitRequestTopic_v3(o: TxnOffsetCommitRequestTopic, out: bytearray) -> None:
     """TxnOffsetCommitRequestTopic, versions 3-5 (flexible)."""
-    _b28 = o.name.encode()
-    _n29 = len(_b28) + 1
-    if _n29 < 128:
-        out.append(_n29)
+    _b31 = o.name.encode()
+    _n32 = len(_b31) + 1
+    if _n32 < 128:
+        out.append(_n32)
     else:
-        write_uvarint(out, _n29)
-    out += _b28
-    _a30 = o.partitions
-    _n31 = len(_a30) + 1
-    if _n31 < 128:
-        out.append(_n31)
+        write_uvarint(out, _n32)
+    out += _b31
+    _a33 = o.partitions
+    _n34 = len(_a33) + 1
+    if _n34 < 128:
+        out.append(_n34)
     else:
-        write_uvarint(out, _n31)
-    for _e32 in _a30:
-        out += _S_iqi.pack(_e32.partition_index, _e32.committed_offset, _e32.committed_leader_epoch)
-        if _e32.committed_metadata is None:
+        write_uvarint(out, _n34)
+    for _e35 in _a33:
+        out += _S_iqi.pack(_e35.partition_index, _e35.committed_offset, _e35.committed_leader_epoch)
+        if _e35.committed_metadata is None:
             out.append(0)
         else:
-            _b33 = _e32.committed_metadata.encode()
-            _n34 = len(_b33) + 1
-            if _n34 < 128:
-                out.append(_n34)
+            _b36 = _e35.committed_metadata.encode()
+            _n37 = len(_b36) + 1
+            if _n37 < 128:
+                out.append(_n37)
             else:
-                write_uvarint(out, _n34)
-            out += _b33
+                write_uvarint(out, _n37)
+            out += _b36
         out.append(0)  # no tagged fields
     out.append(0)  # no tagged fields
 
 
 def _decode_TxnOffsetCommitRequest_v0(data: bytes, pos: int) -> tuple[TxnOffsetCommitRequest, int]:
     """TxnOffsetCommitRequest, versions 0-1."""
-    (_n35,) = _S_h.unpack_from(data, pos)
+    o = _new(TxnOffsetCommitRequest)
+    o.generation_id = -1
+    o.member_id = ""
+    o.group_instance_id = None
+    (_n38,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n35 < 0:
+    if _n38 < 0:
         raise InvalidValueError("TransactionalId: null or negative length")
-    f_transactional_id = data[pos : pos + _n35].decode()
-    pos += _n35
-    (_n36,) = _S_h.unpack_from(data, pos)
+    o.transactional_id = data[pos : pos + _n38].decode()
+    pos += _n38
+    (_n39,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n36 < 0:
+    if _n39 < 0:
         raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n36].decode()
-    pos += _n36
-    f_producer_id, f_producer_epoch, _n37 = _S_qhi.unpack_from(data, pos)
+    o.group_id = data[pos : pos + _n39].decode()
+    pos += _n39
+    o.producer_id, o.producer_epoch, _n40 = _S_qhi.unpack_from(data, pos)
     pos += 14
-    if _n37 < 0:
+    if _n40 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n37 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n37) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n37):
-        _e38, pos = _decode_TxnOffsetCommitRequestTopic_v0(data, pos)
-        f_topics.append(_e38)
-    return TxnOffsetCommitRequest(
-        f_transactional_id, f_group_id, f_producer_id, f_producer_epoch, -1, "", None, f_topics
-    ), pos
+    if _n40 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n40) + " elements in " + str(len(data) - pos) + " bytes")
+    _l41: list[TxnOffsetCommitRequestTopic] = []
+    for _ in range(_n40):
+        _e42, pos = _decode_TxnOffsetCommitRequestTopic_v0(data, pos)
+        _l41.append(_e42)
+    o.topics = _l41
+    return o, pos
 
 
 def _encode_TxnOffsetCommitRequest_v0(o: TxnOffsetCommitRequest, out: bytearray) -> None:
     """TxnOffsetCommitRequest, versions 0-1."""
-    _b39 = o.transactional_id.encode()
-    out += _S_h.pack(len(_b39))
-    out += _b39
-    _b40 = o.group_id.encode()
-    out += _S_h.pack(len(_b40))
-    out += _b40
-    _a41 = o.topics
-    out += _S_qhi.pack(o.producer_id, o.producer_epoch, len(_a41))
-    for _e42 in _a41:
-        _encode_TxnOffsetCommitRequestTopic_v0(_e42, out)
+    _b43 = o.transactional_id.encode()
+    out += _S_h.pack(len(_b43))
+    out += _b43
+    _b44 = o.group_id.encode()
+    out += _S_h.pack(len(_b44))
+    out += _b44
+    _a45 = o.topics
+    out += _S_qhi.pack(o.producer_id, o.producer_epoch, len(_a45))
+    for _e46 in _a45:
+        _encode_TxnOffsetCommitRequestTopic_v0(_e46, out)
 
 
 def _decode_TxnOffsetCommitRequest_v2(data: bytes, pos: int) -> tuple[TxnOffsetCommitRequest, int]:
     """TxnOffsetCommitRequest, version 2."""
-    (_n43,) = _S_h.unpack_from(data, pos)
+    o = _new(TxnOffsetCommitRequest)
+    o.generation_id = -1
+    o.member_id = ""
+    o.group_instance_id = None
+    (_n47,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n43 < 0:
+    if _n47 < 0:
         raise InvalidValueError("TransactionalId: null or negative length")
-    f_transactional_id = data[pos : pos + _n43].decode()
-    pos += _n43
-    (_n44,) = _S_h.unpack_from(data, pos)
+    o.transactional_id = data[pos : pos + _n47].decode()
+    pos += _n47
+    (_n48,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n44 < 0:
+    if _n48 < 0:
         raise InvalidValueError("GroupId: null or negative length")
-    f_group_id = data[pos : pos + _n44].decode()
-    pos += _n44
-    f_producer_id, f_producer_epoch, _n45 = _S_qhi.unpack_from(data, pos)
+    o.group_id = data[pos : pos + _n48].decode()
+    pos += _n48
+    o.producer_id, o.producer_epoch, _n49 = _S_qhi.unpack_from(data, pos)
     pos += 14
-    if _n45 < 0:
+    if _n49 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n45 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n45) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n45):
-        _e46, pos = _decode_TxnOffsetCommitRequestTopic_v2(data, pos)
-        f_topics.append(_e46)
-    return TxnOffsetCommitRequest(
-        f_transactional_id, f_group_id, f_producer_id, f_producer_epoch, -1, "", None, f_topics
-    ), pos
+    if _n49 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n49) + " elements in " + str(len(data) - pos) + " bytes")
+    _l50: list[TxnOffsetCommitRequestTopic] = []
+    for _ in range(_n49):
+        _e51, pos = _decode_TxnOffsetCommitRequestTopic_v2(data, pos)
+        _l50.append(_e51)
+    o.topics = _l50
+    return o, pos
 
 
 def _encode_TxnOffsetCommitRequest_v2(o: TxnOffsetCommitRequest, out: bytearray) -> None:
     """TxnOffsetCommitRequest, version 2."""
-    _b47 = o.transactional_id.encode()
-    out += _S_h.pack(len(_b47))
-    out += _b47
-    _b48 = o.group_id.encode()
-    out += _S_h.pack(len(_b48))
-    out += _b48
-    _a49 = o.topics
-    out += _S_qhi.pack(o.producer_id, o.producer_epoch, len(_a49))
-    for _e50 in _a49:
-        _encode_TxnOffsetCommitRequestTopic_v2(_e50, out)
+    _b52 = o.transactional_id.encode()
+    out += _S_h.pack(len(_b52))
+    out += _b52
+    _b53 = o.group_id.encode()
+    out += _S_h.pack(len(_b53))
+    out += _b53
+    _a54 = o.topics
+    out += _S_qhi.pack(o.producer_id, o.producer_epoch, len(_a54))
+    for _e55 in _a54:
+        _encode_TxnOffsetCommitRequestTopic_v2(_e55, out)
 
 
 def _decode_TxnOffsetCommitRequest_v3(data: bytes, pos: int) -> tuple[TxnOffsetCommitRequest, int]:
     """TxnOffsetCommitRequest, versions 3-5 (flexible)."""
-    _n51 = data[pos]
-    if 0 < _n51 < 128:
-        f_transactional_id = data[pos + 1 : pos + _n51].decode()
-        pos += _n51
+    o = _new(TxnOffsetCommitRequest)
+    _n56 = data[pos]
+    if _n56 < 128:
+        o.transactional_id = data[pos + 1 : pos + _n56].decode()
+        pos += _n56 or _runtime.null_value("TransactionalId")
     else:
-        f_transactional_id, pos = read_compact_string(data, pos)
-    _n52 = data[pos]
-    if 0 < _n52 < 128:
-        f_group_id = data[pos + 1 : pos + _n52].decode()
-        pos += _n52
+        o.transactional_id, pos = read_compact_string(data, pos)
+    _n57 = data[pos]
+    if _n57 < 128:
+        o.group_id = data[pos + 1 : pos + _n57].decode()
+        pos += _n57 or _runtime.null_value("GroupId")
     else:
-        f_group_id, pos = read_compact_string(data, pos)
-    f_producer_id, f_producer_epoch, f_generation_id = _S_qhi.unpack_from(data, pos)
+        o.group_id, pos = read_compact_string(data, pos)
+    o.producer_id, o.producer_epoch, o.generation_id = _S_qhi.unpack_from(data, pos)
     pos += 14
-    _n53 = data[pos]
-    if 0 < _n53 < 128:
-        f_member_id = data[pos + 1 : pos + _n53].decode()
-        pos += _n53
+    _n58 = data[pos]
+    if _n58 < 128:
+        o.member_id = data[pos + 1 : pos + _n58].decode()
+        pos += _n58 or _runtime.null_value("MemberId")
     else:
-        f_member_id, pos = read_compact_string(data, pos)
-    _n54 = data[pos]
-    if 0 < _n54 < 128:
-        f_group_instance_id = data[pos + 1 : pos + _n54].decode()
-        pos += _n54
-    elif _n54 == 0:
-        f_group_instance_id = None
+        o.member_id, pos = read_compact_string(data, pos)
+    _n59 = data[pos]
+    if _n59 == 0:
+        o.group_instance_id = None
+        pos += 1
+    elif _n59 < 128:
+        o.group_instance_id = data[pos + 1 : pos + _n59].decode()
+        pos += _n59
+    else:
+        o.group_instance_id, pos = read_compact_nullable_string(data, pos)
+    _n60 = data[pos]
+    if _n60 < 128:
         pos += 1
     else:
-        f_group_instance_id, pos = read_compact_nullable_string(data, pos)
-    _n55 = data[pos]
-    if _n55 < 128:
-        pos += 1
-    else:
-        _n55, pos = read_uvarint(data, pos)
-    _n55 -= 1
-    if _n55 < 0:
+        _n60, pos = read_uvarint(data, pos)
+    _n60 -= 1
+    if _n60 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n55 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n55) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n55):
-        _e56, pos = _decode_TxnOffsetCommitRequestTopic_v3(data, pos)
-        f_topics.append(_e56)
+    if _n60 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n60) + " elements in " + str(len(data) - pos) + " bytes")
+    _l61: list[TxnOffsetCommitRequestTopic] = []
+    for _ in range(_n60):
+        _e62, pos = _decode_TxnOffsetCommitRequestTopic_v3(data, pos)
+        _l61.append(_e62)
+    o.topics = _l61
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return TxnOffsetCommitRequest(
-        f_transactional_id,
-        f_group_id,
-        f_producer_id,
-        f_producer_epoch,
-        f_generation_id,
-        f_member_id,
-        f_group_instance_id,
-        f_topics,
-    ), pos
+    return o, pos
 
 
 def _encode_TxnOffsetCommitRequest_v3(o: TxnOffsetCommitRequest, out: bytearray) -> None:
     """TxnOffsetCommitRequest, versions 3-5 (flexible)."""
-    _b57 = o.transactional_id.encode()
-    _n58 = len(_b57) + 1
-    if _n58 < 128:
-        out.append(_n58)
+    _b63 = o.transactional_id.encode()
+    _n64 = len(_b63) + 1
+    if _n64 < 128:
+        out.append(_n64)
     else:
-        write_uvarint(out, _n58)
-    out += _b57
-    _b59 = o.group_id.encode()
-    _n60 = len(_b59) + 1
-    if _n60 < 128:
-        out.append(_n60)
-    else:
-        write_uvarint(out, _n60)
-    out += _b59
-    out += _S_qhi.pack(o.producer_id, o.producer_epoch, o.generation_id)
-    _b61 = o.member_id.encode()
-    _n62 = len(_b61) + 1
-    if _n62 < 128:
-        out.append(_n62)
-    else:
-        write_uvarint(out, _n62)
-    out += _b61
-    if o.group_instance_id is None:
-        out.append(0)
-    else:
-        _b63 = o.group_instance_id.encode()
-        _n64 = len(_b63) + 1
-        if _n64 < 128:
-            out.append(_n64)
-        else:
-            write_uvarint(out, _n64)
-        out += _b63
-    _a65 = o.topics
-    _n66 = len(_a65) + 1
+        write_uvarint(out, _n64)
+    out += _b63
+    _b65 = o.group_id.encode()
+    _n66 = len(_b65) + 1
     if _n66 < 128:
         out.append(_n66)
     else:
         write_uvarint(out, _n66)
-    for _e67 in _a65:
-        _encode_TxnOffsetCommitRequestTopic_v3(_e67, out)
+    out += _b65
+    out += _S_qhi.pack(o.producer_id, o.producer_epoch, o.generation_id)
+    _b67 = o.member_id.encode()
+    _n68 = len(_b67) + 1
+    if _n68 < 128:
+        out.append(_n68)
+    else:
+        write_uvarint(out, _n68)
+    out += _b67
+    if o.group_instance_id is None:
+        out.append(0)
+    else:
+        _b69 = o.group_instance_id.encode()
+        _n70 = len(_b69) + 1
+        if _n70 < 128:
+            out.append(_n70)
+        else:
+            write_uvarint(out, _n70)
+        out += _b69
+    _a71 = o.topics
+    _n72 = len(_a71) + 1
+    if _n72 < 128:
+        out.append(_n72)
+    else:
+        write_uvarint(out, _n72)
+    for _e73 in _a71:
+        _encode_TxnOffsetCommitRequestTopic_v3(_e73, out)
     out.append(0)  # no tagged fields
 
 
@@ -696,9 +686,10 @@ def _decode_TxnOffsetCommitResponsePartition_v0(
     data: bytes, pos: int
 ) -> tuple[TxnOffsetCommitResponsePartition, int]:
     """TxnOffsetCommitResponsePartition, versions 0-2."""
-    f_partition_index, f_error_code = _S_ih.unpack_from(data, pos)
+    o = _new(TxnOffsetCommitResponsePartition)
+    o.partition_index, o.error_code = _S_ih.unpack_from(data, pos)
     pos += 6
-    return TxnOffsetCommitResponsePartition(f_partition_index, f_error_code), pos
+    return o, pos
 
 
 def _encode_TxnOffsetCommitResponsePartition_v0(o: TxnOffsetCommitResponsePartition, out: bytearray) -> None:
@@ -710,11 +701,12 @@ def _decode_TxnOffsetCommitResponsePartition_v3(
     data: bytes, pos: int
 ) -> tuple[TxnOffsetCommitResponsePartition, int]:
     """TxnOffsetCommitResponsePartition, versions 3-5 (flexible)."""
-    f_partition_index, f_error_code, _t68 = _S_ihB.unpack_from(data, pos)
+    o = _new(TxnOffsetCommitResponsePartition)
+    o.partition_index, o.error_code, _t74 = _S_ihB.unpack_from(data, pos)
     pos += 7
-    if _t68 != 0:
+    if _t74 != 0:
         pos = skip_tagged_fields(data, pos - 1)
-    return TxnOffsetCommitResponsePartition(f_partition_index, f_error_code), pos
+    return o, pos
 
 
 def _encode_TxnOffsetCommitResponsePartition_v3(o: TxnOffsetCommitResponsePartition, out: bytearray) -> None:
@@ -726,150 +718,160 @@ def _decode_TxnOffsetCommitResponseTopic_v0(
     data: bytes, pos: int
 ) -> tuple[TxnOffsetCommitResponseTopic, int]:
     """TxnOffsetCommitResponseTopic, versions 0-2."""
-    (_n69,) = _S_h.unpack_from(data, pos)
+    o = _new(TxnOffsetCommitResponseTopic)
+    (_n75,) = _S_h.unpack_from(data, pos)
     pos += 2
-    if _n69 < 0:
+    if _n75 < 0:
         raise InvalidValueError("Name: null or negative length")
-    f_name = data[pos : pos + _n69].decode()
-    pos += _n69
-    (_n70,) = _S_i.unpack_from(data, pos)
+    o.name = data[pos : pos + _n75].decode()
+    pos += _n75
+    (_n76,) = _S_i.unpack_from(data, pos)
     pos += 4
-    if _n70 < 0:
+    if _n76 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n70 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n70) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n70):
-        _m71_partition_index, _m71_error_code = _S_ih.unpack_from(data, pos)
+    if _n76 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n76) + " elements in " + str(len(data) - pos) + " bytes")
+    _l77: list[TxnOffsetCommitResponsePartition] = []
+    for _ in range(_n76):
+        _m78 = _new(TxnOffsetCommitResponsePartition)
+        _m78.partition_index, _m78.error_code = _S_ih.unpack_from(data, pos)
         pos += 6
-        f_partitions.append(TxnOffsetCommitResponsePartition(_m71_partition_index, _m71_error_code))
-    return TxnOffsetCommitResponseTopic(f_name, f_partitions), pos
+        _l77.append(_m78)
+    o.partitions = _l77
+    return o, pos
 
 
 def _encode_TxnOffsetCommitResponseTopic_v0(o: TxnOffsetCommitResponseTopic, out: bytearray) -> None:
     """TxnOffsetCommitResponseTopic, versions 0-2."""
-    _b72 = o.name.encode()
-    out += _S_h.pack(len(_b72))
-    out += _b72
-    _a73 = o.partitions
-    out += _S_i.pack(len(_a73))
-    for _e74 in _a73:
-        out += _S_ih.pack(_e74.partition_index, _e74.error_code)
+    _b79 = o.name.encode()
+    out += _S_h.pack(len(_b79))
+    out += _b79
+    _a80 = o.partitions
+    out += _S_i.pack(len(_a80))
+    for _e81 in _a80:
+        out += _S_ih.pack(_e81.partition_index, _e81.error_code)
 
 
 def _decode_TxnOffsetCommitResponseTopic_v3(
     data: bytes, pos: int
 ) -> tuple[TxnOffsetCommitResponseTopic, int]:
     """TxnOffsetCommitResponseTopic, versions 3-5 (flexible)."""
-    _n75 = data[pos]
-    if 0 < _n75 < 128:
-        f_name = data[pos + 1 : pos + _n75].decode()
-        pos += _n75
+    o = _new(TxnOffsetCommitResponseTopic)
+    _n82 = data[pos]
+    if _n82 < 128:
+        o.name = data[pos + 1 : pos + _n82].decode()
+        pos += _n82 or _runtime.null_value("Name")
     else:
-        f_name, pos = read_compact_string(data, pos)
-    _n76 = data[pos]
-    if _n76 < 128:
+        o.name, pos = read_compact_string(data, pos)
+    _n83 = data[pos]
+    if _n83 < 128:
         pos += 1
     else:
-        _n76, pos = read_uvarint(data, pos)
-    _n76 -= 1
-    if _n76 < 0:
+        _n83, pos = read_uvarint(data, pos)
+    _n83 -= 1
+    if _n83 < 0:
         raise InvalidValueError("Partitions: null or negative length")
-    if _n76 > len(data) - pos:
-        raise TruncatedError("Partitions: " + str(_n76) + " elements in " + str(len(data) - pos) + " bytes")
-    f_partitions = []
-    for _ in range(_n76):
-        _m77_partition_index, _m77_error_code, _t78 = _S_ihB.unpack_from(data, pos)
+    if _n83 > len(data) - pos:
+        raise TruncatedError("Partitions: " + str(_n83) + " elements in " + str(len(data) - pos) + " bytes")
+    _l84: list[TxnOffsetCommitResponsePartition] = []
+    for _ in range(_n83):
+        _m85 = _new(TxnOffsetCommitResponsePartition)
+        _m85.partition_index, _m85.error_code, _t86 = _S_ihB.unpack_from(data, pos)
         pos += 7
-        if _t78 != 0:
+        if _t86 != 0:
             pos = skip_tagged_fields(data, pos - 1)
-        f_partitions.append(TxnOffsetCommitResponsePartition(_m77_partition_index, _m77_error_code))
+        _l84.append(_m85)
+    o.partitions = _l84
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return TxnOffsetCommitResponseTopic(f_name, f_partitions), pos
+    return o, pos
 
 
 def _encode_TxnOffsetCommitResponseTopic_v3(o: TxnOffsetCommitResponseTopic, out: bytearray) -> None:
     """TxnOffsetCommitResponseTopic, versions 3-5 (flexible)."""
-    _b79 = o.name.encode()
-    _n80 = len(_b79) + 1
-    if _n80 < 128:
-        out.append(_n80)
+    _b87 = o.name.encode()
+    _n88 = len(_b87) + 1
+    if _n88 < 128:
+        out.append(_n88)
     else:
-        write_uvarint(out, _n80)
-    out += _b79
-    _a81 = o.partitions
-    _n82 = len(_a81) + 1
-    if _n82 < 128:
-        out.append(_n82)
+        write_uvarint(out, _n88)
+    out += _b87
+    _a89 = o.partitions
+    _n90 = len(_a89) + 1
+    if _n90 < 128:
+        out.append(_n90)
     else:
-        write_uvarint(out, _n82)
-    for _e83 in _a81:
-        out += _S_ihB.pack(_e83.partition_index, _e83.error_code, 0)
+        write_uvarint(out, _n90)
+    for _e91 in _a89:
+        out += _S_ihB.pack(_e91.partition_index, _e91.error_code, 0)
     out.append(0)  # no tagged fields
 
 
 def _decode_TxnOffsetCommitResponse_v0(data: bytes, pos: int) -> tuple[TxnOffsetCommitResponse, int]:
     """TxnOffsetCommitResponse, versions 0-2."""
-    f_throttle_time_ms, _n84 = _S_ii.unpack_from(data, pos)
+    o = _new(TxnOffsetCommitResponse)
+    o.throttle_time_ms, _n92 = _S_ii.unpack_from(data, pos)
     pos += 8
-    if _n84 < 0:
+    if _n92 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n84 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n84) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n84):
-        _e85, pos = _decode_TxnOffsetCommitResponseTopic_v0(data, pos)
-        f_topics.append(_e85)
-    return TxnOffsetCommitResponse(f_throttle_time_ms, f_topics), pos
+    if _n92 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n92) + " elements in " + str(len(data) - pos) + " bytes")
+    _l93: list[TxnOffsetCommitResponseTopic] = []
+    for _ in range(_n92):
+        _e94, pos = _decode_TxnOffsetCommitResponseTopic_v0(data, pos)
+        _l93.append(_e94)
+    o.topics = _l93
+    return o, pos
 
 
 def _encode_TxnOffsetCommitResponse_v0(o: TxnOffsetCommitResponse, out: bytearray) -> None:
     """TxnOffsetCommitResponse, versions 0-2."""
-    _a86 = o.topics
-    out += _S_ii.pack(o.throttle_time_ms, len(_a86))
-    for _e87 in _a86:
-        _encode_TxnOffsetCommitResponseTopic_v0(_e87, out)
+    _a95 = o.topics
+    out += _S_ii.pack(o.throttle_time_ms, len(_a95))
+    for _e96 in _a95:
+        _encode_TxnOffsetCommitResponseTopic_v0(_e96, out)
 
 
 def _decode_TxnOffsetCommitResponse_v3(data: bytes, pos: int) -> tuple[TxnOffsetCommitResponse, int]:
     """TxnOffsetCommitResponse, versions 3-5 (flexible)."""
-    (f_throttle_time_ms,) = _S_i.unpack_from(data, pos)
+    o = _new(TxnOffsetCommitResponse)
+    (o.throttle_time_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
-    _n88 = data[pos]
-    if _n88 < 128:
+    _n97 = data[pos]
+    if _n97 < 128:
         pos += 1
     else:
-        _n88, pos = read_uvarint(data, pos)
-    _n88 -= 1
-    if _n88 < 0:
+        _n97, pos = read_uvarint(data, pos)
+    _n97 -= 1
+    if _n97 < 0:
         raise InvalidValueError("Topics: null or negative length")
-    if _n88 > len(data) - pos:
-        raise TruncatedError("Topics: " + str(_n88) + " elements in " + str(len(data) - pos) + " bytes")
-    f_topics = []
-    for _ in range(_n88):
-        _e89, pos = _decode_TxnOffsetCommitResponseTopic_v3(data, pos)
-        f_topics.append(_e89)
+    if _n97 > len(data) - pos:
+        raise TruncatedError("Topics: " + str(_n97) + " elements in " + str(len(data) - pos) + " bytes")
+    _l98: list[TxnOffsetCommitResponseTopic] = []
+    for _ in range(_n97):
+        _e99, pos = _decode_TxnOffsetCommitResponseTopic_v3(data, pos)
+        _l98.append(_e99)
+    o.topics = _l98
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
         pos = skip_tagged_fields(data, pos)
-    return TxnOffsetCommitResponse(f_throttle_time_ms, f_topics), pos
+    return o, pos
 
 
 def _encode_TxnOffsetCommitResponse_v3(o: TxnOffsetCommitResponse, out: bytearray) -> None:
     """TxnOffsetCommitResponse, versions 3-5 (flexible)."""
     out += _S_i.pack(o.throttle_time_ms)
-    _a90 = o.topics
-    _n91 = len(_a90) + 1
-    if _n91 < 128:
-        out.append(_n91)
+    _a100 = o.topics
+    _n101 = len(_a100) + 1
+    if _n101 < 128:
+        out.append(_n101)
     else:
-        write_uvarint(out, _n91)
-    for _e92 in _a90:
-        _encode_TxnOffsetCommitResponseTopic_v3(_e92, out)
+        write_uvarint(out, _n101)
+    for _e102 in _a100:
+        _encode_TxnOffsetCommitResponseTopic_v3(_e102, out)
     out.append(0)  # no tagged fields
 
 
