@@ -13,11 +13,32 @@ empty byte array), so it is legal, if unusual, for a leader to leave them out.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 
 from assignors.types import ClusterMetadata, GroupSubscription, MemberAssignment, TopicPartition
 
-__all__ = ["check_assignment"]
+__all__ = ["Problem", "check_assignment", "find_problems"]
+
+# Problem kinds, one per rule.
+UNKNOWN_MEMBER = "unknown_member"
+DUPLICATE = "duplicate"
+UNKNOWN_TOPIC = "unknown_topic"
+OUT_OF_RANGE = "out_of_range"
+NOT_SUBSCRIBED = "not_subscribed"
+MULTIPLE_OWNERS = "multiple_owners"
+UNASSIGNED = "unassigned"
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One broken rule: its ``kind`` (the constants above), the member at fault (None for a
+    partition's problem: owned twice or by nobody), the partitions concerned, and a sentence."""
+
+    kind: str
+    member: str | None
+    partitions: tuple[TopicPartition, ...]
+    message: str
 
 
 def _tp(tp: TopicPartition) -> str:
@@ -46,32 +67,50 @@ def check_assignment(
     Findings come in a fixed order: per member (sorted by id) what it must not own or lists
     twice, then per partition (by topic, then number) double ownership and partitions nobody owns.
     """
-    findings: list[str] = []
+    return [p.message for p in find_problems(cluster, subscriptions, assignment)]
+
+
+def find_problems(
+    cluster: ClusterMetadata,
+    subscriptions: GroupSubscription,
+    assignment: Mapping[str, MemberAssignment],
+    *,
+    may_be_unassigned: Collection[TopicPartition] = (),
+) -> list[Problem]:
+    """``check_assignment`` as structured problems, in the same order. Partitions in
+    ``may_be_unassigned`` are not reported when nobody owns them (a cooperative assignor leaves
+    partitions out while their previous owner revokes them, KIP-429)."""
+    findings: list[Problem] = []
     owners: dict[TopicPartition, list[str]] = {}
 
     for member in sorted(assignment):
         partitions = assignment[member].partitions
         subscription = subscriptions.get(member)
         if subscription is None:
-            findings.append(f"unknown member {member} was assigned {len(partitions)} partition(s)")
+            findings.append(Problem(
+                UNKNOWN_MEMBER, member, tuple(partitions),
+                f"unknown member {member} was assigned {len(partitions)} partition(s)",
+            ))  # fmt: skip
         topics = frozenset(subscription.topics) if subscription is not None else frozenset()
         counts: dict[TopicPartition, int] = {}
         for tp in partitions:
             counts[tp] = counts.get(tp, 0) + 1
         for tp in sorted(counts):
             if counts[tp] > 1:
-                findings.append(f"member {member} lists {_tp(tp)} {counts[tp]} times")
+                findings.append(Problem(DUPLICATE, member, (tp,), f"member {member} lists {_tp(tp)} {counts[tp]} times"))
             size = cluster.topics[tp.topic].num_partitions if tp.topic in cluster.topics else None
             if size is None:
-                findings.append(f"member {member} owns {_tp(tp)} of unknown topic {tp.topic}")
+                findings.append(Problem(UNKNOWN_TOPIC, member, (tp,), f"member {member} owns {_tp(tp)} of unknown topic {tp.topic}"))
                 continue
             if not 0 <= tp.partition < size:
-                findings.append(
-                    f"member {member} owns {_tp(tp)}, out of range: {tp.topic} has {size} partitions"
-                )
+                findings.append(Problem(
+                    OUT_OF_RANGE, member, (tp,), f"member {member} owns {_tp(tp)}, out of range: {tp.topic} has {size} partitions"
+                ))  # fmt: skip
                 continue
             if subscription is not None and tp.topic not in topics:
-                findings.append(f"member {member} owns {_tp(tp)} but is not subscribed to {tp.topic}")
+                findings.append(Problem(
+                    NOT_SUBSCRIBED, member, (tp,), f"member {member} owns {_tp(tp)} but is not subscribed to {tp.topic}"
+                ))  # fmt: skip
             owners.setdefault(tp, []).append(member)
 
     subscribers: dict[str, list[str]] = {}
@@ -88,7 +127,11 @@ def check_assignment(
     for tp in sorted(wanted | owners.keys()):
         holders = owners.get(tp, [])
         if len(holders) > 1:
-            findings.append(f"{_tp(tp)} is owned by {len(holders)} members: {', '.join(holders)}")
-        elif not holders:
-            findings.append(f"{_tp(tp)} is not assigned (subscribed by {', '.join(subscribers[tp.topic])})")
+            findings.append(Problem(
+                MULTIPLE_OWNERS, None, (tp,), f"{_tp(tp)} is owned by {len(holders)} members: {', '.join(holders)}"
+            ))  # fmt: skip
+        elif not holders and tp not in may_be_unassigned:
+            findings.append(Problem(
+                UNASSIGNED, None, (tp,), f"{_tp(tp)} is not assigned (subscribed by {', '.join(subscribers[tp.topic])})"
+            ))  # fmt: skip
     return findings

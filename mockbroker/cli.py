@@ -45,7 +45,8 @@ precedence: flags > MOCKBROKER_* environment variables > --config file > default
 
 environment: MOCKBROKER_HOST, MOCKBROKER_PORT, MOCKBROKER_BROKERS, MOCKBROKER_ADVERTISED_HOST,
   MOCKBROKER_ADVERTISED_PORT, MOCKBROKER_CLUSTER_ID, MOCKBROKER_TOPICS="a:3,b",
-  MOCKBROKER_KAFKA_DEFAULTS=true, MOCKBROKER_CONFIG=FILE, MOCKBROKER_LOG_LEVEL, MOCKBROKER_UVLOOP=false, and
+  MOCKBROKER_KAFKA_DEFAULTS=true, MOCKBROKER_CONFIG=FILE, MOCKBROKER_LOG_LEVEL, MOCKBROKER_UVLOOP=false,
+  MOCKBROKER_ASSIGNMENT_CHECKS, MOCKBROKER_ASSIGNMENT_STRICT, MOCKBROKER_BROKER_ASSIGNORS="orders-*=range,g1=sticky", and
   MOCKBROKER_SET_<NAME>=VALUE for a Kafka setting, with the NAME spelled as Confluent's images
   spell KAFKA_*: '_' for '.', '__' for '_', '___' for '-'
   (MOCKBROKER_SET_AUTO_CREATE_TOPICS_ENABLE=false is auto.create.topics.enable=false).
@@ -115,6 +116,21 @@ def build_parser() -> _Parser:
         "--event-log", metavar="PATH", dest="events_path",
         help="also append every group and offset event to PATH as JSON Lines (schema: docs/events.md)",
     )  # fmt: skip
+    serve.add_argument(
+        "--assignment-checks", metavar="MODE",
+        help="check every assignment SyncGroup stores: off, validate (ownership, subscriptions, decodable "
+        "bytes) or full (also compare with Java's built-in assignors; default)",
+    )  # fmt: skip
+    serve.add_argument(
+        "--assignment-strict", metavar="MODE",
+        help="findings that count as failures (cluster.strict_failures): off (default), violations "
+        "(all but reference divergences) or all",
+    )  # fmt: skip
+    serve.add_argument(
+        "--broker-assignor", metavar="GLOB=ASSIGNOR", dest="broker_assignors", action="append",
+        help="groups matching GLOB get the broker's assignment by ASSIGNOR (a protocol name such as "
+        "cooperative-sticky, a plugin name, or module:attr) instead of the leader's (repeatable)",
+    )  # fmt: skip
     serve.add_argument("--config", metavar="FILE", help="TOML file: [cluster], [kafka] and [[topic]] tables")
     serve.add_argument(
         "--set", metavar="KEY=VALUE", dest="sets", action="append", default=[],
@@ -148,6 +164,9 @@ def parse_serve(argv: Sequence[str], environ: Mapping[str, str]) -> ServeSetting
         kafka_version=args.kafka_version,
         kafka_defaults=args.kafka_defaults,
         events_path=args.events_path,
+        assignment_checks=args.assignment_checks,
+        assignment_strict=args.assignment_strict,
+        broker_assignors=args.broker_assignors,
         topics=list(args.topics),
         sets=list(args.sets),
         config=args.config,

@@ -19,6 +19,7 @@ from mockbroker.config import ClusterConfig
 from mockbroker.events import EventLog
 from mockbroker.fetch_sessions import FetchSessionCache
 from mockbroker.groups import GroupConfig, GroupCoordinator
+from mockbroker.groups.assignment_checks import AssignmentChecks
 from mockbroker.log.partition import PartitionLog
 from mockbroker.log.producers import ProducerIdManager
 from mockbroker.timers import Timers
@@ -136,6 +137,19 @@ class MockCluster:
         # Broker bugs (unexpected exceptions while serving); the pytest fixture fails the test.
         self.internal_errors: list[BaseException] = []
         self.events = EventLog(self.clock.now_ms, path=config.events_path)
+        # Assignment findings that strict mode (config.assignment_strict) counts as failures; the
+        # pytest fixture fails the test at teardown when this is not empty.
+        self.strict_failures: list[Any] = []
+        self.assignment_checks = AssignmentChecks(
+            topic_sizes=lambda: {name: len(t.partitions) for name, t in self.topics.items()},
+            partition_racks=self._partition_racks,
+            checks=config.assignment_checks,
+            strict=config.assignment_strict,
+            broker_assignors=config.broker_assignors,
+            on_strict_failure=self.strict_failures.append,
+            on_internal_error=self.record_internal_error,
+        )
+        self.events.subscribe(self.assignment_checks.listen)
         # Classic consumer groups and committed offsets (mockbroker/groups/), for every broker:
         # each group request is served by the broker coordinator_for(group_id) names.
         self.groups = GroupCoordinator(
@@ -144,6 +158,7 @@ class MockCluster:
             self.events,
             broker_of=lambda group_id: self.coordinator_for(group_id).node_id,
             on_internal_error=self.record_internal_error,
+            assignment_checks=self.assignment_checks,
         )
         self._servers: dict[int, Any] = {}
         self._topic_counter = 0
@@ -201,6 +216,13 @@ class MockCluster:
     def record_internal_error(self, exc: BaseException) -> None:
         log.error("broker bug while serving a request", exc_info=exc)
         self.internal_errors.append(exc)
+
+    def _partition_racks(self, topic: str) -> tuple[frozenset[str], ...]:
+        """The racks of each partition's replicas (KIP-881 rack-aware assignment); () without racks."""
+        t = self.topics.get(topic)
+        if t is None or not self.config.racks:
+            return ()
+        return tuple(frozenset(r for b in p.replica_ids if (r := self.brokers[b].rack)) for p in t.partitions)
 
     # -- topics -----------------------------------------------------------------------------------
 

@@ -57,6 +57,17 @@ class ClusterConfig:
     kafka_defaults: bool = False
     # Also append the event log (mockbroker/events.py, docs/events.md) to this file as JSON Lines.
     events_path: str | None = None
+    # Checks of the assignments SyncGroup stores (mockbroker/groups/assignment_checks.py):
+    # "off", "validate" (ownership, subscriptions, decodable bytes) or "full" (also the reference
+    # check against Java's built-in assignors).
+    assignment_checks: str = "full"
+    # Which findings also go to cluster.strict_failures (the pytest fixture fails the test on
+    # them): "off", "violations" (all but reference divergences) or "all".
+    assignment_strict: str = "off"
+    # Broker-side assignment: group id or glob (fnmatch) -> assignor name or "module:attr"; the
+    # broker's assignment replaces the leader's. An exact group id wins over globs, then the first
+    # matching glob in order.
+    broker_assignors: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         from mockbroker.profiles import caps_for
@@ -78,6 +89,11 @@ class ClusterConfig:
             raise ValueError(f"advertised_port must be 1-{65536 - self.brokers} for {self.brokers} broker(s), not {self.advertised_port}")
         if self.first_node_id < 0:
             raise ValueError(f"first_node_id must be at least 0, not {self.first_node_id}")
+        from mockbroker.groups.assignment_checks import check_mode, resolve_broker_assignors, strict_mode
+
+        check_mode(self.assignment_checks)
+        strict_mode(self.assignment_strict)
+        resolve_broker_assignors(self.broker_assignors)  # ValueError naming an unknown assignor
         for name, key in KAFKA_NAMES_BY_FIELD.items():
             value = getattr(self, name)
             bounds = KAFKA_RANGES.get(key)

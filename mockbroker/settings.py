@@ -42,6 +42,9 @@ ENV_FIELDS: dict[str, str] = {
     "MOCKBROKER_KAFKA_VERSION": "kafka_version",
     "MOCKBROKER_KAFKA_DEFAULTS": "kafka_defaults",
     "MOCKBROKER_EVENT_LOG": "events_path",
+    "MOCKBROKER_ASSIGNMENT_CHECKS": "assignment_checks",
+    "MOCKBROKER_ASSIGNMENT_STRICT": "assignment_strict",
+    "MOCKBROKER_BROKER_ASSIGNORS": "broker_assignors",
 }
 ENV_OTHER = ("MOCKBROKER_TOPICS", "MOCKBROKER_CONFIG", "MOCKBROKER_LOG_LEVEL", "MOCKBROKER_UVLOOP")
 FILE_TABLES = ("cluster", "broker", "kafka", "topic")
@@ -65,6 +68,9 @@ class Flags:
     kafka_version: str | None = None
     kafka_defaults: str | None = None  # "true" for --kafka-defaults
     events_path: str | None = None
+    assignment_checks: str | None = None
+    assignment_strict: str | None = None
+    broker_assignors: list[str] | None = None  # GLOB=ASSIGNOR, one per --broker-assignor
     topics: list[str] = field(default_factory=list)
     sets: list[str] = field(default_factory=list)
     config: str | None = None
@@ -83,6 +89,9 @@ FLAG_NAMES: dict[str, str] = {
     "kafka_version": "--kafka-version",
     "kafka_defaults": "--kafka-defaults",
     "events_path": "--event-log",
+    "assignment_checks": "--assignment-checks",
+    "assignment_strict": "--assignment-strict",
+    "broker_assignors": "--broker-assignor",
 }
 
 
@@ -179,12 +188,55 @@ def parse_field(where: str, name: str, raw: Any) -> Any:
         return _bool(where, raw)
     if name == "events_path":
         return _word(where, raw, "a file path")
+    if name in ("assignment_checks", "assignment_strict"):
+        from mockbroker.groups.assignment_checks import CHECK_MODES, STRICT_MODES
+
+        modes = CHECK_MODES if name == "assignment_checks" else STRICT_MODES
+        value = str(raw).strip().lower()
+        if value not in modes:
+            raise SettingsError(f"{where}: must be one of {', '.join(modes)}, not {raw!r}")
+        return value
+    if name == "broker_assignors":
+        return _broker_assignors(where, raw)
     if name in KAFKA_NAMES_BY_FIELD:
         try:
             return parse_kafka_setting(KAFKA_NAMES_BY_FIELD[name], raw)[1]
         except ValueError as exc:
             raise SettingsError(f"{where}: {exc}") from None
     raise SettingsError(f"{where}: not a setting")  # pragma: no cover - callers check names first
+
+
+def _broker_assignors(where: str, raw: Any) -> dict[str, str]:
+    """Group glob -> assignor: a TOML table, "GLOB=NAME,GLOB=NAME" (the environment) or a list
+    of "GLOB=NAME" (repeated flags). Every assignor is looked up now."""
+    from mockbroker.groups.assignment_checks import resolve_broker_assignors
+
+    if isinstance(raw, dict):
+        pairs = _flatten(raw)
+    else:
+        items = raw.split(",") if isinstance(raw, str) else raw
+        if not isinstance(items, list):
+            raise SettingsError(f"{where}: must be GLOB=ASSIGNOR pairs, not {raw!r}")
+        pairs = []
+        for item in items:
+            if not isinstance(item, str):
+                raise SettingsError(f"{where}: expected GLOB=ASSIGNOR, not {item!r}")
+            if not item.strip():
+                continue
+            pattern, sep, name = item.partition("=")
+            if not sep:
+                raise SettingsError(f"{where}: expected GLOB=ASSIGNOR (e.g. 'orders-*=cooperative-sticky'), not {item!r}")
+            pairs.append((pattern.strip(), name.strip()))
+    mapping: dict[str, str] = {}
+    for pattern, name in pairs:
+        if not isinstance(name, str) or not name:
+            raise SettingsError(f"{where} {pattern}: the assignor must be a name or 'module:attr', not {name!r}")
+        mapping[pattern] = name
+    try:
+        resolve_broker_assignors(mapping)
+    except ValueError as exc:
+        raise SettingsError(f"{where}: {exc}") from None
+    return mapping
 
 
 def _api_version_caps(where: str, raw: Any) -> dict[int, int]:

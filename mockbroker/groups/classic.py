@@ -16,12 +16,16 @@ from __future__ import annotations
 import enum
 from collections import Counter
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from mockbroker.groups.parked import Parked
 from protocol.consumer_protocol import decode_subscription
 from protocol.errors import DecodeError, ErrorCode
 from protocol.messages.join_group import JoinGroupResponse, JoinGroupResponseMember
 from protocol.messages.sync_group import SyncGroupResponse
+
+if TYPE_CHECKING:
+    from mockbroker.groups.assignment_checks import Finding
 
 CONSUMER_PROTOCOL_TYPE = "consumer"  # ConsumerProtocol.PROTOCOL_TYPE
 MEMBER_ID_DELIMITER = "-"  # ClassicGroup.MEMBER_ID_DELIMITER
@@ -141,6 +145,9 @@ class ClassicGroup:
         self.supported_protocols: Counter[str] = Counter()  # protocol name -> members supporting it
         self.subscribed_topics: set[str] | None = None  # None: unknown
         self.new_member_added = False  # extends the initial rebalance delay (§3.6)
+        # What the assignment checks found in this group's stored assignments, oldest first
+        # (mockbroker/groups/assignment_checks.py); not a Kafka notion.
+        self.findings: list[Finding] = []
 
     # -- reading --------------------------------------------------------------------------------
 

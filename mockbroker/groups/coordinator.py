@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable, Hashable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mockbroker.events import EventLog
 from mockbroker.groups.classic import (
@@ -71,6 +71,9 @@ from protocol.messages.offset_fetch import (
     OffsetFetchResponseTopics,
 )
 from protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
+
+if TYPE_CHECKING:
+    from mockbroker.groups.assignment_checks import AssignmentChecks
 
 log = logging.getLogger("mockbroker.groups")
 
@@ -121,8 +124,11 @@ class GroupCoordinator:
         broker_of: Callable[[str], int] | None = None,
         new_uuid: Callable[[], str] | None = None,
         on_internal_error: Callable[[BaseException], None] | None = None,
+        assignment_checks: AssignmentChecks | None = None,
     ) -> None:
         self.config = config
+        # Validation, reference check and broker-side assignment of SyncGroup assignments (#5).
+        self.assignment_checks = assignment_checks
         self.timers = timers
         self.events = events
         # Classic groups by id. KIP-848 consumer groups will share this map (a union type then).
@@ -709,6 +715,8 @@ class GroupCoordinator:
             missing = [mid for mid in group.members if mid not in assignment]
             for mid in missing:
                 assignment[mid] = b""
+            if self.assignment_checks is not None:  # may replace it with a broker-side assignment
+                assignment = self.assignment_checks.assignment_to_store(group, assignment, now_ms, self._record)
             self._set_and_propagate_assignment(group, assignment, now_ms)
             for assigned in group.members.values():
                 self._record(

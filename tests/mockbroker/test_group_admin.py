@@ -197,6 +197,7 @@ def test_the_cluster_uses_the_configured_bounds() -> None:
 
 def test_events_carry_time_broker_group_generation_member_and_reason() -> None:
     h = Harness(brokers=3)
+    h.cluster.create_topic("t", 2)  # the assignment below is then sound: no group.assignment_finding
     h.advance(500)
     leader, follower = h.stable_group()
     broker = h.cluster.coordinator_for("g").node_id
