@@ -166,8 +166,6 @@ class MockCluster:
         # (interceptors, request log) only while ``intercepting`` is true.
         self.intercepting = False
         self._control: Any = None
-        # Violations that strict mode reports instead of answering (the fixture fails the test).
-        self.strict_failures: list[Any] = []
         # Brokers taken down (listener closed, left out of Metadata) and coordinators moved by hand.
         self.down_brokers: set[int] = set()
         self.coordinator_moves: dict[str, int] = {}
