@@ -11,18 +11,16 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-import threading
 import time
-from collections.abc import Callable, Coroutine, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 
 from mockbroker import MockCluster
+from mockbroker.testing import KafkaCluster
 from protocol.records import Compression, decode_batch, parse_batch_header
-
-T = TypeVar("T")
 
 BROKERS = 3
 PARTITIONS = 6
@@ -95,50 +93,19 @@ async def async_wait_until(predicate: Callable[[], bool], what: str, timeout: fl
 # -- a cluster on its own thread -----------------------------------------------------------------
 
 
-class BrokerThread:
-    """A started MockCluster whose event loop runs on a thread of its own.
-
-    ``cluster`` is for reading after ``stop()`` only; while the thread runs, go through ``call``
-    (a plain function run on the broker's loop) or ``run`` (a coroutine run there)."""
+class BrokerThread(KafkaCluster):
+    """The public fixture's cluster (mockbroker.testing.KafkaCluster: its own thread and loop,
+    teardown checks), with the helpers these tests share. ``cluster`` is for reading after
+    ``stop()`` only; while the thread runs, go through ``call``/``run`` or the control methods."""
 
     def __init__(self, **settings: Any) -> None:
-        self._settings = settings
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._serve, name="mockbroker-loop", daemon=True)
-        self.cluster: MockCluster | None = None
-        self.bootstrap_servers = ""
-        self.broker_ids: list[int] = []
-
-    def _serve(self) -> None:
-        asyncio.set_event_loop(self.loop)
-        self.loop.run_forever()
-
-    def start(self) -> BrokerThread:
-        self._thread.start()
-
-        async def start() -> MockCluster:
-            return await MockCluster(**self._settings).start()
-
-        self.cluster = self.run(start())
-        self.bootstrap_servers = self.call(lambda: self._cluster.bootstrap_servers)
-        self.broker_ids = self.call(lambda: list(self._cluster.brokers))
-        return self
+        super().__init__(request_log=False, **settings)
 
     @property
     def _cluster(self) -> MockCluster:
-        assert self.cluster is not None, "the broker thread is not started"
         return self.cluster
 
-    def run(self, coro: Coroutine[Any, Any, T], timeout: float = DEADLINE_S) -> T:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
-
-    def call(self, fn: Callable[[], T], timeout: float = DEADLINE_S) -> T:
-        async def on_loop() -> T:
-            return fn()
-
-        return self.run(on_loop(), timeout)
-
-    def create_topic(self, name: str, partitions: int) -> dict[int, int]:
+    def create_topic(self, name: str, partitions: int) -> dict[int, int]:  # type: ignore[override]
         """Create ``name`` on the broker's loop; return its partitions' leaders (index -> node id)."""
 
         def create() -> dict[int, int]:
@@ -151,22 +118,14 @@ class BrokerThread:
         """Copies, taken on the broker's loop, of every batch stored for ``topic``, per partition."""
         return self.call(lambda: stored_batches(self._cluster, topic))
 
-    def log_end_offsets(self, topic: str) -> dict[int, int]:
-        return self.call(
-            lambda: {p.index: p.log.log_end_offset for p in self._cluster.topics[topic].partitions}
-        )
-
     def stop(self) -> list[BaseException]:
-        """Stop the cluster and the loop; return the broker bugs it recorded."""
-        try:
-            if self.cluster is not None:
-                self.run(self.cluster.stop())
-        finally:
-            self.loop.call_soon_threadsafe(self.loop.stop)
-            self._thread.join(DEADLINE_S)
-        if not self._thread.is_alive():
-            self.loop.close()
-        return [] if self.cluster is None else list(self.cluster.internal_errors)
+        """Stop the cluster and the loop; return the broker bugs it recorded, and anything the
+        teardown checks found left behind (threads, sockets, tasks), as errors."""
+        problems = self.close(check=False)
+        bugs = list(self.cluster.internal_errors)
+        leaks = [p for p in problems if not p.startswith(("broker bug:", "strict mode:"))]
+        strict = [p for p in problems if p.startswith("strict mode:")]
+        return bugs + [RuntimeError(p) for p in strict + leaks]
 
 
 def stored_batches(cluster: MockCluster, topic: str) -> dict[int, list[bytes]]:
