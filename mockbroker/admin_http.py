@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from mockbroker import __version__
 from mockbroker.cluster import TopicError
@@ -59,6 +60,10 @@ SSE_KEEPALIVE_S = 15.0
 MAX_BODY_BYTES = 16 * 1024 * 1024
 MAX_I32 = (1 << 31) - 1
 MAX_TIMESTAMP_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
+# A manual clock fires every timer due on the way, periodic ones too (the retention check visits
+# every partition every 5 minutes), so one call is kept to a day; advance again for more.
+MAX_ADVANCE_MS = 86_400_000
+MAX_PARTITIONS = 1000  # per topic created over HTTP (CreateTopics over the wire has no such cap)
 UNPROTECTED = frozenset({"/healthz", "/readyz"})
 GROUP_STATES = ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead")
 COMPRESSIONS = ("none", "gzip", "snappy", "lz4", "zstd")
@@ -126,7 +131,8 @@ def ref(name: str) -> dict[str, Any]:
     return {"$ref": f"#/components/schemas/{name}"}
 
 
-API_NAME = s_str(minLength=1, maxLength=64, description="Kafka API name (JoinGroup, Fetch, ...) or key as a string")
+API_NAME = s_str(enum=sorted(spec.name for spec in APIS.values()), description="a Kafka API, by name")
+ERROR_NAME = s_str(enum=[code.name for code in ErrorCode], description="a Kafka error code, by name")
 BROKER_ID = s_int(0, MAX_I32)
 TOPIC = s_str(minLength=1, maxLength=249, pattern=TOPIC_NAME)
 GROUP_ID = s_str(minLength=1, maxLength=1024)
@@ -270,6 +276,12 @@ def check(schema: dict[str, Any], value: Any, where: str) -> Any:
         lo, hi = schema.get("minimum"), schema.get("maximum")
         if (lo is not None and value < lo) or (hi is not None and value > hi):
             raise BadInput(where, f"must be an integer {lo}..{hi}, not {value}")
+    elif kind == "number":
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            raise BadInput(where, f"must be a number, not {_show(value)}")
+        lo, hi = schema.get("minimum"), schema.get("maximum")
+        if (lo is not None and value < lo) or (hi is not None and value > hi):
+            raise BadInput(where, f"must be a number {lo}..{hi}, not {value}")
     elif kind == "boolean":
         if not isinstance(value, bool):
             raise BadInput(where, f"must be true or false, not {_show(value)}")
@@ -398,13 +410,15 @@ class AdminServer:
         self.metrics = Metrics(self.control)
         self._runner: web.AppRunner | None = None
         self._closing = asyncio.Event()
-        self._interceptor_ids: dict[int, Interceptor] = {}
+        self._interceptor_ids: dict[int, Interceptor] = {}  # the API's ids of interceptors
+        self._ids_by_object: dict[int, int] = {}  # id(interceptor) -> its API id
         self._next_id = 1
         self.ops = self._operations()
 
     # -- lifecycle -----------------------------------------------------------------------------------
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> AdminServer:
+        _quiet_client_errors()
         await self.metrics.install()
         app = web.Application(middlewares=[self._errors, self._auth], client_max_size=MAX_BODY_BYTES)
         for op in self.ops:
@@ -456,11 +470,13 @@ class AdminServer:
         except WaitTimeout as exc:
             return web.json_response(_error_body(str(exc)), status=408)
         except ProduceError as exc:
-            return web.json_response(_error_body(str(exc), kafka_error=exc.code.name), status=409)
+            # Retriable codes are the cluster's state (no leader); the others refuse the records.
+            status = 409 if exc.code.retriable else 422
+            return web.json_response(_error_body(str(exc), "body.records", kafka_error=exc.code.name), status=status)
         except ControlError as exc:
             return web.json_response(_error_body(str(exc)), status=409)
         except TopicError as exc:
-            status, where = _TOPIC_ERRORS.get(exc.code, (400, None))
+            status, where = _TOPIC_ERRORS.get(exc.code, (422, None))
             return web.json_response(_error_body(exc.message, where, kafka_error=exc.code.name), status=status)
         except web.HTTPException as exc:
             if exc.status < 400:
@@ -544,10 +560,10 @@ class AdminServer:
                (_query("internal", s_bool(default=False), "include __consumer_offsets and other internal topics"),)),
             Op("POST", "/topics", self._create_topic, "Create a topic", "topics", ref("Topic"),
                body=s_obj({
-                   "name": TOPIC, "partitions": s_int(1, 10_000, default=1),
+                   "name": TOPIC, "partitions": s_int(1, MAX_PARTITIONS, default=1),
                    "replication_factor": s_int(1, 32767, default=1),
                    "configs": s_map(s_str(maxLength=4096), maxProperties=100, description="topic configs by Kafka name"),
-               }, ("name",)), body_required=True, status=201, errors=(409,)),
+               }, ("name",)), body_required=True, status=201, errors=(409, 422)),
             Op("GET", "/topics/{topic}", self._topic, "One topic", "topics", ref("Topic"), (topic_path,), errors=(404,)),
             Op("DELETE", "/topics/{topic}", self._delete_topic, "Delete a topic", "topics", None, (topic_path,),
                status=204, errors=(404,)),
@@ -566,7 +582,7 @@ class AdminServer:
                    "encoding": s_str(enum=list(ENCODINGS), default="utf-8",
                                      description="how key, value and header values are written"),
                    "partition": s_int(0, MAX_I32), "compression": s_str(enum=list(COMPRESSIONS), default="none"),
-               }, ("records",)), body_required=True, errors=(404, 409)),
+               }, ("records",)), body_required=True, errors=(404, 409, 422)),
             Op("GET", "/topics/{topic}/partitions/{partition}/records", self._read,
                "Read a partition's records from an offset on, decoded", "records",
                s_obj({"records": s_arr(ref("Record")), "next_offset": s_int(0, (1 << 63) - 1),
@@ -618,16 +634,17 @@ class AdminServer:
             Op("DELETE", "/faults", self._clear_faults,
                "Remove every pushed error and interceptor and restore the API versions (brokers stay down, "
                "coordinators stay moved)", "faults", ref("Faults")),
-            Op("DELETE", "/faults/{fault_id}", self._remove_fault, "Remove one interceptor", "faults", None,
-               (_path_param("fault_id", s_int(1, (1 << 63) - 1), "the id GET /faults lists"),), status=204, errors=(404,)),
+            Op("DELETE", "/faults/interceptors/{interceptor_id}", self._remove_interceptor, "Remove one interceptor",
+               "faults", None, (_path_param("interceptor_id", s_int(1, (1 << 63) - 1), "the id GET /faults lists"),),
+               status=204, errors=(404,)),
             Op("POST", "/faults/errors", self._push_errors,
                "The next requests of an API fail with these error codes, one each, in order (cluster, broker or "
                "partition level: mockbroker/faults.py)", "faults", ref("Faults"),
                body=s_obj({
-                   "api": API_NAME, "errors": s_arr(s_str(minLength=1, maxLength=64), minItems=1, maxItems=1000,
-                                                    description="Kafka error names (NOT_COORDINATOR) or codes"),
+                   "api": API_NAME, "errors": s_arr(ERROR_NAME, minItems=1, maxItems=1000,
+                                                    description="Kafka error names (NOT_COORDINATOR), used in order"),
                    "broker": s_null(BROKER_ID), "topic": s_null(TOPIC), "partition": s_null(s_int(0, MAX_I32)),
-               }, ("api", "errors")), body_required=True, status=201, errors=(404,)),
+               }, ("api", "errors")), body_required=True, status=201, errors=(404, 422)),
             Op("POST", "/faults/latency", self._latency,
                "Hold every request of an API (all: null) on a broker (all: null) this many ms before answering",
                "faults", ref("Interceptor"),
@@ -653,7 +670,8 @@ class AdminServer:
             Op("GET", "/clock", self._clock, "The cluster's clock", "clock", ref("Clock")),
             Op("POST", "/clock/advance", self._advance,
                "Move a manual clock (serve --manual-clock) forward, firing every timer that falls due; 409 on real time",
-               "clock", ref("Clock"), body=s_obj({"ms": s_int(0, 10 * 365 * 86_400_000)}, ("ms",)), body_required=True,
+               "clock", ref("Clock"), body=s_obj({"ms": s_int(0, MAX_ADVANCE_MS, description="at most a day per call")}, ("ms",)),
+               body_required=True,
                errors=(409,)),
             # events and requests
             Op("GET", "/events", self._events, "The event log (docs/events.md), filtered", "events",
@@ -666,7 +684,7 @@ class AdminServer:
             Op("GET", "/requests", self._requests, "The request log (off until PUT /requests/log turns it on)", "events",
                s_obj({"enabled": s_bool(), "requests": s_arr(ref("Request"))}, ("enabled", "requests")),
                (_query("api", API_NAME), _query("broker", BROKER_ID), _query("client_id", s_str(maxLength=1024)),
-                _query("error", s_str(minLength=1, maxLength=64), "a Kafka error name or code in the response"),
+                _query("error", ERROR_NAME, "a Kafka error name found in the response"),
                 _query("outcome", s_str(enum=["pending", "answered", "intercepted", "dropped", "closed", "failed"])),
                 _query("since_seq", s_int(0, (1 << 63) - 1, default=0)),
                 _query("limit", s_int(1, 100_000, default=10_000)))),
@@ -826,14 +844,13 @@ class AdminServer:
     # -- handlers: faults --------------------------------------------------------------------------------
 
     def _interceptor_json(self, interceptor: Interceptor) -> dict[str, Any]:
-        for key, known in self._interceptor_ids.items():
-            if known is interceptor:
-                fault_id = key
-                break
-        else:
+        # Keyed by id(): safe, as both maps hold the interceptor (its id cannot be reused meanwhile).
+        fault_id = self._ids_by_object.get(id(interceptor))
+        if fault_id is None:
             fault_id = self._next_id
             self._next_id += 1
             self._interceptor_ids[fault_id] = interceptor
+            self._ids_by_object[id(interceptor)] = fault_id
         return {
             "id": fault_id,
             "name": interceptor.name,
@@ -847,7 +864,9 @@ class AdminServer:
         snap = await self.control.faults()
         listed = [i for i in snap.interceptors if not self.metrics.owns(i)]
         # Forget ids of interceptors that are gone (used up one-shots, removed).
-        self._interceptor_ids = {k: v for k, v in self._interceptor_ids.items() if any(v is i for i in listed)}
+        live = {id(i) for i in listed}
+        self._interceptor_ids = {k: v for k, v in self._interceptor_ids.items() if id(v) in live}
+        self._ids_by_object = {id(v): k for k, v in self._interceptor_ids.items()}
         return {
             "pending_errors": snap.pending_errors,
             "interceptors": [self._interceptor_json(i) for i in listed],
@@ -864,31 +883,26 @@ class AdminServer:
         await self.metrics.install()  # clear_faults removed every interceptor, the metrics' own too
         return await self._faults_json()
 
-    async def _remove_fault(self, call: Call) -> Any:
+    async def _remove_interceptor(self, call: Call) -> Any:
         await self._faults_json()  # refresh the ids
-        interceptor = self._interceptor_ids.pop(call.path["fault_id"], None)
+        interceptor = self._interceptor_ids.get(call.path["interceptor_id"])
         if interceptor is None or not interceptor.active:
-            raise NotFound(f"no fault {call.path['fault_id']} in force; GET /faults lists them")
+            raise NotFound(f"no interceptor {call.path['interceptor_id']} in force; GET /faults lists them")
         interceptor.remove()
         return Reply(204)
 
     async def _push_errors(self, call: Call) -> Any:
         b = call.body
         api = _api(b["api"], "body.api")
-        codes = []
-        for i, e in enumerate(b["errors"]):
-            try:
-                codes.append(error_code_of(int(e) if e.lstrip("-").isdigit() else e))
-            except ValueError as exc:
-                raise BadInput(f"body.errors[{i}]", str(exc)) from None
+        codes = [error_code_of(e) for e in b["errors"]]  # names the schema's enum allows
         topic, partition, broker = b.get("topic"), b.get("partition"), b.get("broker")
         if (topic is None) != (partition is None):
-            raise BadInput("body.partition" if partition is None else "body.topic", "topic and partition go together")
+            raise BadInput("body.partition" if partition is None else "body.topic", "topic and partition go together", status=422)
         self._known_broker(broker, "body.broker")
         try:
             await self.control.push_errors(api, *codes, broker=broker, topic=topic, partition=partition)
-        except ValueError as exc:
-            raise BadInput("body.topic" if topic is not None else "body.api", str(exc)) from None
+        except ValueError as exc:  # an API without an error field for this level: Kafka's shapes refuse it
+            raise BadInput("body.topic" if topic is not None else "body.api", str(exc), status=422) from None
         return await self._faults_json()
 
     async def _latency(self, call: Call) -> Any:
@@ -979,12 +993,7 @@ class AdminServer:
     async def _requests(self, call: Call) -> Any:
         q = call.query
         api = None if q.get("api") is None else _api(q["api"], "query.api")
-        error: int | None = None
-        if q.get("error") is not None:
-            try:
-                error = error_code_of(int(q["error"]) if q["error"].lstrip("-").isdigit() else q["error"])
-            except ValueError as exc:
-                raise BadInput("query.error", str(exc)) from None
+        error = None if q.get("error") is None else error_code_of(q["error"])
         found = await self.control.requests(
             api, broker=q.get("broker"), client_id=q.get("client_id"), error=error, outcome=q.get("outcome"),
             since_seq=q.get("since_seq", 0),
@@ -1057,15 +1066,17 @@ _REASONS = {
     408: "the wait timed out",
     409: "the cluster's state refuses this",
     413: "request body too large",
-    422: "a record cannot be shown in this encoding",
+    422: "well-formed, but Kafka's rules refuse it (a topic config out of range, a record too large, ...); "
+    "for a read: a record that cannot be shown in this encoding",
 }
+# Kafka's refusals of a schema-valid topic: 422 (the request is well-formed; Kafka's rules say no).
 _TOPIC_ERRORS: dict[ErrorCode, tuple[int, str | None]] = {
     ErrorCode.TOPIC_ALREADY_EXISTS: (409, "body.name"),
     ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: (404, None),
-    ErrorCode.INVALID_TOPIC_EXCEPTION: (400, "body.name"),
-    ErrorCode.INVALID_PARTITIONS: (400, "body.partitions"),
-    ErrorCode.INVALID_REPLICATION_FACTOR: (400, "body.replication_factor"),
-    ErrorCode.INVALID_CONFIG: (400, "body.configs"),
+    ErrorCode.INVALID_TOPIC_EXCEPTION: (422, "body.name"),
+    ErrorCode.INVALID_PARTITIONS: (422, "body.partitions"),
+    ErrorCode.INVALID_REPLICATION_FACTOR: (422, "body.replication_factor"),
+    ErrorCode.INVALID_CONFIG: (422, "body.configs"),
 }
 
 
@@ -1075,6 +1086,24 @@ def _event_filters() -> tuple[Param, ...]:
         _query("group_id", GROUP_ID, "only this group's events"),
         _query("since_seq", s_int(0, (1 << 63) - 1, default=0), "only events after this seq"),
     )
+
+
+class _ClientHttpErrors(logging.Filter):
+    """aiohttp logs a malformed HTTP request (a NUL in a header, say) as an ERROR with a traceback,
+    though it is the client's fault and answered 400: log one line at INFO instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, HttpProcessingError):
+            log.info("bad HTTP request answered %s: %s", exc.code, str(exc.message).strip().splitlines()[0])
+            return False
+        return True
+
+
+def _quiet_client_errors() -> None:
+    logger = logging.getLogger("aiohttp.server")
+    if not any(isinstance(f, _ClientHttpErrors) for f in logger.filters):
+        logger.addFilter(_ClientHttpErrors())
 
 
 def _param(param: Param, raw: str) -> Any:
@@ -1109,7 +1138,7 @@ async def _body(request: web.Request, op: Op) -> dict[str, Any]:
 
 def _api(name: str, where: str) -> int:
     try:
-        return api_key_of(int(name) if name.isdigit() else name)
+        return api_key_of(name)
     except ValueError as exc:
         raise BadInput(where, str(exc)) from None
 
@@ -1120,8 +1149,8 @@ def _decode(value: str | None, encoding: str, where: str) -> bytes | None:
     if encoding == "base64":
         try:
             return base64.b64decode(value, validate=True)
-        except (binascii.Error, ValueError):
-            raise BadInput(where, "not valid base64") from None
+        except (binascii.Error, ValueError):  # schema-valid (a string), but not what "encoding" says
+            raise BadInput(where, "not valid base64 (encoding is base64)", status=422) from None
     try:
         return value.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate: JSON allows it, UTF-8 cannot carry it

@@ -310,7 +310,7 @@ def _faults(c: Client, args: argparse.Namespace) -> Any:
     if action == "clear":
         return c.request("DELETE", "/faults")
     if action == "remove":
-        return c.request("DELETE", f"/faults/{args.id}")
+        return c.request("DELETE", f"/faults/interceptors/{args.id}")
     if action == "errors":
         body: dict[str, Any] = {"api": args.api, "errors": args.errors}
         for name in ("broker", "topic", "partition"):
