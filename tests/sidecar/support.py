@@ -11,12 +11,9 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from mockbroker.ctl import Client
 from tests.mockbroker.test_cli import READY_DEADLINE_S, Served, clean_env, read_line
@@ -64,24 +61,6 @@ def stop(proc: subprocess.Popen[bytes]) -> int:
     if proc.stdout is not None:
         proc.stdout.close()
     return proc.returncode
-
-
-@pytest.fixture
-def sidecar(tmp_path: Path) -> Iterator[Any]:
-    """``sidecar(*serve_args, env=...)`` starts `python -m mockbroker serve --port 0 --admin-port 0 ...`."""
-    started: list[Served] = []
-
-    def start(*args: str, env: dict[str, str] | None = None) -> Sidecar:
-        argv = [sys.executable, "-m", "mockbroker", "serve", "--port", "0", "--admin-port", "0", *args]
-        served = start_serve(argv, clean_env(**(env or {})), tmp_path / f"serve-{len(started)}.log", tmp_path)
-        started.append(served)
-        return Sidecar(served)
-
-    yield start
-    for served in started:
-        stop(served.proc)
-        err = served.stderr()
-        assert "broker bug" not in err and "Traceback" not in err, err
 
 
 def run_cli(args: list[str], env: dict[str, str] | None = None, timeout: float = 60.0) -> subprocess.CompletedProcess[str]:

@@ -18,7 +18,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -27,9 +26,9 @@ import jsonschema
 import pytest
 import yaml
 
+from protocol.messages.metadata import MetadataRequest, MetadataResponse
 from tests.mockbroker.test_cli import api_versions, clean_env, connect, request
 from tests.sidecar.support import EXIT_DEADLINE_S, start_serve, stop
-from protocol.messages.metadata import MetadataRequest, MetadataResponse
 
 REPO = Path(__file__).resolve().parents[2]
 DOCKER = REPO / "docker"

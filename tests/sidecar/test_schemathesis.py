@@ -22,14 +22,14 @@ from typing import Any
 
 import pytest
 
-from tests.sidecar.support import Sidecar, sidecar  # noqa: F401 - the fixture
+from tests.sidecar.support import Sidecar
 
 CONFIG = Path(__file__).with_name("schemathesis.toml")
 TOKEN = "schemathesis-token"
 RUN_DEADLINE_S = 300.0  # a guard against a hang, never a speed assertion
 
 
-def test_the_live_server_conforms_to_its_own_openapi_document(sidecar: Any, tmp_path: Path) -> None:  # noqa: F811
+def test_the_live_server_conforms_to_its_own_openapi_document(sidecar: Any, tmp_path: Path) -> None:
     side: Sidecar = sidecar("--brokers", "3", "--topic", "orders:3", "--manual-clock", "--admin-token", TOKEN)
     st = shutil.which("schemathesis", path=str(Path(sys.executable).parent))
     assert st is not None, "schemathesis is not installed (it is in the test extra: pip install -e '.[test]')"
@@ -56,7 +56,7 @@ def test_the_live_server_conforms_to_its_own_openapi_document(sidecar: Any, tmp_
     assert side.served.proc.wait(30) == 0
 
 
-def test_the_document_declares_the_token_only_when_one_is_set(sidecar: Any) -> None:  # noqa: F811
+def test_the_document_declares_the_token_only_when_one_is_set(sidecar: Any) -> None:
     open_side: Sidecar = sidecar()
     doc = open_side.client().request("GET", "/openapi.json")
     assert "security" not in doc and "securitySchemes" not in doc["components"]
