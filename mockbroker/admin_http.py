@@ -290,19 +290,13 @@ def check(schema: dict[str, Any], value: Any, where: str) -> Any:
     elif kind == "string":
         if not isinstance(value, str):
             raise BadInput(where, f"must be a string, not {_show(value)}")
-        if len(value) < schema.get("minLength", 0):
-            raise BadInput(where, f"must have at least {schema['minLength']} character(s)")
-        if "maxLength" in schema and len(value) > schema["maxLength"]:
-            raise BadInput(where, f"must have at most {schema['maxLength']} characters")
+        _size_within(schema, len(value), "Length", "character(s)", where)
         if "pattern" in schema and not re.search(schema["pattern"], value):
             raise BadInput(where, f"must match {schema['pattern']}, not {value!r}")
     elif kind == "array":
         if not isinstance(value, list):
             raise BadInput(where, f"must be an array, not {_show(value)}")
-        if len(value) < schema.get("minItems", 0):
-            raise BadInput(where, f"must have at least {schema['minItems']} item(s)")
-        if "maxItems" in schema and len(value) > schema["maxItems"]:
-            raise BadInput(where, f"must have at most {schema['maxItems']} items")
+        _size_within(schema, len(value), "Items", "item(s)", where)
         value = [check(schema["items"], item, f"{where}[{i}]") for i, item in enumerate(value)]
     elif kind == "object":
         if not isinstance(value, dict):
@@ -329,6 +323,14 @@ def check(schema: dict[str, Any], value: Any, where: str) -> Any:
     if "enum" in schema and value not in schema["enum"]:
         raise BadInput(where, f"must be one of {', '.join(map(str, schema['enum']))}, not {_show(value)}")
     return value
+
+
+def _size_within(schema: dict[str, Any], size: int, keyword: str, unit: str, where: str) -> None:
+    """minLength/maxLength (keyword "Length") or minItems/maxItems ("Items")."""
+    if size < schema.get(f"min{keyword}", 0):
+        raise BadInput(where, f"must have at least {schema[f'min{keyword}']} {unit}")
+    if f"max{keyword}" in schema and size > schema[f"max{keyword}"]:
+        raise BadInput(where, f"must have at most {schema[f'max{keyword}']} {unit}")
 
 
 def _show(value: Any) -> str:
@@ -631,6 +633,14 @@ class AdminServer:
                 _query("generation_at_least", s_int(0, MAX_I32)),
                 _query("timeout", s_int(0, 300, default=30), "seconds")),
                errors=(408,)),
+            Op("GET", "/groups/{group_id}/offsets/wait", self._wait_commit,
+               "Wait until the group has committed an offset for the topic (the partition; at least the offset)",
+               "groups", s_obj({"group_id": s_str(), "topic": s_str(), "offsets": s_map(s_int(-1, (1 << 63) - 1))},
+                               ("group_id", "topic", "offsets")),
+               (group_path, Param("topic", "query", TOPIC, "the topic", required=True),
+                _query("partition", s_int(0, MAX_I32)), _query("offset", s_int(0, (1 << 63) - 1), "at least this offset"),
+                _query("timeout", s_int(0, 300, default=30), "seconds")),
+               errors=(408,)),
             # faults
             Op("GET", "/faults", self._faults, "Faults in force", "faults", ref("Faults")),
             Op("DELETE", "/faults", self._clear_faults,
@@ -679,6 +689,12 @@ class AdminServer:
             Op("GET", "/events", self._events, "The event log (docs/events.md), filtered", "events",
                s_obj({"events": s_arr(ref("Event")), "last_seq": s_int(0, (1 << 63) - 1)}, ("events", "last_seq")),
                (*_event_filters(), _query("limit", s_int(1, 100_000, default=10_000), "at most this many (the oldest first)"))),
+            Op("GET", "/events/wait", self._wait_event, "Wait for the first event of a type after since_seq", "events",
+               ref("Event"),
+               (Param("type", "query", s_str(minLength=1, maxLength=200), 'an event type, or a prefix ending in "."', required=True),
+                _query("group_id", GROUP_ID), _query("since_seq", s_int(0, (1 << 63) - 1, default=0)),
+                _query("timeout", s_int(0, 300, default=30), "seconds")),
+               errors=(408,)),
             Op("GET", "/events/stream", self._event_stream,
                "The event log as Server-Sent Events: the past events after since_seq (or Last-Event-ID), then each "
                "new one as it happens; `id` is the event's seq, `data` its JSON", "events", s_str(),
@@ -690,6 +706,13 @@ class AdminServer:
                 _query("outcome", s_str(enum=["pending", "answered", "intercepted", "dropped", "closed", "failed"])),
                 _query("since_seq", s_int(0, (1 << 63) - 1, default=0)),
                 _query("limit", s_int(1, 100_000, default=10_000)))),
+            Op("GET", "/requests/wait", self._wait_request,
+               "Wait for an answered request of an API in the request log (with an error code in its answer)",
+               "events", ref("Request"),
+               (Param("api", "query", API_NAME, required=True), _query("error", ERROR_NAME), _query("broker", BROKER_ID),
+                _query("client_id", s_str(maxLength=1024)), _query("since_seq", s_int(0, (1 << 63) - 1, default=0)),
+                _query("timeout", s_int(0, 300, default=30), "seconds")),
+               errors=(408,)),
             Op("PUT", "/requests/log", self._request_log, "Turn the request log on or off", "events", ok,
                body=s_obj({"enabled": s_bool()}, ("enabled",)), body_required=True),
         ]
@@ -843,6 +866,13 @@ class AdminServer:
         )  # fmt: skip
         return {**snap.to_json(), "coordinator": await self.control.coordinator(snap.group_id)}
 
+    async def _wait_commit(self, call: Call) -> Any:
+        q, group_id = call.query, call.path["group_id"]
+        committed = await self.control.wait_for_commit(
+            group_id, q["topic"], q.get("partition"), q.get("offset"), timeout=q.get("timeout", 30)
+        )
+        return {"group_id": group_id, "topic": q["topic"], "offsets": {str(p): o for p, o in committed.items()}}
+
     # -- handlers: faults --------------------------------------------------------------------------------
 
     def _interceptor_json(self, interceptor: Interceptor) -> dict[str, Any]:
@@ -991,6 +1021,19 @@ class AdminServer:
             unsubscribe()
             closing.cancel()
         return response
+
+    async def _wait_event(self, call: Call) -> Any:
+        q = call.query
+        event = await self.control.wait_for_event(q["type"], q.get("group_id"), since_seq=q.get("since_seq", 0), timeout=q.get("timeout", 30))
+        return event.to_json()
+
+    async def _wait_request(self, call: Call) -> Any:
+        q = call.query
+        record = await self.control.wait_for_request(
+            _api(q["api"], "query.api"), since_seq=q.get("since_seq", 0), error=q.get("error"), broker=q.get("broker"),
+            client_id=q.get("client_id"), timeout=q.get("timeout", 30),
+        )  # fmt: skip
+        return record.to_json()
 
     async def _requests(self, call: Call) -> Any:
         q = call.query
