@@ -513,6 +513,9 @@ class AdminServer:
                 if len(values) > 1:
                     raise BadInput(f"query.{name}", "given more than once")
                 query[name] = _param(query_params[name], values[0])
+            for name, param in query_params.items():
+                if param.required and name not in query:
+                    raise BadInput(f"query.{name}", "is required")
             body: dict[str, Any] = {}
             if op.body is not None:
                 body = await _body(request, op)

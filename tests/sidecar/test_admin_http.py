@@ -227,9 +227,11 @@ async def test_groups_describe_expire_and_rebalance_as_a_real_consumer_sees_them
         await api.ok("POST", "/topics/jobs/records", {"records": [{"value": f"job {i}", "partition": i % 4} for i in range(8)]})
         await consumers[0].commit()
         await consumers[1].commit()
-        offsets = await _wait_for(lambda: api.ok("GET", "/groups/workers/offsets", topic="jobs"),
-                                  lambda o: o["offsets"].get("jobs") == {"0": 2, "1": 2, "2": 2, "3": 2})  # fmt: skip
-        assert offsets["group_id"] == "workers"
+        for p in range(4):
+            waited = await api.ok("GET", "/groups/workers/offsets/wait", topic="jobs", partition=p, offset=2)
+            assert waited["offsets"][str(p)] == 2
+        offsets = await api.ok("GET", "/groups/workers/offsets", topic="jobs")
+        assert offsets == {"group_id": "workers", "offsets": {"jobs": {"0": 2, "1": 2, "2": 2, "3": 2}}}
 
         # Force a rebalance: the consumers rejoin into the next generation.
         since = (await api.ok("GET", "/events"))["last_seq"]
@@ -239,6 +241,8 @@ async def test_groups_describe_expire_and_rebalance_as_a_real_consumer_sees_them
 
         # Expire worker-1's session: the group rebalances without it; its consumer finds out and rejoins.
         expired = await api.ok("POST", "/groups/workers/expire", {"client_id": "worker-1"})
+        event = await api.ok("GET", "/events/wait", type="member.expired", group_id="workers", since_seq=since)
+        assert event["member_id"] == expired["member_id"] and event["details"]["kind"] == "session_timeout"
         events = (await api.ok("GET", "/events", type="member.", group_id="workers", since_seq=since))["events"]
         assert any(e["type"] == "member.expired" and e["member_id"] == expired["member_id"] for e in events), events
         back = await api.ok("GET", "/groups/workers/wait", state="Stable", members=2, generation_at_least=again["generation_id"] + 1)
@@ -262,22 +266,6 @@ async def _poll(consumer: AIOKafkaConsumer) -> None:
             await consumer.getmany(timeout_ms=100)
         except KafkaError:
             await asyncio.sleep(0.05)
-
-
-async def _wait_for(fetch: Any, ok: Any) -> Any:
-    last: Any = None
-
-    async def check() -> bool:
-        nonlocal last
-        last = await fetch()
-        return bool(ok(last))
-
-    deadline = asyncio.get_running_loop().time() + DEADLINE_S
-    while not await check():
-        if asyncio.get_running_loop().time() > deadline:
-            pytest.fail(f"timed out; last answer {last}")
-        await asyncio.sleep(0.02)
-    return last
 
 
 # -- faults -----------------------------------------------------------------------------------------------
@@ -304,6 +292,10 @@ async def test_faults_pushed_over_http_reach_a_real_client_and_can_be_listed_and
         await producer.send_and_wait("t", b"after two failures", partition=0)
     finally:
         await producer.stop()
+    first = await api.ok("GET", "/requests/wait", api="Produce", error="NOT_LEADER_OR_FOLLOWER", timeout=1)
+    assert first["outcome"] == "intercepted" and first["errors"] == ["NOT_LEADER_OR_FOLLOWER"]
+    status, answer = await api.get("/requests/wait", error="NONE")
+    assert (status, answer["field"]) == (400, "query.api")
     refused = (await api.ok("GET", "/requests", api="Produce", error="NOT_LEADER_OR_FOLLOWER"))["requests"]
     assert len(refused) == 2 and all(r["outcome"] == "intercepted" for r in refused)
     assert (await api.ok("GET", "/faults"))["pending_errors"] == {}

@@ -6,14 +6,15 @@ says which refusals of valid input are legitimate: 404, 409, 422), the bearer to
 undocumented method answered 405 with the right Allow header.
 
 Bounded: at most 10 examples per operation with a fixed seed (about half a minute). Two
-operations are left out because they block by design: GET /groups/{group_id}/wait (up to its
-timeout) and GET /events/stream (an endless Server-Sent Events stream); tests/sidecar/
+kinds of operations are left out because they block by design: the waits (GET .../wait, up to
+their timeout) and GET /events/stream (an endless Server-Sent Events stream); tests/sidecar/
 test_admin_http.py covers them. The broker runs on a manual clock so that POST /clock/advance
 has something to advance, with three brokers so that broker down/up and leader moves have room.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -26,7 +27,8 @@ from tests.sidecar.support import Sidecar
 
 CONFIG = Path(__file__).with_name("schemathesis.toml")
 TOKEN = "schemathesis-token"
-RUN_DEADLINE_S = 300.0  # a guard against a hang, never a speed assertion
+RUN_DEADLINE_S = 300.0
+EXCLUDED = r"/wait$|/events/stream$"  # they block by design (up to a timeout; forever)  # a guard against a hang, never a speed assertion
 
 
 def test_the_live_server_conforms_to_its_own_openapi_document(sidecar: Any, tmp_path: Path) -> None:
@@ -40,7 +42,7 @@ def test_the_live_server_conforms_to_its_own_openapi_document(sidecar: Any, tmp_
             "--checks", "all",
             "--max-examples", "10",
             "--seed", "20260101",
-            "--exclude-path-regex", r"/wait$|/events/stream$",
+            "--exclude-path-regex", EXCLUDED,
             "--generation-database", "none",
             "--workers", "1",
             "--no-color",
@@ -50,8 +52,17 @@ def test_the_live_server_conforms_to_its_own_openapi_document(sidecar: Any, tmp_
     )  # fmt: skip
     tail = "\n".join(result.stdout.splitlines()[-150:])
     assert result.returncode == 0, f"schemathesis found problems (exit {result.returncode}):\n{tail}\n{result.stderr[-2000:]}"
-    # It really exercised the API: every selected operation was tested.
-    assert "Tested: 35" in result.stdout or "Tested:" in result.stdout, tail
+    # It really exercised the API: every operation but the blocking ones was selected and tested.
+    doc = side.client(TOKEN).request("GET", "/openapi.json")
+    operations = [(m, p) for p, methods in doc["paths"].items() for m in methods]
+    expected = sum(1 for _, p in operations if not re.search(EXCLUDED, p))
+    selected = re.search(r"Operations:\s+(\d+) selected / (\d+) total", result.stdout)
+    assert selected, tail
+    # Schemathesis sometimes leaves out the operation that serves the schema it loaded.
+    count = int(selected[1])
+    assert count in (expected, expected - 1) and int(selected[2]) in (len(operations), len(operations) - 1), tail
+    for phase in ("Coverage", "Fuzzing"):  # each phase passed every selected operation
+        assert re.search(rf"{phase} \(in [^)]*\)\s+✅ {count} passed", result.stdout), tail
     side.served.proc.terminate()
     assert side.served.proc.wait(30) == 0
 
