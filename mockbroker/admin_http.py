@@ -408,7 +408,7 @@ class AdminServer:
         self.cluster = cluster
         self.control: Control = cluster.control
         self.token = token or None
-        self.ready = False  # set once the broker serves (the READY line); cleared while stopping
+        self.ready = False  # /readyz: true from start() (the cluster already serves) until stop()
         self.host = ""
         self.port = 0
         self.metrics = Metrics(self.control)
@@ -433,6 +433,7 @@ class AdminServer:
         await site.start()
         sockets = getattr(site._server, "sockets", None) or ()  # asyncio's or uvloop's Server
         self.host, self.port = host, sockets[0].getsockname()[1] if sockets else port
+        self.ready = True
         return self
 
     async def stop(self) -> None:

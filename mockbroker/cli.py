@@ -341,8 +341,6 @@ async def _serve(
                             "(set --admin-token)", admin.url)  # fmt: skip
             log.info("HTTP control API on %s (%s)", admin.url, "bearer token required" if settings.admin_token else "no token")
         _log_started(cluster, settings, loop_name)
-        if admin is not None:
-            admin.ready = True
         _ready(stdout, ready)
         await stopping.wait()
         return EXIT_OK

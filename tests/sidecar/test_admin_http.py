@@ -59,7 +59,6 @@ class Api:
 async def _started(cluster: MockCluster, token: str | None = None) -> tuple[AdminServer, aiohttp.ClientSession]:
     await cluster.start()
     server = await AdminServer(cluster, token=token).start("127.0.0.1", 0)
-    server.ready = True
     return server, aiohttp.ClientSession(base_url=server.url)
 
 
