@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import errno
 import importlib.metadata
+import importlib.util
 import logging
 import os
 import signal
@@ -31,6 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn, TextIO
 
 from mockbroker import __version__
+from mockbroker.clock import ManualClock
 from mockbroker.cluster import MockCluster, TopicError
 from mockbroker.settings import LOG_LEVELS, Flags, ServeSettings, SettingsError, describe, resolve
 
@@ -46,13 +48,14 @@ precedence: flags > MOCKBROKER_* environment variables > --config file > default
 environment: MOCKBROKER_HOST, MOCKBROKER_PORT, MOCKBROKER_BROKERS, MOCKBROKER_ADVERTISED_HOST,
   MOCKBROKER_ADVERTISED_PORT, MOCKBROKER_CLUSTER_ID, MOCKBROKER_TOPICS="a:3,b",
   MOCKBROKER_KAFKA_DEFAULTS=true, MOCKBROKER_CONFIG=FILE, MOCKBROKER_LOG_LEVEL, MOCKBROKER_UVLOOP=false,
-  MOCKBROKER_ASSIGNMENT_CHECKS, MOCKBROKER_ASSIGNMENT_STRICT, MOCKBROKER_BROKER_ASSIGNORS="orders-*=range,g1=sticky", and
+  MOCKBROKER_ASSIGNMENT_CHECKS, MOCKBROKER_ASSIGNMENT_STRICT, MOCKBROKER_BROKER_ASSIGNORS="orders-*=range,g1=sticky",
+  MOCKBROKER_ADMIN_PORT, MOCKBROKER_ADMIN_HOST, MOCKBROKER_ADMIN_TOKEN, MOCKBROKER_MANUAL_CLOCK=true, and
   MOCKBROKER_SET_<NAME>=VALUE for a Kafka setting, with the NAME spelled as Confluent's images
   spell KAFKA_*: '_' for '.', '__' for '_', '___' for '-'
   (MOCKBROKER_SET_AUTO_CREATE_TOPICS_ENABLE=false is auto.create.topics.enable=false).
 
 ready: one line on stdout when serving:
-  MOCKBROKER READY bootstrap=HOST:PORT[,HOST:PORT...] cluster_id=ID
+  MOCKBROKER READY bootstrap=HOST:PORT[,HOST:PORT...] cluster_id=ID [admin=http://HOST:PORT]
 """
 
 
@@ -131,6 +134,20 @@ def build_parser() -> _Parser:
         help="groups matching GLOB get the broker's assignment by ASSIGNOR (a protocol name such as "
         "cooperative-sticky, a plugin name, or module:attr) instead of the leader's (repeatable)",
     )  # fmt: skip
+    serve.add_argument(
+        "--admin-port", metavar="PORT",
+        help="serve the HTTP control API (docs/http.md) on this port; 0 picks a free one (default: off)",
+    )  # fmt: skip
+    serve.add_argument("--admin-host", metavar="HOST", help="address the control API binds (default: 127.0.0.1)")
+    serve.add_argument(
+        "--admin-token", metavar="TOKEN",
+        help="require 'Authorization: Bearer TOKEN' on every control API call but /healthz and /readyz",
+    )  # fmt: skip
+    serve.add_argument(
+        "--manual-clock", action="store_const", const="true",
+        help="run the cluster on a manual clock: time moves only by POST /clock/advance (sessions, rebalance "
+        "timeouts, retention and Fetch long polls wait for it)",
+    )  # fmt: skip
     serve.add_argument("--config", metavar="FILE", help="TOML file: [cluster], [kafka] and [[topic]] tables")
     serve.add_argument(
         "--set", metavar="KEY=VALUE", dest="sets", action="append", default=[],
@@ -144,6 +161,9 @@ def build_parser() -> _Parser:
         const=False,
         help="use asyncio's own event loop even when uvloop is installed",
     )
+    from mockbroker import ctl
+
+    ctl.add_commands(commands)
     return parser
 
 
@@ -167,6 +187,10 @@ def parse_serve(argv: Sequence[str], environ: Mapping[str, str]) -> ServeSetting
         assignment_checks=args.assignment_checks,
         assignment_strict=args.assignment_strict,
         broker_assignors=args.broker_assignors,
+        admin_port=args.admin_port,
+        admin_host=args.admin_host,
+        admin_token=args.admin_token,
+        manual_clock=args.manual_clock,
         topics=list(args.topics),
         sets=list(args.sets),
         config=args.config,
@@ -179,6 +203,10 @@ def parse_serve(argv: Sequence[str], environ: Mapping[str, str]) -> ServeSetting
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
+    if args and args[0] in ("health", "ctl"):
+        from mockbroker import ctl
+
+        return ctl.main(parser.parse_args(args), os.environ)
     if not args or args[0] != "serve":
         parser.parse_args(args)  # --help, --version, or an error naming the commands; all exit
         return EXIT_USAGE  # pragma: no cover - parse_args exits for every input that is not serve
@@ -186,6 +214,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = parse_serve(args[1:], os.environ)
     except SettingsError as exc:
         print(f"mockbroker serve: error: {exc}", file=sys.stderr, flush=True)
+        return EXIT_USAGE
+    if settings.admin_port is not None and importlib.util.find_spec("aiohttp") is None:
+        _error(f"the HTTP control API ({settings.sources['admin_port']}) needs aiohttp: pip install 'mockbroker[sidecar]'")
         return EXIT_USAGE
     return run(settings)
 
@@ -243,7 +274,7 @@ async def serve(settings: ServeSettings, stdout: TextIO, loop_name: str = "async
     for sig in handled:
         loop.add_signal_handler(sig, on_signal, sig)
     loop.set_exception_handler(_exception_handler)
-    cluster = MockCluster(settings.cluster)
+    cluster = MockCluster(settings.cluster, clock=ManualClock() if settings.manual_clock else None)
     try:
         status = await _serve(cluster, settings, stopping, stdout, loop_name)
     finally:
@@ -290,10 +321,32 @@ async def _serve(
         return EXIT_FAILURE
     if stopping.is_set():  # a signal arrived while the listeners were starting
         return EXIT_OK
-    _log_started(cluster, settings, loop_name)
-    _ready(stdout, f"{READY_PREFIX} bootstrap={cluster.bootstrap_servers} cluster_id={config.cluster_id}")
-    await stopping.wait()
-    return EXIT_OK
+    admin: Any = None
+    try:
+        ready = f"{READY_PREFIX} bootstrap={cluster.bootstrap_servers} cluster_id={config.cluster_id}"
+        if settings.admin_port is not None:
+            from mockbroker.admin_http import AdminServer
+
+            admin = AdminServer(cluster, token=settings.admin_token)
+            try:
+                await admin.start(settings.admin_host, settings.admin_port)
+            except OSError as exc:
+                admin = None
+                hint = " (another process holds the port: choose another --admin-port)" if exc.errno == errno.EADDRINUSE else ""
+                _error(f"cannot listen on {settings.admin_host}:{settings.admin_port} (control API): {exc.strerror or exc}{hint}")
+                return EXIT_FAILURE
+            ready += f" admin={admin.url}"
+            if settings.admin_token is None and settings.admin_host not in ("127.0.0.1", "::1", "localhost"):
+                log.warning("the control API on %s takes no token: anyone who reaches it controls the broker "
+                            "(set --admin-token)", admin.url)  # fmt: skip
+            log.info("HTTP control API on %s (%s)", admin.url, "bearer token required" if settings.admin_token else "no token")
+        _log_started(cluster, settings, loop_name)
+        _ready(stdout, ready)
+        await stopping.wait()
+        return EXIT_OK
+    finally:
+        if admin is not None:
+            await admin.stop()
 
 
 async def _stop(cluster: MockCluster) -> bool:

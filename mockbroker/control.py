@@ -59,6 +59,10 @@ class ControlError(Exception):
     """A control call that cannot be done as asked (unknown group, broker, topic ...)."""
 
 
+class NotFound(ControlError, LookupError):
+    """The broker, topic, partition, group or member named does not exist (HTTP: 404)."""
+
+
 def _only_match(
     group_id: str, candidates: Sequence[tuple[T, str, str | None, str]],
     member_id: str | None, instance_id: str | None, client_id: str | None,
@@ -71,7 +75,7 @@ def _only_match(
         and (client_id is None or c == client_id)
     ]  # fmt: skip
     if len(found) != 1:
-        raise ControlError(
+        raise (NotFound if not found else ControlError)(
             f"{len(found)} members of {group_id} match member_id={member_id} instance_id={instance_id} "
             f"client_id={client_id}; members: {[(m, c) for _, m, _, c in candidates]}"
         )
@@ -266,6 +270,38 @@ class ConsumedRecord:
     headers: tuple[tuple[str, bytes | None], ...] = ()
     leader_epoch: int = -1
     compression: str = "none"
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerSnapshot:
+    node_id: int
+    host: str  # where its listener binds
+    port: int
+    advertised_host: str  # what Metadata tells clients
+    advertised_port: int
+    rack: str | None
+    up: bool  # False after broker_down
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterSnapshot:
+    cluster_id: str
+    controller_id: int
+    brokers: tuple[BrokerSnapshot, ...]
+    manual_clock: bool
+    now_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class FaultsSnapshot:
+    """What is in force: pushed errors not yet used, interceptors (latency, disconnects, drops,
+    your own), brokers down, coordinators moved, API versions capped below the configuration."""
+
+    pending_errors: dict[str, list[str]]
+    interceptors: tuple[Interceptor, ...]
+    brokers_down: tuple[int, ...]
+    coordinator_moves: dict[str, int]
+    api_version_caps: dict[str, int | None]  # API name -> cap (None: capped, then reset to none)
 
 
 RecordLike = bytes | str | None | tuple[Any, Any] | Mapping[str, Any] | SimpleRecord
@@ -515,6 +551,8 @@ class Control:
             consumer = self._consumer_group(group_id)
             candidates = [(m.member_id, m.member_id, m.instance_id, m.client_id) for m in consumer.members.values()]
         found = _only_match(group_id, candidates, member_id, instance_id, client_id)
+        # Recorded first, so the log reads cause then effect (the expiry's own events follow); a
+        # refusal below leaves this event with no effect after it.
         self._record("control.session_expired", group_id=group_id, reason=f"session of member {found} expired now", member_id=found)
         try:
             if classic is not None:
@@ -559,7 +597,14 @@ class Control:
     async def create_topic(
         self, name: str, partitions: int = 1, replication_factor: int = 1, configs: Mapping[str, str] | None = None
     ) -> TopicSnapshot:
-        """Create a topic (TopicError with Kafka's error code when refused)."""
+        """Create a topic (TopicError with Kafka's error code when refused; configs are checked as
+        CreateTopics checks them: INVALID_CONFIG with Kafka's message)."""
+        from mockbroker.cluster import TopicError
+        from mockbroker.topic_configs import validate_topic_configs
+
+        problem = validate_topic_configs(dict(configs or {}))
+        if problem is not None:
+            raise TopicError(problem.code, problem.message or "invalid topic config")
         return _topic_snapshot(self.cluster.create_topic(name, partitions, replication_factor, dict(configs or {})))
 
     async def delete_topic(self, name: str) -> None:
@@ -594,7 +639,7 @@ class Control:
                     else next(self._round_robin) % len(t.partitions)
                 )  # fmt: skip
             if not 0 <= index < len(t.partitions):
-                raise ControlError(f"{topic} has no partition {index} (it has {len(t.partitions)})")
+                raise NotFound(f"{topic} has no partition {index} (it has {len(t.partitions)})")
             by_partition.setdefault(index, []).append((position, rec))
         placed: dict[int, tuple[int, int]] = {}
         for index, entries in by_partition.items():
@@ -762,6 +807,34 @@ class Control:
                 raise WaitTimeout(f"timed out after {timeout:.1f}s waiting for a {api} request" + (f" answered {error}" if error else ""))
             await asyncio.sleep(0.005)
 
+    # -- cluster state ----------------------------------------------------------------------------
+
+    async def describe_cluster(self) -> ClusterSnapshot:
+        """Cluster id, controller, every broker (bound and advertised address, rack, up or
+        down) and the clock."""
+        c = self.cluster
+        brokers = tuple(
+            BrokerSnapshot(n.node_id, n.host, n.port, n.advertised_host, n.advertised_port, n.rack, n.node_id not in c.down_brokers)
+            for n in c.brokers.values()
+        )
+        return ClusterSnapshot(c.config.cluster_id, c.controller_id, brokers, c.clock.manual, c.clock.now_ms())
+
+    async def faults(self) -> FaultsSnapshot:
+        """The faults in force (clear_faults removes errors, interceptors and caps; brokers come
+        back with broker_up, coordinators stay where they were moved)."""
+        own = self.errors._interceptor  # the pushed errors' own interceptor: listed as pending_errors
+        caps = self.cluster.version_caps
+        changed = {
+            APIS[k].name: caps.get(k) for k in sorted(set(caps) | set(self._original_caps)) if caps.get(k) != self._original_caps.get(k)
+        }
+        return FaultsSnapshot(
+            pending_errors=self.errors.pending(),
+            interceptors=tuple(i for i in self.hooks.interceptors if i is not own),
+            brokers_down=tuple(sorted(self.cluster.down_brokers)),
+            coordinator_moves=dict(self.cluster.coordinator_moves),
+            api_version_caps=changed,
+        )
+
     # -- helpers ----------------------------------------------------------------------------------
 
     async def _wait(self, check: Callable[[], T | None], wanted: str, explain: Callable[[], str], timeout: float) -> T:
@@ -800,18 +873,18 @@ class Control:
 
     def _broker(self, broker_id: int) -> None:
         if broker_id not in self.cluster.brokers:
-            raise ControlError(f"no broker {broker_id}; brokers are {sorted(self.cluster.brokers)}")
+            raise NotFound(f"no broker {broker_id}; brokers are {sorted(self.cluster.brokers)}")
 
     def _topic(self, name: str) -> Topic:
         t = self.cluster.topics.get(name)
         if t is None:
-            raise ControlError(f"no topic {name!r}; topics are {sorted(self.cluster.topics)}")
+            raise NotFound(f"no topic {name!r}; topics are {sorted(self.cluster.topics)}")
         return t
 
     def _partition(self, topic: str, index: int) -> Partition:
         t = self._topic(topic)
         if not 0 <= index < len(t.partitions):
-            raise ControlError(f"{topic} has no partition {index} (it has {len(t.partitions)})")
+            raise NotFound(f"{topic} has no partition {index} (it has {len(t.partitions)})")
         return t.partitions[index]
 
     def _snapshot(self, group_id: str) -> AnyGroupSnapshot | None:
@@ -826,7 +899,7 @@ class Control:
         group = self.cluster.groups.consumer.groups.get(group_id)
         if group is None:
             known = sorted([*self.cluster.groups.groups, *self.cluster.groups.consumer.groups])
-            raise ControlError(f"no group {group_id!r}; groups are {known}")
+            raise NotFound(f"no group {group_id!r}; groups are {known}")
         return group
 
     def _set_leader(self, p: Partition, leader_id: int) -> None:

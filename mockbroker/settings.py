@@ -45,8 +45,16 @@ ENV_FIELDS: dict[str, str] = {
     "MOCKBROKER_ASSIGNMENT_CHECKS": "assignment_checks",
     "MOCKBROKER_ASSIGNMENT_STRICT": "assignment_strict",
     "MOCKBROKER_BROKER_ASSIGNORS": "broker_assignors",
+    "MOCKBROKER_ADMIN_PORT": "admin_port",
+    "MOCKBROKER_ADMIN_HOST": "admin_host",
+    "MOCKBROKER_ADMIN_TOKEN": "admin_token",
+    "MOCKBROKER_MANUAL_CLOCK": "manual_clock",
 }
-ENV_OTHER = ("MOCKBROKER_TOPICS", "MOCKBROKER_CONFIG", "MOCKBROKER_LOG_LEVEL", "MOCKBROKER_UVLOOP")
+# MOCKBROKER_ADMIN_URL is read by `mockbroker health` and `mockbroker ctl`, not by serve.
+ENV_OTHER = ("MOCKBROKER_TOPICS", "MOCKBROKER_CONFIG", "MOCKBROKER_LOG_LEVEL", "MOCKBROKER_UVLOOP", "MOCKBROKER_ADMIN_URL")
+# Settings of the served process rather than of the cluster (ServeSettings, not ClusterConfig);
+# the file takes them in its [cluster] table with the rest.
+SERVE_FIELDS = ("admin_port", "admin_host", "admin_token", "manual_clock")
 FILE_TABLES = ("cluster", "broker", "kafka", "topic")
 TOPIC_KEYS = ("name", "partitions", "replication_factor", "configs")
 
@@ -71,6 +79,10 @@ class Flags:
     assignment_checks: str | None = None
     assignment_strict: str | None = None
     broker_assignors: list[str] | None = None  # GLOB=ASSIGNOR, one per --broker-assignor
+    admin_port: str | None = None
+    admin_host: str | None = None
+    admin_token: str | None = None
+    manual_clock: str | None = None  # "true" for --manual-clock
     topics: list[str] = field(default_factory=list)
     sets: list[str] = field(default_factory=list)
     config: str | None = None
@@ -92,6 +104,10 @@ FLAG_NAMES: dict[str, str] = {
     "assignment_checks": "--assignment-checks",
     "assignment_strict": "--assignment-strict",
     "broker_assignors": "--broker-assignor",
+    "admin_port": "--admin-port",
+    "admin_host": "--admin-host",
+    "admin_token": "--admin-token",
+    "manual_clock": "--manual-clock",
 }
 
 
@@ -110,6 +126,11 @@ class ServeSettings:
     topics: list[TopicSpec]
     log_level: str = "info"
     uvloop: bool = True
+    # The HTTP control API (mockbroker.admin_http): off unless admin_port is set (0: a free port).
+    admin_port: int | None = None
+    admin_host: str = "127.0.0.1"
+    admin_token: str | None = None
+    manual_clock: bool = False  # the cluster runs on a ManualClock (POST /clock/advance moves it)
     # field name (or "log_level", "uvloop") -> where its value came from: "default", "--port",
     # "MOCKBROKER_PORT", "broker.toml [kafka] num.partitions", ...
     sources: dict[str, str] = field(default_factory=dict)
@@ -159,8 +180,14 @@ def _log_level(where: str, raw: str) -> str:
 
 def parse_field(where: str, name: str, raw: Any) -> Any:
     """A ClusterConfig field from a flag, a variable or the file; raw may be a string or typed TOML."""
-    if name == "port":
+    if name in ("port", "admin_port"):
         return _int(where, raw, 0, 65535)
+    if name == "admin_host":
+        return _word(where, raw, "a host name or address")
+    if name == "admin_token":
+        return _word(where, raw, "a token")
+    if name == "manual_clock":
+        return _bool(where, raw)
     if name == "advertised_port":
         return _int(where, raw, 1, 65535)
     if name == "brokers":
@@ -366,8 +393,8 @@ def _file_layer(path: str, document: Mapping[str, Any]) -> _Layer:
             raise SettingsError(f"{path}: [{table}] must be a table")
         for key, raw in body.items():
             where = f"{path} [{table}] {key}"
-            if key not in FIELD_TYPES:
-                raise SettingsError(f"{where}: unknown setting; allowed: {', '.join(FIELD_TYPES)}")
+            if key not in FIELD_TYPES and key not in SERVE_FIELDS:
+                raise SettingsError(f"{where}: unknown setting; allowed: {', '.join([*FIELD_TYPES, *SERVE_FIELDS])}")
             layer.put(key, parse_field(where, key, raw), where)
     kafka = document.get("kafka", {})
     if not isinstance(kafka, dict):
@@ -441,6 +468,7 @@ def resolve(flags: Flags, environ: Mapping[str, str]) -> ServeSettings:
         merged.update(layer.fields)
         topics.update(layer.topics)
 
+    serve = {name: merged.pop(name) for name in SERVE_FIELDS if name in merged}
     try:
         cluster = ClusterConfig(**{name: value for name, (value, _) in merged.items()})
     except ValueError as exc:
@@ -482,7 +510,12 @@ def resolve(flags: Flags, environ: Mapping[str, str]) -> ServeSettings:
     if flags.uvloop is not None:
         uvloop, sources["uvloop"] = flags.uvloop, "--no-uvloop"
 
-    return ServeSettings(cluster, list(topics.values()), log_level, uvloop, sources, warnings)
+    for name in SERVE_FIELDS:
+        sources[name] = serve[name][1] if name in serve else "default"
+    settings = ServeSettings(cluster, list(topics.values()), log_level, uvloop, sources=sources, warnings=warnings)
+    for name, (value, _) in serve.items():
+        setattr(settings, name, value)
+    return settings
 
 
 def describe(settings: ServeSettings) -> Sequence[str]:
@@ -494,6 +527,10 @@ def describe(settings: ServeSettings) -> Sequence[str]:
     ]
     lines.append(f"log_level = {settings.log_level!r} ({settings.sources['log_level']})")
     lines.append(f"uvloop = {settings.uvloop!r} ({settings.sources['uvloop']})")
+    for name in SERVE_FIELDS:
+        value = getattr(settings, name)
+        shown = "<set>" if name == "admin_token" and value is not None else repr(value)
+        lines.append(f"{name} = {shown} ({settings.sources.get(name, 'default')})")
     lines += [
         f"topic {t.name}: partitions={t.partitions or 'default'} replication_factor={t.replication_factor or 'default'} "
         f"configs={t.configs} ({t.source})"
