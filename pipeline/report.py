@@ -59,7 +59,7 @@ def bar_chart(title: str, categories: Sequence[str], series: Mapping[str, Sequen
     names = list(series)
     values = [[float(v or 0) for v in list(series[n])[: len(categories)]] for n in names]
     top = max([v for vs in values for v in vs] + [0.0]) or 1.0
-    width, height, left, bottom, top_pad = 1100, 320, 60, 90, 30
+    width, height, left, bottom, top_pad = 1100, 340, 150, 110, 30
     plot_w, plot_h = width - left - 20, height - bottom - top_pad
     group_w = plot_w / max(len(categories), 1)
     bar_w = max(group_w * 0.8 / max(len(names), 1), 1.0)
@@ -86,7 +86,7 @@ def bar_chart(title: str, categories: Sequence[str], series: Mapping[str, Sequen
         cx = left + ci * group_w + group_w / 2
         parts.append(
             f'<text x="{cx:.1f}" y="{top_pad + plot_h + 12}" font-size="10" text-anchor="end" '
-            f'transform="rotate(-35 {cx:.1f} {top_pad + plot_h + 12})">{_esc(category[:28])}</text>'
+            f'transform="rotate(-35 {cx:.1f} {top_pad + plot_h + 12})">{_esc(category[-30:])}</text>'
         )
     parts.append(f'<line x1="{left}" x2="{width - 20}" y1="{top_pad + plot_h}" y2="{top_pad + plot_h}" stroke="#333"/>')
     for si, name in enumerate(names):  # legend

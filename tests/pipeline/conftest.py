@@ -72,3 +72,13 @@ def analysis_out(
     out = tmp_path_factory.mktemp("analysis")
     assert main(["analyze", str(logs_dir), "--out", str(out)]) == 0
     return out
+
+
+@pytest.fixture(scope="session")
+def lab_out(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``mockbroker assignor-lab --grid small``; returns --out."""
+    from mockbroker.cli import main
+
+    out = tmp_path_factory.mktemp("lab")
+    assert main(["assignor-lab", "--grid", "small", "--out", str(out)]) == 0
+    return out

@@ -16,15 +16,6 @@ from assignors.types import ClusterMetadata, Subscription
 from pipeline.scenarios import Scenario, assignor_names, grid, simulate
 
 
-@pytest.fixture(scope="module")
-def lab_out(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from mockbroker.cli import main
-
-    out = tmp_path_factory.mktemp("lab")
-    assert main(["assignor-lab", "--grid", "small", "--out", str(out)]) == 0
-    return out
-
-
 def _read(out: Path, table: str) -> list[dict[str, Any]]:
     import pyarrow.parquet as pq
 
