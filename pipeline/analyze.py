@@ -6,8 +6,9 @@ many runs are given as several files, a directory (every ``*.jsonl`` below it) o
 1. reads the JSON Lines with an explicit schema (``details`` kept as JSON text) and checks them:
    malformed lines, a schema version newer than this reader, or a file holding two runs (its
    ``seq`` repeats: the broker appends, so reusing a path appends a second run) fail loudly;
-2. replays each (run, group) on the executors (``groupBy(...).applyInPandas`` over
-   ``pipeline.replay``): the ``rebalances`` and ``rebalance_members`` tables;
+2. replays each (run, group) on the executors: repartitioned by (run, group), sorted by ``seq``
+   within partitions, and handed to ``pipeline.replay`` by ``mapInPandas`` many groups per batch:
+   the ``rebalances`` and ``rebalance_members`` tables;
 3. aggregates per group and per run with the DataFrame API: ``group_summary``, ``run_summary``;
 4. writes the four tables as Parquet under ``--out``, ``report.html`` beside them, and prints a
    summary.
@@ -19,12 +20,13 @@ from __future__ import annotations
 
 import glob
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from pipeline.replay import SCHEMA_VERSION, replay
+from pipeline.session import prepare_out, report_path, table_path
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -63,7 +65,7 @@ class Analysis:
     members: DataFrame
     groups: DataFrame
     runs: DataFrame
-    out: Path | None
+    out: str | None  # where the Parquet tables went
 
 
 def expand_paths(inputs: Sequence[str]) -> list[str]:
@@ -131,28 +133,51 @@ def read_events(spark: SparkSession, inputs: Sequence[str]) -> DataFrame:
     return raw.drop("_corrupt_record")
 
 
-def _replay_groups(batches: pd.DataFrame) -> pd.DataFrame:
-    """applyInPandas body: one (run, group)'s events -> its generation rows."""
+_REPLAY_COLUMNS = [c.split(" ")[0] for c in REBALANCE_COLUMNS.split(", ")] + ["members_json"]
+
+
+def _replay_partition(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+    """mapInPandas body: a partition's events, sorted by (run, group_id, seq), so each group's events
+    are contiguous (a group may straddle two Arrow batches: its events are carried over) -> the
+    groups' generation rows. Many groups per pandas call: the per-call cost is paid per batch."""
     import pandas as pd
 
-    frame = batches.astype(object).where(batches.notna(), None)
-    run, group_id = frame["run"].iloc[0], frame["group_id"].iloc[0]
-    rows = [dict(r.to_record(), run=run) for r in replay(group_id, frame.to_dict("records"))]
-    columns = [c.split(" ")[0] for c in REBALANCE_COLUMNS.split(", ")] + ["members_json"]
-    return pd.DataFrame(rows, columns=columns)
+    key: tuple[str, str] | None = None
+    events: list[dict[str, Any]] = []
+    for batch in batches:
+        rows: list[dict[str, Any]] = []
+        for record in batch.astype(object).where(batch.notna(), None).to_dict("records"):
+            here = (record["run"], record["group_id"])
+            if here != key:
+                if key is not None:
+                    rows += _group_rows(key, events)
+                key, events = here, []
+            events.append(record)
+        if rows:
+            yield pd.DataFrame(rows, columns=_REPLAY_COLUMNS)
+    if key is not None:
+        yield pd.DataFrame(_group_rows(key, events), columns=_REPLAY_COLUMNS)
+
+
+def _group_rows(key: tuple[str, str], events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    run, group_id = key
+    return [dict(r.to_record(), run=run) for r in replay(group_id, events)]
 
 
 def rebalances(events: DataFrame) -> tuple[DataFrame, DataFrame]:
-    """The ``rebalances`` and ``rebalance_members`` tables."""
+    """The ``rebalances`` and ``rebalance_members`` tables: every (run, group)'s events go to one
+    partition, sorted, and are replayed there (``pipeline.replay``)."""
     from pyspark.sql import functions as F
 
-    group_events = events.filter(
-        F.col("group_id").isNotNull() & (F.col("type").startswith("group.") | F.col("type").startswith("member."))
-    ).select("run", "group_id", "seq", "time_ms", "type", "generation_id", "member_id", "reason", "details")
-    rows = group_events.groupBy("run", "group_id").applyInPandas(
-        _replay_groups, schema=f"{REBALANCE_COLUMNS}, members_json STRING"
+    group_events = (
+        events.filter(
+            F.col("group_id").isNotNull() & (F.col("type").startswith("group.") | F.col("type").startswith("member."))
+        )
+        .select("run", "group_id", "seq", "time_ms", "type", "generation_id", "member_id", "reason", "details")
+        .repartition("run", "group_id")
+        .sortWithinPartitions("run", "group_id", "seq")
     )
-    rows = rows.cache()
+    rows = group_events.mapInPandas(_replay_partition, schema=f"{REBALANCE_COLUMNS}, members_json STRING").cache()
     table = rows.drop("members_json")
     members = rows.select(
         "run",
@@ -251,10 +276,9 @@ def analyze(spark: SparkSession, inputs: Sequence[str], out: str | Path | None =
     table, members, groups, runs = (df.cache() for df in (table, members, groups, runs))
     out_path = None
     if out is not None:
-        out_path = Path(out)
-        out_path.mkdir(parents=True, exist_ok=True)
+        out_path = prepare_out(out)
         for name, df in zip(TABLES, (table, members, groups, runs), strict=True):
-            df.coalesce(1).write.mode("overwrite").parquet(str(out_path / name))
+            df.coalesce(1).write.mode("overwrite").parquet(table_path(out_path, name))
     return Analysis(table.orderBy("run", "group_id", "generation_id"), members, groups, runs, out_path)
 
 
@@ -295,7 +319,7 @@ def summary_text(analysis: Analysis, max_rows: int = 40) -> str:
                               "max_time_without_partitions_ms", "max_partitions_per_member",
                               "min_partitions_per_member", "outcome"])  # fmt: skip
     if analysis.out is not None:
-        lines += ["", f"written: {', '.join(str(analysis.out / t) for t in TABLES)}, {analysis.out / 'report.html'}"]
+        lines += ["", f"written: {', '.join(table_path(analysis.out, t) for t in TABLES)}, {report_path(analysis.out)}"]
     return "\n".join(lines)
 
 
@@ -308,6 +332,6 @@ def run(inputs: Sequence[str], out: str | Path, master: str | None = None, stdou
 
     spark = get_session(master)
     analysis = analyze(spark, inputs, out)
-    write_report(Path(out) / "report.html", analysis=analysis)
+    write_report(report_path(out), analysis=analysis)
     print(summary_text(analysis), file=stdout or sys.stdout, flush=True)
     return analysis

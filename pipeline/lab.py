@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from pipeline.scenarios import STEP_COLUMNS, Scenario, assignor_names, grid, rows_as_dicts, simulate_safely
+from pipeline.session import prepare_out, report_path, table_path
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,7 +41,7 @@ class LabResult:
     steps: DataFrame
     summary: list[dict[str, Any]]
     claims: list[Claim]
-    out: Path | None
+    out: str | None  # where the Parquet tables went
 
 
 def _label(name: str, kind: str) -> str:
@@ -182,15 +183,14 @@ def lab(spark: SparkSession, scenarios: Sequence[Scenario], out: str | Path | No
     claims = evaluate_claims(rows)
     out_path = None
     if out is not None:
-        out_path = Path(out)
-        out_path.mkdir(parents=True, exist_ok=True)
-        steps.coalesce(1).write.mode("overwrite").parquet(str(out_path / "lab_steps"))
-        summary_df.coalesce(1).write.mode("overwrite").parquet(str(out_path / "lab_summary"))
+        out_path = prepare_out(out)
+        steps.coalesce(1).write.mode("overwrite").parquet(table_path(out_path, "lab_steps"))
+        summary_df.coalesce(1).write.mode("overwrite").parquet(table_path(out_path, "lab_summary"))
         claims_df = spark.createDataFrame(
             [(c.name, c.statement, c.evidence, c.holds) for c in claims],
             "name STRING, statement STRING, evidence STRING, holds BOOLEAN",
         )
-        claims_df.coalesce(1).write.mode("overwrite").parquet(str(out_path / "lab_claims"))
+        claims_df.coalesce(1).write.mode("overwrite").parquet(table_path(out_path, "lab_claims"))
     summary = [r.asDict() for r in summary_df.collect()]
     return LabResult(steps, summary, claims, out_path)
 
@@ -219,8 +219,8 @@ def summary_text(result: LabResult) -> str:
     for r in errors:
         lines.append(f"  error: {r['assignor']} on {r['scenario']}: {r['errors']}")
     if result.out is not None:
-        lines += ["", f"written: {result.out / 'lab_steps'}, {result.out / 'lab_summary'}, "
-                      f"{result.out / 'lab_claims'}, {result.out / 'report.html'}"]  # fmt: skip
+        tables = ", ".join(table_path(result.out, t) for t in ("lab_steps", "lab_summary", "lab_claims"))
+        lines += ["", f"written: {tables}, {report_path(result.out)}"]
     return "\n".join(lines)
 
 
@@ -260,7 +260,7 @@ def run(size: str, out: str | Path, master: str | None = None, stdout: TextIO | 
     chosen = parse_assignors(assignors) if assignors else None
     spark = get_session(master)
     result = lab(spark, scenarios, out, chosen)
-    write_report(Path(out) / "report.html", lab=result)
+    write_report(report_path(out), lab=result)
     print(summary_text(result), file=stdout or sys.stdout, flush=True)
     return result
 

@@ -55,6 +55,8 @@ def table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str], left: Seque
 
 def bar_chart(title: str, categories: Sequence[str], series: Mapping[str, Sequence[float | None]], unit: str = "") -> str:
     """A grouped bar chart as inline SVG: one group per category, one bar per series."""
+    if len(categories) > MAX_BARS:
+        title = f"{title} (the first {MAX_BARS} of {len(categories)})"
     categories = list(categories)[:MAX_BARS]
     names = list(series)
     values = [[float(v or 0) for v in list(series[n])[: len(categories)]] for n in names]

@@ -92,3 +92,26 @@ def package_zip() -> Path:
                 if path.is_file() and path.suffix in (".py", ".typed"):
                     bundle.write(path, path.relative_to(root).as_posix())
     return target
+
+
+def is_remote(location: str | Path) -> bool:
+    """A path with a URI scheme (hdfs://, s3a://, file://) goes to Spark as it is."""
+    return "://" in str(location)
+
+
+def prepare_out(out: str | Path) -> str:
+    """``--out`` as Spark should see it; a local directory is created."""
+    if is_remote(out):
+        return str(out).rstrip("/")
+    Path(out).mkdir(parents=True, exist_ok=True)
+    return str(Path(out).resolve())
+
+
+def table_path(out: str, name: str) -> str:
+    return f"{out}/{name}"
+
+
+def report_path(out: str | Path) -> Path:
+    """Where report.html goes: in ``--out`` when it is local, else in the working directory (the
+    driver writes it, and it cannot write to hdfs:// with plain file I/O)."""
+    return Path("report.html") if is_remote(out) else Path(out) / "report.html"

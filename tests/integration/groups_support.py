@@ -67,10 +67,11 @@ def fail_on_broker_bugs(errors: list[BaseException]) -> None:
         pytest.fail(f"the broker recorded {len(errors)} internal error(s) (broker bugs):\n{details}")
 
 
-def group_broker() -> Iterator[BrokerThread]:
+def group_broker(**settings: Any) -> Iterator[BrokerThread]:
     """Body of the tests' broker fixture: a 3-broker cluster on its own thread with the group
-    settings above; fails the test when the broker recorded an internal error (a broker bug)."""
-    broker = BrokerThread(brokers=BROKERS, **GROUP_CLUSTER_SETTINGS)
+    settings above (and ``settings``, e.g. ``events_path``); fails the test when the broker
+    recorded an internal error (a broker bug)."""
+    broker = BrokerThread(brokers=BROKERS, **GROUP_CLUSTER_SETTINGS, **settings)
     try:
         broker.start()
         yield broker

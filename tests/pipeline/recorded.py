@@ -12,15 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.integration.groups_support import (
-    BROKERS,
-    GROUP_CLUSTER_SETTINGS,
-    GroupView,
-    Member,
-    Members,
-    fail_on_broker_bugs,
-    settle,
-)
+from tests.integration.groups_support import GroupView, Member, Members, group_broker, settle
 from tests.integration.support import DEADLINE_S, BrokerThread
 
 PARTITIONS = 12
@@ -31,13 +23,8 @@ STATIC_SESSION_TIMEOUT_MS = 30000
 
 @contextmanager
 def recording(path: Path) -> Iterator[BrokerThread]:
-    broker = BrokerThread(brokers=BROKERS, events_path=str(path), **GROUP_CLUSTER_SETTINGS)
-    try:
-        broker.start()
-        yield broker
-    finally:
-        errors = broker.stop()
-    fail_on_broker_bugs(errors)
+    """A group test cluster whose event log goes to ``path``."""
+    yield from group_broker(events_path=str(path))
 
 
 def owners(view: GroupView) -> dict[int, str]:
