@@ -30,7 +30,7 @@ th, td { border: 1px solid #ddd; padding: 3px 7px; text-align: right; }
 th { background: #f3f4f6; } td.l, th.l { text-align: left; }
 .ok { color: #1a7f37; font-weight: 600; } .bad { color: #cf222e; font-weight: 600; }
 figure { margin: 12px 0 24px; } figcaption { font-size: 12.5px; color: #555; }
-.note { color: #555; font-size: 12.5px; }
+.note { color: #555; font-size: 12.5px; } .wide { overflow-x: auto; }
 """
 
 
@@ -50,7 +50,7 @@ def table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str], left: Seque
         for r in shown
     )
     more = f'<p class="note">{len(rows) - len(shown)} more rows in the Parquet output.</p>' if len(rows) > len(shown) else ""
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{more}"
+    return f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>{more}'
 
 
 def bar_chart(title: str, categories: Sequence[str], series: Mapping[str, Sequence[float | None]], unit: str = "") -> str:
