@@ -5,12 +5,16 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 # mypy --strict covers these packages (assignors/ joins when it exists).
-TYPED  := protocol mockbroker $(wildcard assignors) $(wildcard pipeline)
+TYPED  := protocol mockbroker $(wildcard assignors)
 
 .PHONY: test lint typecheck pytest deps clients bytecode regen bench clean serve
-# Command-line tools the tests drive: a Debian package name that is also its command, or
-# COMMAND:PACKAGE. java runs the Spark pipeline's tests (tests/pipeline/), chromium screenshots its report.
-APT_TOOLS := kcat java:openjdk-17-jre-headless chromium
+# Command-line tools the integration tests drive, by Debian package name (each is also its command).
+APT_TOOLS := kcat
+
+# The Spark pipeline (pipeline/) is type-checked too; its tests need java (Spark) and chromium (the
+# report's screenshot). An APT_TOOLS entry is COMMAND:PACKAGE when the package has another name.
+TYPED     += $(wildcard pipeline)
+APT_TOOLS += java:openjdk-17-jre-headless chromium
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)

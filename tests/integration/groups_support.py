@@ -69,9 +69,9 @@ def fail_on_broker_bugs(errors: list[BaseException]) -> None:
 
 def group_broker(**settings: Any) -> Iterator[BrokerThread]:
     """Body of the tests' broker fixture: a 3-broker cluster on its own thread with the group
-    settings above (and ``settings``, e.g. ``events_path``); fails the test when the broker
-    recorded an internal error (a broker bug)."""
-    broker = BrokerThread(brokers=BROKERS, **GROUP_CLUSTER_SETTINGS, **settings)
+    settings above (plus ``settings``); fails the test when the broker recorded an internal
+    error (a broker bug)."""
+    broker = BrokerThread(brokers=BROKERS, **{**GROUP_CLUSTER_SETTINGS, **settings})
     try:
         broker.start()
         yield broker
