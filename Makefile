@@ -11,6 +11,11 @@ TYPED  := protocol mockbroker $(wildcard assignors)
 # Command-line tools the integration tests drive, by Debian package name (each is also its command).
 APT_TOOLS := kcat
 
+# The Spark pipeline (pipeline/) is type-checked too; its tests need java (Spark) and chromium (the
+# report's screenshot). An APT_TOOLS entry is COMMAND:PACKAGE when the package has another name.
+TYPED     += $(wildcard pipeline)
+APT_TOOLS += java:openjdk-17-jre-headless chromium
+
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
@@ -41,14 +46,16 @@ bytecode: $(STAMP)
 ## deps: install the missing APT_TOOLS with apt-get when root (CI runs as root on Debian); otherwise
 ## say what to install (the tests needing a missing tool skip locally and fail under CI=true).
 deps:
-	@for tool in $(APT_TOOLS); do \
+	@for entry in $(APT_TOOLS); do \
+	  tool=$${entry%%:*}; pkg=$${entry#*:}; \
 	  command -v $$tool >/dev/null 2>&1 && continue; \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    echo "installing $$tool with apt-get"; \
-	    (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $$tool) || exit 1; \
+	    echo "installing $$pkg with apt-get"; \
+	    mkdir -p /usr/share/man/man1; \
+	    (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $$pkg) || exit 1; \
 	  else \
 	    echo "make deps: $$tool is missing and this is not root with apt-get; install it yourself" \
-	      "(Debian/Ubuntu: sudo apt-get install -y $$tool). Tests needing it skip locally, fail under CI=true." >&2; \
+	      "(Debian/Ubuntu: sudo apt-get install -y $$pkg). Tests needing it skip locally, fail under CI=true." >&2; \
 	  fi; \
 	done
 

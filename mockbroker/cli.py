@@ -164,6 +164,10 @@ def build_parser() -> _Parser:
     from mockbroker import ctl
 
     ctl.add_commands(commands)
+    # The Spark pipeline's commands (pipeline/cli.py); listed here, parsed and imported only when used.
+    for name, text in (("analyze", "rebalance analytics over event logs, on Spark"),
+                       ("assignor-lab", "run every assignor over a scenario grid, on Spark")):  # fmt: skip
+        parser.commands[name] = commands.add_parser(name, help=text, add_help=False)
     return parser
 
 
@@ -207,6 +211,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from mockbroker import ctl
 
         return ctl.main(parser.parse_args(args), os.environ)
+    if args and args[0] in ("analyze", "assignor-lab"):
+        from pipeline.cli import main as pipeline_main
+
+        return pipeline_main(args)
     if not args or args[0] != "serve":
         parser.parse_args(args)  # --help, --version, or an error naming the commands; all exit
         return EXIT_USAGE  # pragma: no cover - parse_args exits for every input that is not serve
