@@ -65,6 +65,10 @@ log = logging.getLogger("mockbroker.admin")
 DEFAULT_ADMIN_PORT = 8092  # the image's; `mockbroker serve` starts no admin API unless given a port
 SSE_KEEPALIVE_S = 15.0
 MAX_BODY_BYTES = 16 * 1024 * 1024
+# The request line must hold every URL the document allows: a 1024-character group id of 4-byte
+# UTF-8 characters is 12 KiB percent-encoded, and a query may add a client id as long (aiohttp's
+# default of 8190 bytes answered those 400 in text/plain, before our own checks).
+MAX_REQUEST_LINE = 64 * 1024
 MAX_I32 = (1 << 31) - 1
 MAX_TIMESTAMP_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
 # A manual clock fires every timer due on the way, periodic ones too (the retention check visits
@@ -515,7 +519,9 @@ class AdminServer:
         app = web.Application(middlewares=[self._errors, self._auth], client_max_size=MAX_BODY_BYTES)
         for op in self.ops:
             app.router.add_route(op.method, op.path, self._endpoint(op), name=op.operation_id)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
+        self._runner = web.AppRunner(
+            app, access_log=None, handle_signals=False, shutdown_timeout=1.0, max_line_size=MAX_REQUEST_LINE
+        )
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port, reuse_address=True)
         await site.start()
