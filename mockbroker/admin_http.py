@@ -40,7 +40,9 @@ from aiohttp.http_exceptions import HttpProcessingError
 from mockbroker import __version__
 from mockbroker.cluster import TopicError
 from mockbroker.control import (
+    AnyGroupSnapshot,
     ConsumedRecord,
+    ConsumerGroupSnapshot,
     Control,
     ControlError,
     NotFound,
@@ -48,6 +50,9 @@ from mockbroker.control import (
     WaitTimeout,
 )
 from mockbroker.events import Event
+from mockbroker.groups.classic import ClassicGroupState
+from mockbroker.groups.consumer import GROUP_TYPE_CONSUMER, ConsumerGroupState, MemberState
+from mockbroker.groups.coordinator import GROUP_TYPE_CLASSIC
 from mockbroker.intercept import After, Intercepted, Interceptor, api_key_of, error_code_of, error_codes
 from protocol.errors import ErrorCode
 from protocol.registry import APIS
@@ -60,6 +65,10 @@ log = logging.getLogger("mockbroker.admin")
 DEFAULT_ADMIN_PORT = 8092  # the image's; `mockbroker serve` starts no admin API unless given a port
 SSE_KEEPALIVE_S = 15.0
 MAX_BODY_BYTES = 16 * 1024 * 1024
+# The request line must hold every URL the document allows: a 1024-character group id of 4-byte
+# UTF-8 characters is 12 KiB percent-encoded, and a query may add a client id as long (aiohttp's
+# default of 8190 bytes answered those 400 in text/plain, before our own checks).
+MAX_REQUEST_LINE = 64 * 1024
 MAX_I32 = (1 << 31) - 1
 MAX_TIMESTAMP_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
 # A manual clock fires every timer due on the way, periodic ones too (the retention check visits
@@ -67,7 +76,14 @@ MAX_TIMESTAMP_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
 MAX_ADVANCE_MS = 86_400_000
 MAX_PARTITIONS = 1000  # per topic created over HTTP (CreateTopics over the wire has no such cap)
 UNPROTECTED = frozenset({"/healthz", "/readyz"})
-GROUP_STATES = ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead")
+# Kafka's state names of each kind of group (the two share Empty, Stable and Dead); `type` tells
+# the kinds apart in every group the API answers with.
+GROUP_TYPES = (GROUP_TYPE_CLASSIC, GROUP_TYPE_CONSUMER)
+STATES_BY_TYPE: dict[str, tuple[str, ...]] = {
+    GROUP_TYPE_CLASSIC: tuple(s.value for s in ClassicGroupState),
+    GROUP_TYPE_CONSUMER: tuple(s.value for s in ConsumerGroupState),
+}
+GROUP_STATES = tuple(dict.fromkeys(s for states in STATES_BY_TYPE.values() for s in states))
 COMPRESSIONS = ("none", "gzip", "snappy", "lz4", "zstd")
 ENCODINGS = ("utf-8", "base64")
 TOPIC_NAME = r"^[a-zA-Z0-9._-]+$"
@@ -138,6 +154,8 @@ ERROR_NAME = s_str(enum=[code.name for code in ErrorCode], description="a Kafka 
 BROKER_ID = s_int(0, MAX_I32)
 TOPIC = s_str(minLength=1, maxLength=249, pattern=TOPIC_NAME)
 GROUP_ID = s_str(minLength=1, maxLength=1024)
+GROUP_TYPE = s_str(enum=list(GROUP_TYPES), description="classic (JoinGroup/SyncGroup) or consumer (KIP-848)")
+PARTITIONS_BY_TOPIC = s_map(s_arr(s_int(0, MAX_I32)), description="{topic: [partition, ...]}")
 
 COMPONENTS: dict[str, dict[str, Any]] = {
     "Error": s_obj(
@@ -179,31 +197,82 @@ COMPONENTS: dict[str, dict[str, Any]] = {
             "session_timeout_ms": s_int(-MAX_I32 - 1, MAX_I32), "rebalance_timeout_ms": s_int(-MAX_I32 - 1, MAX_I32),
             "protocols": s_arr(s_str()),
             "subscription": s_null(s_arr(s_str())),
-            "owned_partitions": s_null(s_map(s_arr(s_int(0, MAX_I32)))),
-            "assignment": s_null(s_map(s_arr(s_int(0, MAX_I32)))),
+            "owned_partitions": s_null(PARTITIONS_BY_TOPIC),
+            "assignment": s_null(PARTITIONS_BY_TOPIC),
             "awaiting_join": s_bool(), "awaiting_sync": s_bool(),
         },
         (
             "member_id", "group_instance_id", "client_id", "client_host", "session_timeout_ms", "rebalance_timeout_ms",
             "protocols", "subscription", "owned_partitions", "assignment", "awaiting_join", "awaiting_sync",
         ),
-        description="A member; subscription, owned_partitions and assignment are decoded from the consumer "
-        "protocol (null for other protocol types or undecodable bytes)",
+        description="A classic group's member; subscription, owned_partitions and assignment are decoded from the "
+        "consumer protocol (null for other protocol types or undecodable bytes)",
     ),
-    "Group": s_obj(
+    "ClassicGroup": s_obj(
         {
-            "group_id": s_str(), "state": s_str(enum=list(GROUP_STATES)), "generation_id": s_int(-1, MAX_I32),
+            "type": s_str(enum=[GROUP_TYPE_CLASSIC]), "group_id": s_str(),
+            "state": s_str(enum=list(STATES_BY_TYPE[GROUP_TYPE_CLASSIC])), "generation_id": s_int(-1, MAX_I32),
             "protocol_type": s_null(s_str()), "protocol_name": s_null(s_str()), "leader_id": s_null(s_str()),
             "members": s_arr(ref("Member")), "coordinator": s_int(0, MAX_I32),
         },
-        ("group_id", "state", "generation_id", "protocol_type", "protocol_name", "leader_id", "members", "coordinator"),
+        ("type", "group_id", "state", "generation_id", "protocol_type", "protocol_name", "leader_id", "members", "coordinator"),
+        description="A classic group (JoinGroup/SyncGroup): a generation, a leader that assigns, members' assignments decoded",
     ),
+    "ConsumerMember": s_obj(
+        {
+            "member_id": s_str(), "instance_id": s_null(s_str()), "rack_id": s_null(s_str()), "client_id": s_str(),
+            "client_host": s_str(),
+            "member_epoch": s_int(-2, MAX_I32, description="-2: a static member's temporary leave"),
+            "previous_member_epoch": s_int(-2, MAX_I32),
+            "state": s_str(enum=[s.value for s in MemberState], description="where it is in its reconciliation"),
+            "subscribed_topic_names": s_arr(s_str()), "subscribed_topic_regex": s_null(s_str()),
+            "server_assignor": s_null(s_str(description="the server assignor it asked for")),
+            "rebalance_timeout_ms": s_int(-MAX_I32 - 1, MAX_I32),
+            "assigned": {**PARTITIONS_BY_TOPIC, "description": "what it owns now"},
+            "pending_revocation": {**PARTITIONS_BY_TOPIC, "description": "what it must give up before it moves on"},
+            "target": {**PARTITIONS_BY_TOPIC, "description": "what the target assignment gives it"},
+        },
+        (
+            "member_id", "instance_id", "rack_id", "client_id", "client_host", "member_epoch", "previous_member_epoch",
+            "state", "subscribed_topic_names", "subscribed_topic_regex", "server_assignor", "rebalance_timeout_ms",
+            "assigned", "pending_revocation", "target",
+        ),
+        description="A KIP-848 consumer group's member as its coordinator sees it (partitions by topic name)",
+    ),
+    "ConsumerGroup": s_obj(
+        {
+            "type": s_str(enum=[GROUP_TYPE_CONSUMER]), "group_id": s_str(),
+            "state": s_str(enum=list(STATES_BY_TYPE[GROUP_TYPE_CONSUMER])),
+            "group_epoch": s_int(0, MAX_I32),
+            "assignment_epoch": s_int(0, MAX_I32, description="the group epoch the target assignment was computed for"),
+            "assignor": s_str(description="the server assignor of the target assignment"),
+            "subscribed_topics": s_map(s_int(0, MAX_I32), description="{topic: partition count} of the subscribed topics that exist"),
+            "protocol_type": s_str(), "members": s_arr(ref("ConsumerMember")),
+            "reconciled": s_bool(description="every member STABLE at the assignment epoch, owning exactly its target"),
+            "coordinator": s_int(0, MAX_I32),
+        },
+        (
+            "type", "group_id", "state", "group_epoch", "assignment_epoch", "assignor", "subscribed_topics",
+            "protocol_type", "members", "reconciled", "coordinator",
+        ),
+        description="A KIP-848 consumer group (ConsumerGroupHeartbeat, group.protocol=consumer): epochs instead of a "
+        "generation, the broker's assignor instead of a leader, each member's current and target partitions",
+    ),
+    "Group": {
+        "oneOf": [ref("ClassicGroup"), ref("ConsumerGroup")],
+        "discriminator": {
+            "propertyName": "type",
+            "mapping": {GROUP_TYPE_CLASSIC: ref("ClassicGroup")["$ref"], GROUP_TYPE_CONSUMER: ref("ConsumerGroup")["$ref"]},
+        },
+        "description": "A group of either kind; `type` says which",
+    },
     "GroupSummary": s_obj(
         {
-            "group_id": s_str(), "state": s_str(enum=list(GROUP_STATES)), "generation_id": s_int(-1, MAX_I32),
+            "group_id": s_str(), "type": s_str(enum=list(GROUP_TYPES)), "state": s_str(enum=list(GROUP_STATES)),
+            "generation_id": s_int(-1, MAX_I32, description="a classic group's generation; a consumer group's group epoch"),
             "protocol_type": s_null(s_str()), "members": s_int(0, MAX_I32),
         },
-        ("group_id", "state", "generation_id", "protocol_type", "members"),
+        ("group_id", "type", "state", "generation_id", "protocol_type", "members"),
     ),
     "Header": s_obj({"key": s_str(maxLength=1024), "value": s_null(s_str(maxLength=1 << 20))}, ("key",)),
     "Record": s_obj(
@@ -269,6 +338,8 @@ def check(schema: dict[str, Any], value: Any, where: str) -> Any:
         if schema.get("nullable"):
             return None
         raise BadInput(where, "must not be null")
+    if "oneOf" in schema:
+        return _one_of(schema, value, where)
     kind = schema.get("type")
     if kind == "integer":
         if isinstance(value, float) and math.isfinite(value) and value.is_integer():
@@ -323,6 +394,27 @@ def check(schema: dict[str, Any], value: Any, where: str) -> Any:
     if "enum" in schema and value not in schema["enum"]:
         raise BadInput(where, f"must be one of {', '.join(map(str, schema['enum']))}, not {_show(value)}")
     return value
+
+
+def _one_of(schema: dict[str, Any], value: Any, where: str) -> Any:
+    """A ``oneOf``: the option its discriminator names (OpenAPI's ``discriminator.mapping``), or
+    else the one option that accepts the value."""
+    discriminator = schema.get("discriminator")
+    if discriminator is not None:
+        name, mapping = discriminator["propertyName"], discriminator["mapping"]
+        tag = value.get(name) if isinstance(value, dict) else None
+        if not isinstance(tag, str) or tag not in mapping:
+            raise BadInput(f"{where}.{name}", f"must be one of {', '.join(mapping)}, not {_show(tag)}")
+        return check({"$ref": mapping[tag]}, value, where)
+    accepted = []
+    for option in schema["oneOf"]:
+        try:
+            accepted.append(check(option, value, where))
+        except BadInput:
+            continue
+    if len(accepted) != 1:
+        raise BadInput(where, f"must match exactly one of {len(schema['oneOf'])} schemas, not {len(accepted)}")
+    return accepted[0]
 
 
 def _size_within(schema: dict[str, Any], size: int, keyword: str, unit: str, where: str) -> None:
@@ -427,7 +519,9 @@ class AdminServer:
         app = web.Application(middlewares=[self._errors, self._auth], client_max_size=MAX_BODY_BYTES)
         for op in self.ops:
             app.router.add_route(op.method, op.path, self._endpoint(op), name=op.operation_id)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
+        self._runner = web.AppRunner(
+            app, access_log=None, handle_signals=False, shutdown_timeout=1.0, max_line_size=MAX_REQUEST_LINE
+        )
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port, reuse_address=True)
         await site.start()
@@ -606,21 +700,27 @@ class AdminServer:
                s_obj({"leader_id": s_int(0, MAX_I32), "leader_epoch": s_int(0, MAX_I32)}, ("leader_id", "leader_epoch")),
                (topic_path, partition_path), body=s_obj({"broker_id": s_null(BROKER_ID)}), errors=(404, 409)),
             # groups
-            Op("GET", "/groups", self._groups, "Every consumer group, in brief", "groups",
-               s_obj({"groups": s_arr(ref("GroupSummary"))}, ("groups",))),
-            Op("GET", "/groups/{group_id}", self._group, "The coordinator's view of a group, assignments decoded",
+            Op("GET", "/groups", self._groups, "Every group, classic and KIP-848 consumer groups alike, in brief",
+               "groups", s_obj({"groups": s_arr(ref("GroupSummary"))}, ("groups",)),
+               (_query("type", GROUP_TYPE, "only groups of this type"),
+                _query("state", s_str(enum=list(GROUP_STATES)), "only groups in this state"))),
+            Op("GET", "/groups/{group_id}", self._group,
+               "The coordinator's view of a group: a classic group (generation, leader, assignments decoded) or a "
+               "consumer group (epochs, assignor, each member's current and target partitions); `type` says which",
                "groups", ref("Group"), (group_path,), errors=(404,)),
             Op("GET", "/groups/{group_id}/offsets", self._offsets, "A group's committed offsets", "groups",
                s_obj({"group_id": s_str(), "offsets": s_map(s_map(s_int(-1, (1 << 63) - 1)))}, ("group_id", "offsets"),
                      description="offsets: {topic: {partition: committed offset}}"),
                (group_path, _query("topic", TOPIC, "only this topic"))),
-            Op("POST", "/groups/{group_id}/expire", self._expire, "Expire one member's session now (the group "
-               "rebalances without it); name it by member_id, instance_id or client_id (none: the only member)",
+            Op("POST", "/groups/{group_id}/expire", self._expire, "Expire one member's session now, through the "
+               "coordinator's own expiry path: a classic group rebalances without it, a consumer group fences it and bumps "
+               "its group epoch; name it by member_id, instance_id or client_id (none: the only member)",
                "groups", s_obj({"member_id": s_str()}, ("member_id",)), (group_path,),
                body=s_obj({"member_id": s_str(minLength=1, maxLength=1024), "instance_id": s_str(minLength=1, maxLength=1024),
                            "client_id": s_str(maxLength=1024)}), errors=(404, 409)),
             Op("POST", "/groups/{group_id}/rebalance", self._rebalance,
-               "Make a Stable or CompletingRebalance group rebalance", "groups",
+               "Make a group rebalance: a classic group (Stable or CompletingRebalance) goes to PreparingRebalance; a "
+               "consumer group (not Empty) gets a group epoch bump and a new target assignment", "groups",
                s_obj({"state": s_str(enum=list(GROUP_STATES))}, ("state",)), (group_path,),
                body=s_obj({"reason": s_str(minLength=1, maxLength=1024)}), errors=(404, 409)),
             Op("POST", "/groups/{group_id}/coordinator", self._move_coordinator,
@@ -629,14 +729,18 @@ class AdminServer:
                (group_path,), body=s_obj({"broker_id": BROKER_ID}, ("broker_id",)), body_required=True,
                errors=(404, 409)),
             Op("GET", "/groups/{group_id}/wait", self._wait_group,
-               "Wait until the group is in a state (with a member count, a generation); 408 when the timeout passes",
+               "Wait until the group is in a state (of its type, with a member count, a generation, every member "
+               "reconciled); 408 when the timeout passes, 409 for reconciled=true on a classic group",
                "groups", ref("Group"),
                (group_path,
-                _query("state", s_str(enum=[*GROUP_STATES, "any"], default="Stable")),
+                _query("state", s_str(enum=[*GROUP_STATES, "any"], default="Stable"), "a state of either kind, or any"),
                 _query("members", s_int(0, MAX_I32), "exactly this many members"),
-                _query("generation_at_least", s_int(0, MAX_I32)),
+                _query("generation_at_least", s_int(0, MAX_I32), "a classic group's generation, a consumer group's group epoch"),
+                _query("type", GROUP_TYPE, "only a group of this type"),
+                _query("reconciled", s_bool(default=False),
+                       "a consumer group only: every member STABLE at the assignment epoch, owning exactly its target"),
                 _query("timeout", s_int(0, 300, default=30), "seconds")),
-               errors=(408,)),
+               errors=(408, 409, 422)),
             Op("GET", "/groups/{group_id}/offsets/wait", self._wait_commit,
                "Wait until the group has committed an offset for the topic (the partition; at least the offset)",
                "groups", s_obj({"group_id": s_str(), "topic": s_str(), "offsets": s_map(s_int(-1, (1 << 63) - 1))},
@@ -821,12 +925,15 @@ class AdminServer:
     # -- handlers: groups --------------------------------------------------------------------------------
 
     async def _groups(self, call: Call) -> Any:
+        wanted_type, wanted_state = call.query.get("type"), call.query.get("state")
         out = []
-        for group_id in await self.control.groups():
+        for group_id, listing in (await self.control.groups()).items():
+            if (wanted_type is not None and listing.type != wanted_type) or (wanted_state is not None and listing.state != wanted_state):
+                continue
             g = await self.control.describe_group(group_id)
             if g is not None:
                 out.append({
-                    "group_id": g.group_id, "state": g.state, "generation_id": g.generation_id,
+                    "group_id": g.group_id, "type": g.type, "state": g.state, "generation_id": g.generation_id,
                     "protocol_type": g.protocol_type, "members": len(g.members),
                 })  # fmt: skip
         return {"groups": out}
@@ -835,7 +942,15 @@ class AdminServer:
         g = await self.control.describe_group(group_id)
         if g is None:
             raise NotFound(f"no group {group_id!r}; groups are {sorted(await self.control.groups())}")
-        return {**g.to_json(), "coordinator": await self.control.coordinator(group_id)}
+        return await self._snapshot_json(g)
+
+    async def _snapshot_json(self, g: AnyGroupSnapshot) -> dict[str, Any]:
+        """A snapshot as the API shows it: its to_json(), the coordinator, and for a consumer group
+        whether it is reconciled (a property, which to_json() leaves out)."""
+        out = {**g.to_json(), "coordinator": await self.control.coordinator(g.group_id)}
+        if isinstance(g, ConsumerGroupSnapshot):
+            out["reconciled"] = g.reconciled
+        return out
 
     async def _group(self, call: Call) -> Any:
         return await self._group_json(call.path["group_id"])
@@ -863,12 +978,17 @@ class AdminServer:
 
     async def _wait_group(self, call: Call) -> Any:
         q = call.query
-        state = q.get("state", "Stable")
+        state, group_type = q.get("state", "Stable"), q.get("type")
+        if group_type is not None and state != "any" and state not in STATES_BY_TYPE[group_type]:
+            raise BadInput(
+                "query.state", f"{state} is not a state of a {group_type} group ({', '.join(STATES_BY_TYPE[group_type])})", status=422
+            )
         snap = await self.control.wait_for_group(
             call.path["group_id"], None if state == "any" else state, q.get("members"),
-            generation_at_least=q.get("generation_at_least"), timeout=q.get("timeout", 30),
+            generation_at_least=q.get("generation_at_least"), reconciled=q.get("reconciled", False),
+            group_type=group_type, timeout=q.get("timeout", 30),
         )  # fmt: skip
-        return {**snap.to_json(), "coordinator": await self.control.coordinator(snap.group_id)}
+        return await self._snapshot_json(snap)
 
     async def _wait_commit(self, call: Call) -> Any:
         q, group_id = call.query, call.path["group_id"]
@@ -1264,7 +1384,9 @@ class Metrics:
     bytes_in: Counter[str] = field(default_factory=Counter)  # topic -> Produce record bytes appended
     bytes_out: Counter[str] = field(default_factory=Counter)  # topic -> Fetch record bytes returned
     events: Counter[str] = field(default_factory=Counter)  # event type -> count
-    rebalances: Counter[str] = field(default_factory=Counter)  # group -> transitions to PreparingRebalance
+    # (group, type) -> rebalances: a classic group's transitions to PreparingRebalance, a consumer
+    # group's group epoch bumps (KIP-848's rebalance: a new target assignment for a new epoch)
+    rebalances: Counter[tuple[str, str]] = field(default_factory=Counter)
     _interceptor: Interceptor | None = None
     _unsubscribe: Callable[[], None] | None = None
     _after: dict[int, After] = field(default_factory=dict)
@@ -1327,8 +1449,12 @@ class Metrics:
 
     def _on_event(self, event: Event) -> None:
         self.events[event.type] += 1
-        if event.type == "group.transition" and event.details.get("to_state") == "PreparingRebalance" and event.group_id:
-            self.rebalances[event.group_id] += 1
+        if not event.group_id:
+            return
+        if event.type == "group.transition" and event.details.get("to_state") == "PreparingRebalance":
+            self.rebalances[(event.group_id, GROUP_TYPE_CLASSIC)] += 1
+        elif event.type == "consumer_group.epoch_bumped":
+            self.rebalances[(event.group_id, GROUP_TYPE_CONSUMER)] += 1
 
     async def render(self, cluster: MockCluster) -> str:
         if self._interceptor is None or not self._interceptor.active:
@@ -1336,13 +1462,13 @@ class Metrics:
         c = self.control
         snap = await c.describe_cluster()
         topics = await c.topics()
-        states: Counter[str] = Counter({s: 0 for s in GROUP_STATES})
-        members: dict[str, int] = {}
+        states: Counter[tuple[str, str]] = Counter({(t, s): 0 for t, names in STATES_BY_TYPE.items() for s in names})
+        members: dict[tuple[str, str], int] = {}
         for group_id in await c.groups():
             g = await c.describe_group(group_id)
             if g is not None:
-                states[g.state] += 1
-                members[group_id] = len(g.members)
+                states[(g.type, g.state)] += 1
+                members[(group_id, g.type)] = len(g.members)
         out: list[str] = []
 
         def metric(name: str, kind: str, help: str, samples: list[tuple[dict[str, str], float | int]]) -> None:
@@ -1363,10 +1489,13 @@ class Metrics:
                [({"topic": t}, n) for t, n in sorted(self.bytes_in.items())])
         metric("mockbroker_bytes_out_total", "counter", "Record batch bytes returned by Fetch, by topic",
                [({"topic": t}, n) for t, n in sorted(self.bytes_out.items())])
-        metric("mockbroker_groups", "gauge", "Consumer groups by state", [({"state": s}, n) for s, n in sorted(states.items())])
-        metric("mockbroker_group_members", "gauge", "Members of each group", [({"group": g}, n) for g, n in sorted(members.items())])
-        metric("mockbroker_rebalances_total", "counter", "Rebalances started (transitions to PreparingRebalance), by group",
-               [({"group": g}, n) for g, n in sorted(self.rebalances.items())])
+        metric("mockbroker_groups", "gauge", "Groups by type (classic, consumer) and state",
+               [({"type": t, "state": s}, n) for (t, s), n in sorted(states.items())])
+        metric("mockbroker_group_members", "gauge", "Members of each group",
+               [({"group": g, "type": t}, n) for (g, t), n in sorted(members.items())])
+        metric("mockbroker_rebalances_total", "counter",
+               "Rebalances started, by group: a classic group's transitions to PreparingRebalance, a consumer group's "
+               "group epoch bumps", [({"group": g, "type": t}, n) for (g, t), n in sorted(self.rebalances.items())])
         metric("mockbroker_events_total", "counter", "Events recorded in the event log, by type",
                [({"type": t}, n) for t, n in sorted(self.events.items())])
         metric("mockbroker_brokers", "gauge", "Brokers up and down",

@@ -149,7 +149,9 @@ def add_commands(commands: Any) -> None:
     read.add_argument("--base64", action="store_true", help="keys and values as base64 (for binary data)")
 
     groups = sub.add_parser("groups", help="list, describe, offsets, expire, rebalance, wait").add_subparsers(dest="action", required=True)
-    groups.add_parser("list")
+    listing = groups.add_parser("list", help="every group, classic and KIP-848 consumer groups (`type` says which)")
+    listing.add_argument("--type", choices=("classic", "consumer"), help="only groups of this type")
+    listing.add_argument("--state", help="only groups in this state")
     groups.add_parser("describe").add_argument("group")
     offsets = groups.add_parser("offsets")
     offsets.add_argument("group")
@@ -164,8 +166,15 @@ def add_commands(commands: Any) -> None:
     rebalance.add_argument("--reason")
     wait = groups.add_parser("wait", help="wait until the group is in a state")
     wait.add_argument("group")
-    wait.add_argument("--state", default="Stable", help="Empty, PreparingRebalance, CompletingRebalance, Stable, Dead or any")
+    wait.add_argument(
+        "--state", default="Stable",
+        help="a classic group's (Empty, PreparingRebalance, CompletingRebalance, Stable, Dead), a consumer group's "
+        "(Empty, Assigning, Reconciling, Stable, Dead), or any",
+    )  # fmt: skip
     wait.add_argument("--members", type=int)
+    wait.add_argument("--generation-at-least", type=int, help="a classic group's generation, a consumer group's group epoch")
+    wait.add_argument("--type", choices=("classic", "consumer"), help="only a group of this type")
+    wait.add_argument("--reconciled", action="store_true", help="consumer groups: every member at its target assignment")
     wait.add_argument("--timeout", type=int, default=30, help="seconds")
 
     faults = sub.add_parser("faults", help="inject, list and clear faults").add_subparsers(dest="action", required=True)
@@ -280,7 +289,7 @@ def run(client: Client, args: argparse.Namespace) -> Any:
         )  # fmt: skip
     if area == "groups":
         if action == "list":
-            return c.request("GET", "/groups")
+            return c.request("GET", "/groups", query={"type": args.type, "state": args.state})
         group = f"/groups/{q(args.group, safe='')}"
         if action == "describe":
             return c.request("GET", group)
@@ -292,7 +301,13 @@ def run(client: Client, args: argparse.Namespace) -> Any:
         if action == "rebalance":
             return c.request("POST", f"{group}/rebalance", {} if args.reason is None else {"reason": args.reason})
         c.timeout = max(c.timeout, args.timeout + 10)
-        return c.request("GET", f"{group}/wait", query={"state": args.state, "members": args.members, "timeout": args.timeout})
+        return c.request(
+            "GET", f"{group}/wait",
+            query={
+                "state": args.state, "members": args.members, "generation_at_least": args.generation_at_least,
+                "type": args.type, "reconciled": args.reconciled or None, "timeout": args.timeout,
+            },
+        )  # fmt: skip
     if area == "faults":
         return _faults(c, args)
     if area == "clock":

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import jsonschema
+
 from mockbroker.ctl import Client
 from tests.mockbroker.test_cli import READY_DEADLINE_S, Served, clean_env, read_line
 
@@ -73,3 +75,24 @@ def ctl_json(args: list[str], env: dict[str, str] | None = None) -> Any:
     result = run_cli(["ctl", *args], env)
     assert result.returncode == 0, f"mockbroker ctl {' '.join(args)} exited {result.returncode}: {result.stderr}"
     return json.loads(result.stdout)
+
+
+def conforms(doc: dict[str, Any], schema: dict[str, Any], body: Any) -> Any:
+    """Check ``body`` against ``schema`` (a schema of the served OpenAPI document ``doc``, its
+    ``$ref`` pointing into the document) with jsonschema, a validator independent of the
+    server's own request checker; OpenAPI 3.0's ``nullable`` is read as JSON Schema's null type.
+    Returns ``body``; raises jsonschema.ValidationError."""
+    root = _json_schema({"components": doc["components"], **schema})
+    jsonschema.Draft202012Validator(root).validate(body)
+    return body
+
+
+def _json_schema(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_json_schema(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _json_schema(v) for k, v in node.items() if k not in ("nullable", "discriminator")}
+    if node.get("nullable"):
+        return {"anyOf": [out, {"type": "null"}]}
+    return out

@@ -215,11 +215,11 @@ async def test_groups_describe_expire_and_rebalance_as_a_real_consumer_sees_them
         # aiokafka joins while it is being polled: keep both polling in the background.
         polling = [asyncio.create_task(_poll(c)) for c in consumers]
         group = await api.ok("GET", "/groups/workers/wait", state="Stable", members=2, timeout=int(DEADLINE_S))
-        assert group["protocol_type"] == "consumer" and group["coordinator"] in (1, 2, 3)
+        assert (group["type"], group["protocol_type"]) == ("classic", "consumer") and group["coordinator"] in (1, 2, 3)
         owned = sorted(p for m in group["members"] for p in m["assignment"]["jobs"])
         assert owned == [0, 1, 2, 3] and all(m["subscription"] == ["jobs"] for m in group["members"])
         listed = (await api.ok("GET", "/groups"))["groups"]
-        assert listed == [{"group_id": "workers", "state": "Stable", "generation_id": group["generation_id"],
+        assert listed == [{"group_id": "workers", "type": "classic", "state": "Stable", "generation_id": group["generation_id"],
                            "protocol_type": "consumer", "members": 2}]  # fmt: skip
 
         # Commits show up as committed offsets.
@@ -400,8 +400,9 @@ async def test_metrics_count_requests_errors_bytes_and_groups(env: tuple[MockClu
     assert _sample(text, "mockbroker_request_errors_total", api="Produce", error="NOT_LEADER_OR_FOLLOWER") == 1
     assert _sample(text, "mockbroker_bytes_in_total", topic="m") > 1000  # one batch: the record and its framing
     assert _sample(text, "mockbroker_bytes_out_total", topic="m") >= _sample(text, "mockbroker_bytes_in_total", topic="m")
-    assert _sample(text, "mockbroker_groups", state="Stable") == 1
-    assert _sample(text, "mockbroker_rebalances_total", group="mg") >= 1
+    assert _sample(text, "mockbroker_groups", type="classic", state="Stable") == 1
+    assert _sample(text, "mockbroker_group_members", group="mg", type="classic") == 1
+    assert _sample(text, "mockbroker_rebalances_total", group="mg", type="classic") >= 1
     assert _sample(text, "mockbroker_brokers", state="up") == 3
     assert _sample(text, "mockbroker_broker_bugs_total") == 0
     for line in text.splitlines():  # the exposition format, line by line
@@ -421,3 +422,31 @@ def _sample(text: str, name: str, **labels: str) -> float:
             return float(line.rsplit(" ", 1)[1])
     return 0.0
 
+
+
+def test_the_group_schema_tells_the_two_kinds_apart_by_type() -> None:
+    """The request checker handles the document's oneOf the way its discriminator says: ``type``
+    picks the schema, and a body of one kind labelled as the other is refused naming the field."""
+    from mockbroker.admin_http import BadInput, check, ref
+
+    member = {"member_id": "m", "instance_id": None, "rack_id": None, "client_id": "c", "client_host": "/127.0.0.1",
+              "member_epoch": 2, "previous_member_epoch": 1, "state": "UNREVOKED_PARTITIONS",
+              "subscribed_topic_names": ["t"], "subscribed_topic_regex": None, "server_assignor": None,
+              "rebalance_timeout_ms": 300000, "assigned": {"t": [0, 1]}, "pending_revocation": {"t": [1]}, "target": {"t": [0]}}  # fmt: skip
+    consumer = {"type": "consumer", "group_id": "g", "state": "Reconciling", "group_epoch": 3, "assignment_epoch": 3,
+                "assignor": "uniform", "subscribed_topics": {"t": 2}, "protocol_type": "consumer", "members": [member],
+                "reconciled": False, "coordinator": 1}  # fmt: skip
+    classic = {"type": "classic", "group_id": "g", "state": "PreparingRebalance", "generation_id": 4, "protocol_type": "consumer",
+               "protocol_name": "range", "leader_id": None, "members": [], "coordinator": 1}  # fmt: skip
+    assert check(ref("Group"), consumer, "body") == consumer
+    assert check(ref("Group"), classic, "body") == classic
+    cases = [
+        ({**consumer, "type": "classic"}, "body.generation_id"),
+        ({**classic, "state": "Reconciling"}, "body.state"),
+        ({**consumer, "type": "share"}, "body.type"),
+        ({**consumer, "members": [{**member, "state": "Stable"}]}, "body.members[0].state"),
+    ]
+    for body, field in cases:
+        with pytest.raises(BadInput) as refused:
+            check(ref("Group"), body, "body")
+        assert refused.value.field == field, refused.value
