@@ -95,7 +95,12 @@ UNDECODABLE_ASSIGNMENT = "undecodable_assignment"
 UNDECODABLE_SUBSCRIPTION = "undecodable_subscription"
 REVOKE_BEFORE_REASSIGN = "revoke_before_reassign"
 REFERENCE_DIVERGENCE = "reference_divergence"
-INFORMATIONAL_KINDS = frozenset({REFERENCE_DIVERGENCE})
+# Every partition of a subscribed topic left unassigned by the leader: what a leader whose metadata
+# does not have the topic yet sends (Java's AbstractPartitionAssignor skips topics without metadata,
+# and the client rejoins once its metadata has them; kafka-python's first generation does this
+# routinely). Legal, so informational; a topic assigned only in part stays ``unassigned``.
+TOPIC_NOT_ASSIGNED = "topic_not_assigned"
+INFORMATIONAL_KINDS = frozenset({REFERENCE_DIVERGENCE, TOPIC_NOT_ASSIGNED})
 # Reference assignors: the Java client's built-ins, by protocol name.
 REFERENCE_PROTOCOLS = frozenset(registry.CLIENT_BUILTINS)
 MAX_FINDINGS_PER_GROUP = 1000  # group.findings keeps the newest ones
@@ -373,10 +378,24 @@ class AssignmentChecks:
         if cooperative is not False:
             may_be_unassigned |= claimed
         incomplete = bool(subscriptions.undecodable) or any(f.kind == UNDECODABLE_ASSIGNMENT for f in findings)
-        for problem in find_problems(cluster, subs, assignments, may_be_unassigned=may_be_unassigned):
-            if incomplete and problem.kind == "unassigned":
-                continue  # an unreadable member may own it
+        problems = find_problems(cluster, subs, assignments, may_be_unassigned=may_be_unassigned)
+        owned_topics = {tp.topic for a in assignments.values() for tp in a.partitions}
+        not_assigned: dict[str, list[TopicPartition]] = {}
+        for problem in problems:
+            if problem.kind == "unassigned":
+                if incomplete:
+                    continue  # an unreadable member may own it
+                topic = problem.partitions[0].topic
+                if source == "leader" and topic not in owned_topics:
+                    not_assigned.setdefault(topic, []).extend(problem.partitions)
+                    continue
             findings.append(self._finding(group, problem.kind, problem.member, problem.partitions, problem.message, source))
+        for topic, missing in not_assigned.items():
+            findings.append(self._finding(
+                group, TOPIC_NOT_ASSIGNED, None, tuple(sorted(missing)),
+                f"no member was given any partition of {topic} ({len(missing)} unassigned): the leader's "
+                "metadata may not have had the topic yet; its client rejoins once it has", source,
+            ))  # fmt: skip
         if cooperative:
             for member_id, assignment in assignments.items():
                 moved = [tp for tp in assignment.partitions if holders.get(tp, {member_id}) - {member_id}]
