@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # mypy --strict covers these packages (assignors/ joins when it exists).
 TYPED  := protocol mockbroker $(wildcard assignors)
 
-.PHONY: test lint typecheck pytest deps clients bytecode regen bench bench-broker clean serve
+.PHONY: test lint typecheck pytest deps build-deps clients bytecode regen bench bench-broker clean serve
 # Command-line tools the integration tests drive, by Debian package name (each is also its command).
 APT_TOOLS := kcat
 
@@ -19,11 +19,30 @@ APT_TOOLS += java:openjdk-17-jre-headless chromium
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
+# The codecs' compiled shape (protocol/_compiled/, mypyc) is built by the editable install;
+# reinstall whenever it, setup.py or pyproject.toml changes.
+COMPILED_SOURCES := $(wildcard protocol/_compiled/*.py)
+
 # Reinstall whenever pyproject.toml changes.
-$(STAMP): pyproject.toml | $(BIN)/python
+$(STAMP): pyproject.toml setup.py $(COMPILED_SOURCES) | $(BIN)/python build-deps
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@$(BIN)/python -c "import protocol._runtime as r, sys; s = r.codec_shapes(); print('codecs:', ', '.join(f'{k} {v}' for k, v in s.items()))"
 	touch $(STAMP)
+
+## build-deps: a C compiler and the Python headers, so that the install compiles the codecs with
+## mypyc (setup.py); apt-get installs them when missing and root (CI). Without them the install
+## still works and the pure codecs serve alone.
+build-deps:
+	@inc=$$($(PYTHON) -c "import sysconfig; print(sysconfig.get_paths()['include'])"); \
+	if command -v cc >/dev/null 2>&1 && [ -f "$$inc/Python.h" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing gcc python3-dev with apt-get (to compile the codecs)"; \
+	  (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y gcc python3-dev) || exit 1; \
+	else \
+	  echo "make build-deps: no C compiler or no Python.h in $$inc; the codecs stay pure" \
+	    "(Debian/Ubuntu: sudo apt-get install -y gcc python3-dev)." >&2; \
+	fi
 
 ## test: install everything, then lint, type-check and run the whole suite.
 test: lint typecheck pytest
@@ -34,8 +53,11 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict $(TYPED)
 
+## pytest: the whole suite (on the compiled codecs when they are built), then the protocol suite
+## again on the pure codecs (MOCKBROKER_PURE_CODEC=1), so both shapes are tested.
 pytest: $(STAMP) deps clients bytecode
 	$(BIN)/python -m pytest
+	MOCKBROKER_PURE_CODEC=1 $(BIN)/python -m pytest -q tests/protocol
 
 ## bytecode: compile the packages once, so every broker process the suite starts reads .pyc files
 ## (the generated codecs are ~27k lines; compiling them costs ~0.5 s per process otherwise, and
@@ -117,4 +139,5 @@ bench-broker: $(STAMP) bytecode
 	$(BIN)/python bench/run.py $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build
+	find protocol -name '*.so' -delete; rm -f mockbroker_codec__mypyc*.so

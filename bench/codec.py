@@ -11,6 +11,11 @@ on the same bytes, and prints the ratio ours / kafka-python (higher is better fo
     python bench/codec.py --baseline REV   # also time protocol/messages/ as of git REV, same run
     python bench/codec.py --instructions   # also count instructions per op under valgrind
                                            # (load-independent; add --no-timing to skip timing)
+    python bench/codec.py --no-pure        # skip the pure-shape rows
+
+When the compiled codecs (protocol/_compiled/, mypyc) are in use, "ours" is the compiled shape and
+rows "ours pure shape" run protocol/messages/ of this checkout with the compiled shape refused,
+in the same process on the same bytes (MOCKBROKER_PURE_CODEC=1 makes "ours" pure altogether).
 
 Scenarios:
   * decode+encode ops/s: Heartbeat v4 request; JoinGroup v9 response (leader's view, 50 members,
@@ -61,6 +66,7 @@ import kafka.protocol.consumer.fetch as k_fetch
 import kafka.protocol.consumer.group as k_group
 import kafka.protocol.producer.produce as k_produce
 
+from protocol import _runtime
 from protocol.consumer_protocol import ConsumerProtocolSubscription, encode_subscription
 from protocol.messages.fetch import FetchableTopicResponse, FetchResponse, PartitionData
 from protocol.messages.heartbeat import HeartbeatRequest
@@ -482,6 +488,35 @@ def load_baseline(rev: str) -> tuple[str, str]:
     return pkg.name, short
 
 
+def load_pure_shape() -> str | None:
+    """When the compiled shape is in use: protocol/messages/ of this checkout imported a second
+    time, as package ``pure_shape``, with the compiled shape refused (MOCKBROKER_PURE_CODEC=1 while
+    it is imported), so both shapes run in one process on the same bytes. None when this process
+    already runs the pure shape."""
+    shapes = _runtime.codec_shapes()
+    if set(shapes.values()) != {"compiled"}:
+        return None
+    root = Path(__file__).resolve().parent.parent
+    tmp = Path(tempfile.mkdtemp(prefix="codec-pure-"))
+    pkg = tmp / "pure_shape"
+    pkg.mkdir()
+    for src in (root / "protocol" / "messages").glob("*.py"):
+        (pkg / src.name).write_bytes(src.read_bytes())
+    sys.path.insert(0, str(tmp))
+    before = os.environ.get(_runtime.PURE_CODEC_ENV)
+    os.environ[_runtime.PURE_CODEC_ENV] = "1"
+    try:
+        for name in shapes:
+            importlib.import_module(f"pure_shape.{name}")
+    finally:
+        if before is None:
+            del os.environ[_runtime.PURE_CODEC_ENV]
+        else:
+            os.environ[_runtime.PURE_CODEC_ENV] = before
+        _runtime.SHAPES.update(shapes)  # the copies recorded "pure" under the same names
+    return pkg.name
+
+
 def baseline_body(sc: Scenario, package: str) -> Callable[[], object]:
     """The scenario's body done by the baseline's class of the same name, on the same bytes."""
     assert sc.subject is not None
@@ -534,7 +569,8 @@ def instruction_counts(scenarios: list[Scenario], base_iterations: int, baseline
         if sc.unit != "ops/s" or sc.subject is None:
             continue
         iterations = base_iterations * max(1, round(4096 / len(sc.subject[2])))
-        keys = ["ours", "kafka"] + (["baseline"] if baseline else [])
+        keys = ["ours", "kafka"] + (["pure"] if f"{sc.name}, ours pure shape" in sc.extra_ours else [])
+        keys += ["baseline"] if baseline else []
         counts = {}
         for key in keys:
             print(f"counting instructions: {sc.name}, {key} ...", file=sys.stderr, flush=True)
@@ -549,11 +585,16 @@ def instruction_counts(scenarios: list[Scenario], base_iterations: int, baseline
 
 def instruction_table(results: list[dict], baseline_label: str | None) -> str:
     head = ["scenario", "ours", "kafka-python", "kafka-python / ours"]
+    pure = any("pure" in r for r in results)
+    if pure:
+        head += ["ours pure shape", "kafka-python / ours pure shape"]
     if baseline_label:
         head += [f"ours at {baseline_label}", f"kafka-python / ours at {baseline_label}"]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|"]
     for r in results:
         cells = [r["scenario"], f"{r['ours']:,}", f"{r['kafka']:,}", f"**{r['kafka'] / r['ours']:.2f}x**"]
+        if pure:
+            cells += [f"{r['pure']:,}", f"{r['kafka'] / r['pure']:.2f}x"] if "pure" in r else ["", ""]
         if baseline_label:
             cells += [f"{r['baseline']:,}", f"{r['kafka'] / r['baseline']:.2f}x"]
         lines.append("| " + " | ".join(cells) + " |")
@@ -689,6 +730,7 @@ def environment(args: argparse.Namespace) -> dict:
         "cpus": os.cpu_count(),
         "loadavg": [round(x, 2) for x in os.getloadavg()],
         "mode": "quick" if args.quick else "full",
+        "codec_shapes": dict(_runtime.SHAPES),
         "repeats": args.repeats,
         "target_s_per_repeat": args.target,
     }
@@ -717,6 +759,9 @@ def write_results(env: dict, rows: list[Row], facts: list[str], extra: list[str]
         f"## {env['utc']} ({env['mode']} run)",
         "",
         f"- Python: {env['python']}; kafka-python: {env['kafka_python']}",
+        "- codec shapes ('ours' rows): "
+        + ", ".join(f"{k} {v}" for k, v in env["codec_shapes"].items())
+        + "; other modules pure",
         f"- CPU: {env['cpu']} ({env['cpus']} logical CPUs); load average (1/5/15 min): "
         + " / ".join(f"{x:.2f}" for x in env["loadavg"]),
         f"- method: median of {env['repeats']} interleaved repeats, ~{env['target_s_per_repeat']} s each, GC off; "
@@ -754,6 +799,11 @@ def main(argv: list[str] | None = None) -> int:
         help="also count instructions per op of the ops/s scenarios under valgrind (N ops, default 100)",
     )
     ap.add_argument("--no-timing", action="store_true", help="skip the timed runs (with --instructions)")
+    ap.add_argument(
+        "--no-pure",
+        action="store_true",
+        help="do not also run the pure shape (rows 'ours pure shape' appear when the compiled shape is in use)",
+    )
     ap.add_argument("--run-body", help=argparse.SUPPRESS)  # internal: SCENARIO:BODY:N, for --instructions
     args = ap.parse_args(argv)
     args.repeats = args.repeats or (3 if args.quick else 7)
@@ -766,6 +816,11 @@ def main(argv: list[str] | None = None) -> int:
         sc, f = make(batches)
         scenarios.append(sc)
         facts += f
+    pure_pkg = None if args.no_pure else load_pure_shape()
+    if pure_pkg:
+        for sc in scenarios:
+            if sc.subject is not None and sc.subject[0].__module__.rsplit(".", 1)[1] in _runtime.SHAPES:
+                sc.extra_ours[f"{sc.name}, ours pure shape"] = baseline_body(sc, pure_pkg)
     baseline_label = None
     if args.baseline:
         package, short = load_baseline(args.baseline)
@@ -776,8 +831,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.run_body:
         index, key, n = args.run_body.split(":")
         sc = scenarios[int(index)]
+        suffix = "ours pure shape" if key == "pure" else f"ours at {baseline_label}"
         body = {"ours": sc.ours, "kafka": sc.kafka}.get(key) or next(
-            fn for name, fn in sc.extra_ours.items() if name.endswith(f"ours at {baseline_label}")
+            fn for name, fn in sc.extra_ours.items() if name.endswith(suffix)
         )
         for _ in range(3):  # warm up: first calls fill caches (kafka-python compiles its codecs)
             body()

@@ -32,10 +32,14 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from protocol._codegen_compiled import COMPILED_APIS, emit_compiled_module
 from protocol.schema import MAX_VERSION
 
 HERE = Path(__file__).resolve().parent
 OUT_DIR = HERE / "messages"
+# The compiled shape (protocol/_codegen_compiled.py); _wire.py there is written by hand.
+COMPILED_DIR = HERE / "_compiled"
+HAND_WRITTEN = {"_compiled/_wire.py"}
 OWN_SPECS = HERE / "specs"
 
 # The APIs mockbroker serves: key -> module name. Request and response live in one module.
@@ -881,7 +885,9 @@ def _indent(lines: list[str]) -> list[str]:
 # -- a module -----------------------------------------------------------------------------------
 
 
-def emit_module(api_name: str, api_key: int | None, messages: list[Message], sources: list[str]) -> str:
+def emit_module(
+    api_name: str, api_key: int | None, messages: list[Message], sources: list[str], digest: str | None = None
+) -> str:
     em = Emitter()
     classes: list[str] = []
     functions: list[str] = []
@@ -962,8 +968,27 @@ def emit_module(api_name: str, api_key: int | None, messages: list[Message], sou
     parts += classes
     parts += functions
     parts += tables
+    if digest is not None:
+        parts.append(_compiled_tail(api_name, messages, digest))
     parts.append(_all(messages))
     return "\n\n\n".join(p.rstrip() for p in parts if p) + "\n"
+
+
+def _compiled_tail(api_name: str, messages: list[Message], digest: str) -> str:
+    """Install the compiled shape's functions into the version tables, when it is built."""
+    mod = snake(api_name)
+    L = [
+        f"# The compiled shape of these codecs (protocol/_compiled/{mod}.py, built with mypyc when the",
+        "# package is installed) takes over the tables' entries when it is present; the classes' methods",
+        "# stay these. MOCKBROKER_PURE_CODEC=1 keeps the pure functions (protocol._runtime.compiled_module).",
+        f"_compiled = _runtime.compiled_module({mod!r}, {digest!r})",
+        "if _compiled is not None:",
+    ]
+    for m in messages:
+        upper = snake(m.name).upper()
+        for kind in ("DECODERS", "ENCODERS"):
+            L.append(f"    _{upper}_{kind}.update(_compiled.{upper}_{kind})")
+    return "\n".join(L)
 
 
 def _module_doc(api_name: str, api_key: int | None, messages: list[Message], sources: list[str]) -> str:
@@ -1128,10 +1153,12 @@ def load_overrides() -> dict[str, dict[str, object]]:
 
 
 def generate_all() -> dict[str, str]:
-    """Return {file name: source} for every module of protocol/messages/."""
+    """Return {path under protocol/: source} for every module of protocol/messages/ (the pure
+    shape) and of protocol/_compiled/ (the compiled shape of COMPILED_APIS, built by mypyc)."""
     kp_dir = kafka_python_specs_dir()
     overrides = load_overrides()
     files: dict[str, str] = {}
+    compiled: dict[str, str] = {}
     for key, api in sorted(APIS.items()):
         msgs = []
         sources = []
@@ -1143,13 +1170,20 @@ def generate_all() -> dict[str, str]:
             if int(str(spec["apiKey"])) != key:
                 raise ValueError(f"{path}: api key {spec['apiKey']} != {key}")
             msgs.append(build_message(spec, overrides.get(name)))
-        files[module_file_name(api)] = emit_module(api, key, msgs, sources)
+        digest = None
+        if api in COMPILED_APIS:
+            # the compiled shape first: the pure module names its digest
+            compiled[module_file_name(api)], digest = emit_compiled_module(api, msgs)
+        files[module_file_name(api)] = emit_module(api, key, msgs, sources, digest)
     for name in DATA_MESSAGES:
         path = find_spec(name, kp_dir)
         msg = build_message(load_spec(path), overrides.get(name))
         files[module_file_name(name)] = emit_module(name, None, [msg], [_source_label(path)])
     files["__init__.py"] = _package_init()
-    return files
+    compiled["__init__.py"] = _compiled_package_init()
+    return {f"{OUT_DIR.name}/{n}": src for n, src in files.items()} | {
+        f"{COMPILED_DIR.name}/{n}": src for n, src in compiled.items()
+    }
 
 
 def _source_label(path: Path) -> str:
@@ -1170,6 +1204,18 @@ def _package_init() -> str:
     return "\n".join(lines) + "\n"
 
 
+def _compiled_package_init() -> str:
+    names = ", ".join(snake(api) for api in COMPILED_APIS)
+    return (
+        '"""The compiled shape of the codecs of ' + names + ' (see protocol/_codegen_compiled.py).\n\n'
+        "Built with mypyc at install time (setup.py); the pure modules in protocol/messages/ pick these up\n"
+        'when they are compiled. Generated, except _wire.py: run `make regen`.\n"""\n\n'
+        "from __future__ import annotations\n\n"
+        "# module names (the same under protocol.messages) that have a compiled shape\n"
+        f"COMPILED_MODULES: tuple[str, ...] = {tuple(snake(api) for api in COMPILED_APIS)!r}\n"
+    )
+
+
 def format_source(files: dict[str, str]) -> dict[str, str]:
     """Normalise layout with ruff format so checked-in files are stable and readable."""
     import subprocess
@@ -1178,6 +1224,7 @@ def format_source(files: dict[str, str]) -> dict[str, str]:
     with tempfile.TemporaryDirectory() as tmp:
         tdir = Path(tmp)
         for name, src in files.items():
+            (tdir / name).parent.mkdir(parents=True, exist_ok=True)
             (tdir / name).write_text(src, encoding="utf-8")
         ruff = Path(sys.executable).parent / "ruff"
         cmd = [str(ruff) if ruff.exists() else "ruff", "format", "--quiet", "--line-length", "110", str(tdir)]
@@ -1186,9 +1233,9 @@ def format_source(files: dict[str, str]) -> dict[str, str]:
 
 
 def iter_drift(files: dict[str, str]) -> Iterator[str]:
-    on_disk = {p.name for p in OUT_DIR.glob("*.py")}
+    on_disk = {f"{d.name}/{p.name}" for d in (OUT_DIR, COMPILED_DIR) for p in d.glob("*.py")} - HAND_WRITTEN
     for name, src in files.items():
-        path = OUT_DIR / name
+        path = HERE / name
         if not path.exists():
             yield f"missing: {name}"
         elif path.read_text(encoding="utf-8") != src:
@@ -1207,19 +1254,21 @@ def main(argv: Iterable[str] | None = None) -> int:
         for line in drift:
             print(line)
         return 1 if drift else 0
-    OUT_DIR.mkdir(exist_ok=True)
+    for d in (OUT_DIR, COMPILED_DIR):
+        d.mkdir(exist_ok=True)
     for name, src in files.items():
-        path = OUT_DIR / name
+        path = HERE / name
         if path.exists() and path.read_text(encoding="utf-8") == src:
             continue
         # atomic replace: a process importing the package never sees half a module
         tmp = path.with_suffix(".py.tmp")
         tmp.write_text(src, encoding="utf-8")
         os.replace(tmp, path)
-    for path in OUT_DIR.glob("*.py"):
-        if path.name not in files:
-            path.unlink()
-    print(f"wrote {len(files)} modules to {OUT_DIR}")
+    for d in (OUT_DIR, COMPILED_DIR):
+        for path in d.glob("*.py"):
+            if f"{d.name}/{path.name}" not in files and f"{d.name}/{path.name}" not in HAND_WRITTEN:
+                path.unlink()
+    print(f"wrote {len(files)} modules to {OUT_DIR} and {COMPILED_DIR}")
     return 0
 
 

@@ -1631,6 +1631,17 @@ _JOIN_GROUP_RESPONSE_ENCODERS: dict[int, Callable[[JoinGroupResponse, bytearray]
 }
 
 
+# The compiled shape of these codecs (protocol/_compiled/join_group.py, built with mypyc when the
+# package is installed) takes over the tables' entries when it is present; the classes' methods
+# stay these. MOCKBROKER_PURE_CODEC=1 keeps the pure functions (protocol._runtime.compiled_module).
+_compiled = _runtime.compiled_module("join_group", "8925c3a9de6808f3")
+if _compiled is not None:
+    _JOIN_GROUP_REQUEST_DECODERS.update(_compiled.JOIN_GROUP_REQUEST_DECODERS)
+    _JOIN_GROUP_REQUEST_ENCODERS.update(_compiled.JOIN_GROUP_REQUEST_ENCODERS)
+    _JOIN_GROUP_RESPONSE_DECODERS.update(_compiled.JOIN_GROUP_RESPONSE_DECODERS)
+    _JOIN_GROUP_RESPONSE_ENCODERS.update(_compiled.JOIN_GROUP_RESPONSE_ENCODERS)
+
+
 __all__ = [
     "JoinGroupRequest",
     "JoinGroupRequestProtocol",

@@ -1438,6 +1438,17 @@ _OFFSET_COMMIT_RESPONSE_ENCODERS: dict[int, Callable[[OffsetCommitResponse, byte
 }
 
 
+# The compiled shape of these codecs (protocol/_compiled/offset_commit.py, built with mypyc when the
+# package is installed) takes over the tables' entries when it is present; the classes' methods
+# stay these. MOCKBROKER_PURE_CODEC=1 keeps the pure functions (protocol._runtime.compiled_module).
+_compiled = _runtime.compiled_module("offset_commit", "53cb0afa7ca5c9d2")
+if _compiled is not None:
+    _OFFSET_COMMIT_REQUEST_DECODERS.update(_compiled.OFFSET_COMMIT_REQUEST_DECODERS)
+    _OFFSET_COMMIT_REQUEST_ENCODERS.update(_compiled.OFFSET_COMMIT_REQUEST_ENCODERS)
+    _OFFSET_COMMIT_RESPONSE_DECODERS.update(_compiled.OFFSET_COMMIT_RESPONSE_DECODERS)
+    _OFFSET_COMMIT_RESPONSE_ENCODERS.update(_compiled.OFFSET_COMMIT_RESPONSE_ENCODERS)
+
+
 __all__ = [
     "OffsetCommitRequest",
     "OffsetCommitRequestPartition",
