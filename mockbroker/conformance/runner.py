@@ -27,7 +27,7 @@ from mockbroker.conformance.model import (
 from mockbroker.conformance.scenarios import SCENARIOS, SCENARIOS_BY_ID, WAIT_S, Context, Scenario
 from mockbroker.conformance.targets import BootstrapTarget, EmbeddedTarget, RdkafkaMockTarget, Target
 
-CELL_TIMEOUT_S = 120.0  # a whole scenario; each wait inside it has its own, shorter deadline
+CELL_TIMEOUT_S = 60.0  # a whole scenario; each wait inside it has its own, shorter deadline
 CLOSE_TIMEOUT_S = 15.0
 DEFAULT_JOBS = 4
 

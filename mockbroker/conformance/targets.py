@@ -17,11 +17,16 @@ import uuid
 from typing import Any
 
 from mockbroker.conformance.audit import Auditor
-from mockbroker.conformance.model import Finding, NotSupported
+from mockbroker.conformance.model import Finding, NotSupported, ScenarioFailed
 
 # The faults a scenario may ask for.
 FAULTS = ("move_coordinator", "move_leader", "broker_down", "push_errors", "latency")
 SeedRecord = tuple[int, str | None, str]  # partition, key, value
+SEED_TIMEOUT_S = 20.0
+
+
+class NotDelivered(ScenarioFailed):
+    """The reference producer could not append the records a scenario needs."""
 
 
 class TargetCluster:
@@ -298,11 +303,11 @@ def _confluent_produce(bootstrap: str, topic: str, records: list[SeedRecord]) ->
     for partition, key, value in records:
         producer.produce(topic, value=value.encode(), key=None if key is None else key.encode(), partition=partition,
                          on_delivery=delivered)  # fmt: skip
-    left = producer.flush(30)
+    left = producer.flush(SEED_TIMEOUT_S)
     if failures:
         raise KafkaException(failures[0])
     if left:
-        raise TimeoutError(f"seeding {topic}: {left} records undelivered after 30 s")
+        raise NotDelivered(f"seeding {topic} through the reference producer: {left} records undelivered after {SEED_TIMEOUT_S:.0f} s")
 
 
 def _confluent_create_topic(bootstrap: str, topic: str, partitions: int, replication_factor: int) -> None:
