@@ -16,7 +16,9 @@ scenario is over (``finish``). Checks:
 - **api-version**: every request's version is inside the range ApiVersions advertised on that
   connection (or, on a connection that never asked, the range the broker advertises).
 - **coordinator**: after a NOT_COORDINATOR answer for a group, the client sends no more requests
-  for that group to that broker until it has looked the coordinator up again (FindCoordinator).
+  for that group to that broker until it has looked the coordinator up again (FindCoordinator);
+  a request that arrives at most ``COORDINATOR_GRACE_MS`` before the lookup is let go (the two
+  may travel on different connections at once).
 - **member-id-required**: after JoinGroup answers MEMBER_ID_REQUIRED (KIP-394), the client's next
   JoinGroup for that group carries the member id it was given.
 """
@@ -37,6 +39,9 @@ GROUP_APIS = frozenset({JOIN_GROUP, SYNC_GROUP, HEARTBEAT, LEAVE_GROUP, OFFSET_C
 GONE = frozenset({int(ErrorCode.UNKNOWN_MEMBER_ID), int(ErrorCode.FENCED_MEMBER_EPOCH), int(ErrorCode.FENCED_INSTANCE_ID)})
 NOT_COORDINATOR = int(ErrorCode.NOT_COORDINATOR)
 MEMBER_ID_REQUIRED = int(ErrorCode.MEMBER_ID_REQUIRED)
+# A request to the refusing coordinator this close before the client's lookup arrives may have been
+# sent while the lookup was already on its way (on another connection): not counted.
+COORDINATOR_GRACE_MS = 500
 
 
 @dataclass
@@ -63,6 +68,7 @@ class Auditor:
     _not_coordinator: dict[tuple[str, str], tuple[int, dict[str, Any]]] = field(default_factory=dict)
     _reported_coordinator: set[tuple[str, str, int]] = field(default_factory=set)
     _member_id_required: dict[tuple[str, str], str] = field(default_factory=dict)
+    _suspects: list[tuple[str, str, int, Finding]] = field(default_factory=list)
     requests_seen: int = 0
 
     def excuse(self, client_id: str) -> None:
@@ -70,7 +76,10 @@ class Auditor:
         self.excused.add(client_id)
 
     def finish(self, now_ms: int) -> list[Finding]:
-        """Members still in their group, silent for longer than their session timeout at the end."""
+        """Members still in their group, silent for longer than their session timeout at the end,
+        and requests to a refusing coordinator never followed by a lookup within the grace period."""
+        self.findings += [finding for _c, _g, _at, finding in self._suspects]
+        self._suspects = []
         for (group, member_id), m in self.members.items():
             if not m.gone and m.client_id not in self.excused and now_ms - m.last_ms > m.session_timeout_ms:
                 self._find(
@@ -95,7 +104,7 @@ class Auditor:
         group = _group_of(key, request)
         if key == FIND_COORDINATOR:
             for g in request.coordinator_keys or [request.key]:
-                self._not_coordinator.pop((client, g), None)
+                self._lookup(client, g, seen.now_ms)
         elif group is not None:
             self._check_coordinator(client, group, seen.broker_id, info)
             self._contact(key, request, group, seen.now_ms, info)
@@ -145,12 +154,27 @@ class Auditor:
         if refused is None or refused[0] != broker or (client, group, broker) in self._reported_coordinator:
             return
         self._reported_coordinator.add((client, group, broker))
-        self._find(
-            "coordinator", client,
+        message = (
             f"{info['api']} for {group} to broker {broker} after that broker answered NOT_COORDINATOR "
-            f"(to its {refused[1].get('api')}, correlation id {refused[1].get('correlation_id')}) and before any FindCoordinator",
-            info,
-        )  # fmt: skip
+            f"(to its {refused[1].get('api')}, correlation id {refused[1].get('correlation_id')}) and before any FindCoordinator"
+        )
+        # Held back for COORDINATOR_GRACE_MS: a lookup the client sent on another connection at the
+        # same time may reach the broker just after this request. Then it is no violation.
+        self._suspects.append((client, group, info["time_ms"], Finding("coordinator", client, message, dict(info))))
+
+    def _lookup(self, client: str, group: str, now_ms: int) -> None:
+        """A FindCoordinator: suspects of this client and group within the grace period are cleared;
+        older ones become findings."""
+        self._not_coordinator.pop((client, group), None)
+        keep = []
+        for suspect in self._suspects:
+            c, g, at, finding = suspect
+            if c == client and g == group:
+                if now_ms - at > COORDINATOR_GRACE_MS:
+                    self.findings.append(finding)
+            else:
+                keep.append(suspect)
+        self._suspects = keep
 
     def _contact(self, key: int, request: Any, group: str, now_ms: int, info: dict[str, Any]) -> None:
         member_id = getattr(request, "member_id", "") or ""

@@ -48,6 +48,8 @@ _SIGNATURES: dict[str, tuple[list[type], type | None]] = {
     "rd_kafka_mock_broker_set_rtt": ([_c.c_void_p, _c.c_int32, _c.c_int], _c.c_int),
     "rd_kafka_mock_push_request_errors_array": ([_c.c_void_p, _c.c_int16, _c.c_size_t, _c.c_void_p], None),
     "rd_kafka_mock_clear_request_errors": ([_c.c_void_p, _c.c_int16], None),
+    "rd_kafka_mock_set_group_consumer_session_timeout_ms": ([_c.c_void_p, _c.c_int], None),
+    "rd_kafka_mock_set_group_consumer_heartbeat_interval_ms": ([_c.c_void_p, _c.c_int], None),
 }
 
 
@@ -86,6 +88,11 @@ class MockCluster:
 
     def set_initial_rebalance_delay_ms(self, delay_ms: int) -> None:
         self.lib.rd_kafka_mock_group_initial_rebalance_delay_ms(self.mcluster, delay_ms)
+
+    def set_consumer_group_timing(self, session_timeout_ms: int, heartbeat_interval_ms: int) -> None:
+        """KIP-848 groups: group.consumer.session.timeout.ms and group.consumer.heartbeat.interval.ms."""
+        self.lib.rd_kafka_mock_set_group_consumer_session_timeout_ms(self.mcluster, session_timeout_ms)
+        self.lib.rd_kafka_mock_set_group_consumer_heartbeat_interval_ms(self.mcluster, heartbeat_interval_ms)
 
     def set_coordinator(self, key_type: str, key: str, broker_id: int) -> None:
         """``key_type`` "group" or "transaction"."""

@@ -25,7 +25,14 @@ from mockbroker.conformance.model import (
     ScenarioFailed,
 )
 from mockbroker.conformance.scenarios import SCENARIOS, SCENARIOS_BY_ID, WAIT_S, Context, Scenario
-from mockbroker.conformance.targets import BootstrapTarget, EmbeddedTarget, RdkafkaMockTarget, Target
+from mockbroker.conformance.targets import (
+    CONSUMER_HEARTBEAT_INTERVAL_MS,
+    CONSUMER_SESSION_TIMEOUT_MS,
+    BootstrapTarget,
+    EmbeddedTarget,
+    RdkafkaMockTarget,
+    Target,
+)
 
 CELL_TIMEOUT_S = 60.0  # a whole scenario; each wait inside it has its own, shorter deadline
 CLOSE_TIMEOUT_S = 15.0
@@ -42,7 +49,10 @@ def make_target(target: str = "mockbroker", bootstrap: str | None = None) -> Tar
         return BootstrapTarget(bootstrap)
     if target == "mockbroker":
         # Test-friendly KIP-848 timing too, so that a crashed consumer-protocol member is fenced soon.
-        return EmbeddedTarget(group_consumer_session_timeout_ms=6000, group_consumer_heartbeat_interval_ms=300)
+        return EmbeddedTarget(
+            group_consumer_session_timeout_ms=CONSUMER_SESSION_TIMEOUT_MS,
+            group_consumer_heartbeat_interval_ms=CONSUMER_HEARTBEAT_INTERVAL_MS,
+        )
     if target == "rdkafka-mock":
         return RdkafkaMockTarget()
     raise ValueError(f"unknown target {target!r}: mockbroker, rdkafka-mock, or --bootstrap HOST:PORT")

@@ -23,6 +23,8 @@ from mockbroker.conformance.model import Finding, NotSupported, ScenarioFailed
 FAULTS = ("move_coordinator", "move_leader", "broker_down", "push_errors", "latency")
 SeedRecord = tuple[int, str | None, str]  # partition, key, value
 SEED_TIMEOUT_S = 20.0
+# KIP-848 groups' broker-side timing on both embedded targets (Kafka's defaults: 45 s and 5 s).
+CONSUMER_SESSION_TIMEOUT_MS, CONSUMER_HEARTBEAT_INTERVAL_MS = 6000, 300
 
 
 class NotDelivered(ScenarioFailed):
@@ -257,6 +259,7 @@ class RdkafkaMockTarget(Target):
 
         mock = await asyncio.to_thread(MockCluster, brokers)
         mock.set_initial_rebalance_delay_ms(0)
+        mock.set_consumer_group_timing(CONSUMER_SESSION_TIMEOUT_MS, CONSUMER_HEARTBEAT_INTERVAL_MS)
         return RdkafkaMockCluster(mock)
 
 
@@ -299,7 +302,7 @@ def _confluent_produce(bootstrap: str, topic: str, records: list[SeedRecord]) ->
         if err is not None:
             failures.append(err)
 
-    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 1, "client.id": "conformance-seed"})
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 1, "client.id": "conformance-seed", "log_level": 0})
     for partition, key, value in records:
         producer.produce(topic, value=value.encode(), key=None if key is None else key.encode(), partition=partition,
                          on_delivery=delivered)  # fmt: skip
