@@ -81,7 +81,8 @@ deps:
 	  fi; \
 	done
 
-# The sarama and kafkajs tests' clients (tests/integration/clients/). sarama 1.22 and its dependencies
+# The sarama and kafkajs tests' clients (tests/integration/clients/) and the conformance suite's
+# sarama driver (mockbroker/conformance/drivers/sarama, built to sarama-conformance). sarama 1.22 and its dependencies
 # come from Debian and build in GOPATH mode (no go.mod, no module proxy, no network); DataDog/zstd,
 # which sarama imports, is cgo, hence gcc and libc6-dev (golang-go only recommends them).
 CLIENT_APT_PACKAGES := golang-go golang-github-shopify-sarama-dev gcc libc6-dev
@@ -108,6 +109,8 @@ clients: deps
 	@if command -v go >/dev/null 2>&1 && [ -d /usr/share/gocode/src/github.com/Shopify/sarama ]; then \
 	  mkdir -p $(CLIENTS_BUILD)/gopath && cd tests/integration/clients/sarama && \
 	  $(GO_ENV) go build -o $(CURDIR)/$(CLIENTS_BUILD)/sarama-client . || exit 1; \
+	  cd $(CURDIR)/mockbroker/conformance/drivers/sarama && \
+	  $(GO_ENV) go build -o $(CURDIR)/$(CLIENTS_BUILD)/sarama-conformance . || exit 1; \
 	fi
 	@if ! command -v npm >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	  echo "installing nodejs npm with apt-get"; \

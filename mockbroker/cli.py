@@ -153,6 +153,8 @@ def build_parser() -> _Parser:
         "--set", metavar="KEY=VALUE", dest="sets", action="append", default=[],
         help="a Kafka-named setting, e.g. auto.create.topics.enable=false (repeatable)",
     )  # fmt: skip
+    # Listed here for --help; its own parser (mockbroker/conformance/cli.py) is imported only when run.
+    commands.add_parser("conformance", help="run the client conformance suite (mockbroker conformance --help)", add_help=False)
     serve.add_argument("--log-level", metavar="LEVEL", help=f"one of {', '.join(LOG_LEVELS)} (default: info)")
     serve.add_argument(
         "--no-uvloop",
@@ -206,6 +208,10 @@ def parse_serve(argv: Sequence[str], environ: Mapping[str, str]) -> ServeSetting
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] == "conformance":
+        from mockbroker.conformance.cli import main as conformance
+
+        return conformance(args[1:])
     parser = build_parser()
     if args and args[0] in ("health", "ctl"):
         from mockbroker import ctl

@@ -1,0 +1,99 @@
+"""The clients the suite drives: one entry per (client, configuration), each a driver program.
+
+Adding a client is adding one driver (docs/conformance.md) and one ``ClientSpec`` here: how to
+start the driver, and what it needs on this machine (``missing`` says what is not there).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+DRIVERS = Path(__file__).resolve().parent / "drivers"
+REPO_ROOT = Path(__file__).resolve().parents[2]  # a source checkout (editable install)
+# Built by `make clients` (or by ``build_sarama``); MOCKBROKER_SARAMA_DRIVER overrides.
+SARAMA_BINARY = REPO_ROOT / "build" / "integration-clients" / "sarama-conformance"
+# kafkajs comes from npm (tests/integration/clients/node, `make clients`); MOCKBROKER_NODE_MODULES overrides.
+NODE_MODULES = REPO_ROOT / "tests" / "integration" / "clients" / "node" / "node_modules"
+DEBIAN_GOPATH = Path("/usr/share/gocode")
+
+
+@dataclass(frozen=True)
+class ClientSpec:
+    name: str  # the matrix's column
+    argv: Callable[[str, str], list[str]]  # (bootstrap, client id) -> the driver's command line
+    missing: Callable[[], str | None]  # None when it can run here, else what is missing
+    env: Callable[[], dict[str, str] | None] = lambda: None
+    # client ids must be unique per process; some clients (kafkajs) want no spaces in them
+    short: str = ""
+
+
+def _python(client: str) -> Callable[[str, str], list[str]]:
+    return lambda bootstrap, client_id: [
+        sys.executable, str(DRIVERS / "python_clients.py"), "--client", client, "--bootstrap", bootstrap, "--client-id", client_id,
+    ]  # fmt: skip
+
+
+def _importable(module: str) -> Callable[[], str | None]:
+    def check() -> str | None:
+        import importlib.util
+
+        return None if importlib.util.find_spec(module) else f"the Python package {module} (pip install -e '.[test]')"
+
+    return check
+
+
+def _kcat_missing() -> str | None:
+    return None if shutil.which("kcat") else "the kcat binary (Debian: apt-get install -y kcat)"
+
+
+def node_modules() -> Path:
+    return Path(os.environ.get("MOCKBROKER_NODE_MODULES", NODE_MODULES))
+
+
+def _kafkajs_missing() -> str | None:
+    if shutil.which("node") is None:
+        return "node (Debian: apt-get install -y nodejs)"
+    if not (node_modules() / "kafkajs").is_dir():
+        return f"kafkajs under {node_modules()} (`make clients`, or set MOCKBROKER_NODE_MODULES)"
+    return None
+
+
+def sarama_binary() -> Path:
+    return Path(os.environ.get("MOCKBROKER_SARAMA_DRIVER", SARAMA_BINARY))
+
+
+def _sarama_missing() -> str | None:
+    if sarama_binary().is_file():
+        return None
+    return f"the sarama driver binary {sarama_binary()} (`make clients` builds it with Go and Debian's golang-github-shopify-sarama-dev)"
+
+
+CLIENTS: dict[str, ClientSpec] = {
+    spec.name: spec
+    for spec in (
+        ClientSpec("kafka-python", _python("kafka-python"), _importable("kafka"), short="kp"),
+        ClientSpec("aiokafka", _python("aiokafka"), _importable("aiokafka"), short="aio"),
+        ClientSpec("confluent-kafka", _python("confluent"), _importable("confluent_kafka"), short="ck"),
+        ClientSpec("confluent-kafka/consumer", _python("confluent-consumer"), _importable("confluent_kafka"), short="ck848"),
+        ClientSpec(
+            "kcat",
+            lambda b, c: [sys.executable, str(DRIVERS / "kcat_driver.py"), "--bootstrap", b, "--client-id", c],
+            _kcat_missing, short="kcat",
+        ),
+        ClientSpec(
+            "kafkajs",
+            lambda b, c: ["node", str(DRIVERS / "kafkajs_driver.js"), "--bootstrap", b, "--client-id", c],
+            _kafkajs_missing, env=lambda: {**os.environ, "NODE_PATH": str(node_modules())}, short="kjs",
+        ),
+        ClientSpec(
+            "sarama",
+            lambda b, c: [str(sarama_binary()), "--bootstrap", b, "--client-id", c],
+            _sarama_missing, short="sarama",
+        ),
+    )
+}

@@ -1,0 +1,52 @@
+"""The conformance suite's runs, shared by the tests of this directory: the whole matrix against an
+embedded mockbroker and against librdkafka's mock, each run once per session, their files
+written to build/conformance/ (kept by CI as the run's matrix)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from mockbroker.conformance import Matrix, report, run_suite
+from mockbroker.conformance.clients import CLIENTS
+from tests.integration.support import in_ci
+
+REPO = Path(__file__).resolve().parents[2]
+OUT = REPO / "build" / "conformance"
+
+
+def require_all_clients() -> None:
+    """Every client must run in CI (`make clients` installs them); a user's machine may skip."""
+    missing = {name: m for name, spec in CLIENTS.items() if (m := spec.missing())}
+    if missing:
+        message = "conformance clients missing: " + "; ".join(f"{n}: {m}" for n, m in missing.items())
+        if in_ci():
+            pytest.fail(message + " (CI must run the whole matrix; `make clients`)")
+        pytest.skip(message)
+
+
+def _run(target: str, stem: str, jobs: int) -> Callable[[], Matrix]:
+    cache: list[Matrix] = []
+
+    def get() -> Matrix:
+        if not cache:
+            require_all_clients()
+            matrix = run_suite(target, jobs=jobs)
+            report.write_all(matrix, OUT, stem)
+            cache.append(matrix)
+        return cache[0]
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def mockbroker_matrix() -> Matrix:
+    return _run("mockbroker", "matrix", 4)()
+
+
+@pytest.fixture(scope="session")
+def rdkafka_matrix() -> Matrix:
+    # Most of a run against the mock is waiting (its failures end at deadlines): more at a time.
+    return _run("rdkafka-mock", "matrix-rdkafka-mock", 8)()

@@ -1,0 +1,62 @@
+"""The whole matrix against mockbroker, all clients, and the README's compatibility table."""
+
+from __future__ import annotations
+
+import difflib
+
+from mockbroker.conformance import FAIL, PASS, UNSUPPORTED, Matrix, report
+from mockbroker.conformance.clients import CLIENTS
+from mockbroker.conformance.scenarios import SCENARIOS
+from tests.conformance.conftest import OUT, REPO
+
+# Clients whose every scenario passes (or is not supported by the client) against mockbroker; the
+# others' failures are their own (docs/conformance.md, "What the matrix shows").
+CLEAN = ("kafka-python", "aiokafka", "confluent-kafka", "confluent-kafka/consumer", "kcat")
+
+
+def test_every_cell_ran(mockbroker_matrix: Matrix) -> None:
+    m = mockbroker_matrix
+    assert m.clients == list(CLIENTS) and m.scenarios == [s.id for s in SCENARIOS]
+    assert {(c.client, c.scenario) for c in m.cells} == {(c, s) for c in m.clients for s in m.scenarios}
+    for c in m.cells:
+        assert c.status in (PASS, FAIL, UNSUPPORTED)
+        if c.status != PASS:
+            assert c.detail, f"{c.client} / {c.scenario}: {c.status} without a reason"
+
+
+def test_reference_clients_pass_against_mockbroker(mockbroker_matrix: Matrix) -> None:
+    failed = [f"{c.client} / {c.scenario}: {c.detail}" for c in mockbroker_matrix.cells if c.client in CLEAN and c.status == FAIL]
+    assert not failed, "\n".join(failed)
+    # Each client's own limits, as its driver states them.
+    unsupported = {(c.client, c.scenario) for c in mockbroker_matrix.cells if c.status == UNSUPPORTED}
+    assert ("aiokafka", "cooperative-rebalance") in unsupported
+    assert ("kcat", "seek-pause-resume") in unsupported
+    assert not {c for c in unsupported if c[0] in ("kafka-python", "confluent-kafka", "confluent-kafka/consumer")}
+
+
+def test_audit_findings_name_the_request(mockbroker_matrix: Matrix) -> None:
+    # sarama 1.22 commits with OffsetCommit v1, which Kafka 4 no longer advertises (KIP-896).
+    sarama = mockbroker_matrix.cell("sarama", "commit-resume")
+    assert sarama is not None and sarama.status == FAIL
+    versions = [f for f in sarama.findings if f.check == "api-version"]
+    assert versions and versions[0].request["api"] == "OffsetCommit" and versions[0].request["version"] == 1
+
+
+def test_readme_table_is_the_generated_one(mockbroker_matrix: Matrix) -> None:
+    readme = (REPO / "README.md").read_text()
+    current = report.readme_table(readme)
+    assert current is not None, f"README.md lacks the block {report.BEGIN!r} ... {report.END!r}"
+    fresh = report.readme_block(mockbroker_matrix)
+    diff = "\n".join(difflib.unified_diff(current.splitlines(), fresh.splitlines(), "README.md", "this run", lineterm=""))
+    assert current == fresh, (
+        "README.md's compatibility table differs from this run's matrix "
+        f"(build/conformance/matrix.md; `mockbroker conformance --update-readme` rewrites it):\n{diff}"
+    )
+
+
+def test_outputs_written(mockbroker_matrix: Matrix) -> None:
+    md, js, page = (OUT / f"matrix.{ext}" for ext in ("md", "json", "html"))
+    assert report.readme_block(mockbroker_matrix).splitlines()[4] in md.read_text()
+    assert Matrix.from_json(__import__("json").loads(js.read_text())).to_json() == mockbroker_matrix.to_json()
+    html = page.read_text()
+    assert html.startswith("<!doctype html>") and "<script" not in html and "http" not in html.split("<body>")[0]
