@@ -19,7 +19,8 @@ def explained_differences() -> dict[tuple[str, str], str]:
     for line in section.splitlines():
         m = _ROW.match(line.strip())
         if m and m["client"] not in ("client", "---"):
-            rows[(m["client"].strip("` "), m["scenario"].strip("` "))] = m["why"]
+            for scenario in m["scenario"].split(","):
+                rows[(m["client"].strip("` "), scenario.strip("` "))] = m["why"]
     return rows
 
 
