@@ -57,7 +57,7 @@ typecheck: $(STAMP)
 ## again on the pure codecs (MOCKBROKER_PURE_CODEC=1), so both shapes are tested.
 pytest: $(STAMP) deps clients bytecode
 	$(BIN)/python -m pytest
-	MOCKBROKER_PURE_CODEC=1 $(BIN)/python -m pytest -q tests/protocol
+	MOCKBROKER_PURE_CODEC=1 $(BIN)/python -m pytest -q -m 'not compiled_codec' tests/protocol
 
 ## bytecode: compile the packages once, so every broker process the suite starts reads .pyc files
 ## (the generated codecs are ~27k lines; compiling them costs ~0.5 s per process otherwise, and
