@@ -22,7 +22,6 @@ import argparse
 import asyncio
 import contextlib
 import errno
-import importlib.metadata
 import logging
 import os
 import signal
@@ -199,7 +198,8 @@ def _loop_factory(use_uvloop: bool) -> tuple[Callable[[], asyncio.AbstractEventL
             import uvloop
         except ImportError:
             return None, "asyncio (uvloop is not installed)"
-        return uvloop.new_event_loop, f"uvloop {importlib.metadata.version('uvloop')}"
+        # uvloop.__version__, not importlib.metadata: that import alone costs a cold start ~10 ms.
+        return uvloop.new_event_loop, f"uvloop {getattr(uvloop, '__version__', '?')}"
     return None, "asyncio (--no-uvloop)"
 
 

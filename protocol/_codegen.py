@@ -1132,6 +1132,7 @@ def generate_all() -> dict[str, str]:
     kp_dir = kafka_python_specs_dir()
     overrides = load_overrides()
     files: dict[str, str] = {}
+    table: dict[int, tuple[Range, Range | None]] = {}
     for key, api in sorted(APIS.items()):
         msgs = []
         sources = []
@@ -1143,12 +1144,13 @@ def generate_all() -> dict[str, str]:
             if int(str(spec["apiKey"])) != key:
                 raise ValueError(f"{path}: api key {spec['apiKey']} != {key}")
             msgs.append(build_message(spec, overrides.get(name)))
+        table[key] = (msgs[0].valid, msgs[0].flexible)
         files[module_file_name(api)] = emit_module(api, key, msgs, sources)
     for name in DATA_MESSAGES:
         path = find_spec(name, kp_dir)
         msg = build_message(load_spec(path), overrides.get(name))
         files[module_file_name(name)] = emit_module(name, None, [msg], [_source_label(path)])
-    files["__init__.py"] = _package_init()
+    files["__init__.py"] = _package_init(table)
     return files
 
 
@@ -1158,7 +1160,7 @@ def _source_label(path: Path) -> str:
     return f"kafka-python's {path.name}"
 
 
-def _package_init() -> str:
+def _package_init(table: dict[int, tuple[Range, Range | None]]) -> str:
     lines = ['"""Generated message codecs, one module per API (see protocol/_codegen.py).', "", "Do not edit by hand: run `make regen`.", '"""', ""]
     lines.append("from __future__ import annotations")
     lines.append("")
@@ -1166,6 +1168,15 @@ def _package_init() -> str:
     lines.append("API_MODULES: dict[int, str] = {")
     for key, api in sorted(APIS.items()):
         lines.append(f"    {key}: {snake(api)!r},")
+    lines.append("}")
+    lines.append("")
+    lines.append("# api key -> (API name, the request's valid versions, its flexible versions or None): what")
+    lines.append("# protocol.registry needs to route a request, frame a response and answer ApiVersions without")
+    lines.append("# importing the API's module (it is imported on first use; start-up stays fast).")
+    lines.append("API_VERSIONS: dict[int, tuple[str, tuple[int, int], tuple[int, int] | None]] = {")
+    for key, api in sorted(APIS.items()):
+        valid, flexible = table[key]
+        lines.append(f"    {key}: ({api!r}, {valid!r}, {flexible!r}),")
     lines.append("}")
     return "\n".join(lines) + "\n"
 

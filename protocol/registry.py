@@ -5,12 +5,18 @@ test clients use the mirror pair ``encode_request`` / ``decode_response``. Heade
 follow from the body's: a flexible request uses request header v2 and its response header v1,
 except that an ApiVersions response always uses header v0 (KIP-511), so that a client can read
 the reply to a version the broker did not understand.
+
+Loading is lazy: ``APIS`` is built from the generated static table ``protocol.messages.API_VERSIONS``
+(names, versions, flexible versions), and an API's generated module is imported on the first use of
+its classes (the first request of that API), through one replaceable loader (``set_module_loader``).
+Importing every codec module at start-up cost about half of a cold broker process's start.
 """
 
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from collections.abc import Callable
+from types import ModuleType
 from typing import Any, ClassVar, Protocol
 
 from protocol.errors import ErrorCode, UnknownApiError, UnsupportedVersionError
@@ -23,8 +29,7 @@ from protocol.headers import (
     peek_api_key_version,
     response_header_version,
 )
-from protocol.messages import API_MODULES
-from protocol.messages.api_versions import ApiVersion, ApiVersionsResponse
+from protocol.messages import API_MODULES, API_VERSIONS
 from protocol.primitives import INT32, Buffer
 from protocol.schema import MessageSpec
 
@@ -41,34 +46,95 @@ class Message(Protocol):
     def encode_chunks(self, version: int, head: bytes = b"") -> list[Buffer]: ...
 
 
-@dataclass(frozen=True, slots=True)
+def import_message_module(module_name: str) -> ModuleType:
+    """The default module loader: the pure-Python generated module ``protocol.messages.<name>``."""
+    return importlib.import_module(f"protocol.messages.{module_name}")
+
+
+# The one place an API's generated module is imported; set_module_loader swaps it (for example for
+# a resolver that prefers a compiled variant of the module and falls back to the pure one).
+_module_loader: Callable[[str], ModuleType] = import_message_module
+
+
 class Api:
-    key: int
-    name: str  # e.g. "JoinGroup"
-    request: Any  # the generated request class
-    response: Any  # the generated response class
+    """One API: its name and versions from the generated static table (protocol.messages.API_VERSIONS),
+    its request and response classes imported from its module on first use.
+
+    Start-up imports none of the 34 codec modules: routing a request, framing a response and
+    advertising versions need only the table; the first request of an API imports its module.
+    """
+
+    __slots__ = ("_request", "_response", "flexible_versions", "key", "module_name", "name", "versions")
+
+    def __init__(
+        self, key: int, name: str, module_name: str, versions: tuple[int, int], flexible_versions: tuple[int, int] | None
+    ) -> None:
+        self.key = key
+        self.name = name  # e.g. "JoinGroup"
+        self.module_name = module_name  # under protocol.messages
+        self.versions = versions  # what the codec decodes (Kafka 4.3's, plus old ones clients still send)
+        self.flexible_versions = flexible_versions
+        self._request: Any = None
+        self._response: Any = None
+
+    def __repr__(self) -> str:
+        return f"Api({self.key}, {self.name!r}, v{self.versions[0]}-{self.versions[1]})"
 
     @property
-    def versions(self) -> tuple[int, int]:
-        """The versions this codec decodes (Kafka 4.3's, plus old ones clients still send)."""
-        lo, hi = self.request.SPEC.valid_versions
-        return int(lo), int(hi)
+    def loaded(self) -> bool:
+        return self._request is not None
+
+    @property
+    def request(self) -> Any:
+        """The generated request class (imports the module on first use)."""
+        return self._request if self._request is not None else self._load()[0]
+
+    @property
+    def response(self) -> Any:
+        """The generated response class (imports the module on first use)."""
+        return self._response if self._response is not None else self._load()[1]
 
     def flexible(self, version: int) -> bool:
-        return bool(self.request.SPEC.flexible(version))
+        fv = self.flexible_versions
+        return fv is not None and fv[0] <= version <= fv[1]
+
+    def _load(self) -> tuple[Any, Any]:
+        mod = _module_loader(self.module_name)
+        request = response = None
+        for n in mod.__all__:
+            cls = getattr(mod, n)
+            spec = getattr(cls, "SPEC", None)
+            if not isinstance(spec, MessageSpec) or spec.api_key != self.key:
+                continue
+            if n.endswith("Request"):
+                request = cls
+            elif n.endswith("Response"):
+                response = cls
+        if request is None or response is None:
+            raise ImportError(f"{mod.__name__} lacks the request or response class of api key {self.key}")
+        # The static table is generated from the same specs; a module that disagrees is stale.
+        if (tuple(request.SPEC.valid_versions), request.SPEC.flexible_versions) != (
+            self.versions,
+            self.flexible_versions,
+        ):
+            raise ImportError(f"{mod.__name__} disagrees with protocol.messages.API_VERSIONS: run `make regen`")
+        self._request, self._response = request, response
+        return request, response
 
 
-def _load() -> dict[int, Api]:
-    apis: dict[int, Api] = {}
-    for key, module_name in API_MODULES.items():
-        mod = importlib.import_module(f"protocol.messages.{module_name}")
-        request = next(getattr(mod, n) for n in mod.__all__ if n.endswith("Request") and hasattr(getattr(mod, n), "SPEC"))
-        response = next(getattr(mod, n) for n in mod.__all__ if n.endswith("Response") and hasattr(getattr(mod, n), "SPEC"))
-        apis[key] = Api(key, request.SPEC.name[: -len("Request")], request, response)
-    return apis
+APIS: dict[int, Api] = {
+    key: Api(key, name, API_MODULES[key], versions, flexible)
+    for key, (name, versions, flexible) in API_VERSIONS.items()
+}
 
 
-APIS: dict[int, Api] = _load()
+def set_module_loader(loader: Callable[[str], ModuleType] | None) -> None:
+    """Import generated modules with ``loader(module_name)`` from now on (None: the default, pure
+    modules). APIs already loaded are forgotten, so that their next use goes through ``loader``."""
+    global _module_loader
+    _module_loader = loader or import_message_module
+    for api in APIS.values():
+        api._request = api._response = None
 
 
 def decode_request(frame: bytes) -> tuple[RequestHeader, Any]:
@@ -87,7 +153,8 @@ def decode_request(frame: bytes) -> tuple[RequestHeader, Any]:
         header, _ = decode_request_header(frame, False)
         raise UnsupportedVersionError(api_key, api_version, correlation_id, header.client_id)
     header, pos = decode_request_header(frame, api.flexible(api_version))
-    body, _ = api.request.decode_from(frame, api_version, pos)
+    request = api._request if api._request is not None else api._load()[0]
+    body, _ = request.decode_from(frame, api_version, pos)
     return header, body
 
 
@@ -105,6 +172,8 @@ def unsupported_api_versions_response(correlation_id: int, min_version: int, max
     """The KIP-511 reply to ApiVersions at a version the broker does not know: v0 layout,
     UNSUPPORTED_VERSION, and the ApiVersions range the broker does support, from which the
     client picks the version to retry with (kafka-python and librdkafka both do)."""
+    from protocol.messages.api_versions import ApiVersion, ApiVersionsResponse
+
     body = ApiVersionsResponse(
         error_code=ErrorCode.UNSUPPORTED_VERSION,
         api_keys=[ApiVersion(API_VERSIONS_KEY, min_version, max_version)],
