@@ -177,9 +177,8 @@ def parse_serve(argv: Sequence[str], environ: Mapping[str, str]) -> ServeSetting
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
     if not args or args[0] != "serve":
-        parser.parse_args(args)  # --help, --version, or an error naming the commands; all exit
+        build_parser().parse_args(args)  # --help, --version, or an error naming the commands; all exit
         return EXIT_USAGE  # pragma: no cover - parse_args exits for every input that is not serve
     try:
         settings = parse_serve(args[1:], os.environ)

@@ -19,14 +19,14 @@ from mockbroker.config import ClusterConfig
 from mockbroker.events import Event, EventLog
 from mockbroker.fetch_sessions import FetchSessionCache
 from mockbroker.groups.config import GroupConfig
-from mockbroker.log.partition import PartitionLog
-from mockbroker.log.producers import ProducerIdManager
 from mockbroker.timers import Timers
 from protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
     from mockbroker.groups.assignment_checks import AssignmentChecks
     from mockbroker.groups.coordinator import GroupCoordinator
+    from mockbroker.log.partition import PartitionLog
+    from mockbroker.log.producers import ProducerIdManager
 
 log = logging.getLogger("mockbroker")
 
@@ -136,8 +136,9 @@ class MockCluster:
         self.version_caps: dict[int, int] = config.effective_version_caps
         self.topics: dict[str, Topic] = {}
         self.topic_ids: dict[uuid.UUID, str] = {}
-        # Producer ids for InitProducerId (idempotent and transactional producers, KIP-98).
-        self.producer_ids = ProducerIdManager()
+        # Producer ids for InitProducerId (idempotent and transactional producers, KIP-98): made
+        # on first use (``producer_ids``), as the log's modules are imported with the first topic.
+        self._producer_ids: ProducerIdManager | None = None
         # Incremental fetch sessions (KIP-227) live on the broker that created them.
         self.fetch_sessions: dict[int, FetchSessionCache] = {node_id: FetchSessionCache() for node_id in self.brokers}
         # Broker bugs (unexpected exceptions while serving); the pytest fixture fails the test.
@@ -169,7 +170,7 @@ class MockCluster:
     # -- lifecycle --------------------------------------------------------------------------------
 
     async def start(self) -> MockCluster:
-        from mockbroker.log.replica_manager import schedule_retention_check
+        from mockbroker.log.retention import schedule_retention_check
         from mockbroker.server import BrokerServer
 
         now_ms = self.clock.now_ms()
@@ -201,6 +202,14 @@ class MockCluster:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
+
+    @property
+    def producer_ids(self) -> ProducerIdManager:
+        if self._producer_ids is None:
+            from mockbroker.log.producers import ProducerIdManager
+
+            self._producer_ids = ProducerIdManager()
+        return self._producer_ids
 
     @property
     def groups(self) -> GroupCoordinator:
@@ -326,6 +335,8 @@ class MockCluster:
         ids = list(self.brokers)
         start = (self._topic_counter + index) % len(ids)
         replicas = [ids[(start + r) % len(ids)] for r in range(topic.replication_factor)]
+        from mockbroker.log.partition import PartitionLog
+
         return Partition(index, replicas[0], replicas, PartitionLog(topic.name, index))
 
     def add_partitions(self, name: str, total: int) -> Topic:

@@ -63,12 +63,17 @@ def test_a_module_loader_plugs_in() -> None:
 
 def test_start_up_imports_no_codec_or_handler_module() -> None:
     """What `mockbroker serve` imports before the first request: the registry, the handler table
-    and the dispatch path, but none of the generated codec modules or handler modules."""
+    and the dispatch path, but none of the generated codec modules or handler modules, nor the
+    group coordinator, the assignors or the produce path (they load with their first use)."""
+    lazy = ("protocol.messages.", "mockbroker.handlers.", "mockbroker.groups.coordinator", "assignors",
+            "mockbroker.log.replica_manager", "protocol.records")  # fmt: skip
     code = (
-        "import sys, mockbroker.cli, mockbroker.dispatch, mockbroker.server\n"
+        "import asyncio, sys, mockbroker.cli, mockbroker.dispatch, mockbroker.server\n"
         "from mockbroker.cluster import MockCluster\n"
-        "MockCluster()\n"
-        "bad = sorted(m for m in sys.modules if m.startswith(('protocol.messages.', 'mockbroker.handlers.')))\n"
+        "async def main():\n"
+        "    await (await MockCluster(port=0).start()).stop()\n"
+        "asyncio.run(main())\n"
+        f"bad = sorted(m for m in sys.modules if m.startswith({lazy!r}))\n"
         "print(' '.join(bad))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
