@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from struct import Struct
 from types import ModuleType
 from typing import Any, ClassVar, Protocol
 
@@ -25,15 +26,16 @@ from protocol.headers import (
     decode_request_header,
     decode_response_header,
     encode_request_header,
-    encode_response_header,
     peek_api_key_version,
     response_header_version,
 )
 from protocol.messages import API_MODULES, API_VERSIONS
-from protocol.primitives import INT32, Buffer
+from protocol.primitives import INT32, Buffer, read_nullable_string, skip_tagged_fields
 from protocol.schema import MessageSpec
 
 API_VERSIONS_KEY = 18
+_HEADER_FIXED = Struct(">hhi")  # request header: api key, api version, correlation id
+_SIZE_AND_CORRELATION = Struct(">ii")  # a response's size prefix and header v0
 
 
 class Message(Protocol):
@@ -143,7 +145,10 @@ def decode_request(frame: bytes) -> tuple[RequestHeader, Any]:
     Raises UnknownApiError or UnsupportedVersionError (carrying what a reply needs) for APIs
     and versions this codec does not know, and DecodeError for malformed bytes.
     """
-    api_key, api_version, correlation_id = peek_api_key_version(frame)
+    # The broker's hot path: the header is read here in one pass (decode_request_header's work).
+    if len(frame) < 8:
+        peek_api_key_version(frame)  # raises TruncatedError naming what is missing
+    api_key, api_version, correlation_id = _HEADER_FIXED.unpack_from(frame)
     api = APIS.get(api_key)
     if api is None:
         raise UnknownApiError(api_key, api_version, correlation_id)
@@ -152,20 +157,52 @@ def decode_request(frame: bytes) -> tuple[RequestHeader, Any]:
         # Header v1 is a prefix of v2, so the client id can be read without knowing flexibility.
         header, _ = decode_request_header(frame, False)
         raise UnsupportedVersionError(api_key, api_version, correlation_id, header.client_id)
-    header, pos = decode_request_header(frame, api.flexible(api_version))
+    client_id, pos = read_nullable_string(frame, 8)
+    fv = api.flexible_versions
+    if fv is not None and fv[0] <= api_version <= fv[1]:
+        # Header v2: a tagged-fields section (KIP-482), nearly always empty (one zero byte).
+        if pos < len(frame) and frame[pos] == 0:
+            pos += 1
+        else:
+            pos = skip_tagged_fields(frame, pos)
     request = api._request if api._request is not None else api._load()[0]
     body, _ = request.decode_from(frame, api_version, pos)
-    return header, body
+    return RequestHeader(api_key, api_version, correlation_id, client_id), body
 
 
 def encode_response(api_key: int, api_version: int, correlation_id: int, response: Message) -> list[Buffer]:
     """Frame a response for ``writelines``: size prefix and header in front, record buffers
     passed through as chunks of their own."""
-    flexible = APIS[api_key].flexible(api_version)
-    header = encode_response_header(correlation_id, response_header_version(api_key, flexible))
-    chunks = response.encode_chunks(api_version)
-    size = len(header) + sum(len(c) for c in chunks)
-    return [INT32.pack(size) + header, *chunks]
+    fv = APIS[api_key].flexible_versions
+    # Response header v1 (a tagged-fields byte) for flexible versions, except ApiVersions (KIP-511).
+    if fv is not None and fv[0] <= api_version <= fv[1] and api_key != API_VERSIONS_KEY:
+        head = _SIZE_AND_CORRELATION.pack(0, correlation_id) + b"\x00"
+    else:
+        head = _SIZE_AND_CORRELATION.pack(0, correlation_id)
+    # The body is encoded after ``head`` into the first chunk; its size prefix is filled in after.
+    chunks = response.encode_chunks(api_version, head)
+    first = chunks[0]
+    size = len(first) - 4
+    for chunk in chunks[1:]:
+        size += len(chunk)
+    chunks[0] = INT32.pack(size) + first[4:]
+    return chunks
+
+
+class Encoded:
+    """A response body encoded already (a cached answer), framed by ``encode_response`` like a
+    generated message: ``encode_chunks`` puts it after the frame head."""
+
+    __slots__ = ("body",)
+
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+
+    def encode(self, version: int) -> bytes:
+        return self.body
+
+    def encode_chunks(self, version: int, head: bytes = b"") -> list[Buffer]:
+        return [head, self.body] if head else [self.body]
 
 
 def unsupported_api_versions_response(correlation_id: int, min_version: int, max_version: int) -> list[Buffer]:
