@@ -137,14 +137,14 @@ async def handle(ctx: RequestContext, req: MetadataRequest) -> MetadataResponse 
 # A question naming a topic that does not exist (an error entry, or an auto-creation) is not cached.
 
 _CACHE_SIZE = 256  # answers per cluster; the cache is emptied when full
-_CACHE: weakref.WeakKeyDictionary[MockCluster, dict[tuple[Any, ...], tuple[tuple[Any, ...], bytes]]] = (
+_CACHE: weakref.WeakKeyDictionary[MockCluster, dict[tuple[Any, ...], tuple[list[Any], bytes]]] = (
     weakref.WeakKeyDictionary()
 )
 
 
 def _lookup(
     cluster: MockCluster, req: MetadataRequest, version: int, all_topics: bool, include_ops: bool, include_cluster_ops: bool
-) -> Encoded | tuple[tuple[Any, ...], tuple[Any, ...]] | None:
+) -> Encoded | tuple[tuple[Any, ...], list[Any]] | None:
     """The cached answer (Encoded) if still valid; else (key, state) to store the answer under,
     or None when this question is not cached."""
     if all_topics:
@@ -158,28 +158,18 @@ def _lookup(
             if topic is None:
                 return None
             topics.append(topic)
+    # Flat, for speed (this runs for every Metadata request): the topic's partition count
+    # delimits its partitions, and replica lists are copied (tuples), never referenced.
     down = cluster.down_brokers
-    state = (
-        cluster.config.cluster_id,
-        cluster.controller_id,
-        tuple(
-            (n.node_id, n.advertised_host, n.advertised_port, n.rack)
-            for n in cluster.brokers.values()
-            if n.node_id not in down
-        ),
-        tuple(
-            (
-                t.topic_id,
-                t.name,
-                t.is_internal,
-                tuple(
-                    (p.leader_id, p.log.leader_epoch, tuple(p.replica_ids), tuple(p.offline_replica_ids))
-                    for p in t.partitions
-                ),
-            )
-            for t in topics
-        ),
-    )
+    state: list[Any] = [cluster.config.cluster_id, cluster.controller_id]
+    for n in cluster.brokers.values():
+        if n.node_id not in down:
+            state += (n.node_id, n.advertised_host, n.advertised_port, n.rack)
+    state.append(len(topics))
+    for t in topics:
+        state += (t.topic_id, t.name, t.is_internal, len(t.partitions))
+        for p in t.partitions:
+            state += (p.leader_id, p.log.leader_epoch, tuple(p.replica_ids), tuple(p.offline_replica_ids))
     key = (version, include_ops, include_cluster_ops, asked)
     hit = _CACHE.get(cluster, {}).get(key)
     if hit is not None and hit[0] == state:
@@ -187,7 +177,7 @@ def _lookup(
     return key, state
 
 
-def _store(cluster: MockCluster, key: tuple[Any, ...], state: tuple[Any, ...], body: bytes) -> Encoded:
+def _store(cluster: MockCluster, key: tuple[Any, ...], state: list[Any], body: bytes) -> Encoded:
     answers = _CACHE.setdefault(cluster, {})
     if len(answers) >= _CACHE_SIZE:
         answers.clear()
