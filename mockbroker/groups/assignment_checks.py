@@ -76,6 +76,8 @@ from mockbroker.events import Event
 from mockbroker.groups.classic import CONSUMER_PROTOCOL_TYPE, ClassicGroup
 
 # The modes live with the group settings, validated at start without importing the assignors.
+from mockbroker.groups.config import CHECK_MODES as CHECK_MODES
+from mockbroker.groups.config import STRICT_MODES as STRICT_MODES
 from mockbroker.groups.config import check_mode, strict_mode
 from protocol.consumer_protocol import (
     ASSIGNMENT_VERSIONS,
