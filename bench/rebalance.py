@@ -8,7 +8,9 @@ Ownership is read from each consumer's own ``assignment()``, i.e. what the clien
 
 Broker settings: ``defaults`` (ours: group.initial.rebalance.delay.ms 0; the mock: 3000) and
 ``delay 0`` (both at 0). Client settings, identical on both: session.timeout.ms 6000,
-heartbeat.interval.ms 3000 (librdkafka's default), the assignor under test. The classic protocol
+heartbeat.interval.ms 3000 (librdkafka's default), the assignor under test; "consumer" rows run
+KIP-848 groups (group.protocol=consumer, the broker's assignor and heartbeat interval: ours 500 ms,
+the mock's 3 s), under the defaults only. The classic protocol
 tells members of a rebalance only in heartbeat answers, so after a leave the remaining members
 learn of it within one heartbeat interval; librdkafka's mock additionally waits out
 session.timeout.ms - 1 s before completing a join phase that follows a membership change.
@@ -41,6 +43,9 @@ from _common import (
 TOPIC = "rebalance"
 PARTITIONS = 64
 CLIENT = {"session.timeout.ms": 6000, "heartbeat.interval.ms": 3000}
+# An "assignor" of this name (optionally "consumer(uniform)") runs the group with group.protocol=consumer
+# (KIP-848) on both brokers, each at its own defaults (heartbeat interval: ours 500 ms, the mock's 3 s).
+CONSUMER_PROTOCOL = "consumer"
 
 
 def _owned(consumers: list[Any]) -> tuple[bool, bool]:
@@ -71,8 +76,17 @@ def one(b: BrokerProcess, n: int, assignor: str, timeout_s: float = 120.0) -> di
     from confluent_kafka import Consumer
 
     group = f"g-{uuid.uuid4().hex[:8]}"
-    conf = {"bootstrap.servers": b.bootstrap, "group.id": group, "partition.assignment.strategy": assignor,
-            "enable.auto.commit": False, "log_level": 3, **CLIENT}  # fmt: skip
+    conf: dict[str, Any] = {"bootstrap.servers": b.bootstrap, "group.id": group, "enable.auto.commit": False,
+                            "log_level": 3}  # fmt: skip
+    if assignor.startswith(CONSUMER_PROTOCOL):
+        # KIP-848: the broker assigns (group.remote.assignor) and paces heartbeats itself; the
+        # classic session, heartbeat and assignor settings do not apply to such a member.
+        conf["group.protocol"] = "consumer"
+        remote = assignor[len(CONSUMER_PROTOCOL) :].strip("()")
+        if remote:
+            conf["group.remote.assignor"] = remote
+    else:
+        conf.update({"partition.assignment.strategy": assignor, **CLIENT})
     consumers = [Consumer(conf) for _ in range(n)]
     try:
         t0 = time.perf_counter()
@@ -92,7 +106,8 @@ def one(b: BrokerProcess, n: int, assignor: str, timeout_s: float = 120.0) -> di
 def main(argv: list[str] | None = None) -> Run:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--members", default="1,10,50")
-    parser.add_argument("--assignors", default="range,cooperative-sticky")
+    parser.add_argument("--assignors", default="range,cooperative-sticky,consumer",
+                        help="classic assignors, and/or consumer[(ASSIGNOR)] for KIP-848 groups")  # fmt: skip
     parser.add_argument("--settings", default="defaults,delay0")
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--heartbeat-ms", type=int, default=CLIENT["heartbeat.interval.ms"],
@@ -107,6 +122,8 @@ def main(argv: list[str] | None = None) -> Run:
         try:
             for rep in range(args.repeats):
                 for assignor in args.assignors.split(","):
+                    if assignor.startswith(CONSUMER_PROTOCOL) and setting != "defaults":
+                        continue  # group.initial.rebalance.delay.ms applies to classic groups only
                     for n in (int(x) for x in args.members.split(",")):
                         for kind in BROKERS if rep % 2 == 0 else BROKERS[::-1]:
                             if n == 1:
@@ -141,7 +158,7 @@ def markdown(run: Run) -> str:
         f"### Rebalance ({run.params['repeats']} alternating repeats; {PARTITIONS} partitions; client "
         f"session.timeout.ms {run.params['client']['session.timeout.ms']}, "
         f"heartbeat.interval.ms {run.params['client']['heartbeat.interval.ms']}; "
-        "members 1 = one joins, a second joins and leaves)\n\n"
+        "members 1 = one joins, a second joins and leaves; consumer = KIP-848, each broker's own heartbeat interval)\n\n"
         + markdown_table(
             ["broker settings", "assignor", "members", "ours assigned s", "mock assigned s", "ours/mock",
              "ours settled s", "mock settled s", "ours/mock"],

@@ -12,18 +12,21 @@ import re
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mockbroker.clock import Clock, LoopClock
 from mockbroker.config import ClusterConfig
-from mockbroker.events import EventLog
+from mockbroker.events import Event, EventLog
 from mockbroker.fetch_sessions import FetchSessionCache
-from mockbroker.groups import GroupConfig, GroupCoordinator
-from mockbroker.groups.assignment_checks import AssignmentChecks
-from mockbroker.log.partition import PartitionLog
-from mockbroker.log.producers import ProducerIdManager
+from mockbroker.groups.config import GroupConfig
 from mockbroker.timers import Timers
 from protocol.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from mockbroker.groups.assignment_checks import AssignmentChecks
+    from mockbroker.groups.coordinator import GroupCoordinator
+    from mockbroker.log.partition import PartitionLog
+    from mockbroker.log.producers import ProducerIdManager
 
 log = logging.getLogger("mockbroker")
 
@@ -34,6 +37,8 @@ TRANSACTION_TOPIC = "__transaction_state"
 _LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
 MAX_TOPIC_NAME_LENGTH = 249
 _COORDINATOR_CACHE_SIZE = 100_000
+# The group cleanup cycle's timer until the coordinator exists (MockCluster.groups).
+_GROUP_CLEANUP_KEY = ("group-metadata-expiration", "before the coordinator")
 
 
 @dataclass(slots=True)
@@ -131,8 +136,9 @@ class MockCluster:
         self.version_caps: dict[int, int] = config.effective_version_caps
         self.topics: dict[str, Topic] = {}
         self.topic_ids: dict[uuid.UUID, str] = {}
-        # Producer ids for InitProducerId (idempotent and transactional producers, KIP-98).
-        self.producer_ids = ProducerIdManager()
+        # Producer ids for InitProducerId (idempotent and transactional producers, KIP-98): made
+        # on first use (``producer_ids``), as the log's modules are imported with the first topic.
+        self._producer_ids: ProducerIdManager | None = None
         # Incremental fetch sessions (KIP-227) live on the broker that created them.
         self.fetch_sessions: dict[int, FetchSessionCache] = {node_id: FetchSessionCache() for node_id in self.brokers}
         # Broker bugs (unexpected exceptions while serving); the pytest fixture fails the test.
@@ -141,27 +147,15 @@ class MockCluster:
         # Assignment findings that strict mode (config.assignment_strict) counts as failures; the
         # pytest fixture fails the test at teardown when this is not empty.
         self.strict_failures: list[Any] = []
-        self.assignment_checks = AssignmentChecks(
-            topic_sizes=lambda: {name: len(t.partitions) for name, t in self.topics.items()},
-            partition_racks=self._partition_racks,
-            checks=config.assignment_checks,
-            strict=config.assignment_strict,
-            broker_assignors=config.broker_assignors,
-            on_strict_failure=self.strict_failures.append,
-            on_internal_error=self.record_internal_error,
-        )
-        self.events.subscribe(self.assignment_checks.listen)
-        # Consumer groups (classic and KIP-848) and committed offsets (mockbroker/groups/), for every broker:
-        # each group request is served by the broker coordinator_for(group_id) names.
-        self.groups = GroupCoordinator(
-            GroupConfig.from_cluster_config(config),
-            self.timers,
-            self.events,
-            broker_of=lambda group_id: self.coordinator_for(group_id).node_id,
-            on_internal_error=self.record_internal_error,
-            assignment_checks=self.assignment_checks,
-            topics=self.topics,
-        )
+        # Consumer groups (classic and KIP-848) and committed offsets (mockbroker/groups/), for every
+        # broker: each group request is served by the broker coordinator_for(group_id) names. Made
+        # on first use (``groups``), with the assignment checks: importing the coordinators and the
+        # assignors is a third of a cold start, and a cluster may never see a group request.
+        self._groups: GroupCoordinator | None = None
+        self._assignment_checks: AssignmentChecks | None = None
+        # Subscribed now, so that the checks hear events in the same order among listeners as if
+        # they had been made here (only group events, which need the coordinator, reach them).
+        self.events.subscribe(self._assignment_checks_listen)
         self._servers: dict[int, Any] = {}
         self._topic_counter = 0
         # The test-fixture control model (mockbroker/control.py): dispatch takes its slow path
@@ -176,11 +170,19 @@ class MockCluster:
     # -- lifecycle --------------------------------------------------------------------------------
 
     async def start(self) -> MockCluster:
-        from mockbroker.log.replica_manager import schedule_retention_check
+        from mockbroker.log.retention import schedule_retention_check
         from mockbroker.server import BrokerServer
 
-        schedule_retention_check(self, self.clock.now_ms())
-        self.groups.start(self.clock.now_ms())
+        now_ms = self.clock.now_ms()
+        schedule_retention_check(self, now_ms)
+        if self._groups is not None:
+            self._groups.start(now_ms)
+        else:
+            # The coordinator's periodic cleanup (§8.2) is armed from start even while the
+            # coordinator does not exist: a cycle with no groups only re-arms itself, and the
+            # coordinator made later takes over the armed deadline (``groups``), so expiry times
+            # are those of a coordinator made here.
+            self._group_cleanup_tick(now_ms)
 
         for node in self.brokers.values():
             server = BrokerServer(self, node)
@@ -200,6 +202,65 @@ class MockCluster:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
+
+    @property
+    def producer_ids(self) -> ProducerIdManager:
+        if self._producer_ids is None:
+            from mockbroker.log.producers import ProducerIdManager
+
+            self._producer_ids = ProducerIdManager()
+        return self._producer_ids
+
+    @property
+    def groups(self) -> GroupCoordinator:
+        """The cluster's group coordinator (classic and KIP-848 groups, committed offsets)."""
+        groups = self._groups
+        return groups if groups is not None else self._make_groups()
+
+    @property
+    def assignment_checks(self) -> AssignmentChecks:
+        """Checks of the assignments SyncGroup stores (mockbroker/groups/assignment_checks.py)."""
+        if self._assignment_checks is None:
+            self._make_groups()
+        assert self._assignment_checks is not None
+        return self._assignment_checks
+
+    def _make_groups(self) -> GroupCoordinator:
+        from mockbroker.groups.assignment_checks import AssignmentChecks
+        from mockbroker.groups.coordinator import GroupCoordinator
+
+        config = self.config
+        checks = self._assignment_checks = AssignmentChecks(
+            topic_sizes=lambda: {name: len(t.partitions) for name, t in self.topics.items()},
+            partition_racks=self._partition_racks,
+            checks=config.assignment_checks,
+            strict=config.assignment_strict,
+            broker_assignors=config.broker_assignors,
+            on_strict_failure=self.strict_failures.append,
+            on_internal_error=self.record_internal_error,
+        )
+        groups = self._groups = GroupCoordinator(
+            GroupConfig.from_cluster_config(config),
+            self.timers,
+            self.events,
+            broker_of=lambda group_id: self.coordinator_for(group_id).node_id,
+            on_internal_error=self.record_internal_error,
+            assignment_checks=checks,
+            topics=self.topics,
+        )
+        deadline = self.timers.deadline(_GROUP_CLEANUP_KEY)
+        if deadline is not None:  # started: take over the cleanup cycle where it stands
+            self.timers.cancel(_GROUP_CLEANUP_KEY)
+            groups.start(deadline - groups.config.offsets_retention_check_interval_ms)
+        return groups
+
+    def _group_cleanup_tick(self, now_ms: int) -> None:
+        interval = GroupConfig.from_cluster_config(self.config).offsets_retention_check_interval_ms
+        self.timers.schedule(_GROUP_CLEANUP_KEY, now_ms + interval, self._group_cleanup_tick)
+
+    def _assignment_checks_listen(self, event: Event) -> None:
+        if self._assignment_checks is not None:
+            self._assignment_checks.listen(event)
 
     @property
     def control(self) -> Any:
@@ -274,6 +335,8 @@ class MockCluster:
         ids = list(self.brokers)
         start = (self._topic_counter + index) % len(ids)
         replicas = [ids[(start + r) % len(ids)] for r in range(topic.replication_factor)]
+        from mockbroker.log.partition import PartitionLog
+
         return Partition(index, replicas[0], replicas, PartitionLog(topic.name, index))
 
     def add_partitions(self, name: str, total: int) -> Topic:
@@ -293,7 +356,8 @@ class MockCluster:
         if topic is None:
             raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"This server does not host this topic: {name}")
         self.topic_ids.pop(topic.topic_id, None)
-        self.groups.on_topic_deleted(name, self.clock.now_ms())
+        if self._groups is not None:  # no coordinator yet: no offsets or groups to clean up
+            self._groups.on_topic_deleted(name, self.clock.now_ms())
         return topic
 
     def topic_by_id(self, topic_id: uuid.UUID) -> Topic | None:

@@ -104,11 +104,14 @@ class ClusterConfig:
             raise ValueError(f"advertised_port must be 1-{65536 - self.brokers} for {self.brokers} broker(s), not {self.advertised_port}")
         if self.first_node_id < 0:
             raise ValueError(f"first_node_id must be at least 0, not {self.first_node_id}")
-        from mockbroker.groups.assignment_checks import check_mode, resolve_broker_assignors, strict_mode
+        from mockbroker.groups.config import check_mode, strict_mode
 
         check_mode(self.assignment_checks)
         strict_mode(self.assignment_strict)
-        resolve_broker_assignors(self.broker_assignors)  # ValueError naming an unknown assignor
+        if self.broker_assignors:  # only then are the assignors imported (start-up stays fast)
+            from mockbroker.groups.assignment_checks import resolve_broker_assignors
+
+            resolve_broker_assignors(self.broker_assignors)  # ValueError naming an unknown assignor
         for name, key in KAFKA_NAMES_BY_FIELD.items():
             value = getattr(self, name)
             bounds = KAFKA_RANGES.get(key)

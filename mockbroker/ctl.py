@@ -12,9 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Mapping
 from typing import Any
 
@@ -52,6 +50,11 @@ class Client:
         return payload
 
     def raw(self, method: str, path: str, body: Any = None, query: Mapping[str, Any] | None = None) -> tuple[int, Any]:
+        # Imported here: `serve` builds the parser that lists these commands, and urllib.request
+        # (http.client, email) would cost every broker's cold start for nothing.
+        import urllib.error
+        import urllib.request
+
         url = self.url + path
         wanted = {k: _query_value(v) for k, v in (query or {}).items() if v is not None}
         if wanted:
@@ -73,6 +76,9 @@ class Client:
 
     def stream(self, path: str, query: Mapping[str, Any]) -> Any:
         """Server-Sent Events: yield each event's decoded ``data``."""
+        import urllib.error
+        import urllib.request
+
         url = self.url + path + "?" + urllib.parse.urlencode({k: _query_value(v) for k, v in query.items() if v is not None})
         request = urllib.request.Request(url)
         if self.token:

@@ -38,6 +38,9 @@ class RequestContext:
     now_ms: int  # read once per request
     client_host: str
     client_port: int
+    # True when interceptors or the request log will see the response object (and may edit it):
+    # a handler then returns a real message, never an already-encoded answer (registry.Encoded).
+    inspected: bool = False
 
     @property
     def client_id(self) -> str:
@@ -94,15 +97,19 @@ async def dispatch(
     if handler is None:
         log.info("closing %s: api key %d is not served", client, api_key)
         raise CloseConnection(f"api key {api_key} is not served")
-    lo, hi = served_versions(cluster, handler)
+    lo, hi = handler.versions  # served_versions, inlined: this is every request's path
+    cap = cluster.version_caps.get(api_key)
+    if cap is not None and cap < hi:
+        hi = cap
     if not lo <= version <= hi:
         if api_key == registry.API_VERSIONS_KEY:
             return registry.unsupported_api_versions_response(header.correlation_id, lo, hi)
         log.info("closing %s: %s v%d is outside the served range %d-%d", client, handler.name, version, lo, hi)
         raise CloseConnection(f"{handler.name} v{version} is not served")
 
-    ctx = RequestContext(cluster, broker, header, version, cluster.clock.now_ms(), client[0], client[1])
-    if cluster.intercepting:  # interceptors or the request log (mockbroker/intercept.py)
+    intercepting = cluster.intercepting
+    ctx = RequestContext(cluster, broker, header, version, cluster.clock.now_ms(), client[0], client[1], intercepting)
+    if intercepting:  # interceptors or the request log (mockbroker/intercept.py)
         response: Any = await cluster.control.hooks.handle(ctx, handler, request)
     else:  # call_handler inlined: the common path pays for no extra coroutine
         try:

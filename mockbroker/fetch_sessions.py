@@ -33,10 +33,13 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from protocol.errors import ErrorCode
-from protocol.messages.fetch import FetchPartition, FetchRequest, PartitionData
 from protocol.primitives import records_size
+
+if TYPE_CHECKING:  # annotations only: the Fetch codec loads with the first Fetch (start-up stays fast)
+    from protocol.messages.fetch import FetchPartition, FetchRequest, PartitionData
 
 # FetchMetadata (clients/.../requests/FetchMetadata.java)
 INVALID_SESSION_ID = 0

@@ -5,14 +5,20 @@ Requests on one connection are handled one at a time and answered in order, as K
 holds its own connection while every other connection goes on. Responses go out with
 ``writelines`` so record batches are written from the log's own buffers.
 
-The request path is the broker's hot loop (bench/requests.py measures it):
-- Every complete frame of one read is handled before anything is written, and their responses
-  leave in one ``writelines`` (one system call for a pipelining client's whole batch, not one each).
-- A request whose handler never waits is run to completion without the event loop: its coroutine
-  is stepped once by hand (``_run``); only one that parks (a JoinGroup, a long-poll Fetch) is
-  awaited, after the responses before it have been written.
-- ``drain`` (backpressure for slow readers) is awaited only when the transport's buffer is above
-  its high-water mark, not after every response.
+The request path is the broker's hot loop (bench/requests.py measures it), so a connection is an
+``asyncio.Protocol`` (no StreamReader/StreamWriter, no task per connection):
+- ``data_received`` cuts the bytes into frames and handles every complete one before anything is
+  written; their responses leave in one ``writelines`` (one system call for a pipelining client's
+  whole batch, not one each).
+- A request whose handler never waits is run to completion without the event loop: its dispatch
+  coroutine is stepped once by hand. One that parks (a JoinGroup, a long-poll Fetch) continues in
+  a task of its own, after the responses before it have been written; the connection's later
+  frames wait, buffered, until it is answered. While interceptors or the request log are on
+  (``cluster.intercepting``), every request runs in a task, so that a test's async interceptor
+  runs inside a task as it would anywhere else.
+- Backpressure: above the transport's high-water mark (``pause_writing``) no more frames are
+  handled until the client has read (``resume_writing``); while frames wait, reading pauses once
+  ``PAUSE_READING_AT`` bytes are buffered.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Coroutine, Generator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from mockbroker.dispatch import CloseConnection, dispatch
 from protocol.errors import DecodeError
@@ -33,10 +39,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("mockbroker.server")
 
-READ_SIZE = 256 * 1024
-# Above this many unsent bytes a connection waits for its reader before reading more requests
-# (asyncio's own default high-water mark for a transport).
-WRITE_HIGH_WATER = 64 * 1024
+# While a connection's frames wait (a parked request, a slow reader), reading pauses once this
+# many bytes are buffered (a StreamReader's pause point was 2 x 64 KiB).
+PAUSE_READING_AT = 256 * 1024
 
 
 class BrokerServer:
@@ -44,10 +49,13 @@ class BrokerServer:
         self.cluster = cluster
         self.node = node
         self._server: asyncio.Server | None = None
-        self._connections: set[asyncio.Task[None]] = set()
+        self._connections: set[Connection] = set()
 
     async def start(self) -> None:
-        self._server = await asyncio.start_server(self._serve, self.node.host, self.node.port, reuse_address=True)
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(
+            lambda: Connection(self), self.node.host, self.node.port, reuse_address=True
+        )
         port = self._server.sockets[0].getsockname()[1]
         if self.node.advertised_port in (0, self.node.port):
             self.node.advertised_port = port
@@ -56,85 +64,196 @@ class BrokerServer:
     async def stop(self) -> None:
         if self._server is not None:
             self._server.close()
-        for task in list(self._connections):
-            task.cancel()
-        for task in list(self._connections):
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await self.close_connections()
         if self._server is not None:
             await self._server.wait_closed()
             self._server = None
 
     async def close_connections(self) -> int:
         """Drop every open connection, leaving the listener open (control.disconnect_all);
-        returns how many were dropped."""
-        tasks = list(self._connections)
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        return len(tasks)
+        returns how many were dropped. Parked requests are cancelled; answers already written
+        are flushed before the socket closes."""
+        connections = list(self._connections)
+        for connection in connections:
+            connection.close()
+        for connection in connections:
+            await connection.wait_closed()
+        return len(connections)
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._connections.add(task)
-        peer = writer.get_extra_info("peername") or ("?", 0)
-        client = (str(peer[0]), int(peer[1]))
-        frames = FrameBuffer(self.cluster.config.socket_request_max_bytes)
-        cluster, node = self.cluster, self.node
-        transport = writer.transport
+
+class Connection(asyncio.Protocol):
+    """One client connection: frames in, responses out, in order."""
+
+    __slots__ = (
+        "_closed",
+        "_eof",
+        "_paused_reading",
+        "_paused_writing",
+        "client",
+        "cluster",
+        "frames",
+        "node",
+        "parked",
+        "server",
+        "transport",
+    )
+
+    def __init__(self, server: BrokerServer) -> None:
+        self.server = server
+        self.cluster = server.cluster
+        self.node = server.node
+        self.frames = FrameBuffer(server.cluster.config.socket_request_max_bytes)
+        self.transport: asyncio.Transport | None = None
+        self.client: tuple[str, int] = ("?", 0)
+        self.parked: asyncio.Task[None] | None = None  # the request being waited for, if any
+        self._paused_writing = False  # above the transport's high-water mark
+        self._paused_reading = False
+        self._eof = False  # the client sent EOF while frames were waiting
+        self._closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    # -- asyncio.Protocol -------------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # A stream transport (uvloop's does not subclass asyncio.Transport, hence no isinstance).
+        self.transport = transport = cast(asyncio.Transport, transport)
+        peer = transport.get_extra_info("peername") or ("?", 0)
+        self.client = (str(peer[0]), int(peer[1]))
+        self.server._connections.add(self)
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            self.frames.feed(data)
+        except DecodeError as exc:  # the stream was already broken (the connection is closing)
+            self._close_for(exc)
+            return
+        if self.parked is None and not self._paused_writing:
+            self._process()
+        elif self.frames.buffered >= PAUSE_READING_AT and not self._paused_reading:
+            assert self.transport is not None
+            self._paused_reading = True
+            self.transport.pause_reading()
+
+    def eof_received(self) -> bool:
+        if self.parked is None and not self._paused_writing:
+            return False  # every frame before EOF is answered: close (pending writes are flushed)
+        self._eof = True  # close once the waiting frames are answered
+        return True
+
+    def pause_writing(self) -> None:
+        self._paused_writing = True
+
+    def resume_writing(self) -> None:
+        self._paused_writing = False
+        if self.parked is None:
+            self._process()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.server._connections.discard(self)
+        if self.parked is not None:
+            # Nobody is left to answer; the coordinator may still complete it later, harmlessly.
+            self.parked.cancel()
+        if not self._closed.done():
+            self._closed.set_result(None)
+
+    # -- closing ----------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        if self.parked is not None:
+            self.parked.cancel()
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.close()
+
+    async def wait_closed(self) -> None:
+        parked = self.parked
+        if parked is not None:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await parked
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._closed
+
+    def _close_for(self, exc: BaseException) -> None:
+        log.info("closing connection from %s: %s", self.client, exc)
+        self.close()
+
+    # -- requests ---------------------------------------------------------------------------------
+
+    def _process(self) -> None:
+        """Handle every complete frame buffered, answering in order, until one parks."""
+        transport = self.transport
+        if transport is None or transport.is_closing():
+            return
+        frames, cluster, node, client = self.frames, self.cluster, self.node, self.client
         pending: list[Buffer] = []  # responses not yet handed to the transport, in order
         try:
-            while True:
-                data = await reader.read(READ_SIZE)
-                if not data:
-                    return
-                frames.feed(data)
-                while (frame := frames.next_frame()) is not None:
-                    coro = dispatch(cluster, node, frame, client)
+            while (frame := frames.next_frame()) is not None:
+                coro = dispatch(cluster, node, frame, client)
+                if cluster.intercepting:  # interceptors run inside a task (see the module docstring)
+                    step: Any = _NOT_STEPPED
+                else:
                     try:
                         step = coro.send(None)
                     except StopIteration as done:
-                        chunks = done.value
-                    else:
-                        # The handler parked: answer what came before it, then wait for it.
-                        if pending:
-                            writer.writelines(pending)
-                            pending = []
-                        chunks = await _Resume(coro, step)
-                    if chunks is not None:
-                        pending += chunks
+                        if done.value is not None:
+                            pending += done.value
+                        continue
+                # The request waits: answer what came before it, then wait for it in a task.
                 if pending:
-                    writer.writelines(pending)
+                    transport.writelines(pending)
                     pending = []
-                    if transport.get_write_buffer_size() > WRITE_HIGH_WATER:
-                        await writer.drain()
+                self.parked = asyncio.get_running_loop().create_task(self._finish(coro, step))
+                return
         except (DecodeError, CloseConnection) as exc:
             if pending:  # the answers to the requests before the bad one still go out
-                writer.writelines(pending)
-            log.info("closing connection from %s: %s", client, exc)
-        except (ConnectionError, asyncio.IncompleteReadError):
-            pass
-        except asyncio.CancelledError:
-            # Only stop() cancels a connection. End normally: on Python 3.11 a handler task that
-            # ends cancelled makes asyncio's stream callback log a spurious error (gh-113538).
-            pass
-        finally:
-            writer.close()
-            # Still in _connections until the socket is closed, so stop() waits for it (the
-            # fixture's teardown checks that no task outlives the cluster); a cancel while
-            # closing ends it normally too (gh-113538, above).
-            with contextlib.suppress(Exception, asyncio.CancelledError):
-                await writer.wait_closed()
-            self._connections.discard(task)
+                transport.writelines(pending)
+            self._close_for(exc)
+            return
+        except Exception as exc:  # a broker bug outside any handler: fail loudly, hurt only this connection
+            if pending:
+                transport.writelines(pending)
+            self.cluster.record_internal_error(exc)
+            self._close_for(exc)
+            return
+        if pending:
+            transport.writelines(pending)
+        if self._paused_reading:
+            self._paused_reading = False
+            transport.resume_reading()
+        if self._eof:
+            transport.close()
+
+    async def _finish(self, coro: Coroutine[Any, Any, list[Buffer] | None], step: Any) -> None:
+        """Wait for a request that parked, answer it, and go on with the frames behind it."""
+        try:
+            chunks = await (coro if step is _NOT_STEPPED else _Resume(coro, step))
+        except CloseConnection as exc:
+            self.parked = None
+            self._close_for(exc)
+            return
+        except asyncio.CancelledError:  # the connection closed (or the cluster stopped)
+            self.parked = None
+            return
+        except Exception as exc:  # a broker bug outside any handler
+            self.parked = None
+            self.cluster.record_internal_error(exc)
+            self._close_for(exc)
+            return
+        self.parked = None
+        transport = self.transport
+        if transport is None or transport.is_closing():
+            return
+        if chunks is not None:
+            transport.writelines(chunks)
+        if not self._paused_writing:
+            self._process()
+
+
+_NOT_STEPPED: Any = object()
 
 
 class _Resume:
     """Await the rest of a coroutine that has already been stepped once (and yielded ``step``):
     exactly what ``await coro`` would have done from there, sends and throws (cancellation)
-    passed through, so a parked handler waits inside the connection's task as before."""
+    passed through, so the parked handler waits inside its task as if awaited from the start."""
 
     __slots__ = ("_coro", "_step")
 

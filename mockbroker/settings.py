@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -216,7 +215,7 @@ def parse_field(where: str, name: str, raw: Any) -> Any:
     if name == "events_path":
         return _word(where, raw, "a file path")
     if name in ("assignment_checks", "assignment_strict"):
-        from mockbroker.groups.assignment_checks import CHECK_MODES, STRICT_MODES
+        from mockbroker.groups.config import CHECK_MODES, STRICT_MODES
 
         modes = CHECK_MODES if name == "assignment_checks" else STRICT_MODES
         value = str(raw).strip().lower()
@@ -371,6 +370,8 @@ def _env_layer(environ: Mapping[str, str], warnings: list[str]) -> _Layer:
 
 
 def read_config_file(path: str) -> dict[str, Any]:
+    import tomllib  # only with a config file: start-up without one does not pay for it
+
     try:
         with open(path, "rb") as f:
             return tomllib.load(f)

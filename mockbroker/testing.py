@@ -34,6 +34,7 @@ from mockbroker.clock import Clock, ManualClock
 from mockbroker.cluster import MockCluster
 from mockbroker.config import ClusterConfig
 from mockbroker.control import Control
+from mockbroker.handlers import load_all as load_all_handlers
 
 T = TypeVar("T")
 
@@ -96,6 +97,9 @@ class KafkaCluster:
                         name, spec.get("partitions", 1), spec.get("replication_factor", 1), dict(spec.get("configs", {}))
                     )
 
+        # Everything a client may ask for is imported now (mockbroker serve imports lazily): a
+        # test's first group request is as fast as its later ones, whichever test runs first.
+        load_all_handlers()
         try:
             self.run(start())
         except BaseException:

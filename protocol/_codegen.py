@@ -1159,6 +1159,7 @@ def generate_all() -> dict[str, str]:
     overrides = load_overrides()
     files: dict[str, str] = {}
     compiled: dict[str, str] = {}
+    table: dict[int, tuple[Range, Range | None]] = {}
     for key, api in sorted(APIS.items()):
         msgs = []
         sources = []
@@ -1170,6 +1171,7 @@ def generate_all() -> dict[str, str]:
             if int(str(spec["apiKey"])) != key:
                 raise ValueError(f"{path}: api key {spec['apiKey']} != {key}")
             msgs.append(build_message(spec, overrides.get(name)))
+        table[key] = (msgs[0].valid, msgs[0].flexible)
         digest = None
         if api in COMPILED_APIS:
             # the compiled shape first: the pure module names its digest
@@ -1179,7 +1181,7 @@ def generate_all() -> dict[str, str]:
         path = find_spec(name, kp_dir)
         msg = build_message(load_spec(path), overrides.get(name))
         files[module_file_name(name)] = emit_module(name, None, [msg], [_source_label(path)])
-    files["__init__.py"] = _package_init()
+    files["__init__.py"] = _package_init(table)
     compiled["__init__.py"] = _compiled_package_init()
     return {f"{OUT_DIR.name}/{n}": src for n, src in files.items()} | {
         f"{COMPILED_DIR.name}/{n}": src for n, src in compiled.items()
@@ -1192,7 +1194,7 @@ def _source_label(path: Path) -> str:
     return f"kafka-python's {path.name}"
 
 
-def _package_init() -> str:
+def _package_init(table: dict[int, tuple[Range, Range | None]]) -> str:
     lines = ['"""Generated message codecs, one module per API (see protocol/_codegen.py).', "", "Do not edit by hand: run `make regen`.", '"""', ""]
     lines.append("from __future__ import annotations")
     lines.append("")
@@ -1200,6 +1202,15 @@ def _package_init() -> str:
     lines.append("API_MODULES: dict[int, str] = {")
     for key, api in sorted(APIS.items()):
         lines.append(f"    {key}: {snake(api)!r},")
+    lines.append("}")
+    lines.append("")
+    lines.append("# api key -> (API name, the request's valid versions, its flexible versions or None): what")
+    lines.append("# protocol.registry needs to route a request, frame a response and answer ApiVersions without")
+    lines.append("# importing the API's module (it is imported on first use; start-up stays fast).")
+    lines.append("API_VERSIONS: dict[int, tuple[str, tuple[int, int], tuple[int, int] | None]] = {")
+    for key, api in sorted(APIS.items()):
+        valid, flexible = table[key]
+        lines.append(f"    {key}: ({api!r}, {valid!r}, {flexible!r}),")
     lines.append("}")
     return "\n".join(lines) + "\n"
 

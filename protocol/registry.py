@@ -5,12 +5,19 @@ test clients use the mirror pair ``encode_request`` / ``decode_response``. Heade
 follow from the body's: a flexible request uses request header v2 and its response header v1,
 except that an ApiVersions response always uses header v0 (KIP-511), so that a client can read
 the reply to a version the broker did not understand.
+
+Loading is lazy: ``APIS`` is built from the generated static table ``protocol.messages.API_VERSIONS``
+(names, versions, flexible versions), and an API's generated module is imported on the first use of
+its classes (the first request of that API), through one replaceable loader (``set_module_loader``).
+Importing every codec module at start-up cost about half of a cold broker process's start.
 """
 
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from collections.abc import Callable
+from struct import Struct
+from types import ModuleType
 from typing import Any, ClassVar, Protocol
 
 from protocol.errors import ErrorCode, UnknownApiError, UnsupportedVersionError
@@ -19,16 +26,16 @@ from protocol.headers import (
     decode_request_header,
     decode_response_header,
     encode_request_header,
-    encode_response_header,
     peek_api_key_version,
     response_header_version,
 )
-from protocol.messages import API_MODULES
-from protocol.messages.api_versions import ApiVersion, ApiVersionsResponse
-from protocol.primitives import INT32, Buffer
+from protocol.messages import API_MODULES, API_VERSIONS
+from protocol.primitives import INT32, Buffer, read_nullable_string, skip_tagged_fields
 from protocol.schema import MessageSpec
 
 API_VERSIONS_KEY = 18
+_HEADER_FIXED = Struct(">hhi")  # request header: api key, api version, correlation id
+_SIZE_AND_CORRELATION = Struct(">ii")  # a response's size prefix and header v0
 
 
 class Message(Protocol):
@@ -41,34 +48,95 @@ class Message(Protocol):
     def encode_chunks(self, version: int, head: bytes = b"") -> list[Buffer]: ...
 
 
-@dataclass(frozen=True, slots=True)
+def import_message_module(module_name: str) -> ModuleType:
+    """The default module loader: the pure-Python generated module ``protocol.messages.<name>``."""
+    return importlib.import_module(f"protocol.messages.{module_name}")
+
+
+# The one place an API's generated module is imported; set_module_loader swaps it (for example for
+# a resolver that prefers a compiled variant of the module and falls back to the pure one).
+_module_loader: Callable[[str], ModuleType] = import_message_module
+
+
 class Api:
-    key: int
-    name: str  # e.g. "JoinGroup"
-    request: Any  # the generated request class
-    response: Any  # the generated response class
+    """One API: its name and versions from the generated static table (protocol.messages.API_VERSIONS),
+    its request and response classes imported from its module on first use.
+
+    Start-up imports none of the 34 codec modules: routing a request, framing a response and
+    advertising versions need only the table; the first request of an API imports its module.
+    """
+
+    __slots__ = ("_request", "_response", "flexible_versions", "key", "module_name", "name", "versions")
+
+    def __init__(
+        self, key: int, name: str, module_name: str, versions: tuple[int, int], flexible_versions: tuple[int, int] | None
+    ) -> None:
+        self.key = key
+        self.name = name  # e.g. "JoinGroup"
+        self.module_name = module_name  # under protocol.messages
+        self.versions = versions  # what the codec decodes (Kafka 4.3's, plus old ones clients still send)
+        self.flexible_versions = flexible_versions
+        self._request: Any = None
+        self._response: Any = None
+
+    def __repr__(self) -> str:
+        return f"Api({self.key}, {self.name!r}, v{self.versions[0]}-{self.versions[1]})"
 
     @property
-    def versions(self) -> tuple[int, int]:
-        """The versions this codec decodes (Kafka 4.3's, plus old ones clients still send)."""
-        lo, hi = self.request.SPEC.valid_versions
-        return int(lo), int(hi)
+    def loaded(self) -> bool:
+        return self._request is not None
+
+    @property
+    def request(self) -> Any:
+        """The generated request class (imports the module on first use)."""
+        return self._request if self._request is not None else self._load()[0]
+
+    @property
+    def response(self) -> Any:
+        """The generated response class (imports the module on first use)."""
+        return self._response if self._response is not None else self._load()[1]
 
     def flexible(self, version: int) -> bool:
-        return bool(self.request.SPEC.flexible(version))
+        fv = self.flexible_versions
+        return fv is not None and fv[0] <= version <= fv[1]
+
+    def _load(self) -> tuple[Any, Any]:
+        mod = _module_loader(self.module_name)
+        request = response = None
+        for n in mod.__all__:
+            cls = getattr(mod, n)
+            spec = getattr(cls, "SPEC", None)
+            if not isinstance(spec, MessageSpec) or spec.api_key != self.key:
+                continue
+            if n.endswith("Request"):
+                request = cls
+            elif n.endswith("Response"):
+                response = cls
+        if request is None or response is None:
+            raise ImportError(f"{mod.__name__} lacks the request or response class of api key {self.key}")
+        # The static table is generated from the same specs; a module that disagrees is stale.
+        if (tuple(request.SPEC.valid_versions), request.SPEC.flexible_versions) != (
+            self.versions,
+            self.flexible_versions,
+        ):
+            raise ImportError(f"{mod.__name__} disagrees with protocol.messages.API_VERSIONS: run `make regen`")
+        self._request, self._response = request, response
+        return request, response
 
 
-def _load() -> dict[int, Api]:
-    apis: dict[int, Api] = {}
-    for key, module_name in API_MODULES.items():
-        mod = importlib.import_module(f"protocol.messages.{module_name}")
-        request = next(getattr(mod, n) for n in mod.__all__ if n.endswith("Request") and hasattr(getattr(mod, n), "SPEC"))
-        response = next(getattr(mod, n) for n in mod.__all__ if n.endswith("Response") and hasattr(getattr(mod, n), "SPEC"))
-        apis[key] = Api(key, request.SPEC.name[: -len("Request")], request, response)
-    return apis
+APIS: dict[int, Api] = {
+    key: Api(key, name, API_MODULES[key], versions, flexible)
+    for key, (name, versions, flexible) in API_VERSIONS.items()
+}
 
 
-APIS: dict[int, Api] = _load()
+def set_module_loader(loader: Callable[[str], ModuleType] | None) -> None:
+    """Import generated modules with ``loader(module_name)`` from now on (None: the default, pure
+    modules). APIs already loaded are forgotten, so that their next use goes through ``loader``."""
+    global _module_loader
+    _module_loader = loader or import_message_module
+    for api in APIS.values():
+        api._request = api._response = None
 
 
 def decode_request(frame: bytes) -> tuple[RequestHeader, Any]:
@@ -77,7 +145,10 @@ def decode_request(frame: bytes) -> tuple[RequestHeader, Any]:
     Raises UnknownApiError or UnsupportedVersionError (carrying what a reply needs) for APIs
     and versions this codec does not know, and DecodeError for malformed bytes.
     """
-    api_key, api_version, correlation_id = peek_api_key_version(frame)
+    # The broker's hot path: the header is read here in one pass (decode_request_header's work).
+    if len(frame) < 8:
+        peek_api_key_version(frame)  # raises TruncatedError naming what is missing
+    api_key, api_version, correlation_id = _HEADER_FIXED.unpack_from(frame)
     api = APIS.get(api_key)
     if api is None:
         raise UnknownApiError(api_key, api_version, correlation_id)
@@ -86,25 +157,60 @@ def decode_request(frame: bytes) -> tuple[RequestHeader, Any]:
         # Header v1 is a prefix of v2, so the client id can be read without knowing flexibility.
         header, _ = decode_request_header(frame, False)
         raise UnsupportedVersionError(api_key, api_version, correlation_id, header.client_id)
-    header, pos = decode_request_header(frame, api.flexible(api_version))
-    body, _ = api.request.decode_from(frame, api_version, pos)
-    return header, body
+    client_id, pos = read_nullable_string(frame, 8)
+    fv = api.flexible_versions
+    if fv is not None and fv[0] <= api_version <= fv[1]:
+        # Header v2: a tagged-fields section (KIP-482), nearly always empty (one zero byte).
+        if pos < len(frame) and frame[pos] == 0:
+            pos += 1
+        else:
+            pos = skip_tagged_fields(frame, pos)
+    request = api._request if api._request is not None else api._load()[0]
+    body, _ = request.decode_from(frame, api_version, pos)
+    return RequestHeader(api_key, api_version, correlation_id, client_id), body
 
 
 def encode_response(api_key: int, api_version: int, correlation_id: int, response: Message) -> list[Buffer]:
     """Frame a response for ``writelines``: size prefix and header in front, record buffers
     passed through as chunks of their own."""
-    flexible = APIS[api_key].flexible(api_version)
-    header = encode_response_header(correlation_id, response_header_version(api_key, flexible))
-    chunks = response.encode_chunks(api_version)
-    size = len(header) + sum(len(c) for c in chunks)
-    return [INT32.pack(size) + header, *chunks]
+    fv = APIS[api_key].flexible_versions
+    # Response header v1 (a tagged-fields byte) for flexible versions, except ApiVersions (KIP-511).
+    if fv is not None and fv[0] <= api_version <= fv[1] and api_key != API_VERSIONS_KEY:
+        head = _SIZE_AND_CORRELATION.pack(0, correlation_id) + b"\x00"
+    else:
+        head = _SIZE_AND_CORRELATION.pack(0, correlation_id)
+    # The body is encoded after ``head`` into the first chunk; its size prefix is filled in after.
+    chunks = response.encode_chunks(api_version, head)
+    first = chunks[0]
+    size = len(first) - 4
+    for chunk in chunks[1:]:
+        size += len(chunk)
+    chunks[0] = INT32.pack(size) + first[4:]
+    return chunks
+
+
+class Encoded:
+    """A response body encoded already (a cached answer), framed by ``encode_response`` like a
+    generated message: ``encode_chunks`` puts it after the frame head."""
+
+    __slots__ = ("body",)
+
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+
+    def encode(self, version: int) -> bytes:
+        return self.body
+
+    def encode_chunks(self, version: int, head: bytes = b"") -> list[Buffer]:
+        return [head, self.body] if head else [self.body]
 
 
 def unsupported_api_versions_response(correlation_id: int, min_version: int, max_version: int) -> list[Buffer]:
     """The KIP-511 reply to ApiVersions at a version the broker does not know: v0 layout,
     UNSUPPORTED_VERSION, and the ApiVersions range the broker does support, from which the
     client picks the version to retry with (kafka-python and librdkafka both do)."""
+    from protocol.messages.api_versions import ApiVersion, ApiVersionsResponse
+
     body = ApiVersionsResponse(
         error_code=ErrorCode.UNSUPPORTED_VERSION,
         api_keys=[ApiVersion(API_VERSIONS_KEY, min_version, max_version)],

@@ -9,13 +9,49 @@ docs/events.md. KIP-848 consumer groups (§10) are ``MockCluster.groups.consumer
 handlers/consumer_group_heartbeat.py and consumer_group_describe.py.
 """
 
-from mockbroker.groups.classic import ClassicGroup, ClassicGroupMember, ClassicGroupState
-from mockbroker.groups.config import GroupConfig
-from mockbroker.groups.consumer import ConsumerGroup, ConsumerGroupMember, ConsumerGroupState, MemberState
-from mockbroker.groups.consumer_coordinator import ConsumerGroupCoordinator
-from mockbroker.groups.coordinator import GroupCoordinator
-from mockbroker.groups.offsets import OffsetAndMetadata, OffsetStore
-from mockbroker.groups.parked import Parked, wait
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mockbroker.groups.classic import ClassicGroup, ClassicGroupMember, ClassicGroupState
+    from mockbroker.groups.config import GroupConfig
+    from mockbroker.groups.consumer import ConsumerGroup, ConsumerGroupMember, ConsumerGroupState, MemberState
+    from mockbroker.groups.consumer_coordinator import ConsumerGroupCoordinator
+    from mockbroker.groups.coordinator import GroupCoordinator
+    from mockbroker.groups.offsets import OffsetAndMetadata, OffsetStore
+    from mockbroker.groups.parked import Parked, wait
+
+# The names below are imported on first use (PEP 562), not with the package: a broker process
+# that has not yet seen a group request does not pay for the coordinators and the assignors
+# (a third of a cold start). name -> submodule.
+_EXPORTS = {
+    "ClassicGroup": "classic",
+    "ClassicGroupMember": "classic",
+    "ClassicGroupState": "classic",
+    "ConsumerGroup": "consumer",
+    "ConsumerGroupCoordinator": "consumer_coordinator",
+    "ConsumerGroupMember": "consumer",
+    "ConsumerGroupState": "consumer",
+    "GroupConfig": "config",
+    "GroupCoordinator": "coordinator",
+    "MemberState": "consumer",
+    "OffsetAndMetadata": "offsets",
+    "OffsetStore": "offsets",
+    "Parked": "parked",
+    "wait": "parked",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "ClassicGroup",

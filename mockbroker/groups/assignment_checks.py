@@ -74,6 +74,11 @@ from assignors.types import (
 from assignors.validation import find_problems
 from mockbroker.events import Event
 from mockbroker.groups.classic import CONSUMER_PROTOCOL_TYPE, ClassicGroup
+
+# The modes live with the group settings, validated at start without importing the assignors.
+from mockbroker.groups.config import CHECK_MODES as CHECK_MODES
+from mockbroker.groups.config import STRICT_MODES as STRICT_MODES
+from mockbroker.groups.config import check_mode, strict_mode
 from protocol.consumer_protocol import (
     ASSIGNMENT_VERSIONS,
     ConsumerProtocolAssignment,
@@ -86,8 +91,6 @@ from protocol.errors import DecodeError
 
 log = logging.getLogger("mockbroker.groups")
 
-CHECK_MODES = ("off", "validate", "full")
-STRICT_MODES = ("off", "violations", "all")
 
 # Finding kinds beyond assignors.validation's (unknown_member, duplicate, unknown_topic,
 # out_of_range, not_subscribed, multiple_owners, unassigned).
@@ -137,18 +140,6 @@ class Finding:
 
 def tp_names(partitions: Iterable[TopicPartition]) -> list[str]:
     return [f"{tp.topic}-{tp.partition}" for tp in partitions]
-
-
-def check_mode(value: str) -> str:
-    if value not in CHECK_MODES:
-        raise ValueError(f"assignment_checks must be one of {', '.join(CHECK_MODES)}, not {value!r}")
-    return value
-
-
-def strict_mode(value: str) -> str:
-    if value not in STRICT_MODES:
-        raise ValueError(f"assignment_strict must be one of {', '.join(STRICT_MODES)}, not {value!r}")
-    return value
 
 
 def resolve_broker_assignors(patterns: Mapping[str, str]) -> dict[str, Assignor]:

@@ -43,6 +43,24 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from mockbroker.config import ClusterConfig
 
+# Assignment checks (mockbroker/groups/assignment_checks.py): modes of assignment_checks and
+# assignment_strict.
+CHECK_MODES = ("off", "validate", "full")
+STRICT_MODES = ("off", "violations", "all")
+
+
+def check_mode(value: str) -> str:
+    if value not in CHECK_MODES:
+        raise ValueError(f"assignment_checks must be one of {', '.join(CHECK_MODES)}, not {value!r}")
+    return value
+
+
+def strict_mode(value: str) -> str:
+    if value not in STRICT_MODES:
+        raise ValueError(f"assignment_strict must be one of {', '.join(STRICT_MODES)}, not {value!r}")
+    return value
+
+
 # mockbroker's and Kafka's values of the settings whose defaults differ (ClusterConfig None).
 MOCK_GROUP_MIN_SESSION_TIMEOUT_MS = 1
 KAFKA_GROUP_MIN_SESSION_TIMEOUT_MS = 6000

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from protocol.errors import ErrorCode
 from protocol.messages.api_versions import ApiVersion, ApiVersionsRequest, ApiVersionsResponse
+from protocol.registry import Encoded
 
 if TYPE_CHECKING:
     from mockbroker.cluster import MockCluster
@@ -26,26 +27,48 @@ VERSIONS = (0, 4)
 _SOFTWARE = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$")
 
 
-async def handle(ctx: RequestContext, req: ApiVersionsRequest) -> ApiVersionsResponse:
-    keys = _advertised(ctx.cluster)
-    if ctx.api_version >= 3 and not (
+async def handle(ctx: RequestContext, req: ApiVersionsRequest) -> ApiVersionsResponse | Encoded:
+    cluster = ctx.cluster
+    advertised = _advertised(cluster)
+    version = ctx.api_version
+    valid = version < 3 or bool(
         _SOFTWARE.match(req.client_software_name) and _SOFTWARE.match(req.client_software_version)
-    ):
+    )
+    if not ctx.inspected:  # interceptors and the request log see (and edit) real objects
+        body = advertised.bodies.get((version, valid))
+        if body is None:
+            body = advertised.bodies[(version, valid)] = _response(advertised.keys, valid).encode(version)
+        return Encoded(body)
+    return _response(advertised.keys, valid)
+
+
+def _response(keys: list[ApiVersion], valid: bool) -> ApiVersionsResponse:
+    if not valid:
         return ApiVersionsResponse(error_code=ErrorCode.INVALID_REQUEST, api_keys=keys)
     return ApiVersionsResponse(error_code=ErrorCode.NONE, api_keys=keys, finalized_features_epoch=-1)
 
 
+class _Advertised:
+    """What a cluster advertises under its current version caps, and the answers encoded
+    (per version and request validity): every client connection starts with ApiVersions."""
+
+    __slots__ = ("bodies", "caps", "keys")
+
+    def __init__(self, caps: dict[int, int], keys: list[ApiVersion]) -> None:
+        self.caps = caps
+        self.keys = keys
+        self.bodies: dict[tuple[int, bool], bytes] = {}
+
+
 # What a cluster advertises follows from the handler table and its version caps: built once per
-# cluster and caps (every client connection starts with ApiVersions), rebuilt if the caps change.
-_ADVERTISED: weakref.WeakKeyDictionary[MockCluster, tuple[dict[int, int], list[ApiVersion]]] = (
-    weakref.WeakKeyDictionary()
-)
+# cluster and caps, rebuilt if the caps change.
+_ADVERTISED: weakref.WeakKeyDictionary[MockCluster, _Advertised] = weakref.WeakKeyDictionary()
 
 
-def _advertised(cluster: MockCluster) -> list[ApiVersion]:
+def _advertised(cluster: MockCluster) -> _Advertised:
     cached = _ADVERTISED.get(cluster)
-    if cached is not None and cached[0] == cluster.version_caps:
-        return cached[1]
+    if cached is not None and cached.caps == cluster.version_caps:
+        return cached
     from mockbroker.dispatch import advertised_versions
     from mockbroker.handlers import HANDLERS
 
@@ -54,5 +77,5 @@ def _advertised(cluster: MockCluster) -> list[ApiVersion]:
         adv = advertised_versions(cluster, handler)
         if adv is not None:
             keys.append(ApiVersion(key, adv[0], adv[1]))
-    _ADVERTISED[cluster] = (dict(cluster.version_caps), keys)
-    return keys
+    advertised = _ADVERTISED[cluster] = _Advertised(dict(cluster.version_caps), keys)
+    return advertised

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from mockbroker.log.retention import RETENTION_CHECK_INTERVAL_MS
 from mockbroker.topic_configs import effective_value
 from protocol.errors import CorruptRecordError, ErrorCode
 from protocol.primitives import Buffer
@@ -37,8 +38,6 @@ if TYPE_CHECKING:
 ADMIN_CLIENT_ID = "__admin_client"
 NO_LEADER_EPOCH = -1  # RecordBatch.NO_PARTITION_LEADER_EPOCH: "the client did not say"
 ZSTD_MIN_PRODUCE_VERSION = 7  # KIP-110: older produce requests may not carry zstd batches
-# log.retention.check.interval.ms: Kafka deletes by time on a 5-minute schedule, not on append.
-RETENTION_CHECK_INTERVAL_MS = 300_000
 
 
 def topic_int_config(cluster: MockCluster, topic: Topic, name: str) -> int:
@@ -221,19 +220,3 @@ def enforce_retention(cluster: MockCluster, topic: Topic, log: PartitionLog, now
     retention_bytes = topic_int_config(cluster, topic, "retention.bytes")
     if retention_ms >= 0 or retention_bytes >= 0:
         log.enforce_retention(now_ms, retention_ms, retention_bytes)
-
-
-RETENTION_TIMER_KEY = ("log.retention.check",)
-
-
-def schedule_retention_check(cluster: MockCluster, now_ms: int) -> None:
-    """Kafka's scheduled retention check (log.retention.check.interval.ms): every interval, every
-    partition, so an idle partition's old records expire too, not only those of partitions that
-    keep receiving appends. Driven by the cluster's timers, hence by a ManualClock in tests."""
-
-    def run(fired_ms: int) -> None:
-        for topic, partition in list(cluster.iter_partitions()):
-            enforce_retention(cluster, topic, partition.log, fired_ms)
-        schedule_retention_check(cluster, fired_ms)
-
-    cluster.timers.schedule(RETENTION_TIMER_KEY, now_ms + RETENTION_CHECK_INTERVAL_MS, run)

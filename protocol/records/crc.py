@@ -47,9 +47,43 @@ def crc32c_python(data: Buffer, value: int = 0) -> int:
 # The C implementation (hardware-accelerated where the CPU has it) takes any buffer without copying.
 crc32c: Callable[[Buffer], int]
 CRC32C_BACKEND: str
-try:
-    from crc32c import crc32c as _c_crc32c
-except ImportError:  # pragma: no cover - depends on the environment
+
+
+def _load_c_crc32c() -> Callable[[Buffer], int] | None:
+    """The ``crc32c`` package's C function, loaded from its extension module directly: the
+    package's ``__init__`` also imports importlib.metadata (for its version) and its command-line
+    module, which made up a tenth of a broker's cold start. Any surprise in the package's layout
+    falls back to the ordinary import."""
+    import importlib.machinery
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("crc32c")
+        locations = list(spec.submodule_search_locations or ()) if spec is not None else []
+        for location in locations:
+            for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+                path = f"{location}/_crc32c{suffix}"
+                ext = importlib.util.spec_from_file_location("crc32c._crc32c", path)
+                if ext is None or ext.loader is None:
+                    continue
+                try:
+                    module = importlib.util.module_from_spec(ext)
+                except ImportError:
+                    continue
+                ext.loader.exec_module(module)
+                fn: Callable[[Buffer], int] = module.crc32c
+                return fn
+    except (ImportError, AttributeError, ValueError):  # pragma: no cover - depends on the environment
+        pass
+    try:
+        from crc32c import crc32c as c_crc32c
+    except ImportError:  # pragma: no cover - depends on the environment
+        return None
+    return c_crc32c
+
+
+_c_crc32c = _load_c_crc32c()
+if _c_crc32c is None:  # pragma: no cover - depends on the environment
     crc32c = crc32c_python
     CRC32C_BACKEND = "python"
 else:
