@@ -551,14 +551,16 @@ class Control:
             consumer = self._consumer_group(group_id)
             candidates = [(m.member_id, m.member_id, m.instance_id, m.client_id) for m in consumer.members.values()]
         found = _only_match(group_id, candidates, member_id, instance_id, client_id)
-        # Recorded first, so the log reads cause then effect (the expiry's own events follow); a
-        # refusal below leaves this event with no effect after it.
-        self._record("control.session_expired", group_id=group_id, reason=f"session of member {found} expired now", member_id=found)
+        # Recorded once the coordinator accepts and before the expiry's own events: the log reads
+        # cause then effect, and a refused call leaves no event.
+        def cause() -> None:
+            self._record("control.session_expired", group_id=group_id, reason=f"session of member {found} expired now", member_id=found)
+
         try:
             if classic is not None:
-                coordinator.expire_member_session(group_id, found, now)
+                coordinator.expire_member_session(group_id, found, now, cause)
             else:
-                coordinator.consumer.expire_member_session(group_id, found, now)
+                coordinator.consumer.expire_member_session(group_id, found, now, cause)
         except ValueError as exc:
             raise ControlError(str(exc)) from None
         return found
@@ -573,12 +575,14 @@ class Control:
         coordinator, now = self.cluster.groups, self.cluster.clock.now_ms()
         classic = coordinator.groups.get(group_id)
         consumer = None if classic is not None else self._consumer_group(group_id)
-        self._record("control.rebalance_forced", group_id=group_id, reason=reason)
+        def cause() -> None:  # as in expire_session: only once accepted, before the effects
+            self._record("control.rebalance_forced", group_id=group_id, reason=reason)
+
         try:
             if classic is not None:
-                coordinator.force_rebalance(group_id, now, reason)
+                coordinator.force_rebalance(group_id, now, reason, cause)
                 return str(classic.state.value)
-            failed = coordinator.consumer.force_rebalance(group_id, now, reason)
+            failed = coordinator.consumer.force_rebalance(group_id, now, reason, cause)
         except ValueError as exc:
             raise ControlError(str(exc)) from None
         assert consumer is not None

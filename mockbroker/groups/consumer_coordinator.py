@@ -903,16 +903,21 @@ class ConsumerGroupCoordinator:
 
     # -- control entry points (mockbroker.control) -----------------------------------------------------
 
-    def expire_member_session(self, group_id: str, member_id: str, now_ms: int) -> None:
+    def expire_member_session(
+        self, group_id: str, member_id: str, now_ms: int, accepted: Callable[[], None] | None = None
+    ) -> None:
         """Expire a member's session now, as if group.consumer.session.timeout.ms had passed
         without a heartbeat (§10.4): the session-timeout fencing path itself, so the member goes
         with its partitions (``consumer_group.member_fenced``, cause ``session_timeout``), the
         group epoch is bumped and the others are given its partitions. The client learns of it at
         its next heartbeat (UNKNOWN_MEMBER_ID) and rejoins with epoch 0. A static member at epoch
-        -2 is removed for good, as its real expiry would. ValueError for an unknown member."""
+        -2 is removed for good, as its real expiry would. ValueError for an unknown member;
+        ``accepted`` runs once the checks passed, before any effect."""
         group = self.groups.get(group_id)
         if group is None or member_id not in group.members:
             raise ValueError(f"consumer group {group_id!r} has no member {member_id!r}")
+        if accepted is not None:
+            accepted()
         self._consumer_group_fence_member_operation(
             group_id, member_id, now_ms,
             f"the member session expired ({self.config.consumer_group_session_timeout_ms} ms without a heartbeat; "
@@ -920,7 +925,9 @@ class ConsumerGroupCoordinator:
             "session_timeout",
         )  # fmt: skip
 
-    def force_rebalance(self, group_id: str, now_ms: int, reason: str) -> str | None:
+    def force_rebalance(
+        self, group_id: str, now_ms: int, reason: str, accepted: Callable[[], None] | None = None
+    ) -> str | None:
         """Make the group recompute its target assignment now, as Kafka does when something the
         assignment depends on changes (§10.2): the subscribed topics' metadata is refreshed, the
         group epoch is bumped, and the chosen assignor computes the target for the new epoch.
@@ -932,12 +939,15 @@ class ConsumerGroupCoordinator:
 
         Returns None, or why the target could not be computed (a plugin assignor failed: the
         group stays Assigning and the next heartbeat tries again, answering UNKNOWN_SERVER_ERROR
-        while it fails). ValueError for an unknown or empty group."""
+        while it fails). ValueError for an unknown or empty group; ``accepted`` runs once the
+        checks passed, before any effect."""
         group = self.groups.get(group_id)
         if group is None:
             raise ValueError(f"no consumer group {group_id!r}")
         if not group.members:
             raise ValueError(f"consumer group {group_id} is Empty; there is nothing to rebalance")
+        if accepted is not None:
+            accepted()
         self._maybe_update_subscription_metadata(group, now_ms)
         self._bump_group_epoch(group, now_ms, reason)
         failed: str | None = None

@@ -927,25 +927,31 @@ class GroupCoordinator:
         self._record("member.expired", group, now_ms, member_id=member_id, reason=reason, kind=kind)
         self._remove_member_and_update_classic_group(group, member, now_ms, f"removing member {member_id} on heartbeat expiration.")
 
-    def expire_member_session(self, group_id: str, member_id: str, now_ms: int) -> None:
+    def expire_member_session(
+        self, group_id: str, member_id: str, now_ms: int, accepted: Callable[[], None] | None = None
+    ) -> None:
         """Expire a member's session now (for the control API): its heartbeat timer is cancelled
         and the timer's own callback runs, so the events (``member.expired``) and the rebalance
         are those of a real expiry. ValueError for an unknown group or member, or a member parked
-        in JoinGroup/SyncGroup, whose session Kafka does not expire either (§5)."""
+        in JoinGroup/SyncGroup, whose session Kafka does not expire either (§5). ``accepted``
+        runs once the checks passed, before any effect (the control API records its cause there)."""
         group = self.groups.get(group_id)
         member = None if group is None else group.members.get(member_id)
         if member is None:
             raise ValueError(f"classic group {group_id!r} has no member {member_id!r}")
         if member.has_satisfied_heartbeat():
             raise ValueError(f"member {member_id} is waiting in JoinGroup/SyncGroup; its session cannot expire now")
+        if accepted is not None:
+            accepted()
         self.timers.cancel(_heartbeat_key(group_id, member_id))
         self._expire_classic_group_member_heartbeat(group_id, member_id, now_ms)
 
-    def force_rebalance(self, group_id: str, now_ms: int, reason: str) -> None:
+    def force_rebalance(self, group_id: str, now_ms: int, reason: str, accepted: Callable[[], None] | None = None) -> None:
         """Start a rebalance now (for the control API), as a member joining or changing its
         metadata would (prepareRebalance, §3.6-§3.8): a Stable or CompletingRebalance group goes
         to PreparingRebalance, heartbeats answer REBALANCE_IN_PROGRESS and every member must
-        rejoin within the rebalance timeout. ValueError for an unknown group or another state."""
+        rejoin within the rebalance timeout. ValueError for an unknown group or another state;
+        ``accepted`` as for expire_member_session."""
         group = self.groups.get(group_id)
         if group is None:
             raise ValueError(f"no classic group {group_id!r}")
@@ -953,6 +959,8 @@ class GroupCoordinator:
             raise ValueError(
                 f"group {group_id} is {group.state.value}; only a Stable or CompletingRebalance group can be made to rebalance"
             )
+        if accepted is not None:
+            accepted()
         self._prepare_rebalance(group, now_ms, reason)
 
     def _remove_member_and_update_classic_group(

@@ -206,8 +206,10 @@ async def test_expire_session_of_a_classic_member_is_its_timer_firing() -> None:
 
     parked_leader, _ = h.stable_group("p")
     h.join("p", parked_leader)  # parked in JoinGroup, waiting for the other: Kafka does not expire it there
+    refused_since = await h.cluster.control.last_event_seq()
     with pytest.raises(ControlError, match="waiting in JoinGroup/SyncGroup"):
         await h.cluster.control.expire_session("p", parked_leader)
+    assert h.cluster.events.filter("control.", since_seq=refused_since) == []  # a refused call records nothing
     with pytest.raises(ControlError, match=r"no group 'nobody'; groups are \['g', 'p'\]"):
         await h.cluster.control.expire_session("nobody", "m")
 
