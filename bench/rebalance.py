@@ -9,7 +9,7 @@ Ownership is read from each consumer's own ``assignment()``, i.e. what the clien
 Broker settings: ``defaults`` (ours: group.initial.rebalance.delay.ms 0; the mock: 3000) and
 ``delay 0`` (both at 0). Client settings, identical on both: session.timeout.ms 6000,
 heartbeat.interval.ms 3000 (librdkafka's default), the assignor under test; "consumer" rows run
-KIP-848 groups (group.protocol=consumer, the broker's assignor and heartbeat interval: ours 500 ms,
+KIP-848 groups (group.protocol=consumer, the broker's assignor and heartbeat interval: ours 100 ms,
 the mock's 3 s), under the defaults only. The classic protocol
 tells members of a rebalance only in heartbeat answers, so after a leave the remaining members
 learn of it within one heartbeat interval; librdkafka's mock additionally waits out
@@ -44,7 +44,7 @@ TOPIC = "rebalance"
 PARTITIONS = 64
 CLIENT = {"session.timeout.ms": 6000, "heartbeat.interval.ms": 3000}
 # An "assignor" of this name (optionally "consumer(uniform)") runs the group with group.protocol=consumer
-# (KIP-848) on both brokers, each at its own defaults (heartbeat interval: ours 500 ms, the mock's 3 s).
+# (KIP-848) on both brokers, each at its own defaults (heartbeat interval: ours 100 ms, the mock's 3 s).
 CONSUMER_PROTOCOL = "consumer"
 
 

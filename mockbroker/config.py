@@ -58,7 +58,7 @@ class ClusterConfig:
     group_consumer_session_timeout_ms: int | None = None  # group.consumer.session.timeout.ms: 10000 here, Kafka 45000
     group_consumer_min_session_timeout_ms: int | None = None  # group.consumer.min.session.timeout.ms: 1 here, Kafka 45000
     group_consumer_max_session_timeout_ms: int = 60000  # group.consumer.max.session.timeout.ms
-    group_consumer_heartbeat_interval_ms: int | None = None  # group.consumer.heartbeat.interval.ms: 500 here, Kafka 5000
+    group_consumer_heartbeat_interval_ms: int | None = None  # group.consumer.heartbeat.interval.ms: 100 here, Kafka 5000
     group_consumer_min_heartbeat_interval_ms: int | None = None  # group.consumer.min.heartbeat.interval.ms: 1 here, Kafka 5000
     group_consumer_max_heartbeat_interval_ms: int = 15000  # group.consumer.max.heartbeat.interval.ms
     group_consumer_max_size: int = 2147483647  # group.consumer.max.size

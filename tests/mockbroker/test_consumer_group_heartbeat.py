@@ -132,7 +132,7 @@ def test_epochs_and_states_through_a_rebalance() -> None:
     h = ConsumerHarness()
     first = h.cg_join("a")
     assert (first.member_epoch, h.owned(first)) == (1, {"t": [0, 1, 2, 3, 4, 5]})
-    assert first.heartbeat_interval_ms == 500
+    assert first.heartbeat_interval_ms == 100
     assert h.snap()["state"] == "Stable"
     second = h.cg_join("b")
     snap = h.snap()
