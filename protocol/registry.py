@@ -191,12 +191,20 @@ def encode_response(api_key: int, api_version: int, correlation_id: int, respons
 
 class Encoded:
     """A response body encoded already (a cached answer), framed by ``encode_response`` like a
-    generated message: ``encode_chunks`` puts it after the frame head."""
+    generated message: ``encode_chunks`` puts it after the frame head.
 
-    __slots__ = ("body",)
+    ``valid``, when given, is the answer's promise to the broker's request path: the same request
+    bytes (all but the correlation id) get this very body for as long as ``valid(cluster)`` is true
+    (called with the broker's cluster: an entry must not hold the cluster itself), so the path may
+    answer them again without decoding or calling the handler (mockbroker.dispatch). Only an answer
+    that depends on nothing else (not the broker, the client or the time) and whose handler has no
+    side effects may carry it."""
 
-    def __init__(self, body: bytes) -> None:
+    __slots__ = ("body", "valid")
+
+    def __init__(self, body: bytes, valid: Callable[[Any], bool] | None = None) -> None:
         self.body = body
+        self.valid = valid
 
     def encode(self, version: int) -> bytes:
         return self.body
