@@ -69,9 +69,9 @@ def _remember(cluster: MockCluster, frame: bytes, api_key: int, chunks: list[Any
     answers = answer_cache(cluster)
     if len(answers) >= ANSWER_CACHE_SIZE:
         answers.clear()
-    head = chunks[0]  # size prefix, correlation id, the header's tagged fields if any, then the body
-    rest = b"".join([head[8:], *chunks[1:]])
-    answers[answer_key(frame)] = (valid, api_key, cluster.version_caps.get(api_key), head[:4], rest)
+    # chunks: the size prefix, then correlation id, the header's tagged fields if any and the body
+    rest = b"".join([chunks[1][4:], *chunks[2:]])
+    answers[answer_key(frame)] = (valid, api_key, cluster.version_caps.get(api_key), chunks[0], rest)
 
 
 @dataclass(slots=True)
