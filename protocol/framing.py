@@ -84,7 +84,7 @@ class FrameBuffer:
             self._buf = data if type(data) is bytes else bytearray(data)
             self._pos = 0
             return
-        if type(buf) is bytes:
+        if isinstance(buf, bytes):
             # A partial frame left in a kept read: from here on a growable buffer (copied once, so
             # a large frame arriving in many reads still costs linear time).
             view = memoryview(buf)
