@@ -16,6 +16,8 @@ The request path is the broker's hot loop (bench/requests.py measures it), so a 
   frames wait, buffered, until it is answered. While interceptors or the request log are on
   (``cluster.intercepting``), every request runs in a task, so that a test's async interceptor
   runs inside a task as it would anywhere else.
+- A request whose bytes (all but the correlation id) were answered before, with an answer still
+  valid, is answered from the cluster's answer cache without being decoded (mockbroker.dispatch).
 - Backpressure: above the transport's high-water mark (``pause_writing``) no more frames are
   handled until the client has read (``resume_writing``); while frames wait, reading pauses once
   ``PAUSE_READING_AT`` bytes are buffered.
