@@ -42,16 +42,18 @@ class CloseConnection(Exception):
 # cap is what it was. Interceptors and the request log (``cluster.intercepting``) bypass it: they
 # always see real request and response objects.
 #
-# An entry: (valid, api key, version cap when stored, size prefix, the rest after the correlation id);
-# ``valid(cluster)`` takes the cluster as an argument, so that no entry keeps its cluster alive.
+# Entries are grouped by api key, so that a request of an API with none (Heartbeat, Produce, Fetch)
+# costs one small-int lookup, not a key built from its bytes. An entry: (valid, api key, version cap
+# when stored, size prefix, the rest after the correlation id); ``valid(cluster)`` takes the cluster
+# as an argument, so that no entry keeps its cluster alive.
 
 AnswerEntry = tuple[Callable[[Any], bool], int, "int | None", bytes, bytes]
-ANSWER_CACHE_SIZE = 512  # entries per cluster; emptied when full (keys include the client id)
-_ANSWERS: weakref.WeakKeyDictionary[MockCluster, dict[bytes, AnswerEntry]] = weakref.WeakKeyDictionary()
+ANSWER_CACHE_SIZE = 512  # entries per API and cluster; emptied when full (keys include the client id)
+_ANSWERS: weakref.WeakKeyDictionary[MockCluster, dict[int, dict[bytes, AnswerEntry]]] = weakref.WeakKeyDictionary()
 
 
-def answer_cache(cluster: MockCluster) -> dict[bytes, AnswerEntry]:
-    """The cluster's answers by request bytes (``answer_key``), for the server's lookups."""
+def answer_cache(cluster: MockCluster) -> dict[int, dict[bytes, AnswerEntry]]:
+    """The cluster's answers by api key, then by request bytes (``answer_key``), for the server."""
     answers = _ANSWERS.get(cluster)
     if answers is None:
         answers = _ANSWERS[cluster] = {}
@@ -66,7 +68,7 @@ def answer_key(frame: bytes) -> bytes:
 
 
 def _remember(cluster: MockCluster, frame: bytes, api_key: int, chunks: list[Any], valid: Callable[[Any], bool]) -> None:
-    answers = answer_cache(cluster)
+    answers = answer_cache(cluster).setdefault(api_key, {})
     if len(answers) >= ANSWER_CACHE_SIZE:
         answers.clear()
     # chunks: the size prefix, then correlation id, the header's tagged fields if any and the body

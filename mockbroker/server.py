@@ -192,11 +192,12 @@ class Connection(asyncio.Protocol):
         pending: list[Buffer] = []  # responses not yet handed to the transport, in order
         try:
             while (frame := frames.next_frame()) is not None:
-                if not cluster.intercepting:
-                    # The same bytes as an earlier request (but the correlation id) whose answer is
-                    # still valid: the answer again, with this request's correlation id (answer_key,
-                    # inlined). Everything else (and any entry no longer valid) goes to dispatch.
-                    hit = answers.get(frame[:4] + frame[8:])
+                # The same bytes as an earlier request (but the correlation id) whose answer is
+                # still valid: the answer again, with this request's correlation id (answer_key,
+                # inlined). Everything else (and any entry no longer valid) goes to dispatch. The
+                # api key's low byte picks the API's entries (for the keys Kafka has, the key).
+                if len(frame) >= 10 and (by_api := answers.get(frame[1])) is not None and not cluster.intercepting:
+                    hit = by_api.get(frame[:4] + frame[8:])
                     if hit is not None and caps.get(hit[1]) == hit[2] and hit[0](cluster):
                         pending += (hit[3], frame[4:8], hit[4])
                         continue
