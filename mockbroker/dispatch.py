@@ -10,6 +10,8 @@
 from __future__ import annotations
 
 import logging
+import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +29,51 @@ log = logging.getLogger("mockbroker.dispatch")
 
 class CloseConnection(Exception):
     """Raised to end a connection after a request that cannot be answered."""
+
+
+# -- answers kept by request bytes -------------------------------------------------------------------
+#
+# Clients ask the same questions in the same bytes over and over (every connection starts with
+# ApiVersions; producers and consumers poll Metadata for their topics). A handler whose answer
+# depends only on the request and on state it can re-check marks it (``registry.Encoded.valid``);
+# dispatch then keeps the framed answer under the request's bytes minus the correlation id (api key,
+# version, client id, body), and the server answers the same bytes again straight from here, without
+# decoding, a context, the handler or encoding, for as long as ``valid()`` holds and the API's version
+# cap is what it was. Interceptors and the request log (``cluster.intercepting``) bypass it: they
+# always see real request and response objects.
+#
+# Entries are grouped by api key, so that a request of an API with none (Heartbeat, Produce, Fetch)
+# costs one small-int lookup, not a key built from its bytes. An entry: (valid, api key, version cap
+# when stored, size prefix, the rest after the correlation id); ``valid(cluster)`` takes the cluster
+# as an argument, so that no entry keeps its cluster alive.
+
+AnswerEntry = tuple[Callable[[Any], bool], int, "int | None", bytes, bytes]
+ANSWER_CACHE_SIZE = 512  # entries per API and cluster; emptied when full (keys include the client id)
+_ANSWERS: weakref.WeakKeyDictionary[MockCluster, dict[int, dict[bytes, AnswerEntry]]] = weakref.WeakKeyDictionary()
+
+
+def answer_cache(cluster: MockCluster) -> dict[int, dict[bytes, AnswerEntry]]:
+    """The cluster's answers by api key, then by request bytes (``answer_key``), for the server."""
+    answers = _ANSWERS.get(cluster)
+    if answers is None:
+        answers = _ANSWERS[cluster] = {}
+    return answers
+
+
+def answer_key(frame: bytes) -> bytes:
+    """A request frame without its correlation id (bytes 4-8), as the server looks it up.
+    Entries are made only from frames that decoded (at least 10 bytes: a header v1+ has a client
+    id length), so a shorter frame whose key happens to match cannot exist among them."""
+    return frame[:4] + frame[8:]
+
+
+def _remember(cluster: MockCluster, frame: bytes, api_key: int, chunks: list[Any], valid: Callable[[Any], bool]) -> None:
+    answers = answer_cache(cluster).setdefault(api_key, {})
+    if len(answers) >= ANSWER_CACHE_SIZE:
+        answers.clear()
+    # chunks: the size prefix, then correlation id, the header's tagged fields if any and the body
+    rest = b"".join([chunks[1][4:], *chunks[2:]])
+    answers[answer_key(frame)] = (valid, api_key, cluster.version_caps.get(api_key), chunks[0], rest)
 
 
 @dataclass(slots=True)
@@ -122,10 +169,13 @@ async def dispatch(
     if response is None:
         return None
     try:
-        return registry.encode_response(api_key, version, header.correlation_id, response)
+        chunks = registry.encode_response(api_key, version, header.correlation_id, response)
     except Exception as exc:
         cluster.record_internal_error(exc)
         raise CloseConnection(f"internal error encoding {handler.name}") from exc
+    if type(response) is registry.Encoded and response.valid is not None and not intercepting:
+        _remember(cluster, frame, api_key, chunks, response.valid)
+    return chunks
 
 
 async def call_handler(ctx: RequestContext, handler: Handler, request: Any) -> Any:

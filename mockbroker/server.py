@@ -16,6 +16,8 @@ The request path is the broker's hot loop (bench/requests.py measures it), so a 
   frames wait, buffered, until it is answered. While interceptors or the request log are on
   (``cluster.intercepting``), every request runs in a task, so that a test's async interceptor
   runs inside a task as it would anywhere else.
+- A request whose bytes (all but the correlation id) were answered before, with an answer still
+  valid, is answered from the cluster's answer cache without being decoded (mockbroker.dispatch).
 - Backpressure: above the transport's high-water mark (``pause_writing``) no more frames are
   handled until the client has read (``resume_writing``); while frames wait, reading pauses once
   ``PAUSE_READING_AT`` bytes are buffered.
@@ -29,7 +31,7 @@ import logging
 from collections.abc import Coroutine, Generator
 from typing import TYPE_CHECKING, Any, cast
 
-from mockbroker.dispatch import CloseConnection, dispatch
+from mockbroker.dispatch import CloseConnection, answer_cache, dispatch
 from protocol.errors import DecodeError
 from protocol.framing import FrameBuffer
 from protocol.primitives import Buffer
@@ -50,6 +52,7 @@ class BrokerServer:
         self.node = node
         self._server: asyncio.Server | None = None
         self._connections: set[Connection] = set()
+        self.answers = answer_cache(cluster)  # answers by request bytes (mockbroker.dispatch)
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
@@ -89,6 +92,7 @@ class Connection(asyncio.Protocol):
         "_eof",
         "_paused_reading",
         "_paused_writing",
+        "answers",
         "client",
         "cluster",
         "frames",
@@ -102,6 +106,7 @@ class Connection(asyncio.Protocol):
         self.server = server
         self.cluster = server.cluster
         self.node = server.node
+        self.answers = server.answers
         self.frames = FrameBuffer(server.cluster.config.socket_request_max_bytes)
         self.transport: asyncio.Transport | None = None
         self.client: tuple[str, int] = ("?", 0)
@@ -183,9 +188,19 @@ class Connection(asyncio.Protocol):
         if transport is None or transport.is_closing():
             return
         frames, cluster, node, client = self.frames, self.cluster, self.node, self.client
+        answers, caps = self.answers, cluster.version_caps
         pending: list[Buffer] = []  # responses not yet handed to the transport, in order
         try:
             while (frame := frames.next_frame()) is not None:
+                # The same bytes as an earlier request (but the correlation id) whose answer is
+                # still valid: the answer again, with this request's correlation id (answer_key,
+                # inlined). Everything else (and any entry no longer valid) goes to dispatch. The
+                # api key's low byte picks the API's entries (for the keys Kafka has, the key).
+                if len(frame) >= 10 and (by_api := answers.get(frame[1])) is not None and not cluster.intercepting:
+                    hit = by_api.get(frame[:4] + frame[8:])
+                    if hit is not None and caps.get(hit[1]) == hit[2] and hit[0](cluster):
+                        pending += (hit[3], frame[4:8], hit[4])
+                        continue
                 coro = dispatch(cluster, node, frame, client)
                 if cluster.intercepting:  # interceptors run inside a task (see the module docstring)
                     step: Any = _NOT_STEPPED

@@ -41,9 +41,10 @@ class FrameBuffer:
     as its own ``bytes`` object (never a view into the buffer, so callers may keep memoryview slices
     of it), or None until one is complete; ``frames()`` yields every complete payload.
 
-    The buffer is a bytearray plus a read offset: appends are amortised O(1) per byte, a frame
-    is copied out once, and consumed bytes are dropped in bulk, so both many small frames in one
-    read and one large frame in many reads cost linear time.
+    The buffer is the last read itself while it holds only whole frames (no copy at all before
+    each frame is sliced out), else a bytearray plus a read offset: appends are amortised O(1) per
+    byte, a frame is copied out once, and consumed bytes are dropped in bulk, so both many small
+    frames in one read and one large frame in many reads cost linear time.
 
     A stream error (FrameTooLarge, InvalidValueError for a negative size) is sticky: the stream
     cannot be resynchronised, so every later call raises it again and nothing more is buffered.
@@ -55,7 +56,9 @@ class FrameBuffer:
         if not 0 <= max_frame_size <= _MAX_INT32:
             raise ValueError(f"max_frame_size must be in [0, {_MAX_INT32}], not {max_frame_size}")
         self._max = max_frame_size
-        self._buf = bytearray()
+        # What was read and not yet cut into frames, from ``_pos`` on: the last read itself while it
+        # holds whole frames, a bytearray once a frame spans reads.
+        self._buf: bytes | bytearray = b""
         self._pos = 0
         self._error: DecodeError | None = None
 
@@ -74,15 +77,24 @@ class FrameBuffer:
             raise self._error
         if not data:
             return
-        pos = self._pos
-        if pos:
-            if pos == len(self._buf):
-                self._buf.clear()
-                self._pos = 0
-            elif pos >= _COMPACT_AT and pos * 2 >= len(self._buf):
-                del self._buf[:pos]
-                self._pos = 0
-        self._buf += data
+        buf, pos = self._buf, self._pos
+        if pos == len(buf):
+            # Nothing buffered (the common case: a read ends on a frame boundary). A ``bytes`` read
+            # is kept as it is, not copied: frames are sliced out of it directly (one copy each).
+            self._buf = data if type(data) is bytes else bytearray(data)
+            self._pos = 0
+            return
+        if isinstance(buf, bytes):
+            # A partial frame left in a kept read: from here on a growable buffer (copied once, so
+            # a large frame arriving in many reads still costs linear time).
+            view = memoryview(buf)
+            self._buf = buf = bytearray(view[pos:])
+            view.release()
+            self._pos = 0
+        elif pos >= _COMPACT_AT and pos * 2 >= len(buf):
+            del buf[:pos]
+            self._pos = 0
+        buf += data
 
     def next_frame(self) -> bytes | None:
         """The next complete frame's payload, or None if the buffer does not hold one yet.
@@ -106,15 +118,16 @@ class FrameBuffer:
             return None
         start = pos + 4
         end = start + size
+        self._pos = end
+        if type(buf) is bytes:
+            return buf[start:end]
         # Copy through a memoryview so the payload is copied once (a bytearray slice would copy
         # twice); the view is released before returning so the bytearray can be resized again.
         view = memoryview(buf)
         try:
-            frame = view[start:end].tobytes()
+            return view[start:end].tobytes()
         finally:
             view.release()
-        self._pos = end
-        return frame
 
     def frames(self) -> Iterator[bytes]:
         """Yield every complete frame's payload currently buffered."""
@@ -124,7 +137,7 @@ class FrameBuffer:
     def _fail(self, error: DecodeError) -> NoReturn:
         self._error = error
         # The connection is going to be closed; drop what was buffered.
-        self._buf = bytearray()
+        self._buf = b""
         self._pos = 0
         raise error
 

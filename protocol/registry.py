@@ -35,7 +35,8 @@ from protocol.schema import MessageSpec
 
 API_VERSIONS_KEY = 18
 _HEADER_FIXED = Struct(">hhi")  # request header: api key, api version, correlation id
-_SIZE_AND_CORRELATION = Struct(">ii")  # a response's size prefix and header v0
+_HEADER_V1 = Struct(">hhih")  # the same and the client id's length (header v1 and v2)
+_CORRELATION = Struct(">i")  # a response's header v0
 
 
 class Message(Protocol):
@@ -146,9 +147,15 @@ def decode_request(frame: bytes) -> tuple[RequestHeader, Any]:
     and versions this codec does not know, and DecodeError for malformed bytes.
     """
     # The broker's hot path: the header is read here in one pass (decode_request_header's work).
-    if len(frame) < 8:
-        peek_api_key_version(frame)  # raises TruncatedError naming what is missing
-    api_key, api_version, correlation_id = _HEADER_FIXED.unpack_from(frame)
+    # Fixed fields and the client id's length in one unpack; anything unusual (a short frame, a
+    # null, overlong or non-UTF-8 client id) is read by the general code, which raises the error.
+    if len(frame) >= 10:
+        api_key, api_version, correlation_id, n = _HEADER_V1.unpack_from(frame)
+    else:
+        if len(frame) < 8:
+            peek_api_key_version(frame)  # raises TruncatedError naming what is missing
+        api_key, api_version, correlation_id = _HEADER_FIXED.unpack_from(frame)
+        n = -2
     api = APIS.get(api_key)
     if api is None:
         raise UnknownApiError(api_key, api_version, correlation_id)
@@ -157,7 +164,15 @@ def decode_request(frame: bytes) -> tuple[RequestHeader, Any]:
         # Header v1 is a prefix of v2, so the client id can be read without knowing flexibility.
         header, _ = decode_request_header(frame, False)
         raise UnsupportedVersionError(api_key, api_version, correlation_id, header.client_id)
-    client_id, pos = read_nullable_string(frame, 8)
+    pos = 10 + n
+    client_id: str | None
+    if n >= 0 and pos <= len(frame):
+        try:
+            client_id = frame[10:pos].decode()
+        except UnicodeDecodeError:
+            client_id, pos = read_nullable_string(frame, 8)  # raises InvalidValueError
+    else:
+        client_id, pos = read_nullable_string(frame, 8)
     fv = api.flexible_versions
     if fv is not None and fv[0] <= api_version <= fv[1]:
         # Header v2: a tagged-fields section (KIP-482), nearly always empty (one zero byte).
@@ -176,27 +191,35 @@ def encode_response(api_key: int, api_version: int, correlation_id: int, respons
     fv = APIS[api_key].flexible_versions
     # Response header v1 (a tagged-fields byte) for flexible versions, except ApiVersions (KIP-511).
     if fv is not None and fv[0] <= api_version <= fv[1] and api_key != API_VERSIONS_KEY:
-        head = _SIZE_AND_CORRELATION.pack(0, correlation_id) + b"\x00"
+        head = _CORRELATION.pack(correlation_id) + b"\x00"
     else:
-        head = _SIZE_AND_CORRELATION.pack(0, correlation_id)
-    # The body is encoded after ``head`` into the first chunk; its size prefix is filled in after.
+        head = _CORRELATION.pack(correlation_id)
+    # The body is encoded after ``head`` into the first chunk; the size prefix, known only then, is
+    # a chunk of its own (``writelines`` sends them together), so the encoding is not copied again.
     chunks = response.encode_chunks(api_version, head)
-    first = chunks[0]
-    size = len(first) - 4
-    for chunk in chunks[1:]:
+    size = 0
+    for chunk in chunks:
         size += len(chunk)
-    chunks[0] = INT32.pack(size) + first[4:]
+    chunks.insert(0, INT32.pack(size))
     return chunks
 
 
 class Encoded:
     """A response body encoded already (a cached answer), framed by ``encode_response`` like a
-    generated message: ``encode_chunks`` puts it after the frame head."""
+    generated message: ``encode_chunks`` puts it after the frame head.
 
-    __slots__ = ("body",)
+    ``valid``, when given, is the answer's promise to the broker's request path: the same request
+    bytes (all but the correlation id) get this very body for as long as ``valid(cluster)`` is true
+    (called with the broker's cluster: an entry must not hold the cluster itself), so the path may
+    answer them again without decoding or calling the handler (mockbroker.dispatch). Only an answer
+    that depends on nothing else (not the broker, the client or the time) and whose handler has no
+    side effects may carry it."""
 
-    def __init__(self, body: bytes) -> None:
+    __slots__ = ("body", "valid")
+
+    def __init__(self, body: bytes, valid: Callable[[Any], bool] | None = None) -> None:
         self.body = body
+        self.valid = valid
 
     def encode(self, version: int) -> bytes:
         return self.body

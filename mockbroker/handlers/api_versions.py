@@ -38,7 +38,9 @@ async def handle(ctx: RequestContext, req: ApiVersionsRequest) -> ApiVersionsRes
         body = advertised.bodies.get((version, valid))
         if body is None:
             body = advertised.bodies[(version, valid)] = _response(advertised.keys, valid).encode(version)
-        return Encoded(body)
+        # The answer follows from the request's bytes and the caps alone: the request path may
+        # answer the same bytes again while the caps are unchanged (registry.Encoded).
+        return Encoded(body, advertised.unchanged)
     return _response(advertised.keys, valid)
 
 
@@ -58,6 +60,10 @@ class _Advertised:
         self.caps = caps
         self.keys = keys
         self.bodies: dict[tuple[int, bool], bytes] = {}
+
+    def unchanged(self, cluster: MockCluster) -> bool:
+        """True while ``cluster`` advertises what this was built from."""
+        return cluster.version_caps == self.caps
 
 
 # What a cluster advertises follows from the handler table and its version caps: built once per

@@ -13,6 +13,7 @@ where Kafka first answers LEADER_NOT_AVAILABLE until the new topic's metadata pr
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from mockbroker.cluster import MockCluster, Topic, TopicError, validate_topic_name
@@ -76,12 +77,15 @@ async def handle(ctx: RequestContext, req: MetadataRequest) -> MetadataResponse 
     include_cluster_ops = 8 <= version <= 10 and req.include_cluster_authorized_operations
     all_topics = req.topics is None or (version == 0 and not req.topics)
     auto_create = version < 4 or req.allow_auto_topic_creation
-    to_cache = None
+    key = None
     if not ctx.inspected:  # interceptors and the request log see (and edit) real objects
-        cached = _lookup(cluster, req, version, all_topics, include_ops, include_cluster_ops)
-        if isinstance(cached, Encoded):
-            return cached
-        to_cache = cached
+        asked = None if all_topics else tuple(w.topic_id if w.name is None else w.name for w in req.topics or ())
+        key = (version, include_ops, include_cluster_ops, asked)
+        hit = _CACHE.get(cluster, {}).get(key)
+        if hit is not None and hit[0](cluster):
+            return Encoded(hit[1], hit[0])
+        if asked is not None and _topics(cluster, asked) is None:
+            key = None  # a topic is missing (an error entry, or an auto-creation): not cached
     topics: list[MetadataResponseTopic] = []
     if all_topics:
         topics = [topic_entry(t, include_ops) for t in cluster.topics.values()]
@@ -118,9 +122,8 @@ async def handle(ctx: RequestContext, req: MetadataRequest) -> MetadataResponse 
         topics=topics,
         cluster_authorized_operations=CLUSTER_OPERATIONS if include_cluster_ops else NOT_REQUESTED,
     )
-    if to_cache is not None:
-        key, state = to_cache
-        return _store(cluster, key, state, response.encode(version))
+    if key is not None:
+        return _store(cluster, key, response.encode(version))
     return response
 
 
@@ -129,57 +132,85 @@ async def handle(ctx: RequestContext, req: MetadataRequest) -> MetadataResponse 
 # Clients ask the same question over and over (librdkafka refreshes its topics' metadata, every
 # producer and consumer polls it), and building and encoding the answer was most of a Metadata
 # request's cost. Answers are kept encoded, per cluster, keyed by what was asked (version, flags,
-# topics); each is stored with the state it was built from (brokers, controller, and for every
-# topic in it its id and each partition's leader, leader epoch, replicas and offline replicas) and
-# reused only while that state is unchanged. The state is read anew for every request, so any
-# change (topics created or deleted, partitions added, a leader moved, a broker down or up, even a
-# test editing a partition by hand) is seen at once; no code path has to remember to invalidate.
-# A question naming a topic that does not exist (an error entry, or an auto-creation) is not cached.
+# topics); each is stored with the state it was built from (cluster id, controller, brokers down,
+# each broker's id, address and rack, and for every topic in it its id, name, internal flag and each
+# partition's index, leader, leader epoch, replicas and offline replicas) and reused only while that
+# state is unchanged. The state is read anew for every reuse, so any change (topics created or
+# deleted, partitions added, a leader moved, a broker down or up, even a test editing a partition by
+# hand) is seen at once; no code path has to remember to invalidate (a cluster epoch would need every
+# path to bump it). The same check lets the request path answer identical request bytes without
+# decoding them (``registry.Encoded.valid``). A question naming a topic that does not exist (an
+# error entry, or an auto-creation) is not cached.
+#
+# Reading the state: one tuple per partition, compared with a copy taken when the answer was built
+# (a comprehension: CPython 3.11's specialised attribute loads make it about half the instructions of
+# ``operator.attrgetter``). The live tuples hold the live replica lists; the stored ones hold copies,
+# so an in-place edit of a list is seen.
 
 _CACHE_SIZE = 256  # answers per cluster; the cache is emptied when full
-_CACHE: weakref.WeakKeyDictionary[MockCluster, dict[tuple[Any, ...], tuple[list[Any], bytes]]] = (
+_CACHE: weakref.WeakKeyDictionary[MockCluster, dict[tuple[Any, ...], tuple[Callable[[MockCluster], bool], bytes]]] = (
     weakref.WeakKeyDictionary()
 )
+def _topics(cluster: MockCluster, asked: tuple[Any, ...] | None) -> list[Topic] | None:
+    """The topics an answer describes (all, or those asked by name or id); None if one is missing."""
+    if asked is None:
+        return list(cluster.topics.values())
+    by_name = cluster.topics
+    topics = []
+    for wanted in asked:
+        topic = by_name.get(wanted) if type(wanted) is str else cluster.topic_by_id(wanted)
+        if topic is None:
+            return None
+        topics.append(topic)
+    return topics
 
 
-def _lookup(
-    cluster: MockCluster, req: MetadataRequest, version: int, all_topics: bool, include_ops: bool, include_cluster_ops: bool
-) -> Encoded | tuple[tuple[Any, ...], list[Any]] | None:
-    """The cached answer (Encoded) if still valid; else (key, state) to store the answer under,
-    or None when this question is not cached."""
-    if all_topics:
-        asked: tuple[Any, ...] | None = None
-        topics = list(cluster.topics.values())
-    else:
-        asked = tuple(w.topic_id if w.name is None else w.name for w in req.topics or ())
-        topics = []
-        for w in req.topics or ():
-            topic = cluster.topic_by_id(w.topic_id) if w.name is None else cluster.topics.get(w.name)
-            if topic is None:
-                return None
-            topics.append(topic)
-    # Flat, for speed (this runs for every Metadata request): the topic's partition count
-    # delimits its partitions, and replica lists are copied (tuples), never referenced.
-    down = cluster.down_brokers
-    state: list[Any] = [cluster.config.cluster_id, cluster.controller_id]
-    for n in cluster.brokers.values():
-        if n.node_id not in down:
-            state += (n.node_id, n.advertised_host, n.advertised_port, n.rack)
-    state.append(len(topics))
+def _state(cluster: MockCluster, topics: list[Topic]) -> list[Any]:
+    """What an answer about ``topics`` is built from, as read now (holding the live lists)."""
+    state: list[Any] = [
+        cluster.config.cluster_id,
+        cluster.controller_id,
+        cluster.down_brokers,
+        [(n.node_id, n.advertised_host, n.advertised_port, n.rack) for n in cluster.brokers.values()],
+    ]
     for t in topics:
-        state += (t.topic_id, t.name, t.is_internal, len(t.partitions))
-        for p in t.partitions:
-            state += (p.leader_id, p.log.leader_epoch, tuple(p.replica_ids), tuple(p.offline_replica_ids))
-    key = (version, include_ops, include_cluster_ops, asked)
-    hit = _CACHE.get(cluster, {}).get(key)
-    if hit is not None and hit[0] == state:
-        return Encoded(hit[1])
-    return key, state
+        state.append((t.topic_id, t.name, t.is_internal))
+        # A partition's index is its position (partitions are only ever appended).
+        state.append([(p.leader_id, p.log.leader_epoch, p.replica_ids, p.offline_replica_ids) for p in t.partitions])
+    return state
 
 
-def _store(cluster: MockCluster, key: tuple[Any, ...], state: list[Any], body: bytes) -> Encoded:
+def _snapshot(state: list[Any]) -> list[Any]:
+    """``state`` with its mutable parts copied: what a later ``_state`` is compared with."""
+    copy = state[:4]
+    copy[2] = set(copy[2])
+    for i in range(4, len(state), 2):
+        copy.append(state[i])
+        copy.append([(leader, epoch, list(replicas), list(offline)) for leader, epoch, replicas, offline in state[i + 1]])
+    return copy
+
+
+class _Unchanged:
+    """The validity of one cached answer: true while its topics and their state are as they were."""
+
+    __slots__ = ("asked", "state")
+
+    def __init__(self, asked: tuple[Any, ...] | None, state: list[Any]) -> None:
+        self.asked = asked
+        self.state = state
+
+    def __call__(self, cluster: MockCluster) -> bool:
+        topics = _topics(cluster, self.asked)
+        return topics is not None and _state(cluster, topics) == self.state
+
+
+def _store(cluster: MockCluster, key: tuple[Any, ...], body: bytes) -> Encoded:
+    asked = key[3]
+    topics = _topics(cluster, asked)
+    assert topics is not None  # only questions about existing topics get here
+    valid = _Unchanged(asked, _snapshot(_state(cluster, topics)))
     answers = _CACHE.setdefault(cluster, {})
     if len(answers) >= _CACHE_SIZE:
         answers.clear()
-    answers[key] = (state, body)
-    return Encoded(body)
+    answers[key] = (valid, body)
+    return Encoded(body, valid)

@@ -89,3 +89,23 @@ def test_truncated_frame_is_a_decode_error() -> None:
     for cut in range(len(frame)):
         with pytest.raises(DecodeError):
             registry.decode_request(frame[:cut])
+
+
+@pytest.mark.parametrize("client_id", [None, "", "me", "kafka-python-2.0.2", "cliënt-ünïcode", "x" * 300])
+def test_request_header_client_ids(client_id: str | None) -> None:
+    """The header's one-pass read (ASCII, UTF-8, null, empty, over 255 bytes) agrees with the general one."""
+    header = RequestHeader(12, 4, 77, client_id)
+    frame = registry.encode_request(header, HeartbeatRequest("g", 1, "m", None))
+    decoded_header, body = registry.decode_request(frame[4:])
+    assert decoded_header == header and body == HeartbeatRequest("g", 1, "m", None)
+
+
+@pytest.mark.parametrize(
+    "client_id_field",
+    [b"\x00\x02\xff\xfe", b"\xff\xfe", b"\x00\x09short", b"\x80\x00"],
+    ids=["not-utf8", "negative-length", "beyond-the-frame", "very-negative"],
+)
+def test_bad_client_ids_are_decode_errors(client_id_field: bytes) -> None:
+    frame = (12).to_bytes(2, "big") + (0).to_bytes(2, "big") + (7).to_bytes(4, "big") + client_id_field
+    with pytest.raises(DecodeError):
+        registry.decode_request(frame)
