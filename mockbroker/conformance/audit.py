@@ -81,7 +81,10 @@ class Auditor:
         self.findings += [finding for _c, _g, _at, finding in self._suspects]
         self._suspects = []
         for (group, member_id), m in self.members.items():
-            if not m.gone and m.client_id not in self.excused and now_ms - m.last_ms > m.session_timeout_ms:
+            # >=: the broker expires a member once a full session timeout has passed since it last
+            # heard from it (deadline = last + timeout), so a check run right at that expiry sees a
+            # silence of exactly the timeout, in whole milliseconds.
+            if not m.gone and m.client_id not in self.excused and now_ms - m.last_ms >= m.session_timeout_ms:
                 self._find(
                     "heartbeat-interval", m.client_id,
                     f"member {member_id} of group {group} silent for {now_ms - m.last_ms} ms at the end of the "
