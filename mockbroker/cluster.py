@@ -166,6 +166,7 @@ class MockCluster:
         self.down_brokers: set[int] = set()
         self.coordinator_moves: dict[str, int] = {}
         self._coordinator_partitions: dict[str, int] = {}
+        self._coordinator_nodes: dict[str, BrokerNode] = {}  # coordinator_for with nothing moved or down
 
     # -- lifecycle --------------------------------------------------------------------------------
 
@@ -401,6 +402,16 @@ class MockCluster:
     def coordinator_for(self, key: str) -> BrokerNode:
         """The group coordinator: the broker leading the group's partition of __consumer_offsets
         (or where control.move_coordinator put it)."""
+        if not self.coordinator_moves and not self.down_brokers:
+            # Every group request asks this. With nothing moved and every broker up the answer
+            # depends on the key alone (the brokers and the partition count never change under
+            # a cluster), so it is remembered, and read back only in that case.
+            node = self._coordinator_nodes.get(key)
+            if node is None:
+                if len(self._coordinator_nodes) >= _COORDINATOR_CACHE_SIZE:
+                    self._coordinator_nodes.clear()
+                node = self._coordinator_nodes[key] = self.internal_partition_leader(self.coordinator_partition(key))
+            return node
         moved = self.coordinator_moves.get(key)
         if moved is not None and moved not in self.down_brokers:
             return self.brokers[moved]

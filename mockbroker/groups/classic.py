@@ -26,6 +26,7 @@ from protocol.messages.sync_group import SyncGroupResponse
 
 if TYPE_CHECKING:
     from mockbroker.groups.assignment_checks import Finding
+    from mockbroker.timers import Timer
 
 CONSUMER_PROTOCOL_TYPE = "consumer"  # ConsumerProtocol.PROTOCOL_TYPE
 MEMBER_ID_DELIMITER = "-"  # ClassicGroup.MEMBER_ID_DELIMITER
@@ -84,6 +85,9 @@ class ClassicGroupMember:
     # Added by a JoinGroup that has not been answered yet: its session timer is the 5-minute
     # new-member join timeout, and being parked does not protect it (hasSatisfiedHeartbeat).
     is_new: bool = False
+    # The heartbeat timer last armed for this member, so that a heartbeat can move its deadline
+    # (Timers.postpone) instead of arming a new one; a stale one (fired, cancelled) is re-armed.
+    session_timer: Timer | None = None
 
     @property
     def is_static(self) -> bool:

@@ -19,9 +19,12 @@ import enum
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from protocol.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from mockbroker.timers import Timer
 
 # One partition of one topic, by topic id: the unit of KIP-848 assignments.
 TopicIdPartition = tuple[uuid.UUID, int]
@@ -100,6 +103,10 @@ class ConsumerGroupMember:
     # Set while the member speaks the classic protocol (a classic JoinGroup to a consumer group,
     # or a member carried over by an online upgrade); None for a ConsumerGroupHeartbeat member.
     classic: ClassicMemberMetadata | None = None
+    # The session timer last armed for this member and the timeout it was armed with, so that a
+    # heartbeat can move its deadline (Timers.postpone) instead of arming a new one.
+    session_timer: Timer | None = None
+    session_timer_timeout_ms: int = 0
 
     @property
     def is_static(self) -> bool:

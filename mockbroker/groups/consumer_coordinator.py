@@ -316,7 +316,7 @@ class ConsumerGroupCoordinator:
             member = self._get_or_maybe_subscribe_static_member(group, member_id, member_epoch, request.instance_id, owned, client_id, client_host, request, now_ms)
         assigned_before = set(member.assigned)
         # Armed first, so that a member stays accountable even if the assignor fails below.
-        self._schedule_consumer_group_session_timeout(group.group_id, member.member_id, now_ms)
+        self._schedule_consumer_group_session_timeout(group.group_id, member, now_ms)
 
         # 1. Update the member; bump the group epoch (once) when its subscription or the
         # subscribed topics' metadata changed.
@@ -777,11 +777,19 @@ class ConsumerGroupCoordinator:
         self.timers.cancel(mixed.sync_key(group_id, member_id))
 
     def _schedule_consumer_group_session_timeout(
-        self, group_id: str, member_id: str, now_ms: int, timeout_ms: int | None = None
+        self, group_id: str, member: ConsumerGroupMember, now_ms: int, timeout_ms: int | None = None
     ) -> None:
-        """The broker's group.consumer.session.timeout.ms, or a classic member's own (§10.8)."""
+        """The broker's group.consumer.session.timeout.ms, or a classic member's own (§10.8).
+        Every heartbeat re-arms it: the armed timer is moved when it was armed with the same
+        timeout (Timers.postpone: same callback, same instant and order of expiry as a new
+        timer; the timeout is in the expiry's reason), else a new one replaces it."""
         timeout = self.config.consumer_group_session_timeout_ms if timeout_ms is None else timeout_ms
-        self.owner._schedule(
+        timer = member.session_timer
+        if timer is not None and member.session_timer_timeout_ms == timeout and self.timers.postpone(timer, now_ms + timeout, now_ms):
+            return
+        member_id = member.member_id
+        member.session_timer_timeout_ms = timeout
+        member.session_timer = self.owner._schedule(
             _session_key(group_id, member_id),
             now_ms + timeout,
             lambda t: self._consumer_group_fence_member_operation(

@@ -56,7 +56,7 @@ from mockbroker.groups.consumer import ConsumerGroup
 from mockbroker.groups.consumer_coordinator import ConsumerGroupCoordinator, TopicView
 from mockbroker.groups.offsets import NO_METADATA, OffsetAndMetadata, OffsetStore
 from mockbroker.groups.parked import Parked
-from mockbroker.timers import Timers
+from mockbroker.timers import Timer, Timers
 from protocol.consumer_protocol import decode_assignment, decode_subscription
 from protocol.errors import DecodeError, ErrorCode
 from protocol.messages.describe_groups import DescribedGroup, DescribedGroupMember
@@ -93,6 +93,11 @@ GROUP_TYPE_CLASSIC = "classic"
 KNOWN_GROUP_TYPES = frozenset({"classic", "consumer", "share", "streams"})  # Group.GroupType.parse
 
 GROUP_EXPIRATION_KEY = ("group-metadata-expiration",)  # GroupCoordinatorShard.GROUP_EXPIRATION_KEY
+
+# A steady heartbeat's answers, read as module globals: on CPython 3.11 reading an enum member as
+# a class attribute (ErrorCode.NONE) costs about 1k instructions, a quarter of such a heartbeat.
+_NONE = ErrorCode.NONE
+_REBALANCE_IN_PROGRESS = ErrorCode.REBALANCE_IN_PROGRESS
 
 
 def _heartbeat_key(group_id: str, member_id: str) -> Hashable:
@@ -237,7 +242,7 @@ class GroupCoordinator:
             **details,
         )
 
-    def _schedule(self, key: Hashable, deadline_ms: int, callback: Callable[[int], None]) -> None:
+    def _schedule(self, key: Hashable, deadline_ms: int, callback: Callable[[int], None]) -> Timer:
         def fire(now_ms: int) -> None:
             try:
                 callback(now_ms)
@@ -246,7 +251,7 @@ class GroupCoordinator:
                     raise
                 self._on_internal_error(exc)
 
-        self.timers.schedule(key, deadline_ms, fire)
+        return self.timers.schedule(key, deadline_ms, fire)
 
     def _create_group(self, group_id: str, now_ms: int, reason: str) -> ClassicGroup:
         group = ClassicGroup(group_id, now_ms)
@@ -875,26 +880,43 @@ class GroupCoordinator:
                     now_ms, consumer_group, member_id, generation_id, group_instance_id
                 )
             return ErrorCode.UNKNOWN_MEMBER_ID
-        if group.state is DEAD:
+        state = group.state
+        if state is DEAD:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
-        error = group.validate_member(member_id, group_instance_id)
-        if error is not None:
-            return error
+        if group_instance_id is None:  # validate_member without a static id: membership only
+            member = group.members.get(member_id)
+            if member is None:
+                return ErrorCode.UNKNOWN_MEMBER_ID
+        else:
+            error = group.validate_member(member_id, group_instance_id)
+            if error is not None:
+                return error
+            member = group.members[member_id]
         if generation_id != group.generation_id:
             return ErrorCode.ILLEGAL_GENERATION
-        if group.state is EMPTY:
+        if state is EMPTY:
             return ErrorCode.UNKNOWN_MEMBER_ID
-        self._reschedule_classic_group_member_heartbeat(group, group.members[member_id], now_ms)
-        if group.state is PREPARING_REBALANCE:
-            return ErrorCode.REBALANCE_IN_PROGRESS  # the member must rejoin
-        return ErrorCode.NONE
+        # Every accepted heartbeat re-arms the session (§5); the common case only moves the
+        # armed timer's deadline (_reschedule_classic_group_member_heartbeat, inlined).
+        timer = member.session_timer
+        if timer is None or not self.timers.postpone(timer, now_ms + member.session_timeout_ms, now_ms):
+            self._reschedule_classic_group_member_heartbeat(group, member, now_ms)
+        if state is PREPARING_REBALANCE:
+            return _REBALANCE_IN_PROGRESS  # the member must rejoin
+        return _NONE
 
     def _reschedule_classic_group_member_heartbeat(
         self, group: ClassicGroup, member: ClassicGroupMember, now_ms: int, timeout_ms: int | None = None
     ) -> None:
-        group_id, member_id = group.group_id, member.member_id
+        """Arm the member's heartbeat timer at now + its session timeout (or ``timeout_ms``):
+        the armed one is moved when it can be (Timers.postpone: same callback, same instant and
+        order of expiry as a new timer), else a new one replaces it."""
         timeout = member.session_timeout_ms if timeout_ms is None else timeout_ms
-        self._schedule(
+        timer = member.session_timer
+        if timer is not None and self.timers.postpone(timer, now_ms + timeout, now_ms):
+            return
+        group_id, member_id = group.group_id, member.member_id
+        member.session_timer = self._schedule(
             _heartbeat_key(group_id, member_id),
             now_ms + timeout,
             lambda t: self._expire_classic_group_member_heartbeat(group_id, member_id, t),

@@ -209,7 +209,7 @@ class MixedGroups:
         consumer._update_state(group, now_ms, f"classic member {member.member_id} joined")
 
         # The member must SyncGroup within its rebalance timeout; its session is the classic one.
-        consumer._schedule_consumer_group_session_timeout(group_id, member.member_id, now_ms, self._session_timeout(member))
+        consumer._schedule_consumer_group_session_timeout(group_id, member, now_ms, self._session_timeout(member))
         self._schedule_sync_timeout(group_id, member.member_id, rebalance_timeout_ms, now_ms)
         assert member.classic is not None
         return JoinGroupResponse(
@@ -318,7 +318,7 @@ class MixedGroups:
         except GroupError as exc:
             return SyncGroupResponse(error_code=exc.code)
         self.consumer.timers.cancel(sync_key(group.group_id, member.member_id))
-        self.consumer._schedule_consumer_group_session_timeout(group.group_id, member.member_id, now_ms, self._session_timeout(member))
+        self.consumer._schedule_consumer_group_session_timeout(group.group_id, member, now_ms, self._session_timeout(member))
         self.consumer._record(
             "consumer_group.member_synced", group, now_ms, member_id=member.member_id,
             reason="classic member's SyncGroup answered with its current assignment",
@@ -351,7 +351,7 @@ class MixedGroups:
             member = self._validate_classic_member(group, member_id, instance_id, generation_id)
         except GroupError as exc:
             return exc.code
-        self.consumer._schedule_consumer_group_session_timeout(group.group_id, member.member_id, now_ms, self._session_timeout(member))
+        self.consumer._schedule_consumer_group_session_timeout(group.group_id, member, now_ms, self._session_timeout(member))
         if (
             member.member_epoch < group.group_epoch
             or member.state is MemberState.UNREVOKED_PARTITIONS
@@ -518,7 +518,7 @@ class MixedGroups:
         )  # fmt: skip
         consumer._update_state(group, now_ms, "converted from a classic group")
         for member in members:
-            consumer._schedule_consumer_group_session_timeout(group_id, member.member_id, now_ms, self._session_timeout(member))
+            consumer._schedule_consumer_group_session_timeout(group_id, member, now_ms, self._session_timeout(member))
         return group
 
     # -- online downgrade ----------------------------------------------------------------------------

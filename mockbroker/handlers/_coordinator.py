@@ -82,4 +82,5 @@ def _kafka_uuid_bytes(text: str) -> bytes | None:
 def is_group_coordinator(ctx: RequestContext, group_id: str) -> bool:
     """True when the broker ``ctx`` serves leads the group's __consumer_offsets partition; the
     group APIs answer NOT_COORDINATOR everywhere else (NotCoordinatorException from the runtime)."""
-    return group_coordinator(ctx.cluster, group_id).node_id == ctx.broker.node_id
+    # group_coordinator, inlined: every group request asks this.
+    return ctx.cluster.coordinator_for(group_id).node_id == ctx.broker.node_id

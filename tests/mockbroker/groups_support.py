@@ -78,10 +78,10 @@ class Harness:
         with the final time, and timers re-armed from inside a callback would drift)."""
         target = self.now + ms
         for _ in range(1_000_000):
-            due = [deadline for deadline, _, _ in self.cluster.timers._live.values() if deadline <= target]
-            if not due:
+            due = self.cluster.timers.next_deadline()
+            if due is None or due > target:
                 break
-            self.clock.advance(max(min(due) - self.now, 0))
+            self.clock.advance(max(due - self.now, 0))
         else:  # pragma: no cover - a timer re-arming itself at the same instant forever
             raise AssertionError("timers keep firing at the same instant")
         self.clock.advance(target - self.now)

@@ -280,6 +280,31 @@ def test_session_timeout_fences_a_silent_member() -> None:
     assert h.events("consumer_group.member_fenced")[-1].details["cause"] == "session_timeout"
 
 
+def test_after_many_heartbeats_the_session_ends_one_timeout_after_the_last_in_heartbeat_order() -> None:
+    """Heartbeats move the member's armed session timer (Timers.postpone) rather than arming a
+    new one: expiry still comes exactly one session timeout after the last heartbeat, and two
+    members silent since the same instant are fenced in the order of their last heartbeats."""
+    h = ConsumerHarness()
+    h.cg_join("a")
+    h.cg_join("b")
+    owned = h.converge("a", "b")
+    timer = h.cgroup().members["a"].session_timer
+    for step in range(300):
+        h.advance(1 + (step * 7919) % (SESSION - 1))
+        for m in ("b", "a") if step % 2 else ("a", "b"):
+            assert h.cg_heartbeat(m, h.member(m)["member_epoch"], owned[m]).error_code == ErrorCode.NONE
+    assert h.cgroup().members["a"].session_timer is timer  # moved every time, never re-armed
+    last = h.now  # the last round heartbeat "b" then "a"
+    h.advance(SESSION - 1)
+    assert set(h.cgroup().members) == {"a", "b"}
+    h.advance(1)
+    fenced = h.events("consumer_group.member_fenced")
+    assert [(e.member_id, e.time_ms, e.details["cause"]) for e in fenced] == [
+        ("b", last + SESSION, "session_timeout"), ("a", last + SESSION, "session_timeout"),
+    ]  # fmt: skip
+    assert fenced[0].reason == f"member b fenced: the member session expired ({SESSION} ms without a heartbeat)"
+
+
 def test_session_timeout_from_broker_config() -> None:
     h = ConsumerHarness(group_consumer_session_timeout_ms=3_000, group_consumer_heartbeat_interval_ms=1_000)
     assert h.cg_join("a").heartbeat_interval_ms == 1_000

@@ -204,13 +204,27 @@ async def test_expire_session_of_a_classic_member_is_its_timer_firing() -> None:
     assert [e.type for e in h.cluster.events.filter(since_seq=since)] == ["control.session_expired", "member.expired", "group.transition"]
     assert h.heartbeat("g", follower, 1) == ErrorCode.UNKNOWN_MEMBER_ID
 
+    # After heartbeats have moved its session timer's deadline, expiring it by hand still ends
+    # that timer: nothing fires again at the deadline the heartbeats had reached.
+    leader, other = h.stable_group("q")
+    for _ in range(5):
+        h.advance(1_000)
+        assert h.heartbeat("q", leader, 1) == ErrorCode.NONE
+        assert h.heartbeat("q", other, 1) == ErrorCode.NONE
+    assert await h.cluster.control.expire_session("q", other) == other
+    h.join("q", leader)  # the rebalance completes with the leader alone
+    assert h.state("q") == "CompletingRebalance"
+    h.advance(10_000)  # past the deadline the heartbeats had moved the expired session to
+    expired = [e.member_id for e in h.events("member.expired", "q")]
+    assert expired == [other, leader]  # the leader's own session (it never synced); other's only once
+
     parked_leader, _ = h.stable_group("p")
     h.join("p", parked_leader)  # parked in JoinGroup, waiting for the other: Kafka does not expire it there
     refused_since = await h.cluster.control.last_event_seq()
     with pytest.raises(ControlError, match="waiting in JoinGroup/SyncGroup"):
         await h.cluster.control.expire_session("p", parked_leader)
     assert h.cluster.events.filter("control.", since_seq=refused_since) == []  # a refused call records nothing
-    with pytest.raises(ControlError, match=r"no group 'nobody'; groups are \['g', 'p'\]"):
+    with pytest.raises(ControlError, match=r"no group 'nobody'; groups are \['g', 'p', 'q'\]"):
         await h.cluster.control.expire_session("nobody", "m")
 
 

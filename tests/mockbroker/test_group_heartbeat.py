@@ -101,6 +101,59 @@ def test_a_silent_member_expires_after_its_session_timeout_and_the_group_rebalan
     assert rejoin.generation_id == 2 and [m.member_id for m in rejoin.members] == [leader]
 
 
+def test_after_many_heartbeats_a_session_expires_exactly_one_timeout_after_the_last() -> None:
+    """A heartbeat moves the armed timer's deadline (Timers.postpone) rather than arming a new
+    one; the expiry instant is the same: the last heartbeat plus the session timeout."""
+    h = Harness()
+    leader, follower = h.stable_group(session=10_000, rebalance=60_000)
+    timer = h.group().members[follower].session_timer
+    for step in range(600):
+        h.advance(1 + (step * 7919) % 9_000)  # irregular gaps, each within the session
+        assert h.heartbeat("g", leader, 1) == ErrorCode.NONE
+        assert h.heartbeat("g", follower, 1) == ErrorCode.NONE
+        assert session_deadline(h, follower) == h.now + 10_000
+    assert h.group().members[follower].session_timer is timer  # moved 600 times, never re-armed
+    assert len(h.cluster.timers._heap) <= len(h.cluster.timers)  # one heap entry per timer, not per heartbeat
+    last = h.now
+    h.advance(5_000)
+    assert h.heartbeat("g", leader, 1) == ErrorCode.NONE  # the leader alone goes on
+    h.advance(4_999)
+    assert follower in h.group().members and h.events("member.expired") == []
+    h.advance(1)
+    (expired,) = h.events("member.expired")
+    assert (expired.member_id, expired.time_ms) == (follower, last + 10_000)
+    assert h.state() == "PreparingRebalance"
+
+
+def test_members_whose_sessions_end_at_the_same_instant_expire_in_the_order_of_their_last_heartbeats() -> None:
+    """Timers due at the same instant fire in the order they were last armed (a heartbeat arms
+    one); moving a deadline in place keeps that order, whatever order the members joined in."""
+    h = Harness()
+    ids = h.stable_group(members=4, session=10_000, rebalance=60_000)
+    h.advance(2_000)
+    order = [ids[2], ids[0], ids[3], ids[1]]
+    for member in order:
+        assert h.heartbeat("g", member, 1) == ErrorCode.NONE
+    h.advance(10_000)
+    assert [e.member_id for e in h.events("member.expired")] == order
+    assert {e.time_ms - h.start_ms for e in h.events("member.expired")} == {12_000}
+
+
+def test_a_heartbeat_after_an_ignored_expiry_arms_a_new_session_timer() -> None:
+    """A timer that fired while its member was parked is spent: the next re-arm is a new timer."""
+    h = Harness()
+    leader, follower = h.stable_group(session=10_000, rebalance=60_000)
+    spent = h.group().members[leader].session_timer
+    h.advance(5_000)
+    assert h.heartbeat("g", follower, 1) == ErrorCode.NONE  # follower until 15000
+    h.join("g", leader)  # parked; its session ends at 10000, ignored there
+    h.advance(5_000)
+    assert session_deadline(h, leader) is None and spent is not None and not spent.armed
+    h.join("g", follower)  # the join completes: both members' sessions are armed anew
+    assert h.group().members[leader].session_timer is not spent
+    assert session_deadline(h, leader) == h.now + 10_000
+
+
 def test_expiry_of_a_member_parked_in_join_is_ignored_until_the_join_completes() -> None:
     h = Harness()
     leader, follower = h.stable_group(session=10_000, rebalance=60_000)
