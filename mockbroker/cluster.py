@@ -44,6 +44,8 @@ _GROUP_CLEANUP_KEY = ("group-metadata-expiration", "before the coordinator")
 
 @dataclass(slots=True)
 class BrokerNode:
+    """One broker: its node id, rack, and the address it binds and the one it advertises."""
+
     node_id: int
     host: str  # bound host
     port: int  # bound port (0 until started)
@@ -54,6 +56,8 @@ class BrokerNode:
 
 @dataclass(slots=True)
 class Partition:
+    """One partition: its leader, replicas (some possibly offline) and log."""
+
     index: int
     leader_id: int
     replica_ids: list[int]
@@ -68,6 +72,8 @@ class Partition:
 
 @dataclass(slots=True)
 class Topic:
+    """One topic: name, topic id (KIP-516), partitions and topic-level configs."""
+
     name: str
     topic_id: uuid.UUID
     partitions: list[Partition]

@@ -23,6 +23,8 @@ DEFAULT_CAPACITY = 100_000
 
 @dataclass(frozen=True, slots=True)
 class Event:
+    """One recorded event (docs/events.md); ``to_json`` is its JSON Lines record."""
+
     seq: int  # 1, 2, ... per cluster: total order
     time_ms: int  # the cluster clock
     type: str  # e.g. "group.transition", "member.joined", "offset.committed"
