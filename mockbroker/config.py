@@ -19,6 +19,8 @@ KAFKA_SOCKET_REQUEST_MAX_BYTES = 104857600
 
 @dataclass(slots=True)
 class ClusterConfig:
+    """A cluster's settings: listeners and brokers, then Kafka-named settings (``from_kafka``)."""
+
     brokers: int = 1
     host: str = "127.0.0.1"  # where listeners bind
     port: int = 0  # first broker's port; 0 picks free ports; broker i listens on port + i otherwise

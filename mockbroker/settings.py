@@ -112,6 +112,8 @@ FLAG_NAMES: dict[str, str] = {
 
 @dataclass(frozen=True, slots=True)
 class TopicSpec:
+    """A topic to create at start, and where it was declared."""
+
     name: str
     partitions: int | None = None  # None: num.partitions
     replication_factor: int | None = None  # None: default.replication.factor
@@ -121,6 +123,8 @@ class TopicSpec:
 
 @dataclass(slots=True)
 class ServeSettings:
+    """Everything ``mockbroker serve`` runs with, resolved from every source, with each value's source."""
+
     cluster: ClusterConfig
     topics: list[TopicSpec]
     log_level: str = "info"

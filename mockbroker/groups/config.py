@@ -99,6 +99,8 @@ def migration_policy(value: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class GroupConfig:
+    """The group coordinator's settings, resolved (``from_cluster_config``) and checked together."""
+
     group_min_session_timeout_ms: int = MOCK_GROUP_MIN_SESSION_TIMEOUT_MS
     group_max_session_timeout_ms: int = 1800000
     group_initial_rebalance_delay_ms: int = MOCK_GROUP_INITIAL_REBALANCE_DELAY_MS

@@ -8,6 +8,7 @@ before it stopped.
 from __future__ import annotations
 
 import os
+import re
 import select
 import signal
 import socket
@@ -475,6 +476,47 @@ def test_serves_api_versions_then_stops_cleanly_on_a_signal(
     assert "Traceback" not in err
     with pytest.raises(ConnectionRefusedError):
         connect((host, port)).close()  # the listener is closed too
+
+
+# Imported by a cold `serve` only when used (issue #7, start-up): the other commands' parsers and
+# modules, fetch sessions (the first Fetch), uuid and its platform import (the first topic or a
+# codec with uuid fields), json (an event log file), and what only other commands need.
+DEFERRED_AT_START = (
+    "mockbroker.ctl",
+    "mockbroker.conformance",
+    "mockbroker.fetch_sessions",
+    "mockbroker.control",
+    "mockbroker.groups.coordinator",
+    "uuid",
+    "platform",
+    "json",
+    "random",
+    "tomllib",
+    "importlib.metadata",
+    "pipeline",
+)
+
+
+def imported_modules(verbose_stderr: str) -> set[str]:
+    """Module names from ``python -v`` lines: ``import 'name' # <loader>``. (``-X importtime`` would
+    miss modules loaded through importlib.import_module, as the handlers and codecs are.)"""
+    return {m.group(1) for m in re.finditer(r"^import '([\w.]+)' #", verbose_stderr, re.MULTILINE)}
+
+
+def test_a_cold_serve_answers_before_importing_what_it_does_not_need(serve: Any) -> None:
+    served: Served = serve("--port", "0", env={"PYTHONVERBOSE": "1"})
+    with connect(served.addresses[0]) as sock:
+        assert api_versions(sock).error_code == 0
+        # Each import is logged on the line-buffered stderr as it happens, so every import made
+        # before the answer is in the file now.
+        before_answer = imported_modules(served.stderr())
+    served.proc.send_signal(signal.SIGTERM)
+    assert served.proc.wait(EXIT_DEADLINE_S) == 0, served.stderr()
+    # The lines are there at all (a run that lost them would pass the check below vacuously).
+    assert {"asyncio", "mockbroker.server", "protocol.messages.api_versions"} <= before_answer
+    packages = tuple(f"{name}." for name in DEFERRED_AT_START)
+    deferred = {m for m in before_answer if m in DEFERRED_AT_START or m.startswith(packages)}
+    assert not deferred, f"imported before the first answer: {sorted(deferred)}"
 
 
 def test_port_0_gives_each_broker_a_free_port_and_topics_exist_when_ready(serve: Any) -> None:
