@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Coroutine, Generator
+from collections.abc import Callable, Coroutine, Generator
 from typing import TYPE_CHECKING, Any, cast
 
 from mockbroker.dispatch import CloseConnection, answer_cache, dispatch
@@ -215,7 +215,12 @@ class Connection(asyncio.Protocol):
                 if pending:
                     transport.writelines(pending)
                     pending = []
-                self.parked = asyncio.get_running_loop().create_task(self._finish(coro, step))
+                self.parked = parked = asyncio.get_running_loop().create_task(self._finish(coro, step))
+                if step is _NOT_STEPPED:
+                    # Cancelled before its first step (the connection closed, a broker went down),
+                    # the task never starts _finish, so nothing would ever run or close the
+                    # request's coroutine ("coroutine 'dispatch' was never awaited").
+                    parked.add_done_callback(_closer(coro))
                 return
         except (DecodeError, CloseConnection) as exc:
             if pending:  # the answers to the requests before the bad one still go out
@@ -263,6 +268,15 @@ class Connection(asyncio.Protocol):
 
 
 _NOT_STEPPED: Any = object()
+
+
+def _closer(coro: Coroutine[Any, Any, Any]) -> Callable[[asyncio.Task[None]], None]:
+    """A done callback closing ``coro`` (a no-op once it has run to its end)."""
+
+    def close(_task: asyncio.Task[None]) -> None:
+        coro.close()
+
+    return close
 
 
 class _Resume:
