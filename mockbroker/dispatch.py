@@ -70,7 +70,7 @@ def advertised_versions(cluster: MockCluster, handler: Handler) -> tuple[int, in
 
 
 async def dispatch(
-    cluster: MockCluster, broker: BrokerNode, frame: bytes, client: tuple[str, int]
+    cluster: MockCluster, broker: BrokerNode, frame: bytes | bytearray, client: tuple[str, int]
 ) -> list[Buffer] | None:
     """Handle one request frame; return the framed response, None for no response.
 
