@@ -7,7 +7,10 @@ holds its own connection while every other connection goes on. Responses go out 
 
 The request path is the broker's hot loop (bench/requests.py measures it), so a connection is an
 ``asyncio.Protocol`` (no StreamReader/StreamWriter, no task per connection):
-- ``data_received`` cuts the bytes into frames and handles every complete one before anything is
+- Reads go where the FrameBuffer says (an ``asyncio.BufferedProtocol``): into one receive buffer
+  shared by the server's connections, or straight into the buffer of a large frame still arriving
+  (a produce request's record batches then reach the log without a copy after the read).
+  ``buffer_updated`` cuts the bytes into frames and handles every complete one before anything is
   written; their responses leave in one ``writelines`` (one system call for a pipelining client's
   whole batch, not one each).
 - A request whose handler never waits is run to completion without the event loop: its dispatch
@@ -31,7 +34,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from mockbroker.dispatch import CloseConnection, dispatch
 from protocol.errors import DecodeError
-from protocol.framing import FrameBuffer
+from protocol.framing import RECEIVE_BUFFER_SIZE, FrameBuffer
 from protocol.primitives import Buffer
 
 if TYPE_CHECKING:
@@ -50,6 +53,9 @@ class BrokerServer:
         self.node = node
         self._server: asyncio.Server | None = None
         self._connections: set[Connection] = set()
+        # Every read of the server's connections goes here first (one at a time, on one event
+        # loop); the FrameBuffer leaves nothing in it (protocol.framing).
+        self.receive_buffer = bytearray(RECEIVE_BUFFER_SIZE)
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
@@ -81,7 +87,7 @@ class BrokerServer:
         return len(connections)
 
 
-class Connection(asyncio.Protocol):
+class Connection(asyncio.BufferedProtocol):
     """One client connection: frames in, responses out, in order."""
 
     __slots__ = (
@@ -102,7 +108,7 @@ class Connection(asyncio.Protocol):
         self.server = server
         self.cluster = server.cluster
         self.node = server.node
-        self.frames = FrameBuffer(server.cluster.config.socket_request_max_bytes)
+        self.frames = FrameBuffer(server.cluster.config.socket_request_max_bytes, server.receive_buffer)
         self.transport: asyncio.Transport | None = None
         self.client: tuple[str, int] = ("?", 0)
         self.parked: asyncio.Task[None] | None = None  # the request being waited for, if any
@@ -120,9 +126,12 @@ class Connection(asyncio.Protocol):
         self.client = (str(peer[0]), int(peer[1]))
         self.server._connections.add(self)
 
-    def data_received(self, data: bytes) -> None:
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self.frames.get_buffer(sizehint)
+
+    def buffer_updated(self, nbytes: int) -> None:
         try:
-            self.frames.feed(data)
+            self.frames.buffer_updated(nbytes)
         except DecodeError as exc:  # the stream was already broken (the connection is closing)
             self._close_for(exc)
             return

@@ -13,6 +13,7 @@ problem, not the framer's.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Iterator
 from struct import Struct
 from typing import NoReturn
@@ -20,7 +21,15 @@ from typing import NoReturn
 from protocol.errors import DecodeError, EncodeError, FrameTooLarge, InvalidValueError
 from protocol.primitives import Buffer
 
-__all__ = ["DEFAULT_MAX_FRAME_SIZE", "DIRECT_FRAME_SIZE", "FrameBuffer", "OwnedFrame", "encode_frame", "frame_bytes"]
+__all__ = [
+    "DEFAULT_MAX_FRAME_SIZE",
+    "DIRECT_FRAME_SIZE",
+    "RECEIVE_BUFFER_SIZE",
+    "FrameBuffer",
+    "OwnedFrame",
+    "encode_frame",
+    "frame_bytes",
+]
 
 # Kafka's socket.request.max.bytes default.
 DEFAULT_MAX_FRAME_SIZE = 104857600
@@ -28,16 +37,14 @@ DEFAULT_MAX_FRAME_SIZE = 104857600
 _SIZE = Struct(">i")
 _MAX_INT32 = 0x7FFFFFFF
 
-# Compact the buffer (drop consumed bytes from its front) once this many consumed bytes sit before
-# the read offset and they are at least half of it: each byte is then moved O(1) times amortised,
-# and small-frame traffic does not pay a memmove per frame.
-_COMPACT_AT = 64 * 1024
-
 # Frames of at least this many bytes are handed out as an OwnedFrame (a bytearray), and one still
 # arriving is assembled in place: a buffer of the frame's size is made once its size prefix is
-# read, and later reads are copied straight into it. Large frames are produce requests carrying
-# record batches; the log keeps them without copying them again (see OwnedFrame).
+# read, and later reads go straight into it. Large frames are produce requests carrying record
+# batches; the log keeps them without copying them again (see OwnedFrame).
 DIRECT_FRAME_SIZE = 64 * 1024
+
+# The receive buffer that reads go into between large frames (the size of uvloop's own).
+RECEIVE_BUFFER_SIZE = 256 * 1024
 
 
 class OwnedFrame(bytearray):
@@ -52,39 +59,56 @@ class OwnedFrame(bytearray):
 class FrameBuffer:
     """Cuts a byte stream into frame payloads.
 
-    ``feed(data)`` appends what the socket read; ``next_frame()`` returns the next complete payload,
-    or None until one is complete; ``frames()`` yields every complete payload. A payload is never a
-    view into the buffer, so callers may keep memoryview slices of it: frames below
+    Bytes come in either way: ``feed(data)`` (what a socket read returned), or, for an
+    ``asyncio.BufferedProtocol``, ``get_buffer()`` (where the next read should go) and then
+    ``buffer_updated(n)``. ``next_frame()`` returns the next complete payload, or None until one is
+    complete; ``frames()`` yields every complete payload. A payload is never a view into a buffer
+    the FrameBuffer reuses, so callers may keep memoryview slices of it: frames below
     ``DIRECT_FRAME_SIZE`` are ``bytes``, larger ones an ``OwnedFrame`` (a bytearray of their own),
     by size alone, whatever the read boundaries were.
 
-    Bytes are copied as little as possible, so that both many small frames in one read and one
-    large frame in many reads cost linear time, and a large frame is copied once in all:
-    - A read handed over as ``bytes`` while nothing else is buffered is kept as it is (immutable,
-      so it cannot change under us), and frames are cut from it; only a trailing partial frame is
-      copied, into a bytearray that later reads are appended to (consumed bytes are dropped in bulk).
+    Every byte is copied once after the read, so that both many small frames in one read and one
+    large frame in many reads cost linear time:
+    - Arriving bytes are cut into frames at once, each copied out of the read where it lies; only
+      the start of a frame still arriving is kept. So nothing is left in the receive buffer after
+      ``buffer_updated``, and one receive buffer can serve every connection of an event loop
+      (``receive_buffer``: reads into it are handled one at a time, each before the next read).
     - A frame of ``DIRECT_FRAME_SIZE`` or more still arriving gets its own buffer as soon as its
-      size prefix is read (``next_frame``); the bytes of it already read are moved there and later
-      reads are copied straight into it, and that buffer is the frame handed out.
+      size prefix has arrived; its bytes so far are moved there, and ``get_buffer`` hands out the
+      rest of it, so that the reads of the rest go straight into the frame handed out.
 
-    A stream error (FrameTooLarge, InvalidValueError for a negative size) is sticky: the stream
-    cannot be resynchronised, so every later call raises it again and nothing more is buffered.
+    A stream error (FrameTooLarge, InvalidValueError for a negative size) is raised by
+    ``next_frame`` once the frames before it have been taken, and is sticky from then on: the
+    stream cannot be resynchronised, so every later call raises it again and nothing more is
+    buffered.
     """
 
-    __slots__ = ("_buf", "_error", "_filled", "_frame", "_max", "_pos")
+    __slots__ = (
+        "_bad",
+        "_error",
+        "_filled",
+        "_frame",
+        "_into_frame",
+        "_max",
+        "_pending",
+        "_ready",
+        "_ready_bytes",
+        "_receive_buffer",
+    )
 
-    def __init__(self, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE) -> None:
+    def __init__(self, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE, receive_buffer: bytearray | None = None) -> None:
         if not 0 <= max_frame_size <= _MAX_INT32:
             raise ValueError(f"max_frame_size must be in [0, {_MAX_INT32}], not {max_frame_size}")
         self._max = max_frame_size
-        # Bytes received and not yet cut into frames start at _pos: a bytearray of our own, or the
-        # caller's immutable bytes (or a view of them) while nothing else is buffered.
-        self._buf: Buffer = b""
-        self._pos = 0
-        # A large frame being assembled in place, and how many of its bytes have arrived.
-        self._frame: OwnedFrame | None = None
-        self._filled = 0
-        self._error: DecodeError | None = None
+        self._receive_buffer = receive_buffer  # made on first use when not shared
+        self._ready: deque[bytes | OwnedFrame] = deque()  # complete frames, in order
+        self._ready_bytes = 0
+        self._pending = bytearray()  # the start of a small frame (or of a size prefix)
+        self._frame: OwnedFrame | None = None  # a large frame being assembled in place
+        self._filled = 0  # how many of its bytes have arrived
+        self._into_frame = False  # the last get_buffer handed out the rest of _frame
+        self._bad: DecodeError | None = None  # found in the stream, raised after the frames before it
+        self._error: DecodeError | None = None  # raised: sticky
 
     @property
     def max_frame_size(self) -> int:
@@ -93,97 +117,152 @@ class FrameBuffer:
     @property
     def buffered(self) -> int:
         """Bytes received but not yet returned as part of a frame."""
-        return len(self._buf) - self._pos + (self._filled if self._frame is not None else 0)
+        return self._ready_bytes + len(self._pending) + (self._filled if self._frame is not None else 0)
 
     def feed(self, data: Buffer) -> None:
-        """Append bytes read from the stream. Raises the stream's error if it already has one."""
+        """Take bytes read from the stream. Raises the stream's error if it already has one."""
         if self._error is not None:
             raise self._error
-        if not data:
-            return
-        borrow = type(data) is bytes  # immutable: safe to keep without copying
-        frame = self._frame
-        if frame is not None:
-            # The large frame in progress comes before anything else in the stream.
-            filled = self._filled
-            take = len(frame) - filled
-            if take >= len(data):
-                frame[filled : filled + len(data)] = data
-                self._filled = filled + len(data)
-                return
+        if data:
             view = memoryview(data)
-            frame[filled:] = view[:take]
-            self._filled = len(frame)
-            data = view[take:]
-        buf, pos = self._buf, self._pos
-        if pos >= len(buf):  # nothing else buffered
-            if borrow:
-                self._buf, self._pos = data, 0
-                return
-            buf, self._pos = bytearray(), 0
-            self._buf = buf
-        elif not isinstance(buf, bytearray):  # a borrowed read with a partial frame left in it
-            buf, self._pos = bytearray(memoryview(buf)[pos:]), 0
-            self._buf = buf
-        elif pos >= _COMPACT_AT and pos * 2 >= len(buf):
-            del buf[:pos]
-            self._pos = 0
-        buf += data
+            self._receive(view if view.itemsize == 1 else view.cast("B"))
+
+    def get_buffer(self, sizehint: int = -1) -> memoryview:
+        """Where the next read should go (``asyncio.BufferedProtocol.get_buffer``): the rest of the
+        large frame being assembled, or else the receive buffer. ``sizehint`` is not needed."""
+        frame = self._frame
+        self._into_frame = frame is not None
+        if frame is not None:
+            return memoryview(frame)[self._filled :]
+        if self._receive_buffer is None:
+            self._receive_buffer = bytearray(RECEIVE_BUFFER_SIZE)
+        return memoryview(self._receive_buffer)
+
+    def buffer_updated(self, nbytes: int) -> None:
+        """``nbytes`` were read into the last ``get_buffer`` (``asyncio.BufferedProtocol``). Raises
+        the stream's error if it already has one."""
+        if self._error is not None:
+            raise self._error
+        if self._into_frame:
+            self._into_frame = False
+            frame = self._frame
+            assert frame is not None
+            self._filled += nbytes
+            if self._filled == len(frame):
+                self._frame_done(frame)
+        elif nbytes:
+            assert self._receive_buffer is not None
+            self._receive(memoryview(self._receive_buffer)[:nbytes])
 
     def next_frame(self) -> bytes | OwnedFrame | None:
-        """The next complete frame's payload, or None if the buffer does not hold one yet.
+        """The next complete frame's payload, or None if none has arrived yet.
 
-        Raises FrameTooLarge or InvalidValueError as soon as the 4-byte size prefix is buffered,
-        whether or not any of the payload has arrived.
+        Raises FrameTooLarge or InvalidValueError once every frame before a bad size prefix has
+        been returned, whether or not any of that frame's payload has arrived.
         """
         if self._error is not None:
             raise self._error
-        frame = self._frame
-        if frame is not None:
-            if self._filled < len(frame):
-                return None
-            self._frame = None
+        if self._ready:
+            frame = self._ready.popleft()
+            self._ready_bytes -= len(frame)
             return frame
-        buf = self._buf
-        pos = self._pos
-        available = len(buf) - pos
-        if available < 4:
-            return None
-        (size,) = _SIZE.unpack_from(buf, pos)
-        if size < 0:
-            self._fail(InvalidValueError(f"frame size prefix is negative ({size})"))
-        if size > self._max:
-            self._fail(FrameTooLarge(size, self._max))
-        start = pos + 4
-        end = start + size
-        if available - 4 < size:
-            if size >= DIRECT_FRAME_SIZE:
-                # Assemble it in place: its bytes so far are the last in the buffer.
-                self._frame = frame = OwnedFrame(size)
-                self._filled = available - 4
-                with memoryview(buf) as view:
-                    frame[: self._filled] = view[start:]
-                self._buf, self._pos = b"", 0
-            return None
-        # Copy through a memoryview so the payload is copied once (a slice would copy twice); the
-        # view is released before returning so that a bytearray buffer can be resized again.
-        with memoryview(buf) as view:
-            payload = view[start:end]
-            out = payload.tobytes() if size < DIRECT_FRAME_SIZE else OwnedFrame(payload)
-            payload.release()
-        self._pos = end
-        return out
+        if self._bad is not None:
+            self._fail(self._bad)
+        return None
 
     def frames(self) -> Iterator[bytes | OwnedFrame]:
         """Yield every complete frame's payload currently buffered."""
         while (frame := self.next_frame()) is not None:
             yield frame
 
+    # -- cutting ------------------------------------------------------------------------------------
+
+    def _receive(self, data: memoryview) -> None:
+        """Cut arrived bytes into frames (copied out, in order), keeping the frame still arriving
+        at the end: its start in _pending, or a large one in its own buffer."""
+        while data and self._bad is None:
+            frame = self._frame
+            if frame is not None:  # the rest of a large frame comes first
+                filled = self._filled
+                take = min(len(frame) - filled, len(data))
+                frame[filled : filled + take] = data[:take]
+                self._filled = filled + take
+                data = data[take:]
+                if self._filled == len(frame):
+                    self._frame_done(frame)
+                continue
+            pending = self._pending
+            if pending:  # the start of a frame arrived earlier: complete it from data
+                if len(pending) < 4:
+                    take = min(4 - len(pending), len(data))
+                    pending += data[:take]
+                    data = data[take:]
+                    if len(pending) < 4:
+                        return
+                size = self._size(pending, 0)
+                if size is None:
+                    return
+                if size >= DIRECT_FRAME_SIZE:
+                    self._start_frame(size, memoryview(pending)[4:])
+                    pending.clear()
+                    continue
+                take = min(4 + size - len(pending), len(data))
+                pending += data[:take]
+                data = data[take:]
+                if len(pending) == 4 + size:
+                    self._ready.append(bytes(memoryview(pending)[4:]))
+                    self._ready_bytes += size
+                    pending.clear()
+                continue
+            # Nothing pending: cut whole frames out of data where they lie.
+            n, pos = len(data), 0
+            while n - pos >= 4:
+                size = self._size(data, pos)
+                if size is None:
+                    return
+                end = pos + 4 + size
+                if end > n:
+                    if size >= DIRECT_FRAME_SIZE:
+                        self._start_frame(size, data[pos + 4 :])
+                        pos = n
+                    break
+                payload = data[pos + 4 : end]
+                self._ready.append(payload.tobytes() if size < DIRECT_FRAME_SIZE else OwnedFrame(payload))
+                self._ready_bytes += size
+                pos = end
+            if pos < n:
+                pending += data[pos:]
+            return
+
+    def _size(self, buf: Buffer, pos: int) -> int | None:
+        """The size prefix at ``pos``, or None for a bad one (remembered; nothing more is kept)."""
+        (size,) = _SIZE.unpack_from(buf, pos)
+        if size < 0:
+            self._bad = InvalidValueError(f"frame size prefix is negative ({size})")
+        elif size > self._max:
+            self._bad = FrameTooLarge(size, self._max)
+        else:
+            return int(size)
+        self._pending = bytearray()
+        return None
+
+    def _start_frame(self, size: int, start: memoryview) -> None:
+        self._frame = frame = OwnedFrame(size)
+        frame[: len(start)] = start
+        self._filled = len(start)
+
+    def _frame_done(self, frame: OwnedFrame) -> None:
+        self._ready.append(frame)
+        self._ready_bytes += len(frame)
+        self._frame = None
+        self._filled = 0
+
     def _fail(self, error: DecodeError) -> NoReturn:
         self._error = error
         # The connection is going to be closed; drop what was buffered.
-        self._buf = b""
-        self._pos = 0
+        self._ready.clear()
+        self._ready_bytes = 0
+        self._pending = bytearray()
         self._frame = None
         self._filled = 0
         raise error
