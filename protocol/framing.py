@@ -7,8 +7,9 @@ FrameBuffer and takes complete payloads out; this module never touches a socket 
 Limits follow the broker's NetworkReceive: a negative size is invalid, and a size above
 ``socket.request.max.bytes`` (default 104857600 = 100 MiB) is refused from the 4-byte prefix alone,
 before any of the payload is buffered, so a client cannot make the broker allocate memory by
-announcing a huge frame. A zero size is a valid (empty) frame; what it holds is the decoder's
-problem, not the framer's.
+announcing a huge frame. A large frame within the limit gets its whole buffer as soon as its size
+is known, as NetworkReceive allocates it. A zero size is a valid (empty) frame; what it holds is
+the decoder's problem, not the framer's.
 """
 
 from __future__ import annotations
