@@ -117,7 +117,7 @@ def advertised_versions(cluster: MockCluster, handler: Handler) -> tuple[int, in
 
 
 async def dispatch(
-    cluster: MockCluster, broker: BrokerNode, frame: bytes, client: tuple[str, int]
+    cluster: MockCluster, broker: BrokerNode, frame: bytes | bytearray, client: tuple[str, int]
 ) -> list[Buffer] | None:
     """Handle one request frame; return the framed response, None for no response.
 
@@ -173,7 +173,7 @@ async def dispatch(
     except Exception as exc:
         cluster.record_internal_error(exc)
         raise CloseConnection(f"internal error encoding {handler.name}") from exc
-    if type(response) is registry.Encoded and response.valid is not None and not intercepting:
+    if type(response) is registry.Encoded and response.valid is not None and not intercepting and type(frame) is bytes:
         _remember(cluster, frame, api_key, chunks, response.valid)
     return chunks
 

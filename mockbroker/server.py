@@ -7,7 +7,10 @@ holds its own connection while every other connection goes on. Responses go out 
 
 The request path is the broker's hot loop (bench/requests.py measures it), so a connection is an
 ``asyncio.Protocol`` (no StreamReader/StreamWriter, no task per connection):
-- ``data_received`` cuts the bytes into frames and handles every complete one before anything is
+- Reads go where the FrameBuffer says (an ``asyncio.BufferedProtocol``): into one receive buffer
+  shared by the server's connections, or straight into the buffer of a large frame still arriving
+  (a produce request's record batches then reach the log without a copy after the read).
+  ``buffer_updated`` cuts the bytes into frames and handles every complete one before anything is
   written; their responses leave in one ``writelines`` (one system call for a pipelining client's
   whole batch, not one each).
 - A request whose handler never waits is run to completion without the event loop: its dispatch
@@ -33,7 +36,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from mockbroker.dispatch import CloseConnection, answer_cache, dispatch
 from protocol.errors import DecodeError
-from protocol.framing import FrameBuffer
+from protocol.framing import RECEIVE_BUFFER_SIZE, FrameBuffer
 from protocol.primitives import Buffer
 
 if TYPE_CHECKING:
@@ -53,6 +56,9 @@ class BrokerServer:
         self._server: asyncio.Server | None = None
         self._connections: set[Connection] = set()
         self.answers = answer_cache(cluster)  # answers by request bytes (mockbroker.dispatch)
+        # Every read of the server's connections goes here first (one at a time, on one event
+        # loop); the FrameBuffer leaves nothing in it (protocol.framing).
+        self.receive_buffer = bytearray(RECEIVE_BUFFER_SIZE)
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
@@ -84,7 +90,7 @@ class BrokerServer:
         return len(connections)
 
 
-class Connection(asyncio.Protocol):
+class Connection(asyncio.BufferedProtocol):
     """One client connection: frames in, responses out, in order."""
 
     __slots__ = (
@@ -107,7 +113,7 @@ class Connection(asyncio.Protocol):
         self.cluster = server.cluster
         self.node = server.node
         self.answers = server.answers
-        self.frames = FrameBuffer(server.cluster.config.socket_request_max_bytes)
+        self.frames = FrameBuffer(server.cluster.config.socket_request_max_bytes, server.receive_buffer)
         self.transport: asyncio.Transport | None = None
         self.client: tuple[str, int] = ("?", 0)
         self.parked: asyncio.Task[None] | None = None  # the request being waited for, if any
@@ -125,9 +131,12 @@ class Connection(asyncio.Protocol):
         self.client = (str(peer[0]), int(peer[1]))
         self.server._connections.add(self)
 
-    def data_received(self, data: bytes) -> None:
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self.frames.get_buffer(sizehint)
+
+    def buffer_updated(self, nbytes: int) -> None:
         try:
-            self.frames.feed(data)
+            self.frames.buffer_updated(nbytes)
         except DecodeError as exc:  # the stream was already broken (the connection is closing)
             self._close_for(exc)
             return
@@ -196,7 +205,14 @@ class Connection(asyncio.Protocol):
                 # still valid: the answer again, with this request's correlation id (answer_key,
                 # inlined). Everything else (and any entry no longer valid) goes to dispatch. The
                 # api key's low byte picks the API's entries (for the keys Kafka has, the key).
-                if len(frame) >= 10 and (by_api := answers.get(frame[1])) is not None and not cluster.intercepting:
+                # Entries are made from bytes frames only: a large frame read into its own buffer
+                # (protocol.framing.OwnedFrame, a bytearray) is never a cached question.
+                if (
+                    type(frame) is bytes
+                    and len(frame) >= 10
+                    and (by_api := answers.get(frame[1])) is not None
+                    and not cluster.intercepting
+                ):
                     hit = by_api.get(frame[:4] + frame[8:])
                     if hit is not None and caps.get(hit[1]) == hit[2] and hit[0](cluster):
                         pending += (hit[3], frame[4:8], hit[4])

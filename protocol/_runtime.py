@@ -26,9 +26,10 @@ def decode_failure(exc: BaseException | None, name: str, version: int, data: obj
         return TruncatedError(f"{name} v{version}: the buffer ends inside the message")
     if isinstance(exc, DecodeError):
         return exc
-    if not isinstance(data, bytes):
+    if not isinstance(data, bytes | bytearray):
         # Decoders slice and decode bytes (the fastest path in CPython); the broker's frame
-        # buffer hands out bytes. Anything else is the caller's mistake, not the peer's.
+        # buffer hands out bytes, or a bytearray of its own for a large Produce frame
+        # (registry.decode_request). Anything else is the caller's mistake, not the peer's.
         raise TypeError(f"{name}.decode takes bytes, not {type(data).__name__}") from exc
     if isinstance(exc, KeyError):
         return DecodeError(f"{name} has no version {version}")

@@ -34,6 +34,7 @@ from protocol.primitives import INT32, Buffer, read_nullable_string, skip_tagged
 from protocol.schema import MessageSpec
 
 API_VERSIONS_KEY = 18
+PRODUCE_KEY = 0  # decoded from a caller-owned bytearray frame as it is (decode_request)
 _HEADER_FIXED = Struct(">hhi")  # request header: api key, api version, correlation id
 _HEADER_V1 = Struct(">hhih")  # the same and the client id's length (header v1 and v2)
 _CORRELATION = Struct(">i")  # a response's header v0
@@ -140,11 +141,15 @@ def set_module_loader(loader: Callable[[str], ModuleType] | None) -> None:
         api._request = api._response = None
 
 
-def decode_request(frame: bytes) -> tuple[RequestHeader, Any]:
+def decode_request(frame: bytes | bytearray) -> tuple[RequestHeader, Any]:
     """Decode one request frame (without its size prefix) into (header, request).
 
     Raises UnknownApiError or UnsupportedVersionError (carrying what a reply needs) for APIs
     and versions this codec does not know, and DecodeError for malformed bytes.
+
+    ``frame`` is ``bytes``, or a bytearray the caller owns (large frames, protocol.framing.OwnedFrame):
+    Produce is decoded from that buffer itself, so its record batches are slices of it that the
+    broker's log can keep without a copy; every other API's decoder takes bytes, and gets a copy.
     """
     # The broker's hot path: the header is read here in one pass (decode_request_header's work).
     # Fixed fields and the client id's length in one unpack; anything unusual (a short frame, a
@@ -180,6 +185,8 @@ def decode_request(frame: bytes) -> tuple[RequestHeader, Any]:
             pos += 1
         else:
             pos = skip_tagged_fields(frame, pos)
+    if type(frame) is not bytes and api_key != PRODUCE_KEY:
+        frame = bytes(frame)  # the decoders slice bytes (compiled ones accept nothing else)
     request = api._request if api._request is not None else api._load()[0]
     body, _ = request.decode_from(frame, api_version, pos)
     return RequestHeader(api_key, api_version, correlation_id, client_id), body

@@ -106,6 +106,7 @@ def _produce_topic(
                 api_version=ctx.api_version,
                 client_id=ctx.client_id,
                 now_ms=ctx.now_ms,
+                may_keep_frame=not ctx.inspected,
             )
         out.append(_partition_response(ctx, topic, data, result))
     return out

@@ -30,7 +30,9 @@ class StoredBatch:
     base_offset: int
     last_offset: int
     max_timestamp: int
-    data: bytearray  # the whole batch, base offset patched
+    # The whole batch, base offset patched: a buffer of its own, or a writable view of a produce
+    # request's frame that the log keeps instead of copying it (replica_manager.append_records).
+    data: bytearray | memoryview
     producer_id: int
     is_transactional: bool
     is_control: bool
@@ -88,8 +90,8 @@ class PartitionLog:
             return max(min(self.open_txn_first_offset.values()), self.log_start_offset)
         return self.high_watermark
 
-    def append(self, batch: bytearray, header: RecordBatchHeader) -> int:
-        """Append one validated batch (a buffer the log now owns); return its base offset."""
+    def append(self, batch: bytearray | memoryview, header: RecordBatchHeader) -> int:
+        """Append one validated batch (a writable buffer the log now owns); return its base offset."""
         base = self.log_end_offset
         patch_base_offset(batch, base)
         patch_partition_leader_epoch(batch, self.leader_epoch)

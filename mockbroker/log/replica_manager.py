@@ -6,7 +6,7 @@ ReplicaManager / Partition / UnifiedLog.
 - ``append_records``: one partition of a Produce request, checked in Kafka's order
   (ProduceRequest.validateRecords, ReplicaManager.appendToLocalLog,
   UnifiedLog.analyzeAndValidateRecords, LogValidator.validateBatch, the producer state), then
-  copied once, appended, and retention applied.
+  appended (copied at most once) and retention applied.
 
 Errors are values: every outcome is an ``AppendResult`` carrying a Kafka error code.
 """
@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from mockbroker.log.retention import RETENTION_CHECK_INTERVAL_MS
 from mockbroker.topic_configs import effective_value
 from protocol.errors import CorruptRecordError, ErrorCode
+from protocol.framing import OwnedFrame
 from protocol.primitives import Buffer
 from protocol.records import (
     Compression,
@@ -96,8 +97,13 @@ def append_records(
     api_version: int,
     client_id: str,
     now_ms: int,
+    may_keep_frame: bool = False,
 ) -> AppendResult:
-    """Validate and append one partition's records of a Produce request."""
+    """Validate and append one partition's records of a Produce request.
+
+    ``may_keep_frame``: nobody but this request sees its frame (no interceptor or request log),
+    so a batch that is nearly all of a frame the broker read into a buffer of its own may be kept
+    in that buffer rather than copied (see the end)."""
     where = f"{topic.name}-{partition.index}"
     # ProduceRequest.validateRecords (v3+): exactly one batch, magic 2, no zstd before v7.
     try:
@@ -172,10 +178,20 @@ def append_records(
             )
         if check.error != ErrorCode.NONE:
             return _fail(check.error, check.message)
-    # The one copy of the produce path: the records are a view into the request frame (immutable
-    # bytes, and released with it); the log keeps a buffer of its own, patched in place
-    # (base offset, leader epoch, LogAppendTime) and later written to fetchers as it is.
-    batch = bytearray(view)
+    # The records are a view into the request frame; the log keeps a buffer it may patch in place
+    # (base offset, leader epoch, LogAppendTime) and later writes to fetchers as it is. A large
+    # frame was read into a buffer of its own (OwnedFrame) that only this request refers to: when
+    # this batch is nearly all of it (one partition per request, as librdkafka sends), the log
+    # keeps the frame itself, so the produced bytes are never copied after the socket read; at
+    # most 1/8 more is held than the batch. Otherwise (a bytes frame, several partitions, a
+    # caller's own buffer, or an interceptor or the request log that may look at the request
+    # later) the batch is copied once.
+    frame = view.obj
+    batch: bytearray | memoryview
+    if may_keep_frame and isinstance(frame, OwnedFrame) and 8 * len(view) >= 7 * len(frame):
+        batch = view
+    else:
+        batch = bytearray(view)
     log_append_time_ms = -1
     if is_log_append_time(cluster, topic):
         patch_log_append_time(batch, now_ms)  # LogValidator: in place for v2, the CRC recomputed

@@ -7,6 +7,7 @@ import uuid
 from mockbroker import MockCluster
 from protocol import registry
 from protocol.errors import ErrorCode
+from protocol.framing import DIRECT_FRAME_SIZE, OwnedFrame
 from protocol.headers import RequestHeader
 from protocol.messages.api_versions import ApiVersionsRequest
 from protocol.messages.init_producer_id import InitProducerIdRequest, InitProducerIdResponse
@@ -181,6 +182,66 @@ async def test_log_append_time_topics_stamp_the_broker_clock(cluster: MockCluste
     header, records = decode_batch(stored.data)  # the CRC was recomputed: it decodes
     assert header.timestamp_type == TimestampType.LOG_APPEND_TIME
     assert [r.timestamp for r in records] == [p.log_append_time_ms] * 2
+    await client.close()
+
+
+def _big_batch() -> bytes:
+    # 80 records of 1 KiB: a Produce frame above protocol.framing.DIRECT_FRAME_SIZE.
+    return batch(*[bytes([i]) * 1024 for i in range(80)])
+
+
+async def test_a_large_produce_frame_is_kept_in_the_log_as_it_was_read(cluster: MockCluster) -> None:
+    """A large frame is read into a buffer of its own (OwnedFrame); its one batch is kept there,
+    base offset and leader epoch patched in place, rather than copied."""
+    cluster.create_topic("t", 1)
+    client = await leader_client(cluster, "t")
+    sent = _big_batch()
+    assert len(sent) >= DIRECT_FRAME_SIZE
+    for expected_base in (0, 80):
+        p = await produce(client, cluster, "t", sent)
+        assert (p.error_code, p.base_offset) == (ErrorCode.NONE, expected_base)
+    first, second = cluster.topics["t"].partitions[0].log.batches
+    for stored, base in ((first, 0), (second, 80)):
+        assert isinstance(stored.data, memoryview) and isinstance(stored.data.obj, OwnedFrame)
+        assert len(stored.data.obj) - len(sent) < 100  # the frame is the batch and a small header
+        header, records = decode_batch(stored.data)
+        assert (header.base_offset, header.partition_leader_epoch, len(records)) == (base, 0, 80)
+        assert bytes(stored.data[8:12]) == sent[8:12] and bytes(stored.data[16:]) == sent[16:]
+    assert first.data.obj is not second.data.obj
+    await client.close()
+
+
+async def test_a_large_frame_is_copied_while_the_request_log_is_on(cluster: MockCluster) -> None:
+    """The request log keeps the request, whose records are a view of the frame: the log copies
+    the batch, so what the request log shows is what the client sent (base offset 0)."""
+    cluster.create_topic("t", 1)
+    await cluster.control.enable_request_log()
+    client = await leader_client(cluster, "t")
+    await produce(client, cluster, "t", _big_batch())
+    p = await produce(client, cluster, "t", _big_batch())
+    assert (p.error_code, p.base_offset) == (ErrorCode.NONE, 80)
+    stored = cluster.topics["t"].partitions[0].log.batches[1]
+    assert type(stored.data) is bytearray
+    (logged, _) = await cluster.control.requests("Produce")
+    records = logged.request.topic_data[0].partition_data[0].records
+    assert bytes(records) == _big_batch()
+    await client.close()
+
+
+async def test_a_batch_that_is_a_small_part_of_a_large_frame_is_copied(cluster: MockCluster) -> None:
+    """Several partitions in one large frame: each batch is copied, so that the log never holds
+    much more than the batches themselves (a kept batch pins its whole frame)."""
+    topic = cluster.create_topic("t", 2)
+    leader = topic.partitions[0].leader_id
+    topic.partitions[1].leader_id, topic.partitions[1].replica_ids = leader, [leader]  # both on one broker
+    client = await leader_client(cluster, "t")
+    partitions = [PartitionProduceData(i, _big_batch()) for i in range(2)]
+    req = ProduceRequest(acks=-1, timeout_ms=5000, topic_data=[TopicProduceData("t", partition_data=partitions)])
+    resp = await client.request(PRODUCE, 9, req)
+    assert [p.error_code for p in resp.responses[0].partition_responses] == [ErrorCode.NONE] * 2
+    for partition in cluster.topics["t"].partitions:
+        (stored,) = partition.log.batches
+        assert type(stored.data) is bytearray and bytes(stored.data[16:]) == _big_batch()[16:]
     await client.close()
 
 

@@ -23,7 +23,9 @@ async def test_a_request_cancelled_before_its_task_ran_leaves_no_unawaited_corou
         await asyncio.sleep(0)
     (connection,) = server._connections
     frame = registry.encode_request(RequestHeader(18, 3, 1, "t"), ApiVersionsRequest("lib", "1.0"))
-    connection.data_received(frame)  # the request goes to a task that has not run yet...
+    buffer = connection.get_buffer(len(frame))  # a read of the whole frame (asyncio.BufferedProtocol)
+    buffer[: len(frame)] = frame
+    connection.buffer_updated(len(frame))  # the request goes to a task that has not run yet...
     task = connection.parked
     assert task is not None
     request = task.get_coro().cr_frame.f_locals["coro"]  # type: ignore[union-attr]

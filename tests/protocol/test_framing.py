@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import struct
 
 import pytest
@@ -9,7 +10,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol.errors import DecodeError, EncodeError, FrameTooLarge, InvalidValueError
-from protocol.framing import DEFAULT_MAX_FRAME_SIZE, FrameBuffer, encode_frame, frame_bytes
+from protocol.framing import (
+    DEFAULT_MAX_FRAME_SIZE,
+    DIRECT_FRAME_SIZE,
+    RECEIVE_BUFFER_SIZE,
+    FrameBuffer,
+    OwnedFrame,
+    encode_frame,
+    frame_bytes,
+)
 
 FAST = settings(max_examples=60, deadline=None)
 
@@ -149,15 +158,15 @@ def test_large_frame_in_many_pieces() -> None:
 
 
 def test_many_small_frames_compact_the_buffer() -> None:
-    """Consumed bytes are dropped as frames are taken, so the buffer does not grow without bound
-    even when every read ends inside a frame."""
+    """Arriving bytes are cut into frames at once, so only the start of the frame still arriving
+    stays buffered, even when every read ends inside a frame."""
     data = framed(*[b"x" * 10] * 30_000)
     buf = FrameBuffer()
     count = 0
     for i in range(0, len(data), 7777):
         buf.feed(data[i : i + 7777])
         count += len(list(buf.frames()))
-        assert len(buf._buf) <= 2 * 64 * 1024 + 7777
+        assert buf.buffered < 14  # at most a partial 14-byte frame
     assert count == 30_000
     assert buf.buffered == 0
 
@@ -251,3 +260,101 @@ def test_random_streams_split_anywhere_match_one_feed(data: bytes, cuts: list[in
     """Arbitrary bytes: whatever the split, the same frames come out and the same error (only
     DecodeError subclasses) ends the stream."""
     assert _run(_split(data, cuts), max_size) == _run([data], max_size)
+
+
+def _read_all(buf: FrameBuffer, data: bytes, sizes: list[int]) -> list[bytes | OwnedFrame]:
+    """Deliver ``data`` as an asyncio.BufferedProtocol transport does: each read fills up to
+    the next size of ``sizes`` (cycled) of what get_buffer handed out; frames taken after each."""
+    got: list[bytes | OwnedFrame] = []
+    pos, i = 0, 0
+    while pos < len(data):
+        target = buf.get_buffer(-1)
+        n = min(len(target), sizes[i % len(sizes)], len(data) - pos)
+        target[:n] = data[pos : pos + n]
+        del target  # the transport lets go of the buffer before buffer_updated (uvloop)
+        buf.buffer_updated(n)
+        pos, i = pos + n, i + 1
+        got.extend(buf.frames())
+    return got
+
+
+BIG = bytes(range(256)) * (DIRECT_FRAME_SIZE // 256)  # exactly DIRECT_FRAME_SIZE
+
+
+@FAST
+@given(
+    payloads=st.lists(st.sampled_from([b"", b"abc", b"q" * 700, BIG[:-1], BIG, BIG + b"tail"]), max_size=6),
+    sizes=st.lists(st.integers(min_value=1, max_value=100_000), min_size=1, max_size=6),
+    buffered_reads=st.booleans(),
+)
+def test_large_frames_are_owned_and_small_ones_bytes_whatever_the_reads(
+    payloads: list[bytes], sizes: list[int], buffered_reads: bool
+) -> None:
+    data = framed(*payloads)
+    buf = FrameBuffer()
+    if buffered_reads:
+        got = _read_all(buf, data, sizes)
+    else:
+        got = []
+        for piece in _split(data, list(itertools.accumulate(sizes * (1 + len(data) // sum(sizes))))):
+            buf.feed(piece)
+            got.extend(buf.frames())
+    assert got == payloads
+    assert [type(f) for f in got] == [OwnedFrame if len(p) >= DIRECT_FRAME_SIZE else bytes for p in payloads]
+    assert buf.buffered == 0
+
+
+def test_reads_go_straight_into_a_large_frame_once_its_size_is_known() -> None:
+    payload = BIG * 4
+    data = framed(payload)
+    buf = FrameBuffer()
+    first = buf.get_buffer()
+    first[:1000] = data[:1000]
+    buf.buffer_updated(1000)  # the prefix and the start, read into the receive buffer
+    assert buf.next_frame() is None and buf.buffered == 1000 - 4
+    target = buf.get_buffer()
+    assert len(target) == len(payload) - (1000 - 4)  # exactly the rest of the frame
+    frame_buffer = target.obj
+    target[:] = data[1000:]
+    buf.buffer_updated(len(data) - 1000)
+    frame = buf.next_frame()
+    assert frame is frame_buffer and frame == payload
+
+
+def test_one_receive_buffer_serves_many_streams() -> None:
+    """Nothing stays in the shared receive buffer after buffer_updated: interleaved reads of
+    two streams through one buffer give each stream its own frames."""
+    shared = bytearray(RECEIVE_BUFFER_SIZE)
+    a, b = FrameBuffer(receive_buffer=shared), FrameBuffer(receive_buffer=shared)
+    streams = {a: framed(b"a1", b"a2" * 50, BIG + b"a3", b"a4"), b: framed(b"b1" * 30, b"b2", BIG + b"b3")}
+    got: dict[FrameBuffer, list[bytes | OwnedFrame]] = {a: [], b: []}
+    pos = {a: 0, b: 0}
+    while any(pos[s] < len(streams[s]) for s in streams):
+        for s, data in streams.items():
+            if pos[s] < len(data):
+                target = s.get_buffer()
+                n = min(len(target), 7, len(data) - pos[s])
+                target[:n] = data[pos[s] : pos[s] + n]
+                del target
+                s.buffer_updated(n)
+                pos[s] += n
+                shared[:] = b"\xee" * len(shared)  # whatever the next read leaves there
+                got[s].extend(s.frames())
+    assert got[a] == [b"a1", b"a2" * 50, BIG + b"a3", b"a4"]
+    assert got[b] == [b"b1" * 30, b"b2", BIG + b"b3"]
+
+
+def test_buffered_reads_deliver_the_frames_before_a_bad_size_then_fail() -> None:
+    buf = FrameBuffer(max_frame_size=100)
+    data = framed(b"ok", b"fine") + struct.pack(">i", 101) + b"x" * 50
+    for i in range(0, len(data), 3):  # every read in before any frame is taken
+        target = buf.get_buffer()
+        target[: len(data[i : i + 3])] = data[i : i + 3]
+        del target
+        buf.buffer_updated(len(data[i : i + 3]))
+    assert [buf.next_frame(), buf.next_frame()] == [b"ok", b"fine"]
+    with pytest.raises(FrameTooLarge):
+        buf.next_frame()
+    with pytest.raises(FrameTooLarge):
+        buf.buffer_updated(0)
+    assert buf.buffered == 0

@@ -55,6 +55,30 @@ def test_random_message_round_trips(cls: type, version: int, data: st.DataObject
     assert back.encode(version) == encoded
 
 
+PRODUCE_CASES = [(cls, v) for cls, v in CASES if cls.__name__ == "ProduceRequest"]
+
+
+@pytest.mark.parametrize(("cls", "version"), PRODUCE_CASES, ids=[f"v{v}" for _, v in PRODUCE_CASES])
+@FAST
+@given(data=st.data())
+def test_produce_request_decodes_from_a_bytearray(cls: type, version: int, data: st.DataObject) -> None:
+    """Large Produce frames reach their decoder as the bytearray they were read into
+    (protocol.framing.OwnedFrame, registry.decode_request): the same message as from bytes, its
+    records slices of that very buffer; and bad bytes still raise only DecodeError."""
+    msg = data.draw(ms.message(cls, version))
+    encoded = msg.encode(version)
+    frame = bytearray(encoded)
+    back, end = cls.decode_from(frame, version)  # type: ignore[attr-defined]
+    assert end == len(encoded)
+    assert back == cls.decode_from(encoded, version)[0]  # type: ignore[attr-defined]
+    for topic in back.topic_data:
+        for partition in topic.partition_data:
+            assert partition.records is None or partition.records.obj is frame
+    cut = data.draw(st.integers(0, max(0, len(encoded) - 1)))
+    with contextlib.suppress(DecodeError):
+        cls.decode(bytearray(encoded[:cut]), version)  # type: ignore[attr-defined]
+
+
 def _has_oracle(cls: type, version: int) -> bool:
     kp_cls = ms.kp_class(cls.__name__)
     return kp_cls is not None and kp_cls.min_version <= version <= kp_cls.max_version

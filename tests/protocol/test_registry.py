@@ -109,3 +109,26 @@ def test_bad_client_ids_are_decode_errors(client_id_field: bytes) -> None:
     frame = (12).to_bytes(2, "big") + (0).to_bytes(2, "big") + (7).to_bytes(4, "big") + client_id_field
     with pytest.raises(DecodeError):
         registry.decode_request(frame)
+
+
+@pytest.mark.parametrize("version", [0, 9])
+def test_a_bytearray_frame_of_any_api_but_produce_is_decoded_as_bytes(version: int) -> None:
+    """Large frames come from the frame buffer as bytearrays (OwnedFrame); decoders other than
+    Produce's take bytes (JoinGroup's may be compiled), and bytes fields come back as bytes."""
+    header, body = registry.decode_request(bytearray(kp_join_frame(version)))
+    assert header.correlation_id == 42
+    assert body.protocols[0].metadata == b"\x00\x01"
+    assert type(body.protocols[0].metadata) is bytes
+
+
+def test_a_bytearray_produce_frame_keeps_its_records_in_place() -> None:
+    from protocol.messages.produce import PartitionProduceData, ProduceRequest, TopicProduceData
+
+    request = ProduceRequest(acks=-1, timeout_ms=1000, topic_data=[
+        TopicProduceData("t", partition_data=[PartitionProduceData(0, b"batch bytes")])
+    ])  # fmt: skip
+    frame = bytearray(registry.encode_request(RequestHeader(0, 9, 5, "p"), request)[4:])
+    _, body = registry.decode_request(frame)
+    records = body.topic_data[0].partition_data[0].records
+    assert records == b"batch bytes"
+    assert records.obj is frame  # a slice of the caller's buffer, not a copy
