@@ -8,7 +8,7 @@ member, all answered NONE, at one of three depths:
   ``ConsumerGroupCoordinator.consumer_group_heartbeat``), what the groups area owns;
 - ``handler``: the API handler with its request context (adds the coordinator lookup);
 - ``request``: request frames through a ``Connection`` (16 pipelined frames per
-  ``data_received``, as the bench client sends them): framing, decode, dispatch, the handler,
+  read, as the bench client sends them): framing, decode, dispatch, the handler,
   encoding, to a transport that only counts;
 - ``driver``: the coordinator depth's loop with the heartbeat left out (the clock read and the
   call remain), to subtract from it: coordinator - driver is the coordinator's own share.
@@ -62,6 +62,19 @@ DEPTHS = ("driver", "coordinator", "handler", "request")
 BATCH = 16
 CONSUMER_GROUP_HEARTBEAT = 68
 RESPONSES: dict[str, Any] = {"classic": HeartbeatResponse, "consumer": ConsumerGroupHeartbeatResponse}
+
+
+def _read(connection: Any, chunk: bytes) -> None:
+    """One socket read of ``chunk`` as the event loop delivers it to an asyncio.BufferedProtocol
+    (in as many reads as the connection's buffer needs)."""
+    view, pos = memoryview(chunk), 0
+    while pos < len(chunk):
+        buffer = connection.get_buffer(len(chunk) - pos)
+        n = min(len(buffer), len(chunk) - pos)
+        buffer[:n] = view[pos : pos + n]
+        connection.buffer_updated(n)
+        pos += n
+
 
 
 class _CountingTransport:
@@ -205,10 +218,10 @@ async def run(kind: str, depth: str, n: int, warmup: int) -> int:
         connection.connection_made(transport)  # type: ignore[arg-type]
         chunk = rc.frame(api_key, req, 7, version) * BATCH
         for _ in range(warmup // BATCH):
-            connection.data_received(chunk)
+            _read(connection, chunk)
         before = transport.writes
         for _ in range(n // BATCH):
-            connection.data_received(chunk)
+            _read(connection, chunk)
         if transport.closed:
             raise RuntimeError("the broker closed the connection")
         connection.connection_lost(None)  # what a real transport would report, so stop() does not wait

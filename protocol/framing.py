@@ -215,11 +215,16 @@ class FrameBuffer:
                     self._ready_bytes += size
                     pending.clear()
                 continue
-            # Nothing pending: cut whole frames out of data where they lie.
-            n, pos = len(data), 0
+            # Nothing pending: cut whole frames out of data where they lie. The common case (many
+            # small frames in one read) is the broker's hot path, hence the locals and the size
+            # check inlined (_size reports a bad prefix).
+            n, pos, arrived = len(data), 0, 0
+            ready, unpack, limit = self._ready, _SIZE.unpack_from, self._max
             while n - pos >= 4:
-                size = self._size(data, pos)
-                if size is None:
+                (size,) = unpack(data, pos)
+                if not 0 <= size <= limit:
+                    self._ready_bytes += arrived
+                    self._size(data, pos)
                     return
                 end = pos + 4 + size
                 if end > n:
@@ -227,10 +232,10 @@ class FrameBuffer:
                         self._start_frame(size, data[pos + 4 :])
                         pos = n
                     break
-                payload = data[pos + 4 : end]
-                self._ready.append(payload.tobytes() if size < DIRECT_FRAME_SIZE else OwnedFrame(payload))
-                self._ready_bytes += size
+                ready.append(data[pos + 4 : end].tobytes() if size < DIRECT_FRAME_SIZE else OwnedFrame(data[pos + 4 : end]))
+                arrived += size
                 pos = end
+            self._ready_bytes += arrived
             if pos < n:
                 pending += data[pos:]
             return
