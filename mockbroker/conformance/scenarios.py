@@ -391,12 +391,17 @@ async def fault_leader_move(ctx: Context) -> None:
     await wait_for(lambda: len(records(c)) >= 20, "all 20 records", WAIT_S, c)
     got = [r["value"] for r in records(c)]
     want = [r["value"] for r in first + second]
-    if got != want:
+    # The ten sent after the move each once, in any order: the producer's first sends go to the
+    # old leader and are refused (NOT_LEADER_OR_FOLLOWER), and a producer that is not idempotent
+    # and keeps several requests in flight may retry them in another order (Kafka's producer
+    # docs: max.in.flight.requests.per.connection > 1 with retries); kafka-python does so in
+    # some runs. The ten before the move were all acknowledged before it, so their order is fixed.
+    if got[:10] != want[:10] or sorted(got[10:]) != sorted(want[10:]):
         offsets = [r["offset"] for r in records(c)]
         twice = sorted({o for o in offsets if offsets.count(o) > 1})
         raise ScenarioFailed(
             f"consumed {len(got)} records for 20 produced (offsets delivered twice: {twice}; "
-            f"missing: {sorted(set(want) - set(got))}): expected each once, in order"
+            f"missing: {sorted(set(want) - set(got))}): expected each once, the first ten in order"
         )
 
 
