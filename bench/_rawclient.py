@@ -235,3 +235,15 @@ async def join_group(
 
 def heartbeat_request(group_id: str, member: Member) -> HeartbeatRequest:
     return HeartbeatRequest(group_id=group_id, generation_id=member.generation_id, member_id=member.member_id)
+
+
+def feed(connection: Any, chunk: bytes) -> None:
+    """Hand ``chunk`` to a broker connection (an asyncio.BufferedProtocol, mockbroker.server) as the
+    event loop delivers a socket read, in as many reads as the connection's buffer needs."""
+    view, pos = memoryview(chunk), 0
+    while pos < len(chunk):
+        buffer = connection.get_buffer(len(chunk) - pos)
+        n = min(len(buffer), len(chunk) - pos)
+        buffer[:n] = view[pos : pos + n]
+        connection.buffer_updated(n)
+        pos += n

@@ -64,18 +64,6 @@ CONSUMER_GROUP_HEARTBEAT = 68
 RESPONSES: dict[str, Any] = {"classic": HeartbeatResponse, "consumer": ConsumerGroupHeartbeatResponse}
 
 
-def _read(connection: Any, chunk: bytes) -> None:
-    """One socket read of ``chunk`` as the event loop delivers it to an asyncio.BufferedProtocol
-    (in as many reads as the connection's buffer needs)."""
-    view, pos = memoryview(chunk), 0
-    while pos < len(chunk):
-        buffer = connection.get_buffer(len(chunk) - pos)
-        n = min(len(buffer), len(chunk) - pos)
-        buffer[:n] = view[pos : pos + n]
-        connection.buffer_updated(n)
-        pos += n
-
-
 
 class _CountingTransport:
     """Just enough of a transport for a Connection: answers are counted, not sent."""
@@ -218,10 +206,10 @@ async def run(kind: str, depth: str, n: int, warmup: int) -> int:
         connection.connection_made(transport)  # type: ignore[arg-type]
         chunk = rc.frame(api_key, req, 7, version) * BATCH
         for _ in range(warmup // BATCH):
-            _read(connection, chunk)
+            rc.feed(connection, chunk)
         before = transport.writes
         for _ in range(n // BATCH):
-            _read(connection, chunk)
+            rc.feed(connection, chunk)
         if transport.closed:
             raise RuntimeError("the broker closed the connection")
         connection.connection_lost(None)  # what a real transport would report, so stop() does not wait
