@@ -2,8 +2,9 @@
 
 A handler module defines ``API_KEY``, ``VERSIONS = (min, max)``, optionally ``ADVERTISED_MIN``
 (what ApiVersions advertises when it differs from what is served; see produce) and
-``async def handle(ctx, request) -> response | None``. ApiVersions is built from this table,
-so an API is advertised exactly when a handler serves it.
+``async def handle(ctx, request) -> response | None``, and optionally a synchronous ``fast``
+for requests repeated byte for byte (see heartbeat and mockbroker.dispatch). ApiVersions is built
+from this table, so an API is advertised exactly when a handler serves it.
 
 The table below repeats each module's declarations so that start-up imports no handler module
 (they pull in the group coordinator, the log and their codecs): a module is imported by the first
