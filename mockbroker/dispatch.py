@@ -233,7 +233,7 @@ async def dispatch(
     if not intercepting:
         if type(response) is registry.Encoded and response.valid is not None:
             _remember(cluster, frame, api_key, chunks, response.valid)
-        elif handler.fast is not None:
+        elif handler.fast is not None and type(frame) is bytes:  # a key must be hashable bytes
             _remember_request(cluster, frame, api_key, version, handler.fast, request)
     return chunks
 

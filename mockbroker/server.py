@@ -205,9 +205,14 @@ class Connection(asyncio.Protocol):
                     if hit is not None and caps.get(hit[1]) == hit[2] and hit[0](cluster):
                         pending += (hit[3], frame[4:8], hit[4])
                         continue
-                # A request seen before, of an API with a fast handler (same conditions): the handler
-                # with the request decoded then; None from it, dispatch.
-                elif len(frame) >= 10 and (by_key := requests.get(frame[1])) is not None and not cluster.intercepting:
+                # A request seen before, of an API with a fast handler (same conditions; kept from
+                # bytes frames only): the handler with the request decoded then; None from it, dispatch.
+                elif (
+                    type(frame) is bytes
+                    and len(frame) >= 10
+                    and (by_key := requests.get(frame[1])) is not None
+                    and not cluster.intercepting
+                ):
                     seen = by_key.get(frame[:4] + frame[8:])
                     if seen is not None and caps.get(seen[1]) == seen[2]:
                         answer = seen[0](cluster, node, seen[3], seen[4])
