@@ -67,13 +67,70 @@ def answer_key(frame: bytes) -> bytes:
     return frame[:4] + frame[8:]
 
 
+def _split(chunks: list[Any]) -> tuple[bytes, bytes]:
+    """A framed answer (encode_response's chunks: the size prefix, then the correlation id, the
+    header's tagged fields if any and the body) as (size prefix, everything after the correlation
+    id): the server sends them around a request's own correlation id bytes."""
+    return chunks[0], b"".join([chunks[1][4:], *chunks[2:]])
+
+
 def _remember(cluster: MockCluster, frame: bytes, api_key: int, chunks: list[Any], valid: Callable[[Any], bool]) -> None:
     answers = answer_cache(cluster).setdefault(api_key, {})
     if len(answers) >= ANSWER_CACHE_SIZE:
         answers.clear()
-    # chunks: the size prefix, then correlation id, the header's tagged fields if any and the body
-    rest = b"".join([chunks[1][4:], *chunks[2:]])
-    answers[answer_key(frame)] = (valid, api_key, cluster.version_caps.get(api_key), chunks[0], rest)
+    prefix, rest = _split(chunks)
+    answers[answer_key(frame)] = (valid, api_key, cluster.version_caps.get(api_key), prefix, rest)
+
+
+# -- requests kept by their bytes, for fast handlers -------------------------------------------------
+#
+# Some requests repeat byte for byte (but the correlation id) and cannot be answered from the cache
+# above because handling them has effects: a member's heartbeats carry the same group, member id,
+# generation and instance id every time, and each moves its session timer. For such an API a
+# handler module may define a synchronous ``fast(cluster, broker, version, request)`` doing what
+# ``handle`` does in its common case and returning the answer framed (``framed_answer``), or None,
+# before any effect, for every other case. Dispatch keeps the decoded request of such an API under
+# its bytes minus the correlation id (as the answer cache keys answers); the server gives a request
+# with the same bytes to ``fast`` without decoding it or building a context, and sends it through
+# dispatch as before when ``fast`` says None. The fast path is taken only where dispatch would call
+# the handler directly with that request: not while interceptors or the request log are on (they
+# see every request, faults included: mockbroker.faults is built on them), and only while the API's
+# version cap is what it was when the request was kept (so the version is still served). A kept
+# request object is shared by every later request with its bytes, so handlers must not mutate
+# their requests (none do; interceptors, which may, never see a kept one).
+#
+# An entry: (fast, api key, version cap when kept, api version, the decoded request).
+
+FastHandler = Callable[[Any, Any, int, Any], "tuple[bytes, bytes] | None"]
+RequestEntry = tuple[FastHandler, int, "int | None", int, Any]
+_REQUESTS: weakref.WeakKeyDictionary[MockCluster, dict[int, dict[bytes, RequestEntry]]] = weakref.WeakKeyDictionary()
+
+
+def request_cache(cluster: MockCluster) -> dict[int, dict[bytes, RequestEntry]]:
+    """The cluster's decoded requests of APIs with a fast handler, by api key, then by request
+    bytes (``answer_key``), for the server."""
+    requests = _REQUESTS.get(cluster)
+    if requests is None:
+        requests = _REQUESTS[cluster] = {}
+    return requests
+
+
+def framed_answer(api_key: int, version: int, response: Any) -> tuple[bytes, bytes]:
+    """``response`` framed as dispatch frames it, as (size prefix, all after the correlation id),
+    for a fast handler's answers (built once and kept: the bytes are the same for every request)."""
+    return _split(registry.encode_response(api_key, version, 0, response))
+
+
+def _remember_request(
+    cluster: MockCluster, frame: bytes, api_key: int, version: int, fast: FastHandler, request: Any
+) -> None:
+    requests = request_cache(cluster).setdefault(api_key, {})
+    key = answer_key(frame)
+    if key in requests:
+        return
+    if len(requests) >= ANSWER_CACHE_SIZE:
+        requests.clear()
+    requests[key] = (fast, api_key, cluster.version_caps.get(api_key), version, request)
 
 
 @dataclass(slots=True)
@@ -173,8 +230,11 @@ async def dispatch(
     except Exception as exc:
         cluster.record_internal_error(exc)
         raise CloseConnection(f"internal error encoding {handler.name}") from exc
-    if type(response) is registry.Encoded and response.valid is not None and not intercepting and type(frame) is bytes:
-        _remember(cluster, frame, api_key, chunks, response.valid)
+    if not intercepting and type(frame) is bytes:  # a key must be hashable bytes
+        if type(response) is registry.Encoded and response.valid is not None:
+            _remember(cluster, frame, api_key, chunks, response.valid)
+        elif handler.fast is not None:
+            _remember_request(cluster, frame, api_key, version, handler.fast, request)
     return chunks
 
 

@@ -2,8 +2,9 @@
 
 A handler module defines ``API_KEY``, ``VERSIONS = (min, max)``, optionally ``ADVERTISED_MIN``
 (what ApiVersions advertises when it differs from what is served; see produce) and
-``async def handle(ctx, request) -> response | None``. ApiVersions is built from this table,
-so an API is advertised exactly when a handler serves it.
+``async def handle(ctx, request) -> response | None``, and optionally a synchronous ``fast``
+for requests repeated byte for byte (see heartbeat and mockbroker.dispatch). ApiVersions is built
+from this table, so an API is advertised exactly when a handler serves it.
 
 The table below repeats each module's declarations so that start-up imports no handler module
 (they pull in the group coordinator, the log and their codecs): a module is imported by the first
@@ -59,7 +60,7 @@ class Handler:
     """One API's handler. ``handle`` starts as a loader: its first call imports the module and
     puts the module's own ``handle`` in its place, so later calls go straight to it."""
 
-    __slots__ = ("advertised_min", "api_key", "handle", "module_name", "name", "versions")
+    __slots__ = ("advertised_min", "api_key", "fast", "handle", "module_name", "name", "versions")
 
     def __init__(self, api_key: int, module_name: str, versions: tuple[int, int], advertised_min: int) -> None:
         self.api_key = api_key
@@ -68,6 +69,9 @@ class Handler:
         self.versions = versions
         self.advertised_min = advertised_min
         self.handle: Callable[[Any, Any], Awaitable[Any]] = self._load_and_handle
+        # The module's synchronous ``fast`` handler, if it has one, once loaded (mockbroker.dispatch,
+        # "requests kept by their bytes"); None until then, so nothing is kept before the first call.
+        self.fast: Callable[[Any, Any, int, Any], tuple[bytes, bytes] | None] | None = None
 
     def __repr__(self) -> str:
         return f"Handler({self.api_key}, {self.name!r}, v{self.versions[0]}-{self.versions[1]})"
@@ -81,6 +85,7 @@ class Handler:
         if not self.loaded:
             mod = importlib.import_module(f"mockbroker.handlers.{self.module_name}")
             self.handle = mod.handle
+            self.fast = getattr(mod, "fast", None)
         return self.handle
 
     async def _load_and_handle(self, ctx: Any, request: Any) -> Any:

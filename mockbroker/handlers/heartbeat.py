@@ -8,18 +8,25 @@ member to rejoin, and every accepted heartbeat re-arms its session timer.
 
 The answer holds nothing but the error code, so unless interceptors or the request log will see
 it (``ctx.inspected``) it is sent from a table of encoded answers per version and error code.
+
+A member's heartbeats repeat byte for byte but the correlation id, so the request path keeps the
+decoded request and calls ``fast`` for the same bytes again (mockbroker.dispatch, "requests kept by
+their bytes"): the common case of ``handle`` (a group id, this broker its coordinator) without a
+context or a coroutine, answered from the same table, framed.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mockbroker.dispatch import framed_answer
 from mockbroker.handlers._coordinator import is_group_coordinator
 from protocol.errors import ErrorCode
 from protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
 from protocol.registry import Encoded
 
 if TYPE_CHECKING:
+    from mockbroker.cluster import BrokerNode, MockCluster
     from mockbroker.dispatch import RequestContext
 
 API_KEY = 12
@@ -28,6 +35,8 @@ VERSIONS = (0, 4)
 # (version, error code) -> the answer encoded; a handful of entries (5 versions, the few codes
 # a heartbeat can get). Encoded is immutable: one object serves every request.
 _ENCODED: dict[tuple[int, int], Encoded] = {}
+# The same answers framed for ``fast``: (size prefix, all after the correlation id).
+_FRAMED: dict[tuple[int, int], tuple[bytes, bytes]] = {}
 
 
 async def handle(ctx: RequestContext, req: HeartbeatRequest) -> HeartbeatResponse | Encoded:
@@ -42,8 +51,28 @@ async def handle(ctx: RequestContext, req: HeartbeatRequest) -> HeartbeatRespons
         )
     if ctx.inspected:  # interceptors and the request log see (and edit) real objects
         return HeartbeatResponse(error_code=error)
-    key = (ctx.api_version, error)
+    return _encoded(ctx.api_version, error)
+
+
+def _encoded(version: int, error: int) -> Encoded:
+    key = (version, error)
     answer = _ENCODED.get(key)
     if answer is None:
-        answer = _ENCODED[key] = Encoded(HeartbeatResponse(error_code=error).encode(ctx.api_version))
+        answer = _ENCODED[key] = Encoded(HeartbeatResponse(error_code=error).encode(version))
+    return answer
+
+
+def fast(cluster: MockCluster, broker: BrokerNode, version: int, req: HeartbeatRequest) -> tuple[bytes, bytes] | None:
+    """``handle`` for a request the path has seen before, when no one inspects it: the answer
+    framed, or None (nothing done) where ``handle`` would not reach the coordinator's heartbeat."""
+    group_id = req.group_id
+    if not group_id or cluster.coordinator_for(group_id).node_id != broker.node_id:
+        return None  # INVALID_GROUP_ID, NOT_COORDINATOR: the general path answers them
+    error = cluster.groups.heartbeat(
+        cluster.clock.now_ms(), group_id, req.member_id, req.generation_id, req.group_instance_id
+    )
+    key = (version, error)
+    answer = _FRAMED.get(key)
+    if answer is None:
+        answer = _FRAMED[key] = framed_answer(API_KEY, version, _encoded(version, error))
     return answer
