@@ -4,7 +4,8 @@ Two workloads: 200,000 x 100 B and 20,000 x 10 KiB messages into a 64-partition 
 topic per sample). 64 partitions because librdkafka's mock keeps at most 5 MiB (and 100,000
 messages) per partition and drops older batches: 205 MB in 8 partitions could never be read back. Produce: from the first ``produce()`` to ``flush()`` returning, every message
 acknowledged (acks=all, librdkafka's defaults otherwise, linger.ms 5). Consume: a consumer assigned
-every partition from the beginning (no group rebalance in the timing) until it has every message.
+every partition from the beginning (no group rebalance in the timing; fetch.queue.backoff.ms 10, see
+produce_consume) until it has every message.
 Reported: payload MB/s each way and the broker process's CPU seconds per MB (from /proc). The two
 brokers alternate within each repeat; the ratios are medians of per-repeat ratios.
 """
@@ -60,8 +61,14 @@ def produce_consume(b: BrokerProcess, topic: str, count: int, size: int) -> dict
         raise RuntimeError(f"produce failed: {failed[:3]} ({len(failed)} errors)")
     produce_s, produce_cpu = time.perf_counter() - t0, b.cpu_s() - cpu0
 
+    # fetch.queue.backoff.ms (librdkafka >= 2.4, default 1000): once the client's own queue holds
+    # queued.max.messages.kbytes (64 MiB), it stops fetching for that long. A Fetch answered up to
+    # fetch.max.bytes (50 MiB, as Kafka and mockbroker answer; librdkafka's mock returns one batch per
+    # partition) fills it in one or two answers, so at the default the 10 KiB consume time came out
+    # as whole seconds of client sleep (2.8 s, 1.8 s or 0.8 s for either broker, run to run) rather
+    # than broker work. 10 ms on both brokers' consumers keeps the client fetching.
     consumer = Consumer({"bootstrap.servers": b.bootstrap, "group.id": f"{topic}-reader", "enable.auto.commit": False,
-                         "fetch.wait.max.ms": 10})  # fmt: skip
+                         "fetch.wait.max.ms": 10, "fetch.queue.backoff.ms": 10})  # fmt: skip
     consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(PARTITIONS)])
     got = 0
     cpu0, t0 = b.cpu_s(), time.perf_counter()
