@@ -9,6 +9,7 @@ from mockbroker import MockCluster
 from protocol import registry
 from protocol.headers import RequestHeader
 from protocol.messages.api_versions import ApiVersionsRequest
+from tests.mockbroker.datapath import wait_until
 from tests.mockbroker.wire import WireClient
 
 
@@ -17,10 +18,7 @@ async def test_a_request_cancelled_before_its_task_ran_leaves_no_unawaited_corou
     node = cluster.brokers[1]
     client = await WireClient.connect(node.host, node.port)
     server = cluster._servers[1]
-    deadline = asyncio.get_running_loop().time() + 10
-    while not server._connections:
-        assert asyncio.get_running_loop().time() < deadline, "the connection never arrived"
-        await asyncio.sleep(0)
+    await wait_until(lambda: bool(server._connections), "the broker's side of the connection")
     (connection,) = server._connections
     frame = registry.encode_request(RequestHeader(18, 3, 1, "t"), ApiVersionsRequest("lib", "1.0"))
     buffer = connection.get_buffer(len(frame))  # a read of the whole frame (asyncio.BufferedProtocol)
@@ -28,7 +26,7 @@ async def test_a_request_cancelled_before_its_task_ran_leaves_no_unawaited_corou
     connection.buffer_updated(len(frame))  # the request goes to a task that has not run yet...
     task = connection.parked
     assert task is not None
-    request = task.get_coro().cr_frame.f_locals["coro"]  # type: ignore[union-attr]
+    request = task.get_coro().cr_frame.f_locals["coro"]
     assert request.cr_frame is not None  # created, not started
     connection.close()  # ...and the connection closes in the same step (as broker_down does)
     await asyncio.gather(task, return_exceptions=True)
