@@ -205,36 +205,28 @@ class Connection(asyncio.BufferedProtocol):
         pending: list[Buffer] = []  # responses not yet handed to the transport, in order
         try:
             while (frame := frames.next_frame()) is not None:
-                # The same bytes as an earlier request (but the correlation id) whose answer is
-                # still valid: the answer again, with this request's correlation id (answer_key,
-                # inlined). Everything else (and any entry no longer valid) goes to dispatch. The
-                # api key's low byte picks the API's entries (for the keys Kafka has, the key).
-                # Entries are made from bytes frames only: a large frame read into its own buffer
-                # (protocol.framing.OwnedFrame, a bytearray) is never a cached question.
-                if (
-                    type(frame) is bytes
-                    and len(frame) >= 10
-                    and (by_api := answers.get(frame[1])) is not None
-                    and not cluster.intercepting
-                ):
-                    hit = by_api.get(frame[:4] + frame[8:])
-                    if hit is not None and caps.get(hit[1]) == hit[2] and hit[0](cluster):
-                        pending += (hit[3], frame[4:8], hit[4])
-                        continue
-                # A request seen before, of an API with a fast handler (same conditions; kept from
-                # bytes frames only): the handler with the request decoded then; None from it, dispatch.
-                elif (
-                    type(frame) is bytes
-                    and len(frame) >= 10
-                    and (by_key := requests.get(frame[1])) is not None
-                    and not cluster.intercepting
-                ):
-                    seen = by_key.get(frame[:4] + frame[8:])
-                    if seen is not None and caps.get(seen[1]) == seen[2]:
-                        answer = seen[0](cluster, node, seen[3], seen[4])
-                        if answer is not None:
-                            pending += (answer[0], frame[4:8], answer[1])
+                # Requests seen before, by their bytes but the correlation id (answer_key, inlined),
+                # kept only from bytes frames (a large frame read into its own buffer,
+                # protocol.framing.OwnedFrame, is a bytearray) and never while interceptors or the
+                # request log see requests. The api key's low byte picks the API's entries (for the
+                # keys Kafka has, the key). Anything else, and any entry no longer usable, goes to
+                # dispatch.
+                if type(frame) is bytes and len(frame) >= 10 and not cluster.intercepting:
+                    if (by_api := answers.get(frame[1])) is not None:
+                        # An answer still valid: sent again with this request's correlation id.
+                        hit = by_api.get(frame[:4] + frame[8:])
+                        if hit is not None and caps.get(hit[1]) == hit[2] and hit[0](cluster):
+                            pending += (hit[3], frame[4:8], hit[4])
                             continue
+                    elif (by_key := requests.get(frame[1])) is not None:
+                        # An API with a fast handler: called with the request decoded back then;
+                        # None from it, dispatch.
+                        seen = by_key.get(frame[:4] + frame[8:])
+                        if seen is not None and caps.get(seen[1]) == seen[2]:
+                            answer = seen[0](cluster, node, seen[3], seen[4])
+                            if answer is not None:
+                                pending += (answer[0], frame[4:8], answer[1])
+                                continue
                 coro = dispatch(cluster, node, frame, client)
                 if cluster.intercepting:  # interceptors run inside a task (see the module docstring)
                     step: Any = _NOT_STEPPED
