@@ -4,30 +4,30 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-# mypy --strict covers these packages (assignors/ joins when it exists).
-TYPED  := protocol mockbroker $(wildcard assignors)
+# mypy --strict covers these packages .
+TYPED  := mockbroker_protocol mockbroker mockbroker_assignors mockbroker_conformance
 
 .PHONY: test lint typecheck pytest deps build-deps clients bytecode regen bench bench-broker clean serve
 # Command-line tools the integration tests drive, by Debian package name (each is also its command).
 APT_TOOLS := kcat
 
-# The Spark pipeline (pipeline/) is type-checked too; its tests need java (Spark) and chromium (the
+# The Spark pipeline (mockbroker_pipeline/) is type-checked too; its tests need java (Spark) and chromium (the
 # report's screenshot). An APT_TOOLS entry is COMMAND:PACKAGE when the package has another name.
-TYPED     += $(wildcard pipeline)
+TYPED     += mockbroker_pipeline
 APT_TOOLS += java:openjdk-17-jre-headless chromium
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-# The codecs' compiled shape (protocol/_compiled/, mypyc) is built by the editable install;
+# The codecs' compiled shape (mockbroker_protocol/_compiled/, mypyc) is built by the editable install;
 # reinstall whenever it, setup.py or pyproject.toml changes.
-COMPILED_SOURCES := $(wildcard protocol/_compiled/*.py)
+COMPILED_SOURCES := $(wildcard mockbroker_protocol/_compiled/*.py)
 
 # Reinstall whenever pyproject.toml changes.
 $(STAMP): pyproject.toml setup.py $(COMPILED_SOURCES) | $(BIN)/python build-deps
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	@$(BIN)/python -c "import protocol._runtime as r, sys; s = r.codec_shapes(); print('codecs:', ', '.join(f'{k} {v}' for k, v in s.items()))"
+	@$(BIN)/python -c "import mockbroker_protocol._runtime as r, sys; s = r.codec_shapes(); print('codecs:', ', '.join(f'{k} {v}' for k, v in s.items()))"
 	touch $(STAMP)
 
 ## build-deps: a C compiler and the Python headers, so that the install compiles the codecs with
@@ -63,7 +63,7 @@ pytest: $(STAMP) deps clients bytecode
 ## (the generated codecs are ~27k lines; compiling them costs ~0.5 s per process otherwise, and
 ## some environments set PYTHONDONTWRITEBYTECODE, which only stops writing, not reading).
 bytecode: $(STAMP)
-	@$(BIN)/python -m compileall -q protocol mockbroker
+	@$(BIN)/python -m compileall -q mockbroker_protocol mockbroker mockbroker_assignors mockbroker_conformance
 
 ## deps: install the missing APT_TOOLS with apt-get when root (CI runs as root on Debian); otherwise
 ## say what to install (the tests needing a missing tool skip locally and fail under CI=true).
@@ -82,7 +82,7 @@ deps:
 	done
 
 # The sarama and kafkajs tests' clients (tests/integration/clients/) and the conformance suite's
-# sarama driver (mockbroker/conformance/drivers/sarama, built to sarama-conformance). sarama 1.22 and its dependencies
+# sarama driver (mockbroker_conformance/drivers/sarama, built to sarama-conformance). sarama 1.22 and its dependencies
 # come from Debian and build in GOPATH mode (no go.mod, no module proxy, no network); DataDog/zstd,
 # which sarama imports, is cgo, hence gcc and libc6-dev (golang-go only recommends them).
 CLIENT_APT_PACKAGES := golang-go golang-github-shopify-sarama-dev gcc libc6-dev
@@ -109,7 +109,7 @@ clients: deps
 	@if command -v go >/dev/null 2>&1 && [ -d /usr/share/gocode/src/github.com/Shopify/sarama ]; then \
 	  mkdir -p $(CLIENTS_BUILD)/gopath && cd tests/integration/clients/sarama && \
 	  $(GO_ENV) go build -o $(CURDIR)/$(CLIENTS_BUILD)/sarama-client . || exit 1; \
-	  cd $(CURDIR)/mockbroker/conformance/drivers/sarama && \
+	  cd $(CURDIR)/mockbroker_conformance/drivers/sarama && \
 	  $(GO_ENV) go build -o $(CURDIR)/$(CLIENTS_BUILD)/sarama-conformance . || exit 1; \
 	fi
 	@if ! command -v npm >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
@@ -127,9 +127,9 @@ clients: deps
 serve: $(STAMP) bytecode
 	$(BIN)/mockbroker serve --port 9092 --topic demo:3 --topic events:6
 
-## regen: rewrite protocol/messages/ from the Kafka message specs kafka-python ships.
+## regen: rewrite mockbroker_protocol/messages/ from the Kafka message specs kafka-python ships.
 regen: $(STAMP)
-	$(BIN)/python -m protocol._codegen
+	$(BIN)/python -m mockbroker_protocol._codegen
 
 ## bench: the codec benchmark, side by side with kafka-python; appends to bench/RESULTS.md.
 bench: $(STAMP)
@@ -143,4 +143,4 @@ bench-broker: $(STAMP) bytecode
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build
-	find protocol -name '*.so' -delete; rm -f mockbroker_codec__mypyc*.so
+	find mockbroker_protocol -name '*.so' -delete; rm -f mockbroker_codec__mypyc*.so

@@ -1,8 +1,8 @@
-"""Build hook: compile the codecs' compiled shape (protocol/_compiled/) with mypyc.
+"""Build hook: compile the codecs' compiled shape (mockbroker_protocol/_compiled/) with mypyc.
 
 All metadata lives in pyproject.toml; this file only adds the extension modules. They are an
 accelerator: when there is no C compiler or no Python headers, or MOCKBROKER_PURE_CODEC=1 is set at
-build time, the package builds without them and the pure codecs (protocol/messages/) serve alone.
+build time, the package builds without them and the pure codecs (mockbroker_protocol/messages/) serve alone.
 `make test` makes sure CI has both, so CI always builds and tests the compiled shape.
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 from setuptools import setup
 
 HERE = Path(__file__).resolve().parent
-COMPILED = HERE / "protocol" / "_compiled"
+COMPILED = HERE / "mockbroker_protocol" / "_compiled"
 
 
 def _reason_not_to_compile() -> str | None:

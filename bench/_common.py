@@ -210,7 +210,7 @@ def _git_head() -> str:
         out = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
         ).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "mockbroker", "protocol"], cwd=ROOT,
+        dirty = subprocess.run(["git", "status", "--porcelain", "mockbroker", "mockbroker_protocol"], cwd=ROOT,
                                capture_output=True, text=True).stdout.strip()  # fmt: skip
         return out + (" (modified)" if dirty else "")
     except (OSError, subprocess.CalledProcessError):

@@ -22,20 +22,20 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from protocol import registry
-from protocol.consumer_protocol import (
+from mockbroker_protocol import registry
+from mockbroker_protocol.consumer_protocol import (
     ConsumerProtocolAssignment,
     ConsumerProtocolSubscription,
     TopicPartition,
     encode_assignment,
     encode_subscription,
 )
-from protocol.headers import RequestHeader
-from protocol.messages.api_versions import ApiVersionsRequest
-from protocol.messages.heartbeat import HeartbeatRequest
-from protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol
-from protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
-from protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
+from mockbroker_protocol.headers import RequestHeader
+from mockbroker_protocol.messages.api_versions import ApiVersionsRequest
+from mockbroker_protocol.messages.heartbeat import HeartbeatRequest
+from mockbroker_protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol
+from mockbroker_protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
+from mockbroker_protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
 
 API_VERSIONS, METADATA, HEARTBEAT, JOIN_GROUP, SYNC_GROUP = 18, 3, 12, 11, 14
 VERSION = {API_VERSIONS: 2, METADATA: 12, HEARTBEAT: 4, JOIN_GROUP: 5, SYNC_GROUP: 3}

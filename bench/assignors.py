@@ -31,7 +31,7 @@ fixed seed). Subscriptions are *identical* (every member takes all 10 topics) or
   times and growth only. uniform also gets a rebalance (its own cold target, one member gone).
 
 Checks, before anything is timed (a failure of ours stops the run): every result gives each
-subscribed partition to exactly one subscribed member (``assignors.validation.check_assignment``).
+subscribed partition to exactly one subscribed member (``mockbroker_assignors.validation.check_assignment``).
 A cooperative result may leave out partitions being revoked: those must still be held by their
 previous owner and by nobody else, and no partition may go straight from one owner to another.
 For the sticky assignors the table notes the balance (largest minus smallest member load) and, in
@@ -96,14 +96,14 @@ from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAs
 from kafka.coordinator.assignors.sticky.user_data import StickyAssignorUserData
 from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription
 
-from assignors import cooperative_sticky as ours_cooperative_module
-from assignors import sticky as ours_sticky_module
-from assignors.cooperative_sticky import CooperativeStickyAssignor
-from assignors.range import RangeAssignor
-from assignors.roundrobin import RoundRobinAssignor
-from assignors.server_range import ServerRangeAssignor
-from assignors.sticky import StickyAssignor
-from assignors.types import (
+from mockbroker_assignors import cooperative_sticky as ours_cooperative_module
+from mockbroker_assignors import sticky as ours_sticky_module
+from mockbroker_assignors.cooperative_sticky import CooperativeStickyAssignor
+from mockbroker_assignors.range import RangeAssignor
+from mockbroker_assignors.roundrobin import RoundRobinAssignor
+from mockbroker_assignors.server_range import ServerRangeAssignor
+from mockbroker_assignors.sticky import StickyAssignor
+from mockbroker_assignors.types import (
     ClusterMetadata,
     GroupSpec,
     MemberAssignment,
@@ -111,8 +111,8 @@ from assignors.types import (
     Subscription,
     TopicPartition,
 )
-from assignors.uniform import UniformAssignor
-from assignors.validation import check_assignment
+from mockbroker_assignors.uniform import UniformAssignor
+from mockbroker_assignors.validation import check_assignment
 
 RESULTS_PATH = Path(__file__).with_name("RESULTS.md")
 ROOT = Path(__file__).resolve().parent.parent
@@ -582,7 +582,7 @@ class Result:
 KNOWN_FAILURES = {
     ("roundrobin", "kafka-python", "KeyError"): (
         "kafka-python 3.0.12's skip loop rebinds member_id to an (instance id, member id) pair, so it raises "
-        "KeyError whenever the member whose turn it is does not subscribe to the topic (assignors/README.md)"
+        "KeyError whenever the member whose turn it is does not subscribe to the topic (mockbroker_assignors/README.md)"
     ),
 }
 
@@ -889,9 +889,9 @@ def cpu_model() -> str:
 
 
 def source_digest() -> str:
-    """sha256 (12 hex digits) of assignors/*.py: names the code measured even when uncommitted."""
+    """sha256 (12 hex digits) of mockbroker_assignors/*.py: names the code measured even when uncommitted."""
     h = hashlib.sha256()
-    for path in sorted((ROOT / "assignors").glob("*.py")):
+    for path in sorted((ROOT / "mockbroker_assignors").glob("*.py")):
         h.update(path.name.encode() + b"\0" + path.read_bytes())
     return h.hexdigest()[:12]
 
@@ -981,7 +981,7 @@ def report(
         "",
         f"- machine: {env['cpu']} ({env['cpus']} logical CPUs), {env['platform']}",
         f"- Python {env['python']}; kafka-python {env['kafka_python']}; aiokafka {env['aiokafka']}; "
-        f"mockbroker {env['mockbroker']} (HEAD {env['git_head']}, assignors/*.py sha256 {env['assignors_sha256']})",
+        f"mockbroker {env['mockbroker']} (HEAD {env['git_head']}, mockbroker_assignors/*.py sha256 {env['assignors_sha256']})",
         "- load average (1/5/15 min) before: "
         + " / ".join(f"{x:.2f}" for x in env["loadavg"])
         + "; after: "
@@ -1048,7 +1048,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("kafka").setLevel(logging.ERROR)
     logging.getLogger("aiokafka").setLevel(logging.ERROR)
     _OUR_MODULES = tuple(
-        module for name, module in sys.modules.items() if name == "assignors" or name.startswith("assignors.")
+        module for name, module in sys.modules.items() if name == "mockbroker_assignors" or name.startswith("mockbroker_assignors.")
     )
     to_stdout = args.json != "-"
 
@@ -1092,7 +1092,7 @@ def main(argv: list[str] | None = None) -> int:
         equality.append(text)
     facts = [
         "every result checked before timing: each subscribed partition owned by exactly one subscribed member "
-        "(assignors.validation.check_assignment); cooperative results: partitions left out are exactly those "
+        "(mockbroker_assignors.validation.check_assignment); cooperative results: partitions left out are exactly those "
         "still held by a previous owner that stays, none moves straight to a new owner",
         "range and roundrobin, per-member partition sets compared with ours: " + "; ".join(equality),
         "kafka-python 3.0.12 writes its sticky user data with a 2-byte version prefix (StickyAssignorUserData "

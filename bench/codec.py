@@ -8,13 +8,13 @@ on the same bytes, and prints the ratio ours / kafka-python (higher is better fo
     python bench/codec.py --write          # also append a dated section to bench/RESULTS.md
     python bench/codec.py --json out.json  # also write the results as JSON
     python bench/codec.py --profile        # also cProfile our JoinGroup decode+encode
-    python bench/codec.py --baseline REV   # also time protocol/messages/ as of git REV, same run
+    python bench/codec.py --baseline REV   # also time mockbroker_protocol/messages/ as of git REV, same run
     python bench/codec.py --instructions   # also count instructions per op under valgrind
                                            # (load-independent; add --no-timing to skip timing)
     python bench/codec.py --no-pure        # skip the pure-shape rows
 
-When the compiled codecs (protocol/_compiled/, mypyc) are in use, "ours" is the compiled shape and
-rows "ours pure shape" run protocol/messages/ of this checkout with the compiled shape refused,
+When the compiled codecs (mockbroker_protocol/_compiled/, mypyc) are in use, "ours" is the compiled shape and
+rows "ours pure shape" run mockbroker_protocol/messages/ of this checkout with the compiled shape refused,
 in the same process on the same bytes (MOCKBROKER_PURE_CODEC=1 makes "ours" pure altogether).
 
 Scenarios:
@@ -66,18 +66,18 @@ import kafka.protocol.consumer.fetch as k_fetch
 import kafka.protocol.consumer.group as k_group
 import kafka.protocol.producer.produce as k_produce
 
-from protocol import _runtime
-from protocol.consumer_protocol import ConsumerProtocolSubscription, encode_subscription
-from protocol.messages.fetch import FetchableTopicResponse, FetchResponse, PartitionData
-from protocol.messages.heartbeat import HeartbeatRequest
-from protocol.messages.join_group import JoinGroupResponse, JoinGroupResponseMember
-from protocol.messages.offset_commit import (
+from mockbroker_protocol import _runtime
+from mockbroker_protocol.consumer_protocol import ConsumerProtocolSubscription, encode_subscription
+from mockbroker_protocol.messages.fetch import FetchableTopicResponse, FetchResponse, PartitionData
+from mockbroker_protocol.messages.heartbeat import HeartbeatRequest
+from mockbroker_protocol.messages.join_group import JoinGroupResponse, JoinGroupResponseMember
+from mockbroker_protocol.messages.offset_commit import (
     OffsetCommitRequest,
     OffsetCommitRequestPartition,
     OffsetCommitRequestTopic,
 )
-from protocol.messages.produce import PartitionProduceData, ProduceRequest, TopicProduceData
-from protocol.records import SimpleRecord, build_batch
+from mockbroker_protocol.messages.produce import PartitionProduceData, ProduceRequest, TopicProduceData
+from mockbroker_protocol.records import SimpleRecord, build_batch
 
 RESULTS_PATH = Path(__file__).with_name("RESULTS.md")
 RESULTS_HEADER = """\
@@ -85,7 +85,7 @@ RESULTS_HEADER = """\
 
 Results appended by `bench/codec.py` (`python bench/codec.py --write`; `--quick` for a short
 smoke run; `--json PATH` for machine-readable output). Each section is one run: mockbroker's
-generated codecs (`protocol.messages`) and kafka-python's, timed side by side in the same process
+generated codecs (`mockbroker_protocol.messages`) and kafka-python's, timed side by side in the same process
 on the same bytes (checked identical before timing), median of several repeats per scenario.
 
 This runs on a shared, noisy machine: absolute ops/s and MB/s move with the load (2x between
@@ -466,9 +466,9 @@ def fetch(batches: list[bytes]) -> tuple[Scenario, list[str]]:
 
 
 def load_baseline(rev: str) -> tuple[str, str]:
-    """Export protocol/messages/ as of git revision ``rev`` into a temporary package.
+    """Export mockbroker_protocol/messages/ as of git revision ``rev`` into a temporary package.
 
-    Returns (package name, short hash). The old modules import protocol._runtime, primitives and
+    Returns (package name, short hash). The old modules import mockbroker_protocol._runtime, primitives and
     schema from this checkout, so they must still be compatible (they are across codegen changes
     that only reshape the generated functions)."""
     root = Path(__file__).resolve().parent.parent
@@ -477,7 +477,7 @@ def load_baseline(rev: str) -> tuple[str, str]:
         return subprocess.run(["git", "-C", str(root), *a], check=True, capture_output=True).stdout
 
     short = git("rev-parse", "--short", rev).decode().strip()
-    names = git("ls-tree", "--name-only", rev, "protocol/messages/").decode().split()
+    names = git("ls-tree", "--name-only", rev, "mockbroker_protocol/messages/").decode().split()
     tmp = Path(tempfile.mkdtemp(prefix="codec-baseline-"))
     pkg = tmp / f"baseline_{short}"
     pkg.mkdir()
@@ -489,7 +489,7 @@ def load_baseline(rev: str) -> tuple[str, str]:
 
 
 def load_pure_shape() -> str | None:
-    """When the compiled shape is in use: protocol/messages/ of this checkout imported a second
+    """When the compiled shape is in use: mockbroker_protocol/messages/ of this checkout imported a second
     time, as package ``pure_shape``, with the compiled shape refused (MOCKBROKER_PURE_CODEC=1 while
     it is imported), so both shapes run in one process on the same bytes. None when this process
     already runs the pure shape."""
@@ -500,7 +500,7 @@ def load_pure_shape() -> str | None:
     tmp = Path(tempfile.mkdtemp(prefix="codec-pure-"))
     pkg = tmp / "pure_shape"
     pkg.mkdir()
-    for src in (root / "protocol" / "messages").glob("*.py"):
+    for src in (root / "mockbroker_protocol" / "messages").glob("*.py"):
         (pkg / src.name).write_bytes(src.read_bytes())
     sys.path.insert(0, str(tmp))
     before = os.environ.get(_runtime.PURE_CODEC_ENV)
@@ -788,7 +788,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--baseline",
         metavar="REV",
-        help="also time protocol/messages/ as of git revision REV (same bytes, same run, interleaved)",
+        help="also time mockbroker_protocol/messages/ as of git revision REV (same bytes, same run, interleaved)",
     )
     ap.add_argument(
         "--instructions",
@@ -852,7 +852,7 @@ def main(argv: list[str] | None = None) -> int:
     extra: list[str] = []
     if baseline_label:
         facts.append(
-            f"rows 'ours at {baseline_label}': protocol/messages/ as of {baseline_label}, timed in the same "
+            f"rows 'ours at {baseline_label}': mockbroker_protocol/messages/ as of {baseline_label}, timed in the same "
             "run on the same bytes, interleaved with the others"
         )
     if args.instructions:

@@ -29,7 +29,7 @@ from typing import Any
 
 from mockbroker import MockCluster
 from mockbroker.server import Connection
-from protocol import registry
+from mockbroker_protocol import registry
 
 # The broker runs in this process: bench/ leaves the path (Python puts a script's directory first),
 # so that bench/assignors.py does not shadow the assignors package; _rawclient is loaded by file.

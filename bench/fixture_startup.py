@@ -30,9 +30,9 @@ sys.path.insert(0, str(ROOT))
 
 from mockbroker import MockCluster  # noqa: E402
 from mockbroker.testing import start_cluster  # noqa: E402
-from protocol import registry  # noqa: E402
-from protocol.headers import RequestHeader  # noqa: E402
-from protocol.messages.api_versions import ApiVersionsRequest  # noqa: E402
+from mockbroker_protocol import registry  # noqa: E402
+from mockbroker_protocol.headers import RequestHeader  # noqa: E402
+from mockbroker_protocol.messages.api_versions import ApiVersionsRequest  # noqa: E402
 
 API_VERSIONS = registry.encode_request(RequestHeader(18, 3, 1, "bench"), ApiVersionsRequest("bench", "1"))
 

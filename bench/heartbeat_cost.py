@@ -46,14 +46,14 @@ _spec.loader.exec_module(rc)
 from mockbroker import MockCluster
 from mockbroker.dispatch import RequestContext
 from mockbroker.server import Connection
-from protocol.errors import ErrorCode
-from protocol.headers import RequestHeader
-from protocol.messages.consumer_group_heartbeat import (
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.headers import RequestHeader
+from mockbroker_protocol.messages.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
 )
-from protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
-from protocol.registry import Encoded
+from mockbroker_protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
+from mockbroker_protocol.registry import Encoded
 
 TOPIC = "bench-requests"
 GROUP = "bench-requests-group"

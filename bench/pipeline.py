@@ -75,9 +75,9 @@ def timed(fn: Callable[[], Any]) -> float:
 
 def measure_once(master: str, scenarios: list[Any], logs: Path, out: Path) -> dict[str, float]:
     """One repeat on ``master``: a session, a warm-up, the lab and the analytics job, timed apart."""
-    from pipeline.analyze import analyze
-    from pipeline.lab import lab
-    from pipeline.session import get_session
+    from mockbroker_pipeline.analyze import analyze
+    from mockbroker_pipeline.lab import lab
+    from mockbroker_pipeline.session import get_session
 
     started = time.perf_counter()
     spark = get_session(master, {"spark.sql.shuffle.partitions": "4", "spark.default.parallelism": "4"})
@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--write", action="store_true", help=f"append a dated section to {RESULTS_PATH.name}")
     args = ap.parse_args(argv)
 
-    from pipeline.scenarios import assignor_names, grid
+    from mockbroker_pipeline.scenarios import assignor_names, grid
 
     load_before = os.getloadavg()
     scenarios = grid("small" if args.quick else "medium")

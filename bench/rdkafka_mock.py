@@ -1,7 +1,7 @@
 """librdkafka's mock cluster as a stand-alone process, the peer every broker benchmark compares with.
 
 confluent-kafka's wheel bundles librdkafka, and its mock cluster (rdkafka_mock.h) is exported from
-that shared object; the ctypes binding is mockbroker/conformance/rdkafka_mock.py (``MockCluster``),
+that shared object; the ctypes binding is mockbroker_conformance/rdkafka_mock.py (``MockCluster``),
 shared with the conformance suite. The mock serves on its own thread.
 
 Run as a script it prints ``MOCK READY bootstrap=HOST:PORT[,...]`` once serving (the same shape as

@@ -54,8 +54,8 @@ from mockbroker.groups.classic import ClassicGroupState
 from mockbroker.groups.consumer import GROUP_TYPE_CONSUMER, ConsumerGroupState, MemberState
 from mockbroker.groups.coordinator import GROUP_TYPE_CLASSIC
 from mockbroker.intercept import After, Intercepted, Interceptor, api_key_of, error_code_of, error_codes
-from protocol.errors import ErrorCode
-from protocol.registry import APIS
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.registry import APIS
 
 if TYPE_CHECKING:
     from mockbroker.cluster import MockCluster

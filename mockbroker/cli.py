@@ -166,12 +166,12 @@ def build_parser(*, serve_only: bool = False) -> _Parser:
         # module) cost a cold start ~40M instructions (~10%) and change nothing in serve's parsing,
         # its errors ("mockbroker serve: error: ...") or its --help.
         return parser
-    # Listed here for --help; its own parser (mockbroker/conformance/cli.py) is imported only when run.
+    # Listed here for --help; its own parser (mockbroker_conformance/cli.py) is imported only when run.
     commands.add_parser("conformance", help="run the client conformance suite (mockbroker conformance --help)", add_help=False)
     from mockbroker import ctl
 
     ctl.add_commands(commands)
-    # The Spark pipeline's commands (pipeline/cli.py); listed here, parsed and imported only when used.
+    # The Spark pipeline's commands (mockbroker_pipeline/cli.py); listed here, parsed and imported only when used.
     for name, text in (("analyze", "rebalance analytics over event logs, on Spark"),
                        ("assignor-lab", "run every assignor over a scenario grid, on Spark")):  # fmt: skip
         parser.commands[name] = commands.add_parser(name, help=text, add_help=False)
@@ -214,7 +214,7 @@ def parse_serve(argv: Sequence[str], environ: Mapping[str, str]) -> ServeSetting
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] == "conformance":
-        from mockbroker.conformance.cli import main as conformance
+        from mockbroker_conformance.cli import main as conformance
 
         return conformance(args[1:])
     if args and args[0] in ("health", "ctl"):
@@ -222,7 +222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return ctl.main(build_parser().parse_args(args), os.environ)
     if args and args[0] in ("analyze", "assignor-lab"):
-        from pipeline.cli import main as pipeline_main
+        from mockbroker_pipeline.cli import main as pipeline_main
 
         return pipeline_main(args)
     if not args or args[0] != "serve":

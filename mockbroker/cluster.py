@@ -18,7 +18,7 @@ from mockbroker.config import ClusterConfig
 from mockbroker.events import Event, EventLog
 from mockbroker.groups.config import GroupConfig
 from mockbroker.timers import Timers
-from protocol.errors import ErrorCode
+from mockbroker_protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
     import uuid

@@ -65,7 +65,7 @@ class ClusterConfig:
     group_consumer_max_heartbeat_interval_ms: int = 15000  # group.consumer.max.heartbeat.interval.ms
     group_consumer_max_size: int = 2147483647  # group.consumer.max.size
     # group.consumer.assignors: comma-separated names or "module:attr" references of server-side
-    # assignors (assignors.registry); the first is the default.
+    # assignors (mockbroker_assignors.registry); the first is the default.
     group_consumer_assignors: str = "uniform,range"
     # group.consumer.migration.policy: bidirectional, upgrade, downgrade or disabled (Kafka's
     # default bidirectional): online migration between classic and consumer groups (§10.8).

@@ -34,10 +34,10 @@ from mockbroker.intercept import (
     RequestRecord,
     api_key_of,
 )
-from protocol.consumer_protocol import decode_assignment, decode_subscription
-from protocol.errors import DecodeError, ErrorCode
-from protocol.records import Compression, SimpleRecord, build_batch, decode_batch
-from protocol.registry import APIS
+from mockbroker_protocol.consumer_protocol import decode_assignment, decode_subscription
+from mockbroker_protocol.errors import DecodeError, ErrorCode
+from mockbroker_protocol.records import Compression, SimpleRecord, build_batch, decode_batch
+from mockbroker_protocol.registry import APIS
 
 if TYPE_CHECKING:
     from mockbroker.cluster import MockCluster, Partition, Topic

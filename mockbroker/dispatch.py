@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mockbroker.handlers import HANDLERS, Handler
-from protocol import registry
-from protocol.errors import DecodeError, UnknownApiError, UnsupportedVersionError
-from protocol.headers import RequestHeader
-from protocol.primitives import Buffer
+from mockbroker_protocol import registry
+from mockbroker_protocol.errors import DecodeError, UnknownApiError, UnsupportedVersionError
+from mockbroker_protocol.headers import RequestHeader
+from mockbroker_protocol.primitives import Buffer
 
 if TYPE_CHECKING:
     from mockbroker.cluster import BrokerNode, MockCluster

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mockbroker.intercept import After, Intercepted, Interceptor, Respond, api_key_of, error_code_of
-from protocol.registry import APIS
+from mockbroker_protocol.registry import APIS
 
 if TYPE_CHECKING:
     from mockbroker.cluster import MockCluster
@@ -253,7 +253,7 @@ class ErrorQueues:
 
     def pending(self) -> dict[str, list[str]]:
         """What is left, for diagnostics: {"Produce": [...], "Produce@broker2": [...], "Produce:t-0": [...]}."""
-        from protocol.errors import ErrorCode
+        from mockbroker_protocol.errors import ErrorCode
 
         out: dict[str, list[str]] = {}
         for k, q in self.cluster_level.items():

@@ -35,11 +35,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from protocol.errors import ErrorCode
-from protocol.primitives import records_size
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.primitives import records_size
 
 if TYPE_CHECKING:  # annotations only: the Fetch codec loads with the first Fetch (start-up stays fast)
-    from protocol.messages.fetch import FetchPartition, FetchRequest, PartitionData
+    from mockbroker_protocol.messages.fetch import FetchPartition, FetchRequest, PartitionData
 
 # FetchMetadata (clients/.../requests/FetchMetadata.java)
 INVALID_SESSION_ID = 0

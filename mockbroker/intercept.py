@@ -34,8 +34,8 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from protocol.errors import ErrorCode
-from protocol.registry import APIS
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.registry import APIS
 
 if TYPE_CHECKING:
     from mockbroker.cluster import MockCluster

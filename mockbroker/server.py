@@ -37,9 +37,9 @@ from collections.abc import Callable, Coroutine, Generator
 from typing import TYPE_CHECKING, Any, cast
 
 from mockbroker.dispatch import CloseConnection, answer_cache, dispatch, request_cache
-from protocol.errors import DecodeError
-from protocol.framing import RECEIVE_BUFFER_SIZE, FrameBuffer
-from protocol.primitives import Buffer
+from mockbroker_protocol.errors import DecodeError
+from mockbroker_protocol.framing import RECEIVE_BUFFER_SIZE, FrameBuffer
+from mockbroker_protocol.primitives import Buffer
 
 if TYPE_CHECKING:
     from mockbroker.cluster import BrokerNode, MockCluster
@@ -59,7 +59,7 @@ class BrokerServer:
         self._connections: set[Connection] = set()
         self.answers = answer_cache(cluster)  # answers by request bytes (mockbroker.dispatch)
         # Every read of the server's connections goes here first (one at a time, on one event
-        # loop); the FrameBuffer leaves nothing in it (protocol.framing).
+        # loop); the FrameBuffer leaves nothing in it (mockbroker_protocol.framing).
         self.receive_buffer = bytearray(RECEIVE_BUFFER_SIZE)
         self.requests = request_cache(cluster)  # requests by their bytes, for fast handlers (the same)
 
@@ -207,7 +207,7 @@ class Connection(asyncio.BufferedProtocol):
             while (frame := frames.next_frame()) is not None:
                 # Requests seen before, by their bytes but the correlation id (answer_key, inlined),
                 # kept only from bytes frames (a large frame read into its own buffer,
-                # protocol.framing.OwnedFrame, is a bytearray) and never while interceptors or the
+                # mockbroker_protocol.framing.OwnedFrame, is a bytearray) and never while interceptors or the
                 # request log see requests. The api key's low byte picks the API's entries (for the
                 # keys Kafka has, the key). Anything else, and any entry no longer usable, goes to
                 # dispatch.

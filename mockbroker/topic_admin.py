@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from mockbroker.cluster import OFFSETS_TOPIC, TRANSACTION_TOPIC, MockCluster, Partition, Topic, TopicError
 from mockbroker.cluster import validate_topic_name as _validate_topic_name
 from mockbroker.topic_configs import ApiError, null_configs_error, validate_topic_configs
-from protocol.errors import ErrorCode
+from mockbroker_protocol.errors import ErrorCode
 
 # KRaft's own metadata log; CreateTopics refuses the name (ControllerApis.createTopics).
 CLUSTER_METADATA_TOPIC = "__cluster_metadata"

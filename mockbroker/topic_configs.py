@@ -30,7 +30,7 @@ from decimal import Decimal
 from enum import IntEnum
 from typing import TYPE_CHECKING
 
-from protocol.errors import ErrorCode
+from mockbroker_protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
     from mockbroker.cluster import BrokerNode, MockCluster

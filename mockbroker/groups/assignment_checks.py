@@ -8,7 +8,7 @@ addition looks at each assignment it stores, as a test tool should:
    ConsumerProtocolAssignment; every partition of the subscribed topics (the union of the members'
    subscriptions, against the cluster's topics) is owned by exactly one member, only by members
    subscribed to its topic, and only real partitions are handed out
-   (``assignors.validation.find_problems``). Cooperative protocols (KIP-429) get two rules of
+   (``mockbroker_assignors.validation.find_problems``). Cooperative protocols (KIP-429) get two rules of
    their own:
 
    - a partition a member still claims in its subscription's ``owned_partitions`` may be left
@@ -60,10 +60,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from assignors import registry
-from assignors.base import Assignor
-from assignors.cooperative_sticky import member_data as cooperative_member_data
-from assignors.types import (
+from mockbroker_assignors import registry
+from mockbroker_assignors.base import Assignor
+from mockbroker_assignors.cooperative_sticky import member_data as cooperative_member_data
+from mockbroker_assignors.types import (
     ClusterMetadata,
     MemberAssignment,
     RebalanceProtocol,
@@ -71,7 +71,7 @@ from assignors.types import (
     TopicMetadata,
     TopicPartition,
 )
-from assignors.validation import find_problems
+from mockbroker_assignors.validation import find_problems
 from mockbroker.events import Event
 from mockbroker.groups.classic import CONSUMER_PROTOCOL_TYPE, ClassicGroup
 
@@ -79,20 +79,20 @@ from mockbroker.groups.classic import CONSUMER_PROTOCOL_TYPE, ClassicGroup
 from mockbroker.groups.config import CHECK_MODES as CHECK_MODES
 from mockbroker.groups.config import STRICT_MODES as STRICT_MODES
 from mockbroker.groups.config import check_mode, strict_mode
-from protocol.consumer_protocol import (
+from mockbroker_protocol.consumer_protocol import (
     ASSIGNMENT_VERSIONS,
     ConsumerProtocolAssignment,
     decode_assignment,
     decode_subscription,
     encode_assignment,
 )
-from protocol.consumer_protocol import TopicPartition as WireTopicPartition
-from protocol.errors import DecodeError
+from mockbroker_protocol.consumer_protocol import TopicPartition as WireTopicPartition
+from mockbroker_protocol.errors import DecodeError
 
 log = logging.getLogger("mockbroker.groups")
 
 
-# Finding kinds beyond assignors.validation's (unknown_member, duplicate, unknown_topic,
+# Finding kinds beyond mockbroker_assignors.validation's (unknown_member, duplicate, unknown_topic,
 # out_of_range, not_subscribed, multiple_owners, unassigned).
 UNDECODABLE_ASSIGNMENT = "undecodable_assignment"
 UNDECODABLE_SUBSCRIPTION = "undecodable_subscription"

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mockbroker.groups.parked import Parked
-from protocol.consumer_protocol import decode_subscription
-from protocol.errors import DecodeError, ErrorCode
-from protocol.messages.join_group import JoinGroupResponse, JoinGroupResponseMember
-from protocol.messages.sync_group import SyncGroupResponse
+from mockbroker_protocol.consumer_protocol import decode_subscription
+from mockbroker_protocol.errors import DecodeError, ErrorCode
+from mockbroker_protocol.messages.join_group import JoinGroupResponse, JoinGroupResponseMember
+from mockbroker_protocol.messages.sync_group import SyncGroupResponse
 
 if TYPE_CHECKING:
     from mockbroker.groups.assignment_checks import Finding

@@ -116,7 +116,7 @@ class GroupConfig:
     consumer_group_min_heartbeat_interval_ms: int = MOCK_CONSUMER_MIN_HEARTBEAT_INTERVAL_MS
     consumer_group_max_heartbeat_interval_ms: int = 15000
     consumer_group_max_size: int = 2147483647
-    # Names or "module:attr" references, resolved by assignors.registry; the first is the default.
+    # Names or "module:attr" references, resolved by mockbroker_assignors.registry; the first is the default.
     consumer_group_assignors: tuple[str, ...] = DEFAULT_CONSUMER_ASSIGNORS
     consumer_group_migration_policy: str = DEFAULT_MIGRATION_POLICY
 

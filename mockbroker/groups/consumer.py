@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
-from protocol.errors import ErrorCode
+from mockbroker_protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
     from mockbroker.timers import Timer

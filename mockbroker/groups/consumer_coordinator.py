@@ -45,9 +45,9 @@ import uuid
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from assignors import registry as assignor_registry
-from assignors.base import ServerAssignor
-from assignors.types import ClusterMetadata, GroupSpec, MemberSpec, TopicMetadata
+from mockbroker_assignors import registry as assignor_registry
+from mockbroker_assignors.base import ServerAssignor
+from mockbroker_assignors.types import ClusterMetadata, GroupSpec, MemberSpec, TopicMetadata
 from mockbroker.groups import mixed
 from mockbroker.groups.consumer import (
     GROUP_TYPE_CONSUMER,
@@ -65,18 +65,18 @@ from mockbroker.groups.consumer import (
     build_current_assignment,
     group_by_topic,
 )
-from protocol.errors import ErrorCode
-from protocol.messages.consumer_group_describe import Assignment as DescribedAssignment
-from protocol.messages.consumer_group_describe import DescribedGroup, Member, TopicPartitions
-from protocol.messages.consumer_group_heartbeat import (
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.consumer_group_describe import Assignment as DescribedAssignment
+from mockbroker_protocol.messages.consumer_group_describe import DescribedGroup, Member, TopicPartitions
+from mockbroker_protocol.messages.consumer_group_heartbeat import (
     Assignment,
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatRequestTopicPartitions,
     ConsumerGroupHeartbeatResponse,
     ConsumerGroupHeartbeatResponseTopicPartitions,
 )
-from protocol.messages.list_groups import ListedGroup
-from protocol.messages.offset_commit import (
+from mockbroker_protocol.messages.list_groups import ListedGroup
+from mockbroker_protocol.messages.offset_commit import (
     OffsetCommitRequest,
     OffsetCommitResponsePartition,
     OffsetCommitResponseTopic,

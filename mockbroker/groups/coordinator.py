@@ -57,25 +57,25 @@ from mockbroker.groups.consumer_coordinator import ConsumerGroupCoordinator, Top
 from mockbroker.groups.offsets import NO_METADATA, OffsetAndMetadata, OffsetStore
 from mockbroker.groups.parked import Parked
 from mockbroker.timers import Timer, Timers
-from protocol.consumer_protocol import decode_assignment, decode_subscription
-from protocol.errors import DecodeError, ErrorCode
-from protocol.messages.describe_groups import DescribedGroup, DescribedGroupMember
-from protocol.messages.join_group import JoinGroupRequest, JoinGroupResponse
-from protocol.messages.leave_group import MemberIdentity, MemberResponse
-from protocol.messages.list_groups import ListedGroup
-from protocol.messages.offset_commit import (
+from mockbroker_protocol.consumer_protocol import decode_assignment, decode_subscription
+from mockbroker_protocol.errors import DecodeError, ErrorCode
+from mockbroker_protocol.messages.describe_groups import DescribedGroup, DescribedGroupMember
+from mockbroker_protocol.messages.join_group import JoinGroupRequest, JoinGroupResponse
+from mockbroker_protocol.messages.leave_group import MemberIdentity, MemberResponse
+from mockbroker_protocol.messages.list_groups import ListedGroup
+from mockbroker_protocol.messages.offset_commit import (
     OffsetCommitRequest,
     OffsetCommitRequestTopic,
     OffsetCommitResponsePartition,
     OffsetCommitResponseTopic,
 )
-from protocol.messages.offset_delete import OffsetDeleteResponsePartition, OffsetDeleteResponseTopic
-from protocol.messages.offset_fetch import (
+from mockbroker_protocol.messages.offset_delete import OffsetDeleteResponsePartition, OffsetDeleteResponseTopic
+from mockbroker_protocol.messages.offset_fetch import (
     OffsetFetchResponseGroup,
     OffsetFetchResponsePartitions,
     OffsetFetchResponseTopics,
 )
-from protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
+from mockbroker_protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
 
 if TYPE_CHECKING:
     from mockbroker.groups.assignment_checks import AssignmentChecks

@@ -58,7 +58,7 @@ from mockbroker.groups.consumer import (
     TopicIdPartition,
     group_by_topic,
 )
-from protocol.consumer_protocol import (
+from mockbroker_protocol.consumer_protocol import (
     ASSIGNMENT_VERSIONS,
     ConsumerProtocolAssignment,
     ConsumerProtocolSubscription,
@@ -67,10 +67,10 @@ from protocol.consumer_protocol import (
     decode_subscription,
     encode_assignment,
 )
-from protocol.errors import DecodeError, ErrorCode
-from protocol.messages.join_group import JoinGroupRequest, JoinGroupResponse
-from protocol.messages.leave_group import MemberIdentity, MemberResponse
-from protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
+from mockbroker_protocol.errors import DecodeError, ErrorCode
+from mockbroker_protocol.messages.join_group import JoinGroupRequest, JoinGroupResponse
+from mockbroker_protocol.messages.leave_group import MemberIdentity, MemberResponse
+from mockbroker_protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
 
 if TYPE_CHECKING:
     from mockbroker.groups.consumer_coordinator import ConsumerGroupCoordinator

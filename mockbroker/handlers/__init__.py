@@ -18,7 +18,7 @@ import importlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from protocol.registry import APIS
+from mockbroker_protocol.registry import APIS
 
 # api key -> (module, VERSIONS, ADVERTISED_MIN or None when it is VERSIONS' minimum), as declared
 # in mockbroker/handlers/<module>.py.

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from mockbroker.topic_configs import AlterConfigOp, ApiError, ConfigResourceType
-from protocol.errors import ErrorCode
+from mockbroker_protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
     from mockbroker.dispatch import RequestContext

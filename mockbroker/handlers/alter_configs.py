@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 
 from mockbroker import topic_admin
 from mockbroker.handlers._config_alter import preprocess
-from protocol.errors import ErrorCode
-from protocol.messages.alter_configs import (
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.alter_configs import (
     AlterConfigsRequest,
     AlterConfigsResourceResponse,
     AlterConfigsResponse,

@@ -12,9 +12,9 @@ import re
 import weakref
 from typing import TYPE_CHECKING
 
-from protocol.errors import ErrorCode
-from protocol.messages.api_versions import ApiVersion, ApiVersionsRequest, ApiVersionsResponse
-from protocol.registry import Encoded
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.api_versions import ApiVersion, ApiVersionsRequest, ApiVersionsResponse
+from mockbroker_protocol.registry import Encoded
 
 if TYPE_CHECKING:
     from mockbroker.cluster import MockCluster

@@ -17,8 +17,8 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from mockbroker import topic_admin
-from protocol.errors import ErrorCode
-from protocol.messages.create_partitions import (
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.create_partitions import (
     CreatePartitionsRequest,
     CreatePartitionsResponse,
     CreatePartitionsTopicResult,

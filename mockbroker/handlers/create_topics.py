@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING
 from mockbroker import topic_admin
 from mockbroker.topic_admin import CLUSTER_METADATA_TOPIC
 from mockbroker.topic_configs import ApiError, topic_config_entries
-from protocol.errors import ErrorCode
-from protocol.messages.create_topics import (
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.create_topics import (
     CreatableTopicConfigs,
     CreatableTopicResult,
     CreateTopicsRequest,

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 
 from mockbroker.topic_admin import is_internal
 from mockbroker.topic_configs import effective_value
-from protocol.errors import ErrorCode
-from protocol.messages.delete_records import (
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.delete_records import (
     DeleteRecordsPartition,
     DeleteRecordsPartitionResult,
     DeleteRecordsRequest,

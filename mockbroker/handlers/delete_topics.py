@@ -19,9 +19,9 @@ import uuid
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from protocol.errors import ErrorCode
-from protocol.messages.delete_topics import DeletableTopicResult, DeleteTopicsRequest, DeleteTopicsResponse
-from protocol.primitives import ZERO_UUID
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.delete_topics import DeletableTopicResult, DeleteTopicsRequest, DeleteTopicsResponse
+from mockbroker_protocol.primitives import ZERO_UUID
 
 if TYPE_CHECKING:
     from mockbroker.dispatch import RequestContext

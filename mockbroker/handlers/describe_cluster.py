@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mockbroker.handlers.metadata import CLUSTER_OPERATIONS, NOT_REQUESTED
-from protocol.errors import ErrorCode
-from protocol.messages.describe_cluster import (
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.describe_cluster import (
     DescribeClusterBroker,
     DescribeClusterRequest,
     DescribeClusterResponse,

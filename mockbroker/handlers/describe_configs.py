@@ -27,8 +27,8 @@ from mockbroker.topic_configs import (
     broker_config_entries,
     topic_config_entries,
 )
-from protocol.errors import ErrorCode
-from protocol.messages.describe_configs import (
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.describe_configs import (
     DescribeConfigsRequest,
     DescribeConfigsResource,
     DescribeConfigsResourceResult,

@@ -28,8 +28,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mockbroker.handlers._coordinator import is_group_coordinator
-from protocol.errors import ErrorCode
-from protocol.messages.describe_groups import DescribedGroup, DescribeGroupsRequest, DescribeGroupsResponse
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.describe_groups import DescribedGroup, DescribeGroupsRequest, DescribeGroupsResponse
 
 if TYPE_CHECKING:
     from mockbroker.dispatch import RequestContext

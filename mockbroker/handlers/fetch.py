@@ -35,8 +35,8 @@ from typing import TYPE_CHECKING
 
 from mockbroker.fetch_sessions import PartitionKey, records_bytes
 from mockbroker.log.replica_manager import partition_error
-from protocol.errors import ErrorCode
-from protocol.messages.fetch import (
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.fetch import (
     AbortedTransaction,
     FetchableTopicResponse,
     FetchPartition,
@@ -46,7 +46,7 @@ from protocol.messages.fetch import (
     NodeEndpoint,
     PartitionData,
 )
-from protocol.primitives import INT32, INT64
+from mockbroker_protocol.primitives import INT32, INT64
 
 if TYPE_CHECKING:
     from mockbroker.cluster import MockCluster, Topic

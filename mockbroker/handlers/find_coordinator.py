@@ -34,8 +34,8 @@ from mockbroker.handlers._coordinator import (
     share_coordinator_key,
     transaction_coordinator,
 )
-from protocol.errors import ErrorCode
-from protocol.messages.find_coordinator import Coordinator, FindCoordinatorRequest, FindCoordinatorResponse
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.find_coordinator import Coordinator, FindCoordinatorRequest, FindCoordinatorResponse
 
 if TYPE_CHECKING:
     from mockbroker.cluster import BrokerNode

@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING
 
 from mockbroker.dispatch import framed_answer
 from mockbroker.handlers._coordinator import is_group_coordinator
-from protocol.errors import ErrorCode
-from protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
-from protocol.registry import Encoded
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
+from mockbroker_protocol.registry import Encoded
 
 if TYPE_CHECKING:
     from mockbroker.cluster import BrokerNode, MockCluster

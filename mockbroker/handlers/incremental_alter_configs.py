@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 from mockbroker import topic_admin
 from mockbroker.handlers._config_alter import preprocess
 from mockbroker.topic_configs import ApiError, apply_incremental
-from protocol.errors import ErrorCode
-from protocol.messages.incremental_alter_configs import (
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.incremental_alter_configs import (
     AlterConfigsResource,
     AlterConfigsResourceResponse,
     IncrementalAlterConfigsRequest,

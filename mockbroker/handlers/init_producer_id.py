@@ -24,9 +24,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mockbroker.handlers._coordinator import transaction_coordinator
-from protocol.errors import ErrorCode
-from protocol.messages.init_producer_id import InitProducerIdRequest, InitProducerIdResponse
-from protocol.records import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.init_producer_id import InitProducerIdRequest, InitProducerIdResponse
+from mockbroker_protocol.records import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 
 if TYPE_CHECKING:
     from mockbroker.dispatch import RequestContext

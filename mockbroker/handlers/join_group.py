@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 
 from mockbroker.groups import Parked, wait
 from mockbroker.handlers._coordinator import is_group_coordinator
-from protocol.errors import ErrorCode
-from protocol.messages.join_group import JoinGroupRequest, JoinGroupResponse
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.join_group import JoinGroupRequest, JoinGroupResponse
 
 if TYPE_CHECKING:
     from mockbroker.dispatch import RequestContext

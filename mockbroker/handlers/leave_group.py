@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mockbroker.handlers._coordinator import is_group_coordinator
-from protocol.errors import ErrorCode
-from protocol.messages.leave_group import (
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.leave_group import (
     LeaveGroupRequest,
     LeaveGroupResponse,
     MemberIdentity,

@@ -20,8 +20,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mockbroker.handlers._coordinator import is_group_coordinator
-from protocol.errors import ErrorCode
-from protocol.messages.list_groups import ListedGroup, ListGroupsRequest, ListGroupsResponse
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.list_groups import ListedGroup, ListGroupsRequest, ListGroupsResponse
 
 if TYPE_CHECKING:
     from mockbroker.dispatch import RequestContext

@@ -22,8 +22,8 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from mockbroker.log.replica_manager import partition_error
-from protocol.errors import ErrorCode
-from protocol.messages.list_offsets import (
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.list_offsets import (
     ListOffsetsPartition,
     ListOffsetsPartitionResponse,
     ListOffsetsRequest,

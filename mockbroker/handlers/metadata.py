@@ -17,16 +17,16 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from mockbroker.cluster import MockCluster, Topic, TopicError, validate_topic_name
-from protocol.errors import ErrorCode
-from protocol.messages.metadata import (
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.metadata import (
     MetadataRequest,
     MetadataResponse,
     MetadataResponseBroker,
     MetadataResponsePartition,
     MetadataResponseTopic,
 )
-from protocol.primitives import ZERO_UUID
-from protocol.registry import Encoded
+from mockbroker_protocol.primitives import ZERO_UUID
+from mockbroker_protocol.registry import Encoded
 
 if TYPE_CHECKING:
     from mockbroker.dispatch import RequestContext

@@ -22,8 +22,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mockbroker.handlers._coordinator import is_group_coordinator
-from protocol.errors import ErrorCode
-from protocol.messages.offset_commit import (
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.offset_commit import (
     OffsetCommitRequest,
     OffsetCommitRequestTopic,
     OffsetCommitResponse,

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mockbroker.handlers._coordinator import is_group_coordinator
-from protocol.errors import ErrorCode
-from protocol.messages.offset_delete import (
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.offset_delete import (
     OffsetDeleteRequest,
     OffsetDeleteResponse,
     OffsetDeleteResponsePartition,

@@ -33,8 +33,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mockbroker.handlers._coordinator import is_group_coordinator
-from protocol.errors import ErrorCode
-from protocol.messages.offset_fetch import (
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.offset_fetch import (
     OffsetFetchRequest,
     OffsetFetchRequestTopics,
     OffsetFetchResponse,
@@ -44,7 +44,7 @@ from protocol.messages.offset_fetch import (
     OffsetFetchResponseTopic,
     OffsetFetchResponseTopics,
 )
-from protocol.primitives import ZERO_UUID
+from mockbroker_protocol.primitives import ZERO_UUID
 
 if TYPE_CHECKING:
     from mockbroker.dispatch import RequestContext

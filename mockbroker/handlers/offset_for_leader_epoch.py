@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mockbroker.log.replica_manager import partition_error
-from protocol.errors import ErrorCode
-from protocol.messages.offset_for_leader_epoch import (
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.offset_for_leader_epoch import (
     EpochEndOffset,
     OffsetForLeaderEpochRequest,
     OffsetForLeaderEpochResponse,

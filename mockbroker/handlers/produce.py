@@ -27,8 +27,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mockbroker.log.replica_manager import AppendResult, append_records
-from protocol.errors import ErrorCode
-from protocol.messages.produce import (
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.produce import (
     LeaderIdAndEpoch,
     NodeEndpoint,
     PartitionProduceData,
@@ -38,8 +38,8 @@ from protocol.messages.produce import (
     TopicProduceData,
     TopicProduceResponse,
 )
-from protocol.primitives import Buffer, Records
-from protocol.records.batch import ATTRIBUTES_OFFSET, RECORD_BATCH_OVERHEAD, TRANSACTIONAL_FLAG_MASK
+from mockbroker_protocol.primitives import Buffer, Records
+from mockbroker_protocol.records.batch import ATTRIBUTES_OFFSET, RECORD_BATCH_OVERHEAD, TRANSACTIONAL_FLAG_MASK
 
 if TYPE_CHECKING:
     from mockbroker.cluster import Topic

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 
 from mockbroker.groups import Parked, wait
 from mockbroker.handlers._coordinator import is_group_coordinator
-from protocol.errors import ErrorCode
-from protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
 
 if TYPE_CHECKING:
     from mockbroker.dispatch import RequestContext

@@ -13,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mockbroker.log.producers import ProducerStateManager
-from protocol.errors import DecodeError
-from protocol.primitives import Buffer
-from protocol.records import (
+from mockbroker_protocol.errors import DecodeError
+from mockbroker_protocol.primitives import Buffer
+from mockbroker_protocol.records import (
     ControlRecordType,
     RecordBatchHeader,
     decode_batch,

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from protocol.errors import ErrorCode
-from protocol.records import NO_PRODUCER_EPOCH, NO_SEQUENCE, RecordBatchHeader
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.records import NO_PRODUCER_EPOCH, NO_SEQUENCE, RecordBatchHeader
 
 # ProducerStateEntry.NUM_BATCHES_TO_RETAIN: a producer has at most five batches in flight
 # (max.in.flight.requests.per.connection <= 5 with idempotence), so any retry duplicates one of these.

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING
 
 from mockbroker.log.retention import RETENTION_CHECK_INTERVAL_MS
 from mockbroker.topic_configs import effective_value
-from protocol.errors import CorruptRecordError, ErrorCode
-from protocol.framing import OwnedFrame
-from protocol.primitives import Buffer
-from protocol.records import (
+from mockbroker_protocol.errors import CorruptRecordError, ErrorCode
+from mockbroker_protocol.framing import OwnedFrame
+from mockbroker_protocol.primitives import Buffer
+from mockbroker_protocol.records import (
     Compression,
     RecordBatchHeader,
     UnsupportedMagicError,

@@ -21,8 +21,8 @@ from typing import Any
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from assignors.base import Assignor, ServerAssignor
-from assignors.types import (
+from mockbroker_assignors.base import Assignor, ServerAssignor
+from mockbroker_assignors.types import (
     ClusterMetadata,
     GroupAssignment,
     GroupSpec,
@@ -33,7 +33,7 @@ from assignors.types import (
     TopicMetadata,
     TopicPartition,
 )
-from assignors.validation import check_assignment
+from mockbroker_assignors.validation import check_assignment
 
 __all__ = [
     "MODEST",

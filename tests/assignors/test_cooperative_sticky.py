@@ -17,16 +17,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import assignors.cooperative_sticky
-from assignors.base import Assignor
-from assignors.cooperative_sticky import (
+import mockbroker_assignors.cooperative_sticky
+from mockbroker_assignors.base import Assignor
+from mockbroker_assignors.cooperative_sticky import (
     CooperativeStickyAssignor,
     decode_generation,
     encode_user_data,
     member_data,
 )
-from assignors.types import ClusterMetadata, RebalanceProtocol, Subscription, TopicPartition
-from assignors.validation import check_assignment
+from mockbroker_assignors.types import ClusterMetadata, RebalanceProtocol, Subscription, TopicPartition
+from mockbroker_assignors.validation import check_assignment
 from tests.assignors.properties import MODEST, assert_balanced, check_common_properties, topologies
 from tests.assignors.test_sticky import (
     COOPERATIVE,
@@ -220,7 +220,7 @@ def test_general_path_withholds_partitions_moving_between_members() -> None:
 
 
 def test_docstring_examples() -> None:
-    assert doctest.testmod(assignors.cooperative_sticky).failed == 0
+    assert doctest.testmod(mockbroker_assignors.cooperative_sticky).failed == 0
 
 
 # -- Properties --------------------------------------------------------------------------------------

@@ -12,9 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from kafka.coordinator.assignors.range import RangePartitionAssignor  # type: ignore[import-untyped]
 
-import assignors.range
-from assignors.range import RangeAssignor, java_string_key, member_order, member_sort_key
-from assignors.types import (
+import mockbroker_assignors.range
+from mockbroker_assignors.range import RangeAssignor, java_string_key, member_order, member_sort_key
+from mockbroker_assignors.types import (
     ClusterMetadata,
     RebalanceProtocol,
     Subscription,
@@ -43,7 +43,7 @@ def test_protocol_attributes() -> None:
 
 
 def test_docstring_examples() -> None:
-    failures, tried = doctest.testmod(assignors.range, raise_on_error=False)
+    failures, tried = doctest.testmod(mockbroker_assignors.range, raise_on_error=False)
     assert tried > 0 and failures == 0
 
 

@@ -1,4 +1,4 @@
-"""Tests of assignors.registry: built-ins by name, register(), "module:attr" loading, entry points,
+"""Tests of mockbroker_assignors.registry: built-ins by name, register(), "module:attr" loading, entry points,
 and the README's custom-assignor example end to end."""
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 
-import assignors.registry as registry
-from assignors.range import RangeAssignor
-from assignors.registry import ENTRY_POINT_GROUP, AssignorRegistry, UnknownAssignorError, load
-from assignors.roundrobin import RoundRobinAssignor
-from assignors.types import (
+import mockbroker_assignors.registry as registry
+from mockbroker_assignors.range import RangeAssignor
+from mockbroker_assignors.registry import ENTRY_POINT_GROUP, AssignorRegistry, UnknownAssignorError, load
+from mockbroker_assignors.roundrobin import RoundRobinAssignor
+from mockbroker_assignors.types import (
     ClusterMetadata,
     GroupAssignment,
     GroupSpec,
@@ -118,11 +118,11 @@ def test_builtin_names_are_listed() -> None:
     reg = fresh()
     assert reg.names() == ["cooperative-sticky", "range", "roundrobin", "sticky"]
     assert reg.server_names() == ["range", "uniform"]
-    assert registry.CLIENT_BUILTINS["sticky"] == "assignors.sticky:StickyAssignor"
-    assert registry.CLIENT_BUILTINS["cooperative-sticky"] == "assignors.cooperative_sticky:CooperativeStickyAssignor"
+    assert registry.CLIENT_BUILTINS["sticky"] == "mockbroker_assignors.sticky:StickyAssignor"
+    assert registry.CLIENT_BUILTINS["cooperative-sticky"] == "mockbroker_assignors.cooperative_sticky:CooperativeStickyAssignor"
     assert registry.SERVER_BUILTINS == {
-        "uniform": "assignors.uniform:UniformAssignor",
-        "range": "assignors.server_range:ServerRangeAssignor",
+        "uniform": "mockbroker_assignors.uniform:UniformAssignor",
+        "range": "mockbroker_assignors.server_range:ServerRangeAssignor",
     }
 
 
@@ -219,14 +219,14 @@ def test_load_by_reference() -> None:
     assert isinstance(load(f"{HERE}:ReverseAssignor"), ReverseAssignor)
     assert isinstance(load(f"{HERE}:Namespace.Nested"), ReverseAssignor)  # dotted attribute path
     assert isinstance(load(f"{HERE}:FirstTakesAllServerAssignor", kind="server"), FirstTakesAllServerAssignor)
-    assert isinstance(load("assignors.range:RangeAssignor", kind="client"), RangeAssignor)
+    assert isinstance(load("mockbroker_assignors.range:RangeAssignor", kind="client"), RangeAssignor)
     assert isinstance(fresh().resolve(f"{HERE}:ReverseAssignor"), ReverseAssignor)
     assert isinstance(fresh().resolve_server(f"{HERE}:FirstTakesAllServerAssignor"), FirstTakesAllServerAssignor)
 
 
 def test_load_errors_say_what_is_wrong() -> None:
     with pytest.raises(ValueError, match=r"not of the form 'package\.module:Attribute'"):
-        load("assignors.range.RangeAssignor")
+        load("mockbroker_assignors.range.RangeAssignor")
     with pytest.raises(ImportError, match="cannot import module 'no_such_module_xyz'"):
         load("no_such_module_xyz:Thing")
     with pytest.raises(ImportError, match="has no attribute 'Missing'"):
@@ -300,7 +300,7 @@ def test_default_registry_reads_the_installed_entry_point_group(monkeypatch: pyt
 
 # -- the README's custom assignor, end to end ----------------------------------------------------------------
 
-README = Path(__file__).resolve().parents[2] / "assignors" / "README.md"
+README = Path(__file__).resolve().parents[2] / "mockbroker_assignors" / "README.md"
 
 
 def readme_blocks(language: str) -> list[str]:

@@ -12,10 +12,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor  # type: ignore[import-untyped]
 
-import assignors.roundrobin
-from assignors.range import member_order
-from assignors.roundrobin import RoundRobinAssignor
-from assignors.types import ClusterMetadata, GroupAssignment, RebalanceProtocol, Subscription, TopicPartition
+import mockbroker_assignors.roundrobin
+from mockbroker_assignors.range import member_order
+from mockbroker_assignors.roundrobin import RoundRobinAssignor
+from mockbroker_assignors.types import ClusterMetadata, GroupAssignment, RebalanceProtocol, Subscription, TopicPartition
 from tests.assignors.properties import (
     MODEST,
     as_sets,
@@ -37,7 +37,7 @@ def test_protocol_attributes() -> None:
 
 
 def test_docstring_examples() -> None:
-    failures, tried = doctest.testmod(assignors.roundrobin, raise_on_error=False)
+    failures, tried = doctest.testmod(mockbroker_assignors.roundrobin, raise_on_error=False)
     assert tried > 0 and failures == 0
 
 

@@ -1,4 +1,4 @@
-"""Tests of the KIP-848 server-side ``range`` assignor (assignors.server_range) against Java's tables.
+"""Tests of the KIP-848 server-side ``range`` assignor (mockbroker_assignors.server_range) against Java's tables.
 
 The tables carry facts (inputs and expected outputs) from apache/kafka's
 group-coordinator/src/test/java/org/apache/kafka/coordinator/group/assignor/RangeAssignorTest.java
@@ -18,9 +18,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import assignors.server_range
-from assignors.server_range import ServerRangeAssignor, sort_member_ids
-from assignors.types import ClusterMetadata, GroupSpec, MemberSpec, TargetAssignment
+import mockbroker_assignors.server_range
+from mockbroker_assignors.server_range import ServerRangeAssignor, sort_member_ids
+from mockbroker_assignors.types import ClusterMetadata, GroupSpec, MemberSpec, TargetAssignment
 from tests.assignors.properties import (
     MODEST,
     Topology,
@@ -297,4 +297,4 @@ def test_scale_1000_members_10000_partitions() -> None:
 
 
 def test_docstring_examples() -> None:
-    assert doctest.testmod(assignors.server_range).failed == 0
+    assert doctest.testmod(mockbroker_assignors.server_range).failed == 0

@@ -20,12 +20,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import assignors.sticky
-from assignors._sticky_core import MemberData, StickyAssignorError, StickyResult
-from assignors.cooperative_sticky import CooperativeStickyAssignor
-from assignors.cooperative_sticky import encode_user_data as cooperative_user_data
-from assignors.sticky import StickyAssignor, decode_user_data, encode_user_data, member_data
-from assignors.types import (
+import mockbroker_assignors.sticky
+from mockbroker_assignors._sticky_core import MemberData, StickyAssignorError, StickyResult
+from mockbroker_assignors.cooperative_sticky import CooperativeStickyAssignor
+from mockbroker_assignors.cooperative_sticky import encode_user_data as cooperative_user_data
+from mockbroker_assignors.sticky import StickyAssignor, decode_user_data, encode_user_data, member_data
+from mockbroker_assignors.types import (
     ClusterMetadata,
     MemberAssignment,
     RebalanceProtocol,
@@ -1313,7 +1313,7 @@ def test_stale_claim_on_a_topic_no_longer_subscribed_fails_like_java() -> None:
 
 
 def test_protocol_attributes_and_empty_group() -> None:
-    from assignors.base import Assignor
+    from mockbroker_assignors.base import Assignor
 
     assignor = StickyAssignor()
     assert isinstance(assignor, Assignor)
@@ -1325,7 +1325,7 @@ def test_protocol_attributes_and_empty_group() -> None:
 
 
 def test_docstring_examples() -> None:
-    assert doctest.testmod(assignors.sticky).failed == 0
+    assert doctest.testmod(mockbroker_assignors.sticky).failed == 0
 
 
 # -- Properties --------------------------------------------------------------------------------------
@@ -1425,7 +1425,7 @@ def check_common_properties_without_reordering(
 ) -> None:
     """Exactly-once, subscribed-only and determinism. Member order is not varied: with previous
     ownership Java's result may depend on it (which claim its HashMap yields first)."""
-    from assignors.validation import check_assignment
+    from mockbroker_assignors.validation import check_assignment
 
     assert check_assignment(cluster, subscriptions, result) == []
     assert StickyAssignor().assign(cluster, subscriptions) == result

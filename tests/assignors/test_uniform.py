@@ -1,4 +1,4 @@
-"""Tests of the KIP-848 ``uniform`` server assignor (assignors.uniform) against Java's own test tables.
+"""Tests of the KIP-848 ``uniform`` server assignor (mockbroker_assignors.uniform) against Java's own test tables.
 
 The tables carry facts (inputs and expected outputs) from apache/kafka's
 group-coordinator/src/test/java/org/apache/kafka/coordinator/group/assignor/:
@@ -22,9 +22,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import assignors.uniform
-from assignors.types import ClusterMetadata, GroupSpec, MemberSpec, TargetAssignment, TopicMetadata
-from assignors.uniform import (
+import mockbroker_assignors.uniform
+from mockbroker_assignors.types import ClusterMetadata, GroupSpec, MemberSpec, TargetAssignment, TopicMetadata
+from mockbroker_assignors.uniform import (
     UniformAssignor,
     assign_heterogeneous,
     assign_homogeneous,
@@ -487,4 +487,4 @@ def test_scale_1000_members_10000_partitions(homogeneous: bool) -> None:
 
 
 def test_docstring_examples() -> None:
-    assert doctest.testmod(assignors.uniform).failed == 0
+    assert doctest.testmod(mockbroker_assignors.uniform).failed == 0

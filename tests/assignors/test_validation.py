@@ -1,4 +1,4 @@
-"""Tests of assignors.validation.check_assignment: one finding per broken rule, none for sound input."""
+"""Tests of mockbroker_assignors.validation.check_assignment: one finding per broken rule, none for sound input."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import doctest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import assignors.validation
-from assignors.range import RangeAssignor
-from assignors.roundrobin import RoundRobinAssignor
-from assignors.types import ClusterMetadata, MemberAssignment, Subscription, TopicPartition
-from assignors.validation import check_assignment
+import mockbroker_assignors.validation
+from mockbroker_assignors.range import RangeAssignor
+from mockbroker_assignors.roundrobin import RoundRobinAssignor
+from mockbroker_assignors.types import ClusterMetadata, MemberAssignment, Subscription, TopicPartition
+from mockbroker_assignors.validation import check_assignment
 from tests.assignors.properties import MODEST, sub, topologies
 
 CLUSTER = ClusterMetadata.of({"t0": 2, "t1": 1})
@@ -25,7 +25,7 @@ def owns(*names: str) -> MemberAssignment:
 
 
 def test_docstring_example() -> None:
-    failures, tried = doctest.testmod(assignors.validation, raise_on_error=False)
+    failures, tried = doctest.testmod(mockbroker_assignors.validation, raise_on_error=False)
     assert tried > 0 and failures == 0
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from mockbroker.conformance import Matrix, report, run_suite
-from mockbroker.conformance.clients import CLIENTS
+from mockbroker_conformance import Matrix, report, run_suite
+from mockbroker_conformance.clients import CLIENTS
 from tests.integration.support import in_ci
 
 REPO = Path(__file__).resolve().parents[2]

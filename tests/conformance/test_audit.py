@@ -1,4 +1,4 @@
-"""The client audit against deliberately misbehaving clients (mockbroker/conformance/drivers/
+"""The client audit against deliberately misbehaving clients (mockbroker_conformance/drivers/
 misbehaving.py): each broken rule gives its finding, naming the request; the well-behaved control
 case gives none."""
 
@@ -9,11 +9,11 @@ import sys
 
 import pytest
 
-from mockbroker.conformance.audit import Auditor
-from mockbroker.conformance.clients import DRIVERS, ClientSpec
-from mockbroker.conformance.model import Finding
-from mockbroker.conformance.scenarios import Context
-from mockbroker.conformance.targets import EmbeddedTarget
+from mockbroker_conformance.audit import Auditor
+from mockbroker_conformance.clients import DRIVERS, ClientSpec
+from mockbroker_conformance.model import Finding
+from mockbroker_conformance.scenarios import Context
+from mockbroker_conformance.targets import EmbeddedTarget
 
 
 def misbehaving(mode: str) -> ClientSpec:
@@ -80,7 +80,7 @@ def test_a_well_behaved_member_has_no_findings() -> None:
 def test_a_killed_client_is_excused(excused: bool) -> None:
     """The end-of-scenario check: a member silent past its session timeout is a finding unless the
     scenario killed its client on purpose."""
-    from mockbroker.conformance.audit import _Member
+    from mockbroker_conformance.audit import _Member
 
     auditor = Auditor()
     auditor.members[("g", "m-1")] = _Member("c-1", 1000, last_ms=0, last_request={"api": "Heartbeat"})

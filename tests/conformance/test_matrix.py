@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import difflib
 
-from mockbroker.conformance import FAIL, PASS, UNSUPPORTED, Matrix, report
-from mockbroker.conformance.clients import CLIENTS
-from mockbroker.conformance.scenarios import SCENARIOS
+from mockbroker_conformance import FAIL, PASS, UNSUPPORTED, Matrix, report
+from mockbroker_conformance.clients import CLIENTS
+from mockbroker_conformance.scenarios import SCENARIOS
 from tests.conformance.conftest import OUT, REPO
 
 # Clients whose every scenario passes (or is not supported by the client) against mockbroker; the

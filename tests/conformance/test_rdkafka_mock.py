@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from mockbroker.conformance import Matrix
+from mockbroker_conformance import Matrix
 from tests.conformance.conftest import REPO
 
 _ROW = re.compile(r"^\| (?P<client>[^|]+?) \| (?P<scenario>[^|]+?) \| (?P<why>[^|]+) \|$")

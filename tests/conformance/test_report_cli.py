@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mockbroker.conformance import FAIL, PASS, UNSUPPORTED, CellResult, Finding, Matrix, report, run_suite
+from mockbroker_conformance import FAIL, PASS, UNSUPPORTED, CellResult, Finding, Matrix, report, run_suite
 from mockbroker.testing import start_cluster
 
 

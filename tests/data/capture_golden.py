@@ -41,34 +41,34 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from protocol.api_keys import ApiKey
-from protocol.errors import DecodeError, ErrorCode
-from protocol.framing import FrameBuffer
-from protocol.headers import RequestHeader, peek_api_key_version
-from protocol.messages.api_versions import ApiVersion, ApiVersionsResponse
-from protocol.messages.fetch import FetchableTopicResponse, FetchResponse, PartitionData
-from protocol.messages.find_coordinator import Coordinator, FindCoordinatorResponse
-from protocol.messages.heartbeat import HeartbeatResponse
-from protocol.messages.init_producer_id import InitProducerIdResponse
-from protocol.messages.join_group import JoinGroupResponse, JoinGroupResponseMember
-from protocol.messages.leave_group import LeaveGroupResponse, MemberResponse
-from protocol.messages.list_offsets import (
+from mockbroker_protocol.api_keys import ApiKey
+from mockbroker_protocol.errors import DecodeError, ErrorCode
+from mockbroker_protocol.framing import FrameBuffer
+from mockbroker_protocol.headers import RequestHeader, peek_api_key_version
+from mockbroker_protocol.messages.api_versions import ApiVersion, ApiVersionsResponse
+from mockbroker_protocol.messages.fetch import FetchableTopicResponse, FetchResponse, PartitionData
+from mockbroker_protocol.messages.find_coordinator import Coordinator, FindCoordinatorResponse
+from mockbroker_protocol.messages.heartbeat import HeartbeatResponse
+from mockbroker_protocol.messages.init_producer_id import InitProducerIdResponse
+from mockbroker_protocol.messages.join_group import JoinGroupResponse, JoinGroupResponseMember
+from mockbroker_protocol.messages.leave_group import LeaveGroupResponse, MemberResponse
+from mockbroker_protocol.messages.list_offsets import (
     ListOffsetsPartitionResponse,
     ListOffsetsResponse,
     ListOffsetsTopicResponse,
 )
-from protocol.messages.metadata import (
+from mockbroker_protocol.messages.metadata import (
     MetadataResponse,
     MetadataResponseBroker,
     MetadataResponsePartition,
     MetadataResponseTopic,
 )
-from protocol.messages.offset_commit import (
+from mockbroker_protocol.messages.offset_commit import (
     OffsetCommitResponse,
     OffsetCommitResponsePartition,
     OffsetCommitResponseTopic,
 )
-from protocol.messages.offset_fetch import (
+from mockbroker_protocol.messages.offset_fetch import (
     OffsetFetchResponse,
     OffsetFetchResponseGroup,
     OffsetFetchResponsePartition,
@@ -76,15 +76,15 @@ from protocol.messages.offset_fetch import (
     OffsetFetchResponseTopic,
     OffsetFetchResponseTopics,
 )
-from protocol.messages.offset_for_leader_epoch import (
+from mockbroker_protocol.messages.offset_for_leader_epoch import (
     EpochEndOffset,
     OffsetForLeaderEpochResponse,
     OffsetForLeaderTopicResult,
 )
-from protocol.messages.produce import PartitionProduceResponse, ProduceResponse, TopicProduceResponse
-from protocol.messages.sync_group import SyncGroupResponse
-from protocol.records import iter_batches, patch_base_offset, validate_batch
-from protocol.registry import APIS, decode_request, encode_response, unsupported_api_versions_response
+from mockbroker_protocol.messages.produce import PartitionProduceResponse, ProduceResponse, TopicProduceResponse
+from mockbroker_protocol.messages.sync_group import SyncGroupResponse
+from mockbroker_protocol.records import iter_batches, patch_base_offset, validate_batch
+from mockbroker_protocol.registry import APIS, decode_request, encode_response, unsupported_api_versions_response
 
 HOST = "127.0.0.1"
 NODE_ID = 1

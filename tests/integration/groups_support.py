@@ -37,7 +37,7 @@ import pytest
 from mockbroker import MockCluster
 from mockbroker.events import Event
 from mockbroker.testing import KafkaCluster
-from protocol.consumer_protocol import decode_assignment
+from mockbroker_protocol.consumer_protocol import decode_assignment
 from tests.integration.support import DEADLINE_S, BrokerThread, wait_for
 
 CLIENTS = ("kafka-python", "aiokafka", "confluent")

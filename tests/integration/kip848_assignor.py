@@ -7,7 +7,7 @@ the test can compute what each member must receive."""
 
 from __future__ import annotations
 
-from assignors.types import ClusterMetadata, GroupSpec, TargetAssignment
+from mockbroker_assignors.types import ClusterMetadata, GroupSpec, TargetAssignment
 
 
 class ModuloAssignor:

@@ -20,7 +20,7 @@ import pytest
 
 from mockbroker import MockCluster
 from mockbroker.testing import KafkaCluster
-from protocol.records import Compression, decode_batch, parse_batch_header
+from mockbroker_protocol.records import Compression, decode_batch, parse_batch_header
 
 BROKERS = 3
 PARTITIONS = 6

@@ -21,7 +21,7 @@ from confluent_kafka import (
 )
 from confluent_kafka import Message as KafkaMessage
 
-from protocol.records import decode_batch
+from mockbroker_protocol.records import decode_batch
 from tests.integration.support import (
     CODECS,
     DEADLINE_S,

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from assignors.server_range import ServerRangeAssignor
-from assignors.types import ClusterMetadata, GroupSpec, MemberSpec
+from mockbroker_assignors.server_range import ServerRangeAssignor
+from mockbroker_assignors.types import ClusterMetadata, GroupSpec, MemberSpec
 from tests.integration.groups_support import (
     Member,
     Members,

@@ -13,10 +13,10 @@ from kafka import KafkaConsumer, KafkaProducer
 
 from mockbroker.control import GroupSnapshot
 from mockbroker.testing import ClusterProblems, KafkaCluster, start_cluster
-from protocol.errors import ErrorCode
-from protocol.messages.heartbeat import HeartbeatRequest
-from protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol, JoinGroupResponse
-from protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.heartbeat import HeartbeatRequest
+from mockbroker_protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol, JoinGroupResponse
+from mockbroker_protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
 from tests.integration.support import DEADLINE_S, wait_for
 from tests.mockbroker.groups_support import assignment, subscription
 from tests.mockbroker.wire import WireClient
@@ -149,7 +149,7 @@ class RawMember:
         await self.client.send_raw(self._frame(JOIN, 5, self.join_request()))
 
     async def read_join(self) -> JoinGroupResponse:
-        from protocol import registry
+        from mockbroker_protocol import registry
 
         _, response = registry.decode_response(JOIN, 5, await self.client.read_frame(DEADLINE_S))
         if response.error_code == ErrorCode.NONE:
@@ -175,8 +175,8 @@ class RawMember:
         return ErrorCode(response.error_code)
 
     def _frame(self, api_key: int, version: int, body: object) -> bytes:
-        from protocol import registry
-        from protocol.headers import RequestHeader
+        from mockbroker_protocol import registry
+        from mockbroker_protocol.headers import RequestHeader
 
         return registry.encode_request(RequestHeader(api_key, version, 1_000_000, self.client.client_id), body)  # type: ignore[arg-type]
 

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from assignors.registry import get as get_assignor
-from assignors.types import ClusterMetadata, Subscription
+from mockbroker_assignors.registry import get as get_assignor
+from mockbroker_assignors.types import ClusterMetadata, Subscription
 from mockbroker.groups.assignment_checks import Finding
 from tests.integration.groups_support import (
     BROKERS,
@@ -114,7 +114,7 @@ def test_cooperative_members_under_a_broker_assignor_revoke_before_the_handover(
 
 # -- the reference check with real clients' own assignors ----------------------------------------------------
 #
-# A real run (see assignors/README.md, "Clients' built-in assignors against Java's"): range and
+# A real run (see mockbroker_assignors/README.md, "Clients' built-in assignors against Java's"): range and
 # roundrobin of kafka-python, aiokafka and librdkafka give Java's result exactly; the sticky
 # family differs in tie-breaks (librdkafka, aiokafka) or cannot read Java's user data
 # (kafka-python), which the broker reports as informational reference_divergence findings.

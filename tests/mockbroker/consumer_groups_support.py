@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from mockbroker.groups.consumer import ConsumerGroup
-from protocol.messages.consumer_group_heartbeat import (
+from mockbroker_protocol.messages.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatRequestTopicPartitions,
     ConsumerGroupHeartbeatResponse,

@@ -9,21 +9,21 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from mockbroker import MockCluster
-from protocol.messages.fetch import FetchPartition, FetchRequest, FetchResponse, FetchTopic, PartitionData
-from protocol.messages.list_offsets import (
+from mockbroker_protocol.messages.fetch import FetchPartition, FetchRequest, FetchResponse, FetchTopic, PartitionData
+from mockbroker_protocol.messages.list_offsets import (
     ListOffsetsPartition,
     ListOffsetsPartitionResponse,
     ListOffsetsRequest,
     ListOffsetsTopic,
 )
-from protocol.messages.produce import (
+from mockbroker_protocol.messages.produce import (
     PartitionProduceData,
     PartitionProduceResponse,
     ProduceRequest,
     ProduceResponse,
     TopicProduceData,
 )
-from protocol.records import SimpleRecord, build_batch
+from mockbroker_protocol.records import SimpleRecord, build_batch
 from tests.mockbroker.wire import WireClient
 
 PRODUCE, FETCH, LIST_OFFSETS, INIT_PRODUCER_ID, OFFSET_FOR_LEADER_EPOCH = 0, 1, 2, 22, 23

@@ -15,23 +15,23 @@ from mockbroker import MockCluster
 from mockbroker.clock import ManualClock
 from mockbroker.events import Event
 from mockbroker.groups import ClassicGroup, GroupCoordinator, Parked
-from protocol.consumer_protocol import (
+from mockbroker_protocol.consumer_protocol import (
     ConsumerProtocolAssignment,
     ConsumerProtocolSubscription,
     TopicPartition,
     encode_assignment,
     encode_subscription,
 )
-from protocol.errors import ErrorCode
-from protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol, JoinGroupResponse
-from protocol.messages.leave_group import MemberIdentity, MemberResponse
-from protocol.messages.offset_commit import (
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol, JoinGroupResponse
+from mockbroker_protocol.messages.leave_group import MemberIdentity, MemberResponse
+from mockbroker_protocol.messages.offset_commit import (
     OffsetCommitRequest,
     OffsetCommitRequestPartition,
     OffsetCommitRequestTopic,
     OffsetCommitResponseTopic,
 )
-from protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment, SyncGroupResponse
+from mockbroker_protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment, SyncGroupResponse
 
 SESSION = 10_000
 REBALANCE = 60_000

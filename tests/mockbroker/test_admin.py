@@ -15,29 +15,29 @@ from mockbroker import MockCluster
 from mockbroker.cluster import Topic
 from mockbroker.handlers.metadata import CLUSTER_OPERATIONS, NOT_REQUESTED
 from mockbroker.topic_configs import AlterConfigOp, ConfigSource, ConfigType
-from protocol.errors import ErrorCode
-from protocol.messages.alter_configs import AlterableConfig, AlterConfigsRequest, AlterConfigsResource
-from protocol.messages.api_versions import ApiVersionsRequest
-from protocol.messages.create_partitions import (
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.alter_configs import AlterableConfig, AlterConfigsRequest, AlterConfigsResource
+from mockbroker_protocol.messages.api_versions import ApiVersionsRequest
+from mockbroker_protocol.messages.create_partitions import (
     CreatePartitionsAssignment,
     CreatePartitionsRequest,
     CreatePartitionsTopic,
 )
-from protocol.messages.create_topics import (
+from mockbroker_protocol.messages.create_topics import (
     CreatableReplicaAssignment,
     CreatableTopic,
     CreatableTopicConfig,
     CreateTopicsRequest,
 )
-from protocol.messages.delete_records import DeleteRecordsPartition, DeleteRecordsRequest, DeleteRecordsTopic
-from protocol.messages.delete_topics import DeleteTopicsRequest, DeleteTopicState
-from protocol.messages.describe_cluster import DescribeClusterRequest
-from protocol.messages.describe_configs import DescribeConfigsRequest, DescribeConfigsResource
-from protocol.messages.incremental_alter_configs import AlterableConfig as IncrementalConfig
-from protocol.messages.incremental_alter_configs import AlterConfigsResource as IncrementalResource
-from protocol.messages.incremental_alter_configs import IncrementalAlterConfigsRequest
-from protocol.primitives import ZERO_UUID
-from protocol.records import SimpleRecord, build_batch, parse_batch_header
+from mockbroker_protocol.messages.delete_records import DeleteRecordsPartition, DeleteRecordsRequest, DeleteRecordsTopic
+from mockbroker_protocol.messages.delete_topics import DeleteTopicsRequest, DeleteTopicState
+from mockbroker_protocol.messages.describe_cluster import DescribeClusterRequest
+from mockbroker_protocol.messages.describe_configs import DescribeConfigsRequest, DescribeConfigsResource
+from mockbroker_protocol.messages.incremental_alter_configs import AlterableConfig as IncrementalConfig
+from mockbroker_protocol.messages.incremental_alter_configs import AlterConfigsResource as IncrementalResource
+from mockbroker_protocol.messages.incremental_alter_configs import IncrementalAlterConfigsRequest
+from mockbroker_protocol.primitives import ZERO_UUID
+from mockbroker_protocol.records import SimpleRecord, build_batch, parse_batch_header
 from tests.mockbroker.wire import WireClient
 
 TOPIC, BROKER, GROUP = 2, 4, 32

@@ -8,11 +8,11 @@ import weakref
 
 from mockbroker import MockCluster
 from mockbroker.dispatch import answer_cache
-from protocol import registry
-from protocol.errors import ErrorCode
-from protocol.headers import RequestHeader
-from protocol.messages.api_versions import ApiVersionsRequest
-from protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
+from mockbroker_protocol import registry
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.headers import RequestHeader
+from mockbroker_protocol.messages.api_versions import ApiVersionsRequest
+from mockbroker_protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
 from tests.mockbroker.wire import WireClient
 
 API_VERSIONS, METADATA = 18, 3

@@ -8,18 +8,18 @@ from typing import Any
 
 import pytest
 
-from assignors import registry
-from assignors.types import (
+from mockbroker_assignors import registry
+from mockbroker_assignors.types import (
     ClusterMetadata,
     GroupAssignment,
     GroupSubscription,
     MemberAssignment,
     RebalanceProtocol,
 )
-from assignors.types import TopicPartition as TP
+from mockbroker_assignors.types import TopicPartition as TP
 from mockbroker.config import ClusterConfig
 from mockbroker.groups.assignment_checks import Finding
-from protocol.consumer_protocol import (
+from mockbroker_protocol.consumer_protocol import (
     ConsumerProtocolAssignment,
     ConsumerProtocolSubscription,
     OwnedTopicPartition,
@@ -28,7 +28,7 @@ from protocol.consumer_protocol import (
     encode_assignment,
     encode_subscription,
 )
-from protocol.errors import ErrorCode
+from mockbroker_protocol.errors import ErrorCode
 from tests.mockbroker.groups_support import Harness, answered
 
 

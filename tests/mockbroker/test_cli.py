@@ -24,11 +24,11 @@ import pytest
 
 from mockbroker.cli import parse_serve
 from mockbroker.settings import ServeSettings, SettingsError, TopicSpec, env_setting_name
-from protocol import registry
-from protocol.headers import RequestHeader
-from protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
-from protocol.messages.metadata import MetadataRequest, MetadataResponse
-from protocol.primitives import INT32
+from mockbroker_protocol import registry
+from mockbroker_protocol.headers import RequestHeader
+from mockbroker_protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
+from mockbroker_protocol.messages.metadata import MetadataRequest, MetadataResponse
+from mockbroker_protocol.primitives import INT32
 
 READY_DEADLINE_S = 30.0
 EXIT_DEADLINE_S = 15.0
@@ -483,7 +483,7 @@ def test_serves_api_versions_then_stops_cleanly_on_a_signal(
 # codec with uuid fields), json (an event log file), and what only other commands need.
 DEFERRED_AT_START = (
     "mockbroker.ctl",
-    "mockbroker.conformance",
+    "mockbroker_conformance",
     "mockbroker.fetch_sessions",
     "mockbroker.control",
     "mockbroker.groups.coordinator",
@@ -493,7 +493,7 @@ DEFERRED_AT_START = (
     "random",
     "tomllib",
     "importlib.metadata",
-    "pipeline",
+    "mockbroker_pipeline",
 )
 
 
@@ -513,7 +513,7 @@ def test_a_cold_serve_answers_before_importing_what_it_does_not_need(serve: Any)
     served.proc.send_signal(signal.SIGTERM)
     assert served.proc.wait(EXIT_DEADLINE_S) == 0, served.stderr()
     # The lines are there at all (a run that lost them would pass the check below vacuously).
-    assert {"asyncio", "mockbroker.server", "protocol.messages.api_versions"} <= before_answer
+    assert {"asyncio", "mockbroker.server", "mockbroker_protocol.messages.api_versions"} <= before_answer
     packages = tuple(f"{name}." for name in DEFERRED_AT_START)
     deferred = {m for m in before_answer if m in DEFERRED_AT_START or m.startswith(packages)}
     assert not deferred, f"imported before the first answer: {sorted(deferred)}"

@@ -8,8 +8,8 @@ from __future__ import annotations
 from mockbroker import MockCluster
 from mockbroker.dispatch import advertised_versions
 from mockbroker.handlers import HANDLERS
-from protocol.errors import ErrorCode
-from protocol.messages.offset_commit import (
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.offset_commit import (
     OffsetCommitRequest,
     OffsetCommitRequestPartition,
     OffsetCommitRequestTopic,

@@ -11,7 +11,7 @@ import pytest
 from mockbroker.config import ClusterConfig
 from mockbroker.groups import Parked
 from mockbroker.groups.config import GroupConfig
-from protocol.consumer_protocol import (
+from mockbroker_protocol.consumer_protocol import (
     ConsumerProtocolAssignment,
     ConsumerProtocolSubscription,
     OwnedTopicPartition,
@@ -20,9 +20,9 @@ from protocol.consumer_protocol import (
     encode_assignment,
     encode_subscription,
 )
-from protocol.errors import ErrorCode
-from protocol.messages.join_group import JoinGroupResponse
-from protocol.messages.sync_group import SyncGroupResponse
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.join_group import JoinGroupResponse
+from mockbroker_protocol.messages.sync_group import SyncGroupResponse
 from tests.mockbroker.consumer_groups_support import ConsumerHarness, Parts
 
 SESSION = 10_000  # the classic members' session timeout (Harness.join's default)

@@ -12,12 +12,12 @@ from kafka.partitioner.default import murmur2 as kafka_python_murmur2
 from mockbroker import MockCluster
 from mockbroker.control import ControlError, murmur2
 from mockbroker.intercept import CLOSE, DROP, After, Delay, Intercepted, Respond
-from protocol.errors import ErrorCode
-from protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
-from protocol.messages.find_coordinator import FindCoordinatorRequest
-from protocol.messages.list_offsets import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
-from protocol.messages.metadata import MetadataRequest, MetadataResponse
-from protocol.messages.produce import PartitionProduceData, ProduceRequest, TopicProduceData
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
+from mockbroker_protocol.messages.find_coordinator import FindCoordinatorRequest
+from mockbroker_protocol.messages.list_offsets import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
+from mockbroker_protocol.messages.metadata import MetadataRequest, MetadataResponse
+from mockbroker_protocol.messages.produce import PartitionProduceData, ProduceRequest, TopicProduceData
 from tests.mockbroker.datapath import batch, connect_to, fetch, fetch_request, leader_of, only_partition
 from tests.mockbroker.wire import WireClient
 

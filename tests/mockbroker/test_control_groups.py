@@ -11,11 +11,11 @@ from typing import ClassVar
 
 import pytest
 
-from assignors.types import ClusterMetadata, GroupSpec, TargetAssignment
+from mockbroker_assignors.types import ClusterMetadata, GroupSpec, TargetAssignment
 from mockbroker.control import ConsumerGroupSnapshot, ControlError, GroupListing, GroupSnapshot
 from mockbroker.events import Event
-from protocol.errors import ErrorCode
-from protocol.messages.offset_commit import (
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.offset_commit import (
     OffsetCommitRequest,
     OffsetCommitRequestPartition,
     OffsetCommitRequestTopic,

@@ -6,10 +6,10 @@ import uuid
 
 from mockbroker import MockCluster
 from mockbroker.cluster import java_string_hash, kafka_abs
-from protocol.errors import ErrorCode
-from protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
-from protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
-from protocol.primitives import INT32
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
+from mockbroker_protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
+from mockbroker_protocol.primitives import INT32
 from tests.mockbroker.wire import WireClient
 
 

@@ -10,8 +10,8 @@ import pytest
 from mockbroker import MockCluster
 from mockbroker.cluster import BrokerNode, java_string_hash, kafka_abs
 from mockbroker.handlers._coordinator import transaction_coordinator
-from protocol.errors import ErrorCode
-from protocol.messages.find_coordinator import Coordinator, FindCoordinatorRequest, FindCoordinatorResponse
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.find_coordinator import Coordinator, FindCoordinatorRequest, FindCoordinatorResponse
 from tests.mockbroker.wire import WireClient
 
 FIND_COORDINATOR = 10

@@ -13,10 +13,10 @@ from mockbroker.clock import ManualClock
 from mockbroker.config import ClusterConfig
 from mockbroker.events import SCHEMA_VERSION
 from mockbroker.groups import GroupConfig
-from protocol.errors import ErrorCode
-from protocol.messages.describe_groups import DescribedGroup, DescribedGroupMember
-from protocol.messages.list_groups import ListedGroup
-from protocol.messages.offset_commit import OffsetCommitRequest
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.describe_groups import DescribedGroup, DescribedGroupMember
+from mockbroker_protocol.messages.list_groups import ListedGroup
+from mockbroker_protocol.messages.offset_commit import OffsetCommitRequest
 from tests.mockbroker.groups_support import Harness, answered, assignment, subscription
 
 # -- §8.5 DescribeGroups -----------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mockbroker.groups import Parked
 from mockbroker.groups.classic import DEAD
-from protocol.errors import ErrorCode
+from mockbroker_protocol.errors import ErrorCode
 from tests.mockbroker.groups_support import Harness, answered
 
 

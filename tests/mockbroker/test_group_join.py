@@ -9,8 +9,8 @@ import pytest
 
 from mockbroker.groups import Parked
 from mockbroker.groups.classic import DEAD
-from protocol.errors import ErrorCode
-from protocol.messages.join_group import JoinGroupResponse, JoinGroupResponseMember
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.join_group import JoinGroupResponse, JoinGroupResponseMember
 from tests.mockbroker.groups_support import (
     RANGE,
     REBALANCE,

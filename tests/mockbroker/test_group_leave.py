@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from mockbroker.groups.classic import DEAD
-from protocol.errors import ErrorCode
-from protocol.messages.leave_group import MemberResponse
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.leave_group import MemberResponse
 from tests.mockbroker.groups_support import Harness, answered
 
 

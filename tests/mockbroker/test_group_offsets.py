@@ -6,13 +6,13 @@ from __future__ import annotations
 import pytest
 
 from mockbroker.groups.classic import DEAD
-from protocol.errors import ErrorCode
-from protocol.messages.offset_commit import (
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.offset_commit import (
     OffsetCommitRequest,
     OffsetCommitRequestPartition,
     OffsetCommitRequestTopic,
 )
-from protocol.messages.offset_fetch import OffsetFetchResponsePartitions
+from mockbroker_protocol.messages.offset_fetch import OffsetFetchResponsePartitions
 from tests.mockbroker.groups_support import Harness, answered, subscription
 
 MINUTE = 60_000

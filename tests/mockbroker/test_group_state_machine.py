@@ -15,7 +15,7 @@ from mockbroker.groups.classic import (
     ClassicGroupState,
     IllegalStateTransition,
 )
-from protocol.errors import ErrorCode
+from mockbroker_protocol.errors import ErrorCode
 from tests.mockbroker.groups_support import Harness, answered, assignment
 
 

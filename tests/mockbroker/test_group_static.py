@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from mockbroker.groups import Parked
-from protocol.errors import ErrorCode
-from protocol.messages.join_group import JoinGroupResponse
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.join_group import JoinGroupResponse
 from tests.mockbroker.groups_support import Harness, answered, assignment, subscription
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from mockbroker.groups import Parked
-from protocol.errors import ErrorCode
-from protocol.messages.sync_group import SyncGroupResponse
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.sync_group import SyncGroupResponse
 from tests.mockbroker.groups_support import Harness, answered, assignment, error
 
 

@@ -12,32 +12,32 @@ import pytest
 
 from mockbroker import MockCluster
 from mockbroker.groups import OffsetAndMetadata
-from protocol import registry
-from protocol.errors import ErrorCode
-from protocol.headers import RequestHeader
-from protocol.messages.delete_groups import DeletableGroupResult, DeleteGroupsRequest
-from protocol.messages.describe_groups import DescribeGroupsRequest
-from protocol.messages.heartbeat import HeartbeatRequest
-from protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol, JoinGroupResponse
-from protocol.messages.leave_group import LeaveGroupRequest, MemberIdentity, MemberResponse
-from protocol.messages.list_groups import ListedGroup, ListGroupsRequest
-from protocol.messages.offset_commit import (
+from mockbroker_protocol import registry
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.headers import RequestHeader
+from mockbroker_protocol.messages.delete_groups import DeletableGroupResult, DeleteGroupsRequest
+from mockbroker_protocol.messages.describe_groups import DescribeGroupsRequest
+from mockbroker_protocol.messages.heartbeat import HeartbeatRequest
+from mockbroker_protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol, JoinGroupResponse
+from mockbroker_protocol.messages.leave_group import LeaveGroupRequest, MemberIdentity, MemberResponse
+from mockbroker_protocol.messages.list_groups import ListedGroup, ListGroupsRequest
+from mockbroker_protocol.messages.offset_commit import (
     OffsetCommitRequest,
     OffsetCommitRequestPartition,
     OffsetCommitRequestTopic,
 )
-from protocol.messages.offset_delete import (
+from mockbroker_protocol.messages.offset_delete import (
     OffsetDeleteRequest,
     OffsetDeleteRequestPartition,
     OffsetDeleteRequestTopic,
 )
-from protocol.messages.offset_fetch import (
+from mockbroker_protocol.messages.offset_fetch import (
     OffsetFetchRequest,
     OffsetFetchRequestGroup,
     OffsetFetchRequestTopic,
     OffsetFetchRequestTopics,
 )
-from protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
+from mockbroker_protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
 from tests.mockbroker.groups_support import assignment, subscription
 from tests.mockbroker.wire import WireClient
 

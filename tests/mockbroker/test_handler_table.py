@@ -10,8 +10,8 @@ import sys
 
 import mockbroker.handlers as handlers_pkg
 from mockbroker.handlers import HANDLERS, TABLE
-from protocol import registry
-from protocol.messages import API_MODULES, API_VERSIONS
+from mockbroker_protocol import registry
+from mockbroker_protocol.messages import API_MODULES, API_VERSIONS
 
 
 def test_every_handler_module_is_in_the_table() -> None:
@@ -65,8 +65,8 @@ def test_start_up_imports_no_codec_or_handler_module() -> None:
     """What `mockbroker serve` imports before the first request: the registry, the handler table
     and the dispatch path, but none of the generated codec modules or handler modules, nor the
     group coordinator, the assignors or the produce path (they load with their first use)."""
-    lazy = ("protocol.messages.", "mockbroker.handlers.", "mockbroker.groups.coordinator", "assignors",
-            "mockbroker.log.replica_manager", "protocol.records")  # fmt: skip
+    lazy = ("mockbroker_protocol.messages.", "mockbroker.handlers.", "mockbroker.groups.coordinator", "mockbroker_assignors",
+            "mockbroker.log.replica_manager", "mockbroker_protocol.records")  # fmt: skip
     code = (
         "import asyncio, sys, mockbroker.cli, mockbroker.dispatch, mockbroker.server\n"
         "from mockbroker.cluster import MockCluster\n"

@@ -13,12 +13,12 @@ from mockbroker.clock import ManualClock
 from mockbroker.dispatch import request_cache
 from mockbroker.handlers import HANDLERS
 from mockbroker.intercept import Intercepted
-from protocol import registry
-from protocol.errors import ErrorCode
-from protocol.headers import RequestHeader
-from protocol.messages.heartbeat import HeartbeatRequest
-from protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol
-from protocol.messages.sync_group import SyncGroupRequest
+from mockbroker_protocol import registry
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.headers import RequestHeader
+from mockbroker_protocol.messages.heartbeat import HeartbeatRequest
+from mockbroker_protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol
+from mockbroker_protocol.messages.sync_group import SyncGroupRequest
 from tests.mockbroker.groups_support import subscription
 from tests.mockbroker.wire import WireClient
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 from mockbroker import MockCluster
 from mockbroker.clock import ManualClock
 from mockbroker.log.replica_manager import RETENTION_CHECK_INTERVAL_MS
-from protocol.errors import ErrorCode
-from protocol.messages.list_offsets import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
-from protocol.messages.offset_for_leader_epoch import (
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.list_offsets import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
+from mockbroker_protocol.messages.offset_for_leader_epoch import (
     OffsetForLeaderEpochRequest,
     OffsetForLeaderPartition,
     OffsetForLeaderTopic,
 )
-from protocol.records import SimpleRecord, build_batch
+from mockbroker_protocol.records import SimpleRecord, build_batch
 from tests.mockbroker.datapath import (
     LIST_OFFSETS,
     OFFSET_FOR_LEADER_EPOCH,

@@ -7,7 +7,7 @@ from typing import Any
 
 from mockbroker import MockCluster
 from mockbroker.handlers import metadata as metadata_handler
-from protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
+from mockbroker_protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
 from tests.mockbroker.wire import WireClient
 
 

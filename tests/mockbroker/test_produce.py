@@ -5,15 +5,15 @@ from __future__ import annotations
 import uuid
 
 from mockbroker import MockCluster
-from protocol import registry
-from protocol.errors import ErrorCode
-from protocol.framing import DIRECT_FRAME_SIZE, OwnedFrame
-from protocol.headers import RequestHeader
-from protocol.messages.api_versions import ApiVersionsRequest
-from protocol.messages.init_producer_id import InitProducerIdRequest, InitProducerIdResponse
-from protocol.messages.metadata import MetadataRequest
-from protocol.messages.produce import PartitionProduceData, ProduceRequest, TopicProduceData
-from protocol.records import Compression, TimestampType, decode_batch
+from mockbroker_protocol import registry
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.framing import DIRECT_FRAME_SIZE, OwnedFrame
+from mockbroker_protocol.headers import RequestHeader
+from mockbroker_protocol.messages.api_versions import ApiVersionsRequest
+from mockbroker_protocol.messages.init_producer_id import InitProducerIdRequest, InitProducerIdResponse
+from mockbroker_protocol.messages.metadata import MetadataRequest
+from mockbroker_protocol.messages.produce import PartitionProduceData, ProduceRequest, TopicProduceData
+from mockbroker_protocol.records import Compression, TimestampType, decode_batch
 from tests.mockbroker.datapath import (
     INIT_PRODUCER_ID,
     PRODUCE,
@@ -186,7 +186,7 @@ async def test_log_append_time_topics_stamp_the_broker_clock(cluster: MockCluste
 
 
 def _big_batch() -> bytes:
-    # 80 records of 1 KiB: a Produce frame above protocol.framing.DIRECT_FRAME_SIZE.
+    # 80 records of 1 KiB: a Produce frame above mockbroker_protocol.framing.DIRECT_FRAME_SIZE.
     return batch(*[bytes([i]) * 1024 for i in range(80)])
 
 

@@ -9,7 +9,7 @@ import time
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
 from mockbroker import MockCluster
-from protocol.records import decode_batches
+from mockbroker_protocol.records import decode_batches
 from tests.mockbroker.datapath import (
     DEADLINE_S,
     batch,

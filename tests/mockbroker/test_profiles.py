@@ -7,8 +7,8 @@ import pytest
 from mockbroker import MockCluster
 from mockbroker.handlers import HANDLERS
 from mockbroker.profiles import KAFKA_3_9, caps_for
-from protocol.messages.api_versions import ApiVersionsRequest
-from protocol.messages.metadata import MetadataRequest
+from mockbroker_protocol.messages.api_versions import ApiVersionsRequest
+from mockbroker_protocol.messages.metadata import MetadataRequest
 from tests.mockbroker.wire import WireClient
 
 

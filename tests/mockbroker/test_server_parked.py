@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 
 from mockbroker import MockCluster
-from protocol import registry
-from protocol.headers import RequestHeader
-from protocol.messages.api_versions import ApiVersionsRequest
+from mockbroker_protocol import registry
+from mockbroker_protocol.headers import RequestHeader
+from mockbroker_protocol.messages.api_versions import ApiVersionsRequest
 from tests.mockbroker.datapath import wait_until
 from tests.mockbroker.wire import WireClient
 

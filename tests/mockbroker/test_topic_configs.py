@@ -19,7 +19,7 @@ from mockbroker.topic_configs import (
     topic_config_entries,
     validate_topic_configs,
 )
-from protocol.errors import ErrorCode
+from mockbroker_protocol.errors import ErrorCode
 
 
 def invalid(message: str) -> ApiError:

@@ -13,11 +13,11 @@ from kafka import KafkaAdminClient, TopicPartition
 from kafka.structs import OffsetAndMetadata
 
 from mockbroker import MockCluster
-from protocol.errors import ErrorCode
-from protocol.messages.delete_groups import DeletableGroupResult, DeleteGroupsRequest
-from protocol.messages.describe_groups import DescribedGroup, DescribeGroupsRequest
-from protocol.messages.list_groups import ListGroupsRequest
-from protocol.messages.offset_fetch import (
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.delete_groups import DeletableGroupResult, DeleteGroupsRequest
+from mockbroker_protocol.messages.describe_groups import DescribedGroup, DescribeGroupsRequest
+from mockbroker_protocol.messages.list_groups import ListGroupsRequest
+from mockbroker_protocol.messages.offset_fetch import (
     OffsetFetchRequest,
     OffsetFetchRequestGroup,
     OffsetFetchRequestTopic,
@@ -28,7 +28,7 @@ from protocol.messages.offset_fetch import (
     OffsetFetchResponseTopic,
     OffsetFetchResponseTopics,
 )
-from protocol.primitives import ZERO_UUID
+from mockbroker_protocol.primitives import ZERO_UUID
 from tests.mockbroker.wire import WireClient
 
 OFFSET_FETCH, DESCRIBE_GROUPS, LIST_GROUPS, DELETE_GROUPS = 9, 15, 16, 42

@@ -6,9 +6,9 @@ import asyncio
 import itertools
 from typing import Any
 
-from protocol import registry
-from protocol.headers import RequestHeader
-from protocol.primitives import INT32
+from mockbroker_protocol import registry
+from mockbroker_protocol.headers import RequestHeader
+from mockbroker_protocol.primitives import INT32
 
 
 class WireClient:

@@ -30,7 +30,7 @@ def _require_pyspark() -> None:
 def spark() -> Iterator[SparkSession]:
     _require_pyspark()
     require_tool("java")
-    from pipeline.session import get_session
+    from mockbroker_pipeline.session import get_session
 
     session = get_session("local[2]", {"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2"})
     yield session

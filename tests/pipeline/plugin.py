@@ -3,7 +3,7 @@ partitions dealt in turn over that topic's subscribers, in member id order."""
 
 from __future__ import annotations
 
-from assignors.types import (
+from mockbroker_assignors.types import (
     ClusterMetadata,
     GroupAssignment,
     GroupSubscription,

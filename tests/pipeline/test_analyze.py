@@ -1,4 +1,4 @@
-"""Rebalance analytics (pipeline.analyze) on a local Spark session, over event logs the suite records
+"""Rebalance analytics (mockbroker_pipeline.analyze) on a local Spark session, over event logs the suite records
 from real confluent-kafka consumers (tests/pipeline/recorded.py). Every expected number comes from
 the scenario itself: the broker's group state at each settled step and the members' own rebalance
 callbacks."""
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pipeline.analyze import EventLogError
+from mockbroker_pipeline.analyze import EventLogError
 from tests.pipeline import recorded
 
 
@@ -158,7 +158,7 @@ def test_cli_summary_and_bad_input(spark: Any, eager_run: recorded.Eager, tmp_pa
     assert "more than one run" in capsys.readouterr().err
 
     with pytest.raises(EventLogError, match="schema version 2"):
-        from pipeline.analyze import read_events
+        from mockbroker_pipeline.analyze import read_events
 
         newer = tmp_path / "newer.jsonl"
         newer.write_text('{"v":2,"seq":1,"time_ms":1,"type":"group.created","group_id":"g"}\n')

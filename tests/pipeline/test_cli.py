@@ -10,7 +10,7 @@ import zipfile
 import pytest
 
 from mockbroker.cli import main
-from pipeline.session import package_zip
+from mockbroker_pipeline.session import package_zip
 
 
 def test_serve_does_not_import_pyspark() -> None:
@@ -47,5 +47,5 @@ def test_argument_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
 def test_the_executor_zip_holds_both_packages() -> None:
     with zipfile.ZipFile(package_zip()) as bundle:
         names = set(bundle.namelist())
-    assert {"pipeline/replay.py", "pipeline/scenarios.py", "assignors/range.py", "assignors/registry.py"} <= names
+    assert {"mockbroker_pipeline/replay.py", "mockbroker_pipeline/scenarios.py", "mockbroker_assignors/range.py", "mockbroker_assignors/registry.py"} <= names
     assert not [n for n in names if n.endswith(".pyc")]

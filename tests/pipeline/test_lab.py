@@ -1,4 +1,4 @@
-"""The assignor lab (pipeline.lab) on a local Spark session: the small grid through every registered
+"""The assignor lab (mockbroker_pipeline.lab) on a local Spark session: the small grid through every registered
 assignor, including a plugin registered through the entry-point group; the reference claims hold
 with the numbers shown; the simulation's bookkeeping is checked against the assignors themselves."""
 
@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from assignors import registry
-from assignors.types import ClusterMetadata, Subscription
-from pipeline.scenarios import Scenario, assignor_names, grid, simulate
+from mockbroker_assignors import registry
+from mockbroker_assignors.types import ClusterMetadata, Subscription
+from mockbroker_pipeline.scenarios import Scenario, assignor_names, grid, simulate
 
 
 def _read(out: Path, table: str) -> list[dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""pipeline.replay on the coordinator's own events, driven request by request on a ManualClock
+"""mockbroker_pipeline.replay on the coordinator's own events, driven request by request on a ManualClock
 (tests/mockbroker/groups_support.Harness): every time in the log is known, so durations and
 per-member times without partitions are checked to the millisecond. No Spark here."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from mockbroker.groups import Parked
-from pipeline.replay import (
+from mockbroker_pipeline.replay import (
     COOPERATIVE,
     COOPERATIVE_FOLLOWUP,
     EAGER,
@@ -17,7 +17,7 @@ from pipeline.replay import (
     member_protocol,
     replay,
 )
-from protocol.errors import ErrorCode
+from mockbroker_protocol.errors import ErrorCode
 from tests.mockbroker.groups_support import Harness, assignment, subscription
 
 

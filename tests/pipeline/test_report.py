@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.report import PALETTE
+from mockbroker_pipeline.report import PALETTE
 from tests.integration.support import require_tool
 
 CHROMIUM_FLAGS = (

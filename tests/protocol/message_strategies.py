@@ -13,8 +13,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-import protocol.messages as messages_pkg
-from protocol.schema import FieldSpec
+import mockbroker_protocol.messages as messages_pkg
+from mockbroker_protocol.schema import FieldSpec
 
 INT_RANGES = {
     "int8": (-(2**7), 2**7 - 1),
@@ -36,7 +36,7 @@ BINARY = st.one_of(st.binary(max_size=8), st.binary(min_size=126, max_size=130))
 
 def message_modules() -> Iterator[Any]:
     for info in pkgutil.iter_modules(messages_pkg.__path__):
-        yield importlib.import_module(f"protocol.messages.{info.name}")
+        yield importlib.import_module(f"mockbroker_protocol.messages.{info.name}")
 
 
 def top_classes() -> list[type]:

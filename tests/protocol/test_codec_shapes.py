@@ -1,4 +1,4 @@
-"""The two shapes of the codecs: compiled (protocol/_compiled/, mypyc) and pure (protocol/messages/).
+"""The two shapes of the codecs: compiled (mockbroker_protocol/_compiled/, mypyc) and pure (mockbroker_protocol/messages/).
 
 The rest of tests/protocol runs on whichever shape is in use (`make test` runs it twice: compiled,
 then MOCKBROKER_PURE_CODEC=1). These tests check the selection itself, and compare the two
@@ -18,9 +18,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from protocol import _runtime
-from protocol._compiled import COMPILED_MODULES
-from protocol.errors import DecodeError
+from mockbroker_protocol import _runtime
+from mockbroker_protocol._compiled import COMPILED_MODULES
+from mockbroker_protocol.errors import DecodeError
 from tests.integration.support import in_ci
 from tests.protocol import message_strategies as ms
 
@@ -41,7 +41,7 @@ def test_the_shape_in_use_is_the_one_asked_for() -> None:
 
 
 def test_every_generated_compiled_module_is_selectable() -> None:
-    from protocol import _codegen, _codegen_compiled
+    from mockbroker_protocol import _codegen, _codegen_compiled
 
     assert [_codegen.snake(a) for a in _codegen_compiled.COMPILED_APIS] == list(COMPILED_MODULES)
     for name in COMPILED_MODULES:
@@ -50,7 +50,7 @@ def test_every_generated_compiled_module_is_selectable() -> None:
 
 
 def test_the_environment_variable_forces_pure_in_a_fresh_process() -> None:
-    code = "import protocol._runtime as r; print(sorted(set(r.codec_shapes().values())))"
+    code = "import mockbroker_protocol._runtime as r; print(sorted(set(r.codec_shapes().values())))"
     env = {**os.environ, "MOCKBROKER_PURE_CODEC": "1"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "['pure']"
@@ -71,8 +71,8 @@ def _pairs() -> list[tuple[type, int, Any, Any, Any, Any]]:
     generators name a layout's functions alike)."""
     out = []
     for name in COMPILED_MODULES:
-        pure = importlib.import_module(f"protocol.messages.{name}")
-        comp = importlib.import_module(f"protocol._compiled.{name}")
+        pure = importlib.import_module(f"mockbroker_protocol.messages.{name}")
+        comp = importlib.import_module(f"mockbroker_protocol._compiled.{name}")
         for cls_name in pure.__all__:
             cls = getattr(pure, cls_name)
             if not hasattr(cls, "SPEC"):
@@ -89,7 +89,7 @@ def _pairs() -> list[tuple[type, int, Any, Any, Any, Any]]:
 
 
 def _upper(name: str) -> str:
-    from protocol._codegen import snake
+    from mockbroker_protocol._codegen import snake
 
     return snake(name).upper()
 
@@ -153,8 +153,8 @@ def _same_outcome(r1: Any, r2: Any) -> None:
 
 @needs_compiled
 def test_encode_errors_are_encode_errors_in_both_shapes() -> None:
-    from protocol.errors import EncodeError
-    from protocol.messages.join_group import JoinGroupResponse, JoinGroupResponseMember
+    from mockbroker_protocol.errors import EncodeError
+    from mockbroker_protocol.messages.join_group import JoinGroupResponse, JoinGroupResponseMember
 
     bad = [
         JoinGroupResponse(members=[JoinGroupResponseMember(member_id=None)]),  # type: ignore[arg-type]

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from protocol import _codegen
+from mockbroker_protocol import _codegen
 
 
 def test_generated_modules_match_the_specs() -> None:
     files = _codegen.format_source(_codegen.generate_all())
     drift = list(_codegen.iter_drift(files))
-    assert drift == [], "protocol/messages/ drifted from the specs: run `make regen`\n" + "\n".join(drift)
+    assert drift == [], "mockbroker_protocol/messages/ drifted from the specs: run `make regen`\n" + "\n".join(drift)
 
 
 def test_generated_modules_carry_no_spec_prose() -> None:

@@ -6,7 +6,7 @@ import pytest
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment as KPAssignment
 from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription as KPSubscription
 
-from protocol.consumer_protocol import (
+from mockbroker_protocol.consumer_protocol import (
     ConsumerProtocolAssignment,
     ConsumerProtocolSubscription,
     OwnedTopicPartition,
@@ -16,7 +16,7 @@ from protocol.consumer_protocol import (
     encode_assignment,
     encode_subscription,
 )
-from protocol.errors import DecodeError
+from mockbroker_protocol.errors import DecodeError
 
 
 def full_subscription() -> ConsumerProtocolSubscription:

@@ -8,7 +8,7 @@ from typing import Any
 import kafka.errors as kafka_errors
 import pytest
 
-from protocol.errors import (
+from mockbroker_protocol.errors import (
     CorruptRecordError,
     DecodeError,
     EncodeError,

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.errors import DecodeError, EncodeError, FrameTooLarge, InvalidValueError
-from protocol.framing import (
+from mockbroker_protocol.errors import DecodeError, EncodeError, FrameTooLarge, InvalidValueError
+from mockbroker_protocol.framing import (
     DEFAULT_MAX_FRAME_SIZE,
     DIRECT_FRAME_SIZE,
     RECEIVE_BUFFER_SIZE,

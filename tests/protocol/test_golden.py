@@ -15,15 +15,15 @@ from typing import Any
 
 import pytest
 
-from protocol.consumer_protocol import (
+from mockbroker_protocol.consumer_protocol import (
     decode_assignment,
     decode_subscription,
     encode_assignment,
     encode_subscription,
 )
-from protocol.headers import RequestHeader, decode_request_header, encode_request_header, peek_api_key_version
-from protocol.records import Compression, decode_batch, iter_batches
-from protocol.registry import APIS
+from mockbroker_protocol.headers import RequestHeader, decode_request_header, encode_request_header, peek_api_key_version
+from mockbroker_protocol.records import Compression, decode_batch, iter_batches
+from mockbroker_protocol.registry import APIS
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
 FILES = sorted(GOLDEN.glob("*/*.bin"))

@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 from kafka.protocol.api_header import RequestHeader as KPRequestHeader
 from kafka.protocol.api_header import ResponseHeader as KPResponseHeader
 
-from protocol.api_keys import ApiKey
-from protocol.errors import DecodeError, EncodeError, InvalidValueError, TruncatedError
-from protocol.headers import (
+from mockbroker_protocol.api_keys import ApiKey
+from mockbroker_protocol.errors import DecodeError, EncodeError, InvalidValueError, TruncatedError
+from mockbroker_protocol.headers import (
     RequestHeader,
     decode_request_header,
     decode_response_header,

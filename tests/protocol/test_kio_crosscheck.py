@@ -1,7 +1,7 @@
 """Cross-check of the KIP-848 messages against kio's generated classes (a test-only oracle).
 
 Our ConsumerGroupHeartbeat (key 68) and ConsumerGroupDescribe (key 69) specs are hand-written
-(protocol/specs/*.json); kio generates its classes from Apache Kafka's own JSON specs. Two checks,
+(mockbroker_protocol/specs/*.json); kio generates its classes from Apache Kafka's own JSON specs. Two checks,
 at every version we serve:
 
 - schema: field by field, in order and recursively into nested structs, the same names, kafka
@@ -35,11 +35,11 @@ from kio.schema.errors import ErrorCode
 from kio.serial import entity_reader, entity_writer
 from kio.static.primitive import i8, i16, i32, i32Timedelta, i64, i64Timedelta
 
-from protocol.headers import request_header_version, response_header_version
-from protocol.messages import consumer_group_describe as cgd
-from protocol.messages import consumer_group_heartbeat as cgh
-from protocol.primitives import ZERO_UUID
-from protocol.schema import FieldSpec
+from mockbroker_protocol.headers import request_header_version, response_header_version
+from mockbroker_protocol.messages import consumer_group_describe as cgd
+from mockbroker_protocol.messages import consumer_group_heartbeat as cgh
+from mockbroker_protocol.primitives import ZERO_UUID
+from mockbroker_protocol.schema import FieldSpec
 from tests.protocol import message_strategies as ms
 
 MESSAGES: list[type] = [

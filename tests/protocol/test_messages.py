@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from protocol.errors import DecodeError
+from mockbroker_protocol.errors import DecodeError
 from tests.protocol import message_strategies as ms
 
 CASES = ms.cases()
@@ -63,7 +63,7 @@ PRODUCE_CASES = [(cls, v) for cls, v in CASES if cls.__name__ == "ProduceRequest
 @given(data=st.data())
 def test_produce_request_decodes_from_a_bytearray(cls: type, version: int, data: st.DataObject) -> None:
     """Large Produce frames reach their decoder as the bytearray they were read into
-    (protocol.framing.OwnedFrame, registry.decode_request): the same message as from bytes, its
+    (mockbroker_protocol.framing.OwnedFrame, registry.decode_request): the same message as from bytes, its
     records slices of that very buffer; and bad bytes still raise only DecodeError."""
     msg = data.draw(ms.message(cls, version))
     encoded = msg.encode(version)
@@ -108,7 +108,7 @@ def test_same_bytes_as_kafka_python(cls: type, version: int, data: st.DataObject
     theirs = bytes(ms.to_kp(msg, kp_cls, version).encode(version=version))
     if cls.SPEC.api_key < 0:  # type: ignore[attr-defined]
         # kafka-python's embedded consumer-protocol classes write the int16 version first;
-        # ours leave that to protocol.consumer_protocol.
+        # ours leave that to mockbroker_protocol.consumer_protocol.
         assert theirs[:2] == version.to_bytes(2, "big")
         theirs = theirs[2:]
         ours_framed = theirs[:0] + version.to_bytes(2, "big") + ours

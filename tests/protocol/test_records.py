@@ -14,8 +14,8 @@ from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchB
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 from kafka.record.memory_records import MemoryRecords, MemoryRecordsBuilder
 
-from protocol.errors import CorruptRecordError, DecodeError, TruncatedError
-from protocol.records import (
+from mockbroker_protocol.errors import CorruptRecordError, DecodeError, TruncatedError
+from mockbroker_protocol.records import (
     Compression,
     ControlRecordType,
     Record,
@@ -40,8 +40,8 @@ from protocol.records import (
     read_magic,
     validate_batch,
 )
-from protocol.records import crc as crc_module
-from protocol.records.compression import (
+from mockbroker_protocol.records import crc as crc_module
+from mockbroker_protocol.records.compression import (
     XERIAL_MAGIC,
     snappy_decompress,
     snappy_raw_compress,
@@ -476,7 +476,7 @@ def test_build_defaults_and_overrides() -> None:
     assert (h.base_timestamp, h.max_timestamp, h.partition_leader_epoch, h.producer_id) == (BASE_TS, BASE_TS, -1, -1)
     assert [r.timestamp for r in records] == [BASE_TS, BASE_TS]
     h, records = decode_batch(build_batch([SimpleRecord(value=b"a")]))
-    assert (h.base_timestamp, records[0].timestamp) == (-1, -1)  # NO_TIMESTAMP, no clock in protocol/
+    assert (h.base_timestamp, records[0].timestamp) == (-1, -1)  # NO_TIMESTAMP, no clock in mockbroker_protocol/
     h, records = decode_batch(build_batch([], last_offset_delta=4))
     assert (h.records_count, h.last_offset_delta, records) == (0, 4, [])
     # Records keep their offset deltas (a compacted batch with gaps).

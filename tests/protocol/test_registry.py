@@ -7,12 +7,12 @@ from kafka.protocol.consumer.group import JoinGroupRequest as KPJoinGroupRequest
 from kafka.protocol.consumer.group import JoinGroupResponse as KPJoinGroupResponse
 from kafka.protocol.metadata.api_versions import ApiVersionsResponse as KPApiVersionsResponse
 
-from protocol import registry
-from protocol.errors import DecodeError, ErrorCode, UnknownApiError, UnsupportedVersionError
-from protocol.headers import RequestHeader
-from protocol.messages.heartbeat import HeartbeatRequest
-from protocol.messages.join_group import JoinGroupRequest, JoinGroupResponse, JoinGroupResponseMember
-from protocol.primitives import INT32
+from mockbroker_protocol import registry
+from mockbroker_protocol.errors import DecodeError, ErrorCode, UnknownApiError, UnsupportedVersionError
+from mockbroker_protocol.headers import RequestHeader
+from mockbroker_protocol.messages.heartbeat import HeartbeatRequest
+from mockbroker_protocol.messages.join_group import JoinGroupRequest, JoinGroupResponse, JoinGroupResponseMember
+from mockbroker_protocol.primitives import INT32
 from tests.protocol.message_strategies import normalise
 
 
@@ -122,7 +122,7 @@ def test_a_bytearray_frame_of_any_api_but_produce_is_decoded_as_bytes(version: i
 
 
 def test_a_bytearray_produce_frame_keeps_its_records_in_place() -> None:
-    from protocol.messages.produce import PartitionProduceData, ProduceRequest, TopicProduceData
+    from mockbroker_protocol.messages.produce import PartitionProduceData, ProduceRequest, TopicProduceData
 
     request = ProduceRequest(acks=-1, timeout_ms=1000, topic_data=[
         TopicProduceData("t", partition_data=[PartitionProduceData(0, b"batch bytes")])

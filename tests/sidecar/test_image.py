@@ -26,7 +26,7 @@ import jsonschema
 import pytest
 import yaml
 
-from protocol.messages.metadata import MetadataRequest, MetadataResponse
+from mockbroker_protocol.messages.metadata import MetadataRequest, MetadataResponse
 from tests.mockbroker.test_cli import api_versions, clean_env, connect, request
 from tests.sidecar.support import EXIT_DEADLINE_S, start_serve, stop
 

@@ -3,7 +3,7 @@
 //
 // sarama never sends ApiVersions: every request version comes from -version (Config.Version).
 // At 1.0.0 it starts with Metadata v5 and produces with Produce v3; it fetches with Fetch v4 and
-// resolves offsets with ListOffsets v1 (see protocol/specs/OLD_VERSIONS.md).
+// resolves offsets with ListOffsets v1 (see mockbroker_protocol/specs/OLD_VERSIONS.md).
 //
 // Usage:
 //

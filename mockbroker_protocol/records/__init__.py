@@ -1,0 +1,80 @@
+"""Record batches, magic 2 (KIP-98): header parsing, validation and in-place patches for the
+produce path (batch), CRC-32C (crc), compression codecs (compression), and decoding/building of
+the records themselves for inspection and tests (records)."""
+
+from __future__ import annotations
+
+from mockbroker_protocol.records.batch import (
+    LOG_OVERHEAD,
+    MAGIC_VALUE_V2,
+    NO_PARTITION_LEADER_EPOCH,
+    NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
+    NO_SEQUENCE,
+    NO_TIMESTAMP,
+    RECORD_BATCH_OVERHEAD,
+    RecordBatchHeader,
+    TimestampType,
+    TruncatedBatchError,
+    UnsupportedMagicError,
+    iter_batches,
+    parse_batch_header,
+    patch_base_offset,
+    patch_log_append_time,
+    patch_max_timestamp,
+    patch_partition_leader_epoch,
+    read_magic,
+    validate_batch,
+)
+from mockbroker_protocol.records.compression import Compression, compress, decompress
+from mockbroker_protocol.records.crc import CRC32C_BACKEND, crc32c
+from mockbroker_protocol.records.records import (
+    ControlRecord,
+    ControlRecordType,
+    Header,
+    Record,
+    SimpleRecord,
+    build_batch,
+    build_end_txn_marker,
+    decode_batch,
+    decode_batches,
+    parse_control_record,
+)
+
+__all__ = [
+    "CRC32C_BACKEND",
+    "LOG_OVERHEAD",
+    "MAGIC_VALUE_V2",
+    "NO_PARTITION_LEADER_EPOCH",
+    "NO_PRODUCER_EPOCH",
+    "NO_PRODUCER_ID",
+    "NO_SEQUENCE",
+    "NO_TIMESTAMP",
+    "RECORD_BATCH_OVERHEAD",
+    "Compression",
+    "ControlRecord",
+    "ControlRecordType",
+    "Header",
+    "Record",
+    "RecordBatchHeader",
+    "SimpleRecord",
+    "TimestampType",
+    "TruncatedBatchError",
+    "UnsupportedMagicError",
+    "build_batch",
+    "build_end_txn_marker",
+    "compress",
+    "crc32c",
+    "decode_batch",
+    "decode_batches",
+    "decompress",
+    "iter_batches",
+    "parse_batch_header",
+    "parse_control_record",
+    "patch_base_offset",
+    "patch_log_append_time",
+    "patch_max_timestamp",
+    "patch_partition_leader_epoch",
+    "read_magic",
+    "validate_batch",
+]
