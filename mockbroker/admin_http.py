@@ -38,7 +38,6 @@ from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 
 from mockbroker import __version__
-from mockbroker.cluster import TopicError
 from mockbroker.control import (
     AnyGroupSnapshot,
     ConsumedRecord,
@@ -54,6 +53,7 @@ from mockbroker.groups.classic import ClassicGroupState
 from mockbroker.groups.consumer import GROUP_TYPE_CONSUMER, ConsumerGroupState, MemberState
 from mockbroker.groups.coordinator import GROUP_TYPE_CLASSIC
 from mockbroker.intercept import After, Intercepted, Interceptor, api_key_of, error_code_of, error_codes
+from mockbroker.model import TopicError
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.registry import APIS
 

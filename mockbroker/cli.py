@@ -32,7 +32,8 @@ from typing import Any, NoReturn, TextIO
 
 from mockbroker import __version__
 from mockbroker.clock import ManualClock
-from mockbroker.cluster import MockCluster, TopicError
+from mockbroker.cluster import MockCluster
+from mockbroker.model import TopicError
 from mockbroker.settings import LOG_LEVELS, Flags, ServeSettings, SettingsError, describe, resolve
 
 log = logging.getLogger("mockbroker.cli")

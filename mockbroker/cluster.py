@@ -8,17 +8,40 @@ Python API (tests, the CLI, the HTTP API later) call the same methods.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mockbroker.clock import Clock, LoopClock
 from mockbroker.config import ClusterConfig
 from mockbroker.events import Event, EventLog
 from mockbroker.groups.config import GroupConfig
+from mockbroker.model import (
+    OFFSETS_TOPIC as OFFSETS_TOPIC,
+)
+from mockbroker.model import (
+    TRANSACTION_TOPIC as TRANSACTION_TOPIC,
+)
+from mockbroker.model import (
+    BrokerNode as BrokerNode,
+)
+from mockbroker.model import (
+    Partition as Partition,
+)
+from mockbroker.model import (
+    Topic as Topic,
+)
+from mockbroker.model import (
+    TopicError as TopicError,
+)
+from mockbroker.model import (
+    collision_key,
+)
+from mockbroker.model import (
+    validate_topic_name as validate_topic_name,
+)
 from mockbroker.timers import Timers
 from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.hashing import partition_for
 
 if TYPE_CHECKING:
     import uuid
@@ -26,100 +49,13 @@ if TYPE_CHECKING:
     from mockbroker.fetch_sessions import FetchSessionCache
     from mockbroker.groups.assignment_checks import AssignmentChecks
     from mockbroker.groups.coordinator import GroupCoordinator
-    from mockbroker.log.partition import PartitionLog
     from mockbroker.log.producers import ProducerIdManager
 
 log = logging.getLogger("mockbroker")
 
-OFFSETS_TOPIC = "__consumer_offsets"
-TRANSACTION_TOPIC = "__transaction_state"
-
-# Kafka's Topic.validate: legal characters, and a length that leaves room for partition suffixes.
-_LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
-MAX_TOPIC_NAME_LENGTH = 249
 _COORDINATOR_CACHE_SIZE = 100_000
 # The group cleanup cycle's timer until the coordinator exists (MockCluster.groups).
 _GROUP_CLEANUP_KEY = ("group-metadata-expiration", "before the coordinator")
-
-
-@dataclass(slots=True)
-class BrokerNode:
-    """One broker: its node id, rack, and the address it binds and the one it advertises."""
-
-    node_id: int
-    host: str  # bound host
-    port: int  # bound port (0 until started)
-    rack: str | None
-    advertised_host: str
-    advertised_port: int
-
-
-@dataclass(slots=True)
-class Partition:
-    """One partition: its leader, replicas (some possibly offline) and log."""
-
-    index: int
-    leader_id: int
-    replica_ids: list[int]
-    log: PartitionLog
-    # Replicas on brokers taken down (control.broker_down): out of the ISR, offline in Metadata.
-    offline_replica_ids: list[int] = field(default_factory=list)
-
-    @property
-    def isr_ids(self) -> list[int]:
-        return [r for r in self.replica_ids if r not in self.offline_replica_ids]
-
-
-@dataclass(slots=True)
-class Topic:
-    """One topic: name, topic id (KIP-516), partitions and topic-level configs."""
-
-    name: str
-    topic_id: uuid.UUID
-    partitions: list[Partition]
-    replication_factor: int
-    configs: dict[str, str] = field(default_factory=dict)
-    is_internal: bool = False
-
-
-class TopicError(Exception):
-    """A topic operation refused with a Kafka error code (CreateTopics and friends report it)."""
-
-    def __init__(self, code: ErrorCode, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
-def java_string_hash(s: str) -> int:
-    """Java's String.hashCode over UTF-16 code units, as a signed 32-bit int."""
-    h = 0
-    data = s.encode("utf-16-be")
-    for i in range(0, len(data), 2):
-        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h >= 1 << 31 else h
-
-
-def kafka_abs(n: int) -> int:
-    """Kafka's Utils.abs: like Math.abs, except that Integer.MIN_VALUE maps to 0, not to itself."""
-    return 0 if n == -(1 << 31) else abs(n)
-
-
-def validate_topic_name(name: str) -> None:
-    if not name:
-        raise TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION, "Topic name is illegal, it can't be empty")
-    if name in (".", ".."):
-        raise TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Topic name cannot be \".\" or \"..\": {name!r}")
-    if len(name) > MAX_TOPIC_NAME_LENGTH:
-        raise TopicError(
-            ErrorCode.INVALID_TOPIC_EXCEPTION,
-            f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME_LENGTH} characters, topic name: {name}",
-        )
-    if not _LEGAL_TOPIC.match(name):
-        raise TopicError(
-            ErrorCode.INVALID_TOPIC_EXCEPTION,
-            f"Topic name {name!r} is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'",
-        )
 
 
 class MockCluster:
@@ -322,9 +258,9 @@ class MockCluster:
         validate_topic_name(name)
         if name in self.topics:
             raise TopicError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
-        collides = _collision_key(name)
+        collides = collision_key(name)
         for existing in self.topics:
-            if _collision_key(existing) == collides:
+            if collision_key(existing) == collides:
                 raise TopicError(
                     ErrorCode.INVALID_TOPIC_EXCEPTION,
                     f"Topic '{name}' collides with existing topic: {existing}",
@@ -417,7 +353,7 @@ class MockCluster:
         if partition is None:
             if len(self._coordinator_partitions) >= _COORDINATOR_CACHE_SIZE:
                 self._coordinator_partitions.clear()
-            partition = kafka_abs(java_string_hash(key)) % self.config.offsets_topic_num_partitions
+            partition = partition_for(key, self.config.offsets_topic_num_partitions)
             self._coordinator_partitions[key] = partition
         return partition
 
@@ -453,7 +389,3 @@ class MockCluster:
                 return self.brokers[node_id]
         return self.brokers[ids[partition % len(ids)]]
 
-
-def _collision_key(name: str) -> str:
-    # Kafka refuses topics whose names differ only in '.' versus '_' (metric names collide).
-    return name.replace(".", "_")

@@ -36,13 +36,15 @@ from mockbroker.intercept import (
 )
 from mockbroker_protocol.consumer_protocol import decode_assignment, decode_subscription
 from mockbroker_protocol.errors import DecodeError, ErrorCode
+from mockbroker_protocol.hashing import murmur2, to_positive
 from mockbroker_protocol.records import Compression, SimpleRecord, build_batch, decode_batch
 from mockbroker_protocol.registry import APIS
 
 if TYPE_CHECKING:
-    from mockbroker.cluster import MockCluster, Partition, Topic
+    from mockbroker.cluster import MockCluster
     from mockbroker.groups import ClassicGroup, ClassicGroupMember
     from mockbroker.groups.consumer import ConsumerGroup
+    from mockbroker.model import Partition, Topic
 
 T = TypeVar("T")
 
@@ -603,7 +605,7 @@ class Control:
     ) -> TopicSnapshot:
         """Create a topic (TopicError with Kafka's error code when refused; configs are checked as
         CreateTopics checks them: INVALID_CONFIG with Kafka's message)."""
-        from mockbroker.cluster import TopicError
+        from mockbroker.model import TopicError
         from mockbroker.topic_configs import validate_topic_configs
 
         problem = validate_topic_configs(dict(configs or {}))
@@ -639,7 +641,7 @@ class Control:
             index = partition if partition is not None else where
             if index is None:
                 index = (
-                    _to_positive(murmur2(rec.key)) % len(t.partitions) if rec.key is not None
+                    to_positive(murmur2(rec.key)) % len(t.partitions) if rec.key is not None
                     else next(self._round_robin) % len(t.partitions)
                 )  # fmt: skip
             if not 0 <= index < len(t.partitions):
@@ -1054,32 +1056,3 @@ def _to_record(item: RecordLike, default_ts: int) -> tuple[SimpleRecord, int | N
         return SimpleRecord(_bytes(key), _bytes(value), (), default_ts), None
     return SimpleRecord(None, _bytes(item), (), default_ts), None
 
-
-def murmur2(data: bytes) -> int:
-    """Kafka's Utils.murmur2 (the default partitioner's hash), as an unsigned 32-bit int."""
-    m, seed = 0x5BD1E995, 0x9747B28C
-    length = len(data)
-    h = (seed ^ length) & 0xFFFFFFFF
-    whole = length - length % 4
-    for i in range(0, whole, 4):
-        k = data[i] | data[i + 1] << 8 | data[i + 2] << 16 | data[i + 3] << 24
-        k = (k * m) & 0xFFFFFFFF
-        k ^= k >> 24
-        k = (k * m) & 0xFFFFFFFF
-        h = ((h * m) & 0xFFFFFFFF) ^ k
-    tail = length % 4
-    if tail == 3:
-        h ^= data[whole + 2] << 16
-    if tail >= 2:
-        h ^= data[whole + 1] << 8
-    if tail >= 1:
-        h ^= data[whole]
-        h = (h * m) & 0xFFFFFFFF
-    h ^= h >> 13
-    h = (h * m) & 0xFFFFFFFF
-    h ^= h >> 15
-    return h
-
-
-def _to_positive(n: int) -> int:  # Utils.toPositive
-    return n & 0x7FFFFFFF

@@ -22,7 +22,8 @@ from mockbroker_protocol.headers import RequestHeader
 from mockbroker_protocol.primitives import Buffer
 
 if TYPE_CHECKING:
-    from mockbroker.cluster import BrokerNode, MockCluster
+    from mockbroker.cluster import MockCluster
+    from mockbroker.model import BrokerNode
 
 log = logging.getLogger("mockbroker.dispatch")
 

@@ -42,7 +42,8 @@ from mockbroker_protocol.framing import RECEIVE_BUFFER_SIZE, FrameBuffer
 from mockbroker_protocol.primitives import Buffer
 
 if TYPE_CHECKING:
-    from mockbroker.cluster import BrokerNode, MockCluster
+    from mockbroker.cluster import MockCluster
+    from mockbroker.model import BrokerNode
 
 log = logging.getLogger("mockbroker.server")
 

@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mockbroker.cluster import OFFSETS_TOPIC, TRANSACTION_TOPIC, TopicError, validate_topic_name
 from mockbroker.config import FIELD_TYPES, KAFKA_NAMES_BY_FIELD, ClusterConfig, parse_kafka_setting
+from mockbroker.model import OFFSETS_TOPIC, TRANSACTION_TOPIC, TopicError, validate_topic_name
 
 ENV_PREFIX = "MOCKBROKER_"
 ENV_SET_PREFIX = "MOCKBROKER_SET_"

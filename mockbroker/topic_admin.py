@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from mockbroker.cluster import OFFSETS_TOPIC, TRANSACTION_TOPIC, MockCluster, Partition, Topic, TopicError
-from mockbroker.cluster import validate_topic_name as _validate_topic_name
+from mockbroker.cluster import MockCluster
+from mockbroker.model import OFFSETS_TOPIC, TRANSACTION_TOPIC, Partition, Topic, TopicError
+from mockbroker.model import validate_topic_name as _validate_topic_name
 from mockbroker.topic_configs import ApiError, null_configs_error, validate_topic_configs
 from mockbroker_protocol.errors import ErrorCode
 

@@ -33,8 +33,9 @@ from typing import TYPE_CHECKING
 from mockbroker_protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
-    from mockbroker.cluster import BrokerNode, MockCluster
+    from mockbroker.cluster import MockCluster
     from mockbroker.config import ClusterConfig
+    from mockbroker.model import BrokerNode
 
 INT_MAX = (1 << 31) - 1
 INT_MIN = -(1 << 31)

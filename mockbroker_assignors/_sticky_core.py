@@ -31,13 +31,13 @@ from __future__ import annotations
 
 import bisect
 import contextlib
-import functools
 import heapq
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
 from mockbroker_assignors.types import ClusterMetadata, Subscription, TopicPartition
+from mockbroker_protocol.hashing import java_string_hash
 
 DEFAULT_GENERATION = -1  # AbstractStickyAssignor.DEFAULT_GENERATION
 
@@ -75,20 +75,6 @@ class StickyResult:
 
 
 # -- Java emulation: String.hashCode, String.compareTo, HashMap/HashSet iteration order -------------
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def java_string_hash(s: str) -> int:
-    """``String.hashCode()`` as an unsigned 32-bit int (computed over UTF-16 code units)."""
-    h = 0
-    if s.isascii() or max(s) <= "\uffff":
-        for ch in s:
-            h = (31 * h + ord(ch)) & _MASK32
-    else:
-        data = s.encode("utf-16-be", "surrogatepass")
-        for i in range(0, len(data), 2):
-            h = (31 * h + (data[i] << 8 | data[i + 1])) & _MASK32
-    return h
 
 
 def java_topic_partition_hash(tp: TopicPartition) -> int:

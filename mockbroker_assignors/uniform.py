@@ -97,13 +97,13 @@ import binascii
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from mockbroker_assignors.types import ClusterMetadata, GroupSpec, TargetAssignment, TopicMetadata
+from mockbroker_protocol.hashing import java_string_hash
 
 __all__ = [
     "UniformAssignor",
     "assign_heterogeneous",
     "assign_homogeneous",
     "java_member_order",
-    "java_string_hash",
     "java_topic_order",
 ]
 
@@ -120,26 +120,6 @@ _MAX_ITERATION_COUNT = 16
 def _utf16(value: str) -> bytes:
     """A sort key giving ``String.compareTo`` order (UTF-16 code units, not code points)."""
     return value.encode("utf-16-be", "surrogatepass")
-
-
-def java_string_hash(value: str) -> int:
-    """``String.hashCode()`` (``s[0]*31^(n-1) + ... + s[n-1]`` over UTF-16 code units), as an
-    unsigned 32-bit int.
-
-    >>> java_string_hash("hello"), java_string_hash("Aa") == java_string_hash("BB")
-    (99162322, True)
-    >>> java_string_hash("polygenelubricants")  # Integer.MIN_VALUE
-    2147483648
-    """
-    h = 0
-    if value.isascii():
-        for unit in value.encode("ascii"):
-            h = (31 * h + unit) & _MASK32
-    else:
-        data = _utf16(value)
-        for i in range(0, len(data), 2):
-            h = (31 * h + (data[i] << 8 | data[i + 1])) & _MASK32
-    return h
 
 
 def _bucket(hash32: int, capacity: int) -> int:

@@ -28,8 +28,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from mockbroker_conformance.model import Finding
 from mockbroker.intercept import After, Intercepted
+from mockbroker_conformance.model import Finding
 from mockbroker_protocol.errors import ErrorCode
 
 API_VERSIONS, JOIN_GROUP, SYNC_GROUP, HEARTBEAT, LEAVE_GROUP = 18, 11, 14, 12, 13

@@ -18,7 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from mockbroker_pipeline.scenarios import STEP_COLUMNS, Scenario, assignor_names, grid, rows_as_dicts, simulate_safely
+from mockbroker_pipeline.scenarios import (
+    STEP_COLUMNS,
+    Scenario,
+    assignor_names,
+    grid,
+    rows_as_dicts,
+    simulate_safely,
+)
 from mockbroker_pipeline.session import prepare_out, report_path, table_path
 
 if TYPE_CHECKING:

@@ -25,7 +25,12 @@ from struct import error as StructError
 
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import EncodeError, TruncatedError
-from mockbroker_protocol.primitives import Buffer, read_nullable_string, skip_tagged_fields, write_nullable_string
+from mockbroker_protocol.primitives import (
+    Buffer,
+    read_nullable_string,
+    skip_tagged_fields,
+    write_nullable_string,
+)
 
 __all__ = [
     "RequestHeader",

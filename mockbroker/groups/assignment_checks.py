@@ -60,6 +60,13 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mockbroker.events import Event
+from mockbroker.groups.classic import CONSUMER_PROTOCOL_TYPE, ClassicGroup
+
+# The modes live with the group settings, validated at start without importing the assignors.
+from mockbroker.groups.config import CHECK_MODES as CHECK_MODES
+from mockbroker.groups.config import STRICT_MODES as STRICT_MODES
+from mockbroker.groups.config import check_mode, strict_mode
 from mockbroker_assignors import registry
 from mockbroker_assignors.base import Assignor
 from mockbroker_assignors.cooperative_sticky import member_data as cooperative_member_data
@@ -72,13 +79,6 @@ from mockbroker_assignors.types import (
     TopicPartition,
 )
 from mockbroker_assignors.validation import find_problems
-from mockbroker.events import Event
-from mockbroker.groups.classic import CONSUMER_PROTOCOL_TYPE, ClassicGroup
-
-# The modes live with the group settings, validated at start without importing the assignors.
-from mockbroker.groups.config import CHECK_MODES as CHECK_MODES
-from mockbroker.groups.config import STRICT_MODES as STRICT_MODES
-from mockbroker.groups.config import check_mode, strict_mode
 from mockbroker_protocol.consumer_protocol import (
     ASSIGNMENT_VERSIONS,
     ConsumerProtocolAssignment,

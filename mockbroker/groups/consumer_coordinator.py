@@ -45,9 +45,6 @@ import uuid
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from mockbroker_assignors import registry as assignor_registry
-from mockbroker_assignors.base import ServerAssignor
-from mockbroker_assignors.types import ClusterMetadata, GroupSpec, MemberSpec, TopicMetadata
 from mockbroker.groups import mixed
 from mockbroker.groups.consumer import (
     GROUP_TYPE_CONSUMER,
@@ -65,6 +62,9 @@ from mockbroker.groups.consumer import (
     build_current_assignment,
     group_by_topic,
 )
+from mockbroker_assignors import registry as assignor_registry
+from mockbroker_assignors.base import ServerAssignor
+from mockbroker_assignors.types import ClusterMetadata, GroupSpec, MemberSpec, TopicMetadata
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.consumer_group_describe import Assignment as DescribedAssignment
 from mockbroker_protocol.messages.consumer_group_describe import DescribedGroup, Member, TopicPartitions

@@ -69,7 +69,10 @@ from mockbroker_protocol.messages.offset_commit import (
     OffsetCommitResponsePartition,
     OffsetCommitResponseTopic,
 )
-from mockbroker_protocol.messages.offset_delete import OffsetDeleteResponsePartition, OffsetDeleteResponseTopic
+from mockbroker_protocol.messages.offset_delete import (
+    OffsetDeleteResponsePartition,
+    OffsetDeleteResponseTopic,
+)
 from mockbroker_protocol.messages.offset_fetch import (
     OffsetFetchResponseGroup,
     OffsetFetchResponsePartitions,

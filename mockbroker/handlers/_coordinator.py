@@ -17,11 +17,12 @@ import binascii
 import re
 from typing import TYPE_CHECKING
 
-from mockbroker.cluster import java_string_hash, kafka_abs
+from mockbroker_protocol.hashing import partition_for
 
 if TYPE_CHECKING:
-    from mockbroker.cluster import BrokerNode, MockCluster
+    from mockbroker.cluster import MockCluster
     from mockbroker.dispatch import RequestContext
+    from mockbroker.model import BrokerNode
 
 # Integer.parseInt: an optional sign, then ASCII digits (no spaces, no underscores).
 _JAVA_INT = re.compile(r"^[+-]?[0-9]+$")
@@ -33,13 +34,13 @@ def group_coordinator(cluster: MockCluster, group_id: str) -> BrokerNode:
 
 
 def transaction_coordinator(cluster: MockCluster, transactional_id: str) -> BrokerNode:
-    partition = kafka_abs(java_string_hash(transactional_id)) % cluster.config.transaction_state_log_num_partitions
+    partition = partition_for(transactional_id, cluster.config.transaction_state_log_num_partitions)
     return cluster.internal_partition_leader(partition)
 
 
 def share_coordinator(cluster: MockCluster, coordinator_key: str) -> BrokerNode:
     """``coordinator_key`` as share_coordinator_key returns it (already normalised)."""
-    partition = kafka_abs(java_string_hash(coordinator_key)) % cluster.config.share_coordinator_state_topic_num_partitions
+    partition = partition_for(coordinator_key, cluster.config.share_coordinator_state_topic_num_partitions)
     return cluster.internal_partition_leader(partition)
 
 

@@ -17,7 +17,11 @@ from typing import TYPE_CHECKING
 
 from mockbroker.handlers._coordinator import is_group_coordinator
 from mockbroker_protocol.errors import ErrorCode
-from mockbroker_protocol.messages.delete_groups import DeletableGroupResult, DeleteGroupsRequest, DeleteGroupsResponse
+from mockbroker_protocol.messages.delete_groups import (
+    DeletableGroupResult,
+    DeleteGroupsRequest,
+    DeleteGroupsResponse,
+)
 
 if TYPE_CHECKING:
     from mockbroker.dispatch import RequestContext

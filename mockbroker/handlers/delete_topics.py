@@ -20,7 +20,11 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from mockbroker_protocol.errors import ErrorCode
-from mockbroker_protocol.messages.delete_topics import DeletableTopicResult, DeleteTopicsRequest, DeleteTopicsResponse
+from mockbroker_protocol.messages.delete_topics import (
+    DeletableTopicResult,
+    DeleteTopicsRequest,
+    DeleteTopicsResponse,
+)
 from mockbroker_protocol.primitives import ZERO_UUID
 
 if TYPE_CHECKING:

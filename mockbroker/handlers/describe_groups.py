@@ -29,7 +29,11 @@ from typing import TYPE_CHECKING
 
 from mockbroker.handlers._coordinator import is_group_coordinator
 from mockbroker_protocol.errors import ErrorCode
-from mockbroker_protocol.messages.describe_groups import DescribedGroup, DescribeGroupsRequest, DescribeGroupsResponse
+from mockbroker_protocol.messages.describe_groups import (
+    DescribedGroup,
+    DescribeGroupsRequest,
+    DescribeGroupsResponse,
+)
 
 if TYPE_CHECKING:
     from mockbroker.dispatch import RequestContext

@@ -49,9 +49,10 @@ from mockbroker_protocol.messages.fetch import (
 from mockbroker_protocol.primitives import INT32, INT64
 
 if TYPE_CHECKING:
-    from mockbroker.cluster import MockCluster, Topic
+    from mockbroker.cluster import MockCluster
     from mockbroker.dispatch import RequestContext
     from mockbroker.log.partition import PartitionLog
+    from mockbroker.model import Topic
 
 API_KEY = 1
 VERSIONS = (4, 18)

@@ -35,11 +35,15 @@ from mockbroker.handlers._coordinator import (
     transaction_coordinator,
 )
 from mockbroker_protocol.errors import ErrorCode
-from mockbroker_protocol.messages.find_coordinator import Coordinator, FindCoordinatorRequest, FindCoordinatorResponse
+from mockbroker_protocol.messages.find_coordinator import (
+    Coordinator,
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
+)
 
 if TYPE_CHECKING:
-    from mockbroker.cluster import BrokerNode
     from mockbroker.dispatch import RequestContext
+    from mockbroker.model import BrokerNode
 
 API_KEY = 10
 VERSIONS = (0, 6)

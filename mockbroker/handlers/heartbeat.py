@@ -26,8 +26,9 @@ from mockbroker_protocol.messages.heartbeat import HeartbeatRequest, HeartbeatRe
 from mockbroker_protocol.registry import Encoded
 
 if TYPE_CHECKING:
-    from mockbroker.cluster import BrokerNode, MockCluster
+    from mockbroker.cluster import MockCluster
     from mockbroker.dispatch import RequestContext
+    from mockbroker.model import BrokerNode
 
 API_KEY = 12
 VERSIONS = (0, 4)

@@ -32,8 +32,8 @@ from mockbroker_protocol.messages.list_offsets import (
 )
 
 if TYPE_CHECKING:
-    from mockbroker.cluster import Topic
     from mockbroker.dispatch import RequestContext
+    from mockbroker.model import Topic
 
 API_KEY = 2
 VERSIONS = (1, 11)

@@ -16,7 +16,8 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from mockbroker.cluster import MockCluster, Topic, TopicError, validate_topic_name
+from mockbroker.cluster import MockCluster
+from mockbroker.model import Topic, TopicError, validate_topic_name
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.metadata import (
     MetadataRequest,

@@ -25,8 +25,8 @@ from mockbroker_protocol.messages.offset_for_leader_epoch import (
 )
 
 if TYPE_CHECKING:
-    from mockbroker.cluster import Topic
     from mockbroker.dispatch import RequestContext
+    from mockbroker.model import Topic
 
 API_KEY = 23
 VERSIONS = (2, 4)

@@ -39,11 +39,15 @@ from mockbroker_protocol.messages.produce import (
     TopicProduceResponse,
 )
 from mockbroker_protocol.primitives import Buffer, Records
-from mockbroker_protocol.records.batch import ATTRIBUTES_OFFSET, RECORD_BATCH_OVERHEAD, TRANSACTIONAL_FLAG_MASK
+from mockbroker_protocol.records.batch import (
+    ATTRIBUTES_OFFSET,
+    RECORD_BATCH_OVERHEAD,
+    TRANSACTIONAL_FLAG_MASK,
+)
 
 if TYPE_CHECKING:
-    from mockbroker.cluster import Topic
     from mockbroker.dispatch import RequestContext
+    from mockbroker.model import Topic
 
 API_KEY = 0
 VERSIONS = (3, 13)

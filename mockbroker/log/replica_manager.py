@@ -32,8 +32,9 @@ from mockbroker_protocol.records import (
 )
 
 if TYPE_CHECKING:
-    from mockbroker.cluster import BrokerNode, MockCluster, Partition, Topic
+    from mockbroker.cluster import MockCluster
     from mockbroker.log.partition import PartitionLog
+    from mockbroker.model import BrokerNode, Partition, Topic
 
 # AdminUtils.ADMIN_CLIENT_ID: the only client id allowed to produce to internal topics.
 ADMIN_CLIENT_ID = "__admin_client"

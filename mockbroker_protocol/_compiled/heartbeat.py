@@ -213,4 +213,4 @@ HEARTBEAT_RESPONSE_ENCODERS: dict[int, Callable[[HeartbeatResponse, bytearray], 
 
 
 # digest of this module's source, checked by mockbroker_protocol.messages.heartbeat
-SOURCE_DIGEST: Final = "9e4645a6f4210c61"
+SOURCE_DIGEST: Final = "3cc58052bbd220c1"

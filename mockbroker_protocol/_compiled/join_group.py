@@ -678,4 +678,4 @@ JOIN_GROUP_RESPONSE_ENCODERS: dict[int, Callable[[JoinGroupResponse, bytearray],
 
 
 # digest of this module's source, checked by mockbroker_protocol.messages.join_group
-SOURCE_DIGEST: Final = "8925c3a9de6808f3"
+SOURCE_DIGEST: Final = "f384d385166e3342"

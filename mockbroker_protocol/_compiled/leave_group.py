@@ -398,4 +398,4 @@ LEAVE_GROUP_RESPONSE_ENCODERS: dict[int, Callable[[LeaveGroupResponse, bytearray
 
 
 # digest of this module's source, checked by mockbroker_protocol.messages.leave_group
-SOURCE_DIGEST: Final = "2317248e8e3d3b39"
+SOURCE_DIGEST: Final = "017a0d3d32ff2177"

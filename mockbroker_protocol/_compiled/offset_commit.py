@@ -829,4 +829,4 @@ OFFSET_COMMIT_RESPONSE_ENCODERS: dict[int, Callable[[OffsetCommitResponse, bytea
 
 
 # digest of this module's source, checked by mockbroker_protocol.messages.offset_commit
-SOURCE_DIGEST: Final = "53cb0afa7ca5c9d2"
+SOURCE_DIGEST: Final = "fd60375c8ea7f029"

@@ -1077,4 +1077,4 @@ OFFSET_FETCH_RESPONSE_ENCODERS: dict[int, Callable[[OffsetFetchResponse, bytearr
 
 
 # digest of this module's source, checked by mockbroker_protocol.messages.offset_fetch
-SOURCE_DIGEST: Final = "586484bfb9aebe4c"
+SOURCE_DIGEST: Final = "f1b48246ea33ae7f"

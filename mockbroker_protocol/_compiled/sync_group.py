@@ -32,7 +32,11 @@ from mockbroker_protocol._compiled._wire import (
     w_nstring,
     w_string,
 )
-from mockbroker_protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment, SyncGroupResponse
+from mockbroker_protocol.messages.sync_group import (
+    SyncGroupRequest,
+    SyncGroupRequestAssignment,
+    SyncGroupResponse,
+)
 
 # decoders make instances without running __init__ (the pure shape does the same)
 _new: Final = object.__new__
@@ -380,4 +384,4 @@ SYNC_GROUP_RESPONSE_ENCODERS: dict[int, Callable[[SyncGroupResponse, bytearray],
 
 
 # digest of this module's source, checked by mockbroker_protocol.messages.sync_group
-SOURCE_DIGEST: Final = "f9a39b46536326b9"
+SOURCE_DIGEST: Final = "311733d43407676d"

@@ -352,7 +352,7 @@ _HEARTBEAT_RESPONSE_ENCODERS: dict[int, Callable[[HeartbeatResponse, bytearray],
 # The compiled shape of these codecs (mockbroker_protocol/_compiled/heartbeat.py, built with mypyc when the
 # package is installed) takes over the tables' entries when it is present; the classes' methods
 # stay these. MOCKBROKER_PURE_CODEC=1 keeps the pure functions (mockbroker_protocol._runtime.compiled_module).
-_compiled = _runtime.compiled_module("heartbeat", "9e4645a6f4210c61")
+_compiled = _runtime.compiled_module("heartbeat", "3cc58052bbd220c1")
 if _compiled is not None:
     _HEARTBEAT_REQUEST_DECODERS.update(_compiled.HEARTBEAT_REQUEST_DECODERS)
     _HEARTBEAT_REQUEST_ENCODERS.update(_compiled.HEARTBEAT_REQUEST_ENCODERS)

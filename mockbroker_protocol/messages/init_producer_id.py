@@ -13,7 +13,12 @@ from typing import ClassVar
 
 from mockbroker_protocol import _runtime
 from mockbroker_protocol.errors import InvalidValueError
-from mockbroker_protocol.primitives import Buffer, read_compact_nullable_string, skip_tagged_fields, write_uvarint
+from mockbroker_protocol.primitives import (
+    Buffer,
+    read_compact_nullable_string,
+    skip_tagged_fields,
+    write_uvarint,
+)
 from mockbroker_protocol.schema import FieldSpec, MessageSpec
 
 

@@ -1634,7 +1634,7 @@ _JOIN_GROUP_RESPONSE_ENCODERS: dict[int, Callable[[JoinGroupResponse, bytearray]
 # The compiled shape of these codecs (mockbroker_protocol/_compiled/join_group.py, built with mypyc when the
 # package is installed) takes over the tables' entries when it is present; the classes' methods
 # stay these. MOCKBROKER_PURE_CODEC=1 keeps the pure functions (mockbroker_protocol._runtime.compiled_module).
-_compiled = _runtime.compiled_module("join_group", "8925c3a9de6808f3")
+_compiled = _runtime.compiled_module("join_group", "f384d385166e3342")
 if _compiled is not None:
     _JOIN_GROUP_REQUEST_DECODERS.update(_compiled.JOIN_GROUP_REQUEST_DECODERS)
     _JOIN_GROUP_REQUEST_ENCODERS.update(_compiled.JOIN_GROUP_REQUEST_ENCODERS)

@@ -879,7 +879,7 @@ _LEAVE_GROUP_RESPONSE_ENCODERS: dict[int, Callable[[LeaveGroupResponse, bytearra
 # The compiled shape of these codecs (mockbroker_protocol/_compiled/leave_group.py, built with mypyc when the
 # package is installed) takes over the tables' entries when it is present; the classes' methods
 # stay these. MOCKBROKER_PURE_CODEC=1 keeps the pure functions (mockbroker_protocol._runtime.compiled_module).
-_compiled = _runtime.compiled_module("leave_group", "2317248e8e3d3b39")
+_compiled = _runtime.compiled_module("leave_group", "017a0d3d32ff2177")
 if _compiled is not None:
     _LEAVE_GROUP_REQUEST_DECODERS.update(_compiled.LEAVE_GROUP_REQUEST_DECODERS)
     _LEAVE_GROUP_REQUEST_ENCODERS.update(_compiled.LEAVE_GROUP_REQUEST_ENCODERS)

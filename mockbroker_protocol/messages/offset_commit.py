@@ -1441,7 +1441,7 @@ _OFFSET_COMMIT_RESPONSE_ENCODERS: dict[int, Callable[[OffsetCommitResponse, byte
 # The compiled shape of these codecs (mockbroker_protocol/_compiled/offset_commit.py, built with mypyc when the
 # package is installed) takes over the tables' entries when it is present; the classes' methods
 # stay these. MOCKBROKER_PURE_CODEC=1 keeps the pure functions (mockbroker_protocol._runtime.compiled_module).
-_compiled = _runtime.compiled_module("offset_commit", "53cb0afa7ca5c9d2")
+_compiled = _runtime.compiled_module("offset_commit", "fd60375c8ea7f029")
 if _compiled is not None:
     _OFFSET_COMMIT_REQUEST_DECODERS.update(_compiled.OFFSET_COMMIT_REQUEST_DECODERS)
     _OFFSET_COMMIT_REQUEST_ENCODERS.update(_compiled.OFFSET_COMMIT_REQUEST_ENCODERS)

@@ -2090,7 +2090,7 @@ _OFFSET_FETCH_RESPONSE_ENCODERS: dict[int, Callable[[OffsetFetchResponse, bytear
 # The compiled shape of these codecs (mockbroker_protocol/_compiled/offset_fetch.py, built with mypyc when the
 # package is installed) takes over the tables' entries when it is present; the classes' methods
 # stay these. MOCKBROKER_PURE_CODEC=1 keeps the pure functions (mockbroker_protocol._runtime.compiled_module).
-_compiled = _runtime.compiled_module("offset_fetch", "586484bfb9aebe4c")
+_compiled = _runtime.compiled_module("offset_fetch", "f1b48246ea33ae7f")
 if _compiled is not None:
     _OFFSET_FETCH_REQUEST_DECODERS.update(_compiled.OFFSET_FETCH_REQUEST_DECODERS)
     _OFFSET_FETCH_REQUEST_ENCODERS.update(_compiled.OFFSET_FETCH_REQUEST_ENCODERS)

@@ -13,7 +13,13 @@ from typing import ClassVar
 
 from mockbroker_protocol import _runtime
 from mockbroker_protocol.errors import InvalidValueError, TruncatedError
-from mockbroker_protocol.primitives import Buffer, read_compact_string, read_uvarint, skip_tagged_fields, write_uvarint
+from mockbroker_protocol.primitives import (
+    Buffer,
+    read_compact_string,
+    read_uvarint,
+    skip_tagged_fields,
+    write_uvarint,
+)
 from mockbroker_protocol.schema import FieldSpec, MessageSpec
 
 

@@ -830,7 +830,7 @@ _SYNC_GROUP_RESPONSE_ENCODERS: dict[int, Callable[[SyncGroupResponse, bytearray]
 # The compiled shape of these codecs (mockbroker_protocol/_compiled/sync_group.py, built with mypyc when the
 # package is installed) takes over the tables' entries when it is present; the classes' methods
 # stay these. MOCKBROKER_PURE_CODEC=1 keeps the pure functions (mockbroker_protocol._runtime.compiled_module).
-_compiled = _runtime.compiled_module("sync_group", "f9a39b46536326b9")
+_compiled = _runtime.compiled_module("sync_group", "311733d43407676d")
 if _compiled is not None:
     _SYNC_GROUP_REQUEST_DECODERS.update(_compiled.SYNC_GROUP_REQUEST_DECODERS)
     _SYNC_GROUP_REQUEST_ENCODERS.update(_compiled.SYNC_GROUP_REQUEST_ENCODERS)

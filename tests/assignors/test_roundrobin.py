@@ -15,7 +15,13 @@ from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor  
 import mockbroker_assignors.roundrobin
 from mockbroker_assignors.range import member_order
 from mockbroker_assignors.roundrobin import RoundRobinAssignor
-from mockbroker_assignors.types import ClusterMetadata, GroupAssignment, RebalanceProtocol, Subscription, TopicPartition
+from mockbroker_assignors.types import (
+    ClusterMetadata,
+    GroupAssignment,
+    RebalanceProtocol,
+    Subscription,
+    TopicPartition,
+)
 from tests.assignors.properties import (
     MODEST,
     as_sets,

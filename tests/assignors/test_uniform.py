@@ -29,9 +29,9 @@ from mockbroker_assignors.uniform import (
     assign_heterogeneous,
     assign_homogeneous,
     java_member_order,
-    java_string_hash,
     java_topic_order,
 )
+from mockbroker_protocol.hashing import java_string_hash
 from tests.assignors.properties import (
     MODEST,
     Topology,

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from mockbroker_conformance import FAIL, PASS, UNSUPPORTED, CellResult, Finding, Matrix, report, run_suite
 from mockbroker.testing import start_cluster
+from mockbroker_conformance import FAIL, PASS, UNSUPPORTED, CellResult, Finding, Matrix, report, run_suite
 
 
 def small_matrix(detail_suffix: str = "") -> Matrix:

@@ -81,10 +81,19 @@ from mockbroker_protocol.messages.offset_for_leader_epoch import (
     OffsetForLeaderEpochResponse,
     OffsetForLeaderTopicResult,
 )
-from mockbroker_protocol.messages.produce import PartitionProduceResponse, ProduceResponse, TopicProduceResponse
+from mockbroker_protocol.messages.produce import (
+    PartitionProduceResponse,
+    ProduceResponse,
+    TopicProduceResponse,
+)
 from mockbroker_protocol.messages.sync_group import SyncGroupResponse
 from mockbroker_protocol.records import iter_batches, patch_base_offset, validate_batch
-from mockbroker_protocol.registry import APIS, decode_request, encode_response, unsupported_api_versions_response
+from mockbroker_protocol.registry import (
+    APIS,
+    decode_request,
+    encode_response,
+    unsupported_api_versions_response,
+)
 
 HOST = "127.0.0.1"
 NODE_ID = 1

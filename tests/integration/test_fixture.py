@@ -15,7 +15,11 @@ from mockbroker.control import GroupSnapshot
 from mockbroker.testing import ClusterProblems, KafkaCluster, start_cluster
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.heartbeat import HeartbeatRequest
-from mockbroker_protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol, JoinGroupResponse
+from mockbroker_protocol.messages.join_group import (
+    JoinGroupRequest,
+    JoinGroupRequestProtocol,
+    JoinGroupResponse,
+)
 from mockbroker_protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
 from tests.integration.support import DEADLINE_S, wait_for
 from tests.mockbroker.groups_support import assignment, subscription

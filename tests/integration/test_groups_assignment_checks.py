@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
+from mockbroker.groups.assignment_checks import Finding
 from mockbroker_assignors.registry import get as get_assignor
 from mockbroker_assignors.types import ClusterMetadata, Subscription
-from mockbroker.groups.assignment_checks import Finding
 from tests.integration.groups_support import (
     BROKERS,
     GROUP_CLUSTER_SETTINGS,

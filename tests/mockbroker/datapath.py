@@ -9,7 +9,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from mockbroker import MockCluster
-from mockbroker_protocol.messages.fetch import FetchPartition, FetchRequest, FetchResponse, FetchTopic, PartitionData
+from mockbroker_protocol.messages.fetch import (
+    FetchPartition,
+    FetchRequest,
+    FetchResponse,
+    FetchTopic,
+    PartitionData,
+)
 from mockbroker_protocol.messages.list_offsets import (
     ListOffsetsPartition,
     ListOffsetsPartitionResponse,

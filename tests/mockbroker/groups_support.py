@@ -23,7 +23,11 @@ from mockbroker_protocol.consumer_protocol import (
     encode_subscription,
 )
 from mockbroker_protocol.errors import ErrorCode
-from mockbroker_protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol, JoinGroupResponse
+from mockbroker_protocol.messages.join_group import (
+    JoinGroupRequest,
+    JoinGroupRequestProtocol,
+    JoinGroupResponse,
+)
 from mockbroker_protocol.messages.leave_group import MemberIdentity, MemberResponse
 from mockbroker_protocol.messages.offset_commit import (
     OffsetCommitRequest,
@@ -31,7 +35,11 @@ from mockbroker_protocol.messages.offset_commit import (
     OffsetCommitRequestTopic,
     OffsetCommitResponseTopic,
 )
-from mockbroker_protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment, SyncGroupResponse
+from mockbroker_protocol.messages.sync_group import (
+    SyncGroupRequest,
+    SyncGroupRequestAssignment,
+    SyncGroupResponse,
+)
 
 SESSION = 10_000
 REBALANCE = 60_000

@@ -12,11 +12,15 @@ from typing import Any
 import pytest
 
 from mockbroker import MockCluster
-from mockbroker.cluster import Topic
 from mockbroker.handlers.metadata import CLUSTER_OPERATIONS, NOT_REQUESTED
+from mockbroker.model import Topic
 from mockbroker.topic_configs import AlterConfigOp, ConfigSource, ConfigType
 from mockbroker_protocol.errors import ErrorCode
-from mockbroker_protocol.messages.alter_configs import AlterableConfig, AlterConfigsRequest, AlterConfigsResource
+from mockbroker_protocol.messages.alter_configs import (
+    AlterableConfig,
+    AlterConfigsRequest,
+    AlterConfigsResource,
+)
 from mockbroker_protocol.messages.api_versions import ApiVersionsRequest
 from mockbroker_protocol.messages.create_partitions import (
     CreatePartitionsAssignment,
@@ -29,7 +33,11 @@ from mockbroker_protocol.messages.create_topics import (
     CreatableTopicConfig,
     CreateTopicsRequest,
 )
-from mockbroker_protocol.messages.delete_records import DeleteRecordsPartition, DeleteRecordsRequest, DeleteRecordsTopic
+from mockbroker_protocol.messages.delete_records import (
+    DeleteRecordsPartition,
+    DeleteRecordsRequest,
+    DeleteRecordsTopic,
+)
 from mockbroker_protocol.messages.delete_topics import DeleteTopicsRequest, DeleteTopicState
 from mockbroker_protocol.messages.describe_cluster import DescribeClusterRequest
 from mockbroker_protocol.messages.describe_configs import DescribeConfigsRequest, DescribeConfigsResource

@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from mockbroker.config import ClusterConfig
+from mockbroker.groups.assignment_checks import Finding
 from mockbroker_assignors import registry
 from mockbroker_assignors.types import (
     ClusterMetadata,
@@ -17,8 +19,6 @@ from mockbroker_assignors.types import (
     RebalanceProtocol,
 )
 from mockbroker_assignors.types import TopicPartition as TP
-from mockbroker.config import ClusterConfig
-from mockbroker.groups.assignment_checks import Finding
 from mockbroker_protocol.consumer_protocol import (
     ConsumerProtocolAssignment,
     ConsumerProtocolSubscription,

@@ -8,7 +8,9 @@ import pytest
 
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest as Request
-from mockbroker_protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatRequestTopicPartitions as Owned
+from mockbroker_protocol.messages.consumer_group_heartbeat import (
+    ConsumerGroupHeartbeatRequestTopicPartitions as Owned,
+)
 from tests.mockbroker.consumer_groups_support import REBALANCE_TIMEOUT, ConsumerHarness
 
 SESSION = 10_000  # mockbroker's group.consumer.session.timeout.ms

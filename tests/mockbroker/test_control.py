@@ -10,12 +10,17 @@ import pytest
 from kafka.partitioner.default import murmur2 as kafka_python_murmur2
 
 from mockbroker import MockCluster
-from mockbroker.control import ControlError, murmur2
+from mockbroker.control import ControlError
 from mockbroker.intercept import CLOSE, DROP, After, Delay, Intercepted, Respond
 from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.hashing import murmur2
 from mockbroker_protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
 from mockbroker_protocol.messages.find_coordinator import FindCoordinatorRequest
-from mockbroker_protocol.messages.list_offsets import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
+from mockbroker_protocol.messages.list_offsets import (
+    ListOffsetsPartition,
+    ListOffsetsRequest,
+    ListOffsetsTopic,
+)
 from mockbroker_protocol.messages.metadata import MetadataRequest, MetadataResponse
 from mockbroker_protocol.messages.produce import PartitionProduceData, ProduceRequest, TopicProduceData
 from tests.mockbroker.datapath import batch, connect_to, fetch, fetch_request, leader_of, only_partition

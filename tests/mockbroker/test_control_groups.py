@@ -11,9 +11,9 @@ from typing import ClassVar
 
 import pytest
 
-from mockbroker_assignors.types import ClusterMetadata, GroupSpec, TargetAssignment
 from mockbroker.control import ConsumerGroupSnapshot, ControlError, GroupListing, GroupSnapshot
 from mockbroker.events import Event
+from mockbroker_assignors.types import ClusterMetadata, GroupSpec, TargetAssignment
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.offset_commit import (
     OffsetCommitRequest,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import uuid
 
 from mockbroker import MockCluster
-from mockbroker.cluster import java_string_hash, kafka_abs
 from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.hashing import java_string_hash, kafka_abs, partition_for, to_int32
 from mockbroker_protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
 from mockbroker_protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
 from mockbroker_protocol.primitives import INT32
@@ -102,5 +102,6 @@ def test_coordinator_partition_vectors() -> None:
     c = MockCluster(brokers=3)
     for group, partition in [("", 0), ("a", 47), ("my-group", 12), ("test-group", 12), ("group1", 40)]:
         assert c.coordinator_partition(group) == partition
-    assert java_string_hash("my-group") == -1906497762
-    assert kafka_abs(java_string_hash("polygenelubricants")) == 0
+    assert to_int32(java_string_hash("my-group")) == -1906497762
+    assert partition_for("my-group", 50) == 1906497762 % 50
+    assert kafka_abs(to_int32(java_string_hash("polygenelubricants"))) == 0

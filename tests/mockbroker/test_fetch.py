@@ -10,7 +10,13 @@ from mockbroker import MockCluster
 from mockbroker.clock import ManualClock
 from mockbroker.fetch_sessions import FetchSessionCache
 from mockbroker_protocol.errors import ErrorCode
-from mockbroker_protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic, ForgottenTopic, PartitionData
+from mockbroker_protocol.messages.fetch import (
+    FetchPartition,
+    FetchRequest,
+    FetchTopic,
+    ForgottenTopic,
+    PartitionData,
+)
 from mockbroker_protocol.records import (
     build_end_txn_marker,
     parse_batch_header,

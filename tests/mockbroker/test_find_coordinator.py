@@ -8,10 +8,15 @@ import uuid
 import pytest
 
 from mockbroker import MockCluster
-from mockbroker.cluster import BrokerNode, java_string_hash, kafka_abs
 from mockbroker.handlers._coordinator import transaction_coordinator
+from mockbroker.model import BrokerNode
 from mockbroker_protocol.errors import ErrorCode
-from mockbroker_protocol.messages.find_coordinator import Coordinator, FindCoordinatorRequest, FindCoordinatorResponse
+from mockbroker_protocol.hashing import partition_for
+from mockbroker_protocol.messages.find_coordinator import (
+    Coordinator,
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
+)
 from tests.mockbroker.wire import WireClient
 
 FIND_COORDINATOR = 10
@@ -69,7 +74,7 @@ def test_vectors_map_to_the_expected_brokers() -> None:
         assert c.coordinator_partition(key) == partition
         assert c.coordinator_for(key).node_id == node_id
     for key, partition, _ in TXN_VECTORS:
-        assert kafka_abs(java_string_hash(key)) % 50 == partition
+        assert partition_for(key, 50) == partition
 
 
 @pytest.mark.parametrize("version", range(7))
@@ -102,7 +107,7 @@ def test_internal_topic_partition_counts_come_from_the_config() -> None:
     assert default.config.share_coordinator_state_topic_num_partitions == 50
     configured = MockCluster(brokers=3, transaction_state_log_num_partitions=7)
     for key in ("txn-a", "txn-b", "my-txn", ""):
-        partition = kafka_abs(java_string_hash(key)) % 7
+        partition = partition_for(key, 7)
         assert transaction_coordinator(configured, key) is configured.internal_partition_leader(partition)
 
 
@@ -131,7 +136,7 @@ async def test_v6_share_keys_mixed_good_and_bad(cluster: MockCluster) -> None:
     assert [c.key for c in resp.coordinators] == keys
 
     def share_node(canonical: str) -> int:
-        return list(cluster.brokers)[kafka_abs(java_string_hash(canonical)) % 50 % 3]
+        return list(cluster.brokers)[partition_for(canonical, 50) % 3]
 
     for key, canonical in [(good, good), (colon_group, colon_group), (padded, good)]:
         c = by_key[key]

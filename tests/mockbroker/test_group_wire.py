@@ -18,7 +18,11 @@ from mockbroker_protocol.headers import RequestHeader
 from mockbroker_protocol.messages.delete_groups import DeletableGroupResult, DeleteGroupsRequest
 from mockbroker_protocol.messages.describe_groups import DescribeGroupsRequest
 from mockbroker_protocol.messages.heartbeat import HeartbeatRequest
-from mockbroker_protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol, JoinGroupResponse
+from mockbroker_protocol.messages.join_group import (
+    JoinGroupRequest,
+    JoinGroupRequestProtocol,
+    JoinGroupResponse,
+)
 from mockbroker_protocol.messages.leave_group import LeaveGroupRequest, MemberIdentity, MemberResponse
 from mockbroker_protocol.messages.list_groups import ListedGroup, ListGroupsRequest
 from mockbroker_protocol.messages.offset_commit import (

@@ -6,7 +6,11 @@ from mockbroker import MockCluster
 from mockbroker.clock import ManualClock
 from mockbroker.log.replica_manager import RETENTION_CHECK_INTERVAL_MS
 from mockbroker_protocol.errors import ErrorCode
-from mockbroker_protocol.messages.list_offsets import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
+from mockbroker_protocol.messages.list_offsets import (
+    ListOffsetsPartition,
+    ListOffsetsRequest,
+    ListOffsetsTopic,
+)
 from mockbroker_protocol.messages.offset_for_leader_epoch import (
     OffsetForLeaderEpochRequest,
     OffsetForLeaderPartition,

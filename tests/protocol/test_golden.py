@@ -21,7 +21,12 @@ from mockbroker_protocol.consumer_protocol import (
     encode_assignment,
     encode_subscription,
 )
-from mockbroker_protocol.headers import RequestHeader, decode_request_header, encode_request_header, peek_api_key_version
+from mockbroker_protocol.headers import (
+    RequestHeader,
+    decode_request_header,
+    encode_request_header,
+    peek_api_key_version,
+)
 from mockbroker_protocol.records import Compression, decode_batch, iter_batches
 from mockbroker_protocol.registry import APIS
 

@@ -11,7 +11,11 @@ from mockbroker_protocol import registry
 from mockbroker_protocol.errors import DecodeError, ErrorCode, UnknownApiError, UnsupportedVersionError
 from mockbroker_protocol.headers import RequestHeader
 from mockbroker_protocol.messages.heartbeat import HeartbeatRequest
-from mockbroker_protocol.messages.join_group import JoinGroupRequest, JoinGroupResponse, JoinGroupResponseMember
+from mockbroker_protocol.messages.join_group import (
+    JoinGroupRequest,
+    JoinGroupResponse,
+    JoinGroupResponseMember,
+)
 from mockbroker_protocol.primitives import INT32
 from tests.protocol.message_strategies import normalise
 

@@ -1,0 +1,97 @@
+"""The cluster's basic types: brokers, topics, partitions, topic errors and Kafka's topic-name rules.
+
+A leaf of the package: it imports nothing of mockbroker's (the log's ``PartitionLog`` is named for
+the type checker only), so every layer (config, log, coordinators, control, handlers) can use
+these types without reaching for the composition root (mockbroker/cluster.py).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from mockbroker_protocol.errors import ErrorCode
+
+if TYPE_CHECKING:
+    import uuid
+
+    from mockbroker.log.partition import PartitionLog
+
+OFFSETS_TOPIC = "__consumer_offsets"
+TRANSACTION_TOPIC = "__transaction_state"
+
+# Kafka's Topic.validate: legal characters, and a length that leaves room for partition suffixes.
+_LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
+MAX_TOPIC_NAME_LENGTH = 249
+
+
+@dataclass(slots=True)
+class BrokerNode:
+    """One broker: its node id, rack, and the address it binds and the one it advertises."""
+
+    node_id: int
+    host: str  # bound host
+    port: int  # bound port (0 until started)
+    rack: str | None
+    advertised_host: str
+    advertised_port: int
+
+
+@dataclass(slots=True)
+class Partition:
+    """One partition: its leader, replicas (some possibly offline) and log."""
+
+    index: int
+    leader_id: int
+    replica_ids: list[int]
+    log: PartitionLog
+    # Replicas on brokers taken down (control.broker_down): out of the ISR, offline in Metadata.
+    offline_replica_ids: list[int] = field(default_factory=list)
+
+    @property
+    def isr_ids(self) -> list[int]:
+        return [r for r in self.replica_ids if r not in self.offline_replica_ids]
+
+
+@dataclass(slots=True)
+class Topic:
+    """One topic: name, topic id (KIP-516), partitions and topic-level configs."""
+
+    name: str
+    topic_id: uuid.UUID
+    partitions: list[Partition]
+    replication_factor: int
+    configs: dict[str, str] = field(default_factory=dict)
+    is_internal: bool = False
+
+
+class TopicError(Exception):
+    """A topic operation refused with a Kafka error code (CreateTopics and friends report it)."""
+
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def validate_topic_name(name: str) -> None:
+    if not name:
+        raise TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION, "Topic name is illegal, it can't be empty")
+    if name in (".", ".."):
+        raise TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Topic name cannot be \".\" or \"..\": {name!r}")
+    if len(name) > MAX_TOPIC_NAME_LENGTH:
+        raise TopicError(
+            ErrorCode.INVALID_TOPIC_EXCEPTION,
+            f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME_LENGTH} characters, topic name: {name}",
+        )
+    if not _LEGAL_TOPIC.match(name):
+        raise TopicError(
+            ErrorCode.INVALID_TOPIC_EXCEPTION,
+            f"Topic name {name!r} is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'",
+        )
+
+
+def collision_key(name: str) -> str:
+    # Kafka refuses topics whose names differ only in '.' versus '_' (metric names collide).
+    return name.replace(".", "_")
