@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mockbroker.clock import LoopClock, ManualClock
 from mockbroker.cluster import MockCluster
-from mockbroker.config import ClusterConfig
+from mockbroker.config.cluster import ClusterConfig
 from mockbroker.model import TopicError
 
 __version__ = "0.1.0.dev0"

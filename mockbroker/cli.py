@@ -1,6 +1,6 @@
 """The ``mockbroker`` command: ``mockbroker serve`` runs a cluster until SIGINT or SIGTERM.
 
-A thin adapter: flags, environment and config file are merged by ``mockbroker.settings``; this
+A thin adapter: flags, environment and config file are merged by ``mockbroker.config.settings``; this
 module only parses the command line, runs the event loop (uvloop when installed, unless
 ``--no-uvloop``), prints the READY line and stops cleanly on a signal.
 
@@ -33,8 +33,8 @@ from typing import Any, NoReturn, TextIO
 from mockbroker import __version__
 from mockbroker.clock import ManualClock
 from mockbroker.cluster import MockCluster
+from mockbroker.config.settings import LOG_LEVELS, Flags, ServeSettings, SettingsError, describe, resolve
 from mockbroker.model import TopicError
-from mockbroker.settings import LOG_LEVELS, Flags, ServeSettings, SettingsError, describe, resolve
 
 log = logging.getLogger("mockbroker.cli")
 

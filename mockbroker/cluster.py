@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from mockbroker.clock import Clock, LoopClock
-from mockbroker.config import ClusterConfig
+from mockbroker.config.cluster import ClusterConfig
+from mockbroker.config.groups import GroupConfig
 from mockbroker.events import Event, EventLog
-from mockbroker.groups.config import GroupConfig
 from mockbroker.model import (
     OFFSETS_TOPIC as OFFSETS_TOPIC,
 )

@@ -605,8 +605,8 @@ class Control:
     ) -> TopicSnapshot:
         """Create a topic (TopicError with Kafka's error code when refused; configs are checked as
         CreateTopics checks them: INVALID_CONFIG with Kafka's message)."""
+        from mockbroker.config.topics import validate_topic_configs
         from mockbroker.model import TopicError
-        from mockbroker.topic_configs import validate_topic_configs
 
         problem = validate_topic_configs(dict(configs or {}))
         if problem is not None:

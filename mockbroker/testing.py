@@ -32,7 +32,7 @@ from typing import Any, TypeVar
 
 from mockbroker.clock import Clock, ManualClock
 from mockbroker.cluster import MockCluster
-from mockbroker.config import ClusterConfig
+from mockbroker.config.cluster import ClusterConfig
 from mockbroker.control import Control
 from mockbroker.handlers import load_all as load_all_handlers
 

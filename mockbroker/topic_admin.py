@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from mockbroker.cluster import MockCluster
+from mockbroker.config.topics import ApiError, null_configs_error, validate_topic_configs
 from mockbroker.model import OFFSETS_TOPIC, TRANSACTION_TOPIC, Partition, Topic, TopicError
 from mockbroker.model import validate_topic_name as _validate_topic_name
-from mockbroker.topic_configs import ApiError, null_configs_error, validate_topic_configs
 from mockbroker_protocol.errors import ErrorCode
 
 # KRaft's own metadata log; CreateTopics refuses the name (ControllerApis.createTopics).

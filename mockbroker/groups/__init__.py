@@ -15,8 +15,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from mockbroker.config.groups import GroupConfig
     from mockbroker.groups.classic import ClassicGroup, ClassicGroupMember, ClassicGroupState
-    from mockbroker.groups.config import GroupConfig
     from mockbroker.groups.consumer import ConsumerGroup, ConsumerGroupMember, ConsumerGroupState, MemberState
     from mockbroker.groups.consumer_coordinator import ConsumerGroupCoordinator
     from mockbroker.groups.coordinator import GroupCoordinator
@@ -34,7 +34,7 @@ _EXPORTS = {
     "ConsumerGroupCoordinator": "consumer_coordinator",
     "ConsumerGroupMember": "consumer",
     "ConsumerGroupState": "consumer",
-    "GroupConfig": "config",
+    "GroupConfig": "mockbroker.config.groups",
     "GroupCoordinator": "coordinator",
     "MemberState": "consumer",
     "OffsetAndMetadata": "offsets",
@@ -48,7 +48,7 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    value = getattr(importlib.import_module(module if "." in module else f"{__name__}.{module}"), name)
     globals()[name] = value
     return value
 

@@ -60,13 +60,12 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+# The modes live with the group settings, validated at start without importing the assignors.
+from mockbroker.config.groups import CHECK_MODES as CHECK_MODES
+from mockbroker.config.groups import STRICT_MODES as STRICT_MODES
+from mockbroker.config.groups import check_mode, strict_mode
 from mockbroker.events import Event
 from mockbroker.groups.classic import CONSUMER_PROTOCOL_TYPE, ClassicGroup
-
-# The modes live with the group settings, validated at start without importing the assignors.
-from mockbroker.groups.config import CHECK_MODES as CHECK_MODES
-from mockbroker.groups.config import STRICT_MODES as STRICT_MODES
-from mockbroker.groups.config import check_mode, strict_mode
 from mockbroker_assignors import registry
 from mockbroker_assignors.base import Assignor
 from mockbroker_assignors.cooperative_sticky import member_data as cooperative_member_data

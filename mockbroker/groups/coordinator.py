@@ -33,6 +33,7 @@ import uuid
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from mockbroker.config.groups import GroupConfig
 from mockbroker.events import EventLog
 from mockbroker.groups.classic import (
     COMPLETING_REBALANCE,
@@ -51,7 +52,6 @@ from mockbroker.groups.classic import (
     IllegalStateTransition,
     Protocol,
 )
-from mockbroker.groups.config import GroupConfig
 from mockbroker.groups.consumer import ConsumerGroup
 from mockbroker.groups.consumer_coordinator import ConsumerGroupCoordinator, TopicView
 from mockbroker.groups.offsets import NO_METADATA, OffsetAndMetadata, OffsetStore

@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from mockbroker.topic_configs import AlterConfigOp, ApiError, ConfigResourceType
+from mockbroker.config.topics import AlterConfigOp, ApiError, ConfigResourceType
 from mockbroker_protocol.errors import ErrorCode
 
 if TYPE_CHECKING:

@@ -21,8 +21,8 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from mockbroker import topic_admin
+from mockbroker.config.topics import ApiError, topic_config_entries
 from mockbroker.topic_admin import CLUSTER_METADATA_TOPIC
-from mockbroker.topic_configs import ApiError, topic_config_entries
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.create_topics import (
     CreatableTopicConfigs,

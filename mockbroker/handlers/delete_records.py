@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mockbroker.config.topics import effective_value
 from mockbroker.topic_admin import is_internal
-from mockbroker.topic_configs import effective_value
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.delete_records import (
     DeleteRecordsPartition,

@@ -18,8 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mockbroker.topic_admin import validate_topic_name
-from mockbroker.topic_configs import (
+from mockbroker.config.topics import (
     ApiError,
     ConfigEntry,
     ConfigResourceType,
@@ -27,6 +26,7 @@ from mockbroker.topic_configs import (
     broker_config_entries,
     topic_config_entries,
 )
+from mockbroker.topic_admin import validate_topic_name
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.describe_configs import (
     DescribeConfigsRequest,

@@ -19,8 +19,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mockbroker import topic_admin
+from mockbroker.config.topics import ApiError, apply_incremental
 from mockbroker.handlers._config_alter import preprocess
-from mockbroker.topic_configs import ApiError, apply_incremental
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.incremental_alter_configs import (
     AlterConfigsResource,

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from mockbroker import MockCluster
+from mockbroker.config.topics import AlterConfigOp, ConfigSource, ConfigType
 from mockbroker.handlers.metadata import CLUSTER_OPERATIONS, NOT_REQUESTED
 from mockbroker.model import Topic
-from mockbroker.topic_configs import AlterConfigOp, ConfigSource, ConfigType
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.alter_configs import (
     AlterableConfig,

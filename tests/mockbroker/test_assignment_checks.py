@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from mockbroker.config import ClusterConfig
+from mockbroker.config.cluster import ClusterConfig
 from mockbroker.groups.assignment_checks import Finding
 from mockbroker_assignors import registry
 from mockbroker_assignors.types import (
@@ -447,7 +447,7 @@ def test_settings_from_flags_environment_and_file(tmp_path: Any) -> None:
 )
 def test_bad_serve_settings_name_their_source(argv: list[str], env: dict[str, str], message: str) -> None:
     from mockbroker.cli import parse_serve
-    from mockbroker.settings import SettingsError
+    from mockbroker.config.settings import SettingsError
 
     with pytest.raises(SettingsError) as info:
         parse_serve(argv, env)

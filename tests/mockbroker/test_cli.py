@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from mockbroker.cli import parse_serve
-from mockbroker.settings import ServeSettings, SettingsError, TopicSpec, env_setting_name
+from mockbroker.config.settings import ServeSettings, SettingsError, TopicSpec, env_setting_name
 from mockbroker_protocol import registry
 from mockbroker_protocol.headers import RequestHeader
 from mockbroker_protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from mockbroker.config import ClusterConfig
+from mockbroker.config.cluster import ClusterConfig
+from mockbroker.config.groups import GroupConfig
 from mockbroker.groups import Parked
-from mockbroker.groups.config import GroupConfig
 from mockbroker_protocol.consumer_protocol import (
     ConsumerProtocolAssignment,
     ConsumerProtocolSubscription,
@@ -490,7 +490,7 @@ def test_a_leaving_classic_member_does_not_downgrade() -> None:
 
 def test_migration_policy_through_the_settings_machinery() -> None:
     from mockbroker.cli import parse_serve
-    from mockbroker.settings import SettingsError
+    from mockbroker.config.settings import SettingsError
 
     assert parse_serve(["--set", "group.consumer.migration.policy=upgrade"], {}).cluster.group_consumer_migration_policy == "upgrade"
     with pytest.raises(SettingsError, match="must be one of disabled, upgrade, downgrade, bidirectional"):

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 from mockbroker import MockCluster
+from mockbroker.config.settings import Flags, resolve
 from mockbroker.events import SCHEMA_VERSION
-from mockbroker.settings import Flags, resolve
 
 
 def test_event_log_path_from_flag_and_environment() -> None:

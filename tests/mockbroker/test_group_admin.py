@@ -10,7 +10,7 @@ import pytest
 
 from mockbroker import MockCluster
 from mockbroker.clock import ManualClock
-from mockbroker.config import ClusterConfig
+from mockbroker.config.cluster import ClusterConfig
 from mockbroker.events import SCHEMA_VERSION
 from mockbroker.groups import GroupConfig
 from mockbroker_protocol.errors import ErrorCode

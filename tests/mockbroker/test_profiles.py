@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from mockbroker import MockCluster
+from mockbroker.config.profiles import KAFKA_3_9, caps_for
 from mockbroker.handlers import HANDLERS
-from mockbroker.profiles import KAFKA_3_9, caps_for
 from mockbroker_protocol.messages.api_versions import ApiVersionsRequest
 from mockbroker_protocol.messages.metadata import MetadataRequest
 from tests.mockbroker.wire import WireClient
@@ -40,7 +40,7 @@ def test_unknown_profile_names_the_known_ones() -> None:
 
 
 def test_kafka_version_from_flag_env_and_precedence() -> None:
-    from mockbroker.settings import Flags, SettingsError, resolve
+    from mockbroker.config.settings import Flags, SettingsError, resolve
 
     assert resolve(Flags(), {}).cluster.kafka_version == "4.0"
     from_env = resolve(Flags(), {"MOCKBROKER_KAFKA_VERSION": "3.9"})

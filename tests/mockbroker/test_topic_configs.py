@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from mockbroker.config import ClusterConfig
-from mockbroker.topic_configs import (
+from mockbroker.config.cluster import ClusterConfig
+from mockbroker.config.topics import (
     LONG_MAX,
     REMOVED_IN_KAFKA_4,
     TOPIC_CONFIGS,

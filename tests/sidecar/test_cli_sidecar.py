@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from mockbroker.cli import parse_serve
-from mockbroker.settings import SettingsError
+from mockbroker.config.settings import SettingsError
 from tests.sidecar.support import Sidecar, ctl_json, run_cli
 
 TOKEN = "ctl-token"

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mockbroker.config import FIELD_TYPES, KAFKA_NAMES_BY_FIELD, ClusterConfig, parse_kafka_setting
+from mockbroker.config.cluster import FIELD_TYPES, KAFKA_NAMES_BY_FIELD, ClusterConfig, parse_kafka_setting
 from mockbroker.model import OFFSETS_TOPIC, TRANSACTION_TOPIC, TopicError, validate_topic_name
 
 ENV_PREFIX = "MOCKBROKER_"
@@ -208,7 +208,7 @@ def parse_field(where: str, name: str, raw: Any) -> Any:
     if name == "api_version_caps":
         return _api_version_caps(where, raw)
     if name == "kafka_version":
-        from mockbroker.profiles import PROFILES
+        from mockbroker.config.profiles import PROFILES
 
         version = str(raw).strip()
         if version not in PROFILES:
@@ -219,7 +219,7 @@ def parse_field(where: str, name: str, raw: Any) -> Any:
     if name == "events_path":
         return _word(where, raw, "a file path")
     if name in ("assignment_checks", "assignment_strict"):
-        from mockbroker.groups.config import CHECK_MODES, STRICT_MODES
+        from mockbroker.config.groups import CHECK_MODES, STRICT_MODES
 
         modes = CHECK_MODES if name == "assignment_checks" else STRICT_MODES
         value = str(raw).strip().lower()

@@ -42,11 +42,11 @@ class ClusterConfig:
     log_retention_bytes: int = -1  # log.retention.bytes
     # api key -> highest version to advertise and serve ("behave like an older broker")
     api_version_caps: dict[int, int] = field(default_factory=dict)
-    # "behave like Kafka X": a profile of version caps (mockbroker/profiles.py); explicit
+    # "behave like Kafka X": a profile of version caps (mockbroker/config/profiles.py); explicit
     # api_version_caps override the profile's entries
     kafka_version: str = "4.0"
     # Group coordinator settings, resolved (and listed side by side with Kafka's) in
-    # mockbroker/groups/config.py. None: mockbroker's fast-test default, or Kafka's exact value
+    # mockbroker/config/groups.py. None: mockbroker's fast-test default, or Kafka's exact value
     # when kafka_defaults is set (only the ones marked differ).
     group_min_session_timeout_ms: int | None = None  # group.min.session.timeout.ms: 1 here, Kafka 6000
     group_max_session_timeout_ms: int = 1800000  # group.max.session.timeout.ms (30 min)
@@ -55,7 +55,7 @@ class ClusterConfig:
     offsets_retention_minutes: int = 10080  # offsets.retention.minutes (7 days)
     offsets_retention_check_interval_ms: int = 600000  # offsets.retention.check.interval.ms (10 min)
     offset_metadata_max_bytes: int = 4096  # offset.metadata.max.bytes (counted in characters, as Kafka does)
-    # KIP-848 consumer groups (resolved in mockbroker/groups/config.py; None: mockbroker's
+    # KIP-848 consumer groups (resolved in mockbroker/config/groups.py; None: mockbroker's
     # fast-test default, or Kafka's with kafka_defaults).
     group_consumer_session_timeout_ms: int | None = None  # group.consumer.session.timeout.ms: 10000 here, Kafka 45000
     group_consumer_min_session_timeout_ms: int | None = None  # group.consumer.min.session.timeout.ms: 1 here, Kafka 45000
@@ -87,7 +87,7 @@ class ClusterConfig:
     broker_assignors: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        from mockbroker.profiles import caps_for
+        from mockbroker.config.profiles import caps_for
 
         caps_for(self.kafka_version)  # ValueError naming the known profiles
         if self.brokers < 1:
@@ -106,7 +106,7 @@ class ClusterConfig:
             raise ValueError(f"advertised_port must be 1-{65536 - self.brokers} for {self.brokers} broker(s), not {self.advertised_port}")
         if self.first_node_id < 0:
             raise ValueError(f"first_node_id must be at least 0, not {self.first_node_id}")
-        from mockbroker.groups.config import check_mode, strict_mode
+        from mockbroker.config.groups import check_mode, strict_mode
 
         check_mode(self.assignment_checks)
         strict_mode(self.assignment_strict)
@@ -119,14 +119,14 @@ class ClusterConfig:
             bounds = KAFKA_RANGES.get(key)
             if bounds is not None and value is not None and not isinstance(value, bool) and not bounds[0] <= value <= bounds[1]:
                 raise ValueError(f"{key} must be {_describe_range(bounds)}, not {value}")
-        from mockbroker.groups.config import GroupConfig
+        from mockbroker.config.groups import GroupConfig
 
         GroupConfig.from_cluster_config(self)  # ValueError for inconsistent group settings
 
     @property
     def effective_version_caps(self) -> dict[int, int]:
         """The profile's caps with the explicit api_version_caps applied on top."""
-        from mockbroker.profiles import caps_for
+        from mockbroker.config.profiles import caps_for
 
         return {**caps_for(self.kafka_version), **self.api_version_caps}
 

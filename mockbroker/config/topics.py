@@ -34,7 +34,7 @@ from mockbroker_protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
     from mockbroker.cluster import MockCluster
-    from mockbroker.config import ClusterConfig
+    from mockbroker.config.cluster import ClusterConfig
     from mockbroker.model import BrokerNode
 
 INT_MAX = (1 << 31) - 1

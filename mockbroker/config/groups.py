@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from mockbroker.config import ClusterConfig
+    from mockbroker.config.cluster import ClusterConfig
 
 # Assignment checks (mockbroker/groups/assignment_checks.py): modes of assignment_checks and
 # assignment_strict.
