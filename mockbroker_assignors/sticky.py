@@ -36,7 +36,6 @@ from mockbroker_assignors._sticky_core import (
     StickyResult,
     assign_sticky,
     java_compute_if_absent_order,
-    java_string_hash,
 )
 from mockbroker_assignors.types import (
     ClusterMetadata,
@@ -46,6 +45,7 @@ from mockbroker_assignors.types import (
     Subscription,
     TopicPartition,
 )
+from mockbroker_protocol.hashing import java_string_hash
 
 __all__ = ["StickyAssignor", "decode_user_data", "encode_user_data", "member_data"]
 
