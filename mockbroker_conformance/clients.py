@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 DRIVERS = Path(__file__).resolve().parent / "drivers"
-REPO_ROOT = Path(__file__).resolve().parents[2]  # a source checkout (editable install)
+REPO_ROOT = Path(__file__).resolve().parents[1]  # a source checkout (editable install)
 # Built by `make clients` (or by ``build_sarama``); MOCKBROKER_SARAMA_DRIVER overrides.
 SARAMA_BINARY = REPO_ROOT / "build" / "integration-clients" / "sarama-conformance"
 # kafkajs comes from npm (tests/integration/clients/node, `make clients`); MOCKBROKER_NODE_MODULES overrides.
