@@ -44,6 +44,9 @@ LOCAL_CONF: dict[str, str] = {
     "spark.driver.memory": "1g",
 }
 SHIPPED_PACKAGES = ("mockbroker_pipeline", "mockbroker_assignors")
+# What the assignors import from the codec package: Java's String.hashCode (mockbroker_protocol/hashing.py).
+# Only these files, not the whole codec (generated modules the executors never use).
+SHIPPED_MODULES = ("mockbroker_protocol/__init__.py", "mockbroker_protocol/hashing.py")
 
 
 def under_spark_submit() -> bool:
@@ -83,7 +86,8 @@ def get_session(master: str | None = None, conf: Mapping[str, str] | None = None
 
 
 def package_zip() -> Path:
-    """``pipeline`` and ``assignors`` as one zip for executors (pure Python, no compiled files)."""
+    """``mockbroker_pipeline`` and ``mockbroker_assignors`` (with the hashing module the assignors use)
+    as one zip for executors (pure Python, no compiled files)."""
     root = Path(__file__).resolve().parents[1]
     target = Path(tempfile.mkdtemp(prefix="mockbroker-pipeline-")) / "mockbroker_pipeline.zip"
     with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as bundle:
@@ -91,6 +95,8 @@ def package_zip() -> Path:
             for path in sorted((root / package).rglob("*")):
                 if path.is_file() and path.suffix in (".py", ".typed"):
                     bundle.write(path, path.relative_to(root).as_posix())
+        for module in SHIPPED_MODULES:
+            bundle.write(root / module, module)
     return target
 
 

@@ -47,5 +47,18 @@ def test_argument_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
 def test_the_executor_zip_holds_both_packages() -> None:
     with zipfile.ZipFile(package_zip()) as bundle:
         names = set(bundle.namelist())
-    assert {"mockbroker_pipeline/replay.py", "mockbroker_pipeline/scenarios.py", "mockbroker_assignors/range.py", "mockbroker_assignors/registry.py"} <= names
+    assert {"mockbroker_pipeline/replay.py", "mockbroker_pipeline/scenarios.py", "mockbroker_assignors/range.py", "mockbroker_assignors/registry.py", "mockbroker_protocol/hashing.py"} <= names
     assert not [n for n in names if n.endswith(".pyc")]
+
+
+def test_the_executor_zip_is_enough_to_run_the_assignors() -> None:
+    """An executor has only the zip: the assignors and the replay import from it alone (``-S``: no
+    site-packages, so nothing of the installed packages can stand in for a missing file)."""
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1])\n"
+        "import mockbroker_assignors.registry, mockbroker_assignors.sticky, mockbroker_assignors.uniform\n"
+        "import mockbroker_pipeline.replay, mockbroker_pipeline.scenarios\n"
+        "assert mockbroker_assignors.sticky.__file__.startswith(sys.argv[1])\n"
+    )
+    done = subprocess.run([sys.executable, "-S", "-c", code, str(package_zip())], capture_output=True, text=True, cwd="/")
+    assert done.returncode == 0, done.stderr
