@@ -38,7 +38,7 @@ MASTERS = ("local[1]", "local[2]")
 
 def make_event_logs(directory: Path, runs: int, groups: int) -> int:
     """``runs`` JSON Lines files of ``groups`` groups each, recorded by the coordinator; returns rows."""
-    from tests.mockbroker.groups_support import Harness, assignment
+    from tests.mockbroker.coordinators.groups_support import Harness, assignment
 
     rows = 0
     for run in range(runs):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from mockbroker.groups import Parked
+from mockbroker.coordinators.parked import Parked
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.sync_group import SyncGroupResponse
-from tests.mockbroker.groups_support import Harness, answered, assignment, error
+from tests.mockbroker.coordinators.groups_support import Harness, answered, assignment, error
 
 
 def completing(h: Harness, members: int = 2, **kwargs: object) -> tuple[str, list[str]]:
@@ -60,11 +60,11 @@ def test_membership_then_generation_then_protocol() -> None:
 
 
 def test_a_dead_group_is_coordinator_not_available() -> None:
-    from mockbroker.groups.classic import DEAD
+    from mockbroker.coordinators.classic.group import DEAD
 
     h = Harness()
     _leader, follower = h.stable_group()
-    h.groups._transition(h.group(), DEAD, h.now, "unloaded")
+    h.groups.classic._transition(h.group(), DEAD, h.now, "unloaded")
     assert error(h.sync("g", follower, 1)) == ErrorCode.COORDINATOR_NOT_AVAILABLE
 
 
@@ -206,5 +206,5 @@ def test_no_expiry_once_everyone_synced() -> None:
 def test_a_pending_sync_timer_of_an_old_generation_does_nothing() -> None:
     h = Harness()
     _leader, (_follower,) = completing(h, session=100_000, rebalance=30_000)
-    h.groups._expire_pending_sync("g", 0, h.now)  # a stale firing
+    h.groups.classic._expire_pending_sync("g", 0, h.now)  # a stale firing
     assert h.state() == "CompletingRebalance" and len(h.group().members) == 2

@@ -11,7 +11,7 @@ from mockbroker_protocol.messages.consumer_group_heartbeat import ConsumerGroupH
 from mockbroker_protocol.messages.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatRequestTopicPartitions as Owned,
 )
-from tests.mockbroker.consumer_groups_support import REBALANCE_TIMEOUT, ConsumerHarness
+from tests.mockbroker.coordinators.consumer_groups_support import REBALANCE_TIMEOUT, ConsumerHarness
 
 SESSION = 10_000  # mockbroker's group.consumer.session.timeout.ms
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mockbroker.groups.classic import (
+from mockbroker.coordinators.classic.group import (
     COMPLETING_REBALANCE,
     DEAD,
     EMPTY,
@@ -16,7 +16,7 @@ from mockbroker.groups.classic import (
     IllegalStateTransition,
 )
 from mockbroker_protocol.errors import ErrorCode
-from tests.mockbroker.groups_support import Harness, answered, assignment
+from tests.mockbroker.coordinators.groups_support import Harness, answered, assignment
 
 
 def test_the_transition_table_is_the_rulebooks() -> None:
@@ -46,7 +46,7 @@ def test_the_door_refuses_what_the_table_forbids(source: ClassicGroupState, targ
     group = ClassicGroup("g", h.now)
     group.state = source
     with pytest.raises(IllegalStateTransition):
-        h.groups._transition(group, target, h.now, "test")
+        h.groups.classic._transition(group, target, h.now, "test")
     assert group.state is source
 
 
@@ -147,6 +147,6 @@ def test_state_by_state_what_a_member_request_gets() -> None:
 
 
 def answered_now(result: object) -> bool:
-    from mockbroker.groups import Parked
+    from mockbroker.coordinators.parked import Parked
 
     return not isinstance(result, Parked) or result.done()

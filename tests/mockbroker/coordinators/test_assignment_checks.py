@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from mockbroker.config.cluster import ClusterConfig
-from mockbroker.groups.assignment_checks import Finding
+from mockbroker.coordinators.classic.assignment_checks import Finding
 from mockbroker_assignors import registry
 from mockbroker_assignors.types import (
     ClusterMetadata,
@@ -29,7 +29,7 @@ from mockbroker_protocol.consumer_protocol import (
     encode_subscription,
 )
 from mockbroker_protocol.errors import ErrorCode
-from tests.mockbroker.groups_support import Harness, answered
+from tests.mockbroker.coordinators.groups_support import Harness, answered
 
 
 def subscription(
@@ -251,7 +251,7 @@ def test_reference_divergence_is_informational() -> None:
 
 
 def test_the_reference_check_is_skipped_for_very_large_groups(monkeypatch: pytest.MonkeyPatch) -> None:
-    import mockbroker.groups.assignment_checks as checks
+    import mockbroker.coordinators.classic.assignment_checks as checks
 
     monkeypatch.setattr(checks, "REFERENCE_CHECK_MAX_SIZE", 5)  # 2 members x 3 partitions = 6
     h = harness({"t": 3})

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from mockbroker.groups.classic import DEAD
+from mockbroker.coordinators.classic.group import DEAD
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.leave_group import MemberResponse
-from tests.mockbroker.groups_support import Harness, answered
+from tests.mockbroker.coordinators.groups_support import Harness, answered
 
 
 def test_empty_group_id_is_invalid() -> None:
@@ -23,7 +23,7 @@ def test_an_unknown_group_answers_none_on_top_and_unknown_member_id_per_member()
 def test_a_dead_group_is_coordinator_not_available() -> None:
     h = Harness()
     leader, _ = h.stable_group()
-    h.groups._transition(h.group(), DEAD, h.now, "unloaded")
+    h.groups.classic._transition(h.group(), DEAD, h.now, "unloaded")
     assert h.leave("g", leader) == (ErrorCode.COORDINATOR_NOT_AVAILABLE, [])
 
 

@@ -2,7 +2,7 @@
 transactional offsets that RequireStable fetches report as UNSTABLE_OFFSET_COMMIT.
 
 Pure data, like OffsetMetadataManager's ``Offsets`` maps; the rules (who may commit, when offsets
-expire) live in ``mockbroker.groups.coordinator``.
+expire) live in ``mockbroker.coordinators.classic.coordinator``.
 """
 
 from __future__ import annotations

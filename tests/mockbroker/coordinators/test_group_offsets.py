@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from mockbroker.groups.classic import DEAD
+from mockbroker.coordinators.classic.group import DEAD
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.offset_commit import (
     OffsetCommitRequest,
@@ -13,7 +13,7 @@ from mockbroker_protocol.messages.offset_commit import (
     OffsetCommitRequestTopic,
 )
 from mockbroker_protocol.messages.offset_fetch import OffsetFetchResponsePartitions
-from tests.mockbroker.groups_support import Harness, answered, subscription
+from tests.mockbroker.coordinators.groups_support import Harness, answered, subscription
 
 MINUTE = 60_000
 
@@ -51,7 +51,7 @@ def test_an_empty_group_takes_generation_minus_one_commits_whatever_the_member_i
 def test_a_dead_group_is_coordinator_not_available() -> None:
     h = Harness()
     h.commit("g", {("t", 0): 5})
-    h.groups._transition(h.group(), DEAD, h.now, "unloaded")
+    h.groups.classic._transition(h.group(), DEAD, h.now, "unloaded")
     assert errors(h.commit("g", {("t", 0): 6})) == {("t", 0): ErrorCode.COORDINATOR_NOT_AVAILABLE}
 
 

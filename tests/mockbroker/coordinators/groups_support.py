@@ -13,8 +13,10 @@ from typing import Any
 
 from mockbroker import MockCluster
 from mockbroker.clock import ManualClock
+from mockbroker.coordinators.classic.group import ClassicGroup
+from mockbroker.coordinators.parked import Parked
+from mockbroker.coordinators.router import GroupCoordinator
 from mockbroker.events import Event
-from mockbroker.groups import ClassicGroup, GroupCoordinator, Parked
 from mockbroker_protocol.consumer_protocol import (
     ConsumerProtocolAssignment,
     ConsumerProtocolSubscription,
@@ -66,7 +68,7 @@ class Harness:
         self.cluster = MockCluster(clock=self.clock, **settings)
         self.groups: GroupCoordinator = self.cluster.groups
         counter = itertools.count(1)
-        self.groups._new_uuid = lambda: f"uuid-{next(counter)}"
+        self.groups.classic.new_uuid = lambda: f"uuid-{next(counter)}"
         self.groups.start(self.now)
         self.start_ms = self.now
 

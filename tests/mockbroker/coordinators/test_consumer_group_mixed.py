@@ -10,7 +10,7 @@ import pytest
 
 from mockbroker.config.cluster import ClusterConfig
 from mockbroker.config.groups import GroupConfig
-from mockbroker.groups import Parked
+from mockbroker.coordinators.parked import Parked
 from mockbroker_protocol.consumer_protocol import (
     ConsumerProtocolAssignment,
     ConsumerProtocolSubscription,
@@ -23,7 +23,7 @@ from mockbroker_protocol.consumer_protocol import (
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.join_group import JoinGroupResponse
 from mockbroker_protocol.messages.sync_group import SyncGroupResponse
-from tests.mockbroker.consumer_groups_support import ConsumerHarness, Parts
+from tests.mockbroker.coordinators.consumer_groups_support import ConsumerHarness, Parts
 
 SESSION = 10_000  # the classic members' session timeout (Harness.join's default)
 REBALANCE = 60_000  # their rebalance timeout

@@ -11,13 +11,13 @@ import pytest
 from mockbroker import MockCluster
 from mockbroker.clock import ManualClock
 from mockbroker.config.cluster import ClusterConfig
+from mockbroker.config.groups import GroupConfig
 from mockbroker.events import SCHEMA_VERSION
-from mockbroker.groups import GroupConfig
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.describe_groups import DescribedGroup, DescribedGroupMember
 from mockbroker_protocol.messages.list_groups import ListedGroup
 from mockbroker_protocol.messages.offset_commit import OffsetCommitRequest
-from tests.mockbroker.groups_support import Harness, answered, assignment, subscription
+from tests.mockbroker.coordinators.groups_support import Harness, answered, assignment, subscription
 
 # -- §8.5 DescribeGroups -----------------------------------------------------------------------------------------
 

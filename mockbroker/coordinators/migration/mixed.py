@@ -41,23 +41,31 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from mockbroker.groups.classic import (
+from mockbroker.config.groups import GroupConfig
+from mockbroker.coordinators.classic.coordinator import ClassicGroupCoordinator
+from mockbroker.coordinators.classic.group import (
     CONSUMER_PROTOCOL_TYPE,
     UNKNOWN_MEMBER_ID,
     ClassicGroup,
     ClassicGroupMember,
 )
-from mockbroker.groups.consumer import (
+from mockbroker.coordinators.consumer.coordinator import (
+    ConsumerGroupCoordinator,
+    join_key,
+    known_static_member,
+    sync_key,
+)
+from mockbroker.coordinators.consumer.group import (
     ClassicMemberMetadata,
     ConsumerGroup,
     ConsumerGroupMember,
-    GroupError,
     MemberState,
     TopicIdPartition,
     group_by_topic,
 )
+from mockbroker.coordinators.errors import GroupError
 from mockbroker_protocol.consumer_protocol import (
     ASSIGNMENT_VERSIONS,
     ConsumerProtocolAssignment,
@@ -72,22 +80,9 @@ from mockbroker_protocol.messages.join_group import JoinGroupRequest, JoinGroupR
 from mockbroker_protocol.messages.leave_group import MemberIdentity, MemberResponse
 from mockbroker_protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
 
-if TYPE_CHECKING:
-    from mockbroker.groups.consumer_coordinator import ConsumerGroupCoordinator
-
 log = logging.getLogger("mockbroker.groups")
 
 REQUIRES_KNOWN_MEMBER_ID_MIN_VERSION = 4  # JoinGroupRequest.requiresKnownMemberId (KIP-394)
-
-
-def join_key(group_id: str, member_id: str) -> tuple[str, str, str]:
-    """consumerGroupJoinKey: a classic member asked to rejoin must do so in time."""
-    return ("consumer-group-join-timeout", group_id, member_id)
-
-
-def sync_key(group_id: str, member_id: str) -> tuple[str, str, str]:
-    """consumerGroupSyncKey: a classic member that joined must SyncGroup in time."""
-    return ("consumer-group-sync-timeout", group_id, member_id)
 
 
 def _version_of(metadata: bytes) -> int:
@@ -97,15 +92,42 @@ def _version_of(metadata: bytes) -> int:
 
 
 class MixedGroups:
-    """The §10.8 rules, working on the consumer coordinator's groups (``consumer``) and the
-    classic coordinator's (``consumer.owner``)."""
+    """The §10.8 rules, working on the classic coordinator's groups (``classic``) and the
+    consumer coordinator's (``consumer``) through their public methods. It is the consumer
+    coordinator's ``OnlineMigration`` (the router wires it in)."""
 
-    def __init__(self, consumer: ConsumerGroupCoordinator) -> None:
+    def __init__(self, classic: ClassicGroupCoordinator, consumer: ConsumerGroupCoordinator) -> None:
+        self.classic = classic
         self.consumer = consumer
 
     @property
-    def config(self) -> Any:
+    def config(self) -> GroupConfig:
         return self.consumer.config
+
+    def is_classic_group(self, group_id: str) -> bool:
+        """Whether ``group_id`` names a classic group (OnlineMigration)."""
+        return group_id in self.classic.groups
+
+    def upgrade_classic_group(self, group_id: str, now_ms: int, member_id: str, instance_id: str | None) -> ConsumerGroup:
+        """getOrMaybeCreateConsumerGroup's classic side (OnlineMigration): an epoch-0 join
+        replaces an empty classic group and upgrades a non-empty one when validateOnlineUpgrade
+        allows (§10.8); GroupError otherwise."""
+        if self.classic.is_empty_group(group_id):
+            self.classic.remove_empty_group(group_id, now_ms, "replaced by a consumer group (epoch-0 ConsumerGroupHeartbeat)")
+            return self.consumer.create_group(group_id, now_ms)
+        classic = self.classic.groups[group_id]
+        problem = self.validate_online_upgrade(classic)
+        if problem is not None:
+            raise GroupError(ErrorCode.GROUP_ID_NOT_FOUND, problem)
+        # Kafka converts, then finds the group full and appends nothing: the classic group stays.
+        max_size = self.config.consumer_group_max_size
+        if len(classic.members) >= max_size and member_id not in classic.members and (
+            instance_id is None or instance_id not in classic.static_members
+        ):
+            raise GroupError(
+                ErrorCode.GROUP_MAX_SIZE_REACHED, f"The consumer group has reached its maximum capacity of {max_size} members."
+            )
+        return self.convert_to_consumer_group(classic, now_ms)
 
     # -- topic ids and the embedded protocol --------------------------------------------------------
 
@@ -158,10 +180,10 @@ class MixedGroups:
         consumer = self.consumer
         group_id, instance_id = group.group_id, request.group_instance_id
         is_unknown_member = request.member_id == UNKNOWN_MEMBER_ID
-        member_id = consumer._new_member_id() if is_unknown_member else request.member_id
+        member_id = consumer.new_member_id() if is_unknown_member else request.member_id
         protocols = tuple((p.name, p.metadata) for p in request.protocols)
 
-        consumer._throw_if_consumer_group_is_full(group, member_id, instance_id)
+        consumer.throw_if_consumer_group_is_full(group, member_id, instance_id)
         if not group.supports_classic_protocols(request.protocol_type, {name for name, _ in protocols}):
             raise GroupError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, f"Member {member_id}'s protocols are not supported.")
         if self.config.consumer_group_migration_policy == "disabled":
@@ -172,7 +194,7 @@ class MixedGroups:
             )
         if is_unknown_member and instance_id is None and api_version >= REQUIRES_KNOWN_MEMBER_ID_MIN_VERSION:
             # KIP-394: the member must come back with this id (nothing is stored meanwhile).
-            consumer._record(
+            consumer.record(
                 "consumer_group.member_join_pending", group, now_ms, member_id=member_id,
                 reason="MEMBER_ID_REQUIRED: a dynamic classic member must rejoin with the id it is given",
                 client_id=client_id,
@@ -188,7 +210,7 @@ class MixedGroups:
         if instance_id is None:
             existing = group.members.get(member_id)
             joining = existing is None  # a dynamic member with an unknown id simply joins
-            member = existing or consumer._add_member(
+            member = existing or consumer.add_member(
                 group, member_id, client_id, client_host, rebalance_timeout_ms, None, now_ms, protocol="classic"
             )
         else:
@@ -203,13 +225,13 @@ class MixedGroups:
         changes = self._update_classic_member(member, request, subscription, protocols, rebalance_timeout_ms, client_id, client_host)
         # 2. A new target when the group epoch is ahead of it; 3. one reconciliation step, with
         # what the member says it owns (its subscription's owned partitions).
-        consumer._apply_member_changes(group, member, changes, joining, now_ms, "classic member")
+        consumer.apply_member_changes(group, member, changes, joining, now_ms, "classic member")
         owned = set(self._to_topic_id_partitions((tp.topic, tp.partitions) for tp in subscription.owned_partitions))
-        consumer._maybe_reconcile(group, member, owned, now_ms)
-        consumer._update_state(group, now_ms, f"classic member {member.member_id} joined")
+        consumer.maybe_reconcile(group, member, owned, now_ms)
+        consumer.update_state(group, now_ms, f"classic member {member.member_id} joined")
 
         # The member must SyncGroup within its rebalance timeout; its session is the classic one.
-        consumer._schedule_consumer_group_session_timeout(group_id, member, now_ms, self._session_timeout(member))
+        consumer.schedule_consumer_group_session_timeout(group_id, member, now_ms, self._session_timeout(member))
         self._schedule_sync_timeout(group_id, member.member_id, rebalance_timeout_ms, now_ms)
         assert member.classic is not None
         return JoinGroupResponse(
@@ -232,13 +254,11 @@ class MixedGroups:
         existing = group.static_member(instance_id)
         if create:
             if existing is None:
-                return consumer._add_member(
+                return consumer.add_member(
                     group, member_id, client_id, client_host, rebalance_timeout_ms, instance_id, now_ms, protocol="classic"
                 )
-            return consumer._replace_static_member(group, existing, member_id, client_id, client_host, now_ms)
-        from mockbroker.groups.consumer_coordinator import _known_static_member  # (import cycle)
-
-        return _known_static_member(existing, member_id, instance_id)
+            return consumer.replace_static_member(group, existing, member_id, client_id, client_host, now_ms)
+        return known_static_member(existing, member_id, instance_id)
 
     def _update_classic_member(
         self, member: ConsumerGroupMember, request: JoinGroupRequest, subscription: ConsumerProtocolSubscription,
@@ -318,11 +338,11 @@ class MixedGroups:
         except GroupError as exc:
             return SyncGroupResponse(error_code=exc.code)
         self.consumer.timers.cancel(sync_key(group.group_id, member.member_id))
-        self.consumer._schedule_consumer_group_session_timeout(group.group_id, member, now_ms, self._session_timeout(member))
-        self.consumer._record(
+        self.consumer.schedule_consumer_group_session_timeout(group.group_id, member, now_ms, self._session_timeout(member))
+        self.consumer.record(
             "consumer_group.member_synced", group, now_ms, member_id=member.member_id,
             reason="classic member's SyncGroup answered with its current assignment",
-            member_epoch=member.member_epoch, assigned=self.consumer._names(member.assigned),
+            member_epoch=member.member_epoch, assigned=self.consumer.names(member.assigned),
         )  # fmt: skip
         return SyncGroupResponse(
             error_code=ErrorCode.NONE,
@@ -351,7 +371,7 @@ class MixedGroups:
             member = self._validate_classic_member(group, member_id, instance_id, generation_id)
         except GroupError as exc:
             return exc.code
-        self.consumer._schedule_consumer_group_session_timeout(group.group_id, member, now_ms, self._session_timeout(member))
+        self.consumer.schedule_consumer_group_session_timeout(group.group_id, member, now_ms, self._session_timeout(member))
         if (
             member.member_epoch < group.group_epoch
             or member.state is MemberState.UNREVOKED_PARTITIONS
@@ -391,7 +411,7 @@ class MixedGroups:
             except GroupError as exc:
                 responses.append(MemberResponse(identity.member_id, identity.group_instance_id, exc.code))
         if leaving:
-            self.consumer._consumer_group_fence_members(
+            self.consumer.consumer_group_fence_members(
                 group, list(leaving.values()), now_ms,
                 f"explicit `LeaveGroup` request for ({', '.join(leaving)}) members; client reason: {', '.join(reasons)}",
                 "left",
@@ -412,9 +432,9 @@ class MixedGroups:
         if self.consumer.timers.deadline(key) is not None:
             return
         member_id, timeout = member.member_id, member.rebalance_timeout_ms
-        self.consumer.owner._schedule(
+        self.consumer.services.schedule(
             key, now_ms + timeout,
-            lambda t: self.consumer._consumer_group_fence_member_operation(
+            lambda t: self.consumer.consumer_group_fence_member_operation(
                 group_id, member_id, t, f"the classic member failed to join within the rebalance timeout ({timeout} ms)",
                 "join_timeout",
             ),
@@ -422,9 +442,9 @@ class MixedGroups:
 
     def _schedule_sync_timeout(self, group_id: str, member_id: str, timeout: int, now_ms: int) -> None:
         """scheduleConsumerGroupSyncTimeout."""
-        self.consumer.owner._schedule(
+        self.consumer.services.schedule(
             sync_key(group_id, member_id), now_ms + timeout,
-            lambda t: self.consumer._consumer_group_fence_member_operation(
+            lambda t: self.consumer.consumer_group_fence_member_operation(
                 group_id, member_id, t, f"the member failed to sync within timeout ({timeout} ms)", "sync_timeout",
             ),
         )  # fmt: skip
@@ -501,7 +521,7 @@ class MixedGroups:
             "protocol_name": classic.protocol_name, "members": list(classic.members),
         }  # fmt: skip
         # The classic group goes: parked JoinGroups and SyncGroups are told to rejoin.
-        self.consumer.owner.remove_classic_group_for_upgrade(classic, now_ms)
+        self.classic.remove_classic_group_for_upgrade(classic, now_ms)
         consumer = self.consumer
         group = ConsumerGroup(group_id, now_ms)
         group.group_epoch = group.assignment_epoch = classic.generation_id
@@ -512,13 +532,13 @@ class MixedGroups:
                 group.static_members[member.instance_id] = member.member_id
             group.target_assignment[member.member_id] = frozenset(member.assigned)
             group.assign_partitions(member, member.assigned, {})
-        consumer._record(
+        consumer.record(
             "consumer_group.upgraded", group, now_ms, reason="epoch-0 ConsumerGroupHeartbeat to a classic group (online upgrade)",
             group_epoch=group.group_epoch, **previous,
         )  # fmt: skip
-        consumer._update_state(group, now_ms, "converted from a classic group")
+        consumer.update_state(group, now_ms, "converted from a classic group")
         for member in members:
-            consumer._schedule_consumer_group_session_timeout(group_id, member, now_ms, self._session_timeout(member))
+            consumer.schedule_consumer_group_session_timeout(group_id, member, now_ms, self._session_timeout(member))
         return group
 
     # -- online downgrade ----------------------------------------------------------------------------
@@ -542,7 +562,7 @@ class MixedGroups:
         """convertToClassicGroup (ClassicGroup.fromConsumerGroup) for members leaving: a Stable
         classic group at generation = group epoch whose members hold their target assignment,
         then a rebalance (every member must rejoin)."""
-        consumer, owner = self.consumer, self.consumer.owner
+        consumer = self.consumer
         gone = {m.member_id for m in leaving}
         remaining = [m for m in group.members.values() if m.member_id not in gone]
         classic = ClassicGroup(group.group_id, now_ms)
@@ -567,5 +587,5 @@ class MixedGroups:
             "leaving_members": sorted(gone), "members": list(classic.members),
         }  # fmt: skip
         consumer.remove_group(group, now_ms, f"converted to a classic group ({reason})")
-        owner.add_classic_group_for_downgrade(classic, now_ms, f"Downgrade group {group.group_id} from consumer to classic for member leaving.", details)
+        self.classic.add_classic_group_for_downgrade(classic, now_ms, f"Downgrade group {group.group_id} from consumer to classic for member leaving.", details)
         return classic

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from mockbroker.groups import Parked
+from mockbroker.coordinators.parked import Parked
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.join_group import JoinGroupResponse
-from tests.mockbroker.groups_support import Harness, answered, assignment, subscription
+from tests.mockbroker.coordinators.groups_support import Harness, answered, assignment, subscription
 
 
 def static_group(h: Harness, *instances: str, session: int = 30_000) -> dict[str, str]:

@@ -64,8 +64,8 @@ from typing import Any
 from mockbroker.config.groups import CHECK_MODES as CHECK_MODES
 from mockbroker.config.groups import STRICT_MODES as STRICT_MODES
 from mockbroker.config.groups import check_mode, strict_mode
+from mockbroker.coordinators.classic.group import CONSUMER_PROTOCOL_TYPE, ClassicGroup
 from mockbroker.events import Event
-from mockbroker.groups.classic import CONSUMER_PROTOCOL_TYPE, ClassicGroup
 from mockbroker_assignors import registry
 from mockbroker_assignors.base import Assignor
 from mockbroker_assignors.cooperative_sticky import member_data as cooperative_member_data

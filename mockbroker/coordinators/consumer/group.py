@@ -3,7 +3,7 @@
 Mirrors Kafka's ConsumerGroup, ConsumerGroupMember, MemberState and CurrentAssignmentBuilder
 (group-coordinator module, ``GC/modern/``). This module only keeps state and computes the next
 step of one member; the rules that drive them (heartbeats, leaving, fencing, the target
-assignment, timers) live in ``mockbroker.groups.consumer_coordinator``, and every change of group
+assignment, timers) live in ``mockbroker.coordinators.consumer.coordinator``, and every change of group
 state goes through its one door, ``ConsumerGroupCoordinator._update_state`` (kafka-group-semantics
 §10.2-§10.4).
 
@@ -21,8 +21,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
-from mockbroker_protocol.errors import ErrorCode
-
 if TYPE_CHECKING:
     from mockbroker.timers import Timer
 
@@ -36,17 +34,6 @@ GROUP_TYPE_CONSUMER = "consumer"  # Group.GroupType.CONSUMER
 CONSUMER_PROTOCOL_TYPE = "consumer"  # what ListGroups reports as a consumer group's protocol type
 MEMBER_TYPE_CLASSIC = 0  # ConsumerGroupDescribe v1 MemberType: 0 classic, 1 consumer
 MEMBER_TYPE_CONSUMER = 1
-
-
-class GroupError(Exception):
-    """A Kafka error answered to a request on a consumer group (an ApiException in Java), by the
-    KIP-848 coordinator and by the classic APIs served inside consumer groups (§10.8). Never
-    leaves the coordinator: the request's handler turns it into the response's ErrorCode."""
-
-    def __init__(self, code: ErrorCode, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 class ConsumerGroupState(enum.Enum):

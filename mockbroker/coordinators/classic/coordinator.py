@@ -1,45 +1,45 @@
-"""The classic group coordinator, sans-I/O: JoinGroup, SyncGroup, Heartbeat, LeaveGroup, offsets,
-DescribeGroups, ListGroups, DeleteGroups, OffsetDelete, the timers, and the event log.
+"""The classic group coordinator, sans-I/O: JoinGroup, SyncGroup, Heartbeat, LeaveGroup, static
+membership (KIP-345), the join/sync/session timers, and a classic group's side of the offset and
+admin APIs.
 
-Follows Kafka's GroupMetadataManager / OffsetMetadataManager (the 4.x group coordinator) rule by
-rule, as kafka-group-semantics §2-§9 and its Appendix describe them; the method names are Kafka's
-in snake_case, so the Java source can be read side by side. Inputs are the request's fields and
+Follows Kafka's GroupMetadataManager (the 4.x group coordinator) rule by rule, as
+kafka-group-semantics §2-§7 and its Appendix describe them; the method names are Kafka's in
+snake_case, so the Java source can be read side by side. Inputs are the request's fields and
 ``now_ms``; outputs are response values, or a ``Parked`` response that a later request or a timer
 completes (a JoinGroup parked until the join phase completes, a SyncGroup until the leader syncs).
-Nothing here reads a clock, touches a socket or waits: timers are scheduled on ``Timers`` with
-deadlines in clock milliseconds and call back with the time they fired.
+Nothing here reads a clock, touches a socket or waits: timers are armed on the cluster's
+``Timers`` (``CoordinatorServices.schedule``) with deadlines in clock milliseconds and call back
+with the time they fired.
 
 Every change of group state goes through one door, ``_transition``, checked against the table in
-``mockbroker.groups.classic`` and recorded in the event log with its reason (docs/events.md).
+``mockbroker.coordinators.classic.group`` and recorded in the event log with its reason
+(docs/events.md). Requests for a group id that is a consumer group never reach this class: the
+router (mockbroker.coordinators.router) sends them to the migration package, except the hot
+Heartbeat, which this class answers for classic groups and hands on through
+``heartbeat_other_kind`` otherwise.
 
 Deliberate differences from Kafka, all invisible to clients on the wire:
-- There is no __consumer_offsets log: a commit is stored as soon as it is validated, so the
-  "append then complete" steps of Kafka's write path happen at once, and write errors
-  (COORDINATOR_LOAD_IN_PROGRESS, NOT_ENOUGH_REPLICAS...) never occur. The coordinator is always
-  active: COORDINATOR_NOT_AVAILABLE appears only for a Dead group.
+- The coordinator is always active: COORDINATOR_NOT_AVAILABLE appears only for a Dead group.
 - Where Kafka iterates a HashMap (leader succession, the leader's member list, protocol vote ties)
   insertion order decides, so runs repeat exactly.
 - A deleted group is removed at once (after a recorded transition to Dead), as in Kafka 4.x.
-- KIP-848 consumer groups live in ``consumer`` (mockbroker.groups.consumer_coordinator), in
-  their own map ``consumer.groups``; ``groups`` holds the classic ones. A group id is in at most
-  one of them (``find_group`` looks in both), and the APIs both kinds serve (OffsetCommit,
-  OffsetFetch, OffsetDelete, ListGroups, DeleteGroups, JoinGroup) dispatch by type here.
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable
 from typing import TYPE_CHECKING, Any
+from typing import Protocol as TypingProtocol
 
 from mockbroker.config.groups import GroupConfig
-from mockbroker.events import EventLog
-from mockbroker.groups.classic import (
+from mockbroker.coordinators.classic.group import (
     COMPLETING_REBALANCE,
     CONSUMER_PROTOCOL_TYPE,
     DEAD,
     EMPTY,
+    GROUP_TYPE_CLASSIC,
     MEMBER_ID_DELIMITER,
     NO_LEADER,
     PREPARING_REBALANCE,
@@ -52,10 +52,15 @@ from mockbroker.groups.classic import (
     IllegalStateTransition,
     Protocol,
 )
-from mockbroker.groups.consumer import ConsumerGroup
-from mockbroker.groups.consumer_coordinator import ConsumerGroupCoordinator, TopicView
-from mockbroker.groups.offsets import NO_METADATA, OffsetAndMetadata, OffsetStore
-from mockbroker.groups.parked import Parked
+from mockbroker.coordinators.errors import GroupError
+from mockbroker.coordinators.offsets.manager import (
+    OffsetMetadataManager,
+    TransactionalTopics,
+    partition_list,
+    rejected_commit,
+)
+from mockbroker.coordinators.parked import Parked
+from mockbroker.coordinators.services import CoordinatorServices
 from mockbroker.timers import Timer, Timers
 from mockbroker_protocol.consumer_protocol import decode_assignment, decode_subscription
 from mockbroker_protocol.errors import DecodeError, ErrorCode
@@ -63,25 +68,11 @@ from mockbroker_protocol.messages.describe_groups import DescribedGroup, Describ
 from mockbroker_protocol.messages.join_group import JoinGroupRequest, JoinGroupResponse
 from mockbroker_protocol.messages.leave_group import MemberIdentity, MemberResponse
 from mockbroker_protocol.messages.list_groups import ListedGroup
-from mockbroker_protocol.messages.offset_commit import (
-    OffsetCommitRequest,
-    OffsetCommitRequestTopic,
-    OffsetCommitResponsePartition,
-    OffsetCommitResponseTopic,
-)
-from mockbroker_protocol.messages.offset_delete import (
-    OffsetDeleteResponsePartition,
-    OffsetDeleteResponseTopic,
-)
-from mockbroker_protocol.messages.offset_fetch import (
-    OffsetFetchResponseGroup,
-    OffsetFetchResponsePartitions,
-    OffsetFetchResponseTopics,
-)
+from mockbroker_protocol.messages.offset_commit import OffsetCommitRequest, OffsetCommitResponseTopic
 from mockbroker_protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
 
 if TYPE_CHECKING:
-    from mockbroker.groups.assignment_checks import AssignmentChecks
+    from mockbroker.coordinators.classic.assignment_checks import AssignmentChecks
 
 log = logging.getLogger("mockbroker.groups")
 
@@ -89,18 +80,31 @@ REQUIRES_KNOWN_MEMBER_ID_MIN_VERSION = 4  # JoinGroupRequest.requiresKnownMember
 SKIP_ASSIGNMENT_MIN_VERSION = 9  # JoinGroupRequest.supportsSkippingAssignment (KIP-814)
 SYNC_PROTOCOL_FIELDS_MIN_VERSION = 5  # SyncGroupRequest.areMandatoryProtocolTypeAndNamePresent (KIP-559)
 OFFSET_COMMIT_GROUP_ID_NOT_FOUND_MIN_VERSION = 9  # OffsetMetadataManager.validateOffsetCommit
-DEFAULT_RETENTION_TIME = -1  # OffsetCommitRequest.DEFAULT_RETENTION_TIME
-DEFAULT_TIMESTAMP = -1  # OffsetCommitRequest.DEFAULT_TIMESTAMP (v1 commit timestamp)
-INVALID_OFFSET = -1  # OffsetFetchResponse.INVALID_OFFSET
-GROUP_TYPE_CLASSIC = "classic"
-KNOWN_GROUP_TYPES = frozenset({"classic", "consumer", "share", "streams"})  # Group.GroupType.parse
-
-GROUP_EXPIRATION_KEY = ("group-metadata-expiration",)  # GroupCoordinatorShard.GROUP_EXPIRATION_KEY
 
 # A steady heartbeat's answers, read as module globals: on CPython 3.11 reading an enum member as
 # a class attribute (ErrorCode.NONE) costs about 1k instructions, a quarter of such a heartbeat.
 _NONE = ErrorCode.NONE
 _REBALANCE_IN_PROGRESS = ErrorCode.REBALANCE_IN_PROGRESS
+
+
+class HeartbeatToOtherKind(TypingProtocol):
+    """What answers a classic Heartbeat for a group id that is no classic group (the router wires
+    the migration package's: a classic member inside a consumer group, §10.8)."""
+
+    def __call__(
+        self, now_ms: int, group_id: str, member_id: str, generation_id: int, group_instance_id: str | None
+    ) -> ErrorCode: ...
+
+
+def _unknown_group_heartbeat(
+    now_ms: int, group_id: str, member_id: str, generation_id: int, group_instance_id: str | None
+) -> ErrorCode:
+    return ErrorCode.UNKNOWN_MEMBER_ID
+
+
+def join_rebalance_timeout_ms(request: JoinGroupRequest, api_version: int) -> int:
+    """v0 has no RebalanceTimeoutMs: JoinGroupRequest copies the session timeout into it (§3.1)."""
+    return request.session_timeout_ms if api_version == 0 else request.rebalance_timeout_ms
 
 
 def _heartbeat_key(group_id: str, member_id: str) -> Hashable:
@@ -120,55 +124,41 @@ def _join_reason(reason: str | None) -> str:
     return reason if reason else "not provided"
 
 
-def _java_length(text: str) -> int:
-    """String.length(): UTF-16 code units (offset.metadata.max.bytes counts these, §8.1)."""
-    return len(text.encode("utf-16-le")) // 2
-
-
-class GroupCoordinator:
-    """Owns every classic group and the committed offsets of the cluster."""
+class ClassicGroupCoordinator:
+    """Owns every classic group of the cluster (``groups``)."""
 
     def __init__(
         self,
-        config: GroupConfig,
-        timers: Timers,
-        events: EventLog,
+        services: CoordinatorServices,
+        offsets: OffsetMetadataManager,
         *,
-        broker_of: Callable[[str], int] | None = None,
         new_uuid: Callable[[], str] | None = None,
-        on_internal_error: Callable[[BaseException], None] | None = None,
         assignment_checks: AssignmentChecks | None = None,
-        topics: Mapping[str, TopicView] | None = None,
     ) -> None:
-        self.config = config
+        self.services = services
+        self.offsets = offsets
         # Validation, reference check and broker-side assignment of SyncGroup assignments (#5).
         self.assignment_checks = assignment_checks
-        self.timers = timers
-        self.events = events
-        # Classic groups by id; KIP-848 consumer groups are in self.consumer.groups.
         self.groups: dict[str, ClassicGroup] = {}
-        self.offsets = OffsetStore()
-        self._broker_of = broker_of
-        self._new_uuid = new_uuid or (lambda: str(uuid.uuid4()))
-        self._on_internal_error = on_internal_error
-        # KIP-848 consumer groups (kafka-group-semantics §10); ``topics`` is the cluster's topic
-        # map, which they read for subscriptions, regexes and topic ids.
-        self.consumer = ConsumerGroupCoordinator(self, topics if topics is not None else {})
+        self.new_uuid: Callable[[], str] = new_uuid or (lambda: str(uuid.uuid4()))
+        self.heartbeat_other_kind: HeartbeatToOtherKind = _unknown_group_heartbeat
 
-    def find_group(self, group_id: str) -> ClassicGroup | ConsumerGroup | None:
-        """The group named ``group_id``, classic or consumer (KIP-848), or None."""
-        return self.groups.get(group_id) or self.consumer.groups.get(group_id)
+    @property
+    def config(self) -> GroupConfig:
+        return self.services.config
 
-    def snapshot(self, group_id: str) -> dict[str, Any] | None:
-        """A consumer group as plain data (see ConsumerGroupCoordinator.snapshot); None for a
-        classic or unknown group."""
-        return self.consumer.snapshot(group_id)
+    @property
+    def timers(self) -> Timers:
+        return self.services.timers
 
-    def is_empty_classic_group(self, group_id: str) -> bool:
+    # -- for the migration package (§10.8) -----------------------------------------------------------
+
+    def is_empty_group(self, group_id: str) -> bool:
+        """True for an Empty classic group (a consumer group may replace it, §10.1)."""
         group = self.groups.get(group_id)
         return group is not None and group.state is EMPTY
 
-    def remove_empty_classic_group(self, group_id: str, now_ms: int, reason: str) -> None:
+    def remove_empty_group(self, group_id: str, now_ms: int, reason: str) -> None:
         """An empty classic group replaced by a consumer group; its offsets stay (§10.1)."""
         self._delete(self.groups[group_id], now_ms, reason)
 
@@ -193,11 +183,6 @@ class GroupCoordinator:
             self._reschedule_classic_group_member_heartbeat(group, member, now_ms)
         self._prepare_rebalance(group, now_ms, reason)
 
-    # -- lifecycle ----------------------------------------------------------------------------------
-
-    def start(self, now_ms: int) -> None:
-        """Arm the periodic offset expiry and empty-group cleanup (§8.2)."""
-        self._schedule(GROUP_EXPIRATION_KEY, now_ms + self.config.offsets_retention_check_interval_ms, self.cleanup_group_metadata)
 
     # -- the door -----------------------------------------------------------------------------------
 
@@ -221,40 +206,20 @@ class GroupCoordinator:
         log.debug("group %s: %s -> %s (%s)", group.group_id, previous.value, target.value, reason)
         self._record("group.transition", group, now_ms, reason=reason, **details)
 
+
     def _record(
-        self,
-        type: str,
-        group: ClassicGroup | ConsumerGroup | str,
-        now_ms: int,
-        *,
-        member_id: str | None = None,
-        reason: str | None = None,
-        **details: Any,
-    ) -> None:
-        group_id = group if isinstance(group, str) else group.group_id
-        generation = None if isinstance(group, str) else group.generation_id
-        broker_id = self._broker_of(group_id) if self._broker_of is not None else None
-        self.events.record(
-            type,
-            broker_id=broker_id,
-            group_id=group_id,
-            generation_id=generation,
-            member_id=member_id,
-            reason=reason,
-            now_ms=now_ms,
-            **details,
-        )
+        self, type: str, group: ClassicGroup | str, now_ms: int, *, member_id: str | None = None,
+        reason: str | None = None, **details: Any,
+    ) -> None:  # fmt: skip
+        if isinstance(group, str):
+            self.services.record(type, group, None, now_ms, member_id=member_id, reason=reason, **details)
+        else:
+            self.services.record(
+                type, group.group_id, group.generation_id, now_ms, member_id=member_id, reason=reason, **details
+            )
 
     def _schedule(self, key: Hashable, deadline_ms: int, callback: Callable[[int], None]) -> Timer:
-        def fire(now_ms: int) -> None:
-            try:
-                callback(now_ms)
-            except Exception as exc:  # a broker bug inside a timer: surface it, keep the timers going
-                if self._on_internal_error is None:
-                    raise
-                self._on_internal_error(exc)
-
-        return self.timers.schedule(key, deadline_ms, fire)
+        return self.services.schedule(key, deadline_ms, callback)
 
     def _create_group(self, group_id: str, now_ms: int, reason: str) -> ClassicGroup:
         group = ClassicGroup(group_id, now_ms)
@@ -286,30 +251,18 @@ class GroupCoordinator:
         client_id: str,
         client_host: str,
     ) -> JoinGroupResponse | Parked[JoinGroupResponse]:
-        """GroupMetadataManager.classicGroupJoin. Answers at once, or parks until the join phase
+        """GroupMetadataManager.classicGroupJoin, once ``check_join_request`` passed and the
+        router found no consumer group of that id. Answers at once, or parks until the join phase
         completes (or the member is removed, or replaced by a static rejoin)."""
-        error = self.check_join_request(request)
-        if error is not None:
-            return JoinGroupResponse(error_code=error, member_id=request.member_id)
         join = _Join(
             request=request,
             api_version=api_version,
             client_id=client_id,
             client_host=client_host,
-            # v0 has no RebalanceTimeoutMs: JoinGroupRequest copies the session timeout into it (§3.1).
-            rebalance_timeout_ms=request.session_timeout_ms if api_version == 0 else request.rebalance_timeout_ms,
+            rebalance_timeout_ms=join_rebalance_timeout_ms(request, api_version),
             protocols=[(p.name, p.metadata) for p in request.protocols],
             parked=Parked(f"JoinGroup {request.group_id}/{request.member_id or '(new)'}"),
         )
-        consumer_group = self.consumer.groups.get(request.group_id)
-        if consumer_group is not None:
-            if not consumer_group.is_empty():
-                # A classic member inside a consumer group (§10.8): the consumer engine answers.
-                return self.consumer.mixed.classic_group_join_to_consumer_group(
-                    now_ms, consumer_group, request, api_version=api_version, rebalance_timeout_ms=join.rebalance_timeout_ms,
-                    client_id=client_id, client_host=client_host,
-                )  # fmt: skip
-            self.consumer.remove_group(consumer_group, now_ms, "replaced by a classic group (JoinGroup)")
         group = self.groups.get(request.group_id)
         is_unknown_member = request.member_id == UNKNOWN_MEMBER_ID
         if group is None:
@@ -353,7 +306,7 @@ class GroupCoordinator:
         else:
             # §3.4: clientId-UUID for dynamic members, groupInstanceId-UUID for static ones.
             prefix = request.group_instance_id if request.group_instance_id is not None else join.client_id
-            new_member_id = f"{prefix}{MEMBER_ID_DELIMITER}{self._new_uuid()}"
+            new_member_id = f"{prefix}{MEMBER_ID_DELIMITER}{self.new_uuid()}"
             if request.group_instance_id is not None:
                 self._join_new_static_member(group, join, new_member_id, now_ms)
             else:
@@ -742,24 +695,14 @@ class GroupCoordinator:
     def sync_group(
         self, now_ms: int, request: SyncGroupRequest, *, api_version: int
     ) -> SyncGroupResponse | Parked[SyncGroupResponse]:
-        """GroupMetadataManager.classicGroupSync: answers at once, or parks a SyncGroup in
-        CompletingRebalance until the leader's assignment arrives."""
-        error = self.check_sync_request(request, api_version)
-        if error is not None:
-            return SyncGroupResponse(error_code=error)
-        group = self.groups.get(request.group_id)
-        consumer_group = self.consumer.groups.get(request.group_id)
-        if consumer_group is not None and not consumer_group.is_empty():  # §10.8
-            return self.consumer.mixed.classic_group_sync_to_consumer_group(now_ms, consumer_group, request)
-        if group is None or group.state is EMPTY:
-            return SyncGroupResponse(error_code=ErrorCode.UNKNOWN_MEMBER_ID)
-        error = self._validate_sync_group(group, request)
-        if error is not None:
-            return SyncGroupResponse(error_code=error)
-        member_id = request.member_id
-        member = group.members[member_id]
-        if group.state is PREPARING_REBALANCE:
-            return SyncGroupResponse(error_code=ErrorCode.REBALANCE_IN_PROGRESS)
+        """GroupMetadataManager.classicGroupSync, once ``check_sync_request`` passed and the
+        router found no non-empty consumer group of that id: answers at once, or parks a
+        SyncGroup in CompletingRebalance until the leader's assignment arrives."""
+        try:
+            group, member = self._validate_sync_group(request)
+        except GroupError as exc:
+            return SyncGroupResponse(error_code=exc.code)
+        member_id = member.member_id
         if group.state is STABLE:
             # Followers that sync after the leader get the stored assignment at once (§4.2).
             self._remove_pending_sync_member(group, member_id)
@@ -777,38 +720,46 @@ class GroupCoordinator:
         is_leader = group.is_leader(member_id)
         self._record("member.synced", group, now_ms, member_id=member_id, leader=is_leader)
         if is_leader:
-            # A member missing from the leader's list gets empty bytes; unknown ids are ignored (§4.2).
-            assignment = {a.member_id: a.assignment for a in request.assignments}
-            missing = [mid for mid in group.members if mid not in assignment]
-            for mid in missing:
-                assignment[mid] = b""
-            if self.assignment_checks is not None:  # may replace it with a broker-side assignment
-                assignment = self.assignment_checks.assignment_to_store(group, assignment, now_ms, self._record)
-            self._set_and_propagate_assignment(group, assignment, now_ms)
-            for assigned in group.members.values():
-                self._record(
-                    "member.assigned", group, now_ms, member_id=assigned.member_id,
-                    assignment=_describe_assignment(group.protocol_type, assigned.assignment),
-                    assignment_bytes=len(assigned.assignment), missing_from_leader=assigned.member_id in missing,
-                )  # fmt: skip
-            self._transition(
-                group, STABLE, now_ms, f"leader {member_id} sent the assignment for generation {group.generation_id}"
-            )
+            self._store_leader_assignment(group, request, now_ms)
         return parked.result() if parked.done() else parked
 
-    def _validate_sync_group(self, group: ClassicGroup, request: SyncGroupRequest) -> ErrorCode | None:
+    def _store_leader_assignment(self, group: ClassicGroup, request: SyncGroupRequest, now_ms: int) -> None:
+        """The leader's SyncGroup: store and hand out every member's assignment, then Stable.
+        A member missing from the leader's list gets empty bytes; unknown ids are ignored (§4.2)."""
+        assignment = {a.member_id: a.assignment for a in request.assignments}
+        missing = [mid for mid in group.members if mid not in assignment]
+        for mid in missing:
+            assignment[mid] = b""
+        if self.assignment_checks is not None:  # may replace it with a broker-side assignment
+            assignment = self.assignment_checks.assignment_to_store(group, assignment, now_ms, self._record)
+        self._set_and_propagate_assignment(group, assignment, now_ms)
+        for assigned in group.members.values():
+            self._record(
+                "member.assigned", group, now_ms, member_id=assigned.member_id,
+                assignment=_describe_assignment(group.protocol_type, assigned.assignment),
+                assignment_bytes=len(assigned.assignment), missing_from_leader=assigned.member_id in missing,
+            )  # fmt: skip
+        self._transition(
+            group, STABLE, now_ms, f"leader {request.member_id} sent the assignment for generation {group.generation_id}"
+        )
+
+    def _validate_sync_group(self, request: SyncGroupRequest) -> tuple[ClassicGroup, ClassicGroupMember]:
+        """classicGroupSync's checks (§4.1 steps 3-8): the group and the member, or GroupError."""
+        group = self.groups.get(request.group_id)
+        if group is None or group.state is EMPTY:
+            raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Group {request.group_id} has no members.")
         if group.state is DEAD:
-            return ErrorCode.COORDINATOR_NOT_AVAILABLE
-        error = group.validate_member(request.member_id, request.group_instance_id)
-        if error is not None:
-            return error
+            raise GroupError(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"Group {group.group_id} is Dead.")
+        _raise_if(group.validate_member(request.member_id, request.group_instance_id), f"member {request.member_id} is refused")
         if request.generation_id != group.generation_id:
-            return ErrorCode.ILLEGAL_GENERATION
+            raise GroupError(ErrorCode.ILLEGAL_GENERATION, f"Generation {request.generation_id} is not {group.generation_id}.")
         if _is_protocol_inconsistent(request.protocol_type, group.protocol_type) or _is_protocol_inconsistent(
             request.protocol_name, group.protocol_name
         ):
-            return ErrorCode.INCONSISTENT_GROUP_PROTOCOL
-        return None
+            raise GroupError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, "The protocol type or name is not the group's.")
+        if group.state is PREPARING_REBALANCE:
+            raise GroupError(ErrorCode.REBALANCE_IN_PROGRESS, f"Group {group.group_id} is rebalancing.")
+        return group, group.members[request.member_id]
 
     def _remove_pending_sync_member(self, group: ClassicGroup, member_id: str) -> None:
         group.pending_sync_members.pop(member_id, None)
@@ -876,13 +827,8 @@ class GroupCoordinator:
         if not group_id:
             return ErrorCode.INVALID_GROUP_ID
         group = self.groups.get(group_id)
-        if group is None:
-            consumer_group = self.consumer.groups.get(group_id)
-            if consumer_group is not None:  # a classic member inside a consumer group (§10.8)
-                return self.consumer.mixed.classic_group_heartbeat_to_consumer_group(
-                    now_ms, consumer_group, member_id, generation_id, group_instance_id
-                )
-            return ErrorCode.UNKNOWN_MEMBER_ID
+        if group is None:  # a consumer group's, or none (the router's hook, §10.8)
+            return self.heartbeat_other_kind(now_ms, group_id, member_id, generation_id, group_instance_id)
         state = group.state
         if state is DEAD:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
@@ -1003,14 +949,12 @@ class GroupCoordinator:
     def leave_group(
         self, now_ms: int, group_id: str, members: Iterable[MemberIdentity]
     ) -> tuple[ErrorCode, list[MemberResponse]]:
-        """GroupMetadataManager.classicGroupLeave: (top-level error, one answer per identity)."""
+        """GroupMetadataManager.classicGroupLeave, once the router found no consumer group of
+        that id: (top-level error, one answer per identity)."""
         identities = list(members)
         if not group_id:
             return ErrorCode.INVALID_GROUP_ID, []
         group = self.groups.get(group_id)
-        consumer_group = self.consumer.groups.get(group_id)
-        if consumer_group is not None:  # classic members inside a consumer group (§10.8)
-            return ErrorCode.NONE, self.consumer.mixed.classic_group_leave_to_consumer_group(now_ms, consumer_group, identities)
         if group is None:
             # GroupCoordinatorService.leaveGroup: NONE at the top, UNKNOWN_MEMBER_ID for each member.
             return ErrorCode.NONE, [
@@ -1065,99 +1009,46 @@ class GroupCoordinator:
         group.complete_join(member, JoinGroupResponse(error_code=ErrorCode.UNKNOWN_MEMBER_ID, member_id=UNKNOWN_MEMBER_ID))
         group.remove(member_id)
 
-    # -- OffsetCommit (§8.1) ------------------------------------------------------------------------
+
+    # -- OffsetCommit and TxnOffsetCommit to a classic group (§8.1) -----------------------------------
 
     def commit_offsets(
         self, now_ms: int, request: OffsetCommitRequest, *, api_version: int
     ) -> list[OffsetCommitResponseTopic]:
-        """OffsetMetadataManager.commitOffset for the partitions that passed the broker-level
-        checks (request.topics, by name); a group-level error goes on every partition."""
-        consumer_group = self.consumer.groups.get(request.group_id)
-        if consumer_group is not None:
-            return self.consumer.commit_offsets(now_ms, consumer_group, request, api_version=api_version)
-        group = self.groups.get(request.group_id)
-        error: ErrorCode | None = None
+        """OffsetMetadataManager.commitOffset for a classic group (or none yet: a simple group),
+        for the partitions that passed the broker-level checks (request.topics, by name); a
+        group-level error goes on every partition."""
         generation = request.generation_id_or_member_epoch
-        if group is None:
-            if generation < 0:
-                # A "simple group": admin clients and manual-assignment consumers (§2, §8.1).
-                group = self._create_group(request.group_id, now_ms, "OffsetCommit with generation -1 (simple group)")
-            elif api_version >= OFFSET_COMMIT_GROUP_ID_NOT_FOUND_MIN_VERSION:
-                error = ErrorCode.GROUP_ID_NOT_FOUND
-            else:
-                error = ErrorCode.ILLEGAL_GENERATION
-        if group is not None and error is None:
-            error = self._validate_offset_commit(
-                group, request.member_id, request.group_instance_id, generation, transactional=False
-            )
-        if error is not None:
-            self._record(
-                "offset.commit_rejected", group or request.group_id, now_ms, member_id=request.member_id or None,
-                reason=f"{error.name}", error=error.name, request_generation_id=generation,
-                partitions=_partition_list(request.topics),
+        try:
+            group = self._get_or_maybe_create_group_for_commit(now_ms, request.group_id, generation, api_version)
+            self._validate_offset_commit(group, request.member_id, request.group_instance_id, generation, transactional=False)
+        except GroupError as exc:
+            self.offsets.record_rejected_commit(
+                self.groups.get(request.group_id) or request.group_id, now_ms, request.member_id, exc.code, generation,
+                partition_list(request.topics),
             )  # fmt: skip
-            return [
-                OffsetCommitResponseTopic(t.name, t.topic_id, [OffsetCommitResponsePartition(p.partition_index, error) for p in t.partitions])
-                for t in request.topics
-            ]
-        assert group is not None
+            return rejected_commit(request, exc.code)
         if group.state in (STABLE, PREPARING_REBALANCE):
             # A commit keeps a classic member's session alive (§5).
             self._reschedule_classic_group_member_heartbeat(group, group.members[request.member_id], now_ms)
-        return self.store_offsets(
+        return self.offsets.store_offsets(
             now_ms, group, request, {},
             reason="simple commit (generation -1)" if generation < 0 else "member commit", request_generation_id=generation,
         )  # fmt: skip
 
-    def store_offsets(
-        self,
-        now_ms: int,
-        group: ClassicGroup | ConsumerGroup,
-        request: OffsetCommitRequest,
-        partition_errors: Mapping[tuple[str, int], ErrorCode],
-        *,
-        reason: str,
-        request_generation_id: int,
-    ) -> list[OffsetCommitResponseTopic]:
-        """Store a validated commit, partition by partition (OFFSET_METADATA_TOO_LARGE for one
-        partition only, §8.1); ``partition_errors`` are answered as given and not stored."""
-        retention = request.retention_time_ms
-        expire_timestamp_ms = None if retention == DEFAULT_RETENTION_TIME else now_ms + retention
-        answered: list[OffsetCommitResponseTopic] = []
-        committed: dict[str, dict[str, int]] = {}
-        too_large: list[str] = []
-        for topic in request.topics:
-            partitions: list[OffsetCommitResponsePartition] = []
-            for p in topic.partitions:
-                rejected = partition_errors.get((topic.name, p.partition_index))
-                if rejected is not None:
-                    partitions.append(OffsetCommitResponsePartition(p.partition_index, rejected))
-                    continue
-                if p.committed_metadata is not None and _java_length(p.committed_metadata) > self.config.offset_metadata_max_bytes:
-                    partitions.append(OffsetCommitResponsePartition(p.partition_index, ErrorCode.OFFSET_METADATA_TOO_LARGE))
-                    too_large.append(f"{topic.name}-{p.partition_index}")
-                    continue
-                self.offsets.put(
-                    group.group_id,
-                    topic.name,
-                    p.partition_index,
-                    OffsetAndMetadata(
-                        committed_offset=p.committed_offset,
-                        leader_epoch=None if p.committed_leader_epoch == -1 else p.committed_leader_epoch,
-                        metadata=NO_METADATA if p.committed_metadata is None else p.committed_metadata,
-                        commit_timestamp_ms=now_ms if p.commit_timestamp == DEFAULT_TIMESTAMP else p.commit_timestamp,
-                        expire_timestamp_ms=expire_timestamp_ms,
-                    ),
-                )
-                committed.setdefault(topic.name, {})[str(p.partition_index)] = p.committed_offset
-                partitions.append(OffsetCommitResponsePartition(p.partition_index, ErrorCode.NONE))
-            answered.append(OffsetCommitResponseTopic(topic.name, topic.topic_id, partitions))
-        self._record(
-            "offset.committed", group, now_ms, member_id=request.member_id or None, reason=reason,
-            request_generation_id=request_generation_id, offsets=committed, metadata_too_large=too_large,
-            expire_timestamp_ms=expire_timestamp_ms,
-        )  # fmt: skip
-        return answered
+    def _get_or_maybe_create_group_for_commit(
+        self, now_ms: int, group_id: str, generation: int, api_version: int
+    ) -> ClassicGroup:
+        """An unknown group is created by a commit with generation -1: a "simple group" of admin
+        clients and manual-assignment consumers (§2, §8.1); other commits to it are refused."""
+        group = self.groups.get(group_id)
+        if group is not None:
+            return group
+        if generation < 0:
+            return self._create_group(group_id, now_ms, "OffsetCommit with generation -1 (simple group)")
+        if api_version >= OFFSET_COMMIT_GROUP_ID_NOT_FOUND_MIN_VERSION:
+            raise GroupError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
+        raise GroupError(ErrorCode.ILLEGAL_GENERATION, f"Group {group_id} not found (generation {generation}).")
 
     def _validate_offset_commit(
         self,
@@ -1167,151 +1058,55 @@ class GroupCoordinator:
         generation_id: int,
         *,
         transactional: bool,
-    ) -> ErrorCode | None:
-        """ClassicGroup.validateOffsetCommit (§8.1 "Classic group exists")."""
+    ) -> None:
+        """ClassicGroup.validateOffsetCommit (§8.1 "Classic group exists"): raises GroupError."""
         if group.state is DEAD:
-            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+            raise GroupError(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"Group {group.group_id} is Dead.")
         if generation_id < 0 and group.state is EMPTY:
-            return None  # a simple or admin commit to an empty group
+            return  # a simple or admin commit to an empty group
         if generation_id >= 0 or member_id or group_instance_id is not None:
-            error = group.validate_member(member_id, group_instance_id)
-            if error is not None:
-                return error
+            _raise_if(group.validate_member(member_id, group_instance_id), f"member {member_id} is refused")
             if generation_id != group.generation_id:
-                return ErrorCode.ILLEGAL_GENERATION
+                raise GroupError(ErrorCode.ILLEGAL_GENERATION, f"Generation {generation_id} is not {group.generation_id}.")
         elif not transactional and group.state is not EMPTY:
             # Manual-assignment clients sharing a group id with an active group (§8.1 rule 4).
-            return ErrorCode.UNKNOWN_MEMBER_ID
+            raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Group {group.group_id} is not empty.")
         if not transactional and group.state is COMPLETING_REBALANCE:
-            return ErrorCode.REBALANCE_IN_PROGRESS
-        return None
+            raise GroupError(ErrorCode.REBALANCE_IN_PROGRESS, f"Group {group.group_id} is rebalancing.")
 
     def commit_transactional_offsets(
         self,
         now_ms: int,
         group_id: str,
         producer_id: int,
-        topics: list[tuple[str, list[tuple[int, int, int, str | None]]]],
+        topics: TransactionalTopics,
         *,
         generation_id: int = -1,
         member_id: str = "",
         group_instance_id: str | None = None,
     ) -> ErrorCode | dict[tuple[str, int], ErrorCode]:
-        """OffsetMetadataManager.commitTransactionalOffset: pending until ``complete_transaction``.
-        ``topics``: (name, [(partition, offset, leader_epoch, metadata)]). A group-level error, or
-        the error of each partition. (TxnOffsetCommit is not served yet: transactions are not.)"""
+        """OffsetMetadataManager.commitTransactionalOffset: pending until the transaction
+        completes. A group-level error, or the error of each partition. (TxnOffsetCommit is not
+        served yet: transactions are not.)"""
         group = self.groups.get(group_id)
-        if group is None:
-            if generation_id >= 0:
-                return ErrorCode.ILLEGAL_GENERATION
-            group = self._create_group(group_id, now_ms, "TxnOffsetCommit with generation -1 (simple group)")
-        error = self._validate_offset_commit(group, member_id, group_instance_id, generation_id, transactional=True)
-        if error is not None:
-            return error
-        results: dict[tuple[str, int], ErrorCode] = {}
-        for topic, partitions in topics:
-            for partition, offset, epoch, metadata in partitions:
-                if metadata is not None and _java_length(metadata) > self.config.offset_metadata_max_bytes:
-                    results[(topic, partition)] = ErrorCode.OFFSET_METADATA_TOO_LARGE
-                    continue
-                self.offsets.put_pending(
-                    producer_id, group_id, topic, partition,
-                    OffsetAndMetadata(offset, None if epoch == -1 else epoch, metadata or NO_METADATA, now_ms),
-                )  # fmt: skip
-                results[(topic, partition)] = ErrorCode.NONE
-        return results
+        try:
+            if group is None:
+                if generation_id >= 0:
+                    raise GroupError(ErrorCode.ILLEGAL_GENERATION, f"Group {group_id} not found.")
+                group = self._create_group(group_id, now_ms, "TxnOffsetCommit with generation -1 (simple group)")
+            self._validate_offset_commit(group, member_id, group_instance_id, generation_id, transactional=True)
+        except GroupError as exc:
+            return exc.code
+        return self.offsets.store_pending_offsets(now_ms, group_id, producer_id, topics)
 
-    def complete_transaction(self, now_ms: int, producer_id: int, commit: bool) -> None:
-        """The transaction marker for ``producer_id`` reached the offsets partitions."""
-        self.offsets.complete_transaction(producer_id, commit)
+    # -- OffsetDelete, DescribeGroups, ListGroups, DeleteGroups (§8.4-§8.7) ---------------------------
 
-    # -- OffsetFetch (§8.3) -------------------------------------------------------------------------
-
-    def fetch_offsets(
-        self, group_id: str, topics: list[tuple[str, list[int]]] | None, *, require_stable: bool = False
-    ) -> OffsetFetchResponseGroup:
-        """OffsetMetadataManager.fetchOffsets / fetchAllOffsets (``topics`` None: every committed
-        partition). An unknown or Dead group answers -1 everywhere with no error; classic groups
-        check no member or generation."""
-        group = self.groups.get(group_id)
-        known = (group is not None and group.state is not DEAD) or group_id in self.consumer.groups
-        if topics is None:
-            answered: list[OffsetFetchResponseTopics] = []
-            if known:
-                for topic, partitions in self.offsets.group_offsets(group_id).items():
-                    answered.append(
-                        OffsetFetchResponseTopics(
-                            name=topic,
-                            partitions=[self._fetched(group_id, topic, p, o, require_stable) for p, o in partitions.items()],
-                        )
-                    )
-            return OffsetFetchResponseGroup(group_id=group_id, topics=answered, error_code=ErrorCode.NONE)
-        answered = []
-        for topic, partition_indexes in topics:
-            answered.append(
-                OffsetFetchResponseTopics(
-                    name=topic,
-                    partitions=[
-                        self._fetched(
-                            group_id, topic, p, self.offsets.get(group_id, topic, p) if known else None, require_stable
-                        )
-                        for p in partition_indexes
-                    ],
-                )
-            )
-        return OffsetFetchResponseGroup(group_id=group_id, topics=answered, error_code=ErrorCode.NONE)
-
-    def _fetched(
-        self, group_id: str, topic: str, partition: int, offset: OffsetAndMetadata | None, require_stable: bool
-    ) -> OffsetFetchResponsePartitions:
-        if require_stable and self.offsets.has_pending(group_id, topic, partition):
-            return OffsetFetchResponsePartitions(partition, INVALID_OFFSET, -1, NO_METADATA, ErrorCode.UNSTABLE_OFFSET_COMMIT)
-        if offset is None:
-            return OffsetFetchResponsePartitions(partition, INVALID_OFFSET, -1, NO_METADATA, ErrorCode.NONE)
-        return OffsetFetchResponsePartitions(
-            partition, offset.committed_offset, offset.leader_epoch_or_sentinel, offset.metadata, ErrorCode.NONE
-        )
-
-    # -- OffsetDelete (§8.4) ------------------------------------------------------------------------
-
-    def delete_offsets(
-        self, now_ms: int, group_id: str, topics: list[tuple[str, list[int]]]
-    ) -> tuple[ErrorCode, list[OffsetDeleteResponseTopic]]:
-        """OffsetMetadataManager.deleteOffsets for the partitions that passed the broker-level checks."""
-        if not group_id:
-            return ErrorCode.INVALID_GROUP_ID, []
-        group: ClassicGroup | ConsumerGroup | None = self.groups.get(group_id)
-        if group is None:
-            group = self.consumer.groups.get(group_id)  # KIP-848: no group-level restriction (§8.4)
-        elif group.state is DEAD:
-            group = None
-        if group is None:
-            return ErrorCode.GROUP_ID_NOT_FOUND, []
-        if (
-            isinstance(group, ClassicGroup)
-            and group.state in (STABLE, PREPARING_REBALANCE, COMPLETING_REBALANCE)
-            and not group.uses_consumer_protocol()
-        ):
-            return ErrorCode.NON_EMPTY_GROUP, []
-        answered: list[OffsetDeleteResponseTopic] = []
-        deleted: list[str] = []
-        for topic, partitions in topics:
-            if group.is_subscribed_to_topic(topic):
-                errors = [OffsetDeleteResponsePartition(p, ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC) for p in partitions]
-            else:
-                errors = []
-                for p in partitions:
-                    removed = self.offsets.remove(group_id, topic, p) is not None
-                    removed = self.offsets.remove_pending(group_id, topic, p) or removed
-                    if removed:
-                        deleted.append(f"{topic}-{p}")
-                    errors.append(OffsetDeleteResponsePartition(p, ErrorCode.NONE))
-            answered.append(OffsetDeleteResponseTopic(topic, errors))
-        if deleted:
-            self._record("offset.deleted", group, now_ms, reason="OffsetDelete", partitions=deleted)
-        return ErrorCode.NONE, answered
-
-    # -- DescribeGroups, ListGroups, DeleteGroups (§8.5-§8.7) ----------------------------------------
+    def check_offset_delete(self, group: ClassicGroup) -> ErrorCode | None:
+        """ClassicGroup.validateDeleteGroup's OffsetDelete side: a group using its own embedded
+        protocol (not ``consumer``) that has members cannot have offsets deleted (§8.4)."""
+        if group.state in (STABLE, PREPARING_REBALANCE, COMPLETING_REBALANCE) and not group.uses_consumer_protocol():
+            return ErrorCode.NON_EMPTY_GROUP
+        return None
 
     def describe_group(self, group_id: str) -> DescribedGroup | None:
         """GroupMetadataManager.describeGroups for one group; None when it does not exist (the
@@ -1339,31 +1134,20 @@ class GroupCoordinator:
             ],
         )
 
-    def list_groups(
-        self, states_filter: Iterable[str] = (), types_filter: Iterable[str] = (), *, include: Callable[[str], bool] | None = None
-    ) -> list[ListedGroup]:
-        """GroupMetadataManager.listGroups: states match case-insensitively after trimming; types
-        case-insensitively, an unknown type matching nothing. ``include`` picks the groups of one
-        broker's partitions."""
-        states = {s.strip().lower() for s in states_filter}
-        types = {t.lower() if t.lower() in KNOWN_GROUP_TYPES else "unknown" for t in types_filter}
-        listed: list[ListedGroup] = []
-        for group in self.groups.values():
-            if include is not None and not include(group.group_id):
-                continue
-            if states and group.state.value.lower() not in states:
-                continue
-            if types and GROUP_TYPE_CLASSIC not in types:
-                continue
-            listed.append(ListedGroup(group.group_id, group.protocol_type or "", group.state.value, GROUP_TYPE_CLASSIC))
-        listed += self.consumer.list_groups(states, types, include)
-        return listed
+    def list_groups(self, states: set[str], types: set[str], include: Callable[[str], bool] | None) -> list[ListedGroup]:
+        """ListGroups entries of the classic groups (type "classic", §8.6); ``states`` and
+        ``types`` are lower-cased already (the router's)."""
+        if types and GROUP_TYPE_CLASSIC not in types:
+            return []
+        return [
+            ListedGroup(group.group_id, group.protocol_type or "", group.state.value, GROUP_TYPE_CLASSIC)
+            for group in self.groups.values()
+            if (include is None or include(group.group_id)) and (not states or group.state.value.lower() in states)
+        ]
 
     def delete_group(self, now_ms: int, group_id: str) -> ErrorCode:
-        """GroupCoordinatorShard.deleteGroups for one group: only an Empty group goes, with every
-        committed and pending offset (§8.7)."""
-        if group_id in self.consumer.groups:
-            return self.consumer.delete_group(now_ms, group_id)
+        """GroupCoordinatorShard.deleteGroups for one classic group: only an Empty group goes,
+        with every committed and pending offset (§8.7)."""
         group = self.groups.get(group_id)
         if group is None or group.state is DEAD:
             return ErrorCode.GROUP_ID_NOT_FOUND
@@ -1373,70 +1157,16 @@ class GroupCoordinator:
         self._delete(group, now_ms, "DeleteGroups", offsets_deleted=deleted)
         return ErrorCode.NONE
 
+    def remove_group(self, group: ClassicGroup, now_ms: int, reason: str) -> None:
+        """A classic group goes (the cleanup cycle found it Empty with no offsets left)."""
+        self._delete(group, now_ms, reason)
+
     def _delete(self, group: ClassicGroup, now_ms: int, reason: str, **details: Any) -> None:
         self._transition(group, DEAD, now_ms, reason)
         del self.groups[group.group_id]
         self.timers.cancel(_join_key(group.group_id))
         self.timers.cancel(_sync_key(group.group_id))
         self._record("group.deleted", group, now_ms, reason=reason, **details)
-
-    # -- offset expiry and empty-group cleanup (§8.2) ------------------------------------------------
-
-    def cleanup_group_metadata(self, now_ms: int) -> None:
-        """GroupCoordinatorShard.cleanupGroupMetadata, every offsets.retention.check.interval.ms."""
-        for group_id in list(self.groups):
-            if self._cleanup_expired_offsets(group_id, now_ms):
-                group = self.groups[group_id]
-                if group.state is EMPTY:
-                    self._delete(group, now_ms, "empty group with no offsets left, removed by the cleanup cycle")
-        for group_id in list(self.consumer.groups):
-            if self._cleanup_expired_offsets(group_id, now_ms):
-                consumer_group = self.consumer.groups[group_id]
-                if consumer_group.is_empty():
-                    self.consumer.remove_group(consumer_group, now_ms, "empty group with no offsets left, removed by the cleanup cycle")
-        self.start(now_ms)
-
-    def _cleanup_expired_offsets(self, group_id: str, now_ms: int) -> bool:
-        """OffsetMetadataManager.cleanupExpiredOffsets: True when the group has no offsets left."""
-        if not self.offsets.has_offsets(group_id):
-            return True
-        group: ClassicGroup | ConsumerGroup = self.groups.get(group_id) or self.consumer.groups[group_id]
-        base = group.offset_expiration_base()
-        if base is None:
-            return False
-        retention_ms = self.config.offsets_retention_ms
-        all_expired = True
-        expired: list[str] = []
-        for topic, partition, offset in self.offsets.items(group_id):
-            if group.is_subscribed_to_topic(topic):
-                all_expired = False  # never while the group still subscribes to the topic
-                continue
-            if offset.expire_timestamp_ms is not None:
-                is_expired = now_ms >= offset.expire_timestamp_ms
-            else:
-                since = group.state_timestamp_ms if base == "state" else offset.commit_timestamp_ms
-                is_expired = now_ms - since >= retention_ms
-            if is_expired and not self.offsets.has_pending(group_id, topic, partition):
-                self.offsets.remove(group_id, topic, partition)
-                expired.append(f"{topic}-{partition}")
-            else:
-                all_expired = False
-        if expired:
-            self._record(
-                "offset.expired", group, now_ms, partitions=expired,
-                reason=f"offsets.retention.minutes ({self.config.offsets_retention_minutes}) passed since "
-                + ("the group became Empty" if base == "state" else "the commit"),
-            )  # fmt: skip
-        return all_expired and not self.offsets.has_open_transactions(group_id)
-
-    def on_topic_deleted(self, topic: str, now_ms: int) -> None:
-        """OffsetMetadataManager.onPartitionsDeleted: a deleted topic's offsets go with it."""
-        removed = self.offsets.delete_partitions(topic)
-        by_group: dict[str, list[str]] = {}
-        for group_id, partition in removed:
-            by_group.setdefault(group_id, []).append(f"{topic}-{partition}")
-        for group_id, partitions in by_group.items():
-            self._record("offset.deleted", self.find_group(group_id) or group_id, now_ms, reason="topic deleted", partitions=partitions)
 
 
 class _Join:
@@ -1464,13 +1194,15 @@ class _Join:
         self.parked = parked
 
 
+def _raise_if(error: ErrorCode | None, message: str) -> None:
+    """ClassicGroup.validateMember and friends answer a code; the rules raise it (one style)."""
+    if error is not None:
+        raise GroupError(error, message)
+
+
 def _is_protocol_inconsistent(requested: str | None, groups: str | None) -> bool:
     """GroupMetadataManager.isProtocolInconsistent: only when both sides are known (v5+)."""
     return requested is not None and groups is not None and requested != groups
-
-
-def _partition_list(topics: list[OffsetCommitRequestTopic]) -> list[str]:
-    return [f"{t.name}-{p.partition_index}" for t in topics for p in t.partitions]
 
 
 def _describe_protocols(protocol_type: str, protocols: list[Protocol]) -> list[dict[str, Any]]:

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from mockbroker.groups.consumer import ConsumerGroup
+from mockbroker.coordinators.consumer.group import ConsumerGroup
 from mockbroker_protocol.messages.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatRequestTopicPartitions,
     ConsumerGroupHeartbeatResponse,
 )
-from tests.mockbroker.groups_support import Harness
+from tests.mockbroker.coordinators.groups_support import Harness
 
 REBALANCE_TIMEOUT = 30_000
 Parts = dict[str, list[int]]

@@ -7,11 +7,11 @@ import uuid
 
 import pytest
 
-from mockbroker.groups import Parked
-from mockbroker.groups.classic import DEAD
+from mockbroker.coordinators.classic.group import DEAD
+from mockbroker.coordinators.parked import Parked
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.join_group import JoinGroupResponse, JoinGroupResponseMember
-from tests.mockbroker.groups_support import (
+from tests.mockbroker.coordinators.groups_support import (
     RANGE,
     REBALANCE,
     SESSION,
@@ -102,7 +102,7 @@ def test_group_max_size_removes_a_rejected_existing_member() -> None:
     h = Harness(group_max_size=3)
     leader, f1, f2 = h.stable_group(members=3)
     # The limit drops to 2 (a broker restart with a new config, say); a rebalance starts.
-    h.groups.config = type(h.groups.config)(**{**_fields(h.groups.config), "group_max_size": 2})
+    h.groups.services.config = type(h.groups.config)(**{**_fields(h.groups.config), "group_max_size": 2})
     h.join("g", leader)
     h.join("g", f1)
     assert h.group().num_awaiting_join_response() == 2
@@ -121,7 +121,7 @@ def _fields(config: object) -> dict[str, object]:
 def test_a_new_member_of_a_dead_group_gets_coordinator_not_available() -> None:
     h = Harness()
     h.join("g")
-    h.groups._transition(h.group(), DEAD, h.now, "unloaded")  # Dead but still present
+    h.groups.classic._transition(h.group(), DEAD, h.now, "unloaded")  # Dead but still present
     response = answered(h.join("g", ""))
     assert (response.error_code, response.member_id) == (ErrorCode.COORDINATOR_NOT_AVAILABLE, "")
 
@@ -129,7 +129,7 @@ def test_a_new_member_of_a_dead_group_gets_coordinator_not_available() -> None:
 def test_an_existing_member_of_a_dead_group_gets_coordinator_not_available_with_its_id() -> None:
     h = Harness()
     leader, _ = h.stable_group()
-    h.groups._transition(h.group(), DEAD, h.now, "unloaded")
+    h.groups.classic._transition(h.group(), DEAD, h.now, "unloaded")
     response = answered(h.join("g", leader))
     assert (response.error_code, response.member_id) == (ErrorCode.COORDINATOR_NOT_AVAILABLE, leader)
 
@@ -198,7 +198,7 @@ UUID = "[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
 
 def test_member_ids_are_client_id_or_instance_id_dash_uuid4() -> None:
     h = Harness()
-    h.groups._new_uuid = lambda: str(uuid.uuid4())  # the real generator, not the harness's counter
+    h.groups.classic.new_uuid = lambda: str(uuid.uuid4())  # the real generator, not the harness's counter
     dynamic = answered(h.join("g", client_id="my-client")).member_id
     assert re.fullmatch(f"my-client-{UUID}", dynamic)
     static = h.join("g", instance="instance-7", client_id="my-client")

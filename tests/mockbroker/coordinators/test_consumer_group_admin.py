@@ -14,7 +14,7 @@ from mockbroker_protocol.messages.offset_commit import (
     OffsetCommitRequestPartition,
     OffsetCommitRequestTopic,
 )
-from tests.mockbroker.consumer_groups_support import ConsumerHarness
+from tests.mockbroker.coordinators.consumer_groups_support import ConsumerHarness
 
 
 def commit(h: ConsumerHarness, member_id: str, epoch: int, partitions: dict[int, int], version: int = 9) -> dict[int, ErrorCode]:

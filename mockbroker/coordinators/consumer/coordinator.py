@@ -25,7 +25,7 @@ names or regex or of preferred assignor, and by a change of the subscribed topic
   atomic groups) are refused with INVALID_REGULAR_EXPRESSION, as RE2J would refuse them. Python
   and RE2J still differ on a few escapes and flags (``\\Z``, ``(?u)``, POSIX classes such as
   ``[[:alpha:]]``, which RE2J knows and ``re`` does not).
-- Mixed groups (§10.8) are served by ``mockbroker.groups.mixed``: classic JoinGroup, SyncGroup,
+- Mixed groups (§10.8) are served by ``mockbroker.coordinators.migration.mixed``: classic JoinGroup, SyncGroup,
   Heartbeat and LeaveGroup to a non-empty consumer group, and online upgrade (in
   ``_get_or_maybe_create_consumer_group``) and downgrade (in ``_consumer_group_fence_members``)
   as ``group.consumer.migration.policy`` allows. An empty classic group is replaced on an epoch-0
@@ -45,8 +45,7 @@ import uuid
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from mockbroker.groups import mixed
-from mockbroker.groups.consumer import (
+from mockbroker.coordinators.consumer.group import (
     GROUP_TYPE_CONSUMER,
     JOIN_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_MEMBER_EPOCH,
@@ -56,12 +55,14 @@ from mockbroker.groups.consumer import (
     ConsumerGroup,
     ConsumerGroupMember,
     ConsumerGroupState,
-    GroupError,
     MemberState,
     TopicIdPartition,
     build_current_assignment,
     group_by_topic,
 )
+from mockbroker.coordinators.errors import GroupError
+from mockbroker.coordinators.offsets.manager import OffsetMetadataManager, partition_list, rejected_commit
+from mockbroker.coordinators.services import CoordinatorServices
 from mockbroker_assignors import registry as assignor_registry
 from mockbroker_assignors.base import ServerAssignor
 from mockbroker_assignors.types import ClusterMetadata, GroupSpec, MemberSpec, TopicMetadata
@@ -78,12 +79,12 @@ from mockbroker_protocol.messages.consumer_group_heartbeat import (
 from mockbroker_protocol.messages.list_groups import ListedGroup
 from mockbroker_protocol.messages.offset_commit import (
     OffsetCommitRequest,
-    OffsetCommitResponsePartition,
     OffsetCommitResponseTopic,
 )
 
 if TYPE_CHECKING:
-    from mockbroker.groups.coordinator import GroupCoordinator
+    from mockbroker.config.groups import GroupConfig
+    from mockbroker.timers import Timers
 
 log = logging.getLogger("mockbroker.groups")
 
@@ -125,6 +126,57 @@ def _rebalance_key(group_id: str, member_id: str) -> Hashable:
     return ("consumer-group-rebalance-timeout", group_id, member_id)
 
 
+def join_key(group_id: str, member_id: str) -> tuple[str, str, str]:
+    """consumerGroupJoinKey: a classic member asked to rejoin must do so in time (§10.8)."""
+    return ("consumer-group-join-timeout", group_id, member_id)
+
+
+def sync_key(group_id: str, member_id: str) -> tuple[str, str, str]:
+    """consumerGroupSyncKey: a classic member that joined must SyncGroup in time (§10.8)."""
+    return ("consumer-group-sync-timeout", group_id, member_id)
+
+
+class OnlineMigration(Protocol):
+    """What the consumer coordinator asks of classic groups and online migration (§10.8):
+    implemented by mockbroker.coordinators.migration.MixedGroups, which the router hands in
+    (``ConsumerGroupCoordinator.migration``), so that this package never imports that one."""
+
+    def is_classic_group(self, group_id: str) -> bool:
+        """Whether ``group_id`` names a classic group."""
+        ...
+
+    def upgrade_classic_group(
+        self, group_id: str, now_ms: int, member_id: str, instance_id: str | None
+    ) -> ConsumerGroup:
+        """An epoch-0 ConsumerGroupHeartbeat to the classic group ``group_id``: the consumer group
+        that replaces it (empty) or converts it (online upgrade); GroupError when it may not."""
+        ...
+
+    def validate_online_downgrade_with_fenced_members(self, group: ConsumerGroup, fenced: list[ConsumerGroupMember]) -> bool:
+        """Whether fencing ``fenced`` leaves only classic members that may become a classic group."""
+        ...
+
+    def convert_to_classic_group(self, group: ConsumerGroup, leaving: list[ConsumerGroupMember], now_ms: int, reason: str) -> object:
+        """The consumer group becomes a classic group without ``leaving``."""
+        ...
+
+
+class _NoClassicGroups:
+    """The ``OnlineMigration`` of a consumer coordinator on its own: no classic group exists."""
+
+    def is_classic_group(self, group_id: str) -> bool:
+        return False
+
+    def upgrade_classic_group(self, group_id: str, now_ms: int, member_id: str, instance_id: str | None) -> ConsumerGroup:
+        raise AssertionError(f"no classic group {group_id} to upgrade")
+
+    def validate_online_downgrade_with_fenced_members(self, group: ConsumerGroup, fenced: list[ConsumerGroupMember]) -> bool:
+        return False
+
+    def convert_to_classic_group(self, group: ConsumerGroup, leaving: list[ConsumerGroupMember], now_ms: int, reason: str) -> object:
+        raise AssertionError("no classic coordinator to downgrade to")
+
+
 def validate_regex(pattern: str) -> str | None:
     """None when ``pattern`` is usable, otherwise why not (INVALID_REGULAR_EXPRESSION)."""
     if _NOT_RE2.search(pattern):
@@ -137,27 +189,35 @@ def validate_regex(pattern: str) -> str | None:
 
 
 class ConsumerGroupCoordinator:
-    """Owns every KIP-848 consumer group. Lives inside the ``GroupCoordinator`` (``owner``), with
-    which it shares the timers, the event log, the offsets store and the group-id namespace: a
-    group id names a classic group (``owner.groups``) or a consumer group (``self.groups``),
-    never both."""
+    """Owns every KIP-848 consumer group (``groups``). Shares the timers, the event log
+    (``services``), the offsets (``offsets``) and the group-id namespace with the other kinds:
+    a group id names a classic group or a consumer group, never both (``migration`` answers
+    for the classic side)."""
 
     def __init__(
         self,
-        owner: GroupCoordinator,
+        services: CoordinatorServices,
+        offsets: OffsetMetadataManager,
         topics: Mapping[str, TopicView],
         *,
         registry: assignor_registry.AssignorRegistry | None = None,
     ) -> None:
-        self.owner = owner
-        self.config = owner.config
-        self.timers = owner.timers
+        self.services = services
+        self.offsets = offsets
         self.topics = topics
         self.groups: dict[str, ConsumerGroup] = {}
-        self._new_member_id: Callable[[], str] = lambda: kafka_uuid_string(uuid.uuid4())
+        self.new_member_id: Callable[[], str] = lambda: kafka_uuid_string(uuid.uuid4())
         self.assignors = self._resolve_assignors(registry or assignor_registry.default_registry)
-        # Classic members inside consumer groups and online migration (§10.8).
-        self.mixed = mixed.MixedGroups(self)
+        # Classic groups and online migration (§10.8); the router wires MixedGroups in.
+        self.migration: OnlineMigration = _NoClassicGroups()
+
+    @property
+    def config(self) -> GroupConfig:
+        return self.services.config
+
+    @property
+    def timers(self) -> Timers:
+        return self.services.timers
 
     def _resolve_assignors(self, registry: assignor_registry.AssignorRegistry) -> dict[str, ServerAssignor]:
         """group.consumer.assignors: names or "module:attr" references, keyed by the assignor's
@@ -179,17 +239,17 @@ class ConsumerGroupCoordinator:
 
     # -- the doors -----------------------------------------------------------------------------------
 
-    def _record(self, type: str, group: ConsumerGroup | str, now_ms: int, *, member_id: str | None = None,
-                reason: str | None = None, **details: Any) -> None:
-        group_id = group if isinstance(group, str) else group.group_id
-        epoch = None if isinstance(group, str) else group.group_epoch
-        broker_of = self.owner._broker_of
-        self.owner.events.record(
-            type, broker_id=None if broker_of is None else broker_of(group_id), group_id=group_id,
-            generation_id=epoch, member_id=member_id, reason=reason, now_ms=now_ms, **details,
-        )  # fmt: skip
+    def record(self, type: str, group: ConsumerGroup | str, now_ms: int, *, member_id: str | None = None,
+               reason: str | None = None, **details: Any) -> None:
+        """One event of a consumer group (docs/events.md): its ``generation_id`` is the group epoch."""
+        if isinstance(group, str):
+            self.services.record(type, group, None, now_ms, member_id=member_id, reason=reason, **details)
+        else:
+            self.services.record(
+                type, group.group_id, group.group_epoch, now_ms, member_id=member_id, reason=reason, **details
+            )
 
-    def _update_state(self, group: ConsumerGroup, now_ms: int, reason: str) -> None:
+    def update_state(self, group: ConsumerGroup, now_ms: int, reason: str) -> None:
         """The only place a consumer group's state changes (ConsumerGroup.maybeUpdateGroupState)."""
         new_state = group.compute_state()
         if new_state is group.state:
@@ -197,14 +257,14 @@ class ConsumerGroupCoordinator:
         previous = group.state
         group.state, group.state_timestamp_ms = new_state, now_ms
         log.debug("consumer group %s: %s -> %s (%s)", group.group_id, previous.value, new_state.value, reason)
-        self._record(
+        self.record(
             "consumer_group.transition", group, now_ms, reason=reason, from_state=previous.value,
             to_state=new_state.value, group_epoch=group.group_epoch, assignment_epoch=group.assignment_epoch,
         )  # fmt: skip
 
     def _bump_group_epoch(self, group: ConsumerGroup, now_ms: int, reason: str) -> None:
         group.group_epoch += 1
-        self._record("consumer_group.epoch_bumped", group, now_ms, reason=reason, group_epoch=group.group_epoch)
+        self.record("consumer_group.epoch_bumped", group, now_ms, reason=reason, group_epoch=group.group_epoch)
 
     def _set_member_assignment(
         self, group: ConsumerGroup, member: ConsumerGroupMember, state: MemberState, member_epoch: int,
@@ -216,16 +276,16 @@ class ConsumerGroupCoordinator:
         group.assign_partitions(member, assigned, pending_revocation)
         member.state = state
         member.update_member_epoch(member_epoch)
-        self._record(
+        self.record(
             "consumer_group.member_reconciled", group, now_ms, member_id=member.member_id, reason=reason,
             from_member_epoch=previous_epoch, member_epoch=member.member_epoch,
             from_state=previous_state.value, state=member.state.value,
-            assigned=self._names(member.assigned), pending_revocation=self._names(member.pending_revocation),
-            target=self._names(group.target_assignment.get(member.member_id, frozenset())),
+            assigned=self.names(member.assigned), pending_revocation=self.names(member.pending_revocation),
+            target=self.names(group.target_assignment.get(member.member_id, frozenset())),
             assignment_epoch=group.assignment_epoch,
         )  # fmt: skip
 
-    def _names(self, partitions: Iterable[TopicIdPartition]) -> dict[str, list[int]]:
+    def names(self, partitions: Iterable[TopicIdPartition]) -> dict[str, list[int]]:
         """For events and snapshots: {topic name: [partitions]} (the id when the topic is gone)."""
         return {self._topic_name(topic_id): parts for topic_id, parts in group_by_topic(partitions).items()}
 
@@ -305,8 +365,8 @@ class ConsumerGroupCoordinator:
         group = self._get_or_maybe_create_consumer_group(
             group_id, member_epoch == JOIN_GROUP_MEMBER_EPOCH, now_ms, request.member_id, request.instance_id
         )
-        self._throw_if_consumer_group_is_full(group, request.member_id, request.instance_id)
-        member_id = request.member_id or self._new_member_id()  # v0: the coordinator names it
+        self.throw_if_consumer_group_is_full(group, request.member_id, request.instance_id)
+        member_id = request.member_id or self.new_member_id()  # v0: the coordinator names it
         joining = member_id not in group.members and (
             request.instance_id is None or request.instance_id not in group.static_members
         )
@@ -316,17 +376,17 @@ class ConsumerGroupCoordinator:
             member = self._get_or_maybe_subscribe_static_member(group, member_id, member_epoch, request.instance_id, owned, client_id, client_host, request, now_ms)
         assigned_before = set(member.assigned)
         # Armed first, so that a member stays accountable even if the assignor fails below.
-        self._schedule_consumer_group_session_timeout(group.group_id, member, now_ms)
+        self.schedule_consumer_group_session_timeout(group.group_id, member, now_ms)
 
         # 1. Update the member; bump the group epoch (once) when its subscription or the
         # subscribed topics' metadata changed.
         changes = self._update_member(member, request, client_id, client_host)
         # 2. A new target assignment when the group epoch is ahead of it.
-        self._apply_member_changes(group, member, changes, joining, now_ms, "member")
+        self.apply_member_changes(group, member, changes, joining, now_ms, "member")
 
         # 3. Reconcile this member towards its target.
-        self._maybe_reconcile(group, member, owned, now_ms)
-        self._update_state(group, now_ms, f"member {member.member_id} heartbeat")
+        self.maybe_reconcile(group, member, owned, now_ms)
+        self.update_state(group, now_ms, f"member {member.member_id} heartbeat")
 
         response = ConsumerGroupHeartbeatResponse(
             error_code=ErrorCode.NONE,
@@ -350,14 +410,14 @@ class ConsumerGroupCoordinator:
             )
         return response
 
-    def _apply_member_changes(
+    def apply_member_changes(
         self, group: ConsumerGroup, member: ConsumerGroupMember, changes: list[str], joining: bool, now_ms: int, who: str
     ) -> None:
         """Steps 1-2 of a heartbeat or a classic JoinGroup: record the member's changes, bump the
         group epoch (once) when its subscription, its membership or the subscribed topics'
         metadata changed, and compute a new target when the group epoch is ahead of it."""
         if changes:
-            self._record(
+            self.record(
                 "consumer_group.member_updated", group, now_ms, member_id=member.member_id,
                 reason=f"{who} {member.member_id} changed its {', '.join(changes)}", changes=list(changes),
                 subscribed_topic_names=list(member.subscribed_topic_names),
@@ -381,36 +441,22 @@ class ConsumerGroupCoordinator:
         group = self.groups.get(group_id)
         if group is not None:
             return group
-        classic = self.owner.groups.get(group_id)
+        is_classic = self.migration.is_classic_group(group_id)
         if not create_if_not_exists:
-            if classic is not None:
+            if is_classic:
                 raise GroupError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
             raise GroupError(ErrorCode.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
-        if classic is None:
-            return self._create_group(group_id, now_ms)
-        if self.owner.is_empty_classic_group(group_id):
-            self.owner.remove_empty_classic_group(group_id, now_ms, "replaced by a consumer group (epoch-0 ConsumerGroupHeartbeat)")
-            return self._create_group(group_id, now_ms)
-        problem = self.mixed.validate_online_upgrade(classic)
-        if problem is not None:
-            raise GroupError(ErrorCode.GROUP_ID_NOT_FOUND, problem)
-        # Kafka converts, then finds the group full and appends nothing: the classic group stays.
-        if len(classic.members) >= self.config.consumer_group_max_size and member_id not in classic.members and (
-            instance_id is None or instance_id not in classic.static_members
-        ):
-            raise GroupError(
-                ErrorCode.GROUP_MAX_SIZE_REACHED,
-                f"The consumer group has reached its maximum capacity of {self.config.consumer_group_max_size} members.",
-            )
-        return self.mixed.convert_to_consumer_group(classic, now_ms)
+        if is_classic:
+            return self.migration.upgrade_classic_group(group_id, now_ms, member_id, instance_id)
+        return self.create_group(group_id, now_ms)
 
-    def _create_group(self, group_id: str, now_ms: int) -> ConsumerGroup:
+    def create_group(self, group_id: str, now_ms: int) -> ConsumerGroup:
         group = ConsumerGroup(group_id, now_ms)
         self.groups[group_id] = group
-        self._record("consumer_group.created", group, now_ms, reason="epoch-0 ConsumerGroupHeartbeat", state=group.state.value)
+        self.record("consumer_group.created", group, now_ms, reason="epoch-0 ConsumerGroupHeartbeat", state=group.state.value)
         return group
 
-    def _throw_if_consumer_group_is_full(self, group: ConsumerGroup, member_id: str, instance_id: str | None) -> None:
+    def throw_if_consumer_group_is_full(self, group: ConsumerGroup, member_id: str, instance_id: str | None) -> None:
         """throwIfConsumerGroupIsFull: existing members and known static instances are exempt."""
         max_size = self.config.consumer_group_max_size
         if len(group.members) < max_size or (member_id and member_id in group.members):
@@ -444,7 +490,7 @@ class ConsumerGroupCoordinator:
                 f"the group coordinator ({member.member_epoch}). The member must abandon all its partitions and rejoin.",
             )
 
-    def _add_member(
+    def add_member(
         self, group: ConsumerGroup, member_id: str, client_id: str, client_host: str, rebalance_timeout_ms: int,
         instance_id: str | None, now_ms: int, *, protocol: str = "consumer",
     ) -> ConsumerGroupMember:  # fmt: skip
@@ -455,7 +501,7 @@ class ConsumerGroupCoordinator:
         group.members[member_id] = member
         if instance_id is not None:
             group.static_members[instance_id] = member_id
-        self._record(
+        self.record(
             "consumer_group.member_joined", group, now_ms, member_id=member_id,
             reason=f"member {member_id} joins the consumer group using the {protocol} protocol",
             instance_id=instance_id, client_id=client_id, client_host=client_host,
@@ -473,7 +519,7 @@ class ConsumerGroupCoordinator:
                 raise GroupError(
                     ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group.group_id}."
                 )
-            return self._add_member(group, member_id, client_id, client_host, request.rebalance_timeout_ms, request.instance_id, now_ms)
+            return self.add_member(group, member_id, client_id, client_host, request.rebalance_timeout_ms, request.instance_id, now_ms)
         self._throw_if_member_epoch_is_invalid(member, member_epoch, owned)
         return member
 
@@ -486,7 +532,7 @@ class ConsumerGroupCoordinator:
         existing = group.static_member(instance_id)
         if member_epoch == JOIN_GROUP_MEMBER_EPOCH:
             if existing is None:
-                return self._add_member(group, member_id, client_id, client_host, request.rebalance_timeout_ms, request.instance_id, now_ms)
+                return self.add_member(group, member_id, client_id, client_host, request.rebalance_timeout_ms, request.instance_id, now_ms)
             if existing.member_id == member_id:
                 return existing  # the same member rejoining (KAFKA-19233)
             # A classic holder is replaced whatever its epoch (it cannot send epoch -2).
@@ -496,12 +542,12 @@ class ConsumerGroupCoordinator:
                     f"Static member {member_id} with instance id {instance_id} cannot join the group because the "
                     f"instance id is owned by {existing.member_id} member.",
                 )
-            return self._replace_static_member(group, existing, member_id, client_id, client_host, now_ms)
-        existing = _known_static_member(existing, member_id, instance_id)
+            return self.replace_static_member(group, existing, member_id, client_id, client_host, now_ms)
+        existing = known_static_member(existing, member_id, instance_id)
         self._throw_if_member_epoch_is_invalid(existing, member_epoch, owned)
         return existing
 
-    def _replace_static_member(
+    def replace_static_member(
         self, group: ConsumerGroup, old: ConsumerGroupMember, new_member_id: str, client_id: str, client_host: str,
         now_ms: int,
     ) -> ConsumerGroupMember:  # fmt: skip
@@ -525,10 +571,10 @@ class ConsumerGroupCoordinator:
         target = group.target_assignment.pop(old.member_id, None)
         if target is not None:
             group.target_assignment[new_member_id] = target
-        self._record(
+        self.record(
             "consumer_group.member_replaced", group, now_ms, member_id=new_member_id,
             reason=f"static member {old.instance_id} rejoined with a new member id after a temporary leave",
-            instance_id=old.instance_id, old_member_id=old.member_id, assigned=self._names(new.assigned),
+            instance_id=old.instance_id, old_member_id=old.member_id, assigned=self.names(new.assigned),
         )  # fmt: skip
         return new
 
@@ -582,7 +628,7 @@ class ConsumerGroupCoordinator:
         if metadata == group.subscription_metadata:
             return False
         group.subscription_metadata = metadata
-        self._record(
+        self.record(
             "consumer_group.subscription_metadata", group, now_ms, reason="the subscribed topics' metadata changed",
             topics={name: count for name, (_, count) in metadata.items()},
         )  # fmt: skip
@@ -622,16 +668,16 @@ class ConsumerGroupCoordinator:
             # A plugin's failure is its author's: Kafka's PartitionAssignorException path.
             message = f"Failed to compute a new target assignment for epoch {group.group_epoch}: {type(exc).__name__}: {exc}"
             log.error("consumer group %s: %s", group.group_id, message, exc_info=exc)
-            self._record("consumer_group.assignment_failed", group, now_ms, reason=message, assignor=assignor_name)
+            self.record("consumer_group.assignment_failed", group, now_ms, reason=message, assignor=assignor_name)
             raise GroupError(ErrorCode.UNKNOWN_SERVER_ERROR, message) from exc
         group.target_assignment = target
         group.assignment_epoch = group.group_epoch
         group.assignor_name = assignor_name
-        self._record(
+        self.record(
             "consumer_group.target_assignment", group, now_ms,
             reason=f"group epoch {group.group_epoch} is ahead of the target assignment",
             assignor=assignor_name, assignment_epoch=group.assignment_epoch,
-            target={member_id: self._names(parts) for member_id, parts in target.items()},
+            target={member_id: self.names(parts) for member_id, parts in target.items()},
         )  # fmt: skip
 
     def _check_target(
@@ -660,7 +706,7 @@ class ConsumerGroupCoordinator:
             target[member_id] = frozenset(partitions)
         return target
 
-    def _maybe_reconcile(
+    def maybe_reconcile(
         self, group: ConsumerGroup, member: ConsumerGroupMember, owned: set[TopicIdPartition] | None, now_ms: int
     ) -> None:
         """maybeReconcile: one step of CurrentAssignmentBuilder; arm the rebalance timeout when the
@@ -711,7 +757,7 @@ class ConsumerGroupCoordinator:
                 raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}.")
             self._consumer_group_fence_member(group, member, now_ms, f"member {member_id} left the consumer group", "left")
             return response
-        static = _known_static_member(group.static_member(instance_id), member_id, instance_id)
+        static = known_static_member(group.static_member(instance_id), member_id, instance_id)
         if request.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
             self._consumer_group_static_member_group_leave(group, static, now_ms)
             response.member_epoch = LEAVE_GROUP_STATIC_MEMBER_EPOCH
@@ -729,18 +775,18 @@ class ConsumerGroupCoordinator:
             group, member, member.state, LEAVE_GROUP_STATIC_MEMBER_EPOCH, member.assigned, {}, now_ms,
             f"static member {member.member_id} with instance id {member.instance_id} temporarily left the consumer group",
         )  # fmt: skip
-        self._record(
+        self.record(
             "consumer_group.member_left_temporarily", group, now_ms, member_id=member.member_id,
             reason="epoch -2 (KIP-848 static member leave)", instance_id=member.instance_id,
         )  # fmt: skip
-        self._update_state(group, now_ms, f"static member {member.member_id} temporarily left")
+        self.update_state(group, now_ms, f"static member {member.member_id} temporarily left")
 
     def _consumer_group_fence_member(
         self, group: ConsumerGroup, member: ConsumerGroupMember, now_ms: int, reason: str, cause: str
     ) -> None:
-        self._consumer_group_fence_members(group, [member], now_ms, reason, cause)
+        self.consumer_group_fence_members(group, [member], now_ms, reason, cause)
 
-    def _consumer_group_fence_members(
+    def consumer_group_fence_members(
         self, group: ConsumerGroup, members: Sequence[ConsumerGroupMember], now_ms: int, reason: str, cause: str
     ) -> None:
         """consumerGroupFenceMembers: the members go with their partitions and targets; the group
@@ -748,17 +794,17 @@ class ConsumerGroupCoordinator:
         classic members would remain, the group is downgraded instead (§10.8)."""
         if not members:
             return
-        downgrade = self.mixed.validate_online_downgrade_with_fenced_members(group, list(members))
+        downgrade = self.migration.validate_online_downgrade_with_fenced_members(group, list(members))
         for member in members:
             self._cancel_timers(group.group_id, member.member_id)
-            self._record(
+            self.record(
                 "consumer_group.member_left" if cause == "left" else "consumer_group.member_fenced", group, now_ms,
                 member_id=member.member_id, reason=reason, cause=cause, member_epoch=member.member_epoch,
-                instance_id=member.instance_id, assigned=self._names(member.assigned),
+                instance_id=member.instance_id, assigned=self.names(member.assigned),
                 protocol="classic" if member.uses_classic_protocol else "consumer",
             )  # fmt: skip
         if downgrade:
-            self.mixed.convert_to_classic_group(group, list(members), now_ms, reason)
+            self.migration.convert_to_classic_group(group, list(members), now_ms, reason)
             return
         for member in members:
             group.release_partitions(member)
@@ -768,15 +814,15 @@ class ConsumerGroupCoordinator:
                 del group.static_members[member.instance_id]
         self._maybe_update_subscription_metadata(group, now_ms)
         self._bump_group_epoch(group, now_ms, reason)
-        self._update_state(group, now_ms, reason)
+        self.update_state(group, now_ms, reason)
 
     def _cancel_timers(self, group_id: str, member_id: str) -> None:
         self.timers.cancel(_session_key(group_id, member_id))
         self.timers.cancel(_rebalance_key(group_id, member_id))
-        self.timers.cancel(mixed.join_key(group_id, member_id))
-        self.timers.cancel(mixed.sync_key(group_id, member_id))
+        self.timers.cancel(join_key(group_id, member_id))
+        self.timers.cancel(sync_key(group_id, member_id))
 
-    def _schedule_consumer_group_session_timeout(
+    def schedule_consumer_group_session_timeout(
         self, group_id: str, member: ConsumerGroupMember, now_ms: int, timeout_ms: int | None = None
     ) -> None:
         """The broker's group.consumer.session.timeout.ms, or a classic member's own (§10.8).
@@ -789,10 +835,10 @@ class ConsumerGroupCoordinator:
             return
         member_id = member.member_id
         member.session_timer_timeout_ms = timeout
-        member.session_timer = self.owner._schedule(
+        member.session_timer = self.services.schedule(
             _session_key(group_id, member_id),
             now_ms + timeout,
-            lambda t: self._consumer_group_fence_member_operation(
+            lambda t: self.consumer_group_fence_member_operation(
                 group_id, member_id, t, f"the member session expired ({timeout} ms without a heartbeat)", "session_timeout",
             ),
         )  # fmt: skip
@@ -812,9 +858,9 @@ class ConsumerGroupCoordinator:
                 "rebalance_timeout",
             )  # fmt: skip
 
-        self.owner._schedule(_rebalance_key(group_id, member_id), now_ms + rebalance_timeout_ms, fire)
+        self.services.schedule(_rebalance_key(group_id, member_id), now_ms + rebalance_timeout_ms, fire)
 
-    def _consumer_group_fence_member_operation(self, group_id: str, member_id: str, now_ms: int, reason: str, cause: str) -> None:
+    def consumer_group_fence_member_operation(self, group_id: str, member_id: str, now_ms: int, reason: str, cause: str) -> None:
         group = self.groups.get(group_id)
         member = None if group is None else group.members.get(member_id)
         if group is None or member is None:
@@ -830,7 +876,7 @@ class ConsumerGroupCoordinator:
         group = self.groups.get(group_id)
         if group is None:
             message = (
-                f"Group {group_id} is not a consumer group." if group_id in self.owner.groups
+                f"Group {group_id} is not a consumer group." if self.migration.is_classic_group(group_id)
                 else f"Group {group_id} not found."
             )  # fmt: skip
             return DescribedGroup(error_code=ErrorCode.GROUP_ID_NOT_FOUND, error_message=message, group_id=group_id,
@@ -901,9 +947,9 @@ class ConsumerGroupCoordinator:
                     "rebalance_timeout_ms": m.rebalance_timeout_ms,
                     "protocol": "classic" if m.uses_classic_protocol else "consumer",
                     "session_timeout_ms": None if m.classic is None else m.classic.session_timeout_ms,
-                    "assigned": self._names(m.assigned),
-                    "pending_revocation": self._names(m.pending_revocation),
-                    "target": self._names(group.target_assignment.get(m.member_id, frozenset())),
+                    "assigned": self.names(m.assigned),
+                    "pending_revocation": self.names(m.pending_revocation),
+                    "target": self.names(group.target_assignment.get(m.member_id, frozenset())),
                 }
                 for m in group.members.values()
             ],
@@ -926,7 +972,7 @@ class ConsumerGroupCoordinator:
             raise ValueError(f"consumer group {group_id!r} has no member {member_id!r}")
         if accepted is not None:
             accepted()
-        self._consumer_group_fence_member_operation(
+        self.consumer_group_fence_member_operation(
             group_id, member_id, now_ms,
             f"the member session expired ({self.config.consumer_group_session_timeout_ms} ms without a heartbeat; "
             "expired now by the control API)",
@@ -963,7 +1009,7 @@ class ConsumerGroupCoordinator:
             self._update_target_assignment(group, now_ms)
         except GroupError as exc:
             failed = exc.message
-        self._update_state(group, now_ms, reason)
+        self.update_state(group, now_ms, reason)
         return failed
 
     # -- offsets and admin APIs (§8, §10.6, §10.7) -----------------------------------------------------
@@ -1003,22 +1049,19 @@ class ConsumerGroupCoordinator:
         requested = [(t.name, p.partition_index) for t in request.topics for p in t.partitions]
         error, partition_errors = self.validate_offset_commit(group, request.member_id, epoch, api_version, requested)
         if error is not None:
-            self._record(
+            self.record(
                 "offset.commit_rejected", group, now_ms, member_id=request.member_id or None, reason=error.name,
-                error=error.name, request_generation_id=epoch, partitions=[f"{t}-{p}" for t, p in requested],
+                error=error.name, request_generation_id=epoch, partitions=partition_list(request.topics),
             )  # fmt: skip
-            return [
-                OffsetCommitResponseTopic(t.name, t.topic_id, [OffsetCommitResponsePartition(p.partition_index, error) for p in t.partitions])
-                for t in request.topics
-            ]
+            return rejected_commit(request, error)
         if partition_errors:
-            self._record(
+            self.record(
                 "offset.commit_rejected", group, now_ms, member_id=request.member_id or None,
                 reason=f"{ErrorCode.STALE_MEMBER_EPOCH.name} for partitions not held at epoch {epoch}",
                 error=ErrorCode.STALE_MEMBER_EPOCH.name, request_generation_id=epoch,
                 partitions=[f"{t}-{p}" for t, p in partition_errors],
             )  # fmt: skip
-        return self.owner.store_offsets(
+        return self.offsets.store_offsets(
             now_ms, group, request, partition_errors,
             reason="admin commit (epoch -1)" if epoch < 0 else "member commit", request_generation_id=epoch,
         )  # fmt: skip
@@ -1051,7 +1094,7 @@ class ConsumerGroupCoordinator:
         group = self.groups[group_id]
         if group.state is not ConsumerGroupState.EMPTY:
             return ErrorCode.NON_EMPTY_GROUP
-        deleted = self.owner.offsets.delete_group(group_id)
+        deleted = self.offsets.delete_group(group_id)
         self.remove_group(group, now_ms, "DeleteGroups", offsets_deleted=deleted)
         return ErrorCode.NONE
 
@@ -1062,13 +1105,13 @@ class ConsumerGroupCoordinator:
         del self.groups[group.group_id]
         for member_id in list(group.members):
             self._cancel_timers(group.group_id, member_id)
-        self._record("consumer_group.transition", group, now_ms, reason=reason, from_state=previous.value,
+        self.record("consumer_group.transition", group, now_ms, reason=reason, from_state=previous.value,
                      to_state=ConsumerGroupState.DEAD.value, group_epoch=group.group_epoch,
                      assignment_epoch=group.assignment_epoch)  # fmt: skip
-        self._record("consumer_group.deleted", group, now_ms, reason=reason, **details)
+        self.record("consumer_group.deleted", group, now_ms, reason=reason, **details)
 
 
-def _known_static_member(
+def known_static_member(
     static: ConsumerGroupMember | None, member_id: str, instance_id: str
 ) -> ConsumerGroupMember:
     """throwIfStaticMemberIsUnknown, then throwIfInstanceIdIsFenced."""

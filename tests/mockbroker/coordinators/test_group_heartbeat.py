@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from mockbroker.groups import Parked
-from mockbroker.groups.classic import DEAD
+from mockbroker.coordinators.classic.group import DEAD
+from mockbroker.coordinators.parked import Parked
 from mockbroker_protocol.errors import ErrorCode
-from tests.mockbroker.groups_support import Harness, answered
+from tests.mockbroker.coordinators.groups_support import Harness, answered
 
 
 def session_deadline(h: Harness, member_id: str, group_id: str = "g") -> int | None:
@@ -24,7 +24,7 @@ def test_checks_in_order() -> None:
     assert h.heartbeat("g", "stranger", 7) == ErrorCode.UNKNOWN_MEMBER_ID  # membership before generation
     assert h.heartbeat("g", follower, 0) == ErrorCode.ILLEGAL_GENERATION
     assert h.heartbeat("g", follower, 1, instance="nobody") == ErrorCode.UNKNOWN_MEMBER_ID
-    h.groups._transition(h.group(), DEAD, h.now, "unloaded")
+    h.groups.classic._transition(h.group(), DEAD, h.now, "unloaded")
     assert h.heartbeat("g", follower, 1) == ErrorCode.COORDINATOR_NOT_AVAILABLE
 
 

@@ -2,7 +2,7 @@
 
 Mirrors Kafka's ClassicGroupState, ClassicGroup and ClassicGroupMember (group-coordinator module,
 ``GC/classic/``). This module only keeps state; the rules that move it (join, sync, heartbeat,
-leave, timers) live in ``mockbroker.groups.coordinator``, and every change of state goes through
+leave, timers) live in ``mockbroker.coordinators.classic.coordinator``, and every change of state goes through
 its one door, ``GroupCoordinator._transition``, checked against ``VALID_PREVIOUS_STATES``
 (kafka-group-semantics §2).
 
@@ -18,17 +18,18 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mockbroker.groups.parked import Parked
+from mockbroker.coordinators.parked import Parked
 from mockbroker_protocol.consumer_protocol import decode_subscription
 from mockbroker_protocol.errors import DecodeError, ErrorCode
 from mockbroker_protocol.messages.join_group import JoinGroupResponse, JoinGroupResponseMember
 from mockbroker_protocol.messages.sync_group import SyncGroupResponse
 
 if TYPE_CHECKING:
-    from mockbroker.groups.assignment_checks import Finding
+    from mockbroker.coordinators.classic.assignment_checks import Finding
     from mockbroker.timers import Timer
 
 CONSUMER_PROTOCOL_TYPE = "consumer"  # ConsumerProtocol.PROTOCOL_TYPE
+GROUP_TYPE_CLASSIC = "classic"  # Group.GroupType.CLASSIC
 MEMBER_ID_DELIMITER = "-"  # ClassicGroup.MEMBER_ID_DELIMITER
 UNKNOWN_MEMBER_ID = ""  # JoinGroupRequest.UNKNOWN_MEMBER_ID
 NO_LEADER = ""  # ClassicGroup.NO_LEADER

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from mockbroker import MockCluster
-from mockbroker.groups import OffsetAndMetadata
+from mockbroker.coordinators.offsets.store import OffsetAndMetadata
 from mockbroker_protocol import registry
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.headers import RequestHeader
@@ -42,7 +42,7 @@ from mockbroker_protocol.messages.offset_fetch import (
     OffsetFetchRequestTopics,
 )
 from mockbroker_protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
-from tests.mockbroker.groups_support import assignment, subscription
+from tests.mockbroker.coordinators.groups_support import assignment, subscription
 from tests.mockbroker.wire import WireClient
 
 OFFSET_COMMIT, OFFSET_FETCH, JOIN, HEARTBEAT, LEAVE, SYNC = 8, 9, 11, 12, 13, 14
