@@ -111,7 +111,7 @@ class ClusterConfig:
         check_mode(self.assignment_checks)
         strict_mode(self.assignment_strict)
         if self.broker_assignors:  # only then are the assignors imported (start-up stays fast)
-            from mockbroker.coordinators.classic.assignment_checks import resolve_broker_assignors
+            from mockbroker.config.groups import resolve_broker_assignors
 
             resolve_broker_assignors(self.broker_assignors)  # ValueError naming an unknown assignor
         for name, key in KAFKA_NAMES_BY_FIELD.items():

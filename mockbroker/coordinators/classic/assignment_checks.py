@@ -63,7 +63,7 @@ from typing import Any
 # The modes live with the group settings, validated at start without importing the assignors.
 from mockbroker.config.groups import CHECK_MODES as CHECK_MODES
 from mockbroker.config.groups import STRICT_MODES as STRICT_MODES
-from mockbroker.config.groups import check_mode, strict_mode
+from mockbroker.config.groups import check_mode, resolve_broker_assignors, strict_mode
 from mockbroker.coordinators.classic.group import CONSUMER_PROTOCOL_TYPE, ClassicGroup
 from mockbroker.events import Event
 from mockbroker_assignors import registry
@@ -77,7 +77,7 @@ from mockbroker_assignors.types import (
     TopicMetadata,
     TopicPartition,
 )
-from mockbroker_assignors.validation import find_problems
+from mockbroker_assignors.validation import Problem, find_problems
 from mockbroker_protocol.consumer_protocol import (
     ASSIGNMENT_VERSIONS,
     ConsumerProtocolAssignment,
@@ -139,20 +139,6 @@ class Finding:
 
 def tp_names(partitions: Iterable[TopicPartition]) -> list[str]:
     return [f"{tp.topic}-{tp.partition}" for tp in partitions]
-
-
-def resolve_broker_assignors(patterns: Mapping[str, str]) -> dict[str, Assignor]:
-    """glob -> assignor name or "module:attr", resolved now (client-side registry), so a typo
-    fails at start and not at the first rebalance. ValueError names the pattern."""
-    resolved: dict[str, Assignor] = {}
-    for pattern, name in patterns.items():
-        if not pattern:
-            raise ValueError("broker_assignors: a group pattern must not be empty")
-        try:
-            resolved[pattern] = registry.resolve(name)
-        except (KeyError, ImportError, TypeError, ValueError) as exc:
-            raise ValueError(f"broker_assignors[{pattern!r}] = {name!r}: {exc}") from None
-    return resolved
 
 
 def _to_subscription(data: Any, group_instance_id: str | None) -> Subscription:
@@ -331,6 +317,34 @@ class AssignmentChecks:
         self, group: ClassicGroup, stored: dict[str, bytes], subscriptions: _Subscriptions, source: str
     ) -> list[Finding]:
         findings: list[Finding] = []
+        assignments = self._decode_assignments(group, stored, subscriptions, source, findings)
+        subs = subscriptions.by_member
+        topics = {t for s in subs.values() for t in s.topics} | {tp.topic for a in assignments.values() for tp in a.partitions}
+        cluster, then, sizes_now, may_be_unassigned = self._judged_cluster(group, topics)
+        cooperative = self.is_cooperative(group.protocol_name)
+        claimed, holders = self._claims(subs)
+        if cooperative is not False:
+            may_be_unassigned |= claimed
+        incomplete = bool(subscriptions.undecodable) or any(f.kind == UNDECODABLE_ASSIGNMENT for f in findings)
+        problems = find_problems(cluster, subs, assignments, may_be_unassigned=may_be_unassigned)
+        findings += self._problem_findings(group, problems, assignments, incomplete, source)
+        if cooperative:
+            findings += self._revoke_before_reassign(group, assignments, holders, source)
+        if (
+            self.checks == "full"
+            and source == "leader"
+            and group.protocol_name in REFERENCE_PROTOCOLS
+            and not findings  # an invalid assignment differs from Java's anyway: one story is enough
+            and then == sizes_now
+        ):
+            findings += self._reference(group, cluster, subs, assignments)
+        return findings
+
+    def _decode_assignments(
+        self, group: ClassicGroup, stored: dict[str, bytes], subscriptions: _Subscriptions, source: str,
+        findings: list[Finding],
+    ) -> dict[str, MemberAssignment]:  # fmt: skip
+        """The stored assignments of subscribed members, decoded; one finding per undecodable one."""
         assignments: dict[str, MemberAssignment] = {}
         for member_id, raw in stored.items():
             try:
@@ -345,8 +359,13 @@ class AssignmentChecks:
                 assignments[member_id] = MemberAssignment(
                     tuple(TopicPartition(t.topic, p) for t in decoded.assigned_partitions for p in t.partitions)
                 )
-        subs = subscriptions.by_member
-        topics = {t for s in subs.values() for t in s.topics} | {tp.topic for a in assignments.values() for tp in a.partitions}
+        return assignments
+
+    def _judged_cluster(
+        self, group: ClassicGroup, topics: set[str]
+    ) -> tuple[ClusterMetadata, dict[str, int], dict[str, int], set[TopicPartition]]:
+        """The topics an assignment is judged against: (cluster, partition counts when the
+        generation formed, counts now, partitions that may stay unassigned)."""
         now = self._cluster(topics)
         sizes_now = {t: m.num_partitions for t, m in now.topics.items()}
         formed = self._formed.get(group.group_id)
@@ -363,12 +382,15 @@ class AssignmentChecks:
             for t, m in cluster.topics.items()
             for p in range(min(then.get(t, 0), now.partitions_for(t)), m.num_partitions)
         }
-        cooperative = self.is_cooperative(group.protocol_name)
-        claimed, holders = self._claims(subs)
-        if cooperative is not False:
-            may_be_unassigned |= claimed
-        incomplete = bool(subscriptions.undecodable) or any(f.kind == UNDECODABLE_ASSIGNMENT for f in findings)
-        problems = find_problems(cluster, subs, assignments, may_be_unassigned=may_be_unassigned)
+        return cluster, then, sizes_now, may_be_unassigned
+
+    def _problem_findings(
+        self, group: ClassicGroup, problems: Iterable[Problem], assignments: Mapping[str, MemberAssignment],
+        incomplete: bool, source: str,
+    ) -> list[Finding]:  # fmt: skip
+        """The validator's problems as findings; a leader that gave nobody any partition of a
+        topic gets one TOPIC_NOT_ASSIGNED finding for it instead of one per partition."""
+        findings: list[Finding] = []
         owned_topics = {tp.topic for a in assignments.values() for tp in a.partitions}
         not_assigned: dict[str, list[TopicPartition]] = {}
         for problem in problems:
@@ -386,25 +408,24 @@ class AssignmentChecks:
                 f"no member was given any partition of {topic} ({len(missing)} unassigned): the leader's "
                 "metadata may not have had the topic yet; its client rejoins once it has", source,
             ))  # fmt: skip
-        if cooperative:
-            for member_id, assignment in assignments.items():
-                moved = [tp for tp in assignment.partitions if holders.get(tp, {member_id}) - {member_id}]
-                if moved:
-                    owners = sorted({o for tp in moved for o in holders[tp] - {member_id}})
-                    findings.append(self._finding(
-                        group, REVOKE_BEFORE_REASSIGN, member_id, tuple(moved),
-                        f"member {member_id} is given {', '.join(tp_names(moved))} while {', '.join(owners)} still "
-                        "own(s) it: a cooperative rebalance must revoke first and reassign in the next generation",
-                        source,
-                    ))  # fmt: skip
-        if (
-            self.checks == "full"
-            and source == "leader"
-            and group.protocol_name in REFERENCE_PROTOCOLS
-            and not findings  # an invalid assignment differs from Java's anyway: one story is enough
-            and then == sizes_now
-        ):
-            findings += self._reference(group, cluster, subs, assignments)
+        return findings
+
+    def _revoke_before_reassign(
+        self, group: ClassicGroup, assignments: Mapping[str, MemberAssignment],
+        holders: Mapping[TopicPartition, set[str]], source: str,
+    ) -> list[Finding]:  # fmt: skip
+        """A cooperative protocol must revoke a partition before another member is given it."""
+        findings: list[Finding] = []
+        for member_id, assignment in assignments.items():
+            moved = [tp for tp in assignment.partitions if holders.get(tp, {member_id}) - {member_id}]
+            if moved:
+                owners = sorted({o for tp in moved for o in holders[tp] - {member_id}})
+                findings.append(self._finding(
+                    group, REVOKE_BEFORE_REASSIGN, member_id, tuple(moved),
+                    f"member {member_id} is given {', '.join(tp_names(moved))} while {', '.join(owners)} still "
+                    "own(s) it: a cooperative rebalance must revoke first and reassign in the next generation",
+                    source,
+                ))  # fmt: skip
         return findings
 
     def _reference(

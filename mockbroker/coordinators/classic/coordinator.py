@@ -61,7 +61,7 @@ from mockbroker.coordinators.offsets.manager import (
 )
 from mockbroker.coordinators.parked import Parked
 from mockbroker.coordinators.services import CoordinatorServices
-from mockbroker.timers import Timer, Timers
+from mockbroker.timers import Timer
 from mockbroker_protocol.consumer_protocol import decode_assignment, decode_subscription
 from mockbroker_protocol.errors import DecodeError, ErrorCode
 from mockbroker_protocol.messages.describe_groups import DescribedGroup, DescribedGroupMember
@@ -136,6 +136,7 @@ class ClassicGroupCoordinator:
         assignment_checks: AssignmentChecks | None = None,
     ) -> None:
         self.services = services
+        self.timers = services.timers  # an attribute: the hot Heartbeat reads it
         self.offsets = offsets
         # Validation, reference check and broker-side assignment of SyncGroup assignments (#5).
         self.assignment_checks = assignment_checks
@@ -146,10 +147,6 @@ class ClassicGroupCoordinator:
     @property
     def config(self) -> GroupConfig:
         return self.services.config
-
-    @property
-    def timers(self) -> Timers:
-        return self.services.timers
 
     # -- for the migration package (§10.8) -----------------------------------------------------------
 
@@ -365,11 +362,17 @@ class ClassicGroupCoordinator:
             )
             return
         member = group.members[member_id]
-        client_reason = _join_reason(request.reason)
         self._record(
-            "member.rejoined", group, now_ms, member_id=member_id, reason=client_reason,
+            "member.rejoined", group, now_ms, member_id=member_id, reason=_join_reason(request.reason),
             state=group.state.value, same_metadata=member.matches(join.protocols),
         )  # fmt: skip
+        self._rejoin_by_state(group, member, join, now_ms)
+
+    def _rejoin_by_state(self, group: ClassicGroup, member: ClassicGroupMember, join: _Join, now_ms: int) -> None:
+        """classicGroupJoinExistingMember by state (§3.8): a rebalance when the member's
+        metadata changed or the leader rejoins Stable; otherwise the current generation again."""
+        member_id = member.member_id
+        client_reason = _join_reason(join.request.reason)
         if group.state is PREPARING_REBALANCE:
             self._update_member_then_rebalance_or_complete_join(
                 group, member, join, now_ms,
@@ -823,28 +826,30 @@ class ClassicGroupCoordinator:
     def heartbeat(
         self, now_ms: int, group_id: str, member_id: str, generation_id: int, group_instance_id: str | None = None
     ) -> ErrorCode:
-        """GroupMetadataManager.classicGroupHeartbeat."""
-        if not group_id:
-            return ErrorCode.INVALID_GROUP_ID
-        group = self.groups.get(group_id)
-        if group is None:  # a consumer group's, or none (the router's hook, §10.8)
-            return self.heartbeat_other_kind(now_ms, group_id, member_id, generation_id, group_instance_id)
-        state = group.state
-        if state is DEAD:
-            return ErrorCode.COORDINATOR_NOT_AVAILABLE
-        if group_instance_id is None:  # validate_member without a static id: membership only
-            member = group.members.get(member_id)
-            if member is None:
-                return ErrorCode.UNKNOWN_MEMBER_ID
-        else:
-            error = group.validate_member(member_id, group_instance_id)
-            if error is not None:
-                return error
-            member = group.members[member_id]
-        if generation_id != group.generation_id:
-            return ErrorCode.ILLEGAL_GENERATION
-        if state is EMPTY:
-            return ErrorCode.UNKNOWN_MEMBER_ID
+        """GroupMetadataManager.classicGroupHeartbeat (the hot path: the rules raise only when
+        they refuse, and a ``try`` costs nothing otherwise)."""
+        try:
+            if not group_id:
+                raise GroupError(ErrorCode.INVALID_GROUP_ID, "Group id can not be empty.")
+            group = self.groups.get(group_id)
+            if group is None:  # a consumer group's, or none (the router's hook, §10.8)
+                return self.heartbeat_other_kind(now_ms, group_id, member_id, generation_id, group_instance_id)
+            state = group.state
+            if state is DEAD:
+                raise GroupError(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"Group {group_id} is Dead.")
+            if group_instance_id is None:  # validate_member without a static id: membership only
+                member = group.members.get(member_id)
+                if member is None:
+                    raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member_id} is not in group {group_id}.")
+            else:
+                _raise_if(group.validate_member(member_id, group_instance_id), f"member {member_id} is refused")
+                member = group.members[member_id]
+            if generation_id != group.generation_id:
+                raise GroupError(ErrorCode.ILLEGAL_GENERATION, f"Generation {generation_id} is not {group.generation_id}.")
+            if state is EMPTY:
+                raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Group {group_id} is Empty.")
+        except GroupError as exc:
+            return exc.code
         # Every accepted heartbeat re-arms the session (§5); the common case only moves the
         # armed timer's deadline (_reschedule_classic_group_member_heartbeat, inlined).
         timer = member.session_timer
@@ -964,27 +969,11 @@ class ClassicGroupCoordinator:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE, []
         responses: list[MemberResponse] = []
         for identity in identities:
-            client_reason = identity.reason if identity.reason is not None else "not provided"
             error = ErrorCode.NONE
-            if identity.member_id == UNKNOWN_MEMBER_ID:
-                # Admin removal by instance id (KIP-345).
-                target = group.static_members.get(identity.group_instance_id) if identity.group_instance_id is not None else None
-                if target is None:
-                    error = ErrorCode.UNKNOWN_MEMBER_ID
-                else:
-                    self._remove_current_member_from_classic_group(group, target, now_ms, client_reason)
-            elif group.is_pending_member(identity.member_id):
-                group.remove(identity.member_id)
-                self.timers.cancel(_heartbeat_key(group_id, identity.member_id))
-                self._record(
-                    "member.left", group, now_ms, member_id=identity.member_id, reason=client_reason, pending=True
-                )
-            else:
-                validation = group.validate_member(identity.member_id, identity.group_instance_id)
-                if validation is not None:
-                    error = validation
-                else:
-                    self._remove_current_member_from_classic_group(group, identity.member_id, now_ms, client_reason)
+            try:
+                self._leave_member(group, identity, now_ms)
+            except GroupError as exc:
+                error = exc.code
             responses.append(MemberResponse(identity.member_id, identity.group_instance_id, error))
 
         left = [r.member_id for r in responses if r.error_code == ErrorCode.NONE]
@@ -995,6 +984,24 @@ class ClassicGroupCoordinator:
             elif group.state is PREPARING_REBALANCE:
                 self._maybe_complete_join_phase(group, now_ms)
         return ErrorCode.NONE, responses
+
+    def _leave_member(self, group: ClassicGroup, identity: MemberIdentity, now_ms: int) -> None:
+        """One identity of a LeaveGroup (§6.2): an admin removal by instance id (KIP-345), a
+        pending member, or a validated member; GroupError for one the group refuses."""
+        client_reason = identity.reason if identity.reason is not None else "not provided"
+        if identity.member_id == UNKNOWN_MEMBER_ID:
+            instance_id = identity.group_instance_id
+            target = group.static_members.get(instance_id) if instance_id is not None else None
+            if target is None:
+                raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
+            self._remove_current_member_from_classic_group(group, target, now_ms, client_reason)
+        elif group.is_pending_member(identity.member_id):
+            group.remove(identity.member_id)
+            self.timers.cancel(_heartbeat_key(group.group_id, identity.member_id))
+            self._record("member.left", group, now_ms, member_id=identity.member_id, reason=client_reason, pending=True)
+        else:
+            _raise_if(group.validate_member(identity.member_id, identity.group_instance_id), "member refused")
+            self._remove_current_member_from_classic_group(group, identity.member_id, now_ms, client_reason)
 
     def _remove_current_member_from_classic_group(
         self, group: ClassicGroup, member_id: str, now_ms: int, client_reason: str

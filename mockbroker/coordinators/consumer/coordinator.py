@@ -84,7 +84,6 @@ from mockbroker_protocol.messages.offset_commit import (
 
 if TYPE_CHECKING:
     from mockbroker.config.groups import GroupConfig
-    from mockbroker.timers import Timers
 
 log = logging.getLogger("mockbroker.groups")
 
@@ -203,6 +202,7 @@ class ConsumerGroupCoordinator:
         registry: assignor_registry.AssignorRegistry | None = None,
     ) -> None:
         self.services = services
+        self.timers = services.timers
         self.offsets = offsets
         self.topics = topics
         self.groups: dict[str, ConsumerGroup] = {}
@@ -214,10 +214,6 @@ class ConsumerGroupCoordinator:
     @property
     def config(self) -> GroupConfig:
         return self.services.config
-
-    @property
-    def timers(self) -> Timers:
-        return self.services.timers
 
     def _resolve_assignors(self, registry: assignor_registry.AssignorRegistry) -> dict[str, ServerAssignor]:
         """group.consumer.assignors: names or "module:attr" references, keyed by the assignor's

@@ -183,15 +183,7 @@ class MixedGroups:
         member_id = consumer.new_member_id() if is_unknown_member else request.member_id
         protocols = tuple((p.name, p.metadata) for p in request.protocols)
 
-        consumer.throw_if_consumer_group_is_full(group, member_id, instance_id)
-        if not group.supports_classic_protocols(request.protocol_type, {name for name, _ in protocols}):
-            raise GroupError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, f"Member {member_id}'s protocols are not supported.")
-        if self.config.consumer_group_migration_policy == "disabled":
-            # KAFKA-20640: with migration disabled no classic member joins or rejoins a consumer group.
-            raise GroupError(
-                ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
-                f"Cannot join the consumer group {group_id} with the classic protocol because the group migration is disabled.",
-            )
+        self._throw_if_classic_member_cannot_join(group, member_id, instance_id, request.protocol_type, protocols)
         if is_unknown_member and instance_id is None and api_version >= REQUIRES_KNOWN_MEMBER_ID_MIN_VERSION:
             # KIP-394: the member must come back with this id (nothing is stored meanwhile).
             consumer.record(
@@ -243,6 +235,23 @@ class MixedGroups:
             member_id=member.member_id,
             members=[],
         )
+
+    def _throw_if_classic_member_cannot_join(
+        self, group: ConsumerGroup, member_id: str, instance_id: str | None, protocol_type: str | None,
+        protocols: tuple[tuple[str, bytes], ...],
+    ) -> None:  # fmt: skip
+        """classicGroupJoinToConsumerGroup's first checks: the group's size, the member's
+        protocols, and the migration policy."""
+        self.consumer.throw_if_consumer_group_is_full(group, member_id, instance_id)
+        if not group.supports_classic_protocols(protocol_type, {name for name, _ in protocols}):
+            raise GroupError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, f"Member {member_id}'s protocols are not supported.")
+        if self.config.consumer_group_migration_policy == "disabled":
+            # KAFKA-20640: with migration disabled no classic member joins or rejoins a consumer group.
+            raise GroupError(
+                ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
+                f"Cannot join the consumer group {group.group_id} with the classic protocol because the group "
+                "migration is disabled.",
+            )
 
     def _get_or_maybe_subscribe_static_member(
         self, group: ConsumerGroup, member_id: str, instance_id: str, create: bool, client_id: str,
@@ -480,42 +489,7 @@ class MixedGroups:
         members: list[ConsumerGroupMember] = []
         holders: dict[TopicIdPartition, str] = {}
         for old in classic.members.values():
-            metadata = old.metadata(classic.protocol_name) if classic.protocol_name is not None else old.supported_protocols[0][1]
-            try:
-                _, subscription = decode_subscription(metadata)
-                _, assignment = decode_assignment(old.assignment)
-            except DecodeError as exc:
-                raise GroupError(
-                    ErrorCode.GROUP_ID_NOT_FOUND,
-                    f"Cannot upgrade classic group {group_id} to consumer group because the embedded consumer "
-                    "protocol is malformed.",
-                ) from exc
-            if assignment.user_data:  # KAFKA-18134: a custom assignor's user data would be lost
-                raise GroupError(
-                    ErrorCode.GROUP_ID_NOT_FOUND,
-                    f"Cannot upgrade classic group {group_id} to consumer group because an unsupported custom assignor "
-                    "is in use. Please refer to the documentation or switch to a default assignor before re-attempting "
-                    "the upgrade.",
-                )
-            assigned = self._to_topic_id_partitions((tp.topic, tp.partitions) for tp in assignment.assigned_partitions)
-            for tp in assigned:
-                if tp in holders:
-                    raise GroupError(
-                        ErrorCode.UNKNOWN_SERVER_ERROR,
-                        f"Cannot upgrade classic group {group_id}: partition {self._name_of(tp[0])}-{tp[1]} is assigned "
-                        f"to both {holders[tp]} and {old.member_id}.",
-                    )
-                holders[tp] = old.member_id
-            members.append(
-                ConsumerGroupMember(
-                    member_id=old.member_id, client_id=old.client_id, client_host=old.client_host,
-                    rebalance_timeout_ms=old.rebalance_timeout_ms, instance_id=old.group_instance_id,
-                    rack_id=subscription.rack_id, subscribed_topic_names=tuple(sorted(set(subscription.topics))),
-                    member_epoch=classic.generation_id, previous_member_epoch=classic.generation_id,
-                    state=MemberState.STABLE, assigned=dict.fromkeys(assigned, classic.generation_id),
-                    classic=ClassicMemberMetadata(old.session_timeout_ms, tuple(old.supported_protocols)),
-                )
-            )  # fmt: skip
+            members.append(self._upgraded_member(classic, old, holders))
         previous: dict[str, Any] = {
             "classic_state": classic.state.value, "classic_generation_id": classic.generation_id,
             "protocol_name": classic.protocol_name, "members": list(classic.members),
@@ -540,6 +514,47 @@ class MixedGroups:
         for member in members:
             consumer.schedule_consumer_group_session_timeout(group_id, member, now_ms, self._session_timeout(member))
         return group
+
+    def _upgraded_member(
+        self, classic: ClassicGroup, old: ClassicGroupMember, holders: dict[TopicIdPartition, str]
+    ) -> ConsumerGroupMember:
+        """ConsumerGroupMember.Builder from a classic member (convertToConsumerGroup), with its
+        subscription and assignment decoded; ``holders`` collects who holds which partition."""
+        group_id = classic.group_id
+        metadata = old.metadata(classic.protocol_name) if classic.protocol_name is not None else old.supported_protocols[0][1]
+        try:
+            _, subscription = decode_subscription(metadata)
+            _, assignment = decode_assignment(old.assignment)
+        except DecodeError as exc:
+            raise GroupError(
+                ErrorCode.GROUP_ID_NOT_FOUND,
+                f"Cannot upgrade classic group {group_id} to consumer group because the embedded consumer "
+                "protocol is malformed.",
+            ) from exc
+        if assignment.user_data:  # KAFKA-18134: a custom assignor's user data would be lost
+            raise GroupError(
+                ErrorCode.GROUP_ID_NOT_FOUND,
+                f"Cannot upgrade classic group {group_id} to consumer group because an unsupported custom assignor "
+                "is in use. Please refer to the documentation or switch to a default assignor before re-attempting "
+                "the upgrade.",
+            )
+        assigned = self._to_topic_id_partitions((tp.topic, tp.partitions) for tp in assignment.assigned_partitions)
+        for tp in assigned:
+            if tp in holders:
+                raise GroupError(
+                    ErrorCode.UNKNOWN_SERVER_ERROR,
+                    f"Cannot upgrade classic group {group_id}: partition {self._name_of(tp[0])}-{tp[1]} is assigned "
+                    f"to both {holders[tp]} and {old.member_id}.",
+                )
+            holders[tp] = old.member_id
+        return ConsumerGroupMember(
+            member_id=old.member_id, client_id=old.client_id, client_host=old.client_host,
+            rebalance_timeout_ms=old.rebalance_timeout_ms, instance_id=old.group_instance_id,
+            rack_id=subscription.rack_id, subscribed_topic_names=tuple(sorted(set(subscription.topics))),
+            member_epoch=classic.generation_id, previous_member_epoch=classic.generation_id,
+            state=MemberState.STABLE, assigned=dict.fromkeys(assigned, classic.generation_id),
+            classic=ClassicMemberMetadata(old.session_timeout_ms, tuple(old.supported_protocols)),
+        )  # fmt: skip
 
     # -- online downgrade ----------------------------------------------------------------------------
 
