@@ -29,7 +29,13 @@ return responses or codes and never raise ``GroupError``; anything else raised i
 and fails loudly (``IllegalStateTransition``, ``AssertionError``). Exceptions rather than returned
 codes because the rules nest deeply (Kafka's throwIf* chains) and ConsumerGroupHeartbeat answers
 a message with the code; a ``try`` costs nothing on CPython 3.11 when nothing is raised, so the
-hot Heartbeat path pays nothing for it.
+hot Heartbeat path pays nothing for it. Where Kafka itself does not throw but completes the
+request's future with an error answer (classicGroupJoin's responseFuture: MEMBER_ID_REQUIRED,
+GROUP_MAX_SIZE_REACHED, a rejected rejoin, whose answers differ in MemberId and ProtocolName rule
+by rule), the classic JoinGroup completes its ``Parked`` answer the same way: an answer, as in
+Java, not a second error style. Checks a handler makes before NOT_COORDINATOR
+(``check_join_request``, ``check_sync_request``, ``check_consumer_group_heartbeat_request``) are
+public entries too: they return the code or the error answer.
 
 The names below are imported on first use (PEP 562), not with the package: a broker process that
 has not yet seen a group request does not pay for the coordinators and the assignors.

@@ -40,6 +40,11 @@ from mockbroker.coordinators.services import CoordinatorServices
 from mockbroker.events import EventLog
 from mockbroker.timers import Timers
 from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.consumer_group_describe import DescribedGroup as ConsumerDescribedGroup
+from mockbroker_protocol.messages.consumer_group_heartbeat import (
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+)
 from mockbroker_protocol.messages.describe_groups import DescribedGroup
 from mockbroker_protocol.messages.join_group import JoinGroupRequest, JoinGroupResponse
 from mockbroker_protocol.messages.leave_group import MemberIdentity, MemberResponse
@@ -186,6 +191,32 @@ class GroupCoordinator:
             if consumer_group is not None:  # classic members inside a consumer group (§10.8)
                 return ErrorCode.NONE, self.migration.classic_group_leave_to_consumer_group(now_ms, consumer_group, members)
         return self.classic.leave_group(now_ms, group_id, members)
+
+    # -- ConsumerGroupHeartbeat, ConsumerGroupDescribe (§10) ------------------------------------------
+
+    def check_consumer_group_heartbeat_request(
+        self, request: ConsumerGroupHeartbeatRequest, api_version: int
+    ) -> ConsumerGroupHeartbeatResponse | None:
+        """The checks made before NOT_COORDINATOR (§10.1): the error answer, or None."""
+        return self.consumer.check_heartbeat_request(request, api_version)
+
+    def consumer_group_heartbeat(
+        self, now_ms: int, request: ConsumerGroupHeartbeatRequest, *, api_version: int, client_id: str, client_host: str
+    ) -> ConsumerGroupHeartbeatResponse:
+        """GroupCoordinatorService.consumerGroupHeartbeat (an epoch-0 join may upgrade a classic
+        group, a leave downgrade the group: the consumer coordinator asks ``migration``)."""
+        return self.consumer.consumer_group_heartbeat(
+            now_ms, request, api_version=api_version, client_id=client_id, client_host=client_host
+        )
+
+    def consumer_group_describe(self, group_id: str) -> ConsumerDescribedGroup:
+        """GroupCoordinatorService.consumerGroupDescribe for one group id."""
+        return self.consumer.consumer_group_describe(group_id)
+
+    def validate_offset_fetch(self, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode | None:
+        """OffsetFetch v9+ member checks: a consumer group's (ConsumerGroup.validateOffsetFetch);
+        None for a classic or unknown group, which check nothing."""
+        return self.consumer.validate_offset_fetch(group_id, member_id, member_epoch)
 
     def expire_member_session(
         self, group_id: str, member_id: str, now_ms: int, accepted: Callable[[], None] | None = None

@@ -8,8 +8,9 @@ SkipAssignment for a static leader replaced without a rebalance.
 
 Checks in Kafka's order (kafka-group-semantics §3.2): INVALID_GROUP_ID and INVALID_SESSION_TIMEOUT
 (GroupCoordinatorService.joinGroup) come before NOT_COORDINATOR (the runtime's), which comes with
-an empty MemberId. The rest is the coordinator's (mockbroker.coordinators.classic.coordinator); a JoinGroup that
-waits for the join phase parks, holding only its own connection.
+an empty MemberId. The rest is the coordinator's (``cluster.groups``, mockbroker/coordinators/router.py,
+which hands it to classic/coordinator.py or, for a consumer group, migration/mixed.py); a JoinGroup
+that waits for the join phase parks, holding only its own connection.
 """
 
 from __future__ import annotations

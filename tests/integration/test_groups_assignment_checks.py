@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from mockbroker.coordinators.classic.assignment_checks import Finding
+from mockbroker.coordinators.classic.findings import Finding
 from mockbroker_assignors.registry import get as get_assignor
 from mockbroker_assignors.types import ClusterMetadata, Subscription
 from tests.integration.groups_support import (

@@ -64,6 +64,17 @@ from typing import Any
 from mockbroker.config.groups import CHECK_MODES as CHECK_MODES
 from mockbroker.config.groups import STRICT_MODES as STRICT_MODES
 from mockbroker.config.groups import check_mode, resolve_broker_assignors, strict_mode
+from mockbroker.coordinators.classic.findings import (
+    INFORMATIONAL_KINDS as INFORMATIONAL_KINDS,
+)
+from mockbroker.coordinators.classic.findings import (
+    REFERENCE_DIVERGENCE,
+    REVOKE_BEFORE_REASSIGN,
+    TOPIC_NOT_ASSIGNED,
+    UNDECODABLE_ASSIGNMENT,
+    UNDECODABLE_SUBSCRIPTION,
+)
+from mockbroker.coordinators.classic.findings import Finding as Finding
 from mockbroker.coordinators.classic.group import CONSUMER_PROTOCOL_TYPE, ClassicGroup
 from mockbroker.events import Event
 from mockbroker_assignors import registry
@@ -91,18 +102,6 @@ from mockbroker_protocol.errors import DecodeError
 log = logging.getLogger("mockbroker.groups")
 
 
-# Finding kinds beyond mockbroker_assignors.validation's (unknown_member, duplicate, unknown_topic,
-# out_of_range, not_subscribed, multiple_owners, unassigned).
-UNDECODABLE_ASSIGNMENT = "undecodable_assignment"
-UNDECODABLE_SUBSCRIPTION = "undecodable_subscription"
-REVOKE_BEFORE_REASSIGN = "revoke_before_reassign"
-REFERENCE_DIVERGENCE = "reference_divergence"
-# Every partition of a subscribed topic left unassigned by the leader: what a leader whose metadata
-# does not have the topic yet sends (Java's AbstractPartitionAssignor skips topics without metadata,
-# and the client rejoins once its metadata has them; kafka-python's first generation does this
-# routinely). Legal, so informational; a topic assigned only in part stays ``unassigned``.
-TOPIC_NOT_ASSIGNED = "topic_not_assigned"
-INFORMATIONAL_KINDS = frozenset({REFERENCE_DIVERGENCE, TOPIC_NOT_ASSIGNED})
 # Reference assignors: the Java client's built-ins, by protocol name.
 REFERENCE_PROTOCOLS = frozenset(registry.CLIENT_BUILTINS)
 MAX_FINDINGS_PER_GROUP = 1000  # group.findings keeps the newest ones
@@ -111,30 +110,6 @@ MAX_FINDINGS_PER_GROUP = 1000  # group.findings keeps the newest ones
 REFERENCE_CHECK_MAX_SIZE = 1_000_000
 
 Record = Callable[..., None]  # GroupCoordinator._record
-
-
-@dataclass(frozen=True, slots=True)
-class Finding:
-    """Something wrong (or, for ``reference_divergence``, different from Java) in an assignment
-    the coordinator stored. ``source`` is "leader" (the leader's SyncGroup) or "broker" (a
-    broker-side assignor's result); ``member_id`` is None for a partition's problem (owned
-    twice, or by nobody)."""
-
-    kind: str
-    group_id: str
-    generation_id: int
-    member_id: str | None
-    topic_partitions: tuple[TopicPartition, ...]
-    message: str
-    protocol_name: str | None = None
-    source: str = "leader"
-
-    @property
-    def informational(self) -> bool:
-        return self.kind in INFORMATIONAL_KINDS
-
-    def __str__(self) -> str:
-        return f"group {self.group_id} generation {self.generation_id} ({self.source}, {self.kind}): {self.message}"
 
 
 def tp_names(partitions: Iterable[TopicPartition]) -> list[str]:

@@ -2,8 +2,8 @@
 
 Mirrors Kafka's ClassicGroupState, ClassicGroup and ClassicGroupMember (group-coordinator module,
 ``GC/classic/``). This module only keeps state; the rules that move it (join, sync, heartbeat,
-leave, timers) live in ``mockbroker.coordinators.classic.coordinator``, and every change of state goes through
-its one door, ``GroupCoordinator._transition``, checked against ``VALID_PREVIOUS_STATES``
+leave, timers) live in ``mockbroker.coordinators.classic.coordinator``, and every change of state
+goes through its one door, ``ClassicGroupCoordinator._transition``, checked against ``VALID_PREVIOUS_STATES``
 (kafka-group-semantics §2).
 
 Where Java iterates a HashMap (which member becomes leader when the leader leaves, who is elected
@@ -25,7 +25,7 @@ from mockbroker_protocol.messages.join_group import JoinGroupResponse, JoinGroup
 from mockbroker_protocol.messages.sync_group import SyncGroupResponse
 
 if TYPE_CHECKING:
-    from mockbroker.coordinators.classic.assignment_checks import Finding
+    from mockbroker.coordinators.classic.findings import Finding
     from mockbroker.timers import Timer
 
 CONSUMER_PROTOCOL_TYPE = "consumer"  # ConsumerProtocol.PROTOCOL_TYPE
@@ -151,7 +151,7 @@ class ClassicGroup:
         self.subscribed_topics: set[str] | None = None  # None: unknown
         self.new_member_added = False  # extends the initial rebalance delay (§3.6)
         # What the assignment checks found in this group's stored assignments, oldest first
-        # (mockbroker/groups/assignment_checks.py); not a Kafka notion.
+        # (mockbroker/coordinators/classic/assignment_checks.py); not a Kafka notion.
         self.findings: list[Finding] = []
 
     # -- reading --------------------------------------------------------------------------------

@@ -293,7 +293,17 @@ class ConsumerGroupCoordinator:
 
     # -- ConsumerGroupHeartbeat (§10.1) ---------------------------------------------------------------
 
-    def check_heartbeat_request(self, request: ConsumerGroupHeartbeatRequest, api_version: int) -> GroupError | None:
+    def check_heartbeat_request(
+        self, request: ConsumerGroupHeartbeatRequest, api_version: int
+    ) -> ConsumerGroupHeartbeatResponse | None:
+        """The request checks made before NOT_COORDINATOR (§10.1): the error answer, or None."""
+        try:
+            self._throw_if_heartbeat_request_is_invalid(request, api_version)
+        except GroupError as exc:
+            return ConsumerGroupHeartbeatResponse(error_code=exc.code, error_message=exc.message)
+        return None
+
+    def _throw_if_heartbeat_request_is_invalid(self, request: ConsumerGroupHeartbeatRequest, api_version: int) -> None:
         """GroupCoordinatorService.throwIfConsumerGroupHeartbeatRequestIsInvalid (§10.1)."""
         def blank(value: str | None) -> bool:
             return value is not None and not value.strip()
@@ -326,9 +336,9 @@ class ConsumerGroupCoordinator:
         else:
             invalid = f"MemberEpoch is invalid: {epoch}."
         if invalid is not None:
-            return GroupError(ErrorCode.INVALID_REQUEST, invalid)
+            raise GroupError(ErrorCode.INVALID_REQUEST, invalid)
         if request.server_assignor is not None and request.server_assignor not in self.assignors:
-            return GroupError(
+            raise GroupError(
                 ErrorCode.UNSUPPORTED_ASSIGNOR,
                 f"ServerAssignor {request.server_assignor} is not supported. Supported assignors: "
                 f"{', '.join(self.assignors)}.",
@@ -336,7 +346,7 @@ class ConsumerGroupCoordinator:
         if request.subscribed_topic_regex is not None:
             problem = validate_regex(request.subscribed_topic_regex)
             if problem is not None:
-                return GroupError(ErrorCode.INVALID_REGULAR_EXPRESSION, problem)
+                raise GroupError(ErrorCode.INVALID_REGULAR_EXPRESSION, problem)
         return None
 
     def consumer_group_heartbeat(
@@ -344,9 +354,7 @@ class ConsumerGroupCoordinator:
     ) -> ConsumerGroupHeartbeatResponse:
         """GroupMetadataManager.consumerGroupHeartbeat, or consumerGroupLeave for epochs -1 and -2."""
         try:
-            error = self.check_heartbeat_request(request, api_version)
-            if error is not None:
-                raise error
+            self._throw_if_heartbeat_request_is_invalid(request, api_version)
             if request.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
                 return self._consumer_group_leave(now_ms, request)
             return self._consumer_group_heartbeat(now_ms, request, client_id=client_id, client_host=client_host)

@@ -1,8 +1,8 @@
 """The committed-offsets store: group -> topic -> partition -> OffsetAndMetadata, plus the pending
 transactional offsets that RequireStable fetches report as UNSTABLE_OFFSET_COMMIT.
 
-Pure data, like OffsetMetadataManager's ``Offsets`` maps; the rules (who may commit, when offsets
-expire) live in ``mockbroker.coordinators.classic.coordinator``.
+Pure data, like OffsetMetadataManager's ``Offsets`` maps; the rules (what is stored, when offsets
+expire) live in ``mockbroker.coordinators.offsets.manager``, who may commit in each kind's coordinator.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from mockbroker.config.cluster import ClusterConfig
-from mockbroker.coordinators.classic.assignment_checks import Finding
+from mockbroker.coordinators.classic.findings import Finding
 from mockbroker_assignors import registry
 from mockbroker_assignors.types import (
     ClusterMetadata,
