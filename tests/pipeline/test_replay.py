@@ -1,5 +1,5 @@
 """mockbroker_pipeline.replay on the coordinator's own events, driven request by request on a ManualClock
-(tests/mockbroker/groups_support.Harness): every time in the log is known, so durations and
+(tests/mockbroker/coordinators/groups_support.Harness): every time in the log is known, so durations and
 per-member times without partitions are checked to the millisecond. No Spark here."""
 
 from __future__ import annotations
