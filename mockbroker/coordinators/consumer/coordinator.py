@@ -202,6 +202,8 @@ class ConsumerGroupCoordinator:
         registry: assignor_registry.AssignorRegistry | None = None,
     ) -> None:
         self.services = services
+        # Attributes, not properties over ``services``: every heartbeat reads them.
+        self.config: GroupConfig = services.config
         self.timers = services.timers
         self.offsets = offsets
         self.topics = topics
@@ -210,10 +212,6 @@ class ConsumerGroupCoordinator:
         self.assignors = self._resolve_assignors(registry or assignor_registry.default_registry)
         # Classic groups and online migration (§10.8); the router wires MixedGroups in.
         self.migration: OnlineMigration = _NoClassicGroups()
-
-    @property
-    def config(self) -> GroupConfig:
-        return self.services.config
 
     def _resolve_assignors(self, registry: assignor_registry.AssignorRegistry) -> dict[str, ServerAssignor]:
         """group.consumer.assignors: names or "module:attr" references, keyed by the assignor's

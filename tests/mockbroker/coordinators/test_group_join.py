@@ -102,7 +102,7 @@ def test_group_max_size_removes_a_rejected_existing_member() -> None:
     h = Harness(group_max_size=3)
     leader, f1, f2 = h.stable_group(members=3)
     # The limit drops to 2 (a broker restart with a new config, say); a rebalance starts.
-    h.groups.services.config = type(h.groups.config)(**{**_fields(h.groups.config), "group_max_size": 2})
+    h.groups.classic.config = type(h.groups.config)(**{**_fields(h.groups.config), "group_max_size": 2})
     h.join("g", leader)
     h.join("g", f1)
     assert h.group().num_awaiting_join_response() == 2
