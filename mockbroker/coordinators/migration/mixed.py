@@ -91,6 +91,21 @@ def _version_of(metadata: bytes) -> int:
     return max(ASSIGNMENT_VERSIONS[0], min(version, ASSIGNMENT_VERSIONS[1]))
 
 
+def _joined(member: ConsumerGroupMember) -> JoinGroupResponse:
+    """A classic member's JoinGroup answer in a consumer group: GenerationId = member epoch, no
+    leader and no member list (the broker assigns)."""
+    assert member.classic is not None
+    return JoinGroupResponse(
+        error_code=ErrorCode.NONE,
+        generation_id=member.member_epoch,
+        protocol_type=CONSUMER_PROTOCOL_TYPE,
+        protocol_name=member.classic.protocol_name,
+        leader="",
+        member_id=member.member_id,
+        members=[],
+    )
+
+
 class MixedGroups:
     """The §10.8 rules, working on the classic coordinator's groups (``classic``) and the
     consumer coordinator's (``consumer``) through their public methods. It is the consumer
@@ -225,16 +240,7 @@ class MixedGroups:
         # The member must SyncGroup within its rebalance timeout; its session is the classic one.
         consumer.schedule_consumer_group_session_timeout(group_id, member, now_ms, self._session_timeout(member))
         self._schedule_sync_timeout(group_id, member.member_id, rebalance_timeout_ms, now_ms)
-        assert member.classic is not None
-        return JoinGroupResponse(
-            error_code=ErrorCode.NONE,
-            generation_id=member.member_epoch,
-            protocol_type=CONSUMER_PROTOCOL_TYPE,
-            protocol_name=member.classic.protocol_name,
-            leader="",
-            member_id=member.member_id,
-            members=[],
-        )
+        return _joined(member)
 
     def _throw_if_classic_member_cannot_join(
         self, group: ConsumerGroup, member_id: str, instance_id: str | None, protocol_type: str | None,
