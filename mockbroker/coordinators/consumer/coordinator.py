@@ -229,6 +229,7 @@ class ConsumerGroupCoordinator:
 
     @property
     def default_assignor_name(self) -> str:
+        """group.consumer.assignors' first: the assignor of a group whose members prefer none."""
         return next(iter(self.assignors))
 
     # -- the doors -----------------------------------------------------------------------------------
@@ -453,6 +454,8 @@ class ConsumerGroupCoordinator:
         return self.create_group(group_id, now_ms)
 
     def create_group(self, group_id: str, now_ms: int) -> ConsumerGroup:
+        """A new, empty consumer group (an epoch-0 heartbeat to an unknown id, or one replacing
+        an empty classic group)."""
         group = ConsumerGroup(group_id, now_ms)
         self.groups[group_id] = group
         self.record("consumer_group.created", group, now_ms, reason="epoch-0 ConsumerGroupHeartbeat", state=group.state.value)
@@ -496,6 +499,9 @@ class ConsumerGroupCoordinator:
         self, group: ConsumerGroup, member_id: str, client_id: str, client_host: str, rebalance_timeout_ms: int,
         instance_id: str | None, now_ms: int, *, protocol: str = "consumer",
     ) -> ConsumerGroupMember:  # fmt: skip
+        """A new member (``protocol`` "classic" for a classic JoinGroup, §10.8), static when it
+        has an instance id; recorded as ``consumer_group.member_joined``. The caller bumps the
+        group epoch (``apply_member_changes`` with ``joining``)."""
         member = ConsumerGroupMember(
             member_id=member_id, client_id=client_id, client_host=client_host,
             rebalance_timeout_ms=rebalance_timeout_ms, instance_id=instance_id,
@@ -863,6 +869,8 @@ class ConsumerGroupCoordinator:
         self.services.schedule(_rebalance_key(group_id, member_id), now_ms + rebalance_timeout_ms, fire)
 
     def consumer_group_fence_member_operation(self, group_id: str, member_id: str, now_ms: int, reason: str, cause: str) -> None:
+        """A timer's fencing (session, rebalance, a classic member's join or sync timeout): the
+        member goes if it is still there when the timer fires; ``cause`` names the timer."""
         group = self.groups.get(group_id)
         member = None if group is None else group.members.get(member_id)
         if group is None or member is None:
