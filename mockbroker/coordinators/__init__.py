@@ -13,7 +13,7 @@ Layout (a new kind of group is a new folder beside these):
 - ``consumer/``: KIP-848 consumer groups (ConsumerGroupHeartbeat, ConsumerGroupDescribe, §10).
 - ``migration/``: classic members inside consumer groups and online upgrade/downgrade (§10.8).
   It is the only package that knows both kinds; the consumer coordinator reaches it through the
-  ``OnlineMigration`` Protocol it declares (consumer/coordinator.py), wired by the router, so no
+  ``OnlineMigration`` Protocol it declares (consumer/base.py), wired by the router, so no
   package imports one that imports it back.
 - ``offsets/``: the committed-offsets store and Kafka's OffsetMetadataManager rules (OffsetCommit,
   OffsetFetch, OffsetDelete, TxnOffsetCommit, retention and expiry, §8.1-§8.4).

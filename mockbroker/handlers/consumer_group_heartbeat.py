@@ -6,7 +6,7 @@ v1 (KIP-1082, KIP-848 regexes): SubscribedTopicRegex; the client must generate i
 
 As GroupCoordinatorService.consumerGroupHeartbeat (kafka-group-semantics §10.1): the request checks
 (INVALID_REQUEST, UNSUPPORTED_ASSIGNOR, INVALID_REGULAR_EXPRESSION) come before NOT_COORDINATOR;
-the rest is the coordinator's (mockbroker/coordinators/consumer/coordinator.py). Kafka 3.9 serves v0 only
+the rest is the coordinator's (mockbroker/coordinators/consumer/heartbeat.py). Kafka 3.9 serves v0 only
 (the 3.9 profile caps it).
 """
 
