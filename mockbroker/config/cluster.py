@@ -74,7 +74,7 @@ class ClusterConfig:
     kafka_defaults: bool = False
     # Also append the event log (mockbroker/events.py, docs/events.md) to this file as JSON Lines.
     events_path: str | None = None
-    # Checks of the assignments SyncGroup stores (mockbroker/groups/assignment_checks.py):
+    # Checks of the assignments SyncGroup stores (mockbroker/coordinators/classic/assignment_checks.py):
     # "off", "validate" (ownership, subscriptions, decodable bytes) or "full" (also the reference
     # check against Java's built-in assignors).
     assignment_checks: str = "full"

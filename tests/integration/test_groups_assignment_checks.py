@@ -1,4 +1,4 @@
-"""Assignment checks and broker-side assignment with real clients (mockbroker/groups/assignment_checks.py).
+"""Assignment checks and broker-side assignment with real clients (mockbroker/coordinators/classic/assignment_checks.py).
 
 - kafka-python and confluent-kafka consumers in one group under broker-side assignment receive
   exactly the broker's assignment: their own rebalance callbacks report it (``settle``), and it is
