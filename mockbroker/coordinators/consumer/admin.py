@@ -192,26 +192,29 @@ class AdminRules(ConsumerCoordinatorBase):
 
     # -- offsets and admin APIs (§8, §10.6, §10.7) -----------------------------------------------------
 
-    def validate_offset_commit(
+    def _validate_offset_commit(
         self, group: ConsumerGroup, member_id: str, member_epoch: int, api_version: int, partitions: Iterable[tuple[str, int]]
-    ) -> tuple[ErrorCode | None, dict[tuple[str, int], ErrorCode]]:
-        """ConsumerGroup.validateOffsetCommit: a group-level error, or per-partition errors for a
-        commit with an older epoch (KIP-1251: each partition must have been given to the member at
-        or before that epoch, and still be assigned or pending revocation)."""
+    ) -> dict[tuple[str, int], ErrorCode]:
+        """ConsumerGroup.validateOffsetCommit: GroupError for a group-level refusal; otherwise
+        the per-partition errors of a commit with an older epoch (KIP-1251: each partition must
+        have been given to the member at or before that epoch, and still be assigned or pending
+        revocation)."""
         if member_epoch < 0 and not group.members:
-            return None, {}  # an admin or manual-assignment commit to an empty group
+            return {}  # an admin or manual-assignment commit to an empty group
         member = group.members.get(member_id)
         if member is None:
-            return ErrorCode.UNKNOWN_MEMBER_ID, {}
+            raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group.group_id}.")
         if member.uses_classic_protocol:
             # A classic member commits with its generation (= member epoch), at any version (§10.8).
-            return (None if member_epoch == member.member_epoch else ErrorCode.ILLEGAL_GENERATION), {}
+            if member_epoch != member.member_epoch:
+                raise GroupError(ErrorCode.ILLEGAL_GENERATION, f"Generation {member_epoch} is not {member.member_epoch}.")
+            return {}
         if api_version < OFFSET_COMMIT_MEMBER_EPOCH_MIN_VERSION:
-            return ErrorCode.UNSUPPORTED_VERSION, {}
+            raise GroupError(ErrorCode.UNSUPPORTED_VERSION, "A consumer-protocol member commits with OffsetCommit v9+.")
         if member_epoch > member.member_epoch:
-            return ErrorCode.STALE_MEMBER_EPOCH, {}
+            raise GroupError(ErrorCode.STALE_MEMBER_EPOCH, f"Member epoch {member_epoch} is ahead of {member.member_epoch}.")
         if member_epoch == member.member_epoch:
-            return None, {}
+            return {}
         errors: dict[tuple[str, int], ErrorCode] = {}
         held = {**member.pending_revocation, **member.assigned}
         for topic, partition in partitions:
@@ -219,19 +222,20 @@ class AdminRules(ConsumerCoordinatorBase):
             given_at = None if known is None else held.get((known.topic_id, partition))
             if given_at is None or given_at > member_epoch:
                 errors[(topic, partition)] = ErrorCode.STALE_MEMBER_EPOCH
-        return None, errors
+        return errors
 
     def commit_offsets(self, now_ms: int, group: ConsumerGroup, request: OffsetCommitRequest, *, api_version: int) -> list[OffsetCommitResponseTopic]:
         """OffsetCommit to a consumer group: validated against member epochs, then stored."""
         epoch = request.generation_id_or_member_epoch
         requested = [(t.name, p.partition_index) for t in request.topics for p in t.partitions]
-        error, partition_errors = self.validate_offset_commit(group, request.member_id, epoch, api_version, requested)
-        if error is not None:
+        try:
+            partition_errors = self._validate_offset_commit(group, request.member_id, epoch, api_version, requested)
+        except GroupError as exc:
             self.record(
-                "offset.commit_rejected", group, now_ms, member_id=request.member_id or None, reason=error.name,
-                error=error.name, request_generation_id=epoch, partitions=partition_list(request.topics),
+                "offset.commit_rejected", group, now_ms, member_id=request.member_id or None, reason=exc.code.name,
+                error=exc.code.name, request_generation_id=epoch, partitions=partition_list(request.topics),
             )  # fmt: skip
-            return rejected_commit(request, error)
+            return rejected_commit(request, exc.code)
         if partition_errors:
             self.record(
                 "offset.commit_rejected", group, now_ms, member_id=request.member_id or None,
