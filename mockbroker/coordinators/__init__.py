@@ -29,11 +29,11 @@ return responses or codes and never raise ``GroupError``; anything else raised i
 and fails loudly (``IllegalStateTransition``, ``AssertionError``). Exceptions rather than returned
 codes because the rules nest deeply (Kafka's throwIf* chains) and ConsumerGroupHeartbeat answers
 a message with the code; a ``try`` costs nothing on CPython 3.11 when nothing is raised, so the
-hot Heartbeat path pays nothing for it. Where Kafka itself does not throw but completes the
-request's future with an error answer (classicGroupJoin's responseFuture: MEMBER_ID_REQUIRED,
-GROUP_MAX_SIZE_REACHED, a rejected rejoin, whose answers differ in MemberId and ProtocolName rule
-by rule), the classic JoinGroup completes its ``Parked`` answer the same way: an answer, as in
-Java, not a second error style. Checks a handler makes before NOT_COORDINATOR
+hot Heartbeat path pays nothing for it. Answers that carry an error code but are a step of the
+protocol rather than a refusal stay answers: MEMBER_ID_REQUIRED (the KIP-394 handshake hands out a
+member id), and the parked JoinGroups and SyncGroups of *other* members completed with
+REBALANCE_IN_PROGRESS, UNKNOWN_MEMBER_ID or FENCED_INSTANCE_ID when a rebalance, a removal or a
+static replacement ends their wait. Checks a handler makes before NOT_COORDINATOR
 (``check_join_request``, ``check_sync_request``, ``check_consumer_group_heartbeat_request``) are
 public entries too: they return the code or the error answer.
 

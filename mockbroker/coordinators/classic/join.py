@@ -11,6 +11,7 @@ from mockbroker.coordinators.classic.base import (
     ClassicCoordinatorBase,
     heartbeat_key,
     join_reason,
+    raise_if,
 )
 from mockbroker.coordinators.classic.group import (
     COMPLETING_REBALANCE,
@@ -27,6 +28,7 @@ from mockbroker.coordinators.classic.group import (
     IllegalStateTransition,
     Protocol,
 )
+from mockbroker.coordinators.errors import GroupError
 from mockbroker.coordinators.parked import Parked
 from mockbroker_protocol.consumer_protocol import decode_subscription
 from mockbroker_protocol.errors import DecodeError, ErrorCode
@@ -81,29 +83,37 @@ class JoinGroupRules(ClassicCoordinatorBase):
             protocols=[(p.name, p.metadata) for p in request.protocols],
             parked=Parked(f"JoinGroup {request.group_id}/{request.member_id or '(new)'}"),
         )
-        group = self.groups.get(request.group_id)
-        is_unknown_member = request.member_id == UNKNOWN_MEMBER_ID
-        if group is None:
-            if not is_unknown_member:
-                return JoinGroupResponse(error_code=ErrorCode.UNKNOWN_MEMBER_ID, member_id=request.member_id)
-            group = self._create_group(request.group_id, now_ms, "JoinGroup with an empty member id")
-
-        if not self._accept_joining_member(group, request.member_id):
-            # §3.2 step 6: a rejected existing member is removed from the group.
-            if group.remove(request.member_id) is not None:
-                self.timers.cancel(heartbeat_key(group.group_id, request.member_id))
-                self._record(
-                    "member.removed", group, now_ms, member_id=request.member_id,
-                    reason=f"group.max.size {self.config.group_max_size} reached", cause="group_max_size",
-                )  # fmt: skip
-            join.parked.complete(
-                JoinGroupResponse(error_code=ErrorCode.GROUP_MAX_SIZE_REACHED, member_id=UNKNOWN_MEMBER_ID)
-            )
-        elif is_unknown_member:
-            self._join_new_member(group, join, now_ms)
-        else:
-            self._join_existing_member(group, join, now_ms)
+        try:
+            group = self._get_or_maybe_create_group_for_join(request, now_ms)
+            self._throw_if_group_is_full(group, request.member_id, now_ms)
+            if request.member_id == UNKNOWN_MEMBER_ID:
+                self._join_new_member(group, join, now_ms)
+            else:
+                self._join_existing_member(group, join, now_ms)
+        except GroupError as exc:
+            return _join_error(exc.code, request.member_id)
         return join.parked.result() if join.parked.done() else join.parked
+
+    def _get_or_maybe_create_group_for_join(self, request: JoinGroupRequest, now_ms: int) -> ClassicGroup:
+        """An unknown group is created by a JoinGroup with an empty member id only."""
+        group = self.groups.get(request.group_id)
+        if group is not None:
+            return group
+        if request.member_id != UNKNOWN_MEMBER_ID:
+            raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Group {request.group_id} is unknown.")
+        return self._create_group(request.group_id, now_ms, "JoinGroup with an empty member id")
+
+    def _throw_if_group_is_full(self, group: ClassicGroup, member_id: str, now_ms: int) -> None:
+        """§3.2 step 6: GROUP_MAX_SIZE_REACHED, and a rejected existing member is removed."""
+        if self._accept_joining_member(group, member_id):
+            return
+        if group.remove(member_id) is not None:
+            self.timers.cancel(heartbeat_key(group.group_id, member_id))
+            self._record(
+                "member.removed", group, now_ms, member_id=member_id,
+                reason=f"group.max.size {self.config.group_max_size} reached", cause="group_max_size",
+            )  # fmt: skip
+        raise GroupError(ErrorCode.GROUP_MAX_SIZE_REACHED, f"Group {group.group_id} is full.")
 
     def _accept_joining_member(self, group: ClassicGroup, member_id: str) -> bool:
         """GroupMetadataManager.acceptJoiningMember (group.max.size, §3.2 step 6)."""
@@ -117,18 +127,14 @@ class JoinGroupRules(ClassicCoordinatorBase):
 
     def _join_new_member(self, group: ClassicGroup, join: _Join, now_ms: int) -> None:
         request = join.request
-        if group.state is DEAD:
-            join.parked.complete(JoinGroupResponse(error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE, member_id=UNKNOWN_MEMBER_ID))
-        elif not group.supports_protocols(request.protocol_type, {name for name, _ in join.protocols}):
-            join.parked.complete(JoinGroupResponse(error_code=ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id=UNKNOWN_MEMBER_ID))
+        _throw_if_not_joinable(group, join)
+        # §3.4: clientId-UUID for dynamic members, groupInstanceId-UUID for static ones.
+        prefix = request.group_instance_id if request.group_instance_id is not None else join.client_id
+        new_member_id = f"{prefix}{MEMBER_ID_DELIMITER}{self.new_uuid()}"
+        if request.group_instance_id is not None:
+            self._join_new_static_member(group, join, new_member_id, now_ms)
         else:
-            # §3.4: clientId-UUID for dynamic members, groupInstanceId-UUID for static ones.
-            prefix = request.group_instance_id if request.group_instance_id is not None else join.client_id
-            new_member_id = f"{prefix}{MEMBER_ID_DELIMITER}{self.new_uuid()}"
-            if request.group_instance_id is not None:
-                self._join_new_static_member(group, join, new_member_id, now_ms)
-            else:
-                self._join_new_dynamic_member(group, join, new_member_id, now_ms)
+            self._join_new_dynamic_member(group, join, new_member_id, now_ms)
 
     def _join_new_static_member(self, group: ClassicGroup, join: _Join, new_member_id: str, now_ms: int) -> None:
         """§7.1: a known instance id replaces its old member; an unknown one is added."""
@@ -162,26 +168,14 @@ class JoinGroupRules(ClassicCoordinatorBase):
     def _join_existing_member(self, group: ClassicGroup, join: _Join, now_ms: int) -> None:
         request = join.request
         member_id = request.member_id
-        if group.state is DEAD:
-            join.parked.complete(JoinGroupResponse(error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE, member_id=member_id))
-            return
-        if not group.supports_protocols(request.protocol_type, {name for name, _ in join.protocols}):
-            join.parked.complete(JoinGroupResponse(error_code=ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id=member_id))
-            return
+        _throw_if_not_joinable(group, join)
         if group.is_pending_member(member_id):
             if request.group_instance_id is not None:
-                # Kafka throws IllegalStateException here ("pending member cannot be a static
-                # member"), which reaches the client as UNKNOWN_SERVER_ERROR.
-                join.parked.complete(JoinGroupResponse(error_code=ErrorCode.UNKNOWN_SERVER_ERROR))
-                return
+                # Kafka throws IllegalStateException here, answered UNKNOWN_SERVER_ERROR.
+                raise GroupError(ErrorCode.UNKNOWN_SERVER_ERROR, "A pending member cannot be a static member.")
             self._add_member_then_rebalance_or_complete_join(group, join, member_id, now_ms)
             return
-        error = group.validate_member(member_id, request.group_instance_id)
-        if error is not None:
-            join.parked.complete(
-                JoinGroupResponse(error_code=error, member_id=member_id, protocol_type=None, protocol_name=None)
-            )
-            return
+        raise_if(group.validate_member(member_id, request.group_instance_id), f"member {member_id} is refused")
         member = group.members[member_id]
         self._record(
             "member.rejoined", group, now_ms, member_id=member_id, reason=join_reason(request.reason),
@@ -225,7 +219,7 @@ class JoinGroupRules(ClassicCoordinatorBase):
             else:
                 join.parked.complete(self._join_response(group, member_id, []))
         else:
-            join.parked.complete(JoinGroupResponse(error_code=ErrorCode.UNKNOWN_MEMBER_ID, member_id=member_id))
+            raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Group {group.group_id} is {group.state.value}.")
 
     def _add_member_then_rebalance_or_complete_join(
         self, group: ClassicGroup, join: _Join, member_id: str, now_ms: int
@@ -357,6 +351,27 @@ class JoinGroupRules(ClassicCoordinatorBase):
             group_instance_id=instance_id, old_member_id=old_member_id, state=group.state.value,
         )  # fmt: skip
         return new
+
+
+# Answered without the request's member id: acceptJoiningMember's answer sets UNKNOWN_MEMBER_ID, and
+# an exception (UNKNOWN_SERVER_ERROR) is answered by the service with the response's defaults.
+_ANSWERED_WITHOUT_MEMBER_ID = frozenset({ErrorCode.GROUP_MAX_SIZE_REACHED, ErrorCode.UNKNOWN_SERVER_ERROR})
+
+
+def _join_error(code: ErrorCode, member_id: str) -> JoinGroupResponse:
+    """classicGroupJoin's error answer (§3.9): the request's member id ("" for a new member),
+    everything else at its default; ProtocolType and ProtocolName null, as Kafka's membership
+    errors set them (the handler's ``shape`` writes a null name as "" below v7)."""
+    answered_id = UNKNOWN_MEMBER_ID if code in _ANSWERED_WITHOUT_MEMBER_ID else member_id
+    return JoinGroupResponse(error_code=code, member_id=answered_id, protocol_type=None, protocol_name=None)
+
+
+def _throw_if_not_joinable(group: ClassicGroup, join: _Join) -> None:
+    """classicGroupJoin{New,Existing}Member's first checks: a Dead group, then the protocols."""
+    if group.state is DEAD:
+        raise GroupError(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"Group {group.group_id} is Dead.")
+    if not group.supports_protocols(join.request.protocol_type, {name for name, _ in join.protocols}):
+        raise GroupError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, f"Group {group.group_id} does not support the protocols.")
 
 
 class _Join:
