@@ -109,7 +109,7 @@ MAX_FINDINGS_PER_GROUP = 1000  # group.findings keeps the newest ones
 # it is skipped (sticky with different subscriptions takes seconds at 1,000 x 10,000: bench/RESULTS.md).
 REFERENCE_CHECK_MAX_SIZE = 1_000_000
 
-Record = Callable[..., None]  # GroupCoordinator._record
+Record = Callable[..., None]  # ClassicCoordinatorBase._record
 
 
 def tp_names(partitions: Iterable[TopicPartition]) -> list[str]:

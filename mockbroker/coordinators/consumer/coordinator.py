@@ -27,10 +27,11 @@ names or regex or of preferred assignor, and by a change of the subscribed topic
   atomic groups) are refused with INVALID_REGULAR_EXPRESSION, as RE2J would refuse them. Python
   and RE2J still differ on a few escapes and flags (``\\Z``, ``(?u)``, POSIX classes such as
   ``[[:alpha:]]``, which RE2J knows and ``re`` does not).
-- Mixed groups (§10.8) are served by ``mockbroker.coordinators.migration.mixed``: classic JoinGroup, SyncGroup,
-  Heartbeat and LeaveGroup to a non-empty consumer group, and online upgrade (in
-  ``_get_or_maybe_create_consumer_group``) and downgrade (in ``_consumer_group_fence_members``)
-  as ``group.consumer.migration.policy`` allows. An empty classic group is replaced on an epoch-0
+- Mixed groups (§10.8) are served by ``mockbroker.coordinators.migration.mixed``: classic
+  JoinGroup, SyncGroup, Heartbeat and LeaveGroup to a non-empty consumer group (the router sends
+  them there), and online upgrade (asked in ``_get_or_maybe_create_consumer_group``) and downgrade
+  (asked in ``consumer_group_fence_members``) through ``migration`` (``OnlineMigration``), as
+  ``group.consumer.migration.policy`` allows. An empty classic group is replaced on an epoch-0
   heartbeat, and an empty consumer group by a classic group on a classic JoinGroup, as in Kafka.
   Not served: the downgrade Kafka makes when a classic static member replaces the last
   consumer-protocol static member under the same instance id (the classic member joins the
