@@ -4,7 +4,8 @@ One Stable group with one member (a classic group joined by a raw client, as ben
 sets it up; or a KIP-848 consumer group at its target assignment), then N heartbeats of that
 member, all answered NONE, at one of three depths:
 
-- ``coordinator``: the group coordinator alone (``GroupCoordinator.heartbeat``, or
+- ``coordinator``: the group coordinator alone (``ClassicGroupCoordinator.heartbeat``, the entry
+  handlers/heartbeat.py calls, or
   ``ConsumerGroupCoordinator.consumer_group_heartbeat``), what the groups area owns;
 - ``handler``: the API handler with its request context (adds the coordinator lookup);
 - ``request``: request frames through a ``Connection`` (16 pipelined frames per
@@ -163,7 +164,7 @@ async def run(kind: str, depth: str, n: int, warmup: int) -> int:
                 group_id, member_id, generation_id = req.group_id, req.member_id, req.generation_id
 
                 def one() -> Any:
-                    return groups.heartbeat(clock.now_ms(), group_id, member_id, generation_id, None)
+                    return groups.classic.heartbeat(clock.now_ms(), group_id, member_id, generation_id, None)
             else:
                 consumer = groups.consumer
 

@@ -7,7 +7,7 @@ rows per second for the rebalance analytics job. Not a test.
 
 The lab runs the ``medium`` grid (every scenario through every registered assignor: one *run* is a
 (scenario, assignor) pair) and writes its Parquet tables; the analytics job reads event logs made
-here by the real group coordinator on a ManualClock (``tests/mockbroker/groups_support.Harness``:
+here by the real group coordinator on a ManualClock (``tests/mockbroker/coordinators/groups_support.Harness``:
 groups forming, members joining, leaving and rejoining, offsets committed), one file per run, and
 writes its four tables. Each repeat starts a Spark session per master (interleaved), runs a warm-up job so the Python
 workers are up, then times the lab and the analytics job; session start-up is reported apart (it
@@ -38,7 +38,7 @@ MASTERS = ("local[1]", "local[2]")
 
 def make_event_logs(directory: Path, runs: int, groups: int) -> int:
     """``runs`` JSON Lines files of ``groups`` groups each, recorded by the coordinator; returns rows."""
-    from tests.mockbroker.groups_support import Harness, assignment
+    from tests.mockbroker.coordinators.groups_support import Harness, assignment
 
     rows = 0
     for run in range(runs):

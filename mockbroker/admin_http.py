@@ -48,10 +48,9 @@ from mockbroker.control import (
     ProduceError,
     WaitTimeout,
 )
+from mockbroker.coordinators.classic.group import GROUP_TYPE_CLASSIC, ClassicGroupState
+from mockbroker.coordinators.consumer.group import GROUP_TYPE_CONSUMER, ConsumerGroupState, MemberState
 from mockbroker.events import Event
-from mockbroker.groups.classic import ClassicGroupState
-from mockbroker.groups.consumer import GROUP_TYPE_CONSUMER, ConsumerGroupState, MemberState
-from mockbroker.groups.coordinator import GROUP_TYPE_CLASSIC
 from mockbroker.intercept import After, Intercepted, Interceptor, api_key_of, error_code_of, error_codes
 from mockbroker.model import TopicError
 from mockbroker_protocol.errors import ErrorCode

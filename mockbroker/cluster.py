@@ -46,9 +46,9 @@ from mockbroker_protocol.hashing import partition_for
 if TYPE_CHECKING:
     import uuid
 
+    from mockbroker.coordinators.classic.assignment_checks import AssignmentChecks
+    from mockbroker.coordinators.router import GroupCoordinator
     from mockbroker.fetch_sessions import FetchSessionCache
-    from mockbroker.groups.assignment_checks import AssignmentChecks
-    from mockbroker.groups.coordinator import GroupCoordinator
     from mockbroker.log.producers import ProducerIdManager
 
 log = logging.getLogger("mockbroker")
@@ -183,8 +183,8 @@ class MockCluster:
         return self._assignment_checks
 
     def _make_groups(self) -> GroupCoordinator:
-        from mockbroker.groups.assignment_checks import AssignmentChecks
-        from mockbroker.groups.coordinator import GroupCoordinator
+        from mockbroker.coordinators.classic.assignment_checks import AssignmentChecks
+        from mockbroker.coordinators.router import GroupCoordinator
 
         config = self.config
         checks = self._assignment_checks = AssignmentChecks(

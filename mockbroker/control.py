@@ -18,11 +18,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from mockbroker.coordinators.classic.group import GROUP_TYPE_CLASSIC, ClassicGroupState
+from mockbroker.coordinators.consumer.group import GROUP_TYPE_CONSUMER, ConsumerGroupState
 from mockbroker.events import Event
 from mockbroker.faults import ErrorQueues
-from mockbroker.groups.classic import ClassicGroupState
-from mockbroker.groups.consumer import GROUP_TYPE_CONSUMER, ConsumerGroupState
-from mockbroker.groups.coordinator import GROUP_TYPE_CLASSIC
 from mockbroker.intercept import (
     CLOSE,
     DROP,
@@ -42,8 +41,8 @@ from mockbroker_protocol.registry import APIS
 
 if TYPE_CHECKING:
     from mockbroker.cluster import MockCluster
-    from mockbroker.groups import ClassicGroup, ClassicGroupMember
-    from mockbroker.groups.consumer import ConsumerGroup
+    from mockbroker.coordinators.classic.group import ClassicGroup, ClassicGroupMember
+    from mockbroker.coordinators.consumer.group import ConsumerGroup
     from mockbroker.model import Partition, Topic
 
 T = TypeVar("T")

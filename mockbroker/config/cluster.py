@@ -74,7 +74,7 @@ class ClusterConfig:
     kafka_defaults: bool = False
     # Also append the event log (mockbroker/events.py, docs/events.md) to this file as JSON Lines.
     events_path: str | None = None
-    # Checks of the assignments SyncGroup stores (mockbroker/groups/assignment_checks.py):
+    # Checks of the assignments SyncGroup stores (mockbroker/coordinators/classic/assignment_checks.py):
     # "off", "validate" (ownership, subscriptions, decodable bytes) or "full" (also the reference
     # check against Java's built-in assignors).
     assignment_checks: str = "full"
@@ -111,7 +111,7 @@ class ClusterConfig:
         check_mode(self.assignment_checks)
         strict_mode(self.assignment_strict)
         if self.broker_assignors:  # only then are the assignors imported (start-up stays fast)
-            from mockbroker.groups.assignment_checks import resolve_broker_assignors
+            from mockbroker.config.groups import resolve_broker_assignors
 
             resolve_broker_assignors(self.broker_assignors)  # ValueError naming an unknown assignor
         for name, key in KAFKA_NAMES_BY_FIELD.items():

@@ -41,13 +41,15 @@ interval within its own, and the heartbeat interval must be below the session ti
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from mockbroker.config.cluster import ClusterConfig
+    from mockbroker_assignors.base import Assignor
 
-# Assignment checks (mockbroker/groups/assignment_checks.py): modes of assignment_checks and
+# Assignment checks (mockbroker/coordinators/classic/assignment_checks.py): modes of assignment_checks and
 # assignment_strict.
 CHECK_MODES = ("off", "validate", "full")
 STRICT_MODES = ("off", "violations", "all")
@@ -63,6 +65,23 @@ def strict_mode(value: str) -> str:
     if value not in STRICT_MODES:
         raise ValueError(f"assignment_strict must be one of {', '.join(STRICT_MODES)}, not {value!r}")
     return value
+
+
+def resolve_broker_assignors(patterns: Mapping[str, str]) -> dict[str, Assignor]:
+    """broker_assignors: glob -> assignor name or "module:attr", resolved now (client-side
+    registry), so a typo fails at start and not at the first rebalance. ValueError names the
+    pattern. The assignors are imported here only when some are configured (start-up stays fast)."""
+    from mockbroker_assignors import registry
+
+    resolved: dict[str, Assignor] = {}
+    for pattern, name in patterns.items():
+        if not pattern:
+            raise ValueError("broker_assignors: a group pattern must not be empty")
+        try:
+            resolved[pattern] = registry.resolve(name)
+        except (KeyError, ImportError, TypeError, ValueError) as exc:
+            raise ValueError(f"broker_assignors[{pattern!r}] = {name!r}: {exc}") from None
+    return resolved
 
 
 # mockbroker's and Kafka's values of the settings whose defaults differ (ClusterConfig None).

@@ -239,7 +239,7 @@ def parse_field(where: str, name: str, raw: Any) -> Any:
 def _broker_assignors(where: str, raw: Any) -> dict[str, str]:
     """Group glob -> assignor: a TOML table, "GLOB=NAME,GLOB=NAME" (the environment) or a list
     of "GLOB=NAME" (repeated flags). Every assignor is looked up now."""
-    from mockbroker.groups.assignment_checks import resolve_broker_assignors
+    from mockbroker.config.groups import resolve_broker_assignors
 
     if isinstance(raw, dict):
         pairs = _flatten(raw)

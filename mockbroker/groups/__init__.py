@@ -1,12 +1,7 @@
-"""Group coordination, sans-I/O: classic and KIP-848 consumer groups and the committed-offsets store.
+"""The old home of group coordination, kept as a thin shim: the code is in ``mockbroker.coordinators``.
 
-``MockCluster.groups`` is the cluster's ``GroupCoordinator``; the wire handlers
-(mockbroker/handlers/{join_group,sync_group,heartbeat,leave_group,offset_commit,offset_fetch,
-offset_delete,describe_groups,list_groups,delete_groups}.py) check, delegate to it and shape the
-answer per version. The rules are Kafka's (kafka-group-semantics §2-§9); the event log schema is
-docs/events.md. KIP-848 consumer groups (§10) are ``MockCluster.groups.consumer``
-(mockbroker.groups.consumer_coordinator; state in mockbroker.groups.consumer), served by
-handlers/consumer_group_heartbeat.py and consumer_group_describe.py.
+``from mockbroker.groups import Parked, GroupConfig, ...`` keeps working for the names this
+package exported before the move; new code imports from the modules named below.
 """
 
 from __future__ import annotations
@@ -16,31 +11,34 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mockbroker.config.groups import GroupConfig
-    from mockbroker.groups.classic import ClassicGroup, ClassicGroupMember, ClassicGroupState
-    from mockbroker.groups.consumer import ConsumerGroup, ConsumerGroupMember, ConsumerGroupState, MemberState
-    from mockbroker.groups.consumer_coordinator import ConsumerGroupCoordinator
-    from mockbroker.groups.coordinator import GroupCoordinator
-    from mockbroker.groups.offsets import OffsetAndMetadata, OffsetStore
-    from mockbroker.groups.parked import Parked, wait
+    from mockbroker.coordinators.classic.group import ClassicGroup, ClassicGroupMember, ClassicGroupState
+    from mockbroker.coordinators.consumer.coordinator import ConsumerGroupCoordinator
+    from mockbroker.coordinators.consumer.group import (
+        ConsumerGroup,
+        ConsumerGroupMember,
+        ConsumerGroupState,
+        MemberState,
+    )
+    from mockbroker.coordinators.offsets.store import OffsetAndMetadata, OffsetStore
+    from mockbroker.coordinators.parked import Parked, wait
+    from mockbroker.coordinators.router import GroupCoordinator
 
-# The names below are imported on first use (PEP 562), not with the package: a broker process
-# that has not yet seen a group request does not pay for the coordinators and the assignors
-# (a third of a cold start). name -> submodule.
+# name -> module, imported on first use (PEP 562) as before the move.
 _EXPORTS = {
-    "ClassicGroup": "classic",
-    "ClassicGroupMember": "classic",
-    "ClassicGroupState": "classic",
-    "ConsumerGroup": "consumer",
-    "ConsumerGroupCoordinator": "consumer_coordinator",
-    "ConsumerGroupMember": "consumer",
-    "ConsumerGroupState": "consumer",
+    "ClassicGroup": "mockbroker.coordinators.classic.group",
+    "ClassicGroupMember": "mockbroker.coordinators.classic.group",
+    "ClassicGroupState": "mockbroker.coordinators.classic.group",
+    "ConsumerGroup": "mockbroker.coordinators.consumer.group",
+    "ConsumerGroupCoordinator": "mockbroker.coordinators.consumer.coordinator",
+    "ConsumerGroupMember": "mockbroker.coordinators.consumer.group",
+    "ConsumerGroupState": "mockbroker.coordinators.consumer.group",
     "GroupConfig": "mockbroker.config.groups",
-    "GroupCoordinator": "coordinator",
-    "MemberState": "consumer",
-    "OffsetAndMetadata": "offsets",
-    "OffsetStore": "offsets",
-    "Parked": "parked",
-    "wait": "parked",
+    "GroupCoordinator": "mockbroker.coordinators.router",
+    "MemberState": "mockbroker.coordinators.consumer.group",
+    "OffsetAndMetadata": "mockbroker.coordinators.offsets.store",
+    "OffsetStore": "mockbroker.coordinators.offsets.store",
+    "Parked": "mockbroker.coordinators.parked",
+    "wait": "mockbroker.coordinators.parked",
 }
 
 
@@ -48,7 +46,7 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module if "." in module else f"{__name__}.{module}"), name)
+    value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
 

@@ -32,7 +32,7 @@ VERSIONS = (0, 1)
 def describe(ctx: RequestContext, group_id: str) -> DescribedGroup:
     if group_id and not is_group_coordinator(ctx, group_id):
         return DescribedGroup(error_code=ErrorCode.NOT_COORDINATOR, group_id=group_id)
-    return ctx.cluster.groups.consumer.consumer_group_describe(group_id)
+    return ctx.cluster.groups.consumer_group_describe(group_id)
 
 
 async def handle(ctx: RequestContext, req: ConsumerGroupDescribeRequest) -> ConsumerGroupDescribeResponse:

@@ -6,7 +6,7 @@ v1 (KIP-1082, KIP-848 regexes): SubscribedTopicRegex; the client must generate i
 
 As GroupCoordinatorService.consumerGroupHeartbeat (kafka-group-semantics §10.1): the request checks
 (INVALID_REQUEST, UNSUPPORTED_ASSIGNOR, INVALID_REGULAR_EXPRESSION) come before NOT_COORDINATOR;
-the rest is the coordinator's (mockbroker.groups.consumer_coordinator). Kafka 3.9 serves v0 only
+the rest is the coordinator's (mockbroker/coordinators/consumer/heartbeat.py). Kafka 3.9 serves v0 only
 (the 3.9 profile caps it).
 """
 
@@ -29,13 +29,13 @@ VERSIONS = (0, 1)
 
 
 async def handle(ctx: RequestContext, req: ConsumerGroupHeartbeatRequest) -> ConsumerGroupHeartbeatResponse:
-    consumer = ctx.cluster.groups.consumer
-    error = consumer.check_heartbeat_request(req, ctx.api_version)
-    if error is not None:
-        return ConsumerGroupHeartbeatResponse(error_code=error.code, error_message=error.message)
+    groups = ctx.cluster.groups
+    refused = groups.check_consumer_group_heartbeat_request(req, ctx.api_version)
+    if refused is not None:
+        return refused
     if not is_group_coordinator(ctx, req.group_id):
         return ConsumerGroupHeartbeatResponse(error_code=ErrorCode.NOT_COORDINATOR)
-    return consumer.consumer_group_heartbeat(
+    return groups.consumer_group_heartbeat(
         ctx.now_ms,
         req,
         api_version=ctx.api_version,

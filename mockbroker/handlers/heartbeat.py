@@ -47,7 +47,8 @@ async def handle(ctx: RequestContext, req: HeartbeatRequest) -> HeartbeatRespons
     elif not is_group_coordinator(ctx, group_id):
         error = ErrorCode.NOT_COORDINATOR
     else:
-        error = ctx.cluster.groups.heartbeat(
+        # The hot path: straight to the classic coordinator (router.py, "Heartbeat").
+        error = ctx.cluster.groups.classic.heartbeat(
             ctx.now_ms, group_id, req.member_id, req.generation_id, req.group_instance_id
         )
     if ctx.inspected:  # interceptors and the request log see (and edit) real objects
@@ -69,7 +70,7 @@ def fast(cluster: MockCluster, broker: BrokerNode, version: int, req: HeartbeatR
     group_id = req.group_id
     if not group_id or cluster.coordinator_for(group_id).node_id != broker.node_id:
         return None  # INVALID_GROUP_ID, NOT_COORDINATOR: the general path answers them
-    error = cluster.groups.heartbeat(
+    error = cluster.groups.classic.heartbeat(  # the hot path (router.py, "Heartbeat")
         cluster.clock.now_ms(), group_id, req.member_id, req.generation_id, req.group_instance_id
     )
     key = (version, error)

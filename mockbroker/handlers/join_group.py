@@ -8,15 +8,16 @@ SkipAssignment for a static leader replaced without a rebalance.
 
 Checks in Kafka's order (kafka-group-semantics §3.2): INVALID_GROUP_ID and INVALID_SESSION_TIMEOUT
 (GroupCoordinatorService.joinGroup) come before NOT_COORDINATOR (the runtime's), which comes with
-an empty MemberId. The rest is the coordinator's (mockbroker.groups.coordinator); a JoinGroup that
-waits for the join phase parks, holding only its own connection.
+an empty MemberId. The rest is the coordinator's (``cluster.groups``, mockbroker/coordinators/router.py,
+which hands it to classic/coordinator.py or, for a consumer group, migration/mixed.py); a JoinGroup
+that waits for the join phase parks, holding only its own connection.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mockbroker.groups import Parked, wait
+from mockbroker.coordinators.parked import Parked, wait
 from mockbroker.handlers._coordinator import is_group_coordinator
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.join_group import JoinGroupRequest, JoinGroupResponse

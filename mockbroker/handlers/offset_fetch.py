@@ -127,7 +127,7 @@ def answer_group(
         return group_error(group_id, topics, ErrorCode.NOT_COORDINATOR, ctx.api_version)
     # v9+ (KIP-848): a consumer group checks the member and its epoch; below v9 the codec leaves
     # MemberId null and MemberEpoch -1, which every group accepts.
-    error = ctx.cluster.groups.consumer.validate_offset_fetch(group_id, member_id, member_epoch)
+    error = ctx.cluster.groups.validate_offset_fetch(group_id, member_id, member_epoch)
     if error is not None:
         return group_error(group_id, topics, error, ctx.api_version)
     return fetch_group_offsets(ctx, group_id, topics, require_stable)

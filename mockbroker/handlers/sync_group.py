@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mockbroker.groups import Parked, wait
+from mockbroker.coordinators.parked import Parked, wait
 from mockbroker.handlers._coordinator import is_group_coordinator
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse

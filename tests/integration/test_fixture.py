@@ -22,7 +22,7 @@ from mockbroker_protocol.messages.join_group import (
 )
 from mockbroker_protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
 from tests.integration.support import DEADLINE_S, wait_for
-from tests.mockbroker.groups_support import assignment, subscription
+from tests.mockbroker.coordinators.groups_support import assignment, subscription
 from tests.mockbroker.wire import WireClient
 
 JOIN, HEARTBEAT, SYNC = 11, 12, 14

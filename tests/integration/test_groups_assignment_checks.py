@@ -1,4 +1,4 @@
-"""Assignment checks and broker-side assignment with real clients (mockbroker/groups/assignment_checks.py).
+"""Assignment checks and broker-side assignment with real clients (mockbroker/coordinators/classic/assignment_checks.py).
 
 - kafka-python and confluent-kafka consumers in one group under broker-side assignment receive
   exactly the broker's assignment: their own rebalance callbacks report it (``settle``), and it is
@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from mockbroker.groups.assignment_checks import Finding
+from mockbroker.coordinators.classic.findings import Finding
 from mockbroker_assignors.registry import get as get_assignor
 from mockbroker_assignors.types import ClusterMetadata, Subscription
 from tests.integration.groups_support import (

@@ -486,7 +486,7 @@ DEFERRED_AT_START = (
     "mockbroker_conformance",
     "mockbroker.fetch_sessions",
     "mockbroker.control",
-    "mockbroker.groups.coordinator",
+    "mockbroker.coordinators.router",
     "uuid",
     "platform",
     "json",

@@ -20,8 +20,8 @@ from mockbroker_protocol.messages.offset_commit import (
     OffsetCommitRequestPartition,
     OffsetCommitRequestTopic,
 )
-from tests.mockbroker.consumer_groups_support import ConsumerHarness
-from tests.mockbroker.groups_support import Harness
+from tests.mockbroker.coordinators.consumer_groups_support import ConsumerHarness
+from tests.mockbroker.coordinators.groups_support import Harness
 
 SESSION = 10_000  # mockbroker's group.consumer.session.timeout.ms
 SCRIPTED = "tests.mockbroker.test_control_groups:ScriptedAssignor"

@@ -65,7 +65,7 @@ def test_start_up_imports_no_codec_or_handler_module() -> None:
     """What `mockbroker serve` imports before the first request: the registry, the handler table
     and the dispatch path, but none of the generated codec modules or handler modules, nor the
     group coordinator, the assignors or the produce path (they load with their first use)."""
-    lazy = ("mockbroker_protocol.messages.", "mockbroker.handlers.", "mockbroker.groups.coordinator", "mockbroker_assignors",
+    lazy = ("mockbroker_protocol.messages.", "mockbroker.handlers.", "mockbroker.coordinators.router", "mockbroker_assignors",
             "mockbroker.log.replica_manager", "mockbroker_protocol.records")  # fmt: skip
     code = (
         "import asyncio, sys, mockbroker.cli, mockbroker.dispatch, mockbroker.server\n"

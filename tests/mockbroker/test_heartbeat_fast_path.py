@@ -19,11 +19,11 @@ from mockbroker_protocol.headers import RequestHeader
 from mockbroker_protocol.messages.heartbeat import HeartbeatRequest
 from mockbroker_protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol
 from mockbroker_protocol.messages.sync_group import SyncGroupRequest
-from tests.mockbroker.groups_support import subscription
+from tests.mockbroker.coordinators.groups_support import subscription
 from tests.mockbroker.wire import WireClient
 
 JOIN, HEARTBEAT, SYNC = 11, 12, 14
-G1 = "my-group"  # coordinated by broker 1 of 3 (tests/mockbroker/test_group_wire.py)
+G1 = "my-group"  # coordinated by broker 1 of 3 (tests/mockbroker/coordinators/test_group_wire.py)
 
 
 @contextmanager

@@ -1,12 +1,12 @@
 """mockbroker_pipeline.replay on the coordinator's own events, driven request by request on a ManualClock
-(tests/mockbroker/groups_support.Harness): every time in the log is known, so durations and
+(tests/mockbroker/coordinators/groups_support.Harness): every time in the log is known, so durations and
 per-member times without partitions are checked to the millisecond. No Spark here."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from mockbroker.groups import Parked
+from mockbroker.coordinators.parked import Parked
 from mockbroker_pipeline.replay import (
     COOPERATIVE,
     COOPERATIVE_FOLLOWUP,
@@ -18,7 +18,7 @@ from mockbroker_pipeline.replay import (
     replay,
 )
 from mockbroker_protocol.errors import ErrorCode
-from tests.mockbroker.groups_support import Harness, assignment, subscription
+from tests.mockbroker.coordinators.groups_support import Harness, assignment, subscription
 
 
 def _events(h: Harness, group: str = "g") -> list[dict[str, Any]]:
