@@ -513,6 +513,13 @@ class ConfigEntry:
     synonyms: list[ConfigSynonym] = field(default_factory=list)
 
 
+# Cluster-level dynamic defaults a fresh Kafka 4.x cluster holds: formatting with
+# eligible.leader.replicas.version 1 (KIP-966, on by default since 4.1) makes the controller
+# record min.insync.replicas as a cluster default, so it is reported with source
+# DYNAMIC_DEFAULT_BROKER_CONFIG (3) ahead of DEFAULT_CONFIG (seen on a real 4.3 broker).
+CLUSTER_DYNAMIC_DEFAULTS = frozenset({"min.insync.replicas"})
+
+
 def topic_config_entries(overrides: Mapping[str, str], config: ClusterConfig | None) -> list[ConfigEntry]:
     """Every topic config with its effective value, source and synonyms (highest precedence first)."""
     entries = []
@@ -527,6 +534,12 @@ def topic_config_entries(overrides: Mapping[str, str], config: ClusterConfig | N
             synonyms.append(ConfigSynonym(key.name, value, ConfigSource.DYNAMIC_TOPIC_CONFIG))
         if key.server_synonym is not None:
             broker_value, broker_source = topic_default(key.name, config)
+            if key.name in CLUSTER_DYNAMIC_DEFAULTS:
+                synonyms.append(
+                    ConfigSynonym(
+                        key.server_synonym, format_value(key.type, broker_value), ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
+                    )
+                )
             if broker_source is ConfigSource.STATIC_BROKER_CONFIG:
                 synonyms.append(ConfigSynonym(key.server_synonym, format_value(key.type, broker_value), broker_source))
             if key.default is not None:
