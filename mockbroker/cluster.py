@@ -106,19 +106,21 @@ def kafka_abs(n: int) -> int:
 
 
 def validate_topic_name(name: str) -> None:
+    # Kafka 4.3's Topic.validate wording (checked against a real 4.3 broker by tests/differential).
     if not name:
-        raise TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION, "Topic name is illegal, it can't be empty")
+        raise TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION, "Topic name is invalid: the empty string is not allowed")
     if name in (".", ".."):
-        raise TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Topic name cannot be \".\" or \"..\": {name!r}")
+        raise TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Topic name is invalid: '{name}' is not allowed")
     if len(name) > MAX_TOPIC_NAME_LENGTH:
         raise TopicError(
             ErrorCode.INVALID_TOPIC_EXCEPTION,
-            f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME_LENGTH} characters, topic name: {name}",
+            f"Topic name is invalid: the length of '{name}' is longer than the max allowed length {MAX_TOPIC_NAME_LENGTH}",
         )
     if not _LEGAL_TOPIC.match(name):
         raise TopicError(
             ErrorCode.INVALID_TOPIC_EXCEPTION,
-            f"Topic name {name!r} is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'",
+            f"Topic name is invalid: '{name}' contains one or more characters other than ASCII alphanumerics, "
+            "'.', '_' and '-'",
         )
 
 
@@ -339,7 +341,8 @@ class MockCluster:
             raise TopicError(
                 ErrorCode.INVALID_REPLICATION_FACTOR,
                 f"Unable to replicate the partition {rf} time(s): The target replication factor of {rf} "
-                f"cannot be reached because only {len(self.brokers)} broker(s) are registered.",
+                f"cannot be reached because only {len(self.brokers)} broker(s) are registered or some brokers have "
+                "all their log directories cordoned.",  # Kafka 4.3's wording (KIP-1066 cordoning)
             )
         import uuid  # with the first topic: uuid imports platform, ~2.5% of a cold start
 

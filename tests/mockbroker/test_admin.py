@@ -128,10 +128,11 @@ async def test_create_topics_invalid_names(cluster: MockCluster, client: WireCli
     assert [(r.error_code, r.error_message) for r in resp.topics] == [
         (
             ErrorCode.INVALID_TOPIC_EXCEPTION,
-            "Topic name 'bad/name' is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'",
+            "Topic name is invalid: 'bad/name' contains one or more characters other than ASCII alphanumerics, "
+            "'.', '_' and '-'",
         ),
         (ErrorCode.INVALID_TOPIC_EXCEPTION, "Topic 'a_b' collides with existing topic: a.b"),
-        (ErrorCode.INVALID_TOPIC_EXCEPTION, "Topic name is illegal, it can't be empty"),
+        (ErrorCode.INVALID_TOPIC_EXCEPTION, "Topic name is invalid: the empty string is not allowed"),
     ]
 
 
@@ -152,7 +153,7 @@ async def test_create_topics_invalid_replication_factor(client: WireClient) -> N
             "four",
             ErrorCode.INVALID_REPLICATION_FACTOR,
             "Unable to replicate the partition 4 time(s): The target replication factor of 4 cannot be reached "
-            "because only 3 broker(s) are registered.",
+            "because only 3 broker(s) are registered or some brokers have all their log directories cordoned.",
         ),
     ]
 
