@@ -518,6 +518,12 @@ class ConfigEntry:
 # record min.insync.replicas as a cluster default, so it is reported with source
 # DYNAMIC_DEFAULT_BROKER_CONFIG (3) ahead of DEFAULT_CONFIG (seen on a real 4.3 broker).
 CLUSTER_DYNAMIC_DEFAULTS = frozenset({"min.insync.replicas"})
+# Broker synonyms that have no default of their own in KafkaConfig (the value comes from a coarser
+# setting: log.retention.hours, log.roll.hours, log.roll.jitter.hours, the flush scheduler), so
+# DescribeConfigs lists no DEFAULT_CONFIG synonym for them (seen on a real 4.3 broker).
+SERVER_SYNONYMS_WITHOUT_DEFAULT = frozenset(
+    {"log.retention.ms", "log.roll.ms", "log.roll.jitter.ms", "log.flush.interval.ms"}
+)
 
 
 def topic_config_entries(overrides: Mapping[str, str], config: ClusterConfig | None) -> list[ConfigEntry]:
@@ -542,7 +548,7 @@ def topic_config_entries(overrides: Mapping[str, str], config: ClusterConfig | N
                 )
             if broker_source is ConfigSource.STATIC_BROKER_CONFIG:
                 synonyms.append(ConfigSynonym(key.server_synonym, format_value(key.type, broker_value), broker_source))
-            if key.default is not None:
+            if key.default is not None and key.server_synonym not in SERVER_SYNONYMS_WITHOUT_DEFAULT:
                 synonyms.append(
                     ConfigSynonym(key.server_synonym, format_value(key.type, key.default), ConfigSource.DEFAULT_CONFIG)
                 )
