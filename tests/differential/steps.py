@@ -90,7 +90,27 @@ def create(
     return [
         Step(CREATE_TOPICS, version, create_topics(creatable(name, partitions, configs=configs))),
         topic_ready(name, partitions),
+        leaders_ready(name, partitions),
     ]
+
+
+def leaders_ready(name: NameOf = topic, partitions: int = 1) -> Step:
+    """Wait (not compared) until every partition's leader serves ListOffsets: Metadata may name a
+    leader shortly before its replica manager has made it one (NOT_LEADER_OR_FOLLOWER meanwhile)."""
+    from mockbroker_protocol.messages.list_offsets import (
+        ListOffsetsPartition,
+        ListOffsetsRequest,
+        ListOffsetsTopic,
+    )
+
+    def build(ctx: Context) -> ListOffsetsRequest:
+        wanted = [ListOffsetsPartition(p, -1, -1) for p in range(partitions)]
+        return ListOffsetsRequest(replica_id=-1, topics=[ListOffsetsTopic(name(ctx), wanted)])
+
+    def ready(answer: Any) -> bool:
+        return all(p.error_code == 0 for t in answer.topics for p in t.partitions)
+
+    return Step(LIST_OFFSETS, 7, build, compare=False, until=ready)
 
 
 def delete_topics(*names: NameOf, version: int = 6) -> Callable[[Context], DeleteTopicsRequest]:
