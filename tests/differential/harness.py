@@ -150,7 +150,7 @@ class Step:
     a created topic visible in Metadata); only the last answer is compared. ``compare=False``
     keeps the answer for later steps only. ``ignore``: field patterns not compared, for values
     a broker is free to choose (each use says why). ``divergences``: {"D<n>": [patterns]} for
-    fields docs/divergences.md lists. ``normalise`` rewrites the plain tree before comparison.
+    fields docs/divergences.md lists. ``normalise(tree, ctx)`` rewrites the plain tree before comparison.
     ``conn`` names the connection (several members of a group each use their own); ``send_only``
     sends without reading, a later ``Read(label)`` reads the answer.
     """
@@ -163,7 +163,7 @@ class Step:
     compare: bool = True
     ignore: tuple[str, ...] = ()
     divergences: Mapping[str, Iterable[str]] = field(default_factory=dict)
-    normalise: Callable[[Any], Any] | None = None
+    normalise: Callable[[Any, Context], Any] | None = None
     conn: str = "main"
     send_only: bool = False
 
@@ -185,7 +185,7 @@ class Raw:
     label: str = "raw"
     conn: str = "raw"
     decode: tuple[int, int] | None = None
-    normalise: Callable[[Any], Any] | None = None
+    normalise: Callable[[Any, Context], Any] | None = None
 
 
 Item = Step | Read | Raw
@@ -213,7 +213,7 @@ def run(target: Target, steps: list[Item], names: tuple[str, str, str]) -> Outco
                     out.append((item.label, {"closed": conn.closed_by_peer()}))
                     continue
                 tree = canon.tree(plain(conn.read(*item.decode)))
-                out.append((item.label, item.normalise(tree) if item.normalise else tree))
+                out.append((item.label, item.normalise(tree, ctx) if item.normalise else tree))
                 continue
             if isinstance(item, Read):
                 step = steps_by_label[item.label]
@@ -243,7 +243,7 @@ def run(target: Target, steps: list[Item], names: tuple[str, str, str]) -> Outco
             if step.compare:
                 tree = canon.tree(plain(answer))
                 if step.normalise is not None:
-                    tree = step.normalise(tree)
+                    tree = step.normalise(tree, ctx)
                 out.append((step.label, tree))
     finally:
         for conn in ctx.connections.values():

@@ -20,7 +20,7 @@ D2 = {"D2": ["supported_features", "supported_features.*", "finalized_features",
              "finalized_features_epoch"]}  # fmt: skip
 
 
-def by_api(tree: Any) -> Any:
+def by_api(tree: Any, ctx: Context | None = None) -> Any:
     """api_keys as {key: "min-max"}, so that one missing API does not shift every later entry."""
     tree["api_keys"] = {str(a["api_key"]): f"{a['min_version']}-{a['max_version']}" for a in tree["api_keys"]}
     return tree

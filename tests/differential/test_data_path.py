@@ -218,7 +218,7 @@ def test_create_time_bounds(targets: tuple[Target, Target], offset_hours: float)
     )
 
 
-def mask_append_times(tree: Any) -> Any:
+def mask_append_times(tree: Any, ctx: Context | None = None) -> Any:
     """LogAppendTime batches carry the broker's clock: the max timestamp and record timestamps."""
     for topic in tree["responses"]:
         for partition in topic["partitions"]:

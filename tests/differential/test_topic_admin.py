@@ -160,7 +160,7 @@ def test_delete_by_id_and_unknown_id(targets: tuple[Target, Target]) -> None:
     differential(*targets, [*steps, Step(DELETE_TOPICS, 6, by_ids, normalise=sorted_responses), topic_gone(topic)])
 
 
-def sorted_responses(tree: Any) -> Any:
+def sorted_responses(tree: Any, ctx: Context | None = None) -> Any:
     """Kafka answers unknown ids before deletions in an order of its own making; no client relies on it."""
     tree["responses"].sort(key=lambda r: (str(r["name"]), str(r["topic_id"])))
     return tree
@@ -235,7 +235,7 @@ def describe(keys: list[str] | None, synonyms: bool = False, documentation: bool
     return build
 
 
-def by_name(tree: Any) -> Any:
+def by_name(tree: Any, ctx: Context | None = None) -> Any:
     """Configs sorted by name: Kafka lists them in a HashMap's order, which no client relies on."""
     for result in tree["results"]:
         result["configs"] = {entry.pop("name"): entry for entry in result["configs"]}
