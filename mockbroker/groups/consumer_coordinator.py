@@ -261,14 +261,14 @@ class ConsumerGroupCoordinator:
             elif request.topic_partitions is None or request.topic_partitions:
                 invalid = "TopicPartitions must be empty when (re-)joining."
             elif request.subscribed_topic_names is None and request.subscribed_topic_regex is None:
-                invalid = "SubscribedTopicNames or SubscribedTopicRegex must be set in first request."
+                invalid = "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining."
         elif epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
             if not request.member_id.strip():
                 invalid = "MemberId can't be empty."
             elif request.instance_id is None:
                 invalid = "InstanceId can't be null."
         else:
-            invalid = f"MemberEpoch is invalid: {epoch}."
+            invalid = "MemberEpoch is invalid."  # Kafka 4.3's wording: the epoch is not repeated
         if invalid is not None:
             return GroupError(ErrorCode.INVALID_REQUEST, invalid)
         if request.server_assignor is not None and request.server_assignor not in self.assignors:
@@ -833,8 +833,8 @@ class ConsumerGroupCoordinator:
                 f"Group {group_id} is not a consumer group." if group_id in self.owner.groups
                 else f"Group {group_id} not found."
             )  # fmt: skip
-            return DescribedGroup(error_code=ErrorCode.GROUP_ID_NOT_FOUND, error_message=message, group_id=group_id,
-                                  group_state=ConsumerGroupState.DEAD.value)  # fmt: skip
+            # Kafka 4.3 leaves the state empty for a group it does not know (not "Dead").
+            return DescribedGroup(error_code=ErrorCode.GROUP_ID_NOT_FOUND, error_message=message, group_id=group_id)
         return DescribedGroup(
             error_code=ErrorCode.NONE,
             group_id=group_id,
@@ -854,7 +854,7 @@ class ConsumerGroupCoordinator:
             client_id=member.client_id,
             client_host=member.client_host,
             subscribed_topic_names=list(member.subscribed_topic_names),
-            subscribed_topic_regex=member.subscribed_topic_regex,
+            subscribed_topic_regex=member.subscribed_topic_regex or "",  # Kafka 4.3: "" without a regex
             assignment=self._described_assignment(member.assigned),
             target_assignment=self._described_assignment(group.target_assignment.get(member.member_id, frozenset())),
             member_type=MEMBER_TYPE_CLASSIC if member.uses_classic_protocol else MEMBER_TYPE_CONSUMER,
