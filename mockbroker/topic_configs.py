@@ -584,6 +584,16 @@ def _setting(field_name: str, fallback: str | None) -> Callable[[MockCluster, Br
     return read
 
 
+def _unless_default(field_name: str, default: int) -> Callable[[MockCluster, BrokerNode], str | None]:
+    """The cluster's setting, or None while it is Kafka's default (a config Kafka leaves unset)."""
+
+    def read(cluster: MockCluster, node: BrokerNode) -> str | None:
+        value = getattr(cluster.config, field_name, None)
+        return None if value is None or value == default else java_string(value)
+
+    return read
+
+
 def _fixed(value: str | None) -> Callable[[MockCluster, BrokerNode], str | None]:
     return lambda cluster, node: value
 
@@ -606,7 +616,9 @@ BROKER_CONFIG_KEYS: tuple[BrokerConfigKey, ...] = (
                     "Largest record batch a topic accepts unless it sets max.message.bytes."),
     BrokerConfigKey("socket.request.max.bytes", _C.INT, "104857600", True,
                     _setting("socket_request_max_bytes", "104857600"), "Largest request frame accepted."),
-    BrokerConfigKey("log.retention.ms", _C.LONG, "604800000", False, _setting("log_retention_ms", "604800000"),
+    # KafkaConfig has no default for log.retention.ms (log.retention.hours=168 gives the 7 days):
+    # unset, DescribeConfigs shows it null, as a real 4.3 broker does.
+    BrokerConfigKey("log.retention.ms", _C.LONG, None, False, _unless_default("log_retention_ms", 604800000),
                     "Default retention.ms of topics."),
     BrokerConfigKey("log.retention.bytes", _C.LONG, "-1", False, _setting("log_retention_bytes", "-1"),
                     "Default retention.bytes of topics."),
@@ -631,7 +643,9 @@ def broker_config_entries(cluster: MockCluster, node: BrokerNode) -> list[Config
     for key in BROKER_CONFIG_KEYS:
         value = key.value(cluster, node)
         synonyms = []
-        if value is not None and value != key.kafka_default:
+        if key.name in CLUSTER_DYNAMIC_DEFAULTS and value is not None:
+            synonyms.append(ConfigSynonym(key.name, value, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG))
+        elif value is not None and value != key.kafka_default:
             synonyms.append(ConfigSynonym(key.name, value, ConfigSource.STATIC_BROKER_CONFIG))
         if key.kafka_default is not None:
             synonyms.append(ConfigSynonym(key.name, key.kafka_default, ConfigSource.DEFAULT_CONFIG))
