@@ -110,7 +110,6 @@ def server_properties(
         "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
         "inter.broker.listener.name": "PLAINTEXT",
         "log.dirs": str(log_dir),
-        "num.partitions": "1",
         "offsets.topic.replication.factor": "1",
         "offsets.topic.num.partitions": "1",
         "transaction.state.log.replication.factor": "1",
