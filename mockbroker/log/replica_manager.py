@@ -181,6 +181,10 @@ def append_records(
                 log_append_time_ms=check.duplicate.timestamp,
                 log_start_offset=log.log_start_offset,
             )
+        if check.error == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER:
+            # ReplicaManager.appendToLocalLog's catch-all: no message (not a RecordValidationException),
+            # the partition's log start offset (processFailedRecord), as a real 4.3 broker answers.
+            return AppendResult(check.error, log_start_offset=log.log_start_offset)
         if check.error != ErrorCode.NONE:
             return _fail(check.error, check.message)
     # The records are a view into the request frame; the log keeps a buffer it may patch in place
