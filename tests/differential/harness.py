@@ -297,6 +297,7 @@ IDENTITY_FIELDS = {
     "member_id": "member",
     "leader": "member",
     "log_append_time_ms": "time",
+    "producer_id": "producer",
 }
 # Field name -> a fixed placeholder (values that depend on the machine or the broker's start).
 MASKED_FIELDS = {
