@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # mypy --strict covers these packages .
 TYPED  := mockbroker_protocol mockbroker mockbroker_assignors mockbroker_conformance
 
-.PHONY: test lint typecheck pytest deps build-deps clients bytecode regen bench bench-broker clean serve
+.PHONY: test lint typecheck pytest deps build-deps clients bytecode regen bench bench-broker clean serve kafka
 # Command-line tools the integration tests drive, by Debian package name (each is also its command).
 APT_TOOLS := kcat
 
@@ -55,7 +55,7 @@ typecheck: $(STAMP)
 
 ## pytest: the whole suite (on the compiled codecs when they are built), then the protocol suite
 ## again on the pure codecs (MOCKBROKER_PURE_CODEC=1), so both shapes are tested.
-pytest: $(STAMP) deps clients bytecode
+pytest: $(STAMP) deps clients kafka bytecode
 	$(BIN)/python -m pytest
 	MOCKBROKER_PURE_CODEC=1 $(BIN)/python -m pytest -q -m 'not compiled_codec' tests/protocol
 
@@ -80,6 +80,23 @@ deps:
 	      "(Debian/Ubuntu: sudo apt-get install -y $$pkg). Tests needing it skip locally, fail under CI=true." >&2; \
 	  fi; \
 	done
+
+## kafka: the real Apache Kafka broker's jars (pinned in mockbroker_conformance/kafka/pom.xml) from
+## Maven Central into build/kafka/<version>/ (git-ignored), once (a stamp); the differential suite
+## (tests/differential, docs/oracle.md) starts one from them. apt-get installs maven when missing
+## and root (CI); java comes from APT_TOOLS (deps).
+kafka: $(STAMP) deps
+	@if ! command -v mvn >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing maven with apt-get"; \
+	    mkdir -p /usr/share/man/man1; \
+	    (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y maven) || exit 1; \
+	  else \
+	    echo "make kafka: mvn is missing and this is not root with apt-get (Debian/Ubuntu: sudo apt-get" \
+	      "install -y maven). The differential tests skip locally, fail under CI=true." >&2; exit 0; \
+	  fi; \
+	fi; \
+	$(BIN)/python -m mockbroker_conformance.kafka.launcher fetch
 
 # The sarama and kafkajs tests' clients (tests/integration/clients/) and the conformance suite's
 # sarama driver (mockbroker_conformance/drivers/sarama, built to sarama-conformance). sarama 1.22 and its dependencies

@@ -275,7 +275,8 @@ class MockCluster:
             raise TopicError(
                 ErrorCode.INVALID_REPLICATION_FACTOR,
                 f"Unable to replicate the partition {rf} time(s): The target replication factor of {rf} "
-                f"cannot be reached because only {len(self.brokers)} broker(s) are registered.",
+                f"cannot be reached because only {len(self.brokers)} broker(s) are registered or some brokers have "
+                "all their log directories cordoned.",  # Kafka 4.3's wording (KIP-1066 cordoning)
             )
         import uuid  # with the first topic: uuid imports platform, ~2.5% of a cold start
 

@@ -514,6 +514,19 @@ class ConfigEntry:
     synonyms: list[ConfigSynonym] = field(default_factory=list)
 
 
+# Cluster-level dynamic defaults a fresh Kafka 4.x cluster holds: formatting with
+# eligible.leader.replicas.version 1 (KIP-966, on by default since 4.1) makes the controller
+# record min.insync.replicas as a cluster default, so it is reported with source
+# DYNAMIC_DEFAULT_BROKER_CONFIG (3) ahead of DEFAULT_CONFIG (seen on a real 4.3 broker).
+CLUSTER_DYNAMIC_DEFAULTS = frozenset({"min.insync.replicas"})
+# Broker synonyms that have no default of their own in KafkaConfig (the value comes from a coarser
+# setting: log.retention.hours, log.roll.hours, log.roll.jitter.hours, the flush scheduler), so
+# DescribeConfigs lists no DEFAULT_CONFIG synonym for them (seen on a real 4.3 broker).
+SERVER_SYNONYMS_WITHOUT_DEFAULT = frozenset(
+    {"log.retention.ms", "log.roll.ms", "log.roll.jitter.ms", "log.flush.interval.ms"}
+)
+
+
 def topic_config_entries(overrides: Mapping[str, str], config: ClusterConfig | None) -> list[ConfigEntry]:
     """Every topic config with its effective value, source and synonyms (highest precedence first)."""
     entries = []
@@ -528,9 +541,15 @@ def topic_config_entries(overrides: Mapping[str, str], config: ClusterConfig | N
             synonyms.append(ConfigSynonym(key.name, value, ConfigSource.DYNAMIC_TOPIC_CONFIG))
         if key.server_synonym is not None:
             broker_value, broker_source = topic_default(key.name, config)
+            if key.name in CLUSTER_DYNAMIC_DEFAULTS:
+                synonyms.append(
+                    ConfigSynonym(
+                        key.server_synonym, format_value(key.type, broker_value), ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
+                    )
+                )
             if broker_source is ConfigSource.STATIC_BROKER_CONFIG:
                 synonyms.append(ConfigSynonym(key.server_synonym, format_value(key.type, broker_value), broker_source))
-            if key.default is not None:
+            if key.default is not None and key.server_synonym not in SERVER_SYNONYMS_WITHOUT_DEFAULT:
                 synonyms.append(
                     ConfigSynonym(key.server_synonym, format_value(key.type, key.default), ConfigSource.DEFAULT_CONFIG)
                 )
@@ -566,6 +585,16 @@ def _setting(field_name: str, fallback: str | None) -> Callable[[MockCluster, Br
     return read
 
 
+def _unless_default(field_name: str, default: int) -> Callable[[MockCluster, BrokerNode], str | None]:
+    """The cluster's setting, or None while it is Kafka's default (a config Kafka leaves unset)."""
+
+    def read(cluster: MockCluster, node: BrokerNode) -> str | None:
+        value = getattr(cluster.config, field_name, None)
+        return None if value is None or value == default else java_string(value)
+
+    return read
+
+
 def _fixed(value: str | None) -> Callable[[MockCluster, BrokerNode], str | None]:
     return lambda cluster, node: value
 
@@ -588,7 +617,9 @@ BROKER_CONFIG_KEYS: tuple[BrokerConfigKey, ...] = (
                     "Largest record batch a topic accepts unless it sets max.message.bytes."),
     BrokerConfigKey("socket.request.max.bytes", _C.INT, "104857600", True,
                     _setting("socket_request_max_bytes", "104857600"), "Largest request frame accepted."),
-    BrokerConfigKey("log.retention.ms", _C.LONG, "604800000", False, _setting("log_retention_ms", "604800000"),
+    # KafkaConfig has no default for log.retention.ms (log.retention.hours=168 gives the 7 days):
+    # unset, DescribeConfigs shows it null, as a real 4.3 broker does.
+    BrokerConfigKey("log.retention.ms", _C.LONG, None, False, _unless_default("log_retention_ms", 604800000),
                     "Default retention.ms of topics."),
     BrokerConfigKey("log.retention.bytes", _C.LONG, "-1", False, _setting("log_retention_bytes", "-1"),
                     "Default retention.bytes of topics."),
@@ -613,7 +644,9 @@ def broker_config_entries(cluster: MockCluster, node: BrokerNode) -> list[Config
     for key in BROKER_CONFIG_KEYS:
         value = key.value(cluster, node)
         synonyms = []
-        if value is not None and value != key.kafka_default:
+        if key.name in CLUSTER_DYNAMIC_DEFAULTS and value is not None:
+            synonyms.append(ConfigSynonym(key.name, value, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG))
+        elif value is not None and value != key.kafka_default:
             synonyms.append(ConfigSynonym(key.name, value, ConfigSource.STATIC_BROKER_CONFIG))
         if key.kafka_default is not None:
             synonyms.append(ConfigSynonym(key.name, key.kafka_default, ConfigSource.DEFAULT_CONFIG))

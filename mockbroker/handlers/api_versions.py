@@ -46,7 +46,9 @@ async def handle(ctx: RequestContext, req: ApiVersionsRequest) -> ApiVersionsRes
 
 def _response(keys: list[ApiVersion], valid: bool) -> ApiVersionsResponse:
     if not valid:
-        return ApiVersionsResponse(error_code=ErrorCode.INVALID_REQUEST, api_keys=keys)
+        # ApiVersionsRequest.getErrorResponse: only UNSUPPORTED_VERSION carries the ApiVersions
+        # range (KIP-511); any other error, INVALID_REQUEST here, an empty list.
+        return ApiVersionsResponse(error_code=ErrorCode.INVALID_REQUEST, api_keys=[])
     return ApiVersionsResponse(error_code=ErrorCode.NONE, api_keys=keys, finalized_features_epoch=-1)
 
 

@@ -68,8 +68,12 @@ async def handle(ctx: RequestContext, req: DeleteTopicsRequest) -> DeleteTopicsR
         else:
             topic = cluster.topics.get(name) if name is not None else cluster.topic_by_id(topic_id)
             if topic is None:
-                code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if name is not None else ErrorCode.UNKNOWN_TOPIC_ID
-                results.append(_result(name, topic_id, code))
+                # ApiError.fromThrowable: the exception's default message, as Kafka 4.3 answers.
+                if name is not None:
+                    code, message = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition."
+                else:
+                    code, message = ErrorCode.UNKNOWN_TOPIC_ID, "This server does not host this topic ID."
+                results.append(_result(name, topic_id, code, message))
             elif topic.topic_id in clashing:
                 results.append(
                     _result(

@@ -172,10 +172,12 @@ def _read_partition(
         topic, missing = ctx.cluster.topic_by_id(topic_key), ErrorCode.UNKNOWN_TOPIC_ID
     else:
         topic, missing = ctx.cluster.topics.get(topic_key), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    # Unknown topics and partitions are answered by KafkaApis itself (FetchResponse.partitionResponse,
+    # whose aborted transactions default to an empty list); errors of the log read below carry null.
     if topic is None:
-        return _error(index, missing), None
+        return _error(index, missing, aborted=[]), None
     if not 0 <= index < len(topic.partitions):
-        return _error(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION), None
+        return _error(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, aborted=[]), None
     partition = topic.partitions[index]
     error = partition_error(ctx.broker, partition, fetch.current_leader_epoch)
     if error != ErrorCode.NONE:
@@ -221,7 +223,7 @@ def _read_partition(
     )
 
 
-def _error(index: int, code: ErrorCode) -> PartitionData:
+def _error(index: int, code: ErrorCode, aborted: list[AbortedTransaction] | None = None) -> PartitionData:
     # FetchResponse.partitionResponse / ReplicaManager.createLogReadResult: offsets unknown (-1).
     return PartitionData(
         partition_index=index,
@@ -229,7 +231,7 @@ def _error(index: int, code: ErrorCode) -> PartitionData:
         high_watermark=-1,
         last_stable_offset=-1,
         log_start_offset=-1,
-        aborted_transactions=None,
+        aborted_transactions=aborted,
         records=b"",
     )
 

@@ -30,6 +30,7 @@ from mockbroker_protocol.records import (
     patch_log_append_time,
     validate_batch,
 )
+from mockbroker_protocol.records.batch import MAGIC_OFFSET
 
 if TYPE_CHECKING:
     from mockbroker.cluster import MockCluster
@@ -106,15 +107,13 @@ def append_records(
     so a batch that is nearly all of a frame the broker read into a buffer of its own may be kept
     in that buffer rather than copied (see the end)."""
     where = f"{topic.name}-{partition.index}"
-    # ProduceRequest.validateRecords (v3+): exactly one batch, magic 2, no zstd before v7.
+    # ProduceRequest.validateRecords (v3+): exactly one batch, magic 2, no zstd before v7. KafkaApis
+    # answers its exceptions with the error code alone (no message), as a real 4.3 broker shows.
     try:
         batches = iter_batches(records if records is not None else b"")
         first = next(batches, None)
         if first is None:
-            return _fail(
-                ErrorCode.INVALID_RECORD,
-                f"Produce requests with version {api_version} must have at least one record batch per partition",
-            )
+            return _fail(ErrorCode.INVALID_RECORD)
         if next(batches, None) is not None:
             return _fail(
                 ErrorCode.INVALID_RECORD,
@@ -125,8 +124,12 @@ def append_records(
             ErrorCode.INVALID_RECORD,
             f"Produce requests with version {api_version} are only allowed to contain record batches with magic version 2",
         )
-    except CorruptRecordError as exc:
-        return _fail(ErrorCode.CORRUPT_MESSAGE, str(exc))
+    except CorruptRecordError:
+        # ByteBufferLogInputStream's check of the magic byte is the one that keeps its message.
+        data = records if records is not None else b""
+        magic = int.from_bytes(bytes(data[MAGIC_OFFSET : MAGIC_OFFSET + 1]), "big", signed=True) if data else 2
+        message = f"Invalid magic found in record: {magic}" if not 0 <= magic <= 2 else None
+        return _fail(ErrorCode.CORRUPT_MESSAGE, message)
     header, view = first
     if api_version < ZSTD_MIN_PRODUCE_VERSION and header.compression_type == Compression.ZSTD:
         return _fail(
@@ -161,8 +164,10 @@ def append_records(
         )
     try:
         validate_batch(view, header)
-    except CorruptRecordError as exc:
-        return _fail(ErrorCode.CORRUPT_MESSAGE, f"Record is corrupt in topic partition {where}: {exc}")
+    except CorruptRecordError:
+        # DefaultRecordBatch.ensureValid's CorruptRecordException is not a RecordValidationException:
+        # LogAppendResult.errorMessage is null for it (a real 4.3 broker answers no message).
+        return _fail(ErrorCode.CORRUPT_MESSAGE)
     invalid = _validate_client_batch(header)
     if invalid is not None:
         return _fail(ErrorCode.INVALID_RECORD, invalid)
@@ -177,6 +182,10 @@ def append_records(
                 log_append_time_ms=check.duplicate.timestamp,
                 log_start_offset=log.log_start_offset,
             )
+        if check.error == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER:
+            # ReplicaManager.appendToLocalLog's catch-all: no message (not a RecordValidationException),
+            # the partition's log start offset (processFailedRecord), as a real 4.3 broker answers.
+            return AppendResult(check.error, log_start_offset=log.log_start_offset)
         if check.error != ErrorCode.NONE:
             return _fail(check.error, check.message)
     # The records are a view into the request frame; the log keeps a buffer it may patch in place

@@ -39,6 +39,7 @@ async def test_api_versions_checks_client_software_name(cluster: MockCluster) ->
     client = await connect(cluster)
     resp = await client.request(18, 3, ApiVersionsRequest("bad name!", "1.0"))
     assert resp.error_code == ErrorCode.INVALID_REQUEST
+    assert resp.api_keys == []  # as Kafka's getErrorResponse: only UNSUPPORTED_VERSION lists versions
     await client.close()
 
 

@@ -116,7 +116,7 @@ async def test_corrupt_crc_is_corrupt_message(cluster: MockCluster) -> None:
     corrupt[-3] ^= 0xFF  # inside the last record: covered by the CRC
     p = await produce(client, cluster, "t", bytes(corrupt))
     assert p.error_code == ErrorCode.CORRUPT_MESSAGE
-    assert p.error_message is not None and "corrupt" in p.error_message
+    assert p.error_message is None  # as Kafka: ensureValid's exception is answered without its message
     assert cluster.topics["t"].partitions[0].log.log_end_offset == 0
     await client.close()
 

@@ -114,11 +114,19 @@ def test_entries_report_sources_and_broker_synonyms() -> None:
     assert entries["cleanup.policy"].source is ConfigSource.DYNAMIC_TOPIC_CONFIG
     assert [(s.name, s.value, s.source) for s in entries["retention.ms"].synonyms] == [
         ("log.retention.ms", "1000", ConfigSource.STATIC_BROKER_CONFIG),
-        ("log.retention.ms", "604800000", ConfigSource.DEFAULT_CONFIG),
+    ]  # no DEFAULT_CONFIG synonym: log.retention.ms has no default of its own in KafkaConfig
+    assert [(s.name, s.source) for s in entries["flush.messages"].synonyms] == [
+        ("log.flush.interval.messages", ConfigSource.DEFAULT_CONFIG)
     ]
     assert entries["retention.ms"].value == "1000"
     assert entries["flush.ms"].value == str(LONG_MAX) and entries["flush.ms"].source is ConfigSource.DEFAULT_CONFIG
     assert entries["remote.storage.enable"].synonyms == []  # no broker-level synonym
     assert "internal.segment.bytes" not in entries
+    # A fresh Kafka 4.x cluster (KIP-966's ELR on) holds min.insync.replicas as a cluster default.
+    assert entries["min.insync.replicas"].source is ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
+    assert [(s.value, s.source) for s in entries["min.insync.replicas"].synonyms] == [
+        ("1", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
+        ("1", ConfigSource.DEFAULT_CONFIG),
+    ]
     assert effective_value("retention.ms", {}, config) == 1000
     assert effective_value("max.message.bytes", {"max.message.bytes": "10"}, config) == 10

@@ -57,8 +57,8 @@ class AdminRules(ConsumerCoordinatorBase):
                 f"Group {group_id} is not a consumer group." if self.migration.is_classic_group(group_id)
                 else f"Group {group_id} not found."
             )  # fmt: skip
-            return DescribedGroup(error_code=ErrorCode.GROUP_ID_NOT_FOUND, error_message=message, group_id=group_id,
-                                  group_state=ConsumerGroupState.DEAD.value)  # fmt: skip
+            # Kafka 4.3 leaves the state empty for a group it does not know (not "Dead").
+            return DescribedGroup(error_code=ErrorCode.GROUP_ID_NOT_FOUND, error_message=message, group_id=group_id)
         return DescribedGroup(
             error_code=ErrorCode.NONE,
             group_id=group_id,
@@ -78,7 +78,7 @@ class AdminRules(ConsumerCoordinatorBase):
             client_id=member.client_id,
             client_host=member.client_host,
             subscribed_topic_names=list(member.subscribed_topic_names),
-            subscribed_topic_regex=member.subscribed_topic_regex,
+            subscribed_topic_regex=member.subscribed_topic_regex or "",  # Kafka 4.3: "" without a regex
             assignment=self._described_assignment(member.assigned),
             target_assignment=self._described_assignment(group.target_assignment.get(member.member_id, frozenset())),
             member_type=MEMBER_TYPE_CLASSIC if member.uses_classic_protocol else MEMBER_TYPE_CONSUMER,

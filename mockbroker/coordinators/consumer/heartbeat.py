@@ -81,14 +81,14 @@ class HeartbeatRules(ConsumerCoordinatorBase):
             elif request.topic_partitions is None or request.topic_partitions:
                 invalid = "TopicPartitions must be empty when (re-)joining."
             elif request.subscribed_topic_names is None and request.subscribed_topic_regex is None:
-                invalid = "SubscribedTopicNames or SubscribedTopicRegex must be set in first request."
+                invalid = "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining."
         elif epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
             if not request.member_id.strip():
                 invalid = "MemberId can't be empty."
             elif request.instance_id is None:
                 invalid = "InstanceId can't be null."
         else:
-            invalid = f"MemberEpoch is invalid: {epoch}."
+            invalid = "MemberEpoch is invalid."  # Kafka 4.3's wording: the epoch is not repeated
         if invalid is not None:
             raise GroupError(ErrorCode.INVALID_REQUEST, invalid)
         if request.server_assignor is not None and request.server_assignor not in self.assignors:

@@ -1,0 +1,68 @@
+"""Differential: ApiVersions at every version, and KIP-511's answer to a version the broker does not know."""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+import pytest
+
+from mockbroker_protocol.messages.api_versions import ApiVersionsRequest
+from tests.differential.harness import Context, Raw, Step, Target, differential
+
+API_VERSIONS = 18
+# APIs Kafka 4.3 serves and mockbroker does not (D1): SASL, transactions, ACLs, quotas, share
+# groups, streams groups, KRaft internals and the rest of the admin surface it leaves out.
+NOT_SERVED = (17, 24, 25, 26, 27, 28, 29, 30, 31, 34, 35, 36, 38, 39, 40, 41, 43, 45, 46, 48, 49, 50, 51,
+              55, 57, 61, 64, 65, 66, 74, 75, 76, 77, 78, 79, 80, 81, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92)  # fmt: skip
+D1 = {"D1": [f"api_keys.{k}" for k in NOT_SERVED]}
+D2 = {"D2": ["supported_features", "supported_features.*", "finalized_features", "finalized_features.*",
+             "finalized_features_epoch"]}  # fmt: skip
+
+
+def by_api(tree: Any, ctx: Context | None = None) -> Any:
+    """api_keys as {key: "min-max"}, so that one missing API does not shift every later entry."""
+    tree["api_keys"] = {str(a["api_key"]): f"{a['min_version']}-{a['max_version']}" for a in tree["api_keys"]}
+    return tree
+
+
+@pytest.mark.parametrize("version", range(5))
+def test_api_versions(targets: tuple[Target, Target], version: int) -> None:
+    request = ApiVersionsRequest(client_software_name="differential", client_software_version="1.0")
+    divergences = {**D1, **(D2 if version >= 3 else {})}
+    differential(*targets, [Step(API_VERSIONS, version, request, normalise=by_api, divergences=divergences)])
+
+
+def unknown_version_frame(version: int, flexible_header: bool) -> Any:
+    """An ApiVersions request at ``version`` (which our codec would not encode): header v1 or v2, no body."""
+
+    def build(ctx: Context) -> bytes:
+        client = b"differential"
+        payload = struct.pack(">hhih", API_VERSIONS, version, 7, len(client)) + client
+        if flexible_header:
+            payload += b"\x00"  # the header's empty tagged fields
+        payload += b"\x00\x00\x00"  # a v3-shaped body: two empty compact strings, no tags
+        return struct.pack(">i", len(payload)) + payload
+
+    return build
+
+
+@pytest.mark.parametrize("version", [5, 9, 127, 32767])
+def test_unsupported_version_gets_kip_511_v0_answer(targets: tuple[Target, Target], version: int) -> None:
+    """KIP-511: the broker answers an ApiVersions version it does not know in v0, with
+    UNSUPPORTED_VERSION and its own ApiVersions range, so the client can retry with one it knows."""
+    step = Raw(
+        unknown_version_frame(version, True), label="unknown", decode=(API_VERSIONS, 0), normalise=by_api
+    )
+    differential(*targets, [step, Step(API_VERSIONS, 3, ApiVersionsRequest(), normalise=by_api)])
+
+
+@pytest.mark.parametrize(
+    ("name", "version"), [("", ""), ("bad name!", "1.0"), ("-lead", "1"), ("lib", "trail-"), ("ok", "")]
+)
+def test_client_software_must_match_kafkas_pattern(
+    targets: tuple[Target, Target], name: str, version: str
+) -> None:
+    """KIP-511: v3+ names the client's software; a name or version off ``[a-zA-Z0-9](?:[a-zA-Z0-9-.]*[a-zA-Z0-9])?``
+    gets INVALID_REQUEST and no API list."""
+    differential(*targets, [Step(API_VERSIONS, 3, ApiVersionsRequest(name, version), normalise=by_api)])
