@@ -80,7 +80,7 @@ def image_env(outside: dict[str, str] | None = None) -> dict[str, str]:
     for args in instruction("ENV"):
         for key, value in re.findall(r'(\w+)=("[^"]*"|\S+)', args):
             seen = {**(outside or {}), **env}
-            env[key] = re.sub(r"\$\{?(\w+)\}?", lambda m: seen.get(m.group(1), ""), value.strip('"'))
+            env[key] = re.sub(r"\$\{?(\w+)\}?", lambda m, seen=seen: seen.get(m.group(1), ""), value.strip('"'))
     return env
 
 
