@@ -1,7 +1,7 @@
-"""The docker image and the compose example, without a Docker engine (there is none on these
-machines): the commands the image runs are taken from docker/Dockerfile (ENTRYPOINT + CMD, the
-HEALTHCHECK, the ENV) and from docker/compose.yaml (each service's command and environment) and
-run here as processes; compose.yaml is validated against the Compose specification's JSON schema
+"""The docker image and the compose example as plain processes (test_container.py and
+test_compose.py run the real image and compose with podman): the commands the image runs are
+taken from docker/Dockerfile (ENTRYPOINT + CMD, the HEALTHCHECK, the ENV) and from
+docker/compose.yaml (each service's command and environment) and run here as processes; compose.yaml is validated against the Compose specification's JSON schema
 (the copy check-jsonschema ships as vendor.compose-spec, with its licence).
 
 What a container network provides is mapped, and only that: a service's name resolves to
