@@ -5,8 +5,8 @@
 #   1. tools: apt-get installs podman, buildah, runc, debootstrap, netavark + aardvark-dns (the
 #      compose network and its service names) and docker-compose (run against podman's Docker API);
 #   2. base: a Debian bookworm image with python3 and its venv module, made with debootstrap from
-#      the configured Debian mirror and imported as $BASE_IMAGE (no registry to pull
-#      python:3.11-slim from); made once, again only when BASE_RECIPE changes;
+#      the configured Debian mirror, with the host's CA bundle, and imported as $BASE_IMAGE (no
+#      registry to pull python:3.11-slim from); made once, again only when BASE_RECIPE changes;
 #   3. images: docker/Dockerfile as mockbroker:dev and docker/example/Dockerfile as
 #      mockbroker-example:dev, on that base; rebuilt only when their inputs changed (a hash of
 #      them is the image's label). Build times go to build/container/build-times.log.
@@ -19,7 +19,7 @@ export CONTAINERS_CONF=${CONTAINERS_CONF:-$REPO/docker/ci/containers.conf}
 
 BASE_IMAGE=localhost/debian-python:bookworm
 # Bump when the base's recipe below changes: the cached base is then made again.
-BASE_RECIPE=1
+BASE_RECIPE=2
 IMAGE=localhost/mockbroker:dev
 EXAMPLE_IMAGE=localhost/mockbroker-example:dev
 APT_PACKAGES="podman buildah runc debootstrap netavark aardvark-dns docker-compose"
@@ -73,6 +73,9 @@ base() {
   # (the slim Python images leave them out too). 275 MB -> 133 MB.
   rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/cache/apt/*.bin "$rootfs"/var/lib/apt/lists/* \
     "$rootfs"/usr/share/doc/* "$rootfs"/usr/share/man/* "$rootfs"/usr/share/locale/* "$rootfs"/usr/share/info/*
+  # The host's CA bundle, so that a plain `podman build` on this base reaches PyPI as the host
+  # does (the machines may reach it through a proxy whose CA only the host's bundle has).
+  if [ -f "$CA_BUNDLE" ]; then cp "$CA_BUNDLE" "$rootfs$CA_BUNDLE"; fi
   tar -C "$rootfs" -c . | podman import --quiet \
     --change "LABEL org.mockbroker.base-recipe=$BASE_RECIPE" --change 'CMD ["/bin/bash"]' - "$BASE_IMAGE" >/dev/null
   echo "$(date -u +%FT%TZ) base $BASE_IMAGE $(( $(date +%s) - start ))s" >>"$LOG_DIR/build-times.log"
