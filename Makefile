@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # mypy --strict covers these packages .
 TYPED  := mockbroker_protocol mockbroker mockbroker_assignors mockbroker_conformance
 
-.PHONY: test lint typecheck pytest deps build-deps clients bytecode regen bench bench-broker clean serve kafka
+.PHONY: test lint typecheck pytest deps build-deps clients bytecode container-images regen bench bench-broker clean serve kafka
 # Command-line tools the integration tests drive, by Debian package name (each is also its command).
 APT_TOOLS := kcat
 
@@ -55,7 +55,7 @@ typecheck: $(STAMP)
 
 ## pytest: the whole suite (on the compiled codecs when they are built), then the protocol suite
 ## again on the pure codecs (MOCKBROKER_PURE_CODEC=1), so both shapes are tested.
-pytest: $(STAMP) deps clients kafka bytecode
+pytest: $(STAMP) deps clients kafka bytecode container-images
 	$(BIN)/python -m pytest
 	MOCKBROKER_PURE_CODEC=1 $(BIN)/python -m pytest -q -m 'not compiled_codec' tests/protocol
 
@@ -139,6 +139,13 @@ clients: deps
 	     [ $(NODE_CLIENTS)/package-lock.json -nt $(NODE_CLIENTS)/node_modules/.package-lock.json ]; then \
 	  cd $(NODE_CLIENTS) && npm ci --prefer-offline --no-audit --no-fund || exit 1; \
 	fi
+
+## container-images: the images of docker/ built with podman (docker/ci/podman.sh): apt-get installs
+## podman, buildah, debootstrap, ... when missing (as root), a Debian bookworm base is made once with
+## debootstrap (no image registry here), and mockbroker:dev and mockbroker-example:dev are rebuilt
+## when their inputs change. tests/sidecar/test_container.py and test_compose.py run them.
+container-images:
+	@bash docker/ci/podman.sh
 
 ## serve: install, then run one broker on 127.0.0.1:9092 with two demo topics (Ctrl-C stops it).
 serve: $(STAMP) bytecode

@@ -1,7 +1,7 @@
-"""The docker image and the compose example, without a Docker engine (there is none on these
-machines): the commands the image runs are taken from docker/Dockerfile (ENTRYPOINT + CMD, the
-HEALTHCHECK, the ENV) and from docker/compose.yaml (each service's command and environment) and
-run here as processes; compose.yaml is validated against the Compose specification's JSON schema
+"""The docker image and the compose example as plain processes (test_container.py and
+test_compose.py run the real image and compose with podman): the commands the image runs are
+taken from docker/Dockerfile (ENTRYPOINT + CMD, the HEALTHCHECK, the ENV) and from
+docker/compose.yaml (each service's command and environment) and run here as processes; compose.yaml is validated against the Compose specification's JSON schema
 (the copy check-jsonschema ships as vendor.compose-spec, with its licence).
 
 What a container network provides is mapped, and only that: a service's name resolves to
@@ -55,8 +55,16 @@ def dockerfile() -> list[tuple[str, str]]:
     return out
 
 
-def instruction(name: str) -> list[str]:
-    return [args for word, args in dockerfile() if word == name]
+def final_stage() -> list[tuple[str, str]]:
+    """The instructions of the image itself: those after the last FROM (the build stage before it
+    only fills the venv that the image copies)."""
+    lines = dockerfile()
+    last_from = max(i for i, (word, _) in enumerate(lines) if word == "FROM")
+    return lines[last_from:]
+
+
+def instruction(name: str, lines: list[tuple[str, str]] | None = None) -> list[str]:
+    return [args for word, args in (final_stage() if lines is None else lines) if word == name]
 
 
 def exec_form(name: str) -> list[str]:
@@ -66,11 +74,13 @@ def exec_form(name: str) -> list[str]:
     return value
 
 
-def image_env() -> dict[str, str]:
+def image_env(outside: dict[str, str] | None = None) -> dict[str, str]:
+    """The image's ENV; ``$NAME`` in a value is read from ``outside`` (the base image's environment)."""
     env: dict[str, str] = {}
     for args in instruction("ENV"):
         for key, value in re.findall(r'(\w+)=("[^"]*"|\S+)', args):
-            env[key] = value.strip('"')
+            seen = {**(outside or {}), **env}
+            env[key] = re.sub(r"\$\{?(\w+)\}?", lambda m, seen=seen: seen.get(m.group(1), ""), value.strip('"'))
     return env
 
 
@@ -111,11 +121,18 @@ def on_this_host(env: dict[str, Any], services: list[str], ports: dict[int, int]
 
 
 def test_the_dockerfile_is_a_slim_non_root_sidecar_that_checks_its_own_health() -> None:
-    assert instruction("FROM") == ["python:3.11-slim"]
+    lines = dockerfile()
+    # One Dockerfile for both worlds: the slim Python image by default, any base with a Python and
+    # its venv module by --build-arg BASE_IMAGE=... (tests/sidecar/test_container.py builds one).
+    assert instruction("ARG", lines) == ["BASE_IMAGE=python:3.11-slim"] and lines[0][0] == "ARG"
+    assert instruction("FROM", lines) == ["${BASE_IMAGE} AS build", "${BASE_IMAGE}"]
+    assert any("python3 -m venv /opt/mockbroker" in run for run in instruction("RUN", lines))
+    assert instruction("COPY") == ["--from=build /opt/mockbroker /opt/mockbroker"]
+    assert image_env({"PATH": "/usr/bin"})["PATH"] == "/opt/mockbroker/bin:/usr/bin"
     (user,) = instruction("USER")
     assert user not in ("root", "0")
     assert any("useradd" in run and user in run for run in instruction("RUN"))
-    assert any('pip install ".[serve]"' in run for run in instruction("RUN")), "installs the package with uvloop and aiohttp"
+    assert any('pip install ".[serve]"' in run for run in instruction("RUN", lines)), "installs the package with uvloop and aiohttp"
     assert exec_form("ENTRYPOINT") == ["mockbroker", "serve"]
     cmd = exec_form("CMD")
     assert cmd[cmd.index("--host") + 1] == "0.0.0.0" and cmd[cmd.index("--admin-host") + 1] == "0.0.0.0"
@@ -125,7 +142,7 @@ def test_the_dockerfile_is_a_slim_non_root_sidecar_that_checks_its_own_health() 
     assert set(" ".join(instruction("EXPOSE")).split()) == {"9092", "8092"}
     options, command = healthcheck()
     assert command == ["mockbroker", "health"] and {"interval", "timeout", "retries"} <= set(options)
-    assert not any("curl" in run or "wget" in run for run in instruction("RUN"))
+    assert not any("curl" in run or "wget" in run for run in instruction("RUN", lines))
 
 
 def compose_schema() -> dict[str, Any]:
@@ -160,7 +177,7 @@ def test_the_images_commands_run_the_compose_example_end_to_end(tmp_path: Path) 
     base = clean_env(PATH=f"{venv_bin}{os.pathsep}{os.environ.get('PATH', '')}")
     # The image's ENV, then the compose service's environment, as docker applies them.
     ports = {9092: kafka_port, 8092: admin_port}
-    broker_env = {**base, **image_env(), **on_this_host(services["mockbroker"]["environment"], names, ports)}
+    broker_env = {**base, **image_env(base), **on_this_host(services["mockbroker"]["environment"], names, ports)}
     broker_env.update(MOCKBROKER_PORT=str(kafka_port), MOCKBROKER_ADMIN_PORT=str(admin_port))
     argv = exec_form("ENTRYPOINT") + exec_form("CMD")
     _, health_argv = healthcheck()
@@ -187,7 +204,7 @@ def test_the_images_commands_run_the_compose_example_end_to_end(tmp_path: Path) 
         )  # fmt: skip
         runner_env = on_this_host(services["test-runner"]["environment"], names, ports)
         runner_cmd = services["test-runner"]["command"]
-        assert runner_cmd == ["python", "/example/drive_faults.py"]
+        assert runner_cmd == ["python", "/app/drive_faults.py"]
         runner = subprocess.run(
             [sys.executable, str(DOCKER / "example" / "drive_faults.py")], env={**base, **runner_env},
             capture_output=True, text=True, timeout=RUNNER_DEADLINE_S + 30,
