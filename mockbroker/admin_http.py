@@ -90,6 +90,10 @@ TOPIC_NAME = r"^[a-zA-Z0-9._-]+$"
 PRODUCE_KEY, FETCH_KEY = 0, 1
 
 
+# Prometheus' text exposition format names its version in the content type.
+PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8"
+
+
 # -- errors ------------------------------------------------------------------------------------------
 
 
@@ -711,7 +715,7 @@ class AdminServer:
             Op("GET", "/groups/{group_id}/offsets", self._offsets, "A group's committed offsets", "groups",
                s_obj({"group_id": s_str(), "offsets": s_map(s_map(s_int(-1, (1 << 63) - 1)))}, ("group_id", "offsets"),
                      description="offsets: {topic: {partition: committed offset}}"),
-               (group_path, _query("topic", TOPIC, "only this topic"))),
+               (group_path, _query("topic", TOPIC, "only this topic")), errors=(404,)),
             Op("POST", "/groups/{group_id}/expire", self._expire, "Expire one member's session now, through the "
                "coordinator's own expiry path: a classic group rebalances without it, a consumer group fences it and bumps "
                "its group epoch; name it by member_id, instance_id or client_id (none: the only member)",
@@ -838,7 +842,7 @@ class AdminServer:
 
     async def _metrics(self, call: Call) -> web.StreamResponse:
         text = await self.metrics.render(self.cluster)
-        return web.Response(text=text, content_type="text/plain", charset="utf-8", headers={"X-Content-Format": "0.0.4"})
+        return web.Response(body=text.encode(), headers={"Content-Type": PROMETHEUS_TEXT})
 
     async def _openapi(self, call: Call) -> Any:
         return self.openapi()
@@ -958,6 +962,8 @@ class AdminServer:
     async def _offsets(self, call: Call) -> Any:
         group_id = call.path["group_id"]
         committed = await self.control.committed_offsets(group_id, call.query.get("topic"))
+        if not committed and await self.control.describe_group(group_id) is None:
+            raise NotFound(f"no group {group_id!r}; groups are {sorted(await self.control.groups())}")
         return {"group_id": group_id, "offsets": {t: {str(p): o for p, o in parts.items()} for t, parts in committed.items()}}
 
     async def _expire(self, call: Call) -> Any:
