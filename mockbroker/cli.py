@@ -236,7 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"mockbroker serve: error: {exc}", file=sys.stderr, flush=True)
         return EXIT_USAGE
     if settings.admin_port is not None and importlib.util.find_spec("aiohttp") is None:
-        _error(f"the HTTP control API ({settings.sources['admin_port']}) needs aiohttp: pip install 'mockbroker[sidecar]'")
+        _error(f"the HTTP control API ({settings.sources['admin_port']}) needs aiohttp: install mockbroker with its sidecar extra (pip install 'CHECKOUT[sidecar]'; README, Install)")
         return EXIT_USAGE
     return run(settings)
 
