@@ -226,6 +226,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from mockbroker_pipeline.cli import main as pipeline_main
 
         return pipeline_main(args)
+    if not args:  # a bare `mockbroker`: the commands it has, then the one-line error (exit 2)
+        build_parser().print_help(sys.stderr)
     if not args or args[0] != "serve":
         build_parser().parse_args(args)  # --help, --version, or an error naming the commands; all exit
         return EXIT_USAGE  # pragma: no cover - parse_args exits for every input that is not serve
@@ -235,7 +237,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"mockbroker serve: error: {exc}", file=sys.stderr, flush=True)
         return EXIT_USAGE
     if settings.admin_port is not None and importlib.util.find_spec("aiohttp") is None:
-        _error(f"the HTTP control API ({settings.sources['admin_port']}) needs aiohttp: pip install 'mockbroker[sidecar]'")
+        _error(f"the HTTP control API ({settings.sources['admin_port']}) needs aiohttp: install mockbroker with its sidecar extra (pip install 'CHECKOUT[sidecar]'; README, Install)")
         return EXIT_USAGE
     return run(settings)
 
@@ -396,7 +398,7 @@ def _log_started(cluster: MockCluster, settings: ServeSettings, loop_name: str) 
         for n in cluster.brokers.values()
     )
     topics = (
-        ", ".join(f"{t.name} ({len(t.partitions)} partitions)" for t in cluster.topics.values()) or "none"
+        ", ".join(f"{t.name} ({len(t.partitions)} partition{'' if len(t.partitions) == 1 else 's'})" for t in cluster.topics.values()) or "none"
     )
     log.info(
         "mockbroker %s serving %s; cluster id %s; event loop %s; topics: %s",

@@ -145,9 +145,12 @@ def add_commands(commands: Any) -> None:
     produce = records.add_parser("produce", help="append one record per VALUE")
     produce.add_argument("topic")
     produce.add_argument("values", nargs="+", metavar="VALUE")
-    produce.add_argument("--key")
-    produce.add_argument("--partition", type=int)
-    read = records.add_parser("read")
+    produce.add_argument("--key", help="every record's key")
+    produce.add_argument("--partition", type=int, help="this partition (default: the key's, else spread)")
+    produce.add_argument("--header", action="append", default=[], metavar="KEY=VALUE",
+                         help="a record header, on every record (repeatable)")
+    produce.add_argument("--base64", action="store_true", help="key, values and header values are base64 (binary data)")
+    read = records.add_parser("read", help="a partition's records from --offset on")
     read.add_argument("topic")
     read.add_argument("partition", type=int)
     read.add_argument("--offset", type=int, default=0)
@@ -158,8 +161,8 @@ def add_commands(commands: Any) -> None:
     listing = groups.add_parser("list", help="every group, classic and KIP-848 consumer groups (`type` says which)")
     listing.add_argument("--type", choices=("classic", "consumer"), help="only groups of this type")
     listing.add_argument("--state", help="only groups in this state")
-    groups.add_parser("describe").add_argument("group")
-    offsets = groups.add_parser("offsets")
+    groups.add_parser("describe", help="state, members and decoded assignments of one group").add_argument("group")
+    offsets = groups.add_parser("offsets", help="a group's committed offsets")
     offsets.add_argument("group")
     offsets.add_argument("--topic")
     expire = groups.add_parser("expire", help="expire one member's session now")
@@ -167,7 +170,7 @@ def add_commands(commands: Any) -> None:
     expire.add_argument("--member-id")
     expire.add_argument("--instance-id")
     expire.add_argument("--client-id")
-    rebalance = groups.add_parser("rebalance")
+    rebalance = groups.add_parser("rebalance", help="make the group rebalance now")
     rebalance.add_argument("group")
     rebalance.add_argument("--reason")
     wait = groups.add_parser("wait", help="wait until the group is in a state")
@@ -184,32 +187,33 @@ def add_commands(commands: Any) -> None:
     wait.add_argument("--timeout", type=int, default=30, help="seconds")
 
     faults = sub.add_parser("faults", help="inject, list and clear faults").add_subparsers(dest="action", required=True)
-    faults.add_parser("list")
-    faults.add_parser("clear")
-    faults.add_parser("remove").add_argument("id", type=int)
+    faults.add_parser("list", help="the faults in force (pushed errors, interceptors, brokers down, caps)")
+    faults.add_parser("clear", help="remove every fault")
+    faults.add_parser("remove", help="remove one interceptor by its id (from `faults list`)").add_argument("id", type=int)
     errors = faults.add_parser("errors", help="the next requests of API fail with ERROR, one each")
     errors.add_argument("api")
     errors.add_argument("errors", nargs="+", metavar="ERROR")
     errors.add_argument("--broker", type=int)
     errors.add_argument("--topic")
     errors.add_argument("--partition", type=int)
-    latency = faults.add_parser("latency")
+    latency = faults.add_parser("latency", help="delay every answer (of --api, on --broker) by MS milliseconds")
     latency.add_argument("ms", type=float)
     latency.add_argument("--api")
     latency.add_argument("--broker", type=int)
-    for name in ("disconnect", "drop"):
-        p = faults.add_parser(name)
+    for name, text in (("disconnect", "close the connection instead of answering the next --count requests"),
+                       ("drop", "never answer the next --count requests (the connection stays open)")):
+        p = faults.add_parser(name, help=text)
         p.add_argument("--api")
         p.add_argument("--broker", type=int)
         p.add_argument("--count", type=int, default=1)
-    faults.add_parser("close-connections").add_argument("--broker", type=int)
-    faults.add_parser("broker-down").add_argument("broker", type=int)
-    faults.add_parser("broker-up").add_argument("broker", type=int)
-    leader = faults.add_parser("move-leader")
+    faults.add_parser("close-connections", help="close every client connection (of --broker) now").add_argument("--broker", type=int)
+    faults.add_parser("broker-down", help="take a broker down: connections dropped, leaders and coordinators move").add_argument("broker", type=int)
+    faults.add_parser("broker-up", help="bring a broker back: preferred leaders and coordinators return").add_argument("broker", type=int)
+    leader = faults.add_parser("move-leader", help="move a partition's leader (to --broker, else the next in-sync replica)")
     leader.add_argument("topic")
     leader.add_argument("partition", type=int)
     leader.add_argument("--broker", type=int)
-    coordinator = faults.add_parser("move-coordinator")
+    coordinator = faults.add_parser("move-coordinator", help="move a group's coordinator to BROKER")
     coordinator.add_argument("group")
     coordinator.add_argument("broker", type=int)
     cap = faults.add_parser("cap-version", help="serve API only up to VERSION ('none': as configured)")
@@ -287,8 +291,11 @@ def run(client: Client, args: argparse.Namespace) -> Any:
         return c.request("DELETE", f"/topics/{q(args.name, safe='')}")
     if area == "records":
         if action == "produce":
-            records = [{"key": args.key, "value": v, **({"partition": args.partition} if args.partition is not None else {})} for v in args.values]
-            return c.request("POST", f"/topics/{q(args.topic, safe='')}/records", {"records": records})
+            headers = [{"key": k, "value": v} for k, v in (_key_value(item, "--header") for item in args.header)]
+            records = [{"key": args.key, "value": v, **({"headers": headers} if headers else {}),
+                        **({"partition": args.partition} if args.partition is not None else {})} for v in args.values]  # fmt: skip
+            body = {"records": records, **({"encoding": "base64"} if args.base64 else {})}
+            return c.request("POST", f"/topics/{q(args.topic, safe='')}/records", body)
         return c.request(
             "GET", f"/topics/{q(args.topic, safe='')}/partitions/{args.partition}/records",
             query={"offset": args.offset, "limit": args.limit, "encoding": "base64" if args.base64 else "utf-8"},

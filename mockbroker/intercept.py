@@ -217,7 +217,11 @@ def error_code_of(error: int | str | ErrorCode) -> int:
         try:
             return int(ErrorCode[error.upper()])
         except KeyError:
-            raise ValueError(f"unknown error {error!r} (use Kafka's name, e.g. NOT_COORDINATOR)") from None
+            import difflib
+
+            close = difflib.get_close_matches(error.upper(), ErrorCode.__members__, n=5, cutoff=0.6)
+            hint = f"; close matches: {', '.join(close)}" if close else " (use Kafka's name, e.g. NOT_COORDINATOR)"
+            raise ValueError(f"unknown error {error!r}{hint}") from None
     return int(ErrorCode(error))
 
 

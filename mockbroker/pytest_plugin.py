@@ -3,7 +3,10 @@
 Fixtures:
 - ``kafka_cluster``: a fresh, started cluster for one test, on its own thread (usable from sync
   tests and from async ones: ``await kafka_cluster.aio.<method>``). Configure it with
-  ``@pytest.mark.kafka_cluster(brokers=3, topics={"t": 6}, manual_clock=True, ...)``.
+  ``@pytest.mark.kafka_cluster(brokers=3, topics={"t": 6}, manual_clock=True, ...)``, and for a
+  whole project (or directory) by overriding ``kafka_cluster_options`` in a conftest.py; a
+  marker's option replaces the project's option of the same name.
+- ``kafka_cluster_options``: the project-wide options of ``kafka_cluster`` (``{}`` here).
 - ``kafka_cluster_factory``: ``kafka_cluster_factory(**options)`` starts as many clusters as
   the test wants (options of mockbroker.testing.start_cluster).
 - ``kafka_cluster_session``: one cluster for the whole session; ``shared_kafka_cluster`` hands it
@@ -15,7 +18,7 @@ serving), a strict-mode violation, or left a thread, socket or task behind.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import pytest
@@ -54,9 +57,26 @@ def kafka_cluster_factory() -> Iterator[Callable[..., KafkaCluster]]:
 
 
 @pytest.fixture
-def kafka_cluster(request: pytest.FixtureRequest, kafka_cluster_factory: Callable[..., KafkaCluster]) -> KafkaCluster:
-    """A fresh cluster for this test (options from ``@pytest.mark.kafka_cluster(...)``)."""
-    options: dict[str, Any] = {}
+def kafka_cluster_options() -> dict[str, Any]:
+    """The options every ``kafka_cluster`` of this scope starts with (options of
+    mockbroker.testing.start_cluster). Override it in a conftest.py for project-wide defaults::
+
+        @pytest.fixture
+        def kafka_cluster_options():
+            return {"brokers": 3, "topics": {"orders": 6}}
+    """
+    return {}
+
+
+@pytest.fixture
+def kafka_cluster(
+    request: pytest.FixtureRequest,
+    kafka_cluster_factory: Callable[..., KafkaCluster],
+    kafka_cluster_options: Mapping[str, Any],
+) -> KafkaCluster:
+    """A fresh cluster for this test: ``kafka_cluster_options``, then the options of
+    ``@pytest.mark.kafka_cluster(...)`` (closest marker last, so it wins)."""
+    options: dict[str, Any] = dict(kafka_cluster_options)
     for marker in reversed(list(request.node.iter_markers("kafka_cluster"))):
         options.update(marker.kwargs)
     return kafka_cluster_factory(**options)

@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 from mockbroker.clock import Clock, ManualClock
 from mockbroker.cluster import MockCluster
 from mockbroker.config.cluster import ClusterConfig
+from mockbroker.config.topics import validate_topic_configs
 from mockbroker.control import Control
 from mockbroker.handlers import load_all as load_all_handlers
 
@@ -93,8 +94,13 @@ class KafkaCluster:
                 if isinstance(spec, int):
                     self.cluster.create_topic(name, spec)
                 else:
+                    configs = {k: str(v) for k, v in dict(spec.get("configs", {})).items()}
+                    # CreateTopics' check (LogConfig.validate): a bad config fails the start, naming it.
+                    problem = validate_topic_configs(configs)
+                    if problem is not None:
+                        raise ValueError(f"topic {name!r} configs: {problem.message}")
                     self.cluster.create_topic(
-                        name, spec.get("partitions", 1), spec.get("replication_factor", 1), dict(spec.get("configs", {}))
+                        name, spec.get("partitions", 1), spec.get("replication_factor", 1), configs
                     )
 
         # Everything a client may ask for is imported now (mockbroker serve imports lazily): a
@@ -280,3 +286,19 @@ def running_cluster(**options: Any) -> Iterator[KafkaCluster]:
         yield kafka
     finally:
         kafka.close()
+
+
+def wait_for(predicate: Callable[[], T], what: str, timeout: float = 30.0, interval: float = 0.01) -> T:
+    """Poll ``predicate`` (from a sync test) until it returns something truthy, and return that;
+    raise AssertionError naming ``what`` after ``timeout`` seconds. The timeout guards against a
+    hang, it is not a speed assertion. From an async test, use ``kafka.aio.wait_for_*``."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        result = predicate()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
+        time.sleep(interval)

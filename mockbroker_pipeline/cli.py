@@ -66,7 +66,7 @@ def main(argv: Sequence[str]) -> int:
         print(f"mockbroker {command}: error: {exc}", file=sys.stderr, flush=True)
         return EXIT_USAGE
     except ImportError as exc:
-        print(f"mockbroker {command}: error: {exc}; install the pipeline extra: pip install 'mockbroker[pipeline]'",
+        print(f"mockbroker {command}: error: {exc}; install mockbroker with its pipeline extra (pip install 'CHECKOUT[pipeline]'; README, Install)",
               file=sys.stderr, flush=True)  # fmt: skip
         return EXIT_USAGE
 

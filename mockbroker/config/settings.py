@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mockbroker.config.cluster import FIELD_TYPES, KAFKA_NAMES_BY_FIELD, ClusterConfig, parse_kafka_setting
+from mockbroker.config.topics import validate_topic_configs
 from mockbroker.model import OFFSETS_TOPIC, TRANSACTION_TOPIC, TopicError, validate_topic_name
 
 ENV_PREFIX = "MOCKBROKER_"
@@ -453,6 +454,10 @@ def _file_topic(where: str, entry: Any) -> TopicSpec:
             raise SettingsError(f"{where} configs {key}: must be a string, number or boolean, not {value!r}")
         # Kafka's topic configs are strings on the wire (CreateTopics, DescribeConfigs).
         configs[key] = str(value).lower() if isinstance(value, bool) else str(value)
+    # What CreateTopics and POST /topics check (LogConfig.validate), before anything starts.
+    problem = validate_topic_configs(configs)
+    if problem is not None:
+        raise SettingsError(f"{where} configs: {problem.message}")
     return TopicSpec(name, partitions, rf, configs, where)
 
 

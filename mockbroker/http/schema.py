@@ -109,7 +109,7 @@ def check(schema: Schema, value: Any, where: str, components: Mapping[str, Schem
     elif kind == "object":
         value = _object(schema, value, where, components)
     if "enum" in schema and value not in schema["enum"]:
-        raise BadInput(where, f"must be one of {', '.join(map(str, schema['enum']))}, not {_show(value)}")
+        raise BadInput(where, _not_in_enum([str(v) for v in schema["enum"]], value))
     return value
 
 
@@ -182,6 +182,18 @@ def _size_within(schema: Schema, size: int, keyword: str, unit: str, where: str)
     if f"max{keyword}" in schema and size > schema[f"max{keyword}"]:
         raise BadInput(where, f"must have at most {schema[f'max{keyword}']} {unit}")
 
+
+
+def _not_in_enum(allowed: list[str], value: Any) -> str:
+    """A short refusal: a long list (error names, API names) gives its size and the close matches."""
+    if len(allowed) <= 20:
+        return f"must be one of {', '.join(allowed)}, not {_show(value)}"
+    import difflib
+
+    by_lower = {a.lower(): a for a in allowed}
+    close = [by_lower[m] for m in difflib.get_close_matches(str(value).lower(), list(by_lower), n=5, cutoff=0.6)]
+    hint = f"; close matches: {', '.join(close)}" if close else ""
+    return f"must be one of {len(allowed)} names (listed in /openapi.json), not {_show(value)}{hint}"
 
 def _show(value: Any) -> str:
     text = json.dumps(value) if isinstance(value, str | int | float | bool | list | dict) else repr(value)
