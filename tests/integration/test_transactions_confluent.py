@@ -46,14 +46,15 @@ def read_all(broker: BrokerThread, topic: str, partitions: int, isolation: str, 
             msg = consumer.poll(0.2)
             if msg is None:
                 continue
-            if msg.error() is not None:
-                if msg.error().code() == KafkaError._PARTITION_EOF:
-                    at_end.add(msg.partition())
+            error = msg.error()
+            if error is not None:
+                if error.code() == KafkaError._PARTITION_EOF:
+                    at_end.add(msg.partition() or 0)
                     if len(values) >= expected and len(at_end) == partitions:
                         return values
                     continue
-                raise KafkaException(msg.error())
-            at_end.discard(msg.partition())
+                raise KafkaException(error)
+            at_end.discard(msg.partition() or 0)
             value = msg.value()
             assert value is not None
             values.append(value)
