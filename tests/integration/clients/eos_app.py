@@ -73,7 +73,7 @@ def main() -> int:
             continue
         producer.begin_transaction()
         for msg in batch:
-            producer.produce(args.output, key=msg.key(), value=(msg.value() or b"").upper(), partition=msg.partition())
+            producer.produce(args.output, key=msg.key(), value=(msg.value() or b"").upper(), partition=msg.partition() or 0)
         if transactions == args.hang_after:
             producer.flush(60)
             emit(event="mid_transaction", records=len(batch))
