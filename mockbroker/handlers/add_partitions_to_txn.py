@@ -3,8 +3,8 @@
 v0-3: one transaction (the ``v3_and_below_*`` fields), answered per partition. v1: same as v0.
 v2: PRODUCER_FENCED may be answered (INVALID_PRODUCER_EPOCH below). v3: flexible. v4+ (KIP-890
 part 1): broker to broker, a batch of transactions, each either added or only verified
-(``verify_only``: is each partition in the transaction? TRANSACTION_ABORTABLE when not); a
-top-level error_code. v5: the same, and TRANSACTION_ABORTABLE is answered as such.
+(``verify_only``: is each partition in the transaction? INVALID_TXN_STATE when not); a
+top-level error_code. v5: TRANSACTION_ABORTABLE instead of INVALID_TXN_STATE.
 
 As KafkaApis.handleAddPartitionsToTxnRequest: a transaction naming a partition that does not exist
 fails whole (UNKNOWN_TOPIC_OR_PARTITION for those, OPERATION_NOT_ATTEMPTED for the others);
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 API_KEY = 24
 VERSIONS = (0, 5)
 BATCHED_MIN_VERSION = 4
+ABORTABLE_MIN_VERSION = 5
 FENCED_MIN_VERSION = 2
 
 TopicPartition = tuple[str, int]
@@ -65,6 +66,11 @@ def _transaction(ctx: RequestContext, txn: AddPartitionsToTxnTransaction) -> Add
     if txn.verify_only:
         verified = coordinator.verify_partitions(txn.transactional_id, txn.producer_id, txn.producer_epoch, partitions)
         if isinstance(verified, dict):
+            if ctx.api_version < ABORTABLE_MIN_VERSION:  # v4 brokers know INVALID_TXN_STATE only
+                verified = {
+                    tp: ErrorCode.INVALID_TXN_STATE if e == ErrorCode.TRANSACTION_ABORTABLE else e
+                    for tp, e in verified.items()
+                }
             return _result(txn.transactional_id, txn.topics, verified)
         error = verified
     else:

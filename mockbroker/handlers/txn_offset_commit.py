@@ -11,7 +11,8 @@ GroupCoordinatorService.commitTransactionalOffsets: unknown topics are UNKNOWN_T
 then the transaction is verified with the transaction coordinator (KIP-890 part 1, on by default
 since Kafka 3.6: the producer id, its epoch, and that AddOffsetsToTxn added the offsets
 partition; a fenced producer is answered INVALID_PRODUCER_EPOCH, a partition not in the
-transaction INVALID_TXN_STATE, as AddPartitionsToTxnManager renames them); then the group's
+transaction TRANSACTION_ABORTABLE, INVALID_TXN_STATE below v4, as AddPartitionsToTxnManager
+renames them); then the group's
 checks. Accepted offsets are pending: OffsetFetch does not return them (require_stable ones are
 UNSTABLE_OFFSET_COMMIT) until the transaction's COMMIT marker makes them the group's committed
 offsets; an ABORT drops them.
@@ -36,12 +37,8 @@ if TYPE_CHECKING:
 
 API_KEY = 28
 VERSIONS = (0, 5)
+ABORTABLE_MIN_VERSION = 4
 IMPLICIT_ADD_MIN_VERSION = 5
-# AddPartitionsToTxnManager: what the verification's errors become for the request that waited on it.
-_VERIFICATION_ERRORS = {
-    ErrorCode.PRODUCER_FENCED: ErrorCode.INVALID_PRODUCER_EPOCH,
-    ErrorCode.TRANSACTION_ABORTABLE: ErrorCode.INVALID_TXN_STATE,
-}
 
 
 async def handle(ctx: RequestContext, req: TxnOffsetCommitRequest) -> TxnOffsetCommitResponse:
@@ -87,7 +84,12 @@ def _check(ctx: RequestContext, req: TxnOffsetCommitRequest) -> ErrorCode | None
         )
     if error == ErrorCode.NONE:
         return None
-    return _VERIFICATION_ERRORS.get(error, error)
+    # AddPartitionsToTxnManager: what the verification's errors become for the request that waited on it.
+    if error == ErrorCode.PRODUCER_FENCED:
+        return ErrorCode.INVALID_PRODUCER_EPOCH
+    if error == ErrorCode.TRANSACTION_ABORTABLE and ctx.api_version < ABORTABLE_MIN_VERSION:
+        return ErrorCode.INVALID_TXN_STATE
+    return error
 
 
 def _answer(req: TxnOffsetCommitRequest, errors: dict[tuple[str, int], ErrorCode]) -> list[TxnOffsetCommitResponseTopic]:
