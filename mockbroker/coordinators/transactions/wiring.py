@@ -14,12 +14,22 @@ from mockbroker.config.groups import GroupConfig
 from mockbroker.coordinators.router import GroupCoordinator
 from mockbroker.coordinators.services import CoordinatorServices
 from mockbroker.coordinators.transactions.coordinator import TransactionConfig, TransactionCoordinator
-from mockbroker.coordinators.transactions.markers import LogMarkerWriter
+from mockbroker.coordinators.transactions.markers import LogMarkerWriter, Topic
 from mockbroker.events import EventLog
-from mockbroker.log.producers import ProducerIdManager
-from mockbroker.model import BrokerNode, Topic
 from mockbroker.timers import Timers
 from mockbroker_protocol.hashing import partition_for
+
+# mockbroker.model.OFFSETS_TOPIC (Topic.GROUP_METADATA_TOPIC_NAME); the package does not import the model.
+OFFSETS_TOPIC = "__consumer_offsets"
+
+
+class _Node(Protocol):
+    @property
+    def node_id(self) -> int: ...
+
+
+class _ProducerIds(Protocol):
+    def generate_producer_id(self) -> int: ...
 
 
 class TransactionHost(Protocol):
@@ -41,9 +51,9 @@ class TransactionHost(Protocol):
     def groups(self) -> GroupCoordinator: ...
 
     @property
-    def producer_ids(self) -> ProducerIdManager: ...
+    def producer_ids(self) -> _ProducerIds: ...
 
-    def internal_partition_leader(self, partition: int) -> BrokerNode: ...
+    def internal_partition_leader(self, partition: int) -> _Node: ...
 
     def record_internal_error(self, exc: BaseException) -> None: ...
 
@@ -64,7 +74,9 @@ def make_transaction_coordinator(host: TransactionHost) -> TransactionCoordinato
         broker_of=broker_of,
         on_internal_error=host.record_internal_error,
     )
-    markers = LogMarkerWriter(host.topics, lambda now_ms, pid, commit: host.groups.complete_transaction(now_ms, pid, commit))
+    markers = LogMarkerWriter(
+        host.topics, OFFSETS_TOPIC, lambda now_ms, pid, commit: host.groups.complete_transaction(now_ms, pid, commit)
+    )
     return TransactionCoordinator(
         TransactionConfig(config.transaction_max_timeout_ms, config.transaction_marker_delay_ms),
         services,

@@ -322,3 +322,9 @@ def test_list_transactions_filters(h: Harness) -> None:
     assert [t.transactional_id for t in h.txns.list_transactions(h.now, producer_ids=[p.producer_id])[0]] == [TID]
     assert [t.transactional_id for t in h.txns.list_transactions(h.now, duration_ms=49, states=["Ongoing"])[0]] == [TID]
     assert h.txns.list_transactions(h.now, duration_ms=50, states=["Ongoing"])[0] == []
+
+
+def test_the_wiring_names_the_offsets_topic_as_the_model_does() -> None:
+    from mockbroker.coordinators.transactions import wiring
+
+    assert wiring.OFFSETS_TOPIC == OFFSETS_TOPIC
