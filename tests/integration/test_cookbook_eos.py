@@ -29,10 +29,11 @@ APP = Path(__file__).parent / "clients" / "eos_app.py"
 FAST_GROUP = {"group_initial_rebalance_delay_ms": 0, "group_min_session_timeout_ms": 1000}
 
 
-def start_app(kafka_cluster: KafkaCluster, *extra: str) -> subprocess.Popen[str]:
+def start_app(kafka_cluster: KafkaCluster, *extra: str, client: str = "confluent") -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, str(APP), "--bootstrap", kafka_cluster.bootstrap_servers, "--input", "payments",
-         "--output", "payments-out", "--group", "payments-app", "--transactional-id", "payments-app-1", *extra],
+         "--output", "payments-out", "--group", "payments-app", "--transactional-id", "payments-app-1",
+         "--client", client, *extra],
         stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""eos_app: an exactly-once consume-transform-produce application (confluent-kafka), run as its
-own process by the transaction tests so that a test can kill it for real (SIGKILL) mid-transaction.
+"""eos_app: an exactly-once consume-transform-produce application (confluent-kafka, kafka-python
+or aiokafka), run as its own process by the transaction tests so that a test can kill it for real
+(SIGKILL) mid-transaction.
 
 It reads ``--input`` in group ``--group`` (read_committed), writes each record's value upper-cased
 to ``--output`` and commits the consumed offsets inside the same transaction
@@ -9,7 +10,7 @@ everything up to the end of its partitions.
 
 Usage:
   python eos_app.py --bootstrap h:p[,h:p] --input IN --output OUT --group G --transactional-id T
-      [--per-transaction 10] [--hang-after N]
+      [--client confluent|kafka-python|aiokafka] [--per-transaction 10] [--hang-after N]
 
 --hang-after N: after N committed transactions, begin one more, produce its records, flush them
 (they are in the log, uncommitted), print {"event": "mid_transaction"} and hang until killed.
@@ -23,24 +24,40 @@ Events, one JSON object per line on stdout:
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 import time
-
-from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from typing import Any
 
 
 def emit(**event: object) -> None:
     print(json.dumps(event), flush=True)
 
 
+def hang(records: int) -> None:
+    emit(event="mid_transaction", records=records)
+    while True:
+        time.sleep(1)  # until SIGKILL
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     for name in ("--bootstrap", "--input", "--output", "--group", "--transactional-id"):
         parser.add_argument(name, required=True)
+    parser.add_argument("--client", default="confluent", choices=("confluent", "kafka-python", "aiokafka"))
     parser.add_argument("--per-transaction", type=int, default=10)
     parser.add_argument("--hang-after", type=int, default=-1)
     args = parser.parse_args()
+    if args.client == "kafka-python":
+        return run_kafka_python(args)
+    if args.client == "aiokafka":
+        return asyncio.run(run_aiokafka(args))
+    return run_confluent(args)
+
+
+def run_confluent(args: argparse.Namespace) -> int:
+    from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 
     consumer = Consumer({
         "bootstrap.servers": args.bootstrap, "group.id": args.group, "isolation.level": "read_committed",
@@ -76,9 +93,7 @@ def main() -> int:
             producer.produce(args.output, key=msg.key(), value=(msg.value() or b"").upper(), partition=msg.partition() or 0)
         if transactions == args.hang_after:
             producer.flush(60)
-            emit(event="mid_transaction", records=len(batch))
-            while True:
-                time.sleep(1)  # until SIGKILL
+            hang(len(batch))
         consumed: dict[tuple[str, int], int] = {}
         for msg in batch:
             consumed[(msg.topic() or "", msg.partition() or 0)] = (msg.offset() or 0) + 1
@@ -90,6 +105,82 @@ def main() -> int:
         emit(event="committed", transactions=transactions, records=records)
     emit(event="done", transactions=transactions, records=records)
     consumer.close()
+    return 0
+
+
+def run_kafka_python(args: argparse.Namespace) -> int:
+    from kafka import KafkaConsumer, KafkaProducer, OffsetAndMetadata, TopicPartition
+
+    consumer = KafkaConsumer(
+        args.input, bootstrap_servers=args.bootstrap, group_id=args.group, isolation_level="read_committed",
+        enable_auto_commit=False, auto_offset_reset="earliest", session_timeout_ms=2000, heartbeat_interval_ms=200,
+    )  # fmt: skip
+    producer = KafkaProducer(bootstrap_servers=args.bootstrap, transactional_id=args.transactional_id)
+    producer.init_transactions()
+    transactions = records = 0
+    while True:
+        batch = [r for rs in consumer.poll(500, max_records=args.per_transaction).values() for r in rs]
+        if not batch:
+            assignment = consumer.assignment()
+            if assignment and all(consumer.position(tp) >= end for tp, end in consumer.end_offsets(list(assignment)).items()):
+                break
+            continue
+        producer.begin_transaction()
+        for r in batch:
+            producer.send(args.output, key=r.key, value=(r.value or b"").upper(), partition=r.partition)
+        if transactions == args.hang_after:
+            producer.flush()
+            hang(len(batch))
+        offsets: dict[Any, Any] = {}
+        for r in batch:
+            offsets[TopicPartition(r.topic, r.partition)] = OffsetAndMetadata(r.offset + 1, "", -1)
+        producer.send_offsets_to_transaction(offsets, consumer.group_metadata())
+        producer.commit_transaction()
+        transactions += 1
+        records += len(batch)
+        emit(event="committed", transactions=transactions, records=records)
+    emit(event="done", transactions=transactions, records=records)
+    consumer.close()
+    producer.close()
+    return 0
+
+
+async def run_aiokafka(args: argparse.Namespace) -> int:
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+
+    consumer = AIOKafkaConsumer(
+        args.input, bootstrap_servers=args.bootstrap, group_id=args.group, isolation_level="read_committed",
+        enable_auto_commit=False, auto_offset_reset="earliest", session_timeout_ms=2000, heartbeat_interval_ms=200,
+    )  # fmt: skip
+    producer = AIOKafkaProducer(bootstrap_servers=args.bootstrap, transactional_id=args.transactional_id)
+    await producer.start()  # InitProducerId: fences an earlier incarnation
+    await consumer.start()
+    transactions = records = 0
+    while True:
+        polled = await consumer.getmany(timeout_ms=500, max_records=args.per_transaction)
+        batch = [r for rs in polled.values() for r in rs]
+        if not batch:
+            assignment = consumer.assignment()
+            if assignment:
+                ends = await consumer.end_offsets(list(assignment))
+                if all([await consumer.position(tp) >= end for tp, end in ends.items()]):
+                    break
+            continue
+        await producer.begin_transaction()
+        for r in batch:
+            await producer.send(args.output, key=r.key, value=(r.value or b"").upper(), partition=r.partition)
+        if transactions == args.hang_after:
+            await producer.flush()
+            hang(len(batch))
+        offsets = {TopicPartition(r.topic, r.partition): r.offset + 1 for r in batch}
+        await producer.send_offsets_to_transaction(offsets, args.group)
+        await producer.commit_transaction()
+        transactions += 1
+        records += len(batch)
+        emit(event="committed", transactions=transactions, records=records)
+    emit(event="done", transactions=transactions, records=records)
+    await consumer.stop()
+    await producer.stop()
     return 0
 
 
