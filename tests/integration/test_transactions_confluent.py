@@ -1,6 +1,7 @@
 """confluent-kafka (librdkafka) transactions against a 3-broker cluster: commit and abort seen by
 read_committed and read_uncommitted consumers, offsets sent to the transaction, and a zombie
-producer fenced by a newer one with the same transactional.id."""
+producer fenced by a newer one with the same transactional.id, and a manual clock expiring a
+transaction (transaction.timeout.ms) so its producer is fenced."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from collections.abc import Iterator
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
+from mockbroker.testing import KafkaCluster
 from tests.integration.support import DEADLINE_S, BrokerThread
 
 
@@ -141,3 +143,30 @@ def test_zombie_producer_is_fenced(broker_thread: BrokerThread, topic: str) -> N
     assert error.fatal(), error
     assert error.code() in (KafkaError._FENCED, KafkaError.PRODUCER_FENCED, KafkaError.INVALID_PRODUCER_EPOCH), error
     assert read_all(broker_thread, topic, 3, "read_committed", 1) == [b"successor"]
+
+
+@pytest.mark.kafka_cluster(manual_clock=True, topics={"expiring": 1})
+def test_manual_clock_expires_a_transaction_and_fences_its_producer(kafka_cluster: KafkaCluster) -> None:
+    producer = Producer({
+        "bootstrap.servers": kafka_cluster.bootstrap_servers, "transactional.id": "slow-app",
+        "transaction.timeout.ms": 10000, "linger.ms": 0,
+    })  # fmt: skip
+    producer.init_transactions(DEADLINE_S)
+    producer.begin_transaction()
+    producer.produce("expiring", value=b"too slow", partition=0)
+    producer.flush(DEADLINE_S)
+
+    kafka_cluster.advance(10_001)  # the broker's clock only: transaction.timeout.ms has passed
+
+    def state() -> str:
+        txn = kafka_cluster.cluster.transactions.describe("slow-app")
+        assert txn is not None
+        return txn.state.value
+
+    assert kafka_cluster.call(state) == "CompleteAbort"
+    with pytest.raises(KafkaException) as raised:
+        producer.commit_transaction(DEADLINE_S)
+    error = raised.value.args[0]
+    assert error.fatal() and error.code() in (KafkaError._FENCED, KafkaError.PRODUCER_FENCED, KafkaError.INVALID_PRODUCER_EPOCH), error
+    assert [e.type for e in kafka_cluster.events("txn.timed_out")] == ["txn.timed_out"]
+    producer.purge()  # a fatal producer: nothing left for close() to wait for
