@@ -37,6 +37,8 @@ def fenced_for(error: ErrorCode, api_version: int, fenced_min_version: int) -> E
 
 # Produce v11 (KIP-890): producers understand TRANSACTION_ABORTABLE; older ones get INVALID_TXN_STATE.
 PRODUCE_ABORTABLE_MIN_VERSION = 11
+# Produce v12 (KIP-890 part 2): under transactions version 2 the batch adds its partition.
+PRODUCE_IMPLICIT_ADD_MIN_VERSION = 12
 
 
 def verify_transactional_append(
@@ -66,6 +68,12 @@ def verify_transactional_append(
         transactional_id, header.producer_id, header.producer_epoch, [where]
     )
     error = verified if isinstance(verified, ErrorCode) else verified[where]
+    if error == ErrorCode.TRANSACTION_ABORTABLE and ctx.api_version >= PRODUCE_IMPLICIT_ADD_MIN_VERSION:
+        # A v12 producer uses transactions version 2 (it may only use v12 in a transaction
+        # then): the coordinator adds the partition, as AddPartitionsToTxnManager asks it to.
+        error = ctx.cluster.transactions.add_partitions(
+            ctx.now_ms, transactional_id, header.producer_id, header.producer_epoch, [where]
+        )
     if error == ErrorCode.NONE:
         return None
     if error == ErrorCode.PRODUCER_FENCED:

@@ -220,3 +220,36 @@ async def test_describe_list_transactions_and_describe_producers(cluster: MockCl
     )  # fmt: skip
     await client.close()
     await coordinator.close()
+
+
+async def test_api_versions_finalizes_transaction_version_1_by_default(cluster: MockCluster) -> None:
+    client = await connect_to(cluster, 1)
+    resp = await client.request(18, 3, ApiVersionsRequest("mockbroker-test", "1.0"))
+    assert [(f.name, f.min_version, f.max_version) for f in resp.supported_features] == [("transaction.version", 0, 2)]
+    assert [(f.name, f.max_version_level) for f in resp.finalized_features] == [("transaction.version", 1)]
+    assert resp.finalized_features_epoch >= 0
+    await client.close()
+
+
+async def test_transaction_version_2_setting_and_the_implicit_add_of_produce_v12() -> None:
+    cluster = MockCluster(brokers=1, transaction_version=2)
+    await cluster.start()
+    try:
+        client = await connect_to(cluster, 1)
+        resp = await client.request(18, 3, ApiVersionsRequest("mockbroker-test", "1.0"))
+        assert [(f.name, f.max_version_level) for f in resp.finalized_features] == [("transaction.version", 2)]
+        cluster.create_topic("t", 1)
+        pid, epoch = await init(client)
+        first = batch(b"a", producer_id=pid, producer_epoch=epoch, base_sequence=0, is_transactional=True)
+        assert (await produce(client, cluster, "t", first, version=11, transactional_id=TID)).error_code == E.TRANSACTION_ABORTABLE
+        assert (await produce(client, cluster, "t", first, version=12, transactional_id=TID)).error_code == E.NONE
+        txn = cluster.transactions.describe(TID)
+        assert txn is not None and txn.state.value == "Ongoing" and txn.sorted_partitions() == [("t", 0)]
+        ended = await client.request(26, 5, EndTxnRequest(TID, pid, epoch, True))
+        assert (ended.error_code, ended.producer_id, ended.producer_epoch) == (E.NONE, pid, epoch + 1)
+        log = cluster.topics["t"].partitions[0].log
+        assert log.last_stable_offset == log.high_watermark == 2
+        await client.close()
+    finally:
+        await cluster.stop()
+    assert cluster.internal_errors == []
