@@ -345,7 +345,7 @@ async def _serve(
     try:
         ready = f"{READY_PREFIX} bootstrap={cluster.bootstrap_servers} cluster_id={config.cluster_id}"
         if settings.admin_port is not None:
-            from mockbroker.admin_http import AdminServer
+            from mockbroker.http import AdminServer
 
             admin = AdminServer(cluster, token=settings.admin_token)
             try:

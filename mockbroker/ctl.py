@@ -16,7 +16,7 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
-DEFAULT_ADMIN_PORT = 8092  # mockbroker.admin_http.DEFAULT_ADMIN_PORT (not imported: no aiohttp here)
+DEFAULT_ADMIN_PORT = 8092  # mockbroker.http.DEFAULT_ADMIN_PORT (not imported: no aiohttp here)
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 
 

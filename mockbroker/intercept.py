@@ -29,6 +29,8 @@ import asyncio
 import dataclasses
 import inspect
 import itertools
+import types
+import typing
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
@@ -220,15 +222,45 @@ def error_code_of(error: int | str | ErrorCode) -> int:
 
 
 def error_codes(response: Any) -> tuple[int, ...]:
-    """The distinct non-zero ``error_code`` values anywhere in a response object, in order."""
+    """The distinct non-zero ``error_code`` values anywhere in a response object, in order.
+
+    The one error-code walker: the request log and the HTTP API's metrics both count with it.
+    Each response class gets a plan, worked out once from its type hints: the fields that are an
+    error code, or that may hold one (one nested message, or a list of them), in field order, so
+    a walk reads only the fields that matter (asking ``dataclasses.fields()`` of every object
+    made a served Metadata round trip ~1.6x slower with the metrics on)."""
     seen: dict[int, None] = {}
-    _collect(response, seen)
+    _walk(response, seen)
     return tuple(seen)
 
 
-def _collect(obj: Any, seen: dict[int, None]) -> None:
-    if not dataclasses.is_dataclass(obj):
+_ERROR, _ONE, _LIST = 0, 1, 2
+_Plan = tuple[tuple[str, int], ...] | None  # None: the hints do not resolve; walk every field
+_PLANS: dict[type, _Plan] = {}
+
+
+def _walk(obj: Any, seen: dict[int, None]) -> None:
+    cls = type(obj)
+    plan = _PLANS[cls] if cls in _PLANS else _plan(cls)
+    if plan is None:
+        _walk_fields(obj, seen)
         return
+    for name, kind in plan:
+        value = getattr(obj, name)
+        if kind == _ERROR:
+            if value:
+                seen[int(value)] = None
+        elif value is None:
+            continue
+        elif kind == _LIST:
+            for item in value:
+                _walk(item, seen)
+        else:
+            _walk(value, seen)
+
+
+def _walk_fields(obj: Any, seen: dict[int, None]) -> None:
+    """Every field of a dataclass whose hints do not resolve (always right, only slower)."""
     for f in dataclasses.fields(obj):
         value = getattr(obj, f.name)
         if f.name == "error_code":
@@ -237,9 +269,45 @@ def _collect(obj: Any, seen: dict[int, None]) -> None:
         elif isinstance(value, list):
             for item in value:
                 if dataclasses.is_dataclass(item):
-                    _collect(item, seen)
+                    _walk(item, seen)
         elif dataclasses.is_dataclass(value):
-            _collect(value, seen)
+            _walk(value, seen)
+
+
+def _plan(cls: type, busy: frozenset[type] = frozenset()) -> _Plan:
+    if cls in _PLANS:
+        return _PLANS[cls]
+    if not dataclasses.is_dataclass(cls):
+        return ()
+    try:
+        hints = typing.get_type_hints(cls)
+    except Exception:  # unresolvable hints: the field-by-field walk
+        _PLANS[cls] = None
+        return None
+    steps: list[tuple[str, int]] = []
+    for f in dataclasses.fields(cls):
+        if f.name == "error_code":
+            steps.append((f.name, _ERROR))
+            continue
+        kind = _nested_kind(hints[f.name], busy | {cls})
+        if kind is not None:
+            steps.append((f.name, kind))
+    plan: _Plan = tuple(steps)
+    _PLANS[cls] = plan
+    return plan
+
+
+def _nested_kind(hint: Any, busy: frozenset[type]) -> int | None:
+    """_ONE or _LIST when a field of this type may hold an error code, else None."""
+    is_list = typing.get_origin(hint) is list
+    inner = typing.get_args(hint)[0] if is_list else hint
+    candidates = typing.get_args(inner) if typing.get_origin(inner) in (typing.Union, types.UnionType) else (inner,)
+    for item in candidates:
+        if isinstance(item, type) and dataclasses.is_dataclass(item) and item not in busy:
+            sub = _plan(item, busy)
+            if sub is None or sub:
+                return _LIST if is_list else _ONE
+    return None
 
 
 class RequestLog:

@@ -129,7 +129,7 @@ class ServeSettings:
     topics: list[TopicSpec]
     log_level: str = "info"
     uvloop: bool = True
-    # The HTTP control API (mockbroker.admin_http): off unless admin_port is set (0: a free port).
+    # The HTTP control API (mockbroker.http): off unless admin_port is set (0: a free port).
     admin_port: int | None = None
     admin_host: str = "127.0.0.1"
     admin_token: str | None = None

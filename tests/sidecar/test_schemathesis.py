@@ -7,8 +7,8 @@ undocumented method answered 405 with the right Allow header.
 
 Bounded: at most 10 examples per operation with a fixed seed (about half a minute). Two
 kinds of operations are left out because they block by design: the waits (GET .../wait, up to
-their timeout) and GET /events/stream (an endless Server-Sent Events stream); tests/sidecar/
-test_admin_http.py covers them. The broker runs on a manual clock so that POST /clock/advance
+their timeout) and GET /events/stream (an endless Server-Sent Events stream); tests/mockbroker/
+http/test_app.py covers them. The broker runs on a manual clock so that POST /clock/advance
 has something to advance, with three brokers so that broker down/up and leader moves have room.
 
 Two groups live through the run, with real confluent-kafka members (their own processes): a
