@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 
     from mockbroker.coordinators.classic.assignment_checks import AssignmentChecks
     from mockbroker.coordinators.router import GroupCoordinator
+    from mockbroker.coordinators.transactions.coordinator import TransactionCoordinator
     from mockbroker.fetch_sessions import FetchSessionCache
     from mockbroker.log.producers import ProducerIdManager
 
@@ -96,6 +97,7 @@ class MockCluster:
         # assignors is a third of a cold start, and a cluster may never see a group request.
         self._groups: GroupCoordinator | None = None
         self._assignment_checks: AssignmentChecks | None = None
+        self._transactions: TransactionCoordinator | None = None  # made on first use, as groups
         # Subscribed now, so that the checks hear events in the same order among listeners as if
         # they had been made here (only group events, which need the coordinator, reach them).
         self.events.subscribe(self._assignment_checks_listen)
@@ -210,6 +212,15 @@ class MockCluster:
             self.timers.cancel(_GROUP_CLEANUP_KEY)
             groups.start(deadline - groups.config.offsets_retention_check_interval_ms)
         return groups
+
+    @property
+    def transactions(self) -> TransactionCoordinator:
+        """The cluster's transaction coordinator (mockbroker/coordinators/transactions/)."""
+        if self._transactions is None:
+            from mockbroker.coordinators.transactions.wiring import make_transaction_coordinator
+
+            self._transactions = make_transaction_coordinator(self)
+        return self._transactions
 
     def _group_cleanup_tick(self, now_ms: int) -> None:
         interval = GroupConfig.from_cluster_config(self.config).offsets_retention_check_interval_ms

@@ -76,6 +76,9 @@ APIS: dict[int, str] = {
     44: "IncrementalAlterConfigs",
     47: "OffsetDelete",
     60: "DescribeCluster",
+    61: "DescribeProducers",
+    65: "DescribeTransactions",
+    66: "ListTransactions",
     68: "ConsumerGroupHeartbeat",
     69: "ConsumerGroupDescribe",
 }

@@ -35,6 +35,16 @@ class ClusterConfig:
     default_replication_factor: int = 1  # default.replication.factor
     offsets_topic_num_partitions: int = 50  # offsets.topic.num.partitions
     transaction_state_log_num_partitions: int = 50  # transaction.state.log.num.partitions
+    transaction_max_timeout_ms: int = 900000  # transaction.max.timeout.ms (15 min)
+    # mockbroker's own: how long a completed transaction's markers take to be written (0: before
+    # EndTxn is answered); meanwhile the transaction is PrepareCommit/PrepareAbort
+    transaction_marker_delay_ms: int = 0
+    # The finalized transaction.version feature advertised in ApiVersions (KIP-890; Kafka's
+    # kafka-features tool sets it): 1, explicit AddPartitionsToTxn; 2, a Java 4.x producer bumps
+    # the epoch with every EndTxn (v5) and adds partitions implicitly through Produce v12 and
+    # TxnOffsetCommit v5. Kafka 4.0 finalizes 2 on a new cluster; 1 here until a Java client
+    # tests version 2 against mockbroker.
+    transaction_version: int = 1
     share_coordinator_state_topic_num_partitions: int = 50  # share.coordinator.state.topic.num.partitions
     message_max_bytes: int = KAFKA_MESSAGE_MAX_BYTES  # message.max.bytes
     socket_request_max_bytes: int = KAFKA_SOCKET_REQUEST_MAX_BYTES  # socket.request.max.bytes
@@ -150,6 +160,7 @@ KAFKA_NAMES: dict[str, str] = {
     "default.replication.factor": "default_replication_factor",
     "offsets.topic.num.partitions": "offsets_topic_num_partitions",
     "transaction.state.log.num.partitions": "transaction_state_log_num_partitions",
+    "transaction.max.timeout.ms": "transaction_max_timeout_ms",
     "share.coordinator.state.topic.num.partitions": "share_coordinator_state_topic_num_partitions",
     "message.max.bytes": "message_max_bytes",
     "socket.request.max.bytes": "socket_request_max_bytes",

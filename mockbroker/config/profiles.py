@@ -32,12 +32,19 @@ KAFKA_3_9: dict[int, int] = {
     20: 6,  # DeleteTopics
     22: 5,  # InitProducerId
     23: 4,  # OffsetForLeaderEpoch
+    24: 5,  # AddPartitionsToTxn
+    25: 4,  # AddOffsetsToTxn
+    26: 4,  # EndTxn (v5, transaction version 2, came with 4.0)
+    28: 4,  # TxnOffsetCommit (v5 came with 4.0)
     32: 4,  # DescribeConfigs
     36: 2,  # SaslAuthenticate
     37: 3,  # CreatePartitions
     42: 2,  # DeleteGroups
     47: 0,  # OffsetDelete
     60: 1,  # DescribeCluster
+    61: 0,  # DescribeProducers
+    65: 0,  # DescribeTransactions
+    66: 1,  # ListTransactions (v2, the id pattern, came with 4.1)
     68: 0,  # ConsumerGroupHeartbeat
     69: 0,  # ConsumerGroupDescribe
 }

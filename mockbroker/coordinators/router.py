@@ -252,7 +252,14 @@ class GroupCoordinator:
         self, now_ms: int, group_id: str, producer_id: int, topics: TransactionalTopics, *, generation_id: int = -1,
         member_id: str = "", group_instance_id: str | None = None,
     ) -> ErrorCode | dict[tuple[str, int], ErrorCode]:  # fmt: skip
-        """TxnOffsetCommit (ClassicGroupCoordinator.commit_transactional_offsets)."""
+        """TxnOffsetCommit, by the kind of the group (a consumer group's, or a classic group's
+        ClassicGroupCoordinator.commit_transactional_offsets)."""
+        consumer_group = self.consumer.groups.get(group_id)
+        if consumer_group is not None:
+            return self.consumer.commit_transactional_offsets(
+                now_ms, consumer_group, producer_id, topics, generation_id=generation_id, member_id=member_id,
+                group_instance_id=group_instance_id,
+            )  # fmt: skip
         return self.classic.commit_transactional_offsets(
             now_ms, group_id, producer_id, topics, generation_id=generation_id, member_id=member_id,
             group_instance_id=group_instance_id,

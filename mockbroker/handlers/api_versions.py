@@ -3,7 +3,9 @@
 v0: the list. v1: throttle time. v3 (KIP-511): flexible; the client names its software, which
 must match Kafka's pattern or the answer is INVALID_REQUEST. An ApiVersions request at a version
 we do not know is answered by dispatch in the v0 layout with UNSUPPORTED_VERSION (KIP-511).
-v5 (KIP-1242, rebootstrap checks) is not served: the codec's specs stop at v4.
+v3+ also list the features (KIP-584): transaction.version, supported 0-2 and finalized at the
+``transaction_version`` setting (KIP-890). v5 (KIP-1242, rebootstrap checks) is not served: the
+codec's specs stop at v4.
 """
 
 from __future__ import annotations
@@ -13,7 +15,13 @@ import weakref
 from typing import TYPE_CHECKING
 
 from mockbroker_protocol.errors import ErrorCode
-from mockbroker_protocol.messages.api_versions import ApiVersion, ApiVersionsRequest, ApiVersionsResponse
+from mockbroker_protocol.messages.api_versions import (
+    ApiVersion,
+    ApiVersionsRequest,
+    ApiVersionsResponse,
+    FinalizedFeatureKey,
+    SupportedFeatureKey,
+)
 from mockbroker_protocol.registry import Encoded
 
 if TYPE_CHECKING:
@@ -37,19 +45,35 @@ async def handle(ctx: RequestContext, req: ApiVersionsRequest) -> ApiVersionsRes
     if not ctx.inspected:  # interceptors and the request log see (and edit) real objects
         body = advertised.bodies.get((version, valid))
         if body is None:
-            body = advertised.bodies[(version, valid)] = _response(advertised.keys, valid).encode(version)
+            body = advertised.bodies[(version, valid)] = _response(advertised.keys, valid, cluster).encode(version)
         # The answer follows from the request's bytes and the caps alone: the request path may
         # answer the same bytes again while the caps are unchanged (registry.Encoded).
         return Encoded(body, advertised.unchanged)
-    return _response(advertised.keys, valid)
+    return _response(advertised.keys, valid, cluster)
 
 
-def _response(keys: list[ApiVersion], valid: bool) -> ApiVersionsResponse:
+# transaction.version levels a Kafka 4 broker supports (TransactionVersion: TV_0 to TV_2).
+TRANSACTION_VERSION_SUPPORTED = (0, 2)
+# The epoch of the finalized features (Kafka: the metadata offset they were read at); they never
+# change under a cluster.
+FINALIZED_FEATURES_EPOCH = 1
+
+
+def _response(keys: list[ApiVersion], valid: bool, cluster: MockCluster) -> ApiVersionsResponse:
+    """v3+ (KIP-584) also carry the features: only transaction.version, which producers read
+    (KIP-890: level 2 switches Java 4.x producers to transactions version 2)."""
     if not valid:
         # ApiVersionsRequest.getErrorResponse: only UNSUPPORTED_VERSION carries the ApiVersions
         # range (KIP-511); any other error, INVALID_REQUEST here, an empty list.
         return ApiVersionsResponse(error_code=ErrorCode.INVALID_REQUEST, api_keys=[])
-    return ApiVersionsResponse(error_code=ErrorCode.NONE, api_keys=keys, finalized_features_epoch=-1)
+    level = cluster.config.transaction_version
+    return ApiVersionsResponse(
+        error_code=ErrorCode.NONE,
+        api_keys=keys,
+        supported_features=[SupportedFeatureKey("transaction.version", *TRANSACTION_VERSION_SUPPORTED)],
+        finalized_features_epoch=FINALIZED_FEATURES_EPOCH,
+        finalized_features=[FinalizedFeatureKey("transaction.version", level, level)],
+    )
 
 
 class _Advertised:

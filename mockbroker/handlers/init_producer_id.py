@@ -1,29 +1,26 @@
 """InitProducerId (key 22), v0-5: a producer id and epoch for idempotent and transactional producers.
 
 v0 (KIP-98): transactional_id (null: an idempotent producer) and transaction timeout. v2:
-flexible. v3 (KIP-360): producer_id and producer_epoch, which an idempotent producer may send to
-have its epoch bumped (both or neither: one alone is INVALID_REQUEST). v4: PRODUCER_FENCED may be
+flexible. v3 (KIP-360): producer_id and producer_epoch, which a producer may send to have its
+epoch bumped (both or neither: one alone is INVALID_REQUEST). v4: PRODUCER_FENCED may be
 returned instead of INVALID_PRODUCER_EPOCH. v5 (KIP-890): transactions v2. v6 (KIP-939,
 two-phase commit) is not served.
 
-As TransactionCoordinator.handleInitProducerId:
+As KafkaApis.handleInitProducerIdRequest and TransactionCoordinator.handleInitProducerId:
 - null transactional id: any broker answers, always with a new producer id at epoch 0 (a KIP-360
   bump for an idempotent producer is a new id too);
-- "" is INVALID_REQUEST; a timeout outside (0, transaction.max.timeout.ms] is
-  INVALID_TRANSACTION_TIMEOUT; a broker that is not the id's transaction coordinator answers
-  NOT_COORDINATOR;
-- otherwise the transactional id keeps its producer id and gets the next epoch (a new id when the
-  epoch is exhausted), and a v3+ request naming another id/epoch than the current one is fenced.
-
-Not here yet (it belongs to the transaction coordinator): aborting a transaction left open by the
-previous incarnation (Kafka answers CONCURRENT_TRANSACTIONS while it does), transaction timeouts.
+- otherwise only the id's transaction coordinator answers (NOT_COORDINATOR elsewhere), and the
+  transaction coordinator decides (mockbroker/coordinators/transactions/): "" is INVALID_REQUEST,
+  a timeout outside (0, transaction.max.timeout.ms] INVALID_TRANSACTION_TIMEOUT, the same producer
+  id with the next epoch, fencing of an older producer, CONCURRENT_TRANSACTIONS while the previous
+  incarnation's open transaction is aborted.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mockbroker.handlers._coordinator import transaction_coordinator
+from mockbroker.handlers._txn import fenced_for, is_transaction_coordinator
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.init_producer_id import InitProducerIdRequest, InitProducerIdResponse
 from mockbroker_protocol.records import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
@@ -33,30 +30,27 @@ if TYPE_CHECKING:
 
 API_KEY = 22
 VERSIONS = (0, 5)
-# transaction.max.timeout.ms (Kafka's default, 15 minutes).
-TRANSACTION_MAX_TIMEOUT_MS = 900_000
+FENCED_MIN_VERSION = 4
 
 
 async def handle(ctx: RequestContext, req: InitProducerIdRequest) -> InitProducerIdResponse:
-    ids = ctx.cluster.producer_ids
     no_id, no_epoch = req.producer_id == NO_PRODUCER_ID, req.producer_epoch == NO_PRODUCER_EPOCH
     if no_id != no_epoch:
         return _error(ErrorCode.INVALID_REQUEST)  # KafkaApis: both or neither
     if req.transactional_id is None:
-        return InitProducerIdResponse(error_code=ErrorCode.NONE, producer_id=ids.generate_producer_id(), producer_epoch=0)
-    if req.transactional_id == "":
-        return _error(ErrorCode.INVALID_REQUEST)
-    if not 0 < req.transaction_timeout_ms <= TRANSACTION_MAX_TIMEOUT_MS:
-        return _error(ErrorCode.INVALID_TRANSACTION_TIMEOUT)
-    if transaction_coordinator(ctx.cluster, req.transactional_id).node_id != ctx.broker.node_id:
+        producer_id = ctx.cluster.producer_ids.generate_producer_id()
+        return InitProducerIdResponse(error_code=ErrorCode.NONE, producer_id=producer_id, producer_epoch=0)
+    if req.transactional_id and not is_transaction_coordinator(ctx, req.transactional_id):
         return _error(ErrorCode.NOT_COORDINATOR)
     expected = None if no_id else (req.producer_id, req.producer_epoch)
-    error, producer_id, producer_epoch = ids.init_transactional(req.transactional_id, expected)
-    if error == ErrorCode.PRODUCER_FENCED and ctx.api_version < 4:
-        error = ErrorCode.INVALID_PRODUCER_EPOCH  # older clients do not know PRODUCER_FENCED (KafkaApis)
-    if error != ErrorCode.NONE:
-        return _error(error)
-    return InitProducerIdResponse(error_code=ErrorCode.NONE, producer_id=producer_id, producer_epoch=producer_epoch)
+    result = ctx.cluster.transactions.init_producer_id(
+        ctx.now_ms, req.transactional_id, req.transaction_timeout_ms, expected
+    )
+    if result.error != ErrorCode.NONE:
+        return _error(fenced_for(result.error, ctx.api_version, FENCED_MIN_VERSION))
+    return InitProducerIdResponse(
+        error_code=ErrorCode.NONE, producer_id=result.producer_id, producer_epoch=result.producer_epoch
+    )
 
 
 def _error(code: ErrorCode) -> InitProducerIdResponse:

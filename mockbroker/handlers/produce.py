@@ -18,14 +18,19 @@ checks min.insync.replicas; any other value is INVALID_REQUIRED_ACKS. acks=0 get
 all, and a failed acks=0 request closes the connection so the producer notices and refreshes its
 metadata (KafkaApis.handleProduceRequest).
 
-Not checked, unlike Kafka: record timestamps against message.timestamp.{before,after}.max.ms,
-keys on compacted topics (both need the records decoded), and KIP-890 transaction verification.
+A transactional producer's first batch of a transaction on a partition is verified with the
+transaction coordinator (KIP-890 part 1, mockbroker/handlers/_txn.py): a partition the producer
+did not add to its transaction, or a fenced producer, is refused.
+
+Not checked, unlike Kafka: record timestamps against message.timestamp.{before,after}.max.ms and
+keys on compacted topics (both need the records decoded).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mockbroker.handlers._txn import verify_transactional_append
 from mockbroker.log.replica_manager import AppendResult, append_records
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.produce import (
@@ -99,6 +104,12 @@ def _produce_topic(
             result = AppendResult(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
         elif uniform is not None:
             result = AppendResult(uniform)
+        elif req.transactional_id is not None and (
+            refused := verify_transactional_append(
+                ctx, req.transactional_id, topic.name, topic.partitions[data.index], _buffer(data.records)
+            )
+        ):
+            result = AppendResult(refused)
         else:
             result = append_records(
                 cluster,

@@ -1,9 +1,9 @@
 """Producer ids and producer state: idempotence (KIP-98) and the epoch rules of KIP-360.
 
 Two pieces, after Kafka's:
-- ``ProducerIdManager`` (cluster-wide) hands out producer ids for InitProducerId, and keeps the
-  id and epoch of each transactional id so that a re-initialising producer gets the same id with
-  the next epoch (TransactionCoordinator.handleInitProducerId, without the transaction state).
+- ``ProducerIdManager`` (cluster-wide) hands out producer ids for InitProducerId (idempotent
+  producers, and the transaction coordinator's transactional ids:
+  mockbroker/coordinators/transactions/).
 - ``ProducerStateManager`` (one per partition log) remembers, per producer id, its epoch, the
   sequence ranges and offsets of its last five batches (ProducerStateEntry.NUM_BATCHES_TO_RETAIN)
   and the first offset of its open transaction. ``check`` answers what ProducerAppendInfo and
@@ -25,7 +25,6 @@ from mockbroker_protocol.records import NO_PRODUCER_EPOCH, NO_SEQUENCE, RecordBa
 # (max.in.flight.requests.per.connection <= 5 with idempotence), so any retry duplicates one of these.
 NUM_BATCHES_TO_RETAIN = 5
 INT32_MAX = 0x7FFFFFFF
-INT16_MAX = 0x7FFF
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,30 +167,11 @@ class ProducerStateManager:
 @dataclass(slots=True)
 class ProducerIdManager:
     """Cluster-wide producer id allocation (Kafka's ProducerIdManager; ids start at 0 on a fresh
-    KRaft cluster, taken in blocks from the controller) and the transactional id -> (id, epoch) map
-    that InitProducerId keeps (TransactionMetadata, without the transaction state)."""
+    KRaft cluster, taken in blocks from the controller)."""
 
     next_producer_id: int = 0
-    transactional: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def generate_producer_id(self) -> int:
         pid = self.next_producer_id
         self.next_producer_id += 1
         return pid
-
-    def init_transactional(self, transactional_id: str, expected: tuple[int, int] | None) -> tuple[ErrorCode, int, int]:
-        """(error, producer id, epoch) for InitProducerId with a transactional id: the first call
-        gets a new id at epoch 0, each later one the same id with the next epoch; when the epoch
-        would pass Short.MAX a new id starts at epoch 0 (TransactionMetadata.prepareIncrementProducerEpoch).
-        ``expected`` (v3+, KIP-360): the id and epoch the producer has; anything but the current
-        pair fences it (PRODUCER_FENCED)."""
-        current = self.transactional.get(transactional_id)
-        if current is None:
-            result = (self.generate_producer_id(), 0)
-        else:
-            if expected is not None and expected != current:
-                return ErrorCode.PRODUCER_FENCED, -1, -1
-            pid, epoch = current
-            result = (pid, epoch + 1) if epoch + 1 < INT16_MAX else (self.generate_producer_id(), 0)
-        self.transactional[transactional_id] = result
-        return ErrorCode.NONE, result[0], result[1]

@@ -39,6 +39,9 @@ API_MODULES: dict[int, str] = {
     44: "incremental_alter_configs",
     47: "offset_delete",
     60: "describe_cluster",
+    61: "describe_producers",
+    65: "describe_transactions",
+    66: "list_transactions",
     68: "consumer_group_heartbeat",
     69: "consumer_group_describe",
 }
@@ -79,6 +82,9 @@ API_VERSIONS: dict[int, tuple[str, tuple[int, int], tuple[int, int] | None]] = {
     44: ("IncrementalAlterConfigs", (0, 1), (1, 32767)),
     47: ("OffsetDelete", (0, 0), None),
     60: ("DescribeCluster", (0, 2), (0, 32767)),
+    61: ("DescribeProducers", (0, 0), (0, 32767)),
+    65: ("DescribeTransactions", (0, 0), (0, 32767)),
+    66: ("ListTransactions", (0, 2), (0, 32767)),
     68: ("ConsumerGroupHeartbeat", (0, 1), (0, 32767)),
     69: ("ConsumerGroupDescribe", (0, 1), (0, 32767)),
 }

@@ -206,7 +206,10 @@ async def test_read_committed_stops_at_the_last_stable_offset(cluster: MockClust
     log = cluster.topics["t"].partitions[0].log
     plain = batch(b"plain")
     await produce(client, cluster, "t", plain)
-    txn = batch(b"in-txn", producer_id=7, producer_epoch=0, base_sequence=0, is_transactional=True)
+    # A producer that began a transaction on t-0 (Produce verifies it with the coordinator, KIP-890).
+    pid = cluster.transactions.init_producer_id(cluster.clock.now_ms(), "tx", 60000).producer_id
+    cluster.transactions.add_partitions(cluster.clock.now_ms(), "tx", pid, 0, [("t", 0)])
+    txn = batch(b"in-txn", producer_id=pid, producer_epoch=0, base_sequence=0, is_transactional=True)
     req = fetch_request(cluster, [("t", 0, 0)])
     txn_req = produce_request(cluster, "t", txn)
     txn_req.transactional_id = "tx"
@@ -218,11 +221,11 @@ async def test_read_committed_stops_at_the_last_stable_offset(cluster: MockClust
     assert len(records_bytes(only_partition(await fetch(client, req)))) > len(stored_form(plain, 0))
     # The coordinator aborts: the marker closes the transaction, which read_committed readers
     # are told to drop (the broker's transaction marker path appends it like this).
-    marker = bytearray(build_end_txn_marker(commit=False, producer_id=7, producer_epoch=0, coordinator_epoch=0, timestamp=1))
+    marker = bytearray(build_end_txn_marker(commit=False, producer_id=pid, producer_epoch=0, coordinator_epoch=0, timestamp=1))
     log.append(marker, parse_batch_header(marker))
     p = only_partition(await fetch(client, committed))
     assert (p.high_watermark, p.last_stable_offset) == (3, 3)
-    assert [(a.producer_id, a.first_offset) for a in p.aborted_transactions or []] == [(7, 1)]
+    assert [(a.producer_id, a.first_offset) for a in p.aborted_transactions or []] == [(pid, 1)]
     await client.close()
 
 

@@ -95,9 +95,12 @@ async def test_latest_is_the_last_stable_offset_at_read_committed(cluster: MockC
     cluster.create_topic("t", 1)
     client = await leader_client(cluster, "t")
     await produce(client, cluster, "t", batch(b"a"))
-    req = produce_request(cluster, "t", batch(b"txn", producer_id=3, producer_epoch=0, base_sequence=0, is_transactional=True))
+    # A producer that began a transaction on t-0 (Produce verifies it with the coordinator, KIP-890).
+    pid = cluster.transactions.init_producer_id(cluster.clock.now_ms(), "tx", 60000).producer_id
+    cluster.transactions.add_partitions(cluster.clock.now_ms(), "tx", pid, 0, [("t", 0)])
+    req = produce_request(cluster, "t", batch(b"txn", producer_id=pid, producer_epoch=0, base_sequence=0, is_transactional=True))
     req.transactional_id = "tx"
-    await client.request(PRODUCE, 9, req)
+    assert (await client.request(PRODUCE, 9, req)).responses[0].partition_responses[0].error_code == 0
     assert (await list_offset(client, "t", LATEST, isolation_level=0)).offset == 2
     assert (await list_offset(client, "t", LATEST, isolation_level=1)).offset == 1
     await client.close()

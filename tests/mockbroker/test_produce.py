@@ -327,7 +327,11 @@ async def test_idempotent_producer_sequences(cluster: MockCluster) -> None:
 async def test_transactional_records_need_a_transactional_id(cluster: MockCluster) -> None:
     cluster.create_topic("t", 1)
     client = await leader_client(cluster, "t")
-    txn = batch(b"a", producer_id=1, producer_epoch=0, base_sequence=0, is_transactional=True)
+    # A producer that began a transaction on t-0 (KIP-890 verification checks it; see
+    # tests/mockbroker/handlers/test_transactions_wire.py).
+    pid = cluster.transactions.init_producer_id(cluster.clock.now_ms(), "txn", 60000).producer_id
+    cluster.transactions.add_partitions(cluster.clock.now_ms(), "txn", pid, 0, [("t", 0)])
+    txn = batch(b"a", producer_id=pid, producer_epoch=0, base_sequence=0, is_transactional=True)
     assert (await produce(client, cluster, "t", txn)).error_code == ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
     req = produce_request(cluster, "t", txn)
     req.transactional_id = "txn"
@@ -336,6 +340,6 @@ async def test_transactional_records_need_a_transactional_id(cluster: MockCluste
     log = cluster.topics["t"].partitions[0].log
     assert (log.high_watermark, log.last_stable_offset) == (1, 0)  # the open transaction holds the LSO
     # A plain write from the same producer while its transaction is open.
-    plain = batch(b"b", producer_id=1, producer_epoch=0, base_sequence=1)
+    plain = batch(b"b", producer_id=pid, producer_epoch=0, base_sequence=1)
     assert (await produce(client, cluster, "t", plain)).error_code == ErrorCode.INVALID_TXN_STATE
     await client.close()

@@ -25,7 +25,7 @@ from mockbroker.coordinators.consumer.group import (
     group_by_topic,
 )
 from mockbroker.coordinators.errors import GroupError
-from mockbroker.coordinators.offsets.manager import partition_list, rejected_commit
+from mockbroker.coordinators.offsets.manager import TransactionalTopics, partition_list, rejected_commit
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.consumer_group_describe import Assignment as DescribedAssignment
 from mockbroker_protocol.messages.consumer_group_describe import DescribedGroup, Member, TopicPartitions
@@ -247,6 +247,26 @@ class AdminRules(ConsumerCoordinatorBase):
             now_ms, group, request, partition_errors,
             reason="admin commit (epoch -1)" if epoch < 0 else "member commit", request_generation_id=epoch,
         )  # fmt: skip
+
+    def commit_transactional_offsets(
+        self, now_ms: int, group: ConsumerGroup, producer_id: int, topics: TransactionalTopics, *,
+        generation_id: int, member_id: str, group_instance_id: str | None,
+    ) -> ErrorCode | dict[tuple[str, int], ErrorCode]:  # fmt: skip
+        """TxnOffsetCommit to a consumer group: ConsumerGroup.validateOffsetCommit with
+        isTransactional (KIP-447: a commit naming no member, generation or instance is not
+        checked; one naming a member must be that member at its current epoch), then the
+        offsets are pending until the transaction completes. A group-level error, or the error of
+        each partition."""
+        unchecked = generation_id < 0 and not group.members
+        anonymous = generation_id == -1 and member_id == "" and group_instance_id is None
+        if not (unchecked or anonymous):
+            member = group.members.get(member_id)
+            if member is None:
+                return ErrorCode.UNKNOWN_MEMBER_ID
+            if generation_id != member.member_epoch:
+                # ConsumerGroup.validateMemberEpoch: classic members get the classic error.
+                return ErrorCode.ILLEGAL_GENERATION if member.uses_classic_protocol else ErrorCode.STALE_MEMBER_EPOCH
+        return self.offsets.store_pending_offsets(now_ms, group.group_id, producer_id, topics)
 
     def validate_offset_fetch(self, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode | None:
         """ConsumerGroup.validateOffsetFetch (v9+): None for a classic or unknown group."""

@@ -1,0 +1,36 @@
+"""AddOffsetsToTxn (key 25), v0-4: add a group's offsets partition to a producer's transaction.
+
+v1: same as v0. v2: PRODUCER_FENCED may be answered (INVALID_PRODUCER_EPOCH below). v3: flexible.
+v4 (KIP-890): TRANSACTION_ABORTABLE may be answered.
+
+As KafkaApis.handleAddOffsetsToTxnRequest: the group's ``__consumer_offsets`` partition
+(GroupCoordinator.partitionFor) is added to the transaction through AddPartitionsToTxn's rules,
+so that TxnOffsetCommit may write there and the transaction's marker later commits or drops the
+offsets. Only the id's transaction coordinator answers (NOT_COORDINATOR elsewhere).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mockbroker.handlers._txn import fenced_for, is_transaction_coordinator
+from mockbroker.model import OFFSETS_TOPIC
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.add_offsets_to_txn import AddOffsetsToTxnRequest, AddOffsetsToTxnResponse
+
+if TYPE_CHECKING:
+    from mockbroker.dispatch import RequestContext
+
+API_KEY = 25
+VERSIONS = (0, 4)
+FENCED_MIN_VERSION = 2
+
+
+async def handle(ctx: RequestContext, req: AddOffsetsToTxnRequest) -> AddOffsetsToTxnResponse:
+    if req.transactional_id and not is_transaction_coordinator(ctx, req.transactional_id):
+        return AddOffsetsToTxnResponse(error_code=ErrorCode.NOT_COORDINATOR)
+    offsets_partition = (OFFSETS_TOPIC, ctx.cluster.coordinator_partition(req.group_id))
+    error = ctx.cluster.transactions.add_partitions(
+        ctx.now_ms, req.transactional_id, req.producer_id, req.producer_epoch, [offsets_partition]
+    )
+    return AddOffsetsToTxnResponse(error_code=fenced_for(error, ctx.api_version, FENCED_MIN_VERSION))

@@ -1,0 +1,97 @@
+"""AddPartitionsToTxn (key 24), v0-5: add partitions to a producer's ongoing transaction.
+
+v0-3: one transaction (the ``v3_and_below_*`` fields), answered per partition. v1: same as v0.
+v2: PRODUCER_FENCED may be answered (INVALID_PRODUCER_EPOCH below). v3: flexible. v4+ (KIP-890
+part 1): broker to broker, a batch of transactions, each either added or only verified
+(``verify_only``: is each partition in the transaction? INVALID_TXN_STATE when not); a
+top-level error_code. v5: TRANSACTION_ABORTABLE instead of INVALID_TXN_STATE.
+
+As KafkaApis.handleAddPartitionsToTxnRequest: a transaction naming a partition that does not exist
+fails whole (UNKNOWN_TOPIC_OR_PARTITION for those, OPERATION_NOT_ATTEMPTED for the others);
+otherwise the transaction coordinator's answer (mockbroker/coordinators/transactions/) lands on
+every partition; a broker that is not the id's coordinator answers NOT_COORDINATOR.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mockbroker.handlers._txn import fenced_for, is_transaction_coordinator
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.add_partitions_to_txn import (
+    AddPartitionsToTxnPartitionResult,
+    AddPartitionsToTxnRequest,
+    AddPartitionsToTxnResponse,
+    AddPartitionsToTxnResult,
+    AddPartitionsToTxnTopic,
+    AddPartitionsToTxnTopicResult,
+    AddPartitionsToTxnTransaction,
+)
+
+if TYPE_CHECKING:
+    from mockbroker.dispatch import RequestContext
+
+API_KEY = 24
+VERSIONS = (0, 5)
+BATCHED_MIN_VERSION = 4
+ABORTABLE_MIN_VERSION = 5
+FENCED_MIN_VERSION = 2
+
+TopicPartition = tuple[str, int]
+
+
+async def handle(ctx: RequestContext, req: AddPartitionsToTxnRequest) -> AddPartitionsToTxnResponse:
+    if ctx.api_version < BATCHED_MIN_VERSION:
+        single = AddPartitionsToTxnTransaction(
+            transactional_id=req.v3_and_below_transactional_id,
+            producer_id=req.v3_and_below_producer_id,
+            producer_epoch=req.v3_and_below_producer_epoch,
+            topics=req.v3_and_below_topics,
+        )
+        return AddPartitionsToTxnResponse(results_by_topic_v3_and_below=_transaction(ctx, single).topic_results)
+    return AddPartitionsToTxnResponse(
+        error_code=ErrorCode.NONE, results_by_transaction=[_transaction(ctx, t) for t in req.transactions]
+    )
+
+
+def _transaction(ctx: RequestContext, txn: AddPartitionsToTxnTransaction) -> AddPartitionsToTxnResult:
+    partitions = _partitions(txn.topics)
+    missing = {tp for tp in partitions if ctx.cluster.partition(*tp) is None}
+    if missing:
+        errors = {tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if tp in missing else ErrorCode.OPERATION_NOT_ATTEMPTED for tp in partitions}
+        return _result(txn.transactional_id, txn.topics, errors)
+    if txn.transactional_id and not is_transaction_coordinator(ctx, txn.transactional_id):
+        return _result(txn.transactional_id, txn.topics, dict.fromkeys(partitions, ErrorCode.NOT_COORDINATOR))
+    coordinator = ctx.cluster.transactions
+    if txn.verify_only:
+        verified = coordinator.verify_partitions(txn.transactional_id, txn.producer_id, txn.producer_epoch, partitions)
+        if isinstance(verified, dict):
+            if ctx.api_version < ABORTABLE_MIN_VERSION:  # v4 brokers know INVALID_TXN_STATE only
+                verified = {
+                    tp: ErrorCode.INVALID_TXN_STATE if e == ErrorCode.TRANSACTION_ABORTABLE else e
+                    for tp, e in verified.items()
+                }
+            return _result(txn.transactional_id, txn.topics, verified)
+        error = verified
+    else:
+        error = coordinator.add_partitions(
+            ctx.now_ms, txn.transactional_id, txn.producer_id, txn.producer_epoch, partitions
+        )
+    error = fenced_for(error, ctx.api_version, FENCED_MIN_VERSION)
+    return _result(txn.transactional_id, txn.topics, dict.fromkeys(partitions, error))
+
+
+def _partitions(topics: list[AddPartitionsToTxnTopic]) -> list[TopicPartition]:
+    return [(t.name, p) for t in topics for p in t.partitions]
+
+
+def _result(
+    transactional_id: str, topics: list[AddPartitionsToTxnTopic], errors: dict[TopicPartition, ErrorCode]
+) -> AddPartitionsToTxnResult:
+    """AddPartitionsToTxnResponse.resultForTransaction: one result per topic, in request order."""
+    by_topic: dict[str, AddPartitionsToTxnTopicResult] = {}
+    for t in topics:
+        result = by_topic.setdefault(t.name, AddPartitionsToTxnTopicResult(name=t.name))
+        for p in t.partitions:
+            result.results_by_partition.append(AddPartitionsToTxnPartitionResult(p, errors[(t.name, p)]))
+    return AddPartitionsToTxnResult(transactional_id=transactional_id, topic_results=list(by_topic.values()))
