@@ -484,7 +484,7 @@ def test_serves_api_versions_then_stops_cleanly_on_a_signal(
 DEFERRED_AT_START = (
     "mockbroker.ctl",
     "mockbroker_conformance",
-    "mockbroker.fetch_sessions",
+    "mockbroker.log.fetch_sessions",
     "mockbroker.control",
     "mockbroker.coordinators.router",
     "uuid",
@@ -513,7 +513,7 @@ def test_a_cold_serve_answers_before_importing_what_it_does_not_need(serve: Any)
     served.proc.send_signal(signal.SIGTERM)
     assert served.proc.wait(EXIT_DEADLINE_S) == 0, served.stderr()
     # The lines are there at all (a run that lost them would pass the check below vacuously).
-    assert {"asyncio", "mockbroker.server", "mockbroker_protocol.messages.api_versions"} <= before_answer
+    assert {"asyncio", "mockbroker.net.server", "mockbroker_protocol.messages.api_versions"} <= before_answer
     packages = tuple(f"{name}." for name in DEFERRED_AT_START)
     deferred = {m for m in before_answer if m in DEFERRED_AT_START or m.startswith(packages)}
     assert not deferred, f"imported before the first answer: {sorted(deferred)}"
