@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from mockbroker.cli import parse_serve
+from mockbroker.cli import main, parse_serve, plugin_commands
 from mockbroker.config.settings import ServeSettings, SettingsError, TopicSpec, env_setting_name
 from mockbroker_protocol import registry
 from mockbroker_protocol.headers import RequestHeader
@@ -70,6 +70,18 @@ def config_file(tmp_path: Path) -> str:
 
 
 # -- precedence (pure) --------------------------------------------------------------------------------
+
+
+def test_other_packages_commands_come_from_entry_points(capsys: pytest.CaptureFixture[str]) -> None:
+    """conformance, analyze and assignor-lab are entry points of mockbroker.commands (mockbroker
+    imports neither package), listed by --help with their docstrings' first lines."""
+    commands = plugin_commands()
+    assert set(commands) == {"conformance", "analyze", "assignor-lab"}
+    assert {ep.value.split(":")[0] for ep in commands.values()} == {"mockbroker_conformance.cli", "mockbroker_pipeline.cli"}
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert "run the client conformance suite" in out and "assignor-lab" in out and "analyze" in out
 
 
 def test_defaults() -> None:
