@@ -15,6 +15,9 @@ from typing import Any, Protocol
 # Kafka's 4.x defaults, for reference in docs and --kafka-defaults.
 KAFKA_MESSAGE_MAX_BYTES = 1048588
 KAFKA_SOCKET_REQUEST_MAX_BYTES = 104857600
+# log.retention.check.interval.ms: Kafka deletes by time on a 5-minute schedule, not on append
+# (mockbroker.log.retention arms the check; mockbroker.log.replica_manager keeps appends to it).
+RETENTION_CHECK_INTERVAL_MS = 300_000
 
 
 @dataclass(slots=True)

@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from mockbroker.config.cluster import RETENTION_CHECK_INTERVAL_MS
 from mockbroker.config.topics import effective_value
-from mockbroker.log.retention import RETENTION_CHECK_INTERVAL_MS
 from mockbroker_protocol.errors import CorruptRecordError, ErrorCode
 from mockbroker_protocol.framing import OwnedFrame
 from mockbroker_protocol.primitives import Buffer

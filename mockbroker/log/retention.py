@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Protocol
 
+from mockbroker.config.cluster import RETENTION_CHECK_INTERVAL_MS
+
 if TYPE_CHECKING:
     from mockbroker.config.cluster import ClusterConfig
     from mockbroker.model import Partition, Topic
@@ -27,8 +29,7 @@ class RetentionScope(Protocol):
 
     def iter_partitions(self) -> Iterator[tuple[Topic, Partition]]: ...
 
-# log.retention.check.interval.ms: Kafka deletes by time on a 5-minute schedule, not on append.
-RETENTION_CHECK_INTERVAL_MS = 300_000
+
 RETENTION_TIMER_KEY = ("log.retention.check",)
 
 
