@@ -98,6 +98,9 @@ class Memos:
 
 
 class ClusterState:
+    """One cluster's state, for every broker: built from a ClusterConfig (or its keyword settings)
+    and a clock; usable without listeners (the composition, MockCluster, adds them)."""
+
     def __init__(self, config: ClusterConfig | None = None, *, clock: Clock | None = None, **overrides: Any) -> None:
         if config is None:
             config = ClusterConfig(**overrides)
