@@ -16,7 +16,7 @@ from mockbroker_protocol.records.batch import (
 )
 
 if TYPE_CHECKING:
-    from mockbroker.dispatch import RequestContext
+    from mockbroker.dispatch.context import RequestContext
     from mockbroker.model import Partition
     from mockbroker_protocol.primitives import Buffer
 

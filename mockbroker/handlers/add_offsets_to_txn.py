@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING
 
 from mockbroker.handlers._txn import fenced_for, is_transaction_coordinator
 from mockbroker.model import OFFSETS_TOPIC
+from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.add_offsets_to_txn import AddOffsetsToTxnRequest, AddOffsetsToTxnResponse
 
 if TYPE_CHECKING:
-    from mockbroker.dispatch import RequestContext
+    from mockbroker.dispatch.context import RequestContext
 
-API_KEY = 25
+API_KEY = ApiKey.ADD_OFFSETS_TO_TXN
 VERSIONS = (0, 4)
 FENCED_MIN_VERSION = 2
 

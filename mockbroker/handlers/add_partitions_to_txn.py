@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mockbroker.handlers._txn import fenced_for, is_transaction_coordinator
+from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.add_partitions_to_txn import (
     AddPartitionsToTxnPartitionResult,
@@ -29,9 +30,9 @@ from mockbroker_protocol.messages.add_partitions_to_txn import (
 )
 
 if TYPE_CHECKING:
-    from mockbroker.dispatch import RequestContext
+    from mockbroker.dispatch.context import RequestContext
 
-API_KEY = 24
+API_KEY = ApiKey.ADD_PARTITIONS_TO_TXN
 VERSIONS = (0, 5)
 BATCHED_MIN_VERSION = 4
 ABORTABLE_MIN_VERSION = 5

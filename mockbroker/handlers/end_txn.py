@@ -18,13 +18,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mockbroker.handlers._txn import fenced_for, is_transaction_coordinator
+from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.end_txn import EndTxnRequest, EndTxnResponse
 
 if TYPE_CHECKING:
-    from mockbroker.dispatch import RequestContext
+    from mockbroker.dispatch.context import RequestContext
 
-API_KEY = 26
+API_KEY = ApiKey.END_TXN
 VERSIONS = (0, 5)
 FENCED_MIN_VERSION = 2
 EPOCH_BUMP_MIN_VERSION = 5

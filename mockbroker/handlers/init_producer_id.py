@@ -21,14 +21,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mockbroker.handlers._txn import fenced_for, is_transaction_coordinator
+from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.init_producer_id import InitProducerIdRequest, InitProducerIdResponse
 from mockbroker_protocol.records import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 
 if TYPE_CHECKING:
-    from mockbroker.dispatch import RequestContext
+    from mockbroker.dispatch.context import RequestContext
 
-API_KEY = 22
+API_KEY = ApiKey.INIT_PRODUCER_ID
 VERSIONS = (0, 5)
 FENCED_MIN_VERSION = 4
 

@@ -13,6 +13,7 @@ import re
 from typing import TYPE_CHECKING
 
 from mockbroker.handlers._txn import is_transaction_coordinator
+from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.list_transactions import (
     ListTransactionsRequest,
@@ -21,9 +22,9 @@ from mockbroker_protocol.messages.list_transactions import (
 )
 
 if TYPE_CHECKING:
-    from mockbroker.dispatch import RequestContext
+    from mockbroker.dispatch.context import RequestContext
 
-API_KEY = 66
+API_KEY = ApiKey.LIST_TRANSACTIONS
 VERSIONS = (0, 2)
 
 

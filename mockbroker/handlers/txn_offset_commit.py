@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from mockbroker.handlers._coordinator import is_group_coordinator
 from mockbroker.model import OFFSETS_TOPIC
+from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.txn_offset_commit import (
     TxnOffsetCommitRequest,
@@ -33,9 +34,9 @@ from mockbroker_protocol.messages.txn_offset_commit import (
 )
 
 if TYPE_CHECKING:
-    from mockbroker.dispatch import RequestContext
+    from mockbroker.dispatch.context import RequestContext
 
-API_KEY = 28
+API_KEY = ApiKey.TXN_OFFSET_COMMIT
 VERSIONS = (0, 5)
 ABORTABLE_MIN_VERSION = 4
 IMPLICIT_ADD_MIN_VERSION = 5

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mockbroker import MockCluster
 from mockbroker.clock import ManualClock
-from mockbroker.log.replica_manager import RETENTION_CHECK_INTERVAL_MS
+from mockbroker.config.cluster import RETENTION_CHECK_INTERVAL_MS
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.list_offsets import (
     ListOffsetsPartition,

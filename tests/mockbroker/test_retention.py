@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mockbroker import ManualClock, MockCluster
-from mockbroker.log.replica_manager import RETENTION_CHECK_INTERVAL_MS
+from mockbroker.config.cluster import RETENTION_CHECK_INTERVAL_MS
 from tests.mockbroker.datapath import batch, leader_client, produce
 
 
