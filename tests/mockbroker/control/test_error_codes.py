@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mockbroker.intercept import _PLANS, error_codes
+from mockbroker.control.intercept import _PLANS, error_codes
 from tests.protocol import message_strategies as ms
 
 CLASSES = [cls for cls in ms.top_classes() if cls.__name__.endswith("Response")]

@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mockbroker.intercept import After, Intercepted, Interceptor, Respond, api_key_of, error_code_of
+from mockbroker.control.intercept import After, Intercepted, Interceptor, Respond, api_key_of, error_code_of
 from mockbroker_protocol.registry import APIS
 
 if TYPE_CHECKING:
