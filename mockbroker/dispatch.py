@@ -23,6 +23,7 @@ from mockbroker_protocol.primitives import Buffer
 
 if TYPE_CHECKING:
     from mockbroker.cluster import MockCluster
+    from mockbroker.control.faults import RequestFaults
     from mockbroker.model import BrokerNode
 
 log = logging.getLogger("mockbroker.dispatch")
@@ -95,8 +96,8 @@ def _remember(cluster: MockCluster, frame: bytes, api_key: int, chunks: list[Any
 # with the same bytes to ``fast`` without decoding it or building a context, and sends it through
 # dispatch as before when ``fast`` says None. The fast path is taken only where dispatch would call
 # the handler directly with that request: not while interceptors or the request log are on (they
-# see every request, faults included: mockbroker.faults is built on them), and only while the API's
-# version cap is what it was when the request was kept (so the version is still served). A kept
+# see every request, and pushed errors are taken on that path: mockbroker/control/faults.py), and
+# only while the API's version cap is what it was when the request was kept (so the version is still served). A kept
 # request object is shared by every later request with its bytes, so handlers must not mutate
 # their requests (none do; interceptors, which may, never see a kept one).
 #
@@ -146,6 +147,9 @@ class RequestContext:
     # True when interceptors or the request log will see the response object (and may edit it):
     # a handler then returns a real message, never an already-encoded answer (registry.Encoded).
     inspected: bool = False
+    # The pushed errors this request meets (mockbroker/control/faults.py), set on the slow path
+    # only: the per-partition handlers' fault point reads it, None on the common path.
+    faults: RequestFaults | None = None
 
     @property
     def client_id(self) -> str:
@@ -214,7 +218,7 @@ async def dispatch(
 
     intercepting = cluster.intercepting
     ctx = RequestContext(cluster, broker, header, version, cluster.clock.now_ms(), client[0], client[1], intercepting)
-    if intercepting:  # interceptors or the request log (mockbroker/intercept.py)
+    if intercepting:  # interceptors, the request log or pushed errors (mockbroker/control/)
         response: Any = await cluster.control.hooks.handle(ctx, handler, request)
     else:  # call_handler inlined: the common path pays for no extra coroutine
         try:

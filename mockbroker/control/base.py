@@ -10,7 +10,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mockbroker.control.errors import NotFound, WaitTimeout
-from mockbroker.control.faults import ErrorQueues
 from mockbroker.control.intercept import RequestHooks
 from mockbroker.control.snapshots import AnyGroupSnapshot, consumer_group_snapshot, group_snapshot
 from mockbroker.events import Event
@@ -32,7 +31,7 @@ class ControlBase:
     def __init__(self, cluster: MockCluster) -> None:
         self.cluster = cluster
         self.hooks = RequestHooks(cluster)
-        self.errors = ErrorQueues(cluster)
+        self.errors = self.hooks.errors
         self._original_caps = dict(cluster.version_caps)
         self._round_robin = itertools.count()
 

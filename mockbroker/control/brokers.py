@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from mockbroker.control.base import NO_LEADER, ControlBase
 from mockbroker.control.errors import ControlError
-from mockbroker.control.intercept import api_key_of
+from mockbroker.control.names import api_key_of
 from mockbroker.control.snapshots import BrokerSnapshot, ClusterSnapshot
 from mockbroker_protocol.registry import APIS
 

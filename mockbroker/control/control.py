@@ -98,7 +98,7 @@ class Control(BrokerControl, TopicControl, GroupControl):
     ) -> None:  # fmt: skip
         """The next len(errors) requests of ``api`` fail with these codes, one each, in order:
         cluster level, or ``broker=`` level, or ``topic=``/``partition=`` level (that partition's
-        entry only). Precedence and placement: mockbroker/control/faults.py."""
+        entry only). Precedence and placement: mockbroker/control/faults.py and error_answers.py."""
         if not errors:
             raise ValueError("push_errors needs at least one error code")
         self.errors.push(api, errors, broker=broker, topic=topic, partition=partition)
@@ -157,14 +157,13 @@ class Control(BrokerControl, TopicControl, GroupControl):
     async def faults(self) -> FaultsSnapshot:
         """The faults in force (clear_faults removes errors, interceptors and caps; brokers come
         back with broker_up, coordinators stay where they were moved)."""
-        own = self.errors._interceptor  # the pushed errors' own interceptor: listed as pending_errors
         caps = self.cluster.version_caps
         changed = {
             APIS[k].name: caps.get(k) for k in sorted(set(caps) | set(self._original_caps)) if caps.get(k) != self._original_caps.get(k)
         }
         return FaultsSnapshot(
             pending_errors=self.errors.pending(),
-            interceptors=tuple(i for i in self.hooks.interceptors if i is not own),
+            interceptors=tuple(self.hooks.interceptors),
             brokers_down=tuple(sorted(self.cluster.down_brokers)),
             coordinator_moves=dict(self.cluster.coordinator_moves),
             api_version_caps=changed,

@@ -11,7 +11,7 @@ coroutine function) answers with one of:
 - ``Delay(ms)``: wait ``ms`` wall-clock milliseconds, then go on (the connection waits, as a
   slow broker's would).
 - ``After(edit)``: run the handler, then ``edit(response)`` (return a replacement, or None to
-  keep the edited object); how partition-level errors reach the right partition.
+  keep the edited object).
 - ``DROP``: never answer (the client's request times out; the connection stays open).
 - ``CLOSE``: close the connection without answering.
 
@@ -19,8 +19,11 @@ Interceptors run in registration order; ``Delay`` and ``After`` accumulate and t
 interceptor is asked, ``Respond``/``DROP``/``CLOSE`` end the chain. One-shot interceptors
 (``keep=False``) are removed the first time they match, whatever they answer.
 
+Pushed errors (mockbroker/control/faults.py) are taken after the interceptors, at the point where
+the handler would be called (the whole-request fault point) and in the per-partition handlers.
+
 Cost when unused: dispatch reads one bool (``cluster.intercepting``), true only while an
-interceptor is registered or the request log is on.
+interceptor is registered, the request log is on or a pushed error waits.
 """
 
 from __future__ import annotations
@@ -36,6 +39,10 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mockbroker.control.faults import ErrorQueues
+from mockbroker.control.names import api_key_of as api_key_of  # public here (docs/control.md)
+from mockbroker.control.names import error_code_of as error_code_of
+from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.registry import APIS
 
@@ -91,7 +98,7 @@ InterceptFn = Callable[["Intercepted"], "Action | Awaitable[Action]"]
 @dataclass(slots=True)
 class Intercepted:
     """One request as an interceptor sees it. ``request`` is the decoded request object and may
-    be edited in place before the handler runs (partition-level faults remove partitions)."""
+    be edited in place before the handler runs."""
 
     ctx: RequestContext
     request: Any
@@ -129,7 +136,7 @@ class Intercepted:
 class Interceptor:
     """A registered interceptor; ``remove()`` unregisters it (idempotent)."""
 
-    api_key: int | None
+    api_key: ApiKey | None
     fn: InterceptFn
     broker: int | None
     keep: bool
@@ -197,28 +204,6 @@ def _error_name(code: int) -> str:
         return ErrorCode(code).name
     except ValueError:
         return str(code)
-
-
-def api_key_of(api: int | str) -> int:
-    """An API key from its number or its name ("JoinGroup", case-insensitive); ValueError otherwise."""
-    if isinstance(api, int):
-        if api not in APIS:
-            raise ValueError(f"unknown api key {api}")
-        return api
-    wanted = api.replace("_", "").lower()
-    for key, spec in APIS.items():
-        if spec.name.lower() == wanted:
-            return key
-    raise ValueError(f"unknown API {api!r}; known: {', '.join(sorted(s.name for s in APIS.values()))}")
-
-
-def error_code_of(error: int | str | ErrorCode) -> int:
-    if isinstance(error, str):
-        try:
-            return int(ErrorCode[error.upper()])
-        except KeyError:
-            raise ValueError(f"unknown error {error!r} (use Kafka's name, e.g. NOT_COORDINATOR)") from None
-    return int(ErrorCode(error))
 
 
 def error_codes(response: Any) -> tuple[int, ...]:
@@ -383,13 +368,13 @@ class RequestHooks:
         self.cluster = cluster
         self.interceptors: list[Interceptor] = []
         self.log = RequestLog()
+        self.errors = ErrorQueues(cluster, self._update)  # pushed errors (mockbroker/control/faults.py)
 
-    def add(self, api_key: int | None, fn: InterceptFn, broker: int | None, keep: bool, name: str = "") -> Interceptor:
-        if api_key is not None:
-            api_key = api_key_of(api_key)
+    def add(self, api_key: int | str | None, fn: InterceptFn, broker: int | None, keep: bool, name: str = "") -> Interceptor:
+        key = None if api_key is None else api_key_of(api_key)
         if broker is not None and broker not in self.cluster.brokers:
             raise ValueError(f"no broker {broker}; brokers are {sorted(self.cluster.brokers)}")
-        interceptor = Interceptor(api_key, fn, broker, keep, self, name=name or getattr(fn, "__name__", ""))
+        interceptor = Interceptor(key, fn, broker, keep, self, name=name or getattr(fn, "__name__", ""))
         self.interceptors.append(interceptor)
         self._update()
         return interceptor
@@ -408,7 +393,7 @@ class RequestHooks:
         self._update()
 
     def _update(self) -> None:
-        self.cluster.intercepting = bool(self.interceptors) or self.log.enabled
+        self.cluster.intercepting = bool(self.interceptors) or self.log.enabled or self.errors.armed
 
     async def handle(self, ctx: RequestContext, handler: Handler, request: Any) -> Any:
         """Dispatch's slow path: log, intercept, call the handler. Returns the response object,
@@ -458,8 +443,13 @@ class RequestHooks:
                 response = answer.response
                 outcome = "intercepted"
             else:
-                response = await call_handler(ctx, handler, request)
-                outcome = "answered"
+                # The whole-request fault point: a pushed error answers instead of the handler.
+                response = self.errors.answer(ctx, request) if self.errors.armed else None
+                if response is not None:
+                    outcome = "intercepted"
+                else:
+                    response = await call_handler(ctx, handler, request)
+                    outcome = "answered"
             for edit in edits:
                 replaced = edit(response)
                 if replaced is not None:
