@@ -104,8 +104,8 @@ class Intercepted:
     request: Any
 
     @property
-    def api_key(self) -> int:
-        return self.ctx.header.request_api_key
+    def api_key(self) -> ApiKey:
+        return ApiKey(self.ctx.header.request_api_key)
 
     @property
     def api_name(self) -> str:
@@ -401,35 +401,7 @@ class RequestHooks:
         from mockbroker.dispatch import CloseConnection, call_handler
 
         record = self.log.start(ctx, request) if self.log.enabled else None
-        edits: list[Callable[[Any], Any]] = []
-        answer: Any = None
-        seen = Intercepted(ctx, request)
-        api_key, broker_id = ctx.header.request_api_key, ctx.broker.node_id
-        for interceptor in [i for i in self.interceptors if i.matches(api_key, broker_id)]:
-            if not interceptor.keep:
-                self.remove(interceptor)
-            interceptor.calls += 1
-            try:
-                action = interceptor.fn(seen)
-                if inspect.isawaitable(action):
-                    action = await action
-            except Exception as exc:  # the test's interceptor failed: surface it like a broker bug
-                self.cluster.record_internal_error(exc)
-                raise CloseConnection(f"interceptor {interceptor.name!r} raised {exc!r}") from exc
-            if action is None:
-                continue
-            if isinstance(action, Delay):
-                await asyncio.sleep(max(action.ms, 0) / 1000)
-            elif isinstance(action, After):
-                edits.append(action.edit)
-            elif isinstance(action, Respond | _Drop | _Close):
-                answer = action
-                break
-            else:
-                self.cluster.record_internal_error(
-                    TypeError(f"interceptor {interceptor.name!r} answered {action!r}; expected None, Respond, Delay, After, DROP or CLOSE")
-                )
-                raise CloseConnection("bad interceptor answer")
+        answer, edits = await self._ask_interceptors(Intercepted(ctx, request))
         try:
             if answer is DROP:
                 if record is not None:
@@ -463,3 +435,38 @@ class RequestHooks:
             if record is not None and record.outcome == "pending":
                 record.outcome = "failed" if ctx.cluster.internal_errors else "closed"
             raise
+
+    async def _ask_interceptors(self, seen: Intercepted) -> tuple[Any, list[Callable[[Any], Any]]]:
+        """Ask the matching interceptors in order: (the answer that ended the chain, or None; the
+        After edits collected). Raises CloseConnection when an interceptor fails."""
+        from mockbroker.dispatch import CloseConnection
+
+        edits: list[Callable[[Any], Any]] = []
+        answer: Any = None
+        api_key, broker_id = seen.ctx.header.request_api_key, seen.ctx.broker.node_id
+        for interceptor in [i for i in self.interceptors if i.matches(api_key, broker_id)]:
+            if not interceptor.keep:
+                self.remove(interceptor)
+            interceptor.calls += 1
+            try:
+                action = interceptor.fn(seen)
+                if inspect.isawaitable(action):
+                    action = await action
+            except Exception as exc:  # the test's interceptor failed: surface it like a broker bug
+                self.cluster.record_internal_error(exc)
+                raise CloseConnection(f"interceptor {interceptor.name!r} raised {exc!r}") from exc
+            if action is None:
+                continue
+            if isinstance(action, Delay):
+                await asyncio.sleep(max(action.ms, 0) / 1000)
+            elif isinstance(action, After):
+                edits.append(action.edit)
+            elif isinstance(action, Respond | _Drop | _Close):
+                answer = action
+                break
+            else:
+                self.cluster.record_internal_error(
+                    TypeError(f"interceptor {interceptor.name!r} answered {action!r}; expected None, Respond, Delay, After, DROP or CLOSE")
+                )
+                raise CloseConnection("bad interceptor answer")
+        return answer, edits
