@@ -167,7 +167,7 @@ class RequestRecord:
     seq: int
     time_ms: int
     broker_id: int
-    api_key: int
+    api_key: ApiKey
     api_name: str
     api_version: int
     client_id: str
@@ -310,7 +310,7 @@ class RequestLog:
             seq=next(self._seq),
             time_ms=ctx.now_ms,
             broker_id=ctx.broker.node_id,
-            api_key=header.request_api_key,
+            api_key=ApiKey(header.request_api_key),
             api_name=APIS[header.request_api_key].name,
             api_version=ctx.api_version,
             client_id=ctx.client_id,
