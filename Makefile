@@ -47,8 +47,10 @@ build-deps:
 ## test: install everything, then lint, type-check and run the whole suite.
 test: lint typecheck pytest
 
+## lint: ruff, and the layering contracts of pyproject.toml [tool.importlinter] (docs/architecture.md).
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict $(TYPED)

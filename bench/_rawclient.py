@@ -238,7 +238,7 @@ def heartbeat_request(group_id: str, member: Member) -> HeartbeatRequest:
 
 
 def feed(connection: Any, chunk: bytes) -> None:
-    """Hand ``chunk`` to a broker connection (an asyncio.BufferedProtocol, mockbroker.server) as the
+    """Hand ``chunk`` to a broker connection (an asyncio.BufferedProtocol, mockbroker.net.server) as the
     event loop delivers a socket read, in as many reads as the connection's buffer needs."""
     view, pos = memoryview(chunk), 0
     while pos < len(chunk):

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from mockbroker import MockCluster
-from mockbroker.server import Connection
+from mockbroker.net.server import Connection
 from mockbroker_protocol import registry
 
 # The broker runs in this process: bench/ leaves the path (Python puts a script's directory first),

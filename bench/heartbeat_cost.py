@@ -45,8 +45,8 @@ rc = sys.modules["_rawclient"] = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(rc)
 
 from mockbroker import MockCluster
-from mockbroker.dispatch import RequestContext
-from mockbroker.server import Connection
+from mockbroker.dispatch.context import RequestContext
+from mockbroker.net.server import Connection
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.headers import RequestHeader
 from mockbroker_protocol.messages.consumer_group_heartbeat import (
@@ -182,7 +182,7 @@ async def run(kind: str, depth: str, n: int, warmup: int) -> int:
                 raise RuntimeError(f"a heartbeat failed: {error!r}")
             return answered
         if depth == "handler":
-            from mockbroker.handlers import HANDLERS
+            from mockbroker.dispatch.table import HANDLERS
 
             handle = HANDLERS[api_key].handle
             header = RequestHeader(api_key, version, 7, rc.CLIENT_ID)

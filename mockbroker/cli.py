@@ -28,13 +28,16 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from mockbroker import __version__
 from mockbroker.clock import ManualClock
 from mockbroker.cluster import MockCluster
 from mockbroker.config.settings import LOG_LEVELS, Flags, ServeSettings, SettingsError, describe, resolve
 from mockbroker.model import TopicError
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 log = logging.getLogger("mockbroker.cli")
 
@@ -70,8 +73,10 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
-def build_parser(*, serve_only: bool = False) -> _Parser:
-    """The whole command line; ``serve_only``: the ``serve`` command alone (what ``serve`` parses with)."""
+def build_parser(*, serve_only: bool = False, commands_from_plugins: bool = True) -> _Parser:
+    """The whole command line; ``serve_only``: the ``serve`` command alone (what ``serve`` parses with);
+    ``commands_from_plugins``: with the commands other packages add (``COMMANDS_GROUP``), which are
+    loaded for their help lines."""
     parser = _Parser(
         prog="mockbroker",
         description="An in-memory broker speaking the Kafka wire protocol.",
@@ -167,16 +172,35 @@ def build_parser(*, serve_only: bool = False) -> _Parser:
         # module) cost a cold start ~40M instructions (~10%) and change nothing in serve's parsing,
         # its errors ("mockbroker serve: error: ...") or its --help.
         return parser
-    # Listed here for --help; its own parser (mockbroker_conformance/cli.py) is imported only when run.
-    commands.add_parser("conformance", help="run the client conformance suite (mockbroker conformance --help)", add_help=False)
     from mockbroker import ctl
 
     ctl.add_commands(commands)
-    # The Spark pipeline's commands (mockbroker_pipeline/cli.py); listed here, parsed and imported only when used.
-    for name, text in (("analyze", "rebalance analytics over event logs, on Spark"),
-                       ("assignor-lab", "run every assignor over a scenario grid, on Spark")):  # fmt: skip
-        parser.commands[name] = commands.add_parser(name, help=text, add_help=False)
+    if commands_from_plugins:
+        # Listed for --help (each parses its own arguments when run).
+        for name, command in sorted(plugin_commands().items()):
+            parser.commands[name] = commands.add_parser(name, help=_summary(command.load()), add_help=False)
     return parser
+
+
+# Commands other packages add to ``mockbroker`` (``conformance`` from mockbroker_conformance,
+# ``analyze`` and ``assignor-lab`` from mockbroker_pipeline): entry points of this group, each a
+# function called with the command line from the command's word on (``argv[0]`` is the word) and
+# returning the exit status; its docstring's first line is its --help line. mockbroker imports
+# none of those packages: they import mockbroker, and pyproject.toml registers their commands.
+COMMANDS_GROUP = "mockbroker.commands"
+
+
+def plugin_commands() -> dict[str, EntryPoint]:
+    """The commands of ``COMMANDS_GROUP`` by word (importlib.metadata: never on a cold ``serve``)."""
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep for ep in entry_points(group=COMMANDS_GROUP)}
+
+
+def _summary(command: Callable[[Sequence[str]], int]) -> str:
+    lines = (command.__doc__ or "").strip().splitlines()
+    line = lines[0].rstrip(".") if lines else ""
+    return line[:1].lower() + line[1:]  # argparse's style: "run ...", as the other commands
 
 
 def parse_serve(argv: Sequence[str], environ: Mapping[str, str]) -> ServeSettings:
@@ -214,18 +238,13 @@ def parse_serve(argv: Sequence[str], environ: Mapping[str, str]) -> ServeSetting
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if args and args[0] == "conformance":
-        from mockbroker_conformance.cli import main as conformance
-
-        return conformance(args[1:])
     if args and args[0] in ("health", "ctl"):
         from mockbroker import ctl
 
-        return ctl.main(build_parser().parse_args(args), os.environ)
-    if args and args[0] in ("analyze", "assignor-lab"):
-        from mockbroker_pipeline.cli import main as pipeline_main
-
-        return pipeline_main(args)
+        return ctl.main(build_parser(commands_from_plugins=False).parse_args(args), os.environ)
+    if args and args[0] != "serve" and (plugin := plugin_commands().get(args[0])) is not None:
+        command: Callable[[Sequence[str]], int] = plugin.load()
+        return command(args)
     if not args or args[0] != "serve":
         build_parser().parse_args(args)  # --help, --version, or an error naming the commands; all exit
         return EXIT_USAGE  # pragma: no cover - parse_args exits for every input that is not serve

@@ -34,7 +34,7 @@ from mockbroker.clock import Clock, ManualClock
 from mockbroker.cluster import MockCluster
 from mockbroker.config.cluster import ClusterConfig
 from mockbroker.control import Control
-from mockbroker.handlers import load_all as load_all_handlers
+from mockbroker.dispatch.table import load_all as load_all_handlers
 
 T = TypeVar("T")
 

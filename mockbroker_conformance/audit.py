@@ -138,8 +138,7 @@ class Auditor:
             lo_hi = advertised.get(seen.api_key)
             source = "this connection's ApiVersions answer"
         else:
-            from mockbroker.dispatch import advertised_versions
-            from mockbroker.handlers import HANDLERS
+            from mockbroker.dispatch.table import HANDLERS, advertised_versions
 
             handler = HANDLERS.get(seen.api_key)
             lo_hi = None if handler is None else advertised_versions(seen.ctx.cluster, handler)

@@ -75,3 +75,11 @@ def main(argv: Sequence[str]) -> int:
         changed = report.update_readme(args.update_readme, matrix)
         print(f"{args.update_readme}: compatibility table {'updated' if changed else 'unchanged'}", file=sys.stderr)
     return 1 if any(c.status == FAIL for c in matrix.cells) else 0
+
+
+def command(argv: Sequence[str]) -> int:
+    """Run the client conformance suite (mockbroker conformance --help).
+
+    ``mockbroker conformance`` (entry point group ``mockbroker.commands``): ``argv[0]`` is the word."""
+    return main(argv[1:])
+

@@ -81,3 +81,18 @@ def _run(command: str, args: Any) -> int:
 
         run_lab(args.grid, args.out, args.master, assignors=args.assignors or None)
     return 0
+
+
+def analyze(argv: Sequence[str]) -> int:
+    """Rebalance analytics over event logs, on Spark.
+
+    ``mockbroker analyze`` (entry point group ``mockbroker.commands``): ``argv[0]`` is the word."""
+    return main(argv)
+
+
+def assignor_lab(argv: Sequence[str]) -> int:
+    """Run every assignor over a scenario grid, on Spark.
+
+    ``mockbroker assignor-lab`` (entry point group ``mockbroker.commands``): ``argv[0]`` is the word."""
+    return main(argv)
+

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 # Kafka's 4.x defaults, for reference in docs and --kafka-defaults.
 KAFKA_MESSAGE_MAX_BYTES = 1048588
@@ -245,3 +245,12 @@ def _coerce(key: str, raw: Any, type_name: str) -> Any:
         except ValueError:
             raise ValueError(f"{key} must be {allowed}, not {raw!r}") from None
     return raw
+
+
+class Configured(Protocol):
+    """Anything with a cluster config (mockbroker.state.ClusterState): what the config and log
+    modules take, so that they need not import the state above them."""
+
+    @property
+    def config(self) -> ClusterConfig: ...
+

@@ -33,8 +33,7 @@ from typing import TYPE_CHECKING
 from mockbroker_protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
-    from mockbroker.cluster import MockCluster
-    from mockbroker.config.cluster import ClusterConfig
+    from mockbroker.config.cluster import ClusterConfig, Configured
     from mockbroker.model import BrokerNode
 
 INT_MAX = (1 << 31) - 1
@@ -554,19 +553,19 @@ class BrokerConfigKey:
     # Read-only unless DynamicBrokerConfig.AllDynamicConfigs has it (the log.* synonyms of topic
     # configs and message.max.bytes are dynamic; num.partitions and the like are not).
     read_only: bool
-    value: Callable[[MockCluster, BrokerNode], str | None]
+    value: Callable[[Configured, BrokerNode], str | None]
     documentation: str
 
 
-def _setting(field_name: str, fallback: str | None) -> Callable[[MockCluster, BrokerNode], str | None]:
-    def read(cluster: MockCluster, node: BrokerNode) -> str | None:
+def _setting(field_name: str, fallback: str | None) -> Callable[[Configured, BrokerNode], str | None]:
+    def read(cluster: Configured, node: BrokerNode) -> str | None:
         value = getattr(cluster.config, field_name, None)
         return fallback if value is None else java_string(value)
 
     return read
 
 
-def _fixed(value: str | None) -> Callable[[MockCluster, BrokerNode], str | None]:
+def _fixed(value: str | None) -> Callable[[Configured, BrokerNode], str | None]:
     return lambda cluster, node: value
 
 
@@ -606,7 +605,7 @@ BROKER_CONFIG_KEYS: tuple[BrokerConfigKey, ...] = (
 )
 
 
-def broker_config_entries(cluster: MockCluster, node: BrokerNode) -> list[ConfigEntry]:
+def broker_config_entries(cluster: Configured, node: BrokerNode) -> list[ConfigEntry]:
     """ConfigHelper.createBrokerConfigEntry for a broker's own configs: source STATIC_BROKER_CONFIG
     for settings that differ from Kafka's default, DEFAULT_CONFIG otherwise; synonyms list both."""
     entries = []

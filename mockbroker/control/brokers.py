@@ -70,7 +70,7 @@ class BrokerControl(ControlBase):
                 moved[f"{topic.name}-{partition.index}"] = partition.leader_id
         if cluster.controller_id == broker_id:
             cluster.controller_id = next(i for i in cluster.brokers if i not in cluster.down_brokers)
-        from mockbroker.fetch_sessions import FetchSessionCache
+        from mockbroker.log.fetch_sessions import FetchSessionCache
 
         cluster.fetch_sessions[broker_id] = FetchSessionCache()
         self._record("control.broker_down", broker_id=broker_id, reason=f"broker {broker_id} taken down", leaders_moved=moved)

@@ -36,7 +36,7 @@ from mockbroker_protocol.registry import APIS
 
 if TYPE_CHECKING:
     from mockbroker.cluster import MockCluster
-    from mockbroker.dispatch import RequestContext
+    from mockbroker.dispatch.context import RequestContext
 
 # The APIs whose handlers have a per-partition fault point.
 PARTITION_APIS = frozenset(

@@ -48,8 +48,8 @@ from mockbroker_protocol.registry import APIS
 
 if TYPE_CHECKING:
     from mockbroker.cluster import MockCluster
-    from mockbroker.dispatch import RequestContext
-    from mockbroker.handlers import Handler
+    from mockbroker.dispatch.context import RequestContext
+    from mockbroker.dispatch.table import Handler
 
 DEFAULT_REQUEST_LOG_CAPACITY = 100_000
 
@@ -398,7 +398,7 @@ class RequestHooks:
     async def handle(self, ctx: RequestContext, handler: Handler, request: Any) -> Any:
         """Dispatch's slow path: log, intercept, call the handler. Returns the response object,
         None for no response (dropped, or acks=0), or raises CloseConnection."""
-        from mockbroker.dispatch import CloseConnection, call_handler
+        from mockbroker.dispatch.context import CloseConnection, call_handler
 
         record = self.log.start(ctx, request) if self.log.enabled else None
         answer, edits = await self._ask_interceptors(Intercepted(ctx, request))
@@ -439,7 +439,7 @@ class RequestHooks:
     async def _ask_interceptors(self, seen: Intercepted) -> tuple[Any, list[Callable[[Any], Any]]]:
         """Ask the matching interceptors in order: (the answer that ended the chain, or None; the
         After edits collected). Raises CloseConnection when an interceptor fails."""
-        from mockbroker.dispatch import CloseConnection
+        from mockbroker.dispatch.context import CloseConnection
 
         edits: list[Callable[[Any], Any]] = []
         answer: Any = None

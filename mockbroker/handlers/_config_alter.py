@@ -14,7 +14,7 @@ from mockbroker.config.topics import AlterConfigOp, ApiError, ConfigResourceType
 from mockbroker_protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
-    from mockbroker.dispatch import RequestContext
+    from mockbroker.dispatch.context import RequestContext
 
 
 class Config(Protocol):

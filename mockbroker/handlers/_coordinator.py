@@ -20,25 +20,25 @@ from typing import TYPE_CHECKING
 from mockbroker_protocol.hashing import partition_for
 
 if TYPE_CHECKING:
-    from mockbroker.cluster import MockCluster
-    from mockbroker.dispatch import RequestContext
+    from mockbroker.dispatch.context import RequestContext
     from mockbroker.model import BrokerNode
+    from mockbroker.state import ClusterState
 
 # Integer.parseInt: an optional sign, then ASCII digits (no spaces, no underscores).
 _JAVA_INT = re.compile(r"^[+-]?[0-9]+$")
 _INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
 
 
-def group_coordinator(cluster: MockCluster, group_id: str) -> BrokerNode:
+def group_coordinator(cluster: ClusterState, group_id: str) -> BrokerNode:
     return cluster.coordinator_for(group_id)
 
 
-def transaction_coordinator(cluster: MockCluster, transactional_id: str) -> BrokerNode:
+def transaction_coordinator(cluster: ClusterState, transactional_id: str) -> BrokerNode:
     partition = partition_for(transactional_id, cluster.config.transaction_state_log_num_partitions)
     return cluster.internal_partition_leader(partition)
 
 
-def share_coordinator(cluster: MockCluster, coordinator_key: str) -> BrokerNode:
+def share_coordinator(cluster: ClusterState, coordinator_key: str) -> BrokerNode:
     """``coordinator_key`` as share_coordinator_key returns it (already normalised)."""
     partition = partition_for(coordinator_key, cluster.config.share_coordinator_state_topic_num_partitions)
     return cluster.internal_partition_leader(partition)

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mockbroker import topic_admin
+from mockbroker.handlers import _topic_admin as topic_admin
 from mockbroker.handlers._config_alter import preprocess
+from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.alter_configs import (
     AlterConfigsRequest,
@@ -27,9 +28,9 @@ from mockbroker_protocol.messages.alter_configs import (
 )
 
 if TYPE_CHECKING:
-    from mockbroker.dispatch import RequestContext
+    from mockbroker.dispatch.context import RequestContext
 
-API_KEY = 33
+API_KEY = ApiKey.ALTER_CONFIGS
 VERSIONS = (0, 2)
 
 

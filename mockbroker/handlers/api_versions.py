@@ -9,18 +9,20 @@ v5 (KIP-1242, rebootstrap checks) is not served: the codec's specs stop at v4.
 from __future__ import annotations
 
 import re
-import weakref
 from typing import TYPE_CHECKING
 
+from mockbroker.dispatch.table import HANDLERS, advertised_versions
+from mockbroker.state import MemoKey
+from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.api_versions import ApiVersion, ApiVersionsRequest, ApiVersionsResponse
 from mockbroker_protocol.registry import Encoded
 
 if TYPE_CHECKING:
-    from mockbroker.cluster import MockCluster
-    from mockbroker.dispatch import RequestContext
+    from mockbroker.dispatch.context import RequestContext
+    from mockbroker.state import ClusterState
 
-API_KEY = 18
+API_KEY = ApiKey.API_VERSIONS
 VERSIONS = (0, 4)
 
 # ApiVersionsRequest.isValid: client software name and version, when given (v3+).
@@ -61,27 +63,23 @@ class _Advertised:
         self.keys = keys
         self.bodies: dict[tuple[int, bool], bytes] = {}
 
-    def unchanged(self, cluster: MockCluster) -> bool:
+    def unchanged(self, cluster: ClusterState) -> bool:
         """True while ``cluster`` advertises what this was built from."""
         return cluster.version_caps == self.caps
 
 
 # What a cluster advertises follows from the handler table and its version caps: built once per
-# cluster and caps, rebuilt if the caps change.
-_ADVERTISED: weakref.WeakKeyDictionary[MockCluster, _Advertised] = weakref.WeakKeyDictionary()
+# cluster and caps (kept in the cluster's memos), rebuilt if the caps change.
+_ADVERTISED: MemoKey[_Advertised] = MemoKey("api_versions.advertised")
 
 
-def _advertised(cluster: MockCluster) -> _Advertised:
-    cached = _ADVERTISED.get(cluster)
+def _advertised(cluster: ClusterState) -> _Advertised:
+    cached = cluster.memos.get(_ADVERTISED)
     if cached is not None and cached.caps == cluster.version_caps:
         return cached
-    from mockbroker.dispatch import advertised_versions
-    from mockbroker.handlers import HANDLERS
-
     keys = []
     for key, handler in sorted(HANDLERS.items()):
         adv = advertised_versions(cluster, handler)
         if adv is not None:
-            keys.append(ApiVersion(key, adv[0], adv[1]))
-    advertised = _ADVERTISED[cluster] = _Advertised(dict(cluster.version_caps), keys)
-    return advertised
+            keys.append(ApiVersion(int(key), adv[0], adv[1]))
+    return cluster.memos.set(_ADVERTISED, _Advertised(dict(cluster.version_caps), keys))

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mockbroker.handlers._coordinator import is_group_coordinator
+from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatRequest,
@@ -22,9 +23,9 @@ from mockbroker_protocol.messages.consumer_group_heartbeat import (
 )
 
 if TYPE_CHECKING:
-    from mockbroker.dispatch import RequestContext
+    from mockbroker.dispatch.context import RequestContext
 
-API_KEY = 68
+API_KEY = ApiKey.CONSUMER_GROUP_HEARTBEAT
 VERSIONS = (0, 1)
 
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from mockbroker import topic_admin
+from mockbroker.handlers import _topic_admin as topic_admin
+from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.create_partitions import (
     CreatePartitionsRequest,
@@ -25,9 +26,9 @@ from mockbroker_protocol.messages.create_partitions import (
 )
 
 if TYPE_CHECKING:
-    from mockbroker.dispatch import RequestContext
+    from mockbroker.dispatch.context import RequestContext
 
-API_KEY = 37
+API_KEY = ApiKey.CREATE_PARTITIONS
 VERSIONS = (0, 3)
 
 

@@ -20,9 +20,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from mockbroker import topic_admin
 from mockbroker.config.topics import ApiError, topic_config_entries
-from mockbroker.topic_admin import CLUSTER_METADATA_TOPIC
+from mockbroker.handlers import _topic_admin as topic_admin
+from mockbroker.handlers._topic_admin import CLUSTER_METADATA_TOPIC
+from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.create_topics import (
     CreatableTopicConfigs,
@@ -32,9 +33,9 @@ from mockbroker_protocol.messages.create_topics import (
 )
 
 if TYPE_CHECKING:
-    from mockbroker.dispatch import RequestContext
+    from mockbroker.dispatch.context import RequestContext
 
-API_KEY = 19
+API_KEY = ApiKey.CREATE_TOPICS
 VERSIONS = (0, 7)
 # Kafka 4.x advertises 2-7 (KIP-896); dispatch advertises the served minimum today.
 ADVERTISED_MIN = 2

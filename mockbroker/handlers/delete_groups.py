@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mockbroker.handlers._coordinator import is_group_coordinator
+from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.delete_groups import (
     DeletableGroupResult,
@@ -24,9 +25,9 @@ from mockbroker_protocol.messages.delete_groups import (
 )
 
 if TYPE_CHECKING:
-    from mockbroker.dispatch import RequestContext
+    from mockbroker.dispatch.context import RequestContext
 
-API_KEY = 42
+API_KEY = ApiKey.DELETE_GROUPS
 VERSIONS = (0, 2)
 
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mockbroker.config.topics import effective_value
-from mockbroker.topic_admin import is_internal
+from mockbroker.handlers._topic_admin import is_internal
+from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.delete_records import (
     DeleteRecordsPartition,
@@ -28,9 +29,9 @@ from mockbroker_protocol.messages.delete_records import (
 )
 
 if TYPE_CHECKING:
-    from mockbroker.dispatch import RequestContext
+    from mockbroker.dispatch.context import RequestContext
 
-API_KEY = 21
+API_KEY = ApiKey.DELETE_RECORDS
 VERSIONS = (0, 2)
 
 HIGH_WATERMARK = -1  # DeleteRecordsRequest.HIGH_WATERMARK

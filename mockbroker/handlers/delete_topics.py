@@ -19,6 +19,7 @@ import uuid
 from collections import Counter
 from typing import TYPE_CHECKING
 
+from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.delete_topics import (
     DeletableTopicResult,
@@ -28,9 +29,9 @@ from mockbroker_protocol.messages.delete_topics import (
 from mockbroker_protocol.primitives import ZERO_UUID
 
 if TYPE_CHECKING:
-    from mockbroker.dispatch import RequestContext
+    from mockbroker.dispatch.context import RequestContext
 
-API_KEY = 20
+API_KEY = ApiKey.DELETE_TOPICS
 VERSIONS = (0, 6)
 # Kafka 4.x advertises 1-6 (KIP-896); dispatch advertises the served minimum today.
 ADVERTISED_MIN = 1

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mockbroker.handlers.metadata import CLUSTER_OPERATIONS, NOT_REQUESTED
+from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.describe_cluster import (
     DescribeClusterBroker,
@@ -22,9 +23,9 @@ from mockbroker_protocol.messages.describe_cluster import (
 )
 
 if TYPE_CHECKING:
-    from mockbroker.dispatch import RequestContext
+    from mockbroker.dispatch.context import RequestContext
 
-API_KEY = 60
+API_KEY = ApiKey.DESCRIBE_CLUSTER
 VERSIONS = (0, 2)
 
 # org.apache.kafka.common.message.EndpointType ids (KIP-919)

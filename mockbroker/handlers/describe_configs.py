@@ -26,7 +26,8 @@ from mockbroker.config.topics import (
     broker_config_entries,
     topic_config_entries,
 )
-from mockbroker.topic_admin import validate_topic_name
+from mockbroker.handlers._topic_admin import validate_topic_name
+from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.describe_configs import (
     DescribeConfigsRequest,
@@ -38,9 +39,9 @@ from mockbroker_protocol.messages.describe_configs import (
 )
 
 if TYPE_CHECKING:
-    from mockbroker.dispatch import RequestContext
+    from mockbroker.dispatch.context import RequestContext
 
-API_KEY = 32
+API_KEY = ApiKey.DESCRIBE_CONFIGS
 VERSIONS = (0, 4)
 # Kafka 4.x advertises 1-4 (KIP-896); dispatch advertises the served minimum today.
 ADVERTISED_MIN = 1

@@ -28,6 +28,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mockbroker.handlers._coordinator import is_group_coordinator
+from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.describe_groups import (
     DescribedGroup,
@@ -36,9 +37,9 @@ from mockbroker_protocol.messages.describe_groups import (
 )
 
 if TYPE_CHECKING:
-    from mockbroker.dispatch import RequestContext
+    from mockbroker.dispatch.context import RequestContext
 
-API_KEY = 15
+API_KEY = ApiKey.DESCRIBE_GROUPS
 VERSIONS = (0, 6)
 
 DEAD = "Dead"  # ClassicGroupState.DEAD, the placeholder state of an unknown group

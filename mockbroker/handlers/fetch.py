@@ -2,7 +2,7 @@
 
 v4: isolation_level (read_committed stops at the last stable offset and lists aborted
 transactions), last_stable_offset. v5: log_start_offset. v7 (KIP-227): fetch sessions, see
-mockbroker.fetch_sessions. v9 (KIP-320): current_leader_epoch checked. v11 (KIP-392): rack_id,
+mockbroker.log.fetch_sessions. v9 (KIP-320): current_leader_epoch checked. v11 (KIP-392): rack_id,
 preferred_read_replica (always -1: the leader serves). v12: flexible; diverging epochs and
 snapshots (follower fields, never set here). v13 (KIP-516): topics by id (UNKNOWN_TOPIC_ID).
 v15: replica_state. v16 (KIP-951): NOT_LEADER_OR_FOLLOWER and FENCED_LEADER_EPOCH carry
@@ -33,8 +33,9 @@ import itertools
 import uuid
 from typing import TYPE_CHECKING
 
-from mockbroker.fetch_sessions import PartitionKey, records_bytes
+from mockbroker.log.fetch_sessions import PartitionKey, records_bytes
 from mockbroker.log.replica_manager import partition_error
+from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.fetch import (
     AbortedTransaction,
@@ -49,13 +50,13 @@ from mockbroker_protocol.messages.fetch import (
 from mockbroker_protocol.primitives import INT32, INT64
 
 if TYPE_CHECKING:
-    from mockbroker.cluster import MockCluster
     from mockbroker.control.faults import RequestFaults
-    from mockbroker.dispatch import RequestContext
+    from mockbroker.dispatch.context import RequestContext
     from mockbroker.log.partition import PartitionLog
     from mockbroker.model import Topic
+    from mockbroker.state import ClusterState
 
-API_KEY = 1
+API_KEY = ApiKey.FETCH
 VERSIONS = (4, 18)
 READ_COMMITTED = 1
 CURRENT_LEADER_MIN_VERSION = 16  # KafkaApis fills current_leader / node_endpoints from v16
@@ -126,7 +127,7 @@ async def _read_until_ready(
 class _Waiter:
     """Wakes a parked fetch on an append to any of its partitions or at its deadline."""
 
-    def __init__(self, cluster: MockCluster, logs: list[PartitionLog], deadline_ms: int) -> None:
+    def __init__(self, cluster: ClusterState, logs: list[PartitionLog], deadline_ms: int) -> None:
         self._cluster = cluster
         self._logs = logs
         self._event = asyncio.Event()

@@ -34,6 +34,7 @@ from mockbroker.handlers._coordinator import (
     share_coordinator_key,
     transaction_coordinator,
 )
+from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.find_coordinator import (
     Coordinator,
@@ -42,10 +43,10 @@ from mockbroker_protocol.messages.find_coordinator import (
 )
 
 if TYPE_CHECKING:
-    from mockbroker.dispatch import RequestContext
+    from mockbroker.dispatch.context import RequestContext
     from mockbroker.model import BrokerNode
 
-API_KEY = 10
+API_KEY = ApiKey.FIND_COORDINATOR
 VERSIONS = (0, 6)
 
 # FindCoordinatorRequest.CoordinatorType

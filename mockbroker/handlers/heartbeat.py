@@ -10,7 +10,7 @@ The answer holds nothing but the error code, so unless interceptors or the reque
 it (``ctx.inspected``) it is sent from a table of encoded answers per version and error code.
 
 A member's heartbeats repeat byte for byte but the correlation id, so the request path keeps the
-decoded request and calls ``fast`` for the same bytes again (mockbroker.dispatch, "requests kept by
+decoded request and calls ``fast`` for the same bytes again (mockbroker.dispatch.dispatch, "requests kept by
 their bytes"): the common case of ``handle`` (a group id, this broker its coordinator) without a
 context or a coroutine, answered from the same table, framed.
 """
@@ -19,18 +19,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mockbroker.dispatch import framed_answer
+from mockbroker.dispatch.context import framed_answer
 from mockbroker.handlers._coordinator import is_group_coordinator
+from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
 from mockbroker_protocol.registry import Encoded
 
 if TYPE_CHECKING:
-    from mockbroker.cluster import MockCluster
-    from mockbroker.dispatch import RequestContext
+    from mockbroker.dispatch.context import RequestContext
     from mockbroker.model import BrokerNode
+    from mockbroker.state import ClusterState
 
-API_KEY = 12
+API_KEY = ApiKey.HEARTBEAT
 VERSIONS = (0, 4)
 
 # (version, error code) -> the answer encoded; a handful of entries (5 versions, the few codes
@@ -64,7 +65,7 @@ def _encoded(version: int, error: int) -> Encoded:
     return answer
 
 
-def fast(cluster: MockCluster, broker: BrokerNode, version: int, req: HeartbeatRequest) -> tuple[bytes, bytes] | None:
+def fast(cluster: ClusterState, broker: BrokerNode, version: int, req: HeartbeatRequest) -> tuple[bytes, bytes] | None:
     """``handle`` for a request the path has seen before, when no one inspects it: the answer
     framed, or None (nothing done) where ``handle`` would not reach the coordinator's heartbeat."""
     group_id = req.group_id

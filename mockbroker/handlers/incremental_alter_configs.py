@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mockbroker import topic_admin
 from mockbroker.config.topics import ApiError, apply_incremental
+from mockbroker.handlers import _topic_admin as topic_admin
 from mockbroker.handlers._config_alter import preprocess
+from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.incremental_alter_configs import (
     AlterConfigsResource,
@@ -30,9 +31,9 @@ from mockbroker_protocol.messages.incremental_alter_configs import (
 )
 
 if TYPE_CHECKING:
-    from mockbroker.dispatch import RequestContext
+    from mockbroker.dispatch.context import RequestContext
 
-API_KEY = 44
+API_KEY = ApiKey.INCREMENTAL_ALTER_CONFIGS
 VERSIONS = (0, 1)
 
 

@@ -24,14 +24,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mockbroker.handlers._coordinator import transaction_coordinator
+from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.init_producer_id import InitProducerIdRequest, InitProducerIdResponse
 from mockbroker_protocol.records import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 
 if TYPE_CHECKING:
-    from mockbroker.dispatch import RequestContext
+    from mockbroker.dispatch.context import RequestContext
 
-API_KEY = 22
+API_KEY = ApiKey.INIT_PRODUCER_ID
 VERSIONS = (0, 5)
 # transaction.max.timeout.ms (Kafka's default, 15 minutes).
 TRANSACTION_MAX_TIMEOUT_MS = 900_000

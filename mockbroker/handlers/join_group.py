@@ -19,13 +19,14 @@ from typing import TYPE_CHECKING
 
 from mockbroker.coordinators.parked import Parked, wait
 from mockbroker.handlers._coordinator import is_group_coordinator
+from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.join_group import JoinGroupRequest, JoinGroupResponse
 
 if TYPE_CHECKING:
-    from mockbroker.dispatch import RequestContext
+    from mockbroker.dispatch.context import RequestContext
 
-API_KEY = 11
+API_KEY = ApiKey.JOIN_GROUP
 VERSIONS = (0, 9)
 
 NULLABLE_PROTOCOL_NAME_MIN_VERSION = 7  # KIP-559

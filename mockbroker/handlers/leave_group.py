@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mockbroker.handlers._coordinator import is_group_coordinator
+from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.leave_group import (
     LeaveGroupRequest,
@@ -23,9 +24,9 @@ from mockbroker_protocol.messages.leave_group import (
 )
 
 if TYPE_CHECKING:
-    from mockbroker.dispatch import RequestContext
+    from mockbroker.dispatch.context import RequestContext
 
-API_KEY = 13
+API_KEY = ApiKey.LEAVE_GROUP
 VERSIONS = (0, 5)
 
 BATCH_MIN_VERSION = 3  # KIP-345: Members[]

@@ -20,13 +20,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mockbroker.handlers._coordinator import is_group_coordinator
+from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.list_groups import ListedGroup, ListGroupsRequest, ListGroupsResponse
 
 if TYPE_CHECKING:
-    from mockbroker.dispatch import RequestContext
+    from mockbroker.dispatch.context import RequestContext
 
-API_KEY = 16
+API_KEY = ApiKey.LIST_GROUPS
 VERSIONS = (0, 5)
 
 

@@ -22,6 +22,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from mockbroker.log.replica_manager import partition_error
+from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.list_offsets import (
     ListOffsetsPartition,
@@ -32,10 +33,10 @@ from mockbroker_protocol.messages.list_offsets import (
 )
 
 if TYPE_CHECKING:
-    from mockbroker.dispatch import RequestContext
+    from mockbroker.dispatch.context import RequestContext
     from mockbroker.model import Topic
 
-API_KEY = 2
+API_KEY = ApiKey.LIST_OFFSETS
 VERSIONS = (1, 11)
 
 # ListOffsetsRequest sentinels

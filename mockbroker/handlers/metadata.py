@@ -12,12 +12,12 @@ where Kafka first answers LEADER_NOT_AVAILABLE until the new topic's metadata pr
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from mockbroker.cluster import MockCluster
 from mockbroker.model import Topic, TopicError, validate_topic_name
+from mockbroker.state import MemoKey
+from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.metadata import (
     MetadataRequest,
@@ -30,9 +30,10 @@ from mockbroker_protocol.primitives import ZERO_UUID
 from mockbroker_protocol.registry import Encoded
 
 if TYPE_CHECKING:
-    from mockbroker.dispatch import RequestContext
+    from mockbroker.dispatch.context import RequestContext
+    from mockbroker.state import ClusterState
 
-API_KEY = 3
+API_KEY = ApiKey.METADATA
 VERSIONS = (0, 13)
 TOP_LEVEL_ERROR_MIN_VERSION = 13  # KIP-1102
 
@@ -83,7 +84,8 @@ async def handle(ctx: RequestContext, req: MetadataRequest) -> MetadataResponse 
     if not ctx.inspected:  # interceptors and the request log see (and edit) real objects
         asked = None if all_topics else tuple(w.topic_id if w.name is None else w.name for w in req.topics or ())
         key = (version, include_ops, include_cluster_ops, asked)
-        hit = _CACHE.get(cluster, {}).get(key)
+        answers = cluster.memos.get(_ANSWERS)
+        hit = None if answers is None else answers.get(key)
         if hit is not None and hit[0](cluster):
             return Encoded(hit[1], hit[0])
         if asked is not None and _topics(cluster, asked) is None:
@@ -163,10 +165,11 @@ def _fail(response: MetadataResponse, code: int, version: int) -> None:
 # so an in-place edit of a list is seen.
 
 _CACHE_SIZE = 256  # answers per cluster; the cache is emptied when full
-_CACHE: weakref.WeakKeyDictionary[MockCluster, dict[tuple[Any, ...], tuple[Callable[[MockCluster], bool], bytes]]] = (
-    weakref.WeakKeyDictionary()
-)
-def _topics(cluster: MockCluster, asked: tuple[Any, ...] | None) -> list[Topic] | None:
+# The answers, by question, in the cluster's memos (so they go with the cluster).
+_ANSWERS: MemoKey[dict[tuple[Any, ...], tuple[Callable[[ClusterState], bool], bytes]]] = MemoKey("metadata.answers")
+
+
+def _topics(cluster: ClusterState, asked: tuple[Any, ...] | None) -> list[Topic] | None:
     """The topics an answer describes (all, or those asked by name or id); None if one is missing."""
     if asked is None:
         return list(cluster.topics.values())
@@ -180,7 +183,7 @@ def _topics(cluster: MockCluster, asked: tuple[Any, ...] | None) -> list[Topic] 
     return topics
 
 
-def _state(cluster: MockCluster, topics: list[Topic]) -> list[Any]:
+def _state(cluster: ClusterState, topics: list[Topic]) -> list[Any]:
     """What an answer about ``topics`` is built from, as read now (holding the live lists)."""
     state: list[Any] = [
         cluster.config.cluster_id,
@@ -214,17 +217,17 @@ class _Unchanged:
         self.asked = asked
         self.state = state
 
-    def __call__(self, cluster: MockCluster) -> bool:
+    def __call__(self, cluster: ClusterState) -> bool:
         topics = _topics(cluster, self.asked)
         return topics is not None and _state(cluster, topics) == self.state
 
 
-def _store(cluster: MockCluster, key: tuple[Any, ...], body: bytes) -> Encoded:
+def _store(cluster: ClusterState, key: tuple[Any, ...], body: bytes) -> Encoded:
     asked = key[3]
     topics = _topics(cluster, asked)
     assert topics is not None  # only questions about existing topics get here
     valid = _Unchanged(asked, _snapshot(_state(cluster, topics)))
-    answers = _CACHE.setdefault(cluster, {})
+    answers = cluster.memos.get(_ANSWERS) or cluster.memos.set(_ANSWERS, {})
     if len(answers) >= _CACHE_SIZE:
         answers.clear()
     answers[key] = (valid, body)

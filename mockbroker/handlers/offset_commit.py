@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mockbroker.handlers._coordinator import is_group_coordinator
+from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.offset_commit import (
     OffsetCommitRequest,
@@ -33,9 +34,9 @@ from mockbroker_protocol.messages.offset_commit import (
 
 if TYPE_CHECKING:
     from mockbroker.control.faults import RequestFaults
-    from mockbroker.dispatch import RequestContext
+    from mockbroker.dispatch.context import RequestContext
 
-API_KEY = 8
+API_KEY = ApiKey.OFFSET_COMMIT
 VERSIONS = (1, 10)
 ADVERTISED_MIN = 2  # Kafka 4's minimum; v1 is served for sarama, which never negotiates
 TOPIC_ID_MIN_VERSION = 10

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mockbroker.handlers._coordinator import is_group_coordinator
+from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.offset_delete import (
     OffsetDeleteRequest,
@@ -21,9 +22,9 @@ from mockbroker_protocol.messages.offset_delete import (
 )
 
 if TYPE_CHECKING:
-    from mockbroker.dispatch import RequestContext
+    from mockbroker.dispatch.context import RequestContext
 
-API_KEY = 47
+API_KEY = ApiKey.OFFSET_DELETE
 VERSIONS = (0, 0)
 
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mockbroker.handlers._coordinator import is_group_coordinator
+from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.offset_fetch import (
     OffsetFetchRequest,
@@ -47,9 +48,9 @@ from mockbroker_protocol.messages.offset_fetch import (
 from mockbroker_protocol.primitives import ZERO_UUID
 
 if TYPE_CHECKING:
-    from mockbroker.dispatch import RequestContext
+    from mockbroker.dispatch.context import RequestContext
 
-API_KEY = 9
+API_KEY = ApiKey.OFFSET_FETCH
 VERSIONS = (1, 10)
 
 INVALID_OFFSET = -1  # OffsetFetchResponse.INVALID_OFFSET

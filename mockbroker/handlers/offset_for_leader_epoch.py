@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mockbroker.log.replica_manager import partition_error
+from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.offset_for_leader_epoch import (
     EpochEndOffset,
@@ -25,9 +26,9 @@ from mockbroker_protocol.messages.offset_for_leader_epoch import (
 )
 
 if TYPE_CHECKING:
-    from mockbroker.dispatch import RequestContext
+    from mockbroker.dispatch.context import RequestContext
 
-API_KEY = 23
+API_KEY = ApiKey.OFFSET_FOR_LEADER_EPOCH
 VERSIONS = (2, 4)
 
 

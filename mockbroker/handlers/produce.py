@@ -27,6 +27,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mockbroker.log.replica_manager import AppendResult, append_records
+from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.produce import (
     LeaderIdAndEpoch,
@@ -46,10 +47,10 @@ from mockbroker_protocol.records.batch import (
 )
 
 if TYPE_CHECKING:
-    from mockbroker.dispatch import RequestContext
+    from mockbroker.dispatch.context import RequestContext
     from mockbroker.model import Topic
 
-API_KEY = 0
+API_KEY = ApiKey.PRODUCE
 VERSIONS = (3, 13)
 ADVERTISED_MIN = 0  # KAFKA-18659, see above
 TOPIC_IDS_MIN_VERSION = 13
@@ -75,7 +76,7 @@ async def handle(ctx: RequestContext, req: ProduceRequest) -> ProduceResponse | 
     errors = [p for t in responses for p in t.partition_responses if p.error_code != ErrorCode.NONE]
     if req.acks == 0:
         if errors:
-            from mockbroker.dispatch import CloseConnection  # dispatch imports the handler table
+            from mockbroker.dispatch.context import CloseConnection  # dispatch imports the handler table
 
             raise CloseConnection(f"acks=0 produce failed: {sorted({ErrorCode(p.error_code).name for p in errors})}")
         return None

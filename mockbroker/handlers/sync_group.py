@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING
 
 from mockbroker.coordinators.parked import Parked, wait
 from mockbroker.handlers._coordinator import is_group_coordinator
+from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
 
 if TYPE_CHECKING:
-    from mockbroker.dispatch import RequestContext
+    from mockbroker.dispatch.context import RequestContext
 
-API_KEY = 14
+API_KEY = ApiKey.SYNC_GROUP
 VERSIONS = (0, 5)
 
 

@@ -32,7 +32,7 @@ from mockbroker_protocol.records import (
 )
 
 if TYPE_CHECKING:
-    from mockbroker.cluster import MockCluster
+    from mockbroker.config.cluster import Configured
     from mockbroker.log.partition import PartitionLog
     from mockbroker.model import BrokerNode, Partition, Topic
 
@@ -42,7 +42,7 @@ NO_LEADER_EPOCH = -1  # RecordBatch.NO_PARTITION_LEADER_EPOCH: "the client did n
 ZSTD_MIN_PRODUCE_VERSION = 7  # KIP-110: older produce requests may not carry zstd batches
 
 
-def topic_int_config(cluster: MockCluster, topic: Topic, name: str) -> int:
+def topic_int_config(cluster: Configured, topic: Topic, name: str) -> int:
     """A numeric topic config as the topic runs with it: its override, else the cluster's or
     Kafka's default (an unparsable override falls back to the default, as validation at
     CreateTopics/AlterConfigs time keeps them out)."""
@@ -50,7 +50,7 @@ def topic_int_config(cluster: MockCluster, topic: Topic, name: str) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else -1
 
 
-def is_log_append_time(cluster: MockCluster, topic: Topic) -> bool:
+def is_log_append_time(cluster: Configured, topic: Topic) -> bool:
     return effective_value("message.timestamp.type", topic.configs, cluster.config) == "LogAppendTime"
 
 
@@ -88,7 +88,7 @@ def _fail(error: ErrorCode, message: str | None = None) -> AppendResult:
 
 
 def append_records(
-    cluster: MockCluster,
+    cluster: Configured,
     broker: BrokerNode,
     topic: Topic,
     partition: Partition,
@@ -223,7 +223,7 @@ def _validate_client_batch(header: RecordBatchHeader) -> str | None:
     return None
 
 
-def enforce_retention(cluster: MockCluster, topic: Topic, log: PartitionLog, now_ms: int) -> None:
+def enforce_retention(cluster: Configured, topic: Topic, log: PartitionLog, now_ms: int) -> None:
     """retention.bytes at once (it is what keeps memory bounded); retention.ms at most once per
     log.retention.check.interval.ms per partition, as Kafka's scheduled check: deleting by time
     on every append would drop a test's old-timestamped records at once, where Kafka keeps them

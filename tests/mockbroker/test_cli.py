@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from mockbroker.cli import parse_serve
+from mockbroker.cli import main, parse_serve, plugin_commands
 from mockbroker.config.settings import ServeSettings, SettingsError, TopicSpec, env_setting_name
 from mockbroker_protocol import registry
 from mockbroker_protocol.headers import RequestHeader
@@ -70,6 +70,18 @@ def config_file(tmp_path: Path) -> str:
 
 
 # -- precedence (pure) --------------------------------------------------------------------------------
+
+
+def test_other_packages_commands_come_from_entry_points(capsys: pytest.CaptureFixture[str]) -> None:
+    """conformance, analyze and assignor-lab are entry points of mockbroker.commands (mockbroker
+    imports neither package), listed by --help with their docstrings' first lines."""
+    commands = plugin_commands()
+    assert set(commands) == {"conformance", "analyze", "assignor-lab"}
+    assert {ep.value.split(":")[0] for ep in commands.values()} == {"mockbroker_conformance.cli", "mockbroker_pipeline.cli"}
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert "run the client conformance suite" in out and "assignor-lab" in out and "analyze" in out
 
 
 def test_defaults() -> None:
@@ -484,7 +496,7 @@ def test_serves_api_versions_then_stops_cleanly_on_a_signal(
 DEFERRED_AT_START = (
     "mockbroker.ctl",
     "mockbroker_conformance",
-    "mockbroker.fetch_sessions",
+    "mockbroker.log.fetch_sessions",
     "mockbroker.control",
     "mockbroker.coordinators.router",
     "uuid",
@@ -513,7 +525,7 @@ def test_a_cold_serve_answers_before_importing_what_it_does_not_need(serve: Any)
     served.proc.send_signal(signal.SIGTERM)
     assert served.proc.wait(EXIT_DEADLINE_S) == 0, served.stderr()
     # The lines are there at all (a run that lost them would pass the check below vacuously).
-    assert {"asyncio", "mockbroker.server", "mockbroker_protocol.messages.api_versions"} <= before_answer
+    assert {"asyncio", "mockbroker.net.server", "mockbroker_protocol.messages.api_versions"} <= before_answer
     packages = tuple(f"{name}." for name in DEFERRED_AT_START)
     deferred = {m for m in before_answer if m in DEFERRED_AT_START or m.startswith(packages)}
     assert not deferred, f"imported before the first answer: {sorted(deferred)}"

@@ -8,7 +8,7 @@ import uuid
 
 from mockbroker import MockCluster
 from mockbroker.clock import ManualClock
-from mockbroker.fetch_sessions import FetchSessionCache
+from mockbroker.log.fetch_sessions import FetchSessionCache
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.fetch import (
     FetchPartition,

@@ -37,10 +37,10 @@ async def test_repeated_questions_are_answered_from_the_cache(cluster: MockClust
     cluster.create_topic("t", 3, 2)
     client = await connect(cluster)
     first = await ask(client, ["t"])
-    assert len(metadata_handler._CACHE[cluster]) == 1
+    assert len(cluster.memos.get(metadata_handler._ANSWERS) or ()) == 1
     assert await ask(client, ["t"]) == first
     assert await ask(client, ["t"], version=9) == first  # another version: another entry, same facts
-    assert len(metadata_handler._CACHE[cluster]) == 2
+    assert len(cluster.memos.get(metadata_handler._ANSWERS) or ()) == 2
     await client.close()
 
 
@@ -91,7 +91,7 @@ async def test_unknown_topics_are_not_cached_and_still_auto_created(cluster: Moc
     client = await connect(cluster)
     req = MetadataRequest(topics=[MetadataRequestTopic(name="auto")], allow_auto_topic_creation=False)
     resp = await client.request(3, 12, req)
-    assert resp.topics[0].error_code != 0 and not metadata_handler._CACHE.get(cluster)
+    assert resp.topics[0].error_code != 0 and not cluster.memos.get(metadata_handler._ANSWERS)
     req.allow_auto_topic_creation = True
     resp = await client.request(3, 12, req)
     assert resp.topics[0].error_code == 0 and "auto" in cluster.topics

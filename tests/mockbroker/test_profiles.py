@@ -6,7 +6,7 @@ import pytest
 
 from mockbroker import MockCluster
 from mockbroker.config.profiles import KAFKA_3_9, caps_for
-from mockbroker.handlers import HANDLERS
+from mockbroker.dispatch.table import HANDLERS
 from mockbroker_protocol.messages.api_versions import ApiVersionsRequest
 from mockbroker_protocol.messages.metadata import MetadataRequest
 from tests.mockbroker.wire import WireClient

@@ -6,8 +6,7 @@ one id space, the introspection snapshot, the event log, and ApiVersions."""
 from __future__ import annotations
 
 from mockbroker import MockCluster
-from mockbroker.dispatch import advertised_versions
-from mockbroker.handlers import HANDLERS
+from mockbroker.dispatch.table import HANDLERS, advertised_versions
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.offset_commit import (
     OffsetCommitRequest,

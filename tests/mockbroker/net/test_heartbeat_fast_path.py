@@ -1,4 +1,4 @@
-"""Heartbeats answered by the fast handler (mockbroker/dispatch.py "requests kept by their bytes",
+"""Heartbeats answered by the fast handler (mockbroker/dispatch/dispatch.py "requests kept by their bytes",
 handlers/heartbeat.py ``fast``): the same answers and the same coordinator effects as through
 dispatch, in every case, and interceptors, faults and the request log still see every heartbeat."""
 
@@ -10,8 +10,7 @@ from typing import Any
 
 from mockbroker import MockCluster
 from mockbroker.clock import ManualClock
-from mockbroker.dispatch import request_cache
-from mockbroker.handlers import HANDLERS
+from mockbroker.dispatch.table import HANDLERS
 from mockbroker.intercept import Intercepted
 from mockbroker_protocol import registry
 from mockbroker_protocol.errors import ErrorCode
@@ -153,7 +152,7 @@ async def script(fast: bool) -> tuple[list[Any], list[int]]:
             seen.append(("events", [(e.type, e.time_ms) for e in cluster.events if e.type != "control.api_version_capped"]))
 
             # Kept requests are never changed by whoever handled them.
-            for by_key in request_cache(cluster).values():
+            for by_key in cluster.fast_requests.values():
                 for key, entry in by_key.items():
                     _, decoded = registry.decode_request(key[:4] + b"\x00\x00\x00\x00" + key[4:])
                     assert decoded == entry[4]

@@ -1,4 +1,4 @@
-"""The lazy handler table (mockbroker/handlers/__init__.py) agrees with the handler modules, and
+"""The lazy handler table (mockbroker/dispatch/table.py) agrees with the handler modules, and
 start-up imports no codec or handler module (they load on the first request of their API)."""
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ import subprocess
 import sys
 
 import mockbroker.handlers as handlers_pkg
-from mockbroker.handlers import HANDLERS, TABLE
+from mockbroker.dispatch.table import HANDLERS, TABLE
 from mockbroker_protocol import registry
+from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.messages import API_MODULES, API_VERSIONS
 
 
@@ -18,7 +19,7 @@ def test_every_handler_module_is_in_the_table() -> None:
     on_disk = {m.name for m in pkgutil.iter_modules(handlers_pkg.__path__) if not m.name.startswith("_")}
     listed = {module for module, _, _ in TABLE.values()}
     assert on_disk == listed, (
-        "add new handler modules to TABLE in mockbroker/handlers/__init__.py: "
+        "add new handler modules to TABLE in mockbroker/dispatch/table.py: "
         f"not listed {sorted(on_disk - listed)}, listed but missing {sorted(listed - on_disk)}"
     )
 
@@ -26,7 +27,7 @@ def test_every_handler_module_is_in_the_table() -> None:
 def test_table_repeats_each_modules_declarations() -> None:
     for key, (module, versions, advertised_min) in TABLE.items():
         mod = importlib.import_module(f"mockbroker.handlers.{module}")
-        assert key == mod.API_KEY, module
+        assert type(key) is ApiKey and key == mod.API_KEY and type(mod.API_KEY) is ApiKey, module
         assert tuple(mod.VERSIONS) == versions, module
         assert getattr(mod, "ADVERTISED_MIN", None) == advertised_min, module
         handler = HANDLERS[key]
@@ -68,7 +69,7 @@ def test_start_up_imports_no_codec_or_handler_module() -> None:
     lazy = ("mockbroker_protocol.messages.", "mockbroker.handlers.", "mockbroker.coordinators.router", "mockbroker_assignors",
             "mockbroker.log.replica_manager", "mockbroker_protocol.records")  # fmt: skip
     code = (
-        "import asyncio, sys, mockbroker.cli, mockbroker.dispatch, mockbroker.server\n"
+        "import asyncio, sys, mockbroker.cli, mockbroker.dispatch.dispatch, mockbroker.net.server\n"
         "from mockbroker.cluster import MockCluster\n"
         "async def main():\n"
         "    await (await MockCluster(port=0).start()).stop()\n"

@@ -1,4 +1,4 @@
-"""Answers kept by request bytes (mockbroker/dispatch.py): the same bytes but the correlation id get
+"""Answers kept by request bytes (mockbroker/dispatch/dispatch.py): the same bytes but the correlation id get
 the same answer without a decode, only while the answer is still valid and its version still served."""
 
 from __future__ import annotations
@@ -7,7 +7,6 @@ import gc
 import weakref
 
 from mockbroker import MockCluster
-from mockbroker.dispatch import answer_cache
 from mockbroker_protocol import registry
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.headers import RequestHeader
@@ -19,7 +18,7 @@ API_VERSIONS, METADATA = 18, 3
 
 
 def entries(cluster: MockCluster) -> int:
-    return sum(len(by_key) for by_key in answer_cache(cluster).values())
+    return sum(len(by_key) for by_key in cluster.answers.values())
 
 
 async def connect(cluster: MockCluster, node_id: int = 1) -> WireClient:

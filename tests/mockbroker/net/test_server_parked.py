@@ -1,4 +1,4 @@
-"""A request waiting in its task (mockbroker/server.py) when its connection closes before the task
+"""A request waiting in its task (mockbroker/net/server.py) when its connection closes before the task
 has run at all: the request's coroutine is closed, never left "never awaited"."""
 
 from __future__ import annotations

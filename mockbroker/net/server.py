@@ -20,7 +20,8 @@ The request path is the broker's hot loop (bench/requests.py measures it), so a 
   (``cluster.intercepting``), every request runs in a task, so that a test's async interceptor
   runs inside a task as it would anywhere else.
 - A request whose bytes (all but the correlation id) were answered before, with an answer still
-  valid, is answered from the cluster's answer cache without being decoded (mockbroker.dispatch).
+  valid, is answered from the cluster's answers (``ClusterState.answers``) without being decoded
+  (mockbroker.dispatch.dispatch).
   One of an API with a fast handler (Heartbeat) whose bytes were seen before goes to that handler
   with the request decoded then; where it declines, to dispatch.
 - Backpressure: above the transport's high-water mark (``pause_writing``) no more frames are
@@ -36,14 +37,15 @@ import logging
 from collections.abc import Callable, Coroutine, Generator
 from typing import TYPE_CHECKING, Any, cast
 
-from mockbroker.dispatch import CloseConnection, answer_cache, dispatch, request_cache
+from mockbroker.dispatch.context import CloseConnection
+from mockbroker.dispatch.dispatch import dispatch
 from mockbroker_protocol.errors import DecodeError
 from mockbroker_protocol.framing import RECEIVE_BUFFER_SIZE, FrameBuffer
 from mockbroker_protocol.primitives import Buffer
 
 if TYPE_CHECKING:
-    from mockbroker.cluster import MockCluster
     from mockbroker.model import BrokerNode
+    from mockbroker.state import ClusterState
 
 log = logging.getLogger("mockbroker.server")
 
@@ -53,16 +55,16 @@ PAUSE_READING_AT = 256 * 1024
 
 
 class BrokerServer:
-    def __init__(self, cluster: MockCluster, node: BrokerNode) -> None:
+    def __init__(self, cluster: ClusterState, node: BrokerNode) -> None:
         self.cluster = cluster
         self.node = node
         self._server: asyncio.Server | None = None
         self._connections: set[Connection] = set()
-        self.answers = answer_cache(cluster)  # answers by request bytes (mockbroker.dispatch)
+        self.answers = cluster.answers  # answers by request bytes (mockbroker.dispatch.dispatch)
         # Every read of the server's connections goes here first (one at a time, on one event
         # loop); the FrameBuffer leaves nothing in it (mockbroker_protocol.framing).
         self.receive_buffer = bytearray(RECEIVE_BUFFER_SIZE)
-        self.requests = request_cache(cluster)  # requests by their bytes, for fast handlers (the same)
+        self.requests = cluster.fast_requests  # requests by their bytes, for fast handlers (the same)
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()

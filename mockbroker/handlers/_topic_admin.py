@@ -2,7 +2,7 @@
 ConfigurationControlManager check before they create topics, add partitions or change configs.
 
 Handlers call these and shape the answers; every refusal is an ``ApiError`` value carrying Kafka's
-error code and message. Built on MockCluster's public methods and attributes; manual replica
+error code and message. Built on ClusterState's public methods and attributes; manual replica
 assignments are applied by setting the new partitions' replicas and leader directly (the leader
 is the first replica, as Kafka's buildPartitionRegistration picks the first ISR member).
 """
@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from mockbroker.cluster import MockCluster
 from mockbroker.config.topics import ApiError, null_configs_error, validate_topic_configs
 from mockbroker.model import OFFSETS_TOPIC, TRANSACTION_TOPIC, Partition, Topic, TopicError
 from mockbroker.model import validate_topic_name as _validate_topic_name
+from mockbroker.state import ClusterState
 from mockbroker_protocol.errors import ErrorCode
 
 # KRaft's own metadata log; CreateTopics refuses the name (ControllerApis.createTopics).
@@ -35,7 +35,7 @@ def validate_topic_name(name: str) -> ApiError | None:
     return None
 
 
-def validate_manual_assignment(cluster: MockCluster, broker_ids: Sequence[int], replication_factor: int | None) -> ApiError | None:
+def validate_manual_assignment(cluster: ClusterState, broker_ids: Sequence[int], replication_factor: int | None) -> ApiError | None:
     """ReplicationControlManager.validateManualPartitionAssignment."""
     if not broker_ids:
         return ApiError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment includes an empty replica list.")
@@ -67,7 +67,7 @@ def _assign(partition: Partition, broker_ids: Sequence[int]) -> None:
 
 
 def create_topic(
-    cluster: MockCluster,
+    cluster: ClusterState,
     name: str,
     num_partitions: int,
     replication_factor: int,
@@ -133,7 +133,7 @@ def create_topic(
 
 
 def create_partitions(
-    cluster: MockCluster, name: str, count: int, assignments: Sequence[Sequence[int]] | None, *, validate_only: bool
+    cluster: ClusterState, name: str, count: int, assignments: Sequence[Sequence[int]] | None, *, validate_only: bool
 ) -> ApiError | None:
     """ReplicationControlManager.createPartitions for one topic."""
     topic = cluster.topics.get(name)
@@ -174,7 +174,7 @@ def create_partitions(
 
 
 def alter_topic_configs(
-    cluster: MockCluster, name: str, new_configs: Mapping[str, str], *, validate_only: bool
+    cluster: ClusterState, name: str, new_configs: Mapping[str, str], *, validate_only: bool
 ) -> ApiError | None:
     """Replace a topic's overrides with ``new_configs`` after the controller's checks
     (ControllerConfigurationValidator, then the existence check), in that order."""

@@ -1,0 +1,148 @@
+"""Dispatch: one request frame in, one framed response (or nothing) out; failure mapping in one place.
+
+- Bad frame or undecodable request: the client's fault; close that connection (Kafka does).
+- Unsupported version: ApiVersions gets the KIP-511 v0 reply with our range; any other API closes.
+- An API the codec knows but no handler serves: close, as Kafka does for APIs it does not expose.
+- Any other exception: a broker bug. Logged, recorded on the cluster (the pytest fixture fails
+  the test at teardown), and the connection closed so the client does not hang.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from mockbroker.dispatch.context import CloseConnection, RequestContext, answer_key, split_answer
+from mockbroker.dispatch.table import HANDLERS, served_versions
+from mockbroker_protocol import registry
+from mockbroker_protocol.errors import DecodeError, UnknownApiError, UnsupportedVersionError
+from mockbroker_protocol.primitives import Buffer
+
+if TYPE_CHECKING:
+    from mockbroker.model import BrokerNode
+    from mockbroker.state import ClusterState, FastHandler
+
+log = logging.getLogger("mockbroker.dispatch")
+
+# -- answers kept by request bytes -------------------------------------------------------------------
+#
+# Clients ask the same questions in the same bytes over and over (every connection starts with
+# ApiVersions; producers and consumers poll Metadata for their topics). A handler whose answer
+# depends only on the request and on state it can re-check marks it (``registry.Encoded.valid``);
+# dispatch then keeps the framed answer under the request's bytes minus the correlation id (api key,
+# version, client id, body), and the server answers the same bytes again straight from there, without
+# decoding, a context, the handler or encoding, for as long as ``valid()`` holds and the API's version
+# cap is what it was. Interceptors and the request log (``cluster.intercepting``) bypass it: they
+# always see real request and response objects.
+#
+# The entries live on the cluster (``ClusterState.answers``, mockbroker.state.AnswerEntry), grouped by
+# api key, so that a request of an API with none (Heartbeat, Produce, Fetch) costs one small-int
+# lookup, not a key built from its bytes. ``valid(cluster)`` takes the cluster as an argument, so
+# that no entry keeps its cluster alive.
+
+ANSWER_CACHE_SIZE = 512  # entries per API and cluster; emptied when full (keys include the client id)
+
+
+def _remember(cluster: ClusterState, frame: bytes, api_key: int, chunks: list[Any], valid: Callable[[Any], bool]) -> None:
+    answers = cluster.answers.setdefault(api_key, {})
+    if len(answers) >= ANSWER_CACHE_SIZE:
+        answers.clear()
+    prefix, rest = split_answer(chunks)
+    answers[answer_key(frame)] = (valid, api_key, cluster.version_caps.get(api_key), prefix, rest)
+
+
+# -- requests kept by their bytes, for fast handlers -------------------------------------------------
+#
+# Some requests repeat byte for byte (but the correlation id) and cannot be answered from the cache
+# above because handling them has effects: a member's heartbeats carry the same group, member id,
+# generation and instance id every time, and each moves its session timer. For such an API a
+# handler module may define a synchronous ``fast(cluster, broker, version, request)`` doing what
+# ``handle`` does in its common case and returning the answer framed (``framed_answer``), or None,
+# before any effect, for every other case. Dispatch keeps the decoded request of such an API under
+# its bytes minus the correlation id (as the answer cache keys answers: ``ClusterState.fast_requests``,
+# mockbroker.state.RequestEntry); the server gives a request with the same bytes to ``fast`` without
+# decoding it or building a context, and sends it through dispatch as before when ``fast`` says None.
+# The fast path is taken only where dispatch would call the handler directly with that request: not
+# while interceptors, the request log or pushed errors are on (they see every request; pushed errors
+# are taken on that path: mockbroker/control/faults.py), and only while the API's version cap is
+# what it was when the request was kept (so the version is still served). A kept request object is
+# shared by every later request with its bytes, so handlers must not mutate their requests (none
+# do; interceptors, which may, never see a kept one).
+
+
+def _remember_request(
+    cluster: ClusterState, frame: bytes, api_key: int, version: int, fast: FastHandler, request: Any
+) -> None:
+    requests = cluster.fast_requests.setdefault(api_key, {})
+    key = answer_key(frame)
+    if key in requests:
+        return
+    if len(requests) >= ANSWER_CACHE_SIZE:
+        requests.clear()
+    requests[key] = (fast, api_key, cluster.version_caps.get(api_key), version, request)
+
+
+async def dispatch(
+    cluster: ClusterState, broker: BrokerNode, frame: bytes | bytearray, client: tuple[str, int]
+) -> list[Buffer] | None:
+    """Handle one request frame; return the framed response, None for no response.
+
+    Raises CloseConnection when the connection must end.
+    """
+    try:
+        header, request = registry.decode_request(frame)
+    except UnsupportedVersionError as exc:
+        handler = HANDLERS.get(exc.api_key)
+        if exc.api_key == registry.API_VERSIONS_KEY and handler is not None:
+            lo, hi = served_versions(cluster, handler)
+            return registry.unsupported_api_versions_response(exc.correlation_id, lo, hi)
+        log.info("closing %s: %s (client %r)", client, exc, exc.client_id)
+        raise CloseConnection(str(exc)) from None
+    except UnknownApiError as exc:
+        log.info("closing %s: %s", client, exc)
+        raise CloseConnection(str(exc)) from None
+    except DecodeError as exc:
+        log.info("closing %s: undecodable request: %s", client, exc)
+        raise CloseConnection(str(exc)) from None
+
+    api_key, version = header.request_api_key, header.request_api_version
+    handler = HANDLERS.get(api_key)
+    if handler is None:
+        log.info("closing %s: api key %d is not served", client, api_key)
+        raise CloseConnection(f"api key {api_key} is not served")
+    lo, hi = handler.versions  # served_versions, inlined: this is every request's path
+    cap = cluster.version_caps.get(api_key)
+    if cap is not None and cap < hi:
+        hi = cap
+    if not lo <= version <= hi:
+        if api_key == registry.API_VERSIONS_KEY:
+            return registry.unsupported_api_versions_response(header.correlation_id, lo, hi)
+        log.info("closing %s: %s v%d is outside the served range %d-%d", client, handler.name, version, lo, hi)
+        raise CloseConnection(f"{handler.name} v{version} is not served")
+
+    intercepting = cluster.intercepting
+    ctx = RequestContext(cluster, broker, header, version, cluster.clock.now_ms(), client[0], client[1], intercepting)
+    if intercepting:  # interceptors, the request log or pushed errors (mockbroker/control/)
+        response: Any = await cluster.request_hooks.handle(ctx, handler, request)
+    else:  # call_handler inlined: the common path pays for no extra coroutine
+        try:
+            response = await handler.handle(ctx, request)
+        except CloseConnection:
+            raise
+        except Exception as exc:  # a broker bug: fail loudly, hurt only this connection
+            cluster.record_internal_error(exc)
+            raise CloseConnection(f"internal error in {handler.name}") from exc
+    if response is None:
+        return None
+    try:
+        chunks = registry.encode_response(api_key, version, header.correlation_id, response)
+    except Exception as exc:
+        cluster.record_internal_error(exc)
+        raise CloseConnection(f"internal error encoding {handler.name}") from exc
+    if not intercepting and type(frame) is bytes:  # a key must be hashable bytes
+        if type(response) is registry.Encoded and response.valid is not None:
+            _remember(cluster, frame, api_key, chunks, response.valid)
+        elif handler.fast is not None:
+            _remember_request(cluster, frame, api_key, version, handler.fast, request)
+    return chunks

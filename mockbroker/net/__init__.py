@@ -1,0 +1,2 @@
+"""The network side of a broker: listeners and connections (mockbroker.net.server), the only code
+that touches sockets."""
