@@ -15,9 +15,9 @@ from mockbroker.control.snapshots import AnyGroupSnapshot, consumer_group_snapsh
 from mockbroker.events import Event
 
 if TYPE_CHECKING:
-    from mockbroker.cluster import MockCluster
     from mockbroker.coordinators.consumer.group import ConsumerGroup
     from mockbroker.model import Partition, Topic
+    from mockbroker.state import ClusterState
 
 T = TypeVar("T")
 
@@ -28,7 +28,7 @@ NO_LEADER = -1
 class ControlBase:
     """The state and helpers behind every part of ``Control`` (mockbroker/control/control.py)."""
 
-    def __init__(self, cluster: MockCluster) -> None:
+    def __init__(self, cluster: ClusterState) -> None:
         self.cluster = cluster
         self.hooks = RequestHooks(cluster)
         self.errors = self.hooks.errors

@@ -16,7 +16,7 @@ class BrokerControl(ControlBase):
     async def disconnect_all(self, broker: int | None = None) -> int:
         """Close every client connection (of one broker, or all); listeners stay open."""
         total = 0
-        for node_id, server in list(self.cluster._servers.items()):
+        for node_id, server in list(self.cluster.listeners.items()):
             if broker is None or node_id == broker:
                 total += await server.close_connections()
         return total
@@ -56,7 +56,7 @@ class BrokerControl(ControlBase):
         if len(cluster.down_brokers) + 1 == len(cluster.brokers):
             raise ControlError("cannot take down the last live broker")
         cluster.down_brokers.add(broker_id)
-        server = cluster._servers.get(broker_id)
+        server = cluster.listeners.get(broker_id)
         if server is not None:
             await server.stop()
         moved: dict[str, int] = {}
@@ -95,7 +95,7 @@ class BrokerControl(ControlBase):
                 self._set_leader(partition, broker_id)
                 moved[f"{topic.name}-{partition.index}"] = broker_id
         cluster.down_brokers.discard(broker_id)
-        server = cluster._servers.get(broker_id)
+        server = cluster.listeners.get(broker_id)
         if server is not None:
             await server.start()
         self._record("control.broker_up", broker_id=broker_id, reason=f"broker {broker_id} started again", leaders_moved=moved)

@@ -35,8 +35,8 @@ from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.registry import APIS
 
 if TYPE_CHECKING:
-    from mockbroker.cluster import MockCluster
     from mockbroker.dispatch.context import RequestContext
+    from mockbroker.state import ClusterState
 
 # The APIs whose handlers have a per-partition fault point.
 PARTITION_APIS = frozenset(
@@ -72,7 +72,7 @@ class RequestFaults:
 class ErrorQueues:
     """Pushed error codes, consumed one per request (or per partition entry) at the fault points."""
 
-    def __init__(self, cluster: MockCluster, on_change: Callable[[], None]) -> None:
+    def __init__(self, cluster: ClusterState, on_change: Callable[[], None]) -> None:
         self.cluster = cluster
         self.cluster_level: dict[ApiKey, deque[int]] = {}
         self.broker_level: dict[tuple[ApiKey, int], deque[int]] = {}

@@ -47,9 +47,9 @@ from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.registry import APIS
 
 if TYPE_CHECKING:
-    from mockbroker.cluster import MockCluster
     from mockbroker.dispatch.context import RequestContext
     from mockbroker.dispatch.table import Handler
+    from mockbroker.state import ClusterState
 
 DEFAULT_REQUEST_LOG_CAPACITY = 100_000
 
@@ -364,7 +364,7 @@ class RequestHooks:
     """Interceptors and the request log of one cluster; keeps ``cluster.intercepting`` true
     exactly while there is something to do on the request path."""
 
-    def __init__(self, cluster: MockCluster) -> None:
+    def __init__(self, cluster: ClusterState) -> None:
         self.cluster = cluster
         self.interceptors: list[Interceptor] = []
         self.log = RequestLog()

@@ -50,8 +50,7 @@ from mockbroker_protocol.messages.fetch import (
 from mockbroker_protocol.primitives import INT32, INT64
 
 if TYPE_CHECKING:
-    from mockbroker.control.faults import RequestFaults
-    from mockbroker.dispatch.context import RequestContext
+    from mockbroker.dispatch.context import RequestContext, RequestFaults
     from mockbroker.log.partition import PartitionLog
     from mockbroker.model import Topic
     from mockbroker.state import ClusterState

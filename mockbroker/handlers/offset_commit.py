@@ -33,8 +33,7 @@ from mockbroker_protocol.messages.offset_commit import (
 )
 
 if TYPE_CHECKING:
-    from mockbroker.control.faults import RequestFaults
-    from mockbroker.dispatch.context import RequestContext
+    from mockbroker.dispatch.context import RequestContext, RequestFaults
 
 API_KEY = ApiKey.OFFSET_COMMIT
 VERSIONS = (1, 10)

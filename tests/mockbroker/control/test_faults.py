@@ -11,7 +11,7 @@ import pytest
 from mockbroker import MockCluster
 from mockbroker.control.error_answers import ERROR_ANSWERS
 from mockbroker.control.intercept import Respond, error_codes
-from mockbroker.handlers import HANDLERS
+from mockbroker.dispatch.table import HANDLERS
 from mockbroker_protocol import registry
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode

@@ -10,7 +10,7 @@ import mockbroker.control as control
 import mockbroker.control.intercept as intercept_impl
 import mockbroker.intercept as intercept_shim
 from mockbroker.control.faults import PARTITION_APIS, REQUEST_APIS
-from mockbroker.handlers import HANDLERS
+from mockbroker.dispatch.table import HANDLERS
 
 
 def test_the_intercept_shim_re_exports_the_same_objects() -> None:
