@@ -97,9 +97,9 @@ def _remember(cluster: MockCluster, frame: bytes, api_key: int, chunks: list[Any
 # dispatch as before when ``fast`` says None. The fast path is taken only where dispatch would call
 # the handler directly with that request: not while interceptors or the request log are on (they
 # see every request, and pushed errors are taken on that path: mockbroker/control/faults.py), and
-# only while the API's version cap is what it was when the request was kept (so the version is still served). A kept
-# request object is shared by every later request with its bytes, so handlers must not mutate
-# their requests (none do; interceptors, which may, never see a kept one).
+# only while the API's version cap is what it was when the request was kept (so the version is
+# still served). A kept request object is shared by every later request with its bytes, so
+# handlers must not mutate their requests (none do; interceptors, which may, never see a kept one).
 #
 # An entry: (fast, api key, version cap when kept, api version, the decoded request).
 
