@@ -144,8 +144,9 @@ class ClusterState:
         # they had been made here (only group events, which need the coordinator, reach them).
         self.events.subscribe(self._assignment_checks_listen)
         self._topic_counter = 0
-        # The test-fixture control model (mockbroker/control.py): dispatch takes its slow path
-        # (interceptors, request log: ``request_hooks``) only while ``intercepting`` is true.
+        # The test-fixture control model (mockbroker/control/): dispatch takes its slow path
+        # (interceptors, request log, pushed errors: ``request_hooks``) only while ``intercepting``
+        # is true.
         self.intercepting = False
         # Brokers taken down (listener closed, left out of Metadata) and coordinators moved by hand.
         self.down_brokers: set[int] = set()

@@ -8,15 +8,26 @@ dispatcher (mockbroker.dispatch.dispatch), which calls the handlers, sits above 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mockbroker_protocol import registry
+from mockbroker_protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
     from mockbroker.dispatch.table import Handler
     from mockbroker.model import BrokerNode
     from mockbroker.state import ClusterState
     from mockbroker_protocol.headers import RequestHeader
+
+
+class RequestFaults(Protocol):
+    """The pushed errors one request meets (mockbroker.control.faults.RequestFaults, which control
+    sets as ``ctx.faults``): a whole-request error its handler places itself (Metadata), and each
+    partition's, taken by the per-partition handlers' fault point."""
+
+    request_error: int | None
+
+    def partition(self, topic: str, partition: int) -> ErrorCode | None: ...
 
 
 class CloseConnection(Exception):
@@ -35,6 +46,9 @@ class RequestContext:
     # True when interceptors or the request log will see the response object (and may edit it):
     # a handler then returns a real message, never an already-encoded answer (registry.Encoded).
     inspected: bool = False
+    # The pushed errors this request meets (mockbroker/control/faults.py), set on the slow path
+    # only: the per-partition handlers' fault point reads it, None on the common path.
+    faults: RequestFaults | None = None
 
     @property
     def client_id(self) -> str:

@@ -64,11 +64,11 @@ def _remember(cluster: ClusterState, frame: bytes, api_key: int, chunks: list[An
 # mockbroker.state.RequestEntry); the server gives a request with the same bytes to ``fast`` without
 # decoding it or building a context, and sends it through dispatch as before when ``fast`` says None.
 # The fast path is taken only where dispatch would call the handler directly with that request: not
-# while interceptors or the request log are on (they see every request, faults included:
-# mockbroker.faults is built on them), and only while the API's version cap is what it was when the
-# request was kept (so the version is still served). A kept request object is shared by every later
-# request with its bytes, so handlers must not mutate their requests (none do; interceptors, which
-# may, never see a kept one).
+# while interceptors, the request log or pushed errors are on (they see every request; pushed errors
+# are taken on that path: mockbroker/control/faults.py), and only while the API's version cap is
+# what it was when the request was kept (so the version is still served). A kept request object is
+# shared by every later request with its bytes, so handlers must not mutate their requests (none
+# do; interceptors, which may, never see a kept one).
 
 
 def _remember_request(
@@ -123,7 +123,7 @@ async def dispatch(
 
     intercepting = cluster.intercepting
     ctx = RequestContext(cluster, broker, header, version, cluster.clock.now_ms(), client[0], client[1], intercepting)
-    if intercepting:  # interceptors or the request log (mockbroker/intercept.py)
+    if intercepting:  # interceptors, the request log or pushed errors (mockbroker/control/)
         response: Any = await cluster.request_hooks.handle(ctx, handler, request)
     else:  # call_handler inlined: the common path pays for no extra coroutine
         try:

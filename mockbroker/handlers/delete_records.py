@@ -42,6 +42,10 @@ def _delete(ctx: RequestContext, topic_name: str, wanted: DeleteRecordsPartition
     def failed(code: ErrorCode) -> DeleteRecordsPartitionResult:
         return DeleteRecordsPartitionResult(wanted.partition_index, INVALID_LOW_WATERMARK, code)
 
+    faults = ctx.faults  # pushed partition errors (mockbroker/control/faults.py); None: none
+    fault = None if faults is None else faults.partition(topic_name, wanted.partition_index)
+    if fault is not None:
+        return failed(fault)  # nothing deleted
     topic = ctx.cluster.topics.get(topic_name)
     partition = ctx.cluster.partition(topic_name, wanted.partition_index)
     if topic is None or partition is None:

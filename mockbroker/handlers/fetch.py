@@ -50,7 +50,7 @@ from mockbroker_protocol.messages.fetch import (
 from mockbroker_protocol.primitives import INT32, INT64
 
 if TYPE_CHECKING:
-    from mockbroker.dispatch.context import RequestContext
+    from mockbroker.dispatch.context import RequestContext, RequestFaults
     from mockbroker.log.partition import PartitionLog
     from mockbroker.model import Topic
     from mockbroker.state import ClusterState
@@ -66,7 +66,14 @@ async def handle(ctx: RequestContext, req: FetchRequest) -> FetchResponse:
     context = ctx.cluster.fetch_sessions[ctx.broker.node_id].new_context(req, ctx.api_version, ctx.now_ms)
     if context.error != ErrorCode.NONE:
         return FetchResponse(error_code=context.error, session_id=0)
-    results = await _read_until_ready(ctx, req, context.partitions())
+    wanted = context.partitions()
+    faults = ctx.faults  # pushed partition errors (mockbroker/control/faults.py); None: none
+    failed = None if faults is None else _take_faults(ctx, wanted, faults)
+    if failed:  # a failed partition ends a long poll: the others are read once
+        read = dict(_read_all(ctx, req, [w for w in wanted if w[0] not in failed])[0])
+        results = [(key, _error(key[1], failed[key]) if key in failed else read[key]) for key, _ in wanted]
+    else:
+        results = await _read_until_ready(ctx, req, wanted)
     error, session_id, answered = context.update_and_generate(results)
     return FetchResponse(
         error_code=error,
@@ -74,6 +81,20 @@ async def handle(ctx: RequestContext, req: FetchRequest) -> FetchResponse:
         responses=_group_by_topic(ctx, answered),
         node_endpoints=_node_endpoints(ctx, answered),
     )
+
+
+def _take_faults(
+    ctx: RequestContext, wanted: list[tuple[PartitionKey, FetchPartition]], faults: RequestFaults
+) -> dict[PartitionKey, ErrorCode]:
+    """The fault point: the pushed error of each partition that has one, taken."""
+    failed: dict[PartitionKey, ErrorCode] = {}
+    for key, _ in wanted:
+        topic_key, index = key
+        name = ctx.cluster.topic_ids.get(topic_key, "") if isinstance(topic_key, uuid.UUID) else topic_key
+        fault = faults.partition(name, index)
+        if fault is not None:
+            failed[key] = fault
+    return failed
 
 
 async def _read_until_ready(

@@ -65,6 +65,7 @@ async def handle(ctx: RequestContext, req: ListOffsetsRequest) -> ListOffsetsRes
     counts = Counter((t.name, p.partition_index) for t in req.topics for p in t.partitions)
     answered: set[tuple[str, int]] = set()
     topics = []
+    faults = ctx.faults  # pushed partition errors (mockbroker/control/faults.py); None: none
     for wanted in req.topics:
         topic = ctx.cluster.topics.get(wanted.name)
         partitions = []
@@ -73,7 +74,10 @@ async def handle(ctx: RequestContext, req: ListOffsetsRequest) -> ListOffsetsRes
             if key in answered:
                 continue  # Kafka answers each partition once (a map by partition)
             answered.add(key)
-            if counts[key] > 1:
+            fault = None if faults is None else faults.partition(wanted.name, p.partition_index)
+            if fault is not None:
+                partitions.append(_error(p, fault))
+            elif counts[key] > 1:
                 partitions.append(_error(p, ErrorCode.INVALID_REQUEST))
             else:
                 partitions.append(_list_offset(ctx, req, topic, p))

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 API_KEY = ApiKey.METADATA
 VERSIONS = (0, 13)
+TOP_LEVEL_ERROR_MIN_VERSION = 13  # KIP-1102
 
 # Authorized-operations bitfields (AclOperation codes) for a cluster with no ACLs: everything.
 # Topic: READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7, DESCRIBE 8, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11.
@@ -125,9 +126,22 @@ async def handle(ctx: RequestContext, req: MetadataRequest) -> MetadataResponse 
         topics=topics,
         cluster_authorized_operations=CLUSTER_OPERATIONS if include_cluster_ops else NOT_REQUESTED,
     )
+    faults = ctx.faults  # a pushed request-level error (mockbroker/control/faults.py); None: none
+    if faults is not None and faults.request_error is not None:
+        _fail(response, faults.request_error, version)
     if key is not None:
         return _store(cluster, key, response.encode(version))
     return response
+
+
+def _fail(response: MetadataResponse, code: int, version: int) -> None:
+    """A pushed error in every topic entry (and at the top from v13, KIP-1102): how a client
+    meets LEADER_NOT_AVAILABLE or UNKNOWN_TOPIC_OR_PARTITION; the brokers stay listed."""
+    for topic in response.topics:
+        topic.error_code = code
+        topic.partitions = []
+    if version >= TOP_LEVEL_ERROR_MIN_VERSION:
+        response.error_code = code
 
 
 # -- the answer cache --------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ from mockbroker_protocol.messages.offset_commit import (
 )
 
 if TYPE_CHECKING:
-    from mockbroker.dispatch.context import RequestContext
+    from mockbroker.dispatch.context import RequestContext, RequestFaults
 
 API_KEY = ApiKey.OFFSET_COMMIT
 VERSIONS = (1, 10)
@@ -56,11 +56,36 @@ class _Builder:
             existing.partitions.extend(partitions)
 
 
+def _take_faults(
+    ctx: RequestContext, faults: RequestFaults, builder: _Builder, topic: OffsetCommitRequestTopic
+) -> OffsetCommitRequestTopic | None:
+    """The fault point: partitions with a pushed error are answered with it and left out of the
+    commit; the rest of the topic (None when nothing is left) goes on."""
+    name = topic.name
+    if ctx.api_version >= TOPIC_ID_MIN_VERSION:
+        known = ctx.cluster.topic_by_id(topic.topic_id)
+        name = "" if known is None else known.name
+    kept, failed = [], []
+    for p in topic.partitions:
+        fault = faults.partition(name, p.partition_index)
+        if fault is None:
+            kept.append(p)
+        else:
+            failed.append(OffsetCommitResponsePartition(p.partition_index, fault))
+    if failed:
+        builder.add(topic, failed)
+    return OffsetCommitRequestTopic(topic.name, topic.topic_id, kept) if kept else None
+
+
 async def handle(ctx: RequestContext, req: OffsetCommitRequest) -> OffsetCommitResponse:
     cluster = ctx.cluster
     builder = _Builder()
     valid: list[OffsetCommitRequestTopic] = []
-    for topic in req.topics:
+    faults = ctx.faults  # pushed partition errors (mockbroker/control/faults.py); None: none
+    for asked in req.topics:
+        topic = asked if faults is None else _take_faults(ctx, faults, builder, asked)
+        if topic is None:
+            continue
         if ctx.api_version >= TOPIC_ID_MIN_VERSION:
             known = cluster.topic_by_id(topic.topic_id)
             if known is None:

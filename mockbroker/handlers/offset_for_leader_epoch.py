@@ -27,7 +27,6 @@ from mockbroker_protocol.messages.offset_for_leader_epoch import (
 
 if TYPE_CHECKING:
     from mockbroker.dispatch.context import RequestContext
-    from mockbroker.model import Topic
 
 API_KEY = ApiKey.OFFSET_FOR_LEADER_EPOCH
 VERSIONS = (2, 4)
@@ -38,14 +37,19 @@ async def handle(ctx: RequestContext, req: OffsetForLeaderEpochRequest) -> Offse
         topics=[
             OffsetForLeaderTopicResult(
                 topic=wanted.topic,
-                partitions=[_end_offset(ctx, ctx.cluster.topics.get(wanted.topic), p) for p in wanted.partitions],
+                partitions=[_end_offset(ctx, wanted.topic, p) for p in wanted.partitions],
             )
             for wanted in req.topics
         ]
     )
 
 
-def _end_offset(ctx: RequestContext, topic: Topic | None, p: OffsetForLeaderPartition) -> EpochEndOffset:
+def _end_offset(ctx: RequestContext, name: str, p: OffsetForLeaderPartition) -> EpochEndOffset:
+    faults = ctx.faults  # pushed partition errors (mockbroker/control/faults.py); None: none
+    fault = None if faults is None else faults.partition(name, p.partition)
+    if fault is not None:
+        return EpochEndOffset(error_code=fault, partition=p.partition)
+    topic = ctx.cluster.topics.get(name)
     if topic is None or not 0 <= p.partition < len(topic.partitions):
         return EpochEndOffset(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, partition=p.partition)
     partition = topic.partitions[p.partition]

@@ -98,8 +98,13 @@ def _produce_topic(
     else:
         topic, missing = cluster.topics.get(topic_data.name), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     out = []
+    faults = ctx.faults  # pushed partition errors (mockbroker/control/faults.py); None: none
+    name = topic_data.name if topic is None else topic.name
     for data in topic_data.partition_data:
-        if topic is None:
+        fault = None if faults is None else faults.partition(name, data.index)
+        if fault is not None:
+            result = AppendResult(fault)  # nothing appended
+        elif topic is None:
             result = AppendResult(missing)
         elif not 0 <= data.index < len(topic.partitions):
             result = AppendResult(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)

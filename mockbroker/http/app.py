@@ -1,4 +1,4 @@
-"""The HTTP control API: an aiohttp app over ``cluster.control`` (mockbroker/control.py) that routes
+"""The HTTP control API: an aiohttp app over ``cluster.control`` (mockbroker/control/) that routes
 the operations table, checks the bearer token and answers errors as JSON.
 
 It runs on the broker's own event loop, on a port of its own (``mockbroker serve --admin-port``),

@@ -1,5 +1,5 @@
 """The endpoints of the HTTP control API: one coroutine per operation, each a thin call of a
-``Control`` method (mockbroker/control.py) with its answer shaped as JSON. The operations table
+``Control`` method (mockbroker/control/) with its answer shaped as JSON. The operations table
 (mockbroker/http/operations.py) routes to them; parameters and bodies arrive already checked."""
 
 from __future__ import annotations

@@ -212,7 +212,7 @@ def _fault_ops(e: Endpoints) -> list[Op]:
            status=204, errors=(404,)),
         Op("POST", "/faults/errors", e.push_errors,
            "The next requests of an API fail with these error codes, one each, in order (cluster, broker or "
-           "partition level: mockbroker/faults.py)", "faults", ref("Faults"),
+           "partition level: mockbroker/control/faults.py)", "faults", ref("Faults"),
            body=s_obj({
                "api": API_NAME, "errors": s_arr(ERROR_NAME, minItems=1, maxItems=1000,
                                                 description="Kafka error names (NOT_COORDINATOR), used in order"),

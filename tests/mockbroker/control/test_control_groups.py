@@ -24,7 +24,7 @@ from tests.mockbroker.coordinators.consumer_groups_support import ConsumerHarnes
 from tests.mockbroker.coordinators.groups_support import Harness
 
 SESSION = 10_000  # mockbroker's group.consumer.session.timeout.ms
-SCRIPTED = "tests.mockbroker.test_control_groups:ScriptedAssignor"
+SCRIPTED = "tests.mockbroker.control.test_control_groups:ScriptedAssignor"
 
 
 class ScriptedAssignor:

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mockbroker.intercept import _PLANS, error_codes
+from mockbroker.control.intercept import _PLANS, error_codes
 from tests.protocol import message_strategies as ms
 
 CLASSES = [cls for cls in ms.top_classes() if cls.__name__.endswith("Response")]
@@ -22,7 +22,7 @@ def reference(obj: Any, seen: dict[int, None] | None = None) -> tuple[int, ...]:
     seen = {} if seen is None else seen
     for f in dataclasses.fields(obj):
         value = getattr(obj, f.name)
-        if f.name == "error_code" and value:
+        if f.name.endswith("error_code") and value:
             seen[int(value)] = None
         for item in value if isinstance(value, list) else [value]:
             if dataclasses.is_dataclass(item) and not isinstance(item, type):

@@ -1,0 +1,351 @@
+"""The control API's snapshots: plain, frozen data about groups, topics, brokers and faults (safe
+to hand to another thread), and the builders that make them from the cluster's model."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from mockbroker.control.errors import ControlError, NotFound
+from mockbroker.control.intercept import Interceptor
+from mockbroker_protocol.consumer_protocol import decode_assignment, decode_subscription
+from mockbroker_protocol.errors import DecodeError
+
+if TYPE_CHECKING:
+    from mockbroker.coordinators.classic.group import ClassicGroup, ClassicGroupMember
+    from mockbroker.model import Topic
+
+T = TypeVar("T")
+
+
+def only_match(
+    group_id: str, candidates: Sequence[tuple[T, str, str | None, str]],
+    member_id: str | None, instance_id: str | None, client_id: str | None,
+) -> T:  # fmt: skip
+    """The one item of (item, member id, instance id, client id) candidates matching every given
+    id; ControlError naming the members when none or several match."""
+    found = [
+        item for item, m, i, c in candidates
+        if (member_id is None or m == member_id) and (instance_id is None or i == instance_id)
+        and (client_id is None or c == client_id)
+    ]  # fmt: skip
+    if len(found) != 1:
+        raise (NotFound if not found else ControlError)(
+            f"{len(found)} members of {group_id} match member_id={member_id} instance_id={instance_id} "
+            f"client_id={client_id}; members: {[(m, c) for _, m, _, c in candidates]}"
+        )
+    return found[0]
+
+
+
+# -- snapshots (plain data, safe to hand to another thread) ----------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class MemberSnapshot:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    session_timeout_ms: int
+    rebalance_timeout_ms: int
+    protocols: tuple[str, ...]  # the member's protocol names, in its order of preference
+    # The consumer protocol, decoded (None when the group is not a "consumer" group or undecodable):
+    subscription: tuple[str, ...] | None  # subscribed topics
+    owned_partitions: dict[str, tuple[int, ...]] | None  # what the member said it owns (v1+)
+    assignment: dict[str, tuple[int, ...]] | None  # what the leader assigned it, by topic
+    raw_assignment: bytes = field(repr=False, default=b"")
+    awaiting_join: bool = False
+    awaiting_sync: bool = False
+
+    def partitions(self, topic: str) -> tuple[int, ...]:
+        """The partitions of ``topic`` in this member's assignment (empty when none)."""
+        return (self.assignment or {}).get(topic, ())
+
+
+@dataclass(frozen=True, slots=True)
+class GroupSnapshot:
+    group_id: str
+    state: str  # Kafka's names: Empty, PreparingRebalance, CompletingRebalance, Stable, Dead
+    generation_id: int
+    protocol_type: str | None
+    protocol_name: str | None
+    leader_id: str | None
+    members: tuple[MemberSnapshot, ...]
+    type: str = "classic"
+
+    def member(self, *, client_id: str | None = None, instance_id: str | None = None, member_id: str | None = None) -> MemberSnapshot:
+        """The one member matching; ControlError when none or several match."""
+        candidates = [(m, m.member_id, m.group_instance_id, m.client_id) for m in self.members]
+        return only_match(self.group_id, candidates, member_id, instance_id, client_id)
+
+    def assignment(self, topic: str) -> dict[str, tuple[int, ...]]:
+        """member id -> its partitions of ``topic``."""
+        return {m.member_id: m.partitions(topic) for m in self.members}
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        for m in out["members"]:
+            m.pop("raw_assignment", None)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerMemberSnapshot:
+    """A KIP-848 consumer group member as its coordinator sees it (partitions by topic name)."""
+
+    member_id: str
+    instance_id: str | None
+    rack_id: str | None
+    client_id: str
+    client_host: str
+    member_epoch: int  # -2: a static member's temporary leave
+    previous_member_epoch: int
+    state: str  # MemberState: STABLE, UNREVOKED_PARTITIONS, UNRELEASED_PARTITIONS
+    subscribed_topic_names: tuple[str, ...]
+    subscribed_topic_regex: str | None
+    server_assignor: str | None  # the assignor it asked for (ServerAssignor)
+    rebalance_timeout_ms: int
+    assigned: dict[str, tuple[int, ...]]  # what it owns now
+    pending_revocation: dict[str, tuple[int, ...]]  # what it must give up before it moves on
+    target: dict[str, tuple[int, ...]]  # what the target assignment gives it
+
+    def partitions(self, topic: str) -> tuple[int, ...]:
+        """The partitions of ``topic`` this member owns now (empty when none)."""
+        return self.assigned.get(topic, ())
+
+    def target_partitions(self, topic: str) -> tuple[int, ...]:
+        return self.target.get(topic, ())
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupSnapshot:
+    """A KIP-848 consumer group (``type`` "consumer"): epochs instead of a generation, the
+    broker's assignor instead of a leader, and each member's current and target partitions."""
+
+    group_id: str
+    state: str  # Empty, Assigning, Reconciling, Stable, Dead (ConsumerGroupState)
+    group_epoch: int
+    assignment_epoch: int  # the group epoch the target assignment was computed for
+    assignor: str  # the assignor of the target assignment (or the one that would be used)
+    subscribed_topics: dict[str, int]  # topic -> partition count, for every subscribed topic that exists
+    members: tuple[ConsumerMemberSnapshot, ...]
+    protocol_type: str = "consumer"
+    type: str = "consumer"
+
+    @property
+    def generation_id(self) -> int:
+        """The group epoch: what ``wait_for_group(generation_at_least=...)`` and the event log's
+        ``generation_id`` mean for a consumer group."""
+        return self.group_epoch
+
+    @property
+    def reconciled(self) -> bool:
+        """Every member is STABLE at the assignment epoch and owns exactly its target, and the
+        target is computed for the current group epoch: what Stable means for a group with
+        members, checked member by member."""
+        return self.group_epoch == self.assignment_epoch and all(
+            m.state == "STABLE" and m.member_epoch == self.assignment_epoch and m.assigned == m.target and not m.pending_revocation
+            for m in self.members
+        )
+
+    def member(self, *, client_id: str | None = None, instance_id: str | None = None, member_id: str | None = None) -> ConsumerMemberSnapshot:
+        """The one member matching; ControlError when none or several match."""
+        candidates = [(m, m.member_id, m.instance_id, m.client_id) for m in self.members]
+        return only_match(self.group_id, candidates, member_id, instance_id, client_id)
+
+    def assignment(self, topic: str) -> dict[str, tuple[int, ...]]:
+        """member id -> the partitions of ``topic`` it owns now."""
+        return {m.member_id: m.partitions(topic) for m in self.members}
+
+    def target_assignment(self, topic: str) -> dict[str, tuple[int, ...]]:
+        """member id -> the partitions of ``topic`` the target assignment gives it."""
+        return {m.member_id: m.target_partitions(topic) for m in self.members}
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+AnyGroupSnapshot = GroupSnapshot | ConsumerGroupSnapshot
+
+
+@dataclass(frozen=True, slots=True)
+class GroupListing:
+    """One group as ``groups()`` lists it (ListGroups' fields)."""
+
+    group_id: str
+    type: str  # "classic" or "consumer"
+    state: str
+    protocol_type: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionSnapshot:
+    index: int
+    leader_id: int  # -1: no live replica
+    leader_epoch: int
+    replica_ids: tuple[int, ...]
+    isr_ids: tuple[int, ...]
+    log_start_offset: int
+    log_end_offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class TopicSnapshot:
+    name: str
+    topic_id: str
+    is_internal: bool
+    replication_factor: int
+    configs: dict[str, str]
+    partitions: tuple[PartitionSnapshot, ...]
+
+    def leaders(self) -> dict[int, int]:
+        return {p.index: p.leader_id for p in self.partitions}
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumedRecord:
+    """A record read back from a partition's log, decoded."""
+
+    topic: str
+    partition: int
+    offset: int
+    timestamp: int
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[tuple[str, bytes | None], ...] = ()
+    leader_epoch: int = -1
+    compression: str = "none"
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerSnapshot:
+    node_id: int
+    host: str  # where its listener binds
+    port: int
+    advertised_host: str  # what Metadata tells clients
+    advertised_port: int
+    rack: str | None
+    up: bool  # False after broker_down
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterSnapshot:
+    cluster_id: str
+    controller_id: int
+    brokers: tuple[BrokerSnapshot, ...]
+    manual_clock: bool
+    now_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class FaultsSnapshot:
+    """What is in force: pushed errors not yet used, interceptors (latency, disconnects, drops,
+    your own), brokers down, coordinators moved, API versions capped below the configuration."""
+
+    pending_errors: dict[str, list[str]]
+    interceptors: tuple[Interceptor, ...]
+    brokers_down: tuple[int, ...]
+    coordinator_moves: dict[str, int]
+    api_version_caps: dict[str, int | None]  # API name -> cap (None: capped, then reset to none)
+
+
+
+# -- shaping ---------------------------------------------------------------------------------------
+
+
+def topic_snapshot(t: Topic) -> TopicSnapshot:
+    return TopicSnapshot(
+        name=t.name,
+        topic_id=str(t.topic_id),
+        is_internal=t.is_internal,
+        replication_factor=t.replication_factor,
+        configs=dict(t.configs),
+        partitions=tuple(
+            PartitionSnapshot(
+                p.index, p.leader_id, p.log.leader_epoch, tuple(p.replica_ids), tuple(p.isr_ids),
+                p.log.log_start_offset, p.log.log_end_offset,
+            )
+            for p in t.partitions
+        ),
+    )  # fmt: skip
+
+
+def group_snapshot(group: ClassicGroup) -> GroupSnapshot:
+    return GroupSnapshot(
+        group_id=group.group_id,
+        state=group.state.value,
+        generation_id=group.generation_id,
+        protocol_type=group.protocol_type,
+        protocol_name=group.protocol_name,
+        leader_id=group.leader_id,
+        members=tuple(_member_snapshot(group, m) for m in group.members.values()),
+    )
+
+
+def consumer_group_snapshot(data: Mapping[str, Any]) -> ConsumerGroupSnapshot:
+    """From ConsumerGroupCoordinator.snapshot's plain data (mockbroker/groups/consumer_coordinator.py)."""
+
+    def by_topic(parts: Mapping[str, Iterable[int]]) -> dict[str, tuple[int, ...]]:
+        return {topic: tuple(sorted(ps)) for topic, ps in parts.items()}
+
+    return ConsumerGroupSnapshot(
+        group_id=data["group_id"],
+        state=data["state"],
+        group_epoch=data["group_epoch"],
+        assignment_epoch=data["assignment_epoch"],
+        assignor=data["assignor"],
+        subscribed_topics=dict(data["subscribed_topics"]),
+        protocol_type=data["protocol_type"],
+        members=tuple(
+            ConsumerMemberSnapshot(
+                member_id=m["member_id"], instance_id=m["instance_id"], rack_id=m["rack_id"],
+                client_id=m["client_id"], client_host=m["client_host"], member_epoch=m["member_epoch"],
+                previous_member_epoch=m["previous_member_epoch"], state=m["state"],
+                subscribed_topic_names=tuple(m["subscribed_topic_names"]),
+                subscribed_topic_regex=m["subscribed_topic_regex"], server_assignor=m["server_assignor"],
+                rebalance_timeout_ms=m["rebalance_timeout_ms"], assigned=by_topic(m["assigned"]),
+                pending_revocation=by_topic(m["pending_revocation"]), target=by_topic(m["target"]),
+            )
+            for m in data["members"]
+        ),
+    )  # fmt: skip
+
+
+def _member_snapshot(group: ClassicGroup, m: ClassicGroupMember) -> MemberSnapshot:
+    subscription: tuple[str, ...] | None = None
+    owned: dict[str, tuple[int, ...]] | None = None
+    assignment: dict[str, tuple[int, ...]] | None = None
+    if m.protocol_type == "consumer" and m.supported_protocols:
+        names = [name for name, _ in m.supported_protocols]
+        metadata = m.supported_protocols[names.index(group.protocol_name)][1] if group.protocol_name in names else m.supported_protocols[0][1]
+        try:
+            _, sub = decode_subscription(metadata)
+            subscription = tuple(sub.topics)
+            owned = {tp.topic: tuple(tp.partitions) for tp in sub.owned_partitions}
+        except DecodeError:
+            pass
+        if m.assignment:
+            try:
+                _, assigned = decode_assignment(bytes(m.assignment))
+                assignment = {tp.topic: tuple(tp.partitions) for tp in assigned.assigned_partitions}
+            except DecodeError:
+                pass
+        else:
+            assignment = {}
+    return MemberSnapshot(
+        member_id=m.member_id,
+        group_instance_id=m.group_instance_id,
+        client_id=m.client_id,
+        client_host=m.client_host,
+        session_timeout_ms=m.session_timeout_ms,
+        rebalance_timeout_ms=m.rebalance_timeout_ms,
+        protocols=tuple(name for name, _ in m.supported_protocols),
+        subscription=subscription,
+        owned_partitions=owned,
+        assignment=assignment,
+        raw_assignment=bytes(m.assignment),
+        awaiting_join=m.is_awaiting_join,
+        awaiting_sync=m.is_awaiting_sync,
+    )
