@@ -43,11 +43,11 @@ class ClusterConfig:
     # EndTxn is answered); meanwhile the transaction is PrepareCommit/PrepareAbort
     transaction_marker_delay_ms: int = 0
     # The finalized transaction.version feature advertised in ApiVersions (KIP-890; Kafka's
-    # kafka-features tool sets it): 1, explicit AddPartitionsToTxn; 2, a Java 4.x producer bumps
-    # the epoch with every EndTxn (v5) and adds partitions implicitly through Produce v12 and
-    # TxnOffsetCommit v5. Kafka 4.0 finalizes 2 on a new cluster; 1 here until a Java client
-    # tests version 2 against mockbroker.
-    transaction_version: int = 1
+    # kafka-features tool sets it): 2, as Kafka 4.x finalizes it on a new cluster (checked by
+    # tests/differential/test_api_versions.py): a Java 4.x producer bumps the epoch with every
+    # EndTxn (v5) and adds partitions implicitly through Produce v12 and TxnOffsetCommit v5;
+    # 1: explicit AddPartitionsToTxn and AddOffsetsToTxn, as a cluster upgraded from 3.x has it.
+    transaction_version: int = 2
     share_coordinator_state_topic_num_partitions: int = 50  # share.coordinator.state.topic.num.partitions
     message_max_bytes: int = KAFKA_MESSAGE_MAX_BYTES  # message.max.bytes
     socket_request_max_bytes: int = KAFKA_SOCKET_REQUEST_MAX_BYTES  # socket.request.max.bytes

@@ -187,7 +187,7 @@ class TransactionCoordinator:
                 txn, EMPTY, now_ms, "InitProducerId: epoch exhausted, new producer id",
                 last_producer_id=txn.producer_id, producer_id=self._generate_producer_id(), producer_epoch=0,
                 last_producer_epoch=txn.producer_epoch if expected is not None else NO_PRODUCER_EPOCH,
-                txn_timeout_ms=timeout_ms, partitions=set(),
+                txn_timeout_ms=timeout_ms, partitions=set(), txn_start_timestamp_ms=-1,
             )  # fmt: skip
             return ProducerIdResult(ErrorCode.NONE, txn.producer_id, txn.producer_epoch)
         return self._increment_epoch(txn, now_ms, timeout_ms, None if expected is None else expected[1])
@@ -218,7 +218,7 @@ class TransactionCoordinator:
             return ProducerIdResult(ErrorCode.PRODUCER_FENCED)
         self._transition(
             txn, EMPTY, now_ms, "InitProducerId", producer_epoch=new_epoch, last_producer_epoch=last_epoch,
-            txn_timeout_ms=timeout_ms, partitions=set(),
+            txn_timeout_ms=timeout_ms, partitions=set(), txn_start_timestamp_ms=-1,
         )  # fmt: skip
         return ProducerIdResult(ErrorCode.NONE, txn.producer_id, txn.producer_epoch)
 
@@ -287,8 +287,10 @@ class TransactionCoordinator:
         if producer_epoch != txn.producer_epoch:
             return ProducerIdResult(ErrorCode.PRODUCER_FENCED)
         error = self._end_transaction_state_check(txn, commit, is_retry=True)
-        if error is not None:
+        if error == ErrorCode.NONE:  # a retry: answered the id and epoch it was given
             return ProducerIdResult(error, txn.producer_id, txn.producer_epoch)
+        if error is not None:
+            return ProducerIdResult(error)
         return self._prepare(txn, now_ms, commit, "EndTxn")
 
     @staticmethod
@@ -336,8 +338,10 @@ class TransactionCoordinator:
             error = ErrorCode.INVALID_TXN_STATE if is_retry else None
         else:
             error = self._end_transaction_state_check(txn, commit, is_retry=is_retry)
-        if error is not None:
+        if error == ErrorCode.NONE:  # a retry: answered the id and epoch it was given
             return ProducerIdResult(error, txn.producer_id, txn.producer_epoch)
+        if error is not None:
+            return ProducerIdResult(error)
         txn.tv2 = True
         return self._prepare(txn, now_ms, commit, "EndTxn (transaction version 2)", bump=True)
 
