@@ -27,6 +27,20 @@ def is_transaction_coordinator(ctx: RequestContext, transactional_id: str) -> bo
     return transaction_coordinator(ctx.cluster, transactional_id).node_id == ctx.broker.node_id
 
 
+def coordinator_error(ctx: RequestContext, transactional_id: str) -> ErrorCode | None:
+    """What the transactional APIs answer before the coordinator looks at the request: NOT_COORDINATOR
+    on a broker that is not the id's coordinator, COORDINATOR_LOAD_IN_PROGRESS while its coordinator
+    loads (control.load_transaction_coordinator; TransactionStateManager.getTransactionState), else None."""
+    if not is_transaction_coordinator(ctx, transactional_id):
+        return ErrorCode.NOT_COORDINATOR
+    loading = ctx.cluster.transaction_loading_until_ms
+    if loading and transactional_id in loading:
+        if ctx.now_ms < loading[transactional_id]:
+            return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+        del loading[transactional_id]
+    return None
+
+
 def fenced_for(error: ErrorCode, api_version: int, fenced_min_version: int) -> ErrorCode:
     """KafkaApis: clients below ``fenced_min_version`` do not know PRODUCER_FENCED (KIP-588) and
     get INVALID_PRODUCER_EPOCH, which they handle the same way."""

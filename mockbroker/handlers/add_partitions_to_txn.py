@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mockbroker.handlers._txn import fenced_for, is_transaction_coordinator
+from mockbroker.handlers._txn import coordinator_error, fenced_for
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.add_partitions_to_txn import (
@@ -62,8 +62,8 @@ def _transaction(ctx: RequestContext, txn: AddPartitionsToTxnTransaction) -> Add
     if missing:
         errors = {tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if tp in missing else ErrorCode.OPERATION_NOT_ATTEMPTED for tp in partitions}
         return _result(txn.transactional_id, txn.topics, errors)
-    if txn.transactional_id and not is_transaction_coordinator(ctx, txn.transactional_id):
-        return _result(txn.transactional_id, txn.topics, dict.fromkeys(partitions, ErrorCode.NOT_COORDINATOR))
+    if txn.transactional_id and (refused := coordinator_error(ctx, txn.transactional_id)):
+        return _result(txn.transactional_id, txn.topics, dict.fromkeys(partitions, refused))
     coordinator = ctx.cluster.transactions
     if txn.verify_only:
         verified = coordinator.verify_partitions(txn.transactional_id, txn.producer_id, txn.producer_epoch, partitions)

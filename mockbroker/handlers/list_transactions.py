@@ -30,6 +30,10 @@ VERSIONS = (0, 2)
 
 
 async def handle(ctx: RequestContext, req: ListTransactionsRequest) -> ListTransactionsResponse:
+    loading = ctx.cluster.transaction_loading_until_ms
+    if loading and any(until > ctx.now_ms and is_transaction_coordinator(ctx, t) for t, until in loading.items()):
+        # TransactionStateManager.listTransactionStates: nothing while a partition loads.
+        return ListTransactionsResponse(error_code=ErrorCode.COORDINATOR_LOAD_IN_PROGRESS)
     pattern = req.transactional_id_pattern or None
     if pattern is not None:
         try:
