@@ -75,7 +75,9 @@ def make_transaction_coordinator(host: TransactionHost) -> TransactionCoordinato
         host.topics, OFFSETS_TOPIC, lambda now_ms, pid, commit: host.groups.complete_transaction(now_ms, pid, commit)
     )
     return TransactionCoordinator(
-        TransactionConfig(config.transaction_max_timeout_ms, config.transaction_marker_delay_ms),
+        TransactionConfig(
+            config.transaction_max_timeout_ms, config.transaction_marker_delay_ms, config.transactional_id_expiration_ms
+        ),
         services,
         markers,
         generate_producer_id=host.producer_ids.generate_producer_id,
