@@ -716,3 +716,22 @@ def test_describe_transactions_unknown(targets: tuple[Target, Target]) -> None:
             ),
         ],
     )
+
+
+@pytest.mark.parametrize("version", [3, 4])
+@pytest.mark.parametrize(("generation", "member"), [(-1, ""), (5, "m"), (-1, "m"), (5, "")])
+def test_txn_offset_commit_group_checks(
+    targets: tuple[Target, Target], version: int, generation: int, member: str
+) -> None:
+    """v3+ (KIP-447): the producer names the group member it commits for; for a group that has no
+    members (a simple group), what a generation or member id gets."""
+    differential(
+        *targets,
+        [
+            *created(),
+            *group_coordinator_ready(),
+            init_step(),
+            Step(ADD_OFFSETS, 3, add_offsets(producer("init"))),
+            Step(TXN_OFFSET_COMMIT, version, txn_offset_commit(producer("init"), 3, generation=generation, member=member)),
+        ],
+    )
