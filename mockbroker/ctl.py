@@ -186,6 +186,13 @@ def add_commands(commands: Any) -> None:
     wait.add_argument("--reconciled", action="store_true", help="consumer groups: every member at its target assignment")
     wait.add_argument("--timeout", type=int, default=30, help="seconds")
 
+    transactions = sub.add_parser("transactions", help="list, describe, abort transactions").add_subparsers(dest="action", required=True)
+    transactions.add_parser("list", help="every transactional id: state, producer id and epoch, partitions").add_argument("--state")
+    transactions.add_parser("describe", help="one transactional id as its coordinator sees it").add_argument("transactional_id")
+    abort = transactions.add_parser("abort", help="abort the ongoing transaction (its producer is fenced)")
+    abort.add_argument("transactional_id")
+    abort.add_argument("--reason")
+
     faults = sub.add_parser("faults", help="inject, list and clear faults").add_subparsers(dest="action", required=True)
     faults.add_parser("list", help="the faults in force (pushed errors, interceptors, brokers down, caps)")
     faults.add_parser("clear", help="remove every fault")
@@ -216,6 +223,14 @@ def add_commands(commands: Any) -> None:
     coordinator = faults.add_parser("move-coordinator", help="move a group's coordinator to BROKER")
     coordinator.add_argument("group")
     coordinator.add_argument("broker", type=int)
+    txn_coordinator = faults.add_parser("move-transaction-coordinator", help="move a transactional id's coordinator to BROKER")
+    txn_coordinator.add_argument("transactional_id")
+    txn_coordinator.add_argument("broker", type=int)
+    loading = faults.add_parser(
+        "load-transaction-coordinator", help="the id's coordinator answers COORDINATOR_LOAD_IN_PROGRESS for MS (0: stop)"
+    )
+    loading.add_argument("transactional_id")
+    loading.add_argument("ms", type=int)
     cap = faults.add_parser("cap-version", help="serve API only up to VERSION ('none': as configured)")
     cap.add_argument("api")
     cap.add_argument("version")
@@ -321,6 +336,8 @@ def run(client: Client, args: argparse.Namespace) -> Any:
                 "type": args.type, "reconciled": args.reconciled or None, "timeout": args.timeout,
             },
         )  # fmt: skip
+    if area == "transactions":
+        return _transactions(c, args)
     if area == "faults":
         return _faults(c, args)
     if area == "clock":
@@ -329,6 +346,15 @@ def run(client: Client, args: argparse.Namespace) -> Any:
         return c.request("GET", "/clock")
     # events
     return c.request("GET", "/events", query={"type": args.type, "group_id": args.group, "since_seq": args.since})
+
+
+def _transactions(c: Client, args: argparse.Namespace) -> Any:
+    if args.action == "list":
+        return c.request("GET", "/transactions", query={"state": args.state})
+    path = f"/transactions/{urllib.parse.quote(args.transactional_id, safe='')}"
+    if args.action == "describe":
+        return c.request("GET", path)
+    return c.request("POST", f"{path}/abort", {} if args.reason is None else {"reason": args.reason})
 
 
 def _faults(c: Client, args: argparse.Namespace) -> Any:
@@ -355,6 +381,11 @@ def _faults(c: Client, args: argparse.Namespace) -> Any:
         return c.request("POST", f"/brokers/{args.broker}/{action.removeprefix('broker-')}")
     if action == "move-leader":
         return c.request("POST", f"/topics/{urllib.parse.quote(args.topic, safe='')}/partitions/{args.partition}/leader", {"broker_id": args.broker})
+    if action in ("move-transaction-coordinator", "load-transaction-coordinator"):
+        path = f"/transactions/{urllib.parse.quote(args.transactional_id, safe='')}"
+        if action == "move-transaction-coordinator":
+            return c.request("POST", f"{path}/coordinator", {"broker_id": args.broker})
+        return c.request("POST", f"{path}/loading", {"duration_ms": args.ms})
     if action == "move-coordinator":
         return c.request("POST", f"/groups/{urllib.parse.quote(args.group, safe='')}/coordinator", {"broker_id": args.broker})
     version = None if args.version.lower() == "none" else _int(args.version, "VERSION")

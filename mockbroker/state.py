@@ -151,6 +151,12 @@ class ClusterState:
         # Brokers taken down (listener closed, left out of Metadata) and coordinators moved by hand.
         self.down_brokers: set[int] = set()
         self.coordinator_moves: dict[str, int] = {}
+        # Transaction coordinators moved by hand (by transactional id), and ids whose coordinator
+        # answers COORDINATOR_LOAD_IN_PROGRESS until a time on the cluster clock (as Kafka's does
+        # while it loads its __transaction_state partition): control.move_transaction_coordinator,
+        # control.load_transaction_coordinator.
+        self.transaction_coordinator_moves: dict[str, int] = {}
+        self.transaction_loading_until_ms: dict[str, int] = {}
         self._coordinator_partitions: dict[str, int] = {}
         self._coordinator_nodes: dict[str, BrokerNode] = {}  # coordinator_for with nothing moved or down
         # What the request path keeps (see AnswerEntry, RequestEntry): answers by api key, then by
@@ -415,6 +421,16 @@ class ClusterState:
         if moved is not None and moved not in self.down_brokers:
             return self.brokers[moved]
         return self.internal_partition_leader(self.coordinator_partition(key))
+
+    def transaction_coordinator_for(self, transactional_id: str) -> BrokerNode:
+        """The transaction coordinator: the broker leading the id's partition of
+        __transaction_state (TransactionStateManager.partitionFor), or where
+        control.move_transaction_coordinator put it."""
+        moved = self.transaction_coordinator_moves.get(transactional_id)
+        if moved is not None and moved not in self.down_brokers:
+            return self.brokers[moved]
+        partition = partition_for(transactional_id, self.config.transaction_state_log_num_partitions)
+        return self.internal_partition_leader(partition)
 
     def internal_partition_leader(self, partition: int) -> BrokerNode:
         """The broker leading ``partition`` of an internal topic (__consumer_offsets,

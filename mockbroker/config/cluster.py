@@ -39,15 +39,16 @@ class ClusterConfig:
     offsets_topic_num_partitions: int = 50  # offsets.topic.num.partitions
     transaction_state_log_num_partitions: int = 50  # transaction.state.log.num.partitions
     transaction_max_timeout_ms: int = 900000  # transaction.max.timeout.ms (15 min)
+    transactional_id_expiration_ms: int = 604800000  # transactional.id.expiration.ms (7 days)
     # mockbroker's own: how long a completed transaction's markers take to be written (0: before
     # EndTxn is answered); meanwhile the transaction is PrepareCommit/PrepareAbort
     transaction_marker_delay_ms: int = 0
     # The finalized transaction.version feature advertised in ApiVersions (KIP-890; Kafka's
-    # kafka-features tool sets it): 1, explicit AddPartitionsToTxn; 2, a Java 4.x producer bumps
-    # the epoch with every EndTxn (v5) and adds partitions implicitly through Produce v12 and
-    # TxnOffsetCommit v5. Kafka 4.0 finalizes 2 on a new cluster; 1 here until a Java client
-    # tests version 2 against mockbroker.
-    transaction_version: int = 1
+    # kafka-features tool sets it): 2, as Kafka 4.x finalizes it on a new cluster (checked by
+    # tests/differential/test_api_versions.py): a Java 4.x producer bumps the epoch with every
+    # EndTxn (v5) and adds partitions implicitly through Produce v12 and TxnOffsetCommit v5;
+    # 1: explicit AddPartitionsToTxn and AddOffsetsToTxn, as a cluster upgraded from 3.x has it.
+    transaction_version: int = 2
     share_coordinator_state_topic_num_partitions: int = 50  # share.coordinator.state.topic.num.partitions
     message_max_bytes: int = KAFKA_MESSAGE_MAX_BYTES  # message.max.bytes
     socket_request_max_bytes: int = KAFKA_SOCKET_REQUEST_MAX_BYTES  # socket.request.max.bytes
@@ -164,6 +165,7 @@ KAFKA_NAMES: dict[str, str] = {
     "offsets.topic.num.partitions": "offsets_topic_num_partitions",
     "transaction.state.log.num.partitions": "transaction_state_log_num_partitions",
     "transaction.max.timeout.ms": "transaction_max_timeout_ms",
+    "transactional.id.expiration.ms": "transactional_id_expiration_ms",
     "share.coordinator.state.topic.num.partitions": "share_coordinator_state_topic_num_partitions",
     "message.max.bytes": "message_max_bytes",
     "socket.request.max.bytes": "socket_request_max_bytes",
@@ -198,6 +200,7 @@ KAFKA_RANGES: dict[str, tuple[int, int]] = {
     "num.partitions": (1, _INT32_MAX),
     "default.replication.factor": (1, _INT32_MAX),
     "offsets.topic.num.partitions": (1, _INT32_MAX),
+    "transactional.id.expiration.ms": (1, _INT32_MAX),  # TransactionLogConfig: INT, atLeast(1)
     "message.max.bytes": (1, _INT32_MAX),
     "socket.request.max.bytes": (1, _INT32_MAX),
     "log.retention.ms": (-1, _INT64_MAX),

@@ -4,7 +4,8 @@ errors and snapshots, the request hook (``intercept``) and the declarative fault
 
 Layout: ``control`` is the ``Control`` class, put together from one part per concern over a
 shared base (``base``): ``brokers`` (brokers, leaders, coordinators, API versions), ``records``
-(topics and records), ``groups`` (groups and waits); the hook, the request log and the faults are
+(topics and records), ``groups`` (groups and waits), ``transactions`` (transactional ids, their
+aborts and coordinator faults); the hook, the request log and the faults are
 on ``Control`` itself. ``snapshots`` holds the plain data the calls return; ``errors`` what they
 raise.
 """
@@ -26,6 +27,7 @@ from mockbroker.control.snapshots import (
     MemberSnapshot,
     PartitionSnapshot,
     TopicSnapshot,
+    TransactionSnapshot,
 )
 
 __all__ = [
@@ -49,5 +51,6 @@ __all__ = [
     "ProduceError",
     "RecordLike",
     "TopicSnapshot",
+    "TransactionSnapshot",
     "WaitTimeout",
 ]

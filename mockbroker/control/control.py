@@ -30,12 +30,13 @@ from mockbroker.control.intercept import (
 )
 from mockbroker.control.records import TopicControl
 from mockbroker.control.snapshots import FaultsSnapshot
+from mockbroker.control.transactions import TransactionControl
 from mockbroker.events import Event
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.registry import APIS
 
 
-class Control(BrokerControl, TopicControl, GroupControl):
+class Control(BrokerControl, TopicControl, GroupControl, TransactionControl):
     """Everything a test (or the HTTP API, or the CLI) may do to a running cluster."""
 
     # -- time -------------------------------------------------------------------------------------
@@ -61,7 +62,9 @@ class Control(BrokerControl, TopicControl, GroupControl):
         return self.hooks.add(None if api is None else api_key_of(api), fn, broker, keep)
 
     async def clear_faults(self) -> None:
-        """Remove every interceptor and pushed error, and restore the configured API versions."""
+        """Remove every interceptor and pushed error, end transaction coordinators' loading, and
+        restore the configured API versions."""
+        self.cluster.transaction_loading_until_ms.clear()
         self.errors.clear()
         self.hooks.clear()
         await self.reset_api_versions()
@@ -167,4 +170,8 @@ class Control(BrokerControl, TopicControl, GroupControl):
             brokers_down=tuple(sorted(self.cluster.down_brokers)),
             coordinator_moves=dict(self.cluster.coordinator_moves),
             api_version_caps=changed,
+            transaction_coordinator_moves=dict(self.cluster.transaction_coordinator_moves),
+            transaction_coordinators_loading={
+                t: until for t, until in self.cluster.transaction_loading_until_ms.items() if until > self.cluster.clock.now_ms()
+            },
         )

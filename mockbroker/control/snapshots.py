@@ -249,6 +249,32 @@ class FaultsSnapshot:
     brokers_down: tuple[int, ...]
     coordinator_moves: dict[str, int]
     api_version_caps: dict[str, int | None]  # API name -> cap (None: capped, then reset to none)
+    # transactional id -> broker (control.move_transaction_coordinator)
+    transaction_coordinator_moves: dict[str, int] = field(default_factory=dict)
+    # transactional id -> until when (cluster clock, ms) its coordinator answers COORDINATOR_LOAD_IN_PROGRESS
+    transaction_coordinators_loading: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class TransactionSnapshot:
+    """A transactional id as its coordinator sees it (Kafka's TransactionMetadata; what
+    DescribeTransactions answers): the state, the producer id and epoch, the timeout, when the
+    transaction started (-1: none), the partitions in it, and which broker coordinates it."""
+
+    transactional_id: str
+    state: str  # Empty, Ongoing, PrepareCommit, PrepareAbort, CompleteCommit, CompleteAbort, PrepareEpochFence
+    producer_id: int
+    producer_epoch: int
+    transaction_timeout_ms: int
+    start_time_ms: int
+    last_update_time_ms: int
+    partitions: tuple[tuple[str, int], ...]
+    coordinator: int
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["partitions"] = [{"topic": t, "partition": p} for t, p in self.partitions]
+        return out
 
 
 

@@ -34,8 +34,7 @@ def group_coordinator(cluster: ClusterState, group_id: str) -> BrokerNode:
 
 
 def transaction_coordinator(cluster: ClusterState, transactional_id: str) -> BrokerNode:
-    partition = partition_for(transactional_id, cluster.config.transaction_state_log_num_partitions)
-    return cluster.internal_partition_leader(partition)
+    return cluster.transaction_coordinator_for(transactional_id)
 
 
 def share_coordinator(cluster: ClusterState, coordinator_key: str) -> BrokerNode:

@@ -27,6 +27,20 @@ def is_transaction_coordinator(ctx: RequestContext, transactional_id: str) -> bo
     return transaction_coordinator(ctx.cluster, transactional_id).node_id == ctx.broker.node_id
 
 
+def coordinator_error(ctx: RequestContext, transactional_id: str) -> ErrorCode | None:
+    """What the transactional APIs answer before the coordinator looks at the request: NOT_COORDINATOR
+    on a broker that is not the id's coordinator, COORDINATOR_LOAD_IN_PROGRESS while its coordinator
+    loads (control.load_transaction_coordinator; TransactionStateManager.getTransactionState), else None."""
+    if not is_transaction_coordinator(ctx, transactional_id):
+        return ErrorCode.NOT_COORDINATOR
+    loading = ctx.cluster.transaction_loading_until_ms
+    if loading and transactional_id in loading:
+        if ctx.now_ms < loading[transactional_id]:
+            return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+        del loading[transactional_id]
+    return None
+
+
 def fenced_for(error: ErrorCode, api_version: int, fenced_min_version: int) -> ErrorCode:
     """KafkaApis: clients below ``fenced_min_version`` do not know PRODUCER_FENCED (KIP-588) and
     get INVALID_PRODUCER_EPOCH, which they handle the same way."""
@@ -35,7 +49,8 @@ def fenced_for(error: ErrorCode, api_version: int, fenced_min_version: int) -> E
     return error
 
 
-# Produce v11 (KIP-890): producers understand TRANSACTION_ABORTABLE; older ones get INVALID_TXN_STATE.
+# Produce v11 (KIP-890): producers understand TRANSACTION_ABORTABLE; older ones get INVALID_TXN_STATE
+# (AddPartitionsToTxnManager: TransactionSupportedOperation genericErrorSupported).
 PRODUCE_ABORTABLE_MIN_VERSION = 11
 # Produce v12 (KIP-890 part 2): under transactions version 2 the batch adds its partition.
 PRODUCE_IMPLICIT_ADD_MIN_VERSION = 12
@@ -43,7 +58,7 @@ PRODUCE_IMPLICIT_ADD_MIN_VERSION = 12
 
 def verify_transactional_append(
     ctx: RequestContext, transactional_id: str, topic: str, partition: Partition, records: Buffer | None
-) -> ErrorCode | None:
+) -> tuple[ErrorCode, str | None] | None:
     """KIP-890 part 1 (transaction.partition.verification.enable, on by default since Kafka 3.6):
     before the first transactional batch of a transaction is appended to a partition, the
     partition asks the transaction coordinator whether the producer really added it
@@ -52,10 +67,18 @@ def verify_transactional_append(
     would stay behind it forever. Only a transactional producer's batch that opens a transaction
     on the partition is checked: later batches and every other producer pay nothing.
 
-    None: append; otherwise the error the partition answers, renamed as AddPartitionsToTxnManager
-    does (a fenced producer INVALID_PRODUCER_EPOCH; CONCURRENT_TRANSACTIONS, which producers do not
-    retry, NOT_ENOUGH_REPLICAS, which they do; TRANSACTION_ABORTABLE INVALID_TXN_STATE below v11)."""
-    if records is None or len(records) < RECORD_BATCH_OVERHEAD or not records[ATTRIBUTES_OFFSET + 1] & TRANSACTIONAL_FLAG_MASK:
+    None: append; otherwise the error the partition answers and its message, as
+    AddPartitionsToTxnManager and ReplicaManager.appendRecords make them: a fenced producer
+    INVALID_PRODUCER_EPOCH; TRANSACTION_ABORTABLE becomes INVALID_TXN_STATE below v11 (older
+    producers do not know it); INVALID_TXN_STATE says "Partition was not added to the transaction"; CONCURRENT_TRANSACTIONS,
+    which producers before transactions version 2 do not retry, becomes NOT_ENOUGH_REPLICAS (which
+    they do) naming the underlying error, and stays itself from v12 (the partition's transaction
+    supports epoch bumps: "less confusing to the client")."""
+    if (
+        records is None
+        or len(records) < RECORD_BATCH_OVERHEAD
+        or not records[ATTRIBUTES_OFFSET + 1] & TRANSACTIONAL_FLAG_MASK
+    ):
         return None
     try:
         header = parse_batch_header(records)
@@ -74,12 +97,35 @@ def verify_transactional_append(
         error = ctx.cluster.transactions.add_partitions(
             ctx.now_ms, transactional_id, header.producer_id, header.producer_epoch, [where]
         )
+    return verification_error(error, ctx.api_version)
+
+
+def verification_error(error: ErrorCode, api_version: int) -> tuple[ErrorCode, str | None] | None:
+    """The Produce answer for the coordinator's verdict on a partition (see above)."""
     if error == ErrorCode.NONE:
         return None
     if error == ErrorCode.PRODUCER_FENCED:
-        return ErrorCode.INVALID_PRODUCER_EPOCH
-    if error == ErrorCode.CONCURRENT_TRANSACTIONS:
-        return ErrorCode.NOT_ENOUGH_REPLICAS
-    if error == ErrorCode.TRANSACTION_ABORTABLE and ctx.api_version < PRODUCE_ABORTABLE_MIN_VERSION:
-        return ErrorCode.INVALID_TXN_STATE
-    return error
+        return ErrorCode.INVALID_PRODUCER_EPOCH, None
+    if error == ErrorCode.TRANSACTION_ABORTABLE and api_version < PRODUCE_ABORTABLE_MIN_VERSION:
+        error = ErrorCode.INVALID_TXN_STATE
+    if error == ErrorCode.INVALID_TXN_STATE:
+        return error, "Partition was not added to the transaction"
+    if error in _RETRIABLE_VERIFICATION_ERRORS or (
+        error == ErrorCode.CONCURRENT_TRANSACTIONS and api_version < PRODUCE_IMPLICIT_ADD_MIN_VERSION
+    ):
+        return ErrorCode.NOT_ENOUGH_REPLICAS, (
+            f"Unable to verify the partition has been added to the transaction. Underlying error: {error.name}"
+        )
+    return error, None
+
+
+# Verification errors older producers may not retry; NOT_ENOUGH_REPLICAS makes them retry
+# without a metadata refresh (ReplicaManager).
+_RETRIABLE_VERIFICATION_ERRORS = frozenset(
+    {
+        ErrorCode.NETWORK_EXCEPTION,
+        ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+        ErrorCode.COORDINATOR_NOT_AVAILABLE,
+        ErrorCode.NOT_COORDINATOR,
+    }
+)

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mockbroker.handlers._txn import fenced_for, is_transaction_coordinator
+from mockbroker.handlers._txn import coordinator_error, fenced_for
 from mockbroker.model import OFFSETS_TOPIC
 from mockbroker_protocol.api_keys import ApiKey
-from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.add_offsets_to_txn import AddOffsetsToTxnRequest, AddOffsetsToTxnResponse
 
 if TYPE_CHECKING:
@@ -28,8 +27,8 @@ FENCED_MIN_VERSION = 2
 
 
 async def handle(ctx: RequestContext, req: AddOffsetsToTxnRequest) -> AddOffsetsToTxnResponse:
-    if req.transactional_id and not is_transaction_coordinator(ctx, req.transactional_id):
-        return AddOffsetsToTxnResponse(error_code=ErrorCode.NOT_COORDINATOR)
+    if req.transactional_id and (refused := coordinator_error(ctx, req.transactional_id)):
+        return AddOffsetsToTxnResponse(error_code=refused)
     offsets_partition = (OFFSETS_TOPIC, ctx.cluster.coordinator_partition(req.group_id))
     error = ctx.cluster.transactions.add_partitions(
         ctx.now_ms, req.transactional_id, req.producer_id, req.producer_epoch, [offsets_partition]

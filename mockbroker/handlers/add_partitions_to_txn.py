@@ -3,8 +3,9 @@
 v0-3: one transaction (the ``v3_and_below_*`` fields), answered per partition. v1: same as v0.
 v2: PRODUCER_FENCED may be answered (INVALID_PRODUCER_EPOCH below). v3: flexible. v4+ (KIP-890
 part 1): broker to broker, a batch of transactions, each either added or only verified
-(``verify_only``: is each partition in the transaction? INVALID_TXN_STATE when not); a
-top-level error_code. v5: TRANSACTION_ABORTABLE instead of INVALID_TXN_STATE.
+(``verify_only``: is each partition in the transaction? TRANSACTION_ABORTABLE when not, at v4
+too: Kafka 4.3 answers it whatever the version, and the broker asking renames it for old
+producers); a top-level error_code. v5: same as v4.
 
 As KafkaApis.handleAddPartitionsToTxnRequest: a transaction naming a partition that does not exist
 fails whole (UNKNOWN_TOPIC_OR_PARTITION for those, OPERATION_NOT_ATTEMPTED for the others);
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mockbroker.handlers._txn import fenced_for, is_transaction_coordinator
+from mockbroker.handlers._txn import coordinator_error, fenced_for
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.add_partitions_to_txn import (
@@ -61,17 +62,12 @@ def _transaction(ctx: RequestContext, txn: AddPartitionsToTxnTransaction) -> Add
     if missing:
         errors = {tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if tp in missing else ErrorCode.OPERATION_NOT_ATTEMPTED for tp in partitions}
         return _result(txn.transactional_id, txn.topics, errors)
-    if txn.transactional_id and not is_transaction_coordinator(ctx, txn.transactional_id):
-        return _result(txn.transactional_id, txn.topics, dict.fromkeys(partitions, ErrorCode.NOT_COORDINATOR))
+    if txn.transactional_id and (refused := coordinator_error(ctx, txn.transactional_id)):
+        return _result(txn.transactional_id, txn.topics, dict.fromkeys(partitions, refused))
     coordinator = ctx.cluster.transactions
     if txn.verify_only:
         verified = coordinator.verify_partitions(txn.transactional_id, txn.producer_id, txn.producer_epoch, partitions)
         if isinstance(verified, dict):
-            if ctx.api_version < ABORTABLE_MIN_VERSION:  # v4 brokers know INVALID_TXN_STATE only
-                verified = {
-                    tp: ErrorCode.INVALID_TXN_STATE if e == ErrorCode.TRANSACTION_ABORTABLE else e
-                    for tp, e in verified.items()
-                }
             return _result(txn.transactional_id, txn.topics, verified)
         error = verified
     else:

@@ -3,8 +3,9 @@
 v0: the list. v1: throttle time. v3 (KIP-511): flexible; the client names its software, which
 must match Kafka's pattern or the answer is INVALID_REQUEST. An ApiVersions request at a version
 we do not know is answered by dispatch in the v0 layout with UNSUPPORTED_VERSION (KIP-511).
-v3+ also list the features (KIP-584): transaction.version, supported 0-2 and finalized at the
-``transaction_version`` setting (KIP-890). v5 (KIP-1242, rebootstrap checks) is not served: the
+v3+ also list the features (KIP-584): transaction.version, supported 0-2 (listed from v4 only:
+KIP-1022, older clients refuse a min version 0) and finalized at the ``transaction_version``
+setting, 2 as on a new Kafka 4 cluster (KIP-890). v5 (KIP-1242, rebootstrap checks) is not served: the
 codec's specs stop at v4.
 """
 
@@ -47,21 +48,28 @@ async def handle(ctx: RequestContext, req: ApiVersionsRequest) -> ApiVersionsRes
     if not ctx.inspected:  # interceptors and the request log see (and edit) real objects
         body = advertised.bodies.get((version, valid))
         if body is None:
-            body = advertised.bodies[(version, valid)] = _response(advertised.keys, valid, cluster).encode(version)
+            body = advertised.bodies[(version, valid)] = _response(
+                advertised.keys, valid, cluster, version
+            ).encode(version)
         # The answer follows from the request's bytes and the caps alone: the request path may
         # answer the same bytes again while the caps are unchanged (registry.Encoded).
         return Encoded(body, advertised.unchanged)
-    return _response(advertised.keys, valid, cluster)
+    return _response(advertised.keys, valid, cluster, version)
 
 
 # transaction.version levels a Kafka 4 broker supports (TransactionVersion: TV_0 to TV_2).
 TRANSACTION_VERSION_SUPPORTED = (0, 2)
+# KIP-1022: ApiVersions v4 is the first whose clients accept a supported feature with min version
+# 0; below, Kafka leaves those out (ApiVersionsResponse.createApiVersionsResponse, alterV0Features).
+ZERO_MIN_FEATURES_MIN_VERSION = 4
 # The epoch of the finalized features (Kafka: the metadata offset they were read at); they never
 # change under a cluster.
 FINALIZED_FEATURES_EPOCH = 1
 
 
-def _response(keys: list[ApiVersion], valid: bool, cluster: ClusterState) -> ApiVersionsResponse:
+def _response(
+    keys: list[ApiVersion], valid: bool, cluster: ClusterState, version: int
+) -> ApiVersionsResponse:
     """v3+ (KIP-584) also carry the features: only transaction.version, which producers read
     (KIP-890: level 2 switches Java 4.x producers to transactions version 2)."""
     if not valid:
@@ -69,10 +77,13 @@ def _response(keys: list[ApiVersion], valid: bool, cluster: ClusterState) -> Api
         # range (KIP-511); any other error, INVALID_REQUEST here, an empty list.
         return ApiVersionsResponse(error_code=ErrorCode.INVALID_REQUEST, api_keys=[])
     level = cluster.config.transaction_version
+    supported = [SupportedFeatureKey("transaction.version", *TRANSACTION_VERSION_SUPPORTED)]
+    if version < ZERO_MIN_FEATURES_MIN_VERSION:
+        supported = [f for f in supported if f.min_version > 0]
     return ApiVersionsResponse(
         error_code=ErrorCode.NONE,
         api_keys=keys,
-        supported_features=[SupportedFeatureKey("transaction.version", *TRANSACTION_VERSION_SUPPORTED)],
+        supported_features=supported,
         finalized_features_epoch=FINALIZED_FEATURES_EPOCH,
         finalized_features=[FinalizedFeatureKey("transaction.version", level, level)],
     )

@@ -50,7 +50,7 @@ def _partition(ctx: RequestContext, topic: str, index: int) -> PartitionResponse
             producer_epoch=entry.producer_epoch,
             last_sequence=entry.last_seq,
             last_timestamp=entry.last_timestamp,
-            coordinator_epoch=-1,
+            coordinator_epoch=entry.coordinator_epoch,
             current_txn_start_offset=log.open_txn_first_offset.get(entry.producer_id, -1),
         )
         for entry in sorted(log.producers.producers.values(), key=lambda e: e.producer_id)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mockbroker.handlers._txn import is_transaction_coordinator
+from mockbroker.handlers._txn import coordinator_error
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.describe_transactions import (
@@ -32,8 +32,8 @@ async def handle(ctx: RequestContext, req: DescribeTransactionsRequest) -> Descr
 
 
 def _describe(ctx: RequestContext, transactional_id: str) -> TransactionState:
-    if not is_transaction_coordinator(ctx, transactional_id):
-        return TransactionState(error_code=ErrorCode.NOT_COORDINATOR, transactional_id=transactional_id)
+    if refused := coordinator_error(ctx, transactional_id):
+        return TransactionState(error_code=refused, transactional_id=transactional_id)
     txn = ctx.cluster.transactions.describe(transactional_id)
     if txn is None:
         return TransactionState(error_code=ErrorCode.TRANSACTIONAL_ID_NOT_FOUND, transactional_id=transactional_id)

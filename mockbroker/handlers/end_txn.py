@@ -17,9 +17,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mockbroker.handlers._txn import fenced_for, is_transaction_coordinator
+from mockbroker.handlers._txn import coordinator_error, fenced_for
 from mockbroker_protocol.api_keys import ApiKey
-from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.end_txn import EndTxnRequest, EndTxnResponse
 
 if TYPE_CHECKING:
@@ -32,8 +31,8 @@ EPOCH_BUMP_MIN_VERSION = 5
 
 
 async def handle(ctx: RequestContext, req: EndTxnRequest) -> EndTxnResponse:
-    if req.transactional_id and not is_transaction_coordinator(ctx, req.transactional_id):
-        return EndTxnResponse(error_code=ErrorCode.NOT_COORDINATOR)
+    if req.transactional_id and (refused := coordinator_error(ctx, req.transactional_id)):
+        return EndTxnResponse(error_code=refused)
     result = ctx.cluster.transactions.end_transaction(
         ctx.now_ms,
         req.transactional_id,

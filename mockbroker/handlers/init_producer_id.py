@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mockbroker.handlers._txn import fenced_for, is_transaction_coordinator
+from mockbroker.handlers._txn import coordinator_error, fenced_for
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.init_producer_id import InitProducerIdRequest, InitProducerIdResponse
@@ -41,8 +41,8 @@ async def handle(ctx: RequestContext, req: InitProducerIdRequest) -> InitProduce
     if req.transactional_id is None:
         producer_id = ctx.cluster.producer_ids.generate_producer_id()
         return InitProducerIdResponse(error_code=ErrorCode.NONE, producer_id=producer_id, producer_epoch=0)
-    if req.transactional_id and not is_transaction_coordinator(ctx, req.transactional_id):
-        return _error(ErrorCode.NOT_COORDINATOR)
+    if req.transactional_id and (refused := coordinator_error(ctx, req.transactional_id)):
+        return _error(refused)
     expected = None if no_id else (req.producer_id, req.producer_epoch)
     result = ctx.cluster.transactions.init_producer_id(
         ctx.now_ms, req.transactional_id, req.transaction_timeout_ms, expected

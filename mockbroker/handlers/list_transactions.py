@@ -2,7 +2,8 @@
 
 v0: filters by state name and producer id (an unknown state name is listed back in
 unknown_state_filters). v1 (KIP-994): duration_filter, only transactions running longer than that
-many ms. v2 (KIP-1152): transactional_id_pattern, a regular expression the whole id must match.
+many ms. v2 (KIP-1152): transactional_id_pattern, a regular expression the whole id must match
+(INVALID_REGULAR_EXPRESSION when it is not one).
 Each broker lists the ids whose __transaction_state partition it leads
 (TransactionStateManager.listTransactionStates), so an admin client asks every broker.
 """
@@ -29,12 +30,16 @@ VERSIONS = (0, 2)
 
 
 async def handle(ctx: RequestContext, req: ListTransactionsRequest) -> ListTransactionsResponse:
+    loading = ctx.cluster.transaction_loading_until_ms
+    if loading and any(until > ctx.now_ms and is_transaction_coordinator(ctx, t) for t, until in loading.items()):
+        # TransactionStateManager.listTransactionStates: nothing while a partition loads.
+        return ListTransactionsResponse(error_code=ErrorCode.COORDINATOR_LOAD_IN_PROGRESS)
     pattern = req.transactional_id_pattern or None
     if pattern is not None:
         try:
             re.compile(pattern)
         except re.error:
-            return ListTransactionsResponse(error_code=ErrorCode.INVALID_REQUEST)
+            return ListTransactionsResponse(error_code=ErrorCode.INVALID_REGULAR_EXPRESSION)
     found, unknown = ctx.cluster.transactions.list_transactions(
         ctx.now_ms,
         states=req.state_filters,

@@ -115,7 +115,7 @@ def _produce_topic(
                 ctx, req.transactional_id, topic.name, topic.partitions[data.index], _buffer(data.records)
             )
         ):
-            result = AppendResult(refused)
+            result = AppendResult(refused[0], error_message=refused[1])
         else:
             result = append_records(
                 cluster,

@@ -8,6 +8,7 @@ from typing import Any
 
 from mockbroker.coordinators.classic.group import GROUP_TYPE_CLASSIC, ClassicGroupState
 from mockbroker.coordinators.consumer.group import GROUP_TYPE_CONSUMER, ConsumerGroupState, MemberState
+from mockbroker.coordinators.transactions.metadata import TransactionState
 from mockbroker.http.schema import (
     MAX_I32,
     MAX_I64,
@@ -33,6 +34,9 @@ STATES_BY_TYPE: dict[str, tuple[str, ...]] = {
     GROUP_TYPE_CLASSIC: tuple(s.value for s in ClassicGroupState),
     GROUP_TYPE_CONSUMER: tuple(s.value for s in ConsumerGroupState),
 }
+# Kafka's TransactionState names (mockbroker/coordinators/transactions/metadata.py).
+TRANSACTION_STATES = tuple(state.value for state in TransactionState)
+TRANSACTIONAL_ID = s_str(minLength=1, maxLength=1024)
 GROUP_STATES = tuple(dict.fromkeys(s for states in STATES_BY_TYPE.values() for s in states))
 COMPRESSIONS = ("none", "gzip", "snappy", "lz4", "zstd")
 ENCODINGS = ("utf-8", "base64")
@@ -206,8 +210,24 @@ COMPONENTS: dict[str, Schema] = {
             "pending_errors": s_map(s_arr(s_str())), "interceptors": s_arr(ref("Interceptor")),
             "brokers_down": s_arr(s_int(0, MAX_I32)), "coordinator_moves": s_map(s_int(0, MAX_I32)),
             "api_version_caps": s_map(s_null(s_int(-1, 32767))),
+            "transaction_coordinator_moves": s_map(s_int(0, MAX_I32)),
+            "transaction_coordinators_loading": s_map(s_int(0, MAX_TIMESTAMP_MS)),
         },
-        ("pending_errors", "interceptors", "brokers_down", "coordinator_moves", "api_version_caps"),
+        ("pending_errors", "interceptors", "brokers_down", "coordinator_moves", "api_version_caps",
+         "transaction_coordinator_moves", "transaction_coordinators_loading"),
+    ),
+    "Transaction": s_obj(
+        {
+            "transactional_id": s_str(), "state": s_str(enum=list(TRANSACTION_STATES)),
+            "producer_id": s_int(-1, MAX_I64), "producer_epoch": s_int(-1, 32767),
+            "transaction_timeout_ms": s_int(0, MAX_I32), "start_time_ms": s_int(-1, MAX_TIMESTAMP_MS),
+            "last_update_time_ms": s_int(-1, MAX_TIMESTAMP_MS),
+            "partitions": s_arr(s_obj({"topic": s_str(), "partition": s_int(0, MAX_I32)}, ("topic", "partition"))),
+            "coordinator": s_int(0, MAX_I32),
+        },
+        ("transactional_id", "state", "producer_id", "producer_epoch", "transaction_timeout_ms", "start_time_ms",
+         "last_update_time_ms", "partitions", "coordinator"),
+        description="A transactional id as its coordinator sees it (Kafka's TransactionMetadata)",
     ),
     "LeadersMoved": s_obj({"leaders_moved": s_map(s_int(-1, MAX_I32))}, ("leaders_moved",)),
     "Clock": s_obj({"manual": s_bool(), "now_ms": s_int(0, MAX_TIMESTAMP_MS)}, ("manual", "now_ms")),

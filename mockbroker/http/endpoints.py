@@ -188,6 +188,33 @@ class Endpoints:
         previous = await self._control.move_coordinator(group_id, broker_id)
         return {"previous": previous, "coordinator": await self._control.coordinator(group_id)}
 
+    # -- transactions ---------------------------------------------------------------------------------
+
+    async def transactions(self, call: Call) -> Any:
+        found = await self._control.transactions(state=call.query.get("state"))
+        return {"transactions": [t.to_json() for t in found.values()]}
+
+    async def transaction(self, call: Call) -> Any:
+        tid = call.path["transactional_id"]
+        found = await self._control.describe_transaction(tid)
+        if found is None:
+            raise NotFound(f"no transactional id {tid!r}; GET /transactions lists them")
+        return found.to_json()
+
+    async def abort_transaction(self, call: Call) -> Any:
+        reason = call.body.get("reason", "aborted over the HTTP control API (POST /transactions/{transactional_id}/abort)")
+        return (await self._control.abort_transaction(call.path["transactional_id"], reason)).to_json()
+
+    async def move_transaction_coordinator(self, call: Call) -> Any:
+        tid, broker_id = call.path["transactional_id"], call.body["broker_id"]
+        previous = await self._control.move_transaction_coordinator(tid, broker_id)
+        return {"previous": previous, "coordinator": await self._control.transaction_coordinator(tid)}
+
+    async def load_transaction_coordinator(self, call: Call) -> Any:
+        tid = call.path["transactional_id"]
+        until = await self._control.load_transaction_coordinator(tid, call.body["duration_ms"])
+        return {"until_ms": until, "coordinator": await self._control.transaction_coordinator(tid)}
+
     async def wait_group(self, call: Call) -> Any:
         q = call.query
         state, group_type = q.get("state", "Stable"), q.get("type")
@@ -241,6 +268,8 @@ class Endpoints:
             "brokers_down": list(snap.brokers_down),
             "coordinator_moves": snap.coordinator_moves,
             "api_version_caps": snap.api_version_caps,
+            "transaction_coordinator_moves": snap.transaction_coordinator_moves,
+            "transaction_coordinators_loading": snap.transaction_coordinators_loading,
         }
 
     async def faults(self, call: Call) -> Any:

@@ -17,6 +17,8 @@ from mockbroker.http.components import (
     GROUP_TYPE,
     REQUEST_OUTCOMES,
     TOPIC,
+    TRANSACTION_STATES,
+    TRANSACTIONAL_ID,
 )
 from mockbroker.http.endpoints import Endpoints
 from mockbroker.http.schema import (
@@ -42,6 +44,7 @@ GROUP_PATH = path_param("group_id", GROUP_ID, "the group id")
 TOPIC_PATH = path_param("topic", TOPIC, "the topic name")
 PARTITION_PATH = path_param("partition", s_int(0, MAX_I32), "the partition index")
 BROKER_PATH = path_param("broker_id", BROKER_ID, "the broker's node id")
+TRANSACTION_PATH = path_param("transactional_id", TRANSACTIONAL_ID, "the transactional id")
 TIMEOUT = query("timeout", s_int(0, 300, default=30), "seconds")
 
 
@@ -49,7 +52,7 @@ def operations(e: Endpoints) -> list[Op]:
     """Every operation, routed to ``e``'s handlers."""
     return [
         *_health_ops(e), *_cluster_ops(e), *_topic_ops(e), *_record_ops(e), *_group_ops(e), *_group_wait_ops(e),
-        *_fault_ops(e), *_clock_ops(e), *_event_ops(e), *_request_ops(e),
+        *_transaction_ops(e), *_fault_ops(e), *_clock_ops(e), *_event_ops(e), *_request_ops(e),
     ]  # fmt: skip
 
 
@@ -168,6 +171,34 @@ def _group_ops(e: Endpoints) -> list[Op]:
            "faults", s_obj({"previous": s_int(0, MAX_I32), "coordinator": s_int(0, MAX_I32)}, ("previous", "coordinator")),
            (GROUP_PATH,), body=s_obj({"broker_id": BROKER_ID}, ("broker_id",)), body_required=True,
            errors=(404, 409)),
+    ]  # fmt: skip
+
+
+def _transaction_ops(e: Endpoints) -> list[Op]:
+    """Transactions: list, describe, abort, move or load the transaction coordinator."""
+    coordinator = s_int(0, MAX_I32)
+    return [
+        Op("GET", "/transactions", e.transactions,
+           "Every transactional id with its state, producer id and epoch, timeout and partitions", "transactions",
+           s_obj({"transactions": s_arr(ref("Transaction"))}, ("transactions",)),
+           (query("state", s_str(enum=list(TRANSACTION_STATES)), "only transactions in this state"),)),
+        Op("GET", "/transactions/{transactional_id}", e.transaction, "The coordinator's view of a transactional id",
+           "transactions", ref("Transaction"), (TRANSACTION_PATH,), errors=(404,)),
+        Op("POST", "/transactions/{transactional_id}/abort", e.abort_transaction,
+           "Abort the ongoing transaction: its producer is fenced (epoch + 1) and ABORT markers are written; "
+           "409 when none is ongoing", "transactions", ref("Transaction"), (TRANSACTION_PATH,),
+           body=s_obj({"reason": s_str(minLength=1, maxLength=1024)}), errors=(404, 409)),
+        Op("POST", "/transactions/{transactional_id}/coordinator", e.move_transaction_coordinator,
+           "Move a transactional id's coordinator to another broker (producers get NOT_COORDINATOR and look it up "
+           "again)", "faults", s_obj({"previous": coordinator, "coordinator": coordinator}, ("previous", "coordinator")),
+           (TRANSACTION_PATH,), body=s_obj({"broker_id": BROKER_ID}, ("broker_id",)), body_required=True,
+           errors=(404, 409)),
+        Op("POST", "/transactions/{transactional_id}/loading", e.load_transaction_coordinator,
+           "Make the id's transaction coordinator answer COORDINATOR_LOAD_IN_PROGRESS for duration_ms on the "
+           "cluster clock (0 ends it), as Kafka's does while it loads __transaction_state", "faults",
+           s_obj({"until_ms": s_int(0, MAX_TIMESTAMP_MS), "coordinator": coordinator}, ("until_ms", "coordinator")),
+           (TRANSACTION_PATH,), body=s_obj({"duration_ms": s_int(0, MAX_ADVANCE_MS)}, ("duration_ms",)),
+           body_required=True),
     ]  # fmt: skip
 
 

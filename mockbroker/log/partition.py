@@ -16,6 +16,7 @@ from mockbroker.log.producers import ProducerStateManager
 from mockbroker_protocol.errors import DecodeError
 from mockbroker_protocol.primitives import Buffer
 from mockbroker_protocol.records import (
+    ControlRecord,
     ControlRecordType,
     RecordBatchHeader,
     decode_batch,
@@ -132,20 +133,26 @@ class PartitionLog:
             if header.is_transactional and pid not in self.open_txn_first_offset:
                 self.open_txn_first_offset[pid] = stored.base_offset
             return
-        first = self.producers.on_end_txn_marker(pid, header.producer_epoch, stored.max_timestamp)
+        marker = self._marker(stored)
+        coordinator_epoch = (
+            -1 if marker is None or marker.coordinator_epoch is None else marker.coordinator_epoch
+        )
+        first = self.producers.on_end_txn_marker(
+            pid, header.producer_epoch, stored.max_timestamp, coordinator_epoch
+        )
         first = self.open_txn_first_offset.pop(pid, first)
-        if first is not None and self._is_abort_marker(stored):
+        if first is not None and marker is not None and marker.control_type == ControlRecordType.ABORT:
             self.aborted_txns.append(AbortedTxn(pid, first, stored.base_offset))
 
     @staticmethod
-    def _is_abort_marker(stored: StoredBatch) -> bool:
-        # The marker type is in the control record's key, not the batch header; markers are
-        # written by the broker, one small uncompressed record, so reading it is cheap.
+    def _marker(stored: StoredBatch) -> ControlRecord | None:
+        # The marker type and coordinator epoch are in the control record, not the batch header;
+        # markers are written by the broker, one small uncompressed record, so reading it is cheap.
         try:
             _, records = decode_batch(stored.data)
-            return bool(records) and parse_control_record(records[0]).control_type == ControlRecordType.ABORT
+            return parse_control_record(records[0]) if records else None
         except DecodeError:
-            return False
+            return None
 
     def read(
         self, offset: int, max_bytes: int, *, upper: int | None = None, min_one_message: bool = True

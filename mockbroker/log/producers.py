@@ -45,6 +45,9 @@ class ProducerStateEntry:
     batches: deque[BatchMetadata] = field(default_factory=lambda: deque(maxlen=NUM_BATCHES_TO_RETAIN))
     current_txn_first_offset: int | None = None
     last_timestamp: int = -1
+    # The coordinator epoch of the last COMMIT/ABORT marker (ProducerStateEntry.coordinatorEpoch;
+    # DescribeProducers shows it): -1 until a transaction of the producer ends on the partition.
+    coordinator_epoch: int = -1
 
     @property
     def last_seq(self) -> int:
@@ -151,7 +154,9 @@ class ProducerStateManager:
         if header.is_transactional and entry.current_txn_first_offset is None:
             entry.current_txn_first_offset = base_offset
 
-    def on_end_txn_marker(self, producer_id: int, producer_epoch: int, timestamp: int) -> int | None:
+    def on_end_txn_marker(
+        self, producer_id: int, producer_epoch: int, timestamp: int, coordinator_epoch: int = -1
+    ) -> int | None:
         """Record an appended COMMIT/ABORT marker; return the first offset of the transaction it
         ends (None when the producer had none open: nothing completes)."""
         entry = self.producers.get(producer_id)
@@ -159,6 +164,7 @@ class ProducerStateManager:
             entry = self.producers[producer_id] = ProducerStateEntry(producer_id)
         entry.maybe_update_producer_epoch(producer_epoch)
         entry.last_timestamp = timestamp
+        entry.coordinator_epoch = coordinator_epoch
         first = entry.current_txn_first_offset
         entry.current_txn_first_offset = None
         return first

@@ -11,18 +11,30 @@ from mockbroker_protocol.messages.api_versions import ApiVersionsRequest
 from tests.differential.harness import Context, Raw, Step, Target, differential
 
 API_VERSIONS = 18
-# APIs Kafka 4.3 serves and mockbroker does not (D1): SASL, transactions, ACLs, quotas, share
+# APIs Kafka 4.3 serves and mockbroker does not (D1): SASL, WriteTxnMarkers, ACLs, quotas, share
 # groups, streams groups, KRaft internals and the rest of the admin surface it leaves out.
-NOT_SERVED = (17, 24, 25, 26, 27, 28, 29, 30, 31, 34, 35, 36, 38, 39, 40, 41, 43, 45, 46, 48, 49, 50, 51,
-              55, 57, 61, 64, 65, 66, 74, 75, 76, 77, 78, 79, 80, 81, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92)  # fmt: skip
+NOT_SERVED = (17, 27, 29, 30, 31, 34, 35, 36, 38, 39, 40, 41, 43, 45, 46, 48, 49, 50, 51,
+              55, 57, 64, 74, 75, 76, 77, 78, 79, 80, 81, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92)  # fmt: skip
 D1 = {"D1": [f"api_keys.{k}" for k in NOT_SERVED]}
-D2 = {"D2": ["supported_features", "supported_features.*", "finalized_features", "finalized_features.*",
-             "finalized_features_epoch"]}  # fmt: skip
+# Features Kafka 4.3 lists and mockbroker does not (D2; below v4 mockbroker lists no supported
+# feature at all, an empty map); transaction.version is compared.
+OTHER_FEATURES = ("group.version", "kraft.version", "metadata.version", "share.version", "streams.version",
+                  "eligible.leader.replicas.version")  # fmt: skip
+D2 = {"D2": [f"{kind}.{name}" for kind in ("supported_features", "finalized_features") for name in OTHER_FEATURES]
+      + ["finalized_features_epoch", "supported_features"]}  # fmt: skip
 
 
 def by_api(tree: Any, ctx: Context | None = None) -> Any:
     """api_keys as {key: "min-max"}, so that one missing API does not shift every later entry."""
     tree["api_keys"] = {str(a["api_key"]): f"{a['min_version']}-{a['max_version']}" for a in tree["api_keys"]}
+    if "supported_features" in tree:  # v3+; features by name too, in no particular order
+        tree["supported_features"] = {
+            f["name"]: f"{f['min_version']}-{f['max_version']}" for f in tree["supported_features"]
+        }
+        tree["finalized_features"] = {
+            f["name"]: f"{f['min_version_level']}-{f['max_version_level']}"
+            for f in tree["finalized_features"]
+        }
     return tree
 
 

@@ -24,7 +24,7 @@ def _helps(parser: argparse.ArgumentParser) -> dict[str, str | None]:
 
 def test_every_groups_and_faults_action_has_help_text() -> None:
     ctl = _subparsers(_subparsers(build_parser())["ctl"])
-    for area in ("groups", "faults"):
+    for area in ("groups", "faults", "transactions"):
         helps = _helps(ctl[area])
         assert set(helps) == set(_subparsers(ctl[area])), area
         assert all(helps.values()), f"ctl {area}: no help for {[a for a, h in helps.items() if not h]}"
@@ -50,3 +50,32 @@ def test_records_produce_with_headers_and_base64(sidecar: Any) -> None:
     assert typo.returncode == 1
     error = json.loads(typo.stderr)["error"]
     assert "close matches: NOT_LEADER_OR_FOLLOWER" in error and len(error) < 300, error
+
+
+def test_transactions_and_their_coordinator_faults(sidecar: Any) -> None:
+    """`ctl transactions` and the transaction coordinator's faults, a transactional producer
+    (confluent-kafka) waiting out the loading, then listed and aborted."""
+    from confluent_kafka import Producer
+
+    side: Sidecar = sidecar("--brokers", "2")
+    env = {"MOCKBROKER_ADMIN_URL": side.admin}
+    assert ctl_json(["transactions", "list"], env) == {"transactions": []}
+    moved = ctl_json(["faults", "move-transaction-coordinator", "app-1", "2"], env)
+    assert moved["coordinator"] == 2
+    loading = ctl_json(["faults", "load-transaction-coordinator", "app-1", "300000"], env)
+    assert ctl_json(["faults", "list"], env)["transaction_coordinators_loading"] == {"app-1": loading["until_ms"]}
+    assert ctl_json(["faults", "load-transaction-coordinator", "app-1", "0"], env)["coordinator"] == 2
+    producer = Producer({"bootstrap.servers": side.bootstrap, "transactional.id": "app-1"})
+    producer.init_transactions(30)
+    producer.begin_transaction()
+    producer.produce("orders-txn", b"v")
+    producer.flush(30)
+    (listed,) = ctl_json(["transactions", "list", "--state", "Ongoing"], env)["transactions"]
+    assert (listed["transactional_id"], listed["coordinator"], listed["partitions"]) == (
+        "app-1", 2, [{"topic": "orders-txn", "partition": 0}],
+    )  # fmt: skip
+    aborted = ctl_json(["transactions", "abort", "app-1", "--reason", "ops"], env)
+    assert (aborted["state"], aborted["producer_epoch"]) == ("CompleteAbort", listed["producer_epoch"] + 1)
+    assert ctl_json(["transactions", "describe", "app-1"], env)["state"] == "CompleteAbort"
+    missing = run_cli(["ctl", "transactions", "describe", "nobody"], env)
+    assert missing.returncode == 1 and "nobody" in missing.stderr

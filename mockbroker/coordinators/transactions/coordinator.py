@@ -56,6 +56,9 @@ from mockbroker.coordinators.transactions.metadata import (
 from mockbroker_protocol.errors import ErrorCode
 
 DEFAULT_TRANSACTION_MAX_TIMEOUT_MS = 900_000  # transaction.max.timeout.ms (15 minutes)
+DEFAULT_TRANSACTIONAL_ID_EXPIRATION_MS = 604_800_000  # transactional.id.expiration.ms (7 days)
+# The states a transactional id may expire in (TransactionState.isExpirationAllowed).
+EXPIRATION_ALLOWED = frozenset({EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT})
 
 TopicPartition = tuple[str, int]
 
@@ -68,6 +71,7 @@ class TransactionConfig:
     # mockbroker's own: how long after EndTxn (or an abort) the markers are written; 0: before
     # the answer. Kafka's is however long its WriteTxnMarkers round trips take.
     marker_delay_ms: int = 0
+    transactional_id_expiration_ms: int = DEFAULT_TRANSACTIONAL_ID_EXPIRATION_MS  # transactional.id.expiration.ms
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +139,10 @@ class TransactionCoordinator:
             self.services.timers.cancel(("transaction-timeout", txn.transactional_id))
         elif from_state is not ONGOING:
             self._arm_timeout(txn)
+        if to in EXPIRATION_ALLOWED:
+            self._arm_expiration(txn)
+        else:
+            self.services.timers.cancel(("transactional-id-expiration", txn.transactional_id))
         self._record(
             "txn.transition", txn, now_ms, reason, from_state=from_state.value, to_state=to.value,
             partitions=[f"{t}-{p}" for t, p in txn.sorted_partitions()],
@@ -187,7 +195,7 @@ class TransactionCoordinator:
                 txn, EMPTY, now_ms, "InitProducerId: epoch exhausted, new producer id",
                 last_producer_id=txn.producer_id, producer_id=self._generate_producer_id(), producer_epoch=0,
                 last_producer_epoch=txn.producer_epoch if expected is not None else NO_PRODUCER_EPOCH,
-                txn_timeout_ms=timeout_ms, partitions=set(),
+                txn_timeout_ms=timeout_ms, partitions=set(), txn_start_timestamp_ms=-1,
             )  # fmt: skip
             return ProducerIdResult(ErrorCode.NONE, txn.producer_id, txn.producer_epoch)
         return self._increment_epoch(txn, now_ms, timeout_ms, None if expected is None else expected[1])
@@ -218,7 +226,7 @@ class TransactionCoordinator:
             return ProducerIdResult(ErrorCode.PRODUCER_FENCED)
         self._transition(
             txn, EMPTY, now_ms, "InitProducerId", producer_epoch=new_epoch, last_producer_epoch=last_epoch,
-            txn_timeout_ms=timeout_ms, partitions=set(),
+            txn_timeout_ms=timeout_ms, partitions=set(), txn_start_timestamp_ms=-1,
         )  # fmt: skip
         return ProducerIdResult(ErrorCode.NONE, txn.producer_id, txn.producer_epoch)
 
@@ -287,8 +295,10 @@ class TransactionCoordinator:
         if producer_epoch != txn.producer_epoch:
             return ProducerIdResult(ErrorCode.PRODUCER_FENCED)
         error = self._end_transaction_state_check(txn, commit, is_retry=True)
-        if error is not None:
+        if error == ErrorCode.NONE:  # a retry: answered the id and epoch it was given
             return ProducerIdResult(error, txn.producer_id, txn.producer_epoch)
+        if error is not None:
+            return ProducerIdResult(error)
         return self._prepare(txn, now_ms, commit, "EndTxn")
 
     @staticmethod
@@ -336,8 +346,10 @@ class TransactionCoordinator:
             error = ErrorCode.INVALID_TXN_STATE if is_retry else None
         else:
             error = self._end_transaction_state_check(txn, commit, is_retry=is_retry)
-        if error is not None:
+        if error == ErrorCode.NONE:  # a retry: answered the id and epoch it was given
             return ProducerIdResult(error, txn.producer_id, txn.producer_epoch)
+        if error is not None:
+            return ProducerIdResult(error)
         txn.tv2 = True
         return self._prepare(txn, now_ms, commit, "EndTxn (transaction version 2)", bump=True)
 
@@ -416,6 +428,33 @@ class TransactionCoordinator:
             return
         self._record("txn.timed_out", txn, now_ms, "transaction.timeout.ms passed", started_ms=txn.txn_start_timestamp_ms)
         self._fence_and_abort(txn, now_ms, "transaction timed out")
+
+    # -- transactional.id.expiration.ms ----------------------------------------------------------------
+
+    def _arm_expiration(self, txn: TransactionMetadata) -> None:
+        """TransactionStateManager.removeExpiredTransactionalIds: an id idle in Empty,
+        CompleteCommit or CompleteAbort whose last update is transactional.id.expiration.ms old
+        is removed (Dead, then a tombstone). Kafka looks every
+        transaction.remove.expired.transaction.cleanup.interval.ms (an hour); here a timer fires
+        at the first millisecond its condition ``txnLastUpdateTimestamp <= now - expiration``
+        holds. Re-armed at every transition, so only the last one counts."""
+        deadline = txn.txn_last_update_timestamp_ms + self.config.transactional_id_expiration_ms
+        self.services.schedule(
+            ("transactional-id-expiration", txn.transactional_id), deadline, lambda now: self._on_expiration(txn, now)
+        )
+
+    def _on_expiration(self, txn: TransactionMetadata, now_ms: int) -> None:
+        if self.transactions.get(txn.transactional_id) is not txn or txn.state not in EXPIRATION_ALLOWED:
+            return
+        if txn.txn_last_update_timestamp_ms > now_ms - self.config.transactional_id_expiration_ms:
+            return
+        last_update_ms = txn.txn_last_update_timestamp_ms
+        self._transition(txn, DEAD, now_ms, "transactional.id.expiration.ms passed")
+        # The tombstone is written: the id is forgotten, and a producer initialising with it
+        # again gets a new producer id (its old one is no longer fenced by anything).
+        del self.transactions[txn.transactional_id]
+        self._record("txn.expired", txn, now_ms, "transactional.id.expiration.ms passed",
+                     last_update_ms=last_update_ms)  # fmt: skip
 
     # -- administration -------------------------------------------------------------------------------------
 

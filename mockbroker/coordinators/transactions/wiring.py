@@ -17,7 +17,6 @@ from mockbroker.coordinators.transactions.coordinator import TransactionConfig, 
 from mockbroker.coordinators.transactions.markers import LogMarkerWriter, Topic
 from mockbroker.events import EventLog
 from mockbroker.timers import Timers
-from mockbroker_protocol.hashing import partition_for
 
 # mockbroker.model.OFFSETS_TOPIC (Topic.GROUP_METADATA_TOPIC_NAME); the package does not import the model.
 OFFSETS_TOPIC = "__consumer_offsets"
@@ -53,7 +52,7 @@ class TransactionHost(Protocol):
     @property
     def producer_ids(self) -> _ProducerIds: ...
 
-    def internal_partition_leader(self, partition: int) -> _Node: ...
+    def transaction_coordinator_for(self, transactional_id: str) -> _Node: ...
 
     def record_internal_error(self, exc: BaseException) -> None: ...
 
@@ -62,10 +61,8 @@ def make_transaction_coordinator(host: TransactionHost) -> TransactionCoordinato
     config = host.config
 
     def broker_of(transactional_id: str) -> int:
-        # TransactionStateManager.partitionFor, led as every internal partition is (cluster.py).
-        return host.internal_partition_leader(
-            partition_for(transactional_id, config.transaction_state_log_num_partitions)
-        ).node_id
+        # TransactionStateManager.partitionFor's leader, or where the control API moved it.
+        return host.transaction_coordinator_for(transactional_id).node_id
 
     services = CoordinatorServices(
         GroupConfig.from_cluster_config(config),
@@ -78,7 +75,9 @@ def make_transaction_coordinator(host: TransactionHost) -> TransactionCoordinato
         host.topics, OFFSETS_TOPIC, lambda now_ms, pid, commit: host.groups.complete_transaction(now_ms, pid, commit)
     )
     return TransactionCoordinator(
-        TransactionConfig(config.transaction_max_timeout_ms, config.transaction_marker_delay_ms),
+        TransactionConfig(
+            config.transaction_max_timeout_ms, config.transaction_marker_delay_ms, config.transactional_id_expiration_ms
+        ),
         services,
         markers,
         generate_producer_id=host.producer_ids.generate_producer_id,

@@ -129,7 +129,8 @@ async def test_batched_add_and_verify_only(cluster: MockCluster) -> None:
         return [p.partition_error_code for t in result.topic_results for p in t.results_by_partition]
 
     assert errors(await client.request(24, 5, txn(True))) == [E.TRANSACTION_ABORTABLE] * 2
-    assert errors(await client.request(24, 4, txn(True))) == [E.INVALID_TXN_STATE] * 2
+    # Kafka 4.3 answers TRANSACTION_ABORTABLE at v4 too (tests/differential/test_transactions.py)
+    assert errors(await client.request(24, 4, txn(True))) == [E.TRANSACTION_ABORTABLE] * 2
     assert errors(await client.request(24, 5, txn(False))) == [E.NONE, E.NONE]
     assert errors(await client.request(24, 5, txn(True))) == [E.NONE, E.NONE]
     await client.close()
@@ -142,8 +143,13 @@ async def test_produce_verifies_the_first_transactional_batch(cluster: MockClust
     client = await leader_client(cluster, "t")
     first = batch(b"a", producer_id=pid, producer_epoch=epoch, base_sequence=0, is_transactional=True)
     not_added = await produce(client, cluster, "t", first, version=9, transactional_id=TID)
-    assert not_added.error_code == E.INVALID_TXN_STATE
-    assert (await produce(client, cluster, "t", first, version=11, transactional_id=TID)).error_code == E.TRANSACTION_ABORTABLE
+    assert (not_added.error_code, not_added.error_message) == (
+        E.INVALID_TXN_STATE,
+        "Partition was not added to the transaction",
+    )
+    assert (
+        await produce(client, cluster, "t", first, version=11, transactional_id=TID)
+    ).error_code == E.TRANSACTION_ABORTABLE
     await coordinator.request(24, 3, add_request(pid, epoch, ("t", 0)))
     assert (await produce(client, cluster, "t", first, version=9, transactional_id=TID)).error_code == E.NONE
     zombie = batch(b"z", producer_id=pid, producer_epoch=epoch, base_sequence=0, is_transactional=True)
@@ -206,7 +212,7 @@ async def test_describe_list_transactions_and_describe_producers(cluster: MockCl
     assert [(t.transactional_id, t.transaction_state) for t in listed.transaction_states] == [(TID, "Ongoing")]
     assert listed.unknown_state_filters == ["Nope"]
     bad_pattern = await coordinator.request(66, 2, ListTransactionsRequest(transactional_id_pattern="("))
-    assert bad_pattern.error_code == E.INVALID_REQUEST
+    assert bad_pattern.error_code == E.INVALID_REGULAR_EXPRESSION
 
     client = await leader_client(cluster, "t")
     first = batch(b"a", producer_id=pid, producer_epoch=epoch, base_sequence=0, is_transactional=True)
@@ -222,13 +228,32 @@ async def test_describe_list_transactions_and_describe_producers(cluster: MockCl
     await coordinator.close()
 
 
-async def test_api_versions_finalizes_transaction_version_1_by_default(cluster: MockCluster) -> None:
+async def test_api_versions_finalizes_transaction_version_2_by_default(cluster: MockCluster) -> None:
+    """As a new Kafka 4.3 cluster; the supported range (min 0) only from v4 (KIP-1022)."""
     client = await connect_to(cluster, 1)
-    resp = await client.request(18, 3, ApiVersionsRequest("mockbroker-test", "1.0"))
-    assert [(f.name, f.min_version, f.max_version) for f in resp.supported_features] == [("transaction.version", 0, 2)]
-    assert [(f.name, f.max_version_level) for f in resp.finalized_features] == [("transaction.version", 1)]
+    resp = await client.request(18, 4, ApiVersionsRequest("mockbroker-test", "1.0"))
+    assert [(f.name, f.min_version, f.max_version) for f in resp.supported_features] == [
+        ("transaction.version", 0, 2)
+    ]
+    assert [(f.name, f.max_version_level) for f in resp.finalized_features] == [("transaction.version", 2)]
     assert resp.finalized_features_epoch >= 0
+    v3 = await client.request(18, 3, ApiVersionsRequest("mockbroker-test", "1.0"))
+    assert (v3.supported_features, [f.name for f in v3.finalized_features]) == ([], ["transaction.version"])
     await client.close()
+
+
+async def test_transaction_version_1_setting() -> None:
+    cluster = MockCluster(brokers=1, transaction_version=1)
+    await cluster.start()
+    try:
+        client = await connect_to(cluster, 1)
+        resp = await client.request(18, 4, ApiVersionsRequest("mockbroker-test", "1.0"))
+        assert [(f.name, f.max_version_level) for f in resp.finalized_features] == [
+            ("transaction.version", 1)
+        ]
+        await client.close()
+    finally:
+        await cluster.stop()
 
 
 async def test_transaction_version_2_setting_and_the_implicit_add_of_produce_v12() -> None:
@@ -249,6 +274,40 @@ async def test_transaction_version_2_setting_and_the_implicit_add_of_produce_v12
         assert (ended.error_code, ended.producer_id, ended.producer_epoch) == (E.NONE, pid, epoch + 1)
         log = cluster.topics["t"].partitions[0].log
         assert log.last_stable_offset == log.high_watermark == 2
+        await client.close()
+    finally:
+        await cluster.stop()
+    assert cluster.internal_errors == []
+
+
+async def test_produce_while_the_transaction_completes_gets_kafkas_verification_answer() -> None:
+    """The coordinator answers CONCURRENT_TRANSACTIONS while the markers are being written
+    (PrepareCommit): ReplicaManager gives producers before transactions version 2 (Produce < v12)
+    NOT_ENOUGH_REPLICAS naming the underlying error, which they retry; v12 gets
+    CONCURRENT_TRANSACTIONS itself, without a message."""
+    cluster = MockCluster(brokers=1, transaction_marker_delay_ms=600_000)
+    await cluster.start()
+    try:
+        client = await connect_to(cluster, 1)
+        cluster.create_topic("t", 1)
+        pid, epoch = await init(client)
+        await client.request(24, 3, add_request(pid, epoch, ("t", 0)))
+        first = batch(b"a", producer_id=pid, producer_epoch=epoch, base_sequence=0, is_transactional=True)
+        assert (
+            await produce(client, cluster, "t", first, version=9, transactional_id=TID)
+        ).error_code == E.NONE
+        assert (await client.request(26, 3, EndTxnRequest(TID, pid, epoch, True))).error_code == E.NONE
+        # A partition with no open transaction of the producer (on "t" the marker is not written
+        # yet, so the batch would join the open transaction unverified, as in Kafka).
+        cluster.create_topic("u", 1)
+        next_txn = batch(b"b", producer_id=pid, producer_epoch=epoch, base_sequence=0, is_transactional=True)
+        old = await produce(client, cluster, "u", next_txn, version=9, transactional_id=TID)
+        assert (old.error_code, old.error_message) == (
+            E.NOT_ENOUGH_REPLICAS,
+            "Unable to verify the partition has been added to the transaction. Underlying error: CONCURRENT_TRANSACTIONS",
+        )
+        new = await produce(client, cluster, "u", next_txn, version=12, transactional_id=TID)
+        assert (new.error_code, new.error_message) == (E.CONCURRENT_TRANSACTIONS, None)
         await client.close()
     finally:
         await cluster.stop()

@@ -328,3 +328,44 @@ def test_the_wiring_names_the_offsets_topic_as_the_model_does() -> None:
     from mockbroker.coordinators.transactions import wiring
 
     assert wiring.OFFSETS_TOPIC == OFFSETS_TOPIC
+
+
+# -- transactional.id.expiration.ms ------------------------------------------------------------------
+
+
+def test_an_idle_transactional_id_expires_and_comes_back_with_a_new_producer_id() -> None:
+    h = Harness(transactional_id_expiration_ms=1000)
+    first = h.init()
+    h.add(first.producer_id, 0)
+    assert h.end(first.producer_id, 0, True).error == E.NONE  # CompleteCommit at t=0
+    h.advance(500)
+    again = h.init()  # Empty at t=500: the last update counts
+    assert (again.producer_id, again.producer_epoch) == (first.producer_id, 1)
+    h.advance(999)
+    assert h.state() is S.EMPTY
+    h.advance(1)  # last update + transactional.id.expiration.ms: txnLastUpdateTimestamp <= now - expiration
+    assert h.txns.describe(TID) is None
+    assert h.transitions()[-1] == ("Empty", "Dead")
+    (expired,) = h.cluster.events.filter("txn.expired")
+    assert expired.details["last_update_ms"] == h.now - 1000
+    renewed = h.init()
+    assert renewed.producer_id != first.producer_id and renewed.producer_epoch == 0
+
+
+def test_an_ongoing_transaction_does_not_expire() -> None:
+    h = Harness(transactional_id_expiration_ms=1000)
+    p = h.init(timeout=60_000)
+    h.add(p.producer_id, 0)
+    h.advance(5000)
+    assert h.state() is S.ONGOING  # only Empty, CompleteCommit and CompleteAbort may expire
+    assert h.end(p.producer_id, 0, False).error == E.NONE
+    h.advance(1000)
+    assert h.txns.describe(TID) is None
+
+
+def test_transactional_id_expiration_is_a_kafka_setting() -> None:
+    from mockbroker.config.cluster import ClusterConfig
+
+    assert ClusterConfig.from_kafka({"transactional.id.expiration.ms": "5000"}).transactional_id_expiration_ms == 5000
+    with pytest.raises(ValueError, match=r"transactional\.id\.expiration\.ms"):
+        ClusterConfig(transactional_id_expiration_ms=0)
