@@ -311,9 +311,16 @@ def main(argv: list[str] | None = None) -> int:
             f"Kafka {kafka.version} on {kafka.bootstrap_servers} (cluster {kafka.cluster_id}); Ctrl-C stops it",
             flush=True,
         )
+        # SIGTERM ends the wait as Ctrl-C does, so that `running` stops Kafka on the way out
+        # (left to the default action, SIGTERM would kill this process and orphan the broker).
+        signal.signal(signal.SIGTERM, _interrupt)
         with contextlib.suppress(KeyboardInterrupt):
             kafka.process.wait()
     return 0
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":
