@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # mypy --strict covers these packages .
 TYPED  := mockbroker_protocol mockbroker mockbroker_assignors mockbroker_conformance
 
-.PHONY: test lint typecheck pytest deps build-deps clients bytecode container-images regen bench bench-broker clean serve kafka
+.PHONY: test lint typecheck pytest deps build-deps clients bytecode container-images regen bench bench-broker clean serve kafka java-driver
 # Command-line tools the integration tests drive, by Debian package name (each is also its command).
 APT_TOOLS := kcat
 
@@ -57,7 +57,7 @@ typecheck: $(STAMP)
 
 ## pytest: the whole suite (on the compiled codecs when they are built), then the protocol suite
 ## again on the pure codecs (MOCKBROKER_PURE_CODEC=1), so both shapes are tested.
-pytest: $(STAMP) deps clients kafka bytecode container-images
+pytest: $(STAMP) deps clients kafka java-driver bytecode container-images
 	$(BIN)/python -m pytest
 	MOCKBROKER_PURE_CODEC=1 $(BIN)/python -m pytest -q -m 'not compiled_codec' tests/protocol
 
@@ -99,6 +99,28 @@ kafka: $(STAMP) deps
 	  fi; \
 	fi; \
 	$(BIN)/python -m mockbroker_conformance.kafka.launcher fetch
+
+## java-driver: the Java client's conformance driver (mockbroker_conformance/drivers/java): Maven
+## copies kafka-clients (the broker's version) and its dependencies into build/java-driver/libs, javac
+## compiles the driver into build/java-driver/classes; both only when the pom or a source changed.
+## javac and mvn come with `make kafka` (Debian's openjdk-17-jdk-headless when javac is missing).
+JAVA_DRIVER := build/java-driver
+JAVA_DRIVER_SOURCES := $(wildcard mockbroker_conformance/drivers/java/src/main/java/mockbroker/conformance/*.java)
+java-driver: kafka $(JAVA_DRIVER)/.built
+
+$(JAVA_DRIVER)/.built: mockbroker_conformance/drivers/java/pom.xml $(JAVA_DRIVER_SOURCES)
+	@if ! command -v javac >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing openjdk-17-jdk-headless with apt-get (javac)"; mkdir -p /usr/share/man/man1; \
+	  (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y openjdk-17-jdk-headless) || exit 1; \
+	fi
+	@if ! command -v javac >/dev/null 2>&1 || ! command -v mvn >/dev/null 2>&1; then \
+	  echo "make java-driver: javac or mvn missing (Debian/Ubuntu: sudo apt-get install -y openjdk-17-jdk-headless" \
+	    "maven); the Java conformance client skips locally, fails under CI=true." >&2; exit 0; \
+	fi; \
+	rm -rf $(JAVA_DRIVER) && \
+	mvn -q -B -f mockbroker_conformance/drivers/java/pom.xml -Ddriver.dir=$(CURDIR)/$(JAVA_DRIVER) dependency:copy-dependencies && \
+	javac --release 17 -nowarn -d $(JAVA_DRIVER)/classes -cp '$(JAVA_DRIVER)/libs/*' $(JAVA_DRIVER_SOURCES) && \
+	touch $@
 
 # The sarama and kafkajs tests' clients (tests/integration/clients/) and the conformance suite's
 # sarama driver (mockbroker_conformance/drivers/sarama, built to sarama-conformance). sarama 1.22 and its dependencies
