@@ -78,6 +78,26 @@ def _sarama_missing() -> str | None:
     return f"the sarama driver binary {sarama_binary()} (`make clients` builds it with Go and Debian's golang-github-shopify-sarama-dev)"
 
 
+# The Go module drivers (franz-go), built by `make go-drivers`; MOCKBROKER_GO_DRIVERS overrides the folder.
+GO_DRIVERS = REPO_ROOT / "build" / "go-drivers"
+
+
+def go_driver(name: str) -> Path:
+    return Path(os.environ.get("MOCKBROKER_GO_DRIVERS", GO_DRIVERS)) / f"{name}-conformance"
+
+
+def _go_missing(name: str) -> Callable[[], str | None]:
+    def check() -> str | None:
+        path = go_driver(name)
+        return None if path.is_file() else f"the {name} driver binary {path} (`make go-drivers`: Go >= 1.26 and the module proxy)"
+
+    return check
+
+
+def _go(name: str, group_protocol: str) -> Callable[[str, str], list[str]]:
+    return lambda b, c: [str(go_driver(name)), "--bootstrap", b, "--client-id", c, "--group-protocol", group_protocol]
+
+
 def java_driver() -> Path:
     return Path(os.environ.get("MOCKBROKER_JAVA_DRIVER", JAVA_DRIVER))
 
@@ -123,5 +143,8 @@ CLIENTS: dict[str, ClientSpec] = {
         # scenario asks) and group.protocol=consumer (KIP-848).
         ClientSpec("java", _java("classic"), _java_missing, short="java"),
         ClientSpec("java/consumer", _java("consumer"), _java_missing, short="java848"),
+        # franz-go's kgo: classic (client-side balancers) and KIP-848 (kgo.ServerSideBalancer).
+        ClientSpec("franz-go", _go("franz-go", "classic"), _go_missing("franz-go"), short="kgo"),
+        ClientSpec("franz-go/consumer", _go("franz-go", "consumer"), _go_missing("franz-go"), short="kgo848"),
     )
 }

@@ -150,9 +150,14 @@ func (d *driver) produce(cmd command) (map[string]any, error) {
 	if err := results.FirstErr(); err != nil {
 		return nil, err
 	}
-	offsets := make([][2]int64, len(results))
-	for i, r := range results {
-		offsets[i] = [2]int64{int64(r.Record.Partition), r.Record.Offset}
+	// ProduceSync's results come in the order the records completed, not the order given.
+	index := make(map[*kgo.Record]int, len(rs))
+	for i, r := range rs {
+		index[r] = i
+	}
+	offsets := make([][2]int64, len(rs))
+	for _, r := range results {
+		offsets[index[r.Record]] = [2]int64{int64(r.Record.Partition), r.Record.Offset}
 	}
 	return map[string]any{"offsets": offsets}, nil
 }
