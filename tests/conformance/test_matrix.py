@@ -42,11 +42,11 @@ def test_audit_findings_name_the_request(mockbroker_matrix: Matrix) -> None:
     assert versions and versions[0].request["api"] == "OffsetCommit" and versions[0].request["version"] == 1
 
 
-def test_readme_table_is_the_generated_one(mockbroker_matrix: Matrix) -> None:
+def test_readme_table_is_the_generated_one(mockbroker_matrix: Matrix, kafka_matrix: Matrix) -> None:
     readme = (REPO / "README.md").read_text()
     current = report.readme_table(readme)
     assert current is not None, f"README.md lacks the block {report.BEGIN!r} ... {report.END!r}"
-    fresh = report.readme_block(mockbroker_matrix)
+    fresh = report.readme_block(mockbroker_matrix, kafka_matrix)
     diff = "\n".join(difflib.unified_diff(current.splitlines(), fresh.splitlines(), "README.md", "this run", lineterm=""))
     assert current == fresh, (
         "README.md's compatibility table differs from this run's matrix "

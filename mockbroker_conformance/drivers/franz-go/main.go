@@ -397,8 +397,17 @@ func main() {
 	}
 	d := &driver{seeds: strings.Split(*bootstrap, ","), clientID: *clientID, groupProtocol: *groupProtocol,
 		producers: map[string]*kgo.Client{}, assignment: map[int32]bool{}, consumed: map[int32]int64{}}
+	unsupported := map[string]string{}
+	if *groupProtocol == "consumer" {
+		// kgo's Close leaves no group as a static member ("If you are using static membership, Close
+		// does not send a leave group request"), under KIP-848 too: no heartbeat with epoch -2, so
+		// the restarted instance is refused (UNRELEASED_INSTANCE_ID) until the old member's session
+		// expires, and what happens then depends on timing.
+		unsupported["static-membership"] = "franz-go's Close sends no KIP-848 static leave (epoch -2): a restarted instance " +
+			"is refused with UNRELEASED_INSTANCE_ID until the old member's session expires"
+	}
 	emit("hello", map[string]any{"protocol": protocolVersion, "client": "franz-go (group.protocol=" + *groupProtocol + ")",
-		"version": version(), "unsupported": map[string]string{}})
+		"version": version(), "unsupported": unsupported})
 	scanner := bufio.NewScanner(os.Stdin)
 	scanner.Buffer(make([]byte, 64*1024), 16*1024*1024)
 	for scanner.Scan() {
