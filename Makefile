@@ -122,8 +122,8 @@ $(JAVA_DRIVER)/.built: mockbroker_conformance/drivers/java/pom.xml $(JAVA_DRIVER
 	javac --release 17 -nowarn -d $(JAVA_DRIVER)/classes -cp '$(JAVA_DRIVER)/libs/*' $(JAVA_DRIVER_SOURCES) && \
 	touch $@
 
-## go-drivers: the Go module drivers of the conformance suite (mockbroker_conformance/drivers/franz-go,
-## its go.mod/go.sum pinning franz-go), built from the Go module proxy into build/go-drivers/ (module
+## go-drivers: the Go module drivers of the conformance suite (mockbroker_conformance/drivers/franz-go
+## and ibm-sarama, their go.mod/go.sum pinning franz-go and the newest IBM/sarama), built from the Go module proxy into build/go-drivers/ (module
 ## and build caches under build/ too); go build is incremental, and the binary is rebuilt only when a
 ## source, go.mod or go.sum changed. They need Go >= 1.26 (the newest franz-go's go.mod asks for
 ## it): /usr/local/go/bin/go when there, else `go` (>= 1.21 fetches the toolchain, GOTOOLCHAIN=auto).
@@ -131,7 +131,8 @@ GO_DRIVERS := build/go-drivers
 GO_MODULE_ENV := GOPATH=$(CURDIR)/build/gopath GOCACHE=$(CURDIR)/build/gocache GOFLAGS=-mod=readonly GO111MODULE=on GOTOOLCHAIN=auto
 GO_BIN := $(firstword $(wildcard /usr/local/go/bin/go) $(shell command -v go 2>/dev/null))
 FRANZ_GO := mockbroker_conformance/drivers/franz-go
-go-drivers: $(GO_DRIVERS)/franz-go-conformance
+IBM_SARAMA := mockbroker_conformance/drivers/ibm-sarama
+go-drivers: $(GO_DRIVERS)/franz-go-conformance $(GO_DRIVERS)/ibm-sarama-conformance
 
 $(GO_DRIVERS)/franz-go-conformance: $(FRANZ_GO)/main.go $(FRANZ_GO)/go.mod $(FRANZ_GO)/go.sum
 	@if [ -z "$(GO_BIN)" ]; then \
@@ -139,6 +140,13 @@ $(GO_DRIVERS)/franz-go-conformance: $(FRANZ_GO)/main.go $(FRANZ_GO)/go.mod $(FRA
 	    "fails under CI=true." >&2; exit 0; \
 	fi; \
 	mkdir -p $(GO_DRIVERS) && cd $(FRANZ_GO) && $(GO_MODULE_ENV) $(GO_BIN) build -o $(CURDIR)/$@ .
+
+$(GO_DRIVERS)/ibm-sarama-conformance: $(IBM_SARAMA)/main.go $(IBM_SARAMA)/go.mod $(IBM_SARAMA)/go.sum
+	@if [ -z "$(GO_BIN)" ]; then \
+	  echo "make go-drivers: no go (install Go >= 1.26); the ibm-sarama conformance client skips locally," \
+	    "fails under CI=true." >&2; exit 0; \
+	fi; \
+	mkdir -p $(GO_DRIVERS) && cd $(IBM_SARAMA) && $(GO_MODULE_ENV) $(GO_BIN) build -o $(CURDIR)/$@ .
 
 # The sarama and kafkajs tests' clients (tests/integration/clients/) and the conformance suite's
 # sarama driver (mockbroker_conformance/drivers/sarama, built to sarama-conformance). sarama 1.22 and its dependencies

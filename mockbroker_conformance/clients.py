@@ -24,7 +24,8 @@ DEBIAN_GOPATH = Path("/usr/share/gocode")
 # MOCKBROKER_JAVA_DRIVER overrides the folder.
 JAVA_DRIVER = REPO_ROOT / "build" / "java-driver"
 # A short-lived client process: start fast (C1 only, the serial collector, a small heap).
-JAVA_OPTIONS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m", "-Djava.awt.headless=true")
+JAVA_OPTIONS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m", "-Djava.awt.headless=true",
+                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-Dorg.slf4j.simpleLogger.showDateTime=true")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -146,5 +147,8 @@ CLIENTS: dict[str, ClientSpec] = {
         # franz-go's kgo: classic (client-side balancers) and KIP-848 (kgo.ServerSideBalancer).
         ClientSpec("franz-go", _go("franz-go", "classic"), _go_missing("franz-go"), short="kgo"),
         ClientSpec("franz-go/consumer", _go("franz-go", "consumer"), _go_missing("franz-go"), short="kgo848"),
+        # The newest IBM/sarama (Config.Version 4.3.1), beside Debian's 1.22 above.
+        ClientSpec("ibm-sarama", lambda b, c: [str(go_driver("ibm-sarama")), "--bootstrap", b, "--client-id", c],
+                   _go_missing("ibm-sarama"), short="isarama"),
     )
 }

@@ -11,7 +11,8 @@ from tests.conformance.conftest import OUT, REPO
 
 # Clients whose every scenario passes (or is not supported by the client) against mockbroker; the
 # others' failures are their own (docs/conformance.md, "What the matrix shows").
-CLEAN = ("kafka-python", "aiokafka", "confluent-kafka", "confluent-kafka/consumer", "kcat")
+CLEAN = ("kafka-python", "aiokafka", "confluent-kafka", "confluent-kafka/consumer", "kcat", "java", "java/consumer",
+         "franz-go", "franz-go/consumer")  # fmt: skip
 
 
 def test_every_cell_ran(mockbroker_matrix: Matrix) -> None:
