@@ -29,13 +29,21 @@ def require_all_clients() -> None:
         pytest.skip(message)
 
 
-def _run(target: str, stem: str, jobs: int, scenarios: list[str] | None = None) -> Callable[[], Matrix]:
+# Clients librdkafka's mock cannot serve at all: kafka-clients 4.3 and franz-go open with
+# ApiVersions v4, and the mock (librdkafka 2.16) answers in a shape they cannot read ("response did
+# not contain enough data to be valid", franz-go says), so every cell would only wait out its
+# deadlines (about 4.5 minutes of CI for nothing). docs/conformance.md says so.
+NOT_ON_RDKAFKA_MOCK = ("java", "java/consumer", "franz-go", "franz-go/consumer")
+
+
+def _run(target: str, stem: str, jobs: int, scenarios: list[str] | None = None,
+         clients: list[str] | None = None) -> Callable[[], Matrix]:  # fmt: skip
     cache: list[Matrix] = []
 
     def get() -> Matrix:
         if not cache:
             require_all_clients()
-            matrix = run_suite(target, jobs=jobs, scenarios=scenarios)
+            matrix = run_suite(target, jobs=jobs, scenarios=scenarios, clients=clients)
             report.write_all(matrix, OUT, stem)
             cache.append(matrix)
         return cache[0]
@@ -78,4 +86,4 @@ def launcher_missing() -> str | None:
 @pytest.fixture(scope="session")
 def rdkafka_matrix() -> Matrix:
     # Most of a run against the mock is waiting (its failures end at deadlines): more at a time.
-    return _run("rdkafka-mock", "matrix-rdkafka-mock", 8)()
+    return _run("rdkafka-mock", "matrix-rdkafka-mock", 8, clients=[c for c in CLIENTS if c not in NOT_ON_RDKAFKA_MOCK])()
