@@ -20,7 +20,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mockbroker conformance",
         description="Run the conformance scenarios with real clients (kafka-python, aiokafka, confluent-kafka "
-        "classic and group.protocol=consumer, kcat, kafkajs, sarama) against a broker, and print the matrix.",
+        "classic and group.protocol=consumer, kcat, kafkajs, sarama 1.22 and the newest, the Java client and franz-go, "
+        "classic and KIP-848) against a broker, and print the matrix.",
         allow_abbrev=False,
     )
     where = parser.add_mutually_exclusive_group()
