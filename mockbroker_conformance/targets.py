@@ -11,6 +11,7 @@ injects faults; ``faults`` lists which (a scenario needing another is "not suppo
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import itertools
 import time
@@ -329,6 +330,8 @@ class KafkaTarget(BootstrapTarget):
 
                 self.broker = await asyncio.to_thread(launcher.start, properties=KAFKA_GROUP_SETTINGS)
                 self.bootstrap = self.broker.bootstrap_servers
+                # Kafka runs in its own session: stopped at exit too if the run dies before close().
+                atexit.register(self.broker.stop)
         cluster = await super().start(brokers, run_id)
         cluster.kind = "kafka"
         return cluster
