@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # mypy --strict covers these packages .
 TYPED  := mockbroker_protocol mockbroker mockbroker_assignors mockbroker_conformance
 
-.PHONY: test lint typecheck pytest deps build-deps clients bytecode container-images regen bench bench-broker clean serve kafka
+.PHONY: test lint typecheck pytest deps build-deps clients bytecode container-images regen bench bench-broker clean serve kafka java-driver go-drivers
 # Command-line tools the integration tests drive, by Debian package name (each is also its command).
 APT_TOOLS := kcat
 
@@ -57,7 +57,7 @@ typecheck: $(STAMP)
 
 ## pytest: the whole suite (on the compiled codecs when they are built), then the protocol suite
 ## again on the pure codecs (MOCKBROKER_PURE_CODEC=1), so both shapes are tested.
-pytest: $(STAMP) deps clients kafka bytecode container-images
+pytest: $(STAMP) deps clients kafka java-driver go-drivers bytecode container-images
 	$(BIN)/python -m pytest
 	MOCKBROKER_PURE_CODEC=1 $(BIN)/python -m pytest -q -m 'not compiled_codec' tests/protocol
 
@@ -99,6 +99,63 @@ kafka: $(STAMP) deps
 	  fi; \
 	fi; \
 	$(BIN)/python -m mockbroker_conformance.kafka.launcher fetch
+
+## java-driver: the Java client's conformance driver (mockbroker_conformance/drivers/java): Maven
+## copies kafka-clients (the broker's version) and its dependencies into build/java-driver/libs, javac
+## compiles the driver into build/java-driver/classes; both only when the pom or a source changed.
+## javac and mvn come with `make kafka` (Debian's openjdk-17-jdk-headless when javac is missing).
+JAVA_DRIVER := build/java-driver
+JAVA_DRIVER_SOURCES := $(wildcard mockbroker_conformance/drivers/java/src/main/java/mockbroker/conformance/*.java)
+java-driver: kafka $(JAVA_DRIVER)/.built
+
+$(JAVA_DRIVER)/.built: mockbroker_conformance/drivers/java/pom.xml $(JAVA_DRIVER_SOURCES)
+	@if ! command -v javac >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing openjdk-17-jdk-headless with apt-get (javac)"; mkdir -p /usr/share/man/man1; \
+	  (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y openjdk-17-jdk-headless) || exit 1; \
+	fi
+	@if ! command -v javac >/dev/null 2>&1 || ! command -v mvn >/dev/null 2>&1; then \
+	  echo "make java-driver: javac or mvn missing (Debian/Ubuntu: sudo apt-get install -y openjdk-17-jdk-headless" \
+	    "maven); the Java conformance client skips locally, fails under CI=true." >&2; exit 0; \
+	fi; \
+	rm -rf $(JAVA_DRIVER) && \
+	mvn -q -B -f mockbroker_conformance/drivers/java/pom.xml -Ddriver.dir=$(CURDIR)/$(JAVA_DRIVER) dependency:copy-dependencies && \
+	javac --release 17 -nowarn -d $(JAVA_DRIVER)/classes -cp '$(JAVA_DRIVER)/libs/*' $(JAVA_DRIVER_SOURCES) && \
+	touch $@
+
+## go-drivers: the Go module drivers of the conformance suite (mockbroker_conformance/drivers/franz-go
+## and ibm-sarama, their go.mod/go.sum pinning franz-go and the newest IBM/sarama), built from the Go
+## module proxy into build/go-drivers/ (module and build caches under build/ too); rebuilt only when
+## a source, go.mod or go.sum changed. They need Go >= 1.26 (the newest franz-go's go.mod asks for
+## it): /usr/local/go/bin/go or `go` when one is that new, else Go's own toolchain module
+## (golang.org/toolchain, GO_TOOLCHAIN) from the module proxy into build/go-toolchain/, once.
+GO_DRIVERS := build/go-drivers
+GO_TOOLCHAIN := go1.26.8
+GO_TOOLCHAIN_DIR := build/go-toolchain
+GO_MODULE_ENV := GOPATH=$(CURDIR)/build/gopath GOCACHE=$(CURDIR)/build/gocache GOFLAGS=-mod=readonly GO111MODULE=on GOTOOLCHAIN=local
+FRANZ_GO := mockbroker_conformance/drivers/franz-go
+IBM_SARAMA := mockbroker_conformance/drivers/ibm-sarama
+go-drivers: $(GO_DRIVERS)/franz-go-conformance $(GO_DRIVERS)/ibm-sarama-conformance
+
+# The path of a Go >= 1.26 in $(GO_TOOLCHAIN_DIR)/GO (a stamp the driver builds read).
+$(GO_TOOLCHAIN_DIR)/GO:
+	@mkdir -p $(GO_TOOLCHAIN_DIR); \
+	for go in /usr/local/go/bin/go $$(command -v go 2>/dev/null); do \
+	  v=$$($$go env GOVERSION 2>/dev/null | sed 's/^go//'); \
+	  if [ -n "$$v" ] && [ "$$(printf '%s\n1.26\n' "$$v" | sort -V | head -1)" = 1.26 ]; then echo $$go > $@; exit 0; fi; \
+	done; \
+	module=golang.org/toolchain@v0.0.1-$(GO_TOOLCHAIN).linux-$$(dpkg --print-architecture 2>/dev/null || echo amd64); \
+	echo "fetching $$module from the Go module proxy (no Go >= 1.26 here)"; \
+	$(PYTHON) -c 'import sys, urllib.request; urllib.request.urlretrieve(*sys.argv[1:])' \
+	  "https://proxy.golang.org/$${module%@*}/@v/$${module#*@}.zip" $(GO_TOOLCHAIN_DIR)/toolchain.zip || exit 1; \
+	$(PYTHON) -m zipfile -e $(GO_TOOLCHAIN_DIR)/toolchain.zip $(GO_TOOLCHAIN_DIR)/ && rm $(GO_TOOLCHAIN_DIR)/toolchain.zip || exit 1; \
+	root=$(CURDIR)/$(GO_TOOLCHAIN_DIR)/$$module; chmod +x $$root/bin/* $$root/pkg/tool/*/*; \
+	echo $$root/bin/go > $@
+
+$(GO_DRIVERS)/franz-go-conformance: $(FRANZ_GO)/main.go $(FRANZ_GO)/go.mod $(FRANZ_GO)/go.sum | $(GO_TOOLCHAIN_DIR)/GO
+	mkdir -p $(GO_DRIVERS) && cd $(FRANZ_GO) && $(GO_MODULE_ENV) $$(cat $(CURDIR)/$(GO_TOOLCHAIN_DIR)/GO) build -o $(CURDIR)/$@ .
+
+$(GO_DRIVERS)/ibm-sarama-conformance: $(IBM_SARAMA)/main.go $(IBM_SARAMA)/go.mod $(IBM_SARAMA)/go.sum | $(GO_TOOLCHAIN_DIR)/GO
+	mkdir -p $(GO_DRIVERS) && cd $(IBM_SARAMA) && $(GO_MODULE_ENV) $$(cat $(CURDIR)/$(GO_TOOLCHAIN_DIR)/GO) build -o $(CURDIR)/$@ .
 
 # The sarama and kafkajs tests' clients (tests/integration/clients/) and the conformance suite's
 # sarama driver (mockbroker_conformance/drivers/sarama, built to sarama-conformance). sarama 1.22 and its dependencies

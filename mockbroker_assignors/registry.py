@@ -263,9 +263,10 @@ class AssignorRegistry:
                 instance = coerce(_import_attr(spec), source=f"built-in {name!r} ({spec})", kind=kind)
             except ImportError as e:
                 raise ImportError(f"built-in assignor {name!r} ({spec}) could not be imported: {e}") from e
-            del self._specs[kind][name]
-            self._loaded[kind][name] = instance
-            return instance
+            # Idempotent, not del/assign: clusters on several threads (the conformance runner's
+            # embedded brokers) may load the same built-in at once; the first instance stays.
+            self._specs[kind].pop(name, None)
+            return self._loaded[kind].setdefault(name, instance)
         if not self._discovered:
             self._discover()
             return self._get(name, kind)

@@ -6,11 +6,12 @@ Exit status: 0 when no cell failed, 1 when one did, 2 for bad usage or clients t
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from mockbroker_conformance.model import FAIL, CellResult
+from mockbroker_conformance.model import FAIL, CellResult, Matrix
 
 DEFAULT_OUT = Path("build") / "conformance"
 
@@ -19,12 +20,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mockbroker conformance",
         description="Run the conformance scenarios with real clients (kafka-python, aiokafka, confluent-kafka "
-        "classic and group.protocol=consumer, kcat, kafkajs, sarama) against a broker, and print the matrix.",
+        "classic and group.protocol=consumer, kcat, kafkajs, sarama 1.22 and the newest, the Java client and franz-go, "
+        "classic and KIP-848) against a broker, and print the matrix.",
         allow_abbrev=False,
     )
     where = parser.add_mutually_exclusive_group()
-    where.add_argument("--target", choices=("mockbroker", "rdkafka-mock"), default="mockbroker",
-                       help="an embedded mockbroker per scenario run (default, with the client audit) or librdkafka's mock cluster")  # fmt: skip
+    where.add_argument("--target", choices=("mockbroker", "rdkafka-mock", "kafka"), default="mockbroker",
+                       help="an embedded mockbroker per scenario run (default, with the client audit), librdkafka's mock "
+                            "cluster, or a real Apache Kafka started for the run (`make kafka` fetches it; no faults)")  # fmt: skip
     where.add_argument("--bootstrap", metavar="HOST:PORT", help="any Kafka-compatible broker (fault scenarios: not supported)")
     parser.add_argument("--clients", metavar="A,B", help="comma-separated client names (default: all); --list shows them")
     parser.add_argument("--scenarios", metavar="X,Y", help="comma-separated scenario ids (default: all)")
@@ -72,9 +75,29 @@ def main(argv: Sequence[str]) -> int:
     for path in report.write_all(matrix, args.out, stem):
         print(f"wrote {path}", file=sys.stderr)
     if args.update_readme is not None:
-        changed = report.update_readme(args.update_readme, matrix)
-        print(f"{args.update_readme}: compatibility table {'updated' if changed else 'unchanged'}", file=sys.stderr)
+        pair = _readme_pair(matrix, args.out, args.target if args.bootstrap is None else "bootstrap")
+        if pair is None:
+            print(f"mockbroker conformance: error: --update-readme with --target kafka needs mockbroker's run in {args.out}/matrix.json",
+                  file=sys.stderr)  # fmt: skip
+            return 2
+        changed = report.update_readme(args.update_readme, *pair)
+        print(f"{args.update_readme}: compatibility table {'updated' if changed else 'unchanged'}"
+              f"{'' if pair[1] else ' (no Kafka run in ' + str(args.out) + '/matrix-kafka.json: no reference column)'}", file=sys.stderr)  # fmt: skip
     return 1 if any(c.status == FAIL for c in matrix.cells) else 0
+
+
+def _readme_pair(matrix: Matrix, out: Path, target: str) -> tuple[Matrix, Matrix | None] | None:
+    """The README's table is mockbroker's matrix with Kafka's as its reference: this run is one of
+    the two, the other is read from its files in ``out`` (the last run against that target)."""
+
+    def load(stem: str) -> Matrix | None:
+        path = out / f"{stem}.json"
+        return Matrix.from_json(json.loads(path.read_text())) if path.is_file() else None
+
+    if target == "kafka":
+        ours = load("matrix")
+        return None if ours is None else (ours, matrix)
+    return matrix, load("matrix-kafka")
 
 
 def command(argv: Sequence[str]) -> int:

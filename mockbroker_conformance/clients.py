@@ -20,6 +20,12 @@ SARAMA_BINARY = REPO_ROOT / "build" / "integration-clients" / "sarama-conformanc
 # kafkajs comes from npm (tests/integration/clients/node, `make clients`); MOCKBROKER_NODE_MODULES overrides.
 NODE_MODULES = REPO_ROOT / "tests" / "integration" / "clients" / "node" / "node_modules"
 DEBIAN_GOPATH = Path("/usr/share/gocode")
+# The Java client's driver, built by `make java-driver` (classes and kafka-clients' jars);
+# MOCKBROKER_JAVA_DRIVER overrides the folder.
+JAVA_DRIVER = REPO_ROOT / "build" / "java-driver"
+# A short-lived client process: start fast (C1 only, the serial collector, a small heap).
+JAVA_OPTIONS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m", "-Djava.awt.headless=true",
+                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-Dorg.slf4j.simpleLogger.showDateTime=true")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -73,6 +79,45 @@ def _sarama_missing() -> str | None:
     return f"the sarama driver binary {sarama_binary()} (`make clients` builds it with Go and Debian's golang-github-shopify-sarama-dev)"
 
 
+# The Go module drivers (franz-go), built by `make go-drivers`; MOCKBROKER_GO_DRIVERS overrides the folder.
+GO_DRIVERS = REPO_ROOT / "build" / "go-drivers"
+
+
+def go_driver(name: str) -> Path:
+    return Path(os.environ.get("MOCKBROKER_GO_DRIVERS", GO_DRIVERS)) / f"{name}-conformance"
+
+
+def _go_missing(name: str) -> Callable[[], str | None]:
+    def check() -> str | None:
+        path = go_driver(name)
+        return None if path.is_file() else f"the {name} driver binary {path} (`make go-drivers`: Go >= 1.26 and the module proxy)"
+
+    return check
+
+
+def _go(name: str, group_protocol: str) -> Callable[[str, str], list[str]]:
+    return lambda b, c: [str(go_driver(name)), "--bootstrap", b, "--client-id", c, "--group-protocol", group_protocol]
+
+
+def java_driver() -> Path:
+    return Path(os.environ.get("MOCKBROKER_JAVA_DRIVER", JAVA_DRIVER))
+
+
+def _java_missing() -> str | None:
+    if shutil.which("java") is None:
+        return "java (Debian: apt-get install -y openjdk-17-jre-headless)"
+    if not (java_driver() / ".built").is_file():
+        return f"the Java driver under {java_driver()} (`make java-driver`: Maven and javac)"
+    return None
+
+
+def _java(group_protocol: str) -> Callable[[str, str], list[str]]:
+    return lambda bootstrap, client_id: [
+        "java", *JAVA_OPTIONS, "-cp", f"{java_driver() / 'classes'}:{java_driver() / 'libs'}/*", "mockbroker.conformance.Driver",
+        "--bootstrap", bootstrap, "--client-id", client_id, "--group-protocol", group_protocol,
+    ]  # fmt: skip
+
+
 CLIENTS: dict[str, ClientSpec] = {
     spec.name: spec
     for spec in (
@@ -95,5 +140,15 @@ CLIENTS: dict[str, ClientSpec] = {
             lambda b, c: [str(sarama_binary()), "--bootstrap", b, "--client-id", c],
             _sarama_missing, short="sarama",
         ),
+        # The reference client: group.protocol=classic (eager range, or cooperative-sticky when a
+        # scenario asks) and group.protocol=consumer (KIP-848).
+        ClientSpec("java", _java("classic"), _java_missing, short="java"),
+        ClientSpec("java/consumer", _java("consumer"), _java_missing, short="java848"),
+        # franz-go's kgo: classic (client-side balancers) and KIP-848 (kgo.ServerSideBalancer).
+        ClientSpec("franz-go", _go("franz-go", "classic"), _go_missing("franz-go"), short="kgo"),
+        ClientSpec("franz-go/consumer", _go("franz-go", "consumer"), _go_missing("franz-go"), short="kgo848"),
+        # The newest IBM/sarama (Config.Version 4.3.1), beside Debian's 1.22 above.
+        ClientSpec("ibm-sarama", lambda b, c: [str(go_driver("ibm-sarama")), "--bootstrap", b, "--client-id", c],
+                   _go_missing("ibm-sarama"), short="isarama"),
     )
 }

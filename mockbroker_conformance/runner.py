@@ -30,6 +30,7 @@ from mockbroker_conformance.targets import (
     CONSUMER_SESSION_TIMEOUT_MS,
     BootstrapTarget,
     EmbeddedTarget,
+    KafkaTarget,
     RdkafkaMockTarget,
     Target,
 )
@@ -44,7 +45,8 @@ class UnavailableClients(Exception):
 
 
 def make_target(target: str = "mockbroker", bootstrap: str | None = None) -> Target:
-    """``mockbroker`` (embedded), ``rdkafka-mock``, or, with ``bootstrap``, that broker."""
+    """``mockbroker`` (embedded), ``rdkafka-mock``, ``kafka`` (a real one, started), or, with
+    ``bootstrap``, that broker."""
     if bootstrap:
         return BootstrapTarget(bootstrap)
     if target == "mockbroker":
@@ -55,7 +57,9 @@ def make_target(target: str = "mockbroker", bootstrap: str | None = None) -> Tar
         )
     if target == "rdkafka-mock":
         return RdkafkaMockTarget()
-    raise ValueError(f"unknown target {target!r}: mockbroker, rdkafka-mock, or --bootstrap HOST:PORT")
+    if target == "kafka":
+        return KafkaTarget()
+    raise ValueError(f"unknown target {target!r}: mockbroker, rdkafka-mock, kafka, or --bootstrap HOST:PORT")
 
 
 def select(names: Sequence[str] | None, known: Sequence[str], what: str) -> list[str]:

@@ -1,15 +1,17 @@
 """What the conformance suite runs against: an embedded mockbroker (the default), librdkafka's mock
-cluster (``rdkafka-mock``), or any Kafka-compatible broker at a bootstrap address.
+cluster (``rdkafka-mock``), a real Apache Kafka started for the run (``kafka``, the reference), or
+any Kafka-compatible broker at a bootstrap address.
 
 A ``Target`` makes one ``TargetCluster`` per scenario run (fresh brokers, so runs cannot disturb
-each other and can go concurrently), except the bootstrap target, whose one broker is shared and
-so gets per-run topic and group names. A cluster seeds records, creates topics and, where it can,
+each other and can go concurrently), except the bootstrap and kafka targets, whose one broker is
+shared and so gets per-run topic and group names. A cluster seeds records, creates topics and, where it can,
 injects faults; ``faults`` lists which (a scenario needing another is "not supported" there).
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import itertools
 import time
@@ -288,6 +290,56 @@ class BootstrapTarget(Target):
 
     async def start(self, brokers: int, run_id: str) -> TargetCluster:
         return BootstrapCluster(self.bootstrap, [], prefix=f"conf-{self._session}-{next(self._runs)}-")
+
+
+# -- a real Apache Kafka, started for the run ---------------------------------------------------------
+
+# The group timing the scenarios assume, as broker settings: the classic minimum session timeout
+# (Kafka's 6 s default would refuse the 2 s session of the member a scenario kills, with
+# INVALID_SESSION_TIMEOUT) and the KIP-848 session and heartbeat (defaults 45 s and 5 s, with
+# minimums of the same size), the same as the embedded targets'.
+KAFKA_GROUP_SETTINGS = {
+    "group.min.session.timeout.ms": "1000",
+    "group.consumer.session.timeout.ms": str(CONSUMER_SESSION_TIMEOUT_MS),
+    "group.consumer.min.session.timeout.ms": "1000",
+    "group.consumer.heartbeat.interval.ms": str(CONSUMER_HEARTBEAT_INTERVAL_MS),
+    "group.consumer.min.heartbeat.interval.ms": "100",
+}
+
+
+class KafkaTarget(BootstrapTarget):
+    """One real Kafka node (``mockbroker_conformance/kafka/launcher.py``: KRaft, single node,
+    ``group.initial.rebalance.delay.ms=0``, the group timing above) started on the first run and
+    stopped by ``close``. Runs share it like a bootstrap broker (per-run names, topics with
+    replication factor 1); no faults: it has no control API."""
+
+    kind = "kafka"
+
+    def __init__(self) -> None:
+        from mockbroker_conformance.kafka.launcher import KAFKA_VERSION
+
+        super().__init__("")
+        self.description = f"Apache Kafka {KAFKA_VERSION}"
+        self.broker: Any = None
+        self._starting = asyncio.Lock()
+
+    async def start(self, brokers: int, run_id: str) -> TargetCluster:
+        async with self._starting:
+            if self.broker is None:
+                from mockbroker_conformance.kafka import launcher
+
+                self.broker = await asyncio.to_thread(launcher.start, properties=KAFKA_GROUP_SETTINGS)
+                self.bootstrap = self.broker.bootstrap_servers
+                # Kafka runs in its own session: stopped at exit too if the run dies before close().
+                atexit.register(self.broker.stop)
+        cluster = await super().start(brokers, run_id)
+        cluster.kind = "kafka"
+        return cluster
+
+    async def close(self) -> None:
+        if self.broker is not None:
+            await asyncio.to_thread(self.broker.stop)
+            self.broker = None
 
 
 # -- the reference path (confluent-kafka in this process) for targets without a control API ---------

@@ -137,7 +137,9 @@ logger.server.level = INFO
 
 
 def random_cluster_id() -> str:
-    """A KRaft cluster id: a random UUID in Kafka's URL-safe base64 form (22 characters)."""
+    """A KRaft cluster id: a random UUID in Kafka's URL-safe base64 form (22 characters). It may
+    start with "-", so it is passed as ``--cluster-id=ID`` (argparse4j would read ``-t -x...`` as
+    an option: "argument --cluster-id/-t: expected one argument")."""
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
 
 
@@ -214,7 +216,7 @@ def start(
         log4j.write_text(LOG4J2)
         cluster_id = random_cluster_id()
         formatted = subprocess.run(
-            _java_command(libs, log4j, "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(config)),
+            _java_command(libs, log4j, "kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}", "-c", str(config)),
             capture_output=True, text=True, check=False, timeout=deadline_s,
         )  # fmt: skip
         if formatted.returncode != 0:

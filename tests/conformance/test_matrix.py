@@ -11,7 +11,8 @@ from tests.conformance.conftest import OUT, REPO
 
 # Clients whose every scenario passes (or is not supported by the client) against mockbroker; the
 # others' failures are their own (docs/conformance.md, "What the matrix shows").
-CLEAN = ("kafka-python", "aiokafka", "confluent-kafka", "confluent-kafka/consumer", "kcat")
+CLEAN = ("kafka-python", "aiokafka", "confluent-kafka", "confluent-kafka/consumer", "kcat", "java", "java/consumer",
+         "franz-go", "franz-go/consumer")  # fmt: skip
 
 
 def test_every_cell_ran(mockbroker_matrix: Matrix) -> None:
@@ -42,11 +43,11 @@ def test_audit_findings_name_the_request(mockbroker_matrix: Matrix) -> None:
     assert versions and versions[0].request["api"] == "OffsetCommit" and versions[0].request["version"] == 1
 
 
-def test_readme_table_is_the_generated_one(mockbroker_matrix: Matrix) -> None:
+def test_readme_table_is_the_generated_one(mockbroker_matrix: Matrix, kafka_matrix: Matrix) -> None:
     readme = (REPO / "README.md").read_text()
     current = report.readme_table(readme)
     assert current is not None, f"README.md lacks the block {report.BEGIN!r} ... {report.END!r}"
-    fresh = report.readme_block(mockbroker_matrix)
+    fresh = report.readme_block(mockbroker_matrix, kafka_matrix)
     diff = "\n".join(difflib.unified_diff(current.splitlines(), fresh.splitlines(), "README.md", "this run", lineterm=""))
     assert current == fresh, (
         "README.md's compatibility table differs from this run's matrix "

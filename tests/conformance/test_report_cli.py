@@ -33,6 +33,37 @@ def test_readme_block_is_deterministic_and_keeps_reasons() -> None:
     assert "HOST:PORT" in block and "stderr tail" not in block
 
 
+def kafka_matrix() -> Matrix:
+    """The reference run of small_matrix's clients: b passes commit-resume there, fault scenarios
+    are not supported (and not compared)."""
+    cells = [
+        CellResult("a", "group-join", PASS),
+        CellResult("b", "group-join", UNSUPPORTED, "no groups here"),
+        CellResult("a", "commit-resume", FAIL, "timed out waiting for the answer to commit"),
+        CellResult("b", "commit-resume", PASS),
+        CellResult("a", "fault-latency", UNSUPPORTED, "the kafka target cannot inject latency"),
+    ]
+    return Matrix("Apache Kafka 4.3.1", ["a", "b"], ["group-join", "commit-resume", "fault-latency"], cells)
+
+
+def test_readme_block_with_kafka_as_reference() -> None:
+    ours = small_matrix()
+    ours.scenarios.append("fault-latency")
+    ours.cells += [CellResult("a", "fault-latency", PASS), CellResult("b", "fault-latency", PASS)]
+    block = report.readme_block(ours, kafka_matrix())
+    lines = block.splitlines()
+    assert lines[4].startswith("| scenario | Apache Kafka 4.3.1 (reference) | a 1.0 | b |")
+    assert "| consumer group: join | pass | pass | n/s [1] |" in block
+    # a fails on both (no mark); b fails against mockbroker only: marked, with Kafka's status.
+    row = next(line for line in lines if line.startswith("| commit and resume |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1].startswith("FAIL: a [") and cells[2].startswith("FAIL [") and "Kafka" not in cells[2]
+    assert cells[3].startswith("FAIL [") and cells[3].endswith("(Kafka: pass)")
+    assert "| fault: 150 ms on every request | n/s (faults) | pass | pass |" in block
+    assert [(o.client, o.scenario, r.status) for o, r in report.differences(ours, kafka_matrix())] == [("b", "commit-resume", PASS)]
+    assert "against Apache Kafka 4.3.1: fails: timed out waiting for the answer to commit" in block
+
+
 def test_update_readme_rewrites_only_the_block(tmp_path: Path) -> None:
     readme = tmp_path / "README.md"
     readme.write_text(f"# title\n\nbefore\n\n{report.BEGIN}\nold\n{report.END}\n\nafter\n")
