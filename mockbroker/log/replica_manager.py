@@ -13,24 +13,28 @@ Errors are values: every outcome is an ``AppendResult`` carrying a Kafka error c
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from mockbroker.config.cluster import RETENTION_CHECK_INTERVAL_MS
-from mockbroker.config.topics import effective_value
-from mockbroker_protocol.errors import CorruptRecordError, ErrorCode
+from mockbroker.config.topics import LONG_MAX, TOPIC_CONFIGS, effective_value
+from mockbroker_protocol.errors import CorruptRecordError, DecodeError, ErrorCode
 from mockbroker_protocol.framing import OwnedFrame
+from mockbroker_protocol.messages.produce import BatchIndexAndErrorMessage
 from mockbroker_protocol.primitives import Buffer
 from mockbroker_protocol.records import (
     Compression,
     RecordBatchHeader,
+    TimestampType,
     UnsupportedMagicError,
+    decode_batch,
     iter_batches,
     parse_batch_header,
     patch_log_append_time,
+    patch_max_timestamp,
     validate_batch,
 )
-from mockbroker_protocol.records.batch import MAGIC_OFFSET
+from mockbroker_protocol.records.batch import MAGIC_OFFSET, NO_TIMESTAMP
 
 if TYPE_CHECKING:
     from mockbroker.config.cluster import Configured
@@ -55,7 +59,9 @@ def is_log_append_time(cluster: Configured, topic: Topic) -> bool:
     return effective_value("message.timestamp.type", topic.configs, cluster.config) == "LogAppendTime"
 
 
-def partition_error(broker: BrokerNode, partition: Partition, current_leader_epoch: int, *, require_leader: bool = True) -> ErrorCode:
+def partition_error(
+    broker: BrokerNode, partition: Partition, current_leader_epoch: int, *, require_leader: bool = True
+) -> ErrorCode:
     """Partition.localLogWithEpochOrThrow: a broker holding no replica answers
     NOT_LEADER_OR_FOLLOWER (the topic exists, ReplicaManager.getPartitionOrException); a replica
     checks the client's leader epoch first (KIP-320: older -> FENCED_LEADER_EPOCH, newer ->
@@ -82,6 +88,7 @@ class AppendResult:
     log_append_time_ms: int = -1
     log_start_offset: int = -1
     error_message: str | None = None
+    record_errors: tuple[BatchIndexAndErrorMessage, ...] = ()
 
 
 def _fail(error: ErrorCode, message: str | None = None) -> AppendResult:
@@ -127,7 +134,9 @@ def append_records(
     except CorruptRecordError:
         # ByteBufferLogInputStream's check of the magic byte is the one that keeps its message.
         data = records if records is not None else b""
-        magic = int.from_bytes(bytes(data[MAGIC_OFFSET : MAGIC_OFFSET + 1]), "big", signed=True) if data else 2
+        magic = (
+            int.from_bytes(bytes(data[MAGIC_OFFSET : MAGIC_OFFSET + 1]), "big", signed=True) if data else 2
+        )
         message = f"Invalid magic found in record: {magic}" if not 0 <= magic <= 2 else None
         return _fail(ErrorCode.CORRUPT_MESSAGE, message)
     header, view = first
@@ -172,6 +181,11 @@ def append_records(
     if invalid is not None:
         return _fail(ErrorCode.INVALID_RECORD, invalid)
     log = partition.log
+    refused = _validate_records(cluster, topic, header, view, where, now_ms)
+    if refused is not None:
+        # ReplicaManager.appendToLocalLog: a RecordValidationException is answered with the
+        # partition's log start offset (processFailedRecord) and the record errors.
+        return replace(refused, log_start_offset=log.log_start_offset)
     if header.has_producer_id:
         check = log.producers.check(header, where)
         if check.duplicate is not None:
@@ -207,6 +221,11 @@ def append_records(
         patch_log_append_time(batch, now_ms)  # LogValidator: in place for v2, the CRC recomputed
         header = parse_batch_header(batch)
         log_append_time_ms = now_ms
+    elif header.timestamp_type == TimestampType.LOG_APPEND_TIME:
+        # A producer's LogAppendTime flag on a CreateTime topic, its records accepted: Kafka stores
+        # the batch as CreateTime (LogValidator's setMaxTimestamp with the topic's type).
+        patch_max_timestamp(batch, TimestampType.CREATE_TIME, header.max_timestamp)
+        header = parse_batch_header(batch)
     base_offset = log.append(batch, header)
     enforce_retention(cluster, topic, log, now_ms)
     return AppendResult(
@@ -222,14 +241,107 @@ def _validate_client_batch(header: RecordBatchHeader) -> str | None:
     if header.records_count <= 0:
         return f"Invalid reported count for record batch: {header.records_count}"
     if count_from_offsets != header.records_count:
-        return (
-            f"Inconsistent batch offset range [0, {header.last_offset_delta}] and record count {header.records_count}"
-        )
+        return f"Inconsistent batch offset range [0, {header.last_offset_delta}] and record count {header.records_count}"
     if header.is_control_batch:
         return "Clients are not allowed to write control records"
     if header.has_producer_id and header.base_sequence < 0:
         return f"Invalid sequence number {header.base_sequence} in record batch with producerId {header.producer_id}"
     return None
+
+
+def _validate_records(
+    cluster: Configured, topic: Topic, header: RecordBatchHeader, view: memoryview, where: str, now_ms: int
+) -> AppendResult | None:
+    """LogValidator.validateRecord for each record: a key on a compacted topic, then the CreateTime
+    bounds of KIP-937 (message.timestamp.before/after.max.ms) or a LogAppendTime flag a producer
+    must not set. Every record is checked and every error reported (RecordError per batch index);
+    the partition gets INVALID_TIMESTAMP if any record's timestamp is refused, else INVALID_RECORD
+    (LogValidator.processRecordErrors), and nothing is appended.
+
+    The records are decoded only when some record could fail: on a compacted topic, when a lower
+    bound is configured, when the batch's max timestamp is past the upper bound, or when the batch
+    claims LogAppendTime. Otherwise the header settles it (the usual produce costs nothing more).
+    (A record timestamp below now - Long.MAX_VALUE in a batch whose header looks sane, which Kafka's
+    long arithmetic refuses, is not looked for.)"""
+    lat_flag = header.timestamp_type == TimestampType.LOG_APPEND_TIME
+    if not topic.configs and not lat_flag:
+        # Kafka's defaults for all four configs (none of them has a cluster-level default here).
+        if -1 <= header.base_timestamp and header.max_timestamp - now_ms <= _DEFAULT_AFTER_MAX_MS:
+            return None
+    policy = effective_value("cleanup.policy", topic.configs, cluster.config)
+    compacted = isinstance(policy, list) and "compact" in policy
+    create_time = not is_log_append_time(cluster, topic)
+    before = topic_int_config(cluster, topic, "message.timestamp.before.max.ms")
+    after = topic_int_config(cluster, topic, "message.timestamp.after.max.ms")
+    if not (
+        compacted
+        or lat_flag
+        or (create_time and (before != LONG_MAX or _java_long(header.max_timestamp - now_ms) > after))
+    ):
+        return None
+    try:
+        _, records = decode_batch(view)
+    except DecodeError:
+        return None  # validate_batch accepted the CRC; a body we cannot read is the log's to keep
+    errors: list[BatchIndexAndErrorMessage] = []
+    bad_timestamp = False
+    for index, record in enumerate(records):
+        message: str | None = None
+        if compacted and record.key is None:
+            message = f"Compacted topic cannot accept message without key in topic partition {where}"
+        elif create_time and record.timestamp != NO_TIMESTAMP:
+            diff = _java_long(now_ms - record.timestamp)
+            if diff > before or _java_long(-diff) > after:
+                bad_timestamp = True
+                message = (
+                    f"Timestamp {record.timestamp} of message with offset {record.offset} is out of range. "
+                    f"The timestamp should be within [{_java_long(now_ms - before)}, {_java_long(now_ms + after)}]"
+                )
+        elif lat_flag:
+            bad_timestamp = True
+            key_size = 0 if record.key is None else len(record.key)
+            value_size = 0 if record.value is None else len(record.value)
+            message = (
+                f"Invalid timestamp type in message DefaultRecord(offset={record.offset}, timestamp={record.timestamp}, "
+                f"key={key_size} bytes, value={value_size} bytes). Producer should not set timestamp type to LogAppendTime."
+            )
+        if message is not None:
+            errors.append(BatchIndexAndErrorMessage(index, message))
+    if not errors:
+        return None
+    if bad_timestamp:
+        return AppendResult(
+            ErrorCode.INVALID_TIMESTAMP,
+            error_message="One or more records have been rejected due to invalid timestamp",
+            record_errors=tuple(errors),
+        )
+    shown = ", ".join(
+        f"RecordError(batchIndex={e.batch_index}, message='{e.batch_index_error_message}')"
+        for e in errors[:3]
+    )
+    return AppendResult(
+        ErrorCode.INVALID_RECORD,
+        error_message=f"One or more records have been rejected due to {len(errors)} record errors in total, "
+        f"and only showing the first three errors at most: [{shown}]",
+        record_errors=tuple(errors),
+    )
+
+
+# The topic configs the record checks read; none is in config.topics' _CLUSTER_DEFAULTS, so a topic
+# that overrides none of them runs with Kafka's defaults (tests/mockbroker/log pins this).
+RECORD_CHECK_CONFIGS = (
+    "cleanup.policy",
+    "message.timestamp.type",
+    "message.timestamp.before.max.ms",
+    "message.timestamp.after.max.ms",
+)
+_DEFAULT_AFTER_MAX_MS = int(str(TOPIC_CONFIGS["message.timestamp.after.max.ms"].default))
+
+
+def _java_long(value: int) -> int:
+    """``value`` as Java's long arithmetic leaves it (two's complement, 64 bits): the bounds are
+    computed in longs, and before.max.ms defaults to Long.MAX_VALUE."""
+    return ((value + (1 << 63)) % (1 << 64)) - (1 << 63)
 
 
 def enforce_retention(cluster: Configured, topic: Topic, log: PartitionLog, now_ms: int) -> None:
