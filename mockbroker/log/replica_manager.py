@@ -264,10 +264,15 @@ def _validate_records(
     (A record timestamp below now - Long.MAX_VALUE in a batch whose header looks sane, which Kafka's
     long arithmetic refuses, is not looked for.)"""
     lat_flag = header.timestamp_type == TimestampType.LOG_APPEND_TIME
-    if not topic.configs and not lat_flag:
-        # Kafka's defaults for all four configs (none of them has a cluster-level default here).
-        if -1 <= header.base_timestamp and header.max_timestamp - now_ms <= _DEFAULT_AFTER_MAX_MS:
-            return None
+    # A topic without overrides runs with Kafka's defaults for all four configs (none of them has a
+    # cluster-level default here): only the upper bound can refuse, and the header settles it.
+    if (
+        not topic.configs
+        and not lat_flag
+        and header.base_timestamp >= -1
+        and header.max_timestamp - now_ms <= _DEFAULT_AFTER_MAX_MS
+    ):
+        return None
     policy = effective_value("cleanup.policy", topic.configs, cluster.config)
     compacted = isinstance(policy, list) and "compact" in policy
     create_time = not is_log_append_time(cluster, topic)
