@@ -24,6 +24,7 @@ from mockbroker_protocol.messages.produce import BatchIndexAndErrorMessage
 from mockbroker_protocol.primitives import Buffer
 from mockbroker_protocol.records import (
     Compression,
+    Record,
     RecordBatchHeader,
     TimestampType,
     UnsupportedMagicError,
@@ -108,16 +109,77 @@ def append_records(
     now_ms: int,
     may_keep_frame: bool = False,
 ) -> AppendResult:
-    """Validate and append one partition's records of a Produce request.
+    """Validate and append one partition's records of a Produce request, checked in Kafka's order.
 
     ``may_keep_frame``: nobody but this request sees its frame (no interceptor or request log),
     so a batch that is nearly all of a frame the broker read into a buffer of its own may be kept
-    in that buffer rather than copied (see the end)."""
+    in that buffer rather than copied (``_batch_to_store``)."""
     where = f"{topic.name}-{partition.index}"
-    # ProduceRequest.validateRecords (v3+): exactly one batch, magic 2, no zstd before v7. KafkaApis
-    # answers its exceptions with the error code alone (no message), as a real 4.3 broker shows.
+    data = records if records is not None else b""
+    parsed = _the_one_batch(data, api_version)
+    if isinstance(parsed, AppendResult):
+        return parsed
+    header, view = parsed
+    refused = _leader_checks(cluster, broker, topic, partition, header, acks, api_version, client_id, where)
+    if refused is None:
+        refused = _batch_checks(cluster, topic, header, view, where)
+    log = partition.log
+    if refused is None:
+        refused = _validate_records(cluster, topic, header, view, where, now_ms)
+        if refused is not None:
+            # ReplicaManager.appendToLocalLog: a RecordValidationException is answered with the
+            # partition's log start offset (processFailedRecord) and the record errors.
+            return replace(refused, log_start_offset=log.log_start_offset)
+    if refused is not None:
+        return refused
+    if header.has_producer_id:
+        answered = _producer_check(log, header, where)
+        if answered is not None:
+            return answered
+    batch = _batch_to_store(view, may_keep_frame)
+    log_append_time_ms = -1
+    if is_log_append_time(cluster, topic):
+        patch_log_append_time(batch, now_ms)  # LogValidator: in place for v2, the CRC recomputed
+        header = parse_batch_header(batch)
+        log_append_time_ms = now_ms
+    elif header.timestamp_type == TimestampType.LOG_APPEND_TIME:
+        # A producer's LogAppendTime flag on a CreateTime topic, its records accepted: Kafka stores
+        # the batch as CreateTime (LogValidator's setMaxTimestamp with the topic's type).
+        patch_max_timestamp(batch, TimestampType.CREATE_TIME, header.max_timestamp)
+        header = parse_batch_header(batch)
+    base_offset = log.append(batch, header)
+    enforce_retention(cluster, topic, log, now_ms)
+    return AppendResult(
+        base_offset=base_offset, log_append_time_ms=log_append_time_ms, log_start_offset=log.log_start_offset
+    )
+
+
+def _producer_check(log: PartitionLog, header: RecordBatchHeader, where: str) -> AppendResult | None:
+    """The producer state's verdict on an idempotent or transactional batch, when it answers the
+    request itself (a duplicate or an error); None to append."""
+    check = log.producers.check(header, where)
+    if check.duplicate is not None:
+        # A retry of one of the producer's last five batches: answered with the original's
+        # offsets and nothing appended (UnifiedLog.append: logAppendTime = the batch's timestamp).
+        return AppendResult(
+            base_offset=check.duplicate.first_offset,
+            log_append_time_ms=check.duplicate.timestamp,
+            log_start_offset=log.log_start_offset,
+        )
+    if check.error == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER:
+        # ReplicaManager.appendToLocalLog's catch-all: no message (not a RecordValidationException),
+        # the partition's log start offset (processFailedRecord), as a real 4.3 broker answers.
+        return AppendResult(check.error, log_start_offset=log.log_start_offset)
+    if check.error != ErrorCode.NONE:
+        return _fail(check.error, check.message)
+    return None
+
+
+def _the_one_batch(data: Buffer, api_version: int) -> tuple[RecordBatchHeader, memoryview] | AppendResult:
+    """ProduceRequest.validateRecords (v3+): exactly one batch, magic 2, no zstd before v7. KafkaApis
+    answers its exceptions with the error code alone (no message), as a real 4.3 broker shows."""
     try:
-        batches = iter_batches(records if records is not None else b"")
+        batches = iter_batches(data)
         first = next(batches, None)
         if first is None:
             return _fail(ErrorCode.INVALID_RECORD)
@@ -133,10 +195,7 @@ def append_records(
         )
     except CorruptRecordError:
         # ByteBufferLogInputStream's check of the magic byte is the one that keeps its message.
-        data = records if records is not None else b""
-        magic = (
-            int.from_bytes(bytes(data[MAGIC_OFFSET : MAGIC_OFFSET + 1]), "big", signed=True) if data else 2
-        )
+        magic = int.from_bytes(bytes(data[MAGIC_OFFSET : MAGIC_OFFSET + 1]), "big", signed=True) if data else 2
         message = f"Invalid magic found in record: {magic}" if not 0 <= magic <= 2 else None
         return _fail(ErrorCode.CORRUPT_MESSAGE, message)
     header, view = first
@@ -145,12 +204,19 @@ def append_records(
             ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
             f"Produce requests with version {api_version} are not allowed to use ZStandard compression",
         )
-    # ReplicaManager.appendToLocalLog: internal topics are written by the broker itself.
+    return header, view
+
+
+def _leader_checks(
+    cluster: Configured, broker: BrokerNode, topic: Topic, partition: Partition, header: RecordBatchHeader,
+    acks: int, api_version: int, client_id: str, where: str,
+) -> AppendResult | None:  # fmt: skip
+    """ReplicaManager.appendToLocalLog and Partition.appendRecordsToLeader: internal topics are
+    written by the broker itself; the leader appends; acks=all needs min.insync.replicas in sync."""
     if topic.is_internal and client_id != ADMIN_CLIENT_ID:
         return _fail(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Cannot append to internal topic {topic.name}")
     if partition.leader_id != broker.node_id:
         return _fail(ErrorCode.NOT_LEADER_OR_FOLLOWER)
-    # Partition.appendRecordsToLeader: acks=all needs min.insync.replicas in sync.
     min_insync = topic_int_config(cluster, topic, "min.insync.replicas")
     if acks == -1 and len(partition.isr_ids) < min_insync:
         return _fail(
@@ -158,7 +224,14 @@ def append_records(
             f"The size of the current ISR {partition.isr_ids} is insufficient to satisfy the min.isr "
             f"requirement of {min_insync} for partition {where}",
         )
-    # UnifiedLog.analyzeAndValidateRecords: base offset, size, then the CRC.
+    return None
+
+
+def _batch_checks(
+    cluster: Configured, topic: Topic, header: RecordBatchHeader, view: memoryview, where: str
+) -> AppendResult | None:
+    """UnifiedLog.analyzeAndValidateRecords (base offset, size, then the CRC) and
+    LogValidator.validateBatch."""
     if header.base_offset != 0:
         return _fail(
             ErrorCode.INVALID_RECORD,
@@ -178,59 +251,22 @@ def append_records(
         # LogAppendResult.errorMessage is null for it (a real 4.3 broker answers no message).
         return _fail(ErrorCode.CORRUPT_MESSAGE)
     invalid = _validate_client_batch(header)
-    if invalid is not None:
-        return _fail(ErrorCode.INVALID_RECORD, invalid)
-    log = partition.log
-    refused = _validate_records(cluster, topic, header, view, where, now_ms)
-    if refused is not None:
-        # ReplicaManager.appendToLocalLog: a RecordValidationException is answered with the
-        # partition's log start offset (processFailedRecord) and the record errors.
-        return replace(refused, log_start_offset=log.log_start_offset)
-    if header.has_producer_id:
-        check = log.producers.check(header, where)
-        if check.duplicate is not None:
-            # A retry of one of the producer's last five batches: answered with the original's
-            # offsets and nothing appended (UnifiedLog.append: logAppendTime = the batch's timestamp).
-            return AppendResult(
-                base_offset=check.duplicate.first_offset,
-                log_append_time_ms=check.duplicate.timestamp,
-                log_start_offset=log.log_start_offset,
-            )
-        if check.error == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER:
-            # ReplicaManager.appendToLocalLog's catch-all: no message (not a RecordValidationException),
-            # the partition's log start offset (processFailedRecord), as a real 4.3 broker answers.
-            return AppendResult(check.error, log_start_offset=log.log_start_offset)
-        if check.error != ErrorCode.NONE:
-            return _fail(check.error, check.message)
-    # The records are a view into the request frame; the log keeps a buffer it may patch in place
-    # (base offset, leader epoch, LogAppendTime) and later writes to fetchers as it is. A large
-    # frame was read into a buffer of its own (OwnedFrame) that only this request refers to: when
-    # this batch is nearly all of it (one partition per request, as librdkafka sends), the log
-    # keeps the frame itself, so the produced bytes are never copied after the socket read; at
-    # most 1/8 more is held than the batch. Otherwise (a bytes frame, several partitions, a
-    # caller's own buffer, or an interceptor or the request log that may look at the request
-    # later) the batch is copied once.
+    return None if invalid is None else _fail(ErrorCode.INVALID_RECORD, invalid)
+
+
+def _batch_to_store(view: memoryview, may_keep_frame: bool) -> bytearray | memoryview:
+    """The buffer the log keeps. The records are a view into the request frame; the log keeps a
+    buffer it may patch in place (base offset, leader epoch, LogAppendTime) and later writes to
+    fetchers as it is. A large frame was read into a buffer of its own (OwnedFrame) that only this
+    request refers to: when this batch is nearly all of it (one partition per request, as
+    librdkafka sends), the log keeps the frame itself, so the produced bytes are never copied after
+    the socket read; at most 1/8 more is held than the batch. Otherwise (a bytes frame, several
+    partitions, a caller's own buffer, or an interceptor or the request log that may look at the
+    request later) the batch is copied once."""
     frame = view.obj
-    batch: bytearray | memoryview
     if may_keep_frame and isinstance(frame, OwnedFrame) and 8 * len(view) >= 7 * len(frame):
-        batch = view
-    else:
-        batch = bytearray(view)
-    log_append_time_ms = -1
-    if is_log_append_time(cluster, topic):
-        patch_log_append_time(batch, now_ms)  # LogValidator: in place for v2, the CRC recomputed
-        header = parse_batch_header(batch)
-        log_append_time_ms = now_ms
-    elif header.timestamp_type == TimestampType.LOG_APPEND_TIME:
-        # A producer's LogAppendTime flag on a CreateTime topic, its records accepted: Kafka stores
-        # the batch as CreateTime (LogValidator's setMaxTimestamp with the topic's type).
-        patch_max_timestamp(batch, TimestampType.CREATE_TIME, header.max_timestamp)
-        header = parse_batch_header(batch)
-    base_offset = log.append(batch, header)
-    enforce_retention(cluster, topic, log, now_ms)
-    return AppendResult(
-        base_offset=base_offset, log_append_time_ms=log_append_time_ms, log_start_offset=log.log_start_offset
-    )
+        return view
+    return bytearray(view)
 
 
 def _validate_client_batch(header: RecordBatchHeader) -> str | None:
@@ -247,6 +283,17 @@ def _validate_client_batch(header: RecordBatchHeader) -> str | None:
     if header.has_producer_id and header.base_sequence < 0:
         return f"Invalid sequence number {header.base_sequence} in record batch with producerId {header.producer_id}"
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class _RecordRules:
+    """What LogValidator.validateRecord checks on one topic."""
+
+    compacted: bool
+    create_time: bool
+    before_max_ms: int
+    after_max_ms: int
+    log_append_time_flag: bool  # the producer's batch claims LogAppendTime
 
 
 def _validate_records(
@@ -274,15 +321,15 @@ def _validate_records(
     ):
         return None
     policy = effective_value("cleanup.policy", topic.configs, cluster.config)
-    compacted = isinstance(policy, list) and "compact" in policy
-    create_time = not is_log_append_time(cluster, topic)
-    before = topic_int_config(cluster, topic, "message.timestamp.before.max.ms")
-    after = topic_int_config(cluster, topic, "message.timestamp.after.max.ms")
-    if not (
-        compacted
-        or lat_flag
-        or (create_time and (before != LONG_MAX or _java_long(header.max_timestamp - now_ms) > after))
-    ):
+    rules = _RecordRules(
+        compacted=isinstance(policy, list) and "compact" in policy,
+        create_time=not is_log_append_time(cluster, topic),
+        before_max_ms=topic_int_config(cluster, topic, "message.timestamp.before.max.ms"),
+        after_max_ms=topic_int_config(cluster, topic, "message.timestamp.after.max.ms"),
+        log_append_time_flag=lat_flag,
+    )
+    upper_passed = _java_long(header.max_timestamp - now_ms) > rules.after_max_ms
+    if not (rules.compacted or lat_flag or (rules.create_time and (rules.before_max_ms != LONG_MAX or upper_passed))):
         return None
     try:
         _, records = decode_batch(view)
@@ -291,27 +338,10 @@ def _validate_records(
     errors: list[BatchIndexAndErrorMessage] = []
     bad_timestamp = False
     for index, record in enumerate(records):
-        message: str | None = None
-        if compacted and record.key is None:
-            message = f"Compacted topic cannot accept message without key in topic partition {where}"
-        elif create_time and record.timestamp != NO_TIMESTAMP:
-            diff = _java_long(now_ms - record.timestamp)
-            if diff > before or _java_long(-diff) > after:
-                bad_timestamp = True
-                message = (
-                    f"Timestamp {record.timestamp} of message with offset {record.offset} is out of range. "
-                    f"The timestamp should be within [{_java_long(now_ms - before)}, {_java_long(now_ms + after)}]"
-                )
-        elif lat_flag:
-            bad_timestamp = True
-            key_size = 0 if record.key is None else len(record.key)
-            value_size = 0 if record.value is None else len(record.value)
-            message = (
-                f"Invalid timestamp type in message DefaultRecord(offset={record.offset}, timestamp={record.timestamp}, "
-                f"key={key_size} bytes, value={value_size} bytes). Producer should not set timestamp type to LogAppendTime."
-            )
-        if message is not None:
-            errors.append(BatchIndexAndErrorMessage(index, message))
+        found = _record_error(rules, record, where, now_ms)
+        if found is not None:
+            bad_timestamp |= found[0]
+            errors.append(BatchIndexAndErrorMessage(index, found[1]))
     if not errors:
         return None
     if bad_timestamp:
@@ -321,8 +351,7 @@ def _validate_records(
             record_errors=tuple(errors),
         )
     shown = ", ".join(
-        f"RecordError(batchIndex={e.batch_index}, message='{e.batch_index_error_message}')"
-        for e in errors[:3]
+        f"RecordError(batchIndex={e.batch_index}, message='{e.batch_index_error_message}')" for e in errors[:3]
     )
     return AppendResult(
         ErrorCode.INVALID_RECORD,
@@ -330,6 +359,30 @@ def _validate_records(
         f"and only showing the first three errors at most: [{shown}]",
         record_errors=tuple(errors),
     )
+
+
+def _record_error(rules: _RecordRules, record: Record, where: str, now_ms: int) -> tuple[bool, str] | None:
+    """(is it a timestamp error, Kafka's message) for one refused record, or None
+    (LogValidator.validateKey, then validateTimestamp)."""
+    if rules.compacted and record.key is None:
+        return False, f"Compacted topic cannot accept message without key in topic partition {where}"
+    if rules.create_time and record.timestamp != NO_TIMESTAMP:
+        diff = _java_long(now_ms - record.timestamp)
+        if diff > rules.before_max_ms or _java_long(-diff) > rules.after_max_ms:
+            low, high = _java_long(now_ms - rules.before_max_ms), _java_long(now_ms + rules.after_max_ms)
+            return True, (
+                f"Timestamp {record.timestamp} of message with offset {record.offset} is out of range. "
+                f"The timestamp should be within [{low}, {high}]"
+            )
+        return None
+    if rules.log_append_time_flag:
+        key_size = 0 if record.key is None else len(record.key)
+        value_size = 0 if record.value is None else len(record.value)
+        return True, (
+            f"Invalid timestamp type in message DefaultRecord(offset={record.offset}, timestamp={record.timestamp}, "
+            f"key={key_size} bytes, value={value_size} bytes). Producer should not set timestamp type to LogAppendTime."
+        )
+    return None
 
 
 # The topic configs the record checks read; none is in config.topics' _CLUSTER_DEFAULTS, so a topic
