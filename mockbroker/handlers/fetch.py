@@ -47,7 +47,7 @@ from mockbroker_protocol.messages.fetch import (
     NodeEndpoint,
     PartitionData,
 )
-from mockbroker_protocol.primitives import INT32, INT64
+from mockbroker_protocol.primitives import INT32, INT64, Buffer
 
 if TYPE_CHECKING:
     from mockbroker.dispatch.context import RequestContext, RequestFaults
@@ -219,17 +219,7 @@ def _read_partition(
     batches = log.read(
         offset, min(fetch.partition_max_bytes, remaining), upper=upper, min_one_message=min_one_message
     )
-    aborted: list[AbortedTransaction] | None = None
-    if read_committed:
-        # The aborted transactions the returned data overlaps (LocalLog.addAbortedTransactions).
-        aborted = []
-        if batches:
-            last = batches[-1]
-            upper_bound = INT64.unpack_from(last, 0)[0] + INT32.unpack_from(last, 23)[0] + 1
-            aborted = [
-                AbortedTransaction(t.producer_id, t.first_offset)
-                for t in log.collect_aborted_transactions(offset, upper_bound)
-            ]
+    aborted = _aborted_transactions(log, offset, batches) if read_committed else None
     return (
         PartitionData(
             partition_index=index,
@@ -243,6 +233,16 @@ def _read_partition(
         ),
         log,
     )
+
+
+def _aborted_transactions(log: PartitionLog, offset: int, batches: list[Buffer]) -> list[AbortedTransaction]:
+    """The aborted transactions the returned data overlaps (LocalLog.addAbortedTransactions): from
+    the fetch offset to just past the last batch returned (its base offset + last offset delta)."""
+    if not batches:
+        return []
+    last = batches[-1]
+    upper_bound = INT64.unpack_from(last, 0)[0] + INT32.unpack_from(last, 23)[0] + 1
+    return [AbortedTransaction(t.producer_id, t.first_offset) for t in log.collect_aborted_transactions(offset, upper_bound)]
 
 
 def _error(index: int, code: ErrorCode, aborted: list[AbortedTransaction] | None = None) -> PartitionData:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mockbroker.clock import client_clock_ms
 from mockbroker.handlers._txn import verify_transactional_append
 from mockbroker.log.replica_manager import AppendResult, append_records
 from mockbroker_protocol.api_keys import ApiKey
@@ -128,6 +129,7 @@ def _produce_topic(
                 api_version=ctx.api_version,
                 client_id=ctx.client_id,
                 now_ms=ctx.now_ms,
+                record_now_ms=client_clock_ms(cluster.clock, ctx.now_ms),
                 may_keep_frame=not ctx.inspected,
             )
         out.append(_partition_response(ctx, topic, data, result))

@@ -107,11 +107,14 @@ def append_records(
     api_version: int,
     client_id: str,
     now_ms: int,
+    record_now_ms: int | None = None,
     may_keep_frame: bool = False,
 ) -> AppendResult:
     """Validate and append one partition's records of a Produce request, checked in Kafka's order.
 
-    ``may_keep_frame``: nobody but this request sees its frame (no interceptor or request log),
+    ``record_now_ms``: a second time CreateTime bounds may hold against (mockbroker.clock's
+    client_clock_ms: the wall clock under a manual clock); a record is refused only when it is out
+    of bounds of both. ``may_keep_frame``: nobody but this request sees its frame (no interceptor or request log),
     so a batch that is nearly all of a frame the broker read into a buffer of its own may be kept
     in that buffer rather than copied (``_batch_to_store``)."""
     where = f"{topic.name}-{partition.index}"
@@ -126,6 +129,8 @@ def append_records(
     log = partition.log
     if refused is None:
         refused = _validate_records(cluster, topic, header, view, where, now_ms)
+        if refused is not None and record_now_ms is not None and record_now_ms != now_ms:
+            refused = _validate_records(cluster, topic, header, view, where, record_now_ms)
         if refused is not None:
             # ReplicaManager.appendToLocalLog: a RecordValidationException is answered with the
             # partition's log start offset (processFailedRecord) and the record errors.
