@@ -154,9 +154,19 @@ class Connection(asyncio.BufferedProtocol):
             self.transport.pause_reading()
 
     def eof_received(self) -> bool:
-        if self.parked is None and not self._paused_writing:
+        parked = self.parked
+        if parked is not None:
+            # The client is gone (Kafka's Selector closes a channel that reads EOF): the request it
+            # waits for (a long-poll Fetch, a JoinGroup or SyncGroup, a delayed answer) is dropped
+            # and the socket closed now, not left half-closed (CLOSE_WAIT) until the wait ends.
+            # Answers already written are still flushed; the frames behind it are dropped.
+            parked.cancel()
+            return False
+        if not self._paused_writing:
             return False  # every frame before EOF is answered: close (pending writes are flushed)
-        self._eof = True  # close once the waiting frames are answered
+        # The client shut its side but may still read (the write buffer is full): answer the
+        # waiting frames as it reads, then close.
+        self._eof = True
         return True
 
     def pause_writing(self) -> None:
@@ -244,6 +254,10 @@ class Connection(asyncio.BufferedProtocol):
                 if pending:
                     transport.writelines(pending)
                     pending = []
+                if self._eof:  # the client has gone (eof_received): nobody to wait for
+                    coro.close()
+                    transport.close()
+                    return
                 self.parked = parked = asyncio.get_running_loop().create_task(self._finish(coro, step))
                 if step is _NOT_STEPPED:
                     # Cancelled before its first step (the connection closed, a broker went down),
