@@ -24,7 +24,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import MOCKBROKER, append_results, loadavg, markdown_table, percentile, raise_nofile, start_broker
+from bench._common import (
+    MOCKBROKER,
+    append_results,
+    loadavg,
+    markdown_table,
+    percentile,
+    raise_nofile,
+    start_broker,
+)
 from mockbroker_protocol import registry
 from mockbroker_protocol.headers import RequestHeader
 from mockbroker_protocol.messages.api_versions import ApiVersionsRequest
