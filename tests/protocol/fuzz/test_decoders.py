@@ -13,6 +13,7 @@ key, so a long run is ``MOCKBROKER_FUZZ_EXAMPLES=1000000 pytest tests/protocol/f
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -80,9 +81,7 @@ def test_a_mutated_request_decodes_or_is_refused(api_key: int) -> None:
     @FUZZ
     @given(mutated(FRAMES[api_key]))
     def fuzz(frame: bytes) -> None:
-        try:
+        with contextlib.suppress(DecodeError):  # refused as undecodable: fine; anything else fails
             registry.decode_request(frame)
-        except DecodeError:
-            pass
 
     fuzz()
