@@ -52,6 +52,12 @@ class ClusterConfig:
     share_coordinator_state_topic_num_partitions: int = 50  # share.coordinator.state.topic.num.partitions
     message_max_bytes: int = KAFKA_MESSAGE_MAX_BYTES  # message.max.bytes
     socket_request_max_bytes: int = KAFKA_SOCKET_REQUEST_MAX_BYTES  # socket.request.max.bytes
+    # Bytes of large requests (64 KiB and up) being read or queued, per broker, as Kafka's
+    # MemoryPool (mockbroker_protocol.framing.MemoryPool); <= 0: unbounded, Kafka's default -1.
+    queued_max_request_bytes: int = -1  # queued.max.request.bytes
+    max_connections: int = 2147483647  # max.connections (per broker; beyond it, held unread)
+    max_connections_per_ip: int = 2147483647  # max.connections.per.ip (beyond it, closed)
+    connections_max_idle_ms: int = 600000  # connections.max.idle.ms (10 min)
     log_retention_ms: int = 604800000  # log.retention.ms (7 days)
     log_retention_bytes: int = -1  # log.retention.bytes
     # api key -> highest version to advertise and serve ("behave like an older broker")
@@ -169,6 +175,10 @@ KAFKA_NAMES: dict[str, str] = {
     "share.coordinator.state.topic.num.partitions": "share_coordinator_state_topic_num_partitions",
     "message.max.bytes": "message_max_bytes",
     "socket.request.max.bytes": "socket_request_max_bytes",
+    "queued.max.request.bytes": "queued_max_request_bytes",
+    "max.connections": "max_connections",
+    "max.connections.per.ip": "max_connections_per_ip",
+    "connections.max.idle.ms": "connections_max_idle_ms",
     "log.retention.ms": "log_retention_ms",
     "log.retention.bytes": "log_retention_bytes",
     "group.min.session.timeout.ms": "group_min_session_timeout_ms",
@@ -203,6 +213,12 @@ KAFKA_RANGES: dict[str, tuple[int, int]] = {
     "transactional.id.expiration.ms": (1, _INT32_MAX),  # TransactionLogConfig: INT, atLeast(1)
     "message.max.bytes": (1, _INT32_MAX),
     "socket.request.max.bytes": (1, _INT32_MAX),
+    # SocketServerConfigs: queued.max.request.bytes is a LONG without a validator; max.connections
+    # and max.connections.per.ip are INT atLeast(0); connections.max.idle.ms a LONG.
+    "queued.max.request.bytes": (-(1 << 63), _INT64_MAX),
+    "max.connections": (0, _INT32_MAX),
+    "max.connections.per.ip": (0, _INT32_MAX),
+    "connections.max.idle.ms": (-(1 << 63), _INT64_MAX),
     "log.retention.ms": (-1, _INT64_MAX),
     "log.retention.bytes": (-1, _INT64_MAX),
     # GroupCoordinatorConfig: INT settings without a validator accept any int32.
