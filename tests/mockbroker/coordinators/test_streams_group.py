@@ -307,8 +307,9 @@ def test_describe() -> None:
     described = h.groups.streams_group_describe("g")
     assert (described.error_code, described.group_state, described.group_epoch, described.assignment_epoch) == (0, "Stable", 2, 2)
     assert described.topology is not None and described.topology.epoch == 1
-    assert [s.subtopology_id for s in described.topology.subtopologies] == ["0", "1"]
-    assert described.topology.subtopologies[1].state_changelog_topics[0].partitions == 4
+    subtopologies = described.topology.subtopologies or []
+    assert [s.subtopology_id for s in subtopologies] == ["0", "1"]
+    assert subtopologies[1].state_changelog_topics[0].partitions == 4
     [member] = described.members
     assert (member.member_id, member.process_id, member.topology_epoch, member.client_host) == ("a", "p-a", 1, "/127.0.0.1")
     assert {t.subtopology_id: t.partitions for t in member.assignment.active_tasks} == ALL
