@@ -295,11 +295,12 @@ class StreamsGroupCoordinator:
         if epoch == JOIN_GROUP_MEMBER_EPOCH:
             if request.rebalance_timeout_ms == -1:
                 raise invalid("RebalanceTimeoutMs must be provided in first request.")
-            if request.active_tasks:
+            # Utils.throwIfNotEmptyCollection refuses a null list too
+            if request.active_tasks is None or request.active_tasks:
                 raise invalid("ActiveTasks must be empty when (re-)joining.")
-            if request.standby_tasks:
+            if request.standby_tasks is None or request.standby_tasks:
                 raise invalid("StandbyTasks must be empty when (re-)joining.")
-            if request.warmup_tasks:
+            if request.warmup_tasks is None or request.warmup_tasks:
                 raise invalid("WarmupTasks must be empty when (re-)joining.")
             if request.topology is None:
                 raise invalid("Topology must be non-null when (re-)joining.")
@@ -355,6 +356,9 @@ class StreamsGroupCoordinator:
         if kind is not None and not (kind == "classic" and self.other_groups.replace_empty_classic_group(group_id, now_ms)):
             raise GroupError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a streams group.")
         group = StreamsGroup(group_id, now_ms)
+        # Kafka 4.3.1 answers a new group's first member with group epoch 2, one more than its one
+        # bump of the heartbeat; so a new group starts at epoch 1 here (differential-tested).
+        group.group_epoch = 1
         self.groups[group_id] = group
         self.record("streams_group.created", group, now_ms, reason="epoch-0 StreamsGroupHeartbeat", state=group.state.value)
         return group

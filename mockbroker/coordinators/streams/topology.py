@@ -121,6 +121,32 @@ def summarize_topics(topics: Collection[str]) -> str:
     return summary
 
 
+def java_string_hash(text: str) -> int:
+    """String.hashCode over UTF-16 code units, as a signed 32-bit int."""
+    h = 0
+    data = text.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + int.from_bytes(data[i:i + 2], "big")) & 0xFFFFFFFF
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def java_hash_map_order(inserted: list[str], kept: Collection[str]) -> list[str]:
+    """The iteration order of a java.util.HashMap into which ``inserted`` were put in that order
+    (default capacity 16, load factor 0.75) and from which all but ``kept`` were removed: by
+    bucket (HashMap.hash spreads the high bits down), then by insertion within a bucket."""
+    distinct = list(dict.fromkeys(inserted))
+    capacity = 16
+    while len(distinct) > capacity * 3 // 4:
+        capacity *= 2
+
+    def bucket(name: str) -> int:
+        h = java_string_hash(name) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    position = {name: i for i, name in enumerate(distinct)}
+    return sorted((n for n in distinct if n in kept), key=lambda n: (bucket(n), position[n]))
+
+
 def configure_topics(topology: StreamsTopology, partition_count: Callable[[str], int | None]) -> ConfiguredTopology:
     """InternalTopicManager.configureTopics. ``partition_count`` is the cluster's partition
     count of an existing topic, None for a missing one."""
@@ -148,26 +174,30 @@ def configure_topics(topology: StreamsTopology, partition_count: Callable[[str],
             }
             configured[sub.subtopology_id] = ConfiguredSubtopology(max(c for c in counts if c is not None), sub, internal)
         to_create: dict[str, InternalTopic] = {}
+        inserted: list[str] = []
         for conf in configured.values():
             for info in (*conf.subtopology.repartition_source_topics, *conf.subtopology.state_changelog_topics):
+                inserted.append(info.name)
                 to_create[info.name] = InternalTopic(
                     info.name, conf.internal_partitions[info.name], info.replication_factor or -1, dict(info.topic_configs)
                 )
         for topic in sorted(topology.required_topics()):
             existing = partition_count(topic)
+            if existing is None:
+                continue
             expected = to_create.pop(topic, None)
-            if existing is not None and expected is not None and existing != expected.partitions:
+            if expected is not None and existing != expected.partitions:
                 raise TopicConfigurationError(
                     Status.INCORRECTLY_PARTITIONED_TOPICS,
                     f"Existing topic {topic} has different number of partitions: expected {expected.partitions}, "
                     f"found {existing}",
                 )
-            if existing is None and expected is not None:
-                to_create[topic] = expected
         error = None
         if to_create:
+            # missingInternalTopics collects them in a HashMap: its order is the one named
             error = TopicConfigurationError(
-                Status.MISSING_INTERNAL_TOPICS, f"Internal topics are missing: {summarize_topics(sorted(to_create))}"
+                Status.MISSING_INTERNAL_TOPICS,
+                f"Internal topics are missing: {summarize_topics(java_hash_map_order(inserted, to_create))}",
             )
         return ConfiguredTopology(topology.topology_epoch, configured, [to_create[n] for n in sorted(to_create)], error)
     except TopicConfigurationError as exc:

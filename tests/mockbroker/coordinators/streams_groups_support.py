@@ -54,6 +54,10 @@ class StreamsHarness(Harness):
     def sgroup(self, group_id: str = "g") -> StreamsGroup:
         return self.streams.groups[group_id]
 
+    def epoch(self, member_id: str, group_id: str = "g") -> int:
+        """The member's current epoch, as its last answer gave it."""
+        return self.sgroup(group_id).members[member_id].member_epoch
+
     def snap(self, group_id: str = "g") -> dict[str, Any]:
         snap = self.streams.snapshot(group_id)
         assert snap is not None, f"no streams group {group_id}"

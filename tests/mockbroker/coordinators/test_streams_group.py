@@ -46,7 +46,10 @@ def statuses(response: sgh.StreamsGroupHeartbeatResponse) -> list[tuple[int, str
         ({"standby_tasks": [sgh.StreamsGroupHeartbeatRequestTaskIds("0", [0])]}, ErrorCode.INVALID_REQUEST,
          "StandbyTasks must be empty when (re-)joining."),
         ({"topology": None}, ErrorCode.INVALID_REQUEST, "Topology must be non-null when (re-)joining."),
-        ({"standby_tasks": None}, ErrorCode.INVALID_REQUEST, "If one task-type is non-null, all must be non-null."),
+        # null task lists on a join are refused as not empty (Utils.throwIfNotEmptyCollection)
+        ({"standby_tasks": None}, ErrorCode.INVALID_REQUEST, "StandbyTasks must be empty when (re-)joining."),
+        ({"member_epoch": 1, "topology": None, "standby_tasks": None}, ErrorCode.INVALID_REQUEST,
+         "If one task-type is non-null, all must be non-null."),
         ({"member_epoch": -3, "topology": None}, ErrorCode.INVALID_REQUEST,
          "MemberEpoch is -3, but must be greater than or equal to -2."),
         ({"member_epoch": 1}, ErrorCode.INVALID_REQUEST, "Topology can only be provided when (re-)joining."),
@@ -83,19 +86,19 @@ def test_missing_source_topic_then_recovery_when_it_appears() -> None:
     h = StreamsHarness(topics={})
     response = h.enter("a")
     assert response.error_code == ErrorCode.NONE
-    assert (response.member_id, response.member_epoch) == ("a", 1)
+    assert (response.member_id, response.member_epoch) == ("a", 2)  # a new group starts at epoch 1, as in Kafka
     assert statuses(response) == [(1, "Source topics input are missing.")]
     assert tasks_of(response.active_tasks) == {}
     assert h.snap()["state"] == "NotReady"
     h.cluster.create_topic("input", 2)
-    response = h.beat("a", 1, active={}, standby={})
+    response = h.beat("a", h.epoch("a"), active={}, standby={})
     assert statuses(response) == [(3, f"Internal topics are missing: {CHANGELOG}, {REPARTITION}")]
     assert sorted(h.created) == [CHANGELOG, REPARTITION]
     assert len(h.cluster.topics[REPARTITION].partitions) == 2 and len(h.cluster.topics[CHANGELOG].partitions) == 2
     assert h.cluster.topics[CHANGELOG].configs == {"cleanup.policy": "compact"}
-    response = h.beat("a", 2, active={}, standby={})
+    response = h.beat("a", h.epoch("a"), active={}, standby={})
     assert statuses(response) == []
-    assert (response.member_epoch, tasks_of(response.active_tasks)) == (3, {"0": [0, 1], "1": [0, 1]})
+    assert (response.member_epoch, tasks_of(response.active_tasks)) == (4, {"0": [0, 1], "1": [0, 1]})
     assert h.snap()["state"] == "Stable"
     assert h.snap()["subtopologies"] == {"0": 2, "1": 2}
 
@@ -136,33 +139,33 @@ def test_topology_updates_are_refused_and_an_older_epoch_is_stale() -> None:
 def test_one_member_gets_every_task() -> None:
     h = StreamsHarness()
     first = h.enter("a")
-    assert (first.member_epoch, tasks_of(first.active_tasks)) == (1, {})  # NotReady: internal topics missing
-    response = h.beat("a", 1, active={}, standby={})
-    assert (response.member_epoch, tasks_of(response.active_tasks)) == (2, ALL)
+    assert (first.member_epoch, tasks_of(first.active_tasks)) == (2, {})  # NotReady: internal topics missing
+    response = h.beat("a", h.epoch("a"), active={}, standby={})
+    assert (response.member_epoch, tasks_of(response.active_tasks)) == (3, ALL)
     assert tasks_of(response.standby_tasks) == {} and tasks_of(response.warmup_tasks) == {}
     assert response.heartbeat_interval_ms == h.cluster.groups.config.streams_group_heartbeat_interval_ms
-    steady = h.beat("a", 2, active=ALL, standby={})
+    steady = h.beat("a", h.epoch("a"), active=ALL, standby={})
     assert steady.active_tasks is None  # unchanged: not sent again
 
 
 def test_revoke_before_assign() -> None:
     h = StreamsHarness()
     h.enter("a")
-    h.beat("a", 1, active={}, standby={})
+    h.beat("a", h.epoch("a"), active={}, standby={})
     joined = h.enter("b")
-    assert (joined.member_epoch, tasks_of(joined.active_tasks)) == (3, {})  # a still holds everything
+    assert (joined.member_epoch, tasks_of(joined.active_tasks)) == (4, {})  # a still holds everything
     assert h.snap()["members"][1]["state"] == "UNRELEASED_TASKS"
-    # a must give up half before b gets it: it stays at epoch 2 until it reports them gone
-    revoke = h.beat("a", 2, active=ALL, standby={})
-    assert revoke.member_epoch == 2
+    # a must give up half before b gets it: it stays at epoch 3 until it reports them gone
+    revoke = h.beat("a", h.epoch("a"), active=ALL, standby={})
+    assert revoke.member_epoch == 3
     kept = tasks_of(revoke.active_tasks)
     assert kept is not None and sum(len(p) for p in kept.values()) == 4
     assert h.snap()["members"][0]["state"] == "UNREVOKED_TASKS"
-    still = h.beat("b", 3, active={}, standby={})
+    still = h.beat("b", 4, active={}, standby={})
     assert tasks_of(still.active_tasks) is None  # nothing released yet
-    done = h.beat("a", 2, active=kept, standby={})
-    assert done.member_epoch == 3
-    given = h.beat("b", 3, active={}, standby={})
+    done = h.beat("a", h.epoch("a"), active=kept, standby={})
+    assert done.member_epoch == 4
+    given = h.beat("b", 4, active={}, standby={})
     got = tasks_of(given.active_tasks)
     assert got is not None
     assert sorted((s, p) for s, ps in got.items() for p in ps) == sorted(
@@ -174,25 +177,26 @@ def test_revoke_before_assign() -> None:
 def test_fenced_member_epochs() -> None:
     h = StreamsHarness()
     h.enter("a")
-    h.beat("a", 1, active={}, standby={})
+    h.beat("a", h.epoch("a"), active={}, standby={})
     response = h.beat("a", 7, active={}, standby={})
     assert (response.error_code, response.error_message) == (
         ErrorCode.FENCED_MEMBER_EPOCH,
-        "The streams group member has a greater member epoch (7) than the one known by the group coordinator (2). "
+        "The streams group member has a greater member epoch (7) than the one known by the group coordinator (3). "
         "The member must abandon all its partitions and rejoin.",
     )
     # the previous epoch is accepted while the owned tasks are a subset of the assignment
-    assert h.beat("a", 1, active={"0": [0]}, standby={}).error_code == ErrorCode.NONE
-    response = h.beat("a", 1, active={"9": [0]}, standby={})
+    previous = h.sgroup().members["a"].previous_member_epoch
+    assert h.beat("a", previous, active={"0": [0]}, standby={}).error_code == ErrorCode.NONE
+    response = h.beat("a", previous, active={"9": [0]}, standby={})
     assert response.error_code == ErrorCode.FENCED_MEMBER_EPOCH
 
 
 def test_invalid_owned_tasks() -> None:
     h = StreamsHarness()
     h.enter("a")
-    response = h.beat("a", 1, active={"7": [0]}, standby={})
+    response = h.beat("a", h.epoch("a"), active={"7": [0]}, standby={})
     assert (response.error_code, response.error_message) == (ErrorCode.INVALID_REQUEST, "Subtopology 7 does not exist in the topology.")
-    response = h.beat("a", 1, active={"0": [4]}, standby={})
+    response = h.beat("a", h.epoch("a"), active={"0": [4]}, standby={})
     assert (response.error_code, response.error_message) == (
         ErrorCode.INVALID_REQUEST, "Task 4 for subtopology 0 is invalid. Number of tasks for this subtopology: 4"
     )
@@ -201,7 +205,7 @@ def test_invalid_owned_tasks() -> None:
 def test_standby_replicas_go_to_another_process() -> None:
     h = StreamsHarness(group_streams_num_standby_replicas=1)
     h.enter("a")
-    h.beat("a", 1, active={}, standby={})
+    h.beat("a", h.epoch("a"), active={}, standby={})
     h.enter("b")
     target = {m["member_id"]: m["target"] for m in h.snap()["members"]}
     for mine, theirs in (("a", "b"), ("b", "a")):
@@ -223,15 +227,15 @@ def test_two_members_of_one_process_get_no_standby() -> None:
 def test_session_timeout_fences_and_the_other_member_takes_the_tasks() -> None:
     h = StreamsHarness()
     h.enter("a")
-    h.beat("a", 1, active={}, standby={})
+    h.beat("a", h.epoch("a"), active={}, standby={})
     h.enter("b")
     session = h.cluster.groups.config.streams_group_session_timeout_ms
     for _ in range(3):
         h.advance(session // 2)
-        h.beat("b", h.sgroup().members["b"].member_epoch, active={}, standby={})
+        h.beat("b", h.epoch("b"), active={}, standby={})
     assert list(h.sgroup().members) == ["b"]
     assert [e.details["cause"] for e in h.events("streams_group.member_fenced")] == ["session_timeout"]
-    response = h.beat("b", h.sgroup().members["b"].member_epoch, active={}, standby={})
+    response = h.beat("b", h.epoch("b"), active={}, standby={})
     assert tasks_of(response.active_tasks) in (ALL, None)
     assert h.snap()["members"][0]["assigned"]["active"] == ALL
 
@@ -239,12 +243,12 @@ def test_session_timeout_fences_and_the_other_member_takes_the_tasks() -> None:
 def test_rebalance_timeout_fences_a_member_that_does_not_revoke() -> None:
     h = StreamsHarness()
     h.enter("a", rebalance_timeout_ms=5_000)
-    h.beat("a", 1, active={}, standby={})
+    h.beat("a", h.epoch("a"), active={}, standby={})
     h.enter("b")
-    h.beat("a", 2, active=ALL, standby={})  # told to revoke; it never does
+    h.beat("a", h.epoch("a"), active=ALL, standby={})  # told to revoke; it never does
     for _ in range(6):
         h.advance(1_000)
-        h.beat("b", h.sgroup().members["b"].member_epoch, active={}, standby={})
+        h.beat("b", h.epoch("b"), active={}, standby={})
     assert list(h.sgroup().members) == ["b"]
     assert [e.details["cause"] for e in h.events("streams_group.member_fenced")] == ["rebalance_timeout"]
 
@@ -266,8 +270,8 @@ def test_shutdown_request_reaches_every_member_until_the_group_is_empty() -> Non
     h.enter("a")
     h.enter("b")
     detail = "Streams group member a encountered a fatal error and requested a shutdown for the entire application."
-    assert (4, detail) in statuses(h.beat("a", h.sgroup().members["a"].member_epoch, shutdown_application=True))
-    assert (4, detail) in statuses(h.beat("b", h.sgroup().members["b"].member_epoch))
+    assert (4, detail) in statuses(h.beat("a", h.epoch("a"), shutdown_application=True))
+    assert (4, detail) in statuses(h.beat("b", h.epoch("b")))
     h.beat("a", -1)
     h.beat("b", -1)
     assert h.sgroup().shutdown_request_member_id is None
@@ -282,18 +286,18 @@ def test_initial_rebalance_delay_holds_the_first_assignment() -> None:
     assert h.snap()["state"] == "Assigning"
     h.advance(3000)
     response = h.enter("a")
-    assert (response.member_epoch, tasks_of(response.active_tasks)) == (2, ALL)
+    assert (response.member_epoch, tasks_of(response.active_tasks)) == (3, ALL)
 
 
 def test_endpoints_for_interactive_queries() -> None:
     h = StreamsHarness(topics={"input": 2})
     h.enter("a", endpoint=("host-a", 7000))
-    response = h.beat("a", 1, active={}, standby={}, endpoint_information_epoch=0)
+    response = h.beat("a", h.epoch("a"), active={}, standby={}, endpoint_information_epoch=0)
     assert response.endpoint_information_epoch == h.sgroup().endpoint_information_epoch > 0
     [entry] = response.partitions_by_user_endpoint or []
     assert (entry.user_endpoint.host, entry.user_endpoint.port) == ("host-a", 7000)
     assert {(tp.topic, tuple(tp.partitions)) for tp in entry.active_partitions} == {("input", (0, 1)), (REPARTITION, (0, 1))}
-    again = h.beat("a", 2, active={}, standby={}, endpoint_information_epoch=response.endpoint_information_epoch)
+    again = h.beat("a", h.epoch("a"), active={}, standby={}, endpoint_information_epoch=response.endpoint_information_epoch)
     assert again.partitions_by_user_endpoint is None
 
 
@@ -303,9 +307,9 @@ def test_endpoints_for_interactive_queries() -> None:
 def test_describe() -> None:
     h = StreamsHarness()
     h.enter("a")
-    h.beat("a", 1, active={}, standby={})
+    h.beat("a", h.epoch("a"), active={}, standby={})
     described = h.groups.streams_group_describe("g")
-    assert (described.error_code, described.group_state, described.group_epoch, described.assignment_epoch) == (0, "Stable", 2, 2)
+    assert (described.error_code, described.group_state, described.group_epoch, described.assignment_epoch) == (0, "Stable", 3, 3)
     assert described.topology is not None and described.topology.epoch == 1
     subtopologies = described.topology.subtopologies or []
     assert [s.subtopology_id for s in subtopologies] == ["0", "1"]
@@ -350,10 +354,11 @@ def commit(h: StreamsHarness, member: str, epoch: int, version: int = 9) -> list
 def test_offset_commits_are_checked_against_member_epochs() -> None:
     h = StreamsHarness()
     h.enter("a")
-    h.beat("a", 1, active={}, standby={})
-    assert commit(h, "a", 2) == [ErrorCode.NONE]
-    assert commit(h, "a", 3) == [ErrorCode.STALE_MEMBER_EPOCH]
-    assert commit(h, "zz", 2) == [ErrorCode.UNKNOWN_MEMBER_ID]
-    assert commit(h, "a", 2, version=8) == [ErrorCode.UNSUPPORTED_VERSION]
+    h.beat("a", h.epoch("a"), active={}, standby={})
+    epoch = h.epoch("a")
+    assert commit(h, "a", epoch) == [ErrorCode.NONE]
+    assert commit(h, "a", epoch + 1) == [ErrorCode.STALE_MEMBER_EPOCH]
+    assert commit(h, "zz", epoch) == [ErrorCode.UNKNOWN_MEMBER_ID]
+    assert commit(h, "a", epoch, version=8) == [ErrorCode.UNSUPPORTED_VERSION]
     fetched = h.groups.fetch_offsets("g", [("input", [0])])
     assert fetched.topics[0].partitions[0].committed_offset == 5
