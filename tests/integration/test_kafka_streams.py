@@ -50,14 +50,15 @@ def app_classpath() -> str:
 class Instance:
     """One instance of the application: a JVM running mockbroker.streams.WordCount."""
 
-    def __init__(self, bootstrap: str, app_id: str, protocol: str, guarantee: str, state_dir: str, name: str) -> None:
+    def __init__(self, bootstrap: str, app_id: str, protocol: str, guarantee: str, state_dir: str, name: str,
+                 topics: tuple[str, str]) -> None:  # fmt: skip
         self.name = name
         self.states: list[str] = []
         self.log: list[str] = []
         self.proc = subprocess.Popen(
             ["java", "-Xmx256m", "-XX:TieredStopAtLevel=1", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
              "-cp", app_classpath(), "mockbroker.streams.WordCount",
-             bootstrap, app_id, protocol, guarantee, os.path.join(state_dir, name), "input", "output"],
+             bootstrap, app_id, protocol, guarantee, os.path.join(state_dir, name), *topics],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         )  # fmt: skip
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -111,13 +112,13 @@ class OutputReader:
     """The latest count per word in the output topic (read_committed, so that an aborted
     exactly-once transaction is not counted)."""
 
-    def __init__(self, bootstrap: str) -> None:
+    def __init__(self, bootstrap: str, topic: str) -> None:
         self.latest: dict[str, int] = {}
         self.consumer = confluent_kafka.Consumer({
             "bootstrap.servers": bootstrap, "group.id": f"reader-{next(_ids)}-{time.monotonic_ns()}",
             "auto.offset.reset": "earliest", "isolation.level": "read_committed", "enable.auto.commit": False,
         })  # fmt: skip
-        self.consumer.subscribe(["output"])
+        self.consumer.subscribe([topic])
 
     def poll(self) -> dict[str, int]:
         for message in self.consumer.consume(num_messages=500, timeout=0.2):
@@ -129,17 +130,17 @@ class OutputReader:
         self.consumer.close()
 
 
-def produce(bootstrap: str, lines: list[str]) -> None:
+def produce(bootstrap: str, topic: str, lines: list[str]) -> None:
     producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
     for i, line in enumerate(lines):
-        producer.produce("input", key=f"line-{i % 7}", value=line)
+        producer.produce(topic, key=f"line-{i % 7}", value=line)
     assert producer.flush(30) == 0
 
 
-def create_topics(bootstrap: str) -> None:
+def create_topics(bootstrap: str, input_topic: str, output_topic: str) -> None:
     admin = confluent_admin.AdminClient({"bootstrap.servers": bootstrap})
     futures = admin.create_topics([
-        confluent_admin.NewTopic("input", 4, 1), confluent_admin.NewTopic("output", 1, 1),
+        confluent_admin.NewTopic(input_topic, 4, 1), confluent_admin.NewTopic(output_topic, 1, 1),
     ])  # fmt: skip
     for future in futures.values():
         future.result(30)
@@ -160,14 +161,15 @@ def run_word_count(
 ) -> dict[str, int]:  # fmt: skip
     """Two instances, then a third, then one stopped (killed when ``crash``); the counts after each
     step must be the true counts of every line so far. Returns the final counts."""
-    app_id = f"wordcount-{protocol}-{guarantee.replace('_', '-')}-{next(_ids)}"
-    create_topics(bootstrap)
-    reader = OutputReader(bootstrap)
+    app_id = f"wordcount-{protocol}-{guarantee.replace('_', '-')}-{next(_ids)}-{os.getpid()}"
+    topics = (f"{app_id}-input", f"{app_id}-output")
+    create_topics(bootstrap, *topics)
+    reader = OutputReader(bootstrap, topics[1])
     sent: list[str] = []
     with tempfile.TemporaryDirectory() as state_dir, instances() as apps:
 
         def start(name: str) -> Instance:
-            instance = Instance(bootstrap, app_id, protocol, guarantee, state_dir, name)
+            instance = Instance(bootstrap, app_id, protocol, guarantee, state_dir, name, topics)
             apps.append(instance)
             return instance
 
@@ -181,13 +183,13 @@ def run_word_count(
         for app in (first, second):
             wait_for(app.running, f"{app.name} RUNNING", app.explain, timeout=STARTUP_S)
         sent += lines_of(0)
-        produce(bootstrap, lines_of(0))
+        produce(bootstrap, topics[0], lines_of(0))
         counted("the counts of the first batch with two instances")
 
         third = start("c")
         wait_for(third.running, "c RUNNING", third.explain, timeout=STARTUP_S)
         sent += lines_of(1)
-        produce(bootstrap, lines_of(1))
+        produce(bootstrap, topics[0], lines_of(1))
         counted("the counts of two batches with three instances")
         if cluster is not None and protocol == "streams":
             snap = wait_for(lambda: _stable_snapshot(cluster, app_id, 3), "a Stable streams group of three members")
@@ -199,7 +201,7 @@ def run_word_count(
         else:
             second.close()
         sent += lines_of(2)
-        produce(bootstrap, lines_of(2))
+        produce(bootstrap, topics[0], lines_of(2))
         counted("the counts of three batches after an instance went")
         if cluster is not None and protocol == "streams":
             snap = wait_for(lambda: _stable_snapshot(cluster, app_id, 2), "a Stable streams group of two members")
@@ -235,3 +237,52 @@ def test_word_count_streams_protocol_on_mockbroker(mock: KafkaCluster) -> None:
 def test_word_count_exactly_once_v2_on_mockbroker(mock: KafkaCluster) -> None:
     counts = run_word_count(mock.bootstrap_servers, "streams", "exactly_once_v2", crash=False, cluster=mock)
     assert counts == expected_counts(lines_of(0) + lines_of(1) + lines_of(2))
+
+
+def test_word_count_classic_protocol_on_mockbroker(mock: KafkaCluster) -> None:
+    """The same application with the classic rebalance protocol (the streams partition assignor
+    on the client): the row of the other group protocol."""
+    counts = run_word_count(mock.bootstrap_servers, "classic", crash=True)
+    assert counts == expected_counts(lines_of(0) + lines_of(1) + lines_of(2))
+
+
+def test_word_count_streams_protocol_same_output_on_kafka(kafka_broker: Any) -> None:
+    """The same run against Apache Kafka 4.3.1 gives the same counts (an instance is closed rather
+    than killed: Kafka's streams session timeout is at least 45 s)."""
+    counts = run_word_count(f"{kafka_broker.host}:{kafka_broker.port}", "streams", crash=False)
+    assert counts == expected_counts(lines_of(0) + lines_of(1) + lines_of(2))
+
+
+def test_standby_replica_takes_over_when_the_active_instance_dies() -> None:
+    """group.streams.num.standby.replicas=1: each stateful task has a standby on the other
+    instance; killing one instance makes the other active for all of them."""
+    cluster = start_cluster(brokers=1, request_log=False, group_streams_num_standby_replicas=1)
+    try:
+        bootstrap = cluster.bootstrap_servers
+        app_id = f"wordcount-standby-{os.getpid()}"
+        topics = (f"{app_id}-input", f"{app_id}-output")
+        create_topics(bootstrap, *topics)
+        reader = OutputReader(bootstrap, topics[1])
+        with tempfile.TemporaryDirectory() as state_dir, instances() as apps:
+            apps += [Instance(bootstrap, app_id, "streams", "at_least_once", state_dir, n, topics) for n in ("a", "b")]
+            for app in apps:
+                wait_for(app.running, f"{app.name} RUNNING", app.explain, timeout=STARTUP_S)
+            snap = wait_for(lambda: _stable_snapshot(cluster, app_id, 2), "a Stable group of two members")
+            by_process = {m["process_id"]: m for m in snap["members"]}
+            for member in snap["members"]:
+                other = next(m for p, m in by_process.items() if p != member["process_id"])
+                # the stateful subtopology (the count) has its standby on the other process
+                assert member["assigned"]["standby"].get("1", []) == other["assigned"]["active"].get("1", []), snap
+            produce(bootstrap, topics[0], lines_of(0))
+            wait_for(lambda: reader.poll() == expected_counts(lines_of(0)), "the counts of the first batch",
+                     lambda: str(reader.latest), timeout=90)  # fmt: skip
+            apps[0].kill()
+            survivor = wait_for(lambda: _stable_snapshot(cluster, app_id, 1), "the survivor alone, Stable", timeout=60)
+            assert survivor["members"][0]["assigned"]["active"] == {"0": [0, 1, 2, 3], "1": [0, 1, 2, 3]}
+            produce(bootstrap, topics[0], lines_of(1))
+            wait_for(lambda: reader.poll() == expected_counts(lines_of(0) + lines_of(1)), "the counts after the takeover",
+                     lambda: str(reader.latest), timeout=90)  # fmt: skip
+        reader.close()
+    finally:
+        problems = cluster.close(check=False)
+    assert not [p for p in problems if p.startswith("broker bug:")], problems
