@@ -8,12 +8,22 @@ from typing import Any
 
 from mockbroker.control.base import DEFAULT_WAIT_S, ControlBase
 from mockbroker.control.errors import ControlError
-from mockbroker.control.snapshots import AnyGroupSnapshot, ConsumerGroupSnapshot, GroupListing, only_match
+from mockbroker.control.snapshots import (
+    AnyGroupSnapshot,
+    ConsumerGroupSnapshot,
+    GroupListing,
+    StreamsGroupSnapshot,
+    only_match,
+)
 from mockbroker.coordinators.classic.group import GROUP_TYPE_CLASSIC, ClassicGroupState
 from mockbroker.coordinators.consumer.group import GROUP_TYPE_CONSUMER, ConsumerGroupState
+from mockbroker.coordinators.streams.group import GROUP_TYPE_STREAMS, StreamsGroupState
 
 # What wait_for_group accepts as a state: Kafka's names for classic and consumer groups.
-_GROUP_STATES = frozenset(s.value for s in ClassicGroupState) | frozenset(s.value for s in ConsumerGroupState)
+_GROUP_STATES = (
+    frozenset(s.value for s in ClassicGroupState) | frozenset(s.value for s in ConsumerGroupState)
+    | frozenset(s.value for s in StreamsGroupState)
+)
 
 
 
@@ -26,11 +36,13 @@ class GroupControl(ControlBase):
         coordinator = self.cluster.groups
         listed = [GroupListing(g.group_id, GROUP_TYPE_CLASSIC, g.state.value, g.protocol_type) for g in coordinator.groups.values()]
         listed += [GroupListing(g.group_id, GROUP_TYPE_CONSUMER, g.state.value, g.protocol_type) for g in coordinator.consumer.groups.values()]
+        listed += [GroupListing(g.group_id, GROUP_TYPE_STREAMS, g.state.value, g.protocol_type) for g in coordinator.streams.groups.values()]
         return {g.group_id: g for g in sorted(listed, key=lambda g: g.group_id)}
 
     async def describe_group(self, group_id: str) -> AnyGroupSnapshot | None:
         """The coordinator's view of a group: a ``GroupSnapshot`` for a classic group, a
-        ``ConsumerGroupSnapshot`` for a KIP-848 consumer group (``.type`` tells which), None when
+        ``ConsumerGroupSnapshot`` for a KIP-848 consumer group, a ``StreamsGroupSnapshot`` for a
+        KIP-1071 streams group (``.type`` tells which), None when
         there is no such group."""
         return self._snapshot(group_id)
 
@@ -62,22 +74,24 @@ class GroupControl(ControlBase):
         ``reconciled`` is asked of a classic group."""
         if state is not None and state not in _GROUP_STATES:
             raise ValueError(f"unknown group state {state!r}; states are {', '.join(sorted(_GROUP_STATES))}")
-        if group_type is not None and group_type not in (GROUP_TYPE_CLASSIC, GROUP_TYPE_CONSUMER):
-            raise ValueError(f"unknown group type {group_type!r}; use {GROUP_TYPE_CLASSIC!r} or {GROUP_TYPE_CONSUMER!r}")
+        if group_type is not None and group_type not in (GROUP_TYPE_CLASSIC, GROUP_TYPE_CONSUMER, GROUP_TYPE_STREAMS):
+            raise ValueError(
+                f"unknown group type {group_type!r}; use {GROUP_TYPE_CLASSIC!r}, {GROUP_TYPE_CONSUMER!r} or {GROUP_TYPE_STREAMS!r}"
+            )
 
         def check() -> AnyGroupSnapshot | None:
             view = self._snapshot(group_id)
             if view is None or (group_type is not None and view.type != group_type):
                 return None
-            if reconciled and not isinstance(view, ConsumerGroupSnapshot):
-                raise ControlError(f"group {group_id} is a classic group; reconciled=True is for consumer groups")
+            if reconciled and not isinstance(view, (ConsumerGroupSnapshot, StreamsGroupSnapshot)):
+                raise ControlError(f"group {group_id} is a classic group; reconciled=True is for consumer and streams groups")
             if state is not None and view.state != state:
                 return None
             if members is not None and len(view.members) != members:
                 return None
             if generation_at_least is not None and view.generation_id < generation_at_least:
                 return None
-            if reconciled and not (isinstance(view, ConsumerGroupSnapshot) and view.reconciled):
+            if reconciled and not (isinstance(view, (ConsumerGroupSnapshot, StreamsGroupSnapshot)) and view.reconciled):
                 return None
             if where is not None and not where(view):
                 return None

@@ -4,6 +4,8 @@ assign), timers, leaving, shutdown requests, endpoints, describe, ListGroups, De
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from mockbroker_protocol.errors import ErrorCode
@@ -362,3 +364,28 @@ def test_offset_commits_are_checked_against_member_epochs() -> None:
     assert commit(h, "a", epoch, version=8) == [ErrorCode.UNSUPPORTED_VERSION]
     fetched = h.groups.fetch_offsets("g", [("input", [0])])
     assert fetched.topics[0].partitions[0].committed_offset == 5
+
+
+async def test_control_and_http_views_of_a_streams_group() -> None:
+    """The control API lists and describes a streams group (StreamsGroupSnapshot), and the HTTP
+    API's StreamsGroup schema accepts what it answers."""
+    from mockbroker.control import StreamsGroupSnapshot
+    from mockbroker.http.components import check
+
+    h = StreamsHarness(group_streams_num_standby_replicas=1)
+    h.enter("a")
+    h.beat("a", h.epoch("a"), active={}, standby={})
+    h.enter("b")
+    control = h.cluster.control
+    listing = await control.groups()
+    assert (listing["g"].type, listing["g"].state) == ("streams", "Reconciling")
+    snap = await control.describe_group("g")
+    assert isinstance(snap, StreamsGroupSnapshot)
+    assert (snap.group_epoch, snap.subtopologies, snap.topology_status) == (4, {"0": 4, "1": 4}, None)
+    assert snap.member(member_id="a").process_id == "p-a" and not snap.reconciled
+    as_sent = json.loads(json.dumps({**snap.to_json(), "coordinator": 1, "reconciled": snap.reconciled}))
+    check(ref_group(), as_sent, "group")
+
+
+def ref_group() -> dict[str, str]:
+    return {"$ref": "#/components/schemas/Group"}
