@@ -94,10 +94,11 @@ def members_by_id(tree: Any, ctx: Context | None = None) -> Any:
     return tree
 
 
-def topology_ready(label: str) -> Step:
+def topology_ready(label: str, member: str = MEMBER) -> Step:
     """Heartbeat (not compared) until the group sees the internal topics it asked for: Kafka's
     coordinator learns of created topics from its next metadata image, a moment later."""
-    return Step(HEARTBEAT, 0, beat(label), label=label + "-ready", compare=False, until=lambda a: not a.status)
+    return Step(HEARTBEAT, 0, beat(label, member), label=label + "-ready", compare=False,
+                until=lambda a: a.error_code == 0 and not a.status and bool(a.active_tasks))
 
 
 def test_join_get_tasks_describe_leave(targets: tuple[Target, Target]) -> None:
@@ -193,6 +194,27 @@ def test_missing_source_topic_then_created(targets: tuple[Target, Target]) -> No
                  until=lambda a: bool(a.status) and a.status[0].status_code != 1),
             *internal_topics_ready(3),
             topology_ready("later"),
+            Step(DESCRIBE, 0, describe, normalise=members_by_id),
+        ],
+    )
+
+
+def test_second_member_takes_half_after_the_first_revokes(targets: tuple[Target, Target]) -> None:
+    """Revoke before assign: the second member is given tasks only once the first reported them gone."""
+    differential(
+        *targets,
+        [
+            *create(partitions=2),
+            *coordinator_ready(),
+            Step(HEARTBEAT, 0, join("a"), label="a-joined", normalise=sorted_tasks),
+            *internal_topics_ready(2),
+            topology_ready("a-joined", "a"),
+            Step(HEARTBEAT, 0, join("b"), label="b-joined", normalise=sorted_tasks),
+            Step(HEARTBEAT, 0, beat("a-joined-ready", "a"), label="a-revoking", normalise=sorted_tasks),
+            Step(HEARTBEAT, 0, beat("b-joined", "b"), label="b-waiting", normalise=sorted_tasks),
+            Step(DESCRIBE, 0, describe, normalise=members_by_id),
+            Step(HEARTBEAT, 0, beat("a-revoking", "a"), label="a-revoked", normalise=sorted_tasks),
+            Step(HEARTBEAT, 0, beat("b-waiting", "b"), label="b-given", normalise=sorted_tasks),
             Step(DESCRIBE, 0, describe, normalise=members_by_id),
         ],
     )
