@@ -9,10 +9,18 @@ from typing import Any
 import pytest
 
 from mockbroker_protocol.messages import streams_group_heartbeat as sgh
+from mockbroker_protocol.messages.delete_groups import DeleteGroupsRequest
+from mockbroker_protocol.messages.list_groups import ListGroupsRequest
+from mockbroker_protocol.messages.offset_commit import (
+    OffsetCommitRequest,
+    OffsetCommitRequestPartition,
+    OffsetCommitRequestTopic,
+)
+from mockbroker_protocol.messages.offset_fetch import OffsetFetchRequest, OffsetFetchRequestTopic
 from mockbroker_protocol.messages.streams_group_describe import StreamsGroupDescribeRequest
 from tests.differential.harness import Context, Step, Target, differential
 from tests.differential.steps import create, metadata, topic_ready
-from tests.differential.test_classic_groups import coordinator_ready
+from tests.differential.test_classic_groups import coordinator_ready, only_ours
 
 HEARTBEAT, DESCRIBE = 88, 89
 MEMBER = "streams-member-1"
@@ -216,5 +224,51 @@ def test_second_member_takes_half_after_the_first_revokes(targets: tuple[Target,
             Step(HEARTBEAT, 0, beat("a-revoking", "a"), label="a-revoked", normalise=sorted_tasks),
             Step(HEARTBEAT, 0, beat("b-waiting", "b"), label="b-given", normalise=sorted_tasks),
             Step(DESCRIBE, 0, describe, normalise=members_by_id),
+        ],
+    )
+
+
+def test_shutdown_list_offsets_and_delete(targets: tuple[Target, Target]) -> None:
+    """A shutdown request reaches the member; ListGroups lists the group with type streams; a
+    member's OffsetCommit is checked against its epoch; DeleteGroups refuses a non-empty group and
+    deletes an empty one with its offsets."""
+    def commit(epoch_of: str, delta: int = 0) -> Any:
+        def build(ctx: Context) -> OffsetCommitRequest:
+            return OffsetCommitRequest(
+                group_id=ctx.group, generation_id_or_member_epoch=ctx.answers[epoch_of].member_epoch + delta,
+                member_id=MEMBER,
+                topics=[OffsetCommitRequestTopic(name=ctx.topic, partitions=[OffsetCommitRequestPartition(partition_index=0, committed_offset=7)])],
+            )  # fmt: skip
+
+        return build
+
+    def fetch(ctx: Context) -> OffsetFetchRequest:
+        return OffsetFetchRequest(group_id=ctx.group, topics=[OffsetFetchRequestTopic(name=ctx.topic, partition_indexes=[0])])
+
+    def delete(ctx: Context) -> DeleteGroupsRequest:
+        return DeleteGroupsRequest(groups_names=[ctx.group])
+
+    def leave(ctx: Context) -> sgh.StreamsGroupHeartbeatRequest:
+        return sgh.StreamsGroupHeartbeatRequest(group_id=ctx.group, member_id=MEMBER, member_epoch=-1)
+
+    differential(
+        *targets,
+        [
+            *create(partitions=2),
+            *coordinator_ready(),
+            Step(HEARTBEAT, 0, join(), label="joined", normalise=sorted_tasks),
+            *internal_topics_ready(2),
+            topology_ready("joined"),
+            Step(16, 5, lambda ctx: ListGroupsRequest(types_filter=["streams"]), normalise=only_ours),
+            Step(8, 9, commit("joined-ready")),
+            Step(8, 9, commit("joined-ready", 1)),
+            Step(42, 2, delete),
+            Step(HEARTBEAT, 0, beat("joined-ready", shutdown_application=True), label="shutdown", normalise=sorted_tasks),
+            Step(HEARTBEAT, 0, beat("shutdown"), normalise=sorted_tasks),
+            Step(HEARTBEAT, 0, leave),
+            Step(16, 5, lambda ctx: ListGroupsRequest(types_filter=["streams"]), normalise=only_ours),
+            Step(9, 7, fetch),
+            Step(42, 2, delete),
+            Step(9, 7, fetch),
         ],
     )
