@@ -19,7 +19,7 @@ from mockbroker_protocol.messages.offset_commit import (
 from mockbroker_protocol.messages.offset_fetch import OffsetFetchRequest, OffsetFetchRequestTopic
 from mockbroker_protocol.messages.streams_group_describe import StreamsGroupDescribeRequest
 from tests.differential.harness import Context, Step, Target, differential
-from tests.differential.steps import create, metadata, topic_ready
+from tests.differential.steps import creatable, create, create_topics, metadata, topic_ready
 from tests.differential.test_classic_groups import coordinator_ready, only_ours
 
 HEARTBEAT, DESCRIBE = 88, 89
@@ -272,3 +272,26 @@ def test_shutdown_list_offsets_and_delete(targets: tuple[Target, Target]) -> Non
             Step(9, 7, fetch),
         ],
     )
+
+
+def test_an_existing_internal_topic_with_other_partitions(targets: tuple[Target, Target]) -> None:
+    """INCORRECTLY_PARTITIONED_TOPICS: the repartition topic exists with 3 partitions where the
+    topology needs as many as the source's 2."""
+    differential(
+        *targets,
+        [
+            *create(partitions=2),
+            Step(19, 7, create_topics(creatable(repartition, partitions=3))),
+            topic_ready(repartition, 3),
+            *coordinator_ready(),
+            # Kafka's group coordinator learns of the topic from its metadata image, which may
+            # lag Metadata's answers: the member rejoins until it reports the topic (a rejoin
+            # that finds the topic bumps Kafka's epoch once more, hence the epoch is not compared).
+            Step(HEARTBEAT, 0, join(), label="joined", normalise=sorted_tasks, ignore=("member_epoch",),
+                 until=lambda a: bool(a.status) and a.status[0].status_code == 2),
+        ],
+    )
+
+
+def test_describe_unknown_and_other_kinds(targets: tuple[Target, Target]) -> None:
+    differential(*targets, [*coordinator_ready(), Step(DESCRIBE, 0, describe), Step(DESCRIBE, 0, lambda ctx: StreamsGroupDescribeRequest(group_ids=[""]))])
