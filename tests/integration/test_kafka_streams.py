@@ -286,3 +286,27 @@ def test_standby_replica_takes_over_when_the_active_instance_dies() -> None:
     finally:
         problems = cluster.close(check=False)
     assert not [p for p in problems if p.startswith("broker bug:")], problems
+
+
+def test_missing_source_topic_is_reported_and_the_app_recovers_when_it_appears(mock: KafkaCluster) -> None:
+    """Started before its input topic exists, the application is told MISSING_SOURCE_TOPICS (the
+    group stays NotReady, no tasks); once the topic is created it gets its tasks and counts."""
+    bootstrap = mock.bootstrap_servers
+    app_id = f"wordcount-missing-{os.getpid()}"
+    topics = (f"{app_id}-input", f"{app_id}-output")
+    with tempfile.TemporaryDirectory() as state_dir, instances() as apps:
+        apps.append(Instance(bootstrap, app_id, "streams", "at_least_once", state_dir, "a", topics))
+
+        def missing() -> bool:
+            snap = mock.call(lambda: mock.cluster.groups.snapshot(app_id))
+            status = None if snap is None else snap["topology_status"]
+            return status is not None and status["status"] == "MISSING_SOURCE_TOPICS" and snap["state"] == "NotReady"
+
+        wait_for(missing, "the group NotReady with MISSING_SOURCE_TOPICS", apps[0].explain, timeout=STARTUP_S)
+        create_topics(bootstrap, *topics)
+        reader = OutputReader(bootstrap, topics[1])
+        produce(bootstrap, topics[0], lines_of(0))
+        wait_for(lambda: reader.poll() == expected_counts(lines_of(0)), "the counts once the topic exists",
+                 lambda: f"{reader.latest}\n{apps[0].explain()}", timeout=90)  # fmt: skip
+        wait_for(lambda: _stable_snapshot(mock, app_id, 1), "the group Stable with its one member")
+        reader.close()
