@@ -299,8 +299,9 @@ def test_missing_source_topic_is_reported_and_the_app_recovers_when_it_appears(m
 
         def missing() -> bool:
             snap = mock.call(lambda: mock.cluster.groups.snapshot(app_id))
-            status = None if snap is None else snap["topology_status"]
-            return status is not None and status["status"] == "MISSING_SOURCE_TOPICS" and snap["state"] == "NotReady"
+            if snap is None or snap["topology_status"] is None:
+                return False
+            return bool(snap["topology_status"]["status"] == "MISSING_SOURCE_TOPICS" and snap["state"] == "NotReady")
 
         wait_for(missing, "the group NotReady with MISSING_SOURCE_TOPICS", apps[0].explain, timeout=STARTUP_S)
         create_topics(bootstrap, *topics)
