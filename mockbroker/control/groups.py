@@ -134,11 +134,14 @@ class GroupControl(ControlBase):
         A classic group rebalances without it; ControlError while it is parked in
         JoinGroup/SyncGroup, where Kafka cannot expire it either. A consumer group member is
         fenced (its next heartbeat gets UNKNOWN_MEMBER_ID, and it rejoins with epoch 0) and the
-        group epoch is bumped. Returns its member id."""
+        group epoch is bumped; so is a streams group member (KIP-1071). Returns its member id."""
         coordinator, now = self.cluster.groups, self.cluster.clock.now_ms()
         classic = coordinator.groups.get(group_id)
+        streams = coordinator.streams.groups.get(group_id)
         if classic is not None:
             candidates = [(m.member_id, m.member_id, m.group_instance_id, m.client_id) for m in classic.members.values()]
+        elif streams is not None:
+            candidates = [(m.member_id, m.member_id, None, m.client_id) for m in streams.members.values()]
         else:
             consumer = self._consumer_group(group_id)
             candidates = [(m.member_id, m.member_id, m.instance_id, m.client_id) for m in consumer.members.values()]
@@ -151,6 +154,8 @@ class GroupControl(ControlBase):
         try:
             if classic is not None:
                 coordinator.expire_member_session(group_id, found, now, cause)
+            elif streams is not None:
+                coordinator.streams.expire_member_session(group_id, found, now, cause)
             else:
                 coordinator.consumer.expire_member_session(group_id, found, now, cause)
         except ValueError as exc:
@@ -163,10 +168,12 @@ class GroupControl(ControlBase):
         would: heartbeats answer REBALANCE_IN_PROGRESS and members rejoin. A consumer group
         (any state but Empty) gets its group epoch bumped and a new target assignment computed,
         as a change of the subscribed topics' metadata would: it is Reconciling until every
-        member has reconciled to the new epoch at its next heartbeat (docs/control.md)."""
+        member has reconciled to the new epoch at its next heartbeat (docs/control.md). A streams
+        group likewise (a new target for a new group epoch)."""
         coordinator, now = self.cluster.groups, self.cluster.clock.now_ms()
         classic = coordinator.groups.get(group_id)
-        consumer = None if classic is not None else self._consumer_group(group_id)
+        streams = coordinator.streams.groups.get(group_id)
+        consumer = None if classic is not None or streams is not None else self._consumer_group(group_id)
         def cause() -> None:  # as in expire_session: only once accepted, before the effects
             self._record("control.rebalance_forced", group_id=group_id, reason=reason)
 
@@ -174,6 +181,9 @@ class GroupControl(ControlBase):
             if classic is not None:
                 coordinator.force_rebalance(group_id, now, reason, cause)
                 return str(classic.state.value)
+            if streams is not None:
+                coordinator.streams.force_rebalance(group_id, now, reason, cause)
+                return str(streams.state.value)
             failed = coordinator.consumer.force_rebalance(group_id, now, reason, cause)
         except ValueError as exc:
             raise ControlError(str(exc)) from None

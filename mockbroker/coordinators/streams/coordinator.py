@@ -906,6 +906,40 @@ class StreamsGroupCoordinator:
         self.remove_group(group, now_ms, "DeleteGroups", offsets_deleted=deleted)
         return ErrorCode.NONE
 
+    # -- control entry points (mockbroker.control) -----------------------------------------------------
+
+    def expire_member_session(self, group_id: str, member_id: str, now_ms: int, accepted: Callable[[], None] | None = None) -> None:
+        """Expire a member's session now, as if group.streams.session.timeout.ms had passed
+        without a heartbeat: the session-timeout fencing path itself (``streams_group.member_fenced``,
+        cause ``session_timeout``). ValueError for an unknown member; ``accepted`` runs once the
+        checks passed, before any effect."""
+        group = self.groups.get(group_id)
+        if group is None or member_id not in group.members:
+            raise ValueError(f"streams group {group_id!r} has no member {member_id!r}")
+        if accepted is not None:
+            accepted()
+        self.streams_group_fence_member_operation(
+            group_id, member_id, now_ms,
+            f"the member session expired ({self.config.streams_group_session_timeout_ms} ms without a heartbeat; "
+            "expired now by the control API)",
+            "session_timeout",
+        )  # fmt: skip
+
+    def force_rebalance(self, group_id: str, now_ms: int, reason: str, accepted: Callable[[], None] | None = None) -> None:
+        """Bump the group epoch and compute a new target assignment now, as a change of the
+        topology's topics would; every member reconciles to the new epoch at its next heartbeat.
+        ValueError for an unknown or empty group."""
+        group = self.groups.get(group_id)
+        if group is None:
+            raise ValueError(f"no streams group {group_id!r}")
+        if not group.members:
+            raise ValueError(f"streams group {group_id} is Empty; there is nothing to rebalance")
+        if accepted is not None:
+            accepted()
+        self._bump_group_epoch(group, now_ms, reason)
+        self._update_target_assignment(group, now_ms)
+        self.update_state(group, now_ms, reason)
+
     # -- introspection -------------------------------------------------------------------------------
 
     def snapshot(self, group_id: str) -> dict[str, Any] | None:

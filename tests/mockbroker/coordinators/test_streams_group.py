@@ -389,3 +389,18 @@ async def test_control_and_http_views_of_a_streams_group() -> None:
 
 def ref_group() -> dict[str, str]:
     return {"$ref": "#/components/schemas/Group"}
+
+
+async def test_control_expires_a_streams_member_and_forces_a_rebalance() -> None:
+    h = StreamsHarness()
+    h.enter("a")
+    h.beat("a", h.epoch("a"), active={}, standby={})
+    h.enter("b")
+    control = h.cluster.control
+    epoch = h.sgroup().group_epoch
+    assert await control.force_rebalance("g", "a test wants it") in ("Reconciling", "Stable")
+    assert h.sgroup().group_epoch == h.sgroup().assignment_epoch == epoch + 1
+    assert await control.expire_session("g", "b") == "b"
+    assert list(h.sgroup().members) == ["a"]
+    assert [e.details["cause"] for e in h.events("streams_group.member_fenced")] == ["session_timeout"]
+    assert [e.type for e in h.events() if e.type.startswith("control.")][-2:] == ["control.rebalance_forced", "control.session_expired"]
