@@ -295,3 +295,24 @@ def test_an_existing_internal_topic_with_other_partitions(targets: tuple[Target,
 
 def test_describe_unknown_and_other_kinds(targets: tuple[Target, Target]) -> None:
     differential(*targets, [*coordinator_ready(), Step(DESCRIBE, 0, describe), Step(DESCRIBE, 0, lambda ctx: StreamsGroupDescribeRequest(group_ids=[""]))])
+
+
+def test_three_members_share_the_tasks_as_kafka_assigns_them(targets: tuple[Target, Target]) -> None:
+    """Three members (three processes) join before the source topic exists; once it and the
+    internal topics exist, the first assignment spreads the 2 x 6 tasks as Kafka's sticky
+    assignor does."""
+    differential(
+        *targets,
+        [
+            *coordinator_ready(),
+            Step(HEARTBEAT, 0, join("a"), label="a-joined", normalise=sorted_tasks),
+            Step(HEARTBEAT, 0, join("b"), label="b-joined", normalise=sorted_tasks),
+            Step(HEARTBEAT, 0, join("c"), label="c-joined", normalise=sorted_tasks),
+            *create(partitions=6),
+            Step(HEARTBEAT, 0, beat("a-joined", "a"), label="a-later", compare=False,
+                 until=lambda a: bool(a.status) and a.status[0].status_code != 1),
+            *internal_topics_ready(6),
+            topology_ready("a-later", "a"),
+            Step(DESCRIBE, 0, describe, normalise=members_by_id),
+        ],
+    )
