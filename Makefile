@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # mypy --strict covers these packages .
 TYPED  := mockbroker_protocol mockbroker mockbroker_assignors mockbroker_conformance
 
-.PHONY: test lint typecheck pytest deps build-deps clients bytecode container-images regen bench bench-broker clean serve kafka java-driver go-drivers
+.PHONY: test lint typecheck pytest deps build-deps clients bytecode container-images regen bench bench-broker clean serve kafka java-driver streams-app go-drivers
 # Command-line tools the integration tests drive, by Debian package name (each is also its command).
 APT_TOOLS := kcat
 
@@ -57,7 +57,7 @@ typecheck: $(STAMP)
 
 ## pytest: the whole suite (on the compiled codecs when they are built), then the protocol suite
 ## again on the pure codecs (MOCKBROKER_PURE_CODEC=1), so both shapes are tested.
-pytest: $(STAMP) deps clients kafka java-driver go-drivers bytecode container-images
+pytest: $(STAMP) deps clients kafka java-driver streams-app go-drivers bytecode container-images
 	$(BIN)/python -m pytest
 	MOCKBROKER_PURE_CODEC=1 $(BIN)/python -m pytest -q -m 'not compiled_codec' tests/protocol
 
@@ -120,6 +120,28 @@ $(JAVA_DRIVER)/.built: mockbroker_conformance/drivers/java/pom.xml $(JAVA_DRIVER
 	rm -rf $(JAVA_DRIVER) && \
 	mvn -q -B -f mockbroker_conformance/drivers/java/pom.xml -Ddriver.dir=$(CURDIR)/$(JAVA_DRIVER) dependency:copy-dependencies && \
 	javac --release 17 -nowarn -d $(JAVA_DRIVER)/classes -cp '$(JAVA_DRIVER)/libs/*' $(JAVA_DRIVER_SOURCES) && \
+	touch $@
+
+## streams-app: the Kafka Streams word count of the streams-group tests (KIP-1071,
+## mockbroker_conformance/drivers/streams): Maven copies kafka-streams (the broker's version) and its
+## dependencies into build/streams-app/libs, javac compiles the app into build/streams-app/classes;
+## both only when the pom or a source changed. javac and mvn as for java-driver.
+STREAMS_APP := build/streams-app
+STREAMS_APP_SOURCES := $(wildcard mockbroker_conformance/drivers/streams/src/main/java/mockbroker/streams/*.java)
+streams-app: kafka $(STREAMS_APP)/.built
+
+$(STREAMS_APP)/.built: mockbroker_conformance/drivers/streams/pom.xml $(STREAMS_APP_SOURCES)
+	@if ! command -v javac >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing openjdk-17-jdk-headless with apt-get (javac)"; mkdir -p /usr/share/man/man1; \
+	  (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y openjdk-17-jdk-headless) || exit 1; \
+	fi
+	@if ! command -v javac >/dev/null 2>&1 || ! command -v mvn >/dev/null 2>&1; then \
+	  echo "make streams-app: javac or mvn missing (Debian/Ubuntu: sudo apt-get install -y openjdk-17-jdk-headless" \
+	    "maven); the Kafka Streams tests skip locally, fail under CI=true." >&2; exit 0; \
+	fi; \
+	rm -rf $(STREAMS_APP) && \
+	mvn -q -B -f mockbroker_conformance/drivers/streams/pom.xml -Dapp.dir=$(CURDIR)/$(STREAMS_APP) dependency:copy-dependencies && \
+	javac --release 17 -nowarn -d $(STREAMS_APP)/classes -cp '$(STREAMS_APP)/libs/*' $(STREAMS_APP_SOURCES) && \
 	touch $@
 
 ## go-drivers: the Go module drivers of the conformance suite (mockbroker_conformance/drivers/franz-go

@@ -81,6 +81,8 @@ APIS: dict[int, str] = {
     66: "ListTransactions",
     68: "ConsumerGroupHeartbeat",
     69: "ConsumerGroupDescribe",
+    88: "StreamsGroupHeartbeat",
+    89: "StreamsGroupDescribe",
 }
 # Non-API structures that travel inside other messages (JoinGroup/SyncGroup metadata).
 DATA_MESSAGES = ("ConsumerProtocolSubscription", "ConsumerProtocolAssignment")

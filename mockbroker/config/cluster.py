@@ -90,6 +90,14 @@ class ClusterConfig:
     # group.consumer.migration.policy: bidirectional, upgrade, downgrade or disabled (Kafka's
     # default bidirectional): online migration between classic and consumer groups (§10.8).
     group_consumer_migration_policy: str = "bidirectional"
+    # KIP-1071 streams groups (resolved in mockbroker/config/groups.py; None: mockbroker's
+    # fast-test default, or Kafka's with kafka_defaults).
+    group_streams_session_timeout_ms: int | None = None  # group.streams.session.timeout.ms: 10000 here, Kafka 45000
+    group_streams_heartbeat_interval_ms: int | None = None  # group.streams.heartbeat.interval.ms: 100 here, Kafka 5000
+    group_streams_max_size: int = 2147483647  # group.streams.max.size
+    group_streams_num_standby_replicas: int = 0  # group.streams.num.standby.replicas
+    # group.streams.initial.rebalance.delay.ms: 0 here, Kafka 3000
+    group_streams_initial_rebalance_delay_ms: int | None = None
     # Kafka's exact defaults for every setting above left at None (--kafka-defaults).
     kafka_defaults: bool = False
     # Also append the event log (mockbroker/events.py, docs/events.md) to this file as JSON Lines.
@@ -197,6 +205,11 @@ KAFKA_NAMES: dict[str, str] = {
     "group.consumer.max.size": "group_consumer_max_size",
     "group.consumer.assignors": "group_consumer_assignors",
     "group.consumer.migration.policy": "group_consumer_migration_policy",
+    "group.streams.session.timeout.ms": "group_streams_session_timeout_ms",
+    "group.streams.heartbeat.interval.ms": "group_streams_heartbeat_interval_ms",
+    "group.streams.max.size": "group_streams_max_size",
+    "group.streams.num.standby.replicas": "group_streams_num_standby_replicas",
+    "group.streams.initial.rebalance.delay.ms": "group_streams_initial_rebalance_delay_ms",
 }
 KAFKA_NAMES_BY_FIELD = {v: k for k, v in KAFKA_NAMES.items()}
 FIELD_TYPES: dict[str, str] = {f.name: str(f.type) for f in dataclasses.fields(ClusterConfig)}

@@ -98,6 +98,12 @@ KAFKA_CONSUMER_MIN_SESSION_TIMEOUT_MS = 45000
 MOCK_CONSUMER_HEARTBEAT_INTERVAL_MS = 100
 KAFKA_CONSUMER_HEARTBEAT_INTERVAL_MS = 5000
 MOCK_CONSUMER_MIN_HEARTBEAT_INTERVAL_MS = 1
+MOCK_STREAMS_SESSION_TIMEOUT_MS = 10000
+KAFKA_STREAMS_SESSION_TIMEOUT_MS = 45000
+MOCK_STREAMS_HEARTBEAT_INTERVAL_MS = 100
+KAFKA_STREAMS_HEARTBEAT_INTERVAL_MS = 5000
+MOCK_STREAMS_INITIAL_REBALANCE_DELAY_MS = 0
+KAFKA_STREAMS_INITIAL_REBALANCE_DELAY_MS = 3000
 KAFKA_CONSUMER_MIN_HEARTBEAT_INTERVAL_MS = 5000
 DEFAULT_CONSUMER_ASSIGNORS = ("uniform", "range")
 # ConsumerGroupMigrationPolicy: which online conversions between classic and consumer groups are
@@ -138,6 +144,12 @@ class GroupConfig:
     # Names or "module:attr" references, resolved by mockbroker_assignors.registry; the first is the default.
     consumer_group_assignors: tuple[str, ...] = DEFAULT_CONSUMER_ASSIGNORS
     consumer_group_migration_policy: str = DEFAULT_MIGRATION_POLICY
+    # KIP-1071 streams groups (GroupCoordinatorConfig's group.streams.*)
+    streams_group_session_timeout_ms: int = MOCK_STREAMS_SESSION_TIMEOUT_MS
+    streams_group_heartbeat_interval_ms: int = MOCK_STREAMS_HEARTBEAT_INTERVAL_MS
+    streams_group_max_size: int = 2147483647
+    streams_group_num_standby_replicas: int = 0
+    streams_group_initial_rebalance_delay_ms: int = MOCK_STREAMS_INITIAL_REBALANCE_DELAY_MS
 
     def __post_init__(self) -> None:
         """GroupCoordinatorConfig's cross-checks of the KIP-848 settings."""
@@ -215,6 +227,19 @@ class GroupConfig:
             consumer_group_max_size=config.group_consumer_max_size,
             consumer_group_assignors=tuple(a.strip() for a in config.group_consumer_assignors.split(",") if a.strip()),
             consumer_group_migration_policy=config.group_consumer_migration_policy,
+            streams_group_session_timeout_ms=pick(
+                config.group_streams_session_timeout_ms, MOCK_STREAMS_SESSION_TIMEOUT_MS, KAFKA_STREAMS_SESSION_TIMEOUT_MS
+            ),
+            streams_group_heartbeat_interval_ms=pick(
+                config.group_streams_heartbeat_interval_ms, MOCK_STREAMS_HEARTBEAT_INTERVAL_MS,
+                KAFKA_STREAMS_HEARTBEAT_INTERVAL_MS,
+            ),
+            streams_group_max_size=config.group_streams_max_size,
+            streams_group_num_standby_replicas=config.group_streams_num_standby_replicas,
+            streams_group_initial_rebalance_delay_ms=pick(
+                config.group_streams_initial_rebalance_delay_ms, MOCK_STREAMS_INITIAL_REBALANCE_DELAY_MS,
+                KAFKA_STREAMS_INITIAL_REBALANCE_DELAY_MS,
+            ),
             group_min_session_timeout_ms=min_session,
             group_max_session_timeout_ms=config.group_max_session_timeout_ms,
             group_initial_rebalance_delay_ms=delay,

@@ -63,6 +63,8 @@ TABLE: dict[ApiKey, tuple[str, tuple[int, int], int | None]] = {
     ApiKey.LIST_TRANSACTIONS: ("list_transactions", (0, 2), None),
     ApiKey.CONSUMER_GROUP_HEARTBEAT: ("consumer_group_heartbeat", (0, 1), None),
     ApiKey.CONSUMER_GROUP_DESCRIBE: ("consumer_group_describe", (0, 1), None),
+    ApiKey.STREAMS_GROUP_HEARTBEAT: ("streams_group_heartbeat", (0, 0), None),
+    ApiKey.STREAMS_GROUP_DESCRIBE: ("streams_group_describe", (0, 0), None),
 }
 
 MODULES = tuple(sorted(module for module, _, _ in TABLE.values()))

@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from mockbroker.control import AnyGroupSnapshot, ConsumerGroupSnapshot, Control, ControlError, NotFound
+from mockbroker.control import (
+    AnyGroupSnapshot,
+    ConsumerGroupSnapshot,
+    Control,
+    ControlError,
+    NotFound,
+    StreamsGroupSnapshot,
+)
 from mockbroker.events import Event
 from mockbroker.http.calls import Call, Param, Reply, parse_param
 from mockbroker.http.components import STATES_BY_TYPE
@@ -156,7 +163,7 @@ class Endpoints:
         """A snapshot as the API shows it: its to_json(), the coordinator, and for a consumer group
         whether it is reconciled (a property, which to_json() leaves out)."""
         out = {**g.to_json(), "coordinator": await self._control.coordinator(g.group_id)}
-        if isinstance(g, ConsumerGroupSnapshot):
+        if isinstance(g, (ConsumerGroupSnapshot, StreamsGroupSnapshot)):
             out["reconciled"] = g.reconciled
         return out
 

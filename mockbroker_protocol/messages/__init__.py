@@ -44,6 +44,8 @@ API_MODULES: dict[int, str] = {
     66: "list_transactions",
     68: "consumer_group_heartbeat",
     69: "consumer_group_describe",
+    88: "streams_group_heartbeat",
+    89: "streams_group_describe",
 }
 
 # api key -> (API name, the request's valid versions, its flexible versions or None): what
@@ -87,4 +89,6 @@ API_VERSIONS: dict[int, tuple[str, tuple[int, int], tuple[int, int] | None]] = {
     66: ("ListTransactions", (0, 2), (0, 32767)),
     68: ("ConsumerGroupHeartbeat", (0, 1), (0, 32767)),
     69: ("ConsumerGroupDescribe", (0, 1), (0, 32767)),
+    88: ("StreamsGroupHeartbeat", (0, 0), (0, 32767)),
+    89: ("StreamsGroupDescribe", (0, 0), (0, 32767)),
 }

@@ -163,6 +163,9 @@ def test_defaults_are_fast_for_tests_and_kafkas_with_kafka_defaults() -> None:
         consumer_group_max_heartbeat_interval_ms=15000,
         consumer_group_max_size=2147483647,
         consumer_group_assignors=("uniform", "range"),
+        streams_group_session_timeout_ms=45000,
+        streams_group_heartbeat_interval_ms=5000,
+        streams_group_initial_rebalance_delay_ms=3000,
     )
     explicit = GroupConfig.from_cluster_config(ClusterConfig(kafka_defaults=True, group_initial_rebalance_delay_ms=0))
     assert (explicit.group_initial_rebalance_delay_ms, explicit.group_min_session_timeout_ms) == (0, 6000)
