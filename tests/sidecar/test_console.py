@@ -26,6 +26,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 from urllib.parse import urlsplit
+from urllib.request import urlopen
 
 import pytest
 
@@ -38,6 +39,7 @@ from tests.sidecar.support import Sidecar
 GROUP, TOPIC, PARTITIONS, TOKEN = "console-app", "orders", 4, "console-secret"
 SHOTS = Path(__file__).resolve().parents[2] / "build" / "console"
 WAIT_MS = DEADLINE_S * 1000
+API_WAIT_S = 25  # the API's own waits: within the test client's 30 s timeout (Sidecar.client)
 # api.get("/groups/{group_id}", ...): every call of the console's JavaScript names its template.
 CALL = re.compile(r"\bapi\.(get|post|put|delete|stream)\(\s*\"([^\"]+)\"")
 
@@ -108,7 +110,7 @@ def test_console_shows_a_live_group_and_injects_faults(sidecar: Any, page: Any) 
 
     with Members(SimpleNamespace(bootstrap_servers=side.bootstrap), GROUP, TOPIC) as members:  # type: ignore[arg-type]
         first, second = members.start("kafka-python", "console-c1"), members.start("kafka-python", "console-c2")
-        stable = api.request("GET", f"/groups/{GROUP}/wait", query={"state": "Stable", "members": 2, "timeout": int(DEADLINE_S)})
+        stable = api.request("GET", f"/groups/{GROUP}/wait", query={"state": "Stable", "members": 2, "timeout": API_WAIT_S})
 
         # The page itself needs no token; its calls do, and it asks for it.
         page.goto(f"{side.admin}/ui#/groups/{GROUP}")
@@ -140,11 +142,12 @@ def test_console_shows_a_live_group_and_injects_faults(sidecar: Any, page: Any) 
         expect(rebalance).to_have_count(1)
         expect(rebalance).to_have_attribute("data-trigger", re.compile(f"removing member {victim['member_id']} on heartbeat expiration"))
         expect(rebalance.locator("li[data-type='group.transition']").first).to_contain_text("Stable → PreparingRebalance")
-        # The matrix changes live: the expired member id leaves it, the group forms again with two.
+        # The matrix changes live: the expired member id leaves it, the group forms again with two
+        # (console-c1 rejoins with a new member id, in the same rebalance or the next).
         expect(matrix.locator(f"tr[data-member='{victim['member_id']}']")).to_have_count(0)
         again = api.request(
             "GET", f"/groups/{GROUP}/wait",
-            query={"state": "Stable", "members": 2, "generation_at_least": stable["generation_id"] + 2, "timeout": int(DEADLINE_S)},
+            query={"state": "Stable", "members": 2, "generation_at_least": stable["generation_id"] + 1, "timeout": API_WAIT_S},
         )  # fmt: skip
         expect(summary.locator("[data-field=generation_id]")).to_have_text(str(again["generation_id"]))
         expect(summary.locator("[data-field=state]")).to_have_text("Stable")
@@ -182,3 +185,39 @@ def test_console_shows_a_live_group_and_injects_faults(sidecar: Any, page: Any) 
     assert ("GET", "/events/stream") in api_calls and ("POST", f"/groups/{GROUP}/expire") in api_calls
     stray = sorted(c for c in api_calls if not any(c[0] == m and p.match(c[1]) for m, p in documented))
     assert not stray, f"the console called endpoints the OpenAPI document lacks: {stray}"
+
+
+def test_console_moves_a_manual_clock_and_pushes_and_clears_errors(sidecar: Any, page: Any) -> None:
+    from playwright.sync_api import expect
+
+    side: Sidecar = sidecar("--topic", f"{TOPIC}:1", "--manual-clock")
+    api = side.client()
+    # The console's files: the index at /ui/ (with a CSP that allows only this server), JSON 404 otherwise.
+    status, _ = api.raw("GET", "/ui/no-such-file.js")
+    assert status == 404
+    with urlopen(f"{side.admin}/ui") as answer:  # follows the redirect to /ui/
+        assert answer.url.endswith("/ui/") and "default-src 'self'" in answer.headers["Content-Security-Policy"]
+
+    before = api.request("GET", "/clock")["now_ms"]
+    page.goto(f"{side.admin}/ui/#/cluster")
+    expect(page.locator("[data-field=now_ms]")).to_contain_text(f"{before} ms")
+    page.get_by_label("Advance by (ms)").fill("1500")
+    page.get_by_role("button", name="Advance").click()
+    expect(page.locator("[data-field=now_ms]")).to_contain_text(f"{before + 1500} ms")
+    assert api.request("GET", "/clock")["now_ms"] == before + 1500
+
+    page.get_by_role("link", name="Faults").click()
+    page.get_by_label("API", exact=True).fill("OffsetCommit")
+    page.get_by_label("Errors (comma-separated)").fill("NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS")
+    page.get_by_role("button", name="Push").click()
+    pending = page.locator("table", has=page.locator("caption", has_text="Pending errors"))
+    expect(pending.locator("tbody")).to_contain_text("NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS")
+    assert list(api.request("GET", "/faults")["pending_errors"].values()) == [["NOT_COORDINATOR", "COORDINATOR_LOAD_IN_PROGRESS"]]
+    page.get_by_role("button", name="Clear all faults").click()
+    expect(pending.locator("tbody")).to_have_text("none")
+    assert api.request("GET", "/faults")["pending_errors"] == {}
+
+    page.get_by_role("link", name="Requests").click()
+    page.get_by_role("button", name="Turn it on").click()
+    expect(page.get_by_role("button", name="Turn it off")).to_be_visible()
+    assert api.request("GET", "/requests")["enabled"] is True

@@ -372,12 +372,14 @@ function clusterPage() {
   const body = h("div");
   const clock = h("div");
   const ms = h("input", { id: "advance-ms", name: "ms", type: "number", min: 1, value: 1000 });
+  const advance = h("button", { type: "submit" }, "Advance");
   fill(view, h("h1", {}, "Cluster"), body,
     h("section", { "aria-labelledby": "h-clock" }, h("h2", { id: "h-clock" }, "Clock"), clock,
       h("form", { class: "inline", onsubmit: (e) => { e.preventDefault(); act("advance", () => api.post("/clock/advance", { body: { ms: Number(ms.value) } })); } },
-        field("Advance by (ms)", ms), h("button", { type: "submit" }, "Advance"))));
+        field("Advance by (ms)", ms), advance)));
   return {
-    onEvent: (event) => (event.type.startsWith("control.broker") || event.type === "control.leader_moved") && schedule(),
+    // Any event may come with a clock move; a manual clock's advance records none of its own.
+    onEvent: () => schedule(),
     async refresh() {
       const c = await api.get("/cluster");
       const t = await api.get("/clock");
@@ -391,7 +393,7 @@ function clusterPage() {
             ? h("button", { type: "button", class: "danger", "data-key": `down-${b.node_id}`, onclick: () => act(`broker ${b.node_id} down`, () => api.post("/brokers/{broker_id}/down", { path: { broker_id: b.node_id } })) }, `Take broker ${b.node_id} down`)
             : h("button", { type: "button", "data-key": `up-${b.node_id}`, onclick: () => act(`broker ${b.node_id} up`, () => api.post("/brokers/{broker_id}/up", { path: { broker_id: b.node_id } })) }, `Bring broker ${b.node_id} up`))))));
       fill(clock, facts([["Kind", t.manual ? "manual (moves only when advanced)" : "real time (cannot be advanced)"], ["Now", `${t.now_ms} ms (${new Date(t.now_ms).toISOString()})`, "now_ms"]]));
-      ms.disabled = !t.manual;
+      ms.disabled = advance.disabled = !t.manual;
     },
   };
 }
