@@ -173,6 +173,19 @@ def test_console_shows_a_live_group_and_injects_faults(sidecar: Any, page: Any) 
         expect(page.locator("td", has_text="hello from the console")).to_have_count(1)
         page.screenshot(path=str(SHOTS / "topic.png"), full_page=True)
 
+        # Committed offsets and lag: the consumers commit what they read (the record at offset 0
+        # of partition 2); the commit's event redraws the group page.
+        for member in (first, second):
+            assert member.commit()["event"] == "committed", members.explain()
+        page.get_by_role("link", name="Groups").click()
+        page.get_by_role("link", name=GROUP).click()
+        committed = page.locator("section[aria-labelledby=h-offsets] tbody tr", has=page.locator("td", has_text=TOPIC))
+        expect(committed.filter(has=page.locator("td:nth-child(2)", has_text="2"))).to_have_text(re.compile(r"^orders\s*2\s*1\s*1\s*0$"))
+        page.set_viewport_size({"width": 1000, "height": 860})
+        page.locator("#toast").evaluate("toasts => toasts.replaceChildren()")
+        page.screenshot(path=str(SHOTS / "readme.png"))
+        page.set_viewport_size({"width": 1200, "height": 800})
+
         for name in ("Faults", "Cluster", "Requests"):
             page.get_by_role("link", name=name).click()
             expect(page.get_by_role("heading", level=1, name=name)).to_be_visible()
