@@ -13,6 +13,9 @@ kafka-python consumers in a classic group (tests/integration/clients/group_membe
   back on the page;
 - every request the page makes goes to the broker's own server, to an endpoint of the OpenAPI
   document (and, statically, every call in the JavaScript names one);
+- a KIP-848 consumer group (confluent-kafka) shows its epochs and owned partitions, and a
+  rebalance forced from the page appears in the timeline with its reason as the trigger;
+- a manual clock advanced, errors pushed and cleared, the request log turned on from the pages;
 - screenshots of each page go to build/console/ (CI keeps them as artifacts).
 """
 
@@ -234,3 +237,36 @@ def test_console_moves_a_manual_clock_and_pushes_and_clears_errors(sidecar: Any,
     page.get_by_role("button", name="Turn it on").click()
     expect(page.get_by_role("button", name="Turn it off")).to_be_visible()
     assert api.request("GET", "/requests")["enabled"] is True
+
+
+def test_console_shows_a_consumer_group_and_forces_a_rebalance(sidecar: Any, page: Any) -> None:
+    """A KIP-848 consumer group (confluent-kafka, group.protocol=consumer): epochs instead of a
+    generation, the matrix from each member's owned partitions, a forced rebalance's new epoch."""
+    from playwright.sync_api import expect
+
+    group = "console-kip848"
+    side: Sidecar = sidecar("--topic", f"{TOPIC}:{PARTITIONS}", "--set", "group.consumer.heartbeat.interval.ms=200")
+    api = side.client()
+    wait = {"type": "consumer", "members": 2, "reconciled": "true", "timeout": API_WAIT_S}
+    with Members(SimpleNamespace(bootstrap_servers=side.bootstrap), group, TOPIC) as members:  # type: ignore[arg-type]
+        for client_id in ("kip848-c1", "kip848-c2"):
+            members.start("confluent", client_id, group_protocol="consumer")
+        stable = api.request("GET", f"/groups/{group}/wait", query=wait)
+        page.goto(f"{side.admin}/ui/#/groups/{group}")
+        summary, matrix = page.locator("dl.facts"), page.locator("table.matrix")
+        expect(summary.locator("[data-field=state]")).to_have_text("Stable")
+        expect(summary.locator("[data-field=group_epoch]")).to_have_text(str(stable["group_epoch"]))
+        for m in stable["members"]:
+            row = matrix.locator(f"tr[data-member='{m['member_id']}']")
+            expect(row.locator("td[data-state=owns]")).to_have_count(len(m["assigned"][TOPIC]))
+        expect(matrix.locator("td[data-state=owns]")).to_have_count(PARTITIONS)
+
+        page.get_by_label("Reason (optional)").fill("rebalanced from the console test")
+        page.get_by_role("button", name="Force a rebalance").click()
+        rebalance = page.locator("ol.timeline > li[data-trigger*='rebalanced from the console test']")
+        expect(rebalance).to_have_count(1)
+        again = api.request("GET", f"/groups/{group}/wait", query={**wait, "generation_at_least": stable["group_epoch"] + 1})
+        expect(summary.locator("[data-field=group_epoch]")).to_have_text(str(again["group_epoch"]))
+        expect(summary.locator("[data-field=state]")).to_have_text("Stable")
+        expect(matrix.locator("td[data-state=owns]")).to_have_count(PARTITIONS)
+        page.screenshot(path=str(SHOTS / "consumer-group.png"), full_page=True)

@@ -145,6 +145,7 @@ function startsRebalance(event) {
 const CAUSES = new Set([
   "control.session_expired", "control.rebalance_forced", "member.expired", "member.left", "member.removed", "member.joined", "member.rejoined",
   "consumer_group.member_fenced", "consumer_group.member_left", "consumer_group.member_joined", "consumer_group.member_updated",
+  "consumer_group.subscription_metadata",
 ]);
 
 function rebalances(events) {
@@ -181,7 +182,7 @@ function timeline(events) {
     const generation = Math.max(...r.events.map((e) => e.generation_id ?? -1));
     const trigger = r.start ? r.start.reason || r.start.type : "the group forms";
     return h("li", { dataset: { rebalance: generation, trigger } },
-      h("p", {}, h("span", { class: "trigger" }, r.start ? `Rebalance to generation ${generation}` : "Before the first rebalance"),
+      h("p", {}, h("span", { class: "trigger" }, r.start ? `Rebalance to ${r.start.type.startsWith("consumer_group.") ? "group epoch" : "generation"} ${generation}` : "Before the first rebalance"),
         " — trigger: ", h("q", {}, trigger), h("span", { class: "muted" }, ` (${clockTime(r.events[0].time_ms)}–${clockTime(last.time_ms)}, ${last.time_ms - r.events[0].time_ms} ms)`)),
       h("ul", {}, r.events.map(eventLine)));
   });
