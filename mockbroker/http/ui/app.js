@@ -233,6 +233,7 @@ function groupPage(groupId) {
   const offsets = h("div");
   const history = h("div");
   let events = null; // this group's events, oldest first
+  const early = []; // streamed before the log was read
   const reason = h("input", { id: "rebalance-reason", name: "reason", size: 40, placeholder: "forced from the console" });
   const expire = (m) => act(`expire ${m.client_id}`, () => api.post("/groups/{group_id}/expire", { path: { group_id: groupId }, body: { member_id: m.member_id } }));
   fill(view,
@@ -247,11 +248,16 @@ function groupPage(groupId) {
   return {
     onEvent(event) {
       if (event.group_id !== groupId) return;
-      if (events && !events.some((e) => e.seq === event.seq)) events.push(event);
+      (events ?? early).push(event);
       schedule();
     },
     async refresh() {
-      if (events === null) events = (await api.get("/events", { query: { group_id: groupId } })).events;
+      if (events === null) {
+        // Events streamed while the log was being read are merged in, once each, by seq.
+        const seen = new Map((await api.get("/events", { query: { group_id: groupId } })).events.map((e) => [e.seq, e]));
+        for (const e of early) seen.set(e.seq, e);
+        events = [...seen.values()].sort((a, b) => a.seq - b.seq);
+      }
       fill(history, timeline(events));
       let group;
       try {
