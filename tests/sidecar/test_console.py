@@ -57,19 +57,25 @@ def _chromium() -> str:
     return found
 
 
-@pytest.fixture
-def page() -> Iterator[Any]:
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """One Chromium for the module (a launch costs seconds); each test has its own context."""
     from playwright.sync_api import sync_playwright
 
     executable = _chromium()
     with sync_playwright() as p:
         # As root (CI), Chromium refuses to start sandboxed.
-        browser = p.chromium.launch(executable_path=executable, args=["--no-sandbox"] if os.geteuid() == 0 else [])
-        context = browser.new_context(viewport={"width": 1200, "height": 800})
-        context.set_default_timeout(WAIT_MS)
-        yield context.new_page()
-        context.close()
-        browser.close()
+        launched = p.chromium.launch(executable_path=executable, args=["--no-sandbox"] if os.geteuid() == 0 else [])
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1200, "height": 800})
+    context.set_default_timeout(WAIT_MS)
+    yield context.new_page()
+    context.close()
 
 
 def _documented(doc: dict[str, Any]) -> list[tuple[str, re.Pattern[str]]]:
