@@ -65,7 +65,7 @@ def browser() -> Iterator[Any]:
     executable = _chromium()
     with sync_playwright() as p:
         # As root (CI), Chromium refuses to start sandboxed.
-        launched = p.chromium.launch(executable_path=executable, args=["--no-sandbox"] if os.geteuid() == 0 else [])
+        launched = p.chromium.launch(executable_path=executable, args=["--disable-dev-shm-usage", *(["--no-sandbox"] if os.geteuid() == 0 else [])])
         yield launched
         launched.close()
 
@@ -76,6 +76,13 @@ def page(browser: Any) -> Iterator[Any]:
     context.set_default_timeout(WAIT_MS)
     yield context.new_page()
     context.close()
+
+
+# Form controls without a label, buttons and links without a name: what a screen reader cannot announce.
+UNNAMED_JS = """() => [...document.querySelectorAll('input, select, textarea, button, a')]
+  .filter((el) => (el.matches('input, select, textarea') ? !el.labels.length && !el.getAttribute('aria-label')
+                                                         : !el.textContent.trim() && !el.getAttribute('aria-label')))
+  .map((el) => el.outerHTML)"""
 
 
 def _documented(doc: dict[str, Any]) -> list[tuple[str, re.Pattern[str]]]:
@@ -181,6 +188,7 @@ def test_console_shows_a_live_group_and_injects_faults(sidecar: Any, page: Any) 
         page.get_by_role("button", name="Read").click()
         expect(page.locator("td", has_text="hello from the console")).to_have_count(1)
         page.screenshot(path=str(SHOTS / "topic.png"), full_page=True)
+        assert page.evaluate(UNNAMED_JS) == [], "the topic page"
 
         # Committed offsets and lag: the consumers commit what they read (the record at offset 0
         # of partition 2); the commit's event redraws the group page.
@@ -195,10 +203,12 @@ def test_console_shows_a_live_group_and_injects_faults(sidecar: Any, page: Any) 
         page.screenshot(path=str(SHOTS / "readme.png"))
         page.set_viewport_size({"width": 1200, "height": 800})
 
-        for name in ("Faults", "Cluster", "Requests"):
+        assert page.evaluate(UNNAMED_JS) == [], "the group page"
+        for name in ("Faults", "Cluster", "Topics", "Requests"):
             page.get_by_role("link", name=name).click()
             expect(page.get_by_role("heading", level=1, name=name)).to_be_visible()
             page.screenshot(path=str(SHOTS / f"{name.lower()}.png"), full_page=True)
+            assert page.evaluate(UNNAMED_JS) == [], f"the {name} page"
         assert not [m for m in (first, second) if m.errors()], members.explain()
 
     calls = [(method, urlsplit(url)) for method, url in seen]
