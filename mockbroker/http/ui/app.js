@@ -269,6 +269,8 @@ function groupPage(groupId) {
         return;
       }
       const consumer = group.type === "consumer";
+      // Rows in a stable order (by client id), so a rebalance changes cells, not the row order.
+      group.members.sort((a, b) => a.client_id.localeCompare(b.client_id) || a.member_id.localeCompare(b.member_id));
       fill(summary, facts([
         ["Type", group.type], ["State", stateBadge(group.state)],
         ...(consumer ? [["Group epoch", group.group_epoch, "group_epoch"], ["Assignment epoch", group.assignment_epoch, "assignment_epoch"], ["Reconciled", String(group.reconciled)], ["Assignor", group.assignor]]
@@ -444,7 +446,9 @@ function topicPage(name) {
     if (r) produced.textContent = `Produced to partition ${r.offsets[0].partition} at offset ${r.offsets[0].offset}.`;
   };
   const encoding = (id) => h("select", { name: "encoding", id }, h("option", { value: "utf-8" }, "UTF-8"), h("option", { value: "base64" }, "base64"));
-  fill(view, h("h1", {}, "Topic ", h("code", {}, name)), parts,
+  // An append records no event, so the offsets are redrawn on demand (and after a produce).
+  const again = h("button", { type: "button", onclick: () => current.refresh().catch(showError) }, "Refresh offsets");
+  fill(view, h("h1", {}, "Topic ", h("code", {}, name)), parts, again,
     h("div", { class: "columns" },
       h("section", { "aria-labelledby": "h-browse" }, h("h2", { id: "h-browse" }, "Browse records"),
         h("form", { class: "inline", onsubmit: (e) => { e.preventDefault(); browse(formData(e.target)); } },
