@@ -12,7 +12,7 @@ TYPED  := mockbroker_protocol mockbroker mockbroker_assignors mockbroker_conform
 APT_TOOLS := kcat
 
 # The Spark pipeline (mockbroker_pipeline/) is type-checked too; its tests need java (Spark) and chromium (the
-# report's screenshot). An APT_TOOLS entry is COMMAND:PACKAGE when the package has another name.
+# report's screenshot; also the web console's browser tests, tests/sidecar/test_console.py, through Playwright). An APT_TOOLS entry is COMMAND:PACKAGE when the package has another name.
 TYPED     += mockbroker_pipeline
 APT_TOOLS += java:openjdk-17-jre-headless chromium
 
