@@ -222,7 +222,7 @@ def test_console_shows_a_live_group_and_injects_faults(sidecar: Any, page: Any) 
 def test_console_moves_a_manual_clock_and_pushes_and_clears_errors(sidecar: Any, page: Any) -> None:
     from playwright.sync_api import expect
 
-    side: Sidecar = sidecar("--topic", f"{TOPIC}:1", "--manual-clock")
+    side: Sidecar = sidecar("--brokers", "2", "--topic", f"{TOPIC}:1:2", "--manual-clock")
     api = side.client()
     # The console's files: the index at /ui/ (with a CSP that allows only this server), JSON 404 otherwise.
     status, _ = api.raw("GET", "/ui/no-such-file.js")
@@ -248,6 +248,18 @@ def test_console_moves_a_manual_clock_and_pushes_and_clears_errors(sidecar: Any,
     page.get_by_role("button", name="Clear all faults").click()
     expect(pending.locator("tbody")).to_have_text("none")
     assert api.request("GET", "/faults")["pending_errors"] == {}
+
+    # A partition's leader moves to the other in-sync replica; a group's coordinator to a chosen broker.
+    leader = api.request("GET", f"/topics/{TOPIC}")["partitions"][0]["leader_id"]
+    page.get_by_label("Leader topic").fill(TOPIC)
+    page.get_by_label("Leader partition").fill("0")
+    page.get_by_role("button", name="Move leader").click()
+    wait_for(lambda: api.request("GET", f"/topics/{TOPIC}")["partitions"][0]["leader_id"] != leader, "the leader moved from the console")
+    page.get_by_label("Coordinated group").fill("moved-group")
+    page.get_by_label("To broker").fill(str(leader))
+    page.get_by_role("button", name="Move coordinator").click()
+    wait_for(lambda: api.request("GET", "/faults")["coordinator_moves"], "the coordinator moved from the console")
+    assert api.request("GET", "/faults")["coordinator_moves"] == {"moved-group": leader}
 
     page.get_by_role("link", name="Requests").click()
     page.get_by_role("button", name="Turn it on").click()
