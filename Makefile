@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # mypy --strict covers these packages .
 TYPED  := mockbroker_protocol mockbroker mockbroker_assignors mockbroker_conformance
 
-.PHONY: test lint typecheck pytest deps build-deps clients bytecode container-images regen bench bench-broker clean serve kafka java-driver streams-app go-drivers
+.PHONY: test lint typecheck pytest deps build-deps clients bytecode container-images regen bench bench-broker clean serve kafka java-driver streams-app go-drivers bench-peers
 # Command-line tools the integration tests drive, by Debian package name (each is also its command).
 APT_TOOLS := kcat
 
@@ -57,7 +57,7 @@ typecheck: $(STAMP)
 
 ## pytest: the whole suite (on the compiled codecs when they are built), then the protocol suite
 ## again on the pure codecs (MOCKBROKER_PURE_CODEC=1), so both shapes are tested.
-pytest: $(STAMP) deps clients kafka java-driver streams-app go-drivers bytecode container-images
+pytest: $(STAMP) deps clients kafka java-driver streams-app go-drivers bench-peers bytecode container-images
 	$(BIN)/python -m pytest
 	MOCKBROKER_PURE_CODEC=1 $(BIN)/python -m pytest -q -m 'not compiled_codec' tests/protocol
 
@@ -179,6 +179,16 @@ $(GO_DRIVERS)/franz-go-conformance: $(FRANZ_GO)/main.go $(FRANZ_GO)/go.mod $(FRA
 $(GO_DRIVERS)/ibm-sarama-conformance: $(IBM_SARAMA)/main.go $(IBM_SARAMA)/go.mod $(IBM_SARAMA)/go.sum | $(GO_TOOLCHAIN_DIR)/GO
 	mkdir -p $(GO_DRIVERS) && cd $(IBM_SARAMA) && $(GO_MODULE_ENV) $$(cat $(CURDIR)/$(GO_TOOLCHAIN_DIR)/GO) build -o $(CURDIR)/$@ .
 
+## bench-peers: kfake, franz-go's fake cluster (bench/kfake: a small main, its go.mod/go.sum pinning
+## github.com/twmb/franz-go/pkg/kfake), built from the Go module proxy into build/bench-peers/ as
+## the Go drivers are; one of bench/run.py's peers (the real Kafka is `make kafka`'s).
+BENCH_PEERS := build/bench-peers
+KFAKE_SRC := bench/kfake
+bench-peers: $(BENCH_PEERS)/kfake
+
+$(BENCH_PEERS)/kfake: $(KFAKE_SRC)/main.go $(KFAKE_SRC)/go.mod $(KFAKE_SRC)/go.sum | $(GO_TOOLCHAIN_DIR)/GO
+	mkdir -p $(BENCH_PEERS) && cd $(KFAKE_SRC) && $(GO_MODULE_ENV) $$(cat $(CURDIR)/$(GO_TOOLCHAIN_DIR)/GO) build -o $(CURDIR)/$@ .
+
 # The sarama and kafkajs tests' clients (tests/integration/clients/) and the conformance suite's
 # sarama driver (mockbroker_conformance/drivers/sarama, built to sarama-conformance). sarama 1.22 and its dependencies
 # come from Debian and build in GOPATH mode (no go.mod, no module proxy, no network); DataDog/zstd,
@@ -240,9 +250,10 @@ regen: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/codec.py
 
-## bench-broker: every broker scenario side by side with librdkafka's mock (bench/run.py);
+## bench-broker: every broker scenario side by side with librdkafka's mock, and the startup,
+## requests, rebalance and data scenarios with kfake and the real Kafka too (bench/run.py);
 ## appends to bench/RESULTS.md, JSON in bench/out/. BENCH_ARGS=--quick for a smoke run.
-bench-broker: $(STAMP) bytecode
+bench-broker: $(STAMP) bytecode kafka bench-peers
 	$(BIN)/python -m pip install --quiet -e '.[bench]'
 	$(BIN)/python bench/run.py $(BENCH_ARGS)
 
