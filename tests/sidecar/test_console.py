@@ -298,3 +298,48 @@ def test_console_shows_a_consumer_group_and_forces_a_rebalance(sidecar: Any, pag
         expect(summary.locator("[data-field=state]")).to_have_text("Stable")
         expect(matrix.locator("td[data-state=owns]")).to_have_count(PARTITIONS)
         page.screenshot(path=str(SHOTS / "consumer-group.png"), full_page=True)
+
+
+def test_console_shows_a_streams_group_with_its_tasks(sidecar: Any, page: Any) -> None:
+    """A KIP-1071 streams group (one member joined over the wire with a one-subtopology topology):
+    its epochs, topology and the task matrix (subtopology_partition), then its member's session
+    expired from the page and the rebalance on the timeline."""
+    from playwright.sync_api import expect
+
+    from mockbroker_protocol.messages import streams_group_heartbeat as sgh
+    from tests.differential.harness import Connection
+
+    group, member = "console-streams", "streams-member-1"
+    side: Sidecar = sidecar("--topic", f"{TOPIC}:{PARTITIONS}")
+    api = side.client()
+    host, port = side.bootstrap.split(",")[0].rsplit(":", 1)
+    conn = Connection((host, int(port)))
+    try:
+        topology = sgh.Topology(epoch=1, subtopologies=[sgh.Subtopology(subtopology_id="0", source_topics=[TOPIC])])
+        joined = conn.call(88, 0, sgh.StreamsGroupHeartbeatRequest(
+            group_id=group, member_id=member, member_epoch=0, rebalance_timeout_ms=30_000, topology=topology,
+            process_id="process-1", active_tasks=[], standby_tasks=[], warmup_tasks=[],
+        ))  # fmt: skip
+        assert joined.error_code == 0, joined
+        tasks = [sgh.StreamsGroupHeartbeatRequestTaskIds(t.subtopology_id, t.partitions) for t in joined.active_tasks or ()]
+        steady = conn.call(88, 0, sgh.StreamsGroupHeartbeatRequest(
+            group_id=group, member_id=member, member_epoch=joined.member_epoch, active_tasks=tasks, standby_tasks=[], warmup_tasks=[],
+        ))  # fmt: skip
+        assert steady.error_code == 0, steady
+        described = api.request("GET", f"/groups/{group}")
+        assert described["type"] == "streams" and described["subtopologies"] == {"0": PARTITIONS}
+
+        page.goto(f"{side.admin}/ui/#/groups/{group}")
+        summary, matrix = page.locator("dl.facts"), page.locator("table.matrix")
+        expect(summary.locator("[data-field=state]")).to_have_text(described["state"])
+        expect(summary.locator("[data-field=group_epoch]")).to_have_text(str(described["group_epoch"]))
+        expect(summary.locator("[data-field=topology_status]")).to_have_text("ready")
+        expect(matrix.locator("td[data-state=active]")).to_have_count(PARTITIONS)
+        expect(matrix.locator("th", has_text=f"0_{PARTITIONS - 1}")).to_have_count(1)
+        page.screenshot(path=str(SHOTS / "streams-group.png"), full_page=True)
+
+        page.get_by_role("button", name=f"Expire the session of {described['members'][0]['client_id']} ({member})").click()
+        expect(page.locator("ol.timeline li[data-type='streams_group.member_fenced']")).to_have_count(1)
+        expect(page.locator("p.muted", has_text="No members")).to_have_count(1)
+    finally:
+        conn.close()

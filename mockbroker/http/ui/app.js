@@ -128,7 +128,7 @@ function groupsPage() {
     onEvent: (event) => event.group_id !== undefined && schedule(),
     async refresh() {
       const { groups } = await api.get("/groups");
-      fill(body, table("Every group the coordinators know, classic and consumer", ["Group", "Type", "State", { label: "Generation / epoch", num: 1 }, { label: "Members", num: 1 }],
+      fill(body, table("Every group the coordinators know: classic, consumer and streams", ["Group", "Type", "State", { label: "Generation / epoch", num: 1 }, { label: "Members", num: 1 }],
         groups.map((g) => h("tr", { dataset: { group: g.group_id } },
           h("th", { scope: "row" }, h("a", { href: `#/groups/${encodeURIComponent(g.group_id)}` }, g.group_id)),
           h("td", {}, g.type), h("td", {}, stateBadge(g.state)), h("td", { class: "num" }, g.generation_id), h("td", { class: "num" }, g.members)))));
@@ -139,13 +139,15 @@ function groupsPage() {
 // A rebalance starts at a classic group's move to PreparingRebalance or a consumer group's epoch
 // bump; the events that follow (joins, syncs, assignments, revocations) belong to it.
 function startsRebalance(event) {
-  return (event.type === "group.transition" && event.details?.to_state === "PreparingRebalance") || event.type === "consumer_group.epoch_bumped";
+  return (event.type === "group.transition" && event.details?.to_state === "PreparingRebalance")
+    || event.type === "consumer_group.epoch_bumped" || event.type === "streams_group.epoch_bumped";
 }
 
 const CAUSES = new Set([
   "control.session_expired", "control.rebalance_forced", "member.expired", "member.left", "member.removed", "member.joined", "member.rejoined",
   "consumer_group.member_fenced", "consumer_group.member_left", "consumer_group.member_joined", "consumer_group.member_updated",
   "consumer_group.subscription_metadata",
+  "streams_group.member_fenced", "streams_group.member_left", "streams_group.member_joined", "streams_group.topology_configured",
 ]);
 
 function rebalances(events) {
@@ -182,7 +184,7 @@ function timeline(events) {
     const generation = Math.max(...r.events.map((e) => e.generation_id ?? -1));
     const trigger = r.start ? r.start.reason || r.start.type : "the group forms";
     return h("li", { dataset: { rebalance: generation, trigger } },
-      h("p", {}, h("span", { class: "trigger" }, r.start ? `Rebalance to ${r.start.type.startsWith("consumer_group.") ? "group epoch" : "generation"} ${generation}` : "Before the first rebalance"),
+      h("p", {}, h("span", { class: "trigger" }, r.start ? `Rebalance to ${r.start.type.startsWith("group.") ? "generation" : "group epoch"} ${generation}` : "Before the first rebalance"),
         " — trigger: ", h("q", {}, trigger), h("span", { class: "muted" }, ` (${clockTime(r.events[0].time_ms)}–${clockTime(last.time_ms)}, ${last.time_ms - r.events[0].time_ms} ms)`)),
       h("ul", {}, r.events.map(eventLine)));
   });
@@ -190,12 +192,13 @@ function timeline(events) {
 }
 
 function memberRows(group, expire) {
-  const consumer = group.type === "consumer";
+  const consumer = group.type === "consumer" || group.type === "streams"; // epochs and member states
+  const instance = (m) => (group.type === "streams" ? m.process_id : group.type === "consumer" ? m.instance_id : m.group_instance_id);
   return group.members.map((m) => h("tr", { dataset: { member: m.member_id } },
     h("th", { scope: "row" }, m.client_id),
     h("td", {}, h("code", {}, m.member_id)),
     h("td", {}, m.client_host),
-    h("td", {}, (consumer ? m.instance_id : m.group_instance_id) ?? "—"),
+    h("td", {}, instance(m) ?? "—"),
     consumer ? h("td", { class: "num" }, m.member_epoch) : h("td", {}, m.awaiting_join ? "awaiting join" : m.awaiting_sync ? "awaiting sync" : "in generation"),
     consumer ? h("td", {}, m.state) : null,
     h("td", {}, h("button", { type: "button", class: "danger", "data-key": `expire-${m.member_id}`, "aria-label": `Expire the session of ${m.client_id} (${m.member_id})`, onclick: () => expire(m) }, "Expire session"))));
@@ -209,6 +212,30 @@ function cellState(group, member, topic, partition) {
     return "";
   }
   return (member.assignment?.[topic] || []).includes(partition) ? "owns" : "";
+}
+
+// A streams group's tasks (KIP-1071): subtopology x partition, each member's as active, standby
+// or warm-up, with the ones it must give up and the ones its target adds.
+function taskState(member, sub, p) {
+  const has = (tasks, kind) => (tasks?.[kind]?.[sub] || []).includes(p);
+  if (["active", "standby", "warmup"].some((k) => has(member.pending_revocation, k))) return "revoking";
+  for (const kind of ["active", "standby", "warmup"]) if (has(member.assigned, kind)) return kind;
+  return ["active", "standby", "warmup"].some((k) => has(member.target, k)) ? "target" : "";
+}
+
+function taskMatrix(group) {
+  const columns = [];
+  for (const [sub, count] of Object.entries(group.subtopologies || {}).sort()) for (let p = 0; p < count; p++) columns.push([sub, p]);
+  if (!group.members.length || !columns.length) return h("p", { class: "muted" }, "No members, or no tasks yet (the topology is not ready).");
+  return h("table", { class: "matrix", "aria-label": "Tasks: members by subtopology and partition" },
+    h("caption", { class: "muted" }, `tasks at assignment epoch ${group.assignment_epoch}: "active", "standby", "warmup"; "target": assigned, not yet owned; "revoking": to give up`),
+    h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Member"), columns.map(([s, p]) => h("th", { scope: "col", class: "num" }, `${s}_${p}`)))),
+    h("tbody", {}, group.members.map((m) => h("tr", { dataset: { member: m.member_id, client: m.client_id } },
+      h("th", { scope: "row" }, m.client_id, h("br"), h("code", {}, m.member_id)),
+      columns.map(([s, p]) => {
+        const state = taskState(m, s, p);
+        return h("td", { class: state === "active" ? "owned" : state || null, dataset: { task: `${s}_${p}`, state } }, state);
+      })))));
 }
 
 function matrix(group, topics) {
@@ -269,15 +296,22 @@ function groupPage(groupId) {
         return;
       }
       const consumer = group.type === "consumer";
+      const streams = group.type === "streams";
       // Rows in a stable order (by client id), so a rebalance changes cells, not the row order.
       group.members.sort((a, b) => a.client_id.localeCompare(b.client_id) || a.member_id.localeCompare(b.member_id));
       fill(summary, facts([
         ["Type", group.type], ["State", stateBadge(group.state)],
         ...(consumer ? [["Group epoch", group.group_epoch, "group_epoch"], ["Assignment epoch", group.assignment_epoch, "assignment_epoch"], ["Reconciled", String(group.reconciled)], ["Assignor", group.assignor]]
+          : streams ? [["Group epoch", group.group_epoch, "group_epoch"], ["Assignment epoch", group.assignment_epoch, "assignment_epoch"],
+            ["Topology epoch", `${group.topology_epoch ?? "—"} (validated: ${group.validated_topology_epoch})`, "topology_epoch"],
+            ["Topology status", group.topology_status ? Object.entries(group.topology_status).map(([k, v]) => `${k}: ${v}`).join("; ") : "ready", "topology_status"],
+            ["Tasks by subtopology", Object.entries(group.subtopologies || {}).map(([s, n]) => `${s}: ${n}`).join(", ") || "—"],
+            ["Shutdown requested by", group.shutdown_requested_by ?? "nobody"]]
           : [["Generation", group.generation_id, "generation_id"], ["Protocol", `${group.protocol_type ?? "—"} / ${group.protocol_name ?? "—"}`], ["Leader", group.leader_id ? h("code", {}, group.leader_id) : "—"]]),
         ["Coordinator", `broker ${group.coordinator}`],
       ]));
-      fill(members, table(null, ["Client id", "Member id", "Host", "Instance id", consumer ? { label: "Epoch", num: 1 } : "Status", ...(consumer ? ["Member state"] : []), "Fault"], memberRows(group, expire)));
+      const epochs = consumer || streams;
+      fill(members, table(null, ["Client id", "Member id", "Host", streams ? "Process id" : "Instance id", epochs ? { label: "Epoch", num: 1 } : "Status", ...(epochs ? ["Member state"] : []), "Fault"], memberRows(group, expire)));
       const committed = (await api.get("/groups/{group_id}/offsets", { path: { group_id: groupId } }).catch(() => ({ offsets: {} }))).offsets;
       const names = new Set([...Object.keys(committed), ...Object.keys(group.subscribed_topics || {})]);
       for (const m of group.members) {
@@ -292,7 +326,7 @@ function groupPage(groupId) {
         }
       }
       const counts = Object.fromEntries(Object.entries(topics).map(([n, t]) => [n, t.partitions.length]));
-      fill(assignment, matrix(group, counts));
+      fill(assignment, streams ? taskMatrix(group) : matrix(group, counts));
       const rows = [];
       for (const [topic, parts] of Object.entries(committed).sort()) {
         for (const [p, offset] of Object.entries(parts).sort((a, b) => a[0] - b[0])) {
