@@ -159,3 +159,44 @@ def test_confluent_ssl_client_certificate(ssl_client_auth: KafkaCluster) -> None
         "ssl.certificate.location": os.path.join(directory, "client.pem"), "ssl.key.location": os.path.join(directory, "client.key"),
     })
     assert got == [b"m0", b"m1", b"m2"]
+
+
+# -- aiokafka -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-512"])
+async def test_aiokafka_sasl_ssl(mechanism: str) -> None:
+    import asyncio
+
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+    from aiokafka.helpers import create_ssl_context
+
+    from mockbroker import MockCluster
+
+    async with MockCluster(listeners="SASL_SSL://127.0.0.1:0", sasl_users=USERS) as cluster:
+        security = {
+            "bootstrap_servers": cluster.bootstrap_servers, "security_protocol": "SASL_SSL",
+            "ssl_context": create_ssl_context(cafile=cluster.ssl_ca_path), "sasl_mechanism": mechanism,
+            "sasl_plain_username": "alice", "sasl_plain_password": "alice-secret",
+        }
+        producer = AIOKafkaProducer(**security)
+        await producer.start()
+        try:
+            for i in range(3):
+                await producer.send_and_wait("orders", f"m{i}".encode())
+        finally:
+            await producer.stop()
+        consumer = AIOKafkaConsumer("orders", group_id="g", auto_offset_reset="earliest", **security)
+        await consumer.start()
+        got: list[bytes] = []
+        try:
+            async with asyncio.timeout(DEADLINE_S):
+                async for message in consumer:
+                    got.append(message.value)
+                    if len(got) == 3:
+                        await consumer.commit()
+                        break
+        finally:
+            await consumer.stop()
+        assert got == [b"m0", b"m1", b"m2"]
+        assert not cluster.internal_errors
