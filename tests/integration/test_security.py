@@ -200,3 +200,37 @@ async def test_aiokafka_sasl_ssl(mechanism: str) -> None:
             await consumer.stop()
         assert got == [b"m0", b"m1", b"m2"]
         assert not cluster.internal_errors
+
+
+# -- kafkajs --------------------------------------------------------------------------------------------
+
+
+def _kafkajs(kafka: KafkaCluster, mechanism: str, password: str) -> tuple[int, list[dict[str, object]]]:
+    import json
+    import subprocess
+
+    from tests.integration.clients.driver import kafkajs_script
+
+    node, produce_script = kafkajs_script()
+    script = produce_script.with_name("kafkajs-sasl.js")
+    proc = subprocess.run(
+        [node, str(script), "--brokers", kafka.bootstrap_servers, "--ca", str(kafka.ssl_ca_path),
+         "--mechanism", mechanism, "--username", "alice", "--password", password,
+         "--topic", f"t-{uuid.uuid4().hex[:8]}", "--timeout-ms", str(int(DEADLINE_S * 1000))],
+        capture_output=True, text=True, timeout=DEADLINE_S + 30, check=False,
+    )  # fmt: skip
+    return proc.returncode, [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+
+
+@pytest.mark.parametrize("mechanism", ["plain", "scram-sha-512"])
+def test_kafkajs_sasl_ssl(sasl_ssl: KafkaCluster, mechanism: str) -> None:
+    code, lines = _kafkajs(sasl_ssl, mechanism, "alice-secret")
+    assert code == 0, lines
+    assert [line["value"] for line in lines if line["event"] == "consumed"] == ["m0", "m1", "m2"]
+
+
+def test_kafkajs_wrong_password_is_an_authentication_error(sasl_ssl: KafkaCluster) -> None:
+    code, lines = _kafkajs(sasl_ssl, "scram-sha-512", "wrong")
+    assert code == 1, lines
+    (error,) = [line for line in lines if line["event"] == "error"]
+    assert error["name"] == "KafkaJSSASLAuthenticationError", error
