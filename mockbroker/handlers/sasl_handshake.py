@@ -26,6 +26,10 @@ VERSIONS = (0, 1)
 async def handle(ctx: RequestContext, req: SaslHandshakeRequest) -> SaslHandshakeResponse:
     session = ctx.session
     if session is None or session.state != "HANDSHAKE_OR_VERSIONS_REQUEST":
+        if session is not None and not session.authenticated:
+            # A second handshake in the middle of an exchange (handleSaslToken: "Unexpected Kafka
+            # request of type SASL_HANDSHAKE during SASL authentication."): answered, then closed.
+            session.state = "FAILED"
         return SaslHandshakeResponse(error_code=ErrorCode.ILLEGAL_SASL_STATE, mechanisms=[])
     enabled = list(session.enabled_mechanisms)
     if not session.handshake(req.mechanism, ctx.api_version):

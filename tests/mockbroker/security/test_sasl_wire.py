@@ -134,3 +134,11 @@ async def test_plaintext_listener_answers_illegal_sasl_state() -> None:
         response = await client.request(ApiKey.SASL_HANDSHAKE, 1, SaslHandshakeRequest("PLAIN"))
         assert response.error_code == ErrorCode.ILLEGAL_SASL_STATE
         assert (await client.request(ApiKey.METADATA, 9, MetadataRequest(topics=[]))).brokers
+
+
+async def test_a_second_handshake_during_the_exchange_is_illegal_and_closes(sasl_cluster: MockCluster) -> None:
+    client = await _connect(sasl_cluster)
+    assert (await client.request(ApiKey.SASL_HANDSHAKE, 1, SaslHandshakeRequest("PLAIN"))).error_code == 0
+    again = await client.request(ApiKey.SASL_HANDSHAKE, 1, SaslHandshakeRequest("PLAIN"))
+    assert again.error_code == ErrorCode.ILLEGAL_SASL_STATE
+    assert await client.closed_by_peer()
