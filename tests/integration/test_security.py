@@ -79,6 +79,14 @@ def test_kafka_python_sasl_ssl(sasl_ssl: KafkaCluster, mechanism: str) -> None:
     assert any(e["details"]["mechanism"] == mechanism for e in _events(sasl_ssl, "authentication.succeeded"))  # type: ignore[index]
 
 
+def test_kafka_python_sasl_plaintext_scram_sha_256(sasl_plaintext: KafkaCluster) -> None:
+    got = _kafka_python_roundtrip(
+        sasl_plaintext, security_protocol="SASL_PLAINTEXT", sasl_mechanism="SCRAM-SHA-256",
+        sasl_plain_username="alice", sasl_plain_password="alice-secret",
+    )
+    assert got == [b"m0", b"m1", b"m2"]
+
+
 def test_kafka_python_ssl_client_certificate(ssl_client_auth: KafkaCluster) -> None:
     ca = ssl_client_auth.ssl_ca_path
     assert ca is not None

@@ -46,3 +46,11 @@ def test_kafka_names_and_the_protocol_map() -> None:
 def test_refused_settings_name_the_key(settings: dict[str, str], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         ClusterConfig.from_kafka(settings)
+
+
+def test_certificate_principal_is_the_subject_in_rfc2253_order() -> None:
+    from mockbroker.security.tls import certificate_principal
+
+    subject = ((("organizationName", "mockbroker"),), (("commonName", "client"),))
+    assert certificate_principal({"subject": subject}) == "User:CN=client,O=mockbroker"
+    assert certificate_principal(None) == "User:ANONYMOUS"
