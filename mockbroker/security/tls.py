@@ -28,7 +28,13 @@ def generate(hosts: list[str], directory: str | None = None) -> TlsMaterial:
     """A throw-away CA and a broker certificate for ``hosts`` (DNS names or IP addresses), written
     to ``directory`` (a new temporary one by default); also a client certificate signed by the
     same CA (``client.pem``, ``client.key``, CN=client) for ``ssl.client.auth`` tests."""
-    from cryptography import x509
+    try:
+        from cryptography import x509
+    except ModuleNotFoundError:
+        raise RuntimeError(
+            "an SSL or SASL_SSL listener without ssl.keystore.location generates its certificates with "
+            "the cryptography package: pip install 'mockbroker[tls]'"
+        ) from None
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
