@@ -140,7 +140,9 @@ class ScramServer:
         if not sep:
             raise ScramError("the client-final message lacks a proof")
         attrs = _attributes(without_proof)
-        if attrs.get("r") != self._nonce:
+        # Kafka's ScramSaslServer checks that the final nonce *ends with* the server's (older
+        # librdkafka, kcat's, sends the client nonce again in front of it), not equality.
+        if not attrs.get("r", "").endswith(self._nonce):
             raise ScramError("invalid nonce")
         auth_message = f"{self._client_first_bare},{self._server_first},{without_proof}".encode()
         client_signature = _hmac(self.hash_name, credential.stored_key, auth_message)

@@ -242,3 +242,30 @@ def test_kafkajs_wrong_password_is_an_authentication_error(sasl_ssl: KafkaCluste
     assert code == 1, lines
     (error,) = [line for line in lines if line["event"] == "error"]
     assert error["name"] == "KafkaJSSASLAuthenticationError", error
+
+
+# -- kcat -----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-512"])
+def test_kcat_sasl_ssl(sasl_ssl: KafkaCluster, mechanism: str) -> None:
+    import subprocess
+
+    from tests.integration.support import require_tool
+
+    kcat = require_tool("kcat")
+    topic = f"t-{uuid.uuid4().hex[:8]}"
+    security = [
+        "-b", sasl_ssl.bootstrap_servers, "-X", "security.protocol=SASL_SSL", "-X", f"ssl.ca.location={sasl_ssl.ssl_ca_path}",
+        "-X", f"sasl.mechanisms={mechanism}", "-X", "sasl.username=alice", "-X", "sasl.password=alice-secret",
+    ]  # fmt: skip
+    produced = subprocess.run(
+        [kcat, *security, "-P", "-t", topic], input="m0\nm1\nm2\n", capture_output=True, text=True, timeout=DEADLINE_S, check=False
+    )
+    assert produced.returncode == 0, produced.stderr
+    consumed = subprocess.run(
+        [kcat, *security, "-C", "-t", topic, "-o", "beginning", "-c", "3", "-e", "-f", "%s\\n"],
+        capture_output=True, text=True, timeout=DEADLINE_S, check=False,
+    )  # fmt: skip
+    assert consumed.returncode == 0, consumed.stderr
+    assert consumed.stdout.split() == ["m0", "m1", "m2"]
