@@ -113,6 +113,23 @@ class ClusterConfig:
     # broker's assignment replaces the leader's. An exact group id wins over globs, then the first
     # matching glob in order.
     broker_assignors: dict[str, str] = field(default_factory=dict)
+    # Security (mockbroker/security/, docs/security.md), by Kafka's names. listeners: one
+    # "NAME://host:port" per broker for now (the first broker's port; broker i listens on port + i);
+    # empty: one PLAINTEXT listener on host and port. The listener's name maps to its security
+    # protocol through listener.security.protocol.map (Kafka's default maps each protocol's name
+    # to itself).
+    listeners: str = ""  # listeners
+    advertised_listeners: str = ""  # advertised.listeners
+    listener_security_protocol_map: str = ""  # listener.security.protocol.map
+    # sasl.enabled.mechanisms: Kafka's default is GSSAPI (not served here); ours is what is served.
+    sasl_enabled_mechanisms: str = "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512"
+    ssl_keystore_location: str | None = None  # ssl.keystore.location: a PEM file, chain and key (ssl.keystore.type=PEM)
+    ssl_key_password: str | None = None  # ssl.key.password
+    ssl_truststore_location: str | None = None  # ssl.truststore.location: PEM CA(s) for client certificates
+    ssl_client_auth: str = "none"  # ssl.client.auth: none, requested or required
+    # mockbroker's own: users made at start (name -> password), each usable with PLAIN and both
+    # SCRAM mechanisms (SCRAM credentials stored salted, 4096 iterations).
+    sasl_users: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         from mockbroker.config.profiles import caps_for
@@ -149,7 +166,10 @@ class ClusterConfig:
                 raise ValueError(f"{key} must be {_describe_range(bounds)}, not {value}")
         from mockbroker.config.groups import GroupConfig
 
-        GroupConfig.from_cluster_config(self)  # ValueError for inconsistent group settings
+        GroupConfig.from_cluster_config(self)
+        from mockbroker.config.listeners import check_security
+
+        check_security(self)  # ValueError for inconsistent group settings
 
     @property
     def effective_version_caps(self) -> dict[int, int]:
@@ -210,6 +230,14 @@ KAFKA_NAMES: dict[str, str] = {
     "group.streams.max.size": "group_streams_max_size",
     "group.streams.num.standby.replicas": "group_streams_num_standby_replicas",
     "group.streams.initial.rebalance.delay.ms": "group_streams_initial_rebalance_delay_ms",
+    "listeners": "listeners",
+    "advertised.listeners": "advertised_listeners",
+    "listener.security.protocol.map": "listener_security_protocol_map",
+    "sasl.enabled.mechanisms": "sasl_enabled_mechanisms",
+    "ssl.keystore.location": "ssl_keystore_location",
+    "ssl.key.password": "ssl_key_password",
+    "ssl.truststore.location": "ssl_truststore_location",
+    "ssl.client.auth": "ssl_client_auth",
 }
 KAFKA_NAMES_BY_FIELD = {v: k for k, v in KAFKA_NAMES.items()}
 FIELD_TYPES: dict[str, str] = {f.name: str(f.type) for f in dataclasses.fields(ClusterConfig)}

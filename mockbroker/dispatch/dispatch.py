@@ -16,11 +16,13 @@ from typing import TYPE_CHECKING, Any
 from mockbroker.dispatch.context import CloseConnection, RequestContext, answer_key, split_answer
 from mockbroker.dispatch.table import HANDLERS, served_versions
 from mockbroker_protocol import registry
+from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import DecodeError, UnknownApiError, UnsupportedVersionError
 from mockbroker_protocol.primitives import Buffer
 
 if TYPE_CHECKING:
     from mockbroker.model import BrokerNode
+    from mockbroker.security.sasl import SaslSession
     from mockbroker.state import ClusterState, FastHandler
 
 log = logging.getLogger("mockbroker.dispatch")
@@ -83,11 +85,22 @@ def _remember_request(
     requests[key] = (fast, api_key, cluster.version_caps.get(api_key), version, request)
 
 
+# Before a SASL connection has authenticated, only these are served (SaslServerAuthenticator).
+_BEFORE_AUTHENTICATION = frozenset((registry.API_VERSIONS_KEY, ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE))
+
+
 async def dispatch(
-    cluster: ClusterState, broker: BrokerNode, frame: bytes | bytearray, client: tuple[str, int]
+    cluster: ClusterState,
+    broker: BrokerNode,
+    frame: bytes | bytearray,
+    client: tuple[str, int],
+    session: SaslSession | None = None,
+    principal: str = "User:ANONYMOUS",
 ) -> list[Buffer] | None:
     """Handle one request frame; return the framed response, None for no response.
 
+    ``session`` is the connection's SASL authenticator on a SASL listener; ``principal`` who the
+    connection is (a certificate's subject on SSL; the SASL user once authenticated).
     Raises CloseConnection when the connection must end.
     """
     try:
@@ -107,6 +120,16 @@ async def dispatch(
         raise CloseConnection(str(exc)) from None
 
     api_key, version = header.request_api_key, header.request_api_version
+    if session is not None:
+        if session.authenticated:
+            principal = session.principal or principal
+        elif api_key not in _BEFORE_AUTHENTICATION:
+            # SaslServerAuthenticator: an IllegalSaslStateException, and the connection closes.
+            phase = "handshake" if session.state == "HANDSHAKE_OR_VERSIONS_REQUEST" else "authentication"
+            name = ApiKey(api_key).name if api_key in ApiKey._value2member_map_ else str(api_key)
+            message = f"Unexpected Kafka request of type {name} during SASL {phase}."
+            cluster.events.record("authentication.failed", broker_id=broker.node_id, reason=message, client=f"{client[0]}:{client[1]}")
+            raise CloseConnection(message)
     handler = HANDLERS.get(api_key)
     if handler is None:
         log.info("closing %s: api key %d is not served", client, api_key)
@@ -123,6 +146,8 @@ async def dispatch(
 
     intercepting = cluster.intercepting
     ctx = RequestContext(cluster, broker, header, version, cluster.clock.now_ms(), client[0], client[1], intercepting)
+    if session is not None or principal != "User:ANONYMOUS":
+        ctx.session, ctx.principal = session, principal
     if intercepting:  # interceptors, the request log or pushed errors (mockbroker/control/)
         response: Any = await cluster.request_hooks.handle(ctx, handler, request)
     else:  # call_handler inlined: the common path pays for no extra coroutine

@@ -79,6 +79,21 @@ class Endpoints:
         snap = await self._control.describe_cluster()
         return {**asdict(snap), "bootstrap_servers": self._cluster.bootstrap_servers}
 
+    async def security(self, call: Call) -> Any:
+        snap = await self._control.describe_security()
+        return {**asdict(snap), "sasl_mechanisms": list(snap.sasl_mechanisms)}
+
+    async def users(self, call: Call) -> Any:
+        return {"users": await self._control.users()}
+
+    async def put_user(self, call: Call) -> Any:
+        await self._control.add_user(call.path["user"], call.body["password"], reason="http")
+        return Reply(204)
+
+    async def delete_user(self, call: Call) -> Any:
+        await self._control.remove_user(call.path["user"], reason="http")
+        return Reply(204)
+
     async def brokers(self, call: Call) -> Any:
         return {"brokers": [asdict(b) for b in (await self._control.describe_cluster()).brokers]}
 

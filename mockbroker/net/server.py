@@ -52,11 +52,14 @@ from typing import TYPE_CHECKING, Any, cast
 
 from mockbroker.dispatch.context import CloseConnection
 from mockbroker.dispatch.dispatch import dispatch
+from mockbroker.security.sasl import SaslFailure, SaslSession
 from mockbroker_protocol.errors import DecodeError
 from mockbroker_protocol.framing import RECEIVE_BUFFER_SIZE, FrameBuffer, MemoryPool
 from mockbroker_protocol.primitives import Buffer
 
 if TYPE_CHECKING:
+    import ssl
+
     from mockbroker.model import BrokerNode
     from mockbroker.state import ClusterState
 
@@ -77,9 +80,11 @@ _HELD = 8  # max.connections: waiting for a slot
 
 
 class BrokerServer:
-    def __init__(self, cluster: ClusterState, node: BrokerNode) -> None:
+    def __init__(self, cluster: ClusterState, node: BrokerNode, ssl_context: ssl.SSLContext | None = None) -> None:
         self.cluster = cluster
         self.node = node
+        self.ssl_context = ssl_context  # SSL and SASL_SSL listeners (mockbroker/security/tls.py)
+        self.sasl = cluster.listener.sasl  # SASL_PLAINTEXT and SASL_SSL: each connection authenticates
         self._server: asyncio.Server | None = None
         self._connections: set[Connection] = set()
         self.answers = cluster.answers  # answers by request bytes (mockbroker.dispatch.dispatch)
@@ -100,7 +105,7 @@ class BrokerServer:
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(
-            lambda: Connection(self), self.node.host, self.node.port, reuse_address=True
+            lambda: Connection(self), self.node.host, self.node.port, reuse_address=True, ssl=self.ssl_context
         )
         port = self._server.sockets[0].getsockname()[1]
         if self.node.advertised_port in (0, self.node.port):
@@ -206,7 +211,9 @@ class Connection(asyncio.BufferedProtocol):
         "last_read",
         "node",
         "parked",
+        "principal",
         "server",
+        "session",
         "transport",
     )
 
@@ -221,6 +228,10 @@ class Connection(asyncio.BufferedProtocol):
         self.transport: asyncio.Transport | None = None
         self.client: tuple[str, int] = ("?", 0)
         self.parked: asyncio.Task[None] | None = None  # the request being waited for, if any
+        # SASL listeners: the connection's authenticator; until it completes, no fast lane is
+        # taken and dispatch serves nothing but ApiVersions and the SASL APIs.
+        self.session: SaslSession | None = SaslSession(server.cluster.sasl_mechanisms) if server.sasl else None
+        self.principal = "User:ANONYMOUS"  # a client certificate's subject on SSL (set once connected)
         self._paused_writing = False  # above the transport's high-water mark
         self._muted = 0  # why reading is paused (_BACKLOG, _MEMORY, _WRITING, _HELD bits)
         self._eof = False  # the client sent EOF while frames were waiting
@@ -237,6 +248,13 @@ class Connection(asyncio.BufferedProtocol):
         self.client = (str(peer[0]), int(peer[1]))
         if not self.server.admit(self):
             transport.abort()
+            return
+        if self.server.ssl_context is not None and self.session is None:
+            # An SSL listener: the principal is the client certificate's subject (asyncio calls
+            # connection_made once the TLS handshake is done).
+            from mockbroker.security.tls import certificate_principal
+
+            self.principal = certificate_principal(transport.get_extra_info("peercert"))
 
     def get_buffer(self, sizehint: int) -> memoryview:
         return self.frames.get_buffer(sizehint)
@@ -355,14 +373,24 @@ class Connection(asyncio.BufferedProtocol):
         pending: list[Buffer] = []  # responses not yet handed to the transport, in order
         try:
             while (frame := frames.next_frame()) is not None:
+                session = self.session
+                unauthenticated = session is not None and not session.authenticated
+                if unauthenticated:
+                    assert session is not None
+                    if session.raw_tokens and session.state == "AUTHENTICATE":
+                        # After a SaslHandshake v0: the token is the whole frame, answered raw.
+                        token = self._raw_token(session, bytes(frame))
+                        pending += (len(token).to_bytes(4, "big"), token)
+                        continue
                 if (
                     type(frame) is bytes
                     and len(frame) >= 10
                     and not cluster.intercepting
+                    and not unauthenticated
                     and self._answer_seen(frame, pending)
                 ):
                     continue
-                coro = dispatch(cluster, node, frame, client)
+                coro = dispatch(cluster, node, frame, client, session, self.principal)
                 if cluster.intercepting:  # interceptors run inside a task (see the module docstring)
                     step: Any = _NOT_STEPPED
                 else:
@@ -371,6 +399,9 @@ class Connection(asyncio.BufferedProtocol):
                     except StopIteration as done:
                         if done.value is not None:
                             pending += done.value
+                        if unauthenticated and session is not None and session.state == "FAILED":
+                            # A refused SASL exchange: the answer goes out, then the connection closes.
+                            raise CloseConnection("SASL authentication failed") from None
                         continue
                 self._park(coro, step, pending)
                 return
@@ -437,6 +468,19 @@ class Connection(asyncio.BufferedProtocol):
             # coroutine ("coroutine 'dispatch' was never awaited").
             parked.add_done_callback(_closer(coro))
 
+    def _raw_token(self, session: SaslSession, token: bytes) -> bytes:
+        """One raw SASL token (the v0 flow): the server's token, or CloseConnection when refused
+        (Kafka has no way to tell a v0 client why: it closes the connection)."""
+        events, node, client = self.cluster.events, self.node, f"{self.client[0]}:{self.client[1]}"
+        try:
+            answer = session.authenticate(token, self.cluster.credentials)
+        except SaslFailure as failure:
+            events.record("authentication.failed", broker_id=node.node_id, reason=failure.reason, client=client, mechanism=session.mechanism)
+            raise CloseConnection(failure.client_message) from None
+        if session.authenticated:
+            events.record("authentication.succeeded", broker_id=node.node_id, principal=session.principal, client=client, mechanism=session.mechanism)
+        return answer
+
     async def _finish(self, coro: Coroutine[Any, Any, list[Buffer] | None], step: Any) -> None:
         """Wait for a request that parked, answer it, and go on with the frames behind it."""
         try:
@@ -459,6 +503,9 @@ class Connection(asyncio.BufferedProtocol):
             return
         if chunks is not None:
             transport.writelines(chunks)
+        if self.session is not None and self.session.state == "FAILED":
+            self._close_for(CloseConnection("SASL authentication failed"))
+            return
         if not self._paused_writing:
             self._process()
 
