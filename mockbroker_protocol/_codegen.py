@@ -81,6 +81,10 @@ APIS: dict[int, str] = {
     66: "ListTransactions",
     68: "ConsumerGroupHeartbeat",
     69: "ConsumerGroupDescribe",
+    76: "ShareGroupHeartbeat",
+    77: "ShareGroupDescribe",
+    78: "ShareFetch",
+    79: "ShareAcknowledge",
 }
 # Non-API structures that travel inside other messages (JoinGroup/SyncGroup metadata).
 DATA_MESSAGES = ("ConsumerProtocolSubscription", "ConsumerProtocolAssignment")
