@@ -45,6 +45,7 @@ from mockbroker.coordinators.parked import Parked
 from mockbroker.coordinators.services import CoordinatorServices
 from mockbroker.coordinators.share.coordinator import ShareGroupCoordinator
 from mockbroker.coordinators.share.group import ShareGroup
+from mockbroker.coordinators.share.manager import SharePartitionManager
 from mockbroker.events import EventLog
 from mockbroker.timers import Timers
 from mockbroker_protocol.errors import ErrorCode
@@ -104,6 +105,10 @@ class GroupCoordinator:
         # KIP-932 share groups: their own id space within the one the kinds share.
         self.share = ShareGroupCoordinator(self.services, topics if topics is not None else {})
         self.share.other_kind = lambda group_id: group_id in self.classic.groups or group_id in self.consumer.groups
+        # Share partitions and share sessions (ShareFetch, ShareAcknowledge).
+        self.share_partitions = SharePartitionManager(self.services)
+        self.share.on_member_removed = self.share_partitions.on_member_left
+        self.share.on_group_deleted = self.share_partitions.on_group_deleted
         self.consumer.migration = self.migration
         self.classic.heartbeat_other_kind = self._heartbeat_other_kind
 

@@ -223,12 +223,12 @@ class AcquiredRecords:
 class LeaderIdAndEpoch:
     """A LeaderIdAndEpoch entry of ShareFetchResponse."""
 
-    leader_id: int = 0
-    leader_epoch: int = 0
+    leader_id: int = -1
+    leader_epoch: int = -1
 
     FIELDS: ClassVar[tuple[FieldSpec, ...]] = (
-        FieldSpec("leader_id", "LeaderId", "int32", (1, 32767), None, None, None, 0),
-        FieldSpec("leader_epoch", "LeaderEpoch", "int32", (1, 32767), None, None, None, 0),
+        FieldSpec("leader_id", "LeaderId", "int32", (1, 32767), None, None, None, -1),
+        FieldSpec("leader_epoch", "LeaderEpoch", "int32", (1, 32767), None, None, None, -1),
     )
 
 

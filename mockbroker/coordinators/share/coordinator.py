@@ -79,6 +79,10 @@ class ShareGroupCoordinator:
         self.topics = topics
         self.groups: dict[str, ShareGroup] = {}
         self.other_kind: Callable[[str], bool] = lambda group_id: False
+        # The share partitions' side (SharePartitionManager, wired in by the router): a member that
+        # goes releases its acquired records; a deleted group's share partitions go.
+        self.on_member_removed: Callable[[str, str, int], None] = lambda group_id, member_id, now_ms: None
+        self.on_group_deleted: Callable[[str], None] = lambda group_id: None
 
     # -- the doors -----------------------------------------------------------------------------------
 
@@ -299,6 +303,7 @@ class ShareGroupCoordinator:
                     member_id=member.member_id, reason=reason, cause=cause,
                     assigned=self.names(member.assigned))  # fmt: skip
         self.update_state(group, now_ms, reason)
+        self.on_member_removed(group.group_id, member.member_id, now_ms)
 
     def schedule_share_group_session_timeout(self, group_id: str, member: ShareGroupMember, now_ms: int) -> None:
         """scheduleShareGroupSessionTimeout: group.share.session.timeout.ms from this heartbeat."""
@@ -393,6 +398,7 @@ class ShareGroupCoordinator:
                     to_state=ShareGroupState.DEAD.value, group_epoch=group.group_epoch,
                     assignment_epoch=group.assignment_epoch)  # fmt: skip
         self.record("share_group.deleted", group, now_ms, reason=reason)
+        self.on_group_deleted(group.group_id)
 
     def expire_member_session(self, group_id: str, member_id: str, now_ms: int) -> bool:
         """The member's session expires now, as if group.share.session.timeout.ms had passed: the
