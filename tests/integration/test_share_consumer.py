@@ -56,10 +56,16 @@ def poll(c: ShareConsumer, timeout: float = 0.5) -> list[Message]:
     got = c.poll(timeout)
     if got is None:
         return []
-    messages = list(got) if not isinstance(got, Message) else [got]
+    messages: list[Message] = [got] if isinstance(got, Message) else list(got)
     for m in messages:
         assert m.error() is None, m.error()
     return messages
+
+
+def polled_into(c: ShareConsumer, into: list[Message], count: int = 1) -> bool:
+    """Poll once into ``into``; whether it holds ``count`` messages now (a wait_until predicate)."""
+    into.extend(poll(c))
+    return len(into) >= count
 
 
 def start_offset(broker: BrokerThread) -> int:
@@ -83,7 +89,7 @@ def test_three_consumers_share_one_partition_without_holding_a_record_twice(shar
             batches: dict[int, list[Message]] = {}
             for i, c in enumerate(consumers):  # each polls while the others still hold theirs
                 batches[i] = poll(c)
-                held[i] = {m.offset() for m in batches[i]}
+                held[i] = {int(m.offset() or 0) for m in batches[i]}
             for i in held:
                 for j in held:
                     assert i == j or not held[i] & held[j], (held, "a record held by two consumers")
@@ -91,7 +97,7 @@ def test_three_consumers_share_one_partition_without_holding_a_record_twice(shar
                 for m in batches[i]:
                     assert m.delivery_count() == 1
                     c.acknowledge(m, AcknowledgeType.ACCEPT)
-                    seen[i].append(m.offset())
+                    seen[i].append(int(m.offset() or 0))
                 if batches[i]:
                     c.commit_sync()
         offsets = sorted(o for s in seen.values() for o in s)
@@ -110,14 +116,14 @@ def test_release_redelivers_reject_and_the_limit_archive(share_broker: BrokerThr
     c = consumer(share_broker)
     try:
         first: list[Message] = []
-        wait_until(lambda: bool(first.extend(poll(c)) or len(first) == 3), "the three records")
+        wait_until(lambda: polled_into(c, first, 3), "the three records")
         assert [(m.offset(), m.delivery_count()) for m in first] == [(0, 1), (1, 1), (2, 1)]
         c.acknowledge(first[0], AcknowledgeType.RELEASE)
         c.acknowledge(first[1], AcknowledgeType.REJECT)
         c.acknowledge(first[2], AcknowledgeType.ACCEPT)
         c.commit_sync()
         again: list[Message] = []
-        wait_until(lambda: bool(again.extend(poll(c)) or again), "the released record again")
+        wait_until(lambda: polled_into(c, again), "the released record again")
         assert [(m.offset(), m.delivery_count()) for m in again] == [(0, 2)]
         c.acknowledge(again[0], AcknowledgeType.RELEASE)  # at the limit: archived
         c.commit_sync()
@@ -134,10 +140,10 @@ def test_an_expired_lock_redelivers_to_another_consumer(share_broker: BrokerThre
     holder, other = consumer(share_broker), consumer(share_broker)
     try:
         held: list[Message] = []
-        wait_until(lambda: bool(held.extend(poll(holder)) or held), "the record, first delivery")
+        wait_until(lambda: polled_into(holder, held), "the record, first delivery")
         assert held[0].delivery_count() == 1
         redelivered: list[Message] = []
-        wait_until(lambda: bool(redelivered.extend(poll(other)) or redelivered), "the record after the lock expired")
+        wait_until(lambda: polled_into(other, redelivered), "the record after the lock expired")
         assert [(m.offset(), m.delivery_count()) for m in redelivered] == [(0, 2)]
         other.acknowledge(redelivered[0], AcknowledgeType.ACCEPT)
         other.commit_sync()
