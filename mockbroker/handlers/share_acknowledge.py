@@ -39,8 +39,8 @@ async def handle(ctx: RequestContext, req: ShareAcknowledgeRequest) -> ShareAckn
     lock_ms = ctx.cluster.groups.config.share_group_record_lock_duration_ms
     try:
         manager.acknowledge_session_update(group_id, member_id, req.share_session_epoch)
-    except GroupError as exc:
-        return ShareAcknowledgeResponse(error_code=exc.code, error_message=exc.message, acquisition_lock_timeout_ms=lock_ms)
+    except GroupError as exc:  # Kafka answers these with no message (Errors.X.exception())
+        return ShareAcknowledgeResponse(error_code=exc.code, acquisition_lock_timeout_ms=lock_ms)
     topics: dict[uuid.UUID, ShareAcknowledgeTopicResponse] = {}
     leaders: set[int] = set()
     for t in req.topics:

@@ -68,8 +68,8 @@ async def handle(ctx: RequestContext, req: ShareFetchRequest) -> ShareFetchRespo
             group_id, member_id, req.share_session_epoch, [] if req.share_session_epoch == -1 else wanted, forgotten,
             acknowledging=bool(acks), now_ms=ctx.now_ms,
         )  # fmt: skip
-    except GroupError as exc:
-        return ShareFetchResponse(error_code=exc.code, error_message=exc.message)
+    except GroupError as exc:  # Kafka answers these with no message (Errors.X.exception())
+        return ShareFetchResponse(error_code=exc.code)
     answers: dict[TopicIdPartition, PartitionData] = {}
     for tp, batches in acks.items():
         data = answers.setdefault(tp, PartitionData(partition_index=tp[1], records=b""))
