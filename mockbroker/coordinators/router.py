@@ -146,9 +146,9 @@ class GroupCoordinator:
         return self.classic.groups.get(group_id) or self.consumer.groups.get(group_id)
 
     def snapshot(self, group_id: str) -> dict[str, Any] | None:
-        """A consumer or share group as plain data (ConsumerGroupCoordinator.snapshot,
-        ShareGroupCoordinator.snapshot); None for a classic or unknown group."""
-        return self.consumer.snapshot(group_id) or self.share.snapshot(group_id)
+        """A consumer group as plain data (ConsumerGroupCoordinator.snapshot); None for a
+        classic, share or unknown group (a share group's: ``share.snapshot``)."""
+        return self.consumer.snapshot(group_id)
 
     def _share_group(self, group_id: str) -> ShareGroup | None:
         return self.share.groups.get(group_id)

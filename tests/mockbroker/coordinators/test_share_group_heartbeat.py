@@ -247,3 +247,12 @@ def test_group_ids_are_not_shared_across_kinds() -> None:
     assert (r.error_code, r.error_message) == (ErrorCode.GROUP_ID_NOT_FOUND, "Group cg is not a share group.")
     d = h.groups.share_group_describe("cg")
     assert (d.error_code, d.error_message) == (ErrorCode.GROUP_ID_NOT_FOUND, "Group cg is not a share group.")
+
+
+def test_snapshots_keep_to_their_kind() -> None:
+    """The router's snapshot is a consumer group's (the control API reads it as one); a share
+    group's is the share coordinator's."""
+    h = ShareHarness()
+    h.hb("a", 0, ["t"])
+    assert h.groups.snapshot("g") is None
+    assert h.snap()["members"][0]["assigned"] == {"t": [0, 1, 2]}
