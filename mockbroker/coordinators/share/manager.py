@@ -25,19 +25,48 @@ share.auto.offset.reset names for the group (``latest`` by default: the high wat
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from mockbroker.coordinators.errors import GroupError
 from mockbroker.coordinators.services import CoordinatorServices
 from mockbroker.coordinators.share.partition import AcquiredRange, SharePartition, record_offsets
-from mockbroker.log.partition import PartitionLog
 from mockbroker_protocol.errors import ErrorCode
 
 INITIAL_EPOCH = 0  # ShareRequestMetadata.INITIAL_EPOCH
 FINAL_EPOCH = -1  # ShareRequestMetadata.FINAL_EPOCH
 AUTO_OFFSET_RESET_VALUES = ("latest", "earliest")  # share.auto.offset.reset (by duration not served)
+
+class StoredBatchView(Protocol):
+    """What a share partition reads of a stored batch (mockbroker.log.partition.StoredBatch)."""
+
+    @property
+    def base_offset(self) -> int: ...
+
+    @property
+    def last_offset(self) -> int: ...
+
+    @property
+    def is_control(self) -> bool: ...
+
+
+class PartitionLogView(Protocol):
+    """What a share partition reads of a partition's log (mockbroker.log.partition.PartitionLog);
+    a Protocol so that the coordinators never import the log layer."""
+
+    @property
+    def partition(self) -> int: ...
+
+    @property
+    def log_start_offset(self) -> int: ...
+
+    @property
+    def high_watermark(self) -> int: ...
+
+    @property
+    def batches(self) -> Sequence[StoredBatchView]: ...
+
 
 SharePartitionKey = tuple[str, uuid.UUID, int]  # group id, topic id, partition
 TopicIdPartition = tuple[uuid.UUID, int]
@@ -179,7 +208,7 @@ class SharePartitionManager:
 
     # -- share partitions --------------------------------------------------------------------------------
 
-    def share_partition(self, group_id: str, topic_id: uuid.UUID, topic: str, log: PartitionLog) -> SharePartition:
+    def share_partition(self, group_id: str, topic_id: uuid.UUID, topic: str, log: PartitionLogView) -> SharePartition:
         """getOrCreateSharePartition, starting at share.auto.offset.reset."""
         key = (group_id, topic_id, log.partition)
         sp = self.partitions.get(key)
@@ -191,7 +220,7 @@ class SharePartitionManager:
         return sp
 
     def acquire(
-        self, group_id: str, member_id: str, topic_id: uuid.UUID, topic: str, log: PartitionLog, max_records: int, now_ms: int
+        self, group_id: str, member_id: str, topic_id: uuid.UUID, topic: str, log: PartitionLogView, max_records: int, now_ms: int
     ) -> list[AcquiredRange]:
         """SharePartition.acquire over the records the log holds up to its high watermark; arms
         the acquisition's lock timer."""
@@ -235,7 +264,7 @@ class SharePartitionManager:
         self.services.schedule(timer_key, deadline_ms, expire)
 
     def acknowledge(
-        self, group_id: str, member_id: str, topic_id: uuid.UUID, topic: str, log: PartitionLog,
+        self, group_id: str, member_id: str, topic_id: uuid.UUID, topic: str, log: PartitionLogView,
         batches: list[tuple[int, int, list[int]]], now_ms: int, *, renew_allowed: bool,
     ) -> None:  # fmt: skip
         """SharePartition.acknowledge; GroupError(INVALID_RECORD_STATE, INVALID_REQUEST)."""
@@ -251,7 +280,7 @@ class SharePartitionManager:
                              start_offset=sp.start_offset)  # fmt: skip
         self._wake()
 
-    def has_available(self, group_id: str, topic_id: uuid.UUID, log: PartitionLog) -> bool:
+    def has_available(self, group_id: str, topic_id: uuid.UUID, log: PartitionLogView) -> bool:
         sp = self.partitions.get((group_id, topic_id, log.partition))
         return sp is None or sp.has_available(log.high_watermark)
 
