@@ -52,10 +52,11 @@ async def handle(ctx: RequestContext, req: ShareAcknowledgeRequest) -> ShareAckn
             )  # fmt: skip
             data = PartitionData(partition_index=p.partition_index, error_code=code, error_message=message)
             topic = ctx.cluster.topic_by_id(t.topic_id)
-            if code and topic is not None and 0 <= p.partition_index < len(topic.partitions):
+            if topic is not None and 0 <= p.partition_index < len(topic.partitions):
+                # Kafka names the leader on every answered partition; its endpoint when not here.
                 partition = topic.partitions[p.partition_index]
+                data.current_leader = LeaderIdAndEpoch(partition.leader_id, partition.log.leader_epoch)
                 if partition.leader_id != ctx.broker.node_id:
-                    data.current_leader = LeaderIdAndEpoch(partition.leader_id, partition.log.leader_epoch)
                     leaders.add(partition.leader_id)
             topics.setdefault(t.topic_id, ShareAcknowledgeTopicResponse(topic_id=t.topic_id)).partitions.append(data)
     if req.share_session_epoch == -1:

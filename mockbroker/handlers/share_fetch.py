@@ -72,7 +72,7 @@ async def handle(ctx: RequestContext, req: ShareFetchRequest) -> ShareFetchRespo
         return ShareFetchResponse(error_code=exc.code)
     answers: dict[TopicIdPartition, PartitionData] = {}
     for tp, batches in acks.items():
-        data = answers.setdefault(tp, PartitionData(partition_index=tp[1], records=b""))
+        data = answers.setdefault(tp, PartitionData(partition_index=tp[1], current_leader=_leader(ctx, tp), records=b""))
         code, message = acknowledge(ctx, manager, group_id, member_id, tp, batches, renew=ctx.api_version >= RENEW_MIN_VERSION)
         data.acknowledge_error_code, data.acknowledge_error_message = code, message
     if context.is_final:
@@ -88,7 +88,7 @@ async def handle(ctx: RequestContext, req: ShareFetchRequest) -> ShareFetchRespo
                 answers[tp] = data
     if context.is_full:
         for tp in context.partitions:
-            answers.setdefault(tp, PartitionData(partition_index=tp[1], records=b""))
+            answers.setdefault(tp, PartitionData(partition_index=tp[1], current_leader=_leader(ctx, tp), records=b""))
     return _response(ctx, answers, lock_ms)
 
 
@@ -107,6 +107,15 @@ def locate(ctx: RequestContext, tp: TopicIdPartition) -> tuple[Topic | None, Par
         data.current_leader = LeaderIdAndEpoch(partition.leader_id, partition.log.leader_epoch)
         return topic, partition, data
     return topic, partition, None
+
+
+def _leader(ctx: RequestContext, tp: TopicIdPartition) -> LeaderIdAndEpoch:
+    """The partition's leader and epoch, (-1, -1) for an unknown one."""
+    topic = ctx.cluster.topic_by_id(tp[0])
+    if topic is None or not 0 <= tp[1] < len(topic.partitions):
+        return LeaderIdAndEpoch()
+    partition = topic.partitions[tp[1]]
+    return LeaderIdAndEpoch(partition.leader_id, partition.log.leader_epoch)
 
 
 def acknowledge(
@@ -168,6 +177,8 @@ def _acquire_all(
         acquired += count
         results[tp] = PartitionData(
             partition_index=tp[1],
+            # Kafka names the leader on every answered partition, not only on NOT_LEADER_OR_FOLLOWER.
+            current_leader=LeaderIdAndEpoch(partition.leader_id, log.leader_epoch),
             records=_batches_for(log, [(r.first_offset, r.last_offset) for r in ranges]),
             acquired_records=[AcquiredRecords(r.first_offset, r.last_offset, r.delivery_count) for r in ranges],
         )
@@ -225,7 +236,11 @@ def _response(ctx: RequestContext, answers: dict[TopicIdPartition, PartitionData
     topics: dict[uuid.UUID, ShareFetchableTopicResponse] = {}
     for (topic_id, _), data in answers.items():
         topics.setdefault(topic_id, ShareFetchableTopicResponse(topic_id=topic_id)).partitions.append(data)
-    leaders = sorted({d.current_leader.leader_id for d in answers.values() if d.current_leader.leader_id >= 0})
+    # Endpoints only of leaders elsewhere (a partition answered NOT_LEADER_OR_FOLLOWER), as Kafka.
+    leaders = sorted({
+        d.current_leader.leader_id for d in answers.values()
+        if d.current_leader.leader_id >= 0 and d.current_leader.leader_id != ctx.broker.node_id
+    })  # fmt: skip
     nodes = [ctx.cluster.brokers[i] for i in leaders if i in ctx.cluster.brokers]
     return ShareFetchResponse(
         acquisition_lock_timeout_ms=lock_ms,

@@ -115,3 +115,65 @@ def test_join_heartbeat_describe_leave(targets: tuple[Target, Target]) -> None:
             Step(HEARTBEAT, 1, hb(5, topics=None)),
         ],
     )
+
+
+def test_share_fetch_acknowledge_flow(targets: tuple[Target, Target]) -> None:
+    """Join, wait until the partition is assigned (Kafka initializes it first, D20), produce
+    three records, acquire them with a new share session, accept them with ShareAcknowledge,
+    fetch again (nothing left) and close the session."""
+    from mockbroker_protocol.messages.share_acknowledge import AcknowledgementBatch as AckBatch
+    from mockbroker_protocol.messages.share_acknowledge import AcknowledgePartition, AcknowledgeTopic
+    from tests.differential.test_data_path import batch, produce
+
+    epoch: dict[str, int] = {}
+    held: dict[str, bool] = {}
+
+    def joined(answer: Any) -> bool:
+        epoch["member"] = answer.member_epoch
+        held["partitions"] = bool(answer.assignment and answer.assignment.topic_partitions)
+        return True
+
+    def steady(ctx: Context) -> ShareGroupHeartbeatRequest:
+        return ShareGroupHeartbeatRequest(group_id=ctx.group, member_id=MEMBER, member_epoch=epoch["member"])
+
+    def assigned(answer: Any) -> bool:
+        epoch["member"] = answer.member_epoch
+        if answer.assignment is not None and answer.assignment.topic_partitions:
+            held["partitions"] = True
+        return held["partitions"]
+
+    def session_fetch(session_epoch: int, wait_ms: int, with_topic: bool = True) -> Any:
+        def build(ctx: Context) -> ShareFetchRequest:
+            topics = [FetchTopic(ctx.answers["created"].topics[0].topic_id, [FetchPartition(0)])] if with_topic else []
+            return ShareFetchRequest(
+                group_id=ctx.group, member_id=MEMBER, share_session_epoch=session_epoch, max_wait_ms=wait_ms,
+                min_bytes=1, max_bytes=1 << 20, max_records=10, batch_size=10, topics=topics,
+            )  # fmt: skip
+
+        return build
+
+    def accept(ctx: Context) -> ShareAcknowledgeRequest:
+        topic_id = ctx.answers["created"].topics[0].topic_id
+        return ShareAcknowledgeRequest(
+            group_id=ctx.group, member_id=MEMBER, share_session_epoch=2,
+            topics=[AcknowledgeTopic(topic_id, [AcknowledgePartition(0, [AckBatch(0, 2, [1])])])],
+        )  # fmt: skip
+
+    steps = create()
+    steps[0].label = "created"
+    differential(
+        *targets,
+        [
+            *steps,
+            *coordinator_ready(),
+            Step(HEARTBEAT, 1, hb(0), label="joined", compare=False, until=joined),
+            Step(HEARTBEAT, 1, steady, compare=False, until=assigned),
+            # Opening the session makes Kafka load the share partition (asynchronously): not compared.
+            Step(SHARE_FETCH, 1, session_fetch(0, 0), compare=False),
+            Step(0, 9, produce(batch(b"a", b"b", b"c"))),
+            Step(SHARE_FETCH, 1, session_fetch(1, 5000, with_topic=False)),
+            Step(SHARE_ACK, 1, accept),
+            Step(SHARE_FETCH, 1, session_fetch(3, 0, with_topic=False)),
+            Step(SHARE_FETCH, 1, session_fetch(-1, 0, with_topic=False)),
+        ],
+    )
