@@ -129,7 +129,7 @@ def acknowledge(
     try:
         manager.acknowledge(group_id, member_id, tp[0], topic.name, partition.log, batches, ctx.now_ms, renew_allowed=renew)
     except GroupError as exc:
-        return exc.code, exc.message
+        return exc.code, exc.message or None  # "": Kafka gives no message
     return ErrorCode.NONE, None
 
 

@@ -117,16 +117,33 @@ def test_join_heartbeat_describe_leave(targets: tuple[Target, Target]) -> None:
     )
 
 
-def test_share_fetch_acknowledge_flow(targets: tuple[Target, Target]) -> None:
+FLOWS = {
+    "accept": [(0, 2, [1])],
+    "release-reject": [(0, 0, [2]), (1, 2, [3, 1])],  # offset 0 comes back with delivery count 2
+    "not-acquired": [(0, 3, [1])],  # offset 3 was never acquired: INVALID_RECORD_STATE, nothing applied
+    "bad-types": [(0, 2, [1, 1])],  # neither one type nor one per offset
+}
+
+
+@pytest.mark.parametrize("flow", sorted(FLOWS))
+def test_share_fetch_acknowledge_flow(targets: tuple[Target, Target], flow: str) -> None:
     """Join, wait until the partition is assigned (Kafka initializes it first, D20), produce
-    three records, acquire them with a new share session, accept them with ShareAcknowledge,
-    fetch again (nothing left) and close the session."""
+    three records, acquire them with a share session, acknowledge (ShareAcknowledge), fetch again
+    (what was released comes back) and close the session."""
     from mockbroker_protocol.messages.share_acknowledge import AcknowledgementBatch as AckBatch
     from mockbroker_protocol.messages.share_acknowledge import AcknowledgePartition, AcknowledgeTopic
     from tests.differential.test_data_path import batch, produce
 
     epoch: dict[str, int] = {}
     held: dict[str, bool] = {}
+    session = {"epoch": 1}
+
+    def acquired(answer: Any) -> bool:
+        """Kafka loads the share partition asynchronously: a fetch may come back empty first.
+        Each answered fetch uses up a session epoch; the one with records is compared."""
+        if answer.error_code == 0:
+            session["epoch"] += 1
+        return any(p.acquired_records for t in answer.responses for p in t.partitions)
 
     def joined(answer: Any) -> bool:
         epoch["member"] = answer.member_epoch
@@ -142,11 +159,12 @@ def test_share_fetch_acknowledge_flow(targets: tuple[Target, Target]) -> None:
             held["partitions"] = True
         return held["partitions"]
 
-    def session_fetch(session_epoch: int, wait_ms: int, with_topic: bool = True) -> Any:
+    def session_fetch(session_epoch: int | None, wait_ms: int, with_topic: bool = True) -> Any:
         def build(ctx: Context) -> ShareFetchRequest:
+            current = session["epoch"] if session_epoch is None else session_epoch
             topics = [FetchTopic(ctx.answers["created"].topics[0].topic_id, [FetchPartition(0)])] if with_topic else []
             return ShareFetchRequest(
-                group_id=ctx.group, member_id=MEMBER, share_session_epoch=session_epoch, max_wait_ms=wait_ms,
+                group_id=ctx.group, member_id=MEMBER, share_session_epoch=current, max_wait_ms=wait_ms,
                 min_bytes=1, max_bytes=1 << 20, max_records=10, batch_size=10, topics=topics,
             )  # fmt: skip
 
@@ -155,8 +173,8 @@ def test_share_fetch_acknowledge_flow(targets: tuple[Target, Target]) -> None:
     def accept(ctx: Context) -> ShareAcknowledgeRequest:
         topic_id = ctx.answers["created"].topics[0].topic_id
         return ShareAcknowledgeRequest(
-            group_id=ctx.group, member_id=MEMBER, share_session_epoch=2,
-            topics=[AcknowledgeTopic(topic_id, [AcknowledgePartition(0, [AckBatch(0, 2, [1])])])],
+            group_id=ctx.group, member_id=MEMBER, share_session_epoch=session["epoch"],
+            topics=[AcknowledgeTopic(topic_id, [AcknowledgePartition(0, [AckBatch(f, last, types) for f, last, types in FLOWS[flow]])])],
         )  # fmt: skip
 
     steps = create()
@@ -168,12 +186,14 @@ def test_share_fetch_acknowledge_flow(targets: tuple[Target, Target]) -> None:
             *coordinator_ready(),
             Step(HEARTBEAT, 1, hb(0), label="joined", compare=False, until=joined),
             Step(HEARTBEAT, 1, steady, compare=False, until=assigned),
-            # Opening the session makes Kafka load the share partition (asynchronously): not compared.
-            Step(SHARE_FETCH, 1, session_fetch(0, 0), compare=False),
+            # Opening the session makes Kafka load the share partition (asynchronously), which fixes
+            # its start offset (share.auto.offset.reset=latest) then: the open waits a second (an
+            # empty long poll) so that the load is done before the records are produced. Not compared.
+            Step(SHARE_FETCH, 1, session_fetch(0, 1000), compare=False, until=lambda a: session.update(epoch=1) or True),
             Step(0, 9, produce(batch(b"a", b"b", b"c"))),
-            Step(SHARE_FETCH, 1, session_fetch(1, 5000, with_topic=False)),
-            Step(SHARE_ACK, 1, accept),
-            Step(SHARE_FETCH, 1, session_fetch(3, 0, with_topic=False)),
+            Step(SHARE_FETCH, 1, session_fetch(None, 5000, with_topic=False), until=acquired),
+            Step(SHARE_ACK, 1, accept, until=lambda a: bool(session.update(epoch=session["epoch"] + 1)) or True),
+            Step(SHARE_FETCH, 1, session_fetch(None, 0, with_topic=False)),
             Step(SHARE_FETCH, 1, session_fetch(-1, 0, with_topic=False)),
         ],
     )

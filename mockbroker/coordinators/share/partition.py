@@ -157,20 +157,23 @@ class SharePartition:
         lock_duration_ms: int, renew_allowed: bool,
     ) -> None:  # fmt: skip
         """SharePartition.acknowledge: every batch checked first, then applied (all or nothing).
-        GroupError(INVALID_REQUEST) for a malformed batch, GroupError(INVALID_RECORD_STATE) for a
-        record this member does not hold."""
+        GroupError(INVALID_REQUEST) for a malformed batch (with no message: KafkaApis refuses it
+        before the share partition sees it) or one past the acquired records,
+        GroupError(INVALID_RECORD_STATE) for a record this member does not hold."""
         plan: list[tuple[int, AcknowledgeType]] = []
         for first, last, types in batches:
-            if last < first:
-                raise GroupError(ErrorCode.INVALID_REQUEST, f"Last offset {last} is less than first offset {first}.")
-            if len(types) != 1 and len(types) != last - first + 1:
-                raise GroupError(ErrorCode.INVALID_REQUEST, "Acknowledge types count does not match the offset range.")
+            if last < first or (len(types) != 1 and len(types) != last - first + 1):
+                raise GroupError(ErrorCode.INVALID_REQUEST, "")
             try:
                 kinds = [AcknowledgeType(t) for t in types]
             except ValueError as exc:
-                raise GroupError(ErrorCode.INVALID_REQUEST, f"Invalid acknowledge type: {exc}") from exc
+                raise GroupError(ErrorCode.INVALID_REQUEST, "") from exc
             if AcknowledgeType.RENEW in kinds and not renew_allowed:
-                raise GroupError(ErrorCode.INVALID_REQUEST, "The renew acknowledge type needs version 2.")
+                raise GroupError(ErrorCode.INVALID_REQUEST, "")
+            if last >= self.next_fetch_offset:  # SharePartition.acknowledgeBatchRecords
+                raise GroupError(
+                    ErrorCode.INVALID_REQUEST, "Batch record not found. The last offset in request is past acquired records."
+                )
             for offset in range(first, last + 1):
                 kind = kinds[0] if len(kinds) == 1 else kinds[offset - first]
                 rec = self.in_flight.get(offset)

@@ -72,7 +72,7 @@ def test_per_offset_types_gaps_and_renew() -> None:
         ((3, 1, [A]), ErrorCode.INVALID_REQUEST),  # last before first
         ((0, 2, [A, A]), ErrorCode.INVALID_REQUEST),  # neither one type nor one per offset
         ((0, 0, [9]), ErrorCode.INVALID_REQUEST),  # no such type
-        ((5, 5, [A]), ErrorCode.INVALID_RECORD_STATE),  # never acquired
+        ((5, 5, [A]), ErrorCode.INVALID_REQUEST),  # past the acquired records
         ((2, 2, [A]), ErrorCode.INVALID_RECORD_STATE),  # held by b
     ],
 )
