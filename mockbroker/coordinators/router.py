@@ -30,7 +30,6 @@ here raises ``GroupError``.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -46,7 +45,7 @@ from mockbroker.coordinators.parked import Parked
 from mockbroker.coordinators.services import CoordinatorServices
 from mockbroker.coordinators.share.coordinator import ShareGroupCoordinator
 from mockbroker.coordinators.share.group import ShareGroup
-from mockbroker.coordinators.share.manager import PartitionLogView, SharePartitionManager
+from mockbroker.coordinators.share.manager import SharePartitionManager
 from mockbroker.events import EventLog
 from mockbroker.timers import Timers
 from mockbroker_protocol.errors import ErrorCode
@@ -110,8 +109,6 @@ class GroupCoordinator:
         self.share_partitions = SharePartitionManager(self.services)
         self.share.on_member_removed = self.share_partitions.on_member_left
         self.share.on_group_deleted = self.share_partitions.on_group_deleted
-        self.share.on_partitions_assigned = self.share_partitions.on_partitions_assigned
-        self.share_partitions.log_of = self._share_log_of
         self.consumer.migration = self.migration
         self.classic.heartbeat_other_kind = self._heartbeat_other_kind
 
@@ -152,16 +149,6 @@ class GroupCoordinator:
         """A consumer group as plain data (ConsumerGroupCoordinator.snapshot); None for a
         classic, share or unknown group (a share group's: ``share.snapshot``)."""
         return self.consumer.snapshot(group_id)
-
-    def _share_log_of(self, topic_id: uuid.UUID, index: int) -> tuple[str, PartitionLogView] | None:
-        """(topic name, partition log) of a topic id's partition, for the share partitions."""
-        for topic in self.share.topics.values():
-            if topic.topic_id == topic_id:
-                partitions = topic.partitions
-                if 0 <= index < len(partitions):
-                    log: PartitionLogView = getattr(partitions[index], "log")  # noqa: B009  # model.Partition.log
-                    return topic.name, log
-        return None
 
     def _share_group(self, group_id: str) -> ShareGroup | None:
         return self.share.groups.get(group_id)

@@ -19,8 +19,7 @@ member whose epoch is behind the group's gets the new target assignment from the
   defer it by group.share.assignment.interval.ms).
 - Every subscribed partition counts as initialized: Kafka first initializes the share-partition
   state through the share coordinator (InitializeShareGroupState) and assigns only initialized
-  partitions; here the state is made when the partition is first assigned
-  (``on_partitions_assigned``), in the same heartbeat (docs/divergences.md D20).
+  partitions; here the state exists as soon as a partition is assigned.
 - Subscription metadata is re-resolved on every heartbeat, against the cluster's topics as they are
   (Kafka refreshes it periodically).
 """
@@ -84,9 +83,6 @@ class ShareGroupCoordinator:
         # goes releases its acquired records; a deleted group's share partitions go.
         self.on_member_removed: Callable[[str, str, int], None] = lambda group_id, member_id, now_ms: None
         self.on_group_deleted: Callable[[str], None] = lambda group_id: None
-        # A new target assignment: its partitions' share state starts now (share.auto.offset.reset
-        # is applied at this moment, as Kafka initializes share partitions when first assigned).
-        self.on_partitions_assigned: Callable[[str, set[TopicIdPartition]], None] = lambda group_id, partitions: None
 
     # -- the doors -----------------------------------------------------------------------------------
 
@@ -283,7 +279,6 @@ class ShareGroupCoordinator:
         current = {m: tps for m, tps in group.target_assignment.items() if m in group.members}
         group.target_assignment = simple_assign(subscriptions, counts, current)
         group.assignment_epoch = group.group_epoch
-        self.on_partitions_assigned(group.group_id, {tp for tps in group.target_assignment.values() for tp in tps})
         self.record("share_group.target_assignment", group, now_ms, assignment_epoch=group.assignment_epoch,
                     target={m: self.names(tps) for m, tps in group.target_assignment.items()})  # fmt: skip
 

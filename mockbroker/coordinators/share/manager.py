@@ -108,8 +108,6 @@ class SharePartitionManager:
         self.sessions: dict[tuple[str, str], ShareSession] = {}
         self.auto_offset_reset: dict[str, str] = {}
         self._waiters: list[Callable[[], None]] = []
-        # A partition's log by topic id and index (the router wires the cluster's topics in).
-        self.log_of: Callable[[uuid.UUID, int], tuple[str, PartitionLogView] | None] = lambda topic_id, index: None
 
     # -- settings --------------------------------------------------------------------------------------
 
@@ -209,17 +207,6 @@ class SharePartitionManager:
             self._wake()
 
     # -- share partitions --------------------------------------------------------------------------------
-
-    def on_partitions_assigned(self, group_id: str, partitions: set[TopicIdPartition]) -> None:
-        """The share coordinator assigned these partitions: the ones without share state start
-        now, at share.auto.offset.reset (Kafka initializes a share partition when it is first
-        assigned, not when it is first fetched)."""
-        for topic_id, index in sorted(partitions, key=lambda tp: (str(tp[0]), tp[1])):
-            if (group_id, topic_id, index) in self.partitions:
-                continue
-            found = self.log_of(topic_id, index)
-            if found is not None:
-                self.share_partition(group_id, topic_id, found[0], found[1])
 
     def share_partition(self, group_id: str, topic_id: uuid.UUID, topic: str, log: PartitionLogView) -> SharePartition:
         """getOrCreateSharePartition, starting at share.auto.offset.reset."""

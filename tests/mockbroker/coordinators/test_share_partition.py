@@ -229,18 +229,3 @@ def test_closing_the_session_or_leaving_the_group_releases_held_records() -> Non
                                    client_id="c", client_host="/h")  # fmt: skip
     assert h.spso() == 1  # offset 0 was at its second delivery: archived at the limit
     assert h.acquire("c") == [(1, 1, 1)]
-
-
-def test_latest_is_taken_when_the_partition_is_first_assigned() -> None:
-    """Kafka initializes a share partition when the group is first assigned it: records produced
-    after that and before the first ShareFetch are delivered."""
-    from mockbroker_protocol.messages.share_group_heartbeat import ShareGroupHeartbeatRequest
-
-    h = ShareData()
-    h.manager.auto_offset_reset.pop("g")
-    h.produce(2)
-    h.groups.share_group_heartbeat(h.now, ShareGroupHeartbeatRequest(group_id="g", member_id="a", member_epoch=0,
-                                   subscribed_topic_names=["t"]), client_id="c", client_host="/h")  # fmt: skip
-    h.produce(1)
-    assert h.spso() == 2
-    assert h.acquire("a") == [(2, 2, 1)]
