@@ -19,7 +19,8 @@ member whose epoch is behind the group's gets the new target assignment from the
   defer it by group.share.assignment.interval.ms).
 - Every subscribed partition counts as initialized: Kafka first initializes the share-partition
   state through the share coordinator (InitializeShareGroupState) and assigns only initialized
-  partitions; here the state exists as soon as a partition is assigned.
+  partitions; here every partition is assigned at once and its share-partition state starts at
+  the group's first ShareFetch of it (docs/divergences.md D20).
 - Subscription metadata is re-resolved on every heartbeat, against the cluster's topics as they are
   (Kafka refreshes it periodically).
 """
