@@ -83,6 +83,11 @@ APIS: dict[int, str] = {
     69: "ConsumerGroupDescribe",
     88: "StreamsGroupHeartbeat",
     89: "StreamsGroupDescribe",
+
+    76: "ShareGroupHeartbeat",
+    77: "ShareGroupDescribe",
+    78: "ShareFetch",
+    79: "ShareAcknowledge",
 }
 # Non-API structures that travel inside other messages (JoinGroup/SyncGroup metadata).
 DATA_MESSAGES = ("ConsumerProtocolSubscription", "ConsumerProtocolAssignment")

@@ -98,6 +98,19 @@ class ClusterConfig:
     group_streams_num_standby_replicas: int = 0  # group.streams.num.standby.replicas
     # group.streams.initial.rebalance.delay.ms: 0 here, Kafka 3000
     group_streams_initial_rebalance_delay_ms: int | None = None
+
+    # KIP-932 share groups (resolved in mockbroker/config/groups.py; None: mockbroker's fast-test
+    # default, or Kafka's with kafka_defaults).
+    group_share_session_timeout_ms: int | None = None  # group.share.session.timeout.ms: 10000 here, Kafka 45000
+    group_share_min_session_timeout_ms: int | None = None  # group.share.min.session.timeout.ms: 1 here, Kafka 45000
+    group_share_max_session_timeout_ms: int = 60000  # group.share.max.session.timeout.ms
+    group_share_heartbeat_interval_ms: int | None = None  # group.share.heartbeat.interval.ms: 100 here, Kafka 5000
+    group_share_min_heartbeat_interval_ms: int | None = None  # group.share.min.heartbeat.interval.ms: 1 here, Kafka 5000
+    group_share_max_heartbeat_interval_ms: int = 15000  # group.share.max.heartbeat.interval.ms
+    group_share_max_size: int = 200  # group.share.max.size
+    group_share_record_lock_duration_ms: int = 30000  # group.share.record.lock.duration.ms
+    group_share_delivery_count_limit: int = 5  # group.share.delivery.count.limit
+    group_share_partition_max_record_locks: int = 2000  # group.share.partition.max.record.locks
     # Kafka's exact defaults for every setting above left at None (--kafka-defaults).
     kafka_defaults: bool = False
     # Also append the event log (mockbroker/events.py, docs/events.md) to this file as JSON Lines.
@@ -238,6 +251,17 @@ KAFKA_NAMES: dict[str, str] = {
     "ssl.key.password": "ssl_key_password",
     "ssl.truststore.location": "ssl_truststore_location",
     "ssl.client.auth": "ssl_client_auth",
+
+    "group.share.session.timeout.ms": "group_share_session_timeout_ms",
+    "group.share.min.session.timeout.ms": "group_share_min_session_timeout_ms",
+    "group.share.max.session.timeout.ms": "group_share_max_session_timeout_ms",
+    "group.share.heartbeat.interval.ms": "group_share_heartbeat_interval_ms",
+    "group.share.min.heartbeat.interval.ms": "group_share_min_heartbeat_interval_ms",
+    "group.share.max.heartbeat.interval.ms": "group_share_max_heartbeat_interval_ms",
+    "group.share.max.size": "group_share_max_size",
+    "group.share.record.lock.duration.ms": "group_share_record_lock_duration_ms",
+    "group.share.delivery.count.limit": "group_share_delivery_count_limit",
+    "group.share.partition.max.record.locks": "group_share_partition_max_record_locks",
 }
 KAFKA_NAMES_BY_FIELD = {v: k for k, v in KAFKA_NAMES.items()}
 FIELD_TYPES: dict[str, str] = {f.name: str(f.type) for f in dataclasses.fields(ClusterConfig)}
@@ -278,6 +302,17 @@ KAFKA_RANGES: dict[str, tuple[int, int]] = {
     "group.consumer.min.heartbeat.interval.ms": (1, _INT32_MAX),
     "group.consumer.max.heartbeat.interval.ms": (1, _INT32_MAX),
     "group.consumer.max.size": (1, _INT32_MAX),
+    # ShareGroupConfig / GroupCoordinatorConfig (Kafka 4.3): the KIP-932 settings and their ranges.
+    "group.share.session.timeout.ms": (1, _INT32_MAX),
+    "group.share.min.session.timeout.ms": (1, _INT32_MAX),
+    "group.share.max.session.timeout.ms": (1, _INT32_MAX),
+    "group.share.heartbeat.interval.ms": (1, _INT32_MAX),
+    "group.share.min.heartbeat.interval.ms": (1, _INT32_MAX),
+    "group.share.max.heartbeat.interval.ms": (1, _INT32_MAX),
+    "group.share.max.size": (1, 1000),
+    "group.share.record.lock.duration.ms": (1000, 3600000),
+    "group.share.delivery.count.limit": (2, 10),
+    "group.share.partition.max.record.locks": (100, 10000),
 }
 
 

@@ -14,6 +14,9 @@ group (``consumer.groups``), never both, so each request goes to one kind:
   does not know to the hook wired here (``_heartbeat_other_kind``). ``heartbeat`` below is the
   same entry for everyone else.
 - ConsumerGroupHeartbeat, ConsumerGroupDescribe: the consumer coordinator (``consumer``).
+- ShareGroupHeartbeat, ShareGroupDescribe: the share coordinator (``share``, KIP-932). A share
+  group's id is refused to the other kinds' requests (GROUP_ID_NOT_FOUND, as Kafka: no conversion
+  between share groups and the others).
 - OffsetCommit: the kind's own validation, then the shared offsets manager; OffsetFetch,
   OffsetDelete, DescribeGroups, ListGroups, DeleteGroups and the cleanup cycle span kinds here.
 
@@ -40,6 +43,9 @@ from mockbroker.coordinators.offsets.manager import OffsetMetadataManager, Trans
 from mockbroker.coordinators.offsets.store import OffsetStore
 from mockbroker.coordinators.parked import Parked
 from mockbroker.coordinators.services import CoordinatorServices
+from mockbroker.coordinators.share.coordinator import ShareGroupCoordinator
+from mockbroker.coordinators.share.group import ShareGroup
+from mockbroker.coordinators.share.manager import SharePartitionManager
 from mockbroker.coordinators.streams.coordinator import StreamsGroupCoordinator, StreamsGroupHeartbeatResult
 from mockbroker.coordinators.streams.group import StreamsGroup
 from mockbroker.events import EventLog
@@ -57,6 +63,11 @@ from mockbroker_protocol.messages.list_groups import ListedGroup
 from mockbroker_protocol.messages.offset_commit import OffsetCommitRequest, OffsetCommitResponseTopic
 from mockbroker_protocol.messages.offset_delete import OffsetDeleteResponseTopic
 from mockbroker_protocol.messages.offset_fetch import OffsetFetchResponseGroup
+from mockbroker_protocol.messages.share_group_describe import DescribedGroup as ShareDescribedGroup
+from mockbroker_protocol.messages.share_group_heartbeat import (
+    ShareGroupHeartbeatRequest,
+    ShareGroupHeartbeatResponse,
+)
 from mockbroker_protocol.messages.streams_group_describe import DescribedGroup as StreamsDescribedGroup
 from mockbroker_protocol.messages.streams_group_heartbeat import (
     StreamsGroupHeartbeatRequest,
@@ -98,6 +109,13 @@ class GroupCoordinator:
         # for subscriptions, regexes and topic ids.
         self.consumer = ConsumerGroupCoordinator(self.services, self.offset_manager, topics if topics is not None else {})
         self.migration = MixedGroups(self.classic, self.consumer)
+        # KIP-932 share groups: their own id space within the one the kinds share.
+        self.share = ShareGroupCoordinator(self.services, topics if topics is not None else {})
+        self.share.other_kind = lambda group_id: group_id in self.classic.groups or group_id in self.consumer.groups
+        # Share partitions and share sessions (ShareFetch, ShareAcknowledge).
+        self.share_partitions = SharePartitionManager(self.services)
+        self.share.on_member_removed = self.share_partitions.on_member_left
+        self.share.on_group_deleted = self.share_partitions.on_group_deleted
         self.consumer.migration = self.migration
         self.classic.heartbeat_other_kind = self._heartbeat_other_kind
         # KIP-1071 streams groups; they ask the router about ids of the other kinds.
@@ -133,12 +151,14 @@ class GroupCoordinator:
         return self.classic.assignment_checks
 
     def find_group(self, group_id: str) -> ClassicGroup | ConsumerGroup | StreamsGroup | None:
-        """The group named ``group_id``, classic, consumer (KIP-848) or streams (KIP-1071), or None."""
+        """The group named ``group_id``, classic, consumer (KIP-848) or streams (KIP-1071), or None
+        (share groups: ``share.groups``)."""
         return self.classic.groups.get(group_id) or self.consumer.groups.get(group_id) or self.streams.groups.get(group_id)
 
     def snapshot(self, group_id: str) -> dict[str, Any] | None:
         """A consumer or streams group as plain data (ConsumerGroupCoordinator.snapshot,
-        StreamsGroupCoordinator.snapshot); None for a classic or unknown group."""
+        StreamsGroupCoordinator.snapshot); None for a classic, share or unknown group (a share
+        group's: ``share.snapshot``)."""
         return self.consumer.snapshot(group_id) or self.streams.snapshot(group_id)
 
     # -- what the streams coordinator asks of the other kinds (streams.coordinator.OtherGroups) ------
@@ -150,6 +170,8 @@ class GroupCoordinator:
             return "classic"
         if group_id in self.consumer.groups:
             return "consumer"
+        if group_id in self.share.groups:
+            return "share"
         return None
 
     def replace_empty_classic_group(self, group_id: str, now_ms: int) -> bool:
@@ -159,6 +181,9 @@ class GroupCoordinator:
             return False
         self.classic.remove_group(classic, now_ms, "replaced by a streams group (StreamsGroupHeartbeat)")
         return True
+
+    def _share_group(self, group_id: str) -> ShareGroup | None:
+        return self.share.groups.get(group_id)
 
     # -- JoinGroup, SyncGroup, Heartbeat, LeaveGroup (§3-§6, §10.8) ----------------------------------
 
@@ -174,6 +199,8 @@ class GroupCoordinator:
         error = self.classic.check_join_request(request)
         if error is not None:
             return JoinGroupResponse(error_code=error, member_id=request.member_id)
+        if self._share_group(request.group_id) is not None:  # getOrMaybeCreateClassicGroup
+            return JoinGroupResponse(error_code=ErrorCode.GROUP_ID_NOT_FOUND, member_id=request.member_id)
         streams_group = self.streams.groups.get(request.group_id)
         if streams_group is not None:
             # GroupMetadataManager.getOrMaybeCreateClassicGroup: an empty streams group makes way
@@ -249,7 +276,8 @@ class GroupCoordinator:
     ) -> ConsumerGroupHeartbeatResponse:
         """GroupCoordinatorService.consumerGroupHeartbeat (an epoch-0 join may upgrade a classic
         group, a leave downgrade the group: the consumer coordinator asks ``migration``)."""
-        if request.group_id in self.streams.groups:
+        if request.group_id in self.streams.groups or self._share_group(request.group_id) is not None:
+            # getOrMaybeCreateConsumerGroup: another kind's group id is not a consumer group.
             refused = self.consumer.check_heartbeat_request(request, api_version)
             if refused is not None:
                 return refused
@@ -279,6 +307,21 @@ class GroupCoordinator:
     def streams_group_describe(self, group_id: str) -> StreamsDescribedGroup:
         """GroupCoordinatorService.streamsGroupDescribe for one group id."""
         return self.streams.streams_group_describe(group_id)
+    # -- ShareGroupHeartbeat, ShareGroupDescribe (KIP-932) --------------------------------------------
+
+    def check_share_group_heartbeat_request(self, request: ShareGroupHeartbeatRequest) -> ShareGroupHeartbeatResponse | None:
+        """The checks made before NOT_COORDINATOR: the INVALID_REQUEST answer, or None."""
+        return self.share.check_heartbeat_request(request)
+
+    def share_group_heartbeat(
+        self, now_ms: int, request: ShareGroupHeartbeatRequest, *, client_id: str, client_host: str
+    ) -> ShareGroupHeartbeatResponse:
+        """GroupCoordinatorService.shareGroupHeartbeat."""
+        return self.share.share_group_heartbeat(now_ms, request, client_id=client_id, client_host=client_host)
+
+    def share_group_describe(self, group_id: str) -> ShareDescribedGroup:
+        """GroupCoordinatorService.shareGroupDescribe for one group id."""
+        return self.share.share_group_describe(group_id)
 
     def validate_offset_fetch(self, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode | None:
         """OffsetFetch v9+ member checks: a consumer or streams group's (validateOffsetFetch);
@@ -384,8 +427,10 @@ class GroupCoordinator:
         states = {s.strip().lower() for s in states_filter}
         types = {t.lower() if t.lower() in KNOWN_GROUP_TYPES else "unknown" for t in types_filter}
         return (
-            self.classic.list_groups(states, types, include) + self.consumer.list_groups(states, types, include)
+            self.classic.list_groups(states, types, include)
+            + self.consumer.list_groups(states, types, include)
             + self.streams.list_groups(states, types, include)
+            + self.share.list_groups(states, types, include)
         )
 
     def delete_group(self, now_ms: int, group_id: str) -> ErrorCode:
@@ -395,6 +440,8 @@ class GroupCoordinator:
             return self.consumer.delete_group(now_ms, group_id)
         if group_id in self.streams.groups:
             return self.streams.delete_group(now_ms, group_id)
+        if group_id in self.share.groups:
+            return self.share.delete_group(now_ms, group_id)
         return self.classic.delete_group(now_ms, group_id)
 
     # -- the cleanup cycle (§8.2) ---------------------------------------------------------------------

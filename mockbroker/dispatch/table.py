@@ -67,6 +67,11 @@ TABLE: dict[ApiKey, tuple[str, tuple[int, int], int | None]] = {
     ApiKey.CONSUMER_GROUP_DESCRIBE: ("consumer_group_describe", (0, 1), None),
     ApiKey.STREAMS_GROUP_HEARTBEAT: ("streams_group_heartbeat", (0, 0), None),
     ApiKey.STREAMS_GROUP_DESCRIBE: ("streams_group_describe", (0, 0), None),
+
+    ApiKey.SHARE_GROUP_HEARTBEAT: ("share_group_heartbeat", (1, 1), None),
+    ApiKey.SHARE_GROUP_DESCRIBE: ("share_group_describe", (1, 1), None),
+    ApiKey.SHARE_FETCH: ("share_fetch", (1, 2), None),
+    ApiKey.SHARE_ACKNOWLEDGE: ("share_acknowledge", (1, 2), None),
 }
 
 MODULES = tuple(sorted(module for module, _, _ in TABLE.values()))
