@@ -39,6 +39,8 @@ Limits, with Kafka's names and meanings (SocketServer, ConnectionQuotas, Selecto
 - ``max.connections.per.ip``: a connection beyond it is closed at once (TooManyConnections).
 - ``connections.max.idle.ms``: a connection with nothing read for that long, and no request of
   its own waiting, is closed (Kafka's Selector idle expiry).
+A muted connection is not read, so a client that closes it meanwhile is seen when it is unmuted,
+or at the latest when connections.max.idle.ms closes it (as with Kafka's muted channels).
 """
 
 from __future__ import annotations

@@ -125,3 +125,27 @@ async def test_a_client_that_does_not_read_its_answers_is_muted() -> None:
         await wait_until(lambda: not connection._muted, "reading resumes")
         await producer.close()
         await reader.close()
+
+
+def test_the_limits_are_settings_with_kafka_names() -> None:
+    from mockbroker.config.cluster import ClusterConfig
+
+    config = ClusterConfig.from_kafka(
+        {
+            "queued.max.request.bytes": "1048576",
+            "max.connections": "5",
+            "max.connections.per.ip": "2",
+            "connections.max.idle.ms": "1000",
+        }
+    )
+    assert (config.queued_max_request_bytes, config.max_connections) == (1048576, 5)
+    assert (config.max_connections_per_ip, config.connections_max_idle_ms) == (2, 1000)
+    defaults = ClusterConfig()  # Kafka's defaults
+    assert defaults.queued_max_request_bytes == -1 and defaults.max_connections == 2**31 - 1
+    assert defaults.max_connections_per_ip == 2**31 - 1 and defaults.connections_max_idle_ms == 600_000
+    try:
+        ClusterConfig.from_kafka({"max.connections": "-1"})
+    except ValueError as exc:
+        assert "max.connections" in str(exc)
+    else:
+        raise AssertionError("max.connections=-1 was accepted (Kafka: atLeast(0))")
