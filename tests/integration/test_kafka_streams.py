@@ -238,7 +238,7 @@ def test_word_count_streams_protocol_on_mockbroker(mock: KafkaCluster) -> None:
 
 
 def test_word_count_exactly_once_v2_on_mockbroker(mock: KafkaCluster) -> None:
-    counts = run_word_count(mock.bootstrap_servers, "streams", "exactly_once_v2", crash=False, cluster=mock)
+    counts = run_word_count(mock.bootstrap_servers, "streams", "exactly_once_v2", crash=True, cluster=mock)
     assert counts == expected_counts(lines_of(0) + lines_of(1) + lines_of(2))
 
 
