@@ -184,16 +184,19 @@ class BrokerServer:
         if idle_ms < 0:
             return
         # Checked a few times per idle period (at most every second), as Kafka's Selector checks on
-        # its polls: a connection goes between idle_ms and about 1.25 x idle_ms after its last read.
+        # its polls: a connection goes between idle_ms and about 1.5 x idle_ms after its last read
+        # (the check notes a read at its next pass, up to a quarter period late).
         interval = min(max(idle_ms / 4000, 0.005), 1.0)
         self._idle_check = asyncio.get_running_loop().call_later(interval, self._close_idle)
 
     def _close_idle(self) -> None:
         """connections.max.idle.ms: close connections with nothing read for that long."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() - self.cluster.config.connections_max_idle_ms / 1000
+        now = asyncio.get_running_loop().time()
+        deadline = now - self.cluster.config.connections_max_idle_ms / 1000
         for connection in list(self._connections):
-            if connection.last_read < deadline and connection.parked is None:
+            if connection.reads != connection.idle_seen:
+                connection.idle_seen, connection.idle_since = connection.reads, now
+            elif connection.idle_since < deadline and connection.parked is None:
                 connection._close_for(TimeoutError("connections.max.idle.ms passed without a request"))
         self._schedule_idle_check()
 
@@ -207,13 +210,17 @@ class Connection(asyncio.BufferedProtocol):
         "_muted",
         "_paused_writing",
         "answers",
+        "authenticating",
         "client",
         "cluster",
         "frames",
-        "last_read",
+        "idle_seen",
+        "idle_since",
         "node",
         "parked",
+        "pool",
         "principal",
+        "reads",
         "server",
         "session",
         "transport",
@@ -233,13 +240,19 @@ class Connection(asyncio.BufferedProtocol):
         # SASL listeners: the connection's authenticator; until it completes, no fast lane is
         # taken and dispatch serves nothing but ApiVersions and the SASL APIs.
         self.session: SaslSession | None = SaslSession(server.cluster.sasl_mechanisms) if server.sasl else None
+        self.authenticating = self.session is not None  # until the SASL exchange completes
         self.principal = "User:ANONYMOUS"  # a client certificate's subject on SSL (set once connected)
         self._paused_writing = False  # above the transport's high-water mark
         self._muted = 0  # why reading is paused (_BACKLOG, _MEMORY, _WRITING, _HELD bits)
         self._eof = False  # the client sent EOF while frames were waiting
         loop = asyncio.get_running_loop()
         self._closed: asyncio.Future[None] = loop.create_future()
-        self.last_read = loop.time()  # connections.max.idle.ms
+        self.pool = server.pool  # queued.max.request.bytes; None: unbounded (Kafka's default)
+        # connections.max.idle.ms: reads are counted (no clock read per read); the idle check notes
+        # when it last saw the count move.
+        self.reads = 0
+        self.idle_seen = 0
+        self.idle_since = loop.time()
 
     # -- asyncio.Protocol -------------------------------------------------------------------------
 
@@ -268,10 +281,8 @@ class Connection(asyncio.BufferedProtocol):
         except DecodeError as exc:  # the stream was already broken (the connection is closing)
             self._close_for(exc)
             return
-        self.last_read = asyncio.get_running_loop().time()
-        if frames.memory_wanted and not self._muted & _MEMORY:
-            pool = self.server.pool
-            assert pool is not None
+        self.reads += 1
+        if (pool := self.pool) is not None and frames.memory_wanted and not self._muted & _MEMORY:
             self.mute(_MEMORY)
             pool.wait(self._memory_freed)
         if self.parked is None and not self._paused_writing:
@@ -372,27 +383,33 @@ class Connection(asyncio.BufferedProtocol):
         if transport is None or transport.is_closing():
             return
         frames, cluster, node, client = self.frames, self.cluster, self.node, self.client
+        answers, caps, requests = self.answers, cluster.version_caps, self.server.requests
         pending: list[Buffer] = []  # responses not yet handed to the transport, in order
         try:
             while (frame := frames.next_frame()) is not None:
-                session = self.session
-                unauthenticated = session is not None and not session.authenticated
-                if unauthenticated:
-                    assert session is not None
-                    if session.raw_tokens and session.state == "AUTHENTICATE":
-                        # After a SaslHandshake v0: the token is the whole frame, answered raw.
-                        token = self._raw_token(session, bytes(frame))
-                        pending += (len(token).to_bytes(4, "big"), token)
+                if self.authenticating:  # a SASL listener's connection: nothing is cached until done
+                    if self._sasl_frame(frame, pending):
                         continue
-                if (
-                    type(frame) is bytes
-                    and len(frame) >= 10
-                    and not cluster.intercepting
-                    and not unauthenticated
-                    and self._answer_seen(frame, pending)
-                ):
-                    continue
-                coro = dispatch(cluster, node, frame, client, session, self.principal)
+                # Requests seen before, by their bytes but the correlation id (answer_key, inlined),
+                # kept only from bytes frames (a large frame read into its own buffer, OwnedFrame, is
+                # a bytearray) and never while interceptors or the request log see requests. The api
+                # key's low byte picks the API's entries: an answer still valid is sent again with
+                # this request's correlation id; an API with a fast handler is called with the
+                # request decoded back then (None from it: dispatch).
+                elif type(frame) is bytes and len(frame) >= 10 and not cluster.intercepting:
+                    if (by_api := answers.get(frame[1])) is not None:
+                        hit = by_api.get(frame[:4] + frame[8:])
+                        if hit is not None and caps.get(hit[1]) == hit[2] and hit[0](cluster):
+                            pending += (hit[3], frame[4:8], hit[4])
+                            continue
+                    elif (by_key := requests.get(frame[1])) is not None:
+                        seen = by_key.get(frame[:4] + frame[8:])
+                        if seen is not None and caps.get(seen[1]) == seen[2]:
+                            answer = seen[0](cluster, node, seen[3], seen[4])
+                            if answer is not None:
+                                pending += (answer[0], frame[4:8], answer[1])
+                                continue
+                coro = dispatch(cluster, node, frame, client, self.session, self.principal)
                 if cluster.intercepting:  # interceptors run inside a task (see the module docstring)
                     step: Any = _NOT_STEPPED
                 else:
@@ -401,57 +418,52 @@ class Connection(asyncio.BufferedProtocol):
                     except StopIteration as done:
                         if done.value is not None:
                             pending += done.value
-                        if unauthenticated and session is not None and session.state == "FAILED":
-                            # A refused SASL exchange: the answer goes out, then the connection closes.
-                            raise CloseConnection("SASL authentication failed") from None
+                        if self.authenticating:
+                            self._sasl_progress()
                         continue
                 self._park(coro, step, pending)
                 return
-        except (DecodeError, CloseConnection) as exc:
-            if pending:  # the answers to the requests before the bad one still go out
-                transport.writelines(pending)
-            self._close_for(exc)
-            return
-        except Exception as exc:  # a broker bug outside any handler: fail loudly, hurt only this connection
-            if pending:
-                transport.writelines(pending)
-            self.cluster.record_internal_error(exc)
-            self._close_for(exc)
+        except Exception as exc:  # CloseConnection, DecodeError, or a broker bug outside any handler
+            self._fail(exc, pending)
             return
         if pending:
             transport.writelines(pending)
-        self.unmute(_BACKLOG)
+        if self._muted:
+            self.unmute(_BACKLOG)
         if self._eof:
             transport.close()
 
-    def _answer_seen(self, frame: bytes, pending: list[Buffer]) -> bool:
-        """Answer a request seen before by its bytes (all but the correlation id: answer_key,
-        inlined) without dispatch; False when it must go to dispatch.
-
-        Kept only from bytes frames (a large frame read into its own buffer,
-        mockbroker_protocol.framing.OwnedFrame, is a bytearray) and never while interceptors or the
-        request log see requests (the caller checks). The api key's low byte picks the API's
-        entries (for the keys Kafka has, the key). Anything else, and any entry no longer usable,
-        goes to dispatch.
-        """
-        cluster = self.cluster
-        caps = cluster.version_caps
-        if (by_api := self.answers.get(frame[1])) is not None:
-            # An answer still valid: sent again with this request's correlation id.
-            hit = by_api.get(frame[:4] + frame[8:])
-            if hit is not None and caps.get(hit[1]) == hit[2] and hit[0](cluster):
-                pending += (hit[3], frame[4:8], hit[4])
-                return True
-        elif (by_key := self.server.requests.get(frame[1])) is not None:
-            # An API with a fast handler: called with the request decoded back then; None from
-            # it, dispatch.
-            seen = by_key.get(frame[:4] + frame[8:])
-            if seen is not None and caps.get(seen[1]) == seen[2]:
-                answer = seen[0](cluster, self.node, seen[3], seen[4])
-                if answer is not None:
-                    pending += (answer[0], frame[4:8], answer[1])
-                    return True
+    def _sasl_frame(self, frame: Buffer, pending: list[Buffer]) -> bool:
+        """A frame while a SASL listener's connection authenticates: after a SaslHandshake v0 the
+        token is the whole frame, answered raw here (True); otherwise it goes to dispatch."""
+        session = self.session
+        assert session is not None
+        if session.raw_tokens and session.state == "AUTHENTICATE":
+            token = self._raw_token(session, bytes(frame))
+            pending += (len(token).to_bytes(4, "big"), token)
+            self._sasl_progress()
+            return True
         return False
+
+    def _sasl_progress(self) -> None:
+        """After a request of an authenticating connection: done once authenticated; a refused
+        exchange closes the connection once its answer is out (CloseConnection)."""
+        session = self.session
+        assert session is not None
+        self.authenticating = not session.authenticated
+        if session.state == "FAILED":
+            raise CloseConnection("SASL authentication failed")
+
+    def _fail(self, exc: Exception, pending: list[Buffer]) -> None:
+        """The answers to the requests before the bad one still go out, then the connection
+        closes; an exception other than CloseConnection or DecodeError is a broker bug: recorded
+        (it fails the test that caused it) and hurts only this connection."""
+        transport = self.transport
+        if pending and transport is not None:
+            transport.writelines(pending)
+        if not isinstance(exc, (DecodeError, CloseConnection)):
+            self.cluster.record_internal_error(exc)
+        self._close_for(exc)
 
     def _park(self, coro: Coroutine[Any, Any, list[Buffer] | None], step: Any, pending: list[Buffer]) -> None:
         """The request waits: answer what came before it, then wait for it in a task."""
