@@ -102,7 +102,7 @@ async def _read_until_ready(
 ) -> list[tuple[PartitionKey, PartitionData]]:
     cluster = ctx.cluster
     deadline_ms = ctx.now_ms + req.max_wait_ms
-    waiter: _Waiter | None = None
+    waiter: FetchWaiter | None = None
     try:
         while True:
             results, readable, failed, logs = _read_all(ctx, req, wanted)
@@ -116,21 +116,22 @@ async def _read_until_ready(
             ):
                 return results
             if waiter is None:
-                waiter = _Waiter(cluster, logs, deadline_ms)
+                waiter = FetchWaiter(cluster, logs, deadline_ms)
             await waiter.wait()
     finally:
         if waiter is not None:
             waiter.close()
 
 
-class _Waiter:
-    """Wakes a parked fetch on an append to any of its partitions or at its deadline."""
+class FetchWaiter:
+    """Wakes a parked fetch on an append to any of its partitions or at its deadline (ShareFetch
+    adds its own wake-ups on top: handlers/share_fetch.py)."""
 
-    def __init__(self, cluster: ClusterState, logs: list[PartitionLog], deadline_ms: int) -> None:
+    def __init__(self, cluster: ClusterState, logs: list[PartitionLog], deadline_ms: int, kind: str = "fetch") -> None:
         self._cluster = cluster
         self._logs = logs
         self._event = asyncio.Event()
-        self._key = ("fetch", next(_waiter_ids))
+        self._key = (kind, next(_waiter_ids))
         self.expired = False
         for log in logs:
             log.add_listener(self._on_append)

@@ -18,12 +18,11 @@ lists every session partition; an incremental one only partitions with something
 
 from __future__ import annotations
 
-import asyncio
-import itertools
 import uuid
 from typing import TYPE_CHECKING
 
 from mockbroker.coordinators.errors import GroupError
+from mockbroker.handlers.fetch import FetchWaiter
 from mockbroker.log.replica_manager import partition_error
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
@@ -48,7 +47,6 @@ if TYPE_CHECKING:
 API_KEY = ApiKey.SHARE_FETCH
 VERSIONS = (1, 2)
 RENEW_MIN_VERSION = 2
-_waiter_ids = itertools.count()
 
 Acks = dict["TopicIdPartition", list[tuple[int, int, list[int]]]]
 
@@ -198,38 +196,18 @@ def _batches_for(log: PartitionLog, ranges: list[tuple[int, int]]) -> list[Buffe
     return out if out else b""
 
 
-class _Waiter:
+class _Waiter(FetchWaiter):
     """Wakes a parked ShareFetch on an append to one of its partitions, on records made Available
     again in any share partition, or at its deadline."""
 
     def __init__(self, cluster: ClusterState, manager: SharePartitionManager, logs: list[PartitionLog], deadline_ms: int) -> None:
-        self._cluster = cluster
+        super().__init__(cluster, logs, deadline_ms, "share-fetch")
         self._manager = manager
-        self._logs = logs
-        self._event = asyncio.Event()
-        self._key = ("share-fetch", next(_waiter_ids))
-        self.expired = False
-        for log in logs:
-            log.add_listener(self._on_append)
         manager.add_waiter(self._event.set)
-        cluster.timers.schedule(self._key, deadline_ms, self._on_deadline)
-
-    def _on_append(self, log: PartitionLog) -> None:
-        self._event.set()
-
-    def _on_deadline(self, now_ms: int) -> None:
-        self.expired = True
-        self._event.set()
-
-    async def wait(self) -> None:
-        await self._event.wait()
-        self._event.clear()
 
     def close(self) -> None:
-        for log in self._logs:
-            log.remove_listener(self._on_append)
+        super().close()
         self._manager.remove_waiter(self._event.set)
-        self._cluster.timers.cancel(self._key)
 
 
 def _response(ctx: RequestContext, answers: dict[TopicIdPartition, PartitionData], lock_ms: int) -> ShareFetchResponse:
