@@ -23,13 +23,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import confluent_kafka
+import confluent_kafka.admin as confluent_admin
 import pytest
 
 from mockbroker.testing import KafkaCluster, start_cluster
 from tests.integration.support import in_ci, wait_for
-
-confluent_kafka = pytest.importorskip("confluent_kafka")
-confluent_admin = pytest.importorskip("confluent_kafka.admin")
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "build" / "streams-app"
