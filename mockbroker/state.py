@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
 
 from mockbroker.clock import Clock, LoopClock
 from mockbroker.config.cluster import ClusterConfig
-from mockbroker.config.groups import GroupConfig
 from mockbroker.config.listeners import ListenerSpec, advertised_of, enabled_mechanisms, listener_of
 from mockbroker.events import Event, EventLog
 from mockbroker.model import BrokerNode, Partition, Topic, TopicError, collision_key, validate_topic_name
@@ -272,7 +271,7 @@ class ClusterState:
             on_internal_error=self.record_internal_error,
         )
         groups = self._groups = GroupCoordinator(
-            GroupConfig.from_cluster_config(config),
+            config.group_config(),
             self.timers,
             self.events,
             broker_of=lambda group_id: self.coordinator_for(group_id).node_id,
@@ -301,7 +300,7 @@ class ClusterState:
             self._group_cleanup_tick(now_ms)
 
     def _group_cleanup_tick(self, now_ms: int) -> None:
-        interval = GroupConfig.from_cluster_config(self.config).offsets_retention_check_interval_ms
+        interval = self.config.group_config().offsets_retention_check_interval_ms
         self.timers.schedule(_GROUP_CLEANUP_KEY, now_ms + interval, self._group_cleanup_tick)
 
     def _assignment_checks_listen(self, event: Event) -> None:

@@ -12,6 +12,31 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from mockbroker.config.groups import (
+    KAFKA_CONSUMER_HEARTBEAT_INTERVAL_MS,
+    KAFKA_CONSUMER_MIN_HEARTBEAT_INTERVAL_MS,
+    KAFKA_CONSUMER_MIN_SESSION_TIMEOUT_MS,
+    KAFKA_CONSUMER_SESSION_TIMEOUT_MS,
+    KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS,
+    KAFKA_GROUP_MIN_SESSION_TIMEOUT_MS,
+    KAFKA_STREAMS_HEARTBEAT_INTERVAL_MS,
+    KAFKA_STREAMS_INITIAL_REBALANCE_DELAY_MS,
+    KAFKA_STREAMS_SESSION_TIMEOUT_MS,
+    MOCK_CONSUMER_HEARTBEAT_INTERVAL_MS,
+    MOCK_CONSUMER_MIN_HEARTBEAT_INTERVAL_MS,
+    MOCK_CONSUMER_MIN_SESSION_TIMEOUT_MS,
+    MOCK_CONSUMER_SESSION_TIMEOUT_MS,
+    MOCK_GROUP_INITIAL_REBALANCE_DELAY_MS,
+    MOCK_GROUP_MIN_SESSION_TIMEOUT_MS,
+    MOCK_STREAMS_HEARTBEAT_INTERVAL_MS,
+    MOCK_STREAMS_INITIAL_REBALANCE_DELAY_MS,
+    MOCK_STREAMS_SESSION_TIMEOUT_MS,
+    GroupConfig,
+    check_mode,
+    resolve_broker_assignors,
+    strict_mode,
+)
+
 # Kafka's 4.x defaults, for reference in docs and --kafka-defaults.
 KAFKA_MESSAGE_MAX_BYTES = 1048588
 KAFKA_SOCKET_REQUEST_MAX_BYTES = 104857600
@@ -174,25 +199,29 @@ class ClusterConfig:
             raise ValueError(f"first_node_id must be at least 0, not {self.first_node_id}")
         if self.events_topic_partitions < 1:
             raise ValueError(f"events_topic_partitions must be at least 1, not {self.events_topic_partitions}")
-        from mockbroker.config.groups import check_mode, strict_mode
-
         check_mode(self.assignment_checks)
         strict_mode(self.assignment_strict)
         if self.broker_assignors:  # only then are the assignors imported (start-up stays fast)
-            from mockbroker.config.groups import resolve_broker_assignors
-
             resolve_broker_assignors(self.broker_assignors)  # ValueError naming an unknown assignor
         for name, key in KAFKA_NAMES_BY_FIELD.items():
             value = getattr(self, name)
             bounds = KAFKA_RANGES.get(key)
             if bounds is not None and value is not None and not isinstance(value, bool) and not bounds[0] <= value <= bounds[1]:
                 raise ValueError(f"{key} must be {_describe_range(bounds)}, not {value}")
-        from mockbroker.config.groups import GroupConfig
-
-        GroupConfig.from_cluster_config(self)
+        self.group_config()  # ValueError for inconsistent group settings
         from mockbroker.config.listeners import check_security
 
-        check_security(self)  # ValueError for inconsistent group settings
+        check_security(self)  # ValueError for inconsistent listener, TLS or SASL settings
+
+    def group_config(self) -> GroupConfig:
+        """The group coordinator's settings: each unset (None) one takes mockbroker's fast-test value,
+        or Kafka's with kafka_defaults; GroupConfig checks them together (ValueError)."""
+        return GroupConfig(
+            **_classic_group_settings(self),
+            **_consumer_group_settings(self),
+            **_streams_group_settings(self),
+            **_share_group_settings(self),
+        )
 
     @property
     def effective_version_caps(self) -> dict[int, int]:
@@ -373,3 +402,102 @@ class Configured(Protocol):
     @property
     def config(self) -> ClusterConfig: ...
 
+
+
+# ClusterConfig.group_config(), by group kind. A None setting is "not set": mockbroker's fast-test
+# value, or Kafka's when kafka_defaults (the table in mockbroker/config/groups.py says which differ).
+
+
+def _pick(config: ClusterConfig, value: int | None, mock: int, kafka: int) -> int:
+    if value is not None:
+        return value
+    return kafka if config.kafka_defaults else mock
+
+
+def _classic_group_settings(c: ClusterConfig) -> dict[str, Any]:
+    return {
+        "group_min_session_timeout_ms": _pick(
+            c, c.group_min_session_timeout_ms, MOCK_GROUP_MIN_SESSION_TIMEOUT_MS, KAFKA_GROUP_MIN_SESSION_TIMEOUT_MS
+        ),
+        "group_max_session_timeout_ms": c.group_max_session_timeout_ms,
+        "group_initial_rebalance_delay_ms": _pick(
+            c, c.group_initial_rebalance_delay_ms, MOCK_GROUP_INITIAL_REBALANCE_DELAY_MS,
+            KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS,
+        ),
+        "group_max_size": c.group_max_size,
+        "offsets_retention_minutes": c.offsets_retention_minutes,
+        "offsets_retention_check_interval_ms": c.offsets_retention_check_interval_ms,
+        "offset_metadata_max_bytes": c.offset_metadata_max_bytes,
+    }
+
+
+def _consumer_group_settings(c: ClusterConfig) -> dict[str, Any]:
+    """KIP-848 consumer groups (GroupCoordinatorConfig's group.consumer.*)."""
+    return {
+        "consumer_group_session_timeout_ms": _pick(
+            c, c.group_consumer_session_timeout_ms, MOCK_CONSUMER_SESSION_TIMEOUT_MS, KAFKA_CONSUMER_SESSION_TIMEOUT_MS
+        ),
+        "consumer_group_min_session_timeout_ms": _pick(
+            c, c.group_consumer_min_session_timeout_ms, MOCK_CONSUMER_MIN_SESSION_TIMEOUT_MS,
+            KAFKA_CONSUMER_MIN_SESSION_TIMEOUT_MS,
+        ),
+        "consumer_group_max_session_timeout_ms": c.group_consumer_max_session_timeout_ms,
+        "consumer_group_heartbeat_interval_ms": _pick(
+            c, c.group_consumer_heartbeat_interval_ms, MOCK_CONSUMER_HEARTBEAT_INTERVAL_MS,
+            KAFKA_CONSUMER_HEARTBEAT_INTERVAL_MS,
+        ),
+        "consumer_group_min_heartbeat_interval_ms": _pick(
+            c, c.group_consumer_min_heartbeat_interval_ms, MOCK_CONSUMER_MIN_HEARTBEAT_INTERVAL_MS,
+            KAFKA_CONSUMER_MIN_HEARTBEAT_INTERVAL_MS,
+        ),
+        "consumer_group_max_heartbeat_interval_ms": c.group_consumer_max_heartbeat_interval_ms,
+        "consumer_group_max_size": c.group_consumer_max_size,
+        "consumer_group_assignors": tuple(a.strip() for a in c.group_consumer_assignors.split(",") if a.strip()),
+        "consumer_group_migration_policy": c.group_consumer_migration_policy,
+    }
+
+
+def _streams_group_settings(c: ClusterConfig) -> dict[str, Any]:
+    """KIP-1071 streams groups (group.streams.*)."""
+    return {
+        "streams_group_session_timeout_ms": _pick(
+            c, c.group_streams_session_timeout_ms, MOCK_STREAMS_SESSION_TIMEOUT_MS, KAFKA_STREAMS_SESSION_TIMEOUT_MS
+        ),
+        "streams_group_heartbeat_interval_ms": _pick(
+            c, c.group_streams_heartbeat_interval_ms, MOCK_STREAMS_HEARTBEAT_INTERVAL_MS,
+            KAFKA_STREAMS_HEARTBEAT_INTERVAL_MS,
+        ),
+        "streams_group_max_size": c.group_streams_max_size,
+        "streams_group_num_standby_replicas": c.group_streams_num_standby_replicas,
+        "streams_group_initial_rebalance_delay_ms": _pick(
+            c, c.group_streams_initial_rebalance_delay_ms, MOCK_STREAMS_INITIAL_REBALANCE_DELAY_MS,
+            KAFKA_STREAMS_INITIAL_REBALANCE_DELAY_MS,
+        ),
+    }
+
+
+def _share_group_settings(c: ClusterConfig) -> dict[str, Any]:
+    """KIP-932 share groups (ShareGroupConfig): the consumer groups' fast values."""
+    return {
+        "share_group_session_timeout_ms": _pick(
+            c, c.group_share_session_timeout_ms, MOCK_CONSUMER_SESSION_TIMEOUT_MS, KAFKA_CONSUMER_SESSION_TIMEOUT_MS
+        ),
+        "share_group_min_session_timeout_ms": _pick(
+            c, c.group_share_min_session_timeout_ms, MOCK_CONSUMER_MIN_SESSION_TIMEOUT_MS,
+            KAFKA_CONSUMER_MIN_SESSION_TIMEOUT_MS,
+        ),
+        "share_group_max_session_timeout_ms": c.group_share_max_session_timeout_ms,
+        "share_group_heartbeat_interval_ms": _pick(
+            c, c.group_share_heartbeat_interval_ms, MOCK_CONSUMER_HEARTBEAT_INTERVAL_MS,
+            KAFKA_CONSUMER_HEARTBEAT_INTERVAL_MS,
+        ),
+        "share_group_min_heartbeat_interval_ms": _pick(
+            c, c.group_share_min_heartbeat_interval_ms, MOCK_CONSUMER_MIN_HEARTBEAT_INTERVAL_MS,
+            KAFKA_CONSUMER_MIN_HEARTBEAT_INTERVAL_MS,
+        ),
+        "share_group_max_heartbeat_interval_ms": c.group_share_max_heartbeat_interval_ms,
+        "share_group_max_size": c.group_share_max_size,
+        "share_group_record_lock_duration_ms": c.group_share_record_lock_duration_ms,
+        "share_group_delivery_count_limit": c.group_share_delivery_count_limit,
+        "share_group_partition_max_record_locks": c.group_share_partition_max_record_locks,
+    }

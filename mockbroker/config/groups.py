@@ -1,4 +1,4 @@
-"""The group coordinator's settings, by their Kafka names, resolved from a ClusterConfig.
+"""The group coordinator's settings, by their Kafka names (``ClusterConfig.group_config()`` resolves them).
 
 mockbroker's defaults are Kafka's except where a fast test needs otherwise; ``kafka_defaults=True``
 (``mockbroker serve --kafka-defaults``) gives Kafka's exact values for everything not set explicitly.
@@ -56,7 +56,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from mockbroker.config.cluster import ClusterConfig
     from mockbroker_assignors.base import Assignor
 
 # Assignment checks (mockbroker/coordinators/classic/assignment_checks.py): modes of assignment_checks and
@@ -134,7 +133,7 @@ def migration_policy(value: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class GroupConfig:
-    """The group coordinator's settings, resolved (``from_cluster_config``) and checked together."""
+    """The group coordinator's settings, resolved (``ClusterConfig.group_config()``) and checked together."""
 
     group_min_session_timeout_ms: int = MOCK_GROUP_MIN_SESSION_TIMEOUT_MS
     group_max_session_timeout_ms: int = 1800000
@@ -228,88 +227,3 @@ class GroupConfig:
     @property
     def offsets_retention_ms(self) -> int:
         return self.offsets_retention_minutes * 60 * 1000
-
-    @classmethod
-    def from_cluster_config(cls, config: ClusterConfig) -> GroupConfig:
-        kafka = config.kafka_defaults
-        min_session = config.group_min_session_timeout_ms
-        if min_session is None:
-            min_session = KAFKA_GROUP_MIN_SESSION_TIMEOUT_MS if kafka else MOCK_GROUP_MIN_SESSION_TIMEOUT_MS
-        delay = config.group_initial_rebalance_delay_ms
-        if delay is None:
-            delay = KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS if kafka else MOCK_GROUP_INITIAL_REBALANCE_DELAY_MS
-        def pick(value: int | None, mock: int, kafka_value: int) -> int:
-            if value is not None:
-                return value
-            return kafka_value if kafka else mock
-
-        return cls(
-            consumer_group_session_timeout_ms=pick(
-                config.group_consumer_session_timeout_ms, MOCK_CONSUMER_SESSION_TIMEOUT_MS, KAFKA_CONSUMER_SESSION_TIMEOUT_MS
-            ),
-            consumer_group_min_session_timeout_ms=pick(
-                config.group_consumer_min_session_timeout_ms,
-                MOCK_CONSUMER_MIN_SESSION_TIMEOUT_MS,
-                KAFKA_CONSUMER_MIN_SESSION_TIMEOUT_MS,
-            ),
-            consumer_group_max_session_timeout_ms=config.group_consumer_max_session_timeout_ms,
-            consumer_group_heartbeat_interval_ms=pick(
-                config.group_consumer_heartbeat_interval_ms,
-                MOCK_CONSUMER_HEARTBEAT_INTERVAL_MS,
-                KAFKA_CONSUMER_HEARTBEAT_INTERVAL_MS,
-            ),
-            consumer_group_min_heartbeat_interval_ms=pick(
-                config.group_consumer_min_heartbeat_interval_ms,
-                MOCK_CONSUMER_MIN_HEARTBEAT_INTERVAL_MS,
-                KAFKA_CONSUMER_MIN_HEARTBEAT_INTERVAL_MS,
-            ),
-            consumer_group_max_heartbeat_interval_ms=config.group_consumer_max_heartbeat_interval_ms,
-            consumer_group_max_size=config.group_consumer_max_size,
-            consumer_group_assignors=tuple(a.strip() for a in config.group_consumer_assignors.split(",") if a.strip()),
-            consumer_group_migration_policy=config.group_consumer_migration_policy,
-            streams_group_session_timeout_ms=pick(
-                config.group_streams_session_timeout_ms, MOCK_STREAMS_SESSION_TIMEOUT_MS, KAFKA_STREAMS_SESSION_TIMEOUT_MS
-            ),
-            streams_group_heartbeat_interval_ms=pick(
-                config.group_streams_heartbeat_interval_ms, MOCK_STREAMS_HEARTBEAT_INTERVAL_MS,
-                KAFKA_STREAMS_HEARTBEAT_INTERVAL_MS,
-            ),
-            streams_group_max_size=config.group_streams_max_size,
-            streams_group_num_standby_replicas=config.group_streams_num_standby_replicas,
-            streams_group_initial_rebalance_delay_ms=pick(
-                config.group_streams_initial_rebalance_delay_ms, MOCK_STREAMS_INITIAL_REBALANCE_DELAY_MS,
-                KAFKA_STREAMS_INITIAL_REBALANCE_DELAY_MS,
-            ),
-
-            share_group_session_timeout_ms=pick(
-                config.group_share_session_timeout_ms, MOCK_CONSUMER_SESSION_TIMEOUT_MS, KAFKA_CONSUMER_SESSION_TIMEOUT_MS
-            ),
-            share_group_min_session_timeout_ms=pick(
-                config.group_share_min_session_timeout_ms,
-                MOCK_CONSUMER_MIN_SESSION_TIMEOUT_MS,
-                KAFKA_CONSUMER_MIN_SESSION_TIMEOUT_MS,
-            ),
-            share_group_max_session_timeout_ms=config.group_share_max_session_timeout_ms,
-            share_group_heartbeat_interval_ms=pick(
-                config.group_share_heartbeat_interval_ms,
-                MOCK_CONSUMER_HEARTBEAT_INTERVAL_MS,
-                KAFKA_CONSUMER_HEARTBEAT_INTERVAL_MS,
-            ),
-            share_group_min_heartbeat_interval_ms=pick(
-                config.group_share_min_heartbeat_interval_ms,
-                MOCK_CONSUMER_MIN_HEARTBEAT_INTERVAL_MS,
-                KAFKA_CONSUMER_MIN_HEARTBEAT_INTERVAL_MS,
-            ),
-            share_group_max_heartbeat_interval_ms=config.group_share_max_heartbeat_interval_ms,
-            share_group_max_size=config.group_share_max_size,
-            share_group_record_lock_duration_ms=config.group_share_record_lock_duration_ms,
-            share_group_delivery_count_limit=config.group_share_delivery_count_limit,
-            share_group_partition_max_record_locks=config.group_share_partition_max_record_locks,
-            group_min_session_timeout_ms=min_session,
-            group_max_session_timeout_ms=config.group_max_session_timeout_ms,
-            group_initial_rebalance_delay_ms=delay,
-            group_max_size=config.group_max_size,
-            offsets_retention_minutes=config.offsets_retention_minutes,
-            offsets_retention_check_interval_ms=config.offsets_retention_check_interval_ms,
-            offset_metadata_max_bytes=config.offset_metadata_max_bytes,
-        )

@@ -10,7 +10,6 @@ from collections.abc import Mapping
 from typing import Protocol
 
 from mockbroker.config.cluster import ClusterConfig
-from mockbroker.config.groups import GroupConfig
 from mockbroker.coordinators.router import GroupCoordinator
 from mockbroker.coordinators.services import CoordinatorServices
 from mockbroker.coordinators.transactions.coordinator import TransactionConfig, TransactionCoordinator
@@ -65,7 +64,7 @@ def make_transaction_coordinator(host: TransactionHost) -> TransactionCoordinato
         return host.transaction_coordinator_for(transactional_id).node_id
 
     services = CoordinatorServices(
-        GroupConfig.from_cluster_config(config),
+        config.group_config(),
         host.timers,
         host.events,
         broker_of=broker_of,

@@ -143,9 +143,9 @@ def test_delete_takes_pending_transactional_offsets_too() -> None:
 
 
 def test_defaults_are_fast_for_tests_and_kafkas_with_kafka_defaults() -> None:
-    fast = GroupConfig.from_cluster_config(ClusterConfig())
+    fast = ClusterConfig().group_config()
     assert (fast.group_min_session_timeout_ms, fast.group_initial_rebalance_delay_ms) == (1, 0)
-    kafka = GroupConfig.from_cluster_config(ClusterConfig(kafka_defaults=True))
+    kafka = ClusterConfig(kafka_defaults=True).group_config()
     assert kafka == GroupConfig(
         group_min_session_timeout_ms=6000,
         group_max_session_timeout_ms=1800000,
@@ -178,7 +178,7 @@ def test_defaults_are_fast_for_tests_and_kafkas_with_kafka_defaults() -> None:
         share_group_delivery_count_limit=5,
         share_group_partition_max_record_locks=2000,
     )
-    explicit = GroupConfig.from_cluster_config(ClusterConfig(kafka_defaults=True, group_initial_rebalance_delay_ms=0))
+    explicit = ClusterConfig(kafka_defaults=True, group_initial_rebalance_delay_ms=0).group_config()
     assert (explicit.group_initial_rebalance_delay_ms, explicit.group_min_session_timeout_ms) == (0, 6000)
 
 
@@ -194,7 +194,7 @@ def test_settings_by_their_kafka_names() -> None:
             "offset.metadata.max.bytes": "100",
         }
     )
-    group = GroupConfig.from_cluster_config(config)
+    group = config.group_config()
     assert (group.group_min_session_timeout_ms, group.group_max_session_timeout_ms, group.group_max_size) == (6000, 300000, 5)
     assert (group.offsets_retention_ms, group.offsets_retention_check_interval_ms, group.offset_metadata_max_bytes) == (
         86_400_000,
@@ -270,7 +270,7 @@ def test_kafka_defaults_from_the_command_line_environment_and_file(tmp_path: Pat
     config = tmp_path / "broker.toml"
     config.write_text('[cluster]\nkafka_defaults = true\n[kafka]\n"group.initial.rebalance.delay.ms" = 100\n')
     settings = parse_serve(["--config", str(config)], {})
-    group = GroupConfig.from_cluster_config(settings.cluster)
+    group = settings.cluster.group_config()
     assert (group.group_min_session_timeout_ms, group.group_initial_rebalance_delay_ms) == (6000, 100)
     over_set = parse_serve(["--set", "group.min.session.timeout.ms=250"], {}).cluster
-    assert GroupConfig.from_cluster_config(over_set).group_min_session_timeout_ms == 250
+    assert over_set.group_config().group_min_session_timeout_ms == 250
