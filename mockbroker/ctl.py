@@ -130,6 +130,15 @@ def add_commands(commands: Any) -> None:
 
     sub.add_parser("cluster", help="cluster id, brokers (up or down), clock")
 
+    _topic_commands(sub)
+    _record_commands(sub)
+    _group_commands(sub)
+    _transaction_commands(sub)
+    _fault_commands(sub)
+    _clock_and_event_commands(sub)
+
+def _topic_commands(sub: Any) -> None:
+    """`mockbroker ctl` commands for topics."""
     topics = sub.add_parser("topics", help="list, describe, create, delete topics").add_subparsers(dest="action", required=True)
     listing = topics.add_parser("list")
     listing.add_argument("--internal", action="store_true", help="include internal topics")
@@ -141,6 +150,9 @@ def add_commands(commands: Any) -> None:
     create.add_argument("--config", action="append", default=[], metavar="KEY=VALUE", help="a topic config (repeatable)")
     topics.add_parser("delete").add_argument("name")
 
+
+def _record_commands(sub: Any) -> None:
+    """`mockbroker ctl` commands for records."""
     records = sub.add_parser("records", help="produce or read records").add_subparsers(dest="action", required=True)
     produce = records.add_parser("produce", help="append one record per VALUE")
     produce.add_argument("topic")
@@ -157,6 +169,9 @@ def add_commands(commands: Any) -> None:
     read.add_argument("--limit", type=int, default=100)
     read.add_argument("--base64", action="store_true", help="keys and values as base64 (for binary data)")
 
+
+def _group_commands(sub: Any) -> None:
+    """`mockbroker ctl` commands for groups."""
     groups = sub.add_parser("groups", help="list, describe, offsets, expire, rebalance, wait").add_subparsers(dest="action", required=True)
     listing = groups.add_parser("list", help="every group, classic and KIP-848 consumer groups (`type` says which)")
     listing.add_argument("--type", choices=("classic", "consumer"), help="only groups of this type")
@@ -186,6 +201,9 @@ def add_commands(commands: Any) -> None:
     wait.add_argument("--reconciled", action="store_true", help="consumer groups: every member at its target assignment")
     wait.add_argument("--timeout", type=int, default=30, help="seconds")
 
+
+def _transaction_commands(sub: Any) -> None:
+    """`mockbroker ctl` commands for transactions."""
     transactions = sub.add_parser("transactions", help="list, describe, abort transactions").add_subparsers(dest="action", required=True)
     transactions.add_parser("list", help="every transactional id: state, producer id and epoch, partitions").add_argument("--state")
     transactions.add_parser("describe", help="one transactional id as its coordinator sees it").add_argument("transactional_id")
@@ -193,6 +211,9 @@ def add_commands(commands: Any) -> None:
     abort.add_argument("transactional_id")
     abort.add_argument("--reason")
 
+
+def _fault_commands(sub: Any) -> None:
+    """`mockbroker ctl` commands for faults."""
     faults = sub.add_parser("faults", help="inject, list and clear faults").add_subparsers(dest="action", required=True)
     faults.add_parser("list", help="the faults in force (pushed errors, interceptors, brokers down, caps)")
     faults.add_parser("clear", help="remove every fault")
@@ -235,6 +256,9 @@ def add_commands(commands: Any) -> None:
     cap.add_argument("api")
     cap.add_argument("version")
 
+
+def _clock_and_event_commands(sub: Any) -> None:
+    """`mockbroker ctl` commands for the clock and the event log."""
     clock = sub.add_parser("clock", help="show or advance the manual clock").add_subparsers(dest="action")
     clock.add_parser("show")
     clock.add_parser("advance").add_argument("ms", type=int)
@@ -244,7 +268,6 @@ def add_commands(commands: Any) -> None:
     events.add_argument("--group")
     events.add_argument("--since", type=int, default=0, help="only events after this seq")
     events.add_argument("--follow", action="store_true", help="keep printing new events (Server-Sent Events)")
-
 
 def _connection_options(parser: argparse.ArgumentParser, timeout: float) -> None:
     parser.add_argument("--url", help=f"the control API (default: $MOCKBROKER_ADMIN_URL, else http://127.0.0.1:$MOCKBROKER_ADMIN_PORT or {DEFAULT_ADMIN_PORT})")
