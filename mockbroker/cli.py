@@ -92,6 +92,26 @@ def build_parser(*, serve_only: bool = False, commands_from_plugins: bool = True
         formatter_class=argparse.RawDescriptionHelpFormatter,
         allow_abbrev=False,
     )
+    _listener_and_cluster_options(serve)
+    _event_and_group_options(serve)
+    _security_control_and_runtime_options(serve)
+    if serve_only:
+        # `serve` parses with its own subparser alone: the other commands (~40 subparsers, the ctl
+        # module) cost a cold start ~40M instructions (~10%) and change nothing in serve's parsing,
+        # its errors ("mockbroker serve: error: ...") or its --help.
+        return parser
+    from mockbroker import ctl
+
+    ctl.add_commands(commands)
+    if commands_from_plugins:
+        # Listed for --help (each parses its own arguments when run).
+        for name, command in sorted(plugin_commands().items()):
+            parser.commands[name] = commands.add_parser(name, help=_summary(command.load()), add_help=False)
+    return parser
+
+
+def _listener_and_cluster_options(serve: argparse.ArgumentParser) -> None:
+    """``serve``: where it listens, what it advertises, the cluster's shape and Kafka profile."""
     serve.add_argument("--host", metavar="HOST", help="address the listeners bind (default: 127.0.0.1)")
     serve.add_argument(
         "--port",
@@ -121,6 +141,10 @@ def build_parser(*, serve_only: bool = False, commands_from_plugins: bool = True
         help="Kafka's exact group defaults (group.min.session.timeout.ms 6000, "
         "group.initial.rebalance.delay.ms 3000) instead of mockbroker's fast-test ones (1, 0)",
     )  # fmt: skip
+
+
+def _event_and_group_options(serve: argparse.ArgumentParser) -> None:
+    """``serve``: the event log and the group coordinator's assignment checks and assignors."""
     serve.add_argument(
         "--event-log", metavar="PATH", dest="events_path",
         help="also append every group and offset event to PATH as JSON Lines (schema: docs/events.md)",
@@ -145,6 +169,10 @@ def build_parser(*, serve_only: bool = False, commands_from_plugins: bool = True
         help="groups matching GLOB get the broker's assignment by ASSIGNOR (a protocol name such as "
         "cooperative-sticky, a plugin name, or module:attr) instead of the leader's (repeatable)",
     )  # fmt: skip
+
+
+def _security_control_and_runtime_options(serve: argparse.ArgumentParser) -> None:
+    """``serve``: SASL users, the HTTP control API, the clock, settings files and the event loop."""
     serve.add_argument(
         "--sasl-user", metavar="NAME=PASSWORD", dest="sasl_users", action="append",
         help="a SASL user for PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 (repeatable; docs/security.md); "
@@ -177,20 +205,6 @@ def build_parser(*, serve_only: bool = False, commands_from_plugins: bool = True
         const=False,
         help="use asyncio's own event loop even when uvloop is installed",
     )
-    if serve_only:
-        # `serve` parses with its own subparser alone: the other commands (~40 subparsers, the ctl
-        # module) cost a cold start ~40M instructions (~10%) and change nothing in serve's parsing,
-        # its errors ("mockbroker serve: error: ...") or its --help.
-        return parser
-    from mockbroker import ctl
-
-    ctl.add_commands(commands)
-    if commands_from_plugins:
-        # Listed for --help (each parses its own arguments when run).
-        for name, command in sorted(plugin_commands().items()):
-            parser.commands[name] = commands.add_parser(name, help=_summary(command.load()), add_help=False)
-    return parser
-
 
 # Commands other packages add to ``mockbroker`` (``conformance`` from mockbroker_conformance,
 # ``analyze`` and ``assignor-lab`` from mockbroker_pipeline): entry points of this group, each a
