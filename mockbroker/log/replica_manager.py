@@ -142,21 +142,28 @@ def append_records(
         if answered is not None:
             return answered
     batch = _batch_to_store(view, may_keep_frame)
-    log_append_time_ms = -1
-    if is_log_append_time(cluster, topic):
-        patch_log_append_time(batch, now_ms)  # LogValidator: in place for v2, the CRC recomputed
-        header = parse_batch_header(batch)
-        log_append_time_ms = now_ms
-    elif header.timestamp_type == TimestampType.LOG_APPEND_TIME:
-        # A producer's LogAppendTime flag on a CreateTime topic, its records accepted: Kafka stores
-        # the batch as CreateTime (LogValidator's setMaxTimestamp with the topic's type).
-        patch_max_timestamp(batch, TimestampType.CREATE_TIME, header.max_timestamp)
-        header = parse_batch_header(batch)
+    header, log_append_time_ms = _stamp_timestamps(cluster, topic, batch, header, now_ms)
     base_offset = log.append(batch, header)
     enforce_retention(cluster, topic, log, now_ms)
     return AppendResult(
         base_offset=base_offset, log_append_time_ms=log_append_time_ms, log_start_offset=log.log_start_offset
     )
+
+
+def _stamp_timestamps(
+    cluster: Configured, topic: Topic, batch: bytearray | memoryview, header: RecordBatchHeader, now_ms: int
+) -> tuple[RecordBatchHeader, int]:
+    """The batch's timestamps as the topic stores them, patched in place: (its header, the
+    LogAppendTime answered, -1 for CreateTime)."""
+    if is_log_append_time(cluster, topic):
+        patch_log_append_time(batch, now_ms)  # LogValidator: in place for v2, the CRC recomputed
+        return parse_batch_header(batch), now_ms
+    if header.timestamp_type == TimestampType.LOG_APPEND_TIME:
+        # A producer's LogAppendTime flag on a CreateTime topic, its records accepted: Kafka stores
+        # the batch as CreateTime (LogValidator's setMaxTimestamp with the topic's type).
+        patch_max_timestamp(batch, TimestampType.CREATE_TIME, header.max_timestamp)
+        return parse_batch_header(batch), -1
+    return header, -1
 
 
 def _producer_check(log: PartitionLog, header: RecordBatchHeader, where: str) -> AppendResult | None:
@@ -347,8 +354,12 @@ def _validate_records(
         if found is not None:
             bad_timestamp |= found[0]
             errors.append(BatchIndexAndErrorMessage(index, found[1]))
-    if not errors:
-        return None
+    return _refused_records(errors, bad_timestamp) if errors else None
+
+
+def _refused_records(errors: list[BatchIndexAndErrorMessage], bad_timestamp: bool) -> AppendResult:
+    """LogValidator.processRecordErrors: INVALID_TIMESTAMP if a timestamp was refused, else
+    INVALID_RECORD with the first three errors in the message."""
     if bad_timestamp:
         return AppendResult(
             ErrorCode.INVALID_TIMESTAMP,
