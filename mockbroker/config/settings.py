@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from mockbroker.config.cluster import FIELD_TYPES, KAFKA_NAMES_BY_FIELD, ClusterConfig, parse_kafka_setting
+from mockbroker.config.groups import CHECK_MODES, STRICT_MODES
 from mockbroker.config.topics import validate_topic_configs
 from mockbroker.model import OFFSETS_TOPIC, TRANSACTION_TOPIC, TopicError, validate_topic_name
 
@@ -190,65 +191,48 @@ def _log_level(where: str, raw: str) -> str:
 
 def parse_field(where: str, name: str, raw: Any) -> Any:
     """A ClusterConfig field from a flag, a variable or the file; raw may be a string or typed TOML."""
-    if name in ("port", "admin_port"):
-        return _int(where, raw, 0, 65535)
-    if name == "admin_host":
-        return _word(where, raw, "a host name or address")
-    if name == "admin_token":
-        return _word(where, raw, "a token")
-    if name == "manual_clock":
-        return _bool(where, raw)
-    if name == "advertised_port":
-        return _int(where, raw, 1, 65535)
-    if name == "brokers":
-        return _int(where, raw, 1, None)
-    if name == "first_node_id":
-        return _int(where, raw, 0, (1 << 31) - 1)
-    if name in ("host", "advertised_host"):
-        return _word(where, raw, "a host name or address")
-    if name == "cluster_id":
-        return _word(where, raw, "a cluster id")
-    if name == "racks":
-        if not isinstance(raw, list) or not all(isinstance(r, str) and r for r in raw):
-            raise SettingsError(f"{where}: must be a list of rack names, one per broker, not {raw!r}")
-        return tuple(raw)
-    if name == "api_version_caps":
-        return _api_version_caps(where, raw)
-    if name == "kafka_version":
-        from mockbroker.config.profiles import PROFILES
-
-        version = str(raw).strip()
-        if version not in PROFILES:
-            raise SettingsError(f"{where}: must be one of {', '.join(sorted(PROFILES))}, not {raw!r}")
-        return version
-    if name == "kafka_defaults":
-        return _bool(where, raw)
-    if name == "events_path":
-        return _word(where, raw, "a file path")
-    if name == "events_topic":
-        return _bool(where, raw)
-    if name == "events_topic_partitions":
-        return _int(where, raw, 1, (1 << 31) - 1)
-    if name in ("events_topic_retention_ms", "events_topic_retention_bytes"):
-        return _int(where, raw, -1, None)
-    if name in ("assignment_checks", "assignment_strict"):
-        from mockbroker.config.groups import CHECK_MODES, STRICT_MODES
-
-        modes = CHECK_MODES if name == "assignment_checks" else STRICT_MODES
-        value = str(raw).strip().lower()
-        if value not in modes:
-            raise SettingsError(f"{where}: must be one of {', '.join(modes)}, not {raw!r}")
-        return value
-    if name == "broker_assignors":
-        return _broker_assignors(where, raw)
-    if name == "sasl_users":
-        return _sasl_users(where, raw)
+    parser = _FIELD_PARSERS.get(name)
+    if parser is not None:
+        return parser(where, raw)
     if name in KAFKA_NAMES_BY_FIELD:
         try:
             return parse_kafka_setting(KAFKA_NAMES_BY_FIELD[name], raw)[1]
         except ValueError as exc:
             raise SettingsError(f"{where}: {exc}") from None
     raise SettingsError(f"{where}: not a setting")  # pragma: no cover - callers check names first
+
+
+def _racks(where: str, raw: Any) -> tuple[str, ...]:
+    if not isinstance(raw, list) or not all(isinstance(r, str) and r for r in raw):
+        raise SettingsError(f"{where}: must be a list of rack names, one per broker, not {raw!r}")
+    return tuple(raw)
+
+
+def _kafka_version(where: str, raw: Any) -> str:
+    from mockbroker.config.profiles import PROFILES
+
+    version = str(raw).strip()
+    if version not in PROFILES:
+        raise SettingsError(f"{where}: must be one of {', '.join(sorted(PROFILES))}, not {raw!r}")
+    return version
+
+
+def _mode(modes: tuple[str, ...]) -> Callable[[str, Any], str]:
+    def parse(where: str, raw: Any) -> str:
+        value = str(raw).strip().lower()
+        if value not in modes:
+            raise SettingsError(f"{where}: must be one of {', '.join(modes)}, not {raw!r}")
+        return value
+
+    return parse
+
+
+def _int_in(lo: int, hi: int | None) -> Callable[[str, Any], int]:
+    return lambda where, raw: _int(where, raw, lo, hi)
+
+
+def _word_of(what: str) -> Callable[[str, Any], str]:
+    return lambda where, raw: _word(where, raw, what)
 
 
 def _sasl_users(where: str, raw: Any) -> dict[str, str]:
@@ -500,6 +484,36 @@ def _file_topic(where: str, entry: Any) -> TopicSpec:
     return TopicSpec(name, partitions, rf, configs, where)
 
 
+# The ClusterConfig fields that are not Kafka settings (those parse by their Kafka name), and
+# their parsers: (where, raw) -> value or SettingsError.
+_FIELD_PARSERS: dict[str, Callable[[str, Any], Any]] = {
+    "port": _int_in(0, 65535),
+    "admin_port": _int_in(0, 65535),
+    "admin_host": _word_of("a host name or address"),
+    "admin_token": _word_of("a token"),
+    "manual_clock": _bool,
+    "advertised_port": _int_in(1, 65535),
+    "brokers": _int_in(1, None),
+    "first_node_id": _int_in(0, (1 << 31) - 1),
+    "host": _word_of("a host name or address"),
+    "advertised_host": _word_of("a host name or address"),
+    "cluster_id": _word_of("a cluster id"),
+    "racks": _racks,
+    "api_version_caps": _api_version_caps,
+    "kafka_version": _kafka_version,
+    "kafka_defaults": _bool,
+    "events_path": _word_of("a file path"),
+    "events_topic": _bool,
+    "events_topic_partitions": _int_in(1, (1 << 31) - 1),
+    "events_topic_retention_ms": _int_in(-1, None),
+    "events_topic_retention_bytes": _int_in(-1, None),
+    "assignment_checks": _mode(CHECK_MODES),
+    "assignment_strict": _mode(STRICT_MODES),
+    "broker_assignors": _broker_assignors,
+    "sasl_users": _sasl_users,
+}
+
+
 # -- merge ---------------------------------------------------------------------------------------------
 
 
@@ -518,8 +532,23 @@ def resolve(flags: Flags, environ: Mapping[str, str]) -> ServeSettings:
         topics.update(layer.topics)
 
     serve = {name: merged.pop(name) for name in SERVE_FIELDS if name in merged}
+    cluster = _cluster_config(merged)
+    _check_topics(topics.values(), cluster)
+    sources = {f.name: "default" for f in dataclasses.fields(ClusterConfig)}
+    sources.update({name: where for name, (_, where) in merged.items()})
+    log_level, uvloop = _runtime(flags, environ, sources)
+    for name in SERVE_FIELDS:
+        sources[name] = serve[name][1] if name in serve else "default"
+    settings = ServeSettings(cluster, list(topics.values()), log_level, uvloop, sources=sources, warnings=warnings)
+    for name, (value, _) in serve.items():
+        setattr(settings, name, value)
+    return settings
+
+
+def _cluster_config(merged: dict[str, tuple[Any, str]]) -> ClusterConfig:
+    """The merged settings as a ClusterConfig; its ValueError names where the culprits came from."""
     try:
-        cluster = ClusterConfig(**{name: value for name, (value, _) in merged.items()})
+        return ClusterConfig(**{name: value for name, (value, _) in merged.items()})
     except ValueError as exc:
         # Name the sources of the settings the message is about ("port 65535 leaves no room for
         # 2 brokers" -> --port, MOCKBROKER_BROKERS), so the user knows where to look.
@@ -532,7 +561,10 @@ def resolve(flags: Flags, environ: Mapping[str, str]) -> ServeSettings:
         ]
         hint = f" (from {', '.join(culprits)})" if culprits else ""
         raise SettingsError(f"{message}{hint}") from None
-    for spec in topics.values():
+
+
+def _check_topics(topics: Iterable[TopicSpec], cluster: ClusterConfig) -> None:
+    for spec in topics:
         rf = spec.replication_factor or cluster.default_replication_factor
         if rf > cluster.brokers:
             raise SettingsError(
@@ -540,9 +572,9 @@ def resolve(flags: Flags, environ: Mapping[str, str]) -> ServeSettings:
                 f"{'is 1 broker' if cluster.brokers == 1 else f'are {cluster.brokers} brokers'}"
             )
 
-    sources = {f.name: "default" for f in dataclasses.fields(ClusterConfig)}
-    sources.update({name: where for name, (_, where) in merged.items()})
 
+def _runtime(flags: Flags, environ: Mapping[str, str], sources: dict[str, str]) -> tuple[str, bool]:
+    """The log level and the event loop (flag > environment > default), their sources noted."""
     log_level, sources["log_level"] = "info", "default"
     if "MOCKBROKER_LOG_LEVEL" in environ:
         log_level = _log_level("MOCKBROKER_LOG_LEVEL", environ["MOCKBROKER_LOG_LEVEL"])
@@ -558,13 +590,7 @@ def resolve(flags: Flags, environ: Mapping[str, str]) -> ServeSettings:
         )
     if flags.uvloop is not None:
         uvloop, sources["uvloop"] = flags.uvloop, "--no-uvloop"
-
-    for name in SERVE_FIELDS:
-        sources[name] = serve[name][1] if name in serve else "default"
-    settings = ServeSettings(cluster, list(topics.values()), log_level, uvloop, sources=sources, warnings=warnings)
-    for name, (value, _) in serve.items():
-        setattr(settings, name, value)
-    return settings
+    return log_level, uvloop
 
 
 def describe(settings: ServeSettings) -> Sequence[str]:
