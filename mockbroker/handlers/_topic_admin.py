@@ -78,6 +78,42 @@ def _assign(partition: Partition, broker_ids: Sequence[int]) -> None:
     partition.leader_id = broker_ids[0]
 
 
+def _manual_assignment_shape(
+    cluster: ClusterState,
+    assignments: Sequence[tuple[int, Sequence[int]]],
+    num_partitions: int,
+    replication_factor: int,
+) -> tuple[int, int] | ApiError:
+    """A manual assignment's (partition count, replication factor), checked as the controller
+    checks it (ReplicationControlManager.createTopic): -1 for both counts, one assignment per
+    partition, consecutive indexes, the same number of distinct live replicas in each."""
+    if replication_factor != -1:
+        return ApiError(
+            ErrorCode.INVALID_REQUEST,
+            "A manual partition assignment was specified, but replication factor was not set to -1.",
+        )
+    if num_partitions != -1:
+        return ApiError(
+            ErrorCode.INVALID_REQUEST,
+            "A manual partition assignment was specified, but numPartitions was not set to -1.",
+        )
+    rf: int | None = None
+    placement: dict[int, Sequence[int]] = {}
+    for index, broker_ids in assignments:
+        if index in placement:
+            return ApiError(
+                ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"Found multiple manual partition assignments for partition {index}"
+            )
+        error = validate_manual_assignment(cluster, broker_ids, rf)
+        if error is not None:
+            return error
+        rf = len(broker_ids)
+        placement[index] = broker_ids
+    if sorted(placement) != list(range(len(placement))):
+        return ApiError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "partitions should be a consecutive 0-based integer sequence")
+    return len(placement), rf or 1
+
+
 def create_topic(
     cluster: ClusterState,
     name: str,
@@ -104,31 +140,10 @@ def create_topic(
     if error is not None:
         return error
     if assignments:
-        if replication_factor != -1:
-            return ApiError(
-                ErrorCode.INVALID_REQUEST,
-                "A manual partition assignment was specified, but replication factor was not set to -1.",
-            )
-        if num_partitions != -1:
-            return ApiError(
-                ErrorCode.INVALID_REQUEST,
-                "A manual partition assignment was specified, but numPartitions was not set to -1.",
-            )
-        rf: int | None = None
-        placement: dict[int, Sequence[int]] = {}
-        for index, broker_ids in assignments:
-            if index in placement:
-                return ApiError(
-                    ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"Found multiple manual partition assignments for partition {index}"
-                )
-            error = validate_manual_assignment(cluster, broker_ids, rf)
-            if error is not None:
-                return error
-            rf = len(broker_ids)
-            placement[index] = broker_ids
-        if sorted(placement) != list(range(len(placement))):
-            return ApiError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "partitions should be a consecutive 0-based integer sequence")
-        num_partitions, replication_factor = len(placement), rf or 1
+        checked = _manual_assignment_shape(cluster, assignments, num_partitions, replication_factor)
+        if isinstance(checked, ApiError):
+            return checked
+        num_partitions, replication_factor = checked
     elif replication_factor < -1 or replication_factor == 0:
         return ApiError(
             ErrorCode.INVALID_REPLICATION_FACTOR, "Replication factor must be larger than 0, or -1 to use the default value."
