@@ -10,7 +10,7 @@ from mockbroker_protocol.errors import ErrorCode, TruncatedError
 from mockbroker_protocol.headers import RequestHeader
 from mockbroker_protocol.messages.create_partitions import CreatePartitionsRequest, CreatePartitionsTopic
 from mockbroker_protocol.messages.metadata import MetadataRequest
-from tests.mockbroker.test_admin import connect, create, new_topic
+from tests.mockbroker.handlers.test_admin import connect, create, new_topic
 from tests.mockbroker.wire import WireClient
 
 INT32_MAX = 2**31 - 1

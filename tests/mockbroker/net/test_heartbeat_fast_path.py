@@ -22,7 +22,7 @@ from tests.mockbroker.coordinators.groups_support import subscription
 from tests.mockbroker.wire import WireClient
 
 JOIN, HEARTBEAT, SYNC = 11, 12, 14
-G1 = "my-group"  # coordinated by broker 1 of 3 (tests/mockbroker/coordinators/test_group_wire.py)
+G1 = "my-group"  # coordinated by broker 1 of 3 (tests/mockbroker/coordinators/classic/test_group_wire.py)
 
 
 @contextmanager

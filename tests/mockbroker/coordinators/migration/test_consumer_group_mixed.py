@@ -85,7 +85,7 @@ def test_migration_policy_setting() -> None:
     assert GroupConfig().consumer_group_migration_policy == "bidirectional"  # Kafka 4.x's default
     for name, upgrade, downgrade in [("bidirectional", True, True), ("UPGRADE", True, False),
                                      ("downgrade", False, True), ("disabled", False, False)]:  # fmt: skip
-        config = GroupConfig.from_cluster_config(ClusterConfig.from_kafka({"group.consumer.migration.policy": name}))
+        config = ClusterConfig.from_kafka({"group.consumer.migration.policy": name}).group_config()
         assert config.consumer_group_migration_policy == name.lower()
         assert (config.is_upgrade_enabled, config.is_downgrade_enabled) == (upgrade, downgrade)
     with pytest.raises(ValueError, match=r"group\.consumer\.migration\.policy must be one of"):
