@@ -100,6 +100,21 @@ class Memos:
         return value
 
 
+def _broker_nodes(config: ClusterConfig, listener: ListenerSpec) -> dict[int, BrokerNode]:
+    """The brokers by node id: broker i listens on the listener's port + i (0: a free port) and
+    advertises advertised.listeners' (or advertised_host/port's) address + i."""
+    adv_host_given, adv_port_given = advertised_of(config)
+    advertised_host = adv_host_given or config.advertised_host or listener.host
+    first_adv_port = adv_port_given or config.advertised_port
+    brokers: dict[int, BrokerNode] = {}
+    for i, node_id in enumerate(config.node_ids):
+        port = listener.port + i if listener.port else 0
+        adv_port = first_adv_port + i if first_adv_port else port
+        rack = config.racks[i] if config.racks else None
+        brokers[node_id] = BrokerNode(node_id, listener.host, port, rack, advertised_host, adv_port)
+    return brokers
+
+
 class ClusterState:
     """One cluster's state, for every broker: built from a ClusterConfig (or its keyword settings)
     and a clock; usable without listeners (the composition, MockCluster, adds them)."""
@@ -115,15 +130,7 @@ class ClusterState:
         # The brokers' listener (mockbroker/config/listeners.py): PLAINTEXT on host and port unless
         # `listeners` names another; TLS material is made or loaded when the cluster starts.
         self.listener: ListenerSpec = listener_of(config)
-        adv_host_given, adv_port_given = advertised_of(config)
-        advertised_host = adv_host_given or config.advertised_host or self.listener.host
-        first_adv_port = adv_port_given or config.advertised_port
-        self.brokers: dict[int, BrokerNode] = {}
-        for i, node_id in enumerate(config.node_ids):
-            port = self.listener.port + i if self.listener.port else 0
-            adv_port = first_adv_port + i if first_adv_port else port
-            rack = config.racks[i] if config.racks else None
-            self.brokers[node_id] = BrokerNode(node_id, self.listener.host, port, rack, advertised_host, adv_port)
+        self.brokers: dict[int, BrokerNode] = _broker_nodes(config, self.listener)
         # SASL users (PLAIN passwords, SCRAM salted credentials: mockbroker/security/sasl.py).
         self.credentials = Credentials()
         for user, password in config.sasl_users.items():
@@ -157,9 +164,19 @@ class ClusterState:
         # they had been made here (only group events, which need the coordinator, reach them).
         self.events.subscribe(self._assignment_checks_listen)
         self._topic_counter = 0
-        # The test-fixture control model (mockbroker/control/): dispatch takes its slow path
-        # (interceptors, request log, pushed errors: ``request_hooks``) only while ``intercepting``
-        # is true.
+        self._init_control_state()
+        # What the request path keeps (see AnswerEntry, RequestEntry): answers by api key, then by
+        # request bytes minus the correlation id; requests of APIs with a fast handler, the same.
+        self.answers: dict[int, dict[bytes, AnswerEntry]] = {}
+        self.fast_requests: dict[int, dict[bytes, RequestEntry]] = {}
+        self.memos = Memos()
+        if config.events_topic:
+            self._make_events_topic()
+
+    def _init_control_state(self) -> None:
+        """What the control model (mockbroker/control/) changes by hand: dispatch takes its slow
+        path (interceptors, request log, pushed errors: ``request_hooks``) only while
+        ``intercepting`` is true."""
         self.intercepting = False
         # Brokers taken down (listener closed, left out of Metadata) and coordinators moved by hand.
         self.down_brokers: set[int] = set()
@@ -172,13 +189,6 @@ class ClusterState:
         self.transaction_loading_until_ms: dict[str, int] = {}
         self._coordinator_partitions: dict[str, int] = {}
         self._coordinator_nodes: dict[str, BrokerNode] = {}  # coordinator_for with nothing moved or down
-        # What the request path keeps (see AnswerEntry, RequestEntry): answers by api key, then by
-        # request bytes minus the correlation id; requests of APIs with a fast handler, the same.
-        self.answers: dict[int, dict[bytes, AnswerEntry]] = {}
-        self.fast_requests: dict[int, dict[bytes, RequestEntry]] = {}
-        self.memos = Memos()
-        if config.events_topic:
-            self._make_events_topic()
 
     def _make_events_topic(self) -> None:
         """The event log as the internal topic __mockbroker_events (mockbroker/log/events_topic.py),
