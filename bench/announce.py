@@ -3,8 +3,11 @@ frame (a 4-byte size prefix) and send only part of it, while a bystander times A
 
 mockbroker runs in its own process (``mockbroker serve``) so that its RSS is its own. Reported:
 the broker's RSS before, at its peak while the announcements are held, and after they close;
-ApiVersions latency percentiles on another connection meanwhile; how many announcers the broker
-reads (took their frame's size from ``queued.max.request.bytes``) and how many it mutes.
+the broker's CPU time while the announcers connect (per announcer); ApiVersions latency
+percentiles on another connection meanwhile; and how each announcer is served: after the hold
+every announcer sends ``--more`` bytes of its frame, and the broker's side of each connection
+(/proc/net/tcp) tells whether the broker reads it (its receive queue empties: it took its frame's
+size from ``queued.max.request.bytes``), mutes it (the bytes stay queued in the kernel) or closed it.
 
     python bench/announce.py                       # 1,000 x 100 MB, budget 256 MiB
     python bench/announce.py --budget -1           # no budget: only the lazy buffers
@@ -20,6 +23,7 @@ import asyncio
 import struct
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -57,7 +61,39 @@ async def api_versions_latencies(host: str, port: int, until: asyncio.Event, gap
     return latencies
 
 
-async def run(args: argparse.Namespace) -> dict[str, float]:
+def receive_queues(port: int) -> dict[int, tuple[int, int]]:
+    """The broker's side of its connections on ``port``: client port -> (TCP state, receive queue)."""
+    queues: dict[int, tuple[int, int]] = {}
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        local, remote, state, queue = fields[1], fields[2], int(fields[3], 16), fields[4]
+        if int(local.split(":")[1], 16) == port and state != 0x0A:  # not the listener itself
+            queues[int(remote.split(":")[1], 16)] = (state, int(queue.split(":")[1], 16))
+    return queues
+
+
+async def served(port: int, announcers: list[asyncio.StreamWriter], more: int) -> Counter[str]:
+    """Send ``more`` bytes on every announcer, wait for the broker to read what it will, and say
+    for each one whether it was read, left unread (muted) or closed."""
+    chunk = bytes(more)
+    for writer in announcers:
+        writer.write(chunk)
+    deadline = time.monotonic() + 2.0
+    while time.monotonic() < deadline:  # a benchmark's settling time, not synchronisation
+        await asyncio.sleep(0.1)
+    queues = receive_queues(port)
+    outcome: Counter[str] = Counter()
+    for writer in announcers:
+        local = writer.get_extra_info("sockname")[1]
+        state, queued = queues.get(local, (0, 0))
+        if writer.transport.is_closing() or state not in (0x01,):  # not ESTABLISHED: closed by the broker
+            outcome["closed"] += 1
+        else:
+            outcome["muted (bytes left unread)" if queued else "read"] += 1
+    return outcome
+
+
+async def run(args: argparse.Namespace) -> dict[str, object]:
     extra = ["--set", f"queued.max.request.bytes={args.budget}"]
     broker = start_broker(MOCKBROKER, extra=extra)
     try:
@@ -68,6 +104,7 @@ async def run(args: argparse.Namespace) -> dict[str, float]:
         peak = rss_start
         announcers: list[asyncio.StreamWriter] = []
         chunk = bytes(args.sent)
+        cpu0 = broker.cpu_s()
         t0 = time.perf_counter()
         for _ in range(args.connections):
             _, writer = await asyncio.open_connection(host, port)
@@ -75,6 +112,10 @@ async def run(args: argparse.Namespace) -> dict[str, float]:
             announcers.append(writer)
             peak = max(peak, broker.rss())
         opened_s = time.perf_counter() - t0
+        settle = time.monotonic() + 0.5  # the broker's reads of the last announcers
+        while time.monotonic() < settle:
+            await asyncio.sleep(0.05)
+        burst_cpu = broker.cpu_s() - cpu0
         hold_until = time.monotonic() + args.hold
         while time.monotonic() < hold_until:
             await asyncio.sleep(0.05)
@@ -82,6 +123,7 @@ async def run(args: argparse.Namespace) -> dict[str, float]:
         rss_held = broker.rss()
         stop.set()
         latencies = await probe
+        outcome = await served(port, announcers, args.more)
         for writer in announcers:
             writer.close()
         await asyncio.sleep(1.0)
@@ -94,10 +136,13 @@ async def run(args: argparse.Namespace) -> dict[str, float]:
         "rss_held_mb": rss_held / MB,
         "rss_after_mb": rss_after / MB,
         "opened_s": opened_s,
+        "broker_cpu_s": burst_cpu,
+        "broker_cpu_us_per_announcer": burst_cpu / args.connections * 1e6,
         "probes": len(latencies),
         "p50_ms": percentile(latencies, 0.5) * 1000,
         "p99_ms": percentile(latencies, 0.99) * 1000,
         "max_ms": max(latencies) * 1000,
+        **{f"announcers {k}": v for k, v in sorted(outcome.items())},
     }
 
 
@@ -107,6 +152,7 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=100 * MB, help="announced frame size (bytes)")
     parser.add_argument("--sent", type=int, default=64 * 1024, help="bytes of each frame actually sent")
     parser.add_argument("--budget", type=int, default=256 * MB, help="queued.max.request.bytes (-1: none)")
+    parser.add_argument("--more", type=int, default=128 * 1024, help="bytes each announcer sends after the hold")
     parser.add_argument("--hold", type=float, default=5.0, help="seconds the announcements are held")
     parser.add_argument("--write", action="store_true", help="append the result to bench/RESULTS.md")
     args = parser.parse_args()

@@ -14,7 +14,7 @@ the broker bugs counter of /metrics. Checked at the end: every acknowledged reco
 (the end offsets add up to the acknowledged count: none lost, none doubled), no committed offset
 moved backwards between samples, no broker bug.
 
-    python bench/soak.py --minutes 30 --write     # the issue's run
+    python bench/soak.py --minutes 30 --write --plot bench/soak.svg    # the issue's run
     python bench/soak.py --minutes 2              # a short look
 
 Benchmarks, never tests: nothing here asserts.
@@ -23,6 +23,7 @@ Benchmarks, never tests: nothing here asserts.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -106,8 +107,13 @@ def _read(sock: socket.socket, n: int) -> bytes:
 
 
 def established(pid: int) -> int:
-    """The broker's established TCP sockets (its descriptors that are sockets, from /proc)."""
-    return sum(1 for fd in os.listdir(f"/proc/{pid}/fd") if os.readlink(f"/proc/{pid}/fd/{fd}").startswith("socket:"))
+    """The broker's sockets (its descriptors that are sockets, from /proc)."""
+    count = 0
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        # A descriptor closed between the listing and the look is simply gone.
+        with contextlib.suppress(FileNotFoundError):
+            count += os.readlink(f"/proc/{pid}/fd/{fd}").startswith("socket:")
+    return count
 
 
 def threads(pid: int) -> int:
@@ -326,6 +332,34 @@ def run(args: argparse.Namespace) -> tuple[list[list[Any]], dict[str, Any]]:
     return samples, summary
 
 
+def plot(samples: list[list[Any]], path: Path) -> None:
+    """RSS, descriptors and ApiVersions latency against time, one panel each, as an SVG."""
+    import matplotlib
+
+    matplotlib.use("svg")
+    import matplotlib.pyplot as plt
+
+    minutes = [float(s[0]) / 60 for s in samples]
+    fig, (rss, fds, lat) = plt.subplots(3, 1, sharex=True, figsize=(8, 8))
+    rss.plot(minutes, [float(s[1]) for s in samples], marker=".")
+    rss.set_ylabel("RSS MB")
+    rss.set_ylim(bottom=0)
+    fds.plot(minutes, [int(s[2]) for s in samples], marker=".", label="descriptors")
+    fds.plot(minutes, [int(s[3]) for s in samples], marker=".", label="TCP connections")
+    fds.set_ylim(bottom=0)
+    fds.legend()
+    lat.plot(minutes, [float(s[5]) for s in samples], marker=".", label="p50")
+    lat.plot(minutes, [float(s[6]) for s in samples], marker=".", label="p99")
+    lat.set_yscale("log")
+    lat.set_ylabel("ApiVersions ms")
+    lat.set_xlabel("minutes")
+    lat.legend()
+    fig.suptitle("bench/soak.py: one mockbroker serve process (3 brokers) under load, kills and faults")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--minutes", type=float, default=30)
@@ -335,6 +369,7 @@ def main() -> None:
     parser.add_argument("--fault-every", type=float, default=15.0)
     parser.add_argument("--sample-every", type=float, default=30.0)
     parser.add_argument("--write", action="store_true", help="append the result to bench/RESULTS.md")
+    parser.add_argument("--plot", help="write the samples as an SVG here (needs matplotlib: the bench extra)")
     parser.add_argument("--consumer", help=argparse.SUPPRESS)
     parser.add_argument("--bootstrap", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -346,6 +381,9 @@ def main() -> None:
     table = markdown_table(headers, samples)
     text = table + "\n\n" + "\n".join(f"- {k}: {v}" for k, v in summary.items())
     print(text)
+    if args.plot:
+        plot(samples, Path(args.plot))
+        text += f"\n\n![soak samples]({Path(args.plot).name})"
     if args.write:
         load = " ".join(f"{x:.2f}" for x in loadavg())
         append_results(

@@ -135,7 +135,9 @@ class FrameBuffer:
     - A frame of ``DIRECT_FRAME_SIZE`` or more still arriving gets its own buffer as soon as its
       size prefix has arrived; its bytes so far are moved there, and ``get_buffer`` hands out the
       rest of it, so that the reads of the rest go straight into the frame handed out. The buffer
-      grows (doubling) as the frame's bytes arrive, never beyond the announced size.
+      grows (doubling) as the frame's bytes arrive, never beyond the announced size: once it is
+      full so far, the next read goes into the receive buffer and the frame grows by what it
+      brought (a read may bring nothing; a frame is never grown ahead of its bytes).
 
     With a ``pool`` (``queued.max.request.bytes``), a large frame still arriving takes its
     announced size from it when its prefix is read, and a large frame that arrives whole is
@@ -243,11 +245,15 @@ class FrameBuffer:
         """Where the next read should go (``asyncio.BufferedProtocol.get_buffer``): the rest of the
         large frame being assembled, or else the receive buffer. ``sizehint`` is not needed."""
         frame = self._frame
-        self._into_frame = frame is not None
-        if frame is not None:
-            if self._filled == len(frame):  # full so far: grow (no read holds a view of it now)
-                self._grow(frame, self._filled + 1)
+        # A large frame with room left takes the read itself. One whose buffer is full so far is
+        # not grown here: the read may bring nothing (an event loop asks for a buffer again after
+        # a read that filled the last one, and a client that announced 100 MB may send no more),
+        # so that read goes into the receive buffer and the frame grows in buffer_updated only by
+        # bytes that came (issue #19: 1,000 stalled announcers would each double for nothing).
+        if frame is not None and self._filled < len(frame):
+            self._into_frame = True
             return memoryview(frame)[self._filled :]
+        self._into_frame = False
         if self._receive_buffer is None:
             self._receive_buffer = bytearray(RECEIVE_BUFFER_SIZE)
         return memoryview(self._receive_buffer)

@@ -83,6 +83,8 @@ class ClusterConfig:
     max_connections: int = 2147483647  # max.connections (per broker; beyond it, held unread)
     max_connections_per_ip: int = 2147483647  # max.connections.per.ip (beyond it, closed)
     connections_max_idle_ms: int = 600000  # connections.max.idle.ms (10 min)
+    # A Fetch's max_bytes and min_bytes are capped by it (KafkaApis.handleFetchRequest).
+    fetch_max_bytes: int = 57671680  # fetch.max.bytes (55 MiB)
     log_retention_ms: int = 604800000  # log.retention.ms (7 days)
     log_retention_bytes: int = -1  # log.retention.bytes
     # api key -> highest version to advertise and serve ("behave like an older broker")
@@ -259,6 +261,7 @@ KAFKA_NAMES: dict[str, str] = {
     "max.connections": "max_connections",
     "max.connections.per.ip": "max_connections_per_ip",
     "connections.max.idle.ms": "connections_max_idle_ms",
+    "fetch.max.bytes": "fetch_max_bytes",
     "log.retention.ms": "log_retention_ms",
     "log.retention.bytes": "log_retention_bytes",
     "group.min.session.timeout.ms": "group_min_session_timeout_ms",
@@ -323,6 +326,7 @@ KAFKA_RANGES: dict[str, tuple[int, int]] = {
     "max.connections": (0, _INT32_MAX),
     "max.connections.per.ip": (0, _INT32_MAX),
     "connections.max.idle.ms": (-(1 << 63), _INT64_MAX),
+    "fetch.max.bytes": (1024, _INT32_MAX),  # ServerConfigs: INT, atLeast(1024)
     "log.retention.ms": (-1, _INT64_MAX),
     "log.retention.bytes": (-1, _INT64_MAX),
     # GroupCoordinatorConfig: INT settings without a validator accept any int32.

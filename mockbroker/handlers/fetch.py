@@ -10,7 +10,8 @@ current_leader and the leaders' node_endpoints (Kafka fills them from v16, thoug
 exists from v12). v17-18: replica directory id, high watermark (followers, KIP-853/KIP-1166).
 v0-3 were removed by KIP-896 and are not served: dispatch closes the connection, as Kafka 4 does.
 
-Sizes (KIP-74): partitions are read in order, each up to min(partition_max_bytes, what is left
+Sizes (KIP-74): max_bytes and min_bytes are capped by fetch.max.bytes (KafkaApis); partitions are
+read in order, each up to min(partition_max_bytes, what is left
 of max_bytes), whole batches only; the first partition that has data returns at least one batch
 even when it is larger than both limits, so a consumer is never stuck behind a big batch.
 
@@ -102,6 +103,9 @@ async def _read_until_ready(
 ) -> list[tuple[PartitionKey, PartitionData]]:
     cluster = ctx.cluster
     deadline_ms = ctx.now_ms + req.max_wait_ms
+    # KafkaApis.handleFetchRequest: fetchMinBytes = min(minBytes, fetchMaxBytes), so a fetch
+    # asking for more than the broker would ever return in one answer is not parked until its end.
+    min_bytes = min(req.min_bytes, req.max_bytes, cluster.config.fetch_max_bytes)
     waiter: FetchWaiter | None = None
     try:
         while True:
@@ -109,7 +113,7 @@ async def _read_until_ready(
             if (
                 req.max_wait_ms <= 0
                 or not logs
-                or readable >= req.min_bytes
+                or readable >= min_bytes
                 or failed
                 or (waiter is not None and waiter.expired)
                 or cluster.clock.now_ms() >= deadline_ms
@@ -162,7 +166,8 @@ def _read_all(
     As in KafkaApis, partitions of unknown topics are answered but are not "read": their errors
     do not end a long poll early, and a fetch with nothing else to read is answered at once."""
     results = []
-    remaining = req.max_bytes
+    # KafkaApis.handleFetchRequest: fetchMaxBytes = min(maxBytes, fetch.max.bytes).
+    remaining = min(req.max_bytes, ctx.cluster.config.fetch_max_bytes)
     min_one_message = True  # !hardMaxBytesLimit: every served version has max_bytes (v3+)
     readable = 0
     failed = False

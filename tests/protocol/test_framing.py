@@ -306,26 +306,51 @@ def test_large_frames_are_owned_and_small_ones_bytes_whatever_the_reads(
 
 
 def test_reads_go_straight_into_a_large_frame_once_its_size_is_known() -> None:
+    """Reads go into the frame's own buffer while it has room; the read after it fills up goes
+    into the receive buffer (it may bring nothing) and the frame grows by what that read brought."""
     payload = BIG * 4
     data = framed(payload)
     buf = FrameBuffer()
     first = buf.get_buffer()
+    receive_buffer = first.obj
     first[:1000] = data[:1000]
     buf.buffer_updated(1000)  # the prefix and the start, read into the receive buffer
     assert buf.next_frame() is None and buf.buffered == 1000 - 4
-    pos, frame_buffer = 1000, None
+    pos, frame_buffer, direct, through_receive_buffer = 1000, None, 0, 0
     while pos < len(data):
         target = buf.get_buffer()
-        assert 0 < len(target) <= len(data) - pos  # never beyond the frame's end
-        frame_buffer = target.obj if frame_buffer is None else frame_buffer
-        assert target.obj is frame_buffer  # always the frame's own buffer
-        n = len(target)
-        target[:] = data[pos : pos + n]
+        if target.obj is receive_buffer:  # the frame's buffer is full so far
+            through_receive_buffer += 1
+        else:
+            assert 0 < len(target) <= len(data) - pos  # never beyond the frame's end
+            frame_buffer = target.obj if frame_buffer is None else frame_buffer
+            assert target.obj is frame_buffer  # always the frame's own buffer
+            direct += 1
+        n = min(len(target), len(data) - pos, 32 * 1024)  # reads of at most 32 KiB
+        target[:n] = data[pos : pos + n]
         del target
         buf.buffer_updated(n)
         pos += n
     frame = buf.next_frame()
     assert frame is frame_buffer and frame == payload
+    # The buffer doubles: one read goes through the receive buffer each time it fills up.
+    assert direct > through_receive_buffer >= 1
+
+
+def test_a_large_frame_is_not_grown_by_a_read_that_brings_nothing() -> None:
+    """An event loop asks for a buffer again after a read that filled the last one; a client that
+    announced 100 MB may send nothing more: the frame's buffer stays the size of what came."""
+    buf = FrameBuffer()
+    buf.feed(struct.pack(">i", DEFAULT_MAX_FRAME_SIZE) + bytes(DIRECT_FRAME_SIZE))
+    for _ in range(3):
+        target = buf.get_buffer()
+        assert not isinstance(target.obj, OwnedFrame)  # the receive buffer: nothing to grow yet
+        del target
+        buf.buffer_updated(0)
+    assert buf.buffered == DIRECT_FRAME_SIZE
+    buf.feed(b"x")  # a byte comes: now the frame grows (doubling)
+    target = buf.get_buffer()
+    assert isinstance(target.obj, OwnedFrame) and len(target.obj) == 2 * DIRECT_FRAME_SIZE
 
 
 def test_a_large_frame_buffer_grows_with_the_bytes_that_arrive() -> None:

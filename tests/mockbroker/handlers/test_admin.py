@@ -144,6 +144,19 @@ async def test_create_topics_invalid_names(cluster: MockCluster, client: WireCli
     ]
 
 
+async def test_create_topics_name_length_limit(client: WireClient) -> None:
+    """Topic.validate: at most 249 characters (the log directory name gets a partition suffix)."""
+    longest, too_long = "a" * 249, "b" * 250
+    resp = await create(client, new_topic(longest, 1), new_topic(too_long, 1))
+    assert [(r.name, r.error_code) for r in resp.topics] == [
+        (longest, ErrorCode.NONE),
+        (too_long, ErrorCode.INVALID_TOPIC_EXCEPTION),
+    ]
+    assert resp.topics[1].error_message == (
+        f"Topic name is invalid: the length of '{too_long}' is longer than the max allowed length 249"
+    )
+
+
 async def test_create_topics_invalid_partitions(client: WireClient) -> None:
     resp = await create(client, new_topic("zero", 0, 1), new_topic("minus", -3, 1))
     for result in resp.topics:

@@ -6,6 +6,8 @@ import asyncio
 import random
 import uuid
 
+import pytest
+
 from mockbroker import MockCluster
 from mockbroker.clock import ManualClock
 from mockbroker.log.fetch_sessions import FetchSessionCache
@@ -134,6 +136,42 @@ async def test_max_bytes_and_the_first_batch_rule(cluster: MockCluster) -> None:
     req = fetch_request(cluster, [("t", 0, 0), ("t", 1, 0)], max_bytes=3 * size)
     assert [len(records_bytes(p)) for p in partitions_of(await fetch(client, req))] == [2 * size, size]
     await client.close()
+
+
+async def test_fetch_max_bytes_caps_what_one_fetch_may_ask_for() -> None:
+    """fetch.max.bytes (KafkaApis.handleFetchRequest): a Fetch's max_bytes is capped by it (the
+    first batch still comes, KIP-74), and so is its min_bytes: a fetch asking for 2 GiB with a
+    long max_wait_ms is answered as soon as fetch.max.bytes are readable, not parked to its end."""
+    big = batch(b"x" * 1000)
+    cluster = MockCluster(brokers=1, fetch_max_bytes=len(big))
+    await cluster.start()
+    try:
+        cluster.create_topic("t", 1)
+        client = await connect_to(cluster, cluster.topics["t"].partitions[0].leader_id)
+        for _ in range(3):
+            await produce(client, cluster, "t", big)
+        huge = 2**31 - 1
+        req = fetch_request(cluster, [("t", 0, 0)], max_bytes=huge, partition_max_bytes=huge)
+        assert len(records_bytes(only_partition(await fetch(client, req)))) == len(big)
+        req = fetch_request(
+            cluster, [("t", 0, 0)], max_bytes=huge, partition_max_bytes=huge, min_bytes=huge, max_wait_ms=600_000
+        )
+        resp = await fetch(client, req, timeout=10)  # parked, it would answer in 10 minutes
+        assert len(records_bytes(only_partition(resp))) == len(big)
+        await client.close()
+    finally:
+        await cluster.stop()
+    assert cluster.internal_errors == []
+
+
+def test_fetch_max_bytes_is_a_broker_setting_with_kafkas_bounds() -> None:
+    from mockbroker.config.cluster import ClusterConfig
+
+    assert ClusterConfig().fetch_max_bytes == 55 * 1024 * 1024  # Kafka's default
+    for value in (1023, 2**31):
+        with pytest.raises(ValueError, match=r"fetch\.max\.bytes"):
+            ClusterConfig.from_kafka({"fetch.max.bytes": str(value)})
+    assert ClusterConfig.from_kafka({"fetch.max.bytes": "1024"}).fetch_max_bytes == 1024
 
 
 async def test_long_poll_returns_when_data_arrives(cluster: MockCluster) -> None:
