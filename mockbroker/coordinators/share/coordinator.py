@@ -174,6 +174,11 @@ class ShareGroupCoordinator:
         self.record("share_group.created", group, now_ms)
         return group
 
+    def get_or_create_group(self, group_id: str, now_ms: int) -> ShareGroup:
+        """AlterShareGroupOffsets on an unknown id creates the (empty) share group; GroupError
+        GROUP_ID_NOT_FOUND when the id names a group of another kind."""
+        return self._get_or_maybe_create_share_group(group_id, True, now_ms)
+
     def _share_group_heartbeat(
         self, now_ms: int, request: ShareGroupHeartbeatRequest, *, client_id: str, client_host: str
     ) -> ShareGroupHeartbeatResponse:
