@@ -88,6 +88,9 @@ APIS: dict[int, str] = {
     77: "ShareGroupDescribe",
     78: "ShareFetch",
     79: "ShareAcknowledge",
+    90: "DescribeShareGroupOffsets",
+    91: "AlterShareGroupOffsets",
+    92: "DeleteShareGroupOffsets",
 }
 # Non-API structures that travel inside other messages (JoinGroup/SyncGroup metadata).
 DATA_MESSAGES = ("ConsumerProtocolSubscription", "ConsumerProtocolAssignment")

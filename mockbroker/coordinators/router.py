@@ -39,13 +39,18 @@ from mockbroker.coordinators.classic.group import DEAD, EMPTY, ClassicGroup
 from mockbroker.coordinators.consumer.coordinator import ConsumerGroupCoordinator, TopicView
 from mockbroker.coordinators.consumer.group import ConsumerGroup
 from mockbroker.coordinators.migration.mixed import MixedGroups
-from mockbroker.coordinators.offsets.manager import OffsetMetadataManager, TransactionalTopics
+from mockbroker.coordinators.offsets.manager import (
+    OffsetMetadataManager,
+    TransactionalTopics,
+    rejected_commit,
+)
 from mockbroker.coordinators.offsets.store import OffsetStore
 from mockbroker.coordinators.parked import Parked
 from mockbroker.coordinators.services import CoordinatorServices
 from mockbroker.coordinators.share.coordinator import ShareGroupCoordinator
 from mockbroker.coordinators.share.group import ShareGroup
 from mockbroker.coordinators.share.manager import SharePartitionManager
+from mockbroker.coordinators.share.offsets import ShareGroupOffsets
 from mockbroker.coordinators.streams.coordinator import StreamsGroupCoordinator, StreamsGroupHeartbeatResult
 from mockbroker.coordinators.streams.group import StreamsGroup
 from mockbroker.events import EventLog
@@ -116,6 +121,8 @@ class GroupCoordinator:
         self.share_partitions = SharePartitionManager(self.services)
         self.share.on_member_removed = self.share_partitions.on_member_left
         self.share.on_group_deleted = self.share_partitions.on_group_deleted
+        # Describe/Alter/DeleteShareGroupOffsets.
+        self.share_offsets = ShareGroupOffsets(self.share, self.share_partitions, topics if topics is not None else {})
         self.consumer.migration = self.migration
         self.classic.heartbeat_other_kind = self._heartbeat_other_kind
         # KIP-1071 streams groups; they ask the router about ids of the other kinds.
@@ -346,7 +353,10 @@ class GroupCoordinator:
         self, now_ms: int, request: OffsetCommitRequest, *, api_version: int
     ) -> list[OffsetCommitResponseTopic]:
         """GroupCoordinatorService.commitOffsets: validated by the group's kind, stored by the
-        offsets manager."""
+        offsets manager. A share group commits nothing (ShareGroup.validateOffsetCommit:
+        GROUP_ID_NOT_FOUND on every partition)."""
+        if self._share_group(request.group_id) is not None:
+            return rejected_commit(request, ErrorCode.GROUP_ID_NOT_FOUND)
         consumer_group = self.consumer.groups.get(request.group_id)
         if consumer_group is not None:
             return self.consumer.commit_offsets(now_ms, consumer_group, request, api_version=api_version)

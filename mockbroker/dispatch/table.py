@@ -72,6 +72,9 @@ TABLE: dict[ApiKey, tuple[str, tuple[int, int], int | None]] = {
     ApiKey.SHARE_GROUP_DESCRIBE: ("share_group_describe", (1, 1), None),
     ApiKey.SHARE_FETCH: ("share_fetch", (1, 2), None),
     ApiKey.SHARE_ACKNOWLEDGE: ("share_acknowledge", (1, 2), None),
+    ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS: ("describe_share_group_offsets", (0, 1), None),
+    ApiKey.ALTER_SHARE_GROUP_OFFSETS: ("alter_share_group_offsets", (0, 0), None),
+    ApiKey.DELETE_SHARE_GROUP_OFFSETS: ("delete_share_group_offsets", (0, 0), None),
 }
 
 MODULES = tuple(sorted(module for module, _, _ in TABLE.values()))

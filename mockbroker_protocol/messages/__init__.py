@@ -50,6 +50,9 @@ API_MODULES: dict[int, str] = {
     79: "share_acknowledge",
     88: "streams_group_heartbeat",
     89: "streams_group_describe",
+    90: "describe_share_group_offsets",
+    91: "alter_share_group_offsets",
+    92: "delete_share_group_offsets",
 }
 
 # api key -> (API name, the request's valid versions, its flexible versions or None): what
@@ -99,4 +102,7 @@ API_VERSIONS: dict[int, tuple[str, tuple[int, int], tuple[int, int] | None]] = {
     79: ("ShareAcknowledge", (1, 2), (1, 32767)),
     88: ("StreamsGroupHeartbeat", (0, 0), (0, 32767)),
     89: ("StreamsGroupDescribe", (0, 0), (0, 32767)),
+    90: ("DescribeShareGroupOffsets", (0, 1), (0, 32767)),
+    91: ("AlterShareGroupOffsets", (0, 0), (0, 32767)),
+    92: ("DeleteShareGroupOffsets", (0, 0), (0, 32767)),
 }

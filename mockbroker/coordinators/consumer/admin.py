@@ -25,11 +25,11 @@ from mockbroker.coordinators.consumer.group import (
     group_by_topic,
 )
 from mockbroker.coordinators.errors import GroupError
+from mockbroker.coordinators.group_admin import GroupAdmin
 from mockbroker.coordinators.offsets.manager import TransactionalTopics, partition_list, rejected_commit
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.consumer_group_describe import Assignment as DescribedAssignment
 from mockbroker_protocol.messages.consumer_group_describe import DescribedGroup, Member, TopicPartitions
-from mockbroker_protocol.messages.list_groups import ListedGroup
 from mockbroker_protocol.messages.offset_commit import (
     OffsetCommitRequest,
     OffsetCommitResponseTopic,
@@ -42,8 +42,10 @@ if TYPE_CHECKING:
 log = logging.getLogger("mockbroker.groups")
 
 
-class AdminRules(ConsumerCoordinatorBase):
+class AdminRules(ConsumerCoordinatorBase, GroupAdmin[ConsumerGroup]):
     """ConsumerGroupDescribe, offsets, ListGroups, DeleteGroups, snapshot and control entries."""
+
+    GROUP_TYPE = GROUP_TYPE_CONSUMER
 
     # -- ConsumerGroupDescribe (§10.5) ----------------------------------------------------------------
 
@@ -281,22 +283,13 @@ class AdminRules(ConsumerCoordinatorBase):
             return ErrorCode.ILLEGAL_GENERATION if member.uses_classic_protocol else ErrorCode.STALE_MEMBER_EPOCH
         return None
 
-    def list_groups(self, states: set[str], types: set[str], include: Callable[[str], bool] | None) -> list[ListedGroup]:
-        """ListGroups entries of the consumer groups (type and protocol type "consumer", §8.6)."""
-        if types and GROUP_TYPE_CONSUMER not in types:
-            return []
-        return [
-            ListedGroup(group.group_id, group.protocol_type, group.state.value, GROUP_TYPE_CONSUMER)
-            for group in self.groups.values()
-            if (include is None or include(group.group_id)) and (not states or group.state.value.lower() in states)
-        ]
+    # ListGroups and DeleteGroups: mockbroker.coordinators.group_admin.GroupAdmin (§8.6, §10.7).
 
-    def delete_group(self, now_ms: int, group_id: str) -> ErrorCode:
-        """DeleteGroups for a consumer group: only when Empty, with its offsets (§10.7)."""
-        group = self.groups[group_id]
-        if group.state is not ConsumerGroupState.EMPTY:
-            return ErrorCode.NON_EMPTY_GROUP
-        deleted = self.offsets.delete_group(group_id)
+    def is_deletable(self, group: ConsumerGroup) -> bool:
+        return group.state is ConsumerGroupState.EMPTY
+
+    def delete_empty_group(self, group: ConsumerGroup, now_ms: int) -> None:
+        """The group goes with its offsets."""
+        deleted = self.offsets.delete_group(group.group_id)
         self.remove_group(group, now_ms, "DeleteGroups", offsets_deleted=deleted)
-        return ErrorCode.NONE
 

@@ -34,6 +34,7 @@ from typing import Any
 
 from mockbroker.coordinators.consumer.base import TopicView
 from mockbroker.coordinators.errors import GroupError
+from mockbroker.coordinators.group_admin import GroupAdmin
 from mockbroker.coordinators.services import CoordinatorServices
 from mockbroker.coordinators.share.assignor import simple_assign
 from mockbroker.coordinators.share.group import (
@@ -45,7 +46,6 @@ from mockbroker.coordinators.share.group import (
     TopicIdPartition,
 )
 from mockbroker_protocol.errors import ErrorCode
-from mockbroker_protocol.messages.list_groups import ListedGroup
 from mockbroker_protocol.messages.share_group_describe import Assignment as DescribedAssignment
 from mockbroker_protocol.messages.share_group_describe import DescribedGroup, Member, TopicPartitions
 from mockbroker_protocol.messages.share_group_heartbeat import (
@@ -68,10 +68,12 @@ def session_key(group_id: str, member_id: str) -> Hashable:
     return ("share-group-session-timeout", group_id, member_id)
 
 
-class ShareGroupCoordinator:
+class ShareGroupCoordinator(GroupAdmin[ShareGroup]):
     """Owns every share group (``groups``). Shares the timers and the event log (``services``) and
     the group-id namespace with the other kinds: ``other_kind(group_id)``, wired in by the router,
     says whether the id names a classic or consumer group."""
+
+    GROUP_TYPE = GROUP_TYPE_SHARE
 
     def __init__(self, services: CoordinatorServices, topics: Mapping[str, TopicView]) -> None:
         self.services = services
@@ -174,47 +176,24 @@ class ShareGroupCoordinator:
         self.record("share_group.created", group, now_ms)
         return group
 
+    def get_or_create_group(self, group_id: str, now_ms: int) -> ShareGroup:
+        """AlterShareGroupOffsets on an unknown id creates the (empty) share group; GroupError
+        GROUP_ID_NOT_FOUND when the id names a group of another kind."""
+        return self._get_or_maybe_create_share_group(group_id, True, now_ms)
+
     def _share_group_heartbeat(
         self, now_ms: int, request: ShareGroupHeartbeatRequest, *, client_id: str, client_host: str
     ) -> ShareGroupHeartbeatResponse:
-        group_id, member_id, member_epoch = request.group_id, request.member_id, request.member_epoch
-        joining = member_epoch == JOIN_GROUP_MEMBER_EPOCH
+        group_id, member_id = request.group_id, request.member_id
+        joining = request.member_epoch == JOIN_GROUP_MEMBER_EPOCH
         group = self._get_or_maybe_create_share_group(group_id, joining, now_ms)
-        max_size = self.config.share_group_max_size
-        if len(group.members) >= max_size and member_id not in group.members:  # throwIfShareGroupIsFull
-            raise GroupError(
-                ErrorCode.GROUP_MAX_SIZE_REACHED, f"The share group has reached its maximum capacity of {max_size} members."
-            )
-        member = group.members.get(member_id)
-        if member is None:
-            if not joining:
-                raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}.")
-            member = ShareGroupMember(member_id)
-            is_new = True
-        else:
-            is_new = False
-            if not joining:
-                self._throw_if_member_epoch_is_invalid(member, member_epoch)
+        member, is_new = self._member_of(group, request)
         previous_assigned = member.assigned
 
         # 1. The member's subscription, rack and client; a change of subscribed names, or of the
         # subscribed topics' metadata, bumps the group epoch.
-        bump = is_new
-        if request.subscribed_topic_names is not None:
-            names = tuple(request.subscribed_topic_names)
-            if names != member.subscribed_topic_names:
-                bump = True
-                if not is_new:
-                    self.record("share_group.member_subscription", group, now_ms, member_id=member_id,
-                                subscribed_topic_names=list(names))  # fmt: skip
-            member.subscribed_topic_names = names
-        if request.rack_id is not None:
-            member.rack_id = request.rack_id
-        member.client_id, member.client_host = client_id, client_host
-        if is_new:
-            group.members[member_id] = member
-            self.record("share_group.member_joined", group, now_ms, member_id=member_id,
-                        subscribed_topic_names=list(member.subscribed_topic_names))  # fmt: skip
+        bump = self._update_member(group, member, request, is_new, client_id=client_id, client_host=client_host,
+                                   now_ms=now_ms)  # fmt: skip
         metadata = self._subscription_metadata(group)
         if metadata != group.subscription_metadata:
             group.subscription_metadata = metadata
@@ -243,6 +222,51 @@ class ShareGroupCoordinator:
         if joining or member.assigned != previous_assigned:
             response.assignment = Assignment(topic_partitions=_by_topic(member.assigned))
         return response
+
+    def _member_of(self, group: ShareGroup, request: ShareGroupHeartbeatRequest) -> tuple[ShareGroupMember, bool]:
+        """The heartbeating member and whether it is new: throwIfShareGroupIsFull, an unknown
+        member id (UNKNOWN_MEMBER_ID unless it joins), throwIfShareGroupMemberEpochIsInvalid."""
+        member_id, member_epoch = request.member_id, request.member_epoch
+        joining = member_epoch == JOIN_GROUP_MEMBER_EPOCH
+        max_size = self.config.share_group_max_size
+        if len(group.members) >= max_size and member_id not in group.members:  # throwIfShareGroupIsFull
+            raise GroupError(
+                ErrorCode.GROUP_MAX_SIZE_REACHED, f"The share group has reached its maximum capacity of {max_size} members."
+            )
+        member = group.members.get(member_id)
+        if member is None:
+            if not joining:
+                raise GroupError(
+                    ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group.group_id}."
+                )
+            return ShareGroupMember(member_id), True
+        if not joining:
+            self._throw_if_member_epoch_is_invalid(member, member_epoch)
+        return member, False
+
+    def _update_member(
+        self, group: ShareGroup, member: ShareGroupMember, request: ShareGroupHeartbeatRequest, is_new: bool, *,
+        client_id: str, client_host: str, now_ms: int,
+    ) -> bool:  # fmt: skip
+        """The member's subscribed topic names, rack and client as the request says; a new member
+        joins the group. True when the group epoch must go up (a new member, changed names)."""
+        bump = is_new
+        if request.subscribed_topic_names is not None:
+            names = tuple(request.subscribed_topic_names)
+            if names != member.subscribed_topic_names:
+                bump = True
+                if not is_new:
+                    self.record("share_group.member_subscription", group, now_ms, member_id=member.member_id,
+                                subscribed_topic_names=list(names))  # fmt: skip
+            member.subscribed_topic_names = names
+        if request.rack_id is not None:
+            member.rack_id = request.rack_id
+        member.client_id, member.client_host = client_id, client_host
+        if is_new:
+            group.members[member.member_id] = member
+            self.record("share_group.member_joined", group, now_ms, member_id=member.member_id,
+                        subscribed_topic_names=list(member.subscribed_topic_names))  # fmt: skip
+        return bump
 
     def _throw_if_member_epoch_is_invalid(self, member: ShareGroupMember, received: int) -> None:
         """throwIfShareGroupMemberEpochIsInvalid: ahead is fenced; behind is fenced unless it is the
@@ -370,23 +394,14 @@ class ShareGroupCoordinator:
 
     # -- ListGroups, DeleteGroups, snapshot, control ---------------------------------------------------
 
-    def list_groups(self, states: set[str], types: set[str], include: Callable[[str], bool] | None) -> list[ListedGroup]:
-        """ListGroups entries of the share groups (type and protocol type "share")."""
-        if types and GROUP_TYPE_SHARE not in types:
-            return []
-        return [
-            ListedGroup(group.group_id, group.protocol_type, group.state.value, GROUP_TYPE_SHARE)
-            for group in self.groups.values()
-            if (include is None or include(group.group_id)) and (not states or group.state.value.lower() in states)
-        ]
+    # ListGroups and DeleteGroups: mockbroker.coordinators.group_admin.GroupAdmin.
 
-    def delete_group(self, now_ms: int, group_id: str) -> ErrorCode:
-        """DeleteGroups for a share group: only when Empty."""
-        group = self.groups[group_id]
-        if not group.is_empty():
-            return ErrorCode.NON_EMPTY_GROUP
+    def is_deletable(self, group: ShareGroup) -> bool:
+        return group.is_empty()
+
+    def delete_empty_group(self, group: ShareGroup, now_ms: int) -> None:
+        """The group goes, its share partitions with it (``on_group_deleted``)."""
         self.remove_group(group, now_ms, "DeleteGroups")
-        return ErrorCode.NONE
 
     def remove_group(self, group: ShareGroup, now_ms: int, reason: str) -> None:
         """A share group goes (DeleteGroups)."""

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mockbroker.coordinators.errors import GroupError
+from mockbroker.coordinators.group_admin import GroupAdmin
 from mockbroker.coordinators.offsets.manager import (
     OffsetMetadataManager,
     TransactionalTopics,
@@ -77,7 +78,6 @@ from mockbroker.coordinators.streams.topology import (
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages import streams_group_describe as sgd
 from mockbroker_protocol.messages import streams_group_heartbeat as sgh
-from mockbroker_protocol.messages.list_groups import ListedGroup
 from mockbroker_protocol.messages.offset_commit import OffsetCommitRequest, OffsetCommitResponseTopic
 
 if TYPE_CHECKING:
@@ -189,10 +189,12 @@ def _response_tasks(tasks: Iterable[TaskId]) -> list[sgh.StreamsGroupHeartbeatRe
     return [sgh.StreamsGroupHeartbeatResponseTaskIds(sub, parts) for sub, parts in by_subtopology(tasks).items()]
 
 
-class StreamsGroupCoordinator:
+class StreamsGroupCoordinator(GroupAdmin[StreamsGroup]):
     """Owns every KIP-1071 streams group (``groups``). Shares the timers, the event log
     (``services``), the offsets (``offsets``) and the group-id namespace with the other kinds
     (``other_groups``, wired in by the router)."""
+
+    GROUP_TYPE = GROUP_TYPE_STREAMS
 
     def __init__(self, services: CoordinatorServices, offsets: OffsetMetadataManager, topics: Mapping[str, TopicView]) -> None:
         self.services = services
@@ -887,24 +889,15 @@ class StreamsGroupCoordinator:
             return ErrorCode.STALE_MEMBER_EPOCH
         return None
 
-    def list_groups(self, states: set[str], types: set[str], include: Callable[[str], bool] | None) -> list[ListedGroup]:
-        """ListGroups entries of the streams groups (type and protocol type "streams")."""
-        if types and GROUP_TYPE_STREAMS not in types:
-            return []
-        return [
-            ListedGroup(group.group_id, group.protocol_type, group.state.value, GROUP_TYPE_STREAMS)
-            for group in self.groups.values()
-            if (include is None or include(group.group_id)) and (not states or group.state.value.lower() in states)
-        ]
+    # ListGroups and DeleteGroups: mockbroker.coordinators.group_admin.GroupAdmin.
 
-    def delete_group(self, now_ms: int, group_id: str) -> ErrorCode:
-        """DeleteGroups for a streams group: only when Empty, with its offsets."""
-        group = self.groups[group_id]
-        if group.state is not StreamsGroupState.EMPTY:
-            return ErrorCode.NON_EMPTY_GROUP
-        deleted = self.offsets.delete_group(group_id)
+    def is_deletable(self, group: StreamsGroup) -> bool:
+        return group.state is StreamsGroupState.EMPTY
+
+    def delete_empty_group(self, group: StreamsGroup, now_ms: int) -> None:
+        """The group goes with its offsets."""
+        deleted = self.offsets.delete_group(group.group_id)
         self.remove_group(group, now_ms, "DeleteGroups", offsets_deleted=deleted)
-        return ErrorCode.NONE
 
     # -- control entry points (mockbroker.control) -----------------------------------------------------
 
