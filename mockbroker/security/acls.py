@@ -248,6 +248,28 @@ class Authorizer:
             return True
         return not found and self.allow_everyone_if_no_acl_found
 
+    def authorize_by_resource_type(self, principal: str, host: str, operation: int, resource_type: int) -> bool:
+        """StandardAuthorizer.authorizeByResourceType, simplified: allowed when some ALLOW of the
+        operation on that resource type reaches the principal and no DENY on the wildcard name
+        covers it (or, with no ACL of that type at all, allow.everyone.if.no.acl.found)."""
+        if principal in self.super_users:
+            return True
+        found = allowed = False
+        for acl in self.acls:
+            if acl.resource_type != resource_type:
+                continue
+            found = True
+            if acl.principal not in (principal, WILDCARD_PRINCIPAL) or acl.host not in (host, WILDCARD_HOST):
+                continue
+            if acl.operation not in (AclOperation.ALL, operation):
+                continue
+            if acl.permission_type == AclPermissionType.DENY:
+                if acl.pattern_type == PatternType.LITERAL and acl.resource_name == WILDCARD_RESOURCE:
+                    return False
+            else:
+                allowed = True
+        return allowed or (not found and self.allow_everyone_if_no_acl_found)
+
 
 def _names_match(acl: AclBinding, name: str) -> bool:
     if acl.pattern_type == PatternType.LITERAL:
