@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mockbroker.security.acls import CLUSTER_NAME, AclOperation, ResourceType
+from mockbroker_protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
     from mockbroker.dispatch.context import RequestContext
@@ -39,3 +40,19 @@ def authorized(ctx: RequestContext, operation: int, resource_type: int, name: st
 
 def cluster_authorized(ctx: RequestContext, operation: int, *, log_denial: bool = True) -> bool:
     return authorized(ctx, operation, ResourceType.CLUSTER, CLUSTER_NAME, log_denial=log_denial)
+
+
+def config_resource_refusal(ctx: RequestContext, operation: int, config_type: int, name: str) -> ErrorCode | None:
+    """DESCRIBE_CONFIGS / ALTER_CONFIGS on a config resource (ConfigResource.Type codes), as
+    KafkaApis and ControllerApis check it: a topic's on the topic, a group's on the group, the
+    brokers' and loggers' on the cluster; the refusal's code, or None when allowed. Client
+    metrics (16) are the cluster's too."""
+    if ctx.cluster.authorizer is None:
+        return None
+    if config_type == 2:  # TOPIC
+        return None if authorized(ctx, operation, ResourceType.TOPIC, name) else ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    if config_type == 32:  # GROUP
+        return None if authorized(ctx, operation, ResourceType.GROUP, name) else ErrorCode.GROUP_AUTHORIZATION_FAILED
+    if config_type in (4, 8, 16):  # BROKER, BROKER_LOGGER, CLIENT_METRICS
+        return None if cluster_authorized(ctx, operation) else ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    return None
