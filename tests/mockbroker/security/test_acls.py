@@ -161,3 +161,39 @@ async def test_without_an_authorizer_security_disabled() -> None:
         assert (described.error_code, described.error_message) == (ErrorCode.SECURITY_DISABLED, "No Authorizer is configured on the broker")
         deleted = await client.request(ApiKey.DELETE_ACLS, 3, DeleteAclsRequest([DeleteAclsFilter(1, None, 1, None, None, 1, 1)]))
         assert [r.error_code for r in deleted.filter_results] == [ErrorCode.SECURITY_DISABLED]
+
+
+async def test_enforcement_codes_on_the_wire(acl_cluster: MockCluster) -> None:
+    from mockbroker_protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
+    from mockbroker_protocol.messages.describe_configs import DescribeConfigsRequest, DescribeConfigsResource
+    from mockbroker_protocol.messages.find_coordinator import FindCoordinatorRequest
+    from mockbroker_protocol.messages.init_producer_id import InitProducerIdRequest
+    from mockbroker_protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol
+    from mockbroker_protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
+
+    acl_cluster.create_topic("visible", 1)
+    acl_cluster.create_topic("hidden", 1)
+    acl_cluster.authorizer.add(_acl(TOPIC, "visible", LITERAL, "User:alice", WRITE, ALLOW))  # type: ignore[union-attr]
+    alice = await _authenticated(acl_cluster, "alice", "alice-secret")
+
+    every = await alice.request(ApiKey.METADATA, 12, MetadataRequest(topics=None, include_topic_authorized_operations=True))
+    assert [(t.name, t.topic_authorized_operations) for t in every.topics] == [("visible", (1 << WRITE) | (1 << DESCRIBE))]
+    named = await alice.request(ApiKey.METADATA, 12, MetadataRequest(topics=[MetadataRequestTopic(name=n) for n in ("visible", "hidden", "new")]))
+    assert [(t.name, t.error_code) for t in named.topics] == [
+        ("visible", 0), ("hidden", ErrorCode.TOPIC_AUTHORIZATION_FAILED), ("new", ErrorCode.TOPIC_AUTHORIZATION_FAILED),
+    ]
+    assert "new" not in acl_cluster.topics  # no auto-creation without CREATE
+    coordinator = await alice.request(ApiKey.FIND_COORDINATOR, 4, FindCoordinatorRequest(key_type=0, coordinator_keys=["g"]))
+    assert coordinator.coordinators[0].error_code == ErrorCode.GROUP_AUTHORIZATION_FAILED
+    join = await alice.request(
+        ApiKey.JOIN_GROUP, 9, JoinGroupRequest("g", 10000, 10000, "", None, "consumer", [JoinGroupRequestProtocol("range", b"")])
+    )
+    assert join.error_code == ErrorCode.GROUP_AUTHORIZATION_FAILED
+    txn = await alice.request(ApiKey.INIT_PRODUCER_ID, 5, InitProducerIdRequest(transactional_id="tx", transaction_timeout_ms=60000))
+    assert txn.error_code == ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    idempotent = await alice.request(ApiKey.INIT_PRODUCER_ID, 5, InitProducerIdRequest(transactional_id=None, transaction_timeout_ms=60000))
+    assert idempotent.error_code == 0  # WRITE on some topic is enough (KIP-679)
+    created = await alice.request(ApiKey.CREATE_TOPICS, 7, CreateTopicsRequest([CreatableTopic("mine", 1, 1)], 30000))
+    assert created.topics[0].error_code == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    configs = await alice.request(ApiKey.DESCRIBE_CONFIGS, 4, DescribeConfigsRequest([DescribeConfigsResource(2, "visible", None)]))
+    assert configs.results[0].error_code == ErrorCode.TOPIC_AUTHORIZATION_FAILED
