@@ -42,6 +42,14 @@ def cluster_authorized(ctx: RequestContext, operation: int, *, log_denial: bool 
     return authorized(ctx, operation, ResourceType.CLUSTER, CLUSTER_NAME, log_denial=log_denial)
 
 
+# Errors.java's default messages, which the config APIs answer with a refusal.
+REFUSAL_MESSAGES = {
+    ErrorCode.TOPIC_AUTHORIZATION_FAILED: "Topic authorization failed.",
+    ErrorCode.GROUP_AUTHORIZATION_FAILED: "Group authorization failed.",
+    ErrorCode.CLUSTER_AUTHORIZATION_FAILED: "Cluster authorization failed.",
+}
+
+
 def config_resource_refusal(ctx: RequestContext, operation: int, config_type: int, name: str) -> ErrorCode | None:
     """DESCRIBE_CONFIGS / ALTER_CONFIGS on a config resource (ConfigResource.Type codes), as
     KafkaApis and ControllerApis check it: a topic's on the topic, a group's on the group, the

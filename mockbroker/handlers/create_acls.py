@@ -12,10 +12,22 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mockbroker.handlers._authz import AclOperation, cluster_authorized
-from mockbroker.security.acls import AclBinding, InvalidAcl, check_new_acl
+from mockbroker.security.acls import (
+    AclBinding,
+    AclPermissionType,
+    InvalidAcl,
+    PatternType,
+    ResourceType,
+    check_new_acl,
+)
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
-from mockbroker_protocol.messages.create_acls import AclCreationResult, CreateAclsRequest, CreateAclsResponse
+from mockbroker_protocol.messages.create_acls import (
+    AclCreation,
+    AclCreationResult,
+    CreateAclsRequest,
+    CreateAclsResponse,
+)
 
 if TYPE_CHECKING:
     from mockbroker.dispatch.context import RequestContext
@@ -24,7 +36,17 @@ API_KEY = ApiKey.CREATE_ACLS
 VERSIONS = (1, 3)
 
 
-def _all(req: CreateAclsRequest, code: int, message: str) -> CreateAclsResponse:
+def _unparseable(c: AclCreation) -> bool:
+    """A resource type ANY, a pattern type MATCH or ANY, an operation or permission type ANY."""
+    return (
+        c.resource_type == ResourceType.ANY
+        or c.resource_pattern_type in (PatternType.MATCH, PatternType.ANY)
+        or c.operation == AclOperation.ANY
+        or c.permission_type == AclPermissionType.ANY
+    )
+
+
+def _all(req: CreateAclsRequest, code: int, message: str | None) -> CreateAclsResponse:
     return CreateAclsResponse(results=[AclCreationResult(error_code=code, error_message=message) for _ in req.creations])
 
 
@@ -34,6 +56,10 @@ async def handle(ctx: RequestContext, req: CreateAclsRequest) -> CreateAclsRespo
     authorizer = ctx.cluster.authorizer
     if authorizer is None:
         return _all(req, ErrorCode.SECURITY_DISABLED, "No Authorizer is configured.")
+    if any(_unparseable(c) for c in req.creations):
+        # Kafka's ResourcePattern / AccessControlEntry constructors throw on these (IllegalArgumentException
+        # in CreateAclsRequest.aclBinding): the whole request is UNKNOWN_SERVER_ERROR, without a message.
+        return _all(req, ErrorCode.UNKNOWN_SERVER_ERROR, None)
     results: list[AclCreationResult] = []
     for c in req.creations:
         acl = AclBinding(
@@ -46,5 +72,5 @@ async def handle(ctx: RequestContext, req: CreateAclsRequest) -> CreateAclsRespo
             continue
         if authorizer.add(acl):
             ctx.cluster.events.record("acl.created", broker_id=ctx.broker.node_id, by=ctx.principal, acl=acl.describe())
-        results.append(AclCreationResult(error_code=ErrorCode.NONE, error_message=None))
+        results.append(AclCreationResult(error_code=ErrorCode.NONE, error_message=""))  # Kafka's default, not null
     return CreateAclsResponse(results=results)

@@ -61,4 +61,4 @@ async def handle(ctx: RequestContext, req: DescribeAclsRequest) -> DescribeAclsR
         resource.acls.append(
             AclDescription(principal=acl.principal, host=acl.host, operation=acl.operation, permission_type=acl.permission_type)
         )
-    return DescribeAclsResponse(error_code=ErrorCode.NONE, error_message=None, resources=list(resources.values()))
+    return DescribeAclsResponse(error_code=ErrorCode.NONE, error_message="", resources=list(resources.values()))

@@ -71,9 +71,10 @@ def describe_group(ctx: RequestContext, group_id: str, version: int) -> Describe
 async def handle(ctx: RequestContext, req: DescribeGroupsRequest) -> DescribeGroupsResponse:
     include_operations = ctx.api_version >= AUTHORIZED_OPERATIONS_MIN_VERSION and req.include_authorized_operations
     groups: list[DescribedGroup] = []
+    refused: list[DescribedGroup] = []  # KafkaApis answers the groups it may not describe first
     for group_id in req.groups:
-        if not authorized(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):  # KafkaApis, per group
-            groups.append(DescribedGroup(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, group_id=group_id))
+        if not authorized(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+            refused.append(DescribedGroup(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, group_id=group_id))
             continue
         if not is_group_coordinator(ctx, group_id):
             groups.append(DescribedGroup(error_code=ErrorCode.NOT_COORDINATOR, group_id=group_id))
@@ -86,4 +87,4 @@ async def handle(ctx: RequestContext, req: DescribeGroupsRequest) -> DescribeGro
                 else authorized_operations(ctx, ResourceType.GROUP, group_id, GROUP_OPERATIONS)
             )
         groups.append(group)
-    return DescribeGroupsResponse(groups=groups)
+    return DescribeGroupsResponse(groups=refused + groups)
