@@ -144,8 +144,7 @@ async def dispatch(
     except Exception as exc:
         cluster.record_internal_error(exc)
         raise CloseConnection(f"internal error encoding {handler.name}") from exc
-    # a key must be hashable bytes; with an authorizer the answer depends on who asks: never kept
-    if not intercepting and type(frame) is bytes and cluster.authorizer is None:
+    if not intercepting and type(frame) is bytes and cluster.authorizer is None:  # bytes keys; answers by principal never kept
         if type(response) is registry.Encoded and response.valid is not None:
             _remember(cluster, frame, api_key, chunks, response.valid)
         elif handler.fast is not None:

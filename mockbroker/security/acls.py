@@ -11,6 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mockbroker.config.cluster import ClusterConfig
 
 
 class ResourceType(IntEnum):
@@ -199,6 +203,13 @@ def check_filter(flt: AclBindingFilter) -> None:
 def parse_super_users(text: str) -> frozenset[str]:
     """super.users: principals separated by semicolons (User:admin;User:kafka)."""
     return frozenset(p.strip() for p in text.split(";") if p.strip())
+
+
+def authorizer_of(config: ClusterConfig) -> Authorizer | None:
+    """The cluster's authorizer: one when authorizer.class.name is set (any value), else None."""
+    if not config.authorizer_class_name:
+        return None
+    return Authorizer(parse_super_users(config.super_users), config.allow_everyone_if_no_acl_found)
 
 
 class Authorizer:
