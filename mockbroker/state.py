@@ -19,6 +19,7 @@ from mockbroker.config.cluster import ClusterConfig
 from mockbroker.config.listeners import ListenerSpec, advertised_of, enabled_mechanisms, listener_of
 from mockbroker.events import Event, EventLog
 from mockbroker.model import BrokerNode, Partition, Topic, TopicError, collision_key, validate_topic_name
+from mockbroker.security.acls import Authorizer, authorizer_of
 from mockbroker.security.sasl import Credentials
 from mockbroker.timers import Timers
 from mockbroker_protocol.errors import ErrorCode
@@ -136,6 +137,8 @@ class ClusterState:
         for user, password in config.sasl_users.items():
             self.credentials.add_user(user, password)
         self.sasl_mechanisms: tuple[str, ...] = enabled_mechanisms(config)
+        # ACLs and StandardAuthorizer's rules with authorizer.class.name, else None (handlers/_authz.py)
+        self.authorizer: Authorizer | None = authorizer_of(config)
         self.tls: TlsMaterial | None = None  # set by MockCluster.start for SSL and SASL_SSL
         self.controller_id = config.node_ids[0]
         # read on every request by dispatch: computed once, the config does not change under a cluster

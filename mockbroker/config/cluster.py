@@ -178,6 +178,12 @@ class ClusterConfig:
     # mockbroker's own: users made at start (name -> password), each usable with PLAIN and both
     # SCRAM mechanisms (SCRAM credentials stored salted, 4096 iterations).
     sasl_users: dict[str, str] = field(default_factory=dict)
+    # ACLs (mockbroker/security/acls.py), by Kafka's names: any authorizer.class.name switches
+    # StandardAuthorizer's rules on (empty: no authorizer, every request allowed and CreateAcls /
+    # DeleteAcls / DescribeAcls answer SECURITY_DISABLED); super.users "User:a;User:b".
+    authorizer_class_name: str = ""  # authorizer.class.name
+    super_users: str = ""  # super.users
+    allow_everyone_if_no_acl_found: bool = False  # allow.everyone.if.no.acl.found
 
     def __post_init__(self) -> None:
         from mockbroker.config.profiles import caps_for
@@ -293,6 +299,9 @@ KAFKA_NAMES: dict[str, str] = {
     "ssl.key.password": "ssl_key_password",
     "ssl.truststore.location": "ssl_truststore_location",
     "ssl.client.auth": "ssl_client_auth",
+    "authorizer.class.name": "authorizer_class_name",
+    "super.users": "super_users",
+    "allow.everyone.if.no.acl.found": "allow_everyone_if_no_acl_found",
 
     "group.share.session.timeout.ms": "group_share_session_timeout_ms",
     "group.share.min.session.timeout.ms": "group_share_min_session_timeout_ms",

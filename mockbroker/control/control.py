@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 
+from mockbroker.control.acls import AclControl
 from mockbroker.control.base import DEFAULT_WAIT_S
 from mockbroker.control.brokers import BrokerControl
 from mockbroker.control.errors import WaitTimeout
@@ -37,7 +38,7 @@ from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.registry import APIS
 
 
-class Control(BrokerControl, TopicControl, GroupControl, TransactionControl, SecurityControl):
+class Control(BrokerControl, TopicControl, GroupControl, TransactionControl, SecurityControl, AclControl):
     """Everything a test (or the HTTP API, or the CLI) may do to a running cluster."""
 
     # -- time -------------------------------------------------------------------------------------

@@ -144,7 +144,7 @@ async def dispatch(
     except Exception as exc:
         cluster.record_internal_error(exc)
         raise CloseConnection(f"internal error encoding {handler.name}") from exc
-    if not intercepting and type(frame) is bytes:  # a key must be hashable bytes
+    if not intercepting and type(frame) is bytes and cluster.authorizer is None:  # bytes keys; answers by principal never kept
         if type(response) is registry.Encoded and response.valid is not None:
             _remember(cluster, frame, api_key, chunks, response.valid)
         elif handler.fast is not None:

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from mockbroker.config.topics import AlterConfigOp, ApiError, ConfigResourceType
+from mockbroker.handlers._authz import REFUSAL_MESSAGES, AclOperation, config_resource_refusal
 from mockbroker_protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
@@ -54,6 +55,9 @@ def preprocess(ctx: RequestContext, resources: Sequence[Resource], *, incrementa
 def _preprocess_one(ctx: RequestContext, resource: Resource, duplicate: bool, incremental: bool) -> ApiError | None:
     if duplicate:
         return ApiError(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
+    refused = config_resource_refusal(ctx, AclOperation.ALTER_CONFIGS, resource.resource_type, resource.resource_name)
+    if refused is not None:
+        return ApiError(refused, REFUSAL_MESSAGES[refused])
     names = [config.name for config in resource.configs]
     if len(set(names)) != len(names):
         return ApiError(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")

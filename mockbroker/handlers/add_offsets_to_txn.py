@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mockbroker.handlers._authz import AclOperation, ResourceType, authorized
 from mockbroker.handlers._txn import coordinator_error, fenced_for
 from mockbroker.model import OFFSETS_TOPIC
 from mockbroker_protocol.api_keys import ApiKey
+from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.add_offsets_to_txn import AddOffsetsToTxnRequest, AddOffsetsToTxnResponse
 
 if TYPE_CHECKING:
@@ -27,6 +29,11 @@ FENCED_MIN_VERSION = 2
 
 
 async def handle(ctx: RequestContext, req: AddOffsetsToTxnRequest) -> AddOffsetsToTxnResponse:
+    # KafkaApis.handleAddOffsetsToTxnRequest: WRITE on the transactional id, then READ on the group.
+    if not authorized(ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, req.transactional_id):
+        return AddOffsetsToTxnResponse(error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    if not authorized(ctx, AclOperation.READ, ResourceType.GROUP, req.group_id):
+        return AddOffsetsToTxnResponse(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
     if req.transactional_id and (refused := coordinator_error(ctx, req.transactional_id)):
         return AddOffsetsToTxnResponse(error_code=refused)
     offsets_partition = (OFFSETS_TOPIC, ctx.cluster.coordinator_partition(req.group_id))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mockbroker.handlers._authz import AclOperation, ResourceType, authorized, cluster_authorized
 from mockbroker.handlers._txn import coordinator_error, fenced_for
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
@@ -51,6 +52,8 @@ async def handle(ctx: RequestContext, req: AddPartitionsToTxnRequest) -> AddPart
             topics=req.v3_and_below_topics,
         )
         return AddPartitionsToTxnResponse(results_by_topic_v3_and_below=_transaction(ctx, single).topic_results)
+    if not cluster_authorized(ctx, AclOperation.CLUSTER_ACTION):  # v4+ is the brokers' own (KIP-890)
+        return AddPartitionsToTxnResponse(error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, results_by_transaction=[])
     return AddPartitionsToTxnResponse(
         error_code=ErrorCode.NONE, results_by_transaction=[_transaction(ctx, t) for t in req.transactions]
     )
@@ -58,6 +61,8 @@ async def handle(ctx: RequestContext, req: AddPartitionsToTxnRequest) -> AddPart
 
 def _transaction(ctx: RequestContext, txn: AddPartitionsToTxnTransaction) -> AddPartitionsToTxnResult:
     partitions = _partitions(txn.topics)
+    if ctx.cluster.authorizer is not None and ctx.api_version < BATCHED_MIN_VERSION and (denied := _denied(ctx, txn, partitions)):
+        return _result(txn.transactional_id, txn.topics, denied)
     missing = {tp for tp in partitions if ctx.cluster.partition(*tp) is None}
     if missing:
         errors = {tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if tp in missing else ErrorCode.OPERATION_NOT_ATTEMPTED for tp in partitions}
@@ -76,6 +81,27 @@ def _transaction(ctx: RequestContext, txn: AddPartitionsToTxnTransaction) -> Add
         )
     error = fenced_for(error, ctx.api_version, FENCED_MIN_VERSION)
     return _result(txn.transactional_id, txn.topics, dict.fromkeys(partitions, error))
+
+
+def _denied(
+    ctx: RequestContext, txn: AddPartitionsToTxnTransaction, partitions: list[TopicPartition]
+) -> dict[TopicPartition, ErrorCode] | None:
+    """KafkaApis.handleAddPartitionsToTxnRequest (v0-3): WRITE on the transactional id, then on
+    each topic (unauthorized TOPIC_AUTHORIZATION_FAILED, unknown UNKNOWN_TOPIC_OR_PARTITION, the
+    rest OPERATION_NOT_ATTEMPTED)."""
+    if not authorized(ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, txn.transactional_id):
+        return dict.fromkeys(partitions, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    refused = {name for name, _ in partitions if not authorized(ctx, AclOperation.WRITE, ResourceType.TOPIC, name)}
+    if not refused:
+        return None
+    return {
+        tp: ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        if tp[0] in refused
+        else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        if ctx.cluster.partition(*tp) is None
+        else ErrorCode.OPERATION_NOT_ATTEMPTED
+        for tp in partitions
+    }
 
 
 def _partitions(topics: list[AddPartitionsToTxnTopic]) -> list[TopicPartition]:

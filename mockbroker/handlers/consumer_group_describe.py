@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mockbroker.handlers._authz import AclOperation, ResourceType, authorized
 from mockbroker.handlers._coordinator import is_group_coordinator
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
@@ -37,4 +38,17 @@ def describe(ctx: RequestContext, group_id: str) -> DescribedGroup:
 
 
 async def handle(ctx: RequestContext, req: ConsumerGroupDescribeRequest) -> ConsumerGroupDescribeResponse:
-    return ConsumerGroupDescribeResponse(groups=[describe(ctx, group_id) for group_id in req.group_ids])
+    return ConsumerGroupDescribeResponse(
+        groups=[
+            describe(ctx, group_id)
+            if authorized(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, group_id)
+            else _refused(group_id)  # KafkaApis: DESCRIBE on each group
+            for group_id in req.group_ids
+        ]
+    )
+
+
+def _refused(group_id: str) -> DescribedGroup:
+    return DescribedGroup(
+        error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, error_message="Group authorization failed.", group_id=group_id
+    )

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mockbroker.handlers._authz import AclOperation, ResourceType, authorized
 from mockbroker.handlers._coordinator import is_group_coordinator
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
@@ -34,6 +35,8 @@ async def handle(ctx: RequestContext, req: ConsumerGroupHeartbeatRequest) -> Con
     refused = groups.check_consumer_group_heartbeat_request(req, ctx.api_version)
     if refused is not None:
         return refused
+    if not authorized(ctx, AclOperation.READ, ResourceType.GROUP, req.group_id):  # KafkaApis: READ on the group
+        return ConsumerGroupHeartbeatResponse(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, error_message="Group authorization failed.")
     if not is_group_coordinator(ctx, req.group_id):
         return ConsumerGroupHeartbeatResponse(error_code=ErrorCode.NOT_COORDINATOR)
     return groups.consumer_group_heartbeat(

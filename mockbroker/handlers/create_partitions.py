@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from mockbroker.config.topics import ApiError
 from mockbroker.handlers import _topic_admin as topic_admin
+from mockbroker.handlers._authz import AclOperation, ResourceType, authorized
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.create_partitions import (
@@ -51,7 +52,11 @@ async def handle(ctx: RequestContext, req: CreatePartitionsRequest) -> CreatePar
         if counts[topic.name] > 1:
             continue
         assignments = None if topic.assignments is None else [a.broker_ids for a in topic.assignments]
-        error = topic_admin.create_partitions(ctx.cluster, topic.name, topic.count, assignments, validate_only=True)
+        error: ApiError | None
+        if not authorized(ctx, AclOperation.ALTER, ResourceType.TOPIC, topic.name):  # ControllerApis: ALTER on the topic
+            error = ApiError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.")
+        else:
+            error = topic_admin.create_partitions(ctx.cluster, topic.name, topic.count, assignments, validate_only=True)
         if error is None:
             additional = topic.count - len(ctx.cluster.topics[topic.name].partitions)
             if records + additional > topic_admin.MAX_RECORDS_PER_USER_OP:

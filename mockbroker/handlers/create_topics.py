@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from mockbroker.config.topics import ApiError, topic_config_entries
 from mockbroker.handlers import _topic_admin as topic_admin
+from mockbroker.handlers._authz import AclOperation, ResourceType, authorized, cluster_authorized
 from mockbroker.handlers._topic_admin import CLUSTER_METADATA_TOPIC
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
@@ -99,7 +100,12 @@ async def handle(ctx: RequestContext, req: CreateTopicsRequest) -> CreateTopicsR
     if too_large is not None:
         return CreateTopicsResponse(throttle_time_ms=0, topics=[_error(topic.name, too_large) for topic in req.topics])
     results: list[CreatableTopicResult] = []
+    # ControllerApis.createTopics: CREATE on the cluster, or else on each topic.
+    may_create_all = cluster.authorizer is None or cluster_authorized(ctx, AclOperation.CREATE, log_denial=False)
     for topic in effective:
+        if not may_create_all and not authorized(ctx, AclOperation.CREATE, ResourceType.TOPIC, topic.name):
+            results.append(_error(topic.name, ApiError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.")))
+            continue
         created = _create(cluster, topic, validate_only=req.validate_only)
         if isinstance(created, ApiError):
             results.append(_error(topic.name, created))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mockbroker.handlers._authz import AclOperation, ResourceType, authorized
 from mockbroker.handlers._coordinator import is_group_coordinator
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
@@ -39,6 +40,9 @@ def delete_group(ctx: RequestContext, group_id: str) -> ErrorCode:
 async def handle(ctx: RequestContext, req: DeleteGroupsRequest) -> DeleteGroupsResponse:
     results = []
     for group_id in dict.fromkeys(req.groups_names):  # distinct, first occurrence first
-        error = delete_group(ctx, group_id) if is_group_coordinator(ctx, group_id) else ErrorCode.NOT_COORDINATOR
+        if not authorized(ctx, AclOperation.DELETE, ResourceType.GROUP, group_id):
+            error = ErrorCode.GROUP_AUTHORIZATION_FAILED  # KafkaApis.handleDeleteGroupsRequest
+        else:
+            error = delete_group(ctx, group_id) if is_group_coordinator(ctx, group_id) else ErrorCode.NOT_COORDINATOR
         results.append(DeletableGroupResult(group_id=group_id, error_code=error))
     return DeleteGroupsResponse(results=results)

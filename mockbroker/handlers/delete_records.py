@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mockbroker.config.topics import effective_value
+from mockbroker.handlers._authz import AclOperation, ResourceType, authorized
 from mockbroker.handlers._topic_admin import is_internal
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
@@ -46,6 +47,8 @@ def _delete(ctx: RequestContext, topic_name: str, wanted: DeleteRecordsPartition
     fault = None if faults is None else faults.partition(topic_name, wanted.partition_index)
     if fault is not None:
         return failed(fault)  # nothing deleted
+    if not authorized(ctx, AclOperation.DELETE, ResourceType.TOPIC, topic_name):  # KafkaApis: DELETE on the topic
+        return failed(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
     topic = ctx.cluster.topics.get(topic_name)
     partition = ctx.cluster.partition(topic_name, wanted.partition_index)
     if topic is None or partition is None:

@@ -19,6 +19,7 @@ import uuid
 from collections import Counter
 from typing import TYPE_CHECKING
 
+from mockbroker.handlers._authz import AclOperation, ResourceType, authorized
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.delete_topics import (
@@ -30,6 +31,7 @@ from mockbroker_protocol.primitives import ZERO_UUID
 
 if TYPE_CHECKING:
     from mockbroker.dispatch.context import RequestContext
+    from mockbroker.model import Topic
 
 API_KEY = ApiKey.DELETE_TOPICS
 VERSIONS = (0, 6)
@@ -39,6 +41,14 @@ ADVERTISED_MIN = 1
 
 def _result(name: str | None, topic_id: uuid.UUID, code: ErrorCode, message: str | None = None) -> DeletableTopicResult:
     return DeletableTopicResult(name=name, topic_id=topic_id, error_code=code, error_message=message)
+
+
+def _may_delete(ctx: RequestContext, name: str | None, topic: Topic | None) -> bool:
+    """ControllerApis.deleteTopics: DELETE on a topic that exists; for a name that does not,
+    DESCRIBE (so that a client without it cannot tell it does not exist)."""
+    if topic is not None:
+        return authorized(ctx, AclOperation.DELETE, ResourceType.TOPIC, topic.name)
+    return name is None or authorized(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, name)
 
 
 async def handle(ctx: RequestContext, req: DeleteTopicsRequest) -> DeleteTopicsResponse:
@@ -68,7 +78,9 @@ async def handle(ctx: RequestContext, req: DeleteTopicsRequest) -> DeleteTopicsR
                 results.append(_result(name, topic_id, ErrorCode.INVALID_REQUEST, f"Duplicate topic {what}."))
         else:
             topic = cluster.topics.get(name) if name is not None else cluster.topic_by_id(topic_id)
-            if topic is None:
+            if cluster.authorizer is not None and not _may_delete(ctx, name, topic):
+                results.append(_result(name if topic is None else topic.name, topic_id, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+            elif topic is None:
                 # ApiError.fromThrowable: the exception's default message, as Kafka 4.3 answers.
                 if name is not None:
                     code, message = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition."

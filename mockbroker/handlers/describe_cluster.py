@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mockbroker.handlers.metadata import CLUSTER_OPERATIONS, NOT_REQUESTED
+from mockbroker.handlers._authz import CLUSTER_NAME, AclOperation, ResourceType, cluster_authorized
+from mockbroker.handlers.metadata import CLUSTER_OPERATIONS, NOT_REQUESTED, authorized_operations
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.describe_cluster import (
@@ -35,6 +36,8 @@ CONTROLLER_ENDPOINT = 2
 
 async def handle(ctx: RequestContext, req: DescribeClusterRequest) -> DescribeClusterResponse:
     cluster = ctx.cluster
+    if not cluster_authorized(ctx, AclOperation.DESCRIBE):  # KafkaApis: DESCRIBE on the cluster
+        return DescribeClusterResponse(error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, error_message=None, brokers=[])
     if req.endpoint_type not in (BROKER_ENDPOINT, CONTROLLER_ENDPOINT):
         return DescribeClusterResponse(
             error_code=ErrorCode.INVALID_REQUEST if ctx.api_version == 0 else ErrorCode.UNSUPPORTED_ENDPOINT_TYPE,
@@ -59,5 +62,9 @@ async def handle(ctx: RequestContext, req: DescribeClusterRequest) -> DescribeCl
         # Kafka answers -1 rather than name a controller that is not in the node list.
         controller_id=cluster.controller_id if cluster.controller_id in cluster.brokers else -1,
         brokers=brokers,
-        cluster_authorized_operations=CLUSTER_OPERATIONS if req.include_cluster_authorized_operations else NOT_REQUESTED,
+        cluster_authorized_operations=(
+            (CLUSTER_OPERATIONS if cluster.authorizer is None else authorized_operations(ctx, ResourceType.CLUSTER, CLUSTER_NAME, CLUSTER_OPERATIONS))
+            if req.include_cluster_authorized_operations
+            else NOT_REQUESTED
+        ),
     )

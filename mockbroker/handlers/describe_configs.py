@@ -26,6 +26,7 @@ from mockbroker.config.topics import (
     broker_config_entries,
     topic_config_entries,
 )
+from mockbroker.handlers._authz import REFUSAL_MESSAGES, AclOperation, config_resource_refusal
 from mockbroker.handlers._topic_admin import validate_topic_name
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
@@ -67,6 +68,9 @@ def _entry(entry: ConfigEntry, include_synonyms: bool, include_documentation: bo
 
 def _entries(ctx: RequestContext, resource: DescribeConfigsResource) -> list[ConfigEntry] | ApiError:
     cluster = ctx.cluster
+    refused = config_resource_refusal(ctx, AclOperation.DESCRIBE_CONFIGS, resource.resource_type, resource.resource_name)
+    if refused is not None:
+        return ApiError(refused, REFUSAL_MESSAGES[refused])
     if resource.resource_type == ConfigResourceType.TOPIC:
         error = validate_topic_name(resource.resource_name)
         if error is not None:

@@ -27,7 +27,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mockbroker.handlers._authz import AclOperation, ResourceType, authorized
 from mockbroker.handlers._coordinator import is_group_coordinator
+from mockbroker.handlers.metadata import authorized_operations
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.describe_groups import (
@@ -69,12 +71,20 @@ def describe_group(ctx: RequestContext, group_id: str, version: int) -> Describe
 async def handle(ctx: RequestContext, req: DescribeGroupsRequest) -> DescribeGroupsResponse:
     include_operations = ctx.api_version >= AUTHORIZED_OPERATIONS_MIN_VERSION and req.include_authorized_operations
     groups: list[DescribedGroup] = []
+    refused: list[DescribedGroup] = []  # KafkaApis answers the groups it may not describe first
     for group_id in req.groups:
+        if not authorized(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+            refused.append(DescribedGroup(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, group_id=group_id))
+            continue
         if not is_group_coordinator(ctx, group_id):
             groups.append(DescribedGroup(error_code=ErrorCode.NOT_COORDINATOR, group_id=group_id))
             continue
         group = describe_group(ctx, group_id, ctx.api_version)
         if include_operations and group.error_code == ErrorCode.NONE:
-            group.authorized_operations = GROUP_OPERATIONS
+            group.authorized_operations = (
+                GROUP_OPERATIONS
+                if ctx.cluster.authorizer is None
+                else authorized_operations(ctx, ResourceType.GROUP, group_id, GROUP_OPERATIONS)
+            )
         groups.append(group)
-    return DescribeGroupsResponse(groups=groups)
+    return DescribeGroupsResponse(groups=refused + groups)

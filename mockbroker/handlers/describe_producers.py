@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mockbroker.handlers._authz import AclOperation, ResourceType, authorized
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.describe_producers import (
@@ -38,6 +39,8 @@ def _topic(ctx: RequestContext, topic: TopicRequest) -> TopicResponse:
 
 
 def _partition(ctx: RequestContext, topic: str, index: int) -> PartitionResponse:
+    if not authorized(ctx, AclOperation.READ, ResourceType.TOPIC, topic):  # KafkaApis: READ on the topic
+        return PartitionResponse(index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
     partition = ctx.cluster.partition(topic, index)
     if partition is None:
         return PartitionResponse(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mockbroker.handlers._authz import AclOperation, ResourceType, authorized
 from mockbroker.handlers._txn import coordinator_error
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
@@ -32,6 +33,8 @@ async def handle(ctx: RequestContext, req: DescribeTransactionsRequest) -> Descr
 
 
 def _describe(ctx: RequestContext, transactional_id: str) -> TransactionState:
+    if not authorized(ctx, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, transactional_id):
+        return TransactionState(error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, transactional_id=transactional_id)
     if refused := coordinator_error(ctx, transactional_id):
         return TransactionState(error_code=refused, transactional_id=transactional_id)
     txn = ctx.cluster.transactions.describe(transactional_id)

@@ -17,8 +17,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mockbroker.handlers._authz import AclOperation, ResourceType, authorized
 from mockbroker.handlers._txn import coordinator_error, fenced_for
 from mockbroker_protocol.api_keys import ApiKey
+from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.end_txn import EndTxnRequest, EndTxnResponse
 
 if TYPE_CHECKING:
@@ -31,6 +33,8 @@ EPOCH_BUMP_MIN_VERSION = 5
 
 
 async def handle(ctx: RequestContext, req: EndTxnRequest) -> EndTxnResponse:
+    if not authorized(ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, req.transactional_id):
+        return EndTxnResponse(error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)  # KafkaApis.handleEndTxnRequest
     if req.transactional_id and (refused := coordinator_error(ctx, req.transactional_id)):
         return EndTxnResponse(error_code=refused)
     result = ctx.cluster.transactions.end_transaction(

@@ -34,6 +34,7 @@ import itertools
 import uuid
 from typing import TYPE_CHECKING
 
+from mockbroker.handlers._authz import AclOperation, ResourceType, authorized
 from mockbroker.log.fetch_sessions import PartitionKey, records_bytes
 from mockbroker.log.replica_manager import partition_error
 from mockbroker_protocol.api_keys import ApiKey
@@ -202,6 +203,10 @@ def _read_partition(
         topic, missing = ctx.cluster.topics.get(topic_key), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     # Unknown topics and partitions are answered by KafkaApis itself (FetchResponse.partitionResponse,
     # whose aborted transactions default to an empty list); errors of the log read below carry null.
+    if ctx.cluster.authorizer is not None and (topic is not None or not isinstance(topic_key, uuid.UUID)):
+        name = topic.name if topic is not None else str(topic_key)
+        if not authorized(ctx, AclOperation.READ, ResourceType.TOPIC, name):  # KafkaApis: before existence
+            return _error(index, ErrorCode.TOPIC_AUTHORIZATION_FAILED, aborted=[]), None
     if topic is None:
         return _error(index, missing, aborted=[]), None
     if not 0 <= index < len(topic.partitions):

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mockbroker.handlers._authz import AclOperation, ResourceType, authorized
 from mockbroker.handlers._coordinator import (
     group_coordinator,
     share_coordinator,
@@ -70,6 +71,8 @@ MESSAGES = {
         "This most likely occurs because of a request being malformed by the client library or the "
         "message was sent to an incompatible broker. See the broker logs for more details."
     ),
+    ErrorCode.GROUP_AUTHORIZATION_FAILED: "Group authorization failed.",
+    ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED: "Transactional Id authorization failed.",
 }
 
 
@@ -77,8 +80,13 @@ def lookup(ctx: RequestContext, key_type: int, key: str) -> tuple[ErrorCode, Bro
     """KafkaApis.getCoordinator for a known key type: the error and the coordinator (None on error)."""
     cluster = ctx.cluster
     if key_type == GROUP:
+        # KafkaApis.getCoordinator: DESCRIBE on the group (on the transactional id below) first.
+        if not authorized(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, key):
+            return ErrorCode.GROUP_AUTHORIZATION_FAILED, None
         return ErrorCode.NONE, group_coordinator(cluster, key)
     if key_type == TRANSACTION:
+        if not authorized(ctx, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, key):
+            return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, None
         return ErrorCode.NONE, transaction_coordinator(cluster, key)
     # SHARE: brokers ask for it from v6 on; below, and for a key SharePartitionKey rejects, INVALID_REQUEST.
     if ctx.api_version < SHARE_MIN_VERSION:

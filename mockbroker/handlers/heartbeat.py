@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mockbroker.dispatch.context import framed_answer
+from mockbroker.handlers._authz import AclOperation, ResourceType, authorized
 from mockbroker.handlers._coordinator import is_group_coordinator
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
@@ -45,6 +46,8 @@ async def handle(ctx: RequestContext, req: HeartbeatRequest) -> HeartbeatRespons
     group_id = req.group_id
     if not group_id:
         error = ErrorCode.INVALID_GROUP_ID
+    elif ctx.cluster.authorizer is not None and not authorized(ctx, AclOperation.READ, ResourceType.GROUP, group_id):
+        error = ErrorCode.GROUP_AUTHORIZATION_FAILED  # KafkaApis.handleHeartbeatRequest
     elif not is_group_coordinator(ctx, group_id):
         error = ErrorCode.NOT_COORDINATOR
     else:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mockbroker.handlers._authz import AclOperation, ResourceType, authorized, cluster_authorized
 from mockbroker.handlers._txn import coordinator_error, fenced_for
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
@@ -35,6 +36,8 @@ FENCED_MIN_VERSION = 4
 
 
 async def handle(ctx: RequestContext, req: InitProducerIdRequest) -> InitProducerIdResponse:
+    if ctx.cluster.authorizer is not None and (refused := _unauthorized(ctx, req.transactional_id)):
+        return _error(refused)
     no_id, no_epoch = req.producer_id == NO_PRODUCER_ID, req.producer_epoch == NO_PRODUCER_EPOCH
     if no_id != no_epoch:
         return _error(ErrorCode.INVALID_REQUEST)  # KafkaApis: both or neither
@@ -52,6 +55,22 @@ async def handle(ctx: RequestContext, req: InitProducerIdRequest) -> InitProduce
     return InitProducerIdResponse(
         error_code=ErrorCode.NONE, producer_id=result.producer_id, producer_epoch=result.producer_epoch
     )
+
+
+def _unauthorized(ctx: RequestContext, transactional_id: str | None) -> ErrorCode | None:
+    """KafkaApis.handleInitProducerIdRequest: WRITE on the transactional id; without one,
+    IDEMPOTENT_WRITE on the cluster or WRITE on some topic (KIP-679)."""
+    authorizer = ctx.cluster.authorizer
+    if transactional_id is not None:
+        if authorized(ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id):
+            return None
+        return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    if cluster_authorized(ctx, AclOperation.IDEMPOTENT_WRITE, log_denial=False) or (
+        authorizer is not None
+        and authorizer.authorize_by_resource_type(ctx.principal, ctx.client_host, AclOperation.WRITE, ResourceType.TOPIC)
+    ):
+        return None
+    return ErrorCode.CLUSTER_AUTHORIZATION_FAILED
 
 
 def _error(code: ErrorCode) -> InitProducerIdResponse:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mockbroker.coordinators.parked import Parked, wait
+from mockbroker.handlers._authz import AclOperation, ResourceType, authorized
 from mockbroker.handlers._coordinator import is_group_coordinator
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
@@ -45,6 +46,9 @@ def shape(response: JoinGroupResponse, version: int) -> JoinGroupResponse:
 async def handle(ctx: RequestContext, req: JoinGroupRequest) -> JoinGroupResponse:
     groups = ctx.cluster.groups
     error = groups.check_join_request(req)
+    # KafkaApis.handleJoinGroupRequest: READ on the group before the coordinator's checks.
+    if error is None and not authorized(ctx, AclOperation.READ, ResourceType.GROUP, req.group_id):
+        error = ErrorCode.GROUP_AUTHORIZATION_FAILED
     if error is not None:
         return shape(JoinGroupResponse(error_code=error, member_id=req.member_id), ctx.api_version)
     if not is_group_coordinator(ctx, req.group_id):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mockbroker.handlers._authz import AclOperation, ResourceType, authorized
 from mockbroker.handlers._coordinator import is_group_coordinator
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
@@ -36,7 +37,9 @@ async def handle(ctx: RequestContext, req: LeaveGroupRequest) -> LeaveGroupRespo
     batched = ctx.api_version >= BATCH_MIN_VERSION
     answers: list[MemberResponse]
     members = req.members if batched else [MemberIdentity(member_id=req.member_id, group_instance_id=None)]
-    if not req.group_id:
+    if not authorized(ctx, AclOperation.READ, ResourceType.GROUP, req.group_id):
+        error, answers = ErrorCode.GROUP_AUTHORIZATION_FAILED, []  # KafkaApis.handleLeaveGroupRequest
+    elif not req.group_id:
         error, answers = ErrorCode.INVALID_GROUP_ID, []
     elif not is_group_coordinator(ctx, req.group_id):
         error, answers = ErrorCode.NOT_COORDINATOR, []

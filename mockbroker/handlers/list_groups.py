@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mockbroker.handlers._authz import AclOperation, ResourceType, authorized, cluster_authorized
 from mockbroker.handlers._coordinator import is_group_coordinator
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
@@ -33,6 +34,14 @@ VERSIONS = (0, 5)
 
 def listed_groups(ctx: RequestContext, states_filter: list[str], types_filter: list[str]) -> list[ListedGroup]:
     """The groups on the partitions this broker leads that pass the filters."""
+    if ctx.cluster.authorizer is not None and not cluster_authorized(ctx, AclOperation.DESCRIBE, log_denial=False):
+        # KafkaApis.handleListGroupsRequest: without DESCRIBE on the cluster, the groups it may describe
+        return ctx.cluster.groups.list_groups(
+            states_filter,
+            types_filter,
+            include=lambda group_id: is_group_coordinator(ctx, group_id)
+            and authorized(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, group_id, log_denial=False),
+        )
     return ctx.cluster.groups.list_groups(
         states_filter, types_filter, include=lambda group_id: is_group_coordinator(ctx, group_id)
     )

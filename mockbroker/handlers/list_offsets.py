@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
+from mockbroker.handlers._authz import AclOperation, ResourceType, authorized
 from mockbroker.log.replica_manager import partition_error
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
@@ -68,6 +69,8 @@ async def handle(ctx: RequestContext, req: ListOffsetsRequest) -> ListOffsetsRes
     faults = ctx.faults  # pushed partition errors (mockbroker/control/faults.py); None: none
     for wanted in req.topics:
         topic = ctx.cluster.topics.get(wanted.name)
+        # KafkaApis.handleListOffsetRequest: DESCRIBE on the topic, before it is known to exist
+        denied = ctx.cluster.authorizer is not None and not authorized(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, wanted.name)
         partitions = []
         for p in wanted.partitions:
             key = (wanted.name, p.partition_index)
@@ -77,6 +80,8 @@ async def handle(ctx: RequestContext, req: ListOffsetsRequest) -> ListOffsetsRes
             fault = None if faults is None else faults.partition(wanted.name, p.partition_index)
             if fault is not None:
                 partitions.append(_error(p, fault))
+            elif denied:
+                partitions.append(_error(p, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
             elif counts[key] > 1:
                 partitions.append(_error(p, ErrorCode.INVALID_REQUEST))
             else:

@@ -15,6 +15,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from mockbroker.handlers._authz import (
+    CLUSTER_NAME,
+    AclOperation,
+    ResourceType,
+    authorized,
+    cluster_authorized,
+)
 from mockbroker.model import Topic, TopicError, validate_topic_name
 from mockbroker.state import MemoKey
 from mockbroker_protocol.api_keys import ApiKey
@@ -90,30 +97,19 @@ async def handle(ctx: RequestContext, req: MetadataRequest) -> MetadataResponse 
             return Encoded(hit[1], hit[0])
         if asked is not None and _topics(cluster, asked) is None:
             key = None  # a topic is missing (an error entry, or an auto-creation): not cached
-    topics: list[MetadataResponseTopic] = []
+    authz = cluster.authorizer is not None
+    if authz:
+        key = None  # the answer depends on who asks
     if all_topics:
         topics = [topic_entry(t, include_ops) for t in cluster.topics.values()]
+        if authz:  # KafkaApis: unauthorized topics are left out (no denial logged)
+            topics = [t for t in topics if authorized(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, t.name or "", log_denial=False)]
     else:
-        for wanted in req.topics or []:
-            if wanted.name is None:
-                topic = cluster.topic_by_id(wanted.topic_id)
-                if topic is None:
-                    topics.append(error_entry(ErrorCode.UNKNOWN_TOPIC_ID, None, wanted.topic_id))
-                else:
-                    topics.append(topic_entry(topic, include_ops))
-                continue
-            topic = cluster.topics.get(wanted.name)
-            if topic is None:
-                try:
-                    validate_topic_name(wanted.name)
-                except TopicError:
-                    topics.append(error_entry(ErrorCode.INVALID_TOPIC_EXCEPTION, wanted.name))
-                    continue
-                topic = cluster.maybe_auto_create(wanted.name) if auto_create else None
-            if topic is None:
-                topics.append(error_entry(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, wanted.name))
-            else:
-                topics.append(topic_entry(topic, include_ops))
+        topics = _named_topics(ctx, req, include_ops, auto_create)
+    if authz and include_ops:
+        for t in topics:
+            if t.error_code == ErrorCode.NONE:
+                t.topic_authorized_operations = authorized_operations(ctx, ResourceType.TOPIC, t.name or "", TOPIC_OPERATIONS)
     brokers = [
         MetadataResponseBroker(node_id=n.node_id, host=n.advertised_host, port=n.advertised_port, rack=n.rack)
         for n in cluster.brokers.values()
@@ -124,7 +120,11 @@ async def handle(ctx: RequestContext, req: MetadataRequest) -> MetadataResponse 
         cluster_id=cluster.config.cluster_id,
         controller_id=cluster.controller_id,
         topics=topics,
-        cluster_authorized_operations=CLUSTER_OPERATIONS if include_cluster_ops else NOT_REQUESTED,
+        cluster_authorized_operations=(
+            (authorized_operations(ctx, ResourceType.CLUSTER, CLUSTER_NAME, CLUSTER_OPERATIONS) if authz else CLUSTER_OPERATIONS)
+            if include_cluster_ops
+            else NOT_REQUESTED
+        ),
     )
     faults = ctx.faults  # a pushed request-level error (mockbroker/control/faults.py); None: none
     if faults is not None and faults.request_error is not None:
@@ -132,6 +132,60 @@ async def handle(ctx: RequestContext, req: MetadataRequest) -> MetadataResponse 
     if key is not None:
         return _store(cluster, key, response.encode(version))
     return response
+
+
+def _named_topics(ctx: RequestContext, req: MetadataRequest, include_ops: bool, auto_create: bool) -> list[MetadataResponseTopic]:
+    """The topics asked by name or id. With an authorizer (KafkaApis.handleTopicMetadataRequest):
+    one without DESCRIBE is TOPIC_AUTHORIZATION_FAILED whether or not it exists; one to auto-create
+    needs CREATE on the cluster or the topic, else TOPIC_AUTHORIZATION_FAILED."""
+    cluster = ctx.cluster
+    authz = cluster.authorizer is not None
+    topics: list[MetadataResponseTopic] = []
+    for wanted in req.topics or []:
+        if wanted.name is None:
+            topic = cluster.topic_by_id(wanted.topic_id)
+            if topic is None:
+                topics.append(error_entry(ErrorCode.UNKNOWN_TOPIC_ID, None, wanted.topic_id))
+            elif authz and not authorized(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, topic.name):
+                topics.append(error_entry(ErrorCode.TOPIC_AUTHORIZATION_FAILED, None, wanted.topic_id))
+            else:
+                topics.append(topic_entry(topic, include_ops))
+            continue
+        if authz and not authorized(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, wanted.name):
+            topics.append(error_entry(ErrorCode.TOPIC_AUTHORIZATION_FAILED, wanted.name))
+            continue
+        topic = cluster.topics.get(wanted.name)
+        if topic is None:
+            try:
+                validate_topic_name(wanted.name)
+            except TopicError:
+                topics.append(error_entry(ErrorCode.INVALID_TOPIC_EXCEPTION, wanted.name))
+                continue
+            if auto_create and authz and not _may_create(ctx, wanted.name):
+                topics.append(error_entry(ErrorCode.TOPIC_AUTHORIZATION_FAILED, wanted.name))
+                continue
+            topic = cluster.maybe_auto_create(wanted.name) if auto_create else None
+        if topic is None:
+            topics.append(error_entry(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, wanted.name))
+        else:
+            topics.append(topic_entry(topic, include_ops))
+    return topics
+
+
+def _may_create(ctx: RequestContext, name: str) -> bool:
+    """CREATE on the cluster, or else on the topic (AuthHelper's two-level check)."""
+    return cluster_authorized(ctx, AclOperation.CREATE, log_denial=False) or authorized(
+        ctx, AclOperation.CREATE, ResourceType.TOPIC, name
+    )
+
+
+def authorized_operations(ctx: RequestContext, resource_type: int, name: str, supported: int) -> int:
+    """The KIP-430 bitfield: each supported operation the principal is allowed on the resource."""
+    bits = 0
+    for op in range(3, 16):
+        if supported & (1 << op) and authorized(ctx, op, resource_type, name, log_denial=False):
+            bits |= 1 << op
+    return bits
 
 
 def _fail(response: MetadataResponse, code: int, version: int) -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mockbroker.handlers._authz import AclOperation, ResourceType, authorized
 from mockbroker.handlers._coordinator import is_group_coordinator
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
@@ -77,11 +78,23 @@ def _take_faults(
     return OffsetCommitRequestTopic(topic.name, topic.topic_id, kept) if kept else None
 
 
+def _refused(req: OffsetCommitRequest, error: int) -> OffsetCommitResponse:
+    """OffsetCommitRequest.getErrorResponse: every partition asked, the one error."""
+    return OffsetCommitResponse(
+        topics=[
+            OffsetCommitResponseTopic(t.name, t.topic_id, [OffsetCommitResponsePartition(p.partition_index, error) for p in t.partitions])
+            for t in req.topics
+        ]
+    )
+
+
 async def handle(ctx: RequestContext, req: OffsetCommitRequest) -> OffsetCommitResponse:
     cluster = ctx.cluster
     builder = _Builder()
     valid: list[OffsetCommitRequestTopic] = []
     faults = ctx.faults  # pushed partition errors (mockbroker/control/faults.py); None: none
+    if not authorized(ctx, AclOperation.READ, ResourceType.GROUP, req.group_id):  # KafkaApis: the whole request
+        return _refused(req, ErrorCode.GROUP_AUTHORIZATION_FAILED)
     for asked in req.topics:
         topic = asked if faults is None else _take_faults(ctx, faults, builder, asked)
         if topic is None:
@@ -92,6 +105,9 @@ async def handle(ctx: RequestContext, req: OffsetCommitRequest) -> OffsetCommitR
                 builder.add(topic, [OffsetCommitResponsePartition(p.partition_index, ErrorCode.UNKNOWN_TOPIC_ID) for p in topic.partitions])
                 continue
             topic = OffsetCommitRequestTopic(known.name, topic.topic_id, topic.partitions)
+        if not authorized(ctx, AclOperation.READ, ResourceType.TOPIC, topic.name):  # before existence, as Kafka
+            builder.add(topic, [OffsetCommitResponsePartition(p.partition_index, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for p in topic.partitions])
+            continue
         if topic.name not in cluster.topics:
             builder.add(topic, [OffsetCommitResponsePartition(p.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) for p in topic.partitions])
             continue

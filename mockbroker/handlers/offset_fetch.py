@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mockbroker.handlers._authz import AclOperation, ResourceType, authorized
 from mockbroker.handlers._coordinator import is_group_coordinator
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
@@ -124,6 +125,8 @@ def answer_group(
     member_id: str | None = None,
     member_epoch: int = -1,
 ) -> OffsetFetchResponseGroup:
+    if ctx.cluster.authorizer is not None and not authorized(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+        return group_error(group_id, topics, ErrorCode.GROUP_AUTHORIZATION_FAILED, ctx.api_version)
     if not is_group_coordinator(ctx, group_id):
         return group_error(group_id, topics, ErrorCode.NOT_COORDINATOR, ctx.api_version)
     # v9+ (KIP-848): a consumer group checks the member and its epoch; below v9 the codec leaves
@@ -131,7 +134,25 @@ def answer_group(
     error = ctx.cluster.groups.validate_offset_fetch(group_id, member_id, member_epoch)
     if error is not None:
         return group_error(group_id, topics, error, ctx.api_version)
-    return fetch_group_offsets(ctx, group_id, topics, require_stable)
+    answer = fetch_group_offsets(ctx, group_id, topics, require_stable)
+    if ctx.cluster.authorizer is not None:
+        _authorize_topics(ctx, answer, all_topics=topics is None)
+    return answer
+
+
+def _authorize_topics(ctx: RequestContext, group: OffsetFetchResponseGroup, *, all_topics: bool) -> None:
+    """KafkaApis.handleOffsetFetchRequest: DESCRIBE on each topic. Topics asked by name without it
+    answer TOPIC_AUTHORIZATION_FAILED (offset -1); asked for all, they are left out."""
+    kept = []
+    for topic in group.topics:
+        if authorized(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, topic.name, log_denial=not all_topics):
+            kept.append(topic)
+        elif not all_topics:
+            for p in topic.partitions:
+                p.committed_offset, p.committed_leader_epoch, p.metadata = -1, -1, ""
+                p.error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            kept.append(topic)
+    group.topics = kept
 
 
 def single_group_response(group: OffsetFetchResponseGroup) -> OffsetFetchResponse:

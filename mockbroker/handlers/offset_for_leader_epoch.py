@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mockbroker.handlers._authz import AclOperation, ResourceType, authorized
 from mockbroker.log.replica_manager import partition_error
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
@@ -49,6 +50,8 @@ def _end_offset(ctx: RequestContext, name: str, p: OffsetForLeaderPartition) -> 
     fault = None if faults is None else faults.partition(name, p.partition)
     if fault is not None:
         return EpochEndOffset(error_code=fault, partition=p.partition)
+    if not authorized(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, name):  # KafkaApis: DESCRIBE for a client
+        return EpochEndOffset(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, partition=p.partition)
     topic = ctx.cluster.topics.get(name)
     if topic is None or not 0 <= p.partition < len(topic.partitions):
         return EpochEndOffset(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, partition=p.partition)

@@ -32,6 +32,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mockbroker.clock import client_clock_ms
+from mockbroker.handlers._authz import AclOperation, ResourceType, authorized
 from mockbroker.handlers._txn import verify_transactional_append
 from mockbroker.log.replica_manager import AppendResult, append_records
 from mockbroker_protocol.api_keys import ApiKey
@@ -72,6 +73,10 @@ async def handle(ctx: RequestContext, req: ProduceRequest) -> ProduceResponse | 
     elif req.transactional_id is None and _has_transactional_records(req):
         # KafkaApis: transactional batches need the transactional id they belong to.
         uniform = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    elif req.transactional_id is not None and not authorized(
+        ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, req.transactional_id
+    ):
+        uniform = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED  # KafkaApis.handleProduceRequest
     responses = [
         TopicProduceResponse(
             name=topic_data.name,
@@ -102,10 +107,18 @@ def _produce_topic(
     out = []
     faults = ctx.faults  # pushed partition errors (mockbroker/control/faults.py); None: none
     name = topic_data.name if topic is None else topic.name
+    # WRITE on the topic, checked before it is known to exist (a topic id not known has no name to check)
+    denied = (
+        cluster.authorizer is not None
+        and (topic is not None or ctx.api_version < TOPIC_IDS_MIN_VERSION)
+        and not authorized(ctx, AclOperation.WRITE, ResourceType.TOPIC, name)
+    )
     for data in topic_data.partition_data:
         fault = None if faults is None else faults.partition(name, data.index)
         if fault is not None:
             result = AppendResult(fault)  # nothing appended
+        elif denied:
+            result = AppendResult(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
         elif topic is None:
             result = AppendResult(missing)
         elif not 0 <= data.index < len(topic.partitions):

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mockbroker.handlers import _topic_admin as topic_admin
+from mockbroker.handlers._authz import AclOperation, ResourceType, authorized
 from mockbroker.handlers._coordinator import is_group_coordinator
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
@@ -35,6 +36,8 @@ async def handle(ctx: RequestContext, req: StreamsGroupHeartbeatRequest) -> Stre
     refused = groups.check_streams_group_heartbeat_request(req)
     if refused is not None:
         return refused
+    if not authorized(ctx, AclOperation.READ, ResourceType.GROUP, req.group_id):  # KafkaApis: READ on the group
+        return StreamsGroupHeartbeatResponse(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, error_message="Group authorization failed.")
     if not is_group_coordinator(ctx, req.group_id):
         return StreamsGroupHeartbeatResponse(error_code=ErrorCode.NOT_COORDINATOR)
     result = groups.streams_group_heartbeat(

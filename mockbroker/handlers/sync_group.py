@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mockbroker.coordinators.parked import Parked, wait
+from mockbroker.handlers._authz import AclOperation, ResourceType, authorized
 from mockbroker.handlers._coordinator import is_group_coordinator
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
@@ -29,6 +30,8 @@ VERSIONS = (0, 5)
 async def handle(ctx: RequestContext, req: SyncGroupRequest) -> SyncGroupResponse:
     groups = ctx.cluster.groups
     error = groups.check_sync_request(req, ctx.api_version)
+    if error is None and not authorized(ctx, AclOperation.READ, ResourceType.GROUP, req.group_id):
+        error = ErrorCode.GROUP_AUTHORIZATION_FAILED  # KafkaApis.handleSyncGroupRequest
     if error is not None:
         return SyncGroupResponse(error_code=error)
     if not is_group_coordinator(ctx, req.group_id):

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mockbroker.handlers._authz import AclOperation, ResourceType, authorized
 from mockbroker.handlers._coordinator import is_group_coordinator
 from mockbroker.model import OFFSETS_TOPIC
 from mockbroker_protocol.api_keys import ApiKey
@@ -45,8 +46,13 @@ IMPLICIT_ADD_MIN_VERSION = 5
 async def handle(ctx: RequestContext, req: TxnOffsetCommitRequest) -> TxnOffsetCommitResponse:
     cluster = ctx.cluster
     errors: dict[tuple[str, int], ErrorCode] = {}
+    if cluster.authorizer is not None and (refused := _unauthorized(ctx, req)) is not None:
+        return TxnOffsetCommitResponse(topics=_answer(req, dict.fromkeys(((t.name, p.partition_index) for t in req.topics for p in t.partitions), refused)))
     for topic in req.topics:
         known = topic.name in cluster.topics
+        if cluster.authorizer is not None and not authorized(ctx, AclOperation.READ, ResourceType.TOPIC, topic.name):
+            errors.update({(topic.name, p.partition_index): ErrorCode.TOPIC_AUTHORIZATION_FAILED for p in topic.partitions})
+            continue
         for p in topic.partitions:
             if not known or cluster.partition(topic.name, p.partition_index) is None:
                 errors[(topic.name, p.partition_index)] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
@@ -69,6 +75,15 @@ async def handle(ctx: RequestContext, req: TxnOffsetCommitRequest) -> TxnOffsetC
         if group_error is not None:
             errors.update({(name, p[0]): group_error for name, parts in remaining for p in parts})
     return TxnOffsetCommitResponse(topics=_answer(req, errors))
+
+
+def _unauthorized(ctx: RequestContext, req: TxnOffsetCommitRequest) -> ErrorCode | None:
+    """KafkaApis.handleTxnOffsetCommitRequest: WRITE on the transactional id, then READ on the group."""
+    if not authorized(ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, req.transactional_id):
+        return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    if not authorized(ctx, AclOperation.READ, ResourceType.GROUP, req.group_id):
+        return ErrorCode.GROUP_AUTHORIZATION_FAILED
+    return None
 
 
 def _check(ctx: RequestContext, req: TxnOffsetCommitRequest) -> ErrorCode | None:

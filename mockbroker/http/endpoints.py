@@ -94,6 +94,15 @@ class Endpoints:
         await self._control.remove_user(call.path["user"], reason="http")
         return Reply(204)
 
+    async def acls(self, call: Call) -> Any:
+        return {"acls": await self._control.acls()}
+
+    async def add_acl(self, call: Call) -> Any:
+        return await self._control.add_acl(**call.body, reason="http")
+
+    async def remove_acls(self, call: Call) -> Any:
+        return {"removed": await self._control.remove_acls(**call.body, reason="http")}
+
     async def brokers(self, call: Call) -> Any:
         return {"brokers": [asdict(b) for b in (await self._control.describe_cluster()).brokers]}
 

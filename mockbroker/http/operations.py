@@ -103,7 +103,24 @@ def _security_ops(e: Endpoints) -> list[Op]:
            status=204),
         Op("DELETE", "/users/{user}", e.delete_user, "Forget a SASL user", "security", None, (USER_PATH,),
            status=204, errors=(404,)),
+        Op("GET", "/acls", e.acls, "Every ACL binding (409 without an authorizer)", "security",
+           s_obj({"acls": s_arr(_ACL)}, ("acls",)), errors=(409,)),
+        Op("POST", "/acls", e.add_acl, "Add an ACL binding, with CreateAcls' checks", "security", _ACL,
+           body=s_obj({**_ACL_FIELDS, "permission_type": s_str(default="ALLOW"), "pattern_type": s_str(default="LITERAL"),
+                       "host": s_str(default="*")}, ("resource_type", "resource_name", "principal", "operation")),
+           body_required=True, errors=(409,)),
+        Op("POST", "/acls/delete", e.remove_acls, "Remove the ACL bindings a DeleteAcls filter matches (absent: any)",
+           "security", s_obj({"removed": s_arr(_ACL)}, ("removed",)),
+           body=s_obj({k: s_null(s_str()) if k in ("resource_name", "principal", "host") else s_str() for k in (*_ACL_FIELDS, "pattern_type", "host", "permission_type")}),
+           body_required=True, errors=(409,)),
     ]  # fmt: skip
+
+
+_ACL_FIELDS = {"resource_type": s_str(), "resource_name": s_str(), "principal": s_str(), "operation": s_str()}
+_ACL = s_obj(
+    {**_ACL_FIELDS, "pattern_type": s_str(), "host": s_str(), "permission_type": s_str()},
+    ("resource_type", "resource_name", "pattern_type", "principal", "host", "operation", "permission_type"),
+)
 
 
 def _topic_ops(e: Endpoints) -> list[Op]:

@@ -124,7 +124,9 @@ def server_properties(
         "group.streams.initial.rebalance.delay.ms": "0",
         "group.streams.assignment.interval.ms": "0",
         "group.streams.assignor.offload.enable": "false",
-        **(extra or {}),
+        # "{port}" and "{controller}" in an extra value are the PLAINTEXT and controller ports (chosen
+        # here), so that a caller can add a listener beside them (tests/differential/conftest.py).
+        **{k: v.replace("{port}", str(port)).replace("{controller}", str(controller_port)) for k, v in (extra or {}).items()},
     }
     return "".join(f"{key}={value}\n" for key, value in props.items())
 

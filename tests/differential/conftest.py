@@ -41,3 +41,63 @@ def mock_target() -> Iterator[Target]:
 @pytest.fixture(scope="session")
 def targets(kafka_target: Target, mock_target: Target) -> tuple[Target, Target]:
     return kafka_target, mock_target
+
+
+# -- the secured configuration: SASL PLAIN and StandardAuthorizer (issue #21) ---------------------
+
+SASL_USERS = {"admin": "admin-secret", "alice": "alice-secret"}
+AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+
+
+def secured_kafka_properties(sasl_port: int) -> dict[str, str]:
+    """Kafka with a SASL_PLAINTEXT listener (PLAIN, the users above) beside its PLAINTEXT one and
+    StandardAuthorizer on. The PLAINTEXT and controller listeners are User:ANONYMOUS, a super user
+    (the controller's own requests and the launcher's readiness check); tests use the SASL one."""
+    jaas = "org.apache.kafka.common.security.plain.PlainLoginModule required " + " ".join(
+        f'user_{user}="{password}"' for user, password in SASL_USERS.items()
+    ) + ";"
+    return {
+        "listeners": f"PLAINTEXT://127.0.0.1:{{port}},SASL_PLAINTEXT://127.0.0.1:{sasl_port},CONTROLLER://127.0.0.1:{{controller}}",
+        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{{port}},SASL_PLAINTEXT://127.0.0.1:{sasl_port}",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "sasl.enabled.mechanisms": "PLAIN",
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config": jaas,
+        "authorizer.class.name": AUTHORIZER,
+        "super.users": "User:admin;User:ANONYMOUS",
+    }
+
+
+@pytest.fixture(scope="session")
+def secured_targets() -> Iterator[tuple[Target, Target]]:
+    """The secured Kafka (a second real Kafka for the session, started on first use) and a
+    mockbroker configured the same way; both addresses are their SASL_PLAINTEXT listeners."""
+    from tests.conftest import in_ci
+
+    sasl_port = launcher.free_port()
+    try:
+        kafka = launcher.start(properties=secured_kafka_properties(sasl_port))
+    except (launcher.KafkaLaunchError, FileNotFoundError) as exc:
+        message = f"real Kafka unavailable: {exc}"
+        if in_ci():
+            pytest.fail(message + " (CI must run the differential suite; `make kafka`)")
+        pytest.skip(message)
+    cluster = start_cluster(
+        kafka_defaults=True,
+        auto_create_topics=True,
+        num_partitions=1,
+        group_initial_rebalance_delay_ms=0,
+        offsets_topic_num_partitions=1,
+        transaction_state_log_num_partitions=1,
+        listeners="SASL_PLAINTEXT://127.0.0.1:0",
+        sasl_enabled_mechanisms="PLAIN",
+        sasl_users=SASL_USERS,
+        authorizer_class_name=AUTHORIZER,
+        super_users="User:admin",
+        request_log=False,
+    )
+    try:
+        host, port = cluster.bootstrap_servers.split(",")[0].rsplit(":", 1)
+        yield Target("kafka", ("127.0.0.1", sasl_port)), Target("mockbroker", (host, int(port)))
+    finally:
+        cluster.close()
+        kafka.stop()

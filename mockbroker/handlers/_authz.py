@@ -1,0 +1,66 @@
+"""Authorization as KafkaApis' AuthHelper asks it, for the handlers (not a handler module): one
+action (operation, resource type, name) for the connection's principal and host, decided by the
+cluster's Authorizer (mockbroker/security/acls.py); a denial is recorded as an
+``authorization.denied`` event. Every caller checks ``ctx.cluster.authorizer is None`` first (or
+calls ``authorized``, which does): with no authorizer configured everything is allowed.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mockbroker.security.acls import CLUSTER_NAME, AclOperation, ResourceType
+from mockbroker_protocol.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from mockbroker.dispatch.context import RequestContext
+
+__all__ = ["CLUSTER_NAME", "AclOperation", "ResourceType", "authorized", "cluster_authorized"]
+
+
+def authorized(ctx: RequestContext, operation: int, resource_type: int, name: str, *, log_denial: bool = True) -> bool:
+    authorizer = ctx.cluster.authorizer
+    if authorizer is None:
+        return True
+    if authorizer.authorize(ctx.principal, ctx.client_host, operation, resource_type, name):
+        return True
+    if log_denial:  # Kafka logs a denial unless the check is a filter (logIfDenied=false)
+        ctx.cluster.events.record(
+            "authorization.denied",
+            broker_id=ctx.broker.node_id,
+            principal=ctx.principal,
+            client=f"{ctx.client_host}:{ctx.client_port}",
+            api_key=ctx.header.request_api_key,
+            operation=AclOperation(operation).name,
+            resource_type=ResourceType(resource_type).name,
+            resource_name=name,
+        )
+    return False
+
+
+def cluster_authorized(ctx: RequestContext, operation: int, *, log_denial: bool = True) -> bool:
+    return authorized(ctx, operation, ResourceType.CLUSTER, CLUSTER_NAME, log_denial=log_denial)
+
+
+# Errors.java's default messages, which the config APIs answer with a refusal.
+REFUSAL_MESSAGES = {
+    ErrorCode.TOPIC_AUTHORIZATION_FAILED: "Topic authorization failed.",
+    ErrorCode.GROUP_AUTHORIZATION_FAILED: "Group authorization failed.",
+    ErrorCode.CLUSTER_AUTHORIZATION_FAILED: "Cluster authorization failed.",
+}
+
+
+def config_resource_refusal(ctx: RequestContext, operation: int, config_type: int, name: str) -> ErrorCode | None:
+    """DESCRIBE_CONFIGS / ALTER_CONFIGS on a config resource (ConfigResource.Type codes), as
+    KafkaApis and ControllerApis check it: a topic's on the topic, a group's on the group, the
+    brokers' and loggers' on the cluster; the refusal's code, or None when allowed. Client
+    metrics (16) are the cluster's too."""
+    if ctx.cluster.authorizer is None:
+        return None
+    if config_type == 2:  # TOPIC
+        return None if authorized(ctx, operation, ResourceType.TOPIC, name) else ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    if config_type == 32:  # GROUP
+        return None if authorized(ctx, operation, ResourceType.GROUP, name) else ErrorCode.GROUP_AUTHORIZATION_FAILED
+    if config_type in (4, 8, 16):  # BROKER, BROKER_LOGGER, CLIENT_METRICS
+        return None if cluster_authorized(ctx, operation) else ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    return None

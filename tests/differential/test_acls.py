@@ -1,0 +1,111 @@
+"""Differential: ACL decisions against a Kafka 4.3.1 with StandardAuthorizer and SASL PLAIN
+(``secured_targets``, tests/differential/conftest.py; a second Kafka for the session): the ACL
+APIs' checks and answers, and the codes each API refuses with for a principal without the ACLs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mockbroker_protocol.messages.create_acls import AclCreation, CreateAclsRequest
+from mockbroker_protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
+from mockbroker_protocol.messages.delete_acls import DeleteAclsFilter, DeleteAclsRequest
+from mockbroker_protocol.messages.describe_acls import DescribeAclsRequest
+from mockbroker_protocol.messages.describe_configs import DescribeConfigsRequest, DescribeConfigsResource
+from mockbroker_protocol.messages.describe_groups import DescribeGroupsRequest
+from mockbroker_protocol.messages.find_coordinator import FindCoordinatorRequest
+from mockbroker_protocol.messages.init_producer_id import InitProducerIdRequest
+from mockbroker_protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol
+from mockbroker_protocol.messages.sasl_authenticate import SaslAuthenticateRequest
+from mockbroker_protocol.messages.sasl_handshake import SaslHandshakeRequest
+from tests.differential.conftest import SASL_USERS
+from tests.differential.harness import Context, Item, Step, Target, differential
+from tests.differential.steps import create, metadata
+from tests.differential.test_data_path import batch, produce
+
+(SASL_HANDSHAKE, SASL_AUTHENTICATE, CREATE_ACLS, DESCRIBE_ACLS, DELETE_ACLS, METADATA, PRODUCE, FIND_COORDINATOR,
+ JOIN_GROUP, DESCRIBE_GROUPS, INIT_PRODUCER_ID, CREATE_TOPICS, DESCRIBE_CONFIGS) = (17, 36, 30, 29, 31, 3, 0, 10, 11, 15, 22, 19, 32)  # fmt: skip
+TOPIC, GROUP, CLUSTER, ANY_TYPE = 2, 3, 4, 1
+LITERAL, PREFIXED, MATCH, ANY_PATTERN = 3, 4, 2, 1
+READ, DESCRIBE, ANY_OP, ALL = 3, 8, 1, 2
+ALLOW, ANY_PERM = 3, 1
+
+
+def login(user: str, conn: str) -> list[Item]:
+    token = f"\x00{user}\x00{SASL_USERS[user]}".encode()
+    return [
+        Step(SASL_HANDSHAKE, 1, SaslHandshakeRequest("PLAIN"), conn=conn, label=f"handshake-{conn}"),
+        # D22: Kafka answers a successful SaslAuthenticate with an empty message, mockbroker with null
+        Step(SASL_AUTHENTICATE, 2, SaslAuthenticateRequest(token), conn=conn, label=f"auth-{conn}",
+             divergences={"D22": ["error_message"]}),
+    ]
+
+
+def as_admin(steps: list[Step]) -> list[Step]:
+    for step in steps:
+        step.conn = "admin"
+    return steps
+
+
+def _sorted_resources(tree: Any, ctx: Context) -> Any:
+    """Kafka lists DescribeAcls' resources in its authorizer's index order; compare them as a set."""
+    tree["resources"] = sorted(tree["resources"], key=repr)
+    for resource in tree["resources"]:
+        resource["acls"] = sorted(resource["acls"], key=repr)
+    return tree
+
+
+def test_acl_apis_and_decisions(secured_targets: tuple[Target, Target]) -> None:
+    def creations(ctx: Context) -> CreateAclsRequest:
+        return CreateAclsRequest([
+            AclCreation(TOPIC, ctx.topic, LITERAL, "User:alice", "*", READ, ALLOW),
+            AclCreation(TOPIC, ctx.topic, LITERAL, "User:alice", "*", READ, ALLOW),  # kept once
+            AclCreation(GROUP, ctx.group[:6], PREFIXED, "User:alice", "*", DESCRIBE, ALLOW),
+            AclCreation(CLUSTER, "other", LITERAL, "User:alice", "*", READ, ALLOW),
+            AclCreation(TOPIC, "", LITERAL, "User:alice", "*", READ, ALLOW),
+        ])  # fmt: skip
+
+    def unbuildable(resource_type: int, pattern: int, op: int, perm: int) -> Step:
+        # Kafka cannot build such a binding: the whole request is UNKNOWN_SERVER_ERROR
+        return Step(CREATE_ACLS, 3, lambda ctx: CreateAclsRequest([
+            AclCreation(TOPIC, ctx.topic2, LITERAL, "User:alice", "*", READ, ALLOW),
+            AclCreation(resource_type, ctx.topic2, pattern, "User:alice", "*", op, perm),
+        ]), conn="admin")  # fmt: skip
+
+    steps: list[Item] = [
+        *login("admin", "admin"),
+        *login("alice", "main"),
+        *as_admin(create()),
+        Step(CREATE_ACLS, 3, creations, conn="admin"),
+        unbuildable(ANY_TYPE, LITERAL, READ, ALLOW),
+        unbuildable(TOPIC, MATCH, READ, ALLOW),
+        unbuildable(TOPIC, LITERAL, ANY_OP, ALLOW),
+        unbuildable(TOPIC, LITERAL, READ, ANY_PERM),
+        # Kafka's brokers apply ACLs once the controller's record reaches them: wait for it
+        Step(DESCRIBE_ACLS, 3, lambda ctx: DescribeAclsRequest(TOPIC, ctx.topic, MATCH, None, None, ANY_OP, ANY_PERM), conn="admin",
+             normalise=_sorted_resources, until=lambda answer: len(answer.resources) == 1),
+        Step(DESCRIBE_ACLS, 2, lambda ctx: DescribeAclsRequest(ANY_TYPE, ctx.group, MATCH, "User:alice", None, ANY_OP, ANY_PERM),
+             conn="admin", normalise=_sorted_resources, until=lambda answer: len(answer.resources) == 1),
+        # alice: READ on the topic (DESCRIBE implied), DESCRIBE on the group's prefix, nothing else
+        Step(METADATA, 12, metadata([lambda ctx: ctx.topic, lambda ctx: ctx.topic2], allow_auto=True)),
+        Step(PRODUCE, 9, produce(batch(b"a"))),
+        # Kafka makes __consumer_offsets on the first lookup (COORDINATOR_NOT_AVAILABLE until then)
+        Step(FIND_COORDINATOR, 4, lambda ctx: FindCoordinatorRequest(key_type=0, coordinator_keys=[ctx.group, "other-group"]),
+             until=lambda answer: answer.coordinators[0].error_code == 0),
+        Step(JOIN_GROUP, 9, lambda ctx: JoinGroupRequest(ctx.group, 10000, 10000, "", None, "consumer", [JoinGroupRequestProtocol("range", b"")])),
+        Step(DESCRIBE_GROUPS, 5, lambda ctx: DescribeGroupsRequest([ctx.group, "other-group"], False),
+             until=lambda answer: answer.groups[1].error_code != 14),  # Kafka's coordinator may still load
+        Step(INIT_PRODUCER_ID, 5, lambda ctx: InitProducerIdRequest(transactional_id=ctx.group, transaction_timeout_ms=60000)),
+        Step(INIT_PRODUCER_ID, 5, InitProducerIdRequest(transactional_id=None, transaction_timeout_ms=60000)),
+        Step(CREATE_TOPICS, 7, lambda ctx: CreateTopicsRequest([CreatableTopic(ctx.topic2, 1, 1)], 30000)),
+        Step(DESCRIBE_CONFIGS, 4, lambda ctx: DescribeConfigsRequest([DescribeConfigsResource(2, ctx.topic, None)])),
+        Step(DELETE_ACLS, 3, lambda ctx: DeleteAclsRequest([DeleteAclsFilter(TOPIC, ctx.topic, LITERAL, None, None, ANY_OP, ANY_PERM)]),
+             conn="admin", normalise=_sorted_matches),
+        Step(METADATA, 12, metadata([lambda ctx: ctx.topic])),
+    ]  # fmt: skip
+    differential(*secured_targets, steps)
+
+
+def _sorted_matches(tree: Any, ctx: Context) -> Any:
+    for result in tree["filter_results"]:
+        result["matching_acls"] = sorted(result["matching_acls"], key=repr)
+    return tree
