@@ -173,7 +173,7 @@ $(GO_TOOLCHAIN_DIR)/GO:
 	root=$(CURDIR)/$(GO_TOOLCHAIN_DIR)/$$module; chmod +x $$root/bin/* $$root/pkg/tool/*/*; \
 	echo $$root/bin/go > $@
 
-$(GO_DRIVERS)/franz-go-conformance: $(FRANZ_GO)/main.go $(FRANZ_GO)/go.mod $(FRANZ_GO)/go.sum | $(GO_TOOLCHAIN_DIR)/GO
+$(GO_DRIVERS)/franz-go-conformance: $(wildcard $(FRANZ_GO)/*.go) $(FRANZ_GO)/go.mod $(FRANZ_GO)/go.sum | $(GO_TOOLCHAIN_DIR)/GO
 	mkdir -p $(GO_DRIVERS) && cd $(FRANZ_GO) && $(GO_MODULE_ENV) $$(cat $(CURDIR)/$(GO_TOOLCHAIN_DIR)/GO) build -o $(CURDIR)/$@ .
 
 $(GO_DRIVERS)/ibm-sarama-conformance: $(IBM_SARAMA)/main.go $(IBM_SARAMA)/go.mod $(IBM_SARAMA)/go.sum | $(GO_TOOLCHAIN_DIR)/GO

@@ -29,66 +29,19 @@ def generate(hosts: list[str], directory: str | None = None) -> TlsMaterial:
     to ``directory`` (a new temporary one by default); also a client certificate signed by the
     same CA (``client.pem``, ``client.key``, CN=client) for ``ssl.client.auth`` tests."""
     try:
-        from cryptography import x509
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.x509.oid import ExtendedKeyUsageOID
     except ModuleNotFoundError:
         raise RuntimeError(
             "an SSL or SASL_SSL listener without ssl.keystore.location generates its certificates with "
             "the cryptography package: pip install 'mockbroker[tls]'"
         ) from None
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
-
     directory = directory or tempfile.mkdtemp(prefix="mockbroker-tls-")
     now = datetime.datetime.now(datetime.UTC)
-    start, end = now - datetime.timedelta(days=1), now + datetime.timedelta(days=365)
-
-    def key() -> ec.EllipticCurvePrivateKey:
-        return ec.generate_private_key(ec.SECP256R1())
-
-    def name(cn: str) -> x509.Name:
-        return x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, "mockbroker"), x509.NameAttribute(NameOID.COMMON_NAME, cn)])
-
-    ca_key = key()
-    ca_name = name("mockbroker test CA")
-    ca = (
-        x509.CertificateBuilder()
-        .subject_name(ca_name)
-        .issuer_name(ca_name)
-        .public_key(ca_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(start)
-        .not_valid_after(end)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True)
-        .sign(ca_key, hashes.SHA256())
-    )
-
-    def leaf(cn: str, sans: list[x509.GeneralName], usage: x509.ObjectIdentifier) -> tuple[Any, Any]:
-        leaf_key = key()
-        builder = (
-            x509.CertificateBuilder()
-            .subject_name(name(cn))
-            .issuer_name(ca_name)
-            .public_key(leaf_key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(start)
-            .not_valid_after(end)
-            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-            .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
-        )
-        if sans:
-            builder = builder.add_extension(x509.SubjectAlternativeName(sans), critical=False)
-        return builder.sign(ca_key, hashes.SHA256()), leaf_key
-
-    sans: list[x509.GeneralName] = []
-    for host in dict.fromkeys([*hosts, "localhost", "127.0.0.1"]):
-        try:
-            sans.append(x509.IPAddress(ipaddress.ip_address(host)))
-        except ValueError:
-            sans.append(x509.DNSName(host))
-    broker, broker_key = leaf("mockbroker", sans, ExtendedKeyUsageOID.SERVER_AUTH)
-    client, client_key = leaf("client", [], ExtendedKeyUsageOID.CLIENT_AUTH)
+    validity = (now - datetime.timedelta(days=1), now + datetime.timedelta(days=365))
+    ca, ca_key = _ca(validity)
+    broker, broker_key = _leaf(ca, ca_key, validity, "mockbroker", _sans(hosts), ExtendedKeyUsageOID.SERVER_AUTH)
+    client, client_key = _leaf(ca, ca_key, validity, "client", [], ExtendedKeyUsageOID.CLIENT_AUTH)
 
     def write(filename: str, data: bytes) -> str:
         path = os.path.join(directory, filename)
@@ -96,15 +49,90 @@ def generate(hosts: list[str], directory: str | None = None) -> TlsMaterial:
             f.write(data)
         return path
 
-    def pem_key(k: Any) -> bytes:
-        return bytes(k.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
-
     cafile = write("ca.pem", ca.public_bytes(serialization.Encoding.PEM))
     certfile = write("broker.pem", broker.public_bytes(serialization.Encoding.PEM))
-    keyfile = write("broker.key", pem_key(broker_key))
+    keyfile = write("broker.key", _pem_key(broker_key))
     write("client.pem", client.public_bytes(serialization.Encoding.PEM))
-    write("client.key", pem_key(client_key))
+    write("client.key", _pem_key(client_key))
     return TlsMaterial(certfile, keyfile, cafile, generated=True)
+
+
+def _name(cn: str) -> Any:
+    from cryptography import x509
+    from cryptography.x509.oid import NameOID
+
+    return x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, "mockbroker"), x509.NameAttribute(NameOID.COMMON_NAME, cn)])
+
+
+def _key() -> Any:
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    return ec.generate_private_key(ec.SECP256R1())
+
+
+def _ca(validity: tuple[datetime.datetime, datetime.datetime]) -> tuple[Any, Any]:
+    """The self-signed CA certificate (it signs certificates only) and its key."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+
+    ca_key = _key()
+    ca_name = _name("mockbroker test CA")
+    ca = (
+        x509.CertificateBuilder()
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(validity[0])
+        .not_valid_after(validity[1])
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True)
+        .sign(ca_key, hashes.SHA256())
+    )
+    return ca, ca_key
+
+
+def _leaf(
+    ca: Any, ca_key: Any, validity: tuple[datetime.datetime, datetime.datetime], cn: str, sans: list[Any], usage: Any
+) -> tuple[Any, Any]:
+    """A certificate signed by the CA for ``cn`` (server or client ``usage``) and its key."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+
+    leaf_key = _key()
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(_name(cn))
+        .issuer_name(ca.subject)
+        .public_key(leaf_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(validity[0])
+        .not_valid_after(validity[1])
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
+    )
+    if sans:
+        builder = builder.add_extension(x509.SubjectAlternativeName(sans), critical=False)
+    return builder.sign(ca_key, hashes.SHA256()), leaf_key
+
+
+def _sans(hosts: list[str]) -> list[Any]:
+    """Subject alternative names: ``hosts``, localhost and 127.0.0.1, IP addresses as such."""
+    from cryptography import x509
+
+    sans: list[Any] = []
+    for host in dict.fromkeys([*hosts, "localhost", "127.0.0.1"]):
+        try:
+            sans.append(x509.IPAddress(ipaddress.ip_address(host)))
+        except ValueError:
+            sans.append(x509.DNSName(host))
+    return sans
+
+
+def _pem_key(key: Any) -> bytes:
+    from cryptography.hazmat.primitives import serialization
+
+    return bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
 
 
 CLIENT_AUTH = {"none": ssl.CERT_NONE, "requested": ssl.CERT_OPTIONAL, "required": ssl.CERT_REQUIRED}

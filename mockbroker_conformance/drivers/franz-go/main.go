@@ -3,6 +3,7 @@
 // kgo's own log on stderr. Built by `make go-drivers` into build/go-drivers/ from the Go module proxy.
 //
 // Usage: franz-go-conformance --bootstrap HOST:PORT[,...] --client-id ID [--group-protocol classic|consumer]
+// [--config KEY=VALUE ...] (TLS and SASL settings: security.go).
 //
 // classic: kgo's client-side balancers (range: eager; cooperative-sticky: KIP-429). consumer:
 // KIP-848 (kgo.ServerSideBalancer with the sticky balancer, which asks the broker's "uniform"
@@ -78,6 +79,7 @@ var codecs = map[string]kgo.CompressionCodec{
 
 type driver struct {
 	seeds         []string
+	security      []kgo.Opt
 	clientID      string
 	groupProtocol string
 	producers     map[string]*kgo.Client
@@ -99,12 +101,12 @@ func (logger) Log(level kgo.LogLevel, msg string, keyvals ...any) {
 }
 
 func (d *driver) base() []kgo.Opt {
-	return []kgo.Opt{
+	return append([]kgo.Opt{
 		kgo.SeedBrokers(d.seeds...), kgo.ClientID(d.clientID), kgo.WithLogger(logger{}),
 		kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond }),
 		kgo.MetadataMinAge(100 * time.Millisecond), kgo.MetadataMaxAge(2 * time.Second),
 		kgo.FetchMaxWait(100 * time.Millisecond),
-	}
+	}, d.security...)
 }
 
 func (d *driver) produce(cmd command) (map[string]any, error) {
@@ -390,12 +392,19 @@ func main() {
 	bootstrap := flag.String("bootstrap", "", "bootstrap servers, comma separated")
 	clientID := flag.String("client-id", "", "client.id")
 	groupProtocol := flag.String("group-protocol", "classic", "classic or consumer (KIP-848)")
+	config := configFlag{}
+	flag.Var(config, "config", "KEY=VALUE, librdkafka's names (security.go); repeatable")
 	flag.Parse()
+	security, err := securityOpts(config)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 	if *bootstrap == "" || *clientID == "" || (*groupProtocol != "classic" && *groupProtocol != "consumer") {
 		fmt.Fprintln(os.Stderr, "usage: franz-go-conformance --bootstrap HOST:PORT --client-id ID [--group-protocol classic|consumer]")
 		os.Exit(2)
 	}
-	d := &driver{seeds: strings.Split(*bootstrap, ","), clientID: *clientID, groupProtocol: *groupProtocol,
+	d := &driver{seeds: strings.Split(*bootstrap, ","), security: security, clientID: *clientID, groupProtocol: *groupProtocol,
 		producers: map[string]*kgo.Client{}, assignment: map[int32]bool{}, consumed: map[int32]int64{}}
 	unsupported := map[string]string{}
 	if *groupProtocol == "consumer" {

@@ -48,6 +48,7 @@ final class AdminOps implements AutoCloseable {
             p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
             p.put(AdminClientConfig.CLIENT_ID_CONFIG, clientId);
             p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) TimeUnit.SECONDS.toMillis(TIMEOUT_S));
+            p.putAll(Driver.EXTRA);
             admin = Admin.create(p);
         }
         return admin;

@@ -3,7 +3,10 @@
 // stdin, events on stdout, the client's own log on stderr.
 //
 // Usage: java -cp CLASSES:LIBS/* mockbroker.conformance.Driver --bootstrap HOST:PORT[,...]
-//            --client-id ID [--group-protocol classic|consumer]
+//            --client-id ID [--group-protocol classic|consumer] [--config KEY=VALUE ...]
+//
+// --config adds a client setting (Java's names: security.protocol, sasl.jaas.config, ...) to every
+// producer, consumer and admin client: the security tests log in with it.
 //
 // group.protocol=classic takes the subscribe command's assignor (range: eager; cooperative-sticky:
 // KIP-429); group.protocol=consumer is KIP-848 (the broker assigns: no client assignor, session
@@ -63,6 +66,9 @@ public final class Driver {
     private final Map<Integer, Long> consumed = new HashMap<>(); // partition -> next offset
     private String lastError = "";
     private final AdminOps adminOps;
+    // The client's own settings given as --config KEY=VALUE (security.protocol, sasl.mechanism,
+    // sasl.jaas.config, ssl.truststore.*, ssl.keystore.*): added to every producer, consumer and admin.
+    static final Properties EXTRA = new Properties();
 
     Driver(String bootstrap, String clientId, String groupProtocol) {
         this.bootstrap = bootstrap;
@@ -114,6 +120,7 @@ public final class Driver {
             p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "20000");
             p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "25000");
             p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
+            p.putAll(EXTRA);
             return new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
         });
     }
@@ -157,6 +164,7 @@ public final class Driver {
         p.put(ConsumerConfig.RETRY_BACKOFF_MS_CONFIG, "50");
         p.put(ConsumerConfig.METADATA_MAX_AGE_CONFIG, "2000");
         p.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "100");
+        p.putAll(EXTRA);
         if (group == null) {
             return p;
         }
@@ -389,6 +397,10 @@ public final class Driver {
                 case "--bootstrap" -> bootstrap = args[i + 1];
                 case "--client-id" -> clientId = args[i + 1];
                 case "--group-protocol" -> groupProtocol = args[i + 1];
+                case "--config" -> {
+                    String[] kv = args[i + 1].split("=", 2);
+                    EXTRA.put(kv[0], kv.length > 1 ? kv[1] : "");
+                }
                 default -> {
                     System.err.println("unknown option " + args[i]);
                     System.exit(2);
