@@ -255,9 +255,16 @@ def test_word_count_streams_protocol_same_output_on_kafka(kafka_broker: Any) -> 
     assert counts == expected_counts(lines_of(0) + lines_of(1) + lines_of(2))
 
 
+def _stateful_owners(snap: dict[str, Any], kind: str) -> dict[int, str]:
+    """Task of the stateful subtopology (the count, "1") -> the process holding it as ``kind``."""
+    return {t: m["process_id"] for m in snap["members"] for t in m["assigned"][kind].get("1", [])}
+
+
 def test_standby_replica_takes_over_when_the_active_instance_dies() -> None:
-    """group.streams.num.standby.replicas=1: each stateful task has a standby on the other
-    instance; killing one instance makes the other active for all of them."""
+    """group.streams.num.standby.replicas=1, three instances: each stateful task has its standby
+    on another instance; one instance is SIGKILLed, and when its session expires its stateful
+    tasks go to the instances that held them as standbys (StickyTaskAssignor: previous standby
+    first); the counts stay exact."""
     cluster = start_cluster(brokers=1, request_log=False, group_streams_num_standby_replicas=1)
     try:
         bootstrap = cluster.bootstrap_servers
@@ -266,21 +273,29 @@ def test_standby_replica_takes_over_when_the_active_instance_dies() -> None:
         create_topics(bootstrap, *topics)
         reader = OutputReader(bootstrap, topics[1])
         with tempfile.TemporaryDirectory() as state_dir, instances() as apps:
-            apps += [Instance(bootstrap, app_id, "streams", "at_least_once", state_dir, n, topics) for n in ("a", "b")]
+            apps += [Instance(bootstrap, app_id, "streams", "at_least_once", state_dir, n, topics) for n in "abc"]
             for app in apps:
                 wait_for(app.running, f"{app.name} RUNNING", app.explain, timeout=STARTUP_S)
-            snap = wait_for(lambda: _stable_snapshot(cluster, app_id, 2), "a Stable group of two members")
-            by_process = {m["process_id"]: m for m in snap["members"]}
-            for member in snap["members"]:
-                other = next(m for p, m in by_process.items() if p != member["process_id"])
-                # the stateful subtopology (the count) has its standby on the other process
-                assert member["assigned"]["standby"].get("1", []) == other["assigned"]["active"].get("1", []), snap
+            snap = wait_for(lambda: _stable_snapshot(cluster, app_id, 3), "a Stable group of three members")
+            active, standby = _stateful_owners(snap, "active"), _stateful_owners(snap, "standby")
+            assert sorted(active) == sorted(standby) == [0, 1, 2, 3], snap  # one standby per stateful task
+            assert all(active[t] != standby[t] for t in active), snap  # never beside its active task
             produce(bootstrap, topics[0], lines_of(0))
             wait_for(lambda: reader.poll() == expected_counts(lines_of(0)), "the counts of the first batch",
                      lambda: str(reader.latest), timeout=90)  # fmt: skip
-            apps[0].kill()
-            survivor = wait_for(lambda: _stable_snapshot(cluster, app_id, 1), "the survivor alone, Stable", timeout=60)
-            assert survivor["members"][0]["assigned"]["active"] == {"0": [0, 1, 2, 3], "1": [0, 1, 2, 3]}
+            victim = next(m for m in snap["members"] if m["assigned"]["active"].get("1"))
+            lost = victim["assigned"]["active"]["1"]
+            killed = next(a for a in apps if _process_id_of(Path(state_dir) / a.name) == victim["process_id"])
+            killed.kill()
+            survivors = wait_for(lambda: _stable_snapshot(cluster, app_id, 2), "the survivors, Stable", timeout=60)
+            after = _stateful_owners(survivors, "active")
+            assert sorted(after) == [0, 1, 2, 3], survivors
+            # every stateful task of the killed instance is now active where its standby was, unless
+            # that instance already had its quota of active tasks (8 tasks over 2 members: 4)
+            full = {m["process_id"] for m in survivors["members"] if sum(map(len, m["assigned"]["active"].values())) >= 4}
+            moved = {t: after[t] for t in lost if after[t] != standby[t] and standby[t] not in full}
+            assert not moved, (killed.name, snap, survivors)
+            assert any(after[t] == standby[t] for t in lost), (killed.name, snap, survivors)  # a standby took over
             produce(bootstrap, topics[0], lines_of(1))
             wait_for(lambda: reader.poll() == expected_counts(lines_of(0) + lines_of(1)), "the counts after the takeover",
                      lambda: str(reader.latest), timeout=90)  # fmt: skip
@@ -288,6 +303,16 @@ def test_standby_replica_takes_over_when_the_active_instance_dies() -> None:
     finally:
         problems = cluster.close(check=False)
     assert not [p for p in problems if p.startswith("broker bug:")], problems
+
+
+def _process_id_of(state_dir: Path) -> str | None:
+    """The process id an instance persisted in its state directory (StateDirectory's
+    kafka-streams-process-metadata file, KIP-1071's process.id)."""
+    for path in state_dir.rglob("kafka-streams-process-metadata"):
+        match = re.search(r'"processId"\s*:\s*"([^"]+)"', path.read_text(errors="replace"))
+        if match:
+            return match.group(1)
+    return None
 
 
 def test_missing_source_topic_is_reported_and_the_app_recovers_when_it_appears(mock: KafkaCluster) -> None:
