@@ -28,6 +28,9 @@ import confluent_kafka.admin as confluent_admin
 import pytest
 
 from mockbroker.testing import KafkaCluster, start_cluster
+from mockbroker_protocol.messages import incremental_alter_configs as iac
+from mockbroker_protocol.messages.streams_group_describe import StreamsGroupDescribeRequest
+from tests.differential.harness import Connection
 from tests.integration.support import in_ci, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -156,15 +159,21 @@ def instances() -> Iterator[list[Instance]]:
 
 
 def run_word_count(
-    bootstrap: str, protocol: str, guarantee: str = "at_least_once", *, crash: bool, cluster: KafkaCluster | None = None,
-    third: bool = True,
+    bootstrap: str, protocol: str, guarantee: str = "at_least_once", *, crash: bool, cluster: Observed | None = None,
+    third: bool = True, standby_replicas: int = 0,
 ) -> dict[str, int]:  # fmt: skip
     """Two instances, then a third (unless not ``third``), then one stopped (killed when
     ``crash``); the counts after each step must be the true counts of every line so far.
-    Returns the final counts."""
+    ``cluster`` (a mockbroker, or a Kafka's address, described by StreamsGroupDescribe) is
+    checked for the tasks' owners; with ``standby_replicas`` the group is configured so
+    (streams.num.standby.replicas, a group config) and each stateful task must have a standby
+    on another instance. Returns the final counts."""
     app_id = f"wordcount-{protocol}-{guarantee.replace('_', '-')}-{next(_ids)}-{os.getpid()}"
     topics = (f"{app_id}-input", f"{app_id}-output")
     create_topics(bootstrap, *topics)
+    if standby_replicas:
+        assert isinstance(cluster, tuple), "the group config is set on Kafka only"
+        set_group_config(cluster, app_id, "streams.num.standby.replicas", str(standby_replicas))
     reader = OutputReader(bootstrap, topics[1])
     sent: list[str] = []
     with tempfile.TemporaryDirectory() as state_dir, instances() as apps:
@@ -197,6 +206,9 @@ def run_word_count(
             snap = wait_for(lambda: _stable_snapshot(cluster, app_id, 3), "a Stable streams group of three members")
             owners = [t for m in snap["members"] for ts in m["assigned"]["active"].values() for t in ts]
             assert len(owners) == 8, snap  # 4 tasks of each subtopology, each owned once
+            if standby_replicas:
+                active, standby = _stateful_owners(snap, "active"), _stateful_owners(snap, "standby")
+                assert sorted(standby) == [0, 1, 2, 3] and all(active[t] != standby[t] for t in active), snap
 
         if crash:
             second.kill()
@@ -213,8 +225,49 @@ def run_word_count(
     return dict(reader.latest)
 
 
-def _stable_snapshot(cluster: KafkaCluster, group_id: str, members: int) -> dict[str, Any] | None:
-    snap = cluster.call(lambda: cluster.cluster.groups.snapshot(group_id))
+Observed = KafkaCluster | tuple[str, int]  # a mockbroker (its snapshot), or a Kafka's address
+
+
+def describe_streams_group(address: tuple[str, int], group_id: str) -> dict[str, Any] | None:
+    """A Kafka's streams group in the shape of mockbroker's snapshot (state, members with their
+    process and assigned tasks), from StreamsGroupDescribe."""
+    connection = Connection(address)
+    try:
+        (group,) = connection.call(89, 0, StreamsGroupDescribeRequest(group_ids=[group_id])).groups
+    finally:
+        connection.close()
+    if group.error_code:
+        return None
+
+    def tasks(entries: list[Any]) -> dict[str, list[int]]:
+        return {t.subtopology_id: sorted(t.partitions) for t in entries}
+
+    members = [
+        {"member_id": m.member_id, "process_id": m.process_id,
+         "assigned": {"active": tasks(m.assignment.active_tasks), "standby": tasks(m.assignment.standby_tasks)}}
+        for m in group.members
+    ]  # fmt: skip
+    return {"state": group.group_state, "members": members}
+
+
+def set_group_config(address: tuple[str, int], group_id: str, name: str, value: str) -> None:
+    """IncrementalAlterConfigs SET of a group config (resource type GROUP, 32) on a Kafka."""
+    request = iac.IncrementalAlterConfigsRequest(
+        resources=[iac.AlterConfigsResource(32, group_id, [iac.AlterableConfig(name, 0, value)])]
+    )
+    connection = Connection(address)
+    try:
+        (result,) = connection.call(44, 1, request).responses
+    finally:
+        connection.close()
+    assert result.error_code == 0, result
+
+
+def _stable_snapshot(cluster: Observed, group_id: str, members: int) -> dict[str, Any] | None:
+    if isinstance(cluster, tuple):
+        snap = describe_streams_group(cluster, group_id)
+    else:
+        snap = cluster.call(lambda: cluster.cluster.groups.snapshot(group_id))
     if snap is None or snap["state"] != "Stable" or len(snap["members"]) != members:
         return None
     return snap
@@ -250,8 +303,11 @@ def test_word_count_classic_protocol_on_mockbroker(mock: KafkaCluster) -> None:
 
 def test_word_count_streams_protocol_same_output_on_kafka(kafka_broker: Any) -> None:
     """The same run against Apache Kafka 4.3.1 gives the same counts (an instance is closed rather
-    than killed: Kafka's streams session timeout is at least 45 s)."""
-    counts = run_word_count(f"{kafka_broker.host}:{kafka_broker.port}", "streams", crash=False)
+    than killed: Kafka's streams session timeout is at least 45 s), with one standby replica
+    (the group config streams.num.standby.replicas) placed as on mockbroker: each stateful task's
+    standby on another instance; StreamsGroupDescribe shows the owners."""
+    address = (kafka_broker.host, kafka_broker.port)
+    counts = run_word_count(f"{address[0]}:{address[1]}", "streams", crash=False, cluster=address, standby_replicas=1)
     assert counts == expected_counts(lines_of(0) + lines_of(1) + lines_of(2))
 
 
