@@ -28,6 +28,9 @@ import confluent_kafka.admin as confluent_admin
 import pytest
 
 from mockbroker.testing import KafkaCluster, start_cluster
+from mockbroker_protocol.messages import incremental_alter_configs as iac
+from mockbroker_protocol.messages.streams_group_describe import StreamsGroupDescribeRequest
+from tests.differential.harness import Connection
 from tests.integration.support import in_ci, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -156,15 +159,21 @@ def instances() -> Iterator[list[Instance]]:
 
 
 def run_word_count(
-    bootstrap: str, protocol: str, guarantee: str = "at_least_once", *, crash: bool, cluster: KafkaCluster | None = None,
-    third: bool = True,
+    bootstrap: str, protocol: str, guarantee: str = "at_least_once", *, crash: bool, cluster: Observed | None = None,
+    third: bool = True, standby_replicas: int = 0,
 ) -> dict[str, int]:  # fmt: skip
     """Two instances, then a third (unless not ``third``), then one stopped (killed when
     ``crash``); the counts after each step must be the true counts of every line so far.
-    Returns the final counts."""
+    ``cluster`` (a mockbroker, or a Kafka's address, described by StreamsGroupDescribe) is
+    checked for the tasks' owners; with ``standby_replicas`` the group is configured so
+    (streams.num.standby.replicas, a group config) and each stateful task must have a standby
+    on another instance. Returns the final counts."""
     app_id = f"wordcount-{protocol}-{guarantee.replace('_', '-')}-{next(_ids)}-{os.getpid()}"
     topics = (f"{app_id}-input", f"{app_id}-output")
     create_topics(bootstrap, *topics)
+    if standby_replicas:
+        assert isinstance(cluster, tuple), "the group config is set on Kafka only"
+        set_group_config(cluster, app_id, "streams.num.standby.replicas", str(standby_replicas))
     reader = OutputReader(bootstrap, topics[1])
     sent: list[str] = []
     with tempfile.TemporaryDirectory() as state_dir, instances() as apps:
@@ -197,6 +206,9 @@ def run_word_count(
             snap = wait_for(lambda: _stable_snapshot(cluster, app_id, 3), "a Stable streams group of three members")
             owners = [t for m in snap["members"] for ts in m["assigned"]["active"].values() for t in ts]
             assert len(owners) == 8, snap  # 4 tasks of each subtopology, each owned once
+            if standby_replicas:
+                active, standby = _stateful_owners(snap, "active"), _stateful_owners(snap, "standby")
+                assert sorted(standby) == [0, 1, 2, 3] and all(active[t] != standby[t] for t in active), snap
 
         if crash:
             second.kill()
@@ -213,8 +225,49 @@ def run_word_count(
     return dict(reader.latest)
 
 
-def _stable_snapshot(cluster: KafkaCluster, group_id: str, members: int) -> dict[str, Any] | None:
-    snap = cluster.call(lambda: cluster.cluster.groups.snapshot(group_id))
+Observed = KafkaCluster | tuple[str, int]  # a mockbroker (its snapshot), or a Kafka's address
+
+
+def describe_streams_group(address: tuple[str, int], group_id: str) -> dict[str, Any] | None:
+    """A Kafka's streams group in the shape of mockbroker's snapshot (state, members with their
+    process and assigned tasks), from StreamsGroupDescribe."""
+    connection = Connection(address)
+    try:
+        (group,) = connection.call(89, 0, StreamsGroupDescribeRequest(group_ids=[group_id])).groups
+    finally:
+        connection.close()
+    if group.error_code:
+        return None
+
+    def tasks(entries: list[Any]) -> dict[str, list[int]]:
+        return {t.subtopology_id: sorted(t.partitions) for t in entries}
+
+    members = [
+        {"member_id": m.member_id, "process_id": m.process_id,
+         "assigned": {"active": tasks(m.assignment.active_tasks), "standby": tasks(m.assignment.standby_tasks)}}
+        for m in group.members
+    ]  # fmt: skip
+    return {"state": group.group_state, "members": members}
+
+
+def set_group_config(address: tuple[str, int], group_id: str, name: str, value: str) -> None:
+    """IncrementalAlterConfigs SET of a group config (resource type GROUP, 32) on a Kafka."""
+    request = iac.IncrementalAlterConfigsRequest(
+        resources=[iac.AlterConfigsResource(32, group_id, [iac.AlterableConfig(name, 0, value)])]
+    )
+    connection = Connection(address)
+    try:
+        (result,) = connection.call(44, 1, request).responses
+    finally:
+        connection.close()
+    assert result.error_code == 0, result
+
+
+def _stable_snapshot(cluster: Observed, group_id: str, members: int) -> dict[str, Any] | None:
+    if isinstance(cluster, tuple):
+        snap = describe_streams_group(cluster, group_id)
+    else:
+        snap = cluster.call(lambda: cluster.cluster.groups.snapshot(group_id))
     if snap is None or snap["state"] != "Stable" or len(snap["members"]) != members:
         return None
     return snap
@@ -250,14 +303,24 @@ def test_word_count_classic_protocol_on_mockbroker(mock: KafkaCluster) -> None:
 
 def test_word_count_streams_protocol_same_output_on_kafka(kafka_broker: Any) -> None:
     """The same run against Apache Kafka 4.3.1 gives the same counts (an instance is closed rather
-    than killed: Kafka's streams session timeout is at least 45 s)."""
-    counts = run_word_count(f"{kafka_broker.host}:{kafka_broker.port}", "streams", crash=False)
+    than killed: Kafka's streams session timeout is at least 45 s), with one standby replica
+    (the group config streams.num.standby.replicas) placed as on mockbroker: each stateful task's
+    standby on another instance; StreamsGroupDescribe shows the owners."""
+    address = (kafka_broker.host, kafka_broker.port)
+    counts = run_word_count(f"{address[0]}:{address[1]}", "streams", crash=False, cluster=address, standby_replicas=1)
     assert counts == expected_counts(lines_of(0) + lines_of(1) + lines_of(2))
 
 
+def _stateful_owners(snap: dict[str, Any], kind: str) -> dict[int, str]:
+    """Task of the stateful subtopology (the count, "1") -> the process holding it as ``kind``."""
+    return {t: m["process_id"] for m in snap["members"] for t in m["assigned"][kind].get("1", [])}
+
+
 def test_standby_replica_takes_over_when_the_active_instance_dies() -> None:
-    """group.streams.num.standby.replicas=1: each stateful task has a standby on the other
-    instance; killing one instance makes the other active for all of them."""
+    """group.streams.num.standby.replicas=1, three instances: each stateful task has its standby
+    on another instance; one instance is SIGKILLed, and when its session expires its stateful
+    tasks go to the instances that held them as standbys (StickyTaskAssignor: previous standby
+    first); the counts stay exact."""
     cluster = start_cluster(brokers=1, request_log=False, group_streams_num_standby_replicas=1)
     try:
         bootstrap = cluster.bootstrap_servers
@@ -266,21 +329,29 @@ def test_standby_replica_takes_over_when_the_active_instance_dies() -> None:
         create_topics(bootstrap, *topics)
         reader = OutputReader(bootstrap, topics[1])
         with tempfile.TemporaryDirectory() as state_dir, instances() as apps:
-            apps += [Instance(bootstrap, app_id, "streams", "at_least_once", state_dir, n, topics) for n in ("a", "b")]
+            apps += [Instance(bootstrap, app_id, "streams", "at_least_once", state_dir, n, topics) for n in "abc"]
             for app in apps:
                 wait_for(app.running, f"{app.name} RUNNING", app.explain, timeout=STARTUP_S)
-            snap = wait_for(lambda: _stable_snapshot(cluster, app_id, 2), "a Stable group of two members")
-            by_process = {m["process_id"]: m for m in snap["members"]}
-            for member in snap["members"]:
-                other = next(m for p, m in by_process.items() if p != member["process_id"])
-                # the stateful subtopology (the count) has its standby on the other process
-                assert member["assigned"]["standby"].get("1", []) == other["assigned"]["active"].get("1", []), snap
+            snap = wait_for(lambda: _stable_snapshot(cluster, app_id, 3), "a Stable group of three members")
+            active, standby = _stateful_owners(snap, "active"), _stateful_owners(snap, "standby")
+            assert sorted(active) == sorted(standby) == [0, 1, 2, 3], snap  # one standby per stateful task
+            assert all(active[t] != standby[t] for t in active), snap  # never beside its active task
             produce(bootstrap, topics[0], lines_of(0))
             wait_for(lambda: reader.poll() == expected_counts(lines_of(0)), "the counts of the first batch",
                      lambda: str(reader.latest), timeout=90)  # fmt: skip
-            apps[0].kill()
-            survivor = wait_for(lambda: _stable_snapshot(cluster, app_id, 1), "the survivor alone, Stable", timeout=60)
-            assert survivor["members"][0]["assigned"]["active"] == {"0": [0, 1, 2, 3], "1": [0, 1, 2, 3]}
+            victim = next(m for m in snap["members"] if m["assigned"]["active"].get("1"))
+            lost = victim["assigned"]["active"]["1"]
+            killed = next(a for a in apps if _process_id_of(Path(state_dir) / a.name) == victim["process_id"])
+            killed.kill()
+            survivors = wait_for(lambda: _stable_snapshot(cluster, app_id, 2), "the survivors, Stable", timeout=60)
+            after = _stateful_owners(survivors, "active")
+            assert sorted(after) == [0, 1, 2, 3], survivors
+            # every stateful task of the killed instance is now active where its standby was, unless
+            # that instance already had its quota of active tasks (8 tasks over 2 members: 4)
+            full = {m["process_id"] for m in survivors["members"] if sum(map(len, m["assigned"]["active"].values())) >= 4}
+            moved = {t: after[t] for t in lost if after[t] != standby[t] and standby[t] not in full}
+            assert not moved, (killed.name, snap, survivors)
+            assert any(after[t] == standby[t] for t in lost), (killed.name, snap, survivors)  # a standby took over
             produce(bootstrap, topics[0], lines_of(1))
             wait_for(lambda: reader.poll() == expected_counts(lines_of(0) + lines_of(1)), "the counts after the takeover",
                      lambda: str(reader.latest), timeout=90)  # fmt: skip
@@ -290,20 +361,46 @@ def test_standby_replica_takes_over_when_the_active_instance_dies() -> None:
     assert not [p for p in problems if p.startswith("broker bug:")], problems
 
 
-def test_missing_source_topic_is_reported_and_the_app_recovers_when_it_appears(mock: KafkaCluster) -> None:
-    """Started before its input topic exists, the application is told MISSING_SOURCE_TOPICS (the
-    group stays NotReady, no tasks); once the topic is created it gets its tasks and counts."""
-    bootstrap = mock.bootstrap_servers
-    app_id = f"wordcount-missing-{os.getpid()}"
+def _process_id_of(state_dir: Path) -> str | None:
+    """The process id an instance persisted in its state directory (StateDirectory's
+    kafka-streams-process-metadata file, KIP-1071's process.id)."""
+    for path in state_dir.rglob("kafka-streams-process-metadata"):
+        match = re.search(r'"processId"\s*:\s*"([^"]+)"', path.read_text(errors="replace"))
+        if match:
+            return match.group(1)
+    return None
+
+
+@pytest.mark.parametrize("broker", ["mockbroker", "kafka"])
+def test_missing_source_topic_is_reported_and_the_app_recovers_when_it_appears(
+    broker: str, request: pytest.FixtureRequest
+) -> None:
+    """Started before its input topic exists, the application is told MISSING_SOURCE_TOPICS with
+    Kafka's detail (the group NotReady, no tasks); once the topic is created it gets its tasks and
+    counts. On Apache Kafka 4.3.1 the same: NotReady in StreamsGroupDescribe, then the counts (the
+    heartbeat's status itself is compared with Kafka's by tests/differential/test_streams_groups.py)."""
+    if broker == "kafka":
+        kafka = request.getfixturevalue("kafka_broker")
+        cluster: Observed = (kafka.host, kafka.port)
+        bootstrap = f"{kafka.host}:{kafka.port}"
+    else:
+        mock: KafkaCluster = request.getfixturevalue("mock")
+        cluster, bootstrap = mock, mock.bootstrap_servers
+    app_id = f"wordcount-missing-{broker}-{os.getpid()}"
     topics = (f"{app_id}-input", f"{app_id}-output")
     with tempfile.TemporaryDirectory() as state_dir, instances() as apps:
         apps.append(Instance(bootstrap, app_id, "streams", "at_least_once", state_dir, "a", topics))
 
         def missing() -> bool:
-            snap = mock.call(lambda: mock.cluster.groups.snapshot(app_id))
+            if isinstance(cluster, tuple):
+                described = describe_streams_group(cluster, app_id)
+                return described is not None and described["state"] == "NotReady" and len(described["members"]) == 1
+            snap = cluster.call(lambda: cluster.cluster.groups.snapshot(app_id))
             if snap is None or snap["topology_status"] is None:
                 return False
-            return bool(snap["topology_status"]["status"] == "MISSING_SOURCE_TOPICS" and snap["state"] == "NotReady")
+            return bool(snap["state"] == "NotReady" and snap["topology_status"] == {
+                "status": "MISSING_SOURCE_TOPICS", "detail": f"Source topics {topics[0]} are missing."
+            })
 
         wait_for(missing, "the group NotReady with MISSING_SOURCE_TOPICS", apps[0].explain, timeout=STARTUP_S)
         create_topics(bootstrap, *topics)
@@ -311,5 +408,5 @@ def test_missing_source_topic_is_reported_and_the_app_recovers_when_it_appears(m
         produce(bootstrap, topics[0], lines_of(0))
         wait_for(lambda: reader.poll() == expected_counts(lines_of(0)), "the counts once the topic exists",
                  lambda: f"{reader.latest}\n{apps[0].explain()}", timeout=90)  # fmt: skip
-        wait_for(lambda: _stable_snapshot(mock, app_id, 1), "the group Stable with its one member")
+        wait_for(lambda: _stable_snapshot(cluster, app_id, 1), "the group Stable with its one member")
         reader.close()

@@ -398,32 +398,80 @@ class StreamsGroupCoordinator(GroupAdmin[StreamsGroup]):
     def _streams_group_heartbeat(
         self, now_ms: int, request: sgh.StreamsGroupHeartbeatRequest, client_id: str, client_host: str
     ) -> StreamsGroupHeartbeatResult:
-        group_id, member_id, member_epoch = request.group_id, request.member_id, request.member_epoch
-        statuses: list[sgh.Status] = []
-        joining = member_epoch == JOIN_GROUP_MEMBER_EPOCH
-        if joining:
-            group = self._get_or_create_streams_group(group_id, now_ms)
-            max_size = self.config.streams_group_max_size
-            if len(group.members) >= max_size and member_id not in group.members:
-                raise GroupError(
-                    ErrorCode.GROUP_MAX_SIZE_REACHED, f"The streams group has reached its maximum capacity of {max_size} members."
-                )
-        else:
-            group = self._get_streams_group_or_throw(group_id)
+        """streamsGroupHeartbeat: the member, the topology and its validation, the target
+        assignment, reconciliation, then the answer."""
+        group_id, member_id = request.group_id, request.member_id
+        joining = request.member_epoch == JOIN_GROUP_MEMBER_EPOCH
+        group = self._heartbeat_group(group_id, member_id, joining, now_ms)
         owned = _owned(request)
         was_empty = group.is_empty()
-        member = group.members.get(member_id)
-        new_member = member is None
-        if member is None:
-            if not joining:
-                raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}.")
-            member = StreamsGroupMember(member_id)
-        else:
-            self._throw_if_member_epoch_is_invalid(member, member_epoch, owned)
+        member, new_member = self._heartbeat_member(group, request, joining, owned)
         topology = None if request.topology is None else _topology_from_request(request.topology)
         updated = self._topology_for(group, topology, member_id)  # may refuse before any change
 
         # 1. The member's metadata; a new or changed member bumps the group epoch.
+        bump_reasons = self._update_member(group, member, new_member, request, client_id, client_host, now_ms)
+        # 2. The group's topology.
+        statuses = self._maybe_initialize_topology(group, member, updated, now_ms)
+        # 3. The topology against the cluster's topics.
+        configured = self._configure_topology(group, updated, request, now_ms, bump_reasons)
+        if bump_reasons:
+            self._bump_for(group, member_id, bump_reasons, was_empty, now_ms)
+
+        # 4. A new target assignment when the group epoch is ahead of it.
+        if group.group_epoch > group.assignment_epoch and self.timers.deadline(initial_rebalance_key(group_id)) is None:
+            self._update_target_assignment(group, now_ms)
+
+        # 5. Reconcile the member.
+        assigned_before = member.assigned
+        self.maybe_reconcile(group, member, owned, now_ms)
+        self.schedule_streams_group_session_timeout(group_id, member, now_ms)
+        if request.shutdown_application:
+            group.shutdown_request_member_id = member_id
+            self.record("streams_group.shutdown_requested", group, now_ms, member_id=member_id,
+                        reason="the member asked the whole application to shut down")  # fmt: skip
+        self.update_state(group, now_ms, f"member {member_id} heartbeat")
+        response = self._heartbeat_response(group, member, request, joining or member.assigned != assigned_before)
+        to_create: list[InternalTopic] = []
+        if configured.error is not None:
+            to_create = list(configured.internal_topics_to_create)
+            statuses.append(sgh.Status(configured.error.status, configured.error.message))
+        if group.shutdown_request_member_id is not None:
+            statuses.append(sgh.Status(Status.SHUTDOWN_APPLICATION, SHUTDOWN_DETAIL.format(group.shutdown_request_member_id)))
+        response.status = statuses
+        return StreamsGroupHeartbeatResult(response, to_create)
+
+    def _heartbeat_group(self, group_id: str, member_id: str, joining: bool, now_ms: int) -> StreamsGroup:
+        """The group of a heartbeat: created by a join (within group.streams.max.size)."""
+        if not joining:
+            return self._get_streams_group_or_throw(group_id)
+        group = self._get_or_create_streams_group(group_id, now_ms)
+        max_size = self.config.streams_group_max_size
+        if len(group.members) >= max_size and member_id not in group.members:
+            raise GroupError(
+                ErrorCode.GROUP_MAX_SIZE_REACHED, f"The streams group has reached its maximum capacity of {max_size} members."
+            )
+        return group
+
+    def _heartbeat_member(
+        self, group: StreamsGroup, request: sgh.StreamsGroupHeartbeatRequest, joining: bool, owned: TasksTuple | None
+    ) -> tuple[StreamsGroupMember, bool]:
+        """The member of a heartbeat (a new one on a join) with its epoch checked; True if new."""
+        member = group.members.get(request.member_id)
+        if member is None:
+            if not joining:
+                raise GroupError(
+                    ErrorCode.UNKNOWN_MEMBER_ID, f"Member {request.member_id} is not a member of group {group.group_id}."
+                )
+            return StreamsGroupMember(request.member_id), True
+        self._throw_if_member_epoch_is_invalid(member, request.member_epoch, owned)
+        return member, False
+
+    def _update_member(
+        self, group: StreamsGroup, member: StreamsGroupMember, new_member: bool, request: sgh.StreamsGroupHeartbeatRequest,
+        client_id: str, client_host: str, now_ms: int,
+    ) -> list[str]:  # fmt: skip
+        """The member's metadata from the request; the reasons to bump the group epoch."""
         before = None if new_member else member.metadata()
         if request.rack_id is not None:
             member.rack_id = request.rack_id
@@ -438,33 +486,40 @@ class StreamsGroupCoordinator(GroupAdmin[StreamsGroup]):
             member.client_tags = tuple(sorted((kv.key, kv.value) for kv in request.client_tags))
         if request.user_endpoint is not None:
             member.user_endpoint = Endpoint(request.user_endpoint.host, request.user_endpoint.port)
-        bump_reasons = []
         if new_member:
-            group.members[member_id] = member
-            bump_reasons.append("member joined")
+            group.members[member.member_id] = member
             self.record(
-                "streams_group.member_joined", group, now_ms, member_id=member_id,
-                reason=f"member {member_id} joins the streams group", client_id=client_id, client_host=client_host,
-                process_id=member.process_id, rebalance_timeout_ms=member.rebalance_timeout_ms,
+                "streams_group.member_joined", group, now_ms, member_id=member.member_id,
+                reason=f"member {member.member_id} joins the streams group", client_id=client_id,
+                client_host=client_host, process_id=member.process_id, rebalance_timeout_ms=member.rebalance_timeout_ms,
                 topology_epoch=member.topology_epoch,
             )  # fmt: skip
-        elif before != member.metadata():
-            bump_reasons.append("member metadata")
+            return ["member joined"]
+        return ["member metadata"] if before != member.metadata() else []
 
-        # 2. The group's topology.
+    def _maybe_initialize_topology(
+        self, group: StreamsGroup, member: StreamsGroupMember, updated: StreamsTopology, now_ms: int
+    ) -> list[sgh.Status]:
+        """The first member's topology becomes the group's; STALE_TOPOLOGY for a member behind it."""
         if group.topology is None:
             group.topology = updated
-            self.record("streams_group.topology_initialized", group, now_ms, member_id=member_id,
+            self.record("streams_group.topology_initialized", group, now_ms, member_id=member.member_id,
                         reason="the first member's topology", topology_epoch=updated.topology_epoch,
                         subtopologies=[s.subtopology_id for s in updated.subtopologies])  # fmt: skip
         if member.topology_epoch < updated.topology_epoch:
-            statuses.append(sgh.Status(
+            return [sgh.Status(
                 Status.STALE_TOPOLOGY,
                 f"The member's topology epoch {member.topology_epoch} is behind the group's topology epoch "
                 f"{updated.topology_epoch}.",
-            ))  # fmt: skip
+            )]  # fmt: skip
+        return []
 
-        # 3. The topology against the cluster's topics.
+    def _configure_topology(
+        self, group: StreamsGroup, updated: StreamsTopology, request: sgh.StreamsGroupHeartbeatRequest, now_ms: int,
+        bump_reasons: list[str],
+    ) -> ConfiguredTopology:  # fmt: skip
+        """The topology configured against the cluster's topics (again when they changed), the
+        request's tasks checked against it; adds to ``bump_reasons``."""
         counts = {name: len(t.partitions) for name, t in self.topics.items()}
         metadata = topology_partition_counts(updated, counts)
         configured = group.configured_topology
@@ -477,7 +532,7 @@ class StreamsGroupCoordinator(GroupAdmin[StreamsGroup]):
             configured = configure_topics(updated, counts.get)
             group.configured_topology = configured
             self.record(
-                "streams_group.topology_configured", group, now_ms, member_id=member_id,
+                "streams_group.topology_configured", group, now_ms, member_id=request.member_id,
                 reason="the topology or its topics changed", ready=configured.is_ready,
                 status=None if configured.error is None else configured.error.status.name,
                 detail=None if configured.error is None else configured.error.message,
@@ -496,33 +551,29 @@ class StreamsGroupCoordinator(GroupAdmin[StreamsGroup]):
         if bump_reasons:
             group.validated_topology_epoch = validated
             group.last_assignment_configs = assignment_configs
-            self._bump_group_epoch(group, now_ms, f"member {member_id}: {', '.join(bump_reasons)}")
-            delay = self.config.streams_group_initial_rebalance_delay_ms
-            if was_empty and delay > 0 and self.timers.deadline(initial_rebalance_key(group_id)) is None:
-                self.services.schedule(
-                    initial_rebalance_key(group_id), now_ms + delay,
-                    lambda t: self._initial_rebalance_fired(group_id, t),
-                )  # fmt: skip
+        return configured
 
-        # 4. A new target assignment when the group epoch is ahead of it.
-        if group.group_epoch > group.assignment_epoch and self.timers.deadline(initial_rebalance_key(group_id)) is None:
-            self._update_target_assignment(group, now_ms)
+    def _bump_for(self, group: StreamsGroup, member_id: str, reasons: list[str], was_empty: bool, now_ms: int) -> None:
+        """A new group epoch; the first member of an empty group starts the initial rebalance delay."""
+        self._bump_group_epoch(group, now_ms, f"member {member_id}: {', '.join(reasons)}")
+        delay = self.config.streams_group_initial_rebalance_delay_ms
+        group_id = group.group_id
+        if was_empty and delay > 0 and self.timers.deadline(initial_rebalance_key(group_id)) is None:
+            self.services.schedule(
+                initial_rebalance_key(group_id), now_ms + delay,
+                lambda t: self._initial_rebalance_fired(group_id, t),
+            )  # fmt: skip
 
-        # 5. Reconcile the member.
-        assigned_before = member.assigned
-        self.maybe_reconcile(group, member, owned, now_ms)
-        self.schedule_streams_group_session_timeout(group_id, member, now_ms)
-        if request.shutdown_application:
-            group.shutdown_request_member_id = member_id
-            self.record("streams_group.shutdown_requested", group, now_ms, member_id=member_id,
-                        reason="the member asked the whole application to shut down")  # fmt: skip
-        self.update_state(group, now_ms, f"member {member_id} heartbeat")
-
+    def _heartbeat_response(
+        self, group: StreamsGroup, member: StreamsGroupMember, request: sgh.StreamsGroupHeartbeatRequest, with_tasks: bool
+    ) -> sgh.StreamsGroupHeartbeatResponse:
+        """The answer: the member's epoch, its tasks when new or changed, the endpoints when the
+        member's endpoint information epoch is behind."""
         response = sgh.StreamsGroupHeartbeatResponse(
             member_id=member.member_id, member_epoch=member.member_epoch,
             heartbeat_interval_ms=self.config.streams_group_heartbeat_interval_ms,
         )  # fmt: skip
-        if joining or member.assigned != assigned_before:
+        if with_tasks:
             response.active_tasks = _response_tasks(member.assigned.active)
             response.standby_tasks = _response_tasks(member.assigned.standby)
             response.warmup_tasks = _response_tasks(member.assigned.warmup)
@@ -531,14 +582,7 @@ class StreamsGroupCoordinator(GroupAdmin[StreamsGroup]):
         if group.endpoint_information_epoch != request.endpoint_information_epoch:
             response.partitions_by_user_endpoint = self._endpoint_to_partitions(group, member)
         response.endpoint_information_epoch = group.endpoint_information_epoch
-        to_create: list[InternalTopic] = []
-        if configured.error is not None:
-            to_create = list(configured.internal_topics_to_create)
-            statuses.append(sgh.Status(configured.error.status, configured.error.message))
-        if group.shutdown_request_member_id is not None:
-            statuses.append(sgh.Status(Status.SHUTDOWN_APPLICATION, SHUTDOWN_DETAIL.format(group.shutdown_request_member_id)))
-        response.status = statuses
-        return StreamsGroupHeartbeatResult(response, to_create)
+        return response
 
     def _topology_for(self, group: StreamsGroup, topology: StreamsTopology | None, member_id: str) -> StreamsTopology:
         """maybeUpdateTopology: the group's topology (the request's when the group has none)."""
