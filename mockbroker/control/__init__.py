@@ -6,7 +6,7 @@ Layout: ``control`` is the ``Control`` class, put together from one part per con
 shared base (``base``): ``brokers`` (brokers, leaders, coordinators, API versions), ``records``
 (topics and records), ``groups`` (groups and waits), ``transactions`` (transactional ids, their
 aborts and coordinator faults); the hook, the request log and the faults are
-on ``Control`` itself. ``snapshots`` holds the plain data the calls return; ``errors`` what they
+on ``Control`` itself. ``snapshots`` (and ``share_snapshots``, KIP-932 share groups) hold the plain data the calls return; ``errors`` what they
 raise.
 """
 
@@ -14,6 +14,12 @@ from mockbroker.control.base import DEFAULT_WAIT_S, NO_LEADER
 from mockbroker.control.control import Control
 from mockbroker.control.errors import ControlError, NotFound, ProduceError, WaitTimeout
 from mockbroker.control.records import CONTROL_CLIENT_ID, RecordLike
+from mockbroker.control.share_snapshots import (
+    InFlightRecordSnapshot,
+    ShareGroupSnapshot,
+    ShareMemberSnapshot,
+    SharePartitionSnapshot,
+)
 from mockbroker.control.snapshots import (
     AnyGroupSnapshot,
     BrokerSnapshot,
@@ -47,11 +53,15 @@ __all__ = [
     "FaultsSnapshot",
     "GroupListing",
     "GroupSnapshot",
+    "InFlightRecordSnapshot",
     "MemberSnapshot",
     "NotFound",
     "PartitionSnapshot",
     "ProduceError",
     "RecordLike",
+    "ShareGroupSnapshot",
+    "ShareMemberSnapshot",
+    "SharePartitionSnapshot",
     "StreamsGroupSnapshot",
     "StreamsMemberSnapshot",
     "TopicSnapshot",

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from mockbroker.control.errors import NotFound, WaitTimeout
 from mockbroker.control.intercept import RequestHooks
+from mockbroker.control.share_snapshots import ShareGroupSnapshot, share_group_snapshot
 from mockbroker.control.snapshots import (
     AnyGroupSnapshot,
     consumer_group_snapshot,
@@ -97,8 +98,18 @@ class ControlBase:
         if group_id in self.cluster.groups.streams.groups:
             streams = self.cluster.groups.streams.snapshot(group_id)
             return None if streams is None else streams_group_snapshot(streams)
+        if group_id in self.cluster.groups.share.groups:
+            return self._share_snapshot(group_id)
         data = self.cluster.groups.consumer.snapshot(group_id)
         return None if data is None else consumer_group_snapshot(data)
+
+    def _share_snapshot(self, group_id: str) -> ShareGroupSnapshot | None:
+        """A share group with the share state of every partition it fetched."""
+        data = self.cluster.groups.share.snapshot(group_id)
+        if data is None:
+            return None
+        names = {t.topic_id: t.name for t in self.cluster.topics.values()}
+        return share_group_snapshot(data, self.cluster.groups.share_partitions.snapshot(group_id, names))
 
     def _consumer_group(self, group_id: str) -> ConsumerGroup:
         """The KIP-848 consumer group ``group_id`` (called once the classic groups were looked at)."""

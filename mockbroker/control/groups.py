@@ -3,11 +3,11 @@ expire a member's session, force a rebalance."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from mockbroker.control.base import DEFAULT_WAIT_S, ControlBase
-from mockbroker.control.errors import ControlError
+from mockbroker.control.errors import ControlError, NotFound
 from mockbroker.control.snapshots import (
     AnyGroupSnapshot,
     ConsumerGroupSnapshot,
@@ -17,13 +17,15 @@ from mockbroker.control.snapshots import (
 )
 from mockbroker.coordinators.classic.group import GROUP_TYPE_CLASSIC, ClassicGroupState
 from mockbroker.coordinators.consumer.group import GROUP_TYPE_CONSUMER, ConsumerGroupState
+from mockbroker.coordinators.share.group import GROUP_TYPE_SHARE, ShareGroupState
 from mockbroker.coordinators.streams.group import GROUP_TYPE_STREAMS, StreamsGroupState
 
 # What wait_for_group accepts as a state: Kafka's names for classic and consumer groups.
 _GROUP_STATES = (
     frozenset(s.value for s in ClassicGroupState) | frozenset(s.value for s in ConsumerGroupState)
-    | frozenset(s.value for s in StreamsGroupState)
+    | frozenset(s.value for s in StreamsGroupState) | frozenset(s.value for s in ShareGroupState)
 )
+_GROUP_TYPES = (GROUP_TYPE_CLASSIC, GROUP_TYPE_CONSUMER, GROUP_TYPE_STREAMS, GROUP_TYPE_SHARE)
 
 
 
@@ -37,13 +39,14 @@ class GroupControl(ControlBase):
         listed = [GroupListing(g.group_id, GROUP_TYPE_CLASSIC, g.state.value, g.protocol_type) for g in coordinator.groups.values()]
         listed += [GroupListing(g.group_id, GROUP_TYPE_CONSUMER, g.state.value, g.protocol_type) for g in coordinator.consumer.groups.values()]
         listed += [GroupListing(g.group_id, GROUP_TYPE_STREAMS, g.state.value, g.protocol_type) for g in coordinator.streams.groups.values()]
+        listed += [GroupListing(g.group_id, GROUP_TYPE_SHARE, g.state.value, g.protocol_type) for g in coordinator.share.groups.values()]
         return {g.group_id: g for g in sorted(listed, key=lambda g: g.group_id)}
 
     async def describe_group(self, group_id: str) -> AnyGroupSnapshot | None:
         """The coordinator's view of a group: a ``GroupSnapshot`` for a classic group, a
         ``ConsumerGroupSnapshot`` for a KIP-848 consumer group, a ``StreamsGroupSnapshot`` for a
-        KIP-1071 streams group (``.type`` tells which), None when
-        there is no such group."""
+        KIP-1071 streams group, a ``ShareGroupSnapshot`` for a KIP-932 share group (``.type``
+        tells which), None when there is no such group."""
         return self._snapshot(group_id)
 
     async def committed_offsets(self, group_id: str, topic: str | None = None) -> dict[str, dict[int, int]]:
@@ -74,17 +77,15 @@ class GroupControl(ControlBase):
         ``reconciled`` is asked of a classic group."""
         if state is not None and state not in _GROUP_STATES:
             raise ValueError(f"unknown group state {state!r}; states are {', '.join(sorted(_GROUP_STATES))}")
-        if group_type is not None and group_type not in (GROUP_TYPE_CLASSIC, GROUP_TYPE_CONSUMER, GROUP_TYPE_STREAMS):
-            raise ValueError(
-                f"unknown group type {group_type!r}; use {GROUP_TYPE_CLASSIC!r}, {GROUP_TYPE_CONSUMER!r} or {GROUP_TYPE_STREAMS!r}"
-            )
+        if group_type is not None and group_type not in _GROUP_TYPES:
+            raise ValueError(f"unknown group type {group_type!r}; use one of {', '.join(_GROUP_TYPES)}")
 
         def check() -> AnyGroupSnapshot | None:
             view = self._snapshot(group_id)
             if view is None or (group_type is not None and view.type != group_type):
                 return None
             if reconciled and not isinstance(view, (ConsumerGroupSnapshot, StreamsGroupSnapshot)):
-                raise ControlError(f"group {group_id} is a classic group; reconciled=True is for consumer and streams groups")
+                raise ControlError(f"group {group_id} is a {view.type} group; reconciled=True is for consumer and streams groups")
             if state is not None and view.state != state:
                 return None
             if members is not None and len(view.members) != members:
@@ -134,8 +135,11 @@ class GroupControl(ControlBase):
         A classic group rebalances without it; ControlError while it is parked in
         JoinGroup/SyncGroup, where Kafka cannot expire it either. A consumer group member is
         fenced (its next heartbeat gets UNKNOWN_MEMBER_ID, and it rejoins with epoch 0) and the
-        group epoch is bumped; so is a streams group member (KIP-1071). Returns its member id."""
+        group epoch is bumped; so is a streams group member (KIP-1071), and a share group member
+        (KIP-932: its acquired records are released too). Returns its member id."""
         coordinator, now = self.cluster.groups, self.cluster.clock.now_ms()
+        if group_id in coordinator.share.groups:
+            return self._expire_share_session(group_id, member_id, client_id)
         classic = coordinator.groups.get(group_id)
         streams = coordinator.streams.groups.get(group_id)
         if classic is not None:
@@ -191,3 +195,38 @@ class GroupControl(ControlBase):
         if failed is not None:
             raise ControlError(f"consumer group {group_id} is {consumer.state.value}: {failed}")
         return str(consumer.state.value)
+
+    def _expire_share_session(self, group_id: str, member_id: str | None, client_id: str | None) -> str:
+        """expire_session for a share group: the coordinator's session-timeout fencing."""
+        share = self.cluster.groups.share
+        candidates = [(m.member_id, m.member_id, None, m.client_id) for m in share.groups[group_id].members.values()]
+        found = only_match(group_id, candidates, member_id, None, client_id)
+        self._record("control.session_expired", group_id=group_id, reason=f"session of member {found} expired now", member_id=found)
+        share.expire_member_session(group_id, found, self.cluster.clock.now_ms())
+        return found
+
+    async def expire_acquisition_lock(
+        self, group_id: str, topic: str, partition: int, offsets: Iterable[int] | None = None
+    ) -> list[int]:
+        """Expire now the acquisition locks of a share group's records on one partition (``offsets``;
+        every Acquired record when None), as if group.share.record.lock.duration.ms had passed:
+        each becomes Available for redelivery, or Archived once its delivery count reached
+        group.share.delivery.count.limit (KIP-932). Returns the offsets released; NotFound for an
+        unknown group, topic or partition, ControlError before the group first fetched it."""
+        if group_id not in self.cluster.groups.share.groups:
+            raise NotFound(f"no share group {group_id!r}; share groups are {sorted(self.cluster.groups.share.groups)}")
+        topic_id = self._topic(topic).topic_id
+        self._partition(topic, partition)
+        wanted = None if offsets is None else sorted(set(offsets))
+
+        def cause() -> None:
+            which = "every acquired record" if wanted is None else f"offsets {wanted}"
+            self._record("control.acquisition_lock_expired", group_id=group_id, topic=topic, partition=partition,
+                         offsets=wanted, reason=f"acquisition lock of {which} of {topic}-{partition} expired now")  # fmt: skip
+
+        try:
+            return self.cluster.groups.share_partitions.expire_locks(
+                group_id, topic_id, partition, wanted, self.cluster.clock.now_ms(), cause
+            )
+        except ValueError as exc:
+            raise ControlError(str(exc)) from None

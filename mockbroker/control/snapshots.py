@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from mockbroker.control.errors import ControlError, NotFound
 from mockbroker.control.intercept import Interceptor
+from mockbroker.control.share_snapshots import ShareGroupSnapshot
 from mockbroker_protocol.consumer_protocol import decode_assignment, decode_subscription
 from mockbroker_protocol.errors import DecodeError
 
@@ -256,7 +257,7 @@ def streams_group_snapshot(data: Mapping[str, Any]) -> StreamsGroupSnapshot:
     )  # fmt: skip
 
 
-AnyGroupSnapshot = GroupSnapshot | ConsumerGroupSnapshot | StreamsGroupSnapshot
+AnyGroupSnapshot = GroupSnapshot | ConsumerGroupSnapshot | StreamsGroupSnapshot | ShareGroupSnapshot
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,7 +265,7 @@ class GroupListing:
     """One group as ``groups()`` lists it (ListGroups' fields)."""
 
     group_id: str
-    type: str  # "classic" or "consumer"
+    type: str  # "classic", "consumer", "streams" or "share"
     state: str
     protocol_type: str | None
 

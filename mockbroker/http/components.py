@@ -8,6 +8,8 @@ from typing import Any
 
 from mockbroker.coordinators.classic.group import GROUP_TYPE_CLASSIC, ClassicGroupState
 from mockbroker.coordinators.consumer.group import GROUP_TYPE_CONSUMER, ConsumerGroupState, MemberState
+from mockbroker.coordinators.share.group import GROUP_TYPE_SHARE, ShareGroupState
+from mockbroker.coordinators.share.partition import RecordState
 from mockbroker.coordinators.streams.group import GROUP_TYPE_STREAMS, StreamsGroupState
 from mockbroker.coordinators.streams.group import MemberState as StreamsMemberState
 from mockbroker.coordinators.transactions.metadata import TransactionState
@@ -31,12 +33,15 @@ from mockbroker_protocol.registry import APIS
 
 # Kafka's state names of each kind of group (the two share Empty, Stable and Dead); `type` tells
 # the kinds apart in every group the API answers with.
-GROUP_TYPES = (GROUP_TYPE_CLASSIC, GROUP_TYPE_CONSUMER, GROUP_TYPE_STREAMS)
+GROUP_TYPES = (GROUP_TYPE_CLASSIC, GROUP_TYPE_CONSUMER, GROUP_TYPE_STREAMS, GROUP_TYPE_SHARE)
 STATES_BY_TYPE: dict[str, tuple[str, ...]] = {
     GROUP_TYPE_CLASSIC: tuple(s.value for s in ClassicGroupState),
     GROUP_TYPE_CONSUMER: tuple(s.value for s in ConsumerGroupState),
     GROUP_TYPE_STREAMS: tuple(s.value for s in StreamsGroupState),
+    GROUP_TYPE_SHARE: tuple(s.value for s in ShareGroupState),
 }
+# RecordState's names as the share snapshots spell them (Available, Acquired, ...).
+RECORD_STATES = tuple(s.name.capitalize() for s in RecordState)
 # Kafka's TransactionState names (mockbroker/coordinators/transactions/metadata.py).
 TRANSACTION_STATES = tuple(state.value for state in TransactionState)
 TRANSACTIONAL_ID = s_str(minLength=1, maxLength=1024)
@@ -51,9 +56,63 @@ ERROR_NAME = s_str(enum=[code.name for code in ErrorCode], description="a Kafka 
 BROKER_ID = s_int(0, MAX_I32)
 TOPIC = s_str(minLength=1, maxLength=249, pattern=TOPIC_NAME)
 GROUP_ID = s_str(minLength=1, maxLength=1024)
-GROUP_TYPE = s_str(enum=list(GROUP_TYPES), description="classic (JoinGroup/SyncGroup), consumer (KIP-848) or streams (KIP-1071)")
+GROUP_TYPE = s_str(
+    enum=list(GROUP_TYPES), description="classic (JoinGroup/SyncGroup), consumer (KIP-848), streams (KIP-1071) or share (KIP-932)"
+)
 PARTITIONS_BY_TOPIC = s_map(s_arr(s_int(0, MAX_I32)), description="{topic: [partition, ...]}")
 TASKS = s_map(s_map(s_arr(s_int(0, MAX_I32))), description="{\"active\"|\"standby\"|\"warmup\": {subtopology id: [partition, ...]}}")
+
+SHARE_COMPONENTS: dict[str, Schema] = {
+    "ShareMember": s_obj(
+        {
+            "member_id": s_str(), "rack_id": s_null(s_str()), "client_id": s_str(), "client_host": s_str(),
+            "member_epoch": s_int(-1, MAX_I32), "previous_member_epoch": s_int(-1, MAX_I32),
+            "subscribed_topic_names": s_arr(s_str()),
+            "assigned": {**PARTITIONS_BY_TOPIC, "description": "what it is assigned now (a partition may go to several members)"},
+            "target": {**PARTITIONS_BY_TOPIC, "description": "what the target assignment gives it"},
+        },
+        (
+            "member_id", "rack_id", "client_id", "client_host", "member_epoch", "previous_member_epoch",
+            "subscribed_topic_names", "assigned", "target",
+        ),
+        description="A KIP-932 share group's member as its coordinator sees it (partitions by topic name)",
+    ),
+    "InFlightRecord": s_obj(
+        {
+            "offset": s_int(0, MAX_I64), "state": s_str(enum=list(RECORD_STATES)), "delivery_count": s_int(0, MAX_I32),
+            "member_id": s_null(s_str(description="the member holding it while Acquired")),
+            "lock_deadline_ms": s_null(s_int(0, MAX_TIMESTAMP_MS, description="when its acquisition lock expires (cluster clock)")),
+        },
+        ("offset", "state", "delivery_count", "member_id", "lock_deadline_ms"),
+        description="A record past the share-partition start offset",
+    ),
+    "SharePartitionState": s_obj(
+        {
+            "topic": s_str(), "partition": s_int(0, MAX_I32),
+            "start_offset": s_int(0, MAX_I64, description="the share-partition start offset (SPSO)"),
+            "next_fetch_offset": s_int(0, MAX_I64, description="the first offset never acquired"),
+            "in_flight": s_arr(ref("InFlightRecord")),
+        },
+        ("topic", "partition", "start_offset", "next_fetch_offset", "in_flight"),
+        description="A share group's delivery state of one partition it has fetched",
+    ),
+    "ShareGroup": s_obj(
+        {
+            "type": s_str(enum=[GROUP_TYPE_SHARE]), "group_id": s_str(),
+            "state": s_str(enum=list(STATES_BY_TYPE[GROUP_TYPE_SHARE])),
+            "group_epoch": s_int(0, MAX_I32), "assignment_epoch": s_int(0, MAX_I32), "assignor": s_str(),
+            "subscribed_topics": s_map(s_int(0, MAX_I32), description="{topic: partition count}"),
+            "protocol_type": s_str(), "members": s_arr(ref("ShareMember")),
+            "partitions": s_arr(ref("SharePartitionState")), "coordinator": s_int(0, MAX_I32),
+        },
+        (
+            "type", "group_id", "state", "group_epoch", "assignment_epoch", "assignor", "subscribed_topics",
+            "protocol_type", "members", "partitions", "coordinator",
+        ),
+        description="A KIP-932 share group (ShareGroupHeartbeat, ShareFetch, ShareAcknowledge): its members and "
+        "assignment, and each share partition's start offset and in-flight records",
+    ),
+}
 
 COMPONENTS: dict[str, Schema] = {
     "Error": s_obj(
@@ -192,13 +251,14 @@ COMPONENTS: dict[str, Schema] = {
         description="A KIP-1071 streams group (StreamsGroupHeartbeat, group.protocol=streams): its topology's state on "
         "the topics and each member's active, standby and warm-up tasks",
     ),
+    **SHARE_COMPONENTS,
     "Group": {
-        "oneOf": [ref("ClassicGroup"), ref("ConsumerGroup"), ref("StreamsGroup")],
+        "oneOf": [ref("ClassicGroup"), ref("ConsumerGroup"), ref("StreamsGroup"), ref("ShareGroup")],
         "discriminator": {
             "propertyName": "type",
             "mapping": {
                 GROUP_TYPE_CLASSIC: ref("ClassicGroup")["$ref"], GROUP_TYPE_CONSUMER: ref("ConsumerGroup")["$ref"],
-                GROUP_TYPE_STREAMS: ref("StreamsGroup")["$ref"],
+                GROUP_TYPE_STREAMS: ref("StreamsGroup")["$ref"], GROUP_TYPE_SHARE: ref("ShareGroup")["$ref"],
             },
         },
         "description": "A group of any kind; `type` says which",

@@ -210,6 +210,11 @@ class Endpoints:
         )
         return {"member_id": member_id}
 
+    async def expire_lock(self, call: Call) -> Any:
+        b = call.body
+        offsets = await self._control.expire_acquisition_lock(call.path["group_id"], b["topic"], b["partition"], b.get("offsets"))
+        return {"offsets": offsets}
+
     async def rebalance(self, call: Call) -> Any:
         reason = call.body.get("reason", "forced over the HTTP control API (POST /groups/{group_id}/rebalance)")
         return {"state": await self._control.force_rebalance(call.path["group_id"], reason)}

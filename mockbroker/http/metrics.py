@@ -165,7 +165,7 @@ class Metrics:
         return [
             ("mockbroker_info", "gauge", "mockbroker version and cluster id",
              [({"version": __version__, "cluster_id": snap.cluster_id}, 1)]),
-            ("mockbroker_groups", "gauge", "Groups by type (classic, consumer, streams) and state",
+            ("mockbroker_groups", "gauge", "Groups by type (classic, consumer, streams, share) and state",
              [({"type": t, "state": s}, n) for (t, s), n in sorted(states.items())]),
             ("mockbroker_group_members", "gauge", "Members of each group",
              [({"group": g, "type": t}, n) for (g, t), n in sorted(members.items())]),

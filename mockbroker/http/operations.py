@@ -193,11 +193,19 @@ def _group_ops(e: Endpoints) -> list[Op]:
                  description="offsets: {topic: {partition: committed offset}}"),
            (GROUP_PATH, query("topic", TOPIC, "only this topic")), errors=(404,)),
         Op("POST", "/groups/{group_id}/expire", e.expire, "Expire one member's session now, through the "
-           "coordinator's own expiry path: a classic group rebalances without it, a consumer group fences it and bumps "
-           "its group epoch; name it by member_id, instance_id or client_id (none: the only member)",
+           "coordinator's own expiry path: a classic group rebalances without it, a consumer, streams or share group "
+           "fences it and bumps its group epoch (a share member's acquired records are released); name it by member_id, instance_id or client_id (none: the only member)",
            "groups", s_obj({"member_id": s_str()}, ("member_id",)), (GROUP_PATH,),
            body=s_obj({"member_id": s_str(minLength=1, maxLength=1024), "instance_id": s_str(minLength=1, maxLength=1024),
                        "client_id": s_str(maxLength=1024)}), errors=(404, 409)),
+        Op("POST", "/groups/{group_id}/expire-lock", e.expire_lock,
+           "Expire now the acquisition locks of a share group's records on one partition (`offsets`; none: every "
+           "Acquired record), as if group.share.record.lock.duration.ms had passed: each is Available again, or "
+           "Archived at group.share.delivery.count.limit; 409 before the group first fetched the partition",
+           "groups", s_obj({"offsets": s_arr(s_int(0, MAX_I64), description="the offsets released")}, ("offsets",)),
+           (GROUP_PATH,),
+           body=s_obj({"topic": TOPIC, "partition": s_int(0, MAX_I32), "offsets": s_arr(s_int(0, MAX_I64), maxItems=10000)},
+                      ("topic", "partition")), body_required=True, errors=(404, 409)),
         Op("POST", "/groups/{group_id}/rebalance", e.rebalance,
            "Make a group rebalance: a classic group (Stable or CompletingRebalance) goes to PreparingRebalance; a "
            "consumer group (not Empty) gets a group epoch bump and a new target assignment", "groups",

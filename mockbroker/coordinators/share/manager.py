@@ -25,7 +25,7 @@ share.auto.offset.reset names for the group (``latest`` by default: the high wat
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -262,6 +262,26 @@ class SharePartitionManager:
                 self.services.schedule(timer_key, later, expire)
 
         self.services.schedule(timer_key, deadline_ms, expire)
+
+    def expire_locks(
+        self, group_id: str, topic_id: uuid.UUID, partition: int, offsets: Iterable[int] | None, now_ms: int,
+        cause: Callable[[], None] | None = None,
+    ) -> list[int]:  # fmt: skip
+        """The control API's lock expiry: the share partition's Acquired records at ``offsets``
+        (all of them for None) are released now, with the same event and wake-up as a lock timer
+        firing. ``cause`` is called before the effects' events once there is something to expire.
+        ValueError when the group has no such share partition."""
+        sp = self.partitions.get((group_id, topic_id, partition))
+        if sp is None:
+            raise ValueError(f"share group {group_id} has no share state for that partition (it has never fetched it)")
+        if cause is not None:
+            cause()
+        released = sp.expire_locks(offsets, delivery_count_limit=self.config.share_group_delivery_count_limit)
+        if released:
+            self.services.record("share_partition.lock_expired", group_id, None, now_ms, topic=sp.topic,
+                                 partition=sp.partition, offsets=released)  # fmt: skip
+            self._wake()
+        return released
 
     def acknowledge(
         self, group_id: str, member_id: str, topic_id: uuid.UUID, topic: str, log: PartitionLogView,

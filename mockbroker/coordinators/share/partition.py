@@ -224,6 +224,20 @@ class SharePartition:
         ]  # fmt: skip
         return min(deadlines) if deadlines else None
 
+    def expire_locks(self, offsets: Iterable[int] | None, *, delivery_count_limit: int) -> list[int]:
+        """The acquisition locks of the Acquired records at ``offsets`` (every Acquired record for
+        None) expire now, as if group.share.record.lock.duration.ms had passed: each becomes
+        Available again, or Archived at the delivery limit. Returns those offsets (the control
+        API's expire_acquisition_lock; Kafka's timer path is ``release_expired``)."""
+        wanted = None if offsets is None else set(offsets)
+        released = []
+        for offset, rec in sorted(self.in_flight.items()):
+            if rec.state is RecordState.ACQUIRED and (wanted is None or offset in wanted):
+                self._release(rec, delivery_count_limit)
+                released.append(offset)
+        self._maybe_advance_start()
+        return released
+
     def release_member(self, member_id: str, *, delivery_count_limit: int) -> list[int]:
         """SharePartition.releaseAcquiredRecords: the member's share session closed or it left."""
         released = []

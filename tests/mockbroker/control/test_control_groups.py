@@ -137,7 +137,7 @@ async def test_wait_for_group_refuses_what_cannot_be() -> None:
     with pytest.raises(ValueError, match="unknown group state 'Stabel'"):
         await control.wait_for_group("g", "Stabel")
     with pytest.raises(ValueError, match="unknown group type"):
-        await control.wait_for_group("g", group_type="share")
+        await control.wait_for_group("g", group_type="sharing")
     with pytest.raises(ControlError, match="classic group; reconciled=True"):
         await control.wait_for_group("old-style", reconciled=True, timeout=1)
     with pytest.raises(TimeoutError, match="consumer old-style Stable; last seen: GroupSnapshot"):

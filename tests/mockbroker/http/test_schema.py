@@ -26,7 +26,7 @@ def test_the_group_schema_tells_the_two_kinds_apart_by_type() -> None:
     cases = [
         ({**consumer, "type": "classic"}, "body.generation_id"),
         ({**classic, "state": "Reconciling"}, "body.state"),
-        ({**consumer, "type": "share"}, "body.type"),
+        ({**consumer, "type": "sharing"}, "body.type"),
         ({**consumer, "members": [{**member, "state": "Stable"}]}, "body.members[0].state"),
     ]
     for body, field in cases:
