@@ -126,6 +126,11 @@ def build_parser(*, serve_only: bool = False, commands_from_plugins: bool = True
         help="also append every group and offset event to PATH as JSON Lines (schema: docs/events.md)",
     )  # fmt: skip
     serve.add_argument(
+        "--events-topic", action="store_const", const="true",
+        help="also append every event to the internal topic __mockbroker_events (JSON values keyed by "
+        "group, readable by any Kafka client; docs/events.md)",
+    )  # fmt: skip
+    serve.add_argument(
         "--assignment-checks", metavar="MODE",
         help="check every assignment SyncGroup stores: off, validate (ownership, subscriptions, decodable "
         "bytes) or full (also compare with Java's built-in assignors; default)",
@@ -220,6 +225,7 @@ def parse_serve(argv: Sequence[str], environ: Mapping[str, str]) -> ServeSetting
         kafka_version=args.kafka_version,
         kafka_defaults=args.kafka_defaults,
         events_path=args.events_path,
+        events_topic=args.events_topic,
         assignment_checks=args.assignment_checks,
         assignment_strict=args.assignment_strict,
         broker_assignors=args.broker_assignors,

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
 OFFSETS_TOPIC = "__consumer_offsets"
 TRANSACTION_TOPIC = "__transaction_state"
+# The event log as a topic (mockbroker/log/events_topic.py; ClusterConfig.events_topic).
+EVENTS_TOPIC = "__mockbroker_events"
 
 # Kafka's Topic.validate: legal characters, and a length that leaves room for partition suffixes.
 _LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")

@@ -164,6 +164,26 @@ class ClusterState:
         self.answers: dict[int, dict[bytes, AnswerEntry]] = {}
         self.fast_requests: dict[int, dict[bytes, RequestEntry]] = {}
         self.memos = Memos()
+        if config.events_topic:
+            self._make_events_topic()
+
+    def _make_events_topic(self) -> None:
+        """The event log as the internal topic __mockbroker_events (mockbroker/log/events_topic.py),
+        fed from now on by a listener of the event log; the file sink, if any, stays."""
+        from mockbroker.log.events_topic import EventsTopicWriter
+        from mockbroker.model import EVENTS_TOPIC
+
+        config = self.config
+        configs = {
+            "cleanup.policy": "delete",
+            "retention.ms": str(config.events_topic_retention_ms),
+            "retention.bytes": str(config.events_topic_retention_bytes),
+        }
+        topic = self.create_topic(EVENTS_TOPIC, config.events_topic_partitions, 1, configs, internal=True)
+        # Leaders of the topics created next are placed as if this one did not exist, so that a
+        # test's expectations of which broker leads what hold with the topic on or off.
+        self._topic_counter -= 1
+        self.events.subscribe(EventsTopicWriter(self, topic))
 
     # -- what the composition provides (mockbroker.cluster.MockCluster) ----------------------------
 

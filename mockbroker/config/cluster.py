@@ -88,6 +88,14 @@ class ClusterConfig:
     kafka_defaults: bool = False
     # Also append the event log (mockbroker/events.py, docs/events.md) to this file as JSON Lines.
     events_path: str | None = None
+    # Also append every event to the internal topic __mockbroker_events (mockbroker/log/events_topic.py,
+    # docs/events.md "As a topic"): JSON values keyed by group, readable by any Kafka client.
+    events_topic: bool = False
+    events_topic_partitions: int = 1  # its partition count (1 keeps the cluster-wide order)
+    # Its retention.ms (Kafka's default, 7 days) and retention.bytes per partition (100 MiB here, where
+    # Kafka's is unbounded: the log is in memory).
+    events_topic_retention_ms: int = 604800000
+    events_topic_retention_bytes: int = 104857600
     # Checks of the assignments SyncGroup stores (mockbroker/coordinators/classic/assignment_checks.py):
     # "off", "validate" (ownership, subscriptions, decodable bytes) or "full" (also the reference
     # check against Java's built-in assignors).
@@ -120,6 +128,8 @@ class ClusterConfig:
             raise ValueError(f"advertised_port must be 1-{65536 - self.brokers} for {self.brokers} broker(s), not {self.advertised_port}")
         if self.first_node_id < 0:
             raise ValueError(f"first_node_id must be at least 0, not {self.first_node_id}")
+        if self.events_topic_partitions < 1:
+            raise ValueError(f"events_topic_partitions must be at least 1, not {self.events_topic_partitions}")
         from mockbroker.config.groups import check_mode, strict_mode
 
         check_mode(self.assignment_checks)

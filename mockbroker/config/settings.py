@@ -42,6 +42,7 @@ ENV_FIELDS: dict[str, str] = {
     "MOCKBROKER_KAFKA_VERSION": "kafka_version",
     "MOCKBROKER_KAFKA_DEFAULTS": "kafka_defaults",
     "MOCKBROKER_EVENT_LOG": "events_path",
+    "MOCKBROKER_EVENTS_TOPIC": "events_topic",
     "MOCKBROKER_ASSIGNMENT_CHECKS": "assignment_checks",
     "MOCKBROKER_ASSIGNMENT_STRICT": "assignment_strict",
     "MOCKBROKER_BROKER_ASSIGNORS": "broker_assignors",
@@ -76,6 +77,7 @@ class Flags:
     kafka_version: str | None = None
     kafka_defaults: str | None = None  # "true" for --kafka-defaults
     events_path: str | None = None
+    events_topic: str | None = None  # "true" for --events-topic
     assignment_checks: str | None = None
     assignment_strict: str | None = None
     broker_assignors: list[str] | None = None  # GLOB=ASSIGNOR, one per --broker-assignor
@@ -101,6 +103,7 @@ FLAG_NAMES: dict[str, str] = {
     "kafka_version": "--kafka-version",
     "kafka_defaults": "--kafka-defaults",
     "events_path": "--event-log",
+    "events_topic": "--events-topic",
     "assignment_checks": "--assignment-checks",
     "assignment_strict": "--assignment-strict",
     "broker_assignors": "--broker-assignor",
@@ -219,6 +222,12 @@ def parse_field(where: str, name: str, raw: Any) -> Any:
         return _bool(where, raw)
     if name == "events_path":
         return _word(where, raw, "a file path")
+    if name == "events_topic":
+        return _bool(where, raw)
+    if name == "events_topic_partitions":
+        return _int(where, raw, 1, (1 << 31) - 1)
+    if name in ("events_topic_retention_ms", "events_topic_retention_bytes"):
+        return _int(where, raw, -1, None)
     if name in ("assignment_checks", "assignment_strict"):
         from mockbroker.config.groups import CHECK_MODES, STRICT_MODES
 
