@@ -270,7 +270,11 @@ def summaries(events: DataFrame, table: DataFrame) -> tuple[DataFrame, DataFrame
 
 def analyze(spark: SparkSession, inputs: Sequence[str], out: str | Path | None = None) -> Analysis:
     """Run the whole job; with ``out``, write the Parquet tables there (replacing earlier ones)."""
-    events = read_events(spark, inputs)
+    return analyze_events(read_events(spark, inputs), out)
+
+
+def analyze_events(events: DataFrame, out: str | Path | None = None) -> Analysis:
+    """The tables of checked events (``read_events``' columns, or the streaming job's: mockbroker_pipeline.stream)."""
     table, members = rebalances(events)
     groups, runs = summaries(events, table)
     table, members, groups, runs = (df.cache() for df in (table, members, groups, runs))

@@ -1,0 +1,113 @@
+"""``mockbroker analyze --bootstrap``: the streaming job reads the broker's event topic over the
+Kafka protocol with Spark's own Kafka source (Java kafka-clients) and gives the same tables as the
+file job on the same events (the broker writes both: ``events_path`` and ``events_topic``).
+
+The scenario is scripted with real clients (confluent-kafka, one process per member): a classic
+eager group (range: two members, a third joins), a cooperative one (cooperative-sticky: two, a
+third joins) and a KIP-848 consumer group (group.protocol=consumer: two members) whose events flow
+through the topic too. Known values are checked against what the clients and the broker saw."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from tests.integration.groups_support import Members, group_broker, settle
+from tests.integration.support import in_ci, wait_until
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+PARTITIONS = 6
+CLIENT = "confluent"
+JOB_TIMEOUT_S = 300
+
+
+def _jars_or_skip() -> None:
+    if os.environ.get("MOCKBROKER_SPARK_KAFKA_JARS"):
+        return
+    from mockbroker_pipeline.jars import MissingJars, kafka_jars
+
+    try:
+        kafka_jars()
+    except MissingJars as exc:
+        if in_ci():
+            pytest.fail(f"{exc}; CI must run every test")
+        pytest.skip(str(exc))
+
+
+def _kip848_stable(events: list[Any]) -> bool:
+    joined = {e.member_id for e in events if e.type == "consumer_group.member_joined"}
+    last = [e for e in events if e.type == "consumer_group.transition"]
+    return len(joined) == 2 and bool(last) and last[-1].details.get("to_state") == "Stable"
+
+
+def _rows(df: Any, drop: tuple[str, ...] = ("run",)) -> list[dict[str, Any]]:
+    cols = [c for c in df.columns if c not in drop]
+    key = [c for c in ("group_id", "generation_id", "member") if c in cols]
+    return [r.asDict() for r in df.select(*cols).orderBy(*key).collect()]
+
+
+def test_streaming_analyze_matches_the_file_job(spark: SparkSession, tmp_path: Path) -> None:
+    _jars_or_skip()
+    from mockbroker_pipeline.analyze import analyze
+
+    path = tmp_path / "events.jsonl"
+    out = tmp_path / "stream-out"
+    with group_broker(events_path=str(path), events_topic=True) as broker:
+        broker.create_topic("eager", PARTITIONS)
+        broker.create_topic("coop", PARTITIONS)
+        broker.create_topic("kip848", PARTITIONS)
+        with Members(broker, "eager", "eager") as eager:
+            e1, e2 = eager.start(CLIENT, "eager-1"), eager.start(CLIENT, "eager-2")
+            settle(broker, eager, [e1, e2], PARTITIONS)
+            e3 = eager.start(CLIENT, "eager-3")
+            eager_after = settle(broker, eager, [e1, e2, e3], PARTITIONS)
+        with Members(broker, "coop", "coop") as coop:
+            c1 = coop.start(CLIENT, "coop-1", assignor="cooperative-sticky")
+            c2 = coop.start(CLIENT, "coop-2", assignor="cooperative-sticky")
+            settle(broker, coop, [c1, c2], PARTITIONS)
+            c3 = coop.start(CLIENT, "coop-3", assignor="cooperative-sticky")
+            coop_after = settle(broker, coop, [c1, c2, c3], PARTITIONS)
+        with Members(broker, "kip848", "kip848") as k:
+            k1 = k.start(CLIENT, "k-1", group_protocol="consumer")
+            k2 = k.start(CLIENT, "k-2", group_protocol="consumer")
+            wait_until(
+                lambda: broker.call(lambda: _kip848_stable(broker.cluster.events.filter(group_id="kip848"))),
+                "the KIP-848 group Stable with both members",
+            )
+            del k1, k2
+        job = subprocess.run(
+            [sys.executable, "-m", "mockbroker_pipeline", "analyze", "--bootstrap", broker.bootstrap_servers,
+             "--out", str(out), "--master", "local[1]", "--idle-timeout", "3"],
+            capture_output=True, text=True, timeout=JOB_TIMEOUT_S,
+        )  # fmt: skip
+        assert job.returncode == 0, job.stderr[-4000:]
+        total = broker.call(lambda: len(broker.cluster.events))
+    assert f"streamed {total} events" in job.stdout, job.stdout
+
+    files = analyze(spark, [str(path)])
+    streamed = {t: spark.read.parquet(str(out / t)) for t in ("rebalances", "rebalance_members", "group_summary", "run_summary")}
+    assert _rows(streamed["rebalances"]) == _rows(files.rebalances)
+    assert _rows(streamed["rebalance_members"]) == _rows(files.members)
+    assert _rows(streamed["group_summary"]) == _rows(files.groups)
+    assert _rows(streamed["run_summary"]) == _rows(files.runs)
+    assert (out / "report.html").is_file()
+
+    # Known values of the script: each classic group formed at generation 1 with two members and
+    # rebalanced once for the third joiner.
+    by_group: dict[str, list[dict[str, Any]]] = {}
+    for row in _rows(streamed["rebalances"]):
+        by_group.setdefault(row["group_id"], []).append(row)
+    for group, after in (("eager", eager_after), ("coop", coop_after)):
+        rows = [r for r in by_group[group] if r["outcome"] == "stable"]
+        assert [r["members_after"] for r in rows][-1] == 3
+        assert rows[-1]["generation_id"] == after.generation_id
+        assert rows[-1]["partitions_assigned"] == PARTITIONS
+    assert by_group["eager"][-1]["rebalance_protocol"] == "eager"
+    assert by_group["coop"][-1]["rebalance_protocol"] == "cooperative"
