@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,7 +51,7 @@ def _kip848_stable(events: list[Any]) -> bool:
 def _rows(df: Any, drop: tuple[str, ...] = ("run",)) -> list[dict[str, Any]]:
     cols = [c for c in df.columns if c not in drop]
     key = [c for c in ("group_id", "generation_id", "member") if c in cols]
-    return [r.asDict() for r in df.select(*cols).orderBy(*key).collect()]
+    return [r.asDict() for r in df.select(*cols).orderBy(*(key or cols)).collect()]
 
 
 def test_streaming_analyze_matches_the_file_job(spark: SparkSession, tmp_path: Path) -> None:
@@ -59,7 +60,7 @@ def test_streaming_analyze_matches_the_file_job(spark: SparkSession, tmp_path: P
 
     path = tmp_path / "events.jsonl"
     out = tmp_path / "stream-out"
-    with group_broker(events_path=str(path), events_topic=True) as broker:
+    with contextmanager(group_broker)(events_path=str(path), events_topic=True) as broker:
         broker.create_topic("eager", PARTITIONS)
         broker.create_topic("coop", PARTITIONS)
         broker.create_topic("kip848", PARTITIONS)
