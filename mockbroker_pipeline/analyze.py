@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from mockbroker_pipeline.epochs import EPOCH_COLUMNS
 from mockbroker_pipeline.replay import SCHEMA_VERSION, replay
 from mockbroker_pipeline.session import prepare_out, report_path, table_path
 
@@ -51,6 +52,7 @@ MEMBER_STRUCT = (
     "gained: INT, time_without_partitions_ms: LONG>"
 )
 TABLES = ("rebalances", "rebalance_members", "group_summary", "run_summary")
+EPOCHS_TABLE = "consumer_group_epochs"  # KIP-848 groups (mockbroker_pipeline/epochs.py)
 
 
 class EventLogError(ValueError):
@@ -66,6 +68,8 @@ class Analysis:
     groups: DataFrame
     runs: DataFrame
     out: str | None  # where the Parquet tables went
+    # KIP-848 consumer groups: one row per (run, group, group epoch) (mockbroker_pipeline/epochs.py)
+    epochs: DataFrame | None = None
 
 
 def expand_paths(inputs: Sequence[str]) -> list[str]:
@@ -188,6 +192,30 @@ def rebalances(events: DataFrame) -> tuple[DataFrame, DataFrame]:
     return table, members
 
 
+def _epochs_of_group(frame: pd.DataFrame) -> pd.DataFrame:
+    """applyInPandas body: one (run, group)'s consumer-group events -> its epoch rows."""
+    import pandas as pd
+
+    from mockbroker_pipeline.epochs import replay_epochs
+
+    records = frame.sort_values("seq").astype(object).where(frame.notna(), None).to_dict("records")
+    run, group_id = records[0]["run"], records[0]["group_id"]
+    rows = [dict(e.to_record(), run=run) for e in replay_epochs(group_id, records)]
+    return pd.DataFrame(rows, columns=["run", *(c.split(" ")[0] for c in EPOCH_COLUMNS.split(", "))])
+
+
+def consumer_group_epochs(events: DataFrame) -> DataFrame:
+    """The ``consumer_group_epochs`` table: KIP-848 groups' epochs (mockbroker_pipeline/epochs.py)."""
+    from pyspark.sql import functions as F
+
+    return (
+        events.filter(F.col("group_id").isNotNull() & F.col("type").startswith("consumer_group."))
+        .select("run", "group_id", "seq", "time_ms", "type", "generation_id", "reason", "details")
+        .groupBy("run", "group_id")
+        .applyInPandas(_epochs_of_group, schema=f"run STRING, {EPOCH_COLUMNS}")
+    )
+
+
 def summaries(events: DataFrame, table: DataFrame) -> tuple[DataFrame, DataFrame]:
     """``group_summary`` (one row per run and group) and ``run_summary`` (one row per run)."""
     from pyspark.sql import functions as F
@@ -277,13 +305,17 @@ def analyze_events(events: DataFrame, out: str | Path | None = None) -> Analysis
     """The tables of checked events (``read_events``' columns, or the streaming job's: mockbroker_pipeline.stream)."""
     table, members = rebalances(events)
     groups, runs = summaries(events, table)
-    table, members, groups, runs = (df.cache() for df in (table, members, groups, runs))
+    epochs = consumer_group_epochs(events)
+    table, members, groups, runs, epochs = (df.cache() for df in (table, members, groups, runs, epochs))
     out_path = None
     if out is not None:
         out_path = prepare_out(out)
-        for name, df in zip(TABLES, (table, members, groups, runs), strict=True):
+        for name, df in zip((*TABLES, EPOCHS_TABLE), (table, members, groups, runs, epochs), strict=True):
             df.coalesce(1).write.mode("overwrite").parquet(table_path(out_path, name))
-    return Analysis(table.orderBy("run", "group_id", "generation_id"), members, groups, runs, out_path)
+    return Analysis(
+        table.orderBy("run", "group_id", "generation_id"), members, groups, runs, out_path,
+        epochs.orderBy("run", "group_id", "group_epoch"),
+    )  # fmt: skip
 
 
 # -- the summary on stdout --------------------------------------------------------------------

@@ -133,12 +133,38 @@ def _analysis_section(analysis: Analysis) -> str:
         {"max time without partitions": [r["max_time_without_partitions_ms"] for r in rebalances]},
         " ms",
     ))  # fmt: skip
+    out.append(_epochs_section(analysis))
     out.append("<h3>Rebalances</h3>")
     out.append(table(rebalances, ["run", "group_id", "generation_id", "trigger", "rebalance_protocol", "protocol_name",
                                   "duration_ms", "members_before", "members_after", "partitions_moved",
                                   "partitions_revoked", "max_time_without_partitions_ms", "max_partitions_per_member",
                                   "min_partitions_per_member", "outcome"],
                      left=["run", "group_id", "trigger", "rebalance_protocol", "protocol_name", "outcome"]))  # fmt: skip
+    return "\n".join(out)
+
+
+def _epochs_section(analysis: Analysis) -> str:
+    """KIP-848 consumer groups: their own charts (one bar per group epoch), when the runs have any."""
+    if analysis.epochs is None:
+        return ""
+    epochs = [r.asDict() for r in analysis.epochs.limit(MAX_TABLE_ROWS * 4).collect()]
+    if not epochs:
+        return ""
+    for r in epochs:
+        r["run"] = os.path.basename(r["run"])
+    labels = [f"{r['run']}:{r['group_id']}:e{r['group_epoch']}" for r in epochs]
+    out = ['<h3 id="kip848">KIP-848 consumer groups: epochs</h3>']
+    out.append(bar_chart(
+        "KIP-848 reconciliation time per group epoch (ms, epoch bump to Stable)",
+        labels, {"reconciliation": [r["reconciliation_ms"] for r in epochs]}, " ms",
+    ))  # fmt: skip
+    out.append(bar_chart(
+        "KIP-848 partitions moved per group epoch (target owner changed)",
+        labels, {"moved": [r["partitions_moved"] for r in epochs]},
+    ))  # fmt: skip
+    out.append(table(epochs, ["run", "group_id", "group_epoch", "trigger", "reconciliation_ms", "members",
+                              "partitions_assigned", "partitions_moved", "reconciliation_steps"],
+                     left=["run", "group_id", "trigger"]))  # fmt: skip
     return "\n".join(out)
 
 
