@@ -98,6 +98,7 @@ def test_streaming_analyze_matches_the_file_job(spark: SparkSession, tmp_path: P
     assert _rows(streamed["rebalance_members"]) == _rows(files.members)
     assert _rows(streamed["group_summary"]) == _rows(files.groups)
     assert _rows(streamed["run_summary"]) == _rows(files.runs)
+    assert _rows(spark.read.parquet(str(out / "consumer_group_epochs"))) == _rows(files.epochs)
     assert (out / "report.html").is_file()
 
     # Known values of the script: each classic group formed at generation 1 with two members and
@@ -112,3 +113,9 @@ def test_streaming_analyze_matches_the_file_job(spark: SparkSession, tmp_path: P
         assert rows[-1]["partitions_assigned"] == PARTITIONS
     assert by_group["eager"][-1]["rebalance_protocol"] == "eager"
     assert by_group["coop"][-1]["rebalance_protocol"] == "cooperative"
+    # The KIP-848 group: the first member's epoch (nothing to move), then one whose target gives both
+    # members partitions (some moved from the first), reconciled to Stable; then the leaves.
+    epochs = [r for r in _rows(spark.read.parquet(str(out / "consumer_group_epochs"))) if r["group_id"] == "kip848"]
+    assert epochs[0]["members"] == 1 and epochs[0]["partitions_moved"] == 0
+    both = [r for r in epochs if r["members"] == 2 and r["partitions_assigned"] == PARTITIONS]
+    assert both and both[-1]["partitions_moved"] > 0 and both[-1]["reconciliation_ms"] is not None
