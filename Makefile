@@ -7,12 +7,12 @@ STAMP  := $(VENV)/.installed
 # mypy --strict covers these packages .
 TYPED  := mockbroker_protocol mockbroker mockbroker_assignors mockbroker_conformance
 
-.PHONY: test lint typecheck pytest deps build-deps clients bytecode container-images regen bench bench-broker clean serve kafka java-driver go-drivers spark-kafka
+.PHONY: test lint typecheck pytest deps build-deps clients bytecode container-images regen bench bench-broker clean serve kafka java-driver streams-app go-drivers bench-peers spark-kafka
 # Command-line tools the integration tests drive, by Debian package name (each is also its command).
 APT_TOOLS := kcat
 
 # The Spark pipeline (mockbroker_pipeline/) is type-checked too; its tests need java (Spark) and chromium (the
-# report's screenshot). An APT_TOOLS entry is COMMAND:PACKAGE when the package has another name.
+# report's screenshot; also the web console's browser tests, tests/sidecar/test_console.py, through Playwright). An APT_TOOLS entry is COMMAND:PACKAGE when the package has another name.
 TYPED     += mockbroker_pipeline
 APT_TOOLS += java:openjdk-17-jre-headless chromium
 
@@ -57,7 +57,7 @@ typecheck: $(STAMP)
 
 ## pytest: the whole suite (on the compiled codecs when they are built), then the protocol suite
 ## again on the pure codecs (MOCKBROKER_PURE_CODEC=1), so both shapes are tested.
-pytest: $(STAMP) deps clients kafka java-driver go-drivers spark-kafka bytecode container-images
+pytest: $(STAMP) deps clients kafka java-driver streams-app go-drivers bench-peers spark-kafka bytecode container-images
 	$(BIN)/python -m pytest
 	MOCKBROKER_PURE_CODEC=1 $(BIN)/python -m pytest -q -m 'not compiled_codec' tests/protocol
 
@@ -133,6 +133,28 @@ $(JAVA_DRIVER)/.built: mockbroker_conformance/drivers/java/pom.xml $(JAVA_DRIVER
 	javac --release 17 -nowarn -d $(JAVA_DRIVER)/classes -cp '$(JAVA_DRIVER)/libs/*' $(JAVA_DRIVER_SOURCES) && \
 	touch $@
 
+## streams-app: the Kafka Streams word count of the streams-group tests (KIP-1071,
+## mockbroker_conformance/drivers/streams): Maven copies kafka-streams (the broker's version) and its
+## dependencies into build/streams-app/libs, javac compiles the app into build/streams-app/classes;
+## both only when the pom or a source changed. javac and mvn as for java-driver.
+STREAMS_APP := build/streams-app
+STREAMS_APP_SOURCES := $(wildcard mockbroker_conformance/drivers/streams/src/main/java/mockbroker/streams/*.java)
+streams-app: kafka $(STREAMS_APP)/.built
+
+$(STREAMS_APP)/.built: mockbroker_conformance/drivers/streams/pom.xml $(STREAMS_APP_SOURCES)
+	@if ! command -v javac >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing openjdk-17-jdk-headless with apt-get (javac)"; mkdir -p /usr/share/man/man1; \
+	  (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y openjdk-17-jdk-headless) || exit 1; \
+	fi
+	@if ! command -v javac >/dev/null 2>&1 || ! command -v mvn >/dev/null 2>&1; then \
+	  echo "make streams-app: javac or mvn missing (Debian/Ubuntu: sudo apt-get install -y openjdk-17-jdk-headless" \
+	    "maven); the Kafka Streams tests skip locally, fail under CI=true." >&2; exit 0; \
+	fi; \
+	rm -rf $(STREAMS_APP) && \
+	mvn -q -B -f mockbroker_conformance/drivers/streams/pom.xml -Dapp.dir=$(CURDIR)/$(STREAMS_APP) dependency:copy-dependencies && \
+	javac --release 17 -nowarn -d $(STREAMS_APP)/classes -cp '$(STREAMS_APP)/libs/*' $(STREAMS_APP_SOURCES) && \
+	touch $@
+
 ## go-drivers: the Go module drivers of the conformance suite (mockbroker_conformance/drivers/franz-go
 ## and ibm-sarama, their go.mod/go.sum pinning franz-go and the newest IBM/sarama), built from the Go
 ## module proxy into build/go-drivers/ (module and build caches under build/ too); rebuilt only when
@@ -167,6 +189,16 @@ $(GO_DRIVERS)/franz-go-conformance: $(FRANZ_GO)/main.go $(FRANZ_GO)/go.mod $(FRA
 
 $(GO_DRIVERS)/ibm-sarama-conformance: $(IBM_SARAMA)/main.go $(IBM_SARAMA)/go.mod $(IBM_SARAMA)/go.sum | $(GO_TOOLCHAIN_DIR)/GO
 	mkdir -p $(GO_DRIVERS) && cd $(IBM_SARAMA) && $(GO_MODULE_ENV) $$(cat $(CURDIR)/$(GO_TOOLCHAIN_DIR)/GO) build -o $(CURDIR)/$@ .
+
+## bench-peers: kfake, franz-go's fake cluster (bench/kfake: a small main, its go.mod/go.sum pinning
+## github.com/twmb/franz-go/pkg/kfake), built from the Go module proxy into build/bench-peers/ as
+## the Go drivers are; one of bench/run.py's peers (the real Kafka is `make kafka`'s).
+BENCH_PEERS := build/bench-peers
+KFAKE_SRC := bench/kfake
+bench-peers: $(BENCH_PEERS)/kfake
+
+$(BENCH_PEERS)/kfake: $(KFAKE_SRC)/main.go $(KFAKE_SRC)/go.mod $(KFAKE_SRC)/go.sum | $(GO_TOOLCHAIN_DIR)/GO
+	mkdir -p $(BENCH_PEERS) && cd $(KFAKE_SRC) && $(GO_MODULE_ENV) $$(cat $(CURDIR)/$(GO_TOOLCHAIN_DIR)/GO) build -o $(CURDIR)/$@ .
 
 # The sarama and kafkajs tests' clients (tests/integration/clients/) and the conformance suite's
 # sarama driver (mockbroker_conformance/drivers/sarama, built to sarama-conformance). sarama 1.22 and its dependencies
@@ -229,9 +261,10 @@ regen: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/codec.py
 
-## bench-broker: every broker scenario side by side with librdkafka's mock (bench/run.py);
+## bench-broker: every broker scenario side by side with librdkafka's mock, and the startup,
+## requests, rebalance and data scenarios with kfake and the real Kafka too (bench/run.py);
 ## appends to bench/RESULTS.md, JSON in bench/out/. BENCH_ARGS=--quick for a smoke run.
-bench-broker: $(STAMP) bytecode
+bench-broker: $(STAMP) bytecode kafka bench-peers
 	$(BIN)/python -m pip install --quiet -e '.[bench]'
 	$(BIN)/python bench/run.py $(BENCH_ARGS)
 

@@ -1,8 +1,10 @@
 """Shared parts of the broker benchmarks (bench/startup.py ... bench/scale.py, bench/run.py).
 
-- Start either broker in its own process and learn its bootstrap address: mockbroker through
+- Start a broker in its own process and learn its bootstrap address: mockbroker through
   ``mockbroker serve --port 0``, librdkafka's mock cluster through bench/rdkafka_mock.py (ctypes on
-  the librdkafka that confluent-kafka's wheel bundles). Both print one READY line on stdout.
+  the librdkafka that confluent-kafka's wheel bundles), and the peers: kfake (franz-go's fake
+  cluster, bench/kfake built by ``make bench-peers``) and the real Kafka (bench/kafka_peer.py, the
+  jars of ``make kafka``). Each prints one READY line on stdout.
 - Read a process's CPU seconds and RSS from /proc (Linux; the benchmarks target it).
 - Record the machine: versions, CPU, load average (the machine is shared: every result carries it).
 - Write JSON to bench/out/ and append Markdown sections to bench/RESULTS.md.
@@ -36,6 +38,13 @@ PYTHON = sys.executable
 MOCKBROKER = "mockbroker"
 RDKAFKA = "librdkafka-mock"
 BROKERS = (MOCKBROKER, RDKAFKA)
+KFAKE = "kfake"
+KAFKA = "kafka"
+# The peers bench/run.py adds to the startup, requests, rebalance and data scenarios (--peers).
+PEERS = (KFAKE, KAFKA)
+# Short column names in the Markdown tables.
+LABELS = {MOCKBROKER: "ours", RDKAFKA: "mock", KFAKE: "kfake", KAFKA: "kafka"}
+KFAKE_BINARY = ROOT / "build" / "bench-peers" / "kfake"
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 
@@ -58,18 +67,57 @@ def rdkafka_command(topics: Sequence[str] = (), extra: Sequence[str] = ()) -> li
     return cmd + list(extra)
 
 
+def kfake_command(topics: Sequence[str] = (), extra: Sequence[str] = ()) -> list[str]:
+    if not KFAKE_BINARY.exists():
+        raise FileNotFoundError(f"{KFAKE_BINARY} is missing: run `make bench-peers`")
+    cmd = [str(KFAKE_BINARY)]
+    for t in topics:
+        cmd += ["--topic", t]
+    return cmd + list(extra)
+
+
+def kafka_command(topics: Sequence[str] = (), extra: Sequence[str] = ()) -> list[str]:
+    cmd = [PYTHON, str(BENCH_DIR / "kafka_peer.py")]
+    for t in topics:
+        cmd += ["--topic", t]
+    return cmd + list(extra)
+
+
+def broker_env(kind: str, env: dict[str, str] | None = None) -> dict[str, str]:
+    """``env`` (default: ours) without the Kafka launcher's MOCKBROKER_KAFKA_* variables except for
+    Kafka itself: ``mockbroker serve`` warns of every MOCKBROKER_* variable it does not know."""
+    base = os.environ if env is None else env
+    return {k: v for k, v in base.items() if kind == KAFKA or not k.startswith("MOCKBROKER_KAFKA")}
+
+
+COMMANDS = {MOCKBROKER: mockbroker_command, RDKAFKA: rdkafka_command, KFAKE: kfake_command, KAFKA: kafka_command}
+
+
+def peer_list(text: str) -> list[str]:
+    """The --peers argument: a comma-separated subset of PEERS ("" for none)."""
+    peers = [p for p in text.split(",") if p]
+    unknown = set(peers) - set(PEERS)
+    if unknown:
+        raise SystemExit(f"unknown peers {sorted(unknown)}; known: {', '.join(PEERS)}")
+    return peers
+
+
 @dataclass
 class BrokerProcess:
-    """A broker in its own process; ``bootstrap`` from its READY line. Stop with ``stop()``."""
+    """A broker in its own process; ``bootstrap`` from its READY line. Stop with ``stop()``.
+
+    ``server_pid`` is the process doing the broker's work when the READY line names another
+    (bench/kafka_peer.py's Java child); CPU and RSS are read from it."""
 
     kind: str
     proc: subprocess.Popen[str]
     bootstrap: str
     started_s: float  # launch to READY line
+    server_pid: int | None = None
 
     @property
     def pid(self) -> int:
-        return self.proc.pid
+        return self.server_pid or self.proc.pid
 
     @property
     def address(self) -> tuple[str, int]:
@@ -86,9 +134,12 @@ class BrokerProcess:
         if self.proc.poll() is None:
             with contextlib.suppress(OSError):
                 self.proc.stdin.close() if self.proc.stdin else None
+            # Closing stdin asks for a stop; Kafka's orderly shutdown takes seconds.
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(30 if self.kind == KAFKA else 0)
             self.proc.terminate()
             try:
-                self.proc.wait(10)
+                self.proc.wait(30 if self.kind == KAFKA else 10)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
@@ -102,21 +153,18 @@ def start_broker(
     extra: Sequence[str] = (),
     env: dict[str, str] | None = None,
 ) -> BrokerProcess:
-    """Launch ``kind`` (MOCKBROKER or RDKAFKA) with ``topics`` ("name:partitions") and wait for READY.
+    """Launch ``kind`` (one of BROKERS or PEERS) with ``topics`` ("name:partitions"), wait for READY.
 
     ``initial_rebalance_delay_ms`` None leaves each broker at its own default (ours 0, librdkafka's
-    mock 3000); a number sets group.initial.rebalance.delay.ms on either."""
+    mock and Kafka 3000, kfake has none); a number sets group.initial.rebalance.delay.ms."""
     args = list(extra)
-    if kind == MOCKBROKER:
-        if initial_rebalance_delay_ms is not None:
+    if initial_rebalance_delay_ms is not None:
+        if kind == MOCKBROKER:
             args += ["--set", f"group.initial.rebalance.delay.ms={initial_rebalance_delay_ms}"]
-        cmd = mockbroker_command(topics, args)
-    elif kind == RDKAFKA:
-        if initial_rebalance_delay_ms is not None:
+        else:
             args += ["--initial-rebalance-delay-ms", str(initial_rebalance_delay_ms)]
-        cmd = rdkafka_command(topics, args)
-    else:
-        raise ValueError(kind)
+    cmd = COMMANDS[kind](topics, args)
+    env = broker_env(kind, env)
     t0 = time.perf_counter()
     proc = subprocess.Popen(
         cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT, env=env, bufsize=1
@@ -128,7 +176,8 @@ def start_broker(
         proc.kill()
         raise RuntimeError(f"{kind} did not start: {line!r} (exit {proc.wait()})")
     fields = dict(f.split("=", 1) for f in line.split()[2:] if "=" in f)
-    return BrokerProcess(kind, proc, fields["bootstrap"], started)
+    server_pid = int(fields["pid"]) if "pid" in fields else None
+    return BrokerProcess(kind, proc, fields["bootstrap"], started, server_pid)
 
 
 @contextlib.contextmanager
@@ -232,6 +281,10 @@ def machine() -> dict[str, Any]:
         import importlib.metadata
 
         info["uvloop"] = importlib.metadata.version("uvloop")
+    info["kfake"] = next((line.split()[-1] for line in (BENCH_DIR / "kfake" / "go.mod").read_text().splitlines()
+                          if "franz-go/pkg/kfake " in line), "unknown")  # fmt: skip
+    info["kafka"] = next((line.split('"')[1] for line in (ROOT / "mockbroker_conformance" / "kafka" / "launcher.py")
+                          .read_text().splitlines() if line.startswith("KAFKA_VERSION")), "unknown")  # fmt: skip
     return info
 
 
@@ -291,7 +344,8 @@ def run_header(runs: Sequence[Run]) -> str:
         [
             f"- machine: {m['cpu']}, {m['platform']}",
             f"- {m['python']}; mockbroker HEAD {m['mockbroker_head']}; uvloop {m.get('uvloop', '-')}; "
-            f"confluent-kafka {m['confluent_kafka']}; librdkafka {m['librdkafka']}",
+            f"confluent-kafka {m['confluent_kafka']}; librdkafka {m['librdkafka']}; "
+            f"kfake {m['kfake']}; Apache Kafka {m['kafka']}",
             f"- load average (1/5/15 min) before: {la(first.load_before)}; after: {la(last.load_after)}",
         ]
     )

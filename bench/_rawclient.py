@@ -32,19 +32,26 @@ from mockbroker_protocol.consumer_protocol import (
 )
 from mockbroker_protocol.headers import RequestHeader
 from mockbroker_protocol.messages.api_versions import ApiVersionsRequest
+from mockbroker_protocol.messages.find_coordinator import FindCoordinatorRequest
 from mockbroker_protocol.messages.heartbeat import HeartbeatRequest
 from mockbroker_protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol
 from mockbroker_protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
 from mockbroker_protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
 
-API_VERSIONS, METADATA, HEARTBEAT, JOIN_GROUP, SYNC_GROUP = 18, 3, 12, 11, 14
-VERSION = {API_VERSIONS: 2, METADATA: 12, HEARTBEAT: 4, JOIN_GROUP: 5, SYNC_GROUP: 3}
+API_VERSIONS, METADATA, HEARTBEAT, JOIN_GROUP, SYNC_GROUP, FIND_COORDINATOR = 18, 3, 12, 11, 14, 10
+VERSION = {API_VERSIONS: 2, METADATA: 12, HEARTBEAT: 4, JOIN_GROUP: 5, SYNC_GROUP: 3, FIND_COORDINATOR: 3}
 CLIENT_ID = "bench"
 MEMBER_ID_REQUIRED = 79
 REBALANCE_IN_PROGRESS = 27
 # Answers after which a consumer rejoins: REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION, and the
 # INVALID_REQUEST librdkafka's mock gives a SyncGroup that arrives once its group is up again.
 REJOIN = frozenset({REBALANCE_IN_PROGRESS, 22, 42})
+# COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR: a real Kafka answers
+# these until __consumer_offsets exists and its partition is loaded (the first group request
+# creates it, FindCoordinator being what creates it); a client retries after retry.backoff.ms
+# (100 ms), as this one does.
+COORDINATOR_RETRY = frozenset({14, 15, 16})
+RETRY_BACKOFF_S = 0.1
 _SIZE = struct.Struct(">i")
 
 
@@ -143,6 +150,14 @@ async def join_group(
     took from the first JoinGroup, and the open connections (the caller closes them)."""
     metadata = encode_subscription(ConsumerProtocolSubscription(topics=[topic]), 0)
     conns = [await asyncio.open_connection(*address) for _ in range(members)]
+    # FindCoordinator first, as a client does: on a real Kafka it creates __consumer_offsets, and
+    # JoinGroup answers NOT_COORDINATOR until that is loaded. Every broker here has one node, the
+    # coordinator, so the answer's address is not used.
+    async with asyncio.timeout(timeout_s):
+        while (found := await _acall(*conns[0], FIND_COORDINATOR, FindCoordinatorRequest(key=group_id))).error_code:
+            if found.error_code not in COORDINATOR_RETRY:
+                raise RuntimeError(f"FindCoordinator error {found.error_code}")
+            await asyncio.sleep(RETRY_BACKOFF_S)
     synced: list[Member | None] = [None] * members
     done = asyncio.Event()
     finished_at: list[float] = []
@@ -167,6 +182,9 @@ async def join_group(
             joined = await _acall(reader, writer, JOIN_GROUP, request)
             member_id = joined.member_id or member_id
             if joined.error_code in (MEMBER_ID_REQUIRED, REBALANCE_IN_PROGRESS):
+                continue
+            if joined.error_code in COORDINATOR_RETRY:
+                await asyncio.sleep(RETRY_BACKOFF_S)
                 continue
             if joined.error_code != 0:
                 raise RuntimeError(f"JoinGroup error {joined.error_code}")

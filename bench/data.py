@@ -8,6 +8,8 @@ every partition from the beginning (no group rebalance in the timing; fetch.queu
 produce_consume) until it has every message.
 Reported: payload MB/s each way and the broker process's CPU seconds per MB (from /proc). The two
 brokers alternate within each repeat; the ratios are medians of per-repeat ratios.
+``--peers kfake,kafka`` adds franz-go's kfake and the real Kafka (its CPU: the Java process's;
+its log on disk in a temporary directory, as Kafka keeps it).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import (
     BROKERS,
+    LABELS,
     MOCKBROKER,
     RDKAFKA,
     BrokerProcess,
@@ -29,6 +32,7 @@ from _common import (
     fmt,
     markdown_table,
     median,
+    peer_list,
     ratio,
     start_broker,
 )
@@ -94,15 +98,19 @@ def main(argv: list[str] | None = None) -> Run:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--scale", type=float, default=1.0, help="fraction of the message counts (quick runs)")
+    parser.add_argument("--peers", default="", help="also kfake and/or kafka (comma-separated)")
     args = parser.parse_args(argv)
+    kinds = [*BROKERS, *peer_list(args.peers)]
     run = Run("data", vars(args))
     topics = [f"data-{w}-{r}:{PARTITIONS}" for w in range(len(WORKLOADS)) for r in range(args.repeats)]
-    procs = {k: start_broker(k, topics) for k in BROKERS}
     samples: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    procs: dict[str, BrokerProcess] = {}
     try:
+        for k in kinds:
+            procs[k] = start_broker(k, topics)
         for rep in range(args.repeats):
             for w, (name, (count, size)) in enumerate(WORKLOADS.items()):
-                for kind in BROKERS if rep % 2 == 0 else BROKERS[::-1]:
+                for kind in kinds if rep % 2 == 0 else kinds[::-1]:
                     r = produce_consume(procs[kind], f"data-{w}-{rep}", max(1, int(count * args.scale)), size)
                     samples.setdefault((name, kind), []).append(r)
                     print(rep, name, kind, {k: round(v, 4) for k, v in r.items()}, flush=True)
@@ -118,11 +126,38 @@ def main(argv: list[str] | None = None) -> Run:
             row[f"mock_{k}"] = median([s[k] for s in theirs])
             row[f"ratio_{k}"] = median([ratio(a[k], b[k]) for a, b in zip(ours, theirs, strict=True)])
         row["samples"] = {"ours": ours, "mock": theirs}
+        for peer in kinds[len(BROKERS) :]:
+            got = samples[(name, peer)]
+            for k in keys:
+                row[f"{peer}_{k}"] = median([s[k] for s in got])
+                row[f"ratio_{peer}_{k}"] = median([ratio(a[k], b[k]) for a, b in zip(ours, got, strict=True)])
+            row["samples"][peer] = got
         run.rows.append(row)
     return run.finish()
 
 
 def markdown(run: Run) -> str:
+    return _markdown_mock(run) + "".join("\n\n" + _markdown_peer(run, peer) for peer in peer_list(run.params.get("peers", "")))
+
+
+def _markdown_peer(run: Run, peer: str) -> str:
+    label = LABELS[peer]
+    rows = []
+    for r in run.rows:
+        for way in ("produce", "consume"):
+            rows.append([
+                r["workload"], way, fmt(r[f"ours_{way}_mb_s"]), fmt(r[f"{peer}_{way}_mb_s"]),
+                f"**{fmt(r[f'ratio_{peer}_{way}_mb_s'])}x**", fmt(r[f"ours_{way}_cpu_s_per_mb"]),
+                fmt(r[f"{peer}_{way}_cpu_s_per_mb"]), f"**{fmt(r[f'ratio_{peer}_{way}_cpu_s_per_mb'])}x**",
+            ])  # fmt: skip
+    return f"#### Data, ours vs {label} (same runs)\n\n" + markdown_table(
+        ["workload", "way", "ours MB/s", f"{label} MB/s", f"MB/s ours/{label}", "ours CPU s/MB", f"{label} CPU s/MB",
+         f"CPU/MB ours/{label}"],
+        rows,
+    )  # fmt: skip
+
+
+def _markdown_mock(run: Run) -> str:
     rows = []
     for r in run.rows:
         for way in ("produce", "consume"):

@@ -19,7 +19,7 @@ from pathlib import Path
 # The ctypes binding lives in the package (the conformance suite's second target); loaded by path so
 # that this process does not import mockbroker (the startup benchmark times it).
 _spec = importlib.util.spec_from_file_location(
-    "_rdkafka_mock", Path(__file__).resolve().parents[1] / "mockbroker" / "conformance" / "rdkafka_mock.py"
+    "_rdkafka_mock", Path(__file__).resolve().parents[1] / "mockbroker_conformance" / "rdkafka_mock.py"
 )
 assert _spec is not None and _spec.loader is not None
 _binding = importlib.util.module_from_spec(_spec)

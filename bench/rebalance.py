@@ -14,6 +14,10 @@ the mock's 3 s), under the defaults only. The classic protocol
 tells members of a rebalance only in heartbeat answers, so after a leave the remaining members
 learn of it within one heartbeat interval; librdkafka's mock additionally waits out
 session.timeout.ms - 1 s before completing a join phase that follows a membership change.
+
+``--peers kfake,kafka`` adds franz-go's kfake (no initial rebalance delay at all; KIP-848
+heartbeat interval 5 s) and the real Kafka (defaults: its own 3000 ms delay and 5 s KIP-848
+heartbeat interval; "delay0": 0 ms), each in the same alternation.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import (
     BROKERS,
+    LABELS,
     MOCKBROKER,
     RDKAFKA,
     BrokerProcess,
@@ -36,6 +41,7 @@ from _common import (
     fmt,
     markdown_table,
     median,
+    peer_list,
     ratio,
     start_broker,
 )
@@ -112,20 +118,24 @@ def main(argv: list[str] | None = None) -> Run:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--heartbeat-ms", type=int, default=CLIENT["heartbeat.interval.ms"],
                         help="the consumers' heartbeat.interval.ms (librdkafka's default: 3000)")  # fmt: skip
+    parser.add_argument("--peers", default="", help="also kfake and/or kafka (comma-separated)")
     args = parser.parse_args(argv)
+    kinds = [*BROKERS, *peer_list(args.peers)]
     CLIENT["heartbeat.interval.ms"] = args.heartbeat_ms
     run = Run("rebalance", {**vars(args), "client": dict(CLIENT), "partitions": PARTITIONS})
     samples: dict[tuple[str, str, int, str], list[dict[str, float]]] = {}
     for setting in args.settings.split(","):
         delay = None if setting == "defaults" else 0
-        procs = {k: start_broker(k, [f"{TOPIC}:{PARTITIONS}"], initial_rebalance_delay_ms=delay) for k in BROKERS}
+        procs: dict[str, BrokerProcess] = {}
         try:
+            for k in kinds:
+                procs[k] = start_broker(k, [f"{TOPIC}:{PARTITIONS}"], initial_rebalance_delay_ms=delay)
             for rep in range(args.repeats):
                 for assignor in args.assignors.split(","):
                     if assignor.startswith(CONSUMER_PROTOCOL) and setting != "defaults":
                         continue  # group.initial.rebalance.delay.ms applies to classic groups only
                     for n in (int(x) for x in args.members.split(",")):
-                        for kind in BROKERS if rep % 2 == 0 else BROKERS[::-1]:
+                        for kind in kinds if rep % 2 == 0 else kinds[::-1]:
                             if n == 1:
                                 r = one(procs[kind], 2, assignor)  # one joins alone, then a second leaves
                                 r = {"assigned_s": r["assigned_s"], "settled_after_leave_s": r["settled_after_leave_s"]}
@@ -146,11 +156,34 @@ def main(argv: list[str] | None = None) -> Run:
             row[f"mock_{k}"] = median([r[k] for r in theirs])
             row[f"ratio_{k}"] = median([ratio(a[k], b[k]) for a, b in zip(rs, theirs, strict=True)])
         row["samples"] = {"ours": rs, "mock": theirs}
+        for peer in kinds[len(BROKERS) :]:
+            got = samples[(setting, assignor, n, peer)]
+            for k in ("assigned_s", "settled_after_leave_s"):
+                row[f"{peer}_{k}"] = median([r[k] for r in got])
+                row[f"ratio_{peer}_{k}"] = median([ratio(a[k], b[k]) for a, b in zip(rs, got, strict=True)])
+            row["samples"][peer] = got
         run.rows.append(row)
     return run.finish()
 
 
 def markdown(run: Run) -> str:
+    return _markdown_mock(run) + "".join("\n\n" + _markdown_peer(run, peer) for peer in peer_list(run.params.get("peers", "")))
+
+
+def _markdown_peer(run: Run, peer: str) -> str:
+    label = LABELS[peer]
+    rows = [[r["settings"], r["assignor"], r["members"], fmt(r["ours_assigned_s"]), fmt(r[f"{peer}_assigned_s"]),
+             f"**{fmt(r[f'ratio_{peer}_assigned_s'])}x**", fmt(r["ours_settled_after_leave_s"]),
+             fmt(r[f"{peer}_settled_after_leave_s"]), f"**{fmt(r[f'ratio_{peer}_settled_after_leave_s'])}x**"]
+            for r in run.rows]  # fmt: skip
+    return f"#### Rebalance, ours vs {label} (same runs)\n\n" + markdown_table(
+        ["broker settings", "assignor", "members", "ours assigned s", f"{label} assigned s", f"ours/{label}",
+         "ours settled s", f"{label} settled s", f"ours/{label}"],
+        rows,
+    )  # fmt: skip
+
+
+def _markdown_mock(run: Run) -> str:
     rows = [[r["settings"], r["assignor"], r["members"], fmt(r["ours_assigned_s"]), fmt(r["mock_assigned_s"]),
              f"**{fmt(r['ratio_assigned_s'])}x**", fmt(r["ours_settled_after_leave_s"]), fmt(r["mock_settled_after_leave_s"]),
              f"**{fmt(r['ratio_settled_after_leave_s'])}x**"] for r in run.rows]  # fmt: skip

@@ -7,6 +7,7 @@ refill) for ``--seconds``, after a warm-up. Reported: requests/s, p50/p99 latenc
 request to the arrival of its whole response; the window's queueing is part of it, the same for
 both brokers), and the broker's CPU seconds per 1,000 requests (from /proc, the broker being its
 own process). Brokers alternate within each repeat; the ratio is the median of per-repeat ratios.
+``--peers kfake,kafka`` adds franz-go's kfake and the real Kafka (its CPU: the Java process's).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _rawclient as rc
 from _common import (
     BROKERS,
+    LABELS,
     MOCKBROKER,
     RDKAFKA,
     BrokerProcess,
@@ -34,6 +36,7 @@ from _common import (
     fmt,
     markdown_table,
     median,
+    peer_list,
     percentile,
     ratio,
     start_broker,
@@ -140,9 +143,10 @@ def main(argv: list[str] | None = None) -> Run:
     parser.add_argument("--warmup", type=float, default=0.5)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--brokers", default=",".join(BROKERS))
+    parser.add_argument("--peers", default="", help="also kfake and/or kafka (comma-separated)")
     args = parser.parse_args(argv)
     conn_counts = [int(c) for c in args.connections.split(",")]
-    kinds = args.brokers.split(",")
+    kinds = args.brokers.split(",") + peer_list(args.peers)
     names = args.requests.split(",")
     run = Run("requests", vars(args))
     procs = {k: start_broker(k, [f"{TOPIC}:8"], initial_rebalance_delay_ms=0) for k in kinds}
@@ -174,12 +178,14 @@ def main(argv: list[str] | None = None) -> Run:
             "p99_ms": median([r["p99_ms"] for r in rs]), "cpu_ms_per_1k": median([r["cpu_ms_per_1k"] for r in rs]),
             "samples": rs,
         })  # fmt: skip
-    if MOCKBROKER in kinds and RDKAFKA in kinds:
+    others = [k for k in kinds if k != MOCKBROKER] if MOCKBROKER in kinds else []
+    for other in others:
         for name in names:
             for conns in conn_counts:
-                ours, theirs = samples[(name, MOCKBROKER, conns)], samples[(name, RDKAFKA, conns)]
+                ours, theirs = samples[(name, MOCKBROKER, conns)], samples[(name, other, conns)]
                 run.rows.append({
-                    "request": name, "broker": "ratio", "connections": conns,
+                    # "ratio" (vs librdkafka's mock) keeps the name earlier runs' JSON used.
+                    "request": name, "broker": "ratio" if other == RDKAFKA else f"ratio:{other}", "connections": conns,
                     "rps": median([ratio(a["rps"], b["rps"]) for a, b in zip(ours, theirs, strict=True)]),
                     "p99_ms": median([ratio(a["p99_ms"], b["p99_ms"]) for a, b in zip(ours, theirs, strict=True)]),
                     "cpu_ms_per_1k": median([ratio(a["cpu_ms_per_1k"], b["cpu_ms_per_1k"]) for a, b in zip(ours, theirs, strict=True)]),
@@ -188,6 +194,30 @@ def main(argv: list[str] | None = None) -> Run:
 
 
 def markdown(run: Run) -> str:
+    return _markdown_mock(run) + "".join("\n\n" + _markdown_peer(run, peer) for peer in peer_list(run.params.get("peers", "")))
+
+
+def _markdown_peer(run: Run, peer: str) -> str:
+    """ours vs one peer: req/s, p99 and CPU side by side with their ratios."""
+    by = {(r["request"], r["broker"], r["connections"]): r for r in run.rows}
+    label = LABELS[peer]
+    rows = []
+    for (name, broker, conns), r in by.items():
+        if broker != MOCKBROKER or (name, peer, conns) not in by:
+            continue
+        m, q = by[(name, peer, conns)], by[(name, f"ratio:{peer}", conns)]
+        rows.append([
+            name, conns, fmt(r["rps"]), fmt(m["rps"]), f"**{fmt(q['rps'])}x**", fmt(r["p99_ms"]), fmt(m["p99_ms"]),
+            f"**{fmt(q['p99_ms'])}x**", fmt(r["cpu_ms_per_1k"]), fmt(m["cpu_ms_per_1k"]), f"**{fmt(q['cpu_ms_per_1k'])}x**",
+        ])  # fmt: skip
+    return f"#### Requests, ours vs {label} (same runs)\n\n" + markdown_table(
+        ["request", "conns", "ours req/s", f"{label} req/s", f"req/s ours/{label}", "ours p99 ms", f"{label} p99 ms",
+         f"p99 ours/{label}", "ours CPU ms/1k req", f"{label} CPU ms/1k req", f"CPU ours/{label}"],
+        rows,
+    )  # fmt: skip
+
+
+def _markdown_mock(run: Run) -> str:
     by = {(r["request"], r["broker"], r["connections"]): r for r in run.rows}
     rows = []
     for (name, broker, conns), r in by.items():

@@ -146,6 +146,11 @@ def build_parser(*, serve_only: bool = False, commands_from_plugins: bool = True
         "cooperative-sticky, a plugin name, or module:attr) instead of the leader's (repeatable)",
     )  # fmt: skip
     serve.add_argument(
+        "--sasl-user", metavar="NAME=PASSWORD", dest="sasl_users", action="append",
+        help="a SASL user for PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 (repeatable; docs/security.md); "
+        "listeners, ssl.* and sasl.* are Kafka settings (--set)",
+    )  # fmt: skip
+    serve.add_argument(
         "--admin-port", metavar="PORT",
         help="serve the HTTP control API (docs/http.md) on this port; 0 picks a free one (default: off)",
     )  # fmt: skip
@@ -229,6 +234,7 @@ def parse_serve(argv: Sequence[str], environ: Mapping[str, str]) -> ServeSetting
         assignment_checks=args.assignment_checks,
         assignment_strict=args.assignment_strict,
         broker_assignors=args.broker_assignors,
+        sasl_users=args.sasl_users,
         admin_port=args.admin_port,
         admin_host=args.admin_host,
         admin_token=args.admin_token,
@@ -429,6 +435,13 @@ def _log_started(cluster: MockCluster, settings: ServeSettings, loop_name: str) 
         "mockbroker %s serving %s; cluster id %s; event loop %s; topics: %s",
         __version__, nodes, settings.cluster.cluster_id, loop_name, topics,
     )  # fmt: skip
+    if cluster.listener.security_protocol != "PLAINTEXT":
+        log.info(
+            "listener %s (%s)%s%s", cluster.listener.name, cluster.listener.security_protocol,
+            f"; SASL mechanisms {','.join(cluster.sasl_mechanisms)}, users: {', '.join(cluster.credentials.users()) or 'none'}"
+            if cluster.listener.sasl else "",
+            f"; clients trust the CA in {cluster.ssl_ca_path}" if cluster.ssl_ca_path else "",
+        )  # fmt: skip
 
 
 def _ready(stdout: TextIO, line: str) -> None:

@@ -31,6 +31,15 @@ class LoopClock:
         return time.time_ns() // 1_000_000
 
 
+def client_clock_ms(clock: Clock, now_ms: int) -> int:
+    """The time clients stamp their records with, for the checks that compare a record's CreateTime
+    with the broker's time (KIP-937's bounds): the broker's own ``now_ms``, except under a manual
+    clock, whose time is a test's fiction (2026-01-01 until advanced) while real clients stamp
+    records with real time: then the wall clock too (a record in bounds of either is accepted), or
+    a real client's every record would be refused as from the future."""
+    return time.time_ns() // 1_000_000 if clock.manual else now_ms
+
+
 class TimerSource(Protocol):
     """What ManualClock needs from the timers it drives (mockbroker.timers.Timers)."""
 

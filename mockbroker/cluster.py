@@ -37,6 +37,8 @@ from mockbroker.model import (
 from mockbroker.state import ClusterState, Listener, RequestHooks
 
 if TYPE_CHECKING:
+    import ssl
+
     from mockbroker.control import Control
     from mockbroker.net.server import BrokerServer
 
@@ -56,11 +58,28 @@ class MockCluster(ClusterState):
         from mockbroker.net.server import BrokerServer
 
         self.start_timers(self.clock.now_ms())
+        ssl_context = self._ssl_context() if self.listener.tls else None
         for node in self.brokers.values():
-            server = BrokerServer(self, node)
+            server = BrokerServer(self, node, ssl_context)
             await server.start()
             self._servers[node.node_id] = server
         return self
+
+    def _ssl_context(self) -> ssl.SSLContext:
+        """The SSL and SASL_SSL listeners' context: ssl.keystore.location's PEM (chain and key), or a
+        throw-away CA and broker certificate for the advertised host (mockbroker/security/tls.py)."""
+        from mockbroker.security import tls
+
+        config = self.config
+        if self.tls is None:
+            if config.ssl_keystore_location:
+                self.tls = tls.TlsMaterial(
+                    config.ssl_keystore_location, config.ssl_keystore_location, config.ssl_truststore_location
+                )
+            else:
+                hosts = sorted({n.advertised_host for n in self.brokers.values()} | {self.listener.host})
+                self.tls = tls.generate(hosts)
+        return tls.server_context(self.tls, config.ssl_client_auth, config.ssl_truststore_location, config.ssl_key_password)
 
     async def stop(self) -> None:
         for server in self._servers.values():

@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
 from mockbroker.clock import Clock, LoopClock
 from mockbroker.config.cluster import ClusterConfig
 from mockbroker.config.groups import GroupConfig
+from mockbroker.config.listeners import ListenerSpec, advertised_of, enabled_mechanisms, listener_of
 from mockbroker.events import Event, EventLog
 from mockbroker.model import BrokerNode, Partition, Topic, TopicError, collision_key, validate_topic_name
+from mockbroker.security.sasl import Credentials
 from mockbroker.timers import Timers
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.hashing import partition_for
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
     from mockbroker.coordinators.transactions.coordinator import TransactionCoordinator
     from mockbroker.log.fetch_sessions import FetchSessionCache
     from mockbroker.log.producers import ProducerIdManager
+    from mockbroker.security.tls import TlsMaterial
 
 log = logging.getLogger("mockbroker")
 
@@ -110,13 +113,24 @@ class ClusterState:
         self.config = config
         self.clock: Clock = clock or LoopClock()
         self.timers = Timers(self.clock)
-        advertised_host = config.advertised_host or config.host
+        # The brokers' listener (mockbroker/config/listeners.py): PLAINTEXT on host and port unless
+        # `listeners` names another; TLS material is made or loaded when the cluster starts.
+        self.listener: ListenerSpec = listener_of(config)
+        adv_host_given, adv_port_given = advertised_of(config)
+        advertised_host = adv_host_given or config.advertised_host or self.listener.host
+        first_adv_port = adv_port_given or config.advertised_port
         self.brokers: dict[int, BrokerNode] = {}
         for i, node_id in enumerate(config.node_ids):
-            port = config.port + i if config.port else 0
-            adv_port = config.advertised_port + i if config.advertised_port else port
+            port = self.listener.port + i if self.listener.port else 0
+            adv_port = first_adv_port + i if first_adv_port else port
             rack = config.racks[i] if config.racks else None
-            self.brokers[node_id] = BrokerNode(node_id, config.host, port, rack, advertised_host, adv_port)
+            self.brokers[node_id] = BrokerNode(node_id, self.listener.host, port, rack, advertised_host, adv_port)
+        # SASL users (PLAIN passwords, SCRAM salted credentials: mockbroker/security/sasl.py).
+        self.credentials = Credentials()
+        for user, password in config.sasl_users.items():
+            self.credentials.add_user(user, password)
+        self.sasl_mechanisms: tuple[str, ...] = enabled_mechanisms(config)
+        self.tls: TlsMaterial | None = None  # set by MockCluster.start for SSL and SASL_SSL
         self.controller_id = config.node_ids[0]
         # read on every request by dispatch: computed once, the config does not change under a cluster
         self.version_caps: dict[int, int] = config.effective_version_caps
@@ -293,6 +307,12 @@ class ClusterState:
     def _assignment_checks_listen(self, event: Event) -> None:
         if self._assignment_checks is not None:
             self._assignment_checks.listen(event)
+
+    @property
+    def ssl_ca_path(self) -> str | None:
+        """The PEM file of the CA that signed the brokers' certificate (generated at start unless
+        ssl.keystore.location is given; then ssl.truststore.location), for clients' ssl cafile."""
+        return self.tls.cafile if self.tls is not None else None
 
     @property
     def bootstrap_servers(self) -> str:

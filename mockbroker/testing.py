@@ -72,6 +72,9 @@ class KafkaCluster:
         self._request_log = request_log
         self.bootstrap_servers = ""
         self.broker_ids: list[int] = []
+        # SSL and SASL_SSL listeners: the PEM file of the CA clients trust (the generated one, or
+        # ssl.truststore.location with ssl.keystore.location), once started; None on plain listeners.
+        self.ssl_ca_path: str | None = None
         self.aio = AsyncFacade(self)
         self._started = False
         self._closed = False
@@ -113,6 +116,7 @@ class KafkaCluster:
             raise
         self.bootstrap_servers = self.cluster.bootstrap_servers
         self.broker_ids = list(self.cluster.brokers)
+        self.ssl_ca_path = self.cluster.ssl_ca_path
         return self
 
     def close(self, check: bool = True) -> list[str]:

@@ -15,8 +15,9 @@ scenario is over (``finish``). Checks:
   epoch older than one a ConsumerGroupHeartbeat already gave it).
 - **api-version**: every request's version is inside the range ApiVersions advertised on that
   connection (or, on a connection that never asked, the range the broker advertises).
-- **coordinator**: after a NOT_COORDINATOR answer for a group, the client sends no more requests
-  for that group to that broker until it has looked the coordinator up again (FindCoordinator);
+- **coordinator**: after a NOT_COORDINATOR answer for a group, the client does not send that
+  request (the same API) for that group to that broker again until it has looked the coordinator
+  up again (FindCoordinator); other APIs in flight at the same time are not held against it;
   a request that arrives at most ``COORDINATOR_GRACE_MS`` before the lookup is let go (the two
   may travel on different connections at once).
 - **member-id-required**: after JoinGroup answers MEMBER_ID_REQUIRED (KIP-394), the client's next
@@ -154,6 +155,12 @@ class Auditor:
     def _check_coordinator(self, client: str, group: str, broker: int, info: dict[str, Any]) -> None:
         refused = self._not_coordinator.get((client, group))
         if refused is None or refused[0] != broker or (client, group, broker) in self._reported_coordinator:
+            return
+        if refused[1].get("api") != info["api"]:
+            # Another API's request (a heartbeat loop's Heartbeat while the refused OffsetCommit
+            # is being handled, say) was issued concurrently by another part of the client: whether
+            # it leaves before the lookup is timing, and the old coordinator refuses it too. What
+            # ignores NOT_COORDINATOR is the refused request sent again without a lookup.
             return
         self._reported_coordinator.add((client, group, broker))
         message = (

@@ -9,6 +9,7 @@ a pass, unless the client audit found something meanwhile (mockbroker only).
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -457,6 +458,96 @@ async def fault_latency(ctx: Context) -> None:
     await wait_for(lambda: len(records(a)) >= 8, "the 8 records with 150 ms on every request", WAIT_S, a)
 
 
+# -- the admin API --------------------------------------------------------------------------------
+
+
+async def admin(d: DriverProcess, op: str, **args: Any) -> Event:
+    """One AdminClient operation of the driver (docs/conformance.md, the ``admin`` command)."""
+    return await d.call({"cmd": "admin", "op": op, **args}, "admin", WAIT_S)
+
+
+def _expect(what: str, got: Any, want: Any) -> None:
+    if got != want:
+        raise ScenarioFailed(f"{what}: {got!r}, expected {want!r}")
+
+
+async def admin_operations(ctx: Context) -> None:
+    """Topics (create, a second create, describe, delete), a topic config (describe, incremental
+    alter, delete back to the default), a partition's earliest and latest offsets, and a group made by
+    the admin API alone: offsets altered, listed and one deleted, the group listed, described
+    (Empty, no members) and deleted, a second delete refused."""
+    d = await ctx.spawn("admin")
+    if "admin_ops" not in d.hello:
+        raise NotSupported("this driver has no admin commands (only the Java driver's AdminClient has them)")
+    topic, group = ctx.cluster.name(f"{ctx.scenario}-t"), ctx.group("g")
+    created = await admin(d, "create_topics", topics=[topic], partitions=3)
+    _expect("create_topics", (created["created"], created["errors"]), ([topic], {}))
+    again = await admin(d, "create_topics", topics=[topic], partitions=3)
+    _expect("a second create_topics", again["errors"], {topic: "TopicExistsException"})
+    described = await admin(d, "describe_topics", topics=[topic])
+    _expect("describe_topics", described["partitions"], {topic: 3})
+
+    configs = (await admin(d, "describe_configs", topic=topic, names=["cleanup.policy", "retention.ms"]))["configs"]
+    _expect("cleanup.policy", configs["cleanup.policy"], {"value": "delete", "source": "DEFAULT_CONFIG"})
+    altered = await admin(d, "alter_configs", topic=topic, set={"retention.ms": "3600000"})
+    _expect("alter_configs", altered["errors"], {})
+
+    def retention(want: dict[str, str]) -> Callable[[], Awaitable[bool]]:
+        # Kafka's broker applies a committed config change from the metadata log a moment after
+        # IncrementalAlterConfigs answers, so a DescribeConfigs right after may show the old value.
+        async def check() -> bool:
+            got = (await admin(d, "describe_configs", topic=topic, names=["retention.ms"]))["configs"]["retention.ms"]
+            return bool(got == want)
+
+        return check
+
+    await wait_for_async(retention({"value": "3600000", "source": "DYNAMIC_TOPIC_CONFIG"}), "retention.ms 3600000, set", WAIT_S)
+    await admin(d, "alter_configs", topic=topic, set={}, delete=["retention.ms"])
+    await wait_for_async(retention({"value": "604800000", "source": "DEFAULT_CONFIG"}), "retention.ms back to its default", WAIT_S)
+
+    await ctx.cluster.seed(topic, seed_records(3, 2, "admin")[:5])  # partitions 0, 1: 2 records; 2: 1
+    earliest = await admin(d, "list_offsets", topic=topic, partitions=[0, 1, 2], spec="earliest")
+    _expect("earliest offsets", earliest["offsets"], {"0": 0, "1": 0, "2": 0})
+    latest = await admin(d, "list_offsets", topic=topic, partitions=[0, 1, 2], spec="latest")
+    _expect("latest offsets", latest["offsets"], {"0": 2, "1": 2, "2": 1})
+
+    await admin(d, "alter_offsets", group=group, topic=topic, offsets={"0": 2, "1": 1})
+    committed = await admin(d, "group_offsets", group=group)
+    _expect("the group's offsets", committed["offsets"], {f"{topic}:0": 2, f"{topic}:1": 1})
+    if group not in (await admin(d, "list_groups"))["groups"]:
+        raise ScenarioFailed(f"list_groups does not list {group}")
+    groups = await admin(d, "describe_groups", groups=[group])
+    _expect("describe_groups", (groups["groups"], groups["errors"]), ({group: {"state": "EMPTY", "members": 0}}, {}))
+    await admin(d, "delete_offsets", group=group, topic=topic, partitions=[1])
+    committed = await admin(d, "group_offsets", group=group)
+    _expect("the group's offsets after delete_offsets", committed["offsets"], {f"{topic}:0": 2})
+    deleted = await admin(d, "delete_groups", groups=[group])
+    _expect("delete_groups", (deleted["deleted"], deleted["errors"]), ([group], {}))
+    if group in (await admin(d, "list_groups"))["groups"]:
+        raise ScenarioFailed(f"list_groups still lists {group} once deleted")
+    again = await admin(d, "delete_groups", groups=[group])
+    _expect("a second delete_groups", again["errors"], {group: "GroupIdNotFoundException"})
+
+    gone = await admin(d, "delete_topics", topics=[topic])
+    _expect("delete_topics", (gone["deleted"], gone["errors"]), ([topic], {}))
+
+    async def unknown() -> bool:
+        left = await admin(d, "describe_topics", topics=[topic])
+        return bool(left["errors"].get(topic) == "UnknownTopicOrPartitionException")
+
+    await wait_for_async(unknown, f"describe_topics to say {topic} is gone", WAIT_S)
+
+
+async def wait_for_async(pred: Callable[[], Awaitable[bool]], what: str, timeout: float) -> None:
+    """Ask ``pred`` again until it holds (a broker's metadata converges after a deletion)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not await pred():
+        if loop.time() > deadline:
+            raise ScenarioFailed(f"timed out after {timeout:.0f}s waiting for {what}")
+        await asyncio.sleep(0.1)
+
+
 @dataclass(frozen=True)
 class Scenario:
     id: str
@@ -482,5 +573,6 @@ SCENARIOS: list[Scenario] = [
     Scenario("fault-broker-down", "fault: the coordinator's broker goes down", fault_broker_down, brokers=3, fault=True),
     Scenario("fault-retriable-errors", "fault: retriable errors (Produce, FindCoordinator)", fault_retriable_errors, fault=True),
     Scenario("fault-latency", "fault: 150 ms on every request", fault_latency, fault=True),
+    Scenario("admin", "admin API: topics, configs, groups, offsets", admin_operations),
 ]
 SCENARIOS_BY_ID = {s.id: s for s in SCENARIOS}

@@ -81,6 +81,13 @@ APIS: dict[int, str] = {
     66: "ListTransactions",
     68: "ConsumerGroupHeartbeat",
     69: "ConsumerGroupDescribe",
+    88: "StreamsGroupHeartbeat",
+    89: "StreamsGroupDescribe",
+
+    76: "ShareGroupHeartbeat",
+    77: "ShareGroupDescribe",
+    78: "ShareFetch",
+    79: "ShareAcknowledge",
 }
 # Non-API structures that travel inside other messages (JoinGroup/SyncGroup metadata).
 DATA_MESSAGES = ("ConsumerProtocolSubscription", "ConsumerProtocolAssignment")

@@ -7,15 +7,20 @@ FrameBuffer and takes complete payloads out; this module never touches a socket 
 Limits follow the broker's NetworkReceive: a negative size is invalid, and a size above
 ``socket.request.max.bytes`` (default 104857600 = 100 MiB) is refused from the 4-byte prefix alone,
 before any of the payload is buffered, so a client cannot make the broker allocate memory by
-announcing a huge frame. A large frame within the limit gets its whole buffer as soon as its size
-is known, as NetworkReceive allocates it. A zero size is a valid (empty) frame; what it holds is
-the decoder's problem, not the framer's.
+announcing a huge frame. Within the limit, a large frame's buffer grows with the bytes that
+actually arrive (doubling, from ``DIRECT_FRAME_SIZE``), so announcing a frame and sending nothing
+costs nothing (Kafka's NetworkReceive allocates the announced size at once; a 4-byte prefix then
+cost the broker 100 MB). The broker-wide budget of ``queued.max.request.bytes`` is Kafka's
+MemoryPool (``MemoryPool`` here): a large frame takes its announced size from it when its prefix
+arrives, and a stream that cannot have it waits (``memory_wanted``) until memory is released. A
+zero size is a valid (empty) frame; what it holds is the decoder's problem, not the framer's.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from struct import Struct
 from typing import NoReturn
 
@@ -27,6 +32,7 @@ __all__ = [
     "DIRECT_FRAME_SIZE",
     "RECEIVE_BUFFER_SIZE",
     "FrameBuffer",
+    "MemoryPool",
     "OwnedFrame",
     "encode_frame",
     "frame_bytes",
@@ -57,6 +63,58 @@ class OwnedFrame(bytearray):
     __slots__ = ()
 
 
+class MemoryPool:
+    """Kafka's SimpleMemoryPool in its non-strict mode (SocketServer builds it from
+    ``queued.max.request.bytes``): a budget of bytes for requests being read or queued.
+
+    ``try_allocate`` succeeds while any memory is left, even for more than is left (non-strict:
+    a frame larger than the whole budget can still be read, alone), so ``available`` may go
+    negative. A stream that was refused registers a waiter (``wait``); ``release`` calls waiters,
+    in order, while memory is left. Sans-I/O: waiters are plain callables, called synchronously.
+    """
+
+    __slots__ = ("_waiters", "available", "size")
+
+    def __init__(self, size: int) -> None:
+        if size <= 0:
+            raise ValueError(f"a memory pool needs a positive size, not {size} (no pool: unbounded)")
+        self.size = size
+        self.available = size
+        self._waiters: deque[Callable[[], None]] = deque()
+
+    @property
+    def is_out_of_memory(self) -> bool:
+        return self.available <= 0
+
+    @property
+    def waiting(self) -> int:
+        return len(self._waiters)
+
+    def try_allocate(self, nbytes: int) -> bool:
+        if self.available <= 0:
+            return False
+        self.available -= nbytes
+        return True
+
+    def allocate(self, nbytes: int) -> None:
+        """Charge bytes that are already in memory (a large frame that arrived whole in one read)."""
+        self.available -= nbytes
+
+    def release(self, nbytes: int) -> None:
+        self.available += nbytes
+        waiters = self._waiters
+        while waiters and self.available > 0:
+            waiters.popleft()()
+
+    def wait(self, waiter: Callable[[], None]) -> None:
+        if waiter not in self._waiters:
+            self._waiters.append(waiter)
+
+    def forget(self, waiter: Callable[[], None]) -> None:
+        with contextlib.suppress(ValueError):
+            self._waiters.remove(waiter)
+
+
 class FrameBuffer:
     """Cuts a byte stream into frame payloads.
 
@@ -76,7 +134,16 @@ class FrameBuffer:
       (``receive_buffer``: reads into it are handled one at a time, each before the next read).
     - A frame of ``DIRECT_FRAME_SIZE`` or more still arriving gets its own buffer as soon as its
       size prefix has arrived; its bytes so far are moved there, and ``get_buffer`` hands out the
-      rest of it, so that the reads of the rest go straight into the frame handed out.
+      rest of it, so that the reads of the rest go straight into the frame handed out. The buffer
+      grows (doubling) as the frame's bytes arrive, never beyond the announced size.
+
+    With a ``pool`` (``queued.max.request.bytes``), a large frame still arriving takes its
+    announced size from it when its prefix is read, and a large frame that arrives whole is
+    charged as it is; the bytes go back when the frame is taken (``next_frame``) or the stream is
+    dropped (``close``). A frame the pool refuses leaves the stream waiting: ``memory_wanted`` is
+    true, later bytes are only kept (the reader should stop reading), and ``retry`` tries again
+    (the pool's waiter). Small frames are not charged: they are bounded per connection by how much
+    the reader lets wait before it pauses.
 
     A stream error (FrameTooLarge, InvalidValueError for a negative size) is raised by
     ``next_frame`` once the frames before it have been taken, and is sticky from then on: the
@@ -86,18 +153,27 @@ class FrameBuffer:
 
     __slots__ = (
         "_bad",
+        "_charged",
         "_error",
         "_filled",
         "_frame",
+        "_frame_size",
         "_into_frame",
         "_max",
         "_pending",
+        "_pool",
         "_ready",
         "_ready_bytes",
         "_receive_buffer",
+        "_wanted",
     )
 
-    def __init__(self, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE, receive_buffer: bytearray | None = None) -> None:
+    def __init__(
+        self,
+        max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+        receive_buffer: bytearray | None = None,
+        pool: MemoryPool | None = None,
+    ) -> None:
         if not 0 <= max_frame_size <= _MAX_INT32:
             raise ValueError(f"max_frame_size must be in [0, {_MAX_INT32}], not {max_frame_size}")
         self._max = max_frame_size
@@ -105,8 +181,12 @@ class FrameBuffer:
         self._ready: deque[bytes | OwnedFrame] = deque()  # complete frames, in order
         self._ready_bytes = 0
         self._pending = bytearray()  # the start of a small frame (or of a size prefix)
-        self._frame: OwnedFrame | None = None  # a large frame being assembled in place
+        self._frame: OwnedFrame | None = None  # a large frame being assembled in place (grows)
+        self._frame_size = 0  # its announced size
         self._filled = 0  # how many of its bytes have arrived
+        self._pool = pool
+        self._charged = 0  # bytes taken from the pool and not yet released
+        self._wanted = 0  # the size of a large frame the pool refused (0: none)
         self._into_frame = False  # the last get_buffer handed out the rest of _frame
         self._bad: DecodeError | None = None  # found in the stream, raised after the frames before it
         self._error: DecodeError | None = None  # raised: sticky
@@ -119,6 +199,37 @@ class FrameBuffer:
     def buffered(self) -> int:
         """Bytes received but not yet returned as part of a frame."""
         return self._ready_bytes + len(self._pending) + (self._filled if self._frame is not None else 0)
+
+    @property
+    def memory_wanted(self) -> bool:
+        """The pool refused the next frame's size: stop reading until ``retry`` succeeds."""
+        return self._wanted != 0
+
+    @property
+    def ready(self) -> int:
+        """How many complete frames wait to be taken."""
+        return len(self._ready)
+
+    def retry(self) -> None:
+        """Try again to take a refused frame's size from the pool (a MemoryPool waiter)."""
+        if not self._wanted or self._error is not None:
+            return
+        kept = bytes(self._pending)
+        self._pending = bytearray()
+        self._wanted = 0
+        self._receive(memoryview(kept))
+
+    def close(self) -> None:
+        """Drop everything buffered and give its memory back to the pool (the stream is gone)."""
+        if self._pool is not None and self._charged:
+            charged, self._charged = self._charged, 0
+            self._pool.release(charged)
+        self._ready.clear()
+        self._ready_bytes = 0
+        self._pending = bytearray()
+        self._frame = None
+        self._filled = 0
+        self._wanted = 0
 
     def feed(self, data: Buffer) -> None:
         """Take bytes read from the stream. Raises the stream's error if it already has one."""
@@ -134,6 +245,8 @@ class FrameBuffer:
         frame = self._frame
         self._into_frame = frame is not None
         if frame is not None:
+            if self._filled == len(frame):  # full so far: grow (no read holds a view of it now)
+                self._grow(frame, self._filled + 1)
             return memoryview(frame)[self._filled :]
         if self._receive_buffer is None:
             self._receive_buffer = bytearray(RECEIVE_BUFFER_SIZE)
@@ -149,7 +262,7 @@ class FrameBuffer:
             frame = self._frame
             assert frame is not None
             self._filled += nbytes
-            if self._filled == len(frame):
+            if self._filled == self._frame_size:
                 self._frame_done(frame)
         elif nbytes:
             assert self._receive_buffer is not None
@@ -166,6 +279,9 @@ class FrameBuffer:
         if self._ready:
             frame = self._ready.popleft()
             self._ready_bytes -= len(frame)
+            if self._pool is not None and type(frame) is OwnedFrame:
+                self._charged -= len(frame)
+                self._pool.release(len(frame))
             return frame
         if self._bad is not None:
             self._fail(self._bad)
@@ -185,14 +301,19 @@ class FrameBuffer:
             frame = self._frame
             if frame is not None:  # the rest of a large frame comes first
                 filled = self._filled
-                take = min(len(frame) - filled, len(data))
+                take = min(self._frame_size - filled, len(data))
+                if filled + take > len(frame):
+                    self._grow(frame, filled + take)
                 frame[filled : filled + take] = data[:take]
                 self._filled = filled + take
                 data = data[take:]
-                if self._filled == len(frame):
+                if self._filled == self._frame_size:
                     self._frame_done(frame)
                 continue
             pending = self._pending
+            if self._wanted:  # waiting for memory: only keep what arrives
+                pending += data
+                return
             if pending:  # the start of a frame arrived earlier: complete it from data
                 if len(pending) < 4:
                     take = min(4 - len(pending), len(data))
@@ -204,7 +325,10 @@ class FrameBuffer:
                 if size is None:
                     return
                 if size >= DIRECT_FRAME_SIZE:
-                    self._start_frame(size, memoryview(pending)[4:])
+                    if not self._reserve(size):
+                        pending += data
+                        return
+                    self._start_frame(size, bytes(memoryview(pending)[4:]))
                     pending.clear()
                     continue
                 take = min(4 + size - len(pending), len(data))
@@ -228,11 +352,17 @@ class FrameBuffer:
                     return
                 end = pos + 4 + size
                 if end > n:
-                    if size >= DIRECT_FRAME_SIZE:
+                    if size >= DIRECT_FRAME_SIZE and self._reserve(size):
                         self._start_frame(size, data[pos + 4 :])
                         pos = n
                     break
-                ready.append(data[pos + 4 : end].tobytes() if size < DIRECT_FRAME_SIZE else OwnedFrame(data[pos + 4 : end]))
+                if size < DIRECT_FRAME_SIZE:
+                    ready.append(data[pos + 4 : end].tobytes())
+                else:
+                    ready.append(OwnedFrame(data[pos + 4 : end]))
+                    if self._pool is not None:  # in memory already: charged, whatever is left
+                        self._pool.allocate(size)
+                        self._charged += size
                 arrived += size
                 pos = end
             self._ready_bytes += arrived
@@ -252,25 +382,41 @@ class FrameBuffer:
         self._pending = bytearray()
         return None
 
-    def _start_frame(self, size: int, start: memoryview) -> None:
-        self._frame = frame = OwnedFrame(size)
-        frame[: len(start)] = start
-        self._filled = len(start)
+    def _reserve(self, size: int) -> bool:
+        """Take a large frame's announced size from the pool; False (and wait) if refused."""
+        pool = self._pool
+        if pool is None:
+            return True
+        if not pool.try_allocate(size):
+            self._wanted = size
+            return False
+        self._charged += size
+        return True
+
+    def _start_frame(self, size: int, start: Buffer) -> None:
+        arrived = _nbytes(start)
+        # The buffer holds what has arrived, and room for one more read; it grows as bytes come.
+        self._frame = frame = OwnedFrame(min(size, max(arrived, DIRECT_FRAME_SIZE)))
+        frame[:arrived] = start
+        self._frame_size = size
+        self._filled = arrived
+
+    def _grow(self, frame: OwnedFrame, needed: int) -> None:
+        """Make room for ``needed`` bytes: at least double, never beyond the announced size."""
+        target = min(self._frame_size, max(needed, 2 * len(frame)))
+        frame += bytes(target - len(frame))
 
     def _frame_done(self, frame: OwnedFrame) -> None:
         self._ready.append(frame)
         self._ready_bytes += len(frame)
         self._frame = None
+        self._frame_size = 0
         self._filled = 0
 
     def _fail(self, error: DecodeError) -> NoReturn:
         self._error = error
         # The connection is going to be closed; drop what was buffered.
-        self._ready.clear()
-        self._ready_bytes = 0
-        self._pending = bytearray()
-        self._frame = None
-        self._filled = 0
+        self.close()
         raise error
 
 

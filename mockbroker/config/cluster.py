@@ -52,6 +52,12 @@ class ClusterConfig:
     share_coordinator_state_topic_num_partitions: int = 50  # share.coordinator.state.topic.num.partitions
     message_max_bytes: int = KAFKA_MESSAGE_MAX_BYTES  # message.max.bytes
     socket_request_max_bytes: int = KAFKA_SOCKET_REQUEST_MAX_BYTES  # socket.request.max.bytes
+    # Bytes of large requests (64 KiB and up) being read or queued, per broker, as Kafka's
+    # MemoryPool (mockbroker_protocol.framing.MemoryPool); <= 0: unbounded, Kafka's default -1.
+    queued_max_request_bytes: int = -1  # queued.max.request.bytes
+    max_connections: int = 2147483647  # max.connections (per broker; beyond it, held unread)
+    max_connections_per_ip: int = 2147483647  # max.connections.per.ip (beyond it, closed)
+    connections_max_idle_ms: int = 600000  # connections.max.idle.ms (10 min)
     log_retention_ms: int = 604800000  # log.retention.ms (7 days)
     log_retention_bytes: int = -1  # log.retention.bytes
     # api key -> highest version to advertise and serve ("behave like an older broker")
@@ -84,6 +90,27 @@ class ClusterConfig:
     # group.consumer.migration.policy: bidirectional, upgrade, downgrade or disabled (Kafka's
     # default bidirectional): online migration between classic and consumer groups (§10.8).
     group_consumer_migration_policy: str = "bidirectional"
+    # KIP-1071 streams groups (resolved in mockbroker/config/groups.py; None: mockbroker's
+    # fast-test default, or Kafka's with kafka_defaults).
+    group_streams_session_timeout_ms: int | None = None  # group.streams.session.timeout.ms: 10000 here, Kafka 45000
+    group_streams_heartbeat_interval_ms: int | None = None  # group.streams.heartbeat.interval.ms: 100 here, Kafka 5000
+    group_streams_max_size: int = 2147483647  # group.streams.max.size
+    group_streams_num_standby_replicas: int = 0  # group.streams.num.standby.replicas
+    # group.streams.initial.rebalance.delay.ms: 0 here, Kafka 3000
+    group_streams_initial_rebalance_delay_ms: int | None = None
+
+    # KIP-932 share groups (resolved in mockbroker/config/groups.py; None: mockbroker's fast-test
+    # default, or Kafka's with kafka_defaults).
+    group_share_session_timeout_ms: int | None = None  # group.share.session.timeout.ms: 10000 here, Kafka 45000
+    group_share_min_session_timeout_ms: int | None = None  # group.share.min.session.timeout.ms: 1 here, Kafka 45000
+    group_share_max_session_timeout_ms: int = 60000  # group.share.max.session.timeout.ms
+    group_share_heartbeat_interval_ms: int | None = None  # group.share.heartbeat.interval.ms: 100 here, Kafka 5000
+    group_share_min_heartbeat_interval_ms: int | None = None  # group.share.min.heartbeat.interval.ms: 1 here, Kafka 5000
+    group_share_max_heartbeat_interval_ms: int = 15000  # group.share.max.heartbeat.interval.ms
+    group_share_max_size: int = 200  # group.share.max.size
+    group_share_record_lock_duration_ms: int = 30000  # group.share.record.lock.duration.ms
+    group_share_delivery_count_limit: int = 5  # group.share.delivery.count.limit
+    group_share_partition_max_record_locks: int = 2000  # group.share.partition.max.record.locks
     # Kafka's exact defaults for every setting above left at None (--kafka-defaults).
     kafka_defaults: bool = False
     # Also append the event log (mockbroker/events.py, docs/events.md) to this file as JSON Lines.
@@ -107,6 +134,23 @@ class ClusterConfig:
     # broker's assignment replaces the leader's. An exact group id wins over globs, then the first
     # matching glob in order.
     broker_assignors: dict[str, str] = field(default_factory=dict)
+    # Security (mockbroker/security/, docs/security.md), by Kafka's names. listeners: one
+    # "NAME://host:port" per broker for now (the first broker's port; broker i listens on port + i);
+    # empty: one PLAINTEXT listener on host and port. The listener's name maps to its security
+    # protocol through listener.security.protocol.map (Kafka's default maps each protocol's name
+    # to itself).
+    listeners: str = ""  # listeners
+    advertised_listeners: str = ""  # advertised.listeners
+    listener_security_protocol_map: str = ""  # listener.security.protocol.map
+    # sasl.enabled.mechanisms: Kafka's default is GSSAPI (not served here); ours is what is served.
+    sasl_enabled_mechanisms: str = "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512"
+    ssl_keystore_location: str | None = None  # ssl.keystore.location: a PEM file, chain and key (ssl.keystore.type=PEM)
+    ssl_key_password: str | None = None  # ssl.key.password
+    ssl_truststore_location: str | None = None  # ssl.truststore.location: PEM CA(s) for client certificates
+    ssl_client_auth: str = "none"  # ssl.client.auth: none, requested or required
+    # mockbroker's own: users made at start (name -> password), each usable with PLAIN and both
+    # SCRAM mechanisms (SCRAM credentials stored salted, 4096 iterations).
+    sasl_users: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         from mockbroker.config.profiles import caps_for
@@ -145,7 +189,10 @@ class ClusterConfig:
                 raise ValueError(f"{key} must be {_describe_range(bounds)}, not {value}")
         from mockbroker.config.groups import GroupConfig
 
-        GroupConfig.from_cluster_config(self)  # ValueError for inconsistent group settings
+        GroupConfig.from_cluster_config(self)
+        from mockbroker.config.listeners import check_security
+
+        check_security(self)  # ValueError for inconsistent group settings
 
     @property
     def effective_version_caps(self) -> dict[int, int]:
@@ -179,6 +226,10 @@ KAFKA_NAMES: dict[str, str] = {
     "share.coordinator.state.topic.num.partitions": "share_coordinator_state_topic_num_partitions",
     "message.max.bytes": "message_max_bytes",
     "socket.request.max.bytes": "socket_request_max_bytes",
+    "queued.max.request.bytes": "queued_max_request_bytes",
+    "max.connections": "max_connections",
+    "max.connections.per.ip": "max_connections_per_ip",
+    "connections.max.idle.ms": "connections_max_idle_ms",
     "log.retention.ms": "log_retention_ms",
     "log.retention.bytes": "log_retention_bytes",
     "group.min.session.timeout.ms": "group_min_session_timeout_ms",
@@ -197,6 +248,30 @@ KAFKA_NAMES: dict[str, str] = {
     "group.consumer.max.size": "group_consumer_max_size",
     "group.consumer.assignors": "group_consumer_assignors",
     "group.consumer.migration.policy": "group_consumer_migration_policy",
+    "group.streams.session.timeout.ms": "group_streams_session_timeout_ms",
+    "group.streams.heartbeat.interval.ms": "group_streams_heartbeat_interval_ms",
+    "group.streams.max.size": "group_streams_max_size",
+    "group.streams.num.standby.replicas": "group_streams_num_standby_replicas",
+    "group.streams.initial.rebalance.delay.ms": "group_streams_initial_rebalance_delay_ms",
+    "listeners": "listeners",
+    "advertised.listeners": "advertised_listeners",
+    "listener.security.protocol.map": "listener_security_protocol_map",
+    "sasl.enabled.mechanisms": "sasl_enabled_mechanisms",
+    "ssl.keystore.location": "ssl_keystore_location",
+    "ssl.key.password": "ssl_key_password",
+    "ssl.truststore.location": "ssl_truststore_location",
+    "ssl.client.auth": "ssl_client_auth",
+
+    "group.share.session.timeout.ms": "group_share_session_timeout_ms",
+    "group.share.min.session.timeout.ms": "group_share_min_session_timeout_ms",
+    "group.share.max.session.timeout.ms": "group_share_max_session_timeout_ms",
+    "group.share.heartbeat.interval.ms": "group_share_heartbeat_interval_ms",
+    "group.share.min.heartbeat.interval.ms": "group_share_min_heartbeat_interval_ms",
+    "group.share.max.heartbeat.interval.ms": "group_share_max_heartbeat_interval_ms",
+    "group.share.max.size": "group_share_max_size",
+    "group.share.record.lock.duration.ms": "group_share_record_lock_duration_ms",
+    "group.share.delivery.count.limit": "group_share_delivery_count_limit",
+    "group.share.partition.max.record.locks": "group_share_partition_max_record_locks",
 }
 KAFKA_NAMES_BY_FIELD = {v: k for k, v in KAFKA_NAMES.items()}
 FIELD_TYPES: dict[str, str] = {f.name: str(f.type) for f in dataclasses.fields(ClusterConfig)}
@@ -213,6 +288,12 @@ KAFKA_RANGES: dict[str, tuple[int, int]] = {
     "transactional.id.expiration.ms": (1, _INT32_MAX),  # TransactionLogConfig: INT, atLeast(1)
     "message.max.bytes": (1, _INT32_MAX),
     "socket.request.max.bytes": (1, _INT32_MAX),
+    # SocketServerConfigs: queued.max.request.bytes is a LONG without a validator; max.connections
+    # and max.connections.per.ip are INT atLeast(0); connections.max.idle.ms a LONG.
+    "queued.max.request.bytes": (-(1 << 63), _INT64_MAX),
+    "max.connections": (0, _INT32_MAX),
+    "max.connections.per.ip": (0, _INT32_MAX),
+    "connections.max.idle.ms": (-(1 << 63), _INT64_MAX),
     "log.retention.ms": (-1, _INT64_MAX),
     "log.retention.bytes": (-1, _INT64_MAX),
     # GroupCoordinatorConfig: INT settings without a validator accept any int32.
@@ -231,6 +312,17 @@ KAFKA_RANGES: dict[str, tuple[int, int]] = {
     "group.consumer.min.heartbeat.interval.ms": (1, _INT32_MAX),
     "group.consumer.max.heartbeat.interval.ms": (1, _INT32_MAX),
     "group.consumer.max.size": (1, _INT32_MAX),
+    # ShareGroupConfig / GroupCoordinatorConfig (Kafka 4.3): the KIP-932 settings and their ranges.
+    "group.share.session.timeout.ms": (1, _INT32_MAX),
+    "group.share.min.session.timeout.ms": (1, _INT32_MAX),
+    "group.share.max.session.timeout.ms": (1, _INT32_MAX),
+    "group.share.heartbeat.interval.ms": (1, _INT32_MAX),
+    "group.share.min.heartbeat.interval.ms": (1, _INT32_MAX),
+    "group.share.max.heartbeat.interval.ms": (1, _INT32_MAX),
+    "group.share.max.size": (1, 1000),
+    "group.share.record.lock.duration.ms": (1000, 3600000),
+    "group.share.delivery.count.limit": (2, 10),
+    "group.share.partition.max.record.locks": (100, 10000),
 }
 
 

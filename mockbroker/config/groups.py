@@ -23,13 +23,23 @@ mockbroker's defaults are Kafka's except where a fast test needs otherwise; ``ka
 | group.consumer.max.size | 2147483647 | 2147483647 |
 | group.consumer.assignors | uniform,range | uniform,range |
 | group.consumer.migration.policy | bidirectional | bidirectional |
+| group.share.session.timeout.ms | **10000** | 45000 |
+| group.share.min.session.timeout.ms | **1** | 45000 |
+| group.share.max.session.timeout.ms | 60000 | 60000 |
+| group.share.heartbeat.interval.ms | **100** | 5000 |
+| group.share.min.heartbeat.interval.ms | **1** | 5000 |
+| group.share.max.heartbeat.interval.ms | 15000 | 15000 |
+| group.share.max.size | 200 | 200 |
+| group.share.record.lock.duration.ms | 30000 | 30000 |
+| group.share.delivery.count.limit | 5 | 5 |
+| group.share.partition.max.record.locks | 2000 | 2000 |
 
 Why the two differ: with Kafka's 6000 ms minimum a test cannot use a short session timeout to
 watch a member expire, and Kafka's 3000 ms initial delay makes every fresh group's first
 generation take 3 s (kafka-group-semantics §3.6; Kafka's own test suites set it to 0). KIP-848
 members heartbeat every group.consumer.heartbeat.interval.ms and a rebalance advances one heartbeat
 at a time (revoke, then assign, §10.3), so Kafka's 5 s interval makes each step of a test take
-seconds; the session timeout is lowered with it so that a killed member is noticed in a test's time.
+seconds; the session timeout is lowered with it (share groups, KIP-932, take the same fast values) so that a killed member is noticed in a test's time.
 At 100 ms, a group of 50 librdkafka members is fully assigned in a few tenths of a second (members
 that join one after another need two or three revoke/assign steps) and settles a tenth of a second
 after a member leaves (bench/RESULTS.md); a member heartbeating ten times a second costs the broker
@@ -98,6 +108,12 @@ KAFKA_CONSUMER_MIN_SESSION_TIMEOUT_MS = 45000
 MOCK_CONSUMER_HEARTBEAT_INTERVAL_MS = 100
 KAFKA_CONSUMER_HEARTBEAT_INTERVAL_MS = 5000
 MOCK_CONSUMER_MIN_HEARTBEAT_INTERVAL_MS = 1
+MOCK_STREAMS_SESSION_TIMEOUT_MS = 10000
+KAFKA_STREAMS_SESSION_TIMEOUT_MS = 45000
+MOCK_STREAMS_HEARTBEAT_INTERVAL_MS = 100
+KAFKA_STREAMS_HEARTBEAT_INTERVAL_MS = 5000
+MOCK_STREAMS_INITIAL_REBALANCE_DELAY_MS = 0
+KAFKA_STREAMS_INITIAL_REBALANCE_DELAY_MS = 3000
 KAFKA_CONSUMER_MIN_HEARTBEAT_INTERVAL_MS = 5000
 DEFAULT_CONSUMER_ASSIGNORS = ("uniform", "range")
 # ConsumerGroupMigrationPolicy: which online conversions between classic and consumer groups are
@@ -138,6 +154,23 @@ class GroupConfig:
     # Names or "module:attr" references, resolved by mockbroker_assignors.registry; the first is the default.
     consumer_group_assignors: tuple[str, ...] = DEFAULT_CONSUMER_ASSIGNORS
     consumer_group_migration_policy: str = DEFAULT_MIGRATION_POLICY
+    # KIP-1071 streams groups (GroupCoordinatorConfig's group.streams.*)
+    streams_group_session_timeout_ms: int = MOCK_STREAMS_SESSION_TIMEOUT_MS
+    streams_group_heartbeat_interval_ms: int = MOCK_STREAMS_HEARTBEAT_INTERVAL_MS
+    streams_group_max_size: int = 2147483647
+    streams_group_num_standby_replicas: int = 0
+    streams_group_initial_rebalance_delay_ms: int = MOCK_STREAMS_INITIAL_REBALANCE_DELAY_MS
+
+    share_group_session_timeout_ms: int = MOCK_CONSUMER_SESSION_TIMEOUT_MS
+    share_group_min_session_timeout_ms: int = MOCK_CONSUMER_MIN_SESSION_TIMEOUT_MS
+    share_group_max_session_timeout_ms: int = 60000
+    share_group_heartbeat_interval_ms: int = MOCK_CONSUMER_HEARTBEAT_INTERVAL_MS
+    share_group_min_heartbeat_interval_ms: int = MOCK_CONSUMER_MIN_HEARTBEAT_INTERVAL_MS
+    share_group_max_heartbeat_interval_ms: int = 15000
+    share_group_max_size: int = 200
+    share_group_record_lock_duration_ms: int = 30000
+    share_group_delivery_count_limit: int = 5
+    share_group_partition_max_record_locks: int = 2000
 
     def __post_init__(self) -> None:
         """GroupCoordinatorConfig's cross-checks of the KIP-848 settings."""
@@ -162,6 +195,25 @@ class GroupConfig:
         if not self.consumer_group_assignors:
             raise ValueError("group.consumer.assignors must name at least one assignor")
         object.__setattr__(self, "consumer_group_migration_policy", migration_policy(self.consumer_group_migration_policy))
+        # GroupCoordinatorConfig's same cross-checks of the KIP-932 share-group settings.
+        session, heartbeat = self.share_group_session_timeout_ms, self.share_group_heartbeat_interval_ms
+        if not self.share_group_min_session_timeout_ms <= session <= self.share_group_max_session_timeout_ms:
+            raise ValueError(
+                f"group.share.session.timeout.ms must be within group.share.min.session.timeout.ms "
+                f"({self.share_group_min_session_timeout_ms}) and group.share.max.session.timeout.ms "
+                f"({self.share_group_max_session_timeout_ms}), not {session}"
+            )
+        if not self.share_group_min_heartbeat_interval_ms <= heartbeat <= self.share_group_max_heartbeat_interval_ms:
+            raise ValueError(
+                f"group.share.heartbeat.interval.ms must be within group.share.min.heartbeat.interval.ms "
+                f"({self.share_group_min_heartbeat_interval_ms}) and group.share.max.heartbeat.interval.ms "
+                f"({self.share_group_max_heartbeat_interval_ms}), not {heartbeat}"
+            )
+        if heartbeat >= session:
+            raise ValueError(
+                f"group.share.heartbeat.interval.ms ({heartbeat}) must be less than "
+                f"group.share.session.timeout.ms ({session})"
+            )
 
     @property
     def is_upgrade_enabled(self) -> bool:
@@ -215,6 +267,44 @@ class GroupConfig:
             consumer_group_max_size=config.group_consumer_max_size,
             consumer_group_assignors=tuple(a.strip() for a in config.group_consumer_assignors.split(",") if a.strip()),
             consumer_group_migration_policy=config.group_consumer_migration_policy,
+            streams_group_session_timeout_ms=pick(
+                config.group_streams_session_timeout_ms, MOCK_STREAMS_SESSION_TIMEOUT_MS, KAFKA_STREAMS_SESSION_TIMEOUT_MS
+            ),
+            streams_group_heartbeat_interval_ms=pick(
+                config.group_streams_heartbeat_interval_ms, MOCK_STREAMS_HEARTBEAT_INTERVAL_MS,
+                KAFKA_STREAMS_HEARTBEAT_INTERVAL_MS,
+            ),
+            streams_group_max_size=config.group_streams_max_size,
+            streams_group_num_standby_replicas=config.group_streams_num_standby_replicas,
+            streams_group_initial_rebalance_delay_ms=pick(
+                config.group_streams_initial_rebalance_delay_ms, MOCK_STREAMS_INITIAL_REBALANCE_DELAY_MS,
+                KAFKA_STREAMS_INITIAL_REBALANCE_DELAY_MS,
+            ),
+
+            share_group_session_timeout_ms=pick(
+                config.group_share_session_timeout_ms, MOCK_CONSUMER_SESSION_TIMEOUT_MS, KAFKA_CONSUMER_SESSION_TIMEOUT_MS
+            ),
+            share_group_min_session_timeout_ms=pick(
+                config.group_share_min_session_timeout_ms,
+                MOCK_CONSUMER_MIN_SESSION_TIMEOUT_MS,
+                KAFKA_CONSUMER_MIN_SESSION_TIMEOUT_MS,
+            ),
+            share_group_max_session_timeout_ms=config.group_share_max_session_timeout_ms,
+            share_group_heartbeat_interval_ms=pick(
+                config.group_share_heartbeat_interval_ms,
+                MOCK_CONSUMER_HEARTBEAT_INTERVAL_MS,
+                KAFKA_CONSUMER_HEARTBEAT_INTERVAL_MS,
+            ),
+            share_group_min_heartbeat_interval_ms=pick(
+                config.group_share_min_heartbeat_interval_ms,
+                MOCK_CONSUMER_MIN_HEARTBEAT_INTERVAL_MS,
+                KAFKA_CONSUMER_MIN_HEARTBEAT_INTERVAL_MS,
+            ),
+            share_group_max_heartbeat_interval_ms=config.group_share_max_heartbeat_interval_ms,
+            share_group_max_size=config.group_share_max_size,
+            share_group_record_lock_duration_ms=config.group_share_record_lock_duration_ms,
+            share_group_delivery_count_limit=config.group_share_delivery_count_limit,
+            share_group_partition_max_record_locks=config.group_share_partition_max_record_locks,
             group_min_session_timeout_ms=min_session,
             group_max_session_timeout_ms=config.group_max_session_timeout_ms,
             group_initial_rebalance_delay_ms=delay,

@@ -11,7 +11,7 @@ message specs on Kafka's 3.9 branch); "4.0" is the current specs, i.e. no caps.
 
 from __future__ import annotations
 
-# api key -> highest version a Kafka 3.9 broker accepts
+# api key -> highest version a Kafka 3.9 broker accepts (-1: an API it does not serve)
 KAFKA_3_9: dict[int, int] = {
     0: 11,  # Produce
     1: 17,  # Fetch
@@ -47,6 +47,8 @@ KAFKA_3_9: dict[int, int] = {
     66: 1,  # ListTransactions (v2, the id pattern, came with 4.1)
     68: 0,  # ConsumerGroupHeartbeat
     69: 0,  # ConsumerGroupDescribe
+    88: -1,  # StreamsGroupHeartbeat: not served by 3.9 (KIP-1071 came with 4.x)
+    89: -1,  # StreamsGroupDescribe
 }
 
 PROFILES: dict[str, dict[int, int]] = {

@@ -46,6 +46,7 @@ ENV_FIELDS: dict[str, str] = {
     "MOCKBROKER_ASSIGNMENT_CHECKS": "assignment_checks",
     "MOCKBROKER_ASSIGNMENT_STRICT": "assignment_strict",
     "MOCKBROKER_BROKER_ASSIGNORS": "broker_assignors",
+    "MOCKBROKER_SASL_USERS": "sasl_users",
     "MOCKBROKER_ADMIN_PORT": "admin_port",
     "MOCKBROKER_ADMIN_HOST": "admin_host",
     "MOCKBROKER_ADMIN_TOKEN": "admin_token",
@@ -81,6 +82,7 @@ class Flags:
     assignment_checks: str | None = None
     assignment_strict: str | None = None
     broker_assignors: list[str] | None = None  # GLOB=ASSIGNOR, one per --broker-assignor
+    sasl_users: list[str] | None = None  # NAME=PASSWORD, one per --sasl-user
     admin_port: str | None = None
     admin_host: str | None = None
     admin_token: str | None = None
@@ -107,6 +109,7 @@ FLAG_NAMES: dict[str, str] = {
     "assignment_checks": "--assignment-checks",
     "assignment_strict": "--assignment-strict",
     "broker_assignors": "--broker-assignor",
+    "sasl_users": "--sasl-user",
     "admin_port": "--admin-port",
     "admin_host": "--admin-host",
     "admin_token": "--admin-token",
@@ -238,12 +241,39 @@ def parse_field(where: str, name: str, raw: Any) -> Any:
         return value
     if name == "broker_assignors":
         return _broker_assignors(where, raw)
+    if name == "sasl_users":
+        return _sasl_users(where, raw)
     if name in KAFKA_NAMES_BY_FIELD:
         try:
             return parse_kafka_setting(KAFKA_NAMES_BY_FIELD[name], raw)[1]
         except ValueError as exc:
             raise SettingsError(f"{where}: {exc}") from None
     raise SettingsError(f"{where}: not a setting")  # pragma: no cover - callers check names first
+
+
+def _sasl_users(where: str, raw: Any) -> dict[str, str]:
+    """User -> password: a TOML table, "NAME=PASSWORD,NAME=PASSWORD" (the environment) or a list
+    of "NAME=PASSWORD" (repeated flags). Messages never repeat a password."""
+    if isinstance(raw, dict):
+        items = [(str(k), v) for k, v in raw.items()]
+    else:
+        parts = raw.split(",") if isinstance(raw, str) else raw
+        if not isinstance(parts, list):
+            raise SettingsError(f"{where}: must be NAME=PASSWORD pairs")
+        items = []
+        for item in parts:
+            if not isinstance(item, str) or not item.strip():
+                continue
+            user, sep, password = item.partition("=")
+            if not sep:
+                raise SettingsError(f"{where}: expected NAME=PASSWORD (e.g. 'alice=alice-secret')")
+            items.append((user.strip(), password))
+    users: dict[str, str] = {}
+    for user, password in items:
+        if not user or not isinstance(password, str) or not password:
+            raise SettingsError(f"{where}: each user needs a name and a non-empty password")
+        users[user] = password
+    return users
 
 
 def _broker_assignors(where: str, raw: Any) -> dict[str, str]:

@@ -26,6 +26,8 @@ from mockbroker.control.snapshots import (
     GroupSnapshot,
     MemberSnapshot,
     PartitionSnapshot,
+    StreamsGroupSnapshot,
+    StreamsMemberSnapshot,
     TopicSnapshot,
     TransactionSnapshot,
 )
@@ -50,6 +52,8 @@ __all__ = [
     "PartitionSnapshot",
     "ProduceError",
     "RecordLike",
+    "StreamsGroupSnapshot",
+    "StreamsMemberSnapshot",
     "TopicSnapshot",
     "TransactionSnapshot",
     "WaitTimeout",

@@ -11,7 +11,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from mockbroker.control.errors import NotFound, WaitTimeout
 from mockbroker.control.intercept import RequestHooks
-from mockbroker.control.snapshots import AnyGroupSnapshot, consumer_group_snapshot, group_snapshot
+from mockbroker.control.snapshots import (
+    AnyGroupSnapshot,
+    consumer_group_snapshot,
+    group_snapshot,
+    streams_group_snapshot,
+)
 from mockbroker.events import Event
 
 if TYPE_CHECKING:
@@ -89,7 +94,10 @@ class ControlBase:
         classic = self.cluster.groups.groups.get(group_id)
         if classic is not None:
             return group_snapshot(classic)
-        data = self.cluster.groups.snapshot(group_id)
+        if group_id in self.cluster.groups.streams.groups:
+            streams = self.cluster.groups.streams.snapshot(group_id)
+            return None if streams is None else streams_group_snapshot(streams)
+        data = self.cluster.groups.consumer.snapshot(group_id)
         return None if data is None else consumer_group_snapshot(data)
 
     def _consumer_group(self, group_id: str) -> ConsumerGroup:

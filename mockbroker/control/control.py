@@ -29,6 +29,7 @@ from mockbroker.control.intercept import (
     api_key_of,
 )
 from mockbroker.control.records import TopicControl
+from mockbroker.control.security import SecurityControl
 from mockbroker.control.snapshots import FaultsSnapshot
 from mockbroker.control.transactions import TransactionControl
 from mockbroker.events import Event
@@ -36,7 +37,7 @@ from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.registry import APIS
 
 
-class Control(BrokerControl, TopicControl, GroupControl, TransactionControl):
+class Control(BrokerControl, TopicControl, GroupControl, TransactionControl, SecurityControl):
     """Everything a test (or the HTTP API, or the CLI) may do to a running cluster."""
 
     # -- time -------------------------------------------------------------------------------------

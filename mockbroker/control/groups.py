@@ -8,12 +8,22 @@ from typing import Any
 
 from mockbroker.control.base import DEFAULT_WAIT_S, ControlBase
 from mockbroker.control.errors import ControlError
-from mockbroker.control.snapshots import AnyGroupSnapshot, ConsumerGroupSnapshot, GroupListing, only_match
+from mockbroker.control.snapshots import (
+    AnyGroupSnapshot,
+    ConsumerGroupSnapshot,
+    GroupListing,
+    StreamsGroupSnapshot,
+    only_match,
+)
 from mockbroker.coordinators.classic.group import GROUP_TYPE_CLASSIC, ClassicGroupState
 from mockbroker.coordinators.consumer.group import GROUP_TYPE_CONSUMER, ConsumerGroupState
+from mockbroker.coordinators.streams.group import GROUP_TYPE_STREAMS, StreamsGroupState
 
 # What wait_for_group accepts as a state: Kafka's names for classic and consumer groups.
-_GROUP_STATES = frozenset(s.value for s in ClassicGroupState) | frozenset(s.value for s in ConsumerGroupState)
+_GROUP_STATES = (
+    frozenset(s.value for s in ClassicGroupState) | frozenset(s.value for s in ConsumerGroupState)
+    | frozenset(s.value for s in StreamsGroupState)
+)
 
 
 
@@ -26,11 +36,13 @@ class GroupControl(ControlBase):
         coordinator = self.cluster.groups
         listed = [GroupListing(g.group_id, GROUP_TYPE_CLASSIC, g.state.value, g.protocol_type) for g in coordinator.groups.values()]
         listed += [GroupListing(g.group_id, GROUP_TYPE_CONSUMER, g.state.value, g.protocol_type) for g in coordinator.consumer.groups.values()]
+        listed += [GroupListing(g.group_id, GROUP_TYPE_STREAMS, g.state.value, g.protocol_type) for g in coordinator.streams.groups.values()]
         return {g.group_id: g for g in sorted(listed, key=lambda g: g.group_id)}
 
     async def describe_group(self, group_id: str) -> AnyGroupSnapshot | None:
         """The coordinator's view of a group: a ``GroupSnapshot`` for a classic group, a
-        ``ConsumerGroupSnapshot`` for a KIP-848 consumer group (``.type`` tells which), None when
+        ``ConsumerGroupSnapshot`` for a KIP-848 consumer group, a ``StreamsGroupSnapshot`` for a
+        KIP-1071 streams group (``.type`` tells which), None when
         there is no such group."""
         return self._snapshot(group_id)
 
@@ -62,22 +74,24 @@ class GroupControl(ControlBase):
         ``reconciled`` is asked of a classic group."""
         if state is not None and state not in _GROUP_STATES:
             raise ValueError(f"unknown group state {state!r}; states are {', '.join(sorted(_GROUP_STATES))}")
-        if group_type is not None and group_type not in (GROUP_TYPE_CLASSIC, GROUP_TYPE_CONSUMER):
-            raise ValueError(f"unknown group type {group_type!r}; use {GROUP_TYPE_CLASSIC!r} or {GROUP_TYPE_CONSUMER!r}")
+        if group_type is not None and group_type not in (GROUP_TYPE_CLASSIC, GROUP_TYPE_CONSUMER, GROUP_TYPE_STREAMS):
+            raise ValueError(
+                f"unknown group type {group_type!r}; use {GROUP_TYPE_CLASSIC!r}, {GROUP_TYPE_CONSUMER!r} or {GROUP_TYPE_STREAMS!r}"
+            )
 
         def check() -> AnyGroupSnapshot | None:
             view = self._snapshot(group_id)
             if view is None or (group_type is not None and view.type != group_type):
                 return None
-            if reconciled and not isinstance(view, ConsumerGroupSnapshot):
-                raise ControlError(f"group {group_id} is a classic group; reconciled=True is for consumer groups")
+            if reconciled and not isinstance(view, (ConsumerGroupSnapshot, StreamsGroupSnapshot)):
+                raise ControlError(f"group {group_id} is a classic group; reconciled=True is for consumer and streams groups")
             if state is not None and view.state != state:
                 return None
             if members is not None and len(view.members) != members:
                 return None
             if generation_at_least is not None and view.generation_id < generation_at_least:
                 return None
-            if reconciled and not (isinstance(view, ConsumerGroupSnapshot) and view.reconciled):
+            if reconciled and not (isinstance(view, (ConsumerGroupSnapshot, StreamsGroupSnapshot)) and view.reconciled):
                 return None
             if where is not None and not where(view):
                 return None
@@ -120,11 +134,14 @@ class GroupControl(ControlBase):
         A classic group rebalances without it; ControlError while it is parked in
         JoinGroup/SyncGroup, where Kafka cannot expire it either. A consumer group member is
         fenced (its next heartbeat gets UNKNOWN_MEMBER_ID, and it rejoins with epoch 0) and the
-        group epoch is bumped. Returns its member id."""
+        group epoch is bumped; so is a streams group member (KIP-1071). Returns its member id."""
         coordinator, now = self.cluster.groups, self.cluster.clock.now_ms()
         classic = coordinator.groups.get(group_id)
+        streams = coordinator.streams.groups.get(group_id)
         if classic is not None:
             candidates = [(m.member_id, m.member_id, m.group_instance_id, m.client_id) for m in classic.members.values()]
+        elif streams is not None:
+            candidates = [(m.member_id, m.member_id, None, m.client_id) for m in streams.members.values()]
         else:
             consumer = self._consumer_group(group_id)
             candidates = [(m.member_id, m.member_id, m.instance_id, m.client_id) for m in consumer.members.values()]
@@ -137,6 +154,8 @@ class GroupControl(ControlBase):
         try:
             if classic is not None:
                 coordinator.expire_member_session(group_id, found, now, cause)
+            elif streams is not None:
+                coordinator.streams.expire_member_session(group_id, found, now, cause)
             else:
                 coordinator.consumer.expire_member_session(group_id, found, now, cause)
         except ValueError as exc:
@@ -149,10 +168,12 @@ class GroupControl(ControlBase):
         would: heartbeats answer REBALANCE_IN_PROGRESS and members rejoin. A consumer group
         (any state but Empty) gets its group epoch bumped and a new target assignment computed,
         as a change of the subscribed topics' metadata would: it is Reconciling until every
-        member has reconciled to the new epoch at its next heartbeat (docs/control.md)."""
+        member has reconciled to the new epoch at its next heartbeat (docs/control.md). A streams
+        group likewise (a new target for a new group epoch)."""
         coordinator, now = self.cluster.groups, self.cluster.clock.now_ms()
         classic = coordinator.groups.get(group_id)
-        consumer = None if classic is not None else self._consumer_group(group_id)
+        streams = coordinator.streams.groups.get(group_id)
+        consumer = None if classic is not None or streams is not None else self._consumer_group(group_id)
         def cause() -> None:  # as in expire_session: only once accepted, before the effects
             self._record("control.rebalance_forced", group_id=group_id, reason=reason)
 
@@ -160,6 +181,9 @@ class GroupControl(ControlBase):
             if classic is not None:
                 coordinator.force_rebalance(group_id, now, reason, cause)
                 return str(classic.state.value)
+            if streams is not None:
+                coordinator.streams.force_rebalance(group_id, now, reason, cause)
+                return str(streams.state.value)
             failed = coordinator.consumer.force_rebalance(group_id, now, reason, cause)
         except ValueError as exc:
             raise ControlError(str(exc)) from None

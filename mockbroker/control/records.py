@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from mockbroker.clock import client_clock_ms
 from mockbroker.control.base import NO_LEADER, ControlBase
 from mockbroker.control.errors import NotFound, ProduceError
 from mockbroker.control.snapshots import ConsumedRecord, TopicSnapshot, topic_snapshot
@@ -85,6 +86,7 @@ class TopicControl(ControlBase):
             result = append_records(
                 self.cluster, self.cluster.brokers[p.leader_id], t, p, batch,
                 acks=-1, api_version=_PRODUCE_VERSION, client_id=CONTROL_CLIENT_ID, now_ms=now,
+                record_now_ms=client_clock_ms(self.cluster.clock, now),
             )  # fmt: skip
             if result.error != ErrorCode.NONE:
                 raise ProduceError(ErrorCode(result.error), result.error_message)

@@ -167,7 +167,96 @@ class ConsumerGroupSnapshot:
         return asdict(self)
 
 
-AnyGroupSnapshot = GroupSnapshot | ConsumerGroupSnapshot
+Tasks = dict[str, dict[str, tuple[int, ...]]]  # "active"/"standby"/"warmup" -> subtopology id -> partitions
+
+
+@dataclass(frozen=True, slots=True)
+class StreamsMemberSnapshot:
+    """A KIP-1071 streams group member (a Kafka Streams client) as its coordinator sees it."""
+
+    member_id: str
+    process_id: str  # the Kafka Streams instance (processId): standbys go to other processes
+    client_id: str
+    client_host: str
+    member_epoch: int
+    previous_member_epoch: int
+    state: str  # STABLE, UNREVOKED_TASKS, UNRELEASED_TASKS
+    topology_epoch: int
+    user_endpoint: str | None  # host:port for interactive queries
+    assigned: Tasks  # what it owns now
+    pending_revocation: Tasks  # what it must give up before it moves on
+    target: Tasks  # what the target assignment gives it
+
+    def active_tasks(self) -> dict[str, tuple[int, ...]]:
+        return self.assigned.get("active", {})
+
+
+@dataclass(frozen=True, slots=True)
+class StreamsGroupSnapshot:
+    """A KIP-1071 streams group (``type`` "streams"): epochs, the topology's state on the topics
+    (``subtopologies``: id -> number of tasks once valid; ``topology_status``: what is wrong,
+    as the heartbeat's Status reports it), and each member's tasks."""
+
+    group_id: str
+    state: str  # Empty, NotReady, Assigning, Reconciling, Stable, Dead
+    group_epoch: int
+    assignment_epoch: int
+    topology_epoch: int | None
+    validated_topology_epoch: int
+    subtopologies: dict[str, int]
+    topology_status: dict[str, str] | None
+    shutdown_requested_by: str | None
+    members: tuple[StreamsMemberSnapshot, ...]
+    protocol_type: str = "streams"
+    type: str = "streams"
+
+    @property
+    def generation_id(self) -> int:
+        """The group epoch, as for a consumer group."""
+        return self.group_epoch
+
+    @property
+    def reconciled(self) -> bool:
+        """Every member is STABLE at the assignment epoch with exactly its target."""
+        return self.group_epoch == self.assignment_epoch and all(
+            m.state == "STABLE" and m.member_epoch == self.assignment_epoch and m.assigned == m.target
+            for m in self.members
+        )
+
+    def member(self, *, client_id: str | None = None, member_id: str | None = None) -> StreamsMemberSnapshot:
+        """The one member matching; ControlError when none or several match."""
+        candidates = [(m, m.member_id, None, m.client_id) for m in self.members]
+        return only_match(self.group_id, candidates, member_id, None, client_id)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def streams_group_snapshot(data: Mapping[str, Any]) -> StreamsGroupSnapshot:
+    """From StreamsGroupCoordinator.snapshot's plain data."""
+
+    def tasks(t: Mapping[str, Mapping[str, Iterable[int]]]) -> Tasks:
+        return {kind: {sub: tuple(ps) for sub, ps in by_sub.items()} for kind, by_sub in t.items()}
+
+    return StreamsGroupSnapshot(
+        group_id=data["group_id"], state=data["state"], group_epoch=data["group_epoch"],
+        assignment_epoch=data["assignment_epoch"], topology_epoch=data["topology_epoch"],
+        validated_topology_epoch=data["validated_topology_epoch"], subtopologies=dict(data["subtopologies"]),
+        topology_status=data["topology_status"], shutdown_requested_by=data["shutdown_requested_by"],
+        members=tuple(
+            StreamsMemberSnapshot(
+                member_id=m["member_id"], process_id=m["process_id"], client_id=m["client_id"],
+                client_host=m["client_host"], member_epoch=m["member_epoch"],
+                previous_member_epoch=m["previous_member_epoch"], state=m["state"],
+                topology_epoch=m["topology_epoch"], user_endpoint=m["user_endpoint"],
+                assigned=tasks(m["assigned"]), pending_revocation=tasks(m["pending_revocation"]), target=tasks(m["target"]),
+            )
+            for m in data["members"]
+        ),
+    )  # fmt: skip
+
+
+AnyGroupSnapshot = GroupSnapshot | ConsumerGroupSnapshot | StreamsGroupSnapshot
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,9 @@ group (``consumer.groups``), never both, so each request goes to one kind:
   does not know to the hook wired here (``_heartbeat_other_kind``). ``heartbeat`` below is the
   same entry for everyone else.
 - ConsumerGroupHeartbeat, ConsumerGroupDescribe: the consumer coordinator (``consumer``).
+- ShareGroupHeartbeat, ShareGroupDescribe: the share coordinator (``share``, KIP-932). A share
+  group's id is refused to the other kinds' requests (GROUP_ID_NOT_FOUND, as Kafka: no conversion
+  between share groups and the others).
 - OffsetCommit: the kind's own validation, then the shared offsets manager; OffsetFetch,
   OffsetDelete, DescribeGroups, ListGroups, DeleteGroups and the cleanup cycle span kinds here.
 
@@ -40,6 +43,11 @@ from mockbroker.coordinators.offsets.manager import OffsetMetadataManager, Trans
 from mockbroker.coordinators.offsets.store import OffsetStore
 from mockbroker.coordinators.parked import Parked
 from mockbroker.coordinators.services import CoordinatorServices
+from mockbroker.coordinators.share.coordinator import ShareGroupCoordinator
+from mockbroker.coordinators.share.group import ShareGroup
+from mockbroker.coordinators.share.manager import SharePartitionManager
+from mockbroker.coordinators.streams.coordinator import StreamsGroupCoordinator, StreamsGroupHeartbeatResult
+from mockbroker.coordinators.streams.group import StreamsGroup
 from mockbroker.events import EventLog
 from mockbroker.timers import Timers
 from mockbroker_protocol.errors import ErrorCode
@@ -55,6 +63,16 @@ from mockbroker_protocol.messages.list_groups import ListedGroup
 from mockbroker_protocol.messages.offset_commit import OffsetCommitRequest, OffsetCommitResponseTopic
 from mockbroker_protocol.messages.offset_delete import OffsetDeleteResponseTopic
 from mockbroker_protocol.messages.offset_fetch import OffsetFetchResponseGroup
+from mockbroker_protocol.messages.share_group_describe import DescribedGroup as ShareDescribedGroup
+from mockbroker_protocol.messages.share_group_heartbeat import (
+    ShareGroupHeartbeatRequest,
+    ShareGroupHeartbeatResponse,
+)
+from mockbroker_protocol.messages.streams_group_describe import DescribedGroup as StreamsDescribedGroup
+from mockbroker_protocol.messages.streams_group_heartbeat import (
+    StreamsGroupHeartbeatRequest,
+    StreamsGroupHeartbeatResponse,
+)
 from mockbroker_protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
 
 if TYPE_CHECKING:
@@ -91,8 +109,18 @@ class GroupCoordinator:
         # for subscriptions, regexes and topic ids.
         self.consumer = ConsumerGroupCoordinator(self.services, self.offset_manager, topics if topics is not None else {})
         self.migration = MixedGroups(self.classic, self.consumer)
+        # KIP-932 share groups: their own id space within the one the kinds share.
+        self.share = ShareGroupCoordinator(self.services, topics if topics is not None else {})
+        self.share.other_kind = lambda group_id: group_id in self.classic.groups or group_id in self.consumer.groups
+        # Share partitions and share sessions (ShareFetch, ShareAcknowledge).
+        self.share_partitions = SharePartitionManager(self.services)
+        self.share.on_member_removed = self.share_partitions.on_member_left
+        self.share.on_group_deleted = self.share_partitions.on_group_deleted
         self.consumer.migration = self.migration
         self.classic.heartbeat_other_kind = self._heartbeat_other_kind
+        # KIP-1071 streams groups; they ask the router about ids of the other kinds.
+        self.streams = StreamsGroupCoordinator(self.services, self.offset_manager, topics if topics is not None else {})
+        self.streams.other_groups = self
 
     # -- what the handlers, the control API and tests read -------------------------------------------
 
@@ -122,14 +150,40 @@ class GroupCoordinator:
     def assignment_checks(self) -> AssignmentChecks | None:
         return self.classic.assignment_checks
 
-    def find_group(self, group_id: str) -> ClassicGroup | ConsumerGroup | None:
-        """The group named ``group_id``, classic or consumer (KIP-848), or None."""
-        return self.classic.groups.get(group_id) or self.consumer.groups.get(group_id)
+    def find_group(self, group_id: str) -> ClassicGroup | ConsumerGroup | StreamsGroup | None:
+        """The group named ``group_id``, classic, consumer (KIP-848) or streams (KIP-1071), or None
+        (share groups: ``share.groups``)."""
+        return self.classic.groups.get(group_id) or self.consumer.groups.get(group_id) or self.streams.groups.get(group_id)
 
     def snapshot(self, group_id: str) -> dict[str, Any] | None:
-        """A consumer group as plain data (ConsumerGroupCoordinator.snapshot); None for a
-        classic or unknown group."""
-        return self.consumer.snapshot(group_id)
+        """A consumer or streams group as plain data (ConsumerGroupCoordinator.snapshot,
+        StreamsGroupCoordinator.snapshot); None for a classic, share or unknown group (a share
+        group's: ``share.snapshot``)."""
+        return self.consumer.snapshot(group_id) or self.streams.snapshot(group_id)
+
+    # -- what the streams coordinator asks of the other kinds (streams.coordinator.OtherGroups) ------
+
+    def other_kind(self, group_id: str) -> str | None:
+        """The kind of the non-streams group ``group_id`` names, or None."""
+        classic = self.classic.groups.get(group_id)
+        if classic is not None and classic.state is not DEAD:
+            return "classic"
+        if group_id in self.consumer.groups:
+            return "consumer"
+        if group_id in self.share.groups:
+            return "share"
+        return None
+
+    def replace_empty_classic_group(self, group_id: str, now_ms: int) -> bool:
+        """maybeDeleteEmptyClassicGroup: an empty classic group makes way for a streams group."""
+        classic = self.classic.groups.get(group_id)
+        if classic is None or classic.state is not EMPTY:
+            return False
+        self.classic.remove_group(classic, now_ms, "replaced by a streams group (StreamsGroupHeartbeat)")
+        return True
+
+    def _share_group(self, group_id: str) -> ShareGroup | None:
+        return self.share.groups.get(group_id)
 
     # -- JoinGroup, SyncGroup, Heartbeat, LeaveGroup (§3-§6, §10.8) ----------------------------------
 
@@ -145,6 +199,15 @@ class GroupCoordinator:
         error = self.classic.check_join_request(request)
         if error is not None:
             return JoinGroupResponse(error_code=error, member_id=request.member_id)
+        if self._share_group(request.group_id) is not None:  # getOrMaybeCreateClassicGroup
+            return JoinGroupResponse(error_code=ErrorCode.GROUP_ID_NOT_FOUND, member_id=request.member_id)
+        streams_group = self.streams.groups.get(request.group_id)
+        if streams_group is not None:
+            # GroupMetadataManager.getOrMaybeCreateClassicGroup: an empty streams group makes way
+            # (maybeDeleteEmptyStreamsGroup); a live one is not a classic group.
+            if not streams_group.is_empty():
+                return JoinGroupResponse(error_code=ErrorCode.GROUP_ID_NOT_FOUND, member_id=request.member_id)
+            self.streams.remove_group(streams_group, now_ms, "replaced by a classic group (JoinGroup)")
         consumer_group = self.consumer.groups.get(request.group_id)
         if consumer_group is not None:
             if not consumer_group.is_empty():
@@ -213,6 +276,14 @@ class GroupCoordinator:
     ) -> ConsumerGroupHeartbeatResponse:
         """GroupCoordinatorService.consumerGroupHeartbeat (an epoch-0 join may upgrade a classic
         group, a leave downgrade the group: the consumer coordinator asks ``migration``)."""
+        if request.group_id in self.streams.groups or self._share_group(request.group_id) is not None:
+            # getOrMaybeCreateConsumerGroup: another kind's group id is not a consumer group.
+            refused = self.consumer.check_heartbeat_request(request, api_version)
+            if refused is not None:
+                return refused
+            return ConsumerGroupHeartbeatResponse(
+                error_code=ErrorCode.GROUP_ID_NOT_FOUND, error_message=f"Group {request.group_id} is not a consumer group."
+            )
         return self.consumer.consumer_group_heartbeat(
             now_ms, request, api_version=api_version, client_id=client_id, client_host=client_host
         )
@@ -221,9 +292,42 @@ class GroupCoordinator:
         """GroupCoordinatorService.consumerGroupDescribe for one group id."""
         return self.consumer.consumer_group_describe(group_id)
 
+    # -- StreamsGroupHeartbeat, StreamsGroupDescribe (KIP-1071) --------------------------------------
+
+    def check_streams_group_heartbeat_request(self, request: StreamsGroupHeartbeatRequest) -> StreamsGroupHeartbeatResponse | None:
+        """The checks made before NOT_COORDINATOR: the error answer, or None."""
+        return self.streams.check_heartbeat_request(request)
+
+    def streams_group_heartbeat(
+        self, now_ms: int, request: StreamsGroupHeartbeatRequest, *, client_id: str, client_host: str
+    ) -> StreamsGroupHeartbeatResult:
+        """GroupCoordinatorService.streamsGroupHeartbeat: the answer and the internal topics to create."""
+        return self.streams.streams_group_heartbeat(now_ms, request, client_id=client_id, client_host=client_host)
+
+    def streams_group_describe(self, group_id: str) -> StreamsDescribedGroup:
+        """GroupCoordinatorService.streamsGroupDescribe for one group id."""
+        return self.streams.streams_group_describe(group_id)
+    # -- ShareGroupHeartbeat, ShareGroupDescribe (KIP-932) --------------------------------------------
+
+    def check_share_group_heartbeat_request(self, request: ShareGroupHeartbeatRequest) -> ShareGroupHeartbeatResponse | None:
+        """The checks made before NOT_COORDINATOR: the INVALID_REQUEST answer, or None."""
+        return self.share.check_heartbeat_request(request)
+
+    def share_group_heartbeat(
+        self, now_ms: int, request: ShareGroupHeartbeatRequest, *, client_id: str, client_host: str
+    ) -> ShareGroupHeartbeatResponse:
+        """GroupCoordinatorService.shareGroupHeartbeat."""
+        return self.share.share_group_heartbeat(now_ms, request, client_id=client_id, client_host=client_host)
+
+    def share_group_describe(self, group_id: str) -> ShareDescribedGroup:
+        """GroupCoordinatorService.shareGroupDescribe for one group id."""
+        return self.share.share_group_describe(group_id)
+
     def validate_offset_fetch(self, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode | None:
-        """OffsetFetch v9+ member checks: a consumer group's (ConsumerGroup.validateOffsetFetch);
+        """OffsetFetch v9+ member checks: a consumer or streams group's (validateOffsetFetch);
         None for a classic or unknown group, which check nothing."""
+        if group_id in self.streams.groups:
+            return self.streams.validate_offset_fetch(group_id, member_id, member_epoch)
         return self.consumer.validate_offset_fetch(group_id, member_id, member_epoch)
 
     def expire_member_session(
@@ -246,6 +350,9 @@ class GroupCoordinator:
         consumer_group = self.consumer.groups.get(request.group_id)
         if consumer_group is not None:
             return self.consumer.commit_offsets(now_ms, consumer_group, request, api_version=api_version)
+        streams_group = self.streams.groups.get(request.group_id)
+        if streams_group is not None:
+            return self.streams.commit_offsets(now_ms, streams_group, request, api_version=api_version)
         return self.classic.commit_offsets(now_ms, request, api_version=api_version)
 
     def commit_transactional_offsets(
@@ -258,6 +365,12 @@ class GroupCoordinator:
         if consumer_group is not None:
             return self.consumer.commit_transactional_offsets(
                 now_ms, consumer_group, producer_id, topics, generation_id=generation_id, member_id=member_id,
+                group_instance_id=group_instance_id,
+            )  # fmt: skip
+        streams_group = self.streams.groups.get(group_id)
+        if streams_group is not None:
+            return self.streams.commit_transactional_offsets(
+                now_ms, streams_group, producer_id, topics, generation_id=generation_id, member_id=member_id,
                 group_instance_id=group_instance_id,
             )  # fmt: skip
         return self.classic.commit_transactional_offsets(
@@ -275,7 +388,7 @@ class GroupCoordinator:
         """OffsetMetadataManager.fetchOffsets / fetchAllOffsets: an unknown or Dead group answers
         -1 everywhere with no error; classic groups check no member or generation."""
         group = self.classic.groups.get(group_id)
-        known = (group is not None and group.state is not DEAD) or group_id in self.consumer.groups
+        known = (group is not None and group.state is not DEAD) or group_id in self.consumer.groups or group_id in self.streams.groups
         return self.offset_manager.fetch_offsets(group_id, topics, known=known, require_stable=require_stable)
 
     def delete_offsets(
@@ -284,9 +397,10 @@ class GroupCoordinator:
         """OffsetMetadataManager.deleteOffsets for the partitions that passed the broker-level checks."""
         if not group_id:
             return ErrorCode.INVALID_GROUP_ID, []
-        group: ClassicGroup | ConsumerGroup | None = self.classic.groups.get(group_id)
+        group: ClassicGroup | ConsumerGroup | StreamsGroup | None = self.classic.groups.get(group_id)
         if group is None:
-            group = self.consumer.groups.get(group_id)  # KIP-848: no group-level restriction (§8.4)
+            # KIP-848 and KIP-1071 groups: no group-level restriction (§8.4)
+            group = self.consumer.groups.get(group_id) or self.streams.groups.get(group_id)
         elif group.state is DEAD:
             group = None
         if group is None:
@@ -312,13 +426,22 @@ class GroupCoordinator:
         broker's partitions."""
         states = {s.strip().lower() for s in states_filter}
         types = {t.lower() if t.lower() in KNOWN_GROUP_TYPES else "unknown" for t in types_filter}
-        return self.classic.list_groups(states, types, include) + self.consumer.list_groups(states, types, include)
+        return (
+            self.classic.list_groups(states, types, include)
+            + self.consumer.list_groups(states, types, include)
+            + self.streams.list_groups(states, types, include)
+            + self.share.list_groups(states, types, include)
+        )
 
     def delete_group(self, now_ms: int, group_id: str) -> ErrorCode:
         """GroupCoordinatorShard.deleteGroups for one group: only an Empty group goes, with every
         committed and pending offset (§8.7, §10.7)."""
         if group_id in self.consumer.groups:
             return self.consumer.delete_group(now_ms, group_id)
+        if group_id in self.streams.groups:
+            return self.streams.delete_group(now_ms, group_id)
+        if group_id in self.share.groups:
+            return self.share.delete_group(now_ms, group_id)
         return self.classic.delete_group(now_ms, group_id)
 
     # -- the cleanup cycle (§8.2) ---------------------------------------------------------------------
@@ -338,6 +461,9 @@ class GroupCoordinator:
         for consumer in list(self.consumer.groups.values()):
             if self.offset_manager.cleanup_expired_offsets(consumer, now_ms) and consumer.is_empty():
                 self.consumer.remove_group(consumer, now_ms, CLEANUP_REASON)
+        for streams in list(self.streams.groups.values()):
+            if self.offset_manager.cleanup_expired_offsets(streams, now_ms) and streams.is_empty():
+                self.streams.remove_group(streams, now_ms, CLEANUP_REASON)
         self.start(now_ms)
 
     def on_topic_deleted(self, topic: str, now_ms: int) -> None:

@@ -16,6 +16,7 @@ from mockbroker_protocol.errors import ErrorCode
 if TYPE_CHECKING:
     from mockbroker.dispatch.table import Handler
     from mockbroker.model import BrokerNode
+    from mockbroker.security.sasl import SaslSession
     from mockbroker.state import ClusterState
     from mockbroker_protocol.headers import RequestHeader
 
@@ -49,6 +50,11 @@ class RequestContext:
     # The pushed errors this request meets (mockbroker/control/faults.py), set on the slow path
     # only: the per-partition handlers' fault point reads it, None on the common path.
     faults: RequestFaults | None = None
+    # The connection's SASL authenticator on a SASL listener (mockbroker/security/sasl.py), else None.
+    session: SaslSession | None = None
+    # Who is asking (Kafka's KafkaPrincipal as "User:name"): the SASL user, the client
+    # certificate's subject on SSL, User:ANONYMOUS otherwise.
+    principal: str = "User:ANONYMOUS"
 
     @property
     def client_id(self) -> str:

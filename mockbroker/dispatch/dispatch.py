@@ -16,12 +16,15 @@ from typing import TYPE_CHECKING, Any
 from mockbroker.dispatch.context import CloseConnection, RequestContext, answer_key, split_answer
 from mockbroker.dispatch.table import HANDLERS, served_versions
 from mockbroker_protocol import registry
+from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import DecodeError, UnknownApiError, UnsupportedVersionError
 from mockbroker_protocol.primitives import Buffer
 
 if TYPE_CHECKING:
     from mockbroker.model import BrokerNode
+    from mockbroker.security.sasl import SaslSession
     from mockbroker.state import ClusterState, FastHandler
+    from mockbroker_protocol.headers import RequestHeader
 
 log = logging.getLogger("mockbroker.dispatch")
 
@@ -83,30 +86,32 @@ def _remember_request(
     requests[key] = (fast, api_key, cluster.version_caps.get(api_key), version, request)
 
 
+# Before a SASL connection has authenticated, only these are served (SaslServerAuthenticator).
+_BEFORE_AUTHENTICATION = frozenset((registry.API_VERSIONS_KEY, ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE))
+
+
 async def dispatch(
-    cluster: ClusterState, broker: BrokerNode, frame: bytes | bytearray, client: tuple[str, int]
+    cluster: ClusterState,
+    broker: BrokerNode,
+    frame: bytes | bytearray,
+    client: tuple[str, int],
+    session: SaslSession | None = None,
+    principal: str = "User:ANONYMOUS",
 ) -> list[Buffer] | None:
     """Handle one request frame; return the framed response, None for no response.
 
+    ``session`` is the connection's SASL authenticator on a SASL listener; ``principal`` who the
+    connection is (a certificate's subject on SSL; the SASL user once authenticated).
     Raises CloseConnection when the connection must end.
     """
     try:
         header, request = registry.decode_request(frame)
-    except UnsupportedVersionError as exc:
-        handler = HANDLERS.get(exc.api_key)
-        if exc.api_key == registry.API_VERSIONS_KEY and handler is not None:
-            lo, hi = served_versions(cluster, handler)
-            return registry.unsupported_api_versions_response(exc.correlation_id, lo, hi)
-        log.info("closing %s: %s (client %r)", client, exc, exc.client_id)
-        raise CloseConnection(str(exc)) from None
-    except UnknownApiError as exc:
-        log.info("closing %s: %s", client, exc)
-        raise CloseConnection(str(exc)) from None
-    except DecodeError as exc:
-        log.info("closing %s: undecodable request: %s", client, exc)
-        raise CloseConnection(str(exc)) from None
+    except DecodeError as exc:  # UnsupportedVersionError and UnknownApiError among them
+        return _undecodable(cluster, client, exc)
 
     api_key, version = header.request_api_key, header.request_api_version
+    if session is not None:
+        principal = _sasl_principal(cluster, broker, client, session, api_key, principal)
     handler = HANDLERS.get(api_key)
     if handler is None:
         log.info("closing %s: api key %d is not served", client, api_key)
@@ -116,13 +121,12 @@ async def dispatch(
     if cap is not None and cap < hi:
         hi = cap
     if not lo <= version <= hi:
-        if api_key == registry.API_VERSIONS_KEY:
-            return registry.unsupported_api_versions_response(header.correlation_id, lo, hi)
-        log.info("closing %s: %s v%d is outside the served range %d-%d", client, handler.name, version, lo, hi)
-        raise CloseConnection(f"{handler.name} v{version} is not served")
+        return _outside_versions(client, handler.name, header, lo, hi)
 
     intercepting = cluster.intercepting
     ctx = RequestContext(cluster, broker, header, version, cluster.clock.now_ms(), client[0], client[1], intercepting)
+    if session is not None or principal != "User:ANONYMOUS":
+        ctx.session, ctx.principal = session, principal
     if intercepting:  # interceptors, the request log or pushed errors (mockbroker/control/)
         response: Any = await cluster.request_hooks.handle(ctx, handler, request)
     else:  # call_handler inlined: the common path pays for no extra coroutine
@@ -146,3 +150,46 @@ async def dispatch(
         elif handler.fast is not None:
             _remember_request(cluster, frame, api_key, version, handler.fast, request)
     return chunks
+
+
+def _undecodable(cluster: ClusterState, client: tuple[str, int], exc: DecodeError) -> list[Buffer]:
+    """A frame that does not decode: an ApiVersions request of a version not served gets Kafka's
+    v0-encoded UNSUPPORTED_VERSION answer with the served range (KIP-511); anything else closes
+    the connection (CloseConnection)."""
+    if isinstance(exc, UnsupportedVersionError):
+        handler = HANDLERS.get(exc.api_key)
+        if exc.api_key == registry.API_VERSIONS_KEY and handler is not None:
+            lo, hi = served_versions(cluster, handler)
+            return registry.unsupported_api_versions_response(exc.correlation_id, lo, hi)
+        log.info("closing %s: %s (client %r)", client, exc, exc.client_id)
+    elif isinstance(exc, UnknownApiError):
+        log.info("closing %s: %s", client, exc)
+    else:
+        log.info("closing %s: undecodable request: %s", client, exc)
+    raise CloseConnection(str(exc)) from None
+
+
+def _sasl_principal(
+    cluster: ClusterState, broker: BrokerNode, client: tuple[str, int], session: SaslSession, api_key: int, principal: str
+) -> str:
+    """Who a SASL listener's connection is once authenticated. Before that only ApiVersions and
+    the SASL APIs are served: anything else is SaslServerAuthenticator's IllegalSaslStateException,
+    and the connection closes."""
+    if session.authenticated:
+        return session.principal or principal
+    if api_key in _BEFORE_AUTHENTICATION:
+        return principal
+    phase = "handshake" if session.state == "HANDSHAKE_OR_VERSIONS_REQUEST" else "authentication"
+    name = ApiKey(api_key).name if api_key in ApiKey._value2member_map_ else str(api_key)
+    message = f"Unexpected Kafka request of type {name} during SASL {phase}."
+    cluster.events.record("authentication.failed", broker_id=broker.node_id, reason=message, client=f"{client[0]}:{client[1]}")
+    raise CloseConnection(message)
+
+
+def _outside_versions(client: tuple[str, int], name: str, header: RequestHeader, lo: int, hi: int) -> list[Buffer]:
+    """A version outside the served range: ApiVersions answers with the range (KIP-511), any other
+    API closes the connection as Kafka's RequestContext does."""
+    if header.request_api_key == registry.API_VERSIONS_KEY:
+        return registry.unsupported_api_versions_response(header.correlation_id, lo, hi)
+    log.info("closing %s: %s v%d is outside the served range %d-%d", client, name, header.request_api_version, lo, hi)
+    raise CloseConnection(f"{name} v{header.request_api_version} is not served")

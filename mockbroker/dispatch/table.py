@@ -41,6 +41,7 @@ TABLE: dict[ApiKey, tuple[str, tuple[int, int], int | None]] = {
     ApiKey.SYNC_GROUP: ("sync_group", (0, 5), None),
     ApiKey.DESCRIBE_GROUPS: ("describe_groups", (0, 6), None),
     ApiKey.LIST_GROUPS: ("list_groups", (0, 5), None),
+    ApiKey.SASL_HANDSHAKE: ("sasl_handshake", (0, 1), None),
     ApiKey.API_VERSIONS: ("api_versions", (0, 4), None),
     ApiKey.CREATE_TOPICS: ("create_topics", (0, 7), 2),
     ApiKey.DELETE_TOPICS: ("delete_topics", (0, 6), 1),
@@ -54,6 +55,7 @@ TABLE: dict[ApiKey, tuple[str, tuple[int, int], int | None]] = {
     ApiKey.DESCRIBE_CONFIGS: ("describe_configs", (0, 4), 1),
     ApiKey.ALTER_CONFIGS: ("alter_configs", (0, 2), None),
     ApiKey.CREATE_PARTITIONS: ("create_partitions", (0, 3), None),
+    ApiKey.SASL_AUTHENTICATE: ("sasl_authenticate", (0, 2), None),
     ApiKey.DELETE_GROUPS: ("delete_groups", (0, 2), None),
     ApiKey.INCREMENTAL_ALTER_CONFIGS: ("incremental_alter_configs", (0, 1), None),
     ApiKey.OFFSET_DELETE: ("offset_delete", (0, 0), None),
@@ -63,6 +65,13 @@ TABLE: dict[ApiKey, tuple[str, tuple[int, int], int | None]] = {
     ApiKey.LIST_TRANSACTIONS: ("list_transactions", (0, 2), None),
     ApiKey.CONSUMER_GROUP_HEARTBEAT: ("consumer_group_heartbeat", (0, 1), None),
     ApiKey.CONSUMER_GROUP_DESCRIBE: ("consumer_group_describe", (0, 1), None),
+    ApiKey.STREAMS_GROUP_HEARTBEAT: ("streams_group_heartbeat", (0, 0), None),
+    ApiKey.STREAMS_GROUP_DESCRIBE: ("streams_group_describe", (0, 0), None),
+
+    ApiKey.SHARE_GROUP_HEARTBEAT: ("share_group_heartbeat", (1, 1), None),
+    ApiKey.SHARE_GROUP_DESCRIBE: ("share_group_describe", (1, 1), None),
+    ApiKey.SHARE_FETCH: ("share_fetch", (1, 2), None),
+    ApiKey.SHARE_ACKNOWLEDGE: ("share_acknowledge", (1, 2), None),
 }
 
 MODULES = tuple(sorted(module for module, _, _ in TABLE.values()))

@@ -23,6 +23,18 @@ CLUSTER_METADATA_TOPIC = "__cluster_metadata"
 INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC, TRANSACTION_TOPIC, "__share_group_state"})
 
 
+# QuorumController.MAX_RECORDS_PER_USER_OP (= MAX_RECORDS_PER_BATCH): a user operation whose
+# metadata records (a TopicRecord, its ConfigRecords, a PartitionRecord per partition) would pass
+# it fails (BoundedListTooLongException). ReplicationControlManager.MAX_PARTITIONS_PER_BATCH:
+# a CreateTopics asking for more partitions in all is refused before anything is placed.
+MAX_RECORDS_PER_USER_OP = 10_000
+MAX_PARTITIONS_PER_BATCH = 10_000
+# What QuorumController answers for a BoundedListTooLongException (EventHandlerExceptionInfo).
+EXCESSIVELY_LARGE_BATCH = ApiError(ErrorCode.POLICY_VIOLATION, "Unable to perform excessively large batch operation.")
+# ReplicationControlManager.validateTotalNumberOfPartitions's PolicyViolationException.
+EXCESSIVELY_MANY_PARTITIONS = ApiError(ErrorCode.POLICY_VIOLATION, "Excessively large number of partitions per request.")
+
+
 def is_internal(topic: Topic) -> bool:
     return topic.is_internal or topic.name in INTERNAL_TOPICS
 

@@ -13,6 +13,12 @@ ReplicationControlManager.createTopics): a name given twice gets one INVALID_REQ
 "__cluster_metadata" is refused, and each remaining topic is checked on its own (name,
 existence, configs, assignment or counts). Manual assignments are applied (leader = first replica).
 timeout_ms is not used: creation is immediate.
+
+The controller's bounds on one request (issue #19: 2^31-1 partitions used to freeze the broker):
+more than MAX_PARTITIONS_PER_BATCH partitions in all (counted before anything is placed), or more
+than MAX_RECORDS_PER_USER_OP metadata records (a TopicRecord, a ConfigRecord per config and a
+PartitionRecord per partition of every topic that would be created, validate_only too), fail the
+whole request: every topic gets POLICY_VIOLATION (CreateTopicsRequest.getErrorResponse).
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from mockbroker.handlers._topic_admin import CLUSTER_METADATA_TOPIC
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.create_topics import (
+    CreatableTopic,
     CreatableTopicConfigs,
     CreatableTopicResult,
     CreateTopicsRequest,
@@ -34,6 +41,8 @@ from mockbroker_protocol.messages.create_topics import (
 
 if TYPE_CHECKING:
     from mockbroker.dispatch.context import RequestContext
+    from mockbroker.model import Topic
+    from mockbroker.state import ClusterState
 
 API_KEY = ApiKey.CREATE_TOPICS
 VERSIONS = (0, 7)
@@ -45,22 +54,53 @@ def _error(name: str, error: ApiError) -> CreatableTopicResult:
     return CreatableTopicResult(name=name, error_code=error.code, error_message=error.message)
 
 
+def _partitions_asked(cluster: ClusterState, topic: CreatableTopic) -> int:
+    """validateTotalNumberOfPartitions's count for one topic."""
+    if topic.assignments:
+        return len(topic.assignments)
+    if topic.num_partitions == -1:
+        return cluster.config.num_partitions
+    return max(topic.num_partitions, 0)
+
+
+def _batch_error(cluster: ClusterState, topics: list[CreatableTopic]) -> ApiError | None:
+    """The controller's refusal of the whole request for its size, if any."""
+    if sum(_partitions_asked(cluster, topic) for topic in topics) > topic_admin.MAX_PARTITIONS_PER_BATCH:
+        return topic_admin.EXCESSIVELY_MANY_PARTITIONS
+    bound = sum(1 + len(topic.configs) + _partitions_asked(cluster, topic) for topic in topics)
+    if bound <= topic_admin.MAX_RECORDS_PER_USER_OP:
+        return None
+    # Near the bound: count the records of the topics that would really be created.
+    records = 0
+    for topic in topics:
+        created = _create(cluster, topic, validate_only=True)
+        if not isinstance(created, ApiError):
+            records += 1 + len(topic.configs) + len(created.partitions)
+    return topic_admin.EXCESSIVELY_LARGE_BATCH if records > topic_admin.MAX_RECORDS_PER_USER_OP else None
+
+
+def _create(cluster: ClusterState, topic: CreatableTopic, *, validate_only: bool) -> Topic | ApiError:
+    return topic_admin.create_topic(
+        cluster,
+        topic.name,
+        topic.num_partitions,
+        topic.replication_factor,
+        [(a.partition_index, a.broker_ids) for a in topic.assignments],
+        {config.name: config.value for config in topic.configs},
+        validate_only=validate_only,
+    )
+
+
 async def handle(ctx: RequestContext, req: CreateTopicsRequest) -> CreateTopicsResponse:
     cluster = ctx.cluster
     counts = Counter(topic.name for topic in req.topics)
+    effective = [t for t in req.topics if counts[t.name] == 1 and t.name != CLUSTER_METADATA_TOPIC]
+    too_large = _batch_error(cluster, effective)
+    if too_large is not None:
+        return CreateTopicsResponse(throttle_time_ms=0, topics=[_error(topic.name, too_large) for topic in req.topics])
     results: list[CreatableTopicResult] = []
-    for topic in req.topics:
-        if counts[topic.name] > 1 or topic.name == CLUSTER_METADATA_TOPIC:
-            continue
-        created = topic_admin.create_topic(
-            cluster,
-            topic.name,
-            topic.num_partitions,
-            topic.replication_factor,
-            [(a.partition_index, a.broker_ids) for a in topic.assignments],
-            {config.name: config.value for config in topic.configs},
-            validate_only=req.validate_only,
-        )
+    for topic in effective:
+        created = _create(cluster, topic, validate_only=req.validate_only)
         if isinstance(created, ApiError):
             results.append(_error(topic.name, created))
             continue

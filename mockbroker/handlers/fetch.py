@@ -47,7 +47,7 @@ from mockbroker_protocol.messages.fetch import (
     NodeEndpoint,
     PartitionData,
 )
-from mockbroker_protocol.primitives import INT32, INT64
+from mockbroker_protocol.primitives import INT32, INT64, Buffer
 
 if TYPE_CHECKING:
     from mockbroker.dispatch.context import RequestContext, RequestFaults
@@ -102,7 +102,7 @@ async def _read_until_ready(
 ) -> list[tuple[PartitionKey, PartitionData]]:
     cluster = ctx.cluster
     deadline_ms = ctx.now_ms + req.max_wait_ms
-    waiter: _Waiter | None = None
+    waiter: FetchWaiter | None = None
     try:
         while True:
             results, readable, failed, logs = _read_all(ctx, req, wanted)
@@ -116,21 +116,22 @@ async def _read_until_ready(
             ):
                 return results
             if waiter is None:
-                waiter = _Waiter(cluster, logs, deadline_ms)
+                waiter = FetchWaiter(cluster, logs, deadline_ms)
             await waiter.wait()
     finally:
         if waiter is not None:
             waiter.close()
 
 
-class _Waiter:
-    """Wakes a parked fetch on an append to any of its partitions or at its deadline."""
+class FetchWaiter:
+    """Wakes a parked fetch on an append to any of its partitions or at its deadline (ShareFetch
+    adds its own wake-ups on top: handlers/share_fetch.py)."""
 
-    def __init__(self, cluster: ClusterState, logs: list[PartitionLog], deadline_ms: int) -> None:
+    def __init__(self, cluster: ClusterState, logs: list[PartitionLog], deadline_ms: int, kind: str = "fetch") -> None:
         self._cluster = cluster
         self._logs = logs
         self._event = asyncio.Event()
-        self._key = ("fetch", next(_waiter_ids))
+        self._key = (kind, next(_waiter_ids))
         self.expired = False
         for log in logs:
             log.add_listener(self._on_append)
@@ -219,17 +220,7 @@ def _read_partition(
     batches = log.read(
         offset, min(fetch.partition_max_bytes, remaining), upper=upper, min_one_message=min_one_message
     )
-    aborted: list[AbortedTransaction] | None = None
-    if read_committed:
-        # The aborted transactions the returned data overlaps (LocalLog.addAbortedTransactions).
-        aborted = []
-        if batches:
-            last = batches[-1]
-            upper_bound = INT64.unpack_from(last, 0)[0] + INT32.unpack_from(last, 23)[0] + 1
-            aborted = [
-                AbortedTransaction(t.producer_id, t.first_offset)
-                for t in log.collect_aborted_transactions(offset, upper_bound)
-            ]
+    aborted = _aborted_transactions(log, offset, batches) if read_committed else None
     return (
         PartitionData(
             partition_index=index,
@@ -243,6 +234,16 @@ def _read_partition(
         ),
         log,
     )
+
+
+def _aborted_transactions(log: PartitionLog, offset: int, batches: list[Buffer]) -> list[AbortedTransaction]:
+    """The aborted transactions the returned data overlaps (LocalLog.addAbortedTransactions): from
+    the fetch offset to just past the last batch returned (its base offset + last offset delta)."""
+    if not batches:
+        return []
+    last = batches[-1]
+    upper_bound = INT64.unpack_from(last, 0)[0] + INT32.unpack_from(last, 23)[0] + 1
+    return [AbortedTransaction(t.producer_id, t.first_offset) for t in log.collect_aborted_transactions(offset, upper_bound)]
 
 
 def _error(index: int, code: ErrorCode, aborted: list[AbortedTransaction] | None = None) -> PartitionData:

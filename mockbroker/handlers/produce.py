@@ -22,14 +22,16 @@ A transactional producer's first batch of a transaction on a partition is verifi
 transaction coordinator (KIP-890 part 1, mockbroker/handlers/_txn.py): a partition the producer
 did not add to its transaction, or a fenced producer, is refused.
 
-Not checked, unlike Kafka: record timestamps against message.timestamp.{before,after}.max.ms and
-keys on compacted topics (both need the records decoded).
+Records are checked as LogValidator checks them (mockbroker/log/replica_manager.py): CreateTime
+timestamps against message.timestamp.{before,after}.max.ms (KIP-937), no LogAppendTime flag from a
+producer, a key on every record of a compacted topic; each refused record has its RecordError.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mockbroker.clock import client_clock_ms
 from mockbroker.handlers._txn import verify_transactional_append
 from mockbroker.log.replica_manager import AppendResult, append_records
 from mockbroker_protocol.api_keys import ApiKey
@@ -127,6 +129,7 @@ def _produce_topic(
                 api_version=ctx.api_version,
                 client_id=ctx.client_id,
                 now_ms=ctx.now_ms,
+                record_now_ms=client_clock_ms(cluster.clock, ctx.now_ms),
                 may_keep_frame=not ctx.inspected,
             )
         out.append(_partition_response(ctx, topic, data, result))
@@ -143,6 +146,7 @@ def _partition_response(
         log_append_time_ms=result.log_append_time_ms,
         log_start_offset=result.log_start_offset,
         error_message=result.error_message,
+        record_errors=list(result.record_errors),
     )
     if (
         result.error == ErrorCode.NOT_LEADER_OR_FOLLOWER

@@ -15,7 +15,8 @@ down, a clock that is not manual), 500 for our own bug (also recorded as a broke
 
 The package: schema.py (the JSON Schema subset and its validator), components.py (the named
 schemas), calls.py (Op, Call, Reply), endpoints.py (the handlers), operations.py (the table),
-openapi.py (the document), records.py (records as JSON), metrics.py (``/metrics``).
+openapi.py (the document), records.py (records as JSON), metrics.py (``/metrics``), console.py
+(the web console's files at ``/ui``, ui/).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 
 from mockbroker.control import Control, ControlError, NotFound, ProduceError, WaitTimeout
+from mockbroker.http import console
 from mockbroker.http.calls import Call, Op, Reply, parse_param
 from mockbroker.http.components import check
 from mockbroker.http.endpoints import Endpoints
@@ -95,6 +97,7 @@ class AdminServer:
         app = web.Application(middlewares=[self._errors, self._auth], client_max_size=MAX_BODY_BYTES)
         for op in self.ops:
             app.router.add_route(op.method, op.path, _endpoint(op), name=op.operation_id)
+        console.add_routes(app)  # the web console at /ui (mockbroker/http/console.py)
         self._runner = web.AppRunner(
             app, access_log=None, handle_signals=False, shutdown_timeout=1.0, max_line_size=MAX_REQUEST_LINE
         )
@@ -127,7 +130,8 @@ class AdminServer:
 
     @web.middleware
     async def _auth(self, request: web.Request, handler: RequestHandler) -> web.StreamResponse:
-        if self.token is not None and request.path not in UNPROTECTED:
+        # The console's files are public (they ship in the wheel); the calls they make are not.
+        if self.token is not None and request.path not in UNPROTECTED and not console.is_console(request.path):
             given = request.headers.get("Authorization", "")
             scheme, _, credentials = given.partition(" ")
             if scheme.lower() != "bearer" or not hmac.compare_digest(credentials.strip().encode(), self.token.encode()):

@@ -8,6 +8,8 @@ from typing import Any
 
 from mockbroker.coordinators.classic.group import GROUP_TYPE_CLASSIC, ClassicGroupState
 from mockbroker.coordinators.consumer.group import GROUP_TYPE_CONSUMER, ConsumerGroupState, MemberState
+from mockbroker.coordinators.streams.group import GROUP_TYPE_STREAMS, StreamsGroupState
+from mockbroker.coordinators.streams.group import MemberState as StreamsMemberState
 from mockbroker.coordinators.transactions.metadata import TransactionState
 from mockbroker.http.schema import (
     MAX_I32,
@@ -29,10 +31,11 @@ from mockbroker_protocol.registry import APIS
 
 # Kafka's state names of each kind of group (the two share Empty, Stable and Dead); `type` tells
 # the kinds apart in every group the API answers with.
-GROUP_TYPES = (GROUP_TYPE_CLASSIC, GROUP_TYPE_CONSUMER)
+GROUP_TYPES = (GROUP_TYPE_CLASSIC, GROUP_TYPE_CONSUMER, GROUP_TYPE_STREAMS)
 STATES_BY_TYPE: dict[str, tuple[str, ...]] = {
     GROUP_TYPE_CLASSIC: tuple(s.value for s in ClassicGroupState),
     GROUP_TYPE_CONSUMER: tuple(s.value for s in ConsumerGroupState),
+    GROUP_TYPE_STREAMS: tuple(s.value for s in StreamsGroupState),
 }
 # Kafka's TransactionState names (mockbroker/coordinators/transactions/metadata.py).
 TRANSACTION_STATES = tuple(state.value for state in TransactionState)
@@ -48,8 +51,9 @@ ERROR_NAME = s_str(enum=[code.name for code in ErrorCode], description="a Kafka 
 BROKER_ID = s_int(0, MAX_I32)
 TOPIC = s_str(minLength=1, maxLength=249, pattern=TOPIC_NAME)
 GROUP_ID = s_str(minLength=1, maxLength=1024)
-GROUP_TYPE = s_str(enum=list(GROUP_TYPES), description="classic (JoinGroup/SyncGroup) or consumer (KIP-848)")
+GROUP_TYPE = s_str(enum=list(GROUP_TYPES), description="classic (JoinGroup/SyncGroup), consumer (KIP-848) or streams (KIP-1071)")
 PARTITIONS_BY_TOPIC = s_map(s_arr(s_int(0, MAX_I32)), description="{topic: [partition, ...]}")
+TASKS = s_map(s_map(s_arr(s_int(0, MAX_I32))), description="{\"active\"|\"standby\"|\"warmup\": {subtopology id: [partition, ...]}}")
 
 COMPONENTS: dict[str, Schema] = {
     "Error": s_obj(
@@ -152,13 +156,52 @@ COMPONENTS: dict[str, Schema] = {
         description="A KIP-848 consumer group (ConsumerGroupHeartbeat, group.protocol=consumer): epochs instead of a "
         "generation, the broker's assignor instead of a leader, each member's current and target partitions",
     ),
+    "StreamsMember": s_obj(
+        {
+            "member_id": s_str(), "process_id": s_str(description="the Kafka Streams instance"), "client_id": s_str(),
+            "client_host": s_str(), "member_epoch": s_int(-1, MAX_I32), "previous_member_epoch": s_int(-1, MAX_I32),
+            "state": s_str(enum=[s.value for s in StreamsMemberState], description="where it is in its reconciliation"),
+            "topology_epoch": s_int(-1, MAX_I32), "user_endpoint": s_null(s_str(description="host:port for interactive queries")),
+            "assigned": {**TASKS, "description": "what it owns now"},
+            "pending_revocation": {**TASKS, "description": "what it must give up before it moves on"},
+            "target": {**TASKS, "description": "what the target assignment gives it"},
+        },
+        (
+            "member_id", "process_id", "client_id", "client_host", "member_epoch", "previous_member_epoch", "state",
+            "topology_epoch", "user_endpoint", "assigned", "pending_revocation", "target",
+        ),
+        description="A KIP-1071 streams group's member (a Kafka Streams client) as its coordinator sees it",
+    ),
+    "StreamsGroup": s_obj(
+        {
+            "type": s_str(enum=[GROUP_TYPE_STREAMS]), "group_id": s_str(),
+            "state": s_str(enum=list(STATES_BY_TYPE[GROUP_TYPE_STREAMS])),
+            "group_epoch": s_int(0, MAX_I32), "assignment_epoch": s_int(0, MAX_I32),
+            "topology_epoch": s_null(s_int(0, MAX_I32)), "validated_topology_epoch": s_int(-1, MAX_I32),
+            "subtopologies": s_map(s_int(0, MAX_I32), description="{subtopology id: number of tasks} once the topology is valid"),
+            "topology_status": s_null(s_map(s_str(), description="status and detail, as the heartbeat's Status says")),
+            "shutdown_requested_by": s_null(s_str()), "protocol_type": s_str(), "members": s_arr(ref("StreamsMember")),
+            "reconciled": s_bool(description="every member STABLE at the assignment epoch, owning exactly its target"),
+            "coordinator": s_int(0, MAX_I32),
+        },
+        (
+            "type", "group_id", "state", "group_epoch", "assignment_epoch", "topology_epoch", "validated_topology_epoch",
+            "subtopologies", "topology_status", "shutdown_requested_by", "protocol_type", "members", "reconciled",
+            "coordinator",
+        ),
+        description="A KIP-1071 streams group (StreamsGroupHeartbeat, group.protocol=streams): its topology's state on "
+        "the topics and each member's active, standby and warm-up tasks",
+    ),
     "Group": {
-        "oneOf": [ref("ClassicGroup"), ref("ConsumerGroup")],
+        "oneOf": [ref("ClassicGroup"), ref("ConsumerGroup"), ref("StreamsGroup")],
         "discriminator": {
             "propertyName": "type",
-            "mapping": {GROUP_TYPE_CLASSIC: ref("ClassicGroup")["$ref"], GROUP_TYPE_CONSUMER: ref("ConsumerGroup")["$ref"]},
+            "mapping": {
+                GROUP_TYPE_CLASSIC: ref("ClassicGroup")["$ref"], GROUP_TYPE_CONSUMER: ref("ConsumerGroup")["$ref"],
+                GROUP_TYPE_STREAMS: ref("StreamsGroup")["$ref"],
+            },
         },
-        "description": "A group of either kind; `type` says which",
+        "description": "A group of any kind; `type` says which",
     },
     "GroupSummary": s_obj(
         {

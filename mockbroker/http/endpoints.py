@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from mockbroker.control import AnyGroupSnapshot, ConsumerGroupSnapshot, Control, ControlError, NotFound
+from mockbroker.control import (
+    AnyGroupSnapshot,
+    ConsumerGroupSnapshot,
+    Control,
+    ControlError,
+    NotFound,
+    StreamsGroupSnapshot,
+)
 from mockbroker.events import Event
 from mockbroker.http.calls import Call, Param, Reply, parse_param
 from mockbroker.http.components import STATES_BY_TYPE
@@ -71,6 +78,21 @@ class Endpoints:
     async def cluster(self, call: Call) -> Any:
         snap = await self._control.describe_cluster()
         return {**asdict(snap), "bootstrap_servers": self._cluster.bootstrap_servers}
+
+    async def security(self, call: Call) -> Any:
+        snap = await self._control.describe_security()
+        return {**asdict(snap), "sasl_mechanisms": list(snap.sasl_mechanisms)}
+
+    async def users(self, call: Call) -> Any:
+        return {"users": await self._control.users()}
+
+    async def put_user(self, call: Call) -> Any:
+        await self._control.add_user(call.path["user"], call.body["password"], reason="http")
+        return Reply(204)
+
+    async def delete_user(self, call: Call) -> Any:
+        await self._control.remove_user(call.path["user"], reason="http")
+        return Reply(204)
 
     async def brokers(self, call: Call) -> Any:
         return {"brokers": [asdict(b) for b in (await self._control.describe_cluster()).brokers]}
@@ -156,7 +178,7 @@ class Endpoints:
         """A snapshot as the API shows it: its to_json(), the coordinator, and for a consumer group
         whether it is reconciled (a property, which to_json() leaves out)."""
         out = {**g.to_json(), "coordinator": await self._control.coordinator(g.group_id)}
-        if isinstance(g, ConsumerGroupSnapshot):
+        if isinstance(g, (ConsumerGroupSnapshot, StreamsGroupSnapshot)):
             out["reconciled"] = g.reconciled
         return out
 

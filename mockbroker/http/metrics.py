@@ -16,6 +16,7 @@ from mockbroker import __version__
 from mockbroker.control import Control
 from mockbroker.coordinators.classic.group import GROUP_TYPE_CLASSIC
 from mockbroker.coordinators.consumer.group import GROUP_TYPE_CONSUMER
+from mockbroker.coordinators.streams.group import GROUP_TYPE_STREAMS
 from mockbroker.events import Event
 from mockbroker.http.components import STATES_BY_TYPE
 from mockbroker.intercept import After, Intercepted, Interceptor, error_codes
@@ -116,6 +117,8 @@ class Metrics:
             self.rebalances[(event.group_id, GROUP_TYPE_CLASSIC)] += 1
         elif event.type == "consumer_group.epoch_bumped":
             self.rebalances[(event.group_id, GROUP_TYPE_CONSUMER)] += 1
+        elif event.type == "streams_group.epoch_bumped":
+            self.rebalances[(event.group_id, GROUP_TYPE_STREAMS)] += 1
 
     # -- the exposition --------------------------------------------------------------------------------
 
@@ -162,13 +165,13 @@ class Metrics:
         return [
             ("mockbroker_info", "gauge", "mockbroker version and cluster id",
              [({"version": __version__, "cluster_id": snap.cluster_id}, 1)]),
-            ("mockbroker_groups", "gauge", "Groups by type (classic, consumer) and state",
+            ("mockbroker_groups", "gauge", "Groups by type (classic, consumer, streams) and state",
              [({"type": t, "state": s}, n) for (t, s), n in sorted(states.items())]),
             ("mockbroker_group_members", "gauge", "Members of each group",
              [({"group": g, "type": t}, n) for (g, t), n in sorted(members.items())]),
             ("mockbroker_rebalances_total", "counter",
-             "Rebalances started, by group: a classic group's transitions to PreparingRebalance, a consumer group's "
-             "group epoch bumps", [({"group": g, "type": t}, n) for (g, t), n in sorted(self.rebalances.items())]),
+             "Rebalances started, by group: a classic group's transitions to PreparingRebalance, a consumer or "
+             "streams group's group epoch bumps", [({"group": g, "type": t}, n) for (g, t), n in sorted(self.rebalances.items())]),
             ("mockbroker_events_total", "counter", "Events recorded in the event log, by type",
              [({"type": t}, n) for t, n in sorted(self.events.items())]),
             ("mockbroker_brokers", "gauge", "Brokers up and down",

@@ -52,7 +52,7 @@ def operations(e: Endpoints) -> list[Op]:
     """Every operation, routed to ``e``'s handlers."""
     return [
         *_health_ops(e), *_cluster_ops(e), *_topic_ops(e), *_record_ops(e), *_group_ops(e), *_group_wait_ops(e),
-        *_transaction_ops(e), *_fault_ops(e), *_clock_ops(e), *_event_ops(e), *_request_ops(e),
+        *_transaction_ops(e), *_fault_ops(e), *_clock_ops(e), *_event_ops(e), *_request_ops(e), *_security_ops(e),
     ]  # fmt: skip
 
 
@@ -83,6 +83,26 @@ def _cluster_ops(e: Endpoints) -> list[Op]:
            "faults", ref("LeadersMoved"), (BROKER_PATH,), errors=(404, 409)),
         Op("POST", "/brokers/{broker_id}/up", e.broker_up, "Start a broker taken down again", "faults",
            ref("LeadersMoved"), (BROKER_PATH,), errors=(404, 409)),
+    ]  # fmt: skip
+
+
+USER_PATH = path_param("user", s_str(minLength=1, maxLength=1024), "the SASL user name")
+
+
+def _security_ops(e: Endpoints) -> list[Op]:
+    """The listener's security and SASL users (docs/security.md); passwords go in, never out."""
+    return [
+        Op("GET", "/security", e.security, "The listener's security protocol, SASL mechanisms and TLS CA", "security",
+           s_obj({"listener": s_str(), "security_protocol": s_str(enum=["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]),
+                  "sasl_mechanisms": s_arr(s_str()), "ssl_ca_path": s_null(s_str()), "ssl_client_auth": s_str()},
+                 ("listener", "security_protocol", "sasl_mechanisms", "ssl_ca_path", "ssl_client_auth"))),
+        Op("GET", "/users", e.users, "SASL users and their mechanisms (never a password)", "security",
+           s_obj({"users": s_map(s_arr(s_str()))}, ("users",))),
+        Op("PUT", "/users/{user}", e.put_user, "Make or replace a SASL user (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)",
+           "security", None, (USER_PATH,), body=s_obj({"password": s_str(minLength=1, maxLength=4096)}, ("password",)), body_required=True,
+           status=204),
+        Op("DELETE", "/users/{user}", e.delete_user, "Forget a SASL user", "security", None, (USER_PATH,),
+           status=204, errors=(404,)),
     ]  # fmt: skip
 
 

@@ -25,8 +25,22 @@ The request path is the broker's hot loop (bench/requests.py measures it), so a 
   One of an API with a fast handler (Heartbeat) whose bytes were seen before goes to that handler
   with the request decoded then; where it declines, to dispatch.
 - Backpressure: above the transport's high-water mark (``pause_writing``) no more frames are
-  handled until the client has read (``resume_writing``); while frames wait, reading pauses once
-  ``PAUSE_READING_AT`` bytes are buffered.
+  handled and reading pauses until the client has read (``resume_writing``); while frames wait
+  (a parked request), reading pauses once ``PAUSE_READING_AT`` bytes or ``MAX_REQUESTS_IN_FLIGHT``
+  frames are buffered: a pipelining client is muted, not queued for without limit.
+
+Limits, with Kafka's names and meanings (SocketServer, ConnectionQuotas, Selector):
+- ``queued.max.request.bytes``: the broker's MemoryPool; a large frame takes its announced size
+  from it when its prefix arrives, a connection refused is muted (reading paused) until memory is
+  released, the rest of the broker goes on (mockbroker_protocol.framing). A frame's buffer grows
+  with the bytes that arrive, so an announced size costs nothing by itself.
+- ``max.connections``: connections beyond it are held unread (Kafka stops accepting: the client's
+  connect succeeds in the kernel's backlog and nothing is answered) until one closes.
+- ``max.connections.per.ip``: a connection beyond it is closed at once (TooManyConnections).
+- ``connections.max.idle.ms``: a connection with nothing read for that long, and no request of
+  its own waiting, is closed (Kafka's Selector idle expiry).
+A muted connection is not read, so a client that closes it meanwhile is seen when it is unmuted,
+or at the latest when connections.max.idle.ms closes it (as with Kafka's muted channels).
 """
 
 from __future__ import annotations
@@ -34,16 +48,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import deque
 from collections.abc import Callable, Coroutine, Generator
 from typing import TYPE_CHECKING, Any, cast
 
 from mockbroker.dispatch.context import CloseConnection
 from mockbroker.dispatch.dispatch import dispatch
+from mockbroker.security.sasl import SaslFailure, SaslSession
 from mockbroker_protocol.errors import DecodeError
-from mockbroker_protocol.framing import RECEIVE_BUFFER_SIZE, FrameBuffer
+from mockbroker_protocol.framing import RECEIVE_BUFFER_SIZE, FrameBuffer, MemoryPool
 from mockbroker_protocol.primitives import Buffer
 
 if TYPE_CHECKING:
+    import ssl
+
     from mockbroker.model import BrokerNode
     from mockbroker.state import ClusterState
 
@@ -52,12 +70,23 @@ log = logging.getLogger("mockbroker.server")
 # While a connection's frames wait (a parked request, a slow reader), reading pauses once this
 # many bytes are buffered (a StreamReader's pause point was 2 x 64 KiB).
 PAUSE_READING_AT = 256 * 1024
+# ... or once this many complete frames wait (tiny pipelined requests; Kafka itself reads one
+# request per connection at a time and mutes the channel until it is answered).
+MAX_REQUESTS_IN_FLIGHT = 128
+
+# Why a connection's reading is paused (a bit each; reading resumes when none is left).
+_BACKLOG = 1  # frames wait behind a parked request
+_MEMORY = 2  # queued.max.request.bytes: waiting for the pool
+_WRITING = 4  # the client does not read its answers (above the write high-water mark)
+_HELD = 8  # max.connections: waiting for a slot
 
 
 class BrokerServer:
-    def __init__(self, cluster: ClusterState, node: BrokerNode) -> None:
+    def __init__(self, cluster: ClusterState, node: BrokerNode, ssl_context: ssl.SSLContext | None = None) -> None:
         self.cluster = cluster
         self.node = node
+        self.ssl_context = ssl_context  # SSL and SASL_SSL listeners (mockbroker/security/tls.py)
+        self.sasl = cluster.listener.sasl  # SASL_PLAINTEXT and SASL_SSL: each connection authenticates
         self._server: asyncio.Server | None = None
         self._connections: set[Connection] = set()
         self.answers = cluster.answers  # answers by request bytes (mockbroker.dispatch.dispatch)
@@ -65,18 +94,31 @@ class BrokerServer:
         # loop); the FrameBuffer leaves nothing in it (mockbroker_protocol.framing).
         self.receive_buffer = bytearray(RECEIVE_BUFFER_SIZE)
         self.requests = cluster.fast_requests  # requests by their bytes, for fast handlers (the same)
+        config = cluster.config
+        # queued.max.request.bytes (SocketServer: a SimpleMemoryPool when positive, else none)
+        self.pool = (
+            MemoryPool(config.queued_max_request_bytes) if config.queued_max_request_bytes > 0 else None
+        )
+        self.admitted = 0  # connections counted against max.connections
+        self.held: deque[Connection] = deque()  # connections waiting for a slot (max.connections)
+        self.per_ip: dict[str, int] = {}  # open connections by client address (max.connections.per.ip)
+        self._idle_check: asyncio.TimerHandle | None = None
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(
-            lambda: Connection(self), self.node.host, self.node.port, reuse_address=True
+            lambda: Connection(self), self.node.host, self.node.port, reuse_address=True, ssl=self.ssl_context
         )
         port = self._server.sockets[0].getsockname()[1]
         if self.node.advertised_port in (0, self.node.port):
             self.node.advertised_port = port
         self.node.port = port
+        self._schedule_idle_check()
 
     async def stop(self) -> None:
+        if self._idle_check is not None:
+            self._idle_check.cancel()
+            self._idle_check = None
         if self._server is not None:
             self._server.close()
         await self.close_connections()
@@ -95,6 +137,69 @@ class BrokerServer:
             await connection.wait_closed()
         return len(connections)
 
+    # -- connection limits ------------------------------------------------------------------------
+
+    def admit(self, connection: Connection) -> bool:
+        """Count a new connection (ConnectionQuotas): False if its address has too many (it is to
+        be closed); held unread when the broker has max.connections."""
+        config = self.cluster.config
+        ip = connection.client[0]
+        if self.per_ip.get(ip, 0) >= config.max_connections_per_ip:
+            log.info(
+                "closing connection from %s: max.connections.per.ip (%d) reached",
+                connection.client,
+                config.max_connections_per_ip,
+            )
+            return False
+        self.per_ip[ip] = self.per_ip.get(ip, 0) + 1
+        self._connections.add(connection)
+        if self.admitted >= config.max_connections:
+            self.held.append(connection)
+            connection.mute(_HELD)
+        else:
+            self.admitted += 1
+        return True
+
+    def release(self, connection: Connection) -> None:
+        """A counted connection is gone: its slot goes to the longest held one."""
+        if connection not in self._connections:
+            return
+        self._connections.discard(connection)
+        ip = connection.client[0]
+        left = self.per_ip.get(ip, 1) - 1
+        if left:
+            self.per_ip[ip] = left
+        else:
+            self.per_ip.pop(ip, None)
+        if connection in self.held:
+            self.held.remove(connection)
+            return
+        self.admitted -= 1
+        while self.held and self.admitted < self.cluster.config.max_connections:
+            self.admitted += 1
+            self.held.popleft().unmute(_HELD)
+
+    def _schedule_idle_check(self) -> None:
+        idle_ms = self.cluster.config.connections_max_idle_ms
+        if idle_ms < 0:
+            return
+        # Checked a few times per idle period (at most every second), as Kafka's Selector checks on
+        # its polls: a connection goes between idle_ms and about 1.5 x idle_ms after its last read
+        # (the check notes a read at its next pass, up to a quarter period late).
+        interval = min(max(idle_ms / 4000, 0.005), 1.0)
+        self._idle_check = asyncio.get_running_loop().call_later(interval, self._close_idle)
+
+    def _close_idle(self) -> None:
+        """connections.max.idle.ms: close connections with nothing read for that long."""
+        now = asyncio.get_running_loop().time()
+        deadline = now - self.cluster.config.connections_max_idle_ms / 1000
+        for connection in list(self._connections):
+            if connection.reads != connection.idle_seen:
+                connection.idle_seen, connection.idle_since = connection.reads, now
+            elif connection.idle_since < deadline and connection.parked is None:
+                connection._close_for(TimeoutError("connections.max.idle.ms passed without a request"))
+        self._schedule_idle_check()
+
 
 class Connection(asyncio.BufferedProtocol):
     """One client connection: frames in, responses out, in order."""
@@ -102,15 +207,22 @@ class Connection(asyncio.BufferedProtocol):
     __slots__ = (
         "_closed",
         "_eof",
-        "_paused_reading",
+        "_muted",
         "_paused_writing",
         "answers",
+        "authenticating",
         "client",
         "cluster",
         "frames",
+        "idle_seen",
+        "idle_since",
         "node",
         "parked",
+        "pool",
+        "principal",
+        "reads",
         "server",
+        "session",
         "transport",
     )
 
@@ -119,14 +231,28 @@ class Connection(asyncio.BufferedProtocol):
         self.cluster = server.cluster
         self.node = server.node
         self.answers = server.answers
-        self.frames = FrameBuffer(server.cluster.config.socket_request_max_bytes, server.receive_buffer)
+        self.frames = FrameBuffer(
+            server.cluster.config.socket_request_max_bytes, server.receive_buffer, server.pool
+        )
         self.transport: asyncio.Transport | None = None
         self.client: tuple[str, int] = ("?", 0)
         self.parked: asyncio.Task[None] | None = None  # the request being waited for, if any
+        # SASL listeners: the connection's authenticator; until it completes, no fast lane is
+        # taken and dispatch serves nothing but ApiVersions and the SASL APIs.
+        self.session: SaslSession | None = SaslSession(server.cluster.sasl_mechanisms) if server.sasl else None
+        self.authenticating = self.session is not None  # until the SASL exchange completes
+        self.principal = "User:ANONYMOUS"  # a client certificate's subject on SSL (set once connected)
         self._paused_writing = False  # above the transport's high-water mark
-        self._paused_reading = False
+        self._muted = 0  # why reading is paused (_BACKLOG, _MEMORY, _WRITING, _HELD bits)
         self._eof = False  # the client sent EOF while frames were waiting
-        self._closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        self._closed: asyncio.Future[None] = loop.create_future()
+        self.pool = server.pool  # queued.max.request.bytes; None: unbounded (Kafka's default)
+        # connections.max.idle.ms: reads are counted (no clock read per read); the idle check notes
+        # when it last saw the count move.
+        self.reads = 0
+        self.idle_seen = 0
+        self.idle_since = loop.time()
 
     # -- asyncio.Protocol -------------------------------------------------------------------------
 
@@ -135,45 +261,99 @@ class Connection(asyncio.BufferedProtocol):
         self.transport = transport = cast(asyncio.Transport, transport)
         peer = transport.get_extra_info("peername") or ("?", 0)
         self.client = (str(peer[0]), int(peer[1]))
-        self.server._connections.add(self)
+        if not self.server.admit(self):
+            transport.abort()
+            return
+        if self.server.ssl_context is not None and self.session is None:
+            # An SSL listener: the principal is the client certificate's subject (asyncio calls
+            # connection_made once the TLS handshake is done).
+            from mockbroker.security.tls import certificate_principal
+
+            self.principal = certificate_principal(transport.get_extra_info("peercert"))
 
     def get_buffer(self, sizehint: int) -> memoryview:
         return self.frames.get_buffer(sizehint)
 
     def buffer_updated(self, nbytes: int) -> None:
+        frames = self.frames
         try:
-            self.frames.buffer_updated(nbytes)
+            frames.buffer_updated(nbytes)
         except DecodeError as exc:  # the stream was already broken (the connection is closing)
             self._close_for(exc)
             return
+        self.reads += 1
+        if (pool := self.pool) is not None and frames.memory_wanted and not self._muted & _MEMORY:
+            self.mute(_MEMORY)
+            pool.wait(self._memory_freed)
         if self.parked is None and not self._paused_writing:
             self._process()
-        elif self.frames.buffered >= PAUSE_READING_AT and not self._paused_reading:
-            assert self.transport is not None
-            self._paused_reading = True
-            self.transport.pause_reading()
+        elif frames.buffered >= PAUSE_READING_AT or frames.ready >= MAX_REQUESTS_IN_FLIGHT:
+            self.mute(_BACKLOG)
 
     def eof_received(self) -> bool:
-        if self.parked is None and not self._paused_writing:
+        parked = self.parked
+        if parked is not None:
+            # The client is gone (Kafka's Selector closes a channel that reads EOF): the request it
+            # waits for (a long-poll Fetch, a JoinGroup or SyncGroup, a delayed answer) is dropped
+            # and the socket closed now, not left half-closed (CLOSE_WAIT) until the wait ends.
+            # Answers already written are still flushed; the frames behind it are dropped.
+            parked.cancel()
+            return False
+        if not self._paused_writing:
             return False  # every frame before EOF is answered: close (pending writes are flushed)
-        self._eof = True  # close once the waiting frames are answered
+        # The client shut its side but may still read (the write buffer is full): answer the
+        # waiting frames as it reads, then close.
+        self._eof = True
         return True
 
     def pause_writing(self) -> None:
         self._paused_writing = True
+        self.mute(_WRITING)
 
     def resume_writing(self) -> None:
         self._paused_writing = False
+        self.unmute(_WRITING)
         if self.parked is None:
             self._process()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self.server._connections.discard(self)
+        self.server.release(self)
+        if self.server.pool is not None:
+            self.server.pool.forget(self._memory_freed)
+        self.frames.close()  # its memory goes back to the pool
         if self.parked is not None:
             # Nobody is left to answer; the coordinator may still complete it later, harmlessly.
             self.parked.cancel()
         if not self._closed.done():
             self._closed.set_result(None)
+
+    # -- muting (reading paused) ------------------------------------------------------------------
+
+    def mute(self, reason: int) -> None:
+        if not self._muted and self.transport is not None and not self.transport.is_closing():
+            self.transport.pause_reading()
+        self._muted |= reason
+
+    def unmute(self, reason: int) -> None:
+        if not self._muted & reason:
+            return
+        self._muted &= ~reason
+        if not self._muted and self.transport is not None and not self.transport.is_closing():
+            self.transport.resume_reading()
+
+    def _memory_freed(self) -> None:
+        """The pool has memory again (a MemoryPool waiter, called as it is released)."""
+        self.frames.retry()
+        if self.frames.memory_wanted:  # another stream took it first
+            assert self.server.pool is not None
+            self.server.pool.wait(self._memory_freed)
+            return
+        asyncio.get_running_loop().call_soon(self._memory_granted)
+
+    def _memory_granted(self) -> None:
+        self.unmute(_MEMORY)
+        if self.parked is None and not self._paused_writing:
+            self._process()
 
     # -- closing ----------------------------------------------------------------------------------
 
@@ -203,34 +383,33 @@ class Connection(asyncio.BufferedProtocol):
         if transport is None or transport.is_closing():
             return
         frames, cluster, node, client = self.frames, self.cluster, self.node, self.client
-        answers, caps = self.answers, cluster.version_caps
-        requests = self.server.requests
+        answers, caps, requests = self.answers, cluster.version_caps, self.server.requests
         pending: list[Buffer] = []  # responses not yet handed to the transport, in order
         try:
             while (frame := frames.next_frame()) is not None:
+                if self.authenticating:  # a SASL listener's connection: nothing is cached until done
+                    if self._sasl_frame(frame, pending):
+                        continue
                 # Requests seen before, by their bytes but the correlation id (answer_key, inlined),
-                # kept only from bytes frames (a large frame read into its own buffer,
-                # mockbroker_protocol.framing.OwnedFrame, is a bytearray) and never while interceptors or the
-                # request log see requests. The api key's low byte picks the API's entries (for the
-                # keys Kafka has, the key). Anything else, and any entry no longer usable, goes to
-                # dispatch.
-                if type(frame) is bytes and len(frame) >= 10 and not cluster.intercepting:
+                # kept only from bytes frames (a large frame read into its own buffer, OwnedFrame, is
+                # a bytearray) and never while interceptors or the request log see requests. The api
+                # key's low byte picks the API's entries: an answer still valid is sent again with
+                # this request's correlation id; an API with a fast handler is called with the
+                # request decoded back then (None from it: dispatch).
+                elif type(frame) is bytes and len(frame) >= 10 and not cluster.intercepting:
                     if (by_api := answers.get(frame[1])) is not None:
-                        # An answer still valid: sent again with this request's correlation id.
                         hit = by_api.get(frame[:4] + frame[8:])
                         if hit is not None and caps.get(hit[1]) == hit[2] and hit[0](cluster):
                             pending += (hit[3], frame[4:8], hit[4])
                             continue
                     elif (by_key := requests.get(frame[1])) is not None:
-                        # An API with a fast handler: called with the request decoded back then;
-                        # None from it, dispatch.
                         seen = by_key.get(frame[:4] + frame[8:])
                         if seen is not None and caps.get(seen[1]) == seen[2]:
                             answer = seen[0](cluster, node, seen[3], seen[4])
                             if answer is not None:
                                 pending += (answer[0], frame[4:8], answer[1])
                                 continue
-                coro = dispatch(cluster, node, frame, client)
+                coro = dispatch(cluster, node, frame, client, self.session, self.principal)
                 if cluster.intercepting:  # interceptors run inside a task (see the module docstring)
                     step: Any = _NOT_STEPPED
                 else:
@@ -239,36 +418,82 @@ class Connection(asyncio.BufferedProtocol):
                     except StopIteration as done:
                         if done.value is not None:
                             pending += done.value
+                        if self.authenticating:
+                            self._sasl_progress()
                         continue
-                # The request waits: answer what came before it, then wait for it in a task.
-                if pending:
-                    transport.writelines(pending)
-                    pending = []
-                self.parked = parked = asyncio.get_running_loop().create_task(self._finish(coro, step))
-                if step is _NOT_STEPPED:
-                    # Cancelled before its first step (the connection closed, a broker went down),
-                    # the task never starts _finish, so nothing would ever run or close the
-                    # request's coroutine ("coroutine 'dispatch' was never awaited").
-                    parked.add_done_callback(_closer(coro))
+                self._park(coro, step, pending)
                 return
-        except (DecodeError, CloseConnection) as exc:
-            if pending:  # the answers to the requests before the bad one still go out
-                transport.writelines(pending)
-            self._close_for(exc)
-            return
-        except Exception as exc:  # a broker bug outside any handler: fail loudly, hurt only this connection
-            if pending:
-                transport.writelines(pending)
-            self.cluster.record_internal_error(exc)
-            self._close_for(exc)
+        except Exception as exc:  # CloseConnection, DecodeError, or a broker bug outside any handler
+            self._fail(exc, pending)
             return
         if pending:
             transport.writelines(pending)
-        if self._paused_reading:
-            self._paused_reading = False
-            transport.resume_reading()
+        if self._muted:
+            self.unmute(_BACKLOG)
         if self._eof:
             transport.close()
+
+    def _sasl_frame(self, frame: Buffer, pending: list[Buffer]) -> bool:
+        """A frame while a SASL listener's connection authenticates: after a SaslHandshake v0 the
+        token is the whole frame, answered raw here (True); otherwise it goes to dispatch."""
+        session = self.session
+        assert session is not None
+        if session.raw_tokens and session.state == "AUTHENTICATE":
+            token = self._raw_token(session, bytes(frame))
+            pending += (len(token).to_bytes(4, "big"), token)
+            self._sasl_progress()
+            return True
+        return False
+
+    def _sasl_progress(self) -> None:
+        """After a request of an authenticating connection: done once authenticated; a refused
+        exchange closes the connection once its answer is out (CloseConnection)."""
+        session = self.session
+        assert session is not None
+        self.authenticating = not session.authenticated
+        if session.state == "FAILED":
+            raise CloseConnection("SASL authentication failed")
+
+    def _fail(self, exc: Exception, pending: list[Buffer]) -> None:
+        """The answers to the requests before the bad one still go out, then the connection
+        closes; an exception other than CloseConnection or DecodeError is a broker bug: recorded
+        (it fails the test that caused it) and hurts only this connection."""
+        transport = self.transport
+        if pending and transport is not None:
+            transport.writelines(pending)
+        if not isinstance(exc, (DecodeError, CloseConnection)):
+            self.cluster.record_internal_error(exc)
+        self._close_for(exc)
+
+    def _park(self, coro: Coroutine[Any, Any, list[Buffer] | None], step: Any, pending: list[Buffer]) -> None:
+        """The request waits: answer what came before it, then wait for it in a task."""
+        transport = self.transport
+        assert transport is not None
+        if pending:
+            transport.writelines(pending)
+        if self._eof:  # the client has gone (eof_received): nobody to wait for
+            coro.close()
+            transport.close()
+            return
+        self.parked = parked = asyncio.get_running_loop().create_task(self._finish(coro, step))
+        if step is _NOT_STEPPED:
+            # Cancelled before its first step (the connection closed, a broker went down), the
+            # task never starts _finish, so nothing would ever run or close the request's
+            # coroutine ("coroutine 'dispatch' was never awaited").
+            parked.add_done_callback(_closer(coro))
+
+    def _raw_token(self, session: SaslSession, token: bytes) -> bytes:
+        """One raw SASL token (the v0 flow): the server's token, or CloseConnection when refused
+        (Kafka has no way to tell a v0 client why: it closes the connection)."""
+        events, node, client = self.cluster.events, self.node, f"{self.client[0]}:{self.client[1]}"
+        try:
+            answer = session.authenticate(token, self.cluster.credentials)
+        except SaslFailure as failure:
+            events.record("authentication.failed", broker_id=node.node_id, reason=failure.reason, client=client, mechanism=session.mechanism)
+            raise CloseConnection(failure.client_message) from None
+        if session.authenticated:
+            events.record("authentication.succeeded", broker_id=node.node_id, principal=session.principal, client=client, mechanism=session.mechanism)
+        return answer
 
     async def _finish(self, coro: Coroutine[Any, Any, list[Buffer] | None], step: Any) -> None:
         """Wait for a request that parked, answer it, and go on with the frames behind it."""
@@ -292,6 +517,9 @@ class Connection(asyncio.BufferedProtocol):
             return
         if chunks is not None:
             transport.writelines(chunks)
+        if self.session is not None and self.session.state == "FAILED":
+            self._close_for(CloseConnection("SASL authentication failed"))
+            return
         if not self._paused_writing:
             self._process()
 

@@ -118,6 +118,12 @@ def server_properties(
         "share.coordinator.state.topic.replication.factor": "1",
         "share.coordinator.state.topic.min.isr": "1",
         "group.initial.rebalance.delay.ms": "0",
+        # KIP-1071 streams groups (served by default from 4.2): no initial delay, and the target
+        # assignment computed at once and on the coordinator's thread, so that a sequence of
+        # StreamsGroupHeartbeats is answered deterministically (mockbroker computes it so).
+        "group.streams.initial.rebalance.delay.ms": "0",
+        "group.streams.assignment.interval.ms": "0",
+        "group.streams.assignor.offload.enable": "false",
         **(extra or {}),
     }
     return "".join(f"{key}={value}\n" for key, value in props.items())

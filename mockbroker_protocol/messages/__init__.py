@@ -44,6 +44,12 @@ API_MODULES: dict[int, str] = {
     66: "list_transactions",
     68: "consumer_group_heartbeat",
     69: "consumer_group_describe",
+    76: "share_group_heartbeat",
+    77: "share_group_describe",
+    78: "share_fetch",
+    79: "share_acknowledge",
+    88: "streams_group_heartbeat",
+    89: "streams_group_describe",
 }
 
 # api key -> (API name, the request's valid versions, its flexible versions or None): what
@@ -87,4 +93,10 @@ API_VERSIONS: dict[int, tuple[str, tuple[int, int], tuple[int, int] | None]] = {
     66: ("ListTransactions", (0, 2), (0, 32767)),
     68: ("ConsumerGroupHeartbeat", (0, 1), (0, 32767)),
     69: ("ConsumerGroupDescribe", (0, 1), (0, 32767)),
+    76: ("ShareGroupHeartbeat", (1, 1), (1, 32767)),
+    77: ("ShareGroupDescribe", (1, 1), (1, 32767)),
+    78: ("ShareFetch", (1, 2), (1, 32767)),
+    79: ("ShareAcknowledge", (1, 2), (1, 32767)),
+    88: ("StreamsGroupHeartbeat", (0, 0), (0, 32767)),
+    89: ("StreamsGroupDescribe", (0, 0), (0, 32767)),
 }

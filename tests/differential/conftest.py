@@ -25,6 +25,7 @@ def mock_target() -> Iterator[Target]:
         auto_create_topics=True,
         num_partitions=1,
         group_initial_rebalance_delay_ms=0,
+        group_streams_initial_rebalance_delay_ms=0,
         offsets_topic_num_partitions=1,
         transaction_state_log_num_partitions=1,
         share_coordinator_state_topic_num_partitions=1,

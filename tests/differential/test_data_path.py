@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
@@ -24,7 +25,9 @@ EARLIEST, LATEST, MAX_TIMESTAMP = -2, -1, -3
 
 
 def batch(*values: bytes, timestamp: int = T0, **kwargs: Any) -> bytes:
-    return build_batch([SimpleRecord(key=b"k", value=v, timestamp=timestamp + i) for i, v in enumerate(values)], **kwargs)
+    return build_batch(
+        [SimpleRecord(key=b"k", value=v, timestamp=timestamp + i) for i, v in enumerate(values)], **kwargs
+    )
 
 
 def topic_id(ctx: Context) -> Any:
@@ -35,7 +38,9 @@ def produce(
     records: bytes | None, *, acks: int = -1, partition: int = 0, version: int = 9, name: str | None = None
 ) -> Any:
     def build(ctx: Context) -> ProduceRequest:
-        data = TopicProduceData(name=name or ctx.topic, partition_data=[PartitionProduceData(partition, records)])
+        data = TopicProduceData(
+            name=name or ctx.topic, partition_data=[PartitionProduceData(partition, records)]
+        )
         if version >= 13:
             data.name = ""
             data.topic_id = topic_id(ctx) if name is None else __import__("uuid").uuid4()
@@ -45,12 +50,19 @@ def produce(
 
 
 def fetch(
-    offset: int = 0, *, version: int = 12, partition: int = 0, name: str | None = None, max_bytes: int = 1 << 20
+    offset: int = 0,
+    *,
+    version: int = 12,
+    partition: int = 0,
+    name: str | None = None,
+    max_bytes: int = 1 << 20,
 ) -> Any:
     def build(ctx: Context) -> FetchRequest:
         topic = FetchTopic(
             topic=name or ctx.topic,
-            partitions=[FetchPartition(partition=partition, fetch_offset=offset, partition_max_bytes=max_bytes)],
+            partitions=[
+                FetchPartition(partition=partition, fetch_offset=offset, partition_max_bytes=max_bytes)
+            ],
         )
         if version >= 13:
             topic.topic = ""
@@ -111,7 +123,12 @@ def test_fetch_versions(targets: tuple[Target, Target], version: int) -> None:
 @pytest.mark.parametrize("offset", [4, 100, -5])
 def test_fetch_out_of_range(targets: tuple[Target, Target], version: int, offset: int) -> None:
     differential(
-        *targets, [*created(), Step(PRODUCE, 9, produce(batch(b"a", b"b"))), Step(FETCH, version, fetch(offset, version=version))]
+        *targets,
+        [
+            *created(),
+            Step(PRODUCE, 9, produce(batch(b"a", b"b"))),
+            Step(FETCH, version, fetch(offset, version=version)),
+        ],
     )
 
 
@@ -176,7 +193,9 @@ def corrupt(data: bytes, at: int) -> bytes:
 
 
 CORRUPTIONS = {
-    "crc": lambda: corrupt(batch(b"a", b"b"), len(batch(b"a", b"b")) - 2),  # a record byte: the CRC no longer matches
+    "crc": lambda: corrupt(
+        batch(b"a", b"b"), len(batch(b"a", b"b")) - 2
+    ),  # a record byte: the CRC no longer matches
     "crc-field": lambda: corrupt(batch(b"a"), 18),  # the CRC itself
     "magic-1": lambda: corrupt(batch(b"a"), 16),  # magic 2 -> 253
     "truncated": lambda: batch(b"a", b"b")[:-3],
@@ -201,19 +220,75 @@ def test_produce_empty_records(targets: tuple[Target, Target]) -> None:
     differential(*targets, [*created(), Step(PRODUCE, 9, produce(b""))])
 
 
-@pytest.mark.parametrize("offset_hours", [-24 * 365, 2, 0.5])
-def test_create_time_bounds(targets: tuple[Target, Target], offset_hours: float) -> None:
-    """KIP-937: message.timestamp.after.max.ms is one hour (4.0); before.max.ms is unbounded."""
-    when = T0 + int(offset_hours * 3_600_000)
-    # D4: mockbroker does not check CreateTime bounds yet (the two-hour case).
-    late = {"D4": ["responses.0.partition_responses.0.*"]} if offset_hours == 2 else {}
-    later = {"D4": ["topics.0.partitions.0.*"]} if offset_hours == 2 else {}
+BOUNDS = re.compile(r"within \[-?\d+, -?\d+\]")
+
+
+def mask_bounds(tree: Any, ctx: Context | None = None) -> Any:
+    """The accepted range in an INVALID_TIMESTAMP record error is each broker's clock +/- the
+    bounds: equal in shape, not in value."""
+    for topic in tree["responses"]:
+        for partition in topic["partition_responses"]:
+            for error in partition["record_errors"]:
+                error["batch_index_error_message"] = BOUNDS.sub(
+                    "within [<now - before>, <now + after>]", error["batch_index_error_message"]
+                )
+    return tree
+
+
+@pytest.mark.parametrize(
+    ("offset_hours", "configs"),
+    [
+        (-24 * 365, None),  # before.max.ms is unbounded by default
+        (2, None),  # past after.max.ms (one hour): refused
+        (0.5, None),
+        (-24, {"message.timestamp.before.max.ms": "3600000"}),  # a day old, one hour allowed: refused
+        (-0.5, {"message.timestamp.before.max.ms": "3600000"}),
+        (0.5, {"message.timestamp.after.max.ms": "60000"}),  # refused
+    ],
+)
+def test_create_time_bounds(
+    targets: tuple[Target, Target], offset_hours: float, configs: dict[str, str | None] | None
+) -> None:
+    """KIP-937: CreateTime timestamps within message.timestamp.{before,after}.max.ms of the
+    broker's clock (LogValidator.validateTimestamp), each refused record with its RecordError."""
+    when = int(time.time() * 1000) + int(offset_hours * 3_600_000)
+    differential(
+        *targets,
+        [
+            *created(configs=configs),
+            Step(PRODUCE, 11, produce(batch(b"a", b"b", timestamp=when)), normalise=mask_bounds),
+            Step(LIST_OFFSETS, 8, list_offsets(MAX_TIMESTAMP)),
+        ],
+    )
+
+
+def test_producer_sets_log_append_time(targets: tuple[Target, Target]) -> None:
+    """A producer's batch flagged LogAppendTime is refused on a CreateTime topic only when a record
+    has no timestamp; on a LogAppendTime topic always (LogValidator.validateTimestamp)."""
+    flagged = build_batch([SimpleRecord(key=b"k", value=b"v", timestamp=-1)], timestamp_type=1)
     differential(
         *targets,
         [
             *created(),
-            Step(PRODUCE, 11, produce(batch(b"a", timestamp=when)), divergences=late),
-            Step(LIST_OFFSETS, 8, list_offsets(MAX_TIMESTAMP), divergences=later),
+            Step(PRODUCE, 9, produce(flagged)),
+            Step(PRODUCE, 9, produce(batch(b"a", timestamp_type=1))),
+            Step(LIST_OFFSETS, 8, list_offsets(LATEST)),
+            Step(FETCH, 12, fetch(0)),
+        ],
+    )
+
+
+def test_compacted_topic_needs_keys(targets: tuple[Target, Target]) -> None:
+    keyless = build_batch(
+        [SimpleRecord(key=b"k", value=b"a", timestamp=T0), SimpleRecord(value=b"b", timestamp=T0)]
+    )
+    differential(
+        *targets,
+        [
+            *created(configs={"cleanup.policy": "compact"}),
+            Step(PRODUCE, 9, produce(keyless)),
+            Step(PRODUCE, 9, produce(batch(b"a"))),
+            Step(LIST_OFFSETS, 8, list_offsets(LATEST)),
         ],
     )
 
@@ -266,11 +341,17 @@ def test_list_offsets_unknown(targets: tuple[Target, Target], version: int) -> N
 @pytest.mark.parametrize("timestamp", [-4, -5, -6, -7])
 def test_list_offsets_special_timestamps(targets: tuple[Target, Target], timestamp: int) -> None:
     """KIP-405/1005 specials: earliest-local (-4), latest-tiered (-5), and unknown ones."""
-    differential(*targets, [*created(), Step(PRODUCE, 9, produce(batch(b"a"))), Step(LIST_OFFSETS, 11, list_offsets(timestamp))])
+    differential(
+        *targets,
+        [*created(), Step(PRODUCE, 9, produce(batch(b"a"))), Step(LIST_OFFSETS, 11, list_offsets(timestamp))],
+    )
 
 
 def test_list_offsets_on_empty_partition(targets: tuple[Target, Target]) -> None:
     differential(
         *targets,
-        [*created(), *(Step(LIST_OFFSETS, 9, list_offsets(ts)) for ts in (EARLIEST, LATEST, MAX_TIMESTAMP, T0))],
+        [
+            *created(),
+            *(Step(LIST_OFFSETS, 9, list_offsets(ts)) for ts in (EARLIEST, LATEST, MAX_TIMESTAMP, T0)),
+        ],
     )

@@ -262,3 +262,43 @@ def test_describe_topic_configs(targets: tuple[Target, Target], version: int) ->
 
 def test_describe_configs_of_unknown_topic(targets: tuple[Target, Target]) -> None:
     differential(*targets, [Step(DESCRIBE_CONFIGS, 4, describe(None))])
+
+
+# The controller's bounds on one request (issue #19; ReplicationControlManager
+# MAX_PARTITIONS_PER_BATCH and QuorumController MAX_RECORDS_PER_USER_OP, both 10,000).
+# Cases near the bound are only validated: creating 10,000 partitions takes the real Kafka long.
+BATCH_CASES = {
+    "partitions-over": ([10_001], (False, True)),
+    "partitions-int32-max": ([2**31 - 1], (False, True)),
+    "partitions-over-in-two-topics": ([5_000, 5_001], (False, True)),
+    "records-over": ([10_000], (True,)),  # a TopicRecord and 10,000 PartitionRecords
+    "records-at-bound": ([9_999], (True,)),
+}
+
+
+@pytest.mark.parametrize(
+    ("case", "validate_only"), [(case, v) for case, (_, modes) in sorted(BATCH_CASES.items()) for v in modes]
+)
+def test_create_beyond_the_controller_batch(targets: tuple[Target, Target], case: str, validate_only: bool) -> None:
+    counts, _ = BATCH_CASES[case]
+    names = [topic, topic2][: len(counts)]
+    differential(
+        *targets,
+        [
+            Step(
+                CREATE_TOPICS,
+                7,
+                create_topics(*(creatable(n, c) for n, c in zip(names, counts, strict=True)), validate_only=validate_only),
+            ),
+            Step(METADATA, 12, metadata(names)),
+        ],
+    )
+
+
+@pytest.mark.parametrize("count", [10_001, 10_002])
+def test_create_partitions_beyond_the_controller_batch(targets: tuple[Target, Target], count: int) -> None:
+    """Validated only: 10,000 more partitions is the most one request may add."""
+    differential(
+        *targets,
+        [*create(topic, 1), Step(CREATE_PARTITIONS, 3, create_partitions(topic, count, validate_only=True))],
+    )

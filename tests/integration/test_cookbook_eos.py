@@ -8,7 +8,9 @@ the output sees every input exactly once, the group's committed offsets are the 
 read_uncommitted reader does see the killed transaction's records (so the kill really happened
 mid-transaction).
 
-Keep docs/cookbook.md and this file in step: the cookbook quotes this test.
+docs/cookbook.md holds the same recipe as one file a user can paste (the test and a confluent-kafka
+application in one module), run as pasted by tests/docs/test_snippets.py; the application here is
+also run with kafka-python and aiokafka by tests/integration/test_transactions_eos.py.
 """
 
 from __future__ import annotations

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+import time
 import uuid
 
 from mockbroker import MockCluster
+from mockbroker.clock import ManualClock
 from mockbroker_protocol import registry
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.framing import DIRECT_FRAME_SIZE, OwnedFrame
@@ -27,6 +30,8 @@ from tests.mockbroker.datapath import (
 )
 from tests.mockbroker.wire import WireClient
 
+HOUR_MS = 3_600_000
+
 
 async def test_api_versions_advertises_produce_from_v0_but_serves_v3(cluster: MockCluster) -> None:
     cluster.create_topic("t", 1)
@@ -39,7 +44,11 @@ async def test_api_versions_advertises_produce_from_v0_but_serves_v3(cluster: Mo
     assert served[INIT_PRODUCER_ID] == (0, 5)
     assert served[23] == (2, 4)
     # ...but, like Kafka 4 (KIP-896), a v0-2 request closes the connection.
-    await client.send_raw(registry.encode_request(RequestHeader(PRODUCE, 2, 7, "old"), produce_request(cluster, "t", batch(b"v"))))
+    await client.send_raw(
+        registry.encode_request(
+            RequestHeader(PRODUCE, 2, 7, "old"), produce_request(cluster, "t", batch(b"v"))
+        )
+    )
     assert await client.closed_by_peer()
     assert cluster.topics["t"].partitions[0].log.log_end_offset == 0
 
@@ -89,7 +98,9 @@ async def test_not_leader_and_current_leader_hint(cluster: MockCluster) -> None:
     assert p.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
     assert (p.current_leader.leader_id, p.current_leader.leader_epoch) == (leader, 0)  # KIP-951
     node = cluster.brokers[leader]
-    assert [(n.node_id, n.host, n.port) for n in resp.node_endpoints] == [(leader, node.advertised_host, node.advertised_port)]
+    assert [(n.node_id, n.host, n.port) for n in resp.node_endpoints] == [
+        (leader, node.advertised_host, node.advertised_port)
+    ]
     assert cluster.topics["t"].partitions[0].log.log_end_offset == 0
     await client.close()
 
@@ -97,12 +108,22 @@ async def test_not_leader_and_current_leader_hint(cluster: MockCluster) -> None:
 async def test_unknown_topics_and_partitions(cluster: MockCluster) -> None:
     cluster.create_topic("t", 1)
     client = await leader_client(cluster, "t")
-    assert (await produce(client, cluster, "t", batch(b"x"), partition=5)).error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-    req = ProduceRequest(acks=1, topic_data=[TopicProduceData(name="nope", partition_data=[PartitionProduceData(0, batch(b"x"))])])
+    assert (
+        await produce(client, cluster, "t", batch(b"x"), partition=5)
+    ).error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    req = ProduceRequest(
+        acks=1,
+        topic_data=[TopicProduceData(name="nope", partition_data=[PartitionProduceData(0, batch(b"x"))])],
+    )
     resp = await client.request(PRODUCE, 9, req)
     assert resp.responses[0].partition_responses[0].error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     # v13 (KIP-516) names topics by id.
-    req = ProduceRequest(acks=1, topic_data=[TopicProduceData(topic_id=uuid.uuid4(), partition_data=[PartitionProduceData(0, batch(b"x"))])])
+    req = ProduceRequest(
+        acks=1,
+        topic_data=[
+            TopicProduceData(topic_id=uuid.uuid4(), partition_data=[PartitionProduceData(0, batch(b"x"))])
+        ],
+    )
     resp = await client.request(PRODUCE, 13, req)
     assert resp.responses[0].partition_responses[0].error_code == ErrorCode.UNKNOWN_TOPIC_ID
     assert "nope" not in cluster.topics  # produce never auto-creates
@@ -131,7 +152,9 @@ async def test_message_too_large_uses_the_topic_config_then_the_cluster_setting(
     big_client = await leader_client(cluster, "big")
     assert (await produce(big_client, cluster, "big", batch(b"x" * 200))).error_code == ErrorCode.NONE
     cluster.config.message_max_bytes = 150
-    assert (await produce(big_client, cluster, "big", batch(b"x" * 200))).error_code == ErrorCode.MESSAGE_TOO_LARGE
+    assert (
+        await produce(big_client, cluster, "big", batch(b"x" * 200))
+    ).error_code == ErrorCode.MESSAGE_TOO_LARGE
     await client.close()
     await big_client.close()
 
@@ -140,7 +163,9 @@ async def test_invalid_records_are_rejected_as_kafka_does(cluster: MockCluster) 
     cluster.create_topic("t", 1)
     client = await leader_client(cluster, "t")
     # Two batches in one partition (ProduceRequest.validateRecords: exactly one).
-    assert (await produce(client, cluster, "t", batch(b"a") + batch(b"b"))).error_code == ErrorCode.INVALID_RECORD
+    assert (
+        await produce(client, cluster, "t", batch(b"a") + batch(b"b"))
+    ).error_code == ErrorCode.INVALID_RECORD
     # No batch at all.
     assert (await produce(client, cluster, "t", b"")).error_code == ErrorCode.INVALID_RECORD
     # A legacy (magic 1) message set: Kafka 4 only takes magic 2.
@@ -148,15 +173,23 @@ async def test_invalid_records_are_rejected_as_kafka_does(cluster: MockCluster) 
     legacy[16] = 1
     assert (await produce(client, cluster, "t", bytes(legacy))).error_code == ErrorCode.INVALID_RECORD
     # A base offset other than 0 (UnifiedLog.analyzeAndValidateRecords).
-    assert (await produce(client, cluster, "t", batch(b"a", base_offset=5))).error_code == ErrorCode.INVALID_RECORD
+    assert (
+        await produce(client, cluster, "t", batch(b"a", base_offset=5))
+    ).error_code == ErrorCode.INVALID_RECORD
     # A record count that does not match the offset range (LogValidator.validateBatch).
-    assert (await produce(client, cluster, "t", batch(b"a", b"b", last_offset_delta=5))).error_code == ErrorCode.INVALID_RECORD
+    assert (
+        await produce(client, cluster, "t", batch(b"a", b"b", last_offset_delta=5))
+    ).error_code == ErrorCode.INVALID_RECORD
     # zstd before v7 (KIP-110).
     zstd = batch(b"a", compression=Compression.ZSTD)
-    assert (await produce(client, cluster, "t", zstd, version=6)).error_code == ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
+    assert (
+        await produce(client, cluster, "t", zstd, version=6)
+    ).error_code == ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
     assert (await produce(client, cluster, "t", zstd, version=7)).error_code == ErrorCode.NONE
     # Invalid acks.
-    assert (await produce(client, cluster, "t", batch(b"a"), acks=2)).error_code == ErrorCode.INVALID_REQUIRED_ACKS
+    assert (
+        await produce(client, cluster, "t", batch(b"a"), acks=2)
+    ).error_code == ErrorCode.INVALID_REQUIRED_ACKS
     assert cluster.topics["t"].partitions[0].log.log_end_offset == 1
     await client.close()
 
@@ -165,9 +198,13 @@ async def test_internal_topics_and_min_insync_replicas(cluster: MockCluster) -> 
     cluster.create_topic("__internal", 1, internal=True)
     cluster.create_topic("strict", 1, replication_factor=2, configs={"min.insync.replicas": "3"})
     client = await leader_client(cluster, "__internal")
-    assert (await produce(client, cluster, "__internal", batch(b"a"))).error_code == ErrorCode.INVALID_TOPIC_EXCEPTION
+    assert (
+        await produce(client, cluster, "__internal", batch(b"a"))
+    ).error_code == ErrorCode.INVALID_TOPIC_EXCEPTION
     client2 = await leader_client(cluster, "strict")
-    assert (await produce(client2, cluster, "strict", batch(b"a"), acks=-1)).error_code == ErrorCode.NOT_ENOUGH_REPLICAS
+    assert (
+        await produce(client2, cluster, "strict", batch(b"a"), acks=-1)
+    ).error_code == ErrorCode.NOT_ENOUGH_REPLICAS
     assert (await produce(client2, cluster, "strict", batch(b"a"), acks=1)).error_code == ErrorCode.NONE
     await client.close()
     await client2.close()
@@ -236,7 +273,9 @@ async def test_a_batch_that_is_a_small_part_of_a_large_frame_is_copied(cluster: 
     topic.partitions[1].leader_id, topic.partitions[1].replica_ids = leader, [leader]  # both on one broker
     client = await leader_client(cluster, "t")
     partitions = [PartitionProduceData(i, _big_batch()) for i in range(2)]
-    req = ProduceRequest(acks=-1, timeout_ms=5000, topic_data=[TopicProduceData("t", partition_data=partitions)])
+    req = ProduceRequest(
+        acks=-1, timeout_ms=5000, topic_data=[TopicProduceData("t", partition_data=partitions)]
+    )
     resp = await client.request(PRODUCE, 9, req)
     assert [p.error_code for p in resp.responses[0].partition_responses] == [ErrorCode.NONE] * 2
     for partition in cluster.topics["t"].partitions:
@@ -245,7 +284,9 @@ async def test_a_batch_that_is_a_small_part_of_a_large_frame_is_copied(cluster: 
     await client.close()
 
 
-async def init_producer_id(client: WireClient, producer_id: int = -1, producer_epoch: int = -1) -> InitProducerIdResponse:
+async def init_producer_id(
+    client: WireClient, producer_id: int = -1, producer_epoch: int = -1
+) -> InitProducerIdResponse:
     req = InitProducerIdRequest(transactional_id=None, producer_id=producer_id, producer_epoch=producer_epoch)
     resp: InitProducerIdResponse = await client.request(INIT_PRODUCER_ID, 4, req)
     return resp
@@ -276,10 +317,17 @@ async def test_init_producer_id_with_a_transactional_id(cluster: MockCluster) ->
     first = await client.request(INIT_PRODUCER_ID, 4, req)
     again = await client.request(INIT_PRODUCER_ID, 4, req)
     assert (first.producer_epoch, again.producer_epoch) == (0, 1) and first.producer_id == again.producer_id
-    stale = InitProducerIdRequest(transactional_id="txn-1", transaction_timeout_ms=60000, producer_id=first.producer_id, producer_epoch=0)
+    stale = InitProducerIdRequest(
+        transactional_id="txn-1",
+        transaction_timeout_ms=60000,
+        producer_id=first.producer_id,
+        producer_epoch=0,
+    )
     assert (await client.request(INIT_PRODUCER_ID, 4, stale)).error_code == ErrorCode.PRODUCER_FENCED
     bad_timeout = InitProducerIdRequest(transactional_id="txn-1", transaction_timeout_ms=0)
-    assert (await client.request(INIT_PRODUCER_ID, 4, bad_timeout)).error_code == ErrorCode.INVALID_TRANSACTION_TIMEOUT
+    assert (
+        await client.request(INIT_PRODUCER_ID, 4, bad_timeout)
+    ).error_code == ErrorCode.INVALID_TRANSACTION_TIMEOUT
     empty = InitProducerIdRequest(transactional_id="", transaction_timeout_ms=1000)
     assert (await client.request(INIT_PRODUCER_ID, 4, empty)).error_code == ErrorCode.INVALID_REQUEST
     await client.close()
@@ -303,12 +351,18 @@ async def test_idempotent_producer_sequences(cluster: MockCluster) -> None:
     log = cluster.topics["t"].partitions[0].log
     assert log.log_end_offset == 4
     # A gap in the sequence.
-    assert (await produce(client, cluster, "t", idem(9, b"x"))).error_code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+    assert (
+        await produce(client, cluster, "t", idem(9, b"x"))
+    ).error_code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
     # A new epoch must start at sequence 0...
-    assert (await produce(client, cluster, "t", idem(4, b"x", epoch=1))).error_code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+    assert (
+        await produce(client, cluster, "t", idem(4, b"x", epoch=1))
+    ).error_code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
     assert (await produce(client, cluster, "t", idem(0, b"e", epoch=1))).error_code == ErrorCode.NONE
     # ...and then the old epoch is fenced.
-    assert (await produce(client, cluster, "t", idem(4, b"x", epoch=0))).error_code == ErrorCode.INVALID_PRODUCER_EPOCH
+    assert (
+        await produce(client, cluster, "t", idem(4, b"x", epoch=0))
+    ).error_code == ErrorCode.INVALID_PRODUCER_EPOCH
     # An unknown producer id is accepted at any sequence since Kafka 2.5 (KIP-360).
     stranger = batch(b"s", producer_id=pid + 1000, producer_epoch=0, base_sequence=42)
     assert (await produce(client, cluster, "t", stranger)).error_code == ErrorCode.NONE
@@ -320,7 +374,9 @@ async def test_idempotent_producer_sequences(cluster: MockCluster) -> None:
     recent = await produce(client, cluster, "t", idem(6, b"n", epoch=1))
     assert (recent.error_code, recent.base_offset) == (ErrorCode.NONE, log.log_end_offset - 1)
     # A producer id with no sequence is invalid.
-    assert (await produce(client, cluster, "t", batch(b"z", producer_id=pid, producer_epoch=1))).error_code == ErrorCode.INVALID_RECORD
+    assert (
+        await produce(client, cluster, "t", batch(b"z", producer_id=pid, producer_epoch=1))
+    ).error_code == ErrorCode.INVALID_RECORD
     await client.close()
 
 
@@ -332,7 +388,9 @@ async def test_transactional_records_need_a_transactional_id(cluster: MockCluste
     pid = cluster.transactions.init_producer_id(cluster.clock.now_ms(), "txn", 60000).producer_id
     cluster.transactions.add_partitions(cluster.clock.now_ms(), "txn", pid, 0, [("t", 0)])
     txn = batch(b"a", producer_id=pid, producer_epoch=0, base_sequence=0, is_transactional=True)
-    assert (await produce(client, cluster, "t", txn)).error_code == ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    assert (
+        await produce(client, cluster, "t", txn)
+    ).error_code == ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
     req = produce_request(cluster, "t", txn)
     req.transactional_id = "txn"
     resp = await client.request(PRODUCE, 9, req)
@@ -343,3 +401,73 @@ async def test_transactional_records_need_a_transactional_id(cluster: MockCluste
     plain = batch(b"b", producer_id=pid, producer_epoch=0, base_sequence=1)
     assert (await produce(client, cluster, "t", plain)).error_code == ErrorCode.INVALID_TXN_STATE
     await client.close()
+
+
+async def test_create_time_bounds(cluster: MockCluster) -> None:
+    """KIP-937 against the broker's clock: a record more than message.timestamp.after.max.ms ahead,
+    or (when set) before.max.ms behind, is refused with INVALID_TIMESTAMP, a RecordError per refused
+    record and nothing appended. (Margins of half an hour and more: the clock is real.)"""
+    cluster.create_topic("t", 1)
+    cluster.create_topic("old", 1, configs={"message.timestamp.before.max.ms": "60000"})
+    client = await leader_client(cluster, "t")
+    now = int(time.time() * 1000)
+    p = await produce(client, cluster, "t", batch(b"a", b"b", timestamp=now + 2 * HOUR_MS))
+    assert p.error_code == ErrorCode.INVALID_TIMESTAMP
+    assert p.error_message == "One or more records have been rejected due to invalid timestamp"
+    assert [e.batch_index for e in p.record_errors] == [0, 1]
+    window = re.fullmatch(
+        rf"Timestamp {now + 2 * HOUR_MS} of message with offset 0 is out of range\. "
+        r"The timestamp should be within \[(-?\d+), (-?\d+)\]",
+        p.record_errors[0].batch_index_error_message or "",
+    )
+    assert window is not None and int(window[2]) - int(window[1]) == HOUR_MS + (1 << 63) - 1  # [now - Long.MAX, now + 1 h]
+    assert (await produce(client, cluster, "t", batch(b"a", timestamp=now + HOUR_MS // 2))).error_code == ErrorCode.NONE
+    old_client = await leader_client(cluster, "old")
+    p = await produce(old_client, cluster, "old", batch(b"a", timestamp=now - HOUR_MS))
+    assert p.error_code == ErrorCode.INVALID_TIMESTAMP and len(p.record_errors) == 1
+    assert cluster.topics["old"].partitions[0].log.log_end_offset == 0
+    assert cluster.topics["t"].partitions[0].log.log_end_offset == 1
+    await client.close()
+    await old_client.close()
+
+
+async def test_under_a_manual_clock_records_in_bounds_of_the_wall_clock_are_accepted() -> None:
+    """A manual clock reads 2026-01-01 until advanced, while real clients stamp records with real
+    time: a record in bounds of either the broker's clock or the wall clock is accepted; one out of
+    bounds of both is refused."""
+    clock = ManualClock()
+    cluster = MockCluster(brokers=1, clock=clock)
+    await cluster.start()
+    try:
+        cluster.create_topic("t", 1)
+        client = await leader_client(cluster, "t")
+        wall = int(time.time() * 1000)
+        assert (await produce(client, cluster, "t", batch(b"real", timestamp=wall))).error_code == ErrorCode.NONE
+        assert (await produce(client, cluster, "t", batch(b"broker", timestamp=clock.now_ms()))).error_code == ErrorCode.NONE
+        later = max(wall, clock.now_ms()) + 2 * HOUR_MS
+        assert (await produce(client, cluster, "t", batch(b"future", timestamp=later))).error_code == ErrorCode.INVALID_TIMESTAMP
+        await client.close()
+    finally:
+        await cluster.stop()
+
+
+async def test_compacted_topics_refuse_records_without_a_key(cluster: MockCluster) -> None:
+    cluster.create_topic("c", 1, configs={"cleanup.policy": "compact"})
+    client = await leader_client(cluster, "c")
+    p = await produce(client, cluster, "c", batch(b"a", b"b", key=None))
+    assert p.error_code == ErrorCode.INVALID_RECORD
+    assert [e.batch_index for e in p.record_errors] == [0, 1]
+    assert p.error_message is not None and p.error_message.startswith(
+        "One or more records have been rejected due to 2 record errors"
+    )
+    assert (await produce(client, cluster, "c", batch(b"a"))).error_code == ErrorCode.NONE
+    await client.close()
+
+
+def test_the_record_checks_fast_path_reads_kafka_defaults() -> None:
+    """replica_manager skips the record checks for a topic without overrides, taking Kafka's
+    defaults; that holds while none of the configs it reads takes a cluster-level default."""
+    from mockbroker.config import topics
+    from mockbroker.log.replica_manager import RECORD_CHECK_CONFIGS
+
+    assert not set(RECORD_CHECK_CONFIGS) & set(topics._CLUSTER_DEFAULTS)

@@ -15,6 +15,7 @@ from mockbroker_protocol.framing import (
     DIRECT_FRAME_SIZE,
     RECEIVE_BUFFER_SIZE,
     FrameBuffer,
+    MemoryPool,
     OwnedFrame,
     encode_frame,
     frame_bytes,
@@ -312,13 +313,75 @@ def test_reads_go_straight_into_a_large_frame_once_its_size_is_known() -> None:
     first[:1000] = data[:1000]
     buf.buffer_updated(1000)  # the prefix and the start, read into the receive buffer
     assert buf.next_frame() is None and buf.buffered == 1000 - 4
-    target = buf.get_buffer()
-    assert len(target) == len(payload) - (1000 - 4)  # exactly the rest of the frame
-    frame_buffer = target.obj
-    target[:] = data[1000:]
-    buf.buffer_updated(len(data) - 1000)
+    pos, frame_buffer = 1000, None
+    while pos < len(data):
+        target = buf.get_buffer()
+        assert 0 < len(target) <= len(data) - pos  # never beyond the frame's end
+        frame_buffer = target.obj if frame_buffer is None else frame_buffer
+        assert target.obj is frame_buffer  # always the frame's own buffer
+        n = len(target)
+        target[:] = data[pos : pos + n]
+        del target
+        buf.buffer_updated(n)
+        pos += n
     frame = buf.next_frame()
     assert frame is frame_buffer and frame == payload
+
+
+def test_a_large_frame_buffer_grows_with_the_bytes_that_arrive() -> None:
+    """Announcing 100 MB and sending one byte costs about one read, not 100 MB (issue #19)."""
+    buf = FrameBuffer()
+    buf.feed(struct.pack(">i", DEFAULT_MAX_FRAME_SIZE) + b"x")
+    target = buf.get_buffer()
+    assert isinstance(target.obj, OwnedFrame) and len(target.obj) <= 2 * DIRECT_FRAME_SIZE
+    del target
+    chunk = bytes(range(256)) * 4096  # 1 MiB
+    for _ in range(3):
+        buf.feed(chunk)
+    target = buf.get_buffer()
+    assert len(target.obj) <= 2 * (1 + 3 * len(chunk))  # at most doubled past what arrived
+    assert buf.buffered == 1 + 3 * len(chunk)
+
+
+def test_a_memory_pool_makes_a_second_large_frame_wait_until_the_first_is_taken() -> None:
+    """queued.max.request.bytes (Kafka's non-strict SimpleMemoryPool): the first large frame may
+    take more than is left; the next one waits, its bytes kept, until memory is released."""
+    pool = MemoryPool(100_000)
+    a, b = FrameBuffer(pool=pool), FrameBuffer(pool=pool)
+    big_a, big_b = BIG + b"a" * 100_000, BIG + b"b" * 50_000
+    data_a, data_b = framed(big_a), framed(big_b)
+    a.feed(data_a[:10])
+    assert pool.available == 100_000 - len(big_a) and pool.is_out_of_memory and not a.memory_wanted
+    b.feed(data_b[:5000])
+    assert b.memory_wanted and b.next_frame() is None
+    woken: list[str] = []
+    pool.wait(lambda: (woken.append("b"), b.retry())[0])
+    b.feed(data_b[5000:20_000])  # kept while waiting
+    assert b.memory_wanted and b.buffered == 20_000
+    a.feed(data_a[10:])
+    assert a.next_frame() == big_a  # taken: its bytes go back, b is woken and gets its size
+    assert woken == ["b"] and not b.memory_wanted
+    assert pool.available == 100_000 - len(big_b)
+    b.feed(data_b[20_000:])
+    assert b.next_frame() == big_b and pool.available == 100_000 and pool.waiting == 0
+
+
+def test_a_closed_stream_gives_its_memory_back() -> None:
+    pool = MemoryPool(10)
+    buf = FrameBuffer(pool=pool)
+    buf.feed(framed(BIG)[:100])
+    assert pool.is_out_of_memory
+    buf.close()
+    assert pool.available == 10 and buf.buffered == 0
+
+
+def test_a_large_frame_arriving_whole_is_charged_until_taken() -> None:
+    pool = MemoryPool(1_000_000)
+    buf = FrameBuffer(pool=pool)
+    buf.feed(framed(BIG, BIG))
+    assert pool.available == 1_000_000 - 2 * len(BIG)
+    assert buf.next_frame() == BIG and pool.available == 1_000_000 - len(BIG)
+    assert buf.next_frame() == BIG and pool.available == 1_000_000
 
 
 def test_one_receive_buffer_serves_many_streams() -> None:

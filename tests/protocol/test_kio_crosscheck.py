@@ -1,6 +1,7 @@
 """Cross-check of the KIP-848 messages against kio's generated classes (a test-only oracle).
 
-Our ConsumerGroupHeartbeat (key 68) and ConsumerGroupDescribe (key 69) specs are hand-written
+Our ConsumerGroupHeartbeat (key 68) and ConsumerGroupDescribe (key 69) specs (and the KIP-1071
+StreamsGroupHeartbeat/StreamsGroupDescribe ones, keys 88 and 89) are hand-written
 (mockbroker_protocol/specs/*.json); kio generates its classes from Apache Kafka's own JSON specs. Two checks,
 at every version we serve:
 
@@ -38,6 +39,8 @@ from kio.static.primitive import i8, i16, i32, i32Timedelta, i64, i64Timedelta
 from mockbroker_protocol.headers import request_header_version, response_header_version
 from mockbroker_protocol.messages import consumer_group_describe as cgd
 from mockbroker_protocol.messages import consumer_group_heartbeat as cgh
+from mockbroker_protocol.messages import streams_group_describe as sgd
+from mockbroker_protocol.messages import streams_group_heartbeat as sgh
 from mockbroker_protocol.primitives import ZERO_UUID
 from mockbroker_protocol.schema import FieldSpec
 from tests.protocol import message_strategies as ms
@@ -47,6 +50,10 @@ MESSAGES: list[type] = [
     cgh.ConsumerGroupHeartbeatResponse,
     cgd.ConsumerGroupDescribeRequest,
     cgd.ConsumerGroupDescribeResponse,
+    sgh.StreamsGroupHeartbeatRequest,
+    sgh.StreamsGroupHeartbeatResponse,
+    sgd.StreamsGroupDescribeRequest,
+    sgd.StreamsGroupDescribeResponse,
 ]
 CASES = [
     (cls, v)
@@ -80,7 +87,7 @@ IMPLICIT_DEFAULTS: dict[str, Any] = {
 def test_cases_cover_both_versions() -> None:
     # Guard against the parametrisation silently shrinking (the tests must not skip).
     assert {v for _, v in CASES} == {0, 1}
-    assert len(CASES) == 8
+    assert len(CASES) == 12  # 4 KIP-848 messages at v0-1, 4 KIP-1071 messages at v0
 
 
 def kio_class(cls: type, version: int) -> Any:

@@ -19,7 +19,7 @@ FAST = settings(max_examples=8, deadline=None, suppress_health_check=[HealthChec
 
 # The APIs mockbroker serves (issue: wire protocol package).
 REQUIRED_KEYS = {0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 28,
-                 32, 33, 36, 37, 42, 44, 47, 60, 61, 65, 66, 68, 69}
+                 32, 33, 36, 37, 42, 44, 47, 60, 61, 65, 66, 68, 69, 76, 77, 78, 79, 88, 89}
 
 
 def test_every_required_api_has_request_and_response() -> None:
@@ -88,11 +88,18 @@ ORACLE_CASES = [(cls, v) for cls, v in CASES if _has_oracle(cls, v)]
 
 
 def test_only_kip848_messages_lack_a_kafka_python_oracle() -> None:
-    """kafka-python 3.0.12 ships no specs for keys 68/69; test_kio_crosscheck covers those."""
+    """kafka-python 3.0.12 ships no specs for keys 68/69 (test_kio_crosscheck covers those) nor
+    88/89 (KIP-1071; test_kio_crosscheck covers those too), nor for the KIP-932 keys 76-79 (their
+    layout was read off kafka-clients 4.3.1's schemas)."""
     missing = {cls.__name__ for cls, v in CASES if not _has_oracle(cls, v)}
     assert missing == {
         "ConsumerGroupHeartbeatRequest", "ConsumerGroupHeartbeatResponse",
         "ConsumerGroupDescribeRequest", "ConsumerGroupDescribeResponse",
+        "ShareGroupHeartbeatRequest", "ShareGroupHeartbeatResponse",
+        "ShareGroupDescribeRequest", "ShareGroupDescribeResponse",
+        "ShareFetchRequest", "ShareFetchResponse", "ShareAcknowledgeRequest", "ShareAcknowledgeResponse",
+        "StreamsGroupHeartbeatRequest", "StreamsGroupHeartbeatResponse",
+        "StreamsGroupDescribeRequest", "StreamsGroupDescribeResponse",
     }
 
 

@@ -125,8 +125,10 @@ class ConsumerGroup:
         self.group_id = group_id
         self.state = ConsumerGroupState.EMPTY
         self.state_timestamp_ms = now_ms
-        self.group_epoch = 0
-        self.assignment_epoch = 0
+        # Kafka 4.3's ModernGroup starts a new group at group and assignment epoch 1, so its first
+        # member's join bumps it to 2 (a real 4.3.1 broker answers the first member epoch 2).
+        self.group_epoch = 1
+        self.assignment_epoch = 1
         self.members: dict[str, ConsumerGroupMember] = {}
         self.static_members: dict[str, str] = {}  # instance id -> member id
         self.target_assignment: dict[str, frozenset[TopicIdPartition]] = {}  # member id -> target

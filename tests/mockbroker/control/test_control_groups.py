@@ -90,17 +90,17 @@ async def test_describe_group_is_typed_by_group_kind() -> None:
     h.cg_join("b")  # b's target is still held by a: b waits (UNRELEASED_PARTITIONS)
     snap = await h.cluster.control.describe_group("g")
     assert isinstance(snap, ConsumerGroupSnapshot)
-    assert (snap.type, snap.state, snap.group_epoch, snap.assignment_epoch, snap.assignor) == ("consumer", "Reconciling", 2, 2, "range")
-    assert snap.generation_id == 2 and snap.subscribed_topics == {"t": 6} and not snap.reconciled
+    assert (snap.type, snap.state, snap.group_epoch, snap.assignment_epoch, snap.assignor) == ("consumer", "Reconciling", 3, 3, "range")
+    assert snap.generation_id == 3 and snap.subscribed_topics == {"t": 6} and not snap.reconciled
     a, b = snap.member(member_id="a"), snap.member(member_id="b")
-    assert (a.member_epoch, a.state, a.assigned, a.target, a.server_assignor) == (1, "STABLE", {"t": (0, 1, 2, 3, 4, 5)}, {"t": (0, 1, 2)}, "range")
-    assert (b.member_epoch, b.state, b.assigned, b.target) == (2, "UNRELEASED_PARTITIONS", {}, {"t": (3, 4, 5)})
+    assert (a.member_epoch, a.state, a.assigned, a.target, a.server_assignor) == (2, "STABLE", {"t": (0, 1, 2, 3, 4, 5)}, {"t": (0, 1, 2)}, "range")
+    assert (b.member_epoch, b.state, b.assigned, b.target) == (3, "UNRELEASED_PARTITIONS", {}, {"t": (3, 4, 5)})
     assert snap.target_assignment("t") == {"a": (0, 1, 2), "b": (3, 4, 5)}
 
     # a heartbeats with all it owns: it must first give up 3-5 (pending revocation)
-    h.cg_heartbeat("a", 1, {"t": [0, 1, 2, 3, 4, 5]})
+    h.cg_heartbeat("a", 2, {"t": [0, 1, 2, 3, 4, 5]})
     a = (await h.cluster.control.describe_group("g")).member(member_id="a")  # type: ignore[union-attr]
-    assert (a.member_epoch, a.state, a.assigned, a.pending_revocation) == (1, "UNREVOKED_PARTITIONS", {"t": (0, 1, 2)}, {"t": (3, 4, 5)})
+    assert (a.member_epoch, a.state, a.assigned, a.pending_revocation) == (2, "UNREVOKED_PARTITIONS", {"t": (0, 1, 2)}, {"t": (3, 4, 5)})
 
     h.converge("a", "b")
     snap = await h.cluster.control.describe_group("g")
@@ -127,7 +127,7 @@ async def test_wait_for_group_follows_a_consumer_group_to_every_member_reconcile
     done = await reconciled
     assert isinstance(done, ConsumerGroupSnapshot) and done.state == "Stable" and done.reconciled
     assert sorted(len(m.assigned["t"]) for m in done.members) == [3, 3]
-    assert (await control.wait_for_group("g", generation_at_least=2, timeout=1)).generation_id == 2
+    assert (await control.wait_for_group("g", generation_at_least=3, timeout=1)).generation_id == 3
 
 
 async def test_wait_for_group_refuses_what_cannot_be() -> None:
@@ -167,11 +167,11 @@ async def test_expire_session_fences_a_consumer_group_member_as_its_timer_would(
     assert (fenced.member_id, fenced.details["cause"]) == ("a", "session_timeout")
     assert by_control.events("control.session_expired")[-1].member_id == "a"
     snap = by_control.snap()
-    assert ([m["member_id"] for m in snap["members"]], snap["group_epoch"], snap["state"]) == (["b"], 3, "Assigning")
+    assert ([m["member_id"] for m in snap["members"]], snap["group_epoch"], snap["state"]) == (["b"], 4, "Assigning")
 
     # The member learns of it at its next heartbeat, and rejoins with epoch 0.
-    assert by_control.cg_heartbeat("a", 2, {"t": [0, 1, 2]}).error_code == ErrorCode.UNKNOWN_MEMBER_ID
-    assert by_control.cg_join("a").member_epoch == 4
+    assert by_control.cg_heartbeat("a", 3, {"t": [0, 1, 2]}).error_code == ErrorCode.UNKNOWN_MEMBER_ID
+    assert by_control.cg_join("a").member_epoch == 5
     # Its old session timer is gone: the old deadline passing fences nobody.
     by_control.advance(SESSION - 1)
     assert {m["member_id"] for m in by_control.snap()["members"]} == {"a", "b"}
@@ -235,18 +235,18 @@ async def test_force_rebalance_of_a_consumer_group_recomputes_the_target_at_a_ne
     h = ConsumerHarness(group_consumer_assignors=SCRIPTED)
     stable_pair(h)
     before = h.snap()
-    assert (before["group_epoch"], before["state"]) == (2, "Stable")
+    assert (before["group_epoch"], before["state"]) == (3, "Stable")
 
-    # The same input to a deterministic assignor: the same target, every member moves to epoch 3.
+    # The same input to a deterministic assignor: the same target, every member moves to epoch 4.
     assert await h.cluster.control.force_rebalance("g") == "Reconciling"
     snap = h.snap()
-    assert (snap["group_epoch"], snap["assignment_epoch"]) == (3, 3)
+    assert (snap["group_epoch"], snap["assignment_epoch"]) == (4, 4)
     assert [m["target"] for m in snap["members"]] == [m["target"] for m in before["members"]]
     types = [e.type for e in h.cluster.events.filter(type="consumer_group.", since_seq=h.events("control.rebalance_forced")[-1].seq)]
     assert types == ["consumer_group.epoch_bumped", "consumer_group.target_assignment", "consumer_group.transition"]
     for m in ("a", "b"):
-        response = h.cg_heartbeat(m, 2, h.member(m)["assigned"])
-        assert (response.error_code, response.member_epoch, response.assignment) == (ErrorCode.NONE, 3, None)
+        response = h.cg_heartbeat(m, 3, h.member(m)["assigned"])
+        assert (response.error_code, response.member_epoch, response.assignment) == (ErrorCode.NONE, 4, None)
     assert h.snap()["state"] == "Stable"
 
     # A new answer from the assignor: every partition changes hands, revoked before it is given.

@@ -39,10 +39,10 @@ def test_describe_shows_epochs_members_current_and_target() -> None:
     h.cg_join("a", instance="i-a")
     h.cg_join("b")
     described = h.consumer.consumer_group_describe("g")
-    assert (described.error_code, described.group_state, described.group_epoch, described.assignment_epoch) == (0, "Reconciling", 2, 2)
+    assert (described.error_code, described.group_state, described.group_epoch, described.assignment_epoch) == (0, "Reconciling", 3, 3)
     assert described.assignor_name == "uniform"
     a, b = described.members
-    assert (a.member_id, a.instance_id, a.member_epoch, a.member_type, a.client_host) == ("a", "i-a", 1, 1, "/127.0.0.1")
+    assert (a.member_id, a.instance_id, a.member_epoch, a.member_type, a.client_host) == ("a", "i-a", 2, 1, "/127.0.0.1")
     assert a.subscribed_topic_names == ["t"]
     topic_id = h.cluster.topics["t"].topic_id
     assert [(tp.topic_id, tp.topic_name, tp.partitions) for tp in a.assignment.topic_partitions] == [(topic_id, "t", list(range(6)))]
@@ -77,15 +77,15 @@ def test_offset_commit_by_member_epoch() -> None:
 
 def test_offset_commit_with_an_older_epoch_is_checked_per_partition() -> None:
     h = ConsumerHarness()
-    h.cg_join("a")  # epoch 1: all six partitions given at epoch 1
+    h.cg_join("a")  # epoch 2: all six partitions given at epoch 2
     h.cg_join("b")
-    h.cg_heartbeat("a", 1, {"t": list(range(6))})  # revoking 3,4,5 (still pending revocation)
-    h.cg_heartbeat("a", 1, {"t": [0, 1, 2]})  # now at epoch 2, keeping 0,1,2 given at epoch 1
-    assert h.member("a")["member_epoch"] == 2
-    errors = commit(h, "a", 1, {0: 5, 1: 5})
+    h.cg_heartbeat("a", 2, {"t": list(range(6))})  # revoking 3,4,5 (still pending revocation)
+    h.cg_heartbeat("a", 2, {"t": [0, 1, 2]})  # now at epoch 3, keeping 0,1,2 given at epoch 2
+    assert h.member("a")["member_epoch"] == 3
+    errors = commit(h, "a", 2, {0: 5, 1: 5})
     assert errors == {0: ErrorCode.NONE, 1: ErrorCode.NONE}
-    h.cg_heartbeat("b", 2, {})  # b gets 3,4,5 at epoch 2
-    errors = commit(h, "b", 1, {3: 5})  # an epoch older than b's: 3 was given to b at epoch 2
+    h.cg_heartbeat("b", 3, {})  # b gets 3,4,5 at epoch 3
+    errors = commit(h, "b", 2, {3: 5})  # an epoch older than b's: 3 was given to b at epoch 3
     assert errors == {3: ErrorCode.STALE_MEMBER_EPOCH}
     assert h.groups.offsets.get("g", "t", 3) is None
 
@@ -125,7 +125,7 @@ def test_list_groups_types_and_states() -> None:
 def test_delete_only_when_empty_with_its_offsets() -> None:
     h = ConsumerHarness()
     h.cg_join("a")
-    commit(h, "a", 1, {0: 3})
+    commit(h, "a", 2, {0: 3})
     assert h.groups.delete_group(h.now, "g") == ErrorCode.NON_EMPTY_GROUP
     h.cg_leave("a")
     assert h.groups.delete_group(h.now, "g") == ErrorCode.NONE
@@ -137,7 +137,7 @@ def test_delete_only_when_empty_with_its_offsets() -> None:
 def test_offset_delete_refuses_subscribed_topics_only() -> None:
     h = ConsumerHarness({"t": 2, "u": 1})
     h.cg_join("a")
-    commit(h, "a", 1, {0: 3})
+    commit(h, "a", 2, {0: 3})
     error, topics = h.groups.delete_offsets(h.now, "g", [("t", [0]), ("u", [0])])
     assert error == ErrorCode.NONE
     assert {t.name: [p.error_code for p in t.partitions] for t in topics} == {
@@ -173,9 +173,9 @@ def test_snapshot_and_find_group() -> None:
     h.cg_join("a")
     h.cg_join("b")
     snap = h.groups.snapshot("g")
-    assert snap is not None and (snap["group_type"], snap["state"], snap["group_epoch"], snap["assignment_epoch"]) == ("consumer", "Reconciling", 2, 2)
+    assert snap is not None and (snap["group_type"], snap["state"], snap["group_epoch"], snap["assignment_epoch"]) == ("consumer", "Reconciling", 3, 3)
     b = next(m for m in snap["members"] if m["member_id"] == "b")
-    assert (b["member_epoch"], b["state"], b["assigned"], len(b["target"]["t"])) == (2, "UNRELEASED_PARTITIONS", {}, 3)
+    assert (b["member_epoch"], b["state"], b["assigned"], len(b["target"]["t"])) == (3, "UNRELEASED_PARTITIONS", {}, 3)
     assert h.groups.find_group("g") is h.cgroup()
     assert h.groups.snapshot("nope") is None
 
@@ -190,7 +190,7 @@ def test_events_tell_the_story() -> None:
         "consumer_group.member_reconciled", "consumer_group.transition",
     ]  # fmt: skip
     reconciled = h.events("consumer_group.member_reconciled")[-1]
-    assert reconciled.generation_id == 1 and reconciled.details["member_epoch"] == 1
+    assert reconciled.generation_id == 2 and reconciled.details["member_epoch"] == 2
     assert reconciled.details["assigned"] == reconciled.details["target"] == {"t": list(range(6))}
 
 

@@ -26,7 +26,7 @@ SESSION = 10_000  # mockbroker's group.consumer.session.timeout.ms
         (Request(group_id="g", member_id="m", member_epoch=0, instance_id=" ", rebalance_timeout_ms=1, subscribed_topic_names=["t"], topic_partitions=[]), 1, "InstanceId"),
         (Request(group_id="g", member_id="m", member_epoch=0, rack_id="", rebalance_timeout_ms=1, subscribed_topic_names=["t"], topic_partitions=[]), 1, "RackId"),
         (Request(group_id="g", member_id="", member_epoch=0, rebalance_timeout_ms=1, subscribed_topic_names=["t"], topic_partitions=[]), 1, "MemberId"),
-        (Request(group_id="g", member_id="", member_epoch=3), 0, "MemberId"),
+        (Request(group_id="g", member_id="", member_epoch=4), 0, "MemberId"),
         (Request(group_id="g", member_id="", member_epoch=-1), 0, "MemberId"),
         (Request(group_id="g", member_id="m", member_epoch=0, subscribed_topic_names=["t"], topic_partitions=[]), 1, "RebalanceTimeoutMs"),
         (Request(group_id="g", member_id="m", member_epoch=0, rebalance_timeout_ms=1, subscribed_topic_names=["t"]), 1, "TopicPartitions"),
@@ -68,40 +68,40 @@ def test_invalid_regular_expression(regex: str) -> None:
 
 def test_unknown_group_with_a_nonzero_epoch_is_not_found() -> None:
     h = ConsumerHarness()
-    assert h.cg_heartbeat("m", 3).error_code == ErrorCode.GROUP_ID_NOT_FOUND
+    assert h.cg_heartbeat("m", 4).error_code == ErrorCode.GROUP_ID_NOT_FOUND
     assert h.cg_leave("m").error_code == ErrorCode.GROUP_ID_NOT_FOUND
 
 
 def test_unknown_member_with_a_nonzero_epoch() -> None:
     h = ConsumerHarness()
     h.cg_join("a")
-    assert h.cg_heartbeat("b", 1, {}).error_code == ErrorCode.UNKNOWN_MEMBER_ID
+    assert h.cg_heartbeat("b", 2, {}).error_code == ErrorCode.UNKNOWN_MEMBER_ID
     assert h.cg_leave("b").error_code == ErrorCode.UNKNOWN_MEMBER_ID
 
 
 def test_member_epoch_fencing() -> None:
     h = ConsumerHarness()
-    assert h.cg_join("a").member_epoch == 1
-    assert h.cg_heartbeat("a", 2, {"t": list(range(6))}).error_code == ErrorCode.FENCED_MEMBER_EPOCH  # ahead
+    assert h.cg_join("a").member_epoch == 2
+    assert h.cg_heartbeat("a", 3, {"t": list(range(6))}).error_code == ErrorCode.FENCED_MEMBER_EPOCH  # ahead
     h.cg_join("b")
-    h.cg_heartbeat("a", 1, {"t": list(range(6))})  # revokes 3 partitions, stays at epoch 1
-    h.cg_heartbeat("a", 1, {"t": [0, 1, 2]})  # revoked: moves to epoch 2
-    assert h.member("a")["member_epoch"] == 2 and h.member("a")["previous_member_epoch"] == 1
+    h.cg_heartbeat("a", 2, {"t": list(range(6))})  # revokes 3 partitions, stays at epoch 2
+    h.cg_heartbeat("a", 2, {"t": [0, 1, 2]})  # revoked: moves to epoch 3
+    assert h.member("a")["member_epoch"] == 3 and h.member("a")["previous_member_epoch"] == 2
     # The previous epoch with owned partitions inside the assignment: a lost response, tolerated.
-    assert h.cg_heartbeat("a", 1, {"t": [0, 1]}).error_code == ErrorCode.NONE
+    assert h.cg_heartbeat("a", 2, {"t": [0, 1]}).error_code == ErrorCode.NONE
     # The previous epoch owning something outside it, or an older epoch: fenced.
-    assert h.cg_heartbeat("a", 1, {"t": [5]}).error_code == ErrorCode.FENCED_MEMBER_EPOCH
+    assert h.cg_heartbeat("a", 2, {"t": [5]}).error_code == ErrorCode.FENCED_MEMBER_EPOCH
     assert h.cg_heartbeat("a", 0, {"t": []}).error_code == ErrorCode.INVALID_REQUEST  # epoch 0 needs a full join
     # Epoch 0 with a full join is a rejoin, accepted (KAFKA-19233): the member keeps its epoch.
     rejoin = h.cg_join("a")
-    assert rejoin.error_code == ErrorCode.NONE and rejoin.member_epoch == 2 and h.owned(rejoin) == {"t": [0, 1, 2]}
+    assert rejoin.error_code == ErrorCode.NONE and rejoin.member_epoch == 3 and h.owned(rejoin) == {"t": [0, 1, 2]}
 
 
 def test_group_max_size_spares_existing_members_and_known_instances() -> None:
     h = ConsumerHarness(group_consumer_max_size=1)
     h.cg_join("a", instance="i-a")
     assert h.cg_join("b").error_code == ErrorCode.GROUP_MAX_SIZE_REACHED
-    assert h.cg_heartbeat("a", 1, {"t": list(range(6))}, instance="i-a").error_code == ErrorCode.NONE
+    assert h.cg_heartbeat("a", 2, {"t": list(range(6))}, instance="i-a").error_code == ErrorCode.NONE
     h.cg_leave("a", instance="i-a", epoch=-2)
     assert h.cg_join("a2", instance="i-a").error_code == ErrorCode.NONE  # replaces the static member
 
@@ -123,7 +123,7 @@ def test_a_non_empty_classic_group_is_not_a_consumer_group() -> None:
     response = h.cg_join("a")
     assert response.error_code == ErrorCode.GROUP_ID_NOT_FOUND
     assert "online upgrade is disabled" in (response.error_message or "")
-    assert h.cg_heartbeat("a", 1).error_code == ErrorCode.GROUP_ID_NOT_FOUND
+    assert h.cg_heartbeat("a", 2).error_code == ErrorCode.GROUP_ID_NOT_FOUND
     assert "g" in h.groups.groups and "g" not in h.consumer.groups
 
 
@@ -133,14 +133,14 @@ def test_a_non_empty_classic_group_is_not_a_consumer_group() -> None:
 def test_epochs_and_states_through_a_rebalance() -> None:
     h = ConsumerHarness()
     first = h.cg_join("a")
-    assert (first.member_epoch, h.owned(first)) == (1, {"t": [0, 1, 2, 3, 4, 5]})
+    assert (first.member_epoch, h.owned(first)) == (2, {"t": [0, 1, 2, 3, 4, 5]})
     assert first.heartbeat_interval_ms == 100
     assert h.snap()["state"] == "Stable"
     second = h.cg_join("b")
     snap = h.snap()
-    assert (snap["group_epoch"], snap["assignment_epoch"], snap["state"]) == (2, 2, "Reconciling")
-    # b's target is held by a: b moves to epoch 2 with nothing, waiting for a to release.
-    assert (second.member_epoch, h.owned(second), h.member("b")["state"]) == (2, {}, "UNRELEASED_PARTITIONS")
+    assert (snap["group_epoch"], snap["assignment_epoch"], snap["state"]) == (3, 3, "Reconciling")
+    # b's target is held by a: b moves to epoch 3 with nothing, waiting for a to release.
+    assert (second.member_epoch, h.owned(second), h.member("b")["state"]) == (3, {}, "UNRELEASED_PARTITIONS")
     owned = h.converge("a", "b")
     assert sorted(len(p["t"]) for p in owned.values()) == [3, 3]
     states = [(e.details["from_state"], e.details["to_state"]) for e in h.events("consumer_group.transition")]
@@ -176,8 +176,8 @@ def test_partition_count_change_bumps_the_group_epoch() -> None:
     h = ConsumerHarness()
     h.cg_join("a")
     h.cluster.add_partitions("t", 8)
-    response = h.cg_heartbeat("a", 1, {"t": list(range(6))})
-    assert (response.member_epoch, h.owned(response)) == (2, {"t": list(range(8))})
+    response = h.cg_heartbeat("a", 2, {"t": list(range(6))})
+    assert (response.member_epoch, h.owned(response)) == (3, {"t": list(range(8))})
 
 
 def test_regex_subscription_follows_topics_as_they_come() -> None:
@@ -186,7 +186,7 @@ def test_regex_subscription_follows_topics_as_they_come() -> None:
     assert h.owned(first) == {"orders-1": [0, 1]}
     h.cluster.create_topic("orders-2", 1)
     h.cluster.create_topic("xorders-3", 1)  # matched in full only, as RE2J's matches()
-    response = h.cg_heartbeat("a", 1, {"orders-1": [0, 1]})
+    response = h.cg_heartbeat("a", 2, {"orders-1": [0, 1]})
     assert h.owned(response) == {"orders-1": [0, 1], "orders-2": [0]}
     assert h.member("a")["subscribed_topic_regex"] == "orders-.*"
 
@@ -198,14 +198,14 @@ def test_revoke_before_reassign() -> None:
     h = ConsumerHarness()
     h.cg_join("a")
     h.cg_join("b")
-    revoke = h.cg_heartbeat("a", 1, {"t": list(range(6))})
-    assert h.owned(revoke) == {"t": [0, 1, 2]}  # what a keeps; it stays at epoch 1 until it revokes
-    assert (revoke.member_epoch, h.member("a")["state"], h.member("a")["pending_revocation"]) == (1, "UNREVOKED_PARTITIONS", {"t": [3, 4, 5]})
-    still = h.cg_heartbeat("b", 2, {})
+    revoke = h.cg_heartbeat("a", 2, {"t": list(range(6))})
+    assert h.owned(revoke) == {"t": [0, 1, 2]}  # what a keeps; it stays at epoch 2 until it revokes
+    assert (revoke.member_epoch, h.member("a")["state"], h.member("a")["pending_revocation"]) == (2, "UNREVOKED_PARTITIONS", {"t": [3, 4, 5]})
+    still = h.cg_heartbeat("b", 3, {})
     assert still.assignment is None and h.member("b")["assigned"] == {}  # nothing free yet
-    done = h.cg_heartbeat("a", 1, {"t": [0, 1, 2]})
-    assert (done.member_epoch, h.member("a")["state"]) == (2, "STABLE")
-    given = h.cg_heartbeat("b", 2, {})
+    done = h.cg_heartbeat("a", 2, {"t": [0, 1, 2]})
+    assert (done.member_epoch, h.member("a")["state"]) == (3, "STABLE")
+    given = h.cg_heartbeat("b", 3, {})
     assert h.owned(given) == {"t": [3, 4, 5]} and h.member("b")["state"] == "STABLE"
     assert h.snap()["state"] == "Stable"
 
@@ -214,8 +214,8 @@ def test_a_heartbeat_without_owned_partitions_does_not_complete_a_revocation() -
     h = ConsumerHarness()
     h.cg_join("a")
     h.cg_join("b")
-    h.cg_heartbeat("a", 1, {"t": list(range(6))})
-    assert h.cg_heartbeat("a", 1, None).member_epoch == 1
+    h.cg_heartbeat("a", 2, {"t": list(range(6))})
+    assert h.cg_heartbeat("a", 2, None).member_epoch == 2
     assert h.member("a")["state"] == "UNREVOKED_PARTITIONS"
 
 
@@ -223,34 +223,34 @@ def test_rebalance_timeout_fences_a_member_that_does_not_revoke() -> None:
     h = ConsumerHarness()
     h.cg_join("a", rebalance=5_000)
     h.cg_join("b")
-    h.cg_heartbeat("a", 1, {"t": list(range(6))})
+    h.cg_heartbeat("a", 2, {"t": list(range(6))})
     h.advance(4_999)
     assert "a" in h.cgroup().members
     h.advance(1)
     assert "a" not in h.cgroup().members
     fenced = h.events("consumer_group.member_fenced")[-1]
     assert fenced.member_id == "a" and fenced.details["cause"] == "rebalance_timeout"
-    given = h.cg_heartbeat("b", 2, {})
-    assert h.owned(given) == {"t": list(range(6))} and given.member_epoch == 3
-    assert h.cg_heartbeat("a", 1, {"t": [0]}).error_code == ErrorCode.UNKNOWN_MEMBER_ID
+    given = h.cg_heartbeat("b", 3, {})
+    assert h.owned(given) == {"t": list(range(6))} and given.member_epoch == 4
+    assert h.cg_heartbeat("a", 2, {"t": [0]}).error_code == ErrorCode.UNKNOWN_MEMBER_ID
 
 
 def test_revoking_in_time_cancels_the_rebalance_timeout() -> None:
     h = ConsumerHarness()
     h.cg_join("a", rebalance=5_000)
     h.cg_join("b")
-    h.cg_heartbeat("a", 1, {"t": list(range(6))})
-    h.cg_heartbeat("a", 1, {"t": [0, 1, 2]})
-    h.advance(5_000)
+    h.cg_heartbeat("a", 2, {"t": list(range(6))})
     h.cg_heartbeat("a", 2, {"t": [0, 1, 2]})
+    h.advance(5_000)
+    h.cg_heartbeat("a", 3, {"t": [0, 1, 2]})
     assert "a" in h.cgroup().members and not h.events("consumer_group.member_fenced")
 
 
 def test_assignment_is_sent_on_full_requests_and_changes_only() -> None:
     h = ConsumerHarness()
     h.cg_join("a")
-    assert h.cg_heartbeat("a", 1, {"t": list(range(6))}).assignment is None
-    full = h.send(Request(group_id="g", member_id="a", member_epoch=1, rebalance_timeout_ms=REBALANCE_TIMEOUT,
+    assert h.cg_heartbeat("a", 2, {"t": list(range(6))}).assignment is None
+    full = h.send(Request(group_id="g", member_id="a", member_epoch=2, rebalance_timeout_ms=REBALANCE_TIMEOUT,
                           subscribed_topic_names=["t"], topic_partitions=h.topic_partitions({"t": list(range(6))})))
     assert h.owned(full) == {"t": list(range(6))}
 
@@ -274,7 +274,7 @@ def test_session_timeout_fences_a_silent_member() -> None:
     h = ConsumerHarness()
     h.cg_join("a")
     h.advance(SESSION - 1)
-    h.cg_heartbeat("a", 1, {"t": list(range(6))})
+    h.cg_heartbeat("a", 2, {"t": list(range(6))})
     h.advance(SESSION - 1)
     assert "a" in h.cgroup().members
     h.advance(1)
@@ -335,8 +335,8 @@ def test_unreleased_fenced_and_unknown_instance_ids() -> None:
     h = ConsumerHarness()
     h.cg_join("a", instance="i-a")
     assert h.cg_join("a2", instance="i-a").error_code == ErrorCode.UNRELEASED_INSTANCE_ID
-    assert h.cg_heartbeat("a2", 1, {}, instance="i-a").error_code == ErrorCode.FENCED_INSTANCE_ID
-    assert h.cg_heartbeat("x", 1, {}, instance="i-x").error_code == ErrorCode.UNKNOWN_MEMBER_ID
+    assert h.cg_heartbeat("a2", 2, {}, instance="i-a").error_code == ErrorCode.FENCED_INSTANCE_ID
+    assert h.cg_heartbeat("x", 2, {}, instance="i-x").error_code == ErrorCode.UNKNOWN_MEMBER_ID
     assert h.cg_leave("a2", instance="i-a").error_code == ErrorCode.FENCED_INSTANCE_ID
     assert h.cg_leave("x", instance="i-x", epoch=-2).error_code == ErrorCode.UNKNOWN_MEMBER_ID
 

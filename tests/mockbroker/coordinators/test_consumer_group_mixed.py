@@ -106,7 +106,7 @@ def test_classic_join_to_a_consumer_group_is_served_by_the_consumer_engine() -> 
     assert joined.error_code == ErrorCode.NONE
     assert (joined.leader, joined.members, joined.protocol_type) == ("", [], "consumer")
     assert joined.protocol_name == "cooperative-sticky"  # the member's first protocol
-    assert joined.generation_id == group.members[joined.member_id].member_epoch == group.group_epoch == 2
+    assert joined.generation_id == group.members[joined.member_id].member_epoch == group.group_epoch == 3
     member = h.member(joined.member_id)
     assert (member["protocol"], member["session_timeout_ms"], member["subscribed_topic_names"]) == ("classic", SESSION, ["t"])
     described = {m.member_id: m.member_type for m in h.consumer.consumer_group_describe("g").members}

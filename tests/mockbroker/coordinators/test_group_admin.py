@@ -163,6 +163,20 @@ def test_defaults_are_fast_for_tests_and_kafkas_with_kafka_defaults() -> None:
         consumer_group_max_heartbeat_interval_ms=15000,
         consumer_group_max_size=2147483647,
         consumer_group_assignors=("uniform", "range"),
+        streams_group_session_timeout_ms=45000,
+        streams_group_heartbeat_interval_ms=5000,
+        streams_group_initial_rebalance_delay_ms=3000,
+
+        share_group_session_timeout_ms=45000,
+        share_group_min_session_timeout_ms=45000,
+        share_group_max_session_timeout_ms=60000,
+        share_group_heartbeat_interval_ms=5000,
+        share_group_min_heartbeat_interval_ms=5000,
+        share_group_max_heartbeat_interval_ms=15000,
+        share_group_max_size=200,
+        share_group_record_lock_duration_ms=30000,
+        share_group_delivery_count_limit=5,
+        share_group_partition_max_record_locks=2000,
     )
     explicit = GroupConfig.from_cluster_config(ClusterConfig(kafka_defaults=True, group_initial_rebalance_delay_ms=0))
     assert (explicit.group_initial_rebalance_delay_ms, explicit.group_min_session_timeout_ms) == (0, 6000)

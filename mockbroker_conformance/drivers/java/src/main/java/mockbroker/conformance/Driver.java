@@ -62,11 +62,13 @@ public final class Driver {
     private final TreeSet<Integer> assignment = new TreeSet<>();
     private final Map<Integer, Long> consumed = new HashMap<>(); // partition -> next offset
     private String lastError = "";
+    private final AdminOps adminOps;
 
     Driver(String bootstrap, String clientId, String groupProtocol) {
         this.bootstrap = bootstrap;
         this.clientId = clientId;
         this.groupProtocol = groupProtocol;
+        this.adminOps = new AdminOps(bootstrap, clientId + "-admin");
     }
 
     static synchronized void emit(String event, Map<String, Object> fields) {
@@ -295,6 +297,7 @@ public final class Driver {
             consumer.close(); // a dynamic member leaves its group; a static one stays (KIP-345)
         }
         producers.values().forEach(p -> p.close(Duration.ofSeconds(5)));
+        adminOps.close();
     }
 
     /** One command; false when it was close. */
@@ -317,6 +320,7 @@ public final class Driver {
                     emit("assigned", fields("added", new ArrayList<>(assignment), "partitions", new ArrayList<>(assignment)));
                 }
                 case "commit" -> emit("committed", commit(cmd));
+                case "admin" -> emit("admin", adminOps.run(cmd));
                 case "seek" -> {
                     consumer.seek(new TopicPartition(topic, ((Number) cmd.get("partition")).intValue()), ((Number) cmd.get("offset")).longValue());
                     emit("done", fields("cmd", name));
@@ -362,7 +366,7 @@ public final class Driver {
         reader.start();
         Map<String, Object> unsupported = new LinkedHashMap<>();
         emit("hello", fields("protocol", PROTOCOL_VERSION, "client", "kafka-clients (group.protocol=" + groupProtocol + ")",
-                "version", AppInfoParser.getVersion(), "unsupported", unsupported));
+                "version", AppInfoParser.getVersion(), "unsupported", unsupported, "admin_ops", new ArrayList<>(AdminOps.ops())));
         while (true) {
             Object next = commands.poll();
             if (next == null) {

@@ -1,0 +1,46 @@
+"""Control of security: the listener's protocol and TLS material, and SASL users (docs/security.md).
+
+Users made here serve PLAIN and both SCRAM mechanisms at once (as ``sasl_users`` does at start).
+Nothing here ever returns a password or a salted credential: a user is its name and mechanisms.
+Each change records a ``control.user_*`` event (without the password)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mockbroker.control.base import ControlBase
+from mockbroker.control.errors import ControlError, NotFound
+
+
+@dataclass(frozen=True, slots=True)
+class SecuritySnapshot:
+    listener: str  # the listener's name (listeners)
+    security_protocol: str  # PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
+    sasl_mechanisms: tuple[str, ...]  # sasl.enabled.mechanisms (served on SASL listeners)
+    ssl_ca_path: str | None  # the PEM file of the CA clients trust, on SSL and SASL_SSL listeners
+    ssl_client_auth: str  # ssl.client.auth
+
+
+class SecurityControl(ControlBase):
+    async def describe_security(self) -> SecuritySnapshot:
+        c = self.cluster
+        return SecuritySnapshot(
+            c.listener.name, c.listener.security_protocol, c.sasl_mechanisms, c.ssl_ca_path, c.config.ssl_client_auth
+        )
+
+    async def users(self) -> dict[str, list[str]]:
+        """SASL users and the mechanisms each can use (never a password)."""
+        return self.cluster.credentials.users()
+
+    async def add_user(self, user: str, password: str, reason: str | None = None) -> None:
+        """Make (or replace) ``user`` for PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512."""
+        if not user or not password:
+            raise ControlError("a user needs a name and a non-empty password")
+        self.cluster.credentials.add_user(user, password)
+        self.cluster.events.record("control.user_added", reason=reason, user=user)
+
+    async def remove_user(self, user: str, reason: str | None = None) -> None:
+        """Forget every credential of ``user`` (connections already authenticated stay)."""
+        if not self.cluster.credentials.remove_user(user):
+            raise NotFound(f"no user {user!r}")
+        self.cluster.events.record("control.user_removed", reason=reason, user=user)

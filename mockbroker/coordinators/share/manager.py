@@ -1,0 +1,308 @@
+"""The share partitions and share sessions of the cluster: Kafka's SharePartitionManager and
+ShareSessionCache, sans-I/O (KIP-932).
+
+What ShareFetch and ShareAcknowledge call (handlers/share_fetch.py, handlers/share_acknowledge.py):
+
+- ``new_context`` / ``acknowledge_session_update``: the share session of (group, member), its
+  partitions and epoch. Epoch 0 opens a session (replacing any; acknowledgements on it are
+  INVALID_REQUEST), -1 closes it (ShareFetch then may fetch nothing: INVALID_REQUEST), any other
+  epoch must be the session's next one (INVALID_SHARE_SESSION_EPOCH; no session:
+  SHARE_SESSION_NOT_FOUND). ShareAcknowledge at epoch 0 is INVALID_SHARE_SESSION_EPOCH. A closed
+  session releases the member's acquired records.
+- ``acknowledge``: one partition's acknowledgement batches (SharePartition.acknowledge).
+- ``acquire``: one partition's Available records for the member, locked for
+  group.share.record.lock.duration.ms; the lock is a timer on the cluster clock.
+- ``on_member_left``: the share coordinator calls it when a member leaves or is fenced; its
+  records are released and its sessions closed.
+- ``add_waiter``/``remove_waiter``: a parked ShareFetch is woken when records become Available
+  again (release, lock expiry); appends wake it through the partition log's listeners.
+
+A share partition starts, the first time its group fetches it, at the offset
+share.auto.offset.reset names for the group (``latest`` by default: the high watermark; or
+``earliest``: the log start offset), settable per group with ``set_auto_offset_reset``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from mockbroker.coordinators.errors import GroupError
+from mockbroker.coordinators.services import CoordinatorServices
+from mockbroker.coordinators.share.partition import AcquiredRange, SharePartition, record_offsets
+from mockbroker_protocol.errors import ErrorCode
+
+INITIAL_EPOCH = 0  # ShareRequestMetadata.INITIAL_EPOCH
+FINAL_EPOCH = -1  # ShareRequestMetadata.FINAL_EPOCH
+AUTO_OFFSET_RESET_VALUES = ("latest", "earliest")  # share.auto.offset.reset (by duration not served)
+
+class StoredBatchView(Protocol):
+    """What a share partition reads of a stored batch (mockbroker.log.partition.StoredBatch)."""
+
+    @property
+    def base_offset(self) -> int: ...
+
+    @property
+    def last_offset(self) -> int: ...
+
+    @property
+    def is_control(self) -> bool: ...
+
+
+class PartitionLogView(Protocol):
+    """What a share partition reads of a partition's log (mockbroker.log.partition.PartitionLog);
+    a Protocol so that the coordinators never import the log layer."""
+
+    @property
+    def partition(self) -> int: ...
+
+    @property
+    def log_start_offset(self) -> int: ...
+
+    @property
+    def high_watermark(self) -> int: ...
+
+    @property
+    def batches(self) -> Sequence[StoredBatchView]: ...
+
+
+SharePartitionKey = tuple[str, uuid.UUID, int]  # group id, topic id, partition
+TopicIdPartition = tuple[uuid.UUID, int]
+
+
+def next_epoch(epoch: int) -> int:
+    """ShareRequestMetadata.nextEpoch: 0 -> 1, then +1, wrapping to 1 after Integer.MAX_VALUE."""
+    return 1 if epoch >= (1 << 31) - 1 else epoch + 1
+
+
+@dataclass(slots=True)
+class ShareSession:
+    """ShareSession: the partitions a member fetches and the epoch its next request must carry."""
+
+    group_id: str
+    member_id: str
+    epoch: int
+    partitions: dict[TopicIdPartition, None] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ShareFetchContext:
+    """What ``new_context`` decides: whether the session is new (a full answer), closing, and the
+    partitions to fetch."""
+
+    session: ShareSession | None
+    is_full: bool
+    is_final: bool
+    partitions: list[TopicIdPartition]
+
+
+class SharePartitionManager:
+    """Every share partition (by group, topic id, partition) and every share session."""
+
+    def __init__(self, services: CoordinatorServices) -> None:
+        self.services = services
+        self.config = services.config
+        self.partitions: dict[SharePartitionKey, SharePartition] = {}
+        self.sessions: dict[tuple[str, str], ShareSession] = {}
+        self.auto_offset_reset: dict[str, str] = {}
+        self._waiters: list[Callable[[], None]] = []
+
+    # -- settings --------------------------------------------------------------------------------------
+
+    def set_auto_offset_reset(self, group_id: str, value: str) -> None:
+        """The group config share.auto.offset.reset (latest or earliest)."""
+        if value not in AUTO_OFFSET_RESET_VALUES:
+            raise ValueError(f"share.auto.offset.reset must be one of {', '.join(AUTO_OFFSET_RESET_VALUES)}, not {value!r}")
+        self.auto_offset_reset[group_id] = value
+
+    # -- share sessions ----------------------------------------------------------------------------------
+
+    def new_context(
+        self, group_id: str, member_id: str, epoch: int, wanted: list[TopicIdPartition], forgotten: list[TopicIdPartition],
+        *, acknowledging: bool, now_ms: int,
+    ) -> ShareFetchContext:  # fmt: skip
+        """SharePartitionManager.newContext; GroupError for the request-level errors."""
+        key = (group_id, member_id)
+        if epoch == FINAL_EPOCH:
+            if wanted:
+                raise GroupError(ErrorCode.INVALID_REQUEST, "A share fetch at the final epoch may fetch nothing.")
+            session = self.sessions.get(key)
+            if session is None:
+                raise GroupError(ErrorCode.SHARE_SESSION_NOT_FOUND, "no such share session found")
+            return ShareFetchContext(session, False, True, [])
+        if epoch == INITIAL_EPOCH:
+            if acknowledging:
+                raise GroupError(ErrorCode.INVALID_REQUEST, "Acknowledge data present on the initial share fetch.")
+            if key in self.sessions:
+                self._close_session(key, now_ms)
+            session = ShareSession(group_id, member_id, next_epoch(INITIAL_EPOCH), dict.fromkeys(wanted))
+            self.sessions[key] = session
+            self.services.record("share_session.opened", group_id, None, now_ms, member_id=member_id,
+                                 partitions=len(session.partitions))  # fmt: skip
+            return ShareFetchContext(session, True, False, list(session.partitions))
+        session = self.sessions.get(key)
+        if session is None:
+            raise GroupError(ErrorCode.SHARE_SESSION_NOT_FOUND, "no such share session found")
+        if session.epoch != epoch:
+            raise GroupError(
+                ErrorCode.INVALID_SHARE_SESSION_EPOCH, f"expected share session epoch {session.epoch}, got {epoch}"
+            )
+        for tp in wanted:
+            session.partitions[tp] = None
+        for tp in forgotten:
+            session.partitions.pop(tp, None)
+        session.epoch = next_epoch(session.epoch)
+        return ShareFetchContext(session, False, False, list(session.partitions))
+
+    def acknowledge_session_update(self, group_id: str, member_id: str, epoch: int) -> ShareSession:
+        """SharePartitionManager.acknowledgeSessionUpdate (ShareAcknowledge)."""
+        if epoch == INITIAL_EPOCH:
+            raise GroupError(ErrorCode.INVALID_SHARE_SESSION_EPOCH, "ShareAcknowledge cannot open a share session.")
+        session = self.sessions.get((group_id, member_id))
+        if session is None:
+            raise GroupError(ErrorCode.SHARE_SESSION_NOT_FOUND, "no such share session found")
+        if epoch != FINAL_EPOCH:
+            if session.epoch != epoch:
+                raise GroupError(
+                    ErrorCode.INVALID_SHARE_SESSION_EPOCH, f"expected share session epoch {session.epoch}, got {epoch}"
+                )
+            session.epoch = next_epoch(session.epoch)
+        return session
+
+    def close_session(self, group_id: str, member_id: str, now_ms: int) -> None:
+        """The final epoch's end: the session goes, and the member's acquired records with it."""
+        self._close_session((group_id, member_id), now_ms)
+
+    def _close_session(self, key: tuple[str, str], now_ms: int) -> None:
+        session = self.sessions.pop(key, None)
+        if session is None:
+            return
+        group_id, member_id = key
+        self.services.record("share_session.closed", group_id, None, now_ms, member_id=member_id)
+        self._release_member(group_id, member_id, now_ms, "share session closed")
+
+    def on_member_left(self, group_id: str, member_id: str, now_ms: int) -> None:
+        """The share coordinator removed the member (left or fenced)."""
+        self.sessions.pop((group_id, member_id), None)
+        self._release_member(group_id, member_id, now_ms, "member left the share group")
+
+    def on_group_deleted(self, group_id: str) -> None:
+        """DeleteGroups: the share partitions of the group go (DeleteShareGroupState)."""
+        for key in [k for k in self.partitions if k[0] == group_id]:
+            del self.partitions[key]
+        self.auto_offset_reset.pop(group_id, None)
+
+    def _release_member(self, group_id: str, member_id: str, now_ms: int, reason: str) -> None:
+        released_any = False
+        for (g, _, _), sp in self.partitions.items():
+            if g == group_id:
+                released = sp.release_member(member_id, delivery_count_limit=self.config.share_group_delivery_count_limit)
+                if released:
+                    released_any = True
+                    self.services.record("share_partition.released", group_id, None, now_ms, member_id=member_id,
+                                         reason=reason, topic=sp.topic, partition=sp.partition, offsets=released)  # fmt: skip
+        if released_any:
+            self._wake()
+
+    # -- share partitions --------------------------------------------------------------------------------
+
+    def share_partition(self, group_id: str, topic_id: uuid.UUID, topic: str, log: PartitionLogView) -> SharePartition:
+        """getOrCreateSharePartition, starting at share.auto.offset.reset."""
+        key = (group_id, topic_id, log.partition)
+        sp = self.partitions.get(key)
+        if sp is None:
+            reset = self.auto_offset_reset.get(group_id, "latest")
+            start = log.log_start_offset if reset == "earliest" else log.high_watermark
+            sp = self.partitions[key] = SharePartition(group_id, topic, log.partition, start)
+        sp.maybe_move_start(log.log_start_offset)
+        return sp
+
+    def acquire(
+        self, group_id: str, member_id: str, topic_id: uuid.UUID, topic: str, log: PartitionLogView, max_records: int, now_ms: int
+    ) -> list[AcquiredRange]:
+        """SharePartition.acquire over the records the log holds up to its high watermark; arms
+        the acquisition's lock timer."""
+        sp = self.share_partition(group_id, topic_id, topic, log)
+        hw = log.high_watermark
+        batches = ((b.base_offset, b.last_offset, b.is_control) for b in log.batches)
+        lock = self.config.share_group_record_lock_duration_ms
+        acquisition, ranges = sp.acquire(
+            member_id, record_offsets(batches, sp.start_offset, hw), max_records=max_records,
+            max_in_flight=self.config.share_group_partition_max_record_locks, now_ms=now_ms, lock_duration_ms=lock,
+        )  # fmt: skip
+        if not ranges and not any(True for _ in record_offsets(
+            ((b.base_offset, b.last_offset, b.is_control) for b in log.batches), sp.next_fetch_offset, hw
+        )):  # fmt: skip
+            sp.skip_to(hw)  # only control records (transaction markers) left below the high watermark
+        if ranges:
+            self.services.record("share_partition.acquired", group_id, None, now_ms, member_id=member_id, topic=topic,
+                                 partition=log.partition, ranges=[(r.first_offset, r.last_offset, r.delivery_count)
+                                                                  for r in ranges])  # fmt: skip
+            self._arm_lock(sp, (group_id, topic_id, log.partition), acquisition, now_ms + lock)
+        return ranges
+
+    def _arm_lock(self, sp: SharePartition, key: SharePartitionKey, acquisition: int, deadline_ms: int) -> None:
+        timer_key: Hashable = ("share-acquisition-lock", *key, acquisition)
+
+        def expire(now_ms: int) -> None:
+            current = self.partitions.get(key)
+            if current is not sp:
+                return
+            released = sp.release_expired(
+                acquisition, delivery_count_limit=self.config.share_group_delivery_count_limit, now_ms=now_ms
+            )
+            if released:
+                self.services.record("share_partition.lock_expired", key[0], None, now_ms, topic=sp.topic,
+                                     partition=sp.partition, offsets=released)  # fmt: skip
+                self._wake()
+            later = sp.next_lock_deadline(acquisition)  # records renewed past this deadline
+            if later is not None:
+                self.services.schedule(timer_key, later, expire)
+
+        self.services.schedule(timer_key, deadline_ms, expire)
+
+    def acknowledge(
+        self, group_id: str, member_id: str, topic_id: uuid.UUID, topic: str, log: PartitionLogView,
+        batches: list[tuple[int, int, list[int]]], now_ms: int, *, renew_allowed: bool,
+    ) -> None:  # fmt: skip
+        """SharePartition.acknowledge; GroupError(INVALID_RECORD_STATE, INVALID_REQUEST)."""
+        sp = self.partitions.get((group_id, topic_id, log.partition))
+        if sp is None:
+            raise GroupError(ErrorCode.INVALID_RECORD_STATE, "The share partition has no records in flight.")
+        sp.acknowledge(
+            member_id, batches, delivery_count_limit=self.config.share_group_delivery_count_limit, now_ms=now_ms,
+            lock_duration_ms=self.config.share_group_record_lock_duration_ms, renew_allowed=renew_allowed,
+        )  # fmt: skip
+        self.services.record("share_partition.acknowledged", group_id, None, now_ms, member_id=member_id, topic=topic,
+                             partition=log.partition, batches=[[*list(b[:2]), list(b[2])] for b in batches],
+                             start_offset=sp.start_offset)  # fmt: skip
+        self._wake()
+
+    def has_available(self, group_id: str, topic_id: uuid.UUID, log: PartitionLogView) -> bool:
+        sp = self.partitions.get((group_id, topic_id, log.partition))
+        return sp is None or sp.has_available(log.high_watermark)
+
+    # -- waking parked fetches -------------------------------------------------------------------------
+
+    def add_waiter(self, wake: Callable[[], None]) -> None:
+        self._waiters.append(wake)
+
+    def remove_waiter(self, wake: Callable[[], None]) -> None:
+        if wake in self._waiters:
+            self._waiters.remove(wake)
+
+    def _wake(self) -> None:
+        for wake in list(self._waiters):
+            wake()
+
+    # -- observation -----------------------------------------------------------------------------------
+
+    def snapshot(self, group_id: str, topic_names: dict[uuid.UUID, str]) -> list[dict[str, Any]]:
+        """The group's share partitions as plain data: SPSO and in-flight records."""
+        return [
+            {"topic": topic_names.get(topic_id, str(topic_id)), "partition": p, **sp.snapshot()}
+            for (g, topic_id, p), sp in sorted(self.partitions.items(), key=lambda kv: (str(kv[0][1]), kv[0][2]))
+            if g == group_id
+        ]

@@ -1,0 +1,38 @@
+"""StreamsGroupDescribe (key 89), v0: KIP-1071 streams groups, their epochs, topology, members,
+current and target task assignments.
+
+Each group is answered on its own: "" is INVALID_GROUP_ID (with no message); a group this broker does not coordinate is NOT_COORDINATOR; an
+unknown group, or one of another kind, is GROUP_ID_NOT_FOUND ("Group g not found." / "Group g is
+not a streams group."). AuthorizedOperations stays at INT32_MIN: there is no authorizer.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mockbroker.handlers._coordinator import is_group_coordinator
+from mockbroker_protocol.api_keys import ApiKey
+from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.messages.streams_group_describe import (
+    DescribedGroup,
+    StreamsGroupDescribeRequest,
+    StreamsGroupDescribeResponse,
+)
+
+if TYPE_CHECKING:
+    from mockbroker.dispatch.context import RequestContext
+
+API_KEY = ApiKey.STREAMS_GROUP_DESCRIBE
+VERSIONS = (0, 0)
+
+
+def describe(ctx: RequestContext, group_id: str) -> DescribedGroup:
+    if not group_id:  # GroupCoordinatorService.streamsGroupDescribe: no message (Kafka 4.3.1)
+        return DescribedGroup(error_code=ErrorCode.INVALID_GROUP_ID, group_id=group_id)
+    if not is_group_coordinator(ctx, group_id):
+        return DescribedGroup(error_code=ErrorCode.NOT_COORDINATOR, group_id=group_id)
+    return ctx.cluster.groups.streams_group_describe(group_id)
+
+
+async def handle(ctx: RequestContext, req: StreamsGroupDescribeRequest) -> StreamsGroupDescribeResponse:
+    return StreamsGroupDescribeResponse(groups=[describe(ctx, group_id) for group_id in req.group_ids])

@@ -1,0 +1,1 @@
+"""Security: listeners' protocols, TLS material, SASL mechanisms (PLAIN, SCRAM) and credentials."""

@@ -1,0 +1,45 @@
+"""The control API's security endpoints (docs/security.md): the listener and its CA, and SASL
+users managed over HTTP without a password ever coming back (not in answers, not in events)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+
+import pytest
+
+from mockbroker import MockCluster
+from tests.mockbroker.http.test_app import Api, _started
+
+
+@pytest.fixture
+async def api() -> AsyncIterator[tuple[MockCluster, Api]]:
+    cluster = MockCluster(listeners="SASL_SSL://127.0.0.1:0", sasl_users={"alice": "alice-secret"})
+    server, http = await _started(cluster)
+    try:
+        yield cluster, Api(http)
+    finally:
+        await http.close()
+        await server.stop()
+        await cluster.stop()
+    assert not cluster.internal_errors, cluster.internal_errors
+
+
+async def test_security_names_the_protocol_and_the_ca(api: tuple[MockCluster, Api]) -> None:
+    cluster, client = api
+    security = await client.ok("GET", "/security")
+    assert security["security_protocol"] == "SASL_SSL" and security["listener"] == "SASL_SSL"
+    assert security["ssl_ca_path"] == cluster.ssl_ca_path and security["ssl_ca_path"].endswith("ca.pem")
+    assert security["sasl_mechanisms"] == ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
+
+
+async def test_users_are_managed_without_echoing_passwords(api: tuple[MockCluster, Api]) -> None:
+    cluster, client = api
+    assert (await client.call("PUT", "/users/bob", {"password": "bob-secret"}))[0] == 204
+    users = await client.ok("GET", "/users")
+    assert users == {"users": {"alice": ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"], "bob": ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]}}
+    assert (await client.call("DELETE", "/users/alice"))[0] == 204
+    assert (await client.call("DELETE", "/users/alice"))[0] == 404
+    assert list((await client.ok("GET", "/users"))["users"]) == ["bob"]
+    recorded = json.dumps([e.to_json() for e in cluster.events])
+    assert "control.user_added" in recorded and "secret" not in recorded
