@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # mypy --strict covers these packages .
 TYPED  := mockbroker_protocol mockbroker mockbroker_assignors mockbroker_conformance
 
-.PHONY: test lint typecheck pytest deps build-deps clients bytecode container-images regen bench bench-broker clean serve kafka java-driver streams-app go-drivers bench-peers
+.PHONY: test lint typecheck pytest deps build-deps clients bytecode container-images regen bench bench-broker clean serve kafka java-driver streams-app go-drivers bench-peers spark-kafka
 # Command-line tools the integration tests drive, by Debian package name (each is also its command).
 APT_TOOLS := kcat
 
@@ -57,7 +57,7 @@ typecheck: $(STAMP)
 
 ## pytest: the whole suite (on the compiled codecs when they are built), then the protocol suite
 ## again on the pure codecs (MOCKBROKER_PURE_CODEC=1), so both shapes are tested.
-pytest: $(STAMP) deps clients kafka java-driver streams-app go-drivers bench-peers bytecode container-images
+pytest: $(STAMP) deps clients kafka java-driver streams-app go-drivers bench-peers spark-kafka bytecode container-images
 	$(BIN)/python -m pytest
 	MOCKBROKER_PURE_CODEC=1 $(BIN)/python -m pytest -q -m 'not compiled_codec' tests/protocol
 
@@ -99,6 +99,17 @@ kafka: $(STAMP) deps
 	  fi; \
 	fi; \
 	$(BIN)/python -m mockbroker_conformance.kafka.launcher fetch
+
+## spark-kafka: Spark's Kafka source (spark-sql-kafka-0-10 at exactly the installed PySpark's version
+## and Scala version, plus the dependencies its POM names that PySpark does not bundle: kafka-clients,
+## commons-pool2, spark-token-provider-kafka-0-10) from Maven Central into build/spark-kafka/<version>/
+## (git-ignored), once, SHA-1 checked (mockbroker_pipeline/jars.py). `mockbroker analyze --bootstrap`
+## loads them with spark.jars: no network at run time. When they cannot be fetched, its tests skip
+## locally and fail under CI=true.
+spark-kafka: $(STAMP)
+	@$(BIN)/python -m mockbroker_pipeline.jars fetch || \
+	  echo "make spark-kafka: Spark's Kafka source could not be fetched (above); the streaming" \
+	    "analyze tests skip locally, fail under CI=true." >&2
 
 ## java-driver: the Java client's conformance driver (mockbroker_conformance/drivers/java): Maven
 ## copies kafka-clients (the broker's version) and its dependencies into build/java-driver/libs, javac

@@ -21,10 +21,11 @@ from __future__ import annotations
 import glob
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from mockbroker_pipeline.epochs import EPOCH_COLUMNS, KINDS
 from mockbroker_pipeline.replay import SCHEMA_VERSION, replay
 from mockbroker_pipeline.session import prepare_out, report_path, table_path
 
@@ -51,6 +52,7 @@ MEMBER_STRUCT = (
     "gained: INT, time_without_partitions_ms: LONG>"
 )
 TABLES = ("rebalances", "rebalance_members", "group_summary", "run_summary")
+EPOCHS_TABLE = "consumer_group_epochs"  # KIP-848 groups (mockbroker_pipeline/epochs.py)
 
 
 class EventLogError(ValueError):
@@ -66,6 +68,10 @@ class Analysis:
     groups: DataFrame
     runs: DataFrame
     out: str | None  # where the Parquet tables went
+    # KIP-848 consumer groups: one row per (run, group, group epoch) (mockbroker_pipeline/epochs.py)
+    epochs: DataFrame | None = None
+    # Every group kind's epochs, by kind (epochs.KINDS: consumer_group, share_group, streams_group)
+    kind_epochs: dict[str, DataFrame] = field(default_factory=dict)
 
 
 def expand_paths(inputs: Sequence[str]) -> list[str]:
@@ -188,6 +194,41 @@ def rebalances(events: DataFrame) -> tuple[DataFrame, DataFrame]:
     return table, members
 
 
+def _epochs_of_group(frame: pd.DataFrame) -> pd.DataFrame:
+    """applyInPandas body: one (run, group)'s events of one kind (column ``kind``) -> its epoch rows."""
+    import pandas as pd
+
+    from mockbroker_pipeline.epochs import replay_epochs
+
+    records = frame.sort_values("seq").astype(object).where(frame.notna(), None).to_dict("records")
+    run, group_id, kind = records[0]["run"], records[0]["group_id"], records[0]["kind"]
+    rows = [dict(e.to_record(), run=run) for e in replay_epochs(group_id, records, kind)]
+    return pd.DataFrame(rows, columns=["run", *(c.split(" ")[0] for c in EPOCH_COLUMNS.split(", "))])
+
+
+def group_epochs(events: DataFrame, kind: str = "consumer_group") -> DataFrame:
+    """The ``<kind>_epochs`` table (``consumer_group``: KIP-848, ``share_group``, ``streams_group``;
+    mockbroker_pipeline/epochs.py): the groups that have events of that kind, with the control API's
+    events of those groups (causes)."""
+    from pyspark.sql import functions as F
+
+    with_group = events.filter(F.col("group_id").isNotNull())
+    of_kind = with_group.filter(F.col("type").startswith(f"{kind}.")).select("run", "group_id").distinct()
+    return (
+        with_group.filter(F.col("type").startswith(f"{kind}.") | F.col("type").startswith("control."))
+        .join(of_kind, ["run", "group_id"])
+        .select("run", "group_id", "seq", "time_ms", "type", "generation_id", "member_id", "reason", "details",
+                F.lit(kind).alias("kind"))
+        .groupBy("run", "group_id")
+        .applyInPandas(_epochs_of_group, schema=f"run STRING, {EPOCH_COLUMNS}")
+    )  # fmt: skip
+
+
+def consumer_group_epochs(events: DataFrame) -> DataFrame:
+    """The ``consumer_group_epochs`` table: KIP-848 groups' epochs (mockbroker_pipeline/epochs.py)."""
+    return group_epochs(events, "consumer_group")
+
+
 def summaries(events: DataFrame, table: DataFrame) -> tuple[DataFrame, DataFrame]:
     """``group_summary`` (one row per run and group) and ``run_summary`` (one row per run)."""
     from pyspark.sql import functions as F
@@ -270,16 +311,27 @@ def summaries(events: DataFrame, table: DataFrame) -> tuple[DataFrame, DataFrame
 
 def analyze(spark: SparkSession, inputs: Sequence[str], out: str | Path | None = None) -> Analysis:
     """Run the whole job; with ``out``, write the Parquet tables there (replacing earlier ones)."""
-    events = read_events(spark, inputs)
+    return analyze_events(read_events(spark, inputs), out)
+
+
+def analyze_events(events: DataFrame, out: str | Path | None = None) -> Analysis:
+    """The tables of checked events (``read_events``' columns, or the streaming job's: mockbroker_pipeline.stream)."""
     table, members = rebalances(events)
     groups, runs = summaries(events, table)
+    kinds = {kind: group_epochs(events, kind).cache() for kind in KINDS}
     table, members, groups, runs = (df.cache() for df in (table, members, groups, runs))
     out_path = None
     if out is not None:
         out_path = prepare_out(out)
         for name, df in zip(TABLES, (table, members, groups, runs), strict=True):
             df.coalesce(1).write.mode("overwrite").parquet(table_path(out_path, name))
-    return Analysis(table.orderBy("run", "group_id", "generation_id"), members, groups, runs, out_path)
+        for kind, df in kinds.items():
+            df.coalesce(1).write.mode("overwrite").parquet(table_path(out_path, KINDS[kind]))
+    ordered = {kind: df.orderBy("run", "group_id", "group_epoch") for kind, df in kinds.items()}
+    return Analysis(
+        table.orderBy("run", "group_id", "generation_id"), members, groups, runs, out_path,
+        ordered["consumer_group"], ordered,
+    )  # fmt: skip
 
 
 # -- the summary on stdout --------------------------------------------------------------------
@@ -319,7 +371,7 @@ def summary_text(analysis: Analysis, max_rows: int = 40) -> str:
                               "max_time_without_partitions_ms", "max_partitions_per_member",
                               "min_partitions_per_member", "outcome"])  # fmt: skip
     if analysis.out is not None:
-        lines += ["", f"written: {', '.join(table_path(analysis.out, t) for t in TABLES)}, {report_path(analysis.out)}"]
+        lines += ["", f"written: {', '.join(table_path(analysis.out, t) for t in (*TABLES, *KINDS.values()))}, {report_path(analysis.out)}"]
     return "\n".join(lines)
 
 

@@ -11,6 +11,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from mockbroker_pipeline.jars import MissingJars
+
 EXIT_USAGE = 2
 GRIDS = ("small", "medium", "large")
 
@@ -36,8 +38,22 @@ def build_parser(command: str) -> argparse.ArgumentParser:
             description="Rebalance analytics over mockbroker event logs (JSON Lines, docs/events.md) on Spark: "
             "one row per (run, group, generation), per-group and per-run summaries, Parquet and report.html.",
         )
-        parser.add_argument("events", nargs="+", metavar="EVENTS",
+        parser.add_argument("events", nargs="*", metavar="EVENTS",
                             help="event-log files, directories (every *.jsonl below) or globs; one file per run")  # fmt: skip
+        parser.add_argument(
+            "--bootstrap", metavar="HOST:PORT",
+            help="instead of files, stream the broker's __mockbroker_events topic (serve --events-topic) with "
+            "Spark's Kafka source, updating the tables and report.html batch by batch",
+        )  # fmt: skip
+        parser.add_argument(
+            "--events-partitions", metavar="N", type=int, default=1,
+            help="with --bootstrap: the event topic's partition count (the broker's events_topic_partitions; default 1)",
+        )  # fmt: skip
+        parser.add_argument("--checkpoint", metavar="DIR", help="with --bootstrap: the query's checkpoint (default OUT/_checkpoint)")
+        parser.add_argument(
+            "--idle-timeout", metavar="SECONDS", type=float,
+            help="with --bootstrap: stop once no event has arrived for this long (default: run until SIGINT/SIGTERM)",
+        )  # fmt: skip
     elif command == "assignor-lab":
         parser = _Parser(
             prog="mockbroker assignor-lab",
@@ -65,6 +81,9 @@ def main(argv: Sequence[str]) -> int:
     except ValueError as exc:  # EventLogError, bad grids: the user's input
         print(f"mockbroker {command}: error: {exc}", file=sys.stderr, flush=True)
         return EXIT_USAGE
+    except MissingJars as exc:  # Spark's Kafka source not fetched (make spark-kafka)
+        print(f"mockbroker {command}: error: {exc}", file=sys.stderr, flush=True)
+        return EXIT_USAGE
     except ImportError as exc:
         print(f"mockbroker {command}: error: {exc}; install mockbroker with its pipeline extra (pip install 'CHECKOUT[pipeline]'; README, Install)",
               file=sys.stderr, flush=True)  # fmt: skip
@@ -73,6 +92,16 @@ def main(argv: Sequence[str]) -> int:
 
 def _run(command: str, args: Any) -> int:
     if command == "analyze":
+        if args.bootstrap is not None:
+            if args.events:
+                raise ValueError("give event-log files or --bootstrap, not both")
+            from mockbroker_pipeline.stream import run as run_stream
+
+            run_stream(args.bootstrap, args.out, args.master, checkpoint=args.checkpoint, idle_timeout_s=args.idle_timeout,
+                       partitions=args.events_partitions)  # fmt: skip
+            return 0
+        if not args.events:
+            raise ValueError("give event-log files (EVENTS) or --bootstrap HOST:PORT")
         from mockbroker_pipeline.analyze import run
 
         run(args.events, args.out, args.master)

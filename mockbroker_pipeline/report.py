@@ -133,12 +133,52 @@ def _analysis_section(analysis: Analysis) -> str:
         {"max time without partitions": [r["max_time_without_partitions_ms"] for r in rebalances]},
         " ms",
     ))  # fmt: skip
+    out.append(_epochs_section(analysis))
     out.append("<h3>Rebalances</h3>")
     out.append(table(rebalances, ["run", "group_id", "generation_id", "trigger", "rebalance_protocol", "protocol_name",
                                   "duration_ms", "members_before", "members_after", "partitions_moved",
                                   "partitions_revoked", "max_time_without_partitions_ms", "max_partitions_per_member",
                                   "min_partitions_per_member", "outcome"],
                      left=["run", "group_id", "trigger", "rebalance_protocol", "protocol_name", "outcome"]))  # fmt: skip
+    return "\n".join(out)
+
+
+# Each group kind's section: (anchor, heading and chart prefix, what its partitions are).
+_KIND_TITLES = {
+    "consumer_group": ("kip848", "KIP-848 consumer groups", "partitions moved"),
+    "share_group": ("share", "KIP-932 share groups", "partitions moved"),
+    "streams_group": ("streams", "KIP-1071 streams groups", "active tasks moved"),
+}
+
+
+def _epochs_section(analysis: Analysis) -> str:
+    """KIP-848, share and streams groups: their own charts (one bar per group epoch), for each kind
+    the runs have."""
+    kinds = analysis.kind_epochs or ({"consumer_group": analysis.epochs} if analysis.epochs is not None else {})
+    return "\n".join(_kind_section(kind, df) for kind, df in kinds.items())
+
+
+def _kind_section(kind: str, df: Any) -> str:
+    epochs = [r.asDict() for r in df.limit(MAX_TABLE_ROWS * 4).collect()]
+    if not epochs:
+        return ""
+    anchor, title, moved = _KIND_TITLES[kind]
+    prefix = title.split(" ")[0] if kind == "consumer_group" else title
+    for r in epochs:
+        r["run"] = os.path.basename(r["run"])
+    labels = [f"{r['run']}:{r['group_id']}:e{r['group_epoch']}" for r in epochs]
+    out = [f'<h3 id="{anchor}">{title}: epochs</h3>']
+    out.append(bar_chart(
+        f"{prefix} reconciliation time per group epoch (ms, epoch bump to Stable)",
+        labels, {"reconciliation": [r["reconciliation_ms"] for r in epochs]}, " ms",
+    ))  # fmt: skip
+    out.append(bar_chart(
+        f"{prefix} {moved} per group epoch (target owner changed)",
+        labels, {"moved": [r["partitions_moved"] for r in epochs]},
+    ))  # fmt: skip
+    out.append(table(epochs, ["run", "group_id", "group_epoch", "trigger", "cause", "control", "reconciliation_ms",
+                              "members", "partitions_assigned", "partitions_moved", "reconciliation_steps"],
+                     left=["run", "group_id", "trigger", "cause"]))  # fmt: skip
     return "\n".join(out)
 
 
