@@ -11,7 +11,7 @@ import pytest
 
 from mockbroker.control import ControlError, GroupListing, NotFound, ShareGroupSnapshot
 from mockbroker_protocol.messages.share_group_heartbeat import ShareGroupHeartbeatRequest
-from tests.mockbroker.coordinators.test_share_partition import ShareData
+from tests.mockbroker.coordinators.share.test_share_partition import ShareData
 
 
 class ShareControl(ShareData):

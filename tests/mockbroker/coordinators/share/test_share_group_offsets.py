@@ -14,7 +14,7 @@ from mockbroker_protocol.messages.offset_commit import (
     OffsetCommitRequestPartition,
     OffsetCommitRequestTopic,
 )
-from tests.mockbroker.coordinators.test_share_group_heartbeat import ShareHarness
+from tests.mockbroker.coordinators.share.test_share_group_heartbeat import ShareHarness
 
 
 def no_hw(topic: str, partition: int) -> int | None:
