@@ -78,6 +78,8 @@ APIS: dict[int, str] = {
     42: "DeleteGroups",
     44: "IncrementalAlterConfigs",
     47: "OffsetDelete",
+    50: "DescribeUserScramCredentials",
+    51: "AlterUserScramCredentials",
     60: "DescribeCluster",
     61: "DescribeProducers",
     65: "DescribeTransactions",

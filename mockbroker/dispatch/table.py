@@ -62,6 +62,8 @@ TABLE: dict[ApiKey, tuple[str, tuple[int, int], int | None]] = {
     ApiKey.DELETE_GROUPS: ("delete_groups", (0, 2), None),
     ApiKey.INCREMENTAL_ALTER_CONFIGS: ("incremental_alter_configs", (0, 1), None),
     ApiKey.OFFSET_DELETE: ("offset_delete", (0, 0), None),
+    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: ("describe_user_scram_credentials", (0, 0), None),
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: ("alter_user_scram_credentials", (0, 0), None),
     ApiKey.DESCRIBE_CLUSTER: ("describe_cluster", (0, 2), None),
     ApiKey.DESCRIBE_PRODUCERS: ("describe_producers", (0, 0), None),
     ApiKey.DESCRIBE_TRANSACTIONS: ("describe_transactions", (0, 0), None),

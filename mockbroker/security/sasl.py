@@ -24,6 +24,7 @@ from mockbroker.security.scram import (
     ScramCredential,
     ScramError,
     ScramServer,
+    credential_from_salted,
     make_credential,
 )
 
@@ -49,6 +50,20 @@ class Credentials:
         for mechanism in SCRAM_MECHANISMS:
             found = self.scram.pop((user, mechanism), None) is not None or found
         return found
+
+    def upsert_scram(self, user: str, mechanism: str, salt: bytes, salted: bytes, iterations: int) -> None:
+        """AlterUserScramCredentials' upsertion: kept as stored key and server key, as Kafka keeps it."""
+        self.scram[(user, mechanism)] = credential_from_salted(mechanism, salted, salt, iterations)
+
+    def delete_scram(self, user: str, mechanism: str) -> bool:
+        return self.scram.pop((user, mechanism), None) is not None
+
+    def scram_users(self) -> dict[str, dict[str, int]]:
+        """User -> SCRAM mechanism -> iterations (what DescribeUserScramCredentials tells)."""
+        out: dict[str, dict[str, int]] = {}
+        for (user, mechanism), credential in self.scram.items():
+            out.setdefault(user, {})[mechanism] = credential.iterations
+        return out
 
     def users(self) -> dict[str, list[str]]:
         """User -> the mechanisms it can use (never a password nor a salted credential)."""

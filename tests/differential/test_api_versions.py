@@ -11,10 +11,10 @@ from mockbroker_protocol.messages.api_versions import ApiVersionsRequest
 from tests.differential.harness import Context, Raw, Step, Target, differential
 
 API_VERSIONS = 18
-# APIs Kafka 4.3 serves and mockbroker does not (D1): WriteTxnMarkers, SCRAM credentials,
-# quotas, share groups, KRaft internals and the rest of the admin surface it leaves out
-# (SaslHandshake 17, SaslAuthenticate 36 and the ACL APIs 29-31 are served: docs/security.md).
-NOT_SERVED = (27, 34, 35, 38, 39, 40, 41, 43, 45, 46, 48, 49, 50, 51,
+# APIs Kafka 4.3 serves and mockbroker does not (D1): WriteTxnMarkers, quotas, KRaft internals
+# and the rest of the admin surface it leaves out (SaslHandshake 17, SaslAuthenticate 36, the ACL
+# APIs 29-31 and the SCRAM credentials 50-51 are served: docs/security.md).
+NOT_SERVED = (27, 34, 35, 38, 39, 40, 41, 43, 45, 46, 48, 49,
               55, 57, 64, 74, 75, 76, 77, 78, 79, 80, 81, 83, 84, 85, 86, 87, 90, 91, 92)  # fmt: skip
 D1 = {"D1": [f"api_keys.{k}" for k in NOT_SERVED]}
 # Features Kafka 4.3 lists and mockbroker does not (D2; below v4 mockbroker lists no supported

@@ -263,7 +263,7 @@ def test_api_keys_match_kafka_specs() -> None:
 def test_api_keys_are_the_served_set() -> None:
     assert {k.value for k in ApiKey} == {
         0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 28, 29, 30, 31,
-        32, 33, 36, 37, 42, 44, 47, 60, 61, 65, 66, 68, 69, 76, 77, 78, 79, 88, 89, 90, 91, 92,
+        32, 33, 36, 37, 42, 44, 47, 50, 51, 60, 61, 65, 66, 68, 69, 76, 77, 78, 79, 88, 89, 90, 91, 92,
     }  # fmt: skip
     assert ApiKey(18) is ApiKey.API_VERSIONS
     assert ApiKey.OFFSET_FOR_LEADER_EPOCH.value == 23

@@ -19,7 +19,7 @@ FAST = settings(max_examples=8, deadline=None, suppress_health_check=[HealthChec
 
 # The APIs mockbroker serves (issue: wire protocol package).
 REQUIRED_KEYS = {0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 28, 29, 30, 31,
-                 32, 33, 36, 37, 42, 44, 47, 60, 61, 65, 66, 68, 69, 76, 77, 78, 79, 88, 89, 90, 91, 92}
+                 32, 33, 36, 37, 42, 44, 47, 50, 51, 60, 61, 65, 66, 68, 69, 76, 77, 78, 79, 88, 89, 90, 91, 92}
 
 
 def test_every_required_api_has_request_and_response() -> None:
