@@ -204,3 +204,7 @@ async def test_enforcement_codes_on_the_wire(acl_cluster: MockCluster) -> None:
     assert created.topics[0].error_code == ErrorCode.TOPIC_AUTHORIZATION_FAILED
     configs = await alice.request(ApiKey.DESCRIBE_CONFIGS, 4, DescribeConfigsRequest([DescribeConfigsResource(2, "visible", None)]))
     assert configs.results[0].error_code == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    from mockbroker_protocol.messages.offset_delete import OffsetDeleteRequest
+
+    deleted = await alice.request(ApiKey.OFFSET_DELETE, 0, OffsetDeleteRequest("g", []))
+    assert deleted.error_code == ErrorCode.GROUP_AUTHORIZATION_FAILED
