@@ -287,7 +287,7 @@ BAD_FILES = {
         (
             ["--set", "no.such.setting=1"],
             {},
-            "argument --set: unknown setting 'no.such.setting'; known settings: advertised.listeners, auto.create.topics.enable",
+            "argument --set: unknown setting 'no.such.setting'; known settings: advertised.listeners, all",
         ),
         (["--set", "num.partitions"], {}, "argument --set: expected KEY=VALUE"),
         (
