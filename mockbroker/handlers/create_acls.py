@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mockbroker.dispatch.context import CloseConnection
 from mockbroker.handlers._authz import AclOperation, cluster_authorized
 from mockbroker.security.acls import (
     AclBinding,
@@ -36,6 +37,10 @@ API_KEY = ApiKey.CREATE_ACLS
 VERSIONS = (1, 3)
 
 
+def _binding(c: AclCreation) -> AclBinding:
+    return AclBinding(c.resource_type, c.resource_name, c.resource_pattern_type, c.principal, c.host, c.operation, c.permission_type)
+
+
 def _unparseable(c: AclCreation) -> bool:
     """A resource type ANY, a pattern type MATCH or ANY, an operation or permission type ANY."""
     return (
@@ -51,6 +56,8 @@ def _all(req: CreateAclsRequest, code: int, message: str | None) -> CreateAclsRe
 
 
 async def handle(ctx: RequestContext, req: CreateAclsRequest) -> CreateAclsResponse:
+    if any(_binding(c).is_unknown() for c in req.creations):  # CreateAclsRequest.validate: does not parse
+        raise CloseConnection("CreateAclsRequest contains UNKNOWN elements")
     if not cluster_authorized(ctx, AclOperation.ALTER):
         return _all(req, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed.")
     authorizer = ctx.cluster.authorizer
@@ -62,9 +69,7 @@ async def handle(ctx: RequestContext, req: CreateAclsRequest) -> CreateAclsRespo
         return _all(req, ErrorCode.UNKNOWN_SERVER_ERROR, None)
     results: list[AclCreationResult] = []
     for c in req.creations:
-        acl = AclBinding(
-            c.resource_type, c.resource_name, c.resource_pattern_type, c.principal, c.host, c.operation, c.permission_type
-        )
+        acl = _binding(c)
         try:
             check_new_acl(acl)
         except InvalidAcl as exc:

@@ -3,16 +3,17 @@
 
 ALTER on the cluster is checked first (every filter CLUSTER_AUTHORIZATION_FAILED); with no
 authorizer every filter answers SECURITY_DISABLED "No Authorizer is configured.". A filter with an
-UNKNOWN part answers INVALID_REQUEST (AclControlManager.validateFilter); each other filter lists
-the bindings it removed.
+UNKNOWN part (or a code Kafka does not know) closes the connection, as Kafka's request does not
+parse (DeleteAclsRequest.validate); each filter lists the bindings it removed.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mockbroker.dispatch.context import CloseConnection
 from mockbroker.handlers._authz import AclOperation, cluster_authorized
-from mockbroker.security.acls import AclBindingFilter, InvalidAcl, check_filter
+from mockbroker.security.acls import AclBindingFilter
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.delete_acls import (
@@ -36,22 +37,22 @@ def _all(req: DeleteAclsRequest, code: int, message: str) -> DeleteAclsResponse:
 
 
 async def handle(ctx: RequestContext, req: DeleteAclsRequest) -> DeleteAclsResponse:
+    filters = [
+        AclBindingFilter(
+            f.resource_type_filter, f.resource_name_filter, f.pattern_type_filter, f.principal_filter, f.host_filter,
+            f.operation, f.permission_type,
+        )
+        for f in req.filters
+    ]
+    if any(flt.is_unknown() for flt in filters):  # DeleteAclsRequest.validate: the request does not parse
+        raise CloseConnection("DeleteAclsRequest filters contain UNKNOWN elements")
     if not cluster_authorized(ctx, AclOperation.ALTER):
         return _all(req, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed.")
     authorizer = ctx.cluster.authorizer
     if authorizer is None:
         return _all(req, ErrorCode.SECURITY_DISABLED, "No Authorizer is configured.")
     results: list[DeleteAclsFilterResult] = []
-    for f in req.filters:
-        flt = AclBindingFilter(
-            f.resource_type_filter, f.resource_name_filter, f.pattern_type_filter, f.principal_filter, f.host_filter,
-            f.operation, f.permission_type,
-        )
-        try:
-            check_filter(flt)
-        except InvalidAcl as exc:
-            results.append(DeleteAclsFilterResult(error_code=ErrorCode.INVALID_REQUEST, error_message=str(exc), matching_acls=[]))
-            continue
+    for flt in filters:
         removed = authorizer.remove_matching(flt)
         for acl in removed:
             ctx.cluster.events.record("acl.deleted", broker_id=ctx.broker.node_id, by=ctx.principal, acl=acl.describe())

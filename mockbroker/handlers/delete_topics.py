@@ -79,7 +79,7 @@ async def handle(ctx: RequestContext, req: DeleteTopicsRequest) -> DeleteTopicsR
         else:
             topic = cluster.topics.get(name) if name is not None else cluster.topic_by_id(topic_id)
             if cluster.authorizer is not None and not _may_delete(ctx, name, topic):
-                results.append(_result(name if topic is None else topic.name, topic_id, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+                results.append(_result(name if topic is None else topic.name, topic_id, ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Topic authorization failed."))
             elif topic is None:
                 # ApiError.fromThrowable: the exception's default message, as Kafka 4.3 answers.
                 if name is not None:

@@ -2,8 +2,8 @@
 resource pattern (AclApis.handleDescribeAcls, DescribeAclsResponse.aclsResources).
 
 DESCRIBE on the cluster is checked first (CLUSTER_AUTHORIZATION_FAILED); with no authorizer the
-answer is SECURITY_DISABLED "No Authorizer is configured on the broker". A filter whose pattern
-type is UNKNOWN does not parse in Kafka (DescribeAclsRequest.validate): the connection closes.
+answer is SECURITY_DISABLED "No Authorizer is configured on the broker". A filter with an UNKNOWN
+part does not parse in Kafka (DescribeAclsRequest.validate): the connection closes.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from mockbroker.dispatch.context import CloseConnection
 from mockbroker.handlers._authz import AclOperation, cluster_authorized
-from mockbroker.security.acls import AclBindingFilter, PatternType
+from mockbroker.security.acls import AclBindingFilter
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.describe_acls import (
@@ -30,17 +30,6 @@ VERSIONS = (1, 3)
 
 
 async def handle(ctx: RequestContext, req: DescribeAclsRequest) -> DescribeAclsResponse:
-    if not cluster_authorized(ctx, AclOperation.DESCRIBE):
-        return DescribeAclsResponse(
-            error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, error_message="Cluster authorization failed.", resources=[]
-        )
-    authorizer = ctx.cluster.authorizer
-    if authorizer is None:
-        return DescribeAclsResponse(
-            error_code=ErrorCode.SECURITY_DISABLED, error_message="No Authorizer is configured on the broker", resources=[]
-        )
-    if req.pattern_type_filter not in PatternType._value2member_map_ or req.pattern_type_filter == PatternType.UNKNOWN:
-        raise CloseConnection(f"DescribeAclsRequest contains UNKNOWN elements: pattern type {req.pattern_type_filter}")
     flt = AclBindingFilter(
         req.resource_type_filter,
         req.resource_name_filter,
@@ -50,6 +39,17 @@ async def handle(ctx: RequestContext, req: DescribeAclsRequest) -> DescribeAclsR
         req.operation,
         req.permission_type,
     )
+    if flt.is_unknown():  # DescribeAclsRequest.validate: the request does not parse
+        raise CloseConnection("DescribeAclsRequest contains UNKNOWN elements")
+    if not cluster_authorized(ctx, AclOperation.DESCRIBE):
+        return DescribeAclsResponse(
+            error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, error_message="Cluster authorization failed.", resources=[]
+        )
+    authorizer = ctx.cluster.authorizer
+    if authorizer is None:
+        return DescribeAclsResponse(
+            error_code=ErrorCode.SECURITY_DISABLED, error_message="No Authorizer is configured on the broker", resources=[]
+        )
     resources: dict[tuple[int, str, int], DescribeAclsResource] = {}
     for acl in authorizer.matching(flt):
         key = (acl.resource_type, acl.resource_name, acl.pattern_type)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from mockbroker.handlers._authz import AclOperation, ResourceType, authorized, cluster_authorized
 from mockbroker.handlers._txn import is_transaction_coordinator
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
@@ -40,13 +41,19 @@ async def handle(ctx: RequestContext, req: ListTransactionsRequest) -> ListTrans
             re.compile(pattern)
         except re.error:
             return ListTransactionsResponse(error_code=ErrorCode.INVALID_REGULAR_EXPRESSION)
+    # KafkaApis.handleListTransactionsRequest: without DESCRIBE on the cluster, only the ids it may describe
+    everything = ctx.cluster.authorizer is None or cluster_authorized(ctx, AclOperation.DESCRIBE, log_denial=False)
+
+    def describable(tid: str) -> bool:
+        return everything or authorized(ctx, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, tid, log_denial=False)
+
     found, unknown = ctx.cluster.transactions.list_transactions(
         ctx.now_ms,
         states=req.state_filters,
         producer_ids=req.producer_id_filters,
         duration_ms=req.duration_filter,
         pattern=pattern,
-        include=lambda tid: is_transaction_coordinator(ctx, tid),
+        include=lambda tid: is_transaction_coordinator(ctx, tid) and describable(tid),
     )
     return ListTransactionsResponse(
         error_code=ErrorCode.NONE,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mockbroker.handlers._authz import AclOperation, ResourceType, authorized
 from mockbroker.handlers._coordinator import is_group_coordinator
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
@@ -35,9 +36,15 @@ async def handle(ctx: RequestContext, req: OffsetDeleteRequest) -> OffsetDeleteR
     def add(name: str, partitions: list[OffsetDeleteResponsePartition]) -> None:
         answers.setdefault(name, OffsetDeleteResponseTopic(name, [])).partitions.extend(partitions)
 
+    # KafkaApis.handleOffsetDeleteRequest: DELETE on the group (the whole request), READ on each topic
+    if not authorized(ctx, AclOperation.DELETE, ResourceType.GROUP, req.group_id):
+        return OffsetDeleteResponse(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
     valid: list[tuple[str, list[int]]] = []
     for topic in req.topics:
         indexes = [p.partition_index for p in topic.partitions]
+        if cluster.authorizer is not None and not authorized(ctx, AclOperation.READ, ResourceType.TOPIC, topic.name):
+            add(topic.name, [OffsetDeleteResponsePartition(i, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for i in indexes])
+            continue
         if topic.name not in cluster.topics:
             add(topic.name, [OffsetDeleteResponsePartition(i, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) for i in indexes])
             continue

@@ -48,4 +48,4 @@ async def handle(ctx: RequestContext, req: SaslAuthenticateRequest) -> SaslAuthe
         events.record(
             "authentication.succeeded", broker_id=ctx.broker.node_id, principal=session.principal, client=client, mechanism=session.mechanism
         )
-    return SaslAuthenticateResponse(error_code=ErrorCode.NONE, error_message=None, auth_bytes=token, session_lifetime_ms=0)
+    return SaslAuthenticateResponse(error_code=ErrorCode.NONE, error_message="", auth_bytes=token, session_lifetime_ms=0)

@@ -15,8 +15,10 @@ import uuid
 from typing import TYPE_CHECKING
 
 from mockbroker.coordinators.errors import GroupError
+from mockbroker.handlers._authz import AclOperation, ResourceType, authorized
 from mockbroker.handlers.share_fetch import RENEW_MIN_VERSION, acknowledge
 from mockbroker_protocol.api_keys import ApiKey
+from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.share_acknowledge import (
     LeaderIdAndEpoch,
     NodeEndpoint,
@@ -34,6 +36,9 @@ VERSIONS = (1, 2)
 
 
 async def handle(ctx: RequestContext, req: ShareAcknowledgeRequest) -> ShareAcknowledgeResponse:
+    # KafkaApis: READ on the share group, for the whole request
+    if ctx.cluster.authorizer is not None and not authorized(ctx, AclOperation.READ, ResourceType.GROUP, req.group_id or ""):
+        return ShareAcknowledgeResponse(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
     manager = ctx.cluster.groups.share_partitions
     group_id, member_id = req.group_id or "", req.member_id or ""
     lock_ms = ctx.cluster.groups.config.share_group_record_lock_duration_ms

@@ -22,6 +22,7 @@ import uuid
 from typing import TYPE_CHECKING
 
 from mockbroker.coordinators.errors import GroupError
+from mockbroker.handlers._authz import AclOperation, ResourceType, authorized
 from mockbroker.handlers.fetch import FetchWaiter
 from mockbroker.log.replica_manager import partition_error
 from mockbroker_protocol.api_keys import ApiKey
@@ -52,6 +53,9 @@ Acks = dict["TopicIdPartition", list[tuple[int, int, list[int]]]]
 
 
 async def handle(ctx: RequestContext, req: ShareFetchRequest) -> ShareFetchResponse:
+    # KafkaApis: READ on the share group, for the whole request
+    if ctx.cluster.authorizer is not None and not authorized(ctx, AclOperation.READ, ResourceType.GROUP, req.group_id or ""):
+        return ShareFetchResponse(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
     manager = ctx.cluster.groups.share_partitions
     group_id, member_id = req.group_id or "", req.member_id or ""
     wanted = [(t.topic_id, p.partition_index) for t in req.topics for p in t.partitions]

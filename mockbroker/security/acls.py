@@ -89,6 +89,15 @@ def _code(enum: type[IntEnum], value: int) -> int:
     return value if value in enum._value2member_map_ else 0
 
 
+def _any_unknown(resource_type: int, pattern_type: int, operation: int, permission_type: int) -> bool:
+    return (
+        _code(ResourceType, resource_type) == 0
+        or _code(PatternType, pattern_type) == 0
+        or _code(AclOperation, operation) == 0
+        or _code(AclPermissionType, permission_type) == 0
+    )
+
+
 def _name(enum: type[IntEnum], value: int) -> str:
     return enum(_code(enum, value)).name
 
@@ -104,6 +113,10 @@ class AclBinding:
     host: str
     operation: int
     permission_type: int
+
+    def is_unknown(self) -> bool:
+        """AclBinding.isUnknown: an UNKNOWN (or unknown code) in any enum field."""
+        return _any_unknown(self.resource_type, self.pattern_type, self.operation, self.permission_type)
 
     def describe(self) -> dict[str, object]:
         """For the control model and the HTTP API: names, as kafka-acls prints them."""
@@ -132,12 +145,7 @@ class AclBindingFilter:
 
     def is_unknown(self) -> bool:
         """AclBindingFilter.isUnknown: an UNKNOWN (or unknown code) in any enum field."""
-        return (
-            _code(ResourceType, self.resource_type) == 0
-            or _code(PatternType, self.pattern_type) == 0
-            or _code(AclOperation, self.operation) == 0
-            or _code(AclPermissionType, self.permission_type) == 0
-        )
+        return _any_unknown(self.resource_type, self.pattern_type, self.operation, self.permission_type)
 
     def matches(self, acl: AclBinding) -> bool:
         return self._pattern_matches(acl) and self._entry_matches(acl)
@@ -189,15 +197,6 @@ def check_new_acl(acl: AclBinding) -> None:
         raise InvalidAcl(f"Invalid operation {_name(AclOperation, acl.operation)}")
     if acl.permission_type not in (AclPermissionType.DENY, AclPermissionType.ALLOW):
         raise InvalidAcl(f"Invalid permissionType {_name(AclPermissionType, acl.permission_type)}")
-
-
-def check_filter(flt: AclBindingFilter) -> None:
-    """AclControlManager.validateFilter: a DeleteAcls filter with an UNKNOWN part."""
-    pattern_unknown = _code(ResourceType, flt.resource_type) == 0 or _code(PatternType, flt.pattern_type) == 0
-    if pattern_unknown:
-        raise InvalidAcl("Unknown patternFilter.")
-    if _code(AclOperation, flt.operation) == 0 or _code(AclPermissionType, flt.permission_type) == 0:
-        raise InvalidAcl("Unknown entryFilter.")
 
 
 def parse_super_users(text: str) -> frozenset[str]:
