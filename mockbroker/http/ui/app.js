@@ -141,7 +141,7 @@ function groupsPage() {
 // bump; the events that follow (joins, syncs, assignments, revocations) belong to it.
 function startsRebalance(event) {
   return (event.type === "group.transition" && event.details?.to_state === "PreparingRebalance")
-    || event.type === "consumer_group.epoch_bumped" || event.type === "streams_group.epoch_bumped";
+    || event.type === "consumer_group.epoch_bumped" || event.type === "streams_group.epoch_bumped" || event.type === "share_group.epoch_bumped";
 }
 
 const CAUSES = new Set([
@@ -149,6 +149,7 @@ const CAUSES = new Set([
   "consumer_group.member_fenced", "consumer_group.member_left", "consumer_group.member_joined", "consumer_group.member_updated",
   "consumer_group.subscription_metadata",
   "streams_group.member_fenced", "streams_group.member_left", "streams_group.member_joined", "streams_group.topology_configured",
+  "share_group.member_fenced", "share_group.member_left", "share_group.member_joined", "share_group.member_subscription",
 ]);
 
 function rebalances(events) {
@@ -245,7 +246,8 @@ function matrix(group, topics) {
   for (const [topic, count] of Object.entries(topics).sort()) for (let p = 0; p < count; p++) columns.push([topic, p]);
   if (!group.members.length || !columns.length) return h("p", { class: "muted" }, "No members or no subscribed topics.");
   return h("table", { class: "matrix", "aria-label": "Assignment: members by partitions" },
-    h("caption", { class: "muted" }, group.type === "consumer" ? `owned now at assignment epoch ${group.assignment_epoch}; "target": assigned, not yet owned; "revoking": to give up` : `generation ${group.generation_id}`),
+    h("caption", { class: "muted" }, group.type === "consumer" ? `owned now at assignment epoch ${group.assignment_epoch}; "target": assigned, not yet owned; "revoking": to give up`
+      : group.type === "share" ? `assigned at assignment epoch ${group.assignment_epoch} (a share group's partitions may go to several members)` : `generation ${group.generation_id}`),
     h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Member"), columns.map(([t, p]) => h("th", { scope: "col", class: "num" }, `${t}-${p}`)))),
     h("tbody", {}, group.members.map((m) => h("tr", { dataset: { member: m.member_id, client: m.client_id } },
       h("th", { scope: "row" }, m.client_id, h("br"), h("code", {}, m.member_id)),
