@@ -137,6 +137,7 @@ def add_commands(commands: Any) -> None:
     _fault_commands(sub)
     _clock_and_event_commands(sub)
 
+
 def _topic_commands(sub: Any) -> None:
     """`mockbroker ctl` commands for topics."""
     topics = sub.add_parser("topics", help="list, describe, create, delete topics").add_subparsers(dest="action", required=True)
@@ -169,37 +170,6 @@ def _record_commands(sub: Any) -> None:
     read.add_argument("--limit", type=int, default=100)
     read.add_argument("--base64", action="store_true", help="keys and values as base64 (for binary data)")
 
-
-def _group_commands(sub: Any) -> None:
-    """`mockbroker ctl` commands for groups."""
-    groups = sub.add_parser("groups", help="list, describe, offsets, expire, rebalance, wait").add_subparsers(dest="action", required=True)
-    listing = groups.add_parser("list", help="every group, classic and KIP-848 consumer groups (`type` says which)")
-    listing.add_argument("--type", choices=("classic", "consumer"), help="only groups of this type")
-    listing.add_argument("--state", help="only groups in this state")
-    groups.add_parser("describe", help="state, members and decoded assignments of one group").add_argument("group")
-    offsets = groups.add_parser("offsets", help="a group's committed offsets")
-    offsets.add_argument("group")
-    offsets.add_argument("--topic")
-    expire = groups.add_parser("expire", help="expire one member's session now")
-    expire.add_argument("group")
-    expire.add_argument("--member-id")
-    expire.add_argument("--instance-id")
-    expire.add_argument("--client-id")
-    rebalance = groups.add_parser("rebalance", help="make the group rebalance now")
-    rebalance.add_argument("group")
-    rebalance.add_argument("--reason")
-    wait = groups.add_parser("wait", help="wait until the group is in a state")
-    wait.add_argument("group")
-    wait.add_argument(
-        "--state", default="Stable",
-        help="a classic group's (Empty, PreparingRebalance, CompletingRebalance, Stable, Dead), a consumer group's "
-        "(Empty, Assigning, Reconciling, Stable, Dead), or any",
-    )  # fmt: skip
-    wait.add_argument("--members", type=int)
-    wait.add_argument("--generation-at-least", type=int, help="a classic group's generation, a consumer group's group epoch")
-    wait.add_argument("--type", choices=("classic", "consumer"), help="only a group of this type")
-    wait.add_argument("--reconciled", action="store_true", help="consumer groups: every member at its target assignment")
-    wait.add_argument("--timeout", type=int, default=30, help="seconds")
 
 
 def _transaction_commands(sub: Any) -> None:
@@ -268,6 +238,45 @@ def _clock_and_event_commands(sub: Any) -> None:
     events.add_argument("--group")
     events.add_argument("--since", type=int, default=0, help="only events after this seq")
     events.add_argument("--follow", action="store_true", help="keep printing new events (Server-Sent Events)")
+
+
+def _group_commands(sub: Any) -> None:
+    """``ctl groups ...``: the group endpoints."""
+    groups = sub.add_parser("groups", help="list, describe, offsets, expire, expire-lock, rebalance, wait").add_subparsers(dest="action", required=True)
+    listing = groups.add_parser("list", help="every group, classic, consumer, streams and share groups (`type` says which)")
+    listing.add_argument("--type", choices=("classic", "consumer", "streams", "share"), help="only groups of this type")
+    listing.add_argument("--state", help="only groups in this state")
+    groups.add_parser("describe", help="state, members and decoded assignments of one group").add_argument("group")
+    offsets = groups.add_parser("offsets", help="a group's committed offsets")
+    offsets.add_argument("group")
+    offsets.add_argument("--topic")
+    expire = groups.add_parser("expire", help="expire one member's session now")
+    expire.add_argument("group")
+    expire.add_argument("--member-id")
+    expire.add_argument("--instance-id")
+    expire.add_argument("--client-id")
+    lock = groups.add_parser("expire-lock", help="a share group's acquisition locks on a partition expire now (KIP-932)")
+    lock.add_argument("group")
+    lock.add_argument("topic")
+    lock.add_argument("partition", type=int)
+    lock.add_argument("--offset", type=int, action="append", dest="offsets", help="only this record (repeatable); none: every Acquired record")
+    rebalance = groups.add_parser("rebalance", help="make the group rebalance now")
+    rebalance.add_argument("group")
+    rebalance.add_argument("--reason")
+    wait = groups.add_parser("wait", help="wait until the group is in a state")
+    wait.add_argument("group")
+    wait.add_argument(
+        "--state", default="Stable",
+        help="a classic group's (Empty, PreparingRebalance, CompletingRebalance, Stable, Dead), a consumer group's "
+        "(Empty, Assigning, Reconciling, Stable, Dead), or any",
+    )  # fmt: skip
+    wait.add_argument("--members", type=int)
+    wait.add_argument("--generation-at-least", type=int, help="a classic group's generation, a consumer group's group epoch")
+    wait.add_argument("--type", choices=("classic", "consumer", "streams", "share"), help="only a group of this type")
+    wait.add_argument("--reconciled", action="store_true", help="consumer groups: every member at its target assignment")
+    wait.add_argument("--timeout", type=int, default=30, help="seconds")
+
+
 
 def _connection_options(parser: argparse.ArgumentParser, timeout: float) -> None:
     parser.add_argument("--url", help=f"the control API (default: $MOCKBROKER_ADMIN_URL, else http://127.0.0.1:$MOCKBROKER_ADMIN_PORT or {DEFAULT_ADMIN_PORT})")
@@ -339,26 +348,7 @@ def run(client: Client, args: argparse.Namespace) -> Any:
             query={"offset": args.offset, "limit": args.limit, "encoding": "base64" if args.base64 else "utf-8"},
         )  # fmt: skip
     if area == "groups":
-        if action == "list":
-            return c.request("GET", "/groups", query={"type": args.type, "state": args.state})
-        group = f"/groups/{q(args.group, safe='')}"
-        if action == "describe":
-            return c.request("GET", group)
-        if action == "offsets":
-            return c.request("GET", f"{group}/offsets", query={"topic": args.topic})
-        if action == "expire":
-            body = {k: v for k, v in (("member_id", args.member_id), ("instance_id", args.instance_id), ("client_id", args.client_id)) if v is not None}
-            return c.request("POST", f"{group}/expire", body)
-        if action == "rebalance":
-            return c.request("POST", f"{group}/rebalance", {} if args.reason is None else {"reason": args.reason})
-        c.timeout = max(c.timeout, args.timeout + 10)
-        return c.request(
-            "GET", f"{group}/wait",
-            query={
-                "state": args.state, "members": args.members, "generation_at_least": args.generation_at_least,
-                "type": args.type, "reconciled": args.reconciled or None, "timeout": args.timeout,
-            },
-        )  # fmt: skip
+        return _groups(c, args)
     if area == "transactions":
         return _transactions(c, args)
     if area == "faults":
@@ -369,6 +359,34 @@ def run(client: Client, args: argparse.Namespace) -> Any:
         return c.request("GET", "/clock")
     # events
     return c.request("GET", "/events", query={"type": args.type, "group_id": args.group, "since_seq": args.since})
+
+
+def _groups(c: Client, args: argparse.Namespace) -> Any:
+    """``ctl groups ACTION``: the HTTP call it stands for."""
+    action, q = args.action, urllib.parse.quote
+    if action == "list":
+        return c.request("GET", "/groups", query={"type": args.type, "state": args.state})
+    group = f"/groups/{q(args.group, safe='')}"
+    if action == "describe":
+        return c.request("GET", group)
+    if action == "offsets":
+        return c.request("GET", f"{group}/offsets", query={"topic": args.topic})
+    if action == "expire":
+        body = {k: v for k, v in (("member_id", args.member_id), ("instance_id", args.instance_id), ("client_id", args.client_id)) if v is not None}
+        return c.request("POST", f"{group}/expire", body)
+    if action == "expire-lock":
+        body = {"topic": args.topic, "partition": args.partition, **({"offsets": args.offsets} if args.offsets else {})}
+        return c.request("POST", f"{group}/expire-lock", body)
+    if action == "rebalance":
+        return c.request("POST", f"{group}/rebalance", {} if args.reason is None else {"reason": args.reason})
+    c.timeout = max(c.timeout, args.timeout + 10)
+    return c.request(
+        "GET", f"{group}/wait",
+        query={
+            "state": args.state, "members": args.members, "generation_at_least": args.generation_at_least,
+            "type": args.type, "reconciled": args.reconciled or None, "timeout": args.timeout,
+        },
+    )  # fmt: skip
 
 
 def _transactions(c: Client, args: argparse.Namespace) -> Any:

@@ -151,3 +151,32 @@ def test_an_expired_lock_redelivers_to_another_consumer(share_broker: BrokerThre
     finally:
         other.close()
         holder.close()
+
+
+def test_control_shows_in_flight_records_and_expires_a_lock_and_a_session(share_broker: BrokerThread) -> None:
+    """#20's observation half with a real client: the snapshot shows the record Acquired by the
+    holder; expire_acquisition_lock makes it Available at once (no waiting for the 30 s lock), so
+    the other consumer gets it with its delivery count raised; expire_session fences the holder."""
+    share_broker.create_topic("q", 1)
+    produce(share_broker, "q", 1)
+    holder, other = consumer(share_broker, **{"client.id": "holder"}), consumer(share_broker, **{"client.id": "other"})
+    try:
+        held: list[Message] = []
+        wait_until(lambda: polled_into(holder, held), "the record, first delivery")
+        group = share_broker.wait_for_group(GROUP, members=2, group_type="share")
+        holder_id = group.member(client_id="holder").member_id
+        part = group.partition("q", 0)
+        assert part is not None and part.record(0) is not None
+        record = part.record(0)
+        assert (record.state, record.delivery_count, record.member_id) == ("Acquired", 1, holder_id)
+        assert record.lock_deadline_ms is not None and record.lock_deadline_ms > share_broker.now_ms()
+        assert share_broker.expire_acquisition_lock(GROUP, "q", 0, [0]) == [0]
+        redelivered: list[Message] = []
+        wait_until(lambda: polled_into(other, redelivered), "the record after its lock was expired")
+        assert [(m.offset(), m.delivery_count()) for m in redelivered] == [(0, 2)]
+        assert share_broker.expire_session(GROUP, client_id="holder") == holder_id
+        events = [e.type for e in share_broker.events(group_id=GROUP)]
+        assert "control.acquisition_lock_expired" in events and "share_group.member_fenced" in events
+    finally:
+        other.close()
+        holder.close()

@@ -343,3 +343,81 @@ def test_console_shows_a_streams_group_with_its_tasks(sidecar: Any, page: Any) -
         expect(page.locator("p.muted", has_text="No members")).to_have_count(1)
     finally:
         conn.close()
+
+
+def test_console_shows_a_share_group_and_expires_a_lock(sidecar: Any, page: Any) -> None:
+    """A KIP-932 share group (confluent-kafka's ShareConsumer): its members, assignment and the
+    in-flight records of its partition with their delivery counts; a record's lock expired from
+    the page (keyboard) makes it Available, then the member's session expired from the page."""
+    from confluent_kafka import Message, ShareConsumer
+    from playwright.sync_api import expect
+
+    group, topic = "console-share", "jobs"
+    side: Sidecar = sidecar("--topic", f"{topic}:1")
+    api = side.client()
+    share = ShareConsumer({"bootstrap.servers": side.bootstrap, "group.id": group, "client.id": "share-1",
+                           "share.acknowledgement.mode": "explicit"})  # fmt: skip
+    try:
+        share.subscribe([topic])
+        held: list[Any] = []
+
+        def polled() -> bool:
+            # The share partition starts at the high watermark of the group's first fetch
+            # (share.auto.offset.reset latest): produce until the consumer gets records.
+            api.request("POST", f"/topics/{topic}/records", {"records": [{"value": f"job {i}"} for i in range(3)]})
+            got = share.poll(0.5)
+            messages = [] if got is None else [got] if isinstance(got, Message) else list(got)
+            held.extend(m for m in messages if m.error() is None)
+            return len(held) >= 1
+
+        wait_for(polled, "the share consumer's records")
+        described = api.request("GET", f"/groups/{group}")
+        acquired = [r for r in described["partitions"][0]["in_flight"] if r["state"] == "Acquired"]
+        assert acquired and all(r["delivery_count"] == 1 for r in acquired), described["partitions"]
+
+        page.goto(f"{side.admin}/ui/#/groups/{group}")
+        summary, flight = page.locator("dl.facts").first, page.locator(f"section.share-partition[data-partition='{topic}-0']")
+        expect(summary.locator("[data-field=group_epoch]")).to_have_text(str(described["group_epoch"]))
+        expect(page.locator("table.matrix td[data-state=owns]")).to_have_count(1)
+        expect(flight.locator("tr[data-state=Acquired]")).to_have_count(len(acquired))
+        expect(flight.locator(f"tr[data-offset='{acquired[0]['offset']}'] td").nth(1)).to_have_text("1")
+        page.screenshot(path=str(SHOTS / "share-group.png"), full_page=True)
+
+        button = page.get_by_role("button", name=f"Expire the acquisition lock of {topic}-0 offset {acquired[0]['offset']}")
+        button.focus()
+        page.keyboard.press("Enter")
+        expect(flight.locator(f"tr[data-offset='{acquired[0]['offset']}']")).to_have_attribute("data-state", "Available")
+        expect(page.locator("ol.timeline li[data-type='control.acquisition_lock_expired']")).to_have_count(1)
+        member = described["members"][0]["member_id"]
+        page.get_by_role("button", name=f"Expire the session of share-1 ({member})").click()
+        expect(page.locator("ol.timeline li[data-type='share_group.member_fenced']")).to_have_count(1)
+        assert page.evaluate(UNNAMED_JS) == []
+    finally:
+        share.close()
+
+
+def test_console_shows_transactions(sidecar: Any, page: Any) -> None:
+    """The transactions page: a confluent-kafka transactional producer with a transaction open
+    shows Ongoing with its producer id, epoch and partitions; aborted from the page, it is not."""
+    from confluent_kafka import Producer
+    from playwright.sync_api import expect
+
+    side: Sidecar = sidecar("--topic", f"{TOPIC}:2")
+    producer = Producer({"bootstrap.servers": side.bootstrap, "transactional.id": "console-tx"})
+    producer.init_transactions(DEADLINE_S)
+    producer.begin_transaction()
+    producer.produce(TOPIC, b"v", partition=1)
+    assert producer.flush(DEADLINE_S) == 0
+    described = side.client().request("GET", "/transactions/console-tx")
+    assert described["state"] == "Ongoing"
+
+    page.goto(f"{side.admin}/ui/#/transactions")
+    row = page.locator("tr[data-transactional-id='console-tx']")
+    expect(row).to_have_attribute("data-state", "Ongoing")
+    expect(row.locator("td").nth(1)).to_have_text(str(described["producer_id"]))
+    expect(row.locator("td").nth(2)).to_have_text(str(described["producer_epoch"]))
+    expect(row.locator("td").nth(3)).to_have_text(f"{TOPIC}-1")
+    page.screenshot(path=str(SHOTS / "transactions.png"), full_page=True)
+    page.get_by_role("button", name="Abort the transaction of console-tx").click()
+    expect(row).not_to_have_attribute("data-state", "Ongoing")
+    assert page.evaluate(UNNAMED_JS) == []

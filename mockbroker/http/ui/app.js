@@ -101,6 +101,7 @@ const pages = {
   cluster: () => clusterPage(),
   topics: (name) => (name === undefined ? topicsPage() : topicPage(name)),
   requests: () => requestsPage(),
+  transactions: () => transactionsPage(),
 };
 
 async function route() {
@@ -128,7 +129,7 @@ function groupsPage() {
     onEvent: (event) => event.group_id !== undefined && schedule(),
     async refresh() {
       const { groups } = await api.get("/groups");
-      fill(body, table("Every group the coordinators know: classic, consumer and streams", ["Group", "Type", "State", { label: "Generation / epoch", num: 1 }, { label: "Members", num: 1 }],
+      fill(body, table("Every group the coordinators know: classic, consumer, streams and share", ["Group", "Type", "State", { label: "Generation / epoch", num: 1 }, { label: "Members", num: 1 }],
         groups.map((g) => h("tr", { dataset: { group: g.group_id } },
           h("th", { scope: "row" }, h("a", { href: `#/groups/${encodeURIComponent(g.group_id)}` }, g.group_id)),
           h("td", {}, g.type), h("td", {}, stateBadge(g.state)), h("td", { class: "num" }, g.generation_id), h("td", { class: "num" }, g.members)))));
@@ -140,7 +141,7 @@ function groupsPage() {
 // bump; the events that follow (joins, syncs, assignments, revocations) belong to it.
 function startsRebalance(event) {
   return (event.type === "group.transition" && event.details?.to_state === "PreparingRebalance")
-    || event.type === "consumer_group.epoch_bumped" || event.type === "streams_group.epoch_bumped";
+    || event.type === "consumer_group.epoch_bumped" || event.type === "streams_group.epoch_bumped" || event.type === "share_group.epoch_bumped";
 }
 
 const CAUSES = new Set([
@@ -148,6 +149,7 @@ const CAUSES = new Set([
   "consumer_group.member_fenced", "consumer_group.member_left", "consumer_group.member_joined", "consumer_group.member_updated",
   "consumer_group.subscription_metadata",
   "streams_group.member_fenced", "streams_group.member_left", "streams_group.member_joined", "streams_group.topology_configured",
+  "share_group.member_fenced", "share_group.member_left", "share_group.member_joined", "share_group.member_subscription",
 ]);
 
 function rebalances(events) {
@@ -192,7 +194,7 @@ function timeline(events) {
 }
 
 function memberRows(group, expire) {
-  const consumer = group.type === "consumer" || group.type === "streams"; // epochs and member states
+  const consumer = group.type !== "classic"; // epochs and member states (a share member has no state)
   const instance = (m) => (group.type === "streams" ? m.process_id : group.type === "consumer" ? m.instance_id : m.group_instance_id);
   return group.members.map((m) => h("tr", { dataset: { member: m.member_id } },
     h("th", { scope: "row" }, m.client_id),
@@ -200,11 +202,12 @@ function memberRows(group, expire) {
     h("td", {}, m.client_host),
     h("td", {}, instance(m) ?? "—"),
     consumer ? h("td", { class: "num" }, m.member_epoch) : h("td", {}, m.awaiting_join ? "awaiting join" : m.awaiting_sync ? "awaiting sync" : "in generation"),
-    consumer ? h("td", {}, m.state) : null,
+    consumer ? h("td", {}, m.state ?? "—") : null,
     h("td", {}, h("button", { type: "button", class: "danger", "data-key": `expire-${m.member_id}`, "aria-label": `Expire the session of ${m.client_id} (${m.member_id})`, onclick: () => expire(m) }, "Expire session"))));
 }
 
 function cellState(group, member, topic, partition) {
+  if (group.type === "share") return (member.assigned?.[topic] || []).includes(partition) ? "owns" : "";
   if (group.type === "consumer") {
     if ((member.pending_revocation?.[topic] || []).includes(partition)) return "revoking";
     if ((member.assigned?.[topic] || []).includes(partition)) return "owns";
@@ -243,7 +246,8 @@ function matrix(group, topics) {
   for (const [topic, count] of Object.entries(topics).sort()) for (let p = 0; p < count; p++) columns.push([topic, p]);
   if (!group.members.length || !columns.length) return h("p", { class: "muted" }, "No members or no subscribed topics.");
   return h("table", { class: "matrix", "aria-label": "Assignment: members by partitions" },
-    h("caption", { class: "muted" }, group.type === "consumer" ? `owned now at assignment epoch ${group.assignment_epoch}; "target": assigned, not yet owned; "revoking": to give up` : `generation ${group.generation_id}`),
+    h("caption", { class: "muted" }, group.type === "consumer" ? `owned now at assignment epoch ${group.assignment_epoch}; "target": assigned, not yet owned; "revoking": to give up`
+      : group.type === "share" ? `assigned at assignment epoch ${group.assignment_epoch} (a share group's partitions may go to several members)` : `generation ${group.generation_id}`),
     h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Member"), columns.map(([t, p]) => h("th", { scope: "col", class: "num" }, `${t}-${p}`)))),
     h("tbody", {}, group.members.map((m) => h("tr", { dataset: { member: m.member_id, client: m.client_id } },
       h("th", { scope: "row" }, m.client_id, h("br"), h("code", {}, m.member_id)),
@@ -253,15 +257,37 @@ function matrix(group, topics) {
       })))));
 }
 
+// A share group's in-flight records (KIP-932), one table per partition it has fetched, with a
+// button per Acquired record (and one per partition) to expire its acquisition lock now.
+function sharePartitions(group, expireLock) {
+  if (!group.partitions?.length) return h("p", { class: "muted" }, "No share partition yet (the group has not fetched).");
+  return group.partitions.map((part) => {
+    const where = `${part.topic}-${part.partition}`;
+    const rows = part.in_flight.map((r) => h("tr", { dataset: { offset: r.offset, state: r.state } },
+      h("th", { scope: "row", class: "num" }, r.offset), h("td", {}, r.state), h("td", { class: "num" }, r.delivery_count),
+      h("td", {}, r.member_id ? h("code", {}, r.member_id) : "—"), h("td", { class: "num" }, r.lock_deadline_ms ?? "—"),
+      h("td", {}, r.state === "Acquired" ? h("button", { type: "button", class: "danger", "data-key": `lock-${where}-${r.offset}`,
+        "aria-label": `Expire the acquisition lock of ${where} offset ${r.offset}`, onclick: () => expireLock(part, [r.offset]) }, "Expire lock") : null)));
+    return h("section", { class: "share-partition", dataset: { partition: where }, "aria-label": `Share partition ${where}` },
+      h("h3", {}, where),
+      facts([["Start offset (SPSO)", part.start_offset, "start_offset"], ["Next fetch offset", part.next_fetch_offset, "next_fetch_offset"]]),
+      h("button", { type: "button", class: "danger", "data-key": `locks-${where}`, onclick: () => expireLock(part, null) }, `Expire every lock on ${where}`),
+      table(`In-flight records of ${where}`, [{ label: "Offset", num: 1 }, "State", { label: "Delivery count", num: 1 }, "Held by", { label: "Lock expires (ms)", num: 1 }, "Fault"], rows));
+  });
+}
+
 function groupPage(groupId) {
   const summary = h("div");
   const members = h("div");
   const assignment = h("div");
   const offsets = h("div");
   const history = h("div");
+  const inFlight = h("div");
   let events = null; // this group's events, oldest first
   const early = []; // streamed before the log was read
   const reason = h("input", { id: "rebalance-reason", name: "reason", size: 40, placeholder: "forced from the console" });
+  const expireLock = (part, offsets) => act(`expire the locks of ${part.topic}-${part.partition}`, () => api.post("/groups/{group_id}/expire-lock",
+    { path: { group_id: groupId }, body: { topic: part.topic, partition: part.partition, ...(offsets ? { offsets } : {}) } }));
   const expire = (m) => act(`expire ${m.client_id}`, () => api.post("/groups/{group_id}/expire", { path: { group_id: groupId }, body: { member_id: m.member_id } }));
   fill(view,
     h("h1", {}, "Group ", h("code", {}, groupId)),
@@ -270,6 +296,7 @@ function groupPage(groupId) {
       field("Reason (optional)", reason), h("button", { type: "submit" }, "Force a rebalance")),
     h("section", { "aria-labelledby": "h-members" }, h("h2", { id: "h-members" }, "Members"), members),
     h("section", { "aria-labelledby": "h-matrix" }, h("h2", { id: "h-matrix" }, "Assignment"), assignment),
+    h("section", { "aria-labelledby": "h-inflight" }, h("h2", { id: "h-inflight" }, "In-flight records (share groups)"), inFlight),
     h("section", { "aria-labelledby": "h-offsets" }, h("h2", { id: "h-offsets" }, "Committed offsets and lag"), offsets),
     h("section", { "aria-labelledby": "h-timeline" }, h("h2", { id: "h-timeline" }, "Rebalance timeline"), history));
   return {
@@ -297,11 +324,13 @@ function groupPage(groupId) {
       }
       const consumer = group.type === "consumer";
       const streams = group.type === "streams";
+      const share = group.type === "share";
       // Rows in a stable order (by client id), so a rebalance changes cells, not the row order.
       group.members.sort((a, b) => a.client_id.localeCompare(b.client_id) || a.member_id.localeCompare(b.member_id));
       fill(summary, facts([
         ["Type", group.type], ["State", stateBadge(group.state)],
-        ...(consumer ? [["Group epoch", group.group_epoch, "group_epoch"], ["Assignment epoch", group.assignment_epoch, "assignment_epoch"], ["Reconciled", String(group.reconciled)], ["Assignor", group.assignor]]
+        ...(share ? [["Group epoch", group.group_epoch, "group_epoch"], ["Assignment epoch", group.assignment_epoch, "assignment_epoch"], ["Assignor", group.assignor]]
+          : consumer ? [["Group epoch", group.group_epoch, "group_epoch"], ["Assignment epoch", group.assignment_epoch, "assignment_epoch"], ["Reconciled", String(group.reconciled)], ["Assignor", group.assignor]]
           : streams ? [["Group epoch", group.group_epoch, "group_epoch"], ["Assignment epoch", group.assignment_epoch, "assignment_epoch"],
             ["Topology epoch", `${group.topology_epoch ?? "—"} (validated: ${group.validated_topology_epoch})`, "topology_epoch"],
             ["Topology status", group.topology_status ? Object.entries(group.topology_status).map(([k, v]) => `${k}: ${v}`).join("; ") : "ready", "topology_status"],
@@ -310,7 +339,8 @@ function groupPage(groupId) {
           : [["Generation", group.generation_id, "generation_id"], ["Protocol", `${group.protocol_type ?? "—"} / ${group.protocol_name ?? "—"}`], ["Leader", group.leader_id ? h("code", {}, group.leader_id) : "—"]]),
         ["Coordinator", `broker ${group.coordinator}`],
       ]));
-      const epochs = consumer || streams;
+      const epochs = consumer || streams || share;
+      fill(inFlight, share ? sharePartitions(group, expireLock) : h("p", { class: "muted" }, "Only share groups have in-flight records."));
       fill(members, table(null, ["Client id", "Member id", "Host", streams ? "Process id" : "Instance id", epochs ? { label: "Epoch", num: 1 } : "Status", ...(epochs ? ["Member state"] : []), "Fault"], memberRows(group, expire)));
       const committed = (await api.get("/groups/{group_id}/offsets", { path: { group_id: groupId } }).catch(() => ({ offsets: {} }))).offsets;
       const names = new Set([...Object.keys(committed), ...Object.keys(group.subscribed_topics || {})]);
@@ -335,6 +365,29 @@ function groupPage(groupId) {
         }
       }
       fill(offsets, table(null, ["Topic", { label: "Partition", num: 1 }, { label: "Committed", num: 1 }, { label: "Log end", num: 1 }, { label: "Lag", num: 1 }], rows));
+    },
+  };
+}
+
+// -- transactions ----------------------------------------------------------------------------------------
+
+// Every transactional id as its coordinator sees it (GET /transactions): state, producer id and
+// epoch, the partitions of the ongoing transaction, and an abort button for an ongoing one.
+function transactionsPage() {
+  const body = h("div");
+  fill(view, h("h1", {}, "Transactions"), body);
+  return {
+    onEvent(event) { if (event.type.startsWith("txn.") || event.type.startsWith("control.transaction")) schedule(); },
+    async refresh() {
+      const { transactions } = await api.get("/transactions");
+      if (!transactions.length) { fill(body, h("p", { class: "muted" }, "No transactional producer yet.")); return; }
+      const abort = (t) => act(`abort ${t.transactional_id}`, () => api.post("/transactions/{transactional_id}/abort", { path: { transactional_id: t.transactional_id }, body: {} }));
+      fill(body, table("Producers by transactional id", ["Transactional id", "State", { label: "Producer id", num: 1 }, { label: "Epoch", num: 1 }, "Ongoing partitions", { label: "Timeout (ms)", num: 1 }, "Coordinator", "Fault"],
+        transactions.map((t) => h("tr", { dataset: { transactionalId: t.transactional_id, state: t.state } },
+          h("th", { scope: "row" }, h("code", {}, t.transactional_id)), h("td", {}, t.state), h("td", { class: "num" }, t.producer_id),
+          h("td", { class: "num" }, t.producer_epoch), h("td", {}, t.partitions.map((p) => `${p.topic}-${p.partition}`).join(", ") || "—"),
+          h("td", { class: "num" }, t.transaction_timeout_ms), h("td", {}, `broker ${t.coordinator}`),
+          h("td", {}, t.state === "Ongoing" ? h("button", { type: "button", class: "danger", "aria-label": `Abort the transaction of ${t.transactional_id}`, onclick: () => abort(t) }, "Abort") : null)))));
     },
   };
 }

@@ -19,7 +19,7 @@ class ShareControl(ShareData):
         super().__init__(**settings)
         self.control = self.cluster.control
 
-    def join(self, member_id: str, client_id: str = "c") -> None:
+    def share_join(self, member_id: str, client_id: str = "c") -> None:
         request = ShareGroupHeartbeatRequest(group_id="g", member_id=member_id, member_epoch=0, subscribed_topic_names=["t"])
         response = self.groups.share_group_heartbeat(self.now, request, client_id=client_id, client_host="/127.0.0.1")
         assert response.error_code == 0, response
@@ -32,8 +32,8 @@ class ShareControl(ShareData):
 
 async def test_describe_a_share_group_with_its_in_flight_records() -> None:
     h = ShareControl()
-    h.join("a", client_id="ca")
-    h.join("b", client_id="cb")
+    h.share_join("a", client_id="ca")
+    h.share_join("b", client_id="cb")
     h.produce(4)
     assert h.acquire("a", 2) == [(0, 1, 1)]
     assert (await h.control.groups())["g"] == GroupListing("g", "share", "Stable", "share")
@@ -53,7 +53,7 @@ async def test_describe_a_share_group_with_its_in_flight_records() -> None:
 
 async def test_expire_acquisition_lock_redelivers_then_archives_at_the_limit() -> None:
     h = ShareControl()  # delivery count limit 2
-    h.join("a")
+    h.share_join("a")
     h.produce(3)
     h.acquire("a")
     assert await h.control.expire_acquisition_lock("g", "t", 0, [1]) == [1]
@@ -74,7 +74,7 @@ async def test_expire_acquisition_lock_redelivers_then_archives_at_the_limit() -
 
 async def test_expire_acquisition_lock_refusals() -> None:
     h = ShareControl()
-    h.join("a")
+    h.share_join("a")
     with pytest.raises(ControlError, match="never fetched"):
         await h.control.expire_acquisition_lock("g", "t", 0)
     with pytest.raises(NotFound):
@@ -86,8 +86,8 @@ async def test_expire_acquisition_lock_refusals() -> None:
 
 async def test_expire_session_of_a_share_member_fences_it_and_releases_its_records() -> None:
     h = ShareControl()
-    h.join("a", client_id="ca")
-    h.join("b", client_id="cb")
+    h.share_join("a", client_id="ca")
+    h.share_join("b", client_id="cb")
     h.produce(2)
     h.acquire("a")
     epoch = (await h.snap()).group_epoch
