@@ -6,10 +6,20 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from mockbroker.config.cluster import ClusterConfig
+
+class SecuritySettings(Protocol):
+    """The settings these functions read (a ClusterConfig): typed by what they use, so that
+    config.cluster, which checks itself with them, is not imported back."""
+
+    host: str
+    port: int
+    listeners: str
+    advertised_listeners: str
+    listener_security_protocol_map: str
+    sasl_enabled_mechanisms: str
+    ssl_client_auth: str
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 SERVED_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
@@ -65,7 +75,7 @@ def parse_listeners(text: str, mapping: dict[str, str], key: str = "listeners") 
     return out
 
 
-def listener_of(config: ClusterConfig) -> ListenerSpec:
+def listener_of(config: SecuritySettings) -> ListenerSpec:
     """The brokers' listener: the one of ``listeners``, or PLAINTEXT on host and port."""
     specs = parse_listeners(config.listeners, protocol_map(config.listener_security_protocol_map))
     if not specs:
@@ -74,7 +84,7 @@ def listener_of(config: ClusterConfig) -> ListenerSpec:
     return ListenerSpec(spec.name, spec.host or config.host, spec.port or config.port, spec.security_protocol)
 
 
-def advertised_of(config: ClusterConfig) -> tuple[str | None, int | None]:
+def advertised_of(config: SecuritySettings) -> tuple[str | None, int | None]:
     """advertised.listeners' host and port for the brokers' listener (None: not given)."""
     specs = parse_listeners(config.advertised_listeners, protocol_map(config.listener_security_protocol_map), "advertised.listeners")
     if not specs:
@@ -82,11 +92,11 @@ def advertised_of(config: ClusterConfig) -> tuple[str | None, int | None]:
     return specs[0].host or None, specs[0].port or None
 
 
-def enabled_mechanisms(config: ClusterConfig) -> tuple[str, ...]:
+def enabled_mechanisms(config: SecuritySettings) -> tuple[str, ...]:
     return tuple(m.strip().upper() for m in config.sasl_enabled_mechanisms.split(",") if m.strip())
 
 
-def check_security(config: ClusterConfig) -> None:
+def check_security(config: SecuritySettings) -> None:
     """ValueError naming the setting for what cannot be served."""
     mapping = protocol_map(config.listener_security_protocol_map)
     specs = parse_listeners(config.listeners, mapping)
