@@ -141,6 +141,29 @@ def add_commands(commands: Any) -> None:
     create.add_argument("--config", action="append", default=[], metavar="KEY=VALUE", help="a topic config (repeatable)")
     topics.add_parser("delete").add_argument("name")
 
+    _record_commands(sub)
+    _group_commands(sub)
+    transactions = sub.add_parser("transactions", help="list, describe, abort transactions").add_subparsers(dest="action", required=True)
+    transactions.add_parser("list", help="every transactional id: state, producer id and epoch, partitions").add_argument("--state")
+    transactions.add_parser("describe", help="one transactional id as its coordinator sees it").add_argument("transactional_id")
+    abort = transactions.add_parser("abort", help="abort the ongoing transaction (its producer is fenced)")
+    abort.add_argument("transactional_id")
+    abort.add_argument("--reason")
+
+    _fault_commands(sub)
+    clock = sub.add_parser("clock", help="show or advance the manual clock").add_subparsers(dest="action")
+    clock.add_parser("show")
+    clock.add_parser("advance").add_argument("ms", type=int)
+
+    events = sub.add_parser("events", help="the event log (--follow: live, one JSON object per line)")
+    events.add_argument("--type", help='an event type, or a prefix ending in "."')
+    events.add_argument("--group")
+    events.add_argument("--since", type=int, default=0, help="only events after this seq")
+    events.add_argument("--follow", action="store_true", help="keep printing new events (Server-Sent Events)")
+
+
+def _record_commands(sub: Any) -> None:
+    """``ctl records ...``: produce and read records."""
     records = sub.add_parser("records", help="produce or read records").add_subparsers(dest="action", required=True)
     produce = records.add_parser("produce", help="append one record per VALUE")
     produce.add_argument("topic")
@@ -157,14 +180,9 @@ def add_commands(commands: Any) -> None:
     read.add_argument("--limit", type=int, default=100)
     read.add_argument("--base64", action="store_true", help="keys and values as base64 (for binary data)")
 
-    _group_commands(sub)
-    transactions = sub.add_parser("transactions", help="list, describe, abort transactions").add_subparsers(dest="action", required=True)
-    transactions.add_parser("list", help="every transactional id: state, producer id and epoch, partitions").add_argument("--state")
-    transactions.add_parser("describe", help="one transactional id as its coordinator sees it").add_argument("transactional_id")
-    abort = transactions.add_parser("abort", help="abort the ongoing transaction (its producer is fenced)")
-    abort.add_argument("transactional_id")
-    abort.add_argument("--reason")
 
+def _fault_commands(sub: Any) -> None:
+    """``ctl faults ...``: the fault endpoints."""
     faults = sub.add_parser("faults", help="inject, list and clear faults").add_subparsers(dest="action", required=True)
     faults.add_parser("list", help="the faults in force (pushed errors, interceptors, brokers down, caps)")
     faults.add_parser("clear", help="remove every fault")
@@ -206,16 +224,6 @@ def add_commands(commands: Any) -> None:
     cap = faults.add_parser("cap-version", help="serve API only up to VERSION ('none': as configured)")
     cap.add_argument("api")
     cap.add_argument("version")
-
-    clock = sub.add_parser("clock", help="show or advance the manual clock").add_subparsers(dest="action")
-    clock.add_parser("show")
-    clock.add_parser("advance").add_argument("ms", type=int)
-
-    events = sub.add_parser("events", help="the event log (--follow: live, one JSON object per line)")
-    events.add_argument("--type", help='an event type, or a prefix ending in "."')
-    events.add_argument("--group")
-    events.add_argument("--since", type=int, default=0, help="only events after this seq")
-    events.add_argument("--follow", action="store_true", help="keep printing new events (Server-Sent Events)")
 
 
 def _group_commands(sub: Any) -> None:
