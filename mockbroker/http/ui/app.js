@@ -286,14 +286,16 @@ function groupPage(groupId) {
   let events = null; // this group's events, oldest first
   const early = []; // streamed before the log was read
   const reason = h("input", { id: "rebalance-reason", name: "reason", size: 40, placeholder: "forced from the console" });
+  // Not on a share group's page: POST /groups/{id}/rebalance serves classic, consumer and streams groups.
+  const rebalanceForm = h("form", { class: "inline", onsubmit: (e) => { e.preventDefault(); act("rebalance", () => api.post("/groups/{group_id}/rebalance", { path: { group_id: groupId }, body: reason.value.trim() ? { reason: reason.value.trim() } : {} })); } },
+    field("Reason (optional)", reason), h("button", { type: "submit" }, "Force a rebalance"));
   const expireLock = (part, offsets) => act(`expire the locks of ${part.topic}-${part.partition}`, () => api.post("/groups/{group_id}/expire-lock",
     { path: { group_id: groupId }, body: { topic: part.topic, partition: part.partition, ...(offsets ? { offsets } : {}) } }));
   const expire = (m) => act(`expire ${m.client_id}`, () => api.post("/groups/{group_id}/expire", { path: { group_id: groupId }, body: { member_id: m.member_id } }));
   fill(view,
     h("h1", {}, "Group ", h("code", {}, groupId)),
     summary,
-    h("form", { class: "inline", onsubmit: (e) => { e.preventDefault(); act("rebalance", () => api.post("/groups/{group_id}/rebalance", { path: { group_id: groupId }, body: reason.value.trim() ? { reason: reason.value.trim() } : {} })); } },
-      field("Reason (optional)", reason), h("button", { type: "submit" }, "Force a rebalance")),
+    rebalanceForm,
     h("section", { "aria-labelledby": "h-members" }, h("h2", { id: "h-members" }, "Members"), members),
     h("section", { "aria-labelledby": "h-matrix" }, h("h2", { id: "h-matrix" }, "Assignment"), assignment),
     h("section", { "aria-labelledby": "h-inflight" }, h("h2", { id: "h-inflight" }, "In-flight records (share groups)"), inFlight),
@@ -322,6 +324,7 @@ function groupPage(groupId) {
         fill(members); fill(assignment); fill(offsets);
         return;
       }
+      rebalanceForm.hidden = group.type === "share";
       const consumer = group.type === "consumer";
       const streams = group.type === "streams";
       const share = group.type === "share";
