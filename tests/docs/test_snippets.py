@@ -67,6 +67,8 @@ def _check_mockbroker_command(line: str, cwd: Path) -> None:
     from mockbroker.cli import build_parser, parse_serve
 
     argv = shlex.split(line, comments=True)[1:]
+    if argv and argv[-1] == "&":  # the shell's "run in the background", not an argument
+        argv = argv[:-1]
     try:
         if argv and argv[0] == "serve":
             parse_serve(argv[1:], {})  # raises SettingsError naming the flag
