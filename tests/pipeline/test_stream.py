@@ -50,6 +50,17 @@ def _kip848_stable(events: list[Any]) -> bool:
     return len(joined) == 2 and bool(last) and last[-1].details.get("to_state") == "Stable"
 
 
+def _last_state(events: list[Any]) -> str | None:
+    last = [e for e in events if e.type == "consumer_group.transition"]
+    return last[-1].details.get("to_state") if last else None
+
+
+def _share_members_gone(events: list[Any]) -> bool:
+    joined = {e.member_id for e in events if e.type == "share_group.member_joined"}
+    gone = {e.member_id for e in events if e.type in ("share_group.member_left", "share_group.member_fenced")}
+    return bool(joined) and joined <= gone
+
+
 def _reconciled_since(events: list[Any], since: int) -> bool:
     """A KIP-848 member joined after ``since`` and the group is Stable at its latest epoch."""
     joined = [e for e in events if e.type == "consumer_group.member_joined" and e.seq > since]
@@ -133,7 +144,18 @@ def test_streaming_analyze_matches_the_file_job(spark: SparkSession, tmp_path: P
                 "k-1 back in the KIP-848 group, Stable",
             )
             del k1, k2
+        # The block's end killed both members: their sessions expire after the session timeout.
+        # Wait for that (the group Empty), so that every event of the script is written before the
+        # streaming job reads the topic and the file job reads the file.
+        wait_until(
+            lambda: broker.call(lambda: _last_state(broker.cluster.events.filter(group_id="kip848")) == "Empty"),
+            "the killed KIP-848 members expired (the group Empty)",
+        )
         _share_group(broker)
+        wait_until(
+            lambda: broker.call(lambda: _share_members_gone(broker.cluster.events.filter(group_id="share"))),
+            "both share consumers gone (left, or fenced when their sessions expired)",
+        )
         job = subprocess.run(
             [sys.executable, "-m", "mockbroker_pipeline", "analyze", "--bootstrap", broker.bootstrap_servers,
              "--out", str(out), "--master", "local[1]", "--idle-timeout", "3"],
