@@ -298,12 +298,13 @@ def by_id(tree: Any, ctx: Context) -> Any:
 
 def add_results(tree: Any, ctx: Context) -> Any:
     """AddPartitionsToTxn's results of a failed transaction come in Kafka's hash map order."""
-    results = tree["results_by_topic_v3_and_below"] or [
-        t for r in tree["results_by_transaction"] for t in r["topic_results"]
-    ]
-    results.sort(key=lambda t: t["name"])
-    for topic in results:
-        topic["results_by_partition"].sort(key=lambda p: p["partition_index"])
+    # v0-3 answer one list; v4+ one list per transaction, each sorted in place (a list built from
+    # them would leave the tree's own lists in Kafka's order).
+    lists = [tree["results_by_topic_v3_and_below"]] + [r["topic_results"] for r in tree["results_by_transaction"]]
+    for results in lists:
+        results.sort(key=lambda t: t["name"])
+        for topic in results:
+            topic["results_by_partition"].sort(key=lambda p: p["partition_index"])
     return tree
 
 
