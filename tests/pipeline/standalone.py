@@ -10,12 +10,11 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.integration.support import DEADLINE_S
+from tests.integration.support import DEADLINE_S, wait_for
 
 WORKERS = 2
 
@@ -37,13 +36,12 @@ def _java(main: str, args: list[str], log: Path, env: dict[str, str]) -> subproc
 
 
 def _wait_for(log: Path, text: str, count: int, proc: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + DEADLINE_S * 2
-    while log.read_text(errors="replace").count(text) < count:
+    def seen() -> bool:
         if proc.poll() is not None:
             raise AssertionError(f"{log.name}: the process exited ({proc.returncode}):\n{log.read_text()[-3000:]}")
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{log.name}: no {text!r} x{count} within {DEADLINE_S * 2}s:\n{log.read_text()[-3000:]}")
-        time.sleep(0.2)  # polling a log file for a condition, with a deadline
+        return log.read_text(errors="replace").count(text) >= count
+
+    wait_for(seen, f"{text!r} x{count} in {log.name}", lambda: log.read_text(errors="replace")[-3000:], DEADLINE_S * 2)
 
 
 @contextmanager
