@@ -276,6 +276,54 @@ function sharePartitions(group, expireLock) {
   });
 }
 
+// The summary facts of a group's page, by kind: epochs for KIP-848, share and streams groups (with a
+// streams group's topology), the generation and protocol for a classic group.
+function groupFacts(group) {
+  const epochs = [["Group epoch", group.group_epoch, "group_epoch"], ["Assignment epoch", group.assignment_epoch, "assignment_epoch"]];
+  const byKind = {
+    share: [...epochs, ["Assignor", group.assignor]],
+    consumer: [...epochs, ["Reconciled", String(group.reconciled)], ["Assignor", group.assignor]],
+    streams: [...epochs,
+      ["Topology epoch", `${group.topology_epoch ?? "—"} (validated: ${group.validated_topology_epoch})`, "topology_epoch"],
+      ["Topology status", group.topology_status ? Object.entries(group.topology_status).map(([k, v]) => `${k}: ${v}`).join("; ") : "ready", "topology_status"],
+      ["Tasks by subtopology", Object.entries(group.subtopologies || {}).map(([s, n]) => `${s}: ${n}`).join(", ") || "—"],
+      ["Shutdown requested by", group.shutdown_requested_by ?? "nobody"]],
+  };
+  const classic = [["Generation", group.generation_id, "generation_id"], ["Protocol", `${group.protocol_type ?? "—"} / ${group.protocol_name ?? "—"}`], ["Leader", group.leader_id ? h("code", {}, group.leader_id) : "—"]];
+  return [["Type", group.type], ["State", stateBadge(group.state)], ...(byKind[group.type] ?? classic), ["Coordinator", `broker ${group.coordinator}`]];
+}
+
+// The topics a group touches (committed, subscribed or assigned), as GET /topics/{topic} gives
+// them; a topic deleted meanwhile is left out.
+async function groupTopics(group, committed) {
+  const names = new Set([...Object.keys(committed), ...Object.keys(group.subscribed_topics || {})]);
+  for (const m of group.members) {
+    for (const t of [...(m.subscription || []), ...(m.subscribed_topic_names || []), ...Object.keys(m.assignment || {}), ...Object.keys(m.assigned || {})]) names.add(t);
+  }
+  const topics = {};
+  for (const name of names) {
+    try {
+      topics[name] = await api.get("/topics/{topic}", { path: { topic: name } });
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.status !== 404) throw error;
+    }
+  }
+  return topics;
+}
+
+// One row per committed partition: committed offset, log end and lag.
+function lagRows(committed, topics) {
+  const rows = [];
+  for (const [topic, parts] of Object.entries(committed).sort()) {
+    for (const [p, offset] of Object.entries(parts).sort((a, b) => a[0] - b[0])) {
+      const end = topics[topic]?.partitions[p]?.log_end_offset;
+      rows.push(h("tr", {}, h("td", {}, topic), h("td", { class: "num" }, p), h("td", { class: "num" }, offset), h("td", { class: "num" }, end ?? "—"), h("td", { class: "num" }, end === undefined ? "—" : Math.max(0, end - offset))));
+    }
+  }
+  return rows;
+}
+
+
 function groupPage(groupId) {
   const summary = h("div");
   const members = h("div");
@@ -330,44 +378,15 @@ function groupPage(groupId) {
       const share = group.type === "share";
       // Rows in a stable order (by client id), so a rebalance changes cells, not the row order.
       group.members.sort((a, b) => a.client_id.localeCompare(b.client_id) || a.member_id.localeCompare(b.member_id));
-      fill(summary, facts([
-        ["Type", group.type], ["State", stateBadge(group.state)],
-        ...(share ? [["Group epoch", group.group_epoch, "group_epoch"], ["Assignment epoch", group.assignment_epoch, "assignment_epoch"], ["Assignor", group.assignor]]
-          : consumer ? [["Group epoch", group.group_epoch, "group_epoch"], ["Assignment epoch", group.assignment_epoch, "assignment_epoch"], ["Reconciled", String(group.reconciled)], ["Assignor", group.assignor]]
-          : streams ? [["Group epoch", group.group_epoch, "group_epoch"], ["Assignment epoch", group.assignment_epoch, "assignment_epoch"],
-            ["Topology epoch", `${group.topology_epoch ?? "—"} (validated: ${group.validated_topology_epoch})`, "topology_epoch"],
-            ["Topology status", group.topology_status ? Object.entries(group.topology_status).map(([k, v]) => `${k}: ${v}`).join("; ") : "ready", "topology_status"],
-            ["Tasks by subtopology", Object.entries(group.subtopologies || {}).map(([s, n]) => `${s}: ${n}`).join(", ") || "—"],
-            ["Shutdown requested by", group.shutdown_requested_by ?? "nobody"]]
-          : [["Generation", group.generation_id, "generation_id"], ["Protocol", `${group.protocol_type ?? "—"} / ${group.protocol_name ?? "—"}`], ["Leader", group.leader_id ? h("code", {}, group.leader_id) : "—"]]),
-        ["Coordinator", `broker ${group.coordinator}`],
-      ]));
+      fill(summary, facts(groupFacts(group)));
       const epochs = consumer || streams || share;
       fill(inFlight, share ? sharePartitions(group, expireLock) : h("p", { class: "muted" }, "Only share groups have in-flight records."));
       fill(members, table(null, ["Client id", "Member id", "Host", streams ? "Process id" : "Instance id", epochs ? { label: "Epoch", num: 1 } : "Status", ...(epochs ? ["Member state"] : []), "Fault"], memberRows(group, expire)));
       const committed = (await api.get("/groups/{group_id}/offsets", { path: { group_id: groupId } }).catch(() => ({ offsets: {} }))).offsets;
-      const names = new Set([...Object.keys(committed), ...Object.keys(group.subscribed_topics || {})]);
-      for (const m of group.members) {
-        for (const t of [...(m.subscription || []), ...(m.subscribed_topic_names || []), ...Object.keys(m.assignment || {}), ...Object.keys(m.assigned || {})]) names.add(t);
-      }
-      const topics = {};
-      for (const name of names) {
-        try {
-          topics[name] = await api.get("/topics/{topic}", { path: { topic: name } });
-        } catch (error) {
-          if (!(error instanceof ApiError) || error.status !== 404) throw error;
-        }
-      }
+      const topics = await groupTopics(group, committed);
       const counts = Object.fromEntries(Object.entries(topics).map(([n, t]) => [n, t.partitions.length]));
       fill(assignment, streams ? taskMatrix(group) : matrix(group, counts));
-      const rows = [];
-      for (const [topic, parts] of Object.entries(committed).sort()) {
-        for (const [p, offset] of Object.entries(parts).sort((a, b) => a[0] - b[0])) {
-          const end = topics[topic]?.partitions[p]?.log_end_offset;
-          rows.push(h("tr", {}, h("td", {}, topic), h("td", { class: "num" }, p), h("td", { class: "num" }, offset), h("td", { class: "num" }, end ?? "—"), h("td", { class: "num" }, end === undefined ? "—" : Math.max(0, end - offset))));
-        }
-      }
-      fill(offsets, table(null, ["Topic", { label: "Partition", num: 1 }, { label: "Committed", num: 1 }, { label: "Log end", num: 1 }, { label: "Lag", num: 1 }], rows));
+      fill(offsets, table(null, ["Topic", { label: "Partition", num: 1 }, { label: "Committed", num: 1 }, { label: "Log end", num: 1 }, { label: "Lag", num: 1 }], lagRows(committed, topics)));
     },
   };
 }
