@@ -6,13 +6,15 @@ is given. It never changes either. It runs on the broker's thread; read ``findin
 scenario is over (``finish``). Checks:
 
 - **heartbeat-interval**: a group member is heard from (Heartbeat, JoinGroup, SyncGroup,
-  OffsetCommit; ConsumerGroupHeartbeat for KIP-848 members) at least once per session timeout
-  (its JoinGroup's SessionTimeoutMs; ``group.consumer.session.timeout.ms`` for KIP-848 members),
+  OffsetCommit; ConsumerGroupHeartbeat for KIP-848 members, StreamsGroupHeartbeat for KIP-1071
+  ones) at least once per session timeout (its JoinGroup's SessionTimeoutMs;
+  ``group.consumer.session.timeout.ms`` for KIP-848 members, ``group.streams.session.timeout.ms``
+  for KIP-1071 ones),
   from joining until it leaves or the broker tells it it is gone (UNKNOWN_MEMBER_ID,
   FENCED_MEMBER_EPOCH, FENCED_INSTANCE_ID). A client the scenario killed on purpose is excused.
 - **commit-generation**: an OffsetCommit carries the member's current generation (classic: never
-  one older than a generation the member already completed with SyncGroup; KIP-848: never a member
-  epoch older than one a ConsumerGroupHeartbeat already gave it).
+  one older than a generation the member already completed with SyncGroup; KIP-848 and KIP-1071:
+  never a member epoch older than one a Consumer- or StreamsGroupHeartbeat already gave it).
 - **api-version**: every request's version is inside the range ApiVersions advertised on that
   connection (or, on a connection that never asked, the range the broker advertises).
 - **coordinator**: after a NOT_COORDINATOR answer for a group, the client does not send that
@@ -35,7 +37,10 @@ from mockbroker_protocol.errors import ErrorCode
 
 API_VERSIONS, JOIN_GROUP, SYNC_GROUP, HEARTBEAT, LEAVE_GROUP = 18, 11, 14, 12, 13
 OFFSET_COMMIT, OFFSET_FETCH, FIND_COORDINATOR, CONSUMER_GROUP_HEARTBEAT = 8, 9, 10, 68
-GROUP_APIS = frozenset({JOIN_GROUP, SYNC_GROUP, HEARTBEAT, LEAVE_GROUP, OFFSET_COMMIT, OFFSET_FETCH, CONSUMER_GROUP_HEARTBEAT})
+STREAMS_GROUP_HEARTBEAT = 88
+# The broker-driven heartbeats (KIP-848, KIP-1071): the member's epoch, -1 to leave, -2 a static leave.
+EPOCH_HEARTBEATS = frozenset({CONSUMER_GROUP_HEARTBEAT, STREAMS_GROUP_HEARTBEAT})
+GROUP_APIS = frozenset({JOIN_GROUP, SYNC_GROUP, HEARTBEAT, LEAVE_GROUP, OFFSET_COMMIT, OFFSET_FETCH, *EPOCH_HEARTBEATS})
 # Answers after which a member id is no longer in the group, so its silence is no violation.
 GONE = frozenset({int(ErrorCode.UNKNOWN_MEMBER_ID), int(ErrorCode.FENCED_MEMBER_EPOCH), int(ErrorCode.FENCED_INSTANCE_ID)})
 NOT_COORDINATOR = int(ErrorCode.NOT_COORDINATOR)
@@ -54,7 +59,7 @@ class _Member:
     instance_id: str | None = None
     gone: bool = False
     synced_generation: int = -1  # classic: the newest generation completed with SyncGroup
-    epoch: int = -1  # KIP-848: the newest member epoch a heartbeat answer gave it
+    epoch: int = -1  # KIP-848, KIP-1071: the newest member epoch a heartbeat answer gave it
 
 
 @dataclass
@@ -62,6 +67,7 @@ class Auditor:
     """Findings per client id, from one cluster's requests (see the module's docstring)."""
 
     consumer_session_timeout_ms: int = 10_000
+    streams_session_timeout_ms: int = 10_000
     findings: list[Finding] = field(default_factory=list)
     excused: set[str] = field(default_factory=set)
     members: dict[tuple[str, str], _Member] = field(default_factory=dict)  # (group, member id)
@@ -73,8 +79,12 @@ class Auditor:
     requests_seen: int = 0
 
     def excuse(self, client_id: str) -> None:
-        """This client was stopped on purpose (killed): its silence is the scenario's doing."""
+        """This client was stopped on purpose (killed): its silence is the scenario's doing. The
+        id is also a prefix: Kafka Streams names its clients ``<client.id>-StreamThread-1-consumer``..."""
         self.excused.add(client_id)
+
+    def _is_excused(self, client_id: str) -> bool:
+        return client_id in self.excused or any(client_id.startswith(f"{e}-") for e in self.excused)
 
     def finish(self, now_ms: int) -> list[Finding]:
         """Members still in their group, silent for longer than their session timeout at the end,
@@ -85,7 +95,7 @@ class Auditor:
             # >=: the broker expires a member once a full session timeout has passed since it last
             # heard from it (deadline = last + timeout), so a check run right at that expiry sees a
             # silence of exactly the timeout, in whole milliseconds.
-            if not m.gone and m.client_id not in self.excused and now_ms - m.last_ms >= m.session_timeout_ms:
+            if not m.gone and not self._is_excused(m.client_id) and now_ms - m.last_ms >= m.session_timeout_ms:
                 self._find(
                     "heartbeat-interval", m.client_id,
                     f"member {member_id} of group {group} silent for {now_ms - m.last_ms} ms at the end of the "
@@ -197,7 +207,7 @@ class Auditor:
         if m is None or m.gone:
             return
         gap = now_ms - m.last_ms
-        if gap > m.session_timeout_ms and m.client_id not in self.excused:
+        if gap > m.session_timeout_ms and not self._is_excused(m.client_id):
             self._find(
                 "heartbeat-interval", m.client_id,
                 f"member {member_id} of group {group} silent for {gap} ms, more than its session timeout of "
@@ -205,7 +215,7 @@ class Auditor:
                 info,
             )  # fmt: skip
         m.last_ms, m.last_request = now_ms, info
-        if key == CONSUMER_GROUP_HEARTBEAT and request.member_epoch < 0:
+        if key in EPOCH_HEARTBEATS and request.member_epoch < 0:
             m.gone = True  # leaving (-1) or a static member's temporary leave (-2)
 
     def _check_commit(self, client: str, group: str, request: Any, info: dict[str, Any]) -> None:
@@ -253,13 +263,12 @@ class Auditor:
             m = self.members.get((group, request.member_id))
             if m is not None:
                 m.synced_generation = max(m.synced_generation, request.generation_id)
-        elif key == CONSUMER_GROUP_HEARTBEAT and response.error_code == 0 and response.member_id:
+        elif key in EPOCH_HEARTBEATS and response.error_code == 0 and response.member_id:
             m = self.members.get((group, response.member_id))
             if m is None and request.member_epoch >= 0:
                 self._replace_static(group, request.instance_id, response.member_id)
-                m = self.members[(group, response.member_id)] = _Member(
-                    client, self.consumer_session_timeout_ms, now_ms, info, request.instance_id
-                )
+                timeout = self.consumer_session_timeout_ms if key == CONSUMER_GROUP_HEARTBEAT else self.streams_session_timeout_ms
+                m = self.members[(group, response.member_id)] = _Member(client, timeout, now_ms, info, request.instance_id)
             if m is not None:
                 m.epoch = max(m.epoch, response.member_epoch)
         if codes & GONE:

@@ -36,6 +36,9 @@ class ClientSpec:
     env: Callable[[], dict[str, str] | None] = lambda: None
     # client ids must be unique per process; some clients (kafkajs) want no spaces in them
     short: str = ""
+    # "client": driven command by command (scenarios.py); "streams": a Kafka Streams application,
+    # which runs the streams_scenarios.py scenarios only.
+    kind: str = "client"
 
 
 def _python(client: str) -> Callable[[str, str], list[str]]:
@@ -118,6 +121,30 @@ def _java(group_protocol: str) -> Callable[[str, str], list[str]]:
     ]  # fmt: skip
 
 
+# The Kafka Streams word count and its driver (drivers/streams, `make streams-app`);
+# MOCKBROKER_STREAMS_APP overrides the folder.
+STREAMS_APP = REPO_ROOT / "build" / "streams-app"
+
+
+def streams_app() -> Path:
+    return Path(os.environ.get("MOCKBROKER_STREAMS_APP", STREAMS_APP))
+
+
+def _streams_missing() -> str | None:
+    if shutil.which("java") is None:
+        return "java (Debian: apt-get install -y openjdk-17-jre-headless)"
+    if not (streams_app() / ".built").is_file():
+        return f"the Kafka Streams app under {streams_app()} (`make streams-app`: Maven and javac)"
+    return None
+
+
+def _streams(group_protocol: str) -> Callable[[str, str], list[str]]:
+    return lambda bootstrap, client_id: [
+        "java", *JAVA_OPTIONS, "-cp", f"{streams_app() / 'classes'}:{streams_app() / 'libs'}/*", "mockbroker.streams.StreamsDriver",
+        "--bootstrap", bootstrap, "--client-id", client_id, "--group-protocol", group_protocol,
+    ]  # fmt: skip
+
+
 CLIENTS: dict[str, ClientSpec] = {
     spec.name: spec
     for spec in (
@@ -150,5 +177,8 @@ CLIENTS: dict[str, ClientSpec] = {
         # The newest IBM/sarama (Config.Version 4.3.1), beside Debian's 1.22 above.
         ClientSpec("ibm-sarama", lambda b, c: [str(go_driver("ibm-sarama")), "--bootstrap", b, "--client-id", c],
                    _go_missing("ibm-sarama"), short="isarama"),
+        # Kafka Streams (kafka-streams 4.3.1): group.protocol=classic and streams (KIP-1071).
+        ClientSpec("kafka-streams", _streams("classic"), _streams_missing, short="kst", kind="streams"),
+        ClientSpec("kafka-streams/streams", _streams("streams"), _streams_missing, short="kst1071", kind="streams"),
     )
 }

@@ -25,9 +25,11 @@ from mockbroker_conformance.model import (
     ScenarioFailed,
 )
 from mockbroker_conformance.scenarios import SCENARIOS, SCENARIOS_BY_ID, WAIT_S, Context, Scenario
+from mockbroker_conformance.streams_scenarios import mismatch
 from mockbroker_conformance.targets import (
     CONSUMER_HEARTBEAT_INTERVAL_MS,
     CONSUMER_SESSION_TIMEOUT_MS,
+    EMBEDDED_STREAMS_SETTINGS,
     BootstrapTarget,
     EmbeddedTarget,
     KafkaTarget,
@@ -54,6 +56,7 @@ def make_target(target: str = "mockbroker", bootstrap: str | None = None) -> Tar
         return EmbeddedTarget(
             group_consumer_session_timeout_ms=CONSUMER_SESSION_TIMEOUT_MS,
             group_consumer_heartbeat_interval_ms=CONSUMER_HEARTBEAT_INTERVAL_MS,
+            **EMBEDDED_STREAMS_SETTINGS,
         )
     if target == "rdkafka-mock":
         return RdkafkaMockTarget()
@@ -72,6 +75,8 @@ def select(names: Sequence[str] | None, known: Sequence[str], what: str) -> list
 
 
 async def run_cell(target: Target, client: ClientSpec, scenario: Scenario) -> CellResult:
+    if why := mismatch(client.kind, scenario.kind):  # decided before any broker or JVM starts
+        return CellResult(client.name, scenario.id, UNSUPPORTED, why)
     started = time.monotonic()
     cluster = await target.start(scenario.brokers, f"{client.short}-{scenario.id}")
     ctx = Context(client, cluster, scenario.id)

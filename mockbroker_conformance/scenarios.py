@@ -18,6 +18,8 @@ from typing import Any
 from mockbroker_conformance.clients import ClientSpec
 from mockbroker_conformance.model import NotSupported, ScenarioFailed
 from mockbroker_conformance.process import DriverProcess, Event, wait_for
+from mockbroker_conformance.streams_scenarios import KIND as STREAMS
+from mockbroker_conformance.streams_scenarios import STREAMS_SCENARIOS
 from mockbroker_conformance.targets import TargetCluster
 
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
@@ -555,6 +557,7 @@ class Scenario:
     run: Callable[[Context], Awaitable[None]]
     brokers: int = 1
     fault: bool = False
+    kind: str = "client"  # the kind of client that runs it (ClientSpec.kind)
 
 
 SCENARIOS: list[Scenario] = [
@@ -574,5 +577,6 @@ SCENARIOS: list[Scenario] = [
     Scenario("fault-retriable-errors", "fault: retriable errors (Produce, FindCoordinator)", fault_retriable_errors, fault=True),
     Scenario("fault-latency", "fault: 150 ms on every request", fault_latency, fault=True),
     Scenario("admin", "admin API: topics, configs, groups, offsets", admin_operations),
+    *(Scenario(sid, title, run, kind=STREAMS) for sid, title, run in STREAMS_SCENARIOS),
 ]
 SCENARIOS_BY_ID = {s.id: s for s in SCENARIOS}

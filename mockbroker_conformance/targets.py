@@ -27,6 +27,15 @@ SeedRecord = tuple[int, str | None, str]  # partition, key, value
 SEED_TIMEOUT_S = 20.0
 # KIP-848 groups' broker-side timing on both embedded targets (Kafka's defaults: 45 s and 5 s).
 CONSUMER_SESSION_TIMEOUT_MS, CONSUMER_HEARTBEAT_INTERVAL_MS = 6000, 300
+# KIP-1071 streams groups the same (Kafka's defaults: 45 s and 5 s), and one standby replica per
+# stateful task (a group config with that protocol: the client's num.standby.replicas is ignored;
+# the streams-standby scenario needs it, the others do not mind it).
+STREAMS_STANDBY_REPLICAS = 1
+EMBEDDED_STREAMS_SETTINGS = {
+    "group_streams_session_timeout_ms": CONSUMER_SESSION_TIMEOUT_MS,
+    "group_streams_heartbeat_interval_ms": CONSUMER_HEARTBEAT_INTERVAL_MS,
+    "group_streams_num_standby_replicas": STREAMS_STANDBY_REPLICAS,
+}
 
 
 class NotDelivered(ScenarioFailed):
@@ -180,7 +189,9 @@ class EmbeddedTarget(Target):
 
         async with self._starting:
             kafka = await asyncio.to_thread(start_cluster, brokers, **self.settings)
-        auditor = Auditor(consumer_session_timeout_ms=kafka.cluster.config.group_consumer_session_timeout_ms or 45_000)
+        config = kafka.cluster.config
+        auditor = Auditor(consumer_session_timeout_ms=config.group_consumer_session_timeout_ms or 45_000,
+                          streams_session_timeout_ms=config.group_streams_session_timeout_ms or 45_000)  # fmt: skip
         await kafka.aio.intercept(None, auditor.observe, keep=True)
         return EmbeddedCluster(kafka, auditor)
 
@@ -304,6 +315,11 @@ KAFKA_GROUP_SETTINGS = {
     "group.consumer.min.session.timeout.ms": "1000",
     "group.consumer.heartbeat.interval.ms": str(CONSUMER_HEARTBEAT_INTERVAL_MS),
     "group.consumer.min.heartbeat.interval.ms": "100",
+    "group.streams.session.timeout.ms": str(CONSUMER_SESSION_TIMEOUT_MS),
+    "group.streams.min.session.timeout.ms": "1000",
+    "group.streams.heartbeat.interval.ms": str(CONSUMER_HEARTBEAT_INTERVAL_MS),
+    "group.streams.min.heartbeat.interval.ms": "100",
+    "group.streams.num.standby.replicas": str(STREAMS_STANDBY_REPLICAS),
 }
 
 

@@ -88,3 +88,59 @@ def test_a_killed_client_is_excused(excused: bool) -> None:
         auditor.excuse("c-1")
     findings = auditor.finish(now_ms=5000)
     assert [f.check for f in findings] == ([] if excused else ["heartbeat-interval"])
+
+
+async def run_streams_member(leave: bool) -> list[Finding]:
+    """One KIP-1071 member over our codec (a word-count topology), then either a leave (epoch -1)
+    or silence until the broker fences it (group.streams.session.timeout.ms 500 ms)."""
+    from mockbroker_protocol.messages import streams_group_heartbeat as sgh
+    from tests.differential.harness import Connection
+
+    cluster = await EmbeddedTarget(group_streams_session_timeout_ms=500).start(1, "streams-audit")
+    try:
+        await cluster.create_topic("words", 2)
+        topology = sgh.Topology(epoch=1, subtopologies=[sgh.Subtopology(subtopology_id="0", source_topics=["words"])])
+        join = sgh.StreamsGroupHeartbeatRequest(
+            group_id="app", member_id="m-1", member_epoch=0, rebalance_timeout_ms=30_000, topology=topology,
+            process_id="p-1", active_tasks=[], standby_tasks=[], warmup_tasks=[],
+        )  # fmt: skip
+        host, port = cluster.bootstrap.split(",")[0].rsplit(":", 1)
+        connection = Connection((host, int(port)))
+        try:
+            answer = await asyncio.to_thread(connection.call, 88, 0, join)
+            assert answer.error_code == 0 and answer.member_epoch >= 1, answer
+            if leave:
+                bye = sgh.StreamsGroupHeartbeatRequest(group_id="app", member_id="m-1", member_epoch=-1)
+                assert (await asyncio.to_thread(connection.call, 88, 0, bye)).error_code == 0
+            else:
+                await cluster.control.wait_for_event("streams_group.member_fenced", group_id="app", timeout=20)
+        finally:
+            connection.sock.close()
+        return await cluster.audit_findings()
+    finally:
+        assert not await cluster.close()
+
+
+@pytest.mark.parametrize("leave", [False, True])
+def test_a_streams_member_silent_past_its_session_is_a_finding(leave: bool) -> None:
+    """KIP-1071 members are followed through StreamsGroupHeartbeat, with the streams session
+    timeout: silence past it is a finding naming the last heartbeat; a member that left is none."""
+    findings = asyncio.run(run_streams_member(leave))
+    if leave:
+        assert findings == []
+        return
+    assert [f.check for f in findings] == ["heartbeat-interval"], findings
+    assert "session timeout of 500 ms" in findings[0].message
+    assert findings[0].request["api"] == "StreamsGroupHeartbeat" and findings[0].request["member_epoch"] == 0
+
+
+def test_a_killed_clients_prefix_is_excused() -> None:
+    """Kafka Streams names its consumers after its client.id (``<id>-StreamThread-1-consumer``):
+    excusing a killed driver's id excuses them, and no other client."""
+    from mockbroker_conformance.audit import _Member
+
+    auditor = Auditor()
+    auditor.members[("g", "m-1")] = _Member("app-a-StreamThread-1-consumer", 1000, last_ms=0, last_request={})
+    auditor.members[("g", "m-2")] = _Member("app-ab-StreamThread-1-consumer", 1000, last_ms=0, last_request={})
+    auditor.excuse("app-a")
+    assert [f.client_id for f in auditor.finish(now_ms=5000)] == ["app-ab-StreamThread-1-consumer"]

@@ -14,7 +14,7 @@ from tests.conformance.conftest import REPO
 # Clients that pass every scenario they support against Kafka (the others fail where they fail
 # against mockbroker too, for their own reasons: docs/conformance.md).
 CLEAN = ("kafka-python", "aiokafka", "confluent-kafka", "confluent-kafka/consumer", "kcat",
-         "java", "java/consumer", "franz-go", "franz-go/consumer")  # fmt: skip
+         "java", "java/consumer", "franz-go", "franz-go/consumer", "kafka-streams", "kafka-streams/streams")  # fmt: skip
 _ROW = re.compile(r"^\| (?P<client>[^|]+?) \| (?P<scenario>[^|]+?) \| (?P<why>[^|]+) \|$")
 
 
@@ -41,8 +41,13 @@ def test_kafka_runs_every_client_and_scenario(kafka_matrix: Matrix) -> None:
 def test_reference_clients_pass_against_kafka(kafka_matrix: Matrix) -> None:
     failed = [f"{c.client} / {c.scenario}: {c.detail}" for c in kafka_matrix.cells if c.client in CLEAN and c.status == FAIL]
     assert not failed, "\n".join(failed)
-    java = [c for c in kafka_matrix.cells if c.client.startswith("java")]
+    # The Java client passes every client scenario there, Kafka Streams every streams-* one
+    # (both group protocols; KIP-1071 is served by Kafka 4.2+).
+    kinds = {s.id: s.kind for s in SCENARIOS}
+    java = [c for c in kafka_matrix.cells if c.client.startswith("java") and kinds[c.scenario] == "client"]
     assert java and all(c.status == PASS for c in java), [c for c in java if c.status != PASS]
+    streams = [c for c in kafka_matrix.cells if c.client.startswith("kafka-streams") and kinds[c.scenario] == "streams"]
+    assert len(streams) == 10 and all(c.status == PASS for c in streams), [c for c in streams if c.status != PASS]
 
 
 def test_mockbroker_cells_equal_kafkas(mockbroker_matrix: Matrix, kafka_matrix: Matrix) -> None:

@@ -12,7 +12,7 @@ from tests.conformance.conftest import OUT, REPO
 # Clients whose every scenario passes (or is not supported by the client) against mockbroker; the
 # others' failures are their own (docs/conformance.md, "What the matrix shows").
 CLEAN = ("kafka-python", "aiokafka", "confluent-kafka", "confluent-kafka/consumer", "kcat", "java", "java/consumer",
-         "franz-go", "franz-go/consumer")  # fmt: skip
+         "franz-go", "franz-go/consumer", "kafka-streams", "kafka-streams/streams")  # fmt: skip
 
 
 def test_every_cell_ran(mockbroker_matrix: Matrix) -> None:
@@ -32,8 +32,24 @@ def test_reference_clients_pass_against_mockbroker(mockbroker_matrix: Matrix) ->
     unsupported = {(c.client, c.scenario) for c in mockbroker_matrix.cells if c.status == UNSUPPORTED}
     assert ("aiokafka", "cooperative-rebalance") in unsupported
     assert ("kcat", "seek-pause-resume") in unsupported
-    # Only the Java driver has admin commands (the admin scenario); otherwise these clients run all.
-    assert not {c for c in unsupported if c[0] in ("kafka-python", "confluent-kafka", "confluent-kafka/consumer") and c[1] != "admin"}
+    # Only the Java driver has admin commands (the admin scenario); otherwise these clients run
+    # every client scenario (the streams-* ones are Kafka Streams').
+    assert not {c for c in unsupported if c[0] in ("kafka-python", "confluent-kafka", "confluent-kafka/consumer")
+                and c[1] != "admin" and not c[1].startswith("streams-")}  # fmt: skip
+
+
+def test_kafka_streams_runs_its_own_scenarios_only(mockbroker_matrix: Matrix) -> None:
+    """The Kafka Streams columns (classic and KIP-1071) pass every streams-* scenario, and the
+    kinds do not mix: a streams scenario is "not supported" for the other clients, the other
+    scenarios for Kafka Streams."""
+    streams = {s.id for s in SCENARIOS if s.kind == "streams"}
+    assert streams == {"streams-wordcount", "streams-scale-out", "streams-crash", "streams-standby", "streams-missing-topic"}
+    for c in mockbroker_matrix.cells:
+        app = c.client.startswith("kafka-streams")
+        if app and c.scenario in streams:
+            assert c.status == PASS, (c.client, c.scenario, c.detail)
+        elif app or c.scenario in streams:
+            assert c.status == UNSUPPORTED and "Kafka Streams" in c.detail, (c.client, c.scenario, c.detail)
 
 
 def test_audit_findings_name_the_request(mockbroker_matrix: Matrix) -> None:

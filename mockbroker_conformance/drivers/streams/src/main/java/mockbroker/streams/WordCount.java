@@ -10,6 +10,7 @@ import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.kstream.Grouped;
 import org.apache.kafka.streams.kstream.KStream;
 import org.apache.kafka.streams.kstream.Materialized;
@@ -27,6 +28,24 @@ import org.apache.kafka.streams.kstream.Produced;
  */
 public final class WordCount {
     private WordCount() {
+    }
+
+    /**
+     * The word count: lines of {@code input} split into words (lower case, split on \W+), re-keyed
+     * by word (the repartition topic "count"), counted in the store "counts" (its changelog) and the
+     * counts written to {@code output} (String keys, Long values). Subtopology 0 reads the input,
+     * subtopology 1 the repartition topic and holds the state.
+     */
+    static Topology topology(String input, String output) {
+        StreamsBuilder builder = new StreamsBuilder();
+        KStream<String, String> lines = builder.stream(input);
+        lines.flatMapValues(line -> Arrays.asList(line.toLowerCase(Locale.ROOT).split("\\W+")))
+            .filter((key, word) -> !word.isEmpty())
+            .groupBy((key, word) -> word, Grouped.with("count", Serdes.String(), Serdes.String()))
+            .count(Materialized.as("counts"))
+            .toStream()
+            .to(output, Produced.with(Serdes.String(), Serdes.Long()));
+        return builder.build();
     }
 
     public static void main(String[] args) throws Exception {
@@ -49,16 +68,7 @@ public final class WordCount {
         props.put(StreamsConfig.consumerPrefix("session.timeout.ms"), 10000);
         props.put(StreamsConfig.consumerPrefix("auto.offset.reset"), "earliest");
 
-        StreamsBuilder builder = new StreamsBuilder();
-        KStream<String, String> lines = builder.stream(args[5]);
-        lines.flatMapValues(line -> Arrays.asList(line.toLowerCase(Locale.ROOT).split("\\W+")))
-            .filter((key, word) -> !word.isEmpty())
-            .groupBy((key, word) -> word, Grouped.with("count", Serdes.String(), Serdes.String()))
-            .count(Materialized.as("counts"))
-            .toStream()
-            .to(args[6], Produced.with(Serdes.String(), Serdes.Long()));
-
-        KafkaStreams streams = new KafkaStreams(builder.build(), props);
+        KafkaStreams streams = new KafkaStreams(topology(args[5], args[6]), props);
         CountDownLatch done = new CountDownLatch(1);
         streams.setStateListener((now, before) -> {
             System.out.println("STATE " + now);
