@@ -5,6 +5,7 @@ unknown names, bad values, values outside the broker's group.* bounds, and Delet
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -19,7 +20,7 @@ from mockbroker_protocol.messages.incremental_alter_configs import (
     AlterConfigsResource,
     IncrementalAlterConfigsRequest,
 )
-from tests.differential.harness import Context, Step, Target, differential
+from tests.differential.harness import Context, Item, Step, Target, differential
 from tests.differential.steps import DESCRIBE_CONFIGS, create
 from tests.differential.test_classic_groups import coordinator_ready
 from tests.differential.test_share_groups import HEARTBEAT as SHARE_HEARTBEAT
@@ -31,7 +32,7 @@ GROUP = 32
 SET, DELETE, APPEND = 0, 1, 2
 
 
-def incremental(ops: list[tuple[str, int, str | None]], *, validate_only: bool = False, name: str | None = None) -> Any:
+def incremental(ops: Sequence[tuple[str, int, str | None]], *, validate_only: bool = False, name: str | None = None) -> Any:
     def build(ctx: Context) -> IncrementalAlterConfigsRequest:
         configs = [AlterableConfig(k, op, v) for k, op, v in ops]
         resource = AlterConfigsResource(GROUP, ctx.group if name is None else name, configs)
@@ -55,7 +56,7 @@ def applied(key: str, value: str | None) -> Step:
 
     def done(answer: Any) -> bool:
         entry = next(c for c in answer.results[0].configs if c.name == key)
-        return entry.value == value if value is not None else entry.config_source != 8
+        return bool(entry.value == value if value is not None else entry.config_source != 8)
 
     return Step(DESCRIBE_CONFIGS, 4, describe([key]), compare=False, until=done)
 
@@ -141,7 +142,7 @@ REFUSED: dict[str, list[tuple[str, int, str | None]]] = {
 
 @pytest.mark.parametrize("validate_only", [False, True])
 def test_refused_and_accepted_values(targets: tuple[Target, Target], validate_only: bool) -> None:
-    steps = [Step(INCREMENTAL_ALTER, 1, incremental(ops, validate_only=validate_only)) for ops in REFUSED.values()]
+    steps: list[Item] = [Step(INCREMENTAL_ALTER, 1, incremental(ops, validate_only=validate_only)) for ops in REFUSED.values()]
     accepted = [("share.auto.offset.reset", SET, "by_duration:P1DT2H30M"), ("share.renew.acknowledge.enable", SET, "FALSE")]
     steps.append(Step(INCREMENTAL_ALTER, 1, incremental(accepted, validate_only=validate_only)))
     if not validate_only:
