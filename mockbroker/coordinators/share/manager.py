@@ -29,7 +29,7 @@ count limit, partition max record locks, renew acknowledge enable) are read from
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -55,6 +55,12 @@ class StoredBatchView(Protocol):
     @property
     def is_control(self) -> bool: ...
 
+    @property
+    def producer_id(self) -> int: ...
+
+    @property
+    def is_transactional(self) -> bool: ...
+
 
 class PartitionLogView(Protocol):
     """What a share partition reads of a partition's log (mockbroker.log.partition.PartitionLog);
@@ -72,7 +78,46 @@ class PartitionLogView(Protocol):
     @property
     def batches(self) -> Sequence[StoredBatchView]: ...
 
+    @property
+    def last_stable_offset(self) -> int: ...
+
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None: ...
+
+    def collect_aborted_transactions(self, start_offset: int, upper_bound_offset: int) -> Sequence[AbortedTxnView]: ...
+
+
+class AbortedTxnView(Protocol):
+    """An aborted transaction's range in a partition (mockbroker.log.partition.AbortedTxn)."""
+
+    @property
+    def producer_id(self) -> int: ...
+
+    @property
+    def first_offset(self) -> int: ...
+
+    @property
+    def last_offset(self) -> int: ...
+
+
+def readable(log: PartitionLogView, start: int, isolation_level: str) -> tuple[Iterator[tuple[int, int, bool]], int]:
+    """The (base, last, is_control) batches a share group reads from ``start``, and where it stops:
+    the high watermark for read_uncommitted; for read_committed (share.isolation.level) the last
+    stable offset, and an aborted transaction's batches count as no records, as control batches
+    do (Kafka's SharePartition archives them: never delivered)."""
+    batches = ((b.base_offset, b.last_offset, b.is_control) for b in log.batches)
+    if isolation_level != "read_committed":
+        return batches, log.high_watermark
+    end = log.last_stable_offset
+    aborted = log.collect_aborted_transactions(start, end)
+    if not aborted:
+        return batches, end
+
+    def is_aborted(b: StoredBatchView) -> bool:
+        return b.is_transactional and any(
+            t.producer_id == b.producer_id and t.first_offset <= b.base_offset <= t.last_offset for t in aborted
+        )
+
+    return ((b.base_offset, b.last_offset, b.is_control or is_aborted(b)) for b in log.batches), end
 
 
 SharePartitionKey = tuple[str, uuid.UUID, int]  # group id, topic id, partition
@@ -247,18 +292,16 @@ class SharePartitionManager:
         """SharePartition.acquire over the records the log holds up to its high watermark; arms
         the acquisition's lock timer."""
         sp = self.share_partition(group_id, topic_id, topic, log, now_ms)
-        hw = log.high_watermark
-        batches = ((b.base_offset, b.last_offset, b.is_control) for b in log.batches)
         configs = self.services.group_config(group_id)
+        batches, hw = readable(log, sp.start_offset, configs.share_isolation_level)
         lock = configs.share_record_lock_duration_ms
         acquisition, ranges = sp.acquire(
             member_id, record_offsets(batches, sp.start_offset, hw), max_records=max_records,
             max_in_flight=configs.share_partition_max_record_locks, now_ms=now_ms, lock_duration_ms=lock,
         )  # fmt: skip
-        if not ranges and not any(True for _ in record_offsets(
-            ((b.base_offset, b.last_offset, b.is_control) for b in log.batches), sp.next_fetch_offset, hw
-        )):  # fmt: skip
-            sp.skip_to(hw)  # only control records (transaction markers) left below the high watermark
+        rest, _ = readable(log, sp.next_fetch_offset, configs.share_isolation_level)
+        if not ranges and not any(True for _ in record_offsets(rest, sp.next_fetch_offset, hw)):
+            sp.skip_to(hw)  # only control (or aborted) records left below the end
         if ranges:
             self.services.record("share_partition.acquired", group_id, None, now_ms, member_id=member_id, topic=topic,
                                  partition=log.partition, ranges=[(r.first_offset, r.last_offset, r.delivery_count)
@@ -327,7 +370,8 @@ class SharePartitionManager:
 
     def has_available(self, group_id: str, topic_id: uuid.UUID, log: PartitionLogView) -> bool:
         sp = self.partitions.get((group_id, topic_id, log.partition))
-        return sp is None or sp.has_available(log.high_watermark)
+        read_committed = self.services.group_config(group_id).share_isolation_level == "read_committed"
+        return sp is None or sp.has_available(log.last_stable_offset if read_committed else log.high_watermark)
 
     # -- waking parked fetches -------------------------------------------------------------------------
 

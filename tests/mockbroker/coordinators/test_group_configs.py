@@ -4,6 +4,8 @@ overrides instead of the broker's group.* settings (and the broker's again once 
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import pytest
 
 from mockbroker.config.group_configs import (
@@ -248,3 +250,59 @@ def test_streams_initial_rebalance_delay() -> None:
     assert h.enter("a").member_epoch == 0
     h.advance(1)
     assert h.enter("a").member_epoch > 0
+
+
+@dataclass
+class Batch:
+    base_offset: int
+    last_offset: int
+    is_control: bool = False
+    producer_id: int = -1
+    is_transactional: bool = False
+
+
+@dataclass
+class Aborted:
+    producer_id: int
+    first_offset: int
+    last_offset: int
+
+
+@dataclass
+class FakeLog:
+    """A partition log as a share partition reads it: a plain batch, an aborted transaction with
+    its marker, then a transaction still open (the last stable offset stops before it)."""
+
+    partition: int = 0
+    log_start_offset: int = 0
+    high_watermark: int = 7
+    last_stable_offset: int = 5
+    batches: list[Batch] = field(default_factory=lambda: [
+        Batch(0, 1), Batch(2, 3, producer_id=7, is_transactional=True), Batch(4, 4, is_control=True, producer_id=7,
+        is_transactional=True), Batch(5, 6, producer_id=8, is_transactional=True),
+    ])  # fmt: skip
+    aborted: list[Aborted] = field(default_factory=lambda: [Aborted(7, 2, 4)])
+
+    def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
+        return None
+
+    def collect_aborted_transactions(self, start_offset: int, upper_bound_offset: int) -> list[Aborted]:
+        return [t for t in self.aborted if t.last_offset >= start_offset and t.first_offset < upper_bound_offset]
+
+
+@pytest.mark.parametrize(
+    ("isolation", "acquired"),
+    [("read_uncommitted", [(0, 3, 1), (5, 6, 1)]), ("read_committed", [(0, 1, 1)])],
+)
+def test_share_isolation_level(isolation: str, acquired: list[tuple[int, int, int]]) -> None:
+    h = ShareData()
+    h.groups.services.set_group_configs("g", {"share.auto.offset.reset": "earliest", "share.isolation.level": isolation})
+    log = FakeLog()
+    ranges = h.manager.acquire("g", "a", h.topic.topic_id, "t", log, 100, h.now)
+    assert [(r.first_offset, r.last_offset, r.delivery_count) for r in ranges] == acquired
+    if isolation == "read_committed":
+        log.last_stable_offset = 7  # the open transaction commits
+        log.batches.append(Batch(7, 7, is_control=True, producer_id=8, is_transactional=True))
+        log.high_watermark = 8
+        more = h.manager.acquire("g", "a", h.topic.topic_id, "t", log, 100, h.now)
+        assert [(r.first_offset, r.last_offset) for r in more] == [(5, 6)]  # the aborted 2-3 never delivered
