@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from mockbroker_protocol.messages import streams_group_heartbeat as sgh
 from mockbroker_protocol.messages.alter_configs import AlterableConfig as LegacyConfig
 from mockbroker_protocol.messages.alter_configs import AlterConfigsRequest
 from mockbroker_protocol.messages.alter_configs import AlterConfigsResource as LegacyResource
@@ -20,6 +21,8 @@ from mockbroker_protocol.messages.incremental_alter_configs import (
     AlterConfigsResource,
     IncrementalAlterConfigsRequest,
 )
+from tests.differential import test_consumer_groups as consumer_groups
+from tests.differential import test_streams_groups as streams_groups
 from tests.differential.harness import Context, Item, Step, Target, differential
 from tests.differential.steps import DESCRIBE_CONFIGS, create
 from tests.differential.test_classic_groups import coordinator_ready
@@ -49,7 +52,7 @@ def describe(keys: list[str] | None, *, name: str | None = None, documentation: 
     return build
 
 
-def applied(key: str, value: str | None) -> Step:
+def applied(key: str, value: str | None, name: Any = None) -> Step:
     """Describe (not compared) until the group's ``key`` reads ``value`` (None: back to its default):
     Kafka's controller commits an alter before it answers, the broker applies it from the metadata
     log a moment later (mockbroker at once)."""
@@ -58,7 +61,10 @@ def applied(key: str, value: str | None) -> Step:
         entry = next(c for c in answer.results[0].configs if c.name == key)
         return bool(entry.value == value if value is not None else entry.config_source != 8)
 
-    return Step(DESCRIBE_CONFIGS, 4, describe([key]), compare=False, until=done)
+    def build(ctx: Context) -> DescribeConfigsRequest:
+        return describe([key], name=None if name is None else name(ctx))(ctx)  # type: ignore[no-any-return]
+
+    return Step(DESCRIBE_CONFIGS, 4, build, compare=False, until=done)
 
 
 def test_describe_every_key_with_its_synonyms(targets: tuple[Target, Target]) -> None:
@@ -179,5 +185,41 @@ def test_empty_group_name(targets: tuple[Target, Target]) -> None:
         [
             Step(INCREMENTAL_ALTER, 1, incremental([("share.auto.offset.reset", SET, "earliest")], name="")),
             Step(DESCRIBE_CONFIGS, 4, describe(None, name="")),
+        ],
+    )
+
+
+def test_consumer_and_streams_groups_use_their_configs(targets: tuple[Target, Target]) -> None:
+    """consumer.heartbeat.interval.ms and streams.heartbeat.interval.ms set on two group ids before
+    they exist are the intervals their members are given."""
+
+    def streams_id(ctx: Context) -> str:
+        return ctx.group + "-streams"
+
+    def streams_join(ctx: Context) -> sgh.StreamsGroupHeartbeatRequest:
+        request: sgh.StreamsGroupHeartbeatRequest = streams_groups.join()(ctx)
+        request.group_id = streams_id(ctx)
+        return request
+
+    def streams_leave(ctx: Context) -> sgh.StreamsGroupHeartbeatRequest:
+        return sgh.StreamsGroupHeartbeatRequest(group_id=streams_id(ctx), member_id=streams_groups.MEMBER, member_epoch=-1)
+
+    def streams_alter(ctx: Context) -> IncrementalAlterConfigsRequest:
+        return incremental([("streams.heartbeat.interval.ms", SET, "7000")], name=streams_id(ctx))(ctx)  # type: ignore[no-any-return]
+
+    differential(
+        *targets,
+        [
+            *consumer_groups.created(),
+            *coordinator_ready(),
+            Step(INCREMENTAL_ALTER, 1, incremental([("consumer.heartbeat.interval.ms", SET, "6000")])),
+            Step(INCREMENTAL_ALTER, 1, streams_alter),
+            applied("consumer.heartbeat.interval.ms", "6000"),
+            applied("streams.heartbeat.interval.ms", "7000", streams_id),
+            Step(consumer_groups.HEARTBEAT, 1, consumer_groups.hb(0, owned=False),
+                 normalise=consumer_groups.sorted_assignment),
+            Step(consumer_groups.HEARTBEAT, 1, consumer_groups.hb(-1, topics=None)),
+            Step(streams_groups.HEARTBEAT, 0, streams_join, normalise=streams_groups.sorted_tasks),
+            Step(streams_groups.HEARTBEAT, 0, streams_leave),
         ],
     )
