@@ -5,6 +5,7 @@ event log)."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -92,6 +93,11 @@ class ControlBase:
         return t.partitions[index]
 
     def _snapshot(self, group_id: str) -> AnyGroupSnapshot | None:
+        snap = self._kind_snapshot(group_id)
+        configs = self.cluster.groups.services.group_configs.get(group_id)
+        return snap if snap is None or not configs else dataclasses.replace(snap, configs=dict(configs))
+
+    def _kind_snapshot(self, group_id: str) -> AnyGroupSnapshot | None:
         classic = self.cluster.groups.groups.get(group_id)
         if classic is not None:
             return group_snapshot(classic)

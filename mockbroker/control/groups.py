@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from mockbroker.config.group_configs import validate_group_configs
 from mockbroker.control.base import DEFAULT_WAIT_S, ControlBase
 from mockbroker.control.errors import ControlError, NotFound
 from mockbroker.control.snapshots import (
@@ -48,6 +49,28 @@ class GroupControl(ControlBase):
         KIP-1071 streams group, a ``ShareGroupSnapshot`` for a KIP-932 share group (``.type``
         tells which), None when there is no such group."""
         return self._snapshot(group_id)
+
+    async def group_configs(self, group_id: str) -> dict[str, str]:
+        """A group id's configs (KIP-848 GroupConfig) as set on its GROUP config resource; the keys
+        not listed take the broker's group.* settings. The group need not exist."""
+        return dict(self.cluster.groups.services.group_configs.get(group_id, {}))
+
+    async def alter_group_configs(self, group_id: str, changes: dict[str, str | None]) -> dict[str, str]:
+        """Change a group id's configs as IncrementalAlterConfigs would (a value sets the key, None
+        deletes it), checked as Kafka checks them (GroupConfig.validate against the broker's
+        group.* bounds: ControlError with Kafka's message). Returns the group's configs after."""
+        services = self.cluster.groups.services
+        overrides = dict(services.group_configs.get(group_id, {}))
+        for name, value in changes.items():
+            if value is None:
+                overrides.pop(name, None)
+            else:
+                overrides[name] = value
+        error = validate_group_configs(overrides, services.config)
+        if error is not None:
+            raise ControlError(error.message)
+        services.set_group_configs(group_id, overrides)
+        return dict(overrides)
 
     async def committed_offsets(self, group_id: str, topic: str | None = None) -> dict[str, dict[int, int]]:
         """{topic: {partition: committed offset}} of a group (only ``topic`` when given)."""

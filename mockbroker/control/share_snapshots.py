@@ -5,7 +5,7 @@ their state, delivery count, holder and acquisition-lock deadline), as plain, fr
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from mockbroker.control.errors import ControlError, NotFound
@@ -72,6 +72,9 @@ class ShareGroupSnapshot:
     partitions: tuple[SharePartitionSnapshot, ...]
     protocol_type: str = "share"
     type: str = "share"
+    # The group's configs (KIP-848 GroupConfig): the overrides set on its GROUP config resource;
+    # keys not listed take the broker's group.* settings (DescribeConfigs shows every key).
+    configs: dict[str, str] = field(default_factory=dict)
 
     @property
     def generation_id(self) -> int:

@@ -75,6 +75,9 @@ class GroupSnapshot:
     leader_id: str | None
     members: tuple[MemberSnapshot, ...]
     type: str = "classic"
+    # The group's configs (KIP-848 GroupConfig): the overrides set on its GROUP config resource;
+    # keys not listed take the broker's group.* settings (DescribeConfigs shows every key).
+    configs: dict[str, str] = field(default_factory=dict)
 
     def member(self, *, client_id: str | None = None, instance_id: str | None = None, member_id: str | None = None) -> MemberSnapshot:
         """The one member matching; ControlError when none or several match."""
@@ -134,6 +137,9 @@ class ConsumerGroupSnapshot:
     members: tuple[ConsumerMemberSnapshot, ...]
     protocol_type: str = "consumer"
     type: str = "consumer"
+    # The group's configs (KIP-848 GroupConfig): the overrides set on its GROUP config resource;
+    # keys not listed take the broker's group.* settings (DescribeConfigs shows every key).
+    configs: dict[str, str] = field(default_factory=dict)
 
     @property
     def generation_id(self) -> int:
@@ -210,6 +216,9 @@ class StreamsGroupSnapshot:
     members: tuple[StreamsMemberSnapshot, ...]
     protocol_type: str = "streams"
     type: str = "streams"
+    # The group's configs (KIP-848 GroupConfig): the overrides set on its GROUP config resource;
+    # keys not listed take the broker's group.* settings (DescribeConfigs shows every key).
+    configs: dict[str, str] = field(default_factory=dict)
 
     @property
     def generation_id(self) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from typing import Any
 
+from mockbroker.config.group_configs import EffectiveGroupConfig
 from mockbroker.config.groups import GroupConfig
 from mockbroker.events import EventLog
 from mockbroker.timers import Timer, Timers
@@ -19,7 +20,7 @@ from mockbroker.timers import Timer, Timers
 class CoordinatorServices:
     """The group settings, the timers, the event log, and which broker hosts a group id."""
 
-    __slots__ = ("_broker_of", "_on_internal_error", "config", "events", "timers")
+    __slots__ = ("_broker_of", "_effective", "_on_internal_error", "config", "events", "group_configs", "timers")
 
     def __init__(
         self,
@@ -35,6 +36,27 @@ class CoordinatorServices:
         self.events = events
         self._broker_of = broker_of
         self._on_internal_error = on_internal_error
+        # Per-group configs (GroupConfigManager): group id -> the overrides set with
+        # IncrementalAlterConfigs/AlterConfigs on its GROUP resource, kept apart from the groups
+        # themselves (they may name a group that does not exist yet, and survive DeleteGroups).
+        self.group_configs: dict[str, dict[str, str]] = {}
+        self._effective: dict[str, EffectiveGroupConfig] = {}
+
+    def group_config(self, group_id: str) -> EffectiveGroupConfig:
+        """The configs a coordinator applies to ``group_id``: its overrides on the broker's values."""
+        effective = self._effective.get(group_id)
+        if effective is None:
+            overrides = self.group_configs.get(group_id, {})
+            effective = self._effective[group_id] = EffectiveGroupConfig.of(overrides, self.config)
+        return effective
+
+    def set_group_configs(self, group_id: str, overrides: dict[str, str]) -> None:
+        """Replace a group's overrides (already validated: GroupConfig.validate)."""
+        if overrides:
+            self.group_configs[group_id] = dict(overrides)
+        else:
+            self.group_configs.pop(group_id, None)
+        self._effective.pop(group_id, None)
 
     def record(
         self,

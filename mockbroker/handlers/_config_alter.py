@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
+from mockbroker.config.group_configs import validate_group_configs
 from mockbroker.config.topics import AlterConfigOp, ApiError, ConfigResourceType
 from mockbroker.handlers._authz import REFUSAL_MESSAGES, AclOperation, config_resource_refusal
 from mockbroker_protocol.errors import ErrorCode
@@ -44,7 +45,7 @@ DYNAMIC_BROKER_CONFIGS_UNSUPPORTED = (
 
 def preprocess(ctx: RequestContext, resources: Sequence[Resource], *, incremental: bool) -> list[ApiError | None]:
     """One entry per resource: the broker's refusal, or None to pass it on to the controller's
-    checks (only TOPIC resources get that far here)."""
+    checks (only TOPIC and GROUP resources get that far here)."""
     seen = Counter((r.resource_type, r.resource_name) for r in resources)
     out: list[ApiError | None] = []
     for resource in resources:
@@ -71,6 +72,10 @@ def _preprocess_one(ctx: RequestContext, resource: Resource, duplicate: bool, in
     kind = resource.resource_type
     if kind == ConfigResourceType.TOPIC:
         return None
+    if kind == ConfigResourceType.GROUP:
+        if not resource.resource_name:
+            return ApiError(ErrorCode.INVALID_REQUEST, "Default group resources are not allowed.")
+        return None
     if kind == ConfigResourceType.BROKER:
         name = resource.resource_name
         if name:
@@ -83,9 +88,20 @@ def _preprocess_one(ctx: RequestContext, resource: Resource, duplicate: bool, in
                     ErrorCode.INVALID_REQUEST, f"Unexpected broker id, expected {ctx.broker.node_id}, but received {name}"
                 )
         return ApiError(ErrorCode.INVALID_REQUEST, DYNAMIC_BROKER_CONFIGS_UNSUPPORTED)
-    modelled_elsewhere = {ConfigResourceType.GROUP, ConfigResourceType.CLIENT_METRICS}
+    modelled_elsewhere = {ConfigResourceType.CLIENT_METRICS}
     if incremental:
         modelled_elsewhere.add(ConfigResourceType.BROKER_LOGGER)
     if kind in modelled_elsewhere:
         return ApiError(ErrorCode.INVALID_REQUEST, f"mockbroker does not model {ConfigResourceType(kind).name} configs")
     return ApiError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {kind}")
+
+
+def alter_group_configs(ctx: RequestContext, group_id: str, overrides: dict[str, str], validate_only: bool) -> ApiError | None:
+    """The controller's checks of a GROUP resource's new overrides (ControllerConfigurationValidator:
+    GroupConfig.validate against the broker's group.* bounds), then, unless validate_only, the
+    change: stored per group id whether or not the group exists."""
+    services = ctx.cluster.groups.services
+    error = validate_group_configs(overrides, services.config)
+    if error is None and not validate_only:
+        services.set_group_configs(group_id, overrides)
+    return error

@@ -11,14 +11,16 @@ then the controller's for topics (ConfigurationControlManager.legacyAlterConfigs
 name, valid configs as LogConfig.validate sees them, INVALID_CONFIG otherwise, and last the
 topic's existence, UNKNOWN_TOPIC_OR_PARTITION). validate_only checks without applying.
 Dynamic broker configs are not modelled: BROKER resources get INVALID_REQUEST saying so.
+GROUP resources: the group's overrides become the ones given, checked by GroupConfig.validate.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mockbroker.config.topics import ConfigResourceType
 from mockbroker.handlers import _topic_admin as topic_admin
-from mockbroker.handlers._config_alter import preprocess
+from mockbroker.handlers._config_alter import alter_group_configs, preprocess
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.alter_configs import (
@@ -40,9 +42,12 @@ async def handle(ctx: RequestContext, req: AlterConfigsRequest) -> AlterConfigsR
         error = refused
         if error is None:
             new_configs = {config.name: config.value for config in resource.configs if config.value is not None}
-            error = topic_admin.alter_topic_configs(
-                ctx.cluster, resource.resource_name, new_configs, validate_only=req.validate_only
-            )
+            if resource.resource_type == ConfigResourceType.GROUP:
+                error = alter_group_configs(ctx, resource.resource_name, new_configs, req.validate_only)
+            else:
+                error = topic_admin.alter_topic_configs(
+                    ctx.cluster, resource.resource_name, new_configs, validate_only=req.validate_only
+                )
         responses.append(
             AlterConfigsResourceResponse(
                 error_code=ErrorCode.NONE if error is None else error.code,

@@ -9,8 +9,10 @@ only the named ones (unknown names are left out silently). A topic resource is c
 legal name (INVALID_TOPIC_EXCEPTION), then existence (UNKNOWN_TOPIC_OR_PARTITION). A broker
 resource named "" describes the cluster-wide dynamic defaults (none here); named with the id
 of the broker that received the request, it describes that broker; any other id is
-INVALID_REQUEST, since clients send broker resources to the broker itself. Group, client
-metrics and broker logger resources are not modelled: INVALID_REQUEST says so.
+INVALID_REQUEST, since clients send broker resources to the broker itself. A group resource
+(KIP-848 GroupConfig) describes every group config of that id, whether or not the group exists:
+its overrides (GROUP_CONFIG) over the broker's group.* settings; an empty name is INVALID_REQUEST.
+Client metrics and broker logger resources are not modelled: INVALID_REQUEST says so.
 Documentation (v3+) is a line of mockbroker's own; values of sensitive configs would be null.
 """
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mockbroker.config.group_configs import group_config_entries
 from mockbroker.config.topics import (
     ApiError,
     ConfigEntry,
@@ -94,6 +97,11 @@ def _entries(ctx: RequestContext, resource: DescribeConfigsResource) -> list[Con
                 f"Unexpected broker id, expected {ctx.broker.node_id} or empty string, but received {resource.resource_name}",
             )
         return broker_config_entries(cluster, ctx.broker)
+    if resource.resource_type == ConfigResourceType.GROUP:
+        if not resource.resource_name:
+            return ApiError(ErrorCode.INVALID_REQUEST, "Group name must not be empty")
+        services = cluster.groups.services
+        return group_config_entries(services.group_configs.get(resource.resource_name, {}), services.config)
     try:
         kind = ConfigResourceType(resource.resource_type).name
     except ValueError:

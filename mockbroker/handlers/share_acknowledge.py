@@ -41,7 +41,7 @@ async def handle(ctx: RequestContext, req: ShareAcknowledgeRequest) -> ShareAckn
         return ShareAcknowledgeResponse(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
     manager = ctx.cluster.groups.share_partitions
     group_id, member_id = req.group_id or "", req.member_id or ""
-    lock_ms = ctx.cluster.groups.config.share_group_record_lock_duration_ms
+    lock_ms = ctx.cluster.groups.services.group_config(group_id).share_record_lock_duration_ms
     try:
         manager.acknowledge_session_update(group_id, member_id, req.share_session_epoch)
     except GroupError as exc:  # Kafka answers these with no message (Errors.X.exception())

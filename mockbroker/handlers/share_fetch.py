@@ -64,7 +64,7 @@ async def handle(ctx: RequestContext, req: ShareFetchRequest) -> ShareFetchRespo
         (t.topic_id, p.partition_index): [(b.first_offset, b.last_offset, list(b.acknowledge_types)) for b in p.acknowledgement_batches]
         for t in req.topics for p in t.partitions if p.acknowledgement_batches
     }  # fmt: skip
-    lock_ms = ctx.cluster.groups.config.share_group_record_lock_duration_ms
+    lock_ms = ctx.cluster.groups.services.group_config(group_id).share_record_lock_duration_ms
     try:
         context = manager.new_context(
             group_id, member_id, req.share_session_epoch, [] if req.share_session_epoch == -1 else wanted, forgotten,

@@ -62,6 +62,13 @@ GROUP_TYPE = s_str(
 PARTITIONS_BY_TOPIC = s_map(s_arr(s_int(0, MAX_I32)), description="{topic: [partition, ...]}")
 TASKS = s_map(s_map(s_arr(s_int(0, MAX_I32))), description="{\"active\"|\"standby\"|\"warmup\": {subtopology id: [partition, ...]}}")
 
+# A group's configs (KIP-848 GroupConfig), in every group schema.
+GROUP_CONFIGS = s_map(
+    s_str(),
+    description="the group's configs (KIP-848 GroupConfig) set on its GROUP config resource with "
+    "IncrementalAlterConfigs/AlterConfigs; keys not listed take the broker's group.* settings",
+)
+
 SHARE_COMPONENTS: dict[str, Schema] = {
     "ShareMember": s_obj(
         {
@@ -104,10 +111,11 @@ SHARE_COMPONENTS: dict[str, Schema] = {
             "subscribed_topics": s_map(s_int(0, MAX_I32), description="{topic: partition count}"),
             "protocol_type": s_str(), "members": s_arr(ref("ShareMember")),
             "partitions": s_arr(ref("SharePartitionState")), "coordinator": s_int(0, MAX_I32),
+            "configs": GROUP_CONFIGS,
         },
         (
             "type", "group_id", "state", "group_epoch", "assignment_epoch", "assignor", "subscribed_topics",
-            "protocol_type", "members", "partitions", "coordinator",
+            "protocol_type", "members", "partitions", "coordinator", "configs",
         ),
         description="A KIP-932 share group (ShareGroupHeartbeat, ShareFetch, ShareAcknowledge): its members and "
         "assignment, and each share partition's start offset and in-flight records",
@@ -171,8 +179,12 @@ COMPONENTS: dict[str, Schema] = {
             "state": s_str(enum=list(STATES_BY_TYPE[GROUP_TYPE_CLASSIC])), "generation_id": s_int(-1, MAX_I32),
             "protocol_type": s_null(s_str()), "protocol_name": s_null(s_str()), "leader_id": s_null(s_str()),
             "members": s_arr(ref("Member")), "coordinator": s_int(0, MAX_I32),
+            "configs": GROUP_CONFIGS,
         },
-        ("type", "group_id", "state", "generation_id", "protocol_type", "protocol_name", "leader_id", "members", "coordinator"),
+        (
+            "type", "group_id", "state", "generation_id", "protocol_type", "protocol_name", "leader_id", "members",
+            "coordinator", "configs",
+        ),
         description="A classic group (JoinGroup/SyncGroup): a generation, a leader that assigns, members' assignments decoded",
     ),
     "ConsumerMember": s_obj(
@@ -207,10 +219,11 @@ COMPONENTS: dict[str, Schema] = {
             "protocol_type": s_str(), "members": s_arr(ref("ConsumerMember")),
             "reconciled": s_bool(description="every member STABLE at the assignment epoch, owning exactly its target"),
             "coordinator": s_int(0, MAX_I32),
+            "configs": GROUP_CONFIGS,
         },
         (
             "type", "group_id", "state", "group_epoch", "assignment_epoch", "assignor", "subscribed_topics",
-            "protocol_type", "members", "reconciled", "coordinator",
+            "protocol_type", "members", "reconciled", "coordinator", "configs",
         ),
         description="A KIP-848 consumer group (ConsumerGroupHeartbeat, group.protocol=consumer): epochs instead of a "
         "generation, the broker's assignor instead of a leader, each member's current and target partitions",
@@ -242,11 +255,12 @@ COMPONENTS: dict[str, Schema] = {
             "shutdown_requested_by": s_null(s_str()), "protocol_type": s_str(), "members": s_arr(ref("StreamsMember")),
             "reconciled": s_bool(description="every member STABLE at the assignment epoch, owning exactly its target"),
             "coordinator": s_int(0, MAX_I32),
+            "configs": GROUP_CONFIGS,
         },
         (
             "type", "group_id", "state", "group_epoch", "assignment_epoch", "topology_epoch", "validated_topology_epoch",
             "subtopologies", "topology_status", "shutdown_requested_by", "protocol_type", "members", "reconciled",
-            "coordinator",
+            "coordinator", "configs",
         ),
         description="A KIP-1071 streams group (StreamsGroupHeartbeat, group.protocol=streams): its topology's state on "
         "the topics and each member's active, standby and warm-up tasks",

@@ -317,16 +317,19 @@ def _stateful_owners(snap: dict[str, Any], kind: str) -> dict[int, str]:
 
 
 def test_standby_replica_takes_over_when_the_active_instance_dies() -> None:
-    """group.streams.num.standby.replicas=1, three instances: each stateful task has its standby
-    on another instance; one instance is SIGKILLed, and when its session expires its stateful
-    tasks go to the instances that held them as standbys (StickyTaskAssignor: previous standby
-    first); the counts stay exact."""
-    cluster = start_cluster(brokers=1, request_log=False, group_streams_num_standby_replicas=1)
+    """streams.num.standby.replicas=1 set for the group (a group config, IncrementalAlterConfigs on
+    its GROUP resource; the broker's group.streams.num.standby.replicas stays 0), three instances:
+    each stateful task has its standby on another instance; one instance is SIGKILLed, and when its
+    session expires its stateful tasks go to the instances that held them as standbys
+    (StickyTaskAssignor: previous standby first); the counts stay exact."""
+    cluster = start_cluster(brokers=1, request_log=False)
     try:
         bootstrap = cluster.bootstrap_servers
         app_id = f"wordcount-standby-{os.getpid()}"
         topics = (f"{app_id}-input", f"{app_id}-output")
         create_topics(bootstrap, *topics)
+        host, port = bootstrap.split(",")[0].rsplit(":", 1)
+        set_group_config((host, int(port)), app_id, "streams.num.standby.replicas", "1")
         reader = OutputReader(bootstrap, topics[1])
         with tempfile.TemporaryDirectory() as state_dir, instances() as apps:
             apps += [Instance(bootstrap, app_id, "streams", "at_least_once", state_dir, n, topics) for n in "abc"]

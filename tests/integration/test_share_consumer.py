@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from confluent_kafka import AcknowledgeType, Message, Producer, ShareConsumer
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 
 from tests.integration.support import BROKERS, BrokerThread, wait_until
 
@@ -28,12 +29,22 @@ def share_broker(request: pytest.FixtureRequest) -> Iterator[BrokerThread]:
     broker.start()
     try:
         # share.auto.offset.reset=earliest for the group (Kafka's default, latest, would skip what
-        # was produced before the first fetch).
-        broker.call(lambda: broker.cluster.groups.share_partitions.set_auto_offset_reset(GROUP, "earliest"))
+        # was produced before the first fetch), set as users do against Kafka: the AdminClient's
+        # IncrementalAlterConfigs on the GROUP config resource, before the group exists.
+        set_group_config(broker, "share.auto.offset.reset", "earliest")
         yield broker
     finally:
         errors = broker.stop()
     assert not errors, errors
+
+
+def set_group_config(broker: BrokerThread, name: str, value: str) -> None:
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+    entry = ConfigEntry(name, value, incremental_operation=AlterConfigOpType.SET)
+    [future] = admin.incremental_alter_configs([ConfigResource(ResourceType.GROUP, GROUP, incremental_configs=[entry])]).values()
+    assert future.result(10) is None
+    [described] = admin.describe_configs([ConfigResource(ResourceType.GROUP, GROUP)]).values()
+    assert described.result(10)[name].value == value
 
 
 def produce(broker: BrokerThread, topic: str, count: int) -> None:
@@ -109,8 +120,8 @@ def test_three_consumers_share_one_partition_without_holding_a_record_twice(shar
             c.close()
 
 
-@pytest.mark.parametrize("share_broker", [{"group_share_delivery_count_limit": 2}], indirect=True)
 def test_release_redelivers_reject_and_the_limit_archive(share_broker: BrokerThread) -> None:
+    set_group_config(share_broker, "share.delivery.count.limit", "2")  # the group's, not the broker's 5
     share_broker.create_topic("q", 1)
     produce(share_broker, "q", 3)
     c = consumer(share_broker)

@@ -154,7 +154,8 @@ class AdminRules(ConsumerCoordinatorBase, GroupAdmin[ConsumerGroup]):
             accepted()
         self.consumer_group_fence_member_operation(
             group_id, member_id, now_ms,
-            f"the member session expired ({self.config.consumer_group_session_timeout_ms} ms without a heartbeat; "
+            f"the member session expired ({self.services.group_config(group_id).consumer_session_timeout_ms} ms "
+            "without a heartbeat; "
             "expired now by the control API)",
             "session_timeout",
         )  # fmt: skip

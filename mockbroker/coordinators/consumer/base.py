@@ -444,11 +444,12 @@ class ConsumerCoordinatorBase:
     def schedule_consumer_group_session_timeout(
         self, group_id: str, member: ConsumerGroupMember, now_ms: int, timeout_ms: int | None = None
     ) -> None:
-        """The broker's group.consumer.session.timeout.ms, or a classic member's own (§10.8).
+        """The group's consumer.session.timeout.ms (its group config, else the broker's
+        group.consumer.session.timeout.ms), or a classic member's own (§10.8).
         Every heartbeat re-arms it: the armed timer is moved when it was armed with the same
         timeout (Timers.postpone: same callback, same instant and order of expiry as a new
         timer; the timeout is in the expiry's reason), else a new one replaces it."""
-        timeout = self.config.consumer_group_session_timeout_ms if timeout_ms is None else timeout_ms
+        timeout = self.services.group_config(group_id).consumer_session_timeout_ms if timeout_ms is None else timeout_ms
         timer = member.session_timer
         if timer is not None and member.session_timer_timeout_ms == timeout and self.timers.postpone(timer, now_ms + timeout, now_ms):
             return

@@ -150,7 +150,8 @@ class HeartbeatRules(ConsumerCoordinatorBase):
             error_code=ErrorCode.NONE,
             member_id=member.member_id,
             member_epoch=member.member_epoch,
-            heartbeat_interval_ms=self.config.consumer_group_heartbeat_interval_ms,
+            # GroupMetadataManager.consumerGroupHeartbeatIntervalMs: the group config, else the broker's.
+            heartbeat_interval_ms=self.services.group_config(group.group_id).consumer_heartbeat_interval_ms,
         )
         # The full assignment goes out on a join, a full request (after an error, say), or when
         # the member's assigned partitions changed (§10.1).

@@ -435,11 +435,12 @@ class MixedGroups:
 
     # -- classic-member timers ----------------------------------------------------------------------
 
-    def _session_timeout(self, member: ConsumerGroupMember) -> int:
-        """The session timeout of a member: its JoinGroup's for a classic member, the broker's otherwise."""
+    def _session_timeout(self, member: ConsumerGroupMember) -> int | None:
+        """The session timeout of a member: its JoinGroup's for a classic member, else None (the
+        group's consumer.session.timeout.ms, which the consumer coordinator resolves)."""
         if member.classic is not None:
             return member.classic.session_timeout_ms
-        return int(self.config.consumer_group_session_timeout_ms)
+        return None
 
     def _schedule_join_timeout_if_absent(self, group_id: str, member: ConsumerGroupMember, now_ms: int) -> None:
         """scheduleConsumerGroupJoinTimeoutIfAbsent."""

@@ -216,7 +216,8 @@ class ShareGroupCoordinator(GroupAdmin[ShareGroup]):
         response = ShareGroupHeartbeatResponse(
             member_id=member.member_id,
             member_epoch=member.member_epoch,
-            heartbeat_interval_ms=self.config.share_group_heartbeat_interval_ms,
+            # GroupMetadataManager.shareGroupHeartbeatIntervalMs: the group config, else the broker's.
+            heartbeat_interval_ms=self.services.group_config(group_id).share_heartbeat_interval_ms,
         )
         # The assignment goes back on a join and whenever it changed.
         if joining or member.assigned != previous_assigned:
@@ -331,8 +332,9 @@ class ShareGroupCoordinator(GroupAdmin[ShareGroup]):
         self.on_member_removed(group.group_id, member.member_id, now_ms)
 
     def schedule_share_group_session_timeout(self, group_id: str, member: ShareGroupMember, now_ms: int) -> None:
-        """scheduleShareGroupSessionTimeout: group.share.session.timeout.ms from this heartbeat."""
-        deadline = now_ms + self.config.share_group_session_timeout_ms
+        """scheduleShareGroupSessionTimeout: the group's share.session.timeout.ms (else the broker's
+        group.share.session.timeout.ms) from this heartbeat."""
+        deadline = now_ms + self.services.group_config(group_id).share_session_timeout_ms
         timer = member.session_timer
         if timer is not None and self.timers.postpone(timer, deadline, now_ms):
             return
@@ -346,7 +348,7 @@ class ShareGroupCoordinator(GroupAdmin[ShareGroup]):
         member = None if group is None else group.members.get(member_id)
         if group is None or member is None:
             return
-        timeout = self.config.share_group_session_timeout_ms
+        timeout = self.services.group_config(group_id).share_session_timeout_ms
         self.share_group_fence_member(
             group, member, now_ms, f"the member session expired ({timeout} ms without a heartbeat)", "session_timeout"
         )

@@ -17,18 +17,23 @@ What ShareFetch and ShareAcknowledge call (handlers/share_fetch.py, handlers/sha
 - ``add_waiter``/``remove_waiter``: a parked ShareFetch is woken when records become Available
   again (release, lock expiry); appends wake it through the partition log's listeners.
 
-A share partition starts, the first time its group fetches it, at the offset
-share.auto.offset.reset names for the group (``latest`` by default: the high watermark; or
-``earliest``: the log start offset), settable per group with ``set_auto_offset_reset``.
+A share partition starts, the first time its group fetches it, at the offset the group config
+share.auto.offset.reset names (``latest`` by default: the high watermark; ``earliest``: the log
+start offset; ``by_duration:<ISO-8601>``: the first record at or after now minus the duration,
+else the high watermark), set with IncrementalAlterConfigs on the GROUP resource or
+``set_auto_offset_reset``. The group's other share.* configs (record lock duration, delivery
+count limit, partition max record locks, renew acknowledge enable) are read from
+``services.group_config`` each time they apply (ShareGroupConfigProvider).
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from mockbroker.config.group_configs import by_duration_ms, validate_group_configs
 from mockbroker.coordinators.errors import GroupError
 from mockbroker.coordinators.services import CoordinatorServices
 from mockbroker.coordinators.share.partition import AcquiredRange, SharePartition, record_offsets
@@ -36,7 +41,7 @@ from mockbroker_protocol.errors import ErrorCode
 
 INITIAL_EPOCH = 0  # ShareRequestMetadata.INITIAL_EPOCH
 FINAL_EPOCH = -1  # ShareRequestMetadata.FINAL_EPOCH
-AUTO_OFFSET_RESET_VALUES = ("latest", "earliest")  # share.auto.offset.reset (by duration not served)
+AUTO_OFFSET_RESET_VALUES = ("latest", "earliest")  # share.auto.offset.reset (also by_duration:<ISO-8601>)
 
 class StoredBatchView(Protocol):
     """What a share partition reads of a stored batch (mockbroker.log.partition.StoredBatch)."""
@@ -49,6 +54,12 @@ class StoredBatchView(Protocol):
 
     @property
     def is_control(self) -> bool: ...
+
+    @property
+    def producer_id(self) -> int: ...
+
+    @property
+    def is_transactional(self) -> bool: ...
 
 
 class PartitionLogView(Protocol):
@@ -66,6 +77,47 @@ class PartitionLogView(Protocol):
 
     @property
     def batches(self) -> Sequence[StoredBatchView]: ...
+
+    @property
+    def last_stable_offset(self) -> int: ...
+
+    def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None: ...
+
+    def collect_aborted_transactions(self, start_offset: int, upper_bound_offset: int) -> Sequence[AbortedTxnView]: ...
+
+
+class AbortedTxnView(Protocol):
+    """An aborted transaction's range in a partition (mockbroker.log.partition.AbortedTxn)."""
+
+    @property
+    def producer_id(self) -> int: ...
+
+    @property
+    def first_offset(self) -> int: ...
+
+    @property
+    def last_offset(self) -> int: ...
+
+
+def readable(log: PartitionLogView, start: int, isolation_level: str) -> tuple[Iterator[tuple[int, int, bool]], int]:
+    """The (base, last, is_control) batches a share group reads from ``start``, and where it stops:
+    the high watermark for read_uncommitted; for read_committed (share.isolation.level) the last
+    stable offset, and an aborted transaction's batches count as no records, as control batches
+    do (Kafka's SharePartition archives them: never delivered)."""
+    batches = ((b.base_offset, b.last_offset, b.is_control) for b in log.batches)
+    if isolation_level != "read_committed":
+        return batches, log.high_watermark
+    end = log.last_stable_offset
+    aborted = log.collect_aborted_transactions(start, end)
+    if not aborted:
+        return batches, end
+
+    def is_aborted(b: StoredBatchView) -> bool:
+        return b.is_transactional and any(
+            t.producer_id == b.producer_id and t.first_offset <= b.base_offset <= t.last_offset for t in aborted
+        )
+
+    return ((b.base_offset, b.last_offset, b.is_control or is_aborted(b)) for b in log.batches), end
 
 
 SharePartitionKey = tuple[str, uuid.UUID, int]  # group id, topic id, partition
@@ -106,16 +158,18 @@ class SharePartitionManager:
         self.config = services.config
         self.partitions: dict[SharePartitionKey, SharePartition] = {}
         self.sessions: dict[tuple[str, str], ShareSession] = {}
-        self.auto_offset_reset: dict[str, str] = {}
         self._waiters: list[Callable[[], None]] = []
 
     # -- settings --------------------------------------------------------------------------------------
 
     def set_auto_offset_reset(self, group_id: str, value: str) -> None:
-        """The group config share.auto.offset.reset (latest or earliest)."""
-        if value not in AUTO_OFFSET_RESET_VALUES:
-            raise ValueError(f"share.auto.offset.reset must be one of {', '.join(AUTO_OFFSET_RESET_VALUES)}, not {value!r}")
-        self.auto_offset_reset[group_id] = value
+        """Set the group config share.auto.offset.reset, as IncrementalAlterConfigs would (ValueError
+        with Kafka's message for a value it refuses)."""
+        overrides = {**self.services.group_configs.get(group_id, {}), "share.auto.offset.reset": value}
+        error = validate_group_configs(overrides, self.config)
+        if error is not None:
+            raise ValueError(error.message)
+        self.services.set_group_configs(group_id, overrides)
 
     # -- share sessions ----------------------------------------------------------------------------------
 
@@ -192,13 +246,13 @@ class SharePartitionManager:
         """DeleteGroups: the share partitions of the group go (DeleteShareGroupState)."""
         for key in [k for k in self.partitions if k[0] == group_id]:
             del self.partitions[key]
-        self.auto_offset_reset.pop(group_id, None)
 
     def _release_member(self, group_id: str, member_id: str, now_ms: int, reason: str) -> None:
         released_any = False
         for (g, _, _), sp in self.partitions.items():
             if g == group_id:
-                released = sp.release_member(member_id, delivery_count_limit=self.config.share_group_delivery_count_limit)
+                limit = self.services.group_config(group_id).share_delivery_count_limit
+                released = sp.release_member(member_id, delivery_count_limit=limit)
                 if released:
                     released_any = True
                     self.services.record("share_partition.released", group_id, None, now_ms, member_id=member_id,
@@ -208,34 +262,46 @@ class SharePartitionManager:
 
     # -- share partitions --------------------------------------------------------------------------------
 
-    def share_partition(self, group_id: str, topic_id: uuid.UUID, topic: str, log: PartitionLogView) -> SharePartition:
+    def share_partition(
+        self, group_id: str, topic_id: uuid.UUID, topic: str, log: PartitionLogView, now_ms: int
+    ) -> SharePartition:
         """getOrCreateSharePartition, starting at share.auto.offset.reset."""
         key = (group_id, topic_id, log.partition)
         sp = self.partitions.get(key)
         if sp is None:
-            reset = self.auto_offset_reset.get(group_id, "latest")
-            start = log.log_start_offset if reset == "earliest" else log.high_watermark
+            start = self._start_offset(self.services.group_config(group_id).share_auto_offset_reset, log, now_ms)
             sp = self.partitions[key] = SharePartition(group_id, topic, log.partition, start)
         sp.maybe_move_start(log.log_start_offset)
         return sp
+
+    @staticmethod
+    def _start_offset(reset: str, log: PartitionLogView, now_ms: int) -> int:
+        """SharePartition.initialize's start offset for a strategy (ShareGroupAutoOffsetResetStrategy)."""
+        if reset == "earliest":
+            return log.log_start_offset
+        if reset.startswith("by_duration:"):
+            duration = by_duration_ms(reset)
+            assert duration is not None  # validated when set
+            found = log.offset_for_timestamp(now_ms - duration)
+            return log.high_watermark if found is None else found[0]
+        return log.high_watermark
 
     def acquire(
         self, group_id: str, member_id: str, topic_id: uuid.UUID, topic: str, log: PartitionLogView, max_records: int, now_ms: int
     ) -> list[AcquiredRange]:
         """SharePartition.acquire over the records the log holds up to its high watermark; arms
         the acquisition's lock timer."""
-        sp = self.share_partition(group_id, topic_id, topic, log)
-        hw = log.high_watermark
-        batches = ((b.base_offset, b.last_offset, b.is_control) for b in log.batches)
-        lock = self.config.share_group_record_lock_duration_ms
+        sp = self.share_partition(group_id, topic_id, topic, log, now_ms)
+        configs = self.services.group_config(group_id)
+        batches, hw = readable(log, sp.start_offset, configs.share_isolation_level)
+        lock = configs.share_record_lock_duration_ms
         acquisition, ranges = sp.acquire(
             member_id, record_offsets(batches, sp.start_offset, hw), max_records=max_records,
-            max_in_flight=self.config.share_group_partition_max_record_locks, now_ms=now_ms, lock_duration_ms=lock,
+            max_in_flight=configs.share_partition_max_record_locks, now_ms=now_ms, lock_duration_ms=lock,
         )  # fmt: skip
-        if not ranges and not any(True for _ in record_offsets(
-            ((b.base_offset, b.last_offset, b.is_control) for b in log.batches), sp.next_fetch_offset, hw
-        )):  # fmt: skip
-            sp.skip_to(hw)  # only control records (transaction markers) left below the high watermark
+        rest, _ = readable(log, sp.next_fetch_offset, configs.share_isolation_level)
+        if not ranges and not any(True for _ in record_offsets(rest, sp.next_fetch_offset, hw)):
+            sp.skip_to(hw)  # only control (or aborted) records left below the end
         if ranges:
             self.services.record("share_partition.acquired", group_id, None, now_ms, member_id=member_id, topic=topic,
                                  partition=log.partition, ranges=[(r.first_offset, r.last_offset, r.delivery_count)
@@ -251,7 +317,7 @@ class SharePartitionManager:
             if current is not sp:
                 return
             released = sp.release_expired(
-                acquisition, delivery_count_limit=self.config.share_group_delivery_count_limit, now_ms=now_ms
+                acquisition, delivery_count_limit=self.services.group_config(key[0]).share_delivery_count_limit, now_ms=now_ms
             )
             if released:
                 self.services.record("share_partition.lock_expired", key[0], None, now_ms, topic=sp.topic,
@@ -276,7 +342,7 @@ class SharePartitionManager:
             raise ValueError(f"share group {group_id} has no share state for that partition (it has never fetched it)")
         if cause is not None:
             cause()
-        released = sp.expire_locks(offsets, delivery_count_limit=self.config.share_group_delivery_count_limit)
+        released = sp.expire_locks(offsets, delivery_count_limit=self.services.group_config(group_id).share_delivery_count_limit)
         if released:
             self.services.record("share_partition.lock_expired", group_id, None, now_ms, topic=sp.topic,
                                  partition=sp.partition, offsets=released)  # fmt: skip
@@ -291,9 +357,11 @@ class SharePartitionManager:
         sp = self.partitions.get((group_id, topic_id, log.partition))
         if sp is None:
             raise GroupError(ErrorCode.INVALID_RECORD_STATE, "The share partition has no records in flight.")
+        configs = self.services.group_config(group_id)
         sp.acknowledge(
-            member_id, batches, delivery_count_limit=self.config.share_group_delivery_count_limit, now_ms=now_ms,
-            lock_duration_ms=self.config.share_group_record_lock_duration_ms, renew_allowed=renew_allowed,
+            member_id, batches, delivery_count_limit=configs.share_delivery_count_limit, now_ms=now_ms,
+            lock_duration_ms=configs.share_record_lock_duration_ms, renew_allowed=renew_allowed,
+            renew_enabled=configs.share_renew_acknowledge_enable,
         )  # fmt: skip
         self.services.record("share_partition.acknowledged", group_id, None, now_ms, member_id=member_id, topic=topic,
                              partition=log.partition, batches=[[*list(b[:2]), list(b[2])] for b in batches],
@@ -302,7 +370,8 @@ class SharePartitionManager:
 
     def has_available(self, group_id: str, topic_id: uuid.UUID, log: PartitionLogView) -> bool:
         sp = self.partitions.get((group_id, topic_id, log.partition))
-        return sp is None or sp.has_available(log.high_watermark)
+        read_committed = self.services.group_config(group_id).share_isolation_level == "read_committed"
+        return sp is None or sp.has_available(log.last_stable_offset if read_committed else log.high_watermark)
 
     # -- waking parked fetches -------------------------------------------------------------------------
 

@@ -154,7 +154,7 @@ class SharePartition:
 
     def acknowledge(
         self, member_id: str, batches: list[tuple[int, int, list[int]]], *, delivery_count_limit: int, now_ms: int,
-        lock_duration_ms: int, renew_allowed: bool,
+        lock_duration_ms: int, renew_allowed: bool, renew_enabled: bool = True,
     ) -> None:  # fmt: skip
         """SharePartition.acknowledge: every batch checked first, then applied (all or nothing).
         GroupError(INVALID_REQUEST) for a malformed batch (with no message: KafkaApis refuses it
@@ -170,6 +170,8 @@ class SharePartition:
                 raise GroupError(ErrorCode.INVALID_REQUEST, "") from exc
             if AcknowledgeType.RENEW in kinds and not renew_allowed:
                 raise GroupError(ErrorCode.INVALID_REQUEST, "")
+            if AcknowledgeType.RENEW in kinds and not renew_enabled:  # the group config share.renew.acknowledge.enable
+                raise GroupError(ErrorCode.INVALID_RECORD_STATE, "Renewing acquisition locks is not enabled for the group.")
             if last >= self.next_fetch_offset:  # SharePartition.acknowledgeBatchRecords
                 raise GroupError(
                     ErrorCode.INVALID_REQUEST, "Batch record not found. The last offset in request is past acquired records."

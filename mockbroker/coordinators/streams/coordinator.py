@@ -545,7 +545,9 @@ class StreamsGroupCoordinator(GroupAdmin[StreamsGroup]):
                 self._throw_if_request_contains_invalid_tasks(configured, lst)
         if validated != group.validated_topology_epoch:
             bump_reasons.append(f"topology epoch {validated} validated")
-        assignment_configs = {"num.standby.replicas": str(self.config.streams_group_num_standby_replicas)}
+        # The group's streams.num.standby.replicas (else the broker's): a change bumps the group epoch.
+        standbys = self.services.group_config(group.group_id).streams_num_standby_replicas
+        assignment_configs = {"num.standby.replicas": str(standbys)}
         if not bump_reasons and assignment_configs != group.last_assignment_configs:
             bump_reasons.append("assignment configurations")
         if bump_reasons:
@@ -556,8 +558,8 @@ class StreamsGroupCoordinator(GroupAdmin[StreamsGroup]):
     def _bump_for(self, group: StreamsGroup, member_id: str, reasons: list[str], was_empty: bool, now_ms: int) -> None:
         """A new group epoch; the first member of an empty group starts the initial rebalance delay."""
         self._bump_group_epoch(group, now_ms, f"member {member_id}: {', '.join(reasons)}")
-        delay = self.config.streams_group_initial_rebalance_delay_ms
         group_id = group.group_id
+        delay = self.services.group_config(group_id).streams_initial_rebalance_delay_ms
         if was_empty and delay > 0 and self.timers.deadline(initial_rebalance_key(group_id)) is None:
             self.services.schedule(
                 initial_rebalance_key(group_id), now_ms + delay,
@@ -571,7 +573,7 @@ class StreamsGroupCoordinator(GroupAdmin[StreamsGroup]):
         member's endpoint information epoch is behind."""
         response = sgh.StreamsGroupHeartbeatResponse(
             member_id=member.member_id, member_epoch=member.member_epoch,
-            heartbeat_interval_ms=self.config.streams_group_heartbeat_interval_ms,
+            heartbeat_interval_ms=self.services.group_config(group.group_id).streams_heartbeat_interval_ms,
         )  # fmt: skip
         if with_tasks:
             response.active_tasks = _response_tasks(member.assigned.active)
@@ -635,7 +637,7 @@ class StreamsGroupCoordinator(GroupAdmin[StreamsGroup]):
             AssignmentMember(m.member_id, m.process_id, group.target_assignment.get(m.member_id, EMPTY_TASKS))
             for m in group.members.values()
         ]
-        target = assign(members, tasks, self.config.streams_group_num_standby_replicas)
+        target = assign(members, tasks, self.services.group_config(group.group_id).streams_num_standby_replicas)
         group.target_assignment = target
         group.assignment_epoch = group.group_epoch
         self.record(
@@ -737,9 +739,9 @@ class StreamsGroupCoordinator(GroupAdmin[StreamsGroup]):
         self.timers.cancel(rebalance_key(group_id, member_id))
 
     def schedule_streams_group_session_timeout(self, group_id: str, member: StreamsGroupMember, now_ms: int) -> None:
-        """group.streams.session.timeout.ms, re-armed by every heartbeat (the armed timer is moved
-        when it can be: Timers.postpone)."""
-        timeout = self.config.streams_group_session_timeout_ms
+        """The group's streams.session.timeout.ms (else the broker's group.streams.session.timeout.ms),
+        re-armed by every heartbeat (the armed timer is moved when it can be: Timers.postpone)."""
+        timeout = self.services.group_config(group_id).streams_session_timeout_ms
         timer = member.session_timer
         if timer is not None and self.timers.postpone(timer, now_ms + timeout, now_ms):
             return
@@ -957,7 +959,8 @@ class StreamsGroupCoordinator(GroupAdmin[StreamsGroup]):
             accepted()
         self.streams_group_fence_member_operation(
             group_id, member_id, now_ms,
-            f"the member session expired ({self.config.streams_group_session_timeout_ms} ms without a heartbeat; "
+            f"the member session expired ({self.services.group_config(group_id).streams_session_timeout_ms} ms "
+            "without a heartbeat; "
             "expired now by the control API)",
             "session_timeout",
         )  # fmt: skip

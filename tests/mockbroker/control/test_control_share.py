@@ -100,3 +100,21 @@ async def test_expire_session_of_a_share_member_fences_it_and_releases_its_recor
     assert types.index("control.session_expired") < types.index("share_group.member_fenced") < types.index("share_partition.released")
     with pytest.raises(NotFound):
         await h.control.expire_session("g", "a")
+
+
+async def test_group_configs_set_shown_and_refused_as_kafka_refuses() -> None:
+    h = ShareControl()
+    assert await h.control.group_configs("g") == {"share.auto.offset.reset": "earliest"}
+    assert await h.control.group_configs("nobody") == {}  # configs need no group
+    after = await h.control.alter_group_configs("g", {"share.record.lock.duration.ms": "20000", "share.auto.offset.reset": None})
+    assert after == {"share.record.lock.duration.ms": "20000"}
+    assert h.groups.services.group_config("g").share_record_lock_duration_ms == 20000
+    with pytest.raises(ControlError, match=r"^Unknown group config name: nope$"):
+        await h.control.alter_group_configs("g", {"nope": "1"})
+    with pytest.raises(ControlError, match=r"share\.delivery\.count\.limit must be less than or equal to group\.share\.max\.delivery\.count\.limit"):
+        await h.control.alter_group_configs("g", {"share.delivery.count.limit": "11"})
+    assert await h.control.group_configs("g") == {"share.record.lock.duration.ms": "20000"}  # refusals change nothing
+    h.share_join("m1")
+    assert (await h.snap()).configs == {"share.record.lock.duration.ms": "20000"}
+    await h.control.alter_group_configs("g", {"share.record.lock.duration.ms": None})
+    assert (await h.snap()).configs == {}

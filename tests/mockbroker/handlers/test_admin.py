@@ -498,10 +498,10 @@ async def test_describe_configs_cluster_settings_are_topic_defaults() -> None:
 
 
 async def test_describe_configs_unknown_topic_and_invalid_name(client: WireClient) -> None:
-    unknown, invalid, group = await describe(client, (TOPIC, "nope", None), (TOPIC, "bad name", None), (GROUP, "g", None))
+    unknown, invalid, group = await describe(client, (TOPIC, "nope", None), (TOPIC, "bad name", None), (GROUP, "", None))
     assert (unknown.error_code, unknown.configs) == (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, [])
     assert invalid.error_code == ErrorCode.INVALID_TOPIC_EXCEPTION
-    assert (group.error_code, group.error_message) == (ErrorCode.INVALID_REQUEST, "mockbroker does not model GROUP configs")
+    assert (group.error_code, group.error_message) == (ErrorCode.INVALID_REQUEST, "Group name must not be empty")
 
 
 async def test_describe_configs_v0_reports_is_default(cluster: MockCluster, client: WireClient) -> None:

@@ -36,6 +36,7 @@ async def test_a_share_group_described_and_its_locks_and_sessions_expired(env: t
     group = await api.ok("GET", "/groups/sg")
     assert check(ref("Group"), group, "answer") == group
     assert group["type"] == "share" and group["assignor"] == "simple"
+    assert group["configs"] == {"share.auto.offset.reset": "earliest"}  # its GROUP config resource's overrides
     assert {m["client_id"]: m["assigned"] for m in group["members"]} == {"c1": {"q": [0]}, "c2": {"q": [0]}}
     [part] = group["partitions"]
     assert (part["topic"], part["partition"], part["start_offset"]) == ("q", 0, 0)

@@ -178,7 +178,7 @@ def test_renew_keeps_the_lock() -> None:
 def test_latest_starts_at_the_high_watermark() -> None:
     h = ShareData()
     h.produce(2)
-    h.manager.auto_offset_reset.pop("g")
+    h.manager.set_auto_offset_reset("g", "latest")
     assert h.acquire("a") == []
     h.produce(1)
     assert h.acquire("a") == [(2, 2, 1)]
