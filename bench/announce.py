@@ -12,6 +12,13 @@ size from ``queued.max.request.bytes``), mutes it (the bytes stay queued in the 
     python bench/announce.py                       # 1,000 x 100 MB, budget 256 MiB
     python bench/announce.py --budget -1           # no budget: only the lazy buffers
     python bench/announce.py --connections 50 --write
+    python bench/announce.py --probe-in-process    # the bystander on the announcers' event loop
+
+The bystander runs in a process of its own (blocking socket, nothing else to do), so that what it
+measures is the broker: on the announcers' own event loop its latency also counted the client's
+work between the broker's answer and the probe's resumption (opening connections, writing their
+64 KiB, reading the broker's RSS), which is not the broker's. ``--probe-in-process`` keeps the old
+arrangement for comparison.
 
 Benchmarks, never tests: nothing here asserts.
 """
@@ -20,7 +27,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import select
+import socket
 import struct
+import subprocess
 import sys
 import time
 from collections import Counter
@@ -44,9 +55,9 @@ from mockbroker_protocol.messages.api_versions import ApiVersionsRequest
 MB = 1024 * 1024
 
 
-async def api_versions_latencies(host: str, port: int, until: asyncio.Event, gap_s: float) -> list[float]:
+async def api_versions_latencies(host: str, port: int, until: asyncio.Event, gap_s: float) -> list[tuple[float, float]]:
     reader, writer = await asyncio.open_connection(host, port)
-    latencies: list[float] = []
+    latencies: list[tuple[float, float]] = []  # (sent at, seconds to the answer)
     correlation = 0
     while not until.is_set():
         correlation += 1
@@ -55,10 +66,59 @@ async def api_versions_latencies(host: str, port: int, until: asyncio.Event, gap
         writer.write(frame)
         (size,) = struct.unpack(">i", await reader.readexactly(4))
         await reader.readexactly(size)
-        latencies.append(time.perf_counter() - t0)
+        latencies.append((t0, time.perf_counter() - t0))
         await asyncio.sleep(gap_s)  # a benchmark's pacing, not synchronisation
     writer.close()
     return latencies
+
+
+def probe_main(address: str, gap_s: float) -> None:
+    """The bystander process: ApiVersions on one blocking connection every ``gap_s`` until a line
+    arrives on stdin, then (sent at, seconds to the answer) pairs as JSON on stdout (perf_counter is
+    CLOCK_MONOTONIC on Linux: the parent's clock too)."""
+    host, port = address.rsplit(":", 1)
+    sock = socket.create_connection((host, int(port)))
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    print("ready", flush=True)
+    latencies: list[tuple[float, float]] = []
+    correlation = 0
+    while not select.select([sys.stdin], [], [], 0)[0]:
+        correlation += 1
+        frame = registry.encode_request(RequestHeader(18, 3, correlation, "bystander"), ApiVersionsRequest("b", "1"))
+        t0 = time.perf_counter()
+        sock.sendall(frame)
+        (size,) = struct.unpack(">i", _recv_exactly(sock, 4))
+        _recv_exactly(sock, size)
+        latencies.append((t0, time.perf_counter() - t0))
+        time.sleep(gap_s)  # a benchmark's pacing, not synchronisation
+    sock.close()
+    print(json.dumps(latencies), flush=True)
+
+
+def _recv_exactly(sock: socket.socket, n: int) -> bytes:
+    chunks = []
+    while n:
+        chunk = sock.recv(n)
+        if not chunk:
+            raise ConnectionError("broker closed the bystander's connection")
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+class ProbeProcess:
+    """``probe_main`` in a child process; ``stop()`` returns its latencies."""
+
+    def __init__(self, host: str, port: int, gap_s: float) -> None:
+        cmd = [sys.executable, __file__, "--probe-at", f"{host}:{port}", "--gap", str(gap_s)]
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout is not None
+        if self.proc.stdout.readline().strip() != "ready":
+            raise RuntimeError("the bystander process did not connect")
+
+    async def stop(self) -> list[tuple[float, float]]:
+        out, _ = await asyncio.to_thread(self.proc.communicate, "stop\n")
+        return [(float(t), float(x)) for t, x in json.loads(out)]
 
 
 def receive_queues(port: int) -> dict[int, tuple[int, int]]:
@@ -100,7 +160,10 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
         host, port = broker.address
         rss_start = broker.rss()
         stop = asyncio.Event()
-        probe = asyncio.create_task(api_versions_latencies(host, port, stop, 0.005))
+        if args.probe_in_process:
+            probe = asyncio.create_task(api_versions_latencies(host, port, stop, 0.005))
+        else:
+            bystander = ProbeProcess(host, port, 0.005)
         peak = rss_start
         announcers: list[asyncio.StreamWriter] = []
         chunk = bytes(args.sent)
@@ -115,6 +178,7 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
         settle = time.monotonic() + 0.5  # the broker's reads of the last announcers
         while time.monotonic() < settle:
             await asyncio.sleep(0.05)
+        burst_end = time.perf_counter()
         burst_cpu = broker.cpu_s() - cpu0
         hold_until = time.monotonic() + args.hold
         while time.monotonic() < hold_until:
@@ -122,7 +186,7 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
             peak = max(peak, broker.rss())
         rss_held = broker.rss()
         stop.set()
-        latencies = await probe
+        probed = await (probe if args.probe_in_process else bystander.stop())
         outcome = await served(port, announcers, args.more)
         for writer in announcers:
             writer.close()
@@ -137,12 +201,26 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
         "rss_after_mb": rss_after / MB,
         "opened_s": opened_s,
         "broker_cpu_s": burst_cpu,
-        "broker_cpu_us_per_announcer": burst_cpu / args.connections * 1e6,
-        "probes": len(latencies),
-        "p50_ms": percentile(latencies, 0.5) * 1000,
-        "p99_ms": percentile(latencies, 0.99) * 1000,
-        "max_ms": max(latencies) * 1000,
+        "broker_cpu_us_per_announcer": burst_cpu / max(1, args.connections) * 1e6,
+        **latency_figures(probed, t0, burst_end),
         **{f"announcers {k}": v for k, v in sorted(outcome.items())},
+    }
+
+
+def latency_figures(probed: list[tuple[float, float]], burst_start: float, burst_end: float) -> dict[str, object]:
+    """Percentiles of all probes, and apart: those sent during the burst (the announcers connecting,
+    and 0.5 s after) and those of the hold that follows (announcers connected, sending nothing)."""
+    everything = [x for _, x in probed]
+    burst = [x for t, x in probed if burst_start <= t < burst_end]
+    hold = [x for t, x in probed if t >= burst_end]
+    return {
+        "probes": len(everything),
+        "p50_ms": percentile(everything, 0.5) * 1000,
+        "p99_ms": percentile(everything, 0.99) * 1000,
+        "max_ms": max(everything) * 1000,
+        "burst_probes": len(burst),
+        "burst_p99_ms": percentile(burst, 0.99) * 1000,
+        "hold_p99_ms": percentile(hold, 0.99) * 1000,
     }
 
 
@@ -155,7 +233,13 @@ def main() -> None:
     parser.add_argument("--more", type=int, default=128 * 1024, help="bytes each announcer sends after the hold")
     parser.add_argument("--hold", type=float, default=5.0, help="seconds the announcements are held")
     parser.add_argument("--write", action="store_true", help="append the result to bench/RESULTS.md")
+    parser.add_argument("--probe-in-process", action="store_true", help="the bystander on the announcers' loop (the old way)")
+    parser.add_argument("--probe-at", help=argparse.SUPPRESS)  # the bystander process itself
+    parser.add_argument("--gap", type=float, default=0.005, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.probe_at:
+        probe_main(args.probe_at, args.gap)
+        return
     raise_nofile(args.connections + 256)
     result = asyncio.run(run(args))
     rows = [[k, f"{v:.2f}" if isinstance(v, float) else v] for k, v in result.items()]
@@ -163,11 +247,13 @@ def main() -> None:
     print(table)
     if args.write:
         load = " ".join(f"{x:.2f}" for x in loadavg())
+        where = "on the announcers' event loop" if args.probe_in_process else "in its own process"
         append_results(
             f"\n## Hostile frame announcements (bench/announce.py), "
             f"{time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}\n\n"
             f"{args.connections} connections each announce {args.size} bytes and send {args.sent}; "
-            f"queued.max.request.bytes={args.budget}; held {args.hold} s; load average {load}.\n\n{table}\n"
+            f"queued.max.request.bytes={args.budget}; held {args.hold} s; bystander {where}; "
+            f"load average {load}.\n\n{table}\n"
         )
 
 

@@ -575,7 +575,9 @@ class StructCodegen:
             else:
                 out += [f"{ind}if {n} < 128:", f"{ind}    {var} = {value}"]
                 out += [f"{ind}    pos += {n} or _runtime.null_value({f.kafka_name!r})"]
-            out += [f"{ind}else:", f"{ind}    {var}, pos = {slow}(data, pos)"]
+            # a string's slow path is told the field's name for Kafka's length error (0x7fff)
+            named = f", {f.kafka_name[:1].lower() + f.kafka_name[1:]!r}" if f.type == "string" else ""
+            out += [f"{ind}else:", f"{ind}    {var}, pos = {slow}(data, pos{named})"]
             return out
         if self.flex:
             out += [

@@ -185,7 +185,8 @@ class CompiledCodegen:
         if t in ("string", "bytes"):
             if flex:
                 fn = ("cn" if nullable else "c") + ("str" if t == "string" else "bytes")
-                args = "" if nullable else f", {name}"
+                # strings always carry the field's name: Kafka's length error (0x7fff) names it
+                args = "" if nullable and t == "bytes" else f", {name}"
             else:
                 fn = ("n" if nullable else "") + ("string" if t == "string" else "bytes")
                 fn = "bytes_" if fn == "bytes" else fn

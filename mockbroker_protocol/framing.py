@@ -256,6 +256,14 @@ class FrameBuffer:
         self._into_frame = False
         if self._receive_buffer is None:
             self._receive_buffer = bytearray(RECEIVE_BUFFER_SIZE)
+        pool = self._pool
+        if pool is not None and pool.available <= 0 and not self._pending:
+            # The pool is exhausted: read only the next frame's size prefix, as Kafka's
+            # NetworkReceive does before it asks the MemoryPool for the payload. A large frame is
+            # then refused with its bytes still in the kernel's socket buffer (no copy and no
+            # fresh memory for each of 1,000 stalled announcers, issue #19); a small one costs
+            # one more read, only while memory is short.
+            return memoryview(self._receive_buffer)[:4]
         return memoryview(self._receive_buffer)
 
     def buffer_updated(self, nbytes: int) -> None:

@@ -168,19 +168,34 @@ def read_nullable_string(data: Buffer, pos: int) -> tuple[str | None, int]:
     return _utf8(data, pos, end), end
 
 
-def read_compact_string(data: Buffer, pos: int) -> tuple[str, int]:
+# Kafka's generated readers refuse a compact string longer than a classic (int16-prefixed) one
+# could be: "string field X had invalid length N" (MessageDataGenerator, `length > 0x7fff`), and
+# the request then fails to parse. The generated decoders here read lengths under 127 inline and
+# come to these two only for longer ones, so the check costs the common path nothing.
+MAX_STRING_LENGTH = 0x7FFF
+
+
+def _string_too_long(name: str, n: int) -> InvalidValueError:
+    return InvalidValueError(f"string field {name or '(unnamed)'} had invalid length {n}")
+
+
+def read_compact_string(data: Buffer, pos: int, name: str = "") -> tuple[str, int]:
     n, pos = read_compact_length(data, pos)
     if n < 0:
-        raise InvalidValueError("non-nullable compact string is null")
+        raise InvalidValueError(f"non-nullable field {name or '(unnamed)'} was serialized as null")
+    if n > MAX_STRING_LENGTH:
+        raise _string_too_long(name, n)
     end = pos + n
     _check(data, end)
     return _utf8(data, pos, end), end
 
 
-def read_compact_nullable_string(data: Buffer, pos: int) -> tuple[str | None, int]:
+def read_compact_nullable_string(data: Buffer, pos: int, name: str = "") -> tuple[str | None, int]:
     n, pos = read_compact_length(data, pos)
     if n < 0:
         return None, pos
+    if n > MAX_STRING_LENGTH:
+        raise _string_too_long(name, n)
     end = pos + n
     _check(data, end)
     return _utf8(data, pos, end), end

@@ -86,24 +86,34 @@ def compact_len(data: bytes, pos: int) -> tuple[int, int]:
     return n - 1, pos
 
 
+def too_long(name: str, n: int) -> InvalidValueError:
+    """Kafka's generated readers refuse a compact string over 0x7fff bytes (MessageDataGenerator:
+    "string field X had invalid length N"); checked only on the multi-byte length path."""
+    return InvalidValueError("string field " + name[:1].lower() + name[1:] + " had invalid length " + str(n))
+
+
 def cstr(data: bytes, pos: int, name: str) -> tuple[str, int]:
     n = data[pos]
     if n < 128:
         pos += 1
     else:
         n, pos = uvarint(data, pos)
+        if n > 0x8000:
+            raise too_long(name, n - 1)
     if n == 0:
         raise InvalidValueError(name + ": null, which this field does not allow")
     end = pos + n - 1
     return data[pos:end].decode(), end
 
 
-def cnstr(data: bytes, pos: int) -> tuple[str | None, int]:
+def cnstr(data: bytes, pos: int, name: str) -> tuple[str | None, int]:
     n = data[pos]
     if n < 128:
         pos += 1
     else:
         n, pos = uvarint(data, pos)
+        if n > 0x8000:
+            raise too_long(name, n - 1)
     if n == 0:
         return None, pos
     end = pos + n - 1

@@ -93,7 +93,7 @@ def decode_HeartbeatRequest_v4(data: bytes, pos: int) -> tuple[HeartbeatRequest,
     o.generation_id = i32(data, pos)
     pos += 4
     o.member_id, pos = cstr(data, pos, "MemberId")
-    o.group_instance_id, pos = cnstr(data, pos)
+    o.group_instance_id, pos = cnstr(data, pos, "GroupInstanceId")
     pos = tags(data, pos)
     return o, pos
 
@@ -213,4 +213,4 @@ HEARTBEAT_RESPONSE_ENCODERS: dict[int, Callable[[HeartbeatResponse, bytearray], 
 
 
 # digest of this module's source, checked by mockbroker_protocol.messages.heartbeat
-SOURCE_DIGEST: Final = "3cc58052bbd220c1"
+SOURCE_DIGEST: Final = "7b1d1f2e0cb1ba77"

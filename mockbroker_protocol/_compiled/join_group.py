@@ -215,7 +215,7 @@ def decode_JoinGroupRequest_v6(data: bytes, pos: int) -> tuple[JoinGroupRequest,
     o.rebalance_timeout_ms = i32(data, pos)
     pos += 4
     o.member_id, pos = cstr(data, pos, "MemberId")
-    o.group_instance_id, pos = cnstr(data, pos)
+    o.group_instance_id, pos = cnstr(data, pos, "GroupInstanceId")
     o.protocol_type, pos = cstr(data, pos, "ProtocolType")
     n_protocols, pos = compact_len(data, pos)
     count(data, pos, n_protocols, "Protocols")
@@ -258,7 +258,7 @@ def decode_JoinGroupRequest_v8(data: bytes, pos: int) -> tuple[JoinGroupRequest,
     o.rebalance_timeout_ms = i32(data, pos)
     pos += 4
     o.member_id, pos = cstr(data, pos, "MemberId")
-    o.group_instance_id, pos = cnstr(data, pos)
+    o.group_instance_id, pos = cnstr(data, pos, "GroupInstanceId")
     o.protocol_type, pos = cstr(data, pos, "ProtocolType")
     n_protocols, pos = compact_len(data, pos)
     count(data, pos, n_protocols, "Protocols")
@@ -267,7 +267,7 @@ def decode_JoinGroupRequest_v8(data: bytes, pos: int) -> tuple[JoinGroupRequest,
         e_protocols, pos = decode_JoinGroupRequestProtocol_v6(data, pos)
         l_protocols.append(e_protocols)
     o.protocols = l_protocols
-    o.reason, pos = cnstr(data, pos)
+    o.reason, pos = cnstr(data, pos, "Reason")
     pos = tags(data, pos)
     return o, pos
 
@@ -329,7 +329,7 @@ def decode_JoinGroupResponseMember_v6(data: bytes, pos: int) -> tuple[JoinGroupR
     """JoinGroupResponseMember, versions 6-9 (flexible)."""
     o: JoinGroupResponseMember = _new(JoinGroupResponseMember)
     o.member_id, pos = cstr(data, pos, "MemberId")
-    o.group_instance_id, pos = cnstr(data, pos)
+    o.group_instance_id, pos = cnstr(data, pos, "GroupInstanceId")
     o.metadata, pos = cbytes(data, pos, "Metadata")
     pos = tags(data, pos)
     return o, pos
@@ -541,8 +541,8 @@ def decode_JoinGroupResponse_v7(data: bytes, pos: int) -> tuple[JoinGroupRespons
     pos += 2
     o.generation_id = i32(data, pos)
     pos += 4
-    o.protocol_type, pos = cnstr(data, pos)
-    o.protocol_name, pos = cnstr(data, pos)
+    o.protocol_type, pos = cnstr(data, pos, "ProtocolType")
+    o.protocol_name, pos = cnstr(data, pos, "ProtocolName")
     o.leader, pos = cstr(data, pos, "Leader")
     o.member_id, pos = cstr(data, pos, "MemberId")
     n_members, pos = compact_len(data, pos)
@@ -586,8 +586,8 @@ def decode_JoinGroupResponse_v9(data: bytes, pos: int) -> tuple[JoinGroupRespons
     pos += 2
     o.generation_id = i32(data, pos)
     pos += 4
-    o.protocol_type, pos = cnstr(data, pos)
-    o.protocol_name, pos = cnstr(data, pos)
+    o.protocol_type, pos = cnstr(data, pos, "ProtocolType")
+    o.protocol_name, pos = cnstr(data, pos, "ProtocolName")
     o.leader, pos = cstr(data, pos, "Leader")
     o.skip_assignment = data[pos] != 0
     pos += 1
@@ -678,4 +678,4 @@ JOIN_GROUP_RESPONSE_ENCODERS: dict[int, Callable[[JoinGroupResponse, bytearray],
 
 
 # digest of this module's source, checked by mockbroker_protocol.messages.join_group
-SOURCE_DIGEST: Final = "f384d385166e3342"
+SOURCE_DIGEST: Final = "45773b4717aec869"

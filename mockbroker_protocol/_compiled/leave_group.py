@@ -62,7 +62,7 @@ def decode_MemberIdentity_v4(data: bytes, pos: int) -> tuple[MemberIdentity, int
     o: MemberIdentity = _new(MemberIdentity)
     o.reason = None
     o.member_id, pos = cstr(data, pos, "MemberId")
-    o.group_instance_id, pos = cnstr(data, pos)
+    o.group_instance_id, pos = cnstr(data, pos, "GroupInstanceId")
     pos = tags(data, pos)
     return o, pos
 
@@ -78,8 +78,8 @@ def decode_MemberIdentity_v5(data: bytes, pos: int) -> tuple[MemberIdentity, int
     """MemberIdentity, version 5 (flexible)."""
     o: MemberIdentity = _new(MemberIdentity)
     o.member_id, pos = cstr(data, pos, "MemberId")
-    o.group_instance_id, pos = cnstr(data, pos)
-    o.reason, pos = cnstr(data, pos)
+    o.group_instance_id, pos = cnstr(data, pos, "GroupInstanceId")
+    o.reason, pos = cnstr(data, pos, "Reason")
     pos = tags(data, pos)
     return o, pos
 
@@ -233,7 +233,7 @@ def decode_MemberResponse_v4(data: bytes, pos: int) -> tuple[MemberResponse, int
     """MemberResponse, versions 4-5 (flexible)."""
     o: MemberResponse = _new(MemberResponse)
     o.member_id, pos = cstr(data, pos, "MemberId")
-    o.group_instance_id, pos = cnstr(data, pos)
+    o.group_instance_id, pos = cnstr(data, pos, "GroupInstanceId")
     o.error_code = i16(data, pos)
     pos += 2
     pos = tags(data, pos)
@@ -398,4 +398,4 @@ LEAVE_GROUP_RESPONSE_ENCODERS: dict[int, Callable[[LeaveGroupResponse, bytearray
 
 
 # digest of this module's source, checked by mockbroker_protocol.messages.leave_group
-SOURCE_DIGEST: Final = "017a0d3d32ff2177"
+SOURCE_DIGEST: Final = "b7f119b44b04085b"

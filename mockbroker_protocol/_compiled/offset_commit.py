@@ -122,7 +122,7 @@ def decode_OffsetCommitRequestPartition_v8(data: bytes, pos: int) -> tuple[Offse
     pos += 8
     o.committed_leader_epoch = i32(data, pos)
     pos += 4
-    o.committed_metadata, pos = cnstr(data, pos)
+    o.committed_metadata, pos = cnstr(data, pos, "CommittedMetadata")
     pos = tags(data, pos)
     return o, pos
 
@@ -463,7 +463,7 @@ def decode_OffsetCommitRequest_v8(data: bytes, pos: int) -> tuple[OffsetCommitRe
     o.generation_id_or_member_epoch = i32(data, pos)
     pos += 4
     o.member_id, pos = cstr(data, pos, "MemberId")
-    o.group_instance_id, pos = cnstr(data, pos)
+    o.group_instance_id, pos = cnstr(data, pos, "GroupInstanceId")
     n_topics, pos = compact_len(data, pos)
     count(data, pos, n_topics, "Topics")
     l_topics: list[OffsetCommitRequestTopic] = []
@@ -503,7 +503,7 @@ def decode_OffsetCommitRequest_v10(data: bytes, pos: int) -> tuple[OffsetCommitR
     o.generation_id_or_member_epoch = i32(data, pos)
     pos += 4
     o.member_id, pos = cstr(data, pos, "MemberId")
-    o.group_instance_id, pos = cnstr(data, pos)
+    o.group_instance_id, pos = cnstr(data, pos, "GroupInstanceId")
     n_topics, pos = compact_len(data, pos)
     count(data, pos, n_topics, "Topics")
     l_topics: list[OffsetCommitRequestTopic] = []
@@ -829,4 +829,4 @@ OFFSET_COMMIT_RESPONSE_ENCODERS: dict[int, Callable[[OffsetCommitResponse, bytea
 
 
 # digest of this module's source, checked by mockbroker_protocol.messages.offset_commit
-SOURCE_DIGEST: Final = "fd60375c8ea7f029"
+SOURCE_DIGEST: Final = "101bb427a63d1476"

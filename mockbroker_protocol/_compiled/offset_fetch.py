@@ -147,7 +147,7 @@ def decode_OffsetFetchRequestGroup_v9(data: bytes, pos: int) -> tuple[OffsetFetc
     """OffsetFetchRequestGroup, version 9 (flexible)."""
     o: OffsetFetchRequestGroup = _new(OffsetFetchRequestGroup)
     o.group_id, pos = cstr(data, pos, "GroupId")
-    o.member_id, pos = cnstr(data, pos)
+    o.member_id, pos = cnstr(data, pos, "MemberId")
     o.member_epoch = i32(data, pos)
     pos += 4
     n_topics, pos = compact_len(data, pos)
@@ -180,7 +180,7 @@ def decode_OffsetFetchRequestGroup_v10(data: bytes, pos: int) -> tuple[OffsetFet
     """OffsetFetchRequestGroup, version 10 (flexible)."""
     o: OffsetFetchRequestGroup = _new(OffsetFetchRequestGroup)
     o.group_id, pos = cstr(data, pos, "GroupId")
-    o.member_id, pos = cnstr(data, pos)
+    o.member_id, pos = cnstr(data, pos, "MemberId")
     o.member_epoch = i32(data, pos)
     pos += 4
     n_topics, pos = compact_len(data, pos)
@@ -520,7 +520,7 @@ def decode_OffsetFetchResponsePartitions_v8(
     pos += 8
     o.committed_leader_epoch = i32(data, pos)
     pos += 4
-    o.metadata, pos = cnstr(data, pos)
+    o.metadata, pos = cnstr(data, pos, "Metadata")
     o.error_code = i16(data, pos)
     pos += 2
     pos = tags(data, pos)
@@ -693,7 +693,7 @@ def decode_OffsetFetchResponsePartition_v6(data: bytes, pos: int) -> tuple[Offse
     pos += 8
     o.committed_leader_epoch = i32(data, pos)
     pos += 4
-    o.metadata, pos = cnstr(data, pos)
+    o.metadata, pos = cnstr(data, pos, "Metadata")
     o.error_code = i16(data, pos)
     pos += 2
     pos = tags(data, pos)
@@ -1077,4 +1077,4 @@ OFFSET_FETCH_RESPONSE_ENCODERS: dict[int, Callable[[OffsetFetchResponse, bytearr
 
 
 # digest of this module's source, checked by mockbroker_protocol.messages.offset_fetch
-SOURCE_DIGEST: Final = "f1b48246ea33ae7f"
+SOURCE_DIGEST: Final = "75c866ac13063480"

@@ -163,7 +163,7 @@ def decode_SyncGroupRequest_v4(data: bytes, pos: int) -> tuple[SyncGroupRequest,
     o.generation_id = i32(data, pos)
     pos += 4
     o.member_id, pos = cstr(data, pos, "MemberId")
-    o.group_instance_id, pos = cnstr(data, pos)
+    o.group_instance_id, pos = cnstr(data, pos, "GroupInstanceId")
     n_assignments, pos = compact_len(data, pos)
     count(data, pos, n_assignments, "Assignments")
     l_assignments: list[SyncGroupRequestAssignment] = []
@@ -202,9 +202,9 @@ def decode_SyncGroupRequest_v5(data: bytes, pos: int) -> tuple[SyncGroupRequest,
     o.generation_id = i32(data, pos)
     pos += 4
     o.member_id, pos = cstr(data, pos, "MemberId")
-    o.group_instance_id, pos = cnstr(data, pos)
-    o.protocol_type, pos = cnstr(data, pos)
-    o.protocol_name, pos = cnstr(data, pos)
+    o.group_instance_id, pos = cnstr(data, pos, "GroupInstanceId")
+    o.protocol_type, pos = cnstr(data, pos, "ProtocolType")
+    o.protocol_name, pos = cnstr(data, pos, "ProtocolName")
     n_assignments, pos = compact_len(data, pos)
     count(data, pos, n_assignments, "Assignments")
     l_assignments: list[SyncGroupRequestAssignment] = []
@@ -324,8 +324,8 @@ def decode_SyncGroupResponse_v5(data: bytes, pos: int) -> tuple[SyncGroupRespons
     pos += 4
     o.error_code = i16(data, pos)
     pos += 2
-    o.protocol_type, pos = cnstr(data, pos)
-    o.protocol_name, pos = cnstr(data, pos)
+    o.protocol_type, pos = cnstr(data, pos, "ProtocolType")
+    o.protocol_name, pos = cnstr(data, pos, "ProtocolName")
     o.assignment, pos = cbytes(data, pos, "Assignment")
     pos = tags(data, pos)
     return o, pos
@@ -384,4 +384,4 @@ SYNC_GROUP_RESPONSE_ENCODERS: dict[int, Callable[[SyncGroupResponse, bytearray],
 
 
 # digest of this module's source, checked by mockbroker_protocol.messages.sync_group
-SOURCE_DIGEST: Final = "311733d43407676d"
+SOURCE_DIGEST: Final = "afc15492982fee8b"

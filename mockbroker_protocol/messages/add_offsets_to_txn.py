@@ -173,7 +173,7 @@ def _decode_AddOffsetsToTxnRequest_v3(data: bytes, pos: int) -> tuple[AddOffsets
         o.transactional_id = data[pos + 1 : pos + _n5].decode()
         pos += _n5 or _runtime.null_value("TransactionalId")
     else:
-        o.transactional_id, pos = read_compact_string(data, pos)
+        o.transactional_id, pos = read_compact_string(data, pos, "transactionalId")
     o.producer_id, o.producer_epoch = _S_qh.unpack_from(data, pos)
     pos += 10
     _n6 = data[pos]
@@ -181,7 +181,7 @@ def _decode_AddOffsetsToTxnRequest_v3(data: bytes, pos: int) -> tuple[AddOffsets
         o.group_id = data[pos + 1 : pos + _n6].decode()
         pos += _n6 or _runtime.null_value("GroupId")
     else:
-        o.group_id, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos, "groupId")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:

@@ -326,7 +326,7 @@ def _decode_AddPartitionsToTxnTopic_v3(data: bytes, pos: int) -> tuple[AddPartit
         o.name = data[pos + 1 : pos + _n6].decode()
         pos += _n6 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     _n7 = data[pos]
     if _n7 < 128:
         pos += 1
@@ -375,7 +375,7 @@ def _decode_AddPartitionsToTxnTransaction_v4(
         o.transactional_id = data[pos + 1 : pos + _n13].decode()
         pos += _n13 or _runtime.null_value("TransactionalId")
     else:
-        o.transactional_id, pos = read_compact_string(data, pos)
+        o.transactional_id, pos = read_compact_string(data, pos, "transactionalId")
     o.producer_id, o.producer_epoch, o.verify_only = _S_qho.unpack_from(data, pos)
     pos += 11
     _n14 = data[pos]
@@ -396,7 +396,7 @@ def _decode_AddPartitionsToTxnTransaction_v4(
             _m16.name = data[pos + 1 : pos + _n17].decode()
             pos += _n17 or _runtime.null_value("Name")
         else:
-            _m16.name, pos = read_compact_string(data, pos)
+            _m16.name, pos = read_compact_string(data, pos, "name")
         _n18 = data[pos]
         if _n18 < 128:
             pos += 1
@@ -526,7 +526,7 @@ def _decode_AddPartitionsToTxnRequest_v3(data: bytes, pos: int) -> tuple[AddPart
         o.v3_and_below_transactional_id = data[pos + 1 : pos + _n41].decode()
         pos += _n41 or _runtime.null_value("V3AndBelowTransactionalId")
     else:
-        o.v3_and_below_transactional_id, pos = read_compact_string(data, pos)
+        o.v3_and_below_transactional_id, pos = read_compact_string(data, pos, "v3AndBelowTransactionalId")
     o.v3_and_below_producer_id, o.v3_and_below_producer_epoch = _S_qh.unpack_from(data, pos)
     pos += 10
     _n42 = data[pos]
@@ -549,7 +549,7 @@ def _decode_AddPartitionsToTxnRequest_v3(data: bytes, pos: int) -> tuple[AddPart
             _m44.name = data[pos + 1 : pos + _n45].decode()
             pos += _n45 or _runtime.null_value("Name")
         else:
-            _m44.name, pos = read_compact_string(data, pos)
+            _m44.name, pos = read_compact_string(data, pos, "name")
         _n46 = data[pos]
         if _n46 < 128:
             pos += 1
@@ -740,7 +740,7 @@ def _decode_AddPartitionsToTxnTopicResult_v3(
         o.name = data[pos + 1 : pos + _n71].decode()
         pos += _n71 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     _n72 = data[pos]
     if _n72 < 128:
         pos += 1
@@ -797,7 +797,7 @@ def _decode_AddPartitionsToTxnResult_v4(data: bytes, pos: int) -> tuple[AddParti
         o.transactional_id = data[pos + 1 : pos + _n81].decode()
         pos += _n81 or _runtime.null_value("TransactionalId")
     else:
-        o.transactional_id, pos = read_compact_string(data, pos)
+        o.transactional_id, pos = read_compact_string(data, pos, "transactionalId")
     _n82 = data[pos]
     if _n82 < 128:
         pos += 1

@@ -230,7 +230,7 @@ def _decode_AlterableConfig_v2(data: bytes, pos: int) -> tuple[AlterableConfig, 
         o.name = data[pos + 1 : pos + _n5].decode()
         pos += _n5 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     _n6 = data[pos]
     if _n6 == 0:
         o.value = None
@@ -239,7 +239,7 @@ def _decode_AlterableConfig_v2(data: bytes, pos: int) -> tuple[AlterableConfig, 
         o.value = data[pos + 1 : pos + _n6].decode()
         pos += _n6
     else:
-        o.value, pos = read_compact_nullable_string(data, pos)
+        o.value, pos = read_compact_nullable_string(data, pos, "value")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -334,7 +334,7 @@ def _decode_AlterConfigsResource_v2(data: bytes, pos: int) -> tuple[AlterConfigs
         o.resource_name = data[pos + 1 : pos + _n22].decode()
         pos += _n22 or _runtime.null_value("ResourceName")
     else:
-        o.resource_name, pos = read_compact_string(data, pos)
+        o.resource_name, pos = read_compact_string(data, pos, "resourceName")
     _n23 = data[pos]
     if _n23 < 128:
         pos += 1
@@ -353,7 +353,7 @@ def _decode_AlterConfigsResource_v2(data: bytes, pos: int) -> tuple[AlterConfigs
             _m25.name = data[pos + 1 : pos + _n26].decode()
             pos += _n26 or _runtime.null_value("Name")
         else:
-            _m25.name, pos = read_compact_string(data, pos)
+            _m25.name, pos = read_compact_string(data, pos, "name")
         _n27 = data[pos]
         if _n27 == 0:
             _m25.value = None
@@ -362,7 +362,7 @@ def _decode_AlterConfigsResource_v2(data: bytes, pos: int) -> tuple[AlterConfigs
             _m25.value = data[pos + 1 : pos + _n27].decode()
             pos += _n27
         else:
-            _m25.value, pos = read_compact_nullable_string(data, pos)
+            _m25.value, pos = read_compact_nullable_string(data, pos, "value")
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
@@ -529,7 +529,7 @@ def _decode_AlterConfigsResourceResponse_v2(
         o.error_message = data[pos + 1 : pos + _n53].decode()
         pos += _n53
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     (o.resource_type,) = _S_b.unpack_from(data, pos)
     pos += 1
     _n54 = data[pos]
@@ -537,7 +537,7 @@ def _decode_AlterConfigsResourceResponse_v2(
         o.resource_name = data[pos + 1 : pos + _n54].decode()
         pos += _n54 or _runtime.null_value("ResourceName")
     else:
-        o.resource_name, pos = read_compact_string(data, pos)
+        o.resource_name, pos = read_compact_string(data, pos, "resourceName")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -643,7 +643,7 @@ def _decode_AlterConfigsResponse_v2(data: bytes, pos: int) -> tuple[AlterConfigs
             _m70.error_message = data[pos + 1 : pos + _n71].decode()
             pos += _n71
         else:
-            _m70.error_message, pos = read_compact_nullable_string(data, pos)
+            _m70.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
         (_m70.resource_type,) = _S_b.unpack_from(data, pos)
         pos += 1
         _n72 = data[pos]
@@ -651,7 +651,7 @@ def _decode_AlterConfigsResponse_v2(data: bytes, pos: int) -> tuple[AlterConfigs
             _m70.resource_name = data[pos + 1 : pos + _n72].decode()
             pos += _n72 or _runtime.null_value("ResourceName")
         else:
-            _m70.resource_name, pos = read_compact_string(data, pos)
+            _m70.resource_name, pos = read_compact_string(data, pos, "resourceName")
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:

@@ -263,7 +263,7 @@ def _decode_AlterShareGroupOffsetsRequestTopic_v0(
         o.topic_name = data[pos + 1 : pos + _n2].decode()
         pos += _n2 or _runtime.null_value("TopicName")
     else:
-        o.topic_name, pos = read_compact_string(data, pos)
+        o.topic_name, pos = read_compact_string(data, pos, "topicName")
     _n3 = data[pos]
     if _n3 < 128:
         pos += 1
@@ -322,7 +322,7 @@ def _decode_AlterShareGroupOffsetsRequest_v0(
         o.group_id = data[pos + 1 : pos + _n12].decode()
         pos += _n12 or _runtime.null_value("GroupId")
     else:
-        o.group_id, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos, "groupId")
     _n13 = data[pos]
     if _n13 < 128:
         pos += 1
@@ -380,7 +380,7 @@ def _decode_AlterShareGroupOffsetsResponsePartition_v0(
         o.error_message = data[pos + 1 : pos + _n21].decode()
         pos += _n21
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -416,7 +416,7 @@ def _decode_AlterShareGroupOffsetsResponseTopic_v0(
         o.topic_name = data[pos + 1 : pos + _n24].decode()
         pos += _n24 or _runtime.null_value("TopicName")
     else:
-        o.topic_name, pos = read_compact_string(data, pos)
+        o.topic_name, pos = read_compact_string(data, pos, "topicName")
     (_r25,) = _S_16s.unpack_from(data, pos)
     pos += 16
     o.topic_id = UUID(bytes=_r25)
@@ -443,7 +443,7 @@ def _decode_AlterShareGroupOffsetsResponseTopic_v0(
             _m28.error_message = data[pos + 1 : pos + _n29].decode()
             pos += _n29
         else:
-            _m28.error_message, pos = read_compact_nullable_string(data, pos)
+            _m28.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
@@ -506,7 +506,7 @@ def _decode_AlterShareGroupOffsetsResponse_v0(
         o.error_message = data[pos + 1 : pos + _n37].decode()
         pos += _n37
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     _n38 = data[pos]
     if _n38 < 128:
         pos += 1

@@ -201,7 +201,7 @@ def _decode_ScramCredentialUpsertion_v0(data: bytes, pos: int) -> tuple[ScramCre
         o.name = data[pos + 1 : pos + _n1].decode()
         pos += _n1 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     o.mechanism, o.iterations = _S_bi.unpack_from(data, pos)
     pos += 5
     _n2 = data[pos]
@@ -256,7 +256,7 @@ def _decode_ScramCredentialDeletion_v0(data: bytes, pos: int) -> tuple[ScramCred
         o.name = data[pos + 1 : pos + _n8].decode()
         pos += _n8 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     o.mechanism, _t9 = _S_bB.unpack_from(data, pos)
     pos += 2
     if _t9 != 0:
@@ -299,7 +299,7 @@ def _decode_AlterUserScramCredentialsRequest_v0(
             _m14.name = data[pos + 1 : pos + _n15].decode()
             pos += _n15 or _runtime.null_value("Name")
         else:
-            _m14.name, pos = read_compact_string(data, pos)
+            _m14.name, pos = read_compact_string(data, pos, "name")
         _m14.mechanism, _t16 = _S_bB.unpack_from(data, pos)
         pos += 2
         if _t16 != 0:
@@ -324,7 +324,7 @@ def _decode_AlterUserScramCredentialsRequest_v0(
             _m19.name = data[pos + 1 : pos + _n20].decode()
             pos += _n20 or _runtime.null_value("Name")
         else:
-            _m19.name, pos = read_compact_string(data, pos)
+            _m19.name, pos = read_compact_string(data, pos, "name")
         _m19.mechanism, _m19.iterations = _S_bi.unpack_from(data, pos)
         pos += 5
         _n21 = data[pos]
@@ -410,7 +410,7 @@ def _decode_AlterUserScramCredentialsResult_v0(
         o.user = data[pos + 1 : pos + _n35].decode()
         pos += _n35 or _runtime.null_value("User")
     else:
-        o.user, pos = read_compact_string(data, pos)
+        o.user, pos = read_compact_string(data, pos, "user")
     (o.error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
     _n36 = data[pos]
@@ -421,7 +421,7 @@ def _decode_AlterUserScramCredentialsResult_v0(
         o.error_message = data[pos + 1 : pos + _n36].decode()
         pos += _n36
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -477,7 +477,7 @@ def _decode_AlterUserScramCredentialsResponse_v0(
             _m43.user = data[pos + 1 : pos + _n44].decode()
             pos += _n44 or _runtime.null_value("User")
         else:
-            _m43.user, pos = read_compact_string(data, pos)
+            _m43.user, pos = read_compact_string(data, pos, "user")
         (_m43.error_code,) = _S_h.unpack_from(data, pos)
         pos += 2
         _n45 = data[pos]
@@ -488,7 +488,7 @@ def _decode_AlterUserScramCredentialsResponse_v0(
             _m43.error_message = data[pos + 1 : pos + _n45].decode()
             pos += _n45
         else:
-            _m43.error_message, pos = read_compact_nullable_string(data, pos)
+            _m43.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:

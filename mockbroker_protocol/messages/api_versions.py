@@ -240,13 +240,13 @@ def _decode_ApiVersionsRequest_v3(data: bytes, pos: int) -> tuple[ApiVersionsReq
         o.client_software_name = data[pos + 1 : pos + _n1].decode()
         pos += _n1 or _runtime.null_value("ClientSoftwareName")
     else:
-        o.client_software_name, pos = read_compact_string(data, pos)
+        o.client_software_name, pos = read_compact_string(data, pos, "clientSoftwareName")
     _n2 = data[pos]
     if _n2 < 128:
         o.client_software_version = data[pos + 1 : pos + _n2].decode()
         pos += _n2 or _runtime.null_value("ClientSoftwareVersion")
     else:
-        o.client_software_version, pos = read_compact_string(data, pos)
+        o.client_software_version, pos = read_compact_string(data, pos, "clientSoftwareVersion")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -281,7 +281,7 @@ def _decode_FinalizedFeatureKey_v3(data: bytes, pos: int) -> tuple[FinalizedFeat
         o.name = data[pos + 1 : pos + _n7].decode()
         pos += _n7 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     o.max_version_level, o.min_version_level, _t8 = _S_hhB.unpack_from(data, pos)
     pos += 5
     if _t8 != 0:
@@ -309,7 +309,7 @@ def _decode_SupportedFeatureKey_v3(data: bytes, pos: int) -> tuple[SupportedFeat
         o.name = data[pos + 1 : pos + _n11].decode()
         pos += _n11 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     o.min_version, o.max_version, _t12 = _S_hhB.unpack_from(data, pos)
     pos += 5
     if _t12 != 0:
@@ -482,7 +482,7 @@ def _decode_ApiVersionsResponse_v3(data: bytes, pos: int) -> tuple[ApiVersionsRe
                         _m35.name = data[pos + 1 : pos + _n36].decode()
                         pos += _n36 or _runtime.null_value("Name")
                     else:
-                        _m35.name, pos = read_compact_string(data, pos)
+                        _m35.name, pos = read_compact_string(data, pos, "name")
                     _m35.min_version, _m35.max_version, _t37 = _S_hhB.unpack_from(data, pos)
                     pos += 5
                     if _t37 != 0:
@@ -513,7 +513,7 @@ def _decode_ApiVersionsResponse_v3(data: bytes, pos: int) -> tuple[ApiVersionsRe
                         _m40.name = data[pos + 1 : pos + _n41].decode()
                         pos += _n41 or _runtime.null_value("Name")
                     else:
-                        _m40.name, pos = read_compact_string(data, pos)
+                        _m40.name, pos = read_compact_string(data, pos, "name")
                     _m40.max_version_level, _m40.min_version_level, _t42 = _S_hhB.unpack_from(data, pos)
                     pos += 5
                     if _t42 != 0:

@@ -284,7 +284,7 @@ def _decode_ConsumerGroupDescribeRequest_v0(
             _e3 = data[pos + 1 : pos + _n4].decode()
             pos += _n4 or _runtime.null_value("GroupIds")
         else:
-            _e3, pos = read_compact_string(data, pos)
+            _e3, pos = read_compact_string(data, pos, "groupIds")
         _l2.append(_e3)
     o.group_ids = _l2
     o.include_authorized_operations, _t5 = _S_oB.unpack_from(data, pos)
@@ -324,7 +324,7 @@ def _decode_TopicPartitions_v0(data: bytes, pos: int) -> tuple[TopicPartitions, 
         o.topic_name = data[pos + 1 : pos + _n12].decode()
         pos += _n12 or _runtime.null_value("TopicName")
     else:
-        o.topic_name, pos = read_compact_string(data, pos)
+        o.topic_name, pos = read_compact_string(data, pos, "topicName")
     _n13 = data[pos]
     if _n13 < 128:
         pos += 1
@@ -390,7 +390,7 @@ def _decode_Assignment_v0(data: bytes, pos: int) -> tuple[Assignment, int]:
             _m21.topic_name = data[pos + 1 : pos + _n23].decode()
             pos += _n23 or _runtime.null_value("TopicName")
         else:
-            _m21.topic_name, pos = read_compact_string(data, pos)
+            _m21.topic_name, pos = read_compact_string(data, pos, "topicName")
         _n24 = data[pos]
         if _n24 < 128:
             pos += 1
@@ -455,7 +455,7 @@ def _decode_Member_v0(data: bytes, pos: int) -> tuple[Member, int]:
         o.member_id = data[pos + 1 : pos + _n33].decode()
         pos += _n33 or _runtime.null_value("MemberId")
     else:
-        o.member_id, pos = read_compact_string(data, pos)
+        o.member_id, pos = read_compact_string(data, pos, "memberId")
     _n34 = data[pos]
     if _n34 == 0:
         o.instance_id = None
@@ -464,7 +464,7 @@ def _decode_Member_v0(data: bytes, pos: int) -> tuple[Member, int]:
         o.instance_id = data[pos + 1 : pos + _n34].decode()
         pos += _n34
     else:
-        o.instance_id, pos = read_compact_nullable_string(data, pos)
+        o.instance_id, pos = read_compact_nullable_string(data, pos, "instanceId")
     _n35 = data[pos]
     if _n35 == 0:
         o.rack_id = None
@@ -473,7 +473,7 @@ def _decode_Member_v0(data: bytes, pos: int) -> tuple[Member, int]:
         o.rack_id = data[pos + 1 : pos + _n35].decode()
         pos += _n35
     else:
-        o.rack_id, pos = read_compact_nullable_string(data, pos)
+        o.rack_id, pos = read_compact_nullable_string(data, pos, "rackId")
     (o.member_epoch,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n36 = data[pos]
@@ -481,13 +481,13 @@ def _decode_Member_v0(data: bytes, pos: int) -> tuple[Member, int]:
         o.client_id = data[pos + 1 : pos + _n36].decode()
         pos += _n36 or _runtime.null_value("ClientId")
     else:
-        o.client_id, pos = read_compact_string(data, pos)
+        o.client_id, pos = read_compact_string(data, pos, "clientId")
     _n37 = data[pos]
     if _n37 < 128:
         o.client_host = data[pos + 1 : pos + _n37].decode()
         pos += _n37 or _runtime.null_value("ClientHost")
     else:
-        o.client_host, pos = read_compact_string(data, pos)
+        o.client_host, pos = read_compact_string(data, pos, "clientHost")
     _n38 = data[pos]
     if _n38 < 128:
         pos += 1
@@ -507,7 +507,7 @@ def _decode_Member_v0(data: bytes, pos: int) -> tuple[Member, int]:
             _e40 = data[pos + 1 : pos + _n41].decode()
             pos += _n41 or _runtime.null_value("SubscribedTopicNames")
         else:
-            _e40, pos = read_compact_string(data, pos)
+            _e40, pos = read_compact_string(data, pos, "subscribedTopicNames")
         _l39.append(_e40)
     o.subscribed_topic_names = _l39
     _n42 = data[pos]
@@ -518,7 +518,7 @@ def _decode_Member_v0(data: bytes, pos: int) -> tuple[Member, int]:
         o.subscribed_topic_regex = data[pos + 1 : pos + _n42].decode()
         pos += _n42
     else:
-        o.subscribed_topic_regex, pos = read_compact_nullable_string(data, pos)
+        o.subscribed_topic_regex, pos = read_compact_nullable_string(data, pos, "subscribedTopicRegex")
     o.assignment, pos = _decode_Assignment_v0(data, pos)
     o.target_assignment, pos = _decode_Assignment_v0(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
@@ -609,7 +609,7 @@ def _decode_Member_v1(data: bytes, pos: int) -> tuple[Member, int]:
         o.member_id = data[pos + 1 : pos + _n60].decode()
         pos += _n60 or _runtime.null_value("MemberId")
     else:
-        o.member_id, pos = read_compact_string(data, pos)
+        o.member_id, pos = read_compact_string(data, pos, "memberId")
     _n61 = data[pos]
     if _n61 == 0:
         o.instance_id = None
@@ -618,7 +618,7 @@ def _decode_Member_v1(data: bytes, pos: int) -> tuple[Member, int]:
         o.instance_id = data[pos + 1 : pos + _n61].decode()
         pos += _n61
     else:
-        o.instance_id, pos = read_compact_nullable_string(data, pos)
+        o.instance_id, pos = read_compact_nullable_string(data, pos, "instanceId")
     _n62 = data[pos]
     if _n62 == 0:
         o.rack_id = None
@@ -627,7 +627,7 @@ def _decode_Member_v1(data: bytes, pos: int) -> tuple[Member, int]:
         o.rack_id = data[pos + 1 : pos + _n62].decode()
         pos += _n62
     else:
-        o.rack_id, pos = read_compact_nullable_string(data, pos)
+        o.rack_id, pos = read_compact_nullable_string(data, pos, "rackId")
     (o.member_epoch,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n63 = data[pos]
@@ -635,13 +635,13 @@ def _decode_Member_v1(data: bytes, pos: int) -> tuple[Member, int]:
         o.client_id = data[pos + 1 : pos + _n63].decode()
         pos += _n63 or _runtime.null_value("ClientId")
     else:
-        o.client_id, pos = read_compact_string(data, pos)
+        o.client_id, pos = read_compact_string(data, pos, "clientId")
     _n64 = data[pos]
     if _n64 < 128:
         o.client_host = data[pos + 1 : pos + _n64].decode()
         pos += _n64 or _runtime.null_value("ClientHost")
     else:
-        o.client_host, pos = read_compact_string(data, pos)
+        o.client_host, pos = read_compact_string(data, pos, "clientHost")
     _n65 = data[pos]
     if _n65 < 128:
         pos += 1
@@ -661,7 +661,7 @@ def _decode_Member_v1(data: bytes, pos: int) -> tuple[Member, int]:
             _e67 = data[pos + 1 : pos + _n68].decode()
             pos += _n68 or _runtime.null_value("SubscribedTopicNames")
         else:
-            _e67, pos = read_compact_string(data, pos)
+            _e67, pos = read_compact_string(data, pos, "subscribedTopicNames")
         _l66.append(_e67)
     o.subscribed_topic_names = _l66
     _n69 = data[pos]
@@ -672,7 +672,7 @@ def _decode_Member_v1(data: bytes, pos: int) -> tuple[Member, int]:
         o.subscribed_topic_regex = data[pos + 1 : pos + _n69].decode()
         pos += _n69
     else:
-        o.subscribed_topic_regex, pos = read_compact_nullable_string(data, pos)
+        o.subscribed_topic_regex, pos = read_compact_nullable_string(data, pos, "subscribedTopicRegex")
     o.assignment, pos = _decode_Assignment_v0(data, pos)
     o.target_assignment, pos = _decode_Assignment_v0(data, pos)
     o.member_type, _t70 = _S_bB.unpack_from(data, pos)
@@ -768,19 +768,19 @@ def _decode_DescribedGroup_v0(data: bytes, pos: int) -> tuple[DescribedGroup, in
         o.error_message = data[pos + 1 : pos + _n88].decode()
         pos += _n88
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     _n89 = data[pos]
     if _n89 < 128:
         o.group_id = data[pos + 1 : pos + _n89].decode()
         pos += _n89 or _runtime.null_value("GroupId")
     else:
-        o.group_id, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos, "groupId")
     _n90 = data[pos]
     if _n90 < 128:
         o.group_state = data[pos + 1 : pos + _n90].decode()
         pos += _n90 or _runtime.null_value("GroupState")
     else:
-        o.group_state, pos = read_compact_string(data, pos)
+        o.group_state, pos = read_compact_string(data, pos, "groupState")
     o.group_epoch, o.assignment_epoch = _S_ii.unpack_from(data, pos)
     pos += 8
     _n91 = data[pos]
@@ -788,7 +788,7 @@ def _decode_DescribedGroup_v0(data: bytes, pos: int) -> tuple[DescribedGroup, in
         o.assignor_name = data[pos + 1 : pos + _n91].decode()
         pos += _n91 or _runtime.null_value("AssignorName")
     else:
-        o.assignor_name, pos = read_compact_string(data, pos)
+        o.assignor_name, pos = read_compact_string(data, pos, "assignorName")
     _n92 = data[pos]
     if _n92 < 128:
         pos += 1
@@ -870,19 +870,19 @@ def _decode_DescribedGroup_v1(data: bytes, pos: int) -> tuple[DescribedGroup, in
         o.error_message = data[pos + 1 : pos + _n107].decode()
         pos += _n107
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     _n108 = data[pos]
     if _n108 < 128:
         o.group_id = data[pos + 1 : pos + _n108].decode()
         pos += _n108 or _runtime.null_value("GroupId")
     else:
-        o.group_id, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos, "groupId")
     _n109 = data[pos]
     if _n109 < 128:
         o.group_state = data[pos + 1 : pos + _n109].decode()
         pos += _n109 or _runtime.null_value("GroupState")
     else:
-        o.group_state, pos = read_compact_string(data, pos)
+        o.group_state, pos = read_compact_string(data, pos, "groupState")
     o.group_epoch, o.assignment_epoch = _S_ii.unpack_from(data, pos)
     pos += 8
     _n110 = data[pos]
@@ -890,7 +890,7 @@ def _decode_DescribedGroup_v1(data: bytes, pos: int) -> tuple[DescribedGroup, in
         o.assignor_name = data[pos + 1 : pos + _n110].decode()
         pos += _n110 or _runtime.null_value("AssignorName")
     else:
-        o.assignor_name, pos = read_compact_string(data, pos)
+        o.assignor_name, pos = read_compact_string(data, pos, "assignorName")
     _n111 = data[pos]
     if _n111 < 128:
         pos += 1

@@ -298,13 +298,13 @@ def _decode_ConsumerGroupHeartbeatRequest_v0(
         o.group_id = data[pos + 1 : pos + _n6].decode()
         pos += _n6 or _runtime.null_value("GroupId")
     else:
-        o.group_id, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos, "groupId")
     _n7 = data[pos]
     if _n7 < 128:
         o.member_id = data[pos + 1 : pos + _n7].decode()
         pos += _n7 or _runtime.null_value("MemberId")
     else:
-        o.member_id, pos = read_compact_string(data, pos)
+        o.member_id, pos = read_compact_string(data, pos, "memberId")
     (o.member_epoch,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n8 = data[pos]
@@ -315,7 +315,7 @@ def _decode_ConsumerGroupHeartbeatRequest_v0(
         o.instance_id = data[pos + 1 : pos + _n8].decode()
         pos += _n8
     else:
-        o.instance_id, pos = read_compact_nullable_string(data, pos)
+        o.instance_id, pos = read_compact_nullable_string(data, pos, "instanceId")
     _n9 = data[pos]
     if _n9 == 0:
         o.rack_id = None
@@ -324,7 +324,7 @@ def _decode_ConsumerGroupHeartbeatRequest_v0(
         o.rack_id = data[pos + 1 : pos + _n9].decode()
         pos += _n9
     else:
-        o.rack_id, pos = read_compact_nullable_string(data, pos)
+        o.rack_id, pos = read_compact_nullable_string(data, pos, "rackId")
     (o.rebalance_timeout_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n10 = data[pos]
@@ -349,7 +349,7 @@ def _decode_ConsumerGroupHeartbeatRequest_v0(
                 _e12 = data[pos + 1 : pos + _n13].decode()
                 pos += _n13 or _runtime.null_value("SubscribedTopicNames")
             else:
-                _e12, pos = read_compact_string(data, pos)
+                _e12, pos = read_compact_string(data, pos, "subscribedTopicNames")
             _l11.append(_e12)
         o.subscribed_topic_names = _l11
     _n14 = data[pos]
@@ -360,7 +360,7 @@ def _decode_ConsumerGroupHeartbeatRequest_v0(
         o.server_assignor = data[pos + 1 : pos + _n14].decode()
         pos += _n14
     else:
-        o.server_assignor, pos = read_compact_nullable_string(data, pos)
+        o.server_assignor, pos = read_compact_nullable_string(data, pos, "serverAssignor")
     _n15 = data[pos]
     if _n15 < 128:
         pos += 1
@@ -506,13 +506,13 @@ def _decode_ConsumerGroupHeartbeatRequest_v1(
         o.group_id = data[pos + 1 : pos + _n41].decode()
         pos += _n41 or _runtime.null_value("GroupId")
     else:
-        o.group_id, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos, "groupId")
     _n42 = data[pos]
     if _n42 < 128:
         o.member_id = data[pos + 1 : pos + _n42].decode()
         pos += _n42 or _runtime.null_value("MemberId")
     else:
-        o.member_id, pos = read_compact_string(data, pos)
+        o.member_id, pos = read_compact_string(data, pos, "memberId")
     (o.member_epoch,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n43 = data[pos]
@@ -523,7 +523,7 @@ def _decode_ConsumerGroupHeartbeatRequest_v1(
         o.instance_id = data[pos + 1 : pos + _n43].decode()
         pos += _n43
     else:
-        o.instance_id, pos = read_compact_nullable_string(data, pos)
+        o.instance_id, pos = read_compact_nullable_string(data, pos, "instanceId")
     _n44 = data[pos]
     if _n44 == 0:
         o.rack_id = None
@@ -532,7 +532,7 @@ def _decode_ConsumerGroupHeartbeatRequest_v1(
         o.rack_id = data[pos + 1 : pos + _n44].decode()
         pos += _n44
     else:
-        o.rack_id, pos = read_compact_nullable_string(data, pos)
+        o.rack_id, pos = read_compact_nullable_string(data, pos, "rackId")
     (o.rebalance_timeout_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n45 = data[pos]
@@ -557,7 +557,7 @@ def _decode_ConsumerGroupHeartbeatRequest_v1(
                 _e47 = data[pos + 1 : pos + _n48].decode()
                 pos += _n48 or _runtime.null_value("SubscribedTopicNames")
             else:
-                _e47, pos = read_compact_string(data, pos)
+                _e47, pos = read_compact_string(data, pos, "subscribedTopicNames")
             _l46.append(_e47)
         o.subscribed_topic_names = _l46
     _n49 = data[pos]
@@ -568,7 +568,7 @@ def _decode_ConsumerGroupHeartbeatRequest_v1(
         o.subscribed_topic_regex = data[pos + 1 : pos + _n49].decode()
         pos += _n49
     else:
-        o.subscribed_topic_regex, pos = read_compact_nullable_string(data, pos)
+        o.subscribed_topic_regex, pos = read_compact_nullable_string(data, pos, "subscribedTopicRegex")
     _n50 = data[pos]
     if _n50 == 0:
         o.server_assignor = None
@@ -577,7 +577,7 @@ def _decode_ConsumerGroupHeartbeatRequest_v1(
         o.server_assignor = data[pos + 1 : pos + _n50].decode()
         pos += _n50
     else:
-        o.server_assignor, pos = read_compact_nullable_string(data, pos)
+        o.server_assignor, pos = read_compact_nullable_string(data, pos, "serverAssignor")
     _n51 = data[pos]
     if _n51 < 128:
         pos += 1
@@ -849,7 +849,7 @@ def _decode_ConsumerGroupHeartbeatResponse_v0(
         o.error_message = data[pos + 1 : pos + _n95].decode()
         pos += _n95
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     _n96 = data[pos]
     if _n96 == 0:
         o.member_id = None
@@ -858,7 +858,7 @@ def _decode_ConsumerGroupHeartbeatResponse_v0(
         o.member_id = data[pos + 1 : pos + _n96].decode()
         pos += _n96
     else:
-        o.member_id, pos = read_compact_nullable_string(data, pos)
+        o.member_id, pos = read_compact_nullable_string(data, pos, "memberId")
     o.member_epoch, o.heartbeat_interval_ms = _S_ii.unpack_from(data, pos)
     pos += 8
     if data[pos] == 255:

@@ -227,7 +227,7 @@ def _decode_AclCreation_v2(data: bytes, pos: int) -> tuple[AclCreation, int]:
         o.resource_name = data[pos + 1 : pos + _n7].decode()
         pos += _n7 or _runtime.null_value("ResourceName")
     else:
-        o.resource_name, pos = read_compact_string(data, pos)
+        o.resource_name, pos = read_compact_string(data, pos, "resourceName")
     (o.resource_pattern_type,) = _S_b.unpack_from(data, pos)
     pos += 1
     _n8 = data[pos]
@@ -235,13 +235,13 @@ def _decode_AclCreation_v2(data: bytes, pos: int) -> tuple[AclCreation, int]:
         o.principal = data[pos + 1 : pos + _n8].decode()
         pos += _n8 or _runtime.null_value("Principal")
     else:
-        o.principal, pos = read_compact_string(data, pos)
+        o.principal, pos = read_compact_string(data, pos, "principal")
     _n9 = data[pos]
     if _n9 < 128:
         o.host = data[pos + 1 : pos + _n9].decode()
         pos += _n9 or _runtime.null_value("Host")
     else:
-        o.host, pos = read_compact_string(data, pos)
+        o.host, pos = read_compact_string(data, pos, "host")
     o.operation, o.permission_type, _t10 = _S_bbB.unpack_from(data, pos)
     pos += 3
     if _t10 != 0:
@@ -354,7 +354,7 @@ def _decode_CreateAclsRequest_v2(data: bytes, pos: int) -> tuple[CreateAclsReque
             _m30.resource_name = data[pos + 1 : pos + _n31].decode()
             pos += _n31 or _runtime.null_value("ResourceName")
         else:
-            _m30.resource_name, pos = read_compact_string(data, pos)
+            _m30.resource_name, pos = read_compact_string(data, pos, "resourceName")
         (_m30.resource_pattern_type,) = _S_b.unpack_from(data, pos)
         pos += 1
         _n32 = data[pos]
@@ -362,13 +362,13 @@ def _decode_CreateAclsRequest_v2(data: bytes, pos: int) -> tuple[CreateAclsReque
             _m30.principal = data[pos + 1 : pos + _n32].decode()
             pos += _n32 or _runtime.null_value("Principal")
         else:
-            _m30.principal, pos = read_compact_string(data, pos)
+            _m30.principal, pos = read_compact_string(data, pos, "principal")
         _n33 = data[pos]
         if _n33 < 128:
             _m30.host = data[pos + 1 : pos + _n33].decode()
             pos += _n33 or _runtime.null_value("Host")
         else:
-            _m30.host, pos = read_compact_string(data, pos)
+            _m30.host, pos = read_compact_string(data, pos, "host")
         _m30.operation, _m30.permission_type, _t34 = _S_bbB.unpack_from(data, pos)
         pos += 3
         if _t34 != 0:
@@ -454,7 +454,7 @@ def _decode_AclCreationResult_v2(data: bytes, pos: int) -> tuple[AclCreationResu
         o.error_message = data[pos + 1 : pos + _n46].decode()
         pos += _n46
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -543,7 +543,7 @@ def _decode_CreateAclsResponse_v2(data: bytes, pos: int) -> tuple[CreateAclsResp
             _m58.error_message = data[pos + 1 : pos + _n59].decode()
             pos += _n59
         else:
-            _m58.error_message, pos = read_compact_nullable_string(data, pos)
+            _m58.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:

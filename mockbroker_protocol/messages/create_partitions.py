@@ -308,7 +308,7 @@ def _decode_CreatePartitionsTopic_v2(data: bytes, pos: int) -> tuple[CreateParti
         o.name = data[pos + 1 : pos + _n18].decode()
         pos += _n18 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     (o.count,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n19 = data[pos]
@@ -493,7 +493,7 @@ def _decode_CreatePartitionsTopicResult_v2(data: bytes, pos: int) -> tuple[Creat
         o.name = data[pos + 1 : pos + _n47].decode()
         pos += _n47 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     (o.error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
     _n48 = data[pos]
@@ -504,7 +504,7 @@ def _decode_CreatePartitionsTopicResult_v2(data: bytes, pos: int) -> tuple[Creat
         o.error_message = data[pos + 1 : pos + _n48].decode()
         pos += _n48
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -604,7 +604,7 @@ def _decode_CreatePartitionsResponse_v2(data: bytes, pos: int) -> tuple[CreatePa
             _m64.name = data[pos + 1 : pos + _n65].decode()
             pos += _n65 or _runtime.null_value("Name")
         else:
-            _m64.name, pos = read_compact_string(data, pos)
+            _m64.name, pos = read_compact_string(data, pos, "name")
         (_m64.error_code,) = _S_h.unpack_from(data, pos)
         pos += 2
         _n66 = data[pos]
@@ -615,7 +615,7 @@ def _decode_CreatePartitionsResponse_v2(data: bytes, pos: int) -> tuple[CreatePa
             _m64.error_message = data[pos + 1 : pos + _n66].decode()
             pos += _n66
         else:
-            _m64.error_message, pos = read_compact_nullable_string(data, pos)
+            _m64.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:

@@ -283,7 +283,7 @@ def _decode_CreatableTopicConfig_v5(data: bytes, pos: int) -> tuple[CreatableTop
         o.name = data[pos + 1 : pos + _n5].decode()
         pos += _n5 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     _n6 = data[pos]
     if _n6 == 0:
         o.value = None
@@ -292,7 +292,7 @@ def _decode_CreatableTopicConfig_v5(data: bytes, pos: int) -> tuple[CreatableTop
         o.value = data[pos + 1 : pos + _n6].decode()
         pos += _n6
     else:
-        o.value, pos = read_compact_nullable_string(data, pos)
+        o.value, pos = read_compact_nullable_string(data, pos, "value")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -470,7 +470,7 @@ def _decode_CreatableTopic_v5(data: bytes, pos: int) -> tuple[CreatableTopic, in
         o.name = data[pos + 1 : pos + _n37].decode()
         pos += _n37 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     o.num_partitions, o.replication_factor = _S_ih.unpack_from(data, pos)
     pos += 6
     _n38 = data[pos]
@@ -526,7 +526,7 @@ def _decode_CreatableTopic_v5(data: bytes, pos: int) -> tuple[CreatableTopic, in
             _m44.name = data[pos + 1 : pos + _n45].decode()
             pos += _n45 or _runtime.null_value("Name")
         else:
-            _m44.name, pos = read_compact_string(data, pos)
+            _m44.name, pos = read_compact_string(data, pos, "name")
         _n46 = data[pos]
         if _n46 == 0:
             _m44.value = None
@@ -535,7 +535,7 @@ def _decode_CreatableTopic_v5(data: bytes, pos: int) -> tuple[CreatableTopic, in
             _m44.value = data[pos + 1 : pos + _n46].decode()
             pos += _n46
         else:
-            _m44.value, pos = read_compact_nullable_string(data, pos)
+            _m44.value, pos = read_compact_nullable_string(data, pos, "value")
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
@@ -706,7 +706,7 @@ def _decode_CreatableTopicConfigs_v5(data: bytes, pos: int) -> tuple[CreatableTo
         o.name = data[pos + 1 : pos + _n79].decode()
         pos += _n79 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     _n80 = data[pos]
     if _n80 == 0:
         o.value = None
@@ -715,7 +715,7 @@ def _decode_CreatableTopicConfigs_v5(data: bytes, pos: int) -> tuple[CreatableTo
         o.value = data[pos + 1 : pos + _n80].decode()
         pos += _n80
     else:
-        o.value, pos = read_compact_nullable_string(data, pos)
+        o.value, pos = read_compact_nullable_string(data, pos, "value")
     o.read_only, o.config_source, o.is_sensitive, _t81 = _S_oboB.unpack_from(data, pos)
     pos += 4
     if _t81 != 0:
@@ -820,7 +820,7 @@ def _decode_CreatableTopicResult_v5(data: bytes, pos: int) -> tuple[CreatableTop
         o.name = data[pos + 1 : pos + _n92].decode()
         pos += _n92 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     (o.error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
     _n93 = data[pos]
@@ -831,7 +831,7 @@ def _decode_CreatableTopicResult_v5(data: bytes, pos: int) -> tuple[CreatableTop
         o.error_message = data[pos + 1 : pos + _n93].decode()
         pos += _n93
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     o.num_partitions, o.replication_factor = _S_ih.unpack_from(data, pos)
     pos += 6
     _n94 = data[pos]
@@ -855,7 +855,7 @@ def _decode_CreatableTopicResult_v5(data: bytes, pos: int) -> tuple[CreatableTop
                 _m96.name = data[pos + 1 : pos + _n97].decode()
                 pos += _n97 or _runtime.null_value("Name")
             else:
-                _m96.name, pos = read_compact_string(data, pos)
+                _m96.name, pos = read_compact_string(data, pos, "name")
             _n98 = data[pos]
             if _n98 == 0:
                 _m96.value = None
@@ -864,7 +864,7 @@ def _decode_CreatableTopicResult_v5(data: bytes, pos: int) -> tuple[CreatableTop
                 _m96.value = data[pos + 1 : pos + _n98].decode()
                 pos += _n98
             else:
-                _m96.value, pos = read_compact_nullable_string(data, pos)
+                _m96.value, pos = read_compact_nullable_string(data, pos, "value")
             _m96.read_only, _m96.config_source, _m96.is_sensitive, _t99 = _S_oboB.unpack_from(data, pos)
             pos += 4
             if _t99 != 0:
@@ -957,7 +957,7 @@ def _decode_CreatableTopicResult_v7(data: bytes, pos: int) -> tuple[CreatableTop
         o.name = data[pos + 1 : pos + _n116].decode()
         pos += _n116 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     _r117, o.error_code = _S_16sh.unpack_from(data, pos)
     pos += 18
     o.topic_id = UUID(bytes=_r117)
@@ -969,7 +969,7 @@ def _decode_CreatableTopicResult_v7(data: bytes, pos: int) -> tuple[CreatableTop
         o.error_message = data[pos + 1 : pos + _n118].decode()
         pos += _n118
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     o.num_partitions, o.replication_factor = _S_ih.unpack_from(data, pos)
     pos += 6
     _n119 = data[pos]
@@ -993,7 +993,7 @@ def _decode_CreatableTopicResult_v7(data: bytes, pos: int) -> tuple[CreatableTop
                 _m121.name = data[pos + 1 : pos + _n122].decode()
                 pos += _n122 or _runtime.null_value("Name")
             else:
-                _m121.name, pos = read_compact_string(data, pos)
+                _m121.name, pos = read_compact_string(data, pos, "name")
             _n123 = data[pos]
             if _n123 == 0:
                 _m121.value = None
@@ -1002,7 +1002,7 @@ def _decode_CreatableTopicResult_v7(data: bytes, pos: int) -> tuple[CreatableTop
                 _m121.value = data[pos + 1 : pos + _n123].decode()
                 pos += _n123
             else:
-                _m121.value, pos = read_compact_nullable_string(data, pos)
+                _m121.value, pos = read_compact_nullable_string(data, pos, "value")
             _m121.read_only, _m121.config_source, _m121.is_sensitive, _t124 = _S_oboB.unpack_from(data, pos)
             pos += 4
             if _t124 != 0:

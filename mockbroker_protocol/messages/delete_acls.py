@@ -277,7 +277,7 @@ def _decode_DeleteAclsFilter_v2(data: bytes, pos: int) -> tuple[DeleteAclsFilter
         o.resource_name_filter = data[pos + 1 : pos + _n7].decode()
         pos += _n7
     else:
-        o.resource_name_filter, pos = read_compact_nullable_string(data, pos)
+        o.resource_name_filter, pos = read_compact_nullable_string(data, pos, "resourceNameFilter")
     (o.pattern_type_filter,) = _S_b.unpack_from(data, pos)
     pos += 1
     _n8 = data[pos]
@@ -288,7 +288,7 @@ def _decode_DeleteAclsFilter_v2(data: bytes, pos: int) -> tuple[DeleteAclsFilter
         o.principal_filter = data[pos + 1 : pos + _n8].decode()
         pos += _n8
     else:
-        o.principal_filter, pos = read_compact_nullable_string(data, pos)
+        o.principal_filter, pos = read_compact_nullable_string(data, pos, "principalFilter")
     _n9 = data[pos]
     if _n9 == 0:
         o.host_filter = None
@@ -297,7 +297,7 @@ def _decode_DeleteAclsFilter_v2(data: bytes, pos: int) -> tuple[DeleteAclsFilter
         o.host_filter = data[pos + 1 : pos + _n9].decode()
         pos += _n9
     else:
-        o.host_filter, pos = read_compact_nullable_string(data, pos)
+        o.host_filter, pos = read_compact_nullable_string(data, pos, "hostFilter")
     o.operation, o.permission_type, _t10 = _S_bbB.unpack_from(data, pos)
     pos += 3
     if _t10 != 0:
@@ -434,7 +434,7 @@ def _decode_DeleteAclsRequest_v2(data: bytes, pos: int) -> tuple[DeleteAclsReque
             _m30.resource_name_filter = data[pos + 1 : pos + _n31].decode()
             pos += _n31
         else:
-            _m30.resource_name_filter, pos = read_compact_nullable_string(data, pos)
+            _m30.resource_name_filter, pos = read_compact_nullable_string(data, pos, "resourceNameFilter")
         (_m30.pattern_type_filter,) = _S_b.unpack_from(data, pos)
         pos += 1
         _n32 = data[pos]
@@ -445,7 +445,7 @@ def _decode_DeleteAclsRequest_v2(data: bytes, pos: int) -> tuple[DeleteAclsReque
             _m30.principal_filter = data[pos + 1 : pos + _n32].decode()
             pos += _n32
         else:
-            _m30.principal_filter, pos = read_compact_nullable_string(data, pos)
+            _m30.principal_filter, pos = read_compact_nullable_string(data, pos, "principalFilter")
         _n33 = data[pos]
         if _n33 == 0:
             _m30.host_filter = None
@@ -454,7 +454,7 @@ def _decode_DeleteAclsRequest_v2(data: bytes, pos: int) -> tuple[DeleteAclsReque
             _m30.host_filter = data[pos + 1 : pos + _n33].decode()
             pos += _n33
         else:
-            _m30.host_filter, pos = read_compact_nullable_string(data, pos)
+            _m30.host_filter, pos = read_compact_nullable_string(data, pos, "hostFilter")
         _m30.operation, _m30.permission_type, _t34 = _S_bbB.unpack_from(data, pos)
         pos += 3
         if _t34 != 0:
@@ -579,7 +579,7 @@ def _decode_DeleteAclsMatchingAcl_v2(data: bytes, pos: int) -> tuple[DeleteAclsM
         o.error_message = data[pos + 1 : pos + _n52].decode()
         pos += _n52
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     (o.resource_type,) = _S_b.unpack_from(data, pos)
     pos += 1
     _n53 = data[pos]
@@ -587,7 +587,7 @@ def _decode_DeleteAclsMatchingAcl_v2(data: bytes, pos: int) -> tuple[DeleteAclsM
         o.resource_name = data[pos + 1 : pos + _n53].decode()
         pos += _n53 or _runtime.null_value("ResourceName")
     else:
-        o.resource_name, pos = read_compact_string(data, pos)
+        o.resource_name, pos = read_compact_string(data, pos, "resourceName")
     (o.pattern_type,) = _S_b.unpack_from(data, pos)
     pos += 1
     _n54 = data[pos]
@@ -595,13 +595,13 @@ def _decode_DeleteAclsMatchingAcl_v2(data: bytes, pos: int) -> tuple[DeleteAclsM
         o.principal = data[pos + 1 : pos + _n54].decode()
         pos += _n54 or _runtime.null_value("Principal")
     else:
-        o.principal, pos = read_compact_string(data, pos)
+        o.principal, pos = read_compact_string(data, pos, "principal")
     _n55 = data[pos]
     if _n55 < 128:
         o.host = data[pos + 1 : pos + _n55].decode()
         pos += _n55 or _runtime.null_value("Host")
     else:
-        o.host, pos = read_compact_string(data, pos)
+        o.host, pos = read_compact_string(data, pos, "host")
     o.operation, o.permission_type, _t56 = _S_bbB.unpack_from(data, pos)
     pos += 3
     if _t56 != 0:
@@ -741,7 +741,7 @@ def _decode_DeleteAclsFilterResult_v2(data: bytes, pos: int) -> tuple[DeleteAcls
         o.error_message = data[pos + 1 : pos + _n80].decode()
         pos += _n80
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     _n81 = data[pos]
     if _n81 < 128:
         pos += 1
@@ -765,7 +765,7 @@ def _decode_DeleteAclsFilterResult_v2(data: bytes, pos: int) -> tuple[DeleteAcls
             _m83.error_message = data[pos + 1 : pos + _n84].decode()
             pos += _n84
         else:
-            _m83.error_message, pos = read_compact_nullable_string(data, pos)
+            _m83.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
         (_m83.resource_type,) = _S_b.unpack_from(data, pos)
         pos += 1
         _n85 = data[pos]
@@ -773,7 +773,7 @@ def _decode_DeleteAclsFilterResult_v2(data: bytes, pos: int) -> tuple[DeleteAcls
             _m83.resource_name = data[pos + 1 : pos + _n85].decode()
             pos += _n85 or _runtime.null_value("ResourceName")
         else:
-            _m83.resource_name, pos = read_compact_string(data, pos)
+            _m83.resource_name, pos = read_compact_string(data, pos, "resourceName")
         (_m83.pattern_type,) = _S_b.unpack_from(data, pos)
         pos += 1
         _n86 = data[pos]
@@ -781,13 +781,13 @@ def _decode_DeleteAclsFilterResult_v2(data: bytes, pos: int) -> tuple[DeleteAcls
             _m83.principal = data[pos + 1 : pos + _n86].decode()
             pos += _n86 or _runtime.null_value("Principal")
         else:
-            _m83.principal, pos = read_compact_string(data, pos)
+            _m83.principal, pos = read_compact_string(data, pos, "principal")
         _n87 = data[pos]
         if _n87 < 128:
             _m83.host = data[pos + 1 : pos + _n87].decode()
             pos += _n87 or _runtime.null_value("Host")
         else:
-            _m83.host, pos = read_compact_string(data, pos)
+            _m83.host, pos = read_compact_string(data, pos, "host")
         _m83.operation, _m83.permission_type, _t88 = _S_bbB.unpack_from(data, pos)
         pos += 3
         if _t88 != 0:

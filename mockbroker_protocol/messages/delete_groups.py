@@ -200,7 +200,7 @@ def _decode_DeleteGroupsRequest_v2(data: bytes, pos: int) -> tuple[DeleteGroupsR
             _e9 = data[pos + 1 : pos + _n10].decode()
             pos += _n10 or _runtime.null_value("GroupsNames")
         else:
-            _e9, pos = read_compact_string(data, pos)
+            _e9, pos = read_compact_string(data, pos, "groupsNames")
         _l8.append(_e9)
     o.groups_names = _l8
     if data[pos] == 0:  # no tagged fields: the common case
@@ -259,7 +259,7 @@ def _decode_DeletableGroupResult_v2(data: bytes, pos: int) -> tuple[DeletableGro
         o.group_id = data[pos + 1 : pos + _n18].decode()
         pos += _n18 or _runtime.null_value("GroupId")
     else:
-        o.group_id, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos, "groupId")
     o.error_code, _t19 = _S_hB.unpack_from(data, pos)
     pos += 3
     if _t19 != 0:
@@ -338,7 +338,7 @@ def _decode_DeleteGroupsResponse_v2(data: bytes, pos: int) -> tuple[DeleteGroups
             _m31.group_id = data[pos + 1 : pos + _n32].decode()
             pos += _n32 or _runtime.null_value("GroupId")
         else:
-            _m31.group_id, pos = read_compact_string(data, pos)
+            _m31.group_id, pos = read_compact_string(data, pos, "groupId")
         _m31.error_code, _t33 = _S_hB.unpack_from(data, pos)
         pos += 3
         if _t33 != 0:

@@ -270,7 +270,7 @@ def _decode_DeleteRecordsTopic_v2(data: bytes, pos: int) -> tuple[DeleteRecordsT
         o.name = data[pos + 1 : pos + _n9].decode()
         pos += _n9 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     _n10 = data[pos]
     if _n10 < 128:
         pos += 1
@@ -459,7 +459,7 @@ def _decode_DeleteRecordsTopicResult_v2(data: bytes, pos: int) -> tuple[DeleteRe
         o.name = data[pos + 1 : pos + _n39].decode()
         pos += _n39 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     _n40 = data[pos]
     if _n40 < 128:
         pos += 1

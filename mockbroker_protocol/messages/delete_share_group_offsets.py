@@ -197,7 +197,7 @@ def _decode_DeleteShareGroupOffsetsRequestTopic_v0(
         o.topic_name = data[pos + 1 : pos + _n1].decode()
         pos += _n1 or _runtime.null_value("TopicName")
     else:
-        o.topic_name, pos = read_compact_string(data, pos)
+        o.topic_name, pos = read_compact_string(data, pos, "topicName")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -229,7 +229,7 @@ def _decode_DeleteShareGroupOffsetsRequest_v0(
         o.group_id = data[pos + 1 : pos + _n4].decode()
         pos += _n4 or _runtime.null_value("GroupId")
     else:
-        o.group_id, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos, "groupId")
     _n5 = data[pos]
     if _n5 < 128:
         pos += 1
@@ -248,7 +248,7 @@ def _decode_DeleteShareGroupOffsetsRequest_v0(
             _m7.topic_name = data[pos + 1 : pos + _n8].decode()
             pos += _n8 or _runtime.null_value("TopicName")
         else:
-            _m7.topic_name, pos = read_compact_string(data, pos)
+            _m7.topic_name, pos = read_compact_string(data, pos, "topicName")
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
@@ -299,7 +299,7 @@ def _decode_DeleteShareGroupOffsetsResponseTopic_v0(
         o.topic_name = data[pos + 1 : pos + _n16].decode()
         pos += _n16 or _runtime.null_value("TopicName")
     else:
-        o.topic_name, pos = read_compact_string(data, pos)
+        o.topic_name, pos = read_compact_string(data, pos, "topicName")
     _r17, o.error_code = _S_16sh.unpack_from(data, pos)
     pos += 18
     o.topic_id = UUID(bytes=_r17)
@@ -311,7 +311,7 @@ def _decode_DeleteShareGroupOffsetsResponseTopic_v0(
         o.error_message = data[pos + 1 : pos + _n18].decode()
         pos += _n18
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -359,7 +359,7 @@ def _decode_DeleteShareGroupOffsetsResponse_v0(
         o.error_message = data[pos + 1 : pos + _n23].decode()
         pos += _n23
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     _n24 = data[pos]
     if _n24 < 128:
         pos += 1
@@ -378,7 +378,7 @@ def _decode_DeleteShareGroupOffsetsResponse_v0(
             _m26.topic_name = data[pos + 1 : pos + _n27].decode()
             pos += _n27 or _runtime.null_value("TopicName")
         else:
-            _m26.topic_name, pos = read_compact_string(data, pos)
+            _m26.topic_name, pos = read_compact_string(data, pos, "topicName")
         _r28, _m26.error_code = _S_16sh.unpack_from(data, pos)
         pos += 18
         _m26.topic_id = UUID(bytes=_r28)
@@ -390,7 +390,7 @@ def _decode_DeleteShareGroupOffsetsResponse_v0(
             _m26.error_message = data[pos + 1 : pos + _n29].decode()
             pos += _n29
         else:
-            _m26.error_message, pos = read_compact_nullable_string(data, pos)
+            _m26.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:

@@ -189,7 +189,7 @@ def _decode_DeleteTopicState_v6(data: bytes, pos: int) -> tuple[DeleteTopicState
         o.name = data[pos + 1 : pos + _n1].decode()
         pos += _n1
     else:
-        o.name, pos = read_compact_nullable_string(data, pos)
+        o.name, pos = read_compact_nullable_string(data, pos, "name")
     _r2, _t3 = _S_16sB.unpack_from(data, pos)
     pos += 17
     o.topic_id = UUID(bytes=_r2)
@@ -268,7 +268,7 @@ def _decode_DeleteTopicsRequest_v4(data: bytes, pos: int) -> tuple[DeleteTopicsR
             _e14 = data[pos + 1 : pos + _n15].decode()
             pos += _n15 or _runtime.null_value("TopicNames")
         else:
-            _e14, pos = read_compact_string(data, pos)
+            _e14, pos = read_compact_string(data, pos, "topicNames")
         _l13.append(_e14)
     o.topic_names = _l13
     o.timeout_ms, _t16 = _S_iB.unpack_from(data, pos)
@@ -322,7 +322,7 @@ def _decode_DeleteTopicsRequest_v6(data: bytes, pos: int) -> tuple[DeleteTopicsR
             _m24.name = data[pos + 1 : pos + _n25].decode()
             pos += _n25
         else:
-            _m24.name, pos = read_compact_nullable_string(data, pos)
+            _m24.name, pos = read_compact_nullable_string(data, pos, "name")
         _r26, _t27 = _S_16sB.unpack_from(data, pos)
         pos += 17
         _m24.topic_id = UUID(bytes=_r26)
@@ -397,7 +397,7 @@ def _decode_DeletableTopicResult_v4(data: bytes, pos: int) -> tuple[DeletableTop
         o.name = data[pos + 1 : pos + _n37].decode()
         pos += _n37 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     o.error_code, _t38 = _S_hB.unpack_from(data, pos)
     pos += 3
     if _t38 != 0:
@@ -429,7 +429,7 @@ def _decode_DeletableTopicResult_v5(data: bytes, pos: int) -> tuple[DeletableTop
         o.name = data[pos + 1 : pos + _n42].decode()
         pos += _n42 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     (o.error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
     _n43 = data[pos]
@@ -440,7 +440,7 @@ def _decode_DeletableTopicResult_v5(data: bytes, pos: int) -> tuple[DeletableTop
         o.error_message = data[pos + 1 : pos + _n43].decode()
         pos += _n43
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -485,7 +485,7 @@ def _decode_DeletableTopicResult_v6(data: bytes, pos: int) -> tuple[DeletableTop
         o.name = data[pos + 1 : pos + _n49].decode()
         pos += _n49
     else:
-        o.name, pos = read_compact_nullable_string(data, pos)
+        o.name, pos = read_compact_nullable_string(data, pos, "name")
     _r50, o.error_code = _S_16sh.unpack_from(data, pos)
     pos += 18
     o.topic_id = UUID(bytes=_r50)
@@ -497,7 +497,7 @@ def _decode_DeletableTopicResult_v6(data: bytes, pos: int) -> tuple[DeletableTop
         o.error_message = data[pos + 1 : pos + _n51].decode()
         pos += _n51
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -639,7 +639,7 @@ def _decode_DeleteTopicsResponse_v4(data: bytes, pos: int) -> tuple[DeleteTopics
             _m74.name = data[pos + 1 : pos + _n75].decode()
             pos += _n75 or _runtime.null_value("Name")
         else:
-            _m74.name, pos = read_compact_string(data, pos)
+            _m74.name, pos = read_compact_string(data, pos, "name")
         _m74.error_code, _t76 = _S_hB.unpack_from(data, pos)
         pos += 3
         if _t76 != 0:
@@ -701,7 +701,7 @@ def _decode_DeleteTopicsResponse_v5(data: bytes, pos: int) -> tuple[DeleteTopics
             _m85.name = data[pos + 1 : pos + _n86].decode()
             pos += _n86 or _runtime.null_value("Name")
         else:
-            _m85.name, pos = read_compact_string(data, pos)
+            _m85.name, pos = read_compact_string(data, pos, "name")
         (_m85.error_code,) = _S_h.unpack_from(data, pos)
         pos += 2
         _n87 = data[pos]
@@ -712,7 +712,7 @@ def _decode_DeleteTopicsResponse_v5(data: bytes, pos: int) -> tuple[DeleteTopics
             _m85.error_message = data[pos + 1 : pos + _n87].decode()
             pos += _n87
         else:
-            _m85.error_message, pos = read_compact_nullable_string(data, pos)
+            _m85.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
@@ -787,7 +787,7 @@ def _decode_DeleteTopicsResponse_v6(data: bytes, pos: int) -> tuple[DeleteTopics
             _m98.name = data[pos + 1 : pos + _n99].decode()
             pos += _n99
         else:
-            _m98.name, pos = read_compact_nullable_string(data, pos)
+            _m98.name, pos = read_compact_nullable_string(data, pos, "name")
         _r100, _m98.error_code = _S_16sh.unpack_from(data, pos)
         pos += 18
         _m98.topic_id = UUID(bytes=_r100)
@@ -799,7 +799,7 @@ def _decode_DeleteTopicsResponse_v6(data: bytes, pos: int) -> tuple[DeleteTopics
             _m98.error_message = data[pos + 1 : pos + _n101].decode()
             pos += _n101
         else:
-            _m98.error_message, pos = read_compact_nullable_string(data, pos)
+            _m98.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:

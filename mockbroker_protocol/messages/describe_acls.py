@@ -259,7 +259,7 @@ def _decode_DescribeAclsRequest_v2(data: bytes, pos: int) -> tuple[DescribeAclsR
         o.resource_name_filter = data[pos + 1 : pos + _n7].decode()
         pos += _n7
     else:
-        o.resource_name_filter, pos = read_compact_nullable_string(data, pos)
+        o.resource_name_filter, pos = read_compact_nullable_string(data, pos, "resourceNameFilter")
     (o.pattern_type_filter,) = _S_b.unpack_from(data, pos)
     pos += 1
     _n8 = data[pos]
@@ -270,7 +270,7 @@ def _decode_DescribeAclsRequest_v2(data: bytes, pos: int) -> tuple[DescribeAclsR
         o.principal_filter = data[pos + 1 : pos + _n8].decode()
         pos += _n8
     else:
-        o.principal_filter, pos = read_compact_nullable_string(data, pos)
+        o.principal_filter, pos = read_compact_nullable_string(data, pos, "principalFilter")
     _n9 = data[pos]
     if _n9 == 0:
         o.host_filter = None
@@ -279,7 +279,7 @@ def _decode_DescribeAclsRequest_v2(data: bytes, pos: int) -> tuple[DescribeAclsR
         o.host_filter = data[pos + 1 : pos + _n9].decode()
         pos += _n9
     else:
-        o.host_filter, pos = read_compact_nullable_string(data, pos)
+        o.host_filter, pos = read_compact_nullable_string(data, pos, "hostFilter")
     o.operation, o.permission_type, _t10 = _S_bbB.unpack_from(data, pos)
     pos += 3
     if _t10 != 0:
@@ -363,13 +363,13 @@ def _decode_AclDescription_v2(data: bytes, pos: int) -> tuple[AclDescription, in
         o.principal = data[pos + 1 : pos + _n21].decode()
         pos += _n21 or _runtime.null_value("Principal")
     else:
-        o.principal, pos = read_compact_string(data, pos)
+        o.principal, pos = read_compact_string(data, pos, "principal")
     _n22 = data[pos]
     if _n22 < 128:
         o.host = data[pos + 1 : pos + _n22].decode()
         pos += _n22 or _runtime.null_value("Host")
     else:
-        o.host, pos = read_compact_string(data, pos)
+        o.host, pos = read_compact_string(data, pos, "host")
     o.operation, o.permission_type, _t23 = _S_bbB.unpack_from(data, pos)
     pos += 3
     if _t23 != 0:
@@ -460,7 +460,7 @@ def _decode_DescribeAclsResource_v2(data: bytes, pos: int) -> tuple[DescribeAcls
         o.resource_name = data[pos + 1 : pos + _n39].decode()
         pos += _n39 or _runtime.null_value("ResourceName")
     else:
-        o.resource_name, pos = read_compact_string(data, pos)
+        o.resource_name, pos = read_compact_string(data, pos, "resourceName")
     (o.pattern_type,) = _S_b.unpack_from(data, pos)
     pos += 1
     _n40 = data[pos]
@@ -481,13 +481,13 @@ def _decode_DescribeAclsResource_v2(data: bytes, pos: int) -> tuple[DescribeAcls
             _m42.principal = data[pos + 1 : pos + _n43].decode()
             pos += _n43 or _runtime.null_value("Principal")
         else:
-            _m42.principal, pos = read_compact_string(data, pos)
+            _m42.principal, pos = read_compact_string(data, pos, "principal")
         _n44 = data[pos]
         if _n44 < 128:
             _m42.host = data[pos + 1 : pos + _n44].decode()
             pos += _n44 or _runtime.null_value("Host")
         else:
-            _m42.host, pos = read_compact_string(data, pos)
+            _m42.host, pos = read_compact_string(data, pos, "host")
         _m42.operation, _m42.permission_type, _t45 = _S_bbB.unpack_from(data, pos)
         pos += 3
         if _t45 != 0:
@@ -588,7 +588,7 @@ def _decode_DescribeAclsResponse_v2(data: bytes, pos: int) -> tuple[DescribeAcls
         o.error_message = data[pos + 1 : pos + _n62].decode()
         pos += _n62
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     _n63 = data[pos]
     if _n63 < 128:
         pos += 1

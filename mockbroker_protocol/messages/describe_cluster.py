@@ -256,7 +256,7 @@ def _decode_DescribeClusterBroker_v0(data: bytes, pos: int) -> tuple[DescribeClu
         o.host = data[pos + 1 : pos + _n4].decode()
         pos += _n4 or _runtime.null_value("Host")
     else:
-        o.host, pos = read_compact_string(data, pos)
+        o.host, pos = read_compact_string(data, pos, "host")
     (o.port,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n5 = data[pos]
@@ -267,7 +267,7 @@ def _decode_DescribeClusterBroker_v0(data: bytes, pos: int) -> tuple[DescribeClu
         o.rack = data[pos + 1 : pos + _n5].decode()
         pos += _n5
     else:
-        o.rack, pos = read_compact_nullable_string(data, pos)
+        o.rack, pos = read_compact_nullable_string(data, pos, "rack")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -309,7 +309,7 @@ def _decode_DescribeClusterBroker_v2(data: bytes, pos: int) -> tuple[DescribeClu
         o.host = data[pos + 1 : pos + _n10].decode()
         pos += _n10 or _runtime.null_value("Host")
     else:
-        o.host, pos = read_compact_string(data, pos)
+        o.host, pos = read_compact_string(data, pos, "host")
     (o.port,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n11 = data[pos]
@@ -320,7 +320,7 @@ def _decode_DescribeClusterBroker_v2(data: bytes, pos: int) -> tuple[DescribeClu
         o.rack = data[pos + 1 : pos + _n11].decode()
         pos += _n11
     else:
-        o.rack, pos = read_compact_nullable_string(data, pos)
+        o.rack, pos = read_compact_nullable_string(data, pos, "rack")
     o.is_fenced, _t12 = _S_oB.unpack_from(data, pos)
     pos += 2
     if _t12 != 0:
@@ -366,13 +366,13 @@ def _decode_DescribeClusterResponse_v0(data: bytes, pos: int) -> tuple[DescribeC
         o.error_message = data[pos + 1 : pos + _n17].decode()
         pos += _n17
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     _n18 = data[pos]
     if _n18 < 128:
         o.cluster_id = data[pos + 1 : pos + _n18].decode()
         pos += _n18 or _runtime.null_value("ClusterId")
     else:
-        o.cluster_id, pos = read_compact_string(data, pos)
+        o.cluster_id, pos = read_compact_string(data, pos, "clusterId")
     (o.controller_id,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n19 = data[pos]
@@ -396,7 +396,7 @@ def _decode_DescribeClusterResponse_v0(data: bytes, pos: int) -> tuple[DescribeC
             _m21.host = data[pos + 1 : pos + _n22].decode()
             pos += _n22 or _runtime.null_value("Host")
         else:
-            _m21.host, pos = read_compact_string(data, pos)
+            _m21.host, pos = read_compact_string(data, pos, "host")
         (_m21.port,) = _S_i.unpack_from(data, pos)
         pos += 4
         _n23 = data[pos]
@@ -407,7 +407,7 @@ def _decode_DescribeClusterResponse_v0(data: bytes, pos: int) -> tuple[DescribeC
             _m21.rack = data[pos + 1 : pos + _n23].decode()
             pos += _n23
         else:
-            _m21.rack, pos = read_compact_nullable_string(data, pos)
+            _m21.rack, pos = read_compact_nullable_string(data, pos, "rack")
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
@@ -485,7 +485,7 @@ def _decode_DescribeClusterResponse_v1(data: bytes, pos: int) -> tuple[DescribeC
         o.error_message = data[pos + 1 : pos + _n36].decode()
         pos += _n36
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     (o.endpoint_type,) = _S_b.unpack_from(data, pos)
     pos += 1
     _n37 = data[pos]
@@ -493,7 +493,7 @@ def _decode_DescribeClusterResponse_v1(data: bytes, pos: int) -> tuple[DescribeC
         o.cluster_id = data[pos + 1 : pos + _n37].decode()
         pos += _n37 or _runtime.null_value("ClusterId")
     else:
-        o.cluster_id, pos = read_compact_string(data, pos)
+        o.cluster_id, pos = read_compact_string(data, pos, "clusterId")
     (o.controller_id,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n38 = data[pos]
@@ -517,7 +517,7 @@ def _decode_DescribeClusterResponse_v1(data: bytes, pos: int) -> tuple[DescribeC
             _m40.host = data[pos + 1 : pos + _n41].decode()
             pos += _n41 or _runtime.null_value("Host")
         else:
-            _m40.host, pos = read_compact_string(data, pos)
+            _m40.host, pos = read_compact_string(data, pos, "host")
         (_m40.port,) = _S_i.unpack_from(data, pos)
         pos += 4
         _n42 = data[pos]
@@ -528,7 +528,7 @@ def _decode_DescribeClusterResponse_v1(data: bytes, pos: int) -> tuple[DescribeC
             _m40.rack = data[pos + 1 : pos + _n42].decode()
             pos += _n42
         else:
-            _m40.rack, pos = read_compact_nullable_string(data, pos)
+            _m40.rack, pos = read_compact_nullable_string(data, pos, "rack")
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
@@ -607,7 +607,7 @@ def _decode_DescribeClusterResponse_v2(data: bytes, pos: int) -> tuple[DescribeC
         o.error_message = data[pos + 1 : pos + _n55].decode()
         pos += _n55
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     (o.endpoint_type,) = _S_b.unpack_from(data, pos)
     pos += 1
     _n56 = data[pos]
@@ -615,7 +615,7 @@ def _decode_DescribeClusterResponse_v2(data: bytes, pos: int) -> tuple[DescribeC
         o.cluster_id = data[pos + 1 : pos + _n56].decode()
         pos += _n56 or _runtime.null_value("ClusterId")
     else:
-        o.cluster_id, pos = read_compact_string(data, pos)
+        o.cluster_id, pos = read_compact_string(data, pos, "clusterId")
     (o.controller_id,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n57 = data[pos]
@@ -638,7 +638,7 @@ def _decode_DescribeClusterResponse_v2(data: bytes, pos: int) -> tuple[DescribeC
             _m59.host = data[pos + 1 : pos + _n60].decode()
             pos += _n60 or _runtime.null_value("Host")
         else:
-            _m59.host, pos = read_compact_string(data, pos)
+            _m59.host, pos = read_compact_string(data, pos, "host")
         (_m59.port,) = _S_i.unpack_from(data, pos)
         pos += 4
         _n61 = data[pos]
@@ -649,7 +649,7 @@ def _decode_DescribeClusterResponse_v2(data: bytes, pos: int) -> tuple[DescribeC
             _m59.rack = data[pos + 1 : pos + _n61].decode()
             pos += _n61
         else:
-            _m59.rack, pos = read_compact_nullable_string(data, pos)
+            _m59.rack, pos = read_compact_nullable_string(data, pos, "rack")
         _m59.is_fenced, _t62 = _S_oB.unpack_from(data, pos)
         pos += 2
         if _t62 != 0:

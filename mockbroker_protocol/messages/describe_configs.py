@@ -286,7 +286,7 @@ def _decode_DescribeConfigsResource_v4(data: bytes, pos: int) -> tuple[DescribeC
         o.resource_name = data[pos + 1 : pos + _n9].decode()
         pos += _n9 or _runtime.null_value("ResourceName")
     else:
-        o.resource_name, pos = read_compact_string(data, pos)
+        o.resource_name, pos = read_compact_string(data, pos, "resourceName")
     _n10 = data[pos]
     if _n10 < 128:
         pos += 1
@@ -309,7 +309,7 @@ def _decode_DescribeConfigsResource_v4(data: bytes, pos: int) -> tuple[DescribeC
                 _e12 = data[pos + 1 : pos + _n13].decode()
                 pos += _n13 or _runtime.null_value("ConfigurationKeys")
             else:
-                _e12, pos = read_compact_string(data, pos)
+                _e12, pos = read_compact_string(data, pos, "configurationKeys")
             _l11.append(_e12)
         o.configuration_keys = _l11
     if data[pos] == 0:  # no tagged fields: the common case
@@ -558,7 +558,7 @@ def _decode_DescribeConfigsRequest_v4(data: bytes, pos: int) -> tuple[DescribeCo
             _m62.resource_name = data[pos + 1 : pos + _n63].decode()
             pos += _n63 or _runtime.null_value("ResourceName")
         else:
-            _m62.resource_name, pos = read_compact_string(data, pos)
+            _m62.resource_name, pos = read_compact_string(data, pos, "resourceName")
         _n64 = data[pos]
         if _n64 < 128:
             pos += 1
@@ -581,7 +581,7 @@ def _decode_DescribeConfigsRequest_v4(data: bytes, pos: int) -> tuple[DescribeCo
                     _e66 = data[pos + 1 : pos + _n67].decode()
                     pos += _n67 or _runtime.null_value("ConfigurationKeys")
                 else:
-                    _e66, pos = read_compact_string(data, pos)
+                    _e66, pos = read_compact_string(data, pos, "configurationKeys")
                 _l65.append(_e66)
             _m62.configuration_keys = _l65
         if data[pos] == 0:  # no tagged fields: the common case
@@ -678,7 +678,7 @@ def _decode_DescribeConfigsSynonym_v4(data: bytes, pos: int) -> tuple[DescribeCo
         o.name = data[pos + 1 : pos + _n83].decode()
         pos += _n83 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     _n84 = data[pos]
     if _n84 == 0:
         o.value = None
@@ -687,7 +687,7 @@ def _decode_DescribeConfigsSynonym_v4(data: bytes, pos: int) -> tuple[DescribeCo
         o.value = data[pos + 1 : pos + _n84].decode()
         pos += _n84
     else:
-        o.value, pos = read_compact_nullable_string(data, pos)
+        o.value, pos = read_compact_nullable_string(data, pos, "value")
     o.source, _t85 = _S_bB.unpack_from(data, pos)
     pos += 2
     if _t85 != 0:
@@ -932,7 +932,7 @@ def _decode_DescribeConfigsResourceResult_v4(
         o.name = data[pos + 1 : pos + _n122].decode()
         pos += _n122 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     _n123 = data[pos]
     if _n123 == 0:
         o.value = None
@@ -941,7 +941,7 @@ def _decode_DescribeConfigsResourceResult_v4(
         o.value = data[pos + 1 : pos + _n123].decode()
         pos += _n123
     else:
-        o.value, pos = read_compact_nullable_string(data, pos)
+        o.value, pos = read_compact_nullable_string(data, pos, "value")
     o.read_only, o.config_source, o.is_sensitive = _S_obo.unpack_from(data, pos)
     pos += 3
     _n124 = data[pos]
@@ -962,7 +962,7 @@ def _decode_DescribeConfigsResourceResult_v4(
             _m126.name = data[pos + 1 : pos + _n127].decode()
             pos += _n127 or _runtime.null_value("Name")
         else:
-            _m126.name, pos = read_compact_string(data, pos)
+            _m126.name, pos = read_compact_string(data, pos, "name")
         _n128 = data[pos]
         if _n128 == 0:
             _m126.value = None
@@ -971,7 +971,7 @@ def _decode_DescribeConfigsResourceResult_v4(
             _m126.value = data[pos + 1 : pos + _n128].decode()
             pos += _n128
         else:
-            _m126.value, pos = read_compact_nullable_string(data, pos)
+            _m126.value, pos = read_compact_nullable_string(data, pos, "value")
         _m126.source, _t129 = _S_bB.unpack_from(data, pos)
         pos += 2
         if _t129 != 0:
@@ -988,7 +988,7 @@ def _decode_DescribeConfigsResourceResult_v4(
         o.documentation = data[pos + 1 : pos + _n130].decode()
         pos += _n130
     else:
-        o.documentation, pos = read_compact_nullable_string(data, pos)
+        o.documentation, pos = read_compact_nullable_string(data, pos, "documentation")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1237,7 +1237,7 @@ def _decode_DescribeConfigsResult_v4(data: bytes, pos: int) -> tuple[DescribeCon
         o.error_message = data[pos + 1 : pos + _n175].decode()
         pos += _n175
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     (o.resource_type,) = _S_b.unpack_from(data, pos)
     pos += 1
     _n176 = data[pos]
@@ -1245,7 +1245,7 @@ def _decode_DescribeConfigsResult_v4(data: bytes, pos: int) -> tuple[DescribeCon
         o.resource_name = data[pos + 1 : pos + _n176].decode()
         pos += _n176 or _runtime.null_value("ResourceName")
     else:
-        o.resource_name, pos = read_compact_string(data, pos)
+        o.resource_name, pos = read_compact_string(data, pos, "resourceName")
     _n177 = data[pos]
     if _n177 < 128:
         pos += 1

@@ -292,7 +292,7 @@ def _decode_DescribeGroupsRequest_v5(data: bytes, pos: int) -> tuple[DescribeGro
             _e15 = data[pos + 1 : pos + _n16].decode()
             pos += _n16 or _runtime.null_value("Groups")
         else:
-            _e15, pos = read_compact_string(data, pos)
+            _e15, pos = read_compact_string(data, pos, "groups")
         _l14.append(_e15)
     o.groups = _l14
     o.include_authorized_operations, _t17 = _S_oB.unpack_from(data, pos)
@@ -453,7 +453,7 @@ def _decode_DescribedGroupMember_v5(data: bytes, pos: int) -> tuple[DescribedGro
         o.member_id = data[pos + 1 : pos + _n45].decode()
         pos += _n45 or _runtime.null_value("MemberId")
     else:
-        o.member_id, pos = read_compact_string(data, pos)
+        o.member_id, pos = read_compact_string(data, pos, "memberId")
     _n46 = data[pos]
     if _n46 == 0:
         o.group_instance_id = None
@@ -462,19 +462,19 @@ def _decode_DescribedGroupMember_v5(data: bytes, pos: int) -> tuple[DescribedGro
         o.group_instance_id = data[pos + 1 : pos + _n46].decode()
         pos += _n46
     else:
-        o.group_instance_id, pos = read_compact_nullable_string(data, pos)
+        o.group_instance_id, pos = read_compact_nullable_string(data, pos, "groupInstanceId")
     _n47 = data[pos]
     if _n47 < 128:
         o.client_id = data[pos + 1 : pos + _n47].decode()
         pos += _n47 or _runtime.null_value("ClientId")
     else:
-        o.client_id, pos = read_compact_string(data, pos)
+        o.client_id, pos = read_compact_string(data, pos, "clientId")
     _n48 = data[pos]
     if _n48 < 128:
         o.client_host = data[pos + 1 : pos + _n48].decode()
         pos += _n48 or _runtime.null_value("ClientHost")
     else:
-        o.client_host, pos = read_compact_string(data, pos)
+        o.client_host, pos = read_compact_string(data, pos, "clientHost")
     _n49 = data[pos]
     if _n49 < 128:
         o.member_metadata = data[pos + 1 : pos + _n49]
@@ -893,25 +893,25 @@ def _decode_DescribedGroup_v5(data: bytes, pos: int) -> tuple[DescribedGroup, in
         o.group_id = data[pos + 1 : pos + _n132].decode()
         pos += _n132 or _runtime.null_value("GroupId")
     else:
-        o.group_id, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos, "groupId")
     _n133 = data[pos]
     if _n133 < 128:
         o.group_state = data[pos + 1 : pos + _n133].decode()
         pos += _n133 or _runtime.null_value("GroupState")
     else:
-        o.group_state, pos = read_compact_string(data, pos)
+        o.group_state, pos = read_compact_string(data, pos, "groupState")
     _n134 = data[pos]
     if _n134 < 128:
         o.protocol_type = data[pos + 1 : pos + _n134].decode()
         pos += _n134 or _runtime.null_value("ProtocolType")
     else:
-        o.protocol_type, pos = read_compact_string(data, pos)
+        o.protocol_type, pos = read_compact_string(data, pos, "protocolType")
     _n135 = data[pos]
     if _n135 < 128:
         o.protocol_data = data[pos + 1 : pos + _n135].decode()
         pos += _n135 or _runtime.null_value("ProtocolData")
     else:
-        o.protocol_data, pos = read_compact_string(data, pos)
+        o.protocol_data, pos = read_compact_string(data, pos, "protocolData")
     _n136 = data[pos]
     if _n136 < 128:
         pos += 1
@@ -930,7 +930,7 @@ def _decode_DescribedGroup_v5(data: bytes, pos: int) -> tuple[DescribedGroup, in
             _m138.member_id = data[pos + 1 : pos + _n139].decode()
             pos += _n139 or _runtime.null_value("MemberId")
         else:
-            _m138.member_id, pos = read_compact_string(data, pos)
+            _m138.member_id, pos = read_compact_string(data, pos, "memberId")
         _n140 = data[pos]
         if _n140 == 0:
             _m138.group_instance_id = None
@@ -939,19 +939,19 @@ def _decode_DescribedGroup_v5(data: bytes, pos: int) -> tuple[DescribedGroup, in
             _m138.group_instance_id = data[pos + 1 : pos + _n140].decode()
             pos += _n140
         else:
-            _m138.group_instance_id, pos = read_compact_nullable_string(data, pos)
+            _m138.group_instance_id, pos = read_compact_nullable_string(data, pos, "groupInstanceId")
         _n141 = data[pos]
         if _n141 < 128:
             _m138.client_id = data[pos + 1 : pos + _n141].decode()
             pos += _n141 or _runtime.null_value("ClientId")
         else:
-            _m138.client_id, pos = read_compact_string(data, pos)
+            _m138.client_id, pos = read_compact_string(data, pos, "clientId")
         _n142 = data[pos]
         if _n142 < 128:
             _m138.client_host = data[pos + 1 : pos + _n142].decode()
             pos += _n142 or _runtime.null_value("ClientHost")
         else:
-            _m138.client_host, pos = read_compact_string(data, pos)
+            _m138.client_host, pos = read_compact_string(data, pos, "clientHost")
         _n143 = data[pos]
         if _n143 < 128:
             _m138.member_metadata = data[pos + 1 : pos + _n143]
@@ -1075,31 +1075,31 @@ def _decode_DescribedGroup_v6(data: bytes, pos: int) -> tuple[DescribedGroup, in
         o.error_message = data[pos + 1 : pos + _n167].decode()
         pos += _n167
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     _n168 = data[pos]
     if _n168 < 128:
         o.group_id = data[pos + 1 : pos + _n168].decode()
         pos += _n168 or _runtime.null_value("GroupId")
     else:
-        o.group_id, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos, "groupId")
     _n169 = data[pos]
     if _n169 < 128:
         o.group_state = data[pos + 1 : pos + _n169].decode()
         pos += _n169 or _runtime.null_value("GroupState")
     else:
-        o.group_state, pos = read_compact_string(data, pos)
+        o.group_state, pos = read_compact_string(data, pos, "groupState")
     _n170 = data[pos]
     if _n170 < 128:
         o.protocol_type = data[pos + 1 : pos + _n170].decode()
         pos += _n170 or _runtime.null_value("ProtocolType")
     else:
-        o.protocol_type, pos = read_compact_string(data, pos)
+        o.protocol_type, pos = read_compact_string(data, pos, "protocolType")
     _n171 = data[pos]
     if _n171 < 128:
         o.protocol_data = data[pos + 1 : pos + _n171].decode()
         pos += _n171 or _runtime.null_value("ProtocolData")
     else:
-        o.protocol_data, pos = read_compact_string(data, pos)
+        o.protocol_data, pos = read_compact_string(data, pos, "protocolData")
     _n172 = data[pos]
     if _n172 < 128:
         pos += 1
@@ -1118,7 +1118,7 @@ def _decode_DescribedGroup_v6(data: bytes, pos: int) -> tuple[DescribedGroup, in
             _m174.member_id = data[pos + 1 : pos + _n175].decode()
             pos += _n175 or _runtime.null_value("MemberId")
         else:
-            _m174.member_id, pos = read_compact_string(data, pos)
+            _m174.member_id, pos = read_compact_string(data, pos, "memberId")
         _n176 = data[pos]
         if _n176 == 0:
             _m174.group_instance_id = None
@@ -1127,19 +1127,19 @@ def _decode_DescribedGroup_v6(data: bytes, pos: int) -> tuple[DescribedGroup, in
             _m174.group_instance_id = data[pos + 1 : pos + _n176].decode()
             pos += _n176
         else:
-            _m174.group_instance_id, pos = read_compact_nullable_string(data, pos)
+            _m174.group_instance_id, pos = read_compact_nullable_string(data, pos, "groupInstanceId")
         _n177 = data[pos]
         if _n177 < 128:
             _m174.client_id = data[pos + 1 : pos + _n177].decode()
             pos += _n177 or _runtime.null_value("ClientId")
         else:
-            _m174.client_id, pos = read_compact_string(data, pos)
+            _m174.client_id, pos = read_compact_string(data, pos, "clientId")
         _n178 = data[pos]
         if _n178 < 128:
             _m174.client_host = data[pos + 1 : pos + _n178].decode()
             pos += _n178 or _runtime.null_value("ClientHost")
         else:
-            _m174.client_host, pos = read_compact_string(data, pos)
+            _m174.client_host, pos = read_compact_string(data, pos, "clientHost")
         _n179 = data[pos]
         if _n179 < 128:
             _m174.member_metadata = data[pos + 1 : pos + _n179]

@@ -210,7 +210,7 @@ def _decode_TopicRequest_v0(data: bytes, pos: int) -> tuple[TopicRequest, int]:
         o.name = data[pos + 1 : pos + _n1].decode()
         pos += _n1 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     _n2 = data[pos]
     if _n2 < 128:
         pos += 1
@@ -272,7 +272,7 @@ def _decode_DescribeProducersRequest_v0(data: bytes, pos: int) -> tuple[Describe
             _m10.name = data[pos + 1 : pos + _n11].decode()
             pos += _n11 or _runtime.null_value("Name")
         else:
-            _m10.name, pos = read_compact_string(data, pos)
+            _m10.name, pos = read_compact_string(data, pos, "name")
         _n12 = data[pos]
         if _n12 < 128:
             pos += 1
@@ -371,7 +371,7 @@ def _decode_PartitionResponse_v0(data: bytes, pos: int) -> tuple[PartitionRespon
         o.error_message = data[pos + 1 : pos + _n22].decode()
         pos += _n22
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     _n23 = data[pos]
     if _n23 < 128:
         pos += 1
@@ -448,7 +448,7 @@ def _decode_TopicResponse_v0(data: bytes, pos: int) -> tuple[TopicResponse, int]
         o.name = data[pos + 1 : pos + _n32].decode()
         pos += _n32 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     _n33 = data[pos]
     if _n33 < 128:
         pos += 1

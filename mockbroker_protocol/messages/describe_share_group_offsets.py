@@ -258,7 +258,7 @@ def _decode_DescribeShareGroupOffsetsRequestTopic_v0(
         o.topic_name = data[pos + 1 : pos + _n1].decode()
         pos += _n1 or _runtime.null_value("TopicName")
     else:
-        o.topic_name, pos = read_compact_string(data, pos)
+        o.topic_name, pos = read_compact_string(data, pos, "topicName")
     _n2 = data[pos]
     if _n2 < 128:
         pos += 1
@@ -309,7 +309,7 @@ def _decode_DescribeShareGroupOffsetsRequestGroup_v0(
         o.group_id = data[pos + 1 : pos + _n8].decode()
         pos += _n8 or _runtime.null_value("GroupId")
     else:
-        o.group_id, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos, "groupId")
     _n9 = data[pos]
     if _n9 < 128:
         pos += 1
@@ -331,7 +331,7 @@ def _decode_DescribeShareGroupOffsetsRequestGroup_v0(
                 _m11.topic_name = data[pos + 1 : pos + _n12].decode()
                 pos += _n12 or _runtime.null_value("TopicName")
             else:
-                _m11.topic_name, pos = read_compact_string(data, pos)
+                _m11.topic_name, pos = read_compact_string(data, pos, "topicName")
             _n13 = data[pos]
             if _n13 < 128:
                 pos += 1
@@ -454,7 +454,7 @@ def _decode_DescribeShareGroupOffsetsResponsePartition_v0(
         o.error_message = data[pos + 1 : pos + _n30].decode()
         pos += _n30
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -495,7 +495,7 @@ def _decode_DescribeShareGroupOffsetsResponsePartition_v1(
         o.error_message = data[pos + 1 : pos + _n33].decode()
         pos += _n33
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -531,7 +531,7 @@ def _decode_DescribeShareGroupOffsetsResponseTopic_v0(
         o.topic_name = data[pos + 1 : pos + _n36].decode()
         pos += _n36 or _runtime.null_value("TopicName")
     else:
-        o.topic_name, pos = read_compact_string(data, pos)
+        o.topic_name, pos = read_compact_string(data, pos, "topicName")
     (_r37,) = _S_16s.unpack_from(data, pos)
     pos += 16
     o.topic_id = UUID(bytes=_r37)
@@ -561,7 +561,7 @@ def _decode_DescribeShareGroupOffsetsResponseTopic_v0(
             _m40.error_message = data[pos + 1 : pos + _n41].decode()
             pos += _n41
         else:
-            _m40.error_message, pos = read_compact_nullable_string(data, pos)
+            _m40.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
@@ -619,7 +619,7 @@ def _decode_DescribeShareGroupOffsetsResponseTopic_v1(
         o.topic_name = data[pos + 1 : pos + _n49].decode()
         pos += _n49 or _runtime.null_value("TopicName")
     else:
-        o.topic_name, pos = read_compact_string(data, pos)
+        o.topic_name, pos = read_compact_string(data, pos, "topicName")
     (_r50,) = _S_16s.unpack_from(data, pos)
     pos += 16
     o.topic_id = UUID(bytes=_r50)
@@ -648,7 +648,7 @@ def _decode_DescribeShareGroupOffsetsResponseTopic_v1(
             _m53.error_message = data[pos + 1 : pos + _n54].decode()
             pos += _n54
         else:
-            _m53.error_message, pos = read_compact_nullable_string(data, pos)
+            _m53.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
@@ -708,7 +708,7 @@ def _decode_DescribeShareGroupOffsetsResponseGroup_v0(
         o.group_id = data[pos + 1 : pos + _n62].decode()
         pos += _n62 or _runtime.null_value("GroupId")
     else:
-        o.group_id, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos, "groupId")
     _n63 = data[pos]
     if _n63 < 128:
         pos += 1
@@ -734,7 +734,7 @@ def _decode_DescribeShareGroupOffsetsResponseGroup_v0(
         o.error_message = data[pos + 1 : pos + _n66].decode()
         pos += _n66
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -785,7 +785,7 @@ def _decode_DescribeShareGroupOffsetsResponseGroup_v1(
         o.group_id = data[pos + 1 : pos + _n74].decode()
         pos += _n74 or _runtime.null_value("GroupId")
     else:
-        o.group_id, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos, "groupId")
     _n75 = data[pos]
     if _n75 < 128:
         pos += 1
@@ -811,7 +811,7 @@ def _decode_DescribeShareGroupOffsetsResponseGroup_v1(
         o.error_message = data[pos + 1 : pos + _n78].decode()
         pos += _n78
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:

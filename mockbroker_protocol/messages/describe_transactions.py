@@ -199,7 +199,7 @@ def _decode_DescribeTransactionsRequest_v0(data: bytes, pos: int) -> tuple[Descr
             _e3 = data[pos + 1 : pos + _n4].decode()
             pos += _n4 or _runtime.null_value("TransactionalIds")
         else:
-            _e3, pos = read_compact_string(data, pos)
+            _e3, pos = read_compact_string(data, pos, "transactionalIds")
         _l2.append(_e3)
     o.transactional_ids = _l2
     if data[pos] == 0:  # no tagged fields: the common case
@@ -236,7 +236,7 @@ def _decode_TopicData_v0(data: bytes, pos: int) -> tuple[TopicData, int]:
         o.topic = data[pos + 1 : pos + _n10].decode()
         pos += _n10 or _runtime.null_value("Topic")
     else:
-        o.topic, pos = read_compact_string(data, pos)
+        o.topic, pos = read_compact_string(data, pos, "topic")
     _n11 = data[pos]
     if _n11 < 128:
         pos += 1
@@ -285,13 +285,13 @@ def _decode_TransactionState_v0(data: bytes, pos: int) -> tuple[TransactionState
         o.transactional_id = data[pos + 1 : pos + _n17].decode()
         pos += _n17 or _runtime.null_value("TransactionalId")
     else:
-        o.transactional_id, pos = read_compact_string(data, pos)
+        o.transactional_id, pos = read_compact_string(data, pos, "transactionalId")
     _n18 = data[pos]
     if _n18 < 128:
         o.transaction_state = data[pos + 1 : pos + _n18].decode()
         pos += _n18 or _runtime.null_value("TransactionState")
     else:
-        o.transaction_state, pos = read_compact_string(data, pos)
+        o.transaction_state, pos = read_compact_string(data, pos, "transactionState")
     o.transaction_timeout_ms, o.transaction_start_time_ms, o.producer_id, o.producer_epoch = (
         _S_iqqh.unpack_from(data, pos)
     )
@@ -314,7 +314,7 @@ def _decode_TransactionState_v0(data: bytes, pos: int) -> tuple[TransactionState
             _m21.topic = data[pos + 1 : pos + _n22].decode()
             pos += _n22 or _runtime.null_value("Topic")
         else:
-            _m21.topic, pos = read_compact_string(data, pos)
+            _m21.topic, pos = read_compact_string(data, pos, "topic")
         _n23 = data[pos]
         if _n23 < 128:
             pos += 1

@@ -201,7 +201,7 @@ def _decode_UserName_v0(data: bytes, pos: int) -> tuple[UserName, int]:
         o.name = data[pos + 1 : pos + _n1].decode()
         pos += _n1 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -247,7 +247,7 @@ def _decode_DescribeUserScramCredentialsRequest_v0(
                 _m6.name = data[pos + 1 : pos + _n7].decode()
                 pos += _n7 or _runtime.null_value("Name")
             else:
-                _m6.name, pos = read_compact_string(data, pos)
+                _m6.name, pos = read_compact_string(data, pos, "name")
             if data[pos] == 0:  # no tagged fields: the common case
                 pos += 1
             else:
@@ -311,7 +311,7 @@ def _decode_DescribeUserScramCredentialsResult_v0(
         o.user = data[pos + 1 : pos + _n14].decode()
         pos += _n14 or _runtime.null_value("User")
     else:
-        o.user, pos = read_compact_string(data, pos)
+        o.user, pos = read_compact_string(data, pos, "user")
     (o.error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
     _n15 = data[pos]
@@ -322,7 +322,7 @@ def _decode_DescribeUserScramCredentialsResult_v0(
         o.error_message = data[pos + 1 : pos + _n15].decode()
         pos += _n15
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     _n16 = data[pos]
     if _n16 < 128:
         pos += 1
@@ -399,7 +399,7 @@ def _decode_DescribeUserScramCredentialsResponse_v0(
         o.error_message = data[pos + 1 : pos + _n27].decode()
         pos += _n27
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     _n28 = data[pos]
     if _n28 < 128:
         pos += 1

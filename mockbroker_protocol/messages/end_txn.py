@@ -172,7 +172,7 @@ def _decode_EndTxnRequest_v3(data: bytes, pos: int) -> tuple[EndTxnRequest, int]
         o.transactional_id = data[pos + 1 : pos + _n3].decode()
         pos += _n3 or _runtime.null_value("TransactionalId")
     else:
-        o.transactional_id, pos = read_compact_string(data, pos)
+        o.transactional_id, pos = read_compact_string(data, pos, "transactionalId")
     o.producer_id, o.producer_epoch, o.committed, _t4 = _S_qhoB.unpack_from(data, pos)
     pos += 12
     if _t4 != 0:

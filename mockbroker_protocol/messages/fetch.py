@@ -446,7 +446,7 @@ def _decode_ForgottenTopic_v12(data: bytes, pos: int) -> tuple[ForgottenTopic, i
         o.topic = data[pos + 1 : pos + _n6].decode()
         pos += _n6 or _runtime.null_value("Topic")
     else:
-        o.topic, pos = read_compact_string(data, pos)
+        o.topic, pos = read_compact_string(data, pos, "topic")
     _n7 = data[pos]
     if _n7 < 128:
         pos += 1
@@ -875,7 +875,7 @@ def _decode_FetchTopic_v12(data: bytes, pos: int) -> tuple[FetchTopic, int]:
         o.topic = data[pos + 1 : pos + _n52].decode()
         pos += _n52 or _runtime.null_value("Topic")
     else:
-        o.topic, pos = read_compact_string(data, pos)
+        o.topic, pos = read_compact_string(data, pos, "topic")
     _n53 = data[pos]
     if _n53 < 128:
         pos += 1
@@ -1648,7 +1648,7 @@ def _decode_FetchRequest_v12(data: bytes, pos: int) -> tuple[FetchRequest, int]:
             _m169.topic = data[pos + 1 : pos + _n170].decode()
             pos += _n170 or _runtime.null_value("Topic")
         else:
-            _m169.topic, pos = read_compact_string(data, pos)
+            _m169.topic, pos = read_compact_string(data, pos, "topic")
         _n171 = data[pos]
         if _n171 < 128:
             pos += 1
@@ -1674,7 +1674,7 @@ def _decode_FetchRequest_v12(data: bytes, pos: int) -> tuple[FetchRequest, int]:
         o.rack_id = data[pos + 1 : pos + _n172].decode()
         pos += _n172 or _runtime.null_value("RackId")
     else:
-        o.rack_id, pos = read_compact_string(data, pos)
+        o.rack_id, pos = read_compact_string(data, pos, "rackId")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1692,7 +1692,7 @@ def _decode_FetchRequest_v12(data: bytes, pos: int) -> tuple[FetchRequest, int]:
                     o.cluster_id = data[pos + 1 : pos + _n176].decode()
                     pos += _n176
                 else:
-                    o.cluster_id, pos = read_compact_nullable_string(data, pos)
+                    o.cluster_id, pos = read_compact_nullable_string(data, pos, "clusterId")
             pos = _end175  # unknown tags are skipped (KIP-482)
     return o, pos
 
@@ -1841,7 +1841,7 @@ def _decode_FetchRequest_v13(data: bytes, pos: int) -> tuple[FetchRequest, int]:
         o.rack_id = data[pos + 1 : pos + _n202].decode()
         pos += _n202 or _runtime.null_value("RackId")
     else:
-        o.rack_id, pos = read_compact_string(data, pos)
+        o.rack_id, pos = read_compact_string(data, pos, "rackId")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1859,7 +1859,7 @@ def _decode_FetchRequest_v13(data: bytes, pos: int) -> tuple[FetchRequest, int]:
                     o.cluster_id = data[pos + 1 : pos + _n206].decode()
                     pos += _n206
                 else:
-                    o.cluster_id, pos = read_compact_nullable_string(data, pos)
+                    o.cluster_id, pos = read_compact_nullable_string(data, pos, "clusterId")
             pos = _end205  # unknown tags are skipped (KIP-482)
     return o, pos
 
@@ -1997,7 +1997,7 @@ def _decode_FetchRequest_v15(data: bytes, pos: int) -> tuple[FetchRequest, int]:
         o.rack_id = data[pos + 1 : pos + _n230].decode()
         pos += _n230 or _runtime.null_value("RackId")
     else:
-        o.rack_id, pos = read_compact_string(data, pos)
+        o.rack_id, pos = read_compact_string(data, pos, "rackId")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -2015,7 +2015,7 @@ def _decode_FetchRequest_v15(data: bytes, pos: int) -> tuple[FetchRequest, int]:
                     o.cluster_id = data[pos + 1 : pos + _n234].decode()
                     pos += _n234
                 else:
-                    o.cluster_id, pos = read_compact_nullable_string(data, pos)
+                    o.cluster_id, pos = read_compact_nullable_string(data, pos, "clusterId")
             elif _tag232 == 1:
                 o.replica_state, pos = _decode_ReplicaState_v15(data, pos)
             pos = _end233  # unknown tags are skipped (KIP-482)
@@ -2155,7 +2155,7 @@ def _decode_FetchRequest_v17(data: bytes, pos: int) -> tuple[FetchRequest, int]:
         o.rack_id = data[pos + 1 : pos + _n258].decode()
         pos += _n258 or _runtime.null_value("RackId")
     else:
-        o.rack_id, pos = read_compact_string(data, pos)
+        o.rack_id, pos = read_compact_string(data, pos, "rackId")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -2173,7 +2173,7 @@ def _decode_FetchRequest_v17(data: bytes, pos: int) -> tuple[FetchRequest, int]:
                     o.cluster_id = data[pos + 1 : pos + _n262].decode()
                     pos += _n262
                 else:
-                    o.cluster_id, pos = read_compact_nullable_string(data, pos)
+                    o.cluster_id, pos = read_compact_nullable_string(data, pos, "clusterId")
             elif _tag260 == 1:
                 o.replica_state, pos = _decode_ReplicaState_v15(data, pos)
             pos = _end261  # unknown tags are skipped (KIP-482)
@@ -2313,7 +2313,7 @@ def _decode_FetchRequest_v18(data: bytes, pos: int) -> tuple[FetchRequest, int]:
         o.rack_id = data[pos + 1 : pos + _n286].decode()
         pos += _n286 or _runtime.null_value("RackId")
     else:
-        o.rack_id, pos = read_compact_string(data, pos)
+        o.rack_id, pos = read_compact_string(data, pos, "rackId")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -2331,7 +2331,7 @@ def _decode_FetchRequest_v18(data: bytes, pos: int) -> tuple[FetchRequest, int]:
                     o.cluster_id = data[pos + 1 : pos + _n290].decode()
                     pos += _n290
                 else:
-                    o.cluster_id, pos = read_compact_nullable_string(data, pos)
+                    o.cluster_id, pos = read_compact_nullable_string(data, pos, "clusterId")
             elif _tag288 == 1:
                 o.replica_state, pos = _decode_ReplicaState_v15(data, pos)
             pos = _end289  # unknown tags are skipped (KIP-482)
@@ -2412,7 +2412,7 @@ def _decode_NodeEndpoint_v16(data: bytes, pos: int) -> tuple[NodeEndpoint, int]:
         o.host = data[pos + 1 : pos + _n306].decode()
         pos += _n306 or _runtime.null_value("Host")
     else:
-        o.host, pos = read_compact_string(data, pos)
+        o.host, pos = read_compact_string(data, pos, "host")
     (o.port,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n307 = data[pos]
@@ -2423,7 +2423,7 @@ def _decode_NodeEndpoint_v16(data: bytes, pos: int) -> tuple[NodeEndpoint, int]:
         o.rack = data[pos + 1 : pos + _n307].decode()
         pos += _n307
     else:
-        o.rack, pos = read_compact_nullable_string(data, pos)
+        o.rack, pos = read_compact_nullable_string(data, pos, "rack")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -3024,7 +3024,7 @@ def _decode_FetchableTopicResponse_v12(data: bytes, pos: int) -> tuple[Fetchable
         o.topic = data[pos + 1 : pos + _n377].decode()
         pos += _n377 or _runtime.null_value("Topic")
     else:
-        o.topic, pos = read_compact_string(data, pos)
+        o.topic, pos = read_compact_string(data, pos, "topic")
     _n378 = data[pos]
     if _n378 < 128:
         pos += 1
@@ -3415,7 +3415,7 @@ def _decode_FetchResponse_v16(data: bytes, pos: int) -> tuple[FetchResponse, int
                         _m443.host = data[pos + 1 : pos + _n444].decode()
                         pos += _n444 or _runtime.null_value("Host")
                     else:
-                        _m443.host, pos = read_compact_string(data, pos)
+                        _m443.host, pos = read_compact_string(data, pos, "host")
                     (_m443.port,) = _S_i.unpack_from(data, pos)
                     pos += 4
                     _n445 = data[pos]
@@ -3426,7 +3426,7 @@ def _decode_FetchResponse_v16(data: bytes, pos: int) -> tuple[FetchResponse, int
                         _m443.rack = data[pos + 1 : pos + _n445].decode()
                         pos += _n445
                     else:
-                        _m443.rack, pos = read_compact_nullable_string(data, pos)
+                        _m443.rack, pos = read_compact_nullable_string(data, pos, "rack")
                     if data[pos] == 0:  # no tagged fields: the common case
                         pos += 1
                     else:

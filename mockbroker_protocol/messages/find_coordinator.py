@@ -229,7 +229,7 @@ def _decode_FindCoordinatorRequest_v3(data: bytes, pos: int) -> tuple[FindCoordi
         o.key = data[pos + 1 : pos + _n5].decode()
         pos += _n5 or _runtime.null_value("Key")
     else:
-        o.key, pos = read_compact_string(data, pos)
+        o.key, pos = read_compact_string(data, pos, "key")
     o.key_type, _t6 = _S_bB.unpack_from(data, pos)
     pos += 2
     if _t6 != 0:
@@ -274,7 +274,7 @@ def _decode_FindCoordinatorRequest_v4(data: bytes, pos: int) -> tuple[FindCoordi
             _e11 = data[pos + 1 : pos + _n12].decode()
             pos += _n12 or _runtime.null_value("CoordinatorKeys")
         else:
-            _e11, pos = read_compact_string(data, pos)
+            _e11, pos = read_compact_string(data, pos, "coordinatorKeys")
         _l10.append(_e11)
     o.coordinator_keys = _l10
     if data[pos] == 0:  # no tagged fields: the common case
@@ -312,7 +312,7 @@ def _decode_Coordinator_v4(data: bytes, pos: int) -> tuple[Coordinator, int]:
         o.key = data[pos + 1 : pos + _n18].decode()
         pos += _n18 or _runtime.null_value("Key")
     else:
-        o.key, pos = read_compact_string(data, pos)
+        o.key, pos = read_compact_string(data, pos, "key")
     (o.node_id,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n19 = data[pos]
@@ -320,7 +320,7 @@ def _decode_Coordinator_v4(data: bytes, pos: int) -> tuple[Coordinator, int]:
         o.host = data[pos + 1 : pos + _n19].decode()
         pos += _n19 or _runtime.null_value("Host")
     else:
-        o.host, pos = read_compact_string(data, pos)
+        o.host, pos = read_compact_string(data, pos, "host")
     o.port, o.error_code = _S_ih.unpack_from(data, pos)
     pos += 6
     _n20 = data[pos]
@@ -331,7 +331,7 @@ def _decode_Coordinator_v4(data: bytes, pos: int) -> tuple[Coordinator, int]:
         o.error_message = data[pos + 1 : pos + _n20].decode()
         pos += _n20
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -445,7 +445,7 @@ def _decode_FindCoordinatorResponse_v3(data: bytes, pos: int) -> tuple[FindCoord
         o.error_message = data[pos + 1 : pos + _n33].decode()
         pos += _n33
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     (o.node_id,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n34 = data[pos]
@@ -453,7 +453,7 @@ def _decode_FindCoordinatorResponse_v3(data: bytes, pos: int) -> tuple[FindCoord
         o.host = data[pos + 1 : pos + _n34].decode()
         pos += _n34 or _runtime.null_value("Host")
     else:
-        o.host, pos = read_compact_string(data, pos)
+        o.host, pos = read_compact_string(data, pos, "host")
     o.port, _t35 = _S_iB.unpack_from(data, pos)
     pos += 5
     if _t35 != 0:
@@ -513,7 +513,7 @@ def _decode_FindCoordinatorResponse_v4(data: bytes, pos: int) -> tuple[FindCoord
             _m42.key = data[pos + 1 : pos + _n43].decode()
             pos += _n43 or _runtime.null_value("Key")
         else:
-            _m42.key, pos = read_compact_string(data, pos)
+            _m42.key, pos = read_compact_string(data, pos, "key")
         (_m42.node_id,) = _S_i.unpack_from(data, pos)
         pos += 4
         _n44 = data[pos]
@@ -521,7 +521,7 @@ def _decode_FindCoordinatorResponse_v4(data: bytes, pos: int) -> tuple[FindCoord
             _m42.host = data[pos + 1 : pos + _n44].decode()
             pos += _n44 or _runtime.null_value("Host")
         else:
-            _m42.host, pos = read_compact_string(data, pos)
+            _m42.host, pos = read_compact_string(data, pos, "host")
         _m42.port, _m42.error_code = _S_ih.unpack_from(data, pos)
         pos += 6
         _n45 = data[pos]
@@ -532,7 +532,7 @@ def _decode_FindCoordinatorResponse_v4(data: bytes, pos: int) -> tuple[FindCoord
             _m42.error_message = data[pos + 1 : pos + _n45].decode()
             pos += _n45
         else:
-            _m42.error_message, pos = read_compact_nullable_string(data, pos)
+            _m42.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:

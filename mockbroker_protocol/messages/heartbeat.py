@@ -220,7 +220,7 @@ def _decode_HeartbeatRequest_v4(data: bytes, pos: int) -> tuple[HeartbeatRequest
         o.group_id = data[pos + 1 : pos + _n11].decode()
         pos += _n11 or _runtime.null_value("GroupId")
     else:
-        o.group_id, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos, "groupId")
     (o.generation_id,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n12 = data[pos]
@@ -228,7 +228,7 @@ def _decode_HeartbeatRequest_v4(data: bytes, pos: int) -> tuple[HeartbeatRequest
         o.member_id = data[pos + 1 : pos + _n12].decode()
         pos += _n12 or _runtime.null_value("MemberId")
     else:
-        o.member_id, pos = read_compact_string(data, pos)
+        o.member_id, pos = read_compact_string(data, pos, "memberId")
     _n13 = data[pos]
     if _n13 == 0:
         o.group_instance_id = None
@@ -237,7 +237,7 @@ def _decode_HeartbeatRequest_v4(data: bytes, pos: int) -> tuple[HeartbeatRequest
         o.group_instance_id = data[pos + 1 : pos + _n13].decode()
         pos += _n13
     else:
-        o.group_instance_id, pos = read_compact_nullable_string(data, pos)
+        o.group_instance_id, pos = read_compact_nullable_string(data, pos, "groupInstanceId")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -352,7 +352,7 @@ _HEARTBEAT_RESPONSE_ENCODERS: dict[int, Callable[[HeartbeatResponse, bytearray],
 # The compiled shape of these codecs (mockbroker_protocol/_compiled/heartbeat.py, built with mypyc when the
 # package is installed) takes over the tables' entries when it is present; the classes' methods
 # stay these. MOCKBROKER_PURE_CODEC=1 keeps the pure functions (mockbroker_protocol._runtime.compiled_module).
-_compiled = _runtime.compiled_module("heartbeat", "3cc58052bbd220c1")
+_compiled = _runtime.compiled_module("heartbeat", "7b1d1f2e0cb1ba77")
 if _compiled is not None:
     _HEARTBEAT_REQUEST_DECODERS.update(_compiled.HEARTBEAT_REQUEST_DECODERS)
     _HEARTBEAT_REQUEST_ENCODERS.update(_compiled.HEARTBEAT_REQUEST_ENCODERS)

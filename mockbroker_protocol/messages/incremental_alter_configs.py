@@ -236,7 +236,7 @@ def _decode_AlterableConfig_v1(data: bytes, pos: int) -> tuple[AlterableConfig, 
         o.name = data[pos + 1 : pos + _n5].decode()
         pos += _n5 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     (o.config_operation,) = _S_b.unpack_from(data, pos)
     pos += 1
     _n6 = data[pos]
@@ -247,7 +247,7 @@ def _decode_AlterableConfig_v1(data: bytes, pos: int) -> tuple[AlterableConfig, 
         o.value = data[pos + 1 : pos + _n6].decode()
         pos += _n6
     else:
-        o.value, pos = read_compact_nullable_string(data, pos)
+        o.value, pos = read_compact_nullable_string(data, pos, "value")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -343,7 +343,7 @@ def _decode_AlterConfigsResource_v1(data: bytes, pos: int) -> tuple[AlterConfigs
         o.resource_name = data[pos + 1 : pos + _n22].decode()
         pos += _n22 or _runtime.null_value("ResourceName")
     else:
-        o.resource_name, pos = read_compact_string(data, pos)
+        o.resource_name, pos = read_compact_string(data, pos, "resourceName")
     _n23 = data[pos]
     if _n23 < 128:
         pos += 1
@@ -362,7 +362,7 @@ def _decode_AlterConfigsResource_v1(data: bytes, pos: int) -> tuple[AlterConfigs
             _m25.name = data[pos + 1 : pos + _n26].decode()
             pos += _n26 or _runtime.null_value("Name")
         else:
-            _m25.name, pos = read_compact_string(data, pos)
+            _m25.name, pos = read_compact_string(data, pos, "name")
         (_m25.config_operation,) = _S_b.unpack_from(data, pos)
         pos += 1
         _n27 = data[pos]
@@ -373,7 +373,7 @@ def _decode_AlterConfigsResource_v1(data: bytes, pos: int) -> tuple[AlterConfigs
             _m25.value = data[pos + 1 : pos + _n27].decode()
             pos += _n27
         else:
-            _m25.value, pos = read_compact_nullable_string(data, pos)
+            _m25.value, pos = read_compact_nullable_string(data, pos, "value")
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
@@ -545,7 +545,7 @@ def _decode_AlterConfigsResourceResponse_v1(
         o.error_message = data[pos + 1 : pos + _n53].decode()
         pos += _n53
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     (o.resource_type,) = _S_b.unpack_from(data, pos)
     pos += 1
     _n54 = data[pos]
@@ -553,7 +553,7 @@ def _decode_AlterConfigsResourceResponse_v1(
         o.resource_name = data[pos + 1 : pos + _n54].decode()
         pos += _n54 or _runtime.null_value("ResourceName")
     else:
-        o.resource_name, pos = read_compact_string(data, pos)
+        o.resource_name, pos = read_compact_string(data, pos, "resourceName")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -663,7 +663,7 @@ def _decode_IncrementalAlterConfigsResponse_v1(
             _m70.error_message = data[pos + 1 : pos + _n71].decode()
             pos += _n71
         else:
-            _m70.error_message, pos = read_compact_nullable_string(data, pos)
+            _m70.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
         (_m70.resource_type,) = _S_b.unpack_from(data, pos)
         pos += 1
         _n72 = data[pos]
@@ -671,7 +671,7 @@ def _decode_IncrementalAlterConfigsResponse_v1(
             _m70.resource_name = data[pos + 1 : pos + _n72].decode()
             pos += _n72 or _runtime.null_value("ResourceName")
         else:
-            _m70.resource_name, pos = read_compact_string(data, pos)
+            _m70.resource_name, pos = read_compact_string(data, pos, "resourceName")
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:

@@ -206,7 +206,7 @@ def _decode_InitProducerIdRequest_v2(data: bytes, pos: int) -> tuple[InitProduce
         o.transactional_id = data[pos + 1 : pos + _n3].decode()
         pos += _n3
     else:
-        o.transactional_id, pos = read_compact_nullable_string(data, pos)
+        o.transactional_id, pos = read_compact_nullable_string(data, pos, "transactionalId")
     o.transaction_timeout_ms, _t4 = _S_iB.unpack_from(data, pos)
     pos += 5
     if _t4 != 0:
@@ -242,7 +242,7 @@ def _decode_InitProducerIdRequest_v3(data: bytes, pos: int) -> tuple[InitProduce
         o.transactional_id = data[pos + 1 : pos + _n7].decode()
         pos += _n7
     else:
-        o.transactional_id, pos = read_compact_nullable_string(data, pos)
+        o.transactional_id, pos = read_compact_nullable_string(data, pos, "transactionalId")
     o.transaction_timeout_ms, o.producer_id, o.producer_epoch, _t8 = _S_iqhB.unpack_from(data, pos)
     pos += 15
     if _t8 != 0:
@@ -276,7 +276,7 @@ def _decode_InitProducerIdRequest_v6(data: bytes, pos: int) -> tuple[InitProduce
         o.transactional_id = data[pos + 1 : pos + _n11].decode()
         pos += _n11
     else:
-        o.transactional_id, pos = read_compact_nullable_string(data, pos)
+        o.transactional_id, pos = read_compact_nullable_string(data, pos, "transactionalId")
     o.transaction_timeout_ms, o.producer_id, o.producer_epoch, o.enable2_pc, o.keep_prepared_txn, _t12 = (
         _S_iqhooB.unpack_from(data, pos)
     )

@@ -235,7 +235,7 @@ def _decode_JoinGroupRequestProtocol_v6(data: bytes, pos: int) -> tuple[JoinGrou
         o.name = data[pos + 1 : pos + _n5].decode()
         pos += _n5 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     _n6 = data[pos]
     if _n6 < 128:
         o.metadata = data[pos + 1 : pos + _n6]
@@ -502,7 +502,7 @@ def _decode_JoinGroupRequest_v6(data: bytes, pos: int) -> tuple[JoinGroupRequest
         o.group_id = data[pos + 1 : pos + _n57].decode()
         pos += _n57 or _runtime.null_value("GroupId")
     else:
-        o.group_id, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos, "groupId")
     o.session_timeout_ms, o.rebalance_timeout_ms = _S_ii.unpack_from(data, pos)
     pos += 8
     _n58 = data[pos]
@@ -510,7 +510,7 @@ def _decode_JoinGroupRequest_v6(data: bytes, pos: int) -> tuple[JoinGroupRequest
         o.member_id = data[pos + 1 : pos + _n58].decode()
         pos += _n58 or _runtime.null_value("MemberId")
     else:
-        o.member_id, pos = read_compact_string(data, pos)
+        o.member_id, pos = read_compact_string(data, pos, "memberId")
     _n59 = data[pos]
     if _n59 == 0:
         o.group_instance_id = None
@@ -519,13 +519,13 @@ def _decode_JoinGroupRequest_v6(data: bytes, pos: int) -> tuple[JoinGroupRequest
         o.group_instance_id = data[pos + 1 : pos + _n59].decode()
         pos += _n59
     else:
-        o.group_instance_id, pos = read_compact_nullable_string(data, pos)
+        o.group_instance_id, pos = read_compact_nullable_string(data, pos, "groupInstanceId")
     _n60 = data[pos]
     if _n60 < 128:
         o.protocol_type = data[pos + 1 : pos + _n60].decode()
         pos += _n60 or _runtime.null_value("ProtocolType")
     else:
-        o.protocol_type, pos = read_compact_string(data, pos)
+        o.protocol_type, pos = read_compact_string(data, pos, "protocolType")
     _n61 = data[pos]
     if _n61 < 128:
         pos += 1
@@ -544,7 +544,7 @@ def _decode_JoinGroupRequest_v6(data: bytes, pos: int) -> tuple[JoinGroupRequest
             _m63.name = data[pos + 1 : pos + _n64].decode()
             pos += _n64 or _runtime.null_value("Name")
         else:
-            _m63.name, pos = read_compact_string(data, pos)
+            _m63.name, pos = read_compact_string(data, pos, "name")
         _n65 = data[pos]
         if _n65 < 128:
             _m63.metadata = data[pos + 1 : pos + _n65]
@@ -630,7 +630,7 @@ def _decode_JoinGroupRequest_v8(data: bytes, pos: int) -> tuple[JoinGroupRequest
         o.group_id = data[pos + 1 : pos + _n80].decode()
         pos += _n80 or _runtime.null_value("GroupId")
     else:
-        o.group_id, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos, "groupId")
     o.session_timeout_ms, o.rebalance_timeout_ms = _S_ii.unpack_from(data, pos)
     pos += 8
     _n81 = data[pos]
@@ -638,7 +638,7 @@ def _decode_JoinGroupRequest_v8(data: bytes, pos: int) -> tuple[JoinGroupRequest
         o.member_id = data[pos + 1 : pos + _n81].decode()
         pos += _n81 or _runtime.null_value("MemberId")
     else:
-        o.member_id, pos = read_compact_string(data, pos)
+        o.member_id, pos = read_compact_string(data, pos, "memberId")
     _n82 = data[pos]
     if _n82 == 0:
         o.group_instance_id = None
@@ -647,13 +647,13 @@ def _decode_JoinGroupRequest_v8(data: bytes, pos: int) -> tuple[JoinGroupRequest
         o.group_instance_id = data[pos + 1 : pos + _n82].decode()
         pos += _n82
     else:
-        o.group_instance_id, pos = read_compact_nullable_string(data, pos)
+        o.group_instance_id, pos = read_compact_nullable_string(data, pos, "groupInstanceId")
     _n83 = data[pos]
     if _n83 < 128:
         o.protocol_type = data[pos + 1 : pos + _n83].decode()
         pos += _n83 or _runtime.null_value("ProtocolType")
     else:
-        o.protocol_type, pos = read_compact_string(data, pos)
+        o.protocol_type, pos = read_compact_string(data, pos, "protocolType")
     _n84 = data[pos]
     if _n84 < 128:
         pos += 1
@@ -672,7 +672,7 @@ def _decode_JoinGroupRequest_v8(data: bytes, pos: int) -> tuple[JoinGroupRequest
             _m86.name = data[pos + 1 : pos + _n87].decode()
             pos += _n87 or _runtime.null_value("Name")
         else:
-            _m86.name, pos = read_compact_string(data, pos)
+            _m86.name, pos = read_compact_string(data, pos, "name")
         _n88 = data[pos]
         if _n88 < 128:
             _m86.metadata = data[pos + 1 : pos + _n88]
@@ -693,7 +693,7 @@ def _decode_JoinGroupRequest_v8(data: bytes, pos: int) -> tuple[JoinGroupRequest
         o.reason = data[pos + 1 : pos + _n89].decode()
         pos += _n89
     else:
-        o.reason, pos = read_compact_nullable_string(data, pos)
+        o.reason, pos = read_compact_nullable_string(data, pos, "reason")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -847,7 +847,7 @@ def _decode_JoinGroupResponseMember_v6(data: bytes, pos: int) -> tuple[JoinGroup
         o.member_id = data[pos + 1 : pos + _n116].decode()
         pos += _n116 or _runtime.null_value("MemberId")
     else:
-        o.member_id, pos = read_compact_string(data, pos)
+        o.member_id, pos = read_compact_string(data, pos, "memberId")
     _n117 = data[pos]
     if _n117 == 0:
         o.group_instance_id = None
@@ -856,7 +856,7 @@ def _decode_JoinGroupResponseMember_v6(data: bytes, pos: int) -> tuple[JoinGroup
         o.group_instance_id = data[pos + 1 : pos + _n117].decode()
         pos += _n117
     else:
-        o.group_instance_id, pos = read_compact_nullable_string(data, pos)
+        o.group_instance_id, pos = read_compact_nullable_string(data, pos, "groupInstanceId")
     _n118 = data[pos]
     if _n118 < 128:
         o.metadata = data[pos + 1 : pos + _n118]
@@ -1148,19 +1148,19 @@ def _decode_JoinGroupResponse_v6(data: bytes, pos: int) -> tuple[JoinGroupRespon
         o.protocol_name = data[pos + 1 : pos + _n174].decode()
         pos += _n174 or _runtime.null_value("ProtocolName")
     else:
-        o.protocol_name, pos = read_compact_string(data, pos)
+        o.protocol_name, pos = read_compact_string(data, pos, "protocolName")
     _n175 = data[pos]
     if _n175 < 128:
         o.leader = data[pos + 1 : pos + _n175].decode()
         pos += _n175 or _runtime.null_value("Leader")
     else:
-        o.leader, pos = read_compact_string(data, pos)
+        o.leader, pos = read_compact_string(data, pos, "leader")
     _n176 = data[pos]
     if _n176 < 128:
         o.member_id = data[pos + 1 : pos + _n176].decode()
         pos += _n176 or _runtime.null_value("MemberId")
     else:
-        o.member_id, pos = read_compact_string(data, pos)
+        o.member_id, pos = read_compact_string(data, pos, "memberId")
     _n177 = data[pos]
     if _n177 < 128:
         pos += 1
@@ -1179,7 +1179,7 @@ def _decode_JoinGroupResponse_v6(data: bytes, pos: int) -> tuple[JoinGroupRespon
             _m179.member_id = data[pos + 1 : pos + _n180].decode()
             pos += _n180 or _runtime.null_value("MemberId")
         else:
-            _m179.member_id, pos = read_compact_string(data, pos)
+            _m179.member_id, pos = read_compact_string(data, pos, "memberId")
         _n181 = data[pos]
         if _n181 == 0:
             _m179.group_instance_id = None
@@ -1188,7 +1188,7 @@ def _decode_JoinGroupResponse_v6(data: bytes, pos: int) -> tuple[JoinGroupRespon
             _m179.group_instance_id = data[pos + 1 : pos + _n181].decode()
             pos += _n181
         else:
-            _m179.group_instance_id, pos = read_compact_nullable_string(data, pos)
+            _m179.group_instance_id, pos = read_compact_nullable_string(data, pos, "groupInstanceId")
         _n182 = data[pos]
         if _n182 < 128:
             _m179.metadata = data[pos + 1 : pos + _n182]
@@ -1283,7 +1283,7 @@ def _decode_JoinGroupResponse_v7(data: bytes, pos: int) -> tuple[JoinGroupRespon
         o.protocol_type = data[pos + 1 : pos + _n198].decode()
         pos += _n198
     else:
-        o.protocol_type, pos = read_compact_nullable_string(data, pos)
+        o.protocol_type, pos = read_compact_nullable_string(data, pos, "protocolType")
     _n199 = data[pos]
     if _n199 == 0:
         o.protocol_name = None
@@ -1292,19 +1292,19 @@ def _decode_JoinGroupResponse_v7(data: bytes, pos: int) -> tuple[JoinGroupRespon
         o.protocol_name = data[pos + 1 : pos + _n199].decode()
         pos += _n199
     else:
-        o.protocol_name, pos = read_compact_nullable_string(data, pos)
+        o.protocol_name, pos = read_compact_nullable_string(data, pos, "protocolName")
     _n200 = data[pos]
     if _n200 < 128:
         o.leader = data[pos + 1 : pos + _n200].decode()
         pos += _n200 or _runtime.null_value("Leader")
     else:
-        o.leader, pos = read_compact_string(data, pos)
+        o.leader, pos = read_compact_string(data, pos, "leader")
     _n201 = data[pos]
     if _n201 < 128:
         o.member_id = data[pos + 1 : pos + _n201].decode()
         pos += _n201 or _runtime.null_value("MemberId")
     else:
-        o.member_id, pos = read_compact_string(data, pos)
+        o.member_id, pos = read_compact_string(data, pos, "memberId")
     _n202 = data[pos]
     if _n202 < 128:
         pos += 1
@@ -1323,7 +1323,7 @@ def _decode_JoinGroupResponse_v7(data: bytes, pos: int) -> tuple[JoinGroupRespon
             _m204.member_id = data[pos + 1 : pos + _n205].decode()
             pos += _n205 or _runtime.null_value("MemberId")
         else:
-            _m204.member_id, pos = read_compact_string(data, pos)
+            _m204.member_id, pos = read_compact_string(data, pos, "memberId")
         _n206 = data[pos]
         if _n206 == 0:
             _m204.group_instance_id = None
@@ -1332,7 +1332,7 @@ def _decode_JoinGroupResponse_v7(data: bytes, pos: int) -> tuple[JoinGroupRespon
             _m204.group_instance_id = data[pos + 1 : pos + _n206].decode()
             pos += _n206
         else:
-            _m204.group_instance_id, pos = read_compact_nullable_string(data, pos)
+            _m204.group_instance_id, pos = read_compact_nullable_string(data, pos, "groupInstanceId")
         _n207 = data[pos]
         if _n207 < 128:
             _m204.metadata = data[pos + 1 : pos + _n207]
@@ -1436,7 +1436,7 @@ def _decode_JoinGroupResponse_v9(data: bytes, pos: int) -> tuple[JoinGroupRespon
         o.protocol_type = data[pos + 1 : pos + _n224].decode()
         pos += _n224
     else:
-        o.protocol_type, pos = read_compact_nullable_string(data, pos)
+        o.protocol_type, pos = read_compact_nullable_string(data, pos, "protocolType")
     _n225 = data[pos]
     if _n225 == 0:
         o.protocol_name = None
@@ -1445,13 +1445,13 @@ def _decode_JoinGroupResponse_v9(data: bytes, pos: int) -> tuple[JoinGroupRespon
         o.protocol_name = data[pos + 1 : pos + _n225].decode()
         pos += _n225
     else:
-        o.protocol_name, pos = read_compact_nullable_string(data, pos)
+        o.protocol_name, pos = read_compact_nullable_string(data, pos, "protocolName")
     _n226 = data[pos]
     if _n226 < 128:
         o.leader = data[pos + 1 : pos + _n226].decode()
         pos += _n226 or _runtime.null_value("Leader")
     else:
-        o.leader, pos = read_compact_string(data, pos)
+        o.leader, pos = read_compact_string(data, pos, "leader")
     (o.skip_assignment,) = _S_o.unpack_from(data, pos)
     pos += 1
     _n227 = data[pos]
@@ -1459,7 +1459,7 @@ def _decode_JoinGroupResponse_v9(data: bytes, pos: int) -> tuple[JoinGroupRespon
         o.member_id = data[pos + 1 : pos + _n227].decode()
         pos += _n227 or _runtime.null_value("MemberId")
     else:
-        o.member_id, pos = read_compact_string(data, pos)
+        o.member_id, pos = read_compact_string(data, pos, "memberId")
     _n228 = data[pos]
     if _n228 < 128:
         pos += 1
@@ -1478,7 +1478,7 @@ def _decode_JoinGroupResponse_v9(data: bytes, pos: int) -> tuple[JoinGroupRespon
             _m230.member_id = data[pos + 1 : pos + _n231].decode()
             pos += _n231 or _runtime.null_value("MemberId")
         else:
-            _m230.member_id, pos = read_compact_string(data, pos)
+            _m230.member_id, pos = read_compact_string(data, pos, "memberId")
         _n232 = data[pos]
         if _n232 == 0:
             _m230.group_instance_id = None
@@ -1487,7 +1487,7 @@ def _decode_JoinGroupResponse_v9(data: bytes, pos: int) -> tuple[JoinGroupRespon
             _m230.group_instance_id = data[pos + 1 : pos + _n232].decode()
             pos += _n232
         else:
-            _m230.group_instance_id, pos = read_compact_nullable_string(data, pos)
+            _m230.group_instance_id, pos = read_compact_nullable_string(data, pos, "groupInstanceId")
         _n233 = data[pos]
         if _n233 < 128:
             _m230.metadata = data[pos + 1 : pos + _n233]
@@ -1634,7 +1634,7 @@ _JOIN_GROUP_RESPONSE_ENCODERS: dict[int, Callable[[JoinGroupResponse, bytearray]
 # The compiled shape of these codecs (mockbroker_protocol/_compiled/join_group.py, built with mypyc when the
 # package is installed) takes over the tables' entries when it is present; the classes' methods
 # stay these. MOCKBROKER_PURE_CODEC=1 keeps the pure functions (mockbroker_protocol._runtime.compiled_module).
-_compiled = _runtime.compiled_module("join_group", "f384d385166e3342")
+_compiled = _runtime.compiled_module("join_group", "45773b4717aec869")
 if _compiled is not None:
     _JOIN_GROUP_REQUEST_DECODERS.update(_compiled.JOIN_GROUP_REQUEST_DECODERS)
     _JOIN_GROUP_REQUEST_ENCODERS.update(_compiled.JOIN_GROUP_REQUEST_ENCODERS)

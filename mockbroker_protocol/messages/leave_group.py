@@ -216,7 +216,7 @@ def _decode_MemberIdentity_v4(data: bytes, pos: int) -> tuple[MemberIdentity, in
         o.member_id = data[pos + 1 : pos + _n5].decode()
         pos += _n5 or _runtime.null_value("MemberId")
     else:
-        o.member_id, pos = read_compact_string(data, pos)
+        o.member_id, pos = read_compact_string(data, pos, "memberId")
     _n6 = data[pos]
     if _n6 == 0:
         o.group_instance_id = None
@@ -225,7 +225,7 @@ def _decode_MemberIdentity_v4(data: bytes, pos: int) -> tuple[MemberIdentity, in
         o.group_instance_id = data[pos + 1 : pos + _n6].decode()
         pos += _n6
     else:
-        o.group_instance_id, pos = read_compact_nullable_string(data, pos)
+        o.group_instance_id, pos = read_compact_nullable_string(data, pos, "groupInstanceId")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -263,7 +263,7 @@ def _decode_MemberIdentity_v5(data: bytes, pos: int) -> tuple[MemberIdentity, in
         o.member_id = data[pos + 1 : pos + _n11].decode()
         pos += _n11 or _runtime.null_value("MemberId")
     else:
-        o.member_id, pos = read_compact_string(data, pos)
+        o.member_id, pos = read_compact_string(data, pos, "memberId")
     _n12 = data[pos]
     if _n12 == 0:
         o.group_instance_id = None
@@ -272,7 +272,7 @@ def _decode_MemberIdentity_v5(data: bytes, pos: int) -> tuple[MemberIdentity, in
         o.group_instance_id = data[pos + 1 : pos + _n12].decode()
         pos += _n12
     else:
-        o.group_instance_id, pos = read_compact_nullable_string(data, pos)
+        o.group_instance_id, pos = read_compact_nullable_string(data, pos, "groupInstanceId")
     _n13 = data[pos]
     if _n13 == 0:
         o.reason = None
@@ -281,7 +281,7 @@ def _decode_MemberIdentity_v5(data: bytes, pos: int) -> tuple[MemberIdentity, in
         o.reason = data[pos + 1 : pos + _n13].decode()
         pos += _n13
     else:
-        o.reason, pos = read_compact_nullable_string(data, pos)
+        o.reason, pos = read_compact_nullable_string(data, pos, "reason")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -416,7 +416,7 @@ def _decode_LeaveGroupRequest_v4(data: bytes, pos: int) -> tuple[LeaveGroupReque
         o.group_id = data[pos + 1 : pos + _n35].decode()
         pos += _n35 or _runtime.null_value("GroupId")
     else:
-        o.group_id, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos, "groupId")
     _n36 = data[pos]
     if _n36 < 128:
         pos += 1
@@ -436,7 +436,7 @@ def _decode_LeaveGroupRequest_v4(data: bytes, pos: int) -> tuple[LeaveGroupReque
             _m38.member_id = data[pos + 1 : pos + _n39].decode()
             pos += _n39 or _runtime.null_value("MemberId")
         else:
-            _m38.member_id, pos = read_compact_string(data, pos)
+            _m38.member_id, pos = read_compact_string(data, pos, "memberId")
         _n40 = data[pos]
         if _n40 == 0:
             _m38.group_instance_id = None
@@ -445,7 +445,7 @@ def _decode_LeaveGroupRequest_v4(data: bytes, pos: int) -> tuple[LeaveGroupReque
             _m38.group_instance_id = data[pos + 1 : pos + _n40].decode()
             pos += _n40
         else:
-            _m38.group_instance_id, pos = read_compact_nullable_string(data, pos)
+            _m38.group_instance_id, pos = read_compact_nullable_string(data, pos, "groupInstanceId")
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
@@ -505,7 +505,7 @@ def _decode_LeaveGroupRequest_v5(data: bytes, pos: int) -> tuple[LeaveGroupReque
         o.group_id = data[pos + 1 : pos + _n50].decode()
         pos += _n50 or _runtime.null_value("GroupId")
     else:
-        o.group_id, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos, "groupId")
     _n51 = data[pos]
     if _n51 < 128:
         pos += 1
@@ -524,7 +524,7 @@ def _decode_LeaveGroupRequest_v5(data: bytes, pos: int) -> tuple[LeaveGroupReque
             _m53.member_id = data[pos + 1 : pos + _n54].decode()
             pos += _n54 or _runtime.null_value("MemberId")
         else:
-            _m53.member_id, pos = read_compact_string(data, pos)
+            _m53.member_id, pos = read_compact_string(data, pos, "memberId")
         _n55 = data[pos]
         if _n55 == 0:
             _m53.group_instance_id = None
@@ -533,7 +533,7 @@ def _decode_LeaveGroupRequest_v5(data: bytes, pos: int) -> tuple[LeaveGroupReque
             _m53.group_instance_id = data[pos + 1 : pos + _n55].decode()
             pos += _n55
         else:
-            _m53.group_instance_id, pos = read_compact_nullable_string(data, pos)
+            _m53.group_instance_id, pos = read_compact_nullable_string(data, pos, "groupInstanceId")
         _n56 = data[pos]
         if _n56 == 0:
             _m53.reason = None
@@ -542,7 +542,7 @@ def _decode_LeaveGroupRequest_v5(data: bytes, pos: int) -> tuple[LeaveGroupReque
             _m53.reason = data[pos + 1 : pos + _n56].decode()
             pos += _n56
         else:
-            _m53.reason, pos = read_compact_nullable_string(data, pos)
+            _m53.reason, pos = read_compact_nullable_string(data, pos, "reason")
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
@@ -646,7 +646,7 @@ def _decode_MemberResponse_v4(data: bytes, pos: int) -> tuple[MemberResponse, in
         o.member_id = data[pos + 1 : pos + _n72].decode()
         pos += _n72 or _runtime.null_value("MemberId")
     else:
-        o.member_id, pos = read_compact_string(data, pos)
+        o.member_id, pos = read_compact_string(data, pos, "memberId")
     _n73 = data[pos]
     if _n73 == 0:
         o.group_instance_id = None
@@ -655,7 +655,7 @@ def _decode_MemberResponse_v4(data: bytes, pos: int) -> tuple[MemberResponse, in
         o.group_instance_id = data[pos + 1 : pos + _n73].decode()
         pos += _n73
     else:
-        o.group_instance_id, pos = read_compact_nullable_string(data, pos)
+        o.group_instance_id, pos = read_compact_nullable_string(data, pos, "groupInstanceId")
     o.error_code, _t74 = _S_hB.unpack_from(data, pos)
     pos += 3
     if _t74 != 0:
@@ -786,7 +786,7 @@ def _decode_LeaveGroupResponse_v4(data: bytes, pos: int) -> tuple[LeaveGroupResp
             _m90.member_id = data[pos + 1 : pos + _n91].decode()
             pos += _n91 or _runtime.null_value("MemberId")
         else:
-            _m90.member_id, pos = read_compact_string(data, pos)
+            _m90.member_id, pos = read_compact_string(data, pos, "memberId")
         _n92 = data[pos]
         if _n92 == 0:
             _m90.group_instance_id = None
@@ -795,7 +795,7 @@ def _decode_LeaveGroupResponse_v4(data: bytes, pos: int) -> tuple[LeaveGroupResp
             _m90.group_instance_id = data[pos + 1 : pos + _n92].decode()
             pos += _n92
         else:
-            _m90.group_instance_id, pos = read_compact_nullable_string(data, pos)
+            _m90.group_instance_id, pos = read_compact_nullable_string(data, pos, "groupInstanceId")
         _m90.error_code, _t93 = _S_hB.unpack_from(data, pos)
         pos += 3
         if _t93 != 0:
@@ -879,7 +879,7 @@ _LEAVE_GROUP_RESPONSE_ENCODERS: dict[int, Callable[[LeaveGroupResponse, bytearra
 # The compiled shape of these codecs (mockbroker_protocol/_compiled/leave_group.py, built with mypyc when the
 # package is installed) takes over the tables' entries when it is present; the classes' methods
 # stay these. MOCKBROKER_PURE_CODEC=1 keeps the pure functions (mockbroker_protocol._runtime.compiled_module).
-_compiled = _runtime.compiled_module("leave_group", "017a0d3d32ff2177")
+_compiled = _runtime.compiled_module("leave_group", "b7f119b44b04085b")
 if _compiled is not None:
     _LEAVE_GROUP_REQUEST_DECODERS.update(_compiled.LEAVE_GROUP_REQUEST_DECODERS)
     _LEAVE_GROUP_REQUEST_ENCODERS.update(_compiled.LEAVE_GROUP_REQUEST_ENCODERS)

@@ -208,7 +208,7 @@ def _decode_ListGroupsRequest_v4(data: bytes, pos: int) -> tuple[ListGroupsReque
             _e3 = data[pos + 1 : pos + _n4].decode()
             pos += _n4 or _runtime.null_value("StatesFilter")
         else:
-            _e3, pos = read_compact_string(data, pos)
+            _e3, pos = read_compact_string(data, pos, "statesFilter")
         _l2.append(_e3)
     o.states_filter = _l2
     if data[pos] == 0:  # no tagged fields: the common case
@@ -257,7 +257,7 @@ def _decode_ListGroupsRequest_v5(data: bytes, pos: int) -> tuple[ListGroupsReque
             _e12 = data[pos + 1 : pos + _n13].decode()
             pos += _n13 or _runtime.null_value("StatesFilter")
         else:
-            _e12, pos = read_compact_string(data, pos)
+            _e12, pos = read_compact_string(data, pos, "statesFilter")
         _l11.append(_e12)
     o.states_filter = _l11
     _n14 = data[pos]
@@ -277,7 +277,7 @@ def _decode_ListGroupsRequest_v5(data: bytes, pos: int) -> tuple[ListGroupsReque
             _e16 = data[pos + 1 : pos + _n17].decode()
             pos += _n17 or _runtime.null_value("TypesFilter")
         else:
-            _e16, pos = read_compact_string(data, pos)
+            _e16, pos = read_compact_string(data, pos, "typesFilter")
         _l15.append(_e16)
     o.types_filter = _l15
     if data[pos] == 0:  # no tagged fields: the common case
@@ -360,13 +360,13 @@ def _decode_ListedGroup_v3(data: bytes, pos: int) -> tuple[ListedGroup, int]:
         o.group_id = data[pos + 1 : pos + _n32].decode()
         pos += _n32 or _runtime.null_value("GroupId")
     else:
-        o.group_id, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos, "groupId")
     _n33 = data[pos]
     if _n33 < 128:
         o.protocol_type = data[pos + 1 : pos + _n33].decode()
         pos += _n33 or _runtime.null_value("ProtocolType")
     else:
-        o.protocol_type, pos = read_compact_string(data, pos)
+        o.protocol_type, pos = read_compact_string(data, pos, "protocolType")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -402,19 +402,19 @@ def _decode_ListedGroup_v4(data: bytes, pos: int) -> tuple[ListedGroup, int]:
         o.group_id = data[pos + 1 : pos + _n38].decode()
         pos += _n38 or _runtime.null_value("GroupId")
     else:
-        o.group_id, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos, "groupId")
     _n39 = data[pos]
     if _n39 < 128:
         o.protocol_type = data[pos + 1 : pos + _n39].decode()
         pos += _n39 or _runtime.null_value("ProtocolType")
     else:
-        o.protocol_type, pos = read_compact_string(data, pos)
+        o.protocol_type, pos = read_compact_string(data, pos, "protocolType")
     _n40 = data[pos]
     if _n40 < 128:
         o.group_state = data[pos + 1 : pos + _n40].decode()
         pos += _n40 or _runtime.null_value("GroupState")
     else:
-        o.group_state, pos = read_compact_string(data, pos)
+        o.group_state, pos = read_compact_string(data, pos, "groupState")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -456,25 +456,25 @@ def _decode_ListedGroup_v5(data: bytes, pos: int) -> tuple[ListedGroup, int]:
         o.group_id = data[pos + 1 : pos + _n47].decode()
         pos += _n47 or _runtime.null_value("GroupId")
     else:
-        o.group_id, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos, "groupId")
     _n48 = data[pos]
     if _n48 < 128:
         o.protocol_type = data[pos + 1 : pos + _n48].decode()
         pos += _n48 or _runtime.null_value("ProtocolType")
     else:
-        o.protocol_type, pos = read_compact_string(data, pos)
+        o.protocol_type, pos = read_compact_string(data, pos, "protocolType")
     _n49 = data[pos]
     if _n49 < 128:
         o.group_state = data[pos + 1 : pos + _n49].decode()
         pos += _n49 or _runtime.null_value("GroupState")
     else:
-        o.group_state, pos = read_compact_string(data, pos)
+        o.group_state, pos = read_compact_string(data, pos, "groupState")
     _n50 = data[pos]
     if _n50 < 128:
         o.group_type = data[pos + 1 : pos + _n50].decode()
         pos += _n50 or _runtime.null_value("GroupType")
     else:
-        o.group_type, pos = read_compact_string(data, pos)
+        o.group_type, pos = read_compact_string(data, pos, "groupType")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -629,13 +629,13 @@ def _decode_ListGroupsResponse_v3(data: bytes, pos: int) -> tuple[ListGroupsResp
             _m79.group_id = data[pos + 1 : pos + _n80].decode()
             pos += _n80 or _runtime.null_value("GroupId")
         else:
-            _m79.group_id, pos = read_compact_string(data, pos)
+            _m79.group_id, pos = read_compact_string(data, pos, "groupId")
         _n81 = data[pos]
         if _n81 < 128:
             _m79.protocol_type = data[pos + 1 : pos + _n81].decode()
             pos += _n81 or _runtime.null_value("ProtocolType")
         else:
-            _m79.protocol_type, pos = read_compact_string(data, pos)
+            _m79.protocol_type, pos = read_compact_string(data, pos, "protocolType")
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
@@ -701,19 +701,19 @@ def _decode_ListGroupsResponse_v4(data: bytes, pos: int) -> tuple[ListGroupsResp
             _m91.group_id = data[pos + 1 : pos + _n92].decode()
             pos += _n92 or _runtime.null_value("GroupId")
         else:
-            _m91.group_id, pos = read_compact_string(data, pos)
+            _m91.group_id, pos = read_compact_string(data, pos, "groupId")
         _n93 = data[pos]
         if _n93 < 128:
             _m91.protocol_type = data[pos + 1 : pos + _n93].decode()
             pos += _n93 or _runtime.null_value("ProtocolType")
         else:
-            _m91.protocol_type, pos = read_compact_string(data, pos)
+            _m91.protocol_type, pos = read_compact_string(data, pos, "protocolType")
         _n94 = data[pos]
         if _n94 < 128:
             _m91.group_state = data[pos + 1 : pos + _n94].decode()
             pos += _n94 or _runtime.null_value("GroupState")
         else:
-            _m91.group_state, pos = read_compact_string(data, pos)
+            _m91.group_state, pos = read_compact_string(data, pos, "groupState")
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
@@ -785,25 +785,25 @@ def _decode_ListGroupsResponse_v5(data: bytes, pos: int) -> tuple[ListGroupsResp
             _m106.group_id = data[pos + 1 : pos + _n107].decode()
             pos += _n107 or _runtime.null_value("GroupId")
         else:
-            _m106.group_id, pos = read_compact_string(data, pos)
+            _m106.group_id, pos = read_compact_string(data, pos, "groupId")
         _n108 = data[pos]
         if _n108 < 128:
             _m106.protocol_type = data[pos + 1 : pos + _n108].decode()
             pos += _n108 or _runtime.null_value("ProtocolType")
         else:
-            _m106.protocol_type, pos = read_compact_string(data, pos)
+            _m106.protocol_type, pos = read_compact_string(data, pos, "protocolType")
         _n109 = data[pos]
         if _n109 < 128:
             _m106.group_state = data[pos + 1 : pos + _n109].decode()
             pos += _n109 or _runtime.null_value("GroupState")
         else:
-            _m106.group_state, pos = read_compact_string(data, pos)
+            _m106.group_state, pos = read_compact_string(data, pos, "groupState")
         _n110 = data[pos]
         if _n110 < 128:
             _m106.group_type = data[pos + 1 : pos + _n110].decode()
             pos += _n110 or _runtime.null_value("GroupType")
         else:
-            _m106.group_type, pos = read_compact_string(data, pos)
+            _m106.group_type, pos = read_compact_string(data, pos, "groupType")
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:

@@ -397,7 +397,7 @@ def _decode_ListOffsetsTopic_v6(data: bytes, pos: int) -> tuple[ListOffsetsTopic
         o.name = data[pos + 1 : pos + _n23].decode()
         pos += _n23 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     _n24 = data[pos]
     if _n24 < 128:
         pos += 1
@@ -851,7 +851,7 @@ def _decode_ListOffsetsTopicResponse_v6(data: bytes, pos: int) -> tuple[ListOffs
         o.name = data[pos + 1 : pos + _n94].decode()
         pos += _n94 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     _n95 = data[pos]
     if _n95 < 128:
         pos += 1

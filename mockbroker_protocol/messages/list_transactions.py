@@ -196,7 +196,7 @@ def _decode_ListTransactionsRequest_v0(data: bytes, pos: int) -> tuple[ListTrans
             _e3 = data[pos + 1 : pos + _n4].decode()
             pos += _n4 or _runtime.null_value("StateFilters")
         else:
-            _e3, pos = read_compact_string(data, pos)
+            _e3, pos = read_compact_string(data, pos, "stateFilters")
         _l2.append(_e3)
     o.state_filters = _l2
     _n5 = data[pos]
@@ -267,7 +267,7 @@ def _decode_ListTransactionsRequest_v1(data: bytes, pos: int) -> tuple[ListTrans
             _e16 = data[pos + 1 : pos + _n17].decode()
             pos += _n17 or _runtime.null_value("StateFilters")
         else:
-            _e16, pos = read_compact_string(data, pos)
+            _e16, pos = read_compact_string(data, pos, "stateFilters")
         _l15.append(_e16)
     o.state_filters = _l15
     _n18 = data[pos]
@@ -337,7 +337,7 @@ def _decode_ListTransactionsRequest_v2(data: bytes, pos: int) -> tuple[ListTrans
             _e30 = data[pos + 1 : pos + _n31].decode()
             pos += _n31 or _runtime.null_value("StateFilters")
         else:
-            _e30, pos = read_compact_string(data, pos)
+            _e30, pos = read_compact_string(data, pos, "stateFilters")
         _l29.append(_e30)
     o.state_filters = _l29
     _n32 = data[pos]
@@ -364,7 +364,7 @@ def _decode_ListTransactionsRequest_v2(data: bytes, pos: int) -> tuple[ListTrans
         o.transactional_id_pattern = data[pos + 1 : pos + _n33].decode()
         pos += _n33
     else:
-        o.transactional_id_pattern, pos = read_compact_nullable_string(data, pos)
+        o.transactional_id_pattern, pos = read_compact_nullable_string(data, pos, "transactionalIdPattern")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -417,7 +417,7 @@ def _decode_TransactionState_v0(data: bytes, pos: int) -> tuple[TransactionState
         o.transactional_id = data[pos + 1 : pos + _n44].decode()
         pos += _n44 or _runtime.null_value("TransactionalId")
     else:
-        o.transactional_id, pos = read_compact_string(data, pos)
+        o.transactional_id, pos = read_compact_string(data, pos, "transactionalId")
     (o.producer_id,) = _S_q.unpack_from(data, pos)
     pos += 8
     _n45 = data[pos]
@@ -425,7 +425,7 @@ def _decode_TransactionState_v0(data: bytes, pos: int) -> tuple[TransactionState
         o.transaction_state = data[pos + 1 : pos + _n45].decode()
         pos += _n45 or _runtime.null_value("TransactionState")
     else:
-        o.transaction_state, pos = read_compact_string(data, pos)
+        o.transaction_state, pos = read_compact_string(data, pos, "transactionState")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -477,7 +477,7 @@ def _decode_ListTransactionsResponse_v0(data: bytes, pos: int) -> tuple[ListTran
             _e52 = data[pos + 1 : pos + _n53].decode()
             pos += _n53 or _runtime.null_value("UnknownStateFilters")
         else:
-            _e52, pos = read_compact_string(data, pos)
+            _e52, pos = read_compact_string(data, pos, "unknownStateFilters")
         _l51.append(_e52)
     o.unknown_state_filters = _l51
     _n54 = data[pos]
@@ -500,7 +500,7 @@ def _decode_ListTransactionsResponse_v0(data: bytes, pos: int) -> tuple[ListTran
             _m56.transactional_id = data[pos + 1 : pos + _n57].decode()
             pos += _n57 or _runtime.null_value("TransactionalId")
         else:
-            _m56.transactional_id, pos = read_compact_string(data, pos)
+            _m56.transactional_id, pos = read_compact_string(data, pos, "transactionalId")
         (_m56.producer_id,) = _S_q.unpack_from(data, pos)
         pos += 8
         _n58 = data[pos]
@@ -508,7 +508,7 @@ def _decode_ListTransactionsResponse_v0(data: bytes, pos: int) -> tuple[ListTran
             _m56.transaction_state = data[pos + 1 : pos + _n58].decode()
             pos += _n58 or _runtime.null_value("TransactionState")
         else:
-            _m56.transaction_state, pos = read_compact_string(data, pos)
+            _m56.transaction_state, pos = read_compact_string(data, pos, "transactionState")
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:

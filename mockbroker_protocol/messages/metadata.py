@@ -314,7 +314,7 @@ def _decode_MetadataRequestTopic_v9(data: bytes, pos: int) -> tuple[MetadataRequ
         o.name = data[pos + 1 : pos + _n4].decode()
         pos += _n4 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -351,7 +351,7 @@ def _decode_MetadataRequestTopic_v10(data: bytes, pos: int) -> tuple[MetadataReq
         o.name = data[pos + 1 : pos + _n9].decode()
         pos += _n9
     else:
-        o.name, pos = read_compact_nullable_string(data, pos)
+        o.name, pos = read_compact_nullable_string(data, pos, "name")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -585,7 +585,7 @@ def _decode_MetadataRequest_v9(data: bytes, pos: int) -> tuple[MetadataRequest, 
                 _m47.name = data[pos + 1 : pos + _n48].decode()
                 pos += _n48 or _runtime.null_value("Name")
             else:
-                _m47.name, pos = read_compact_string(data, pos)
+                _m47.name, pos = read_compact_string(data, pos, "name")
             if data[pos] == 0:  # no tagged fields: the common case
                 pos += 1
             else:
@@ -665,7 +665,7 @@ def _decode_MetadataRequest_v10(data: bytes, pos: int) -> tuple[MetadataRequest,
                 _m58.name = data[pos + 1 : pos + _n60].decode()
                 pos += _n60
             else:
-                _m58.name, pos = read_compact_nullable_string(data, pos)
+                _m58.name, pos = read_compact_nullable_string(data, pos, "name")
             if data[pos] == 0:  # no tagged fields: the common case
                 pos += 1
             else:
@@ -747,7 +747,7 @@ def _decode_MetadataRequest_v11(data: bytes, pos: int) -> tuple[MetadataRequest,
                 _m69.name = data[pos + 1 : pos + _n71].decode()
                 pos += _n71
             else:
-                _m69.name, pos = read_compact_nullable_string(data, pos)
+                _m69.name, pos = read_compact_nullable_string(data, pos, "name")
             if data[pos] == 0:  # no tagged fields: the common case
                 pos += 1
             else:
@@ -1378,7 +1378,7 @@ def _decode_MetadataResponseTopic_v9(data: bytes, pos: int) -> tuple[MetadataRes
         o.name = data[pos + 1 : pos + _n193].decode()
         pos += _n193 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     (o.is_internal,) = _S_o.unpack_from(data, pos)
     pos += 1
     _n194 = data[pos]
@@ -1510,7 +1510,7 @@ def _decode_MetadataResponseTopic_v10(data: bytes, pos: int) -> tuple[MetadataRe
         o.name = data[pos + 1 : pos + _n216].decode()
         pos += _n216 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     _r217, o.is_internal = _S_16so.unpack_from(data, pos)
     pos += 17
     o.topic_id = UUID(bytes=_r217)
@@ -1646,7 +1646,7 @@ def _decode_MetadataResponseTopic_v12(data: bytes, pos: int) -> tuple[MetadataRe
         o.name = data[pos + 1 : pos + _n240].decode()
         pos += _n240
     else:
-        o.name, pos = read_compact_nullable_string(data, pos)
+        o.name, pos = read_compact_nullable_string(data, pos, "name")
     _r241, o.is_internal = _S_16so.unpack_from(data, pos)
     pos += 17
     o.topic_id = UUID(bytes=_r241)
@@ -1834,7 +1834,7 @@ def _decode_MetadataResponseBroker_v9(data: bytes, pos: int) -> tuple[MetadataRe
         o.host = data[pos + 1 : pos + _n269].decode()
         pos += _n269 or _runtime.null_value("Host")
     else:
-        o.host, pos = read_compact_string(data, pos)
+        o.host, pos = read_compact_string(data, pos, "host")
     (o.port,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n270 = data[pos]
@@ -1845,7 +1845,7 @@ def _decode_MetadataResponseBroker_v9(data: bytes, pos: int) -> tuple[MetadataRe
         o.rack = data[pos + 1 : pos + _n270].decode()
         pos += _n270
     else:
-        o.rack, pos = read_compact_nullable_string(data, pos)
+        o.rack, pos = read_compact_nullable_string(data, pos, "rack")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -2408,7 +2408,7 @@ def _decode_MetadataResponse_v9(data: bytes, pos: int) -> tuple[MetadataResponse
             _m383.host = data[pos + 1 : pos + _n384].decode()
             pos += _n384 or _runtime.null_value("Host")
         else:
-            _m383.host, pos = read_compact_string(data, pos)
+            _m383.host, pos = read_compact_string(data, pos, "host")
         (_m383.port,) = _S_i.unpack_from(data, pos)
         pos += 4
         _n385 = data[pos]
@@ -2419,7 +2419,7 @@ def _decode_MetadataResponse_v9(data: bytes, pos: int) -> tuple[MetadataResponse
             _m383.rack = data[pos + 1 : pos + _n385].decode()
             pos += _n385
         else:
-            _m383.rack, pos = read_compact_nullable_string(data, pos)
+            _m383.rack, pos = read_compact_nullable_string(data, pos, "rack")
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
@@ -2434,7 +2434,7 @@ def _decode_MetadataResponse_v9(data: bytes, pos: int) -> tuple[MetadataResponse
         o.cluster_id = data[pos + 1 : pos + _n386].decode()
         pos += _n386
     else:
-        o.cluster_id, pos = read_compact_nullable_string(data, pos)
+        o.cluster_id, pos = read_compact_nullable_string(data, pos, "clusterId")
     (o.controller_id,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n387 = data[pos]
@@ -2537,7 +2537,7 @@ def _decode_MetadataResponse_v10(data: bytes, pos: int) -> tuple[MetadataRespons
             _m405.host = data[pos + 1 : pos + _n406].decode()
             pos += _n406 or _runtime.null_value("Host")
         else:
-            _m405.host, pos = read_compact_string(data, pos)
+            _m405.host, pos = read_compact_string(data, pos, "host")
         (_m405.port,) = _S_i.unpack_from(data, pos)
         pos += 4
         _n407 = data[pos]
@@ -2548,7 +2548,7 @@ def _decode_MetadataResponse_v10(data: bytes, pos: int) -> tuple[MetadataRespons
             _m405.rack = data[pos + 1 : pos + _n407].decode()
             pos += _n407
         else:
-            _m405.rack, pos = read_compact_nullable_string(data, pos)
+            _m405.rack, pos = read_compact_nullable_string(data, pos, "rack")
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
@@ -2563,7 +2563,7 @@ def _decode_MetadataResponse_v10(data: bytes, pos: int) -> tuple[MetadataRespons
         o.cluster_id = data[pos + 1 : pos + _n408].decode()
         pos += _n408
     else:
-        o.cluster_id, pos = read_compact_nullable_string(data, pos)
+        o.cluster_id, pos = read_compact_nullable_string(data, pos, "clusterId")
     (o.controller_id,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n409 = data[pos]
@@ -2667,7 +2667,7 @@ def _decode_MetadataResponse_v11(data: bytes, pos: int) -> tuple[MetadataRespons
             _m427.host = data[pos + 1 : pos + _n428].decode()
             pos += _n428 or _runtime.null_value("Host")
         else:
-            _m427.host, pos = read_compact_string(data, pos)
+            _m427.host, pos = read_compact_string(data, pos, "host")
         (_m427.port,) = _S_i.unpack_from(data, pos)
         pos += 4
         _n429 = data[pos]
@@ -2678,7 +2678,7 @@ def _decode_MetadataResponse_v11(data: bytes, pos: int) -> tuple[MetadataRespons
             _m427.rack = data[pos + 1 : pos + _n429].decode()
             pos += _n429
         else:
-            _m427.rack, pos = read_compact_nullable_string(data, pos)
+            _m427.rack, pos = read_compact_nullable_string(data, pos, "rack")
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
@@ -2693,7 +2693,7 @@ def _decode_MetadataResponse_v11(data: bytes, pos: int) -> tuple[MetadataRespons
         o.cluster_id = data[pos + 1 : pos + _n430].decode()
         pos += _n430
     else:
-        o.cluster_id, pos = read_compact_nullable_string(data, pos)
+        o.cluster_id, pos = read_compact_nullable_string(data, pos, "clusterId")
     (o.controller_id,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n431 = data[pos]
@@ -2797,7 +2797,7 @@ def _decode_MetadataResponse_v12(data: bytes, pos: int) -> tuple[MetadataRespons
             _m448.host = data[pos + 1 : pos + _n449].decode()
             pos += _n449 or _runtime.null_value("Host")
         else:
-            _m448.host, pos = read_compact_string(data, pos)
+            _m448.host, pos = read_compact_string(data, pos, "host")
         (_m448.port,) = _S_i.unpack_from(data, pos)
         pos += 4
         _n450 = data[pos]
@@ -2808,7 +2808,7 @@ def _decode_MetadataResponse_v12(data: bytes, pos: int) -> tuple[MetadataRespons
             _m448.rack = data[pos + 1 : pos + _n450].decode()
             pos += _n450
         else:
-            _m448.rack, pos = read_compact_nullable_string(data, pos)
+            _m448.rack, pos = read_compact_nullable_string(data, pos, "rack")
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
@@ -2823,7 +2823,7 @@ def _decode_MetadataResponse_v12(data: bytes, pos: int) -> tuple[MetadataRespons
         o.cluster_id = data[pos + 1 : pos + _n451].decode()
         pos += _n451
     else:
-        o.cluster_id, pos = read_compact_nullable_string(data, pos)
+        o.cluster_id, pos = read_compact_nullable_string(data, pos, "clusterId")
     (o.controller_id,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n452 = data[pos]
@@ -2926,7 +2926,7 @@ def _decode_MetadataResponse_v13(data: bytes, pos: int) -> tuple[MetadataRespons
             _m469.host = data[pos + 1 : pos + _n470].decode()
             pos += _n470 or _runtime.null_value("Host")
         else:
-            _m469.host, pos = read_compact_string(data, pos)
+            _m469.host, pos = read_compact_string(data, pos, "host")
         (_m469.port,) = _S_i.unpack_from(data, pos)
         pos += 4
         _n471 = data[pos]
@@ -2937,7 +2937,7 @@ def _decode_MetadataResponse_v13(data: bytes, pos: int) -> tuple[MetadataRespons
             _m469.rack = data[pos + 1 : pos + _n471].decode()
             pos += _n471
         else:
-            _m469.rack, pos = read_compact_nullable_string(data, pos)
+            _m469.rack, pos = read_compact_nullable_string(data, pos, "rack")
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
@@ -2952,7 +2952,7 @@ def _decode_MetadataResponse_v13(data: bytes, pos: int) -> tuple[MetadataRespons
         o.cluster_id = data[pos + 1 : pos + _n472].decode()
         pos += _n472
     else:
-        o.cluster_id, pos = read_compact_nullable_string(data, pos)
+        o.cluster_id, pos = read_compact_nullable_string(data, pos, "clusterId")
     (o.controller_id,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n473 = data[pos]

@@ -335,7 +335,7 @@ def _decode_OffsetCommitRequestPartition_v8(
         o.committed_metadata = data[pos + 1 : pos + _n7].decode()
         pos += _n7
     else:
-        o.committed_metadata, pos = read_compact_nullable_string(data, pos)
+        o.committed_metadata, pos = read_compact_nullable_string(data, pos, "committedMetadata")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -527,7 +527,7 @@ def _decode_OffsetCommitRequestTopic_v8(data: bytes, pos: int) -> tuple[OffsetCo
         o.name = data[pos + 1 : pos + _n37].decode()
         pos += _n37 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     _n38 = data[pos]
     if _n38 < 128:
         pos += 1
@@ -554,7 +554,7 @@ def _decode_OffsetCommitRequestTopic_v8(data: bytes, pos: int) -> tuple[OffsetCo
             _m40.committed_metadata = data[pos + 1 : pos + _n41].decode()
             pos += _n41
         else:
-            _m40.committed_metadata, pos = read_compact_nullable_string(data, pos)
+            _m40.committed_metadata, pos = read_compact_nullable_string(data, pos, "committedMetadata")
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
@@ -632,7 +632,7 @@ def _decode_OffsetCommitRequestTopic_v10(data: bytes, pos: int) -> tuple[OffsetC
             _m52.committed_metadata = data[pos + 1 : pos + _n53].decode()
             pos += _n53
         else:
-            _m52.committed_metadata, pos = read_compact_nullable_string(data, pos)
+            _m52.committed_metadata, pos = read_compact_nullable_string(data, pos, "committedMetadata")
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
@@ -916,7 +916,7 @@ def _decode_OffsetCommitRequest_v8(data: bytes, pos: int) -> tuple[OffsetCommitR
         o.group_id = data[pos + 1 : pos + _n106].decode()
         pos += _n106 or _runtime.null_value("GroupId")
     else:
-        o.group_id, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos, "groupId")
     (o.generation_id_or_member_epoch,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n107 = data[pos]
@@ -924,7 +924,7 @@ def _decode_OffsetCommitRequest_v8(data: bytes, pos: int) -> tuple[OffsetCommitR
         o.member_id = data[pos + 1 : pos + _n107].decode()
         pos += _n107 or _runtime.null_value("MemberId")
     else:
-        o.member_id, pos = read_compact_string(data, pos)
+        o.member_id, pos = read_compact_string(data, pos, "memberId")
     _n108 = data[pos]
     if _n108 == 0:
         o.group_instance_id = None
@@ -933,7 +933,7 @@ def _decode_OffsetCommitRequest_v8(data: bytes, pos: int) -> tuple[OffsetCommitR
         o.group_instance_id = data[pos + 1 : pos + _n108].decode()
         pos += _n108
     else:
-        o.group_instance_id, pos = read_compact_nullable_string(data, pos)
+        o.group_instance_id, pos = read_compact_nullable_string(data, pos, "groupInstanceId")
     _n109 = data[pos]
     if _n109 < 128:
         pos += 1
@@ -1003,7 +1003,7 @@ def _decode_OffsetCommitRequest_v10(data: bytes, pos: int) -> tuple[OffsetCommit
         o.group_id = data[pos + 1 : pos + _n121].decode()
         pos += _n121 or _runtime.null_value("GroupId")
     else:
-        o.group_id, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos, "groupId")
     (o.generation_id_or_member_epoch,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n122 = data[pos]
@@ -1011,7 +1011,7 @@ def _decode_OffsetCommitRequest_v10(data: bytes, pos: int) -> tuple[OffsetCommit
         o.member_id = data[pos + 1 : pos + _n122].decode()
         pos += _n122 or _runtime.null_value("MemberId")
     else:
-        o.member_id, pos = read_compact_string(data, pos)
+        o.member_id, pos = read_compact_string(data, pos, "memberId")
     _n123 = data[pos]
     if _n123 == 0:
         o.group_instance_id = None
@@ -1020,7 +1020,7 @@ def _decode_OffsetCommitRequest_v10(data: bytes, pos: int) -> tuple[OffsetCommit
         o.group_instance_id = data[pos + 1 : pos + _n123].decode()
         pos += _n123
     else:
-        o.group_instance_id, pos = read_compact_nullable_string(data, pos)
+        o.group_instance_id, pos = read_compact_nullable_string(data, pos, "groupInstanceId")
     _n124 = data[pos]
     if _n124 < 128:
         pos += 1
@@ -1159,7 +1159,7 @@ def _decode_OffsetCommitResponseTopic_v8(data: bytes, pos: int) -> tuple[OffsetC
         o.name = data[pos + 1 : pos + _n144].decode()
         pos += _n144 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     _n145 = data[pos]
     if _n145 < 128:
         pos += 1
@@ -1441,7 +1441,7 @@ _OFFSET_COMMIT_RESPONSE_ENCODERS: dict[int, Callable[[OffsetCommitResponse, byte
 # The compiled shape of these codecs (mockbroker_protocol/_compiled/offset_commit.py, built with mypyc when the
 # package is installed) takes over the tables' entries when it is present; the classes' methods
 # stay these. MOCKBROKER_PURE_CODEC=1 keeps the pure functions (mockbroker_protocol._runtime.compiled_module).
-_compiled = _runtime.compiled_module("offset_commit", "fd60375c8ea7f029")
+_compiled = _runtime.compiled_module("offset_commit", "101bb427a63d1476")
 if _compiled is not None:
     _OFFSET_COMMIT_REQUEST_DECODERS.update(_compiled.OFFSET_COMMIT_REQUEST_DECODERS)
     _OFFSET_COMMIT_REQUEST_ENCODERS.update(_compiled.OFFSET_COMMIT_REQUEST_ENCODERS)

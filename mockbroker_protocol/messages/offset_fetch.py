@@ -294,7 +294,7 @@ def _decode_OffsetFetchRequestTopics_v8(data: bytes, pos: int) -> tuple[OffsetFe
         o.name = data[pos + 1 : pos + _n1].decode()
         pos += _n1 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     _n2 = data[pos]
     if _n2 < 128:
         pos += 1
@@ -386,7 +386,7 @@ def _decode_OffsetFetchRequestGroup_v8(data: bytes, pos: int) -> tuple[OffsetFet
         o.group_id = data[pos + 1 : pos + _n13].decode()
         pos += _n13 or _runtime.null_value("GroupId")
     else:
-        o.group_id, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos, "groupId")
     _n14 = data[pos]
     if _n14 < 128:
         pos += 1
@@ -409,7 +409,7 @@ def _decode_OffsetFetchRequestGroup_v8(data: bytes, pos: int) -> tuple[OffsetFet
                 _m16.name = data[pos + 1 : pos + _n17].decode()
                 pos += _n17 or _runtime.null_value("Name")
             else:
-                _m16.name, pos = read_compact_string(data, pos)
+                _m16.name, pos = read_compact_string(data, pos, "name")
             _n18 = data[pos]
             if _n18 < 128:
                 pos += 1
@@ -482,7 +482,7 @@ def _decode_OffsetFetchRequestGroup_v9(data: bytes, pos: int) -> tuple[OffsetFet
         o.group_id = data[pos + 1 : pos + _n29].decode()
         pos += _n29 or _runtime.null_value("GroupId")
     else:
-        o.group_id, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos, "groupId")
     _n30 = data[pos]
     if _n30 == 0:
         o.member_id = None
@@ -491,7 +491,7 @@ def _decode_OffsetFetchRequestGroup_v9(data: bytes, pos: int) -> tuple[OffsetFet
         o.member_id = data[pos + 1 : pos + _n30].decode()
         pos += _n30
     else:
-        o.member_id, pos = read_compact_nullable_string(data, pos)
+        o.member_id, pos = read_compact_nullable_string(data, pos, "memberId")
     (o.member_epoch,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n31 = data[pos]
@@ -516,7 +516,7 @@ def _decode_OffsetFetchRequestGroup_v9(data: bytes, pos: int) -> tuple[OffsetFet
                 _m33.name = data[pos + 1 : pos + _n34].decode()
                 pos += _n34 or _runtime.null_value("Name")
             else:
-                _m33.name, pos = read_compact_string(data, pos)
+                _m33.name, pos = read_compact_string(data, pos, "name")
             _n35 = data[pos]
             if _n35 < 128:
                 pos += 1
@@ -600,7 +600,7 @@ def _decode_OffsetFetchRequestGroup_v10(data: bytes, pos: int) -> tuple[OffsetFe
         o.group_id = data[pos + 1 : pos + _n48].decode()
         pos += _n48 or _runtime.null_value("GroupId")
     else:
-        o.group_id, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos, "groupId")
     _n49 = data[pos]
     if _n49 == 0:
         o.member_id = None
@@ -609,7 +609,7 @@ def _decode_OffsetFetchRequestGroup_v10(data: bytes, pos: int) -> tuple[OffsetFe
         o.member_id = data[pos + 1 : pos + _n49].decode()
         pos += _n49
     else:
-        o.member_id, pos = read_compact_nullable_string(data, pos)
+        o.member_id, pos = read_compact_nullable_string(data, pos, "memberId")
     (o.member_epoch,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n50 = data[pos]
@@ -741,7 +741,7 @@ def _decode_OffsetFetchRequestTopic_v6(data: bytes, pos: int) -> tuple[OffsetFet
         o.name = data[pos + 1 : pos + _n70].decode()
         pos += _n70 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     _n71 = data[pos]
     if _n71 < 128:
         pos += 1
@@ -913,7 +913,7 @@ def _decode_OffsetFetchRequest_v6(data: bytes, pos: int) -> tuple[OffsetFetchReq
         o.group_id = data[pos + 1 : pos + _n102].decode()
         pos += _n102 or _runtime.null_value("GroupId")
     else:
-        o.group_id, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos, "groupId")
     _n103 = data[pos]
     if _n103 < 128:
         pos += 1
@@ -935,7 +935,7 @@ def _decode_OffsetFetchRequest_v6(data: bytes, pos: int) -> tuple[OffsetFetchReq
                 _m105.name = data[pos + 1 : pos + _n106].decode()
                 pos += _n106 or _runtime.null_value("Name")
             else:
-                _m105.name, pos = read_compact_string(data, pos)
+                _m105.name, pos = read_compact_string(data, pos, "name")
             _n107 = data[pos]
             if _n107 < 128:
                 pos += 1
@@ -1009,7 +1009,7 @@ def _decode_OffsetFetchRequest_v7(data: bytes, pos: int) -> tuple[OffsetFetchReq
         o.group_id = data[pos + 1 : pos + _n118].decode()
         pos += _n118 or _runtime.null_value("GroupId")
     else:
-        o.group_id, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos, "groupId")
     _n119 = data[pos]
     if _n119 < 128:
         pos += 1
@@ -1031,7 +1031,7 @@ def _decode_OffsetFetchRequest_v7(data: bytes, pos: int) -> tuple[OffsetFetchReq
                 _m121.name = data[pos + 1 : pos + _n122].decode()
                 pos += _n122 or _runtime.null_value("Name")
             else:
-                _m121.name, pos = read_compact_string(data, pos)
+                _m121.name, pos = read_compact_string(data, pos, "name")
             _n123 = data[pos]
             if _n123 < 128:
                 pos += 1
@@ -1231,7 +1231,7 @@ def _decode_OffsetFetchResponsePartitions_v8(
         o.metadata = data[pos + 1 : pos + _n156].decode()
         pos += _n156
     else:
-        o.metadata, pos = read_compact_nullable_string(data, pos)
+        o.metadata, pos = read_compact_nullable_string(data, pos, "metadata")
     o.error_code, _t157 = _S_hB.unpack_from(data, pos)
     pos += 3
     if _t157 != 0:
@@ -1264,7 +1264,7 @@ def _decode_OffsetFetchResponseTopics_v8(data: bytes, pos: int) -> tuple[OffsetF
         o.name = data[pos + 1 : pos + _n160].decode()
         pos += _n160 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     _n161 = data[pos]
     if _n161 < 128:
         pos += 1
@@ -1290,7 +1290,7 @@ def _decode_OffsetFetchResponseTopics_v8(data: bytes, pos: int) -> tuple[OffsetF
             _m163.metadata = data[pos + 1 : pos + _n164].decode()
             pos += _n164
         else:
-            _m163.metadata, pos = read_compact_nullable_string(data, pos)
+            _m163.metadata, pos = read_compact_nullable_string(data, pos, "metadata")
         _m163.error_code, _t165 = _S_hB.unpack_from(data, pos)
         pos += 3
         if _t165 != 0:
@@ -1367,7 +1367,7 @@ def _decode_OffsetFetchResponseTopics_v10(data: bytes, pos: int) -> tuple[Offset
             _m176.metadata = data[pos + 1 : pos + _n177].decode()
             pos += _n177
         else:
-            _m176.metadata, pos = read_compact_nullable_string(data, pos)
+            _m176.metadata, pos = read_compact_nullable_string(data, pos, "metadata")
         _m176.error_code, _t178 = _S_hB.unpack_from(data, pos)
         pos += 3
         if _t178 != 0:
@@ -1414,7 +1414,7 @@ def _decode_OffsetFetchResponseGroup_v8(data: bytes, pos: int) -> tuple[OffsetFe
         o.group_id = data[pos + 1 : pos + _n184].decode()
         pos += _n184 or _runtime.null_value("GroupId")
     else:
-        o.group_id, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos, "groupId")
     _n185 = data[pos]
     if _n185 < 128:
         pos += 1
@@ -1465,7 +1465,7 @@ def _decode_OffsetFetchResponseGroup_v10(data: bytes, pos: int) -> tuple[OffsetF
         o.group_id = data[pos + 1 : pos + _n194].decode()
         pos += _n194 or _runtime.null_value("GroupId")
     else:
-        o.group_id, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos, "groupId")
     _n195 = data[pos]
     if _n195 < 128:
         pos += 1
@@ -1582,7 +1582,7 @@ def _decode_OffsetFetchResponsePartition_v6(
         o.metadata = data[pos + 1 : pos + _n208].decode()
         pos += _n208
     else:
-        o.metadata, pos = read_compact_nullable_string(data, pos)
+        o.metadata, pos = read_compact_nullable_string(data, pos, "metadata")
     o.error_code, _t209 = _S_hB.unpack_from(data, pos)
     pos += 3
     if _t209 != 0:
@@ -1720,7 +1720,7 @@ def _decode_OffsetFetchResponseTopic_v6(data: bytes, pos: int) -> tuple[OffsetFe
         o.name = data[pos + 1 : pos + _n230].decode()
         pos += _n230 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     _n231 = data[pos]
     if _n231 < 128:
         pos += 1
@@ -1746,7 +1746,7 @@ def _decode_OffsetFetchResponseTopic_v6(data: bytes, pos: int) -> tuple[OffsetFe
             _m233.metadata = data[pos + 1 : pos + _n234].decode()
             pos += _n234
         else:
-            _m233.metadata, pos = read_compact_nullable_string(data, pos)
+            _m233.metadata, pos = read_compact_nullable_string(data, pos, "metadata")
         _m233.error_code, _t235 = _S_hB.unpack_from(data, pos)
         pos += 3
         if _t235 != 0:
@@ -2090,7 +2090,7 @@ _OFFSET_FETCH_RESPONSE_ENCODERS: dict[int, Callable[[OffsetFetchResponse, bytear
 # The compiled shape of these codecs (mockbroker_protocol/_compiled/offset_fetch.py, built with mypyc when the
 # package is installed) takes over the tables' entries when it is present; the classes' methods
 # stay these. MOCKBROKER_PURE_CODEC=1 keeps the pure functions (mockbroker_protocol._runtime.compiled_module).
-_compiled = _runtime.compiled_module("offset_fetch", "f1b48246ea33ae7f")
+_compiled = _runtime.compiled_module("offset_fetch", "75c866ac13063480")
 if _compiled is not None:
     _OFFSET_FETCH_REQUEST_DECODERS.update(_compiled.OFFSET_FETCH_REQUEST_DECODERS)
     _OFFSET_FETCH_REQUEST_ENCODERS.update(_compiled.OFFSET_FETCH_REQUEST_ENCODERS)

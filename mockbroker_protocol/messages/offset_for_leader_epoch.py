@@ -271,7 +271,7 @@ def _decode_OffsetForLeaderTopic_v4(data: bytes, pos: int) -> tuple[OffsetForLea
         o.topic = data[pos + 1 : pos + _n9].decode()
         pos += _n9 or _runtime.null_value("Topic")
     else:
-        o.topic, pos = read_compact_string(data, pos)
+        o.topic, pos = read_compact_string(data, pos, "topic")
     _n10 = data[pos]
     if _n10 < 128:
         pos += 1
@@ -482,7 +482,7 @@ def _decode_OffsetForLeaderTopicResult_v4(data: bytes, pos: int) -> tuple[Offset
         o.topic = data[pos + 1 : pos + _n43].decode()
         pos += _n43 or _runtime.null_value("Topic")
     else:
-        o.topic, pos = read_compact_string(data, pos)
+        o.topic, pos = read_compact_string(data, pos, "topic")
     _n44 = data[pos]
     if _n44 < 128:
         pos += 1

@@ -412,7 +412,7 @@ def _decode_TopicProduceData_v9(data: bytes, pos: int) -> tuple[TopicProduceData
         o.name = data[pos + 1 : pos + _n11].decode()
         pos += _n11 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     _n12 = data[pos]
     if _n12 < 128:
         pos += 1
@@ -623,7 +623,7 @@ def _decode_ProduceRequest_v9(data: bytes, pos: int) -> tuple[ProduceRequest, in
         o.transactional_id = data[pos + 1 : pos + _n41].decode()
         pos += _n41
     else:
-        o.transactional_id, pos = read_compact_nullable_string(data, pos)
+        o.transactional_id, pos = read_compact_nullable_string(data, pos, "transactionalId")
     o.acks, o.timeout_ms = _S_hi.unpack_from(data, pos)
     pos += 6
     _n42 = data[pos]
@@ -683,7 +683,7 @@ def _decode_ProduceRequest_v13(data: bytes, pos: int) -> tuple[ProduceRequest, i
         o.transactional_id = data[pos + 1 : pos + _n50].decode()
         pos += _n50
     else:
-        o.transactional_id, pos = read_compact_nullable_string(data, pos)
+        o.transactional_id, pos = read_compact_nullable_string(data, pos, "transactionalId")
     o.acks, o.timeout_ms = _S_hi.unpack_from(data, pos)
     pos += 6
     _n51 = data[pos]
@@ -742,7 +742,7 @@ def _decode_NodeEndpoint_v10(data: bytes, pos: int) -> tuple[NodeEndpoint, int]:
         o.host = data[pos + 1 : pos + _n59].decode()
         pos += _n59 or _runtime.null_value("Host")
     else:
-        o.host, pos = read_compact_string(data, pos)
+        o.host, pos = read_compact_string(data, pos, "host")
     (o.port,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n60 = data[pos]
@@ -753,7 +753,7 @@ def _decode_NodeEndpoint_v10(data: bytes, pos: int) -> tuple[NodeEndpoint, int]:
         o.rack = data[pos + 1 : pos + _n60].decode()
         pos += _n60
     else:
-        o.rack, pos = read_compact_nullable_string(data, pos)
+        o.rack, pos = read_compact_nullable_string(data, pos, "rack")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -836,7 +836,7 @@ def _decode_BatchIndexAndErrorMessage_v9(data: bytes, pos: int) -> tuple[BatchIn
         o.batch_index_error_message = data[pos + 1 : pos + _n68].decode()
         pos += _n68
     else:
-        o.batch_index_error_message, pos = read_compact_nullable_string(data, pos)
+        o.batch_index_error_message, pos = read_compact_nullable_string(data, pos, "batchIndexErrorMessage")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -999,7 +999,9 @@ def _decode_PartitionProduceResponse_v9(data: bytes, pos: int) -> tuple[Partitio
             _m82.batch_index_error_message = data[pos + 1 : pos + _n83].decode()
             pos += _n83
         else:
-            _m82.batch_index_error_message, pos = read_compact_nullable_string(data, pos)
+            _m82.batch_index_error_message, pos = read_compact_nullable_string(
+                data, pos, "batchIndexErrorMessage"
+            )
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
@@ -1014,7 +1016,7 @@ def _decode_PartitionProduceResponse_v9(data: bytes, pos: int) -> tuple[Partitio
         o.error_message = data[pos + 1 : pos + _n84].decode()
         pos += _n84
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1088,7 +1090,9 @@ def _decode_PartitionProduceResponse_v10(data: bytes, pos: int) -> tuple[Partiti
             _m94.batch_index_error_message = data[pos + 1 : pos + _n95].decode()
             pos += _n95
         else:
-            _m94.batch_index_error_message, pos = read_compact_nullable_string(data, pos)
+            _m94.batch_index_error_message, pos = read_compact_nullable_string(
+                data, pos, "batchIndexErrorMessage"
+            )
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
@@ -1103,7 +1107,7 @@ def _decode_PartitionProduceResponse_v10(data: bytes, pos: int) -> tuple[Partiti
         o.error_message = data[pos + 1 : pos + _n96].decode()
         pos += _n96
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1344,7 +1348,7 @@ def _decode_TopicProduceResponse_v9(data: bytes, pos: int) -> tuple[TopicProduce
         o.name = data[pos + 1 : pos + _n137].decode()
         pos += _n137 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     _n138 = data[pos]
     if _n138 < 128:
         pos += 1
@@ -1398,7 +1402,7 @@ def _decode_TopicProduceResponse_v10(data: bytes, pos: int) -> tuple[TopicProduc
         o.name = data[pos + 1 : pos + _n146].decode()
         pos += _n146 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     _n147 = data[pos]
     if _n147 < 128:
         pos += 1
@@ -1722,7 +1726,7 @@ def _decode_ProduceResponse_v10(data: bytes, pos: int) -> tuple[ProduceResponse,
                         _m202.host = data[pos + 1 : pos + _n203].decode()
                         pos += _n203 or _runtime.null_value("Host")
                     else:
-                        _m202.host, pos = read_compact_string(data, pos)
+                        _m202.host, pos = read_compact_string(data, pos, "host")
                     (_m202.port,) = _S_i.unpack_from(data, pos)
                     pos += 4
                     _n204 = data[pos]
@@ -1733,7 +1737,7 @@ def _decode_ProduceResponse_v10(data: bytes, pos: int) -> tuple[ProduceResponse,
                         _m202.rack = data[pos + 1 : pos + _n204].decode()
                         pos += _n204
                     else:
-                        _m202.rack, pos = read_compact_nullable_string(data, pos)
+                        _m202.rack, pos = read_compact_nullable_string(data, pos, "rack")
                     if data[pos] == 0:  # no tagged fields: the common case
                         pos += 1
                     else:
@@ -1827,7 +1831,7 @@ def _decode_ProduceResponse_v13(data: bytes, pos: int) -> tuple[ProduceResponse,
                         _m221.host = data[pos + 1 : pos + _n222].decode()
                         pos += _n222 or _runtime.null_value("Host")
                     else:
-                        _m221.host, pos = read_compact_string(data, pos)
+                        _m221.host, pos = read_compact_string(data, pos, "host")
                     (_m221.port,) = _S_i.unpack_from(data, pos)
                     pos += 4
                     _n223 = data[pos]
@@ -1838,7 +1842,7 @@ def _decode_ProduceResponse_v13(data: bytes, pos: int) -> tuple[ProduceResponse,
                         _m221.rack = data[pos + 1 : pos + _n223].decode()
                         pos += _n223
                     else:
-                        _m221.rack, pos = read_compact_nullable_string(data, pos)
+                        _m221.rack, pos = read_compact_nullable_string(data, pos, "rack")
                     if data[pos] == 0:  # no tagged fields: the common case
                         pos += 1
                     else:

@@ -268,7 +268,7 @@ def _decode_SaslAuthenticateResponse_v2(data: bytes, pos: int) -> tuple[SaslAuth
         o.error_message = data[pos + 1 : pos + _n13].decode()
         pos += _n13
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     _n14 = data[pos]
     if _n14 < 128:
         o.auth_bytes = data[pos + 1 : pos + _n14]

@@ -443,7 +443,7 @@ def _decode_ShareAcknowledgeRequest_v1(data: bytes, pos: int) -> tuple[ShareAckn
         o.group_id = data[pos + 1 : pos + _n22].decode()
         pos += _n22
     else:
-        o.group_id, pos = read_compact_nullable_string(data, pos)
+        o.group_id, pos = read_compact_nullable_string(data, pos, "groupId")
     _n23 = data[pos]
     if _n23 == 0:
         o.member_id = None
@@ -452,7 +452,7 @@ def _decode_ShareAcknowledgeRequest_v1(data: bytes, pos: int) -> tuple[ShareAckn
         o.member_id = data[pos + 1 : pos + _n23].decode()
         pos += _n23
     else:
-        o.member_id, pos = read_compact_nullable_string(data, pos)
+        o.member_id, pos = read_compact_nullable_string(data, pos, "memberId")
     (o.share_session_epoch,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n24 = data[pos]
@@ -522,7 +522,7 @@ def _decode_ShareAcknowledgeRequest_v2(data: bytes, pos: int) -> tuple[ShareAckn
         o.group_id = data[pos + 1 : pos + _n34].decode()
         pos += _n34
     else:
-        o.group_id, pos = read_compact_nullable_string(data, pos)
+        o.group_id, pos = read_compact_nullable_string(data, pos, "groupId")
     _n35 = data[pos]
     if _n35 == 0:
         o.member_id = None
@@ -531,7 +531,7 @@ def _decode_ShareAcknowledgeRequest_v2(data: bytes, pos: int) -> tuple[ShareAckn
         o.member_id = data[pos + 1 : pos + _n35].decode()
         pos += _n35
     else:
-        o.member_id, pos = read_compact_nullable_string(data, pos)
+        o.member_id, pos = read_compact_nullable_string(data, pos, "memberId")
     o.share_session_epoch, o.is_renew_ack = _S_io.unpack_from(data, pos)
     pos += 5
     _n36 = data[pos]
@@ -600,7 +600,7 @@ def _decode_NodeEndpoint_v1(data: bytes, pos: int) -> tuple[NodeEndpoint, int]:
         o.host = data[pos + 1 : pos + _n46].decode()
         pos += _n46 or _runtime.null_value("Host")
     else:
-        o.host, pos = read_compact_string(data, pos)
+        o.host, pos = read_compact_string(data, pos, "host")
     (o.port,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n47 = data[pos]
@@ -611,7 +611,7 @@ def _decode_NodeEndpoint_v1(data: bytes, pos: int) -> tuple[NodeEndpoint, int]:
         o.rack = data[pos + 1 : pos + _n47].decode()
         pos += _n47
     else:
-        o.rack, pos = read_compact_nullable_string(data, pos)
+        o.rack, pos = read_compact_nullable_string(data, pos, "rack")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -671,7 +671,7 @@ def _decode_PartitionData_v1(data: bytes, pos: int) -> tuple[PartitionData, int]
         o.error_message = data[pos + 1 : pos + _n53].decode()
         pos += _n53
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     o.current_leader, pos = _decode_LeaderIdAndEpoch_v1(data, pos)
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
@@ -755,7 +755,7 @@ def _decode_ShareAcknowledgeResponse_v1(data: bytes, pos: int) -> tuple[ShareAck
         o.error_message = data[pos + 1 : pos + _n63].decode()
         pos += _n63
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     _n64 = data[pos]
     if _n64 < 128:
         pos += 1
@@ -793,7 +793,7 @@ def _decode_ShareAcknowledgeResponse_v1(data: bytes, pos: int) -> tuple[ShareAck
             _m69.host = data[pos + 1 : pos + _n70].decode()
             pos += _n70 or _runtime.null_value("Host")
         else:
-            _m69.host, pos = read_compact_string(data, pos)
+            _m69.host, pos = read_compact_string(data, pos, "host")
         (_m69.port,) = _S_i.unpack_from(data, pos)
         pos += 4
         _n71 = data[pos]
@@ -804,7 +804,7 @@ def _decode_ShareAcknowledgeResponse_v1(data: bytes, pos: int) -> tuple[ShareAck
             _m69.rack = data[pos + 1 : pos + _n71].decode()
             pos += _n71
         else:
-            _m69.rack, pos = read_compact_nullable_string(data, pos)
+            _m69.rack, pos = read_compact_nullable_string(data, pos, "rack")
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
@@ -882,7 +882,7 @@ def _decode_ShareAcknowledgeResponse_v2(data: bytes, pos: int) -> tuple[ShareAck
         o.error_message = data[pos + 1 : pos + _n84].decode()
         pos += _n84
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     (o.acquisition_lock_timeout_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n85 = data[pos]
@@ -922,7 +922,7 @@ def _decode_ShareAcknowledgeResponse_v2(data: bytes, pos: int) -> tuple[ShareAck
             _m90.host = data[pos + 1 : pos + _n91].decode()
             pos += _n91 or _runtime.null_value("Host")
         else:
-            _m90.host, pos = read_compact_string(data, pos)
+            _m90.host, pos = read_compact_string(data, pos, "host")
         (_m90.port,) = _S_i.unpack_from(data, pos)
         pos += 4
         _n92 = data[pos]
@@ -933,7 +933,7 @@ def _decode_ShareAcknowledgeResponse_v2(data: bytes, pos: int) -> tuple[ShareAck
             _m90.rack = data[pos + 1 : pos + _n92].decode()
             pos += _n92
         else:
-            _m90.rack, pos = read_compact_nullable_string(data, pos)
+            _m90.rack, pos = read_compact_nullable_string(data, pos, "rack")
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:

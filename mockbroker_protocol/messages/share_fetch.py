@@ -558,7 +558,7 @@ def _decode_ShareFetchRequest_v1(data: bytes, pos: int) -> tuple[ShareFetchReque
         o.group_id = data[pos + 1 : pos + _n27].decode()
         pos += _n27
     else:
-        o.group_id, pos = read_compact_nullable_string(data, pos)
+        o.group_id, pos = read_compact_nullable_string(data, pos, "groupId")
     _n28 = data[pos]
     if _n28 == 0:
         o.member_id = None
@@ -567,7 +567,7 @@ def _decode_ShareFetchRequest_v1(data: bytes, pos: int) -> tuple[ShareFetchReque
         o.member_id = data[pos + 1 : pos + _n28].decode()
         pos += _n28
     else:
-        o.member_id, pos = read_compact_nullable_string(data, pos)
+        o.member_id, pos = read_compact_nullable_string(data, pos, "memberId")
     o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size = (
         _S_iiiiii.unpack_from(data, pos)
     )
@@ -695,7 +695,7 @@ def _decode_ShareFetchRequest_v2(data: bytes, pos: int) -> tuple[ShareFetchReque
         o.group_id = data[pos + 1 : pos + _n50].decode()
         pos += _n50
     else:
-        o.group_id, pos = read_compact_nullable_string(data, pos)
+        o.group_id, pos = read_compact_nullable_string(data, pos, "groupId")
     _n51 = data[pos]
     if _n51 == 0:
         o.member_id = None
@@ -704,7 +704,7 @@ def _decode_ShareFetchRequest_v2(data: bytes, pos: int) -> tuple[ShareFetchReque
         o.member_id = data[pos + 1 : pos + _n51].decode()
         pos += _n51
     else:
-        o.member_id, pos = read_compact_nullable_string(data, pos)
+        o.member_id, pos = read_compact_nullable_string(data, pos, "memberId")
     (
         o.share_session_epoch,
         o.max_wait_ms,
@@ -845,7 +845,7 @@ def _decode_NodeEndpoint_v1(data: bytes, pos: int) -> tuple[NodeEndpoint, int]:
         o.host = data[pos + 1 : pos + _n73].decode()
         pos += _n73 or _runtime.null_value("Host")
     else:
-        o.host, pos = read_compact_string(data, pos)
+        o.host, pos = read_compact_string(data, pos, "host")
     (o.port,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n74 = data[pos]
@@ -856,7 +856,7 @@ def _decode_NodeEndpoint_v1(data: bytes, pos: int) -> tuple[NodeEndpoint, int]:
         o.rack = data[pos + 1 : pos + _n74].decode()
         pos += _n74
     else:
-        o.rack, pos = read_compact_nullable_string(data, pos)
+        o.rack, pos = read_compact_nullable_string(data, pos, "rack")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -931,7 +931,7 @@ def _decode_PartitionData_v1(data: bytes, pos: int) -> tuple[PartitionData, int]
         o.error_message = data[pos + 1 : pos + _n81].decode()
         pos += _n81
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     (o.acknowledge_error_code,) = _S_h.unpack_from(data, pos)
     pos += 2
     _n82 = data[pos]
@@ -942,7 +942,7 @@ def _decode_PartitionData_v1(data: bytes, pos: int) -> tuple[PartitionData, int]
         o.acknowledge_error_message = data[pos + 1 : pos + _n82].decode()
         pos += _n82
     else:
-        o.acknowledge_error_message, pos = read_compact_nullable_string(data, pos)
+        o.acknowledge_error_message, pos = read_compact_nullable_string(data, pos, "acknowledgeErrorMessage")
     o.current_leader, pos = _decode_LeaderIdAndEpoch_v1(data, pos)
     _n83 = data[pos]
     if _n83 < 128:
@@ -1081,7 +1081,7 @@ def _decode_ShareFetchResponse_v1(data: bytes, pos: int) -> tuple[ShareFetchResp
         o.error_message = data[pos + 1 : pos + _n102].decode()
         pos += _n102
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     (o.acquisition_lock_timeout_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n103 = data[pos]
@@ -1121,7 +1121,7 @@ def _decode_ShareFetchResponse_v1(data: bytes, pos: int) -> tuple[ShareFetchResp
             _m108.host = data[pos + 1 : pos + _n109].decode()
             pos += _n109 or _runtime.null_value("Host")
         else:
-            _m108.host, pos = read_compact_string(data, pos)
+            _m108.host, pos = read_compact_string(data, pos, "host")
         (_m108.port,) = _S_i.unpack_from(data, pos)
         pos += 4
         _n110 = data[pos]
@@ -1132,7 +1132,7 @@ def _decode_ShareFetchResponse_v1(data: bytes, pos: int) -> tuple[ShareFetchResp
             _m108.rack = data[pos + 1 : pos + _n110].decode()
             pos += _n110
         else:
-            _m108.rack, pos = read_compact_nullable_string(data, pos)
+            _m108.rack, pos = read_compact_nullable_string(data, pos, "rack")
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:

@@ -262,7 +262,7 @@ def _decode_ShareGroupDescribeRequest_v1(data: bytes, pos: int) -> tuple[ShareGr
             _e3 = data[pos + 1 : pos + _n4].decode()
             pos += _n4 or _runtime.null_value("GroupIds")
         else:
-            _e3, pos = read_compact_string(data, pos)
+            _e3, pos = read_compact_string(data, pos, "groupIds")
         _l2.append(_e3)
     o.group_ids = _l2
     o.include_authorized_operations, _t5 = _S_oB.unpack_from(data, pos)
@@ -302,7 +302,7 @@ def _decode_TopicPartitions_v1(data: bytes, pos: int) -> tuple[TopicPartitions, 
         o.topic_name = data[pos + 1 : pos + _n12].decode()
         pos += _n12 or _runtime.null_value("TopicName")
     else:
-        o.topic_name, pos = read_compact_string(data, pos)
+        o.topic_name, pos = read_compact_string(data, pos, "topicName")
     _n13 = data[pos]
     if _n13 < 128:
         pos += 1
@@ -368,7 +368,7 @@ def _decode_Assignment_v1(data: bytes, pos: int) -> tuple[Assignment, int]:
             _m21.topic_name = data[pos + 1 : pos + _n23].decode()
             pos += _n23 or _runtime.null_value("TopicName")
         else:
-            _m21.topic_name, pos = read_compact_string(data, pos)
+            _m21.topic_name, pos = read_compact_string(data, pos, "topicName")
         _n24 = data[pos]
         if _n24 < 128:
             pos += 1
@@ -432,7 +432,7 @@ def _decode_Member_v1(data: bytes, pos: int) -> tuple[Member, int]:
         o.member_id = data[pos + 1 : pos + _n33].decode()
         pos += _n33 or _runtime.null_value("MemberId")
     else:
-        o.member_id, pos = read_compact_string(data, pos)
+        o.member_id, pos = read_compact_string(data, pos, "memberId")
     _n34 = data[pos]
     if _n34 == 0:
         o.rack_id = None
@@ -441,7 +441,7 @@ def _decode_Member_v1(data: bytes, pos: int) -> tuple[Member, int]:
         o.rack_id = data[pos + 1 : pos + _n34].decode()
         pos += _n34
     else:
-        o.rack_id, pos = read_compact_nullable_string(data, pos)
+        o.rack_id, pos = read_compact_nullable_string(data, pos, "rackId")
     (o.member_epoch,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n35 = data[pos]
@@ -449,13 +449,13 @@ def _decode_Member_v1(data: bytes, pos: int) -> tuple[Member, int]:
         o.client_id = data[pos + 1 : pos + _n35].decode()
         pos += _n35 or _runtime.null_value("ClientId")
     else:
-        o.client_id, pos = read_compact_string(data, pos)
+        o.client_id, pos = read_compact_string(data, pos, "clientId")
     _n36 = data[pos]
     if _n36 < 128:
         o.client_host = data[pos + 1 : pos + _n36].decode()
         pos += _n36 or _runtime.null_value("ClientHost")
     else:
-        o.client_host, pos = read_compact_string(data, pos)
+        o.client_host, pos = read_compact_string(data, pos, "clientHost")
     _n37 = data[pos]
     if _n37 < 128:
         pos += 1
@@ -475,7 +475,7 @@ def _decode_Member_v1(data: bytes, pos: int) -> tuple[Member, int]:
             _e39 = data[pos + 1 : pos + _n40].decode()
             pos += _n40 or _runtime.null_value("SubscribedTopicNames")
         else:
-            _e39, pos = read_compact_string(data, pos)
+            _e39, pos = read_compact_string(data, pos, "subscribedTopicNames")
         _l38.append(_e39)
     o.subscribed_topic_names = _l38
     o.assignment, pos = _decode_Assignment_v1(data, pos)
@@ -551,19 +551,19 @@ def _decode_DescribedGroup_v1(data: bytes, pos: int) -> tuple[DescribedGroup, in
         o.error_message = data[pos + 1 : pos + _n54].decode()
         pos += _n54
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     _n55 = data[pos]
     if _n55 < 128:
         o.group_id = data[pos + 1 : pos + _n55].decode()
         pos += _n55 or _runtime.null_value("GroupId")
     else:
-        o.group_id, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos, "groupId")
     _n56 = data[pos]
     if _n56 < 128:
         o.group_state = data[pos + 1 : pos + _n56].decode()
         pos += _n56 or _runtime.null_value("GroupState")
     else:
-        o.group_state, pos = read_compact_string(data, pos)
+        o.group_state, pos = read_compact_string(data, pos, "groupState")
     o.group_epoch, o.assignment_epoch = _S_ii.unpack_from(data, pos)
     pos += 8
     _n57 = data[pos]
@@ -571,7 +571,7 @@ def _decode_DescribedGroup_v1(data: bytes, pos: int) -> tuple[DescribedGroup, in
         o.assignor_name = data[pos + 1 : pos + _n57].decode()
         pos += _n57 or _runtime.null_value("AssignorName")
     else:
-        o.assignor_name, pos = read_compact_string(data, pos)
+        o.assignor_name, pos = read_compact_string(data, pos, "assignorName")
     _n58 = data[pos]
     if _n58 < 128:
         pos += 1

@@ -201,13 +201,13 @@ def _decode_ShareGroupHeartbeatRequest_v1(data: bytes, pos: int) -> tuple[ShareG
         o.group_id = data[pos + 1 : pos + _n1].decode()
         pos += _n1 or _runtime.null_value("GroupId")
     else:
-        o.group_id, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos, "groupId")
     _n2 = data[pos]
     if _n2 < 128:
         o.member_id = data[pos + 1 : pos + _n2].decode()
         pos += _n2 or _runtime.null_value("MemberId")
     else:
-        o.member_id, pos = read_compact_string(data, pos)
+        o.member_id, pos = read_compact_string(data, pos, "memberId")
     (o.member_epoch,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n3 = data[pos]
@@ -218,7 +218,7 @@ def _decode_ShareGroupHeartbeatRequest_v1(data: bytes, pos: int) -> tuple[ShareG
         o.rack_id = data[pos + 1 : pos + _n3].decode()
         pos += _n3
     else:
-        o.rack_id, pos = read_compact_nullable_string(data, pos)
+        o.rack_id, pos = read_compact_nullable_string(data, pos, "rackId")
     _n4 = data[pos]
     if _n4 < 128:
         pos += 1
@@ -241,7 +241,7 @@ def _decode_ShareGroupHeartbeatRequest_v1(data: bytes, pos: int) -> tuple[ShareG
                 _e6 = data[pos + 1 : pos + _n7].decode()
                 pos += _n7 or _runtime.null_value("SubscribedTopicNames")
             else:
-                _e6, pos = read_compact_string(data, pos)
+                _e6, pos = read_compact_string(data, pos, "subscribedTopicNames")
             _l5.append(_e6)
         o.subscribed_topic_names = _l5
     if data[pos] == 0:  # no tagged fields: the common case
@@ -418,7 +418,7 @@ def _decode_ShareGroupHeartbeatResponse_v1(data: bytes, pos: int) -> tuple[Share
         o.error_message = data[pos + 1 : pos + _n35].decode()
         pos += _n35
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     _n36 = data[pos]
     if _n36 == 0:
         o.member_id = None
@@ -427,7 +427,7 @@ def _decode_ShareGroupHeartbeatResponse_v1(data: bytes, pos: int) -> tuple[Share
         o.member_id = data[pos + 1 : pos + _n36].decode()
         pos += _n36
     else:
-        o.member_id, pos = read_compact_nullable_string(data, pos)
+        o.member_id, pos = read_compact_nullable_string(data, pos, "memberId")
     o.member_epoch, o.heartbeat_interval_ms = _S_ii.unpack_from(data, pos)
     pos += 8
     if data[pos] == 255:

@@ -380,7 +380,7 @@ def _decode_StreamsGroupDescribeRequest_v0(data: bytes, pos: int) -> tuple[Strea
             _e3 = data[pos + 1 : pos + _n4].decode()
             pos += _n4 or _runtime.null_value("GroupIds")
         else:
-            _e3, pos = read_compact_string(data, pos)
+            _e3, pos = read_compact_string(data, pos, "groupIds")
         _l2.append(_e3)
     o.group_ids = _l2
     o.include_authorized_operations, _t5 = _S_oB.unpack_from(data, pos)
@@ -417,7 +417,7 @@ def _decode_TaskIds_v0(data: bytes, pos: int) -> tuple[TaskIds, int]:
         o.subtopology_id = data[pos + 1 : pos + _n11].decode()
         pos += _n11 or _runtime.null_value("SubtopologyId")
     else:
-        o.subtopology_id, pos = read_compact_string(data, pos)
+        o.subtopology_id, pos = read_compact_string(data, pos, "subtopologyId")
     _n12 = data[pos]
     if _n12 < 128:
         pos += 1
@@ -477,7 +477,7 @@ def _decode_Assignment_v0(data: bytes, pos: int) -> tuple[Assignment, int]:
             _m20.subtopology_id = data[pos + 1 : pos + _n21].decode()
             pos += _n21 or _runtime.null_value("SubtopologyId")
         else:
-            _m20.subtopology_id, pos = read_compact_string(data, pos)
+            _m20.subtopology_id, pos = read_compact_string(data, pos, "subtopologyId")
         _n22 = data[pos]
         if _n22 < 128:
             pos += 1
@@ -516,7 +516,7 @@ def _decode_Assignment_v0(data: bytes, pos: int) -> tuple[Assignment, int]:
             _m25.subtopology_id = data[pos + 1 : pos + _n26].decode()
             pos += _n26 or _runtime.null_value("SubtopologyId")
         else:
-            _m25.subtopology_id, pos = read_compact_string(data, pos)
+            _m25.subtopology_id, pos = read_compact_string(data, pos, "subtopologyId")
         _n27 = data[pos]
         if _n27 < 128:
             pos += 1
@@ -555,7 +555,7 @@ def _decode_Assignment_v0(data: bytes, pos: int) -> tuple[Assignment, int]:
             _m30.subtopology_id = data[pos + 1 : pos + _n31].decode()
             pos += _n31 or _runtime.null_value("SubtopologyId")
         else:
-            _m30.subtopology_id, pos = read_compact_string(data, pos)
+            _m30.subtopology_id, pos = read_compact_string(data, pos, "subtopologyId")
         _n32 = data[pos]
         if _n32 < 128:
             pos += 1
@@ -662,7 +662,7 @@ def _decode_TaskOffset_v0(data: bytes, pos: int) -> tuple[TaskOffset, int]:
         o.subtopology_id = data[pos + 1 : pos + _n57].decode()
         pos += _n57 or _runtime.null_value("SubtopologyId")
     else:
-        o.subtopology_id, pos = read_compact_string(data, pos)
+        o.subtopology_id, pos = read_compact_string(data, pos, "subtopologyId")
     o.partition, o.offset, _t58 = _S_iqB.unpack_from(data, pos)
     pos += 13
     if _t58 != 0:
@@ -690,7 +690,7 @@ def _decode_Endpoint_v0(data: bytes, pos: int) -> tuple[Endpoint, int]:
         o.host = data[pos + 1 : pos + _n61].decode()
         pos += _n61 or _runtime.null_value("Host")
     else:
-        o.host, pos = read_compact_string(data, pos)
+        o.host, pos = read_compact_string(data, pos, "host")
     o.port, _t62 = _S_HB.unpack_from(data, pos)
     pos += 3
     if _t62 != 0:
@@ -718,7 +718,7 @@ def _decode_Member_v0(data: bytes, pos: int) -> tuple[Member, int]:
         o.member_id = data[pos + 1 : pos + _n65].decode()
         pos += _n65 or _runtime.null_value("MemberId")
     else:
-        o.member_id, pos = read_compact_string(data, pos)
+        o.member_id, pos = read_compact_string(data, pos, "memberId")
     (o.member_epoch,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n66 = data[pos]
@@ -729,7 +729,7 @@ def _decode_Member_v0(data: bytes, pos: int) -> tuple[Member, int]:
         o.instance_id = data[pos + 1 : pos + _n66].decode()
         pos += _n66
     else:
-        o.instance_id, pos = read_compact_nullable_string(data, pos)
+        o.instance_id, pos = read_compact_nullable_string(data, pos, "instanceId")
     _n67 = data[pos]
     if _n67 == 0:
         o.rack_id = None
@@ -738,19 +738,19 @@ def _decode_Member_v0(data: bytes, pos: int) -> tuple[Member, int]:
         o.rack_id = data[pos + 1 : pos + _n67].decode()
         pos += _n67
     else:
-        o.rack_id, pos = read_compact_nullable_string(data, pos)
+        o.rack_id, pos = read_compact_nullable_string(data, pos, "rackId")
     _n68 = data[pos]
     if _n68 < 128:
         o.client_id = data[pos + 1 : pos + _n68].decode()
         pos += _n68 or _runtime.null_value("ClientId")
     else:
-        o.client_id, pos = read_compact_string(data, pos)
+        o.client_id, pos = read_compact_string(data, pos, "clientId")
     _n69 = data[pos]
     if _n69 < 128:
         o.client_host = data[pos + 1 : pos + _n69].decode()
         pos += _n69 or _runtime.null_value("ClientHost")
     else:
-        o.client_host, pos = read_compact_string(data, pos)
+        o.client_host, pos = read_compact_string(data, pos, "clientHost")
     (o.topology_epoch,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n70 = data[pos]
@@ -758,7 +758,7 @@ def _decode_Member_v0(data: bytes, pos: int) -> tuple[Member, int]:
         o.process_id = data[pos + 1 : pos + _n70].decode()
         pos += _n70 or _runtime.null_value("ProcessId")
     else:
-        o.process_id, pos = read_compact_string(data, pos)
+        o.process_id, pos = read_compact_string(data, pos, "processId")
     if data[pos] == 255:
         o.user_endpoint = None
         pos += 1
@@ -782,13 +782,13 @@ def _decode_Member_v0(data: bytes, pos: int) -> tuple[Member, int]:
             _m73.key = data[pos + 1 : pos + _n74].decode()
             pos += _n74 or _runtime.null_value("Key")
         else:
-            _m73.key, pos = read_compact_string(data, pos)
+            _m73.key, pos = read_compact_string(data, pos, "key")
         _n75 = data[pos]
         if _n75 < 128:
             _m73.value = data[pos + 1 : pos + _n75].decode()
             pos += _n75 or _runtime.null_value("Value")
         else:
-            _m73.value, pos = read_compact_string(data, pos)
+            _m73.value, pos = read_compact_string(data, pos, "value")
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
@@ -813,7 +813,7 @@ def _decode_Member_v0(data: bytes, pos: int) -> tuple[Member, int]:
             _m78.subtopology_id = data[pos + 1 : pos + _n79].decode()
             pos += _n79 or _runtime.null_value("SubtopologyId")
         else:
-            _m78.subtopology_id, pos = read_compact_string(data, pos)
+            _m78.subtopology_id, pos = read_compact_string(data, pos, "subtopologyId")
         _m78.partition, _m78.offset, _t80 = _S_iqB.unpack_from(data, pos)
         pos += 13
         if _t80 != 0:
@@ -840,7 +840,7 @@ def _decode_Member_v0(data: bytes, pos: int) -> tuple[Member, int]:
             _m83.subtopology_id = data[pos + 1 : pos + _n84].decode()
             pos += _n84 or _runtime.null_value("SubtopologyId")
         else:
-            _m83.subtopology_id, pos = read_compact_string(data, pos)
+            _m83.subtopology_id, pos = read_compact_string(data, pos, "subtopologyId")
         _m83.partition, _m83.offset, _t85 = _S_iqB.unpack_from(data, pos)
         pos += 13
         if _t85 != 0:
@@ -978,13 +978,13 @@ def _decode_KeyValue_v0(data: bytes, pos: int) -> tuple[KeyValue, int]:
         o.key = data[pos + 1 : pos + _n116].decode()
         pos += _n116 or _runtime.null_value("Key")
     else:
-        o.key, pos = read_compact_string(data, pos)
+        o.key, pos = read_compact_string(data, pos, "key")
     _n117 = data[pos]
     if _n117 < 128:
         o.value = data[pos + 1 : pos + _n117].decode()
         pos += _n117 or _runtime.null_value("Value")
     else:
-        o.value, pos = read_compact_string(data, pos)
+        o.value, pos = read_compact_string(data, pos, "value")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1019,7 +1019,7 @@ def _decode_TopicInfo_v0(data: bytes, pos: int) -> tuple[TopicInfo, int]:
         o.name = data[pos + 1 : pos + _n122].decode()
         pos += _n122 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     o.partitions, o.replication_factor = _S_ih.unpack_from(data, pos)
     pos += 6
     _n123 = data[pos]
@@ -1042,13 +1042,13 @@ def _decode_TopicInfo_v0(data: bytes, pos: int) -> tuple[TopicInfo, int]:
             _m125.key = data[pos + 1 : pos + _n126].decode()
             pos += _n126 or _runtime.null_value("Key")
         else:
-            _m125.key, pos = read_compact_string(data, pos)
+            _m125.key, pos = read_compact_string(data, pos, "key")
         _n127 = data[pos]
         if _n127 < 128:
             _m125.value = data[pos + 1 : pos + _n127].decode()
             pos += _n127 or _runtime.null_value("Value")
         else:
-            _m125.value, pos = read_compact_string(data, pos)
+            _m125.value, pos = read_compact_string(data, pos, "value")
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
@@ -1105,7 +1105,7 @@ def _decode_Subtopology_v0(data: bytes, pos: int) -> tuple[Subtopology, int]:
         o.subtopology_id = data[pos + 1 : pos + _n137].decode()
         pos += _n137 or _runtime.null_value("SubtopologyId")
     else:
-        o.subtopology_id, pos = read_compact_string(data, pos)
+        o.subtopology_id, pos = read_compact_string(data, pos, "subtopologyId")
     _n138 = data[pos]
     if _n138 < 128:
         pos += 1
@@ -1125,7 +1125,7 @@ def _decode_Subtopology_v0(data: bytes, pos: int) -> tuple[Subtopology, int]:
             _e140 = data[pos + 1 : pos + _n141].decode()
             pos += _n141 or _runtime.null_value("SourceTopics")
         else:
-            _e140, pos = read_compact_string(data, pos)
+            _e140, pos = read_compact_string(data, pos, "sourceTopics")
         _l139.append(_e140)
     o.source_topics = _l139
     _n142 = data[pos]
@@ -1147,7 +1147,7 @@ def _decode_Subtopology_v0(data: bytes, pos: int) -> tuple[Subtopology, int]:
             _e144 = data[pos + 1 : pos + _n145].decode()
             pos += _n145 or _runtime.null_value("RepartitionSinkTopics")
         else:
-            _e144, pos = read_compact_string(data, pos)
+            _e144, pos = read_compact_string(data, pos, "repartitionSinkTopics")
         _l143.append(_e144)
     o.repartition_sink_topics = _l143
     _n146 = data[pos]
@@ -1309,19 +1309,19 @@ def _decode_DescribedGroup_v0(data: bytes, pos: int) -> tuple[DescribedGroup, in
         o.error_message = data[pos + 1 : pos + _n176].decode()
         pos += _n176
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     _n177 = data[pos]
     if _n177 < 128:
         o.group_id = data[pos + 1 : pos + _n177].decode()
         pos += _n177 or _runtime.null_value("GroupId")
     else:
-        o.group_id, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos, "groupId")
     _n178 = data[pos]
     if _n178 < 128:
         o.group_state = data[pos + 1 : pos + _n178].decode()
         pos += _n178 or _runtime.null_value("GroupState")
     else:
-        o.group_state, pos = read_compact_string(data, pos)
+        o.group_state, pos = read_compact_string(data, pos, "groupState")
     o.group_epoch, o.assignment_epoch = _S_ii.unpack_from(data, pos)
     pos += 8
     if data[pos] == 255:

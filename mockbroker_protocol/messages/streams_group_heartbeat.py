@@ -517,7 +517,7 @@ def _decode_TaskOffset_v0(data: bytes, pos: int) -> tuple[TaskOffset, int]:
         o.subtopology_id = data[pos + 1 : pos + _n1].decode()
         pos += _n1 or _runtime.null_value("SubtopologyId")
     else:
-        o.subtopology_id, pos = read_compact_string(data, pos)
+        o.subtopology_id, pos = read_compact_string(data, pos, "subtopologyId")
     o.partition, o.offset, _t2 = _S_iqB.unpack_from(data, pos)
     pos += 13
     if _t2 != 0:
@@ -547,7 +547,7 @@ def _decode_StreamsGroupHeartbeatRequestEndpoint_v0(
         o.host = data[pos + 1 : pos + _n5].decode()
         pos += _n5 or _runtime.null_value("Host")
     else:
-        o.host, pos = read_compact_string(data, pos)
+        o.host, pos = read_compact_string(data, pos, "host")
     o.port, _t6 = _S_HB.unpack_from(data, pos)
     pos += 3
     if _t6 != 0:
@@ -579,7 +579,7 @@ def _decode_StreamsGroupHeartbeatRequestTaskIds_v0(
         o.subtopology_id = data[pos + 1 : pos + _n9].decode()
         pos += _n9 or _runtime.null_value("SubtopologyId")
     else:
-        o.subtopology_id, pos = read_compact_string(data, pos)
+        o.subtopology_id, pos = read_compact_string(data, pos, "subtopologyId")
     _n10 = data[pos]
     if _n10 < 128:
         pos += 1
@@ -704,13 +704,13 @@ def _decode_KeyValue_v0(data: bytes, pos: int) -> tuple[KeyValue, int]:
         o.key = data[pos + 1 : pos + _n28].decode()
         pos += _n28 or _runtime.null_value("Key")
     else:
-        o.key, pos = read_compact_string(data, pos)
+        o.key, pos = read_compact_string(data, pos, "key")
     _n29 = data[pos]
     if _n29 < 128:
         o.value = data[pos + 1 : pos + _n29].decode()
         pos += _n29 or _runtime.null_value("Value")
     else:
-        o.value, pos = read_compact_string(data, pos)
+        o.value, pos = read_compact_string(data, pos, "value")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -745,7 +745,7 @@ def _decode_TopicInfo_v0(data: bytes, pos: int) -> tuple[TopicInfo, int]:
         o.name = data[pos + 1 : pos + _n34].decode()
         pos += _n34 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     o.partitions, o.replication_factor = _S_ih.unpack_from(data, pos)
     pos += 6
     _n35 = data[pos]
@@ -766,13 +766,13 @@ def _decode_TopicInfo_v0(data: bytes, pos: int) -> tuple[TopicInfo, int]:
             _m37.key = data[pos + 1 : pos + _n38].decode()
             pos += _n38 or _runtime.null_value("Key")
         else:
-            _m37.key, pos = read_compact_string(data, pos)
+            _m37.key, pos = read_compact_string(data, pos, "key")
         _n39 = data[pos]
         if _n39 < 128:
             _m37.value = data[pos + 1 : pos + _n39].decode()
             pos += _n39 or _runtime.null_value("Value")
         else:
-            _m37.value, pos = read_compact_string(data, pos)
+            _m37.value, pos = read_compact_string(data, pos, "value")
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
@@ -829,7 +829,7 @@ def _decode_Subtopology_v0(data: bytes, pos: int) -> tuple[Subtopology, int]:
         o.subtopology_id = data[pos + 1 : pos + _n49].decode()
         pos += _n49 or _runtime.null_value("SubtopologyId")
     else:
-        o.subtopology_id, pos = read_compact_string(data, pos)
+        o.subtopology_id, pos = read_compact_string(data, pos, "subtopologyId")
     _n50 = data[pos]
     if _n50 < 128:
         pos += 1
@@ -847,7 +847,7 @@ def _decode_Subtopology_v0(data: bytes, pos: int) -> tuple[Subtopology, int]:
             _e52 = data[pos + 1 : pos + _n53].decode()
             pos += _n53 or _runtime.null_value("SourceTopics")
         else:
-            _e52, pos = read_compact_string(data, pos)
+            _e52, pos = read_compact_string(data, pos, "sourceTopics")
         _l51.append(_e52)
     o.source_topics = _l51
     _n54 = data[pos]
@@ -869,7 +869,7 @@ def _decode_Subtopology_v0(data: bytes, pos: int) -> tuple[Subtopology, int]:
             _e56 = data[pos + 1 : pos + _n57].decode()
             pos += _n57 or _runtime.null_value("SourceTopicRegex")
         else:
-            _e56, pos = read_compact_string(data, pos)
+            _e56, pos = read_compact_string(data, pos, "sourceTopicRegex")
         _l55.append(_e56)
     o.source_topic_regex = _l55
     _n58 = data[pos]
@@ -908,7 +908,7 @@ def _decode_Subtopology_v0(data: bytes, pos: int) -> tuple[Subtopology, int]:
             _e63 = data[pos + 1 : pos + _n64].decode()
             pos += _n64 or _runtime.null_value("RepartitionSinkTopics")
         else:
-            _e63, pos = read_compact_string(data, pos)
+            _e63, pos = read_compact_string(data, pos, "repartitionSinkTopics")
         _l62.append(_e63)
     o.repartition_sink_topics = _l62
     _n65 = data[pos]
@@ -1150,13 +1150,13 @@ def _decode_StreamsGroupHeartbeatRequest_v0(
         o.group_id = data[pos + 1 : pos + _n115].decode()
         pos += _n115 or _runtime.null_value("GroupId")
     else:
-        o.group_id, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos, "groupId")
     _n116 = data[pos]
     if _n116 < 128:
         o.member_id = data[pos + 1 : pos + _n116].decode()
         pos += _n116 or _runtime.null_value("MemberId")
     else:
-        o.member_id, pos = read_compact_string(data, pos)
+        o.member_id, pos = read_compact_string(data, pos, "memberId")
     o.member_epoch, o.endpoint_information_epoch = _S_ii.unpack_from(data, pos)
     pos += 8
     _n117 = data[pos]
@@ -1167,7 +1167,7 @@ def _decode_StreamsGroupHeartbeatRequest_v0(
         o.instance_id = data[pos + 1 : pos + _n117].decode()
         pos += _n117
     else:
-        o.instance_id, pos = read_compact_nullable_string(data, pos)
+        o.instance_id, pos = read_compact_nullable_string(data, pos, "instanceId")
     _n118 = data[pos]
     if _n118 == 0:
         o.rack_id = None
@@ -1176,7 +1176,7 @@ def _decode_StreamsGroupHeartbeatRequest_v0(
         o.rack_id = data[pos + 1 : pos + _n118].decode()
         pos += _n118
     else:
-        o.rack_id, pos = read_compact_nullable_string(data, pos)
+        o.rack_id, pos = read_compact_nullable_string(data, pos, "rackId")
     (o.rebalance_timeout_ms,) = _S_i.unpack_from(data, pos)
     pos += 4
     if data[pos] == 255:
@@ -1207,7 +1207,7 @@ def _decode_StreamsGroupHeartbeatRequest_v0(
                 _m121.subtopology_id = data[pos + 1 : pos + _n122].decode()
                 pos += _n122 or _runtime.null_value("SubtopologyId")
             else:
-                _m121.subtopology_id, pos = read_compact_string(data, pos)
+                _m121.subtopology_id, pos = read_compact_string(data, pos, "subtopologyId")
             _n123 = data[pos]
             if _n123 < 128:
                 pos += 1
@@ -1251,7 +1251,7 @@ def _decode_StreamsGroupHeartbeatRequest_v0(
                 _m126.subtopology_id = data[pos + 1 : pos + _n127].decode()
                 pos += _n127 or _runtime.null_value("SubtopologyId")
             else:
-                _m126.subtopology_id, pos = read_compact_string(data, pos)
+                _m126.subtopology_id, pos = read_compact_string(data, pos, "subtopologyId")
             _n128 = data[pos]
             if _n128 < 128:
                 pos += 1
@@ -1295,7 +1295,7 @@ def _decode_StreamsGroupHeartbeatRequest_v0(
                 _m131.subtopology_id = data[pos + 1 : pos + _n132].decode()
                 pos += _n132 or _runtime.null_value("SubtopologyId")
             else:
-                _m131.subtopology_id, pos = read_compact_string(data, pos)
+                _m131.subtopology_id, pos = read_compact_string(data, pos, "subtopologyId")
             _n133 = data[pos]
             if _n133 < 128:
                 pos += 1
@@ -1324,7 +1324,7 @@ def _decode_StreamsGroupHeartbeatRequest_v0(
         o.process_id = data[pos + 1 : pos + _n134].decode()
         pos += _n134
     else:
-        o.process_id, pos = read_compact_nullable_string(data, pos)
+        o.process_id, pos = read_compact_nullable_string(data, pos, "processId")
     if data[pos] == 255:
         o.user_endpoint = None
         pos += 1
@@ -1353,13 +1353,13 @@ def _decode_StreamsGroupHeartbeatRequest_v0(
                 _m137.key = data[pos + 1 : pos + _n138].decode()
                 pos += _n138 or _runtime.null_value("Key")
             else:
-                _m137.key, pos = read_compact_string(data, pos)
+                _m137.key, pos = read_compact_string(data, pos, "key")
             _n139 = data[pos]
             if _n139 < 128:
                 _m137.value = data[pos + 1 : pos + _n139].decode()
                 pos += _n139 or _runtime.null_value("Value")
             else:
-                _m137.value, pos = read_compact_string(data, pos)
+                _m137.value, pos = read_compact_string(data, pos, "value")
             if data[pos] == 0:  # no tagged fields: the common case
                 pos += 1
             else:
@@ -1389,7 +1389,7 @@ def _decode_StreamsGroupHeartbeatRequest_v0(
                 _m142.subtopology_id = data[pos + 1 : pos + _n143].decode()
                 pos += _n143 or _runtime.null_value("SubtopologyId")
             else:
-                _m142.subtopology_id, pos = read_compact_string(data, pos)
+                _m142.subtopology_id, pos = read_compact_string(data, pos, "subtopologyId")
             _m142.partition, _m142.offset, _t144 = _S_iqB.unpack_from(data, pos)
             pos += 13
             if _t144 != 0:
@@ -1419,7 +1419,7 @@ def _decode_StreamsGroupHeartbeatRequest_v0(
                 _m147.subtopology_id = data[pos + 1 : pos + _n148].decode()
                 pos += _n148 or _runtime.null_value("SubtopologyId")
             else:
-                _m147.subtopology_id, pos = read_compact_string(data, pos)
+                _m147.subtopology_id, pos = read_compact_string(data, pos, "subtopologyId")
             _m147.partition, _m147.offset, _t149 = _S_iqB.unpack_from(data, pos)
             pos += 13
             if _t149 != 0:
@@ -1638,7 +1638,7 @@ def _decode_TopicPartition_v0(data: bytes, pos: int) -> tuple[TopicPartition, in
         o.topic = data[pos + 1 : pos + _n202].decode()
         pos += _n202 or _runtime.null_value("Topic")
     else:
-        o.topic, pos = read_compact_string(data, pos)
+        o.topic, pos = read_compact_string(data, pos, "topic")
     _n203 = data[pos]
     if _n203 < 128:
         pos += 1
@@ -1687,7 +1687,7 @@ def _decode_StreamsGroupHeartbeatResponseEndpoint_v0(
         o.host = data[pos + 1 : pos + _n209].decode()
         pos += _n209 or _runtime.null_value("Host")
     else:
-        o.host, pos = read_compact_string(data, pos)
+        o.host, pos = read_compact_string(data, pos, "host")
     o.port, _t210 = _S_HB.unpack_from(data, pos)
     pos += 3
     if _t210 != 0:
@@ -1733,7 +1733,7 @@ def _decode_EndpointToPartitions_v0(data: bytes, pos: int) -> tuple[EndpointToPa
             _m215.topic = data[pos + 1 : pos + _n216].decode()
             pos += _n216 or _runtime.null_value("Topic")
         else:
-            _m215.topic, pos = read_compact_string(data, pos)
+            _m215.topic, pos = read_compact_string(data, pos, "topic")
         _n217 = data[pos]
         if _n217 < 128:
             pos += 1
@@ -1774,7 +1774,7 @@ def _decode_EndpointToPartitions_v0(data: bytes, pos: int) -> tuple[EndpointToPa
             _m220.topic = data[pos + 1 : pos + _n221].decode()
             pos += _n221 or _runtime.null_value("Topic")
         else:
-            _m220.topic, pos = read_compact_string(data, pos)
+            _m220.topic, pos = read_compact_string(data, pos, "topic")
         _n222 = data[pos]
         if _n222 < 128:
             pos += 1
@@ -1862,7 +1862,7 @@ def _decode_StreamsGroupHeartbeatResponseTaskIds_v0(
         o.subtopology_id = data[pos + 1 : pos + _n239].decode()
         pos += _n239 or _runtime.null_value("SubtopologyId")
     else:
-        o.subtopology_id, pos = read_compact_string(data, pos)
+        o.subtopology_id, pos = read_compact_string(data, pos, "subtopologyId")
     _n240 = data[pos]
     if _n240 < 128:
         pos += 1
@@ -1913,7 +1913,7 @@ def _decode_Status_v0(data: bytes, pos: int) -> tuple[Status, int]:
         o.status_detail = data[pos + 1 : pos + _n246].decode()
         pos += _n246 or _runtime.null_value("StatusDetail")
     else:
-        o.status_detail, pos = read_compact_string(data, pos)
+        o.status_detail, pos = read_compact_string(data, pos, "statusDetail")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -1949,13 +1949,13 @@ def _decode_StreamsGroupHeartbeatResponse_v0(
         o.error_message = data[pos + 1 : pos + _n249].decode()
         pos += _n249
     else:
-        o.error_message, pos = read_compact_nullable_string(data, pos)
+        o.error_message, pos = read_compact_nullable_string(data, pos, "errorMessage")
     _n250 = data[pos]
     if _n250 < 128:
         o.member_id = data[pos + 1 : pos + _n250].decode()
         pos += _n250 or _runtime.null_value("MemberId")
     else:
-        o.member_id, pos = read_compact_string(data, pos)
+        o.member_id, pos = read_compact_string(data, pos, "memberId")
     o.member_epoch, o.heartbeat_interval_ms, o.acceptable_recovery_lag, o.task_offset_interval_ms = (
         _S_iiii.unpack_from(data, pos)
     )
@@ -1983,7 +1983,7 @@ def _decode_StreamsGroupHeartbeatResponse_v0(
                 _m253.status_detail = data[pos + 1 : pos + _n254].decode()
                 pos += _n254 or _runtime.null_value("StatusDetail")
             else:
-                _m253.status_detail, pos = read_compact_string(data, pos)
+                _m253.status_detail, pos = read_compact_string(data, pos, "statusDetail")
             if data[pos] == 0:  # no tagged fields: the common case
                 pos += 1
             else:
@@ -2013,7 +2013,7 @@ def _decode_StreamsGroupHeartbeatResponse_v0(
                 _m257.subtopology_id = data[pos + 1 : pos + _n258].decode()
                 pos += _n258 or _runtime.null_value("SubtopologyId")
             else:
-                _m257.subtopology_id, pos = read_compact_string(data, pos)
+                _m257.subtopology_id, pos = read_compact_string(data, pos, "subtopologyId")
             _n259 = data[pos]
             if _n259 < 128:
                 pos += 1
@@ -2057,7 +2057,7 @@ def _decode_StreamsGroupHeartbeatResponse_v0(
                 _m262.subtopology_id = data[pos + 1 : pos + _n263].decode()
                 pos += _n263 or _runtime.null_value("SubtopologyId")
             else:
-                _m262.subtopology_id, pos = read_compact_string(data, pos)
+                _m262.subtopology_id, pos = read_compact_string(data, pos, "subtopologyId")
             _n264 = data[pos]
             if _n264 < 128:
                 pos += 1
@@ -2101,7 +2101,7 @@ def _decode_StreamsGroupHeartbeatResponse_v0(
                 _m267.subtopology_id = data[pos + 1 : pos + _n268].decode()
                 pos += _n268 or _runtime.null_value("SubtopologyId")
             else:
-                _m267.subtopology_id, pos = read_compact_string(data, pos)
+                _m267.subtopology_id, pos = read_compact_string(data, pos, "subtopologyId")
             _n269 = data[pos]
             if _n269 < 128:
                 pos += 1

@@ -208,7 +208,7 @@ def _decode_SyncGroupRequestAssignment_v4(data: bytes, pos: int) -> tuple[SyncGr
         o.member_id = data[pos + 1 : pos + _n5].decode()
         pos += _n5 or _runtime.null_value("MemberId")
     else:
-        o.member_id, pos = read_compact_string(data, pos)
+        o.member_id, pos = read_compact_string(data, pos, "memberId")
     _n6 = data[pos]
     if _n6 < 128:
         o.assignment = data[pos + 1 : pos + _n6]
@@ -388,7 +388,7 @@ def _decode_SyncGroupRequest_v4(data: bytes, pos: int) -> tuple[SyncGroupRequest
         o.group_id = data[pos + 1 : pos + _n38].decode()
         pos += _n38 or _runtime.null_value("GroupId")
     else:
-        o.group_id, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos, "groupId")
     (o.generation_id,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n39 = data[pos]
@@ -396,7 +396,7 @@ def _decode_SyncGroupRequest_v4(data: bytes, pos: int) -> tuple[SyncGroupRequest
         o.member_id = data[pos + 1 : pos + _n39].decode()
         pos += _n39 or _runtime.null_value("MemberId")
     else:
-        o.member_id, pos = read_compact_string(data, pos)
+        o.member_id, pos = read_compact_string(data, pos, "memberId")
     _n40 = data[pos]
     if _n40 == 0:
         o.group_instance_id = None
@@ -405,7 +405,7 @@ def _decode_SyncGroupRequest_v4(data: bytes, pos: int) -> tuple[SyncGroupRequest
         o.group_instance_id = data[pos + 1 : pos + _n40].decode()
         pos += _n40
     else:
-        o.group_instance_id, pos = read_compact_nullable_string(data, pos)
+        o.group_instance_id, pos = read_compact_nullable_string(data, pos, "groupInstanceId")
     _n41 = data[pos]
     if _n41 < 128:
         pos += 1
@@ -424,7 +424,7 @@ def _decode_SyncGroupRequest_v4(data: bytes, pos: int) -> tuple[SyncGroupRequest
             _m43.member_id = data[pos + 1 : pos + _n44].decode()
             pos += _n44 or _runtime.null_value("MemberId")
         else:
-            _m43.member_id, pos = read_compact_string(data, pos)
+            _m43.member_id, pos = read_compact_string(data, pos, "memberId")
         _n45 = data[pos]
         if _n45 < 128:
             _m43.assignment = data[pos + 1 : pos + _n45]
@@ -503,7 +503,7 @@ def _decode_SyncGroupRequest_v5(data: bytes, pos: int) -> tuple[SyncGroupRequest
         o.group_id = data[pos + 1 : pos + _n58].decode()
         pos += _n58 or _runtime.null_value("GroupId")
     else:
-        o.group_id, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos, "groupId")
     (o.generation_id,) = _S_i.unpack_from(data, pos)
     pos += 4
     _n59 = data[pos]
@@ -511,7 +511,7 @@ def _decode_SyncGroupRequest_v5(data: bytes, pos: int) -> tuple[SyncGroupRequest
         o.member_id = data[pos + 1 : pos + _n59].decode()
         pos += _n59 or _runtime.null_value("MemberId")
     else:
-        o.member_id, pos = read_compact_string(data, pos)
+        o.member_id, pos = read_compact_string(data, pos, "memberId")
     _n60 = data[pos]
     if _n60 == 0:
         o.group_instance_id = None
@@ -520,7 +520,7 @@ def _decode_SyncGroupRequest_v5(data: bytes, pos: int) -> tuple[SyncGroupRequest
         o.group_instance_id = data[pos + 1 : pos + _n60].decode()
         pos += _n60
     else:
-        o.group_instance_id, pos = read_compact_nullable_string(data, pos)
+        o.group_instance_id, pos = read_compact_nullable_string(data, pos, "groupInstanceId")
     _n61 = data[pos]
     if _n61 == 0:
         o.protocol_type = None
@@ -529,7 +529,7 @@ def _decode_SyncGroupRequest_v5(data: bytes, pos: int) -> tuple[SyncGroupRequest
         o.protocol_type = data[pos + 1 : pos + _n61].decode()
         pos += _n61
     else:
-        o.protocol_type, pos = read_compact_nullable_string(data, pos)
+        o.protocol_type, pos = read_compact_nullable_string(data, pos, "protocolType")
     _n62 = data[pos]
     if _n62 == 0:
         o.protocol_name = None
@@ -538,7 +538,7 @@ def _decode_SyncGroupRequest_v5(data: bytes, pos: int) -> tuple[SyncGroupRequest
         o.protocol_name = data[pos + 1 : pos + _n62].decode()
         pos += _n62
     else:
-        o.protocol_name, pos = read_compact_nullable_string(data, pos)
+        o.protocol_name, pos = read_compact_nullable_string(data, pos, "protocolName")
     _n63 = data[pos]
     if _n63 < 128:
         pos += 1
@@ -557,7 +557,7 @@ def _decode_SyncGroupRequest_v5(data: bytes, pos: int) -> tuple[SyncGroupRequest
             _m65.member_id = data[pos + 1 : pos + _n66].decode()
             pos += _n66 or _runtime.null_value("MemberId")
         else:
-            _m65.member_id, pos = read_compact_string(data, pos)
+            _m65.member_id, pos = read_compact_string(data, pos, "memberId")
         _n67 = data[pos]
         if _n67 < 128:
             _m65.assignment = data[pos + 1 : pos + _n67]
@@ -736,7 +736,7 @@ def _decode_SyncGroupResponse_v5(data: bytes, pos: int) -> tuple[SyncGroupRespon
         o.protocol_type = data[pos + 1 : pos + _n90].decode()
         pos += _n90
     else:
-        o.protocol_type, pos = read_compact_nullable_string(data, pos)
+        o.protocol_type, pos = read_compact_nullable_string(data, pos, "protocolType")
     _n91 = data[pos]
     if _n91 == 0:
         o.protocol_name = None
@@ -745,7 +745,7 @@ def _decode_SyncGroupResponse_v5(data: bytes, pos: int) -> tuple[SyncGroupRespon
         o.protocol_name = data[pos + 1 : pos + _n91].decode()
         pos += _n91
     else:
-        o.protocol_name, pos = read_compact_nullable_string(data, pos)
+        o.protocol_name, pos = read_compact_nullable_string(data, pos, "protocolName")
     _n92 = data[pos]
     if _n92 < 128:
         o.assignment = data[pos + 1 : pos + _n92]
@@ -830,7 +830,7 @@ _SYNC_GROUP_RESPONSE_ENCODERS: dict[int, Callable[[SyncGroupResponse, bytearray]
 # The compiled shape of these codecs (mockbroker_protocol/_compiled/sync_group.py, built with mypyc when the
 # package is installed) takes over the tables' entries when it is present; the classes' methods
 # stay these. MOCKBROKER_PURE_CODEC=1 keeps the pure functions (mockbroker_protocol._runtime.compiled_module).
-_compiled = _runtime.compiled_module("sync_group", "311733d43407676d")
+_compiled = _runtime.compiled_module("sync_group", "afc15492982fee8b")
 if _compiled is not None:
     _SYNC_GROUP_REQUEST_DECODERS.update(_compiled.SYNC_GROUP_REQUEST_DECODERS)
     _SYNC_GROUP_REQUEST_ENCODERS.update(_compiled.SYNC_GROUP_REQUEST_ENCODERS)

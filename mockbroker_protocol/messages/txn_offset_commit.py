@@ -288,7 +288,7 @@ def _decode_TxnOffsetCommitRequestPartition_v3(
         o.committed_metadata = data[pos + 1 : pos + _n5].decode()
         pos += _n5
     else:
-        o.committed_metadata, pos = read_compact_nullable_string(data, pos)
+        o.committed_metadata, pos = read_compact_nullable_string(data, pos, "committedMetadata")
     if data[pos] == 0:  # no tagged fields: the common case
         pos += 1
     else:
@@ -420,7 +420,7 @@ def _decode_TxnOffsetCommitRequestTopic_v3(data: bytes, pos: int) -> tuple[TxnOf
         o.name = data[pos + 1 : pos + _n26].decode()
         pos += _n26 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     _n27 = data[pos]
     if _n27 < 128:
         pos += 1
@@ -446,7 +446,7 @@ def _decode_TxnOffsetCommitRequestTopic_v3(data: bytes, pos: int) -> tuple[TxnOf
             _m29.committed_metadata = data[pos + 1 : pos + _n30].decode()
             pos += _n30
         else:
-            _m29.committed_metadata, pos = read_compact_nullable_string(data, pos)
+            _m29.committed_metadata, pos = read_compact_nullable_string(data, pos, "committedMetadata")
         if data[pos] == 0:  # no tagged fields: the common case
             pos += 1
         else:
@@ -591,13 +591,13 @@ def _decode_TxnOffsetCommitRequest_v3(data: bytes, pos: int) -> tuple[TxnOffsetC
         o.transactional_id = data[pos + 1 : pos + _n56].decode()
         pos += _n56 or _runtime.null_value("TransactionalId")
     else:
-        o.transactional_id, pos = read_compact_string(data, pos)
+        o.transactional_id, pos = read_compact_string(data, pos, "transactionalId")
     _n57 = data[pos]
     if _n57 < 128:
         o.group_id = data[pos + 1 : pos + _n57].decode()
         pos += _n57 or _runtime.null_value("GroupId")
     else:
-        o.group_id, pos = read_compact_string(data, pos)
+        o.group_id, pos = read_compact_string(data, pos, "groupId")
     o.producer_id, o.producer_epoch, o.generation_id = _S_qhi.unpack_from(data, pos)
     pos += 14
     _n58 = data[pos]
@@ -605,7 +605,7 @@ def _decode_TxnOffsetCommitRequest_v3(data: bytes, pos: int) -> tuple[TxnOffsetC
         o.member_id = data[pos + 1 : pos + _n58].decode()
         pos += _n58 or _runtime.null_value("MemberId")
     else:
-        o.member_id, pos = read_compact_string(data, pos)
+        o.member_id, pos = read_compact_string(data, pos, "memberId")
     _n59 = data[pos]
     if _n59 == 0:
         o.group_instance_id = None
@@ -614,7 +614,7 @@ def _decode_TxnOffsetCommitRequest_v3(data: bytes, pos: int) -> tuple[TxnOffsetC
         o.group_instance_id = data[pos + 1 : pos + _n59].decode()
         pos += _n59
     else:
-        o.group_instance_id, pos = read_compact_nullable_string(data, pos)
+        o.group_instance_id, pos = read_compact_nullable_string(data, pos, "groupInstanceId")
     _n60 = data[pos]
     if _n60 < 128:
         pos += 1
@@ -762,7 +762,7 @@ def _decode_TxnOffsetCommitResponseTopic_v3(
         o.name = data[pos + 1 : pos + _n82].decode()
         pos += _n82 or _runtime.null_value("Name")
     else:
-        o.name, pos = read_compact_string(data, pos)
+        o.name, pos = read_compact_string(data, pos, "name")
     _n83 = data[pos]
     if _n83 < 128:
         pos += 1

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from mockbroker_protocol import registry
 from mockbroker_protocol.consumer_protocol import (
     ConsumerProtocolAssignment,
     ConsumerProtocolSubscription,
@@ -19,6 +20,7 @@ from mockbroker_protocol.consumer_protocol import (
     encode_assignment,
     encode_subscription,
 )
+from mockbroker_protocol.headers import RequestHeader
 from mockbroker_protocol.messages.delete_groups import DeleteGroupsRequest
 from mockbroker_protocol.messages.describe_groups import DescribeGroupsRequest
 from mockbroker_protocol.messages.find_coordinator import FindCoordinatorRequest
@@ -43,7 +45,7 @@ from mockbroker_protocol.messages.offset_fetch import (
     OffsetFetchRequestTopics,
 )
 from mockbroker_protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
-from tests.differential.harness import Context, Read, Step, Target, differential
+from tests.differential.harness import Context, Raw, Read, Step, Target, differential, unique
 from tests.differential.steps import create
 
 FIND_COORDINATOR, OFFSET_COMMIT, OFFSET_FETCH, JOIN, HEARTBEAT, LEAVE, SYNC = 10, 8, 9, 11, 12, 13, 14
@@ -492,4 +494,26 @@ def test_find_coordinator_bad_key_type(targets: tuple[Target, Target]) -> None:
     differential(
         *targets,
         [*coordinator_ready(), Step(FIND_COORDINATOR, 3, lambda ctx: FindCoordinatorRequest(key=ctx.group, key_type=7))],
+    )
+
+
+STRING_LIMIT = 0x7FFF  # Kafka's generated readers refuse a longer string field ("had invalid length")
+
+
+def over_limit_join(ctx: Context) -> bytes:
+    """A JoinGroup v9 whose group id is one byte over Kafka's limit (our encoder writes it; Kafka's
+    reader refuses it, the request does not parse and the broker closes the connection)."""
+    request = join("")(ctx)
+    request.group_id = ctx.group + "g"
+    return registry.encode_request(RequestHeader(JOIN, 9, 99, "over-limit"), request)
+
+
+def test_group_id_at_kafkas_string_limit(targets: tuple[Target, Target]) -> None:
+    """A group id of 32,767 bytes is a group like any other (only "" is INVALID_GROUP_ID): found,
+    joined through KIP-394's handshake and synced; one byte more closes that connection only."""
+    group = unique("dg").ljust(STRING_LIMIT, "g")
+    differential(
+        *targets,
+        [*joined(9), Raw(over_limit_join, label="over-limit"), Step(HEARTBEAT, 4, heartbeat("@joined"))],
+        names=(unique("dt"), unique("dt2"), group),
     )

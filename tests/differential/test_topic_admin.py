@@ -57,6 +57,7 @@ INVALID = {
     "negative-partitions": dict(partitions=-2),
     "zero-replication": dict(replication=0),
     "replication-above-brokers": dict(replication=3),
+    "replication-int16-max": dict(replication=32_767),
     "unknown-config": dict(configs={"no.such.config": "1"}),
     "bad-config-value": dict(configs={"retention.ms": "soon"}),
     "bad-cleanup-policy": dict(configs={"cleanup.policy": "bogus"}),
@@ -114,6 +115,24 @@ def test_create_with_manual_assignment_and_count(targets: tuple[Target, Target])
         return CreatableTopic(ctx.topic, 2, -1, [CreatableReplicaAssignment(0, [1])], [])
 
     differential(*targets, [Step(CREATE_TOPICS, 7, create_topics(both))])
+
+
+OVERSIZED_ASSIGNMENTS = {
+    # the controller counts assignments as partitions: over MAX_PARTITIONS_PER_BATCH (10,000)
+    "too-many-assignments": lambda: [CreatableReplicaAssignment(i, [1]) for i in range(10_001)],
+    # one partition naming the broker 100,000 times (validateManualPartitionAssignment)
+    "repeated-broker": lambda: [CreatableReplicaAssignment(0, [1] * 100_000)],
+}
+
+
+@pytest.mark.parametrize("case", sorted(OVERSIZED_ASSIGNMENTS))
+def test_create_with_oversized_manual_assignments(targets: tuple[Target, Target], case: str) -> None:
+    """Limits on what a request may ask for (issue #19): Kafka's errors for huge manual assignments."""
+
+    def build(ctx: Context) -> CreatableTopic:
+        return CreatableTopic(ctx.topic, -1, -1, OVERSIZED_ASSIGNMENTS[case](), [])
+
+    differential(*targets, [Step(CREATE_TOPICS, 7, create_topics(build)), Step(METADATA, 12, metadata([topic]))])
 
 
 def test_create_collides_with_dot_underscore(targets: tuple[Target, Target]) -> None:

@@ -446,3 +446,25 @@ def test_buffered_reads_deliver_the_frames_before_a_bad_size_then_fail() -> None
     with pytest.raises(FrameTooLarge):
         buf.buffer_updated(0)
     assert buf.buffered == 0
+
+
+def test_an_exhausted_pool_makes_a_read_take_only_the_next_size_prefix() -> None:
+    """Kafka's NetworkReceive reads a frame's 4-byte size before it asks the MemoryPool for the
+    rest: while the pool is exhausted, get_buffer hands out 4 bytes between frames, so a refused
+    frame's payload stays in the socket; the rest of a started prefix or frame reads as usual."""
+    pool = MemoryPool(10)
+    hog, buf = FrameBuffer(pool=pool), FrameBuffer(pool=pool)
+    assert len(buf.get_buffer()) == RECEIVE_BUFFER_SIZE  # memory left: a whole read
+    hog.feed(struct.pack(">i", len(BIG)) + BIG[:100])  # takes the pool (non-strict)
+    assert pool.is_out_of_memory
+    view = buf.get_buffer()
+    assert len(view) == 4
+    view[:] = struct.pack(">i", len(BIG))
+    buf.buffer_updated(4)
+    assert buf.memory_wanted and buf.buffered == 4  # refused: nothing of the payload was read
+    small = FrameBuffer(pool=pool)
+    view = small.get_buffer()
+    view[:2] = struct.pack(">i", 3)[:2]
+    small.buffer_updated(2)
+    assert len(small.get_buffer()) == RECEIVE_BUFFER_SIZE  # a prefix under way: read as usual
+    assert len(FrameBuffer().get_buffer()) == RECEIVE_BUFFER_SIZE  # no pool: never limited

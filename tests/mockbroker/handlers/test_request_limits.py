@@ -9,6 +9,7 @@ from mockbroker_protocol import registry
 from mockbroker_protocol.errors import ErrorCode, TruncatedError
 from mockbroker_protocol.headers import RequestHeader
 from mockbroker_protocol.messages.create_partitions import CreatePartitionsRequest, CreatePartitionsTopic
+from mockbroker_protocol.messages.create_topics import CreatableReplicaAssignment, CreatableTopic
 from mockbroker_protocol.messages.metadata import MetadataRequest
 from tests.mockbroker.handlers.test_admin import connect, create, new_topic
 from tests.mockbroker.wire import WireClient
@@ -31,6 +32,39 @@ async def test_create_topics_beyond_the_controller_batch_is_refused_whole(cluste
     resp = await create(client, new_topic("fits", 9_999, 1), validate_only=True)
     assert resp.topics[0].error_code == ErrorCode.NONE and resp.topics[0].num_partitions == 9_999
     assert not {"huge", "small", "records", "fits"} & set(cluster.topics)
+    await client.close()
+
+
+async def test_manual_assignments_count_as_partitions_for_the_controller_batch(cluster: MockCluster) -> None:
+    """ControllerApis.validateTotalNumberOfPartitions counts a topic's manual assignments, not its
+    (then -1) partition count: 10,001 of them refuse the whole request."""
+    client = await connect(cluster)
+    many = CreatableTopic("many", -1, -1, [CreatableReplicaAssignment(i, [1]) for i in range(10_001)], [])
+    resp = await create(client, many, new_topic("small", 1, 1))
+    assert [(t.name, t.error_code, t.error_message) for t in resp.topics] == [
+        ("many", ErrorCode.POLICY_VIOLATION, "Excessively large number of partitions per request."),
+        ("small", ErrorCode.POLICY_VIOLATION, "Excessively large number of partitions per request."),
+    ]
+    assert not {"many", "small"} & set(cluster.topics)
+    await client.close()
+
+
+async def test_replicas_beyond_the_brokers_are_refused(cluster: MockCluster) -> None:
+    """The largest replication factor the wire allows (int16), and one manual assignment naming a
+    broker 100,000 times: refused as Kafka's ReplicationControlManager refuses them, and cheaply."""
+    client = await connect(cluster)
+    repeated = CreatableTopic("repeated", -1, -1, [CreatableReplicaAssignment(0, [1] * 100_000)], [])
+    resp = await create(client, new_topic("wide", 1, 32_767), repeated)
+    assert [(t.name, t.error_code, t.error_message) for t in resp.topics] == [
+        (
+            "wide",
+            ErrorCode.INVALID_REPLICATION_FACTOR,
+            "Unable to replicate the partition 32767 time(s): The target replication factor of 32767 cannot be "
+            "reached because only 3 broker(s) are registered or some brokers have all their log directories cordoned.",
+        ),
+        ("repeated", ErrorCode.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment includes the broker 1 more than once."),
+    ]
+    assert not {"wide", "repeated"} & set(cluster.topics)
     await client.close()
 
 

@@ -5,12 +5,16 @@ at once, not when the wait would have ended."""
 from __future__ import annotations
 
 import asyncio
+import uuid
 
 from mockbroker import MockCluster
 from mockbroker.net.server import BrokerServer, Connection
 from mockbroker_protocol import registry
 from mockbroker_protocol.headers import RequestHeader
+from mockbroker_protocol.messages.api_versions import ApiVersionsRequest
 from mockbroker_protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol
+from mockbroker_protocol.messages.share_fetch import FetchPartition, FetchTopic, ShareFetchRequest
+from mockbroker_protocol.messages.share_group_heartbeat import ShareGroupHeartbeatRequest
 from mockbroker_protocol.messages.sync_group import SyncGroupRequest
 from tests.mockbroker.coordinators.groups_support import subscription
 from tests.mockbroker.datapath import FETCH, connect_to, fetch_request, leader_of, wait_until
@@ -47,7 +51,7 @@ async def test_closed_clients_with_parked_fetches_leave_no_sockets_behind(cluste
     await client.close()
 
 
-JOIN, SYNC = 11, 14
+JOIN, SYNC, API_VERSIONS = 11, 14, 18
 
 
 def _join(group_id: str, member_id: str = "") -> JoinGroupRequest:
@@ -98,3 +102,51 @@ async def test_a_closed_client_with_a_parked_sync_group_leaves_no_socket(cluster
     await follower.send_raw(registry.encode_request(RequestHeader(SYNC, 3, 2, "f"), sync))
     await _gone_within_a_second(server, follower, node.port, left=1)
     await leader.close()
+
+
+async def test_a_closed_client_with_a_delayed_answer_leaves_no_socket(cluster: MockCluster) -> None:
+    """A delayed answer (control.set_latency, ten minutes) is dropped with its client."""
+    node_id = cluster.config.node_ids[0]
+    node, server = cluster.brokers[node_id], cluster._servers[node_id]
+    await cluster.control.set_latency(TEN_MINUTES_MS, api="ApiVersions", broker=node_id)
+    client = await connect_to(cluster, node_id)
+    await client.send_raw(registry.encode_request(RequestHeader(API_VERSIONS, 3, 1, "late"), ApiVersionsRequest("late", "1")))
+    await _gone_within_a_second(server, client, node.port, left=0)
+
+
+async def test_a_closed_client_with_a_dropped_request_leaves_no_socket(cluster: MockCluster) -> None:
+    """A request the control API drops (never answered) holds its connection until the client
+    goes; then the socket closes at once."""
+    node_id = cluster.config.node_ids[0]
+    node, server = cluster.brokers[node_id], cluster._servers[node_id]
+    (drop,) = await cluster.control.drop_next("ApiVersions", broker=node_id)
+    client = await connect_to(cluster, node_id)
+    await client.send_raw(registry.encode_request(RequestHeader(API_VERSIONS, 3, 1, "dropped"), ApiVersionsRequest("dropped", "1")))
+    await wait_until(lambda: not drop.active, "the request was dropped")
+    await client.close()
+    await wait_until(lambda: not server._connections, "the broker dropped it", timeout=1.0)
+    await wait_until(lambda: broker_sockets(node.port) == 0, "the broker closed its socket", timeout=1.0)
+
+
+SHARE_HEARTBEAT, SHARE_FETCH = 76, 78
+
+
+async def test_a_closed_client_with_a_parked_share_fetch_leaves_no_socket(cluster: MockCluster) -> None:
+    """A ShareFetch long poll (nothing to acquire, ten minutes of max_wait_ms) is dropped with its client."""
+    topic = cluster.create_topic("shared", 1)
+    member = str(uuid.UUID(int=7))
+    coordinator = await connect_to(cluster, cluster.coordinator_for("sharers").node_id)
+    beat = ShareGroupHeartbeatRequest(group_id="sharers", member_id=member, member_epoch=0, subscribed_topic_names=["shared"])
+    joined = await coordinator.request(SHARE_HEARTBEAT, 1, beat)
+    assert joined.error_code == 0 and joined.assignment is not None and joined.assignment.topic_partitions
+    node_id = leader_of(cluster, "shared")
+    node, server = cluster.brokers[node_id], cluster._servers[node_id]
+    left = 1 if node_id == cluster.coordinator_for("sharers").node_id else 0
+    client = await connect_to(cluster, node_id)
+    fetch = ShareFetchRequest(
+        group_id="sharers", member_id=member, share_session_epoch=0, max_wait_ms=TEN_MINUTES_MS, min_bytes=1,
+        max_bytes=1 << 20, max_records=10, batch_size=10, topics=[FetchTopic(topic.topic_id, [FetchPartition(0)])],
+    )  # fmt: skip
+    await client.send_raw(registry.encode_request(RequestHeader(SHARE_FETCH, 1, 1, "sharer"), fetch))
+    await _gone_within_a_second(server, client, node.port, left=left)
+    await coordinator.close()

@@ -87,6 +87,23 @@ async def test_connections_beyond_the_budget_are_muted_and_others_answered(budge
     assert pool.available == pool.size and pool.waiting == 0
 
 
+async def test_an_exhausted_budget_leaves_the_announcers_bytes_in_the_kernel(budgeted: MockCluster) -> None:
+    """Out of memory, a connection's read takes only the next size prefix (Kafka's NetworkReceive
+    reads the size, then asks the pool): the 64 KiB each refused announcer sent stay in its
+    socket, not in the broker's memory."""
+    server = only_server(budgeted)
+    pool = server.pool
+    assert pool is not None
+    sent = bytes(64 * 1024)
+    clients = [await announce(server, HUNDRED_MB, sent) for _ in range(ANNOUNCERS)]
+    await wait_until(lambda: pool.waiting == ANNOUNCERS - 1, "the others wait for memory")
+    held = sorted(c.frames.buffered for c in server._connections)
+    assert held == [4] * (ANNOUNCERS - 1) + [len(sent)]
+    await api_versions_answered(server)
+    await asyncio.gather(*(c.close() for c in clients))
+    await wait_until(lambda: pool.available == pool.size, "all memory released")
+
+
 async def test_a_muted_connection_is_served_once_memory_is_released(budgeted: MockCluster) -> None:
     budgeted.create_topic("big", 1)
     server = only_server(budgeted)
