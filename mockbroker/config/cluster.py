@@ -178,6 +178,8 @@ class ClusterConfig:
     ssl_client_auth: str = "none"  # ssl.client.auth: none, requested or required
     # KIP-368: a SASL session's maximum lifetime (0: none; an OAUTHBEARER token's exp still ends it).
     connections_max_reauth_ms: int = 0  # connections.max.reauth.ms
+    # Kafka closes a connection whose authentication failed this long after its answer.
+    connection_failed_authentication_delay_ms: int = 100  # connection.failed.authentication.delay.ms
     # OAUTHBEARER (KIP-255, mockbroker/security/oauthbearer.py), Kafka's per-listener settings
     # without their "listener.name.<listener>." prefix: the validator, a Python callable by dotted
     # path (empty: Kafka's unsecured validator), and the JAAS line whose unsecuredValidator*
@@ -309,6 +311,7 @@ KAFKA_NAMES: dict[str, str] = {
     "ssl.truststore.location": "ssl_truststore_location",
     "ssl.client.auth": "ssl_client_auth",
     "connections.max.reauth.ms": "connections_max_reauth_ms",
+    "connection.failed.authentication.delay.ms": "connection_failed_authentication_delay_ms",
     "oauthbearer.sasl.server.callback.handler.class": "oauthbearer_sasl_server_callback_handler_class",
     "oauthbearer.sasl.jaas.config": "oauthbearer_sasl_jaas_config",
     "authorizer.class.name": "authorizer_class_name",
@@ -348,6 +351,7 @@ KAFKA_RANGES: dict[str, tuple[int, int]] = {
     "max.connections.per.ip": (0, _INT32_MAX),
     "connections.max.idle.ms": (-(1 << 63), _INT64_MAX),
     "connections.max.reauth.ms": (-(1 << 63), _INT64_MAX),  # SocketServerConfigs: LONG, no validator
+    "connection.failed.authentication.delay.ms": (0, _INT32_MAX),  # SocketServerConfigs: INT, atLeast(0)
     "fetch.max.bytes": (1024, _INT32_MAX),  # ServerConfigs: INT, atLeast(1024)
     "log.retention.ms": (-1, _INT64_MAX),
     "log.retention.bytes": (-1, _INT64_MAX),

@@ -81,6 +81,7 @@ _BACKLOG = 1  # frames wait behind a parked request
 _MEMORY = 2  # queued.max.request.bytes: waiting for the pool
 _WRITING = 4  # the client does not read its answers (above the write high-water mark)
 _HELD = 8  # max.connections: waiting for a slot
+_FAILED = 16  # a failed authentication: closing after connection.failed.authentication.delay.ms
 
 
 class BrokerServer:
@@ -248,7 +249,7 @@ class Connection(asyncio.BufferedProtocol):
         self.authenticating = self.session is not None
         self.principal = "User:ANONYMOUS"  # a client certificate's subject on SSL (set once connected)
         self._paused_writing = False  # above the transport's high-water mark
-        self._muted = 0  # why reading is paused (_BACKLOG, _MEMORY, _WRITING, _HELD bits)
+        self._muted = 0  # why reading is paused (_BACKLOG, _MEMORY, _WRITING, _HELD, _FAILED bits)
         self._eof = False  # the client sent EOF while frames were waiting
         loop = asyncio.get_running_loop()
         self._closed: asyncio.Future[None] = loop.create_future()
@@ -378,6 +379,15 @@ class Connection(asyncio.BufferedProtocol):
 
     def _close_for(self, exc: BaseException) -> None:
         log.info("closing connection from %s: %s", self.client, exc)
+        delay_ms = self.cluster.config.connection_failed_authentication_delay_ms
+        transport = self.transport
+        if isinstance(exc, AuthenticationFailed) and delay_ms > 0 and transport is not None and not transport.is_closing():
+            # connection.failed.authentication.delay.ms: Kafka answers a failed authentication at
+            # once but closes the channel later (muted meanwhile), so the client reads the answer
+            # before it sees the connection go (kafka-python reads EOF first otherwise).
+            self.mute(_FAILED)
+            asyncio.get_running_loop().call_later(delay_ms / 1000, self.close)
+            return
         self.close()
 
     # -- requests ---------------------------------------------------------------------------------
@@ -477,7 +487,7 @@ class Connection(asyncio.BufferedProtocol):
         assert session is not None
         self.authenticating = not session.authenticated or session.expires_at_ms is not None
         if session.state == "FAILED":
-            raise CloseConnection("SASL authentication failed")
+            raise AuthenticationFailed("SASL authentication failed")
 
     def _fail(self, exc: Exception, pending: list[Buffer]) -> None:
         """The answers to the requests before the bad one still go out, then the connection
@@ -517,7 +527,7 @@ class Connection(asyncio.BufferedProtocol):
             answer = session.authenticate(token, cluster.credentials, client_clock_ms(cluster.clock, now_ms))
         except SaslFailure as failure:
             events.record("authentication.failed", broker_id=node.node_id, reason=failure.reason, client=client, mechanism=session.mechanism)
-            raise CloseConnection(failure.client_message) from None
+            raise AuthenticationFailed(failure.client_message) from None
         except OAuthBearerChallenge as challenge:
             events.record("authentication.failed", broker_id=node.node_id, reason=challenge.reason, client=client, mechanism=session.mechanism)
             return challenge.challenge.encode()
@@ -557,10 +567,14 @@ class Connection(asyncio.BufferedProtocol):
         if chunks is not None:
             transport.writelines(chunks)
         if self.session is not None and self.session.state == "FAILED":
-            self._close_for(CloseConnection("SASL authentication failed"))
+            self._close_for(AuthenticationFailed("SASL authentication failed"))
             return
         if not self._paused_writing:
             self._process()
+
+
+class AuthenticationFailed(CloseConnection):
+    """A failed SASL exchange: the connection closes after connection.failed.authentication.delay.ms."""
 
 
 _NOT_STEPPED: Any = object()
