@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from mockbroker.clock import client_clock_ms
 from mockbroker.dispatch.context import CloseConnection
-from mockbroker.security.sasl import OAuthBearerChallenge, SaslFailure
+from mockbroker.security.sasl import OAuthBearerChallenge, SaslAbort, SaslFailure
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.sasl_authenticate import SaslAuthenticateRequest, SaslAuthenticateResponse
@@ -50,6 +50,9 @@ async def handle(ctx: RequestContext, req: SaslAuthenticateRequest) -> SaslAuthe
             "authentication.failed", broker_id=ctx.broker.node_id, reason=failure.reason, client=client, mechanism=session.mechanism
         )
         return SaslAuthenticateResponse(error_code=ErrorCode.SASL_AUTHENTICATION_FAILED, error_message=failure.client_message)
+    except SaslAbort as abort:
+        events.record("authentication.failed", broker_id=ctx.broker.node_id, reason=abort.reason, client=client, mechanism=session.mechanism)
+        raise CloseConnection(abort.reason) from None
     except OAuthBearerChallenge as challenge:
         events.record(
             "authentication.failed", broker_id=ctx.broker.node_id, reason=challenge.reason, client=client, mechanism=session.mechanism

@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING, Any, cast
 from mockbroker.clock import client_clock_ms
 from mockbroker.dispatch.context import CloseConnection
 from mockbroker.dispatch.dispatch import dispatch
-from mockbroker.security.sasl import OAuthBearerChallenge, SaslFailure, SaslSession
+from mockbroker.security.sasl import OAuthBearerChallenge, SaslAbort, SaslFailure, SaslSession
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import DecodeError
 from mockbroker_protocol.framing import RECEIVE_BUFFER_SIZE, FrameBuffer, MemoryPool
@@ -528,6 +528,9 @@ class Connection(asyncio.BufferedProtocol):
         except SaslFailure as failure:
             events.record("authentication.failed", broker_id=node.node_id, reason=failure.reason, client=client, mechanism=session.mechanism)
             raise AuthenticationFailed(failure.client_message) from None
+        except SaslAbort as abort:
+            events.record("authentication.failed", broker_id=node.node_id, reason=abort.reason, client=client, mechanism=session.mechanism)
+            raise CloseConnection(abort.reason) from None
         except OAuthBearerChallenge as challenge:
             events.record("authentication.failed", broker_id=node.node_id, reason=challenge.reason, client=client, mechanism=session.mechanism)
             return challenge.challenge.encode()

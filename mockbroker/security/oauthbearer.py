@@ -54,6 +54,11 @@ class OAuthBearerClientError(Exception):
     """The client's first message does not parse (Kafka: a SaslException, answered generically)."""
 
 
+class OAuthBearerSchemeError(OAuthBearerClientError):
+    """A scheme other than Bearer: Kafka builds this message with a regex group its pattern lacks,
+    so an IllegalArgumentException escapes and the connection closes without an answer."""
+
+
 @dataclass(frozen=True, slots=True)
 class OAuthBearerToken:
     """A validated token (Kafka's OAuthBearerToken): the principal's name, the absolute expiry
@@ -96,7 +101,7 @@ def parse_client_first(message: bytes) -> ClientFirstMessage:
     if auth_match is None:
         raise OAuthBearerClientError("Invalid OAUTHBEARER client first message: invalid 'auth' format")
     if auth_match.group("scheme").lower() != "bearer":
-        raise OAuthBearerClientError(f"Invalid scheme in OAUTHBEARER client first message: {auth_match.group('scheme')}")
+        raise OAuthBearerSchemeError(f"Invalid scheme in OAUTHBEARER client first message: {auth_match.group('scheme')}")
     return ClientFirstMessage(match.group("authzid") or "", auth_match.group("token"), pairs)
 
 

@@ -26,12 +26,14 @@ Credentials are kept as Kafka keeps them: PLAIN's passwords as its JAAS ``user_<
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 from mockbroker.security.oauthbearer import (
     CONTROL_A,
     OAuthBearerClientError,
     OAuthBearerIllegalTokenError,
+    OAuthBearerSchemeError,
     Validator,
     json_error,
     parse_client_first,
@@ -52,6 +54,22 @@ SUPPORTED_MECHANISMS = (PLAIN, "SCRAM-SHA-256", "SCRAM-SHA-512", OAUTHBEARER)
 # KafkaChannel.MIN_REAUTH_INTERVAL_ONE_SECOND_NANOS: a re-authentication begun sooner after the
 # previous one is not one (the SaslHandshake reaches KafkaApis: ILLEGAL_SASL_STATE).
 MIN_REAUTH_INTERVAL_MS = 1000
+
+
+@functools.cache
+def kafka_mechanism_order(mechanisms: tuple[str, ...]) -> tuple[str, ...]:
+    """The enabled mechanisms in the order Kafka's SaslHandshake lists them: its authenticator takes
+    them from a HashMap's key set (mechanism -> JAAS context, 16 buckets for a few), so they come
+    by bucket (String.hashCode, spread as HashMap.hash does), ties in the configured order
+    (PLAIN before OAUTHBEARER whatever sasl.enabled.mechanisms says; checked against Kafka 4.3.1)."""
+
+    def bucket(name: str) -> int:
+        h = 0
+        for char in name:
+            h = (31 * h + ord(char)) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & 15
+
+    return tuple(sorted(mechanisms, key=lambda m: (bucket(m), mechanisms.index(m))))
 
 
 @dataclass(slots=True)
@@ -104,6 +122,18 @@ class SaslFailure(Exception):
         self.reason = reason
 
 
+class SaslAbort(Exception):
+    """An exchange Kafka ends by closing the connection without an answer: a re-authentication
+    with another mechanism (REAUTH_BAD_MECHANISM: the exception is thrown before any answer is
+    built), and the runtime errors OAUTHBEARER's server lets escape (a scheme other than Bearer,
+    whose message Kafka builds from a group its pattern lacks; a token header without ``alg``; a
+    validator's own failure). ``reason`` is ours, for events."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 class OAuthBearerChallenge(Exception):
     """A refused OAUTHBEARER token: ``challenge`` (JSON) goes back as the server's token with
     NONE, the exchange goes on (the client answers %x01); ``reason`` is ours, for events."""
@@ -133,7 +163,7 @@ class SaslSession:
     )
 
     def __init__(self, enabled_mechanisms: tuple[str, ...], validator: Validator | None = None) -> None:
-        self.enabled_mechanisms = enabled_mechanisms
+        self.enabled_mechanisms = kafka_mechanism_order(enabled_mechanisms)
         self.validator = validator  # OAUTHBEARER's (mockbroker.security.oauthbearer)
         self.state = "HANDSHAKE_OR_VERSIONS_REQUEST"
         self.mechanism: str | None = None
@@ -202,9 +232,8 @@ class SaslSession:
         try:
             if self.state == "REAUTH_BAD_MECHANISM":
                 assert self.previous is not None
-                raise SaslFailure(
-                    f"SASL mechanism '{mechanism}' requested by client is not supported for re-authentication of mechanism '{self.previous[0]}'",
-                    "re-authentication with another mechanism",
+                raise SaslAbort(
+                    f"SASL mechanism '{mechanism}' requested by client is not supported for re-authentication of mechanism '{self.previous[0]}'"
                 )
             assert mechanism is not None and self.state == "AUTHENTICATE"
             if mechanism == PLAIN:
@@ -214,7 +243,7 @@ class SaslSession:
             else:
                 answer = self._scram_step(mechanism, token, credentials)
             self._check_reauthenticated_principal()
-        except SaslFailure:
+        except (SaslFailure, SaslAbort):
             self.state = "FAILED"
             raise
         return answer
@@ -235,6 +264,8 @@ class SaslSession:
         self._oauth_error = None
         try:
             first = parse_client_first(token)
+        except OAuthBearerSchemeError as exc:
+            raise SaslAbort(str(exc)) from None
         except OAuthBearerClientError as exc:
             raise SaslFailure(generic, str(exc)) from None
         validator = self.validator
@@ -245,8 +276,8 @@ class SaslSession:
             status = "insufficient_scope" if exc.failure_scope is not None else "invalid_token"
             self._oauth_error = json_error(status, exc.failure_scope, exc.failure_openid_config)
             raise OAuthBearerChallenge(self._oauth_error, exc.reason) from None
-        except Exception as exc:  # the validator's own failure (Kafka: SaslException, generic answer)
-            raise SaslFailure(generic, f"validator failed: {exc!r}") from None
+        except Exception as exc:  # a RuntimeException out of Kafka's callback handler: closed
+            raise SaslAbort(f"validator failed: {exc!r}") from None
         if first.authorization_id and first.authorization_id != validated.principal_name:
             raise SaslFailure(
                 "Authentication failed: Client requested an authorization id "
