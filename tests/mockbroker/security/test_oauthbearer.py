@@ -23,8 +23,8 @@ from mockbroker.security.oauthbearer import (
 )
 from mockbroker_protocol import registry
 from mockbroker_protocol.api_keys import ApiKey
-from mockbroker_protocol.headers import RequestHeader
 from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.headers import RequestHeader
 from mockbroker_protocol.messages.metadata import MetadataRequest
 from mockbroker_protocol.messages.sasl_authenticate import SaslAuthenticateRequest
 from mockbroker_protocol.messages.sasl_handshake import SaslHandshakeRequest
