@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -181,10 +182,10 @@ class ClusterConfig:
     # Kafka closes a connection whose authentication failed this long after its answer.
     connection_failed_authentication_delay_ms: int = 100  # connection.failed.authentication.delay.ms
     # OAUTHBEARER (KIP-255, mockbroker/security/oauthbearer.py), Kafka's per-listener settings
-    # without their "listener.name.<listener>." prefix: the validator, a Python callable by dotted
-    # path (empty: Kafka's unsecured validator), and the JAAS line whose unsecuredValidator*
-    # options that validator reads.
-    oauthbearer_sasl_server_callback_handler_class: str = ""  # oauthbearer.sasl.server.callback.handler.class
+    # without their "listener.name.<listener>." prefix: the validator, a Python callable
+    # (token, now_ms) -> OAuthBearerToken or its dotted path (empty: Kafka's unsecured validator),
+    # and the JAAS line whose unsecuredValidator* options that validator reads.
+    oauthbearer_sasl_server_callback_handler_class: str | Callable[[str, int], Any] = ""  # oauthbearer.sasl.server.callback.handler.class
     oauthbearer_sasl_jaas_config: str = ""  # oauthbearer.sasl.jaas.config
     # mockbroker's own: users made at start (name -> password), each usable with PLAIN and both
     # SCRAM mechanisms (SCRAM credentials stored salted, 4096 iterations).

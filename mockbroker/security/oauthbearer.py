@@ -273,11 +273,28 @@ def load_validator(path: str) -> Validator:
     return target  # type: ignore[no-any-return]
 
 
-def validator_of(handler_class: str, jaas_config: str) -> Validator:
-    """The cluster's validator: the callable named by the setting, else the unsecured one."""
+def validator_of(handler_class: str | Validator, jaas_config: str) -> Validator:
+    """The cluster's validator: the callable given (or named) by the setting, else the unsecured one."""
+    if callable(handler_class):
+        return handler_class
     if handler_class:
         return load_validator(handler_class)
     return UnsecuredValidator.from_options(jaas_options(jaas_config))
+
+
+def describe_validator(validator: Validator) -> dict[str, Any]:
+    """What GET /security shows of the validator: its name, and the unsecured one's options (never
+    the JAAS line itself, which may hold secrets in other setups)."""
+    if isinstance(validator, UnsecuredValidator):
+        return {
+            "validator": "unsecured",
+            "principal_claim_name": validator.principal_claim_name,
+            "scope_claim_name": validator.scope_claim_name,
+            "required_scope": list(validator.required_scope),
+            "allowable_clock_skew_ms": validator.allowable_clock_skew_ms,
+        }
+    name = getattr(validator, "__qualname__", type(validator).__qualname__)
+    return {"validator": f"{getattr(validator, '__module__', '?')}.{name}"}
 
 
 def unsecured_token(claims: dict[str, Any]) -> str:

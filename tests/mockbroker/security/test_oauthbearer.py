@@ -294,3 +294,29 @@ async def test_without_reauth_setting_plain_sessions_do_not_expire(oauth_cluster
         assert (await client.request(ApiKey.SASL_HANDSHAKE, 1, SaslHandshakeRequest("PLAIN"))).error_code == ErrorCode.ILLEGAL_SASL_STATE
     finally:
         await cluster.stop()
+
+
+async def test_control_describes_the_validator_without_the_jaas_line() -> None:
+    cluster = await _cluster(connections_max_reauth_ms=60000)
+    try:
+        snap = await cluster.control.describe_security()
+        assert snap.connections_max_reauth_ms == 60000
+        assert snap.oauthbearer == {
+            "validator": "unsecured",
+            "principal_claim_name": "sub",
+            "scope_claim_name": "scope",
+            "required_scope": ["kafka"],
+            "allowable_clock_skew_ms": 1000,
+        }
+        assert "OAuthBearerLoginModule" not in repr(snap)
+    finally:
+        await cluster.stop()
+    # a callable given directly (the fixture's and MockCluster's keyword)
+    cluster = await _cluster(oauthbearer_sasl_server_callback_handler_class=fixed_validator)
+    try:
+        snap = await cluster.control.describe_security()
+        assert snap.oauthbearer == {"validator": "tests.mockbroker.security.test_oauthbearer.fixed_validator"}
+        _client, response = await _login(cluster, _first("good-frank"))
+        assert response.error_code == ErrorCode.NONE
+    finally:
+        await cluster.stop()
