@@ -367,6 +367,10 @@ class Connection(asyncio.BufferedProtocol):
         if self.parked is not None:
             self.parked.cancel()
         if self.transport is not None and not self.transport.is_closing():
+            if self._muted & _FAILED:
+                # A TLS transport's close reads the peer's close_notify: not while reading is paused.
+                self._muted = 0
+                self.transport.resume_reading()
             self.transport.close()
 
     async def wait_closed(self) -> None:
