@@ -320,3 +320,12 @@ async def test_control_describes_the_validator_without_the_jaas_line() -> None:
         assert response.error_code == ErrorCode.NONE
     finally:
         await cluster.stop()
+
+
+def test_handshake_lists_mechanisms_in_kafkas_order() -> None:
+    # Kafka 4.3.1 with sasl.enabled.mechanisms=SCRAM-SHA-256,OAUTHBEARER,SCRAM-SHA-512,PLAIN
+    # answered SaslHandshake with this list (its HashMap's order).
+    from mockbroker.security.sasl import kafka_mechanism_order
+
+    given = ("SCRAM-SHA-256", "OAUTHBEARER", "SCRAM-SHA-512", "PLAIN")
+    assert kafka_mechanism_order(given) == ("SCRAM-SHA-512", "PLAIN", "SCRAM-SHA-256", "OAUTHBEARER")
