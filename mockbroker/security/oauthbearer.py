@@ -22,7 +22,6 @@ from __future__ import annotations
 import base64
 import binascii
 import importlib
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -118,6 +117,10 @@ def json_error(status: str, scope: str | None, openid_config: str | None) -> str
 # -- unsecured JWS (OAuthBearerUnsecuredJws) ------------------------------------------------------
 
 
+# json is imported where a token is read, not at start (a cold serve answers before importing it:
+# tests/mockbroker/test_cli.py).
+
+
 def _as_text(value: Any) -> str:
     # Jackson's JsonNode.asText: strings as they are, booleans and null spelled, containers empty.
     if isinstance(value, str):
@@ -127,7 +130,7 @@ def _as_text(value: Any) -> str:
     if value is None:
         return "null"
     if isinstance(value, (int, float)):
-        return json.dumps(value)
+        return repr(value)
     return ""
 
 
@@ -141,6 +144,8 @@ def _convert(value: Any) -> Any:
 
 
 def _to_map(split: str) -> dict[str, Any]:
+    import json
+
     try:
         raw = base64.urlsafe_b64decode(split + "=" * (-len(split) % 4))
     except (binascii.Error, ValueError):
@@ -299,6 +304,7 @@ def describe_validator(validator: Validator) -> dict[str, Any]:
 
 def unsecured_token(claims: dict[str, Any]) -> str:
     """An unsecured JWS of these claims (for tests and examples): header ``{"alg":"none"}``."""
+    import json
 
     def part(obj: dict[str, Any]) -> str:
         return base64.urlsafe_b64encode(json.dumps(obj, separators=(",", ":")).encode()).rstrip(b"=").decode()
