@@ -20,6 +20,7 @@ from mockbroker.config.listeners import ListenerSpec, advertised_of, enabled_mec
 from mockbroker.events import Event, EventLog
 from mockbroker.model import BrokerNode, Partition, Topic, TopicError, collision_key, validate_topic_name
 from mockbroker.security.acls import Authorizer, authorizer_of
+from mockbroker.security.oauthbearer import Validator, validator_of
 from mockbroker.security.sasl import Credentials
 from mockbroker.timers import Timers
 from mockbroker_protocol.errors import ErrorCode
@@ -101,6 +102,13 @@ class Memos:
         return value
 
 
+def _oauth_validator(config: ClusterConfig, mechanisms: tuple[str, ...]) -> Validator | None:
+    """OAUTHBEARER's token validator (mockbroker/security/oauthbearer.py), when it is enabled."""
+    if "OAUTHBEARER" not in mechanisms:
+        return None
+    return validator_of(config.oauthbearer_sasl_server_callback_handler_class, config.oauthbearer_sasl_jaas_config)
+
+
 def _broker_nodes(config: ClusterConfig, listener: ListenerSpec) -> dict[int, BrokerNode]:
     """The brokers by node id: broker i listens on the listener's port + i (0: a free port) and
     advertises advertised.listeners' (or advertised_host/port's) address + i."""
@@ -137,6 +145,7 @@ class ClusterState:
         for user, password in config.sasl_users.items():
             self.credentials.add_user(user, password)
         self.sasl_mechanisms: tuple[str, ...] = enabled_mechanisms(config)
+        self.oauth_validator: Validator | None = _oauth_validator(config, self.sasl_mechanisms)
         # ACLs and StandardAuthorizer's rules with authorizer.class.name, else None (handlers/_authz.py)
         self.authorizer: Authorizer | None = authorizer_of(config)
         self.tls: TlsMaterial | None = None  # set by MockCluster.start for SSL and SASL_SSL

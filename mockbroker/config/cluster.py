@@ -9,6 +9,8 @@ values with a message naming the key.
 from __future__ import annotations
 
 import dataclasses
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -175,6 +177,16 @@ class ClusterConfig:
     ssl_key_password: str | None = None  # ssl.key.password
     ssl_truststore_location: str | None = None  # ssl.truststore.location: PEM CA(s) for client certificates
     ssl_client_auth: str = "none"  # ssl.client.auth: none, requested or required
+    # KIP-368: a SASL session's maximum lifetime (0: none; an OAUTHBEARER token's exp still ends it).
+    connections_max_reauth_ms: int = 0  # connections.max.reauth.ms
+    # Kafka closes a connection whose authentication failed this long after its answer.
+    connection_failed_authentication_delay_ms: int = 100  # connection.failed.authentication.delay.ms
+    # OAUTHBEARER (KIP-255, mockbroker/security/oauthbearer.py), Kafka's per-listener settings
+    # without their "listener.name.<listener>." prefix: the validator, a Python callable
+    # (token, now_ms) -> OAuthBearerToken or its dotted path (empty: Kafka's unsecured validator),
+    # and the JAAS line whose unsecuredValidator* options that validator reads.
+    oauthbearer_sasl_server_callback_handler_class: str | Callable[[str, int], Any] = ""  # oauthbearer.sasl.server.callback.handler.class
+    oauthbearer_sasl_jaas_config: str = ""  # oauthbearer.sasl.jaas.config
     # mockbroker's own: users made at start (name -> password), each usable with PLAIN and both
     # SCRAM mechanisms (SCRAM credentials stored salted, 4096 iterations).
     sasl_users: dict[str, str] = field(default_factory=dict)
@@ -299,6 +311,10 @@ KAFKA_NAMES: dict[str, str] = {
     "ssl.key.password": "ssl_key_password",
     "ssl.truststore.location": "ssl_truststore_location",
     "ssl.client.auth": "ssl_client_auth",
+    "connections.max.reauth.ms": "connections_max_reauth_ms",
+    "connection.failed.authentication.delay.ms": "connection_failed_authentication_delay_ms",
+    "oauthbearer.sasl.server.callback.handler.class": "oauthbearer_sasl_server_callback_handler_class",
+    "oauthbearer.sasl.jaas.config": "oauthbearer_sasl_jaas_config",
     "authorizer.class.name": "authorizer_class_name",
     "super.users": "super_users",
     "allow.everyone.if.no.acl.found": "allow_everyone_if_no_acl_found",
@@ -335,6 +351,8 @@ KAFKA_RANGES: dict[str, tuple[int, int]] = {
     "max.connections": (0, _INT32_MAX),
     "max.connections.per.ip": (0, _INT32_MAX),
     "connections.max.idle.ms": (-(1 << 63), _INT64_MAX),
+    "connections.max.reauth.ms": (-(1 << 63), _INT64_MAX),  # SocketServerConfigs: LONG, no validator
+    "connection.failed.authentication.delay.ms": (0, _INT32_MAX),  # SocketServerConfigs: INT, atLeast(0)
     "fetch.max.bytes": (1024, _INT32_MAX),  # ServerConfigs: INT, atLeast(1024)
     "log.retention.ms": (-1, _INT64_MAX),
     "log.retention.bytes": (-1, _INT64_MAX),
@@ -375,9 +393,16 @@ def _describe_range(bounds: tuple[int, int]) -> str:
     return f"an integer >= {lo}" if hi in (_INT32_MAX, _INT64_MAX) else f"an integer {lo}-{hi}"
 
 
+_LISTENER_PREFIXED = re.compile(r"listener\.name\.[a-z0-9_]+\.(oauthbearer\..+)")
+
+
 def parse_kafka_setting(key: str, raw: Any) -> tuple[str, Any]:
     """One Kafka-named setting -> (field name, typed value); ValueError names the key and what it allows."""
     name = KAFKA_NAMES.get(key)
+    if name is None and (listener_key := _LISTENER_PREFIXED.fullmatch(key)) is not None:
+        # listener.name.<listener>.oauthbearer.*: Kafka's per-listener form of the OAUTHBEARER settings
+        # (the one SASL listener's, here).
+        name = KAFKA_NAMES.get(listener_key.group(1))
     if name is None:
         known = ", ".join(sorted(KAFKA_NAMES))
         raise ValueError(f"unknown setting {key!r}; known settings: {known}")

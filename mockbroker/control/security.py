@@ -7,9 +7,11 @@ Each change records a ``control.user_*`` event (without the password)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from mockbroker.control.base import ControlBase
 from mockbroker.control.errors import ControlError, NotFound
+from mockbroker.security.oauthbearer import describe_validator
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,13 +21,24 @@ class SecuritySnapshot:
     sasl_mechanisms: tuple[str, ...]  # sasl.enabled.mechanisms (served on SASL listeners)
     ssl_ca_path: str | None  # the PEM file of the CA clients trust, on SSL and SASL_SSL listeners
     ssl_client_auth: str  # ssl.client.auth
+    connections_max_reauth_ms: int  # connections.max.reauth.ms (KIP-368; 0: none)
+    # OAUTHBEARER's validator when the mechanism is enabled: "unsecured" and its options, or the
+    # pluggable callable's name (mockbroker.security.oauthbearer.describe_validator)
+    oauthbearer: dict[str, Any] | None
 
 
 class SecurityControl(ControlBase):
     async def describe_security(self) -> SecuritySnapshot:
         c = self.cluster
+        validator = c.oauth_validator
         return SecuritySnapshot(
-            c.listener.name, c.listener.security_protocol, c.sasl_mechanisms, c.ssl_ca_path, c.config.ssl_client_auth
+            c.listener.name,
+            c.listener.security_protocol,
+            c.sasl_mechanisms,
+            c.ssl_ca_path,
+            c.config.ssl_client_auth,
+            c.config.connections_max_reauth_ms,
+            None if validator is None else describe_validator(validator),
         )
 
     async def users(self) -> dict[str, list[str]]:

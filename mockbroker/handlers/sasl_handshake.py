@@ -6,6 +6,9 @@ enabled (``sasl.enabled.mechanisms``) and NONE, or UNSUPPORTED_SASL_MECHANISM an
 closes once the answer is out. v0 means the tokens follow raw, without Kafka headers; v1 that they
 come in SaslAuthenticate requests. Anywhere else (a PLAINTEXT or SSL listener, or after
 authentication) the request reaches KafkaApis.handleSaslHandshakeRequest: ILLEGAL_SASL_STATE.
+On an authenticated connection whose session has an expiry (KIP-368: ``connections.max.reauth.ms``
+or an OAUTHBEARER token's exp) it begins a re-authentication instead
+(KafkaChannel.maybeBeginServerReauthentication), at most once a second.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ VERSIONS = (0, 1)
 
 async def handle(ctx: RequestContext, req: SaslHandshakeRequest) -> SaslHandshakeResponse:
     session = ctx.session
+    if session is not None and session.authenticated:
+        session.begin_reauthentication(ctx.now_ms)
     if session is None or session.state != "HANDSHAKE_OR_VERSIONS_REQUEST":
         if session is not None and not session.authenticated:
             # A second handshake in the middle of an exchange (handleSaslToken: "Unexpected Kafka

@@ -52,9 +52,11 @@ from collections import deque
 from collections.abc import Callable, Coroutine, Generator
 from typing import TYPE_CHECKING, Any, cast
 
+from mockbroker.clock import client_clock_ms
 from mockbroker.dispatch.context import CloseConnection
 from mockbroker.dispatch.dispatch import dispatch
-from mockbroker.security.sasl import SaslFailure, SaslSession
+from mockbroker.security.sasl import OAuthBearerChallenge, SaslAbort, SaslFailure, SaslSession
+from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import DecodeError
 from mockbroker_protocol.framing import RECEIVE_BUFFER_SIZE, FrameBuffer, MemoryPool
 from mockbroker_protocol.primitives import Buffer
@@ -79,6 +81,7 @@ _BACKLOG = 1  # frames wait behind a parked request
 _MEMORY = 2  # queued.max.request.bytes: waiting for the pool
 _WRITING = 4  # the client does not read its answers (above the write high-water mark)
 _HELD = 8  # max.connections: waiting for a slot
+_FAILED = 16  # a failed authentication: closing after connection.failed.authentication.delay.ms
 
 
 class BrokerServer:
@@ -239,11 +242,14 @@ class Connection(asyncio.BufferedProtocol):
         self.parked: asyncio.Task[None] | None = None  # the request being waited for, if any
         # SASL listeners: the connection's authenticator; until it completes, no fast lane is
         # taken and dispatch serves nothing but ApiVersions and the SASL APIs.
-        self.session: SaslSession | None = SaslSession(server.cluster.sasl_mechanisms) if server.sasl else None
-        self.authenticating = self.session is not None  # until the SASL exchange completes
+        self.session: SaslSession | None = (
+            SaslSession(server.cluster.sasl_mechanisms, server.cluster.oauth_validator) if server.sasl else None
+        )
+        # until the SASL exchange completes, and while the session has an expiry (KIP-368)
+        self.authenticating = self.session is not None
         self.principal = "User:ANONYMOUS"  # a client certificate's subject on SSL (set once connected)
         self._paused_writing = False  # above the transport's high-water mark
-        self._muted = 0  # why reading is paused (_BACKLOG, _MEMORY, _WRITING, _HELD bits)
+        self._muted = 0  # why reading is paused (_BACKLOG, _MEMORY, _WRITING, _HELD, _FAILED bits)
         self._eof = False  # the client sent EOF while frames were waiting
         loop = asyncio.get_running_loop()
         self._closed: asyncio.Future[None] = loop.create_future()
@@ -361,6 +367,10 @@ class Connection(asyncio.BufferedProtocol):
         if self.parked is not None:
             self.parked.cancel()
         if self.transport is not None and not self.transport.is_closing():
+            if self._muted & _FAILED:
+                # A TLS transport's close reads the peer's close_notify: not while reading is paused.
+                self._muted = 0
+                self.transport.resume_reading()
             self.transport.close()
 
     async def wait_closed(self) -> None:
@@ -373,6 +383,15 @@ class Connection(asyncio.BufferedProtocol):
 
     def _close_for(self, exc: BaseException) -> None:
         log.info("closing connection from %s: %s", self.client, exc)
+        delay_ms = self.cluster.config.connection_failed_authentication_delay_ms
+        transport = self.transport
+        if isinstance(exc, AuthenticationFailed) and delay_ms > 0 and transport is not None and not transport.is_closing():
+            # connection.failed.authentication.delay.ms: Kafka answers a failed authentication at
+            # once but closes the channel later (muted meanwhile), so the client reads the answer
+            # before it sees the connection go (kafka-python reads EOF first otherwise).
+            self.mute(_FAILED)
+            asyncio.get_running_loop().call_later(delay_ms / 1000, self.close)
+            return
         self.close()
 
     # -- requests ---------------------------------------------------------------------------------
@@ -434,11 +453,30 @@ class Connection(asyncio.BufferedProtocol):
             transport.close()
 
     def _sasl_frame(self, frame: Buffer, pending: list[Buffer]) -> bool:
-        """A frame while a SASL listener's connection authenticates: after a SaslHandshake v0 the
-        token is the whole frame, answered raw here (True); otherwise it goes to dispatch."""
+        """A frame while a SASL listener's connection authenticates, or has a session that expires:
+        after a SaslHandshake v0 the token is the whole frame, answered raw here (True); otherwise
+        it goes to dispatch (False). A lapsed session (KIP-368) closes the connection on any
+        request but the SaslHandshake that begins a re-authentication (SocketServer's Processor:
+        KafkaChannel.serverAuthenticationSessionExpired)."""
         session = self.session
         assert session is not None
-        if session.raw_tokens and session.state == "AUTHENTICATE":
+        if session.authenticated:
+            expires = session.expires_at_ms
+            if (
+                expires is not None
+                and int.from_bytes(frame[0:2], "big") != ApiKey.SASL_HANDSHAKE
+                and self.cluster.clock.now_ms() > expires
+            ):
+                self.cluster.events.record(
+                    "authentication.session_expired",
+                    broker_id=self.node.node_id,
+                    principal=session.principal,
+                    client=f"{self.client[0]}:{self.client[1]}",
+                    mechanism=session.mechanism,
+                )
+                raise CloseConnection("SASL session expired without re-authentication")
+            return False
+        if session.raw_tokens and session.state in ("AUTHENTICATE", "REAUTH_BAD_MECHANISM"):
             token = self._raw_token(session, bytes(frame))
             pending += (len(token).to_bytes(4, "big"), token)
             self._sasl_progress()
@@ -446,13 +484,14 @@ class Connection(asyncio.BufferedProtocol):
         return False
 
     def _sasl_progress(self) -> None:
-        """After a request of an authenticating connection: done once authenticated; a refused
-        exchange closes the connection once its answer is out (CloseConnection)."""
+        """After a request of an authenticating connection: done once authenticated (unless the
+        session expires: then each frame is checked); a refused exchange closes the connection
+        once its answer is out (CloseConnection)."""
         session = self.session
         assert session is not None
-        self.authenticating = not session.authenticated
+        self.authenticating = not session.authenticated or session.expires_at_ms is not None
         if session.state == "FAILED":
-            raise CloseConnection("SASL authentication failed")
+            raise AuthenticationFailed("SASL authentication failed")
 
     def _fail(self, exc: Exception, pending: list[Buffer]) -> None:
         """The answers to the requests before the bad one still go out, then the connection
@@ -485,14 +524,31 @@ class Connection(asyncio.BufferedProtocol):
     def _raw_token(self, session: SaslSession, token: bytes) -> bytes:
         """One raw SASL token (the v0 flow): the server's token, or CloseConnection when refused
         (Kafka has no way to tell a v0 client why: it closes the connection)."""
-        events, node, client = self.cluster.events, self.node, f"{self.client[0]}:{self.client[1]}"
+        cluster, node, client = self.cluster, self.node, f"{self.client[0]}:{self.client[1]}"
+        events, now_ms = cluster.events, cluster.clock.now_ms()
+        reauthenticating = session.reauthenticating
         try:
-            answer = session.authenticate(token, self.cluster.credentials)
+            answer = session.authenticate(token, cluster.credentials, client_clock_ms(cluster.clock, now_ms))
         except SaslFailure as failure:
             events.record("authentication.failed", broker_id=node.node_id, reason=failure.reason, client=client, mechanism=session.mechanism)
-            raise CloseConnection(failure.client_message) from None
+            raise AuthenticationFailed(failure.client_message) from None
+        except SaslAbort as abort:
+            events.record("authentication.failed", broker_id=node.node_id, reason=abort.reason, client=client, mechanism=session.mechanism)
+            raise CloseConnection(abort.reason) from None
+        except OAuthBearerChallenge as challenge:
+            events.record("authentication.failed", broker_id=node.node_id, reason=challenge.reason, client=client, mechanism=session.mechanism)
+            return challenge.challenge.encode()
         if session.authenticated:
-            events.record("authentication.succeeded", broker_id=node.node_id, principal=session.principal, client=client, mechanism=session.mechanism)
+            lifetime = session.complete(now_ms, client_clock_ms(cluster.clock, now_ms), cluster.config.connections_max_reauth_ms)
+            events.record(
+                "authentication.succeeded",
+                broker_id=node.node_id,
+                principal=session.principal,
+                client=client,
+                mechanism=session.mechanism,
+                reauthentication=reauthenticating,
+                session_lifetime_ms=lifetime,
+            )
         return answer
 
     async def _finish(self, coro: Coroutine[Any, Any, list[Buffer] | None], step: Any) -> None:
@@ -518,10 +574,14 @@ class Connection(asyncio.BufferedProtocol):
         if chunks is not None:
             transport.writelines(chunks)
         if self.session is not None and self.session.state == "FAILED":
-            self._close_for(CloseConnection("SASL authentication failed"))
+            self._close_for(AuthenticationFailed("SASL authentication failed"))
             return
         if not self._paused_writing:
             self._process()
+
+
+class AuthenticationFailed(CloseConnection):
+    """A failed SASL exchange: the connection closes after connection.failed.authentication.delay.ms."""
 
 
 _NOT_STEPPED: Any = object()
