@@ -304,6 +304,9 @@ KAFKA_GROUP_SETTINGS = {
     "group.consumer.min.session.timeout.ms": "1000",
     "group.consumer.heartbeat.interval.ms": str(CONSUMER_HEARTBEAT_INTERVAL_MS),
     "group.consumer.min.heartbeat.interval.ms": "100",
+    # KIP-932: the share-lock-expiry scenario gives its group a 1 s share.record.lock.duration.ms
+    # (a group config), which must not be under this minimum (default 15 s).
+    "group.share.min.record.lock.duration.ms": "1000",
 }
 
 
