@@ -301,9 +301,11 @@ async def share_reject_archive(ctx: Context) -> None:
 
 
 async def share_lock_expiry(ctx: Context) -> None:
-    """A consumer holds a record and never acknowledges it: once its acquisition lock expires
-    (control's expire_acquisition_lock on mockbroker; a 1 s share.record.lock.duration.ms group
-    config on Kafka) another consumer gets it, delivery count 2."""
+    """A consumer acquires a record and crashes (SIGKILL: no acknowledgement, no leave): once the
+    record's acquisition lock expires (control's expire_acquisition_lock on mockbroker; a 1 s
+    share.record.lock.duration.ms group config on Kafka, well inside the crashed member's session)
+    another consumer gets it, delivery count 2. (A holder left running would not do: the Java
+    client fetches ahead in the background and may acquire the record again itself.)"""
     mockbroker = ctx.mockbroker
     configs = {} if mockbroker is not None else {"share.record.lock.duration.ms": str(LOCK_DURATION_MS)}
     topic, group = await share_group(ctx, 1, **configs)
@@ -311,6 +313,7 @@ async def share_lock_expiry(ctx: Context) -> None:
     first = await wait_delivered(holder, 1, "the record, first delivery")
     if offsets(first) != [(0, 1)]:
         raise ScenarioFailed(f"first delivery {offsets(first)}, expected offset 0 with count 1")
+    await ctx.crash(holder)
     if mockbroker is not None:
         expired = await mockbroker.expire_acquisition_lock(group, topic, 0, [0])
         if expired != [0]:
@@ -349,8 +352,10 @@ async def share_admin(ctx: Context) -> None:
     await wait_for_async(empty, f"describe_share_groups: {group} EMPTY with no members", WAIT_S)
     await admin(d, "delete_share_offsets", group=group, topic=topic)
     _expect("the offsets after delete_share_offsets", (await admin(d, "share_offsets", group=group))["start_offsets"], {})
-    deleted = await admin(d, "delete_groups", groups=[group])
-    _expect("delete_groups", (deleted["deleted"], deleted["errors"]), ([group], {}))
+    deleted = await admin(d, "delete_share_groups", groups=[group])
+    _expect("delete_share_groups", (deleted["deleted"], deleted["errors"]), ([group], {}))
+    again = await admin(d, "delete_share_groups", groups=[group])
+    _expect("a second delete_share_groups", again["errors"], {group: "GroupIdNotFoundException"})
 
 
 def _expect(what: str, got: Any, want: Any) -> None:
