@@ -39,7 +39,9 @@ NO_SHARE_CONSUMER = {
 # Why a client with a share consumer cannot run share-admin (its driver has no share_offsets op).
 _CK_ADMIN = ("confluent-kafka 2.16.1's AdminClient has no share-group calls "
              "(no DescribeShareGroupOffsets, AlterShareGroupOffsets or DeleteShareGroupOffsets)")  # fmt: skip
-NO_SHARE_ADMIN = {"confluent-kafka": _CK_ADMIN, "confluent-kafka/consumer": _CK_ADMIN}
+_KGO_ADMIN = "the franz-go driver drives kgo alone, not franz-go's admin module (kadm): it has no admin commands"
+NO_SHARE_ADMIN = {"confluent-kafka": _CK_ADMIN, "confluent-kafka/consumer": _CK_ADMIN,
+                  "franz-go": _KGO_ADMIN, "franz-go/consumer": _KGO_ADMIN}  # fmt: skip
 # On Kafka, the acquisition lock of the lock-expiry scenario's group (the group config
 # share.record.lock.duration.ms; the launcher lowers the broker's minimum to allow it).
 LOCK_DURATION_MS = 1000
