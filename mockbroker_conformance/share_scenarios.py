@@ -42,14 +42,13 @@ _CK_ADMIN = ("confluent-kafka 2.16.1's AdminClient has no share-group calls "
 _KGO_ADMIN = "the franz-go driver drives kgo alone, not franz-go's admin module (kadm): it has no admin commands"
 NO_SHARE_ADMIN = {"confluent-kafka": _CK_ADMIN, "confluent-kafka/consumer": _CK_ADMIN,
                   "franz-go": _KGO_ADMIN, "franz-go/consumer": _KGO_ADMIN}  # fmt: skip
-# librdkafka's mock cluster (2.16) serves share groups, but not what the scenarios set up and check
-# through: IncrementalAlterConfigs fails there ("Failed while waiting for controller": its Metadata
+# librdkafka's mock cluster (2.16) does not serve what the scenarios set up and check through: IncrementalAlterConfigs fails there ("Failed while waiting for controller": its Metadata
 # names controller 0, none of its brokers), so share.auto.offset.reset cannot be set, and it closes
 # the connection on DescribeShareGroupOffsets.
 NOT_ON_RDKAFKA_MOCK = ("librdkafka's mock cluster takes no GROUP config (share.auto.offset.reset: its IncrementalAlterConfigs "
                        "finds no controller) and does not serve DescribeShareGroupOffsets")  # fmt: skip
 # On Kafka, the acquisition lock of the lock-expiry scenario's group (the group config
-# share.record.lock.duration.ms; the launcher lowers the broker's minimum to allow it).
+# share.record.lock.duration.ms; targets.KAFKA_GROUP_SETTINGS lowers the broker's minimum to allow it).
 LOCK_DURATION_MS = 1000
 
 
@@ -90,7 +89,9 @@ def _produce_one_by_one(bootstrap: str, topic: str, values: list[str]) -> None:
 
 async def set_group_configs(ctx: Context, group: str, configs: dict[str, str]) -> None:
     kafka = getattr(ctx.cluster, "kafka", None)
-    if kafka is not None:  # the embedded mockbroker: its share-partition manager directly
+    # The embedded mockbroker: its share-partition manager directly (its IncrementalAlterConfigs
+    # takes no GROUP resource yet; once it does, the admin path below serves both).
+    if kafka is not None:
         reset = configs.pop("share.auto.offset.reset")
         if configs:
             raise NotSupported(f"the embedded target cannot set the group configs {sorted(configs)}")
