@@ -2,7 +2,9 @@
 # mypy: disable-error-code="import-untyped, misc"
 """Conformance driver for the Python clients: kafka-python, aiokafka and confluent-kafka (classic
 and KIP-848 ``group.protocol=consumer``), speaking the line-oriented JSON protocol of
-docs/conformance.md (commands on stdin, events on stdout).
+docs/conformance.md (commands on stdin, events on stdout). confluent-kafka's ``ShareConsumer``
+serves the share commands (``share_subscribe``, ``share_ack``: KIP-932); the other clients have no
+share consumer.
 
 Usage: python python_clients.py --client kafka-python|aiokafka|confluent|confluent-consumer
                                 --bootstrap HOST:PORT[,...] --client-id ID
