@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from mockbroker_conformance import share_scenarios as share
 from mockbroker_conformance.clients import ClientSpec
 from mockbroker_conformance.model import NotSupported, ScenarioFailed
 from mockbroker_conformance.process import DriverProcess, Event, wait_for
@@ -578,5 +579,11 @@ SCENARIOS: list[Scenario] = [
     Scenario("fault-latency", "fault: 150 ms on every request", fault_latency, fault=True),
     Scenario("admin", "admin API: topics, configs, groups, offsets", admin_operations),
     *(Scenario(sid, title, run, kind=STREAMS) for sid, title, run in STREAMS_SCENARIOS),
+    # KIP-932 share groups (share_scenarios.py)
+    Scenario("share-consume", "share group: three consumers of one partition", share.share_consume),
+    Scenario("share-release-redeliver", "share group: a released record redelivered", share.share_release_redeliver),
+    Scenario("share-reject-archive", "share group: a rejected record archived", share.share_reject_archive),
+    Scenario("share-lock-expiry", "share group: acquisition lock expiry", share.share_lock_expiry),
+    Scenario("share-admin", "share group: admin offsets calls", share.share_admin),
 ]
 SCENARIOS_BY_ID = {s.id: s for s in SCENARIOS}

@@ -320,6 +320,9 @@ KAFKA_GROUP_SETTINGS = {
     "group.streams.heartbeat.interval.ms": str(CONSUMER_HEARTBEAT_INTERVAL_MS),
     "group.streams.min.heartbeat.interval.ms": "100",
     "group.streams.num.standby.replicas": str(STREAMS_STANDBY_REPLICAS),
+    # KIP-932: the share-lock-expiry scenario gives its group a 1 s share.record.lock.duration.ms
+    # (a group config), which must not be under this minimum (default 15 s).
+    "group.share.min.record.lock.duration.ms": "1000",
 }
 
 

@@ -2,7 +2,9 @@
 # mypy: disable-error-code="import-untyped, misc"
 """Conformance driver for the Python clients: kafka-python, aiokafka and confluent-kafka (classic
 and KIP-848 ``group.protocol=consumer``), speaking the line-oriented JSON protocol of
-docs/conformance.md (commands on stdin, events on stdout).
+docs/conformance.md (commands on stdin, events on stdout). confluent-kafka's ``ShareConsumer``
+serves the share commands (``share_subscribe``, ``share_ack``: KIP-932); the other clients have no
+share consumer.
 
 Usage: python python_clients.py --client kafka-python|aiokafka|confluent|confluent-consumer
                                 --bootstrap HOST:PORT[,...] --client-id ID
@@ -96,6 +98,12 @@ class Client:
 
     def resume(self, partitions: list[int]) -> None:
         raise NotImplementedError
+
+    def share_subscribe(self, cmd: dict[str, Any]) -> None:
+        raise Unsupported(f"{self.name} has no share consumer (KIP-932)")
+
+    def share_ack(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        raise Unsupported(f"{self.name} has no share consumer (KIP-932)")
 
     def poll(self) -> None:
         """Consume for a short while (sync clients); emit what arrived."""
@@ -249,6 +257,8 @@ class Confluent(Client):
         self.consumer: Any = None
         self.producers: dict[Any, Any] = {}
         self.cooperative = group_protocol == "consumer"
+        self.share: Any = None  # a ShareConsumer (KIP-932), after share_subscribe
+        self.held: set[tuple[int, int]] = set()  # (partition, offset) delivered and not yet acknowledged
 
     def _error_cb(self, err: Any) -> None:
         emit("client_error", error=err.name(), code=err.code(), message=err.str())
@@ -324,7 +334,46 @@ class Confluent(Client):
         self.consumer.assign([self.ck.TopicPartition(self.topic, p, self.ck.OFFSET_BEGINNING) for p in cmd["partitions"]])
         self.assignment = set(cmd["partitions"])
 
+    def share_subscribe(self, cmd: dict[str, Any]) -> None:
+        """A ShareConsumer in explicit acknowledgement mode: each record stays acquired (held)
+        until a share_ack says how to acknowledge it; in that mode the client refuses to poll
+        again before every record of the last poll is acknowledged, so the driver polls only
+        when it holds nothing."""
+        self.topic = cmd["topic"]
+        self.share = self.ck.ShareConsumer({
+            "bootstrap.servers": self.bootstrap, "client.id": self.client_id, "group.id": cmd["group"],
+            "share.acknowledgement.mode": "explicit", "max.poll.records": cmd.get("max_records", 500),
+            "error_cb": self._error_cb,
+        })  # fmt: skip
+        self.share.subscribe([self.topic])
+
+    def share_ack(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        types = {"accept": self.ck.AcknowledgeType.ACCEPT, "release": self.ck.AcknowledgeType.RELEASE,
+                 "reject": self.ck.AcknowledgeType.REJECT}  # fmt: skip
+        for partition, offset, kind in cmd["acks"]:
+            self.share.acknowledge_offset(self.topic, int(partition), int(offset), types[kind])
+            self.held.discard((int(partition), int(offset)))
+        results = self.share.commit_sync(20)
+        errors = {f"{tp.partition}": str(err) for tp, err in (results or {}).items() if err is not None}
+        return {"errors": errors}
+
+    def _share_poll(self) -> None:
+        if self.held:
+            time.sleep(0.05)
+            return
+        for msg in self.share.poll(0.1) or []:
+            err = msg.error()
+            if err is not None:
+                emit("client_error", error=err.name(), code=err.code(), message=err.str())
+                continue
+            self.held.add((msg.partition(), msg.offset()))
+            emit("share_record", partition=msg.partition(), offset=msg.offset(), delivery_count=msg.delivery_count(),
+                 key=text(msg.key()), value=text(msg.value()))  # fmt: skip
+
     def poll(self) -> None:
+        if self.share is not None:
+            self._share_poll()
+            return
         if self.consumer is None:
             time.sleep(0.05)
             return
@@ -358,6 +407,8 @@ class Confluent(Client):
     def close(self) -> None:
         if self.consumer is not None:
             self.consumer.close()
+        if self.share is not None:
+            self.share.close()
         for producer in self.producers.values():
             producer.flush(5)
 
@@ -543,7 +594,8 @@ def serve(client: Client) -> int:
         commands.put(None)  # end of input: close
 
     threading.Thread(target=read, daemon=True).start()
-    emit("hello", protocol=PROTOCOL_VERSION, client=client.name, version=client.version, unsupported=client.unsupported)
+    hello: dict[str, Any] = {"share": True} if isinstance(client, Confluent) else {}
+    emit("hello", protocol=PROTOCOL_VERSION, client=client.name, version=client.version, unsupported=client.unsupported, **hello)
     last_error = None
     while True:
         try:
@@ -573,6 +625,11 @@ def serve(client: Client) -> int:
             elif name == "assign":
                 client.assign(cmd)
                 emit("assigned", added=sorted(client.assignment), partitions=sorted(client.assignment))
+            elif name == "share_subscribe":
+                client.share_subscribe(cmd)
+                emit("subscribed")
+            elif name == "share_ack":
+                emit("share_acked", **client.share_ack(cmd))
             elif name == "commit":
                 offsets = client.offsets_to_commit(cmd)
                 client.commit(offsets)

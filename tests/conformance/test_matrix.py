@@ -32,10 +32,12 @@ def test_reference_clients_pass_against_mockbroker(mockbroker_matrix: Matrix) ->
     unsupported = {(c.client, c.scenario) for c in mockbroker_matrix.cells if c.status == UNSUPPORTED}
     assert ("aiokafka", "cooperative-rebalance") in unsupported
     assert ("kcat", "seek-pause-resume") in unsupported
-    # Only the Java driver has admin commands (the admin scenario); otherwise these clients run
-    # every client scenario (the streams-* ones are Kafka Streams').
+    # Only the Java driver has admin commands (the admin scenarios), and kafka-python no share
+    # consumer (test_share_cells.py); otherwise these clients run every client scenario (the
+    # streams-* ones are Kafka Streams').
     assert not {c for c in unsupported if c[0] in ("kafka-python", "confluent-kafka", "confluent-kafka/consumer")
-                and c[1] != "admin" and not c[1].startswith("streams-")}  # fmt: skip
+                and c[1] not in ("admin", "share-admin") and not c[1].startswith("streams-")
+                and not (c[0] == "kafka-python" and c[1].startswith("share-"))}  # fmt: skip
 
 
 def test_kafka_streams_runs_its_own_scenarios_only(mockbroker_matrix: Matrix) -> None:

@@ -70,6 +70,8 @@ type command struct {
 	HeartbeatInterval int              `json:"heartbeat_interval_ms"`
 	Assignor          string           `json:"assignor"`
 	InstanceID        string           `json:"instance_id"`
+	MaxRecords        int              `json:"max_records"` // share_subscribe
+	Acks              [][]any          `json:"acks"`        // share_ack: [partition, offset, kind]
 }
 
 var codecs = map[string]kgo.CompressionCodec{
@@ -87,6 +89,7 @@ type driver struct {
 	topic         string
 	polling       chan struct{}
 	stop          context.CancelFunc
+	share         *shareConsumer // share.go (KIP-932)
 
 	mu         sync.Mutex
 	assignment map[int32]bool
@@ -337,6 +340,9 @@ func (d *driver) close() {
 		<-d.polling
 		d.consumer.Close() // a dynamic member leaves its group; a static one stays (KIP-345)
 	}
+	if d.share != nil {
+		d.share.close()
+	}
 	for _, p := range d.producers {
 		p.Close()
 	}
@@ -357,7 +363,8 @@ func (d *driver) handle(cmd command) {
 	var fields map[string]any
 	var err error
 	event := map[string]string{"produce": "produced", "subscribe": "subscribed", "assign": "assigned",
-		"commit": "committed", "seek": "done", "pause": "done", "resume": "done"}[cmd.Cmd]
+		"commit": "committed", "seek": "done", "pause": "done", "resume": "done",
+		"share_subscribe": "subscribed", "share_ack": "share_acked"}[cmd.Cmd]
 	switch cmd.Cmd {
 	case "produce":
 		fields, err = d.produce(cmd)
@@ -368,6 +375,10 @@ func (d *driver) handle(cmd command) {
 		fields = map[string]any{"added": cmd.Partitions, "partitions": cmd.Partitions}
 	case "commit":
 		fields, err = d.commit(cmd)
+	case "share_subscribe":
+		err = d.shareSubscribe(cmd)
+	case "share_ack":
+		fields, err = d.shareAck(cmd)
 	case "seek":
 		d.consumer.SetOffsets(map[string]map[int32]kgo.EpochOffset{d.topic: {cmd.Partition: {Epoch: -1, Offset: cmd.Offset}}})
 		fields = map[string]any{"cmd": "seek"}
@@ -416,7 +427,7 @@ func main() {
 			"is refused with UNRELEASED_INSTANCE_ID until the old member's session expires"
 	}
 	emit("hello", map[string]any{"protocol": protocolVersion, "client": "franz-go (group.protocol=" + *groupProtocol + ")",
-		"version": version(), "unsupported": unsupported})
+		"version": version(), "unsupported": unsupported, "share": true})
 	scanner := bufio.NewScanner(os.Stdin)
 	scanner.Buffer(make([]byte, 64*1024), 16*1024*1024)
 	for scanner.Scan() {

@@ -66,6 +66,7 @@ public final class Driver {
     private final Map<Integer, Long> consumed = new HashMap<>(); // partition -> next offset
     private String lastError = "";
     private final AdminOps adminOps;
+    private final ShareCommands share; // KIP-932: share_subscribe, share_ack, the share admin ops
     // The client's own settings given as --config KEY=VALUE (security.protocol, sasl.mechanism,
     // sasl.jaas.config, ssl.truststore.*, ssl.keystore.*): added to every producer, consumer and admin.
     static final Properties EXTRA = new Properties();
@@ -75,6 +76,7 @@ public final class Driver {
         this.clientId = clientId;
         this.groupProtocol = groupProtocol;
         this.adminOps = new AdminOps(bootstrap, clientId + "-admin");
+        this.share = new ShareCommands(bootstrap, clientId);
     }
 
     static synchronized void emit(String event, Map<String, Object> fields) {
@@ -250,6 +252,10 @@ public final class Driver {
     }
 
     private void poll() throws InterruptedException {
+        if (share.active()) {
+            share.poll();
+            return;
+        }
         if (consumer == null) {
             Thread.sleep(50);
             return;
@@ -306,6 +312,7 @@ public final class Driver {
         }
         producers.values().forEach(p -> p.close(Duration.ofSeconds(5)));
         adminOps.close();
+        share.close();
     }
 
     /** One command; false when it was close. */
@@ -328,7 +335,12 @@ public final class Driver {
                     emit("assigned", fields("added", new ArrayList<>(assignment), "partitions", new ArrayList<>(assignment)));
                 }
                 case "commit" -> emit("committed", commit(cmd));
-                case "admin" -> emit("admin", adminOps.run(cmd));
+                case "admin" -> emit("admin", ShareCommands.adminOps().contains(cmd.get("op")) ? share.admin(cmd) : adminOps.run(cmd));
+                case "share_subscribe" -> {
+                    share.subscribe(cmd);
+                    emit("subscribed", null);
+                }
+                case "share_ack" -> emit("share_acked", share.ack(cmd));
                 case "seek" -> {
                     consumer.seek(new TopicPartition(topic, ((Number) cmd.get("partition")).intValue()), ((Number) cmd.get("offset")).longValue());
                     emit("done", fields("cmd", name));
@@ -374,7 +386,8 @@ public final class Driver {
         reader.start();
         Map<String, Object> unsupported = new LinkedHashMap<>();
         emit("hello", fields("protocol", PROTOCOL_VERSION, "client", "kafka-clients (group.protocol=" + groupProtocol + ")",
-                "version", AppInfoParser.getVersion(), "unsupported", unsupported, "admin_ops", new ArrayList<>(AdminOps.ops())));
+                "version", AppInfoParser.getVersion(), "unsupported", unsupported, "share", true,
+                "admin_ops", new ArrayList<>(adminOpNames())));
         while (true) {
             Object next = commands.poll();
             if (next == null) {
@@ -386,6 +399,12 @@ public final class Driver {
                 return 0;
             }
         }
+    }
+
+    static List<String> adminOpNames() {
+        List<String> ops = new ArrayList<>(AdminOps.ops());
+        ops.addAll(ShareCommands.adminOps());
+        return ops;
     }
 
     public static void main(String[] args) throws Exception {
