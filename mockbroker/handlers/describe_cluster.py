@@ -49,9 +49,11 @@ async def handle(ctx: RequestContext, req: DescribeClusterRequest) -> DescribeCl
             error_message="The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER",
         )
     brokers = [
-        DescribeClusterBroker(broker_id=n.node_id, host=n.advertised_host, port=n.advertised_port, rack=n.rack, is_fenced=False)
+        DescribeClusterBroker(broker_id=n.node_id, host=address[0], port=address[1], rack=n.rack, is_fenced=False)
         for n in cluster.brokers.values()
-        if n.node_id not in cluster.down_brokers  # a stopped broker leaves the cluster's metadata
+        # a stopped broker leaves the cluster's metadata; the addresses are those of the request's
+        # listener, and a broker without it is left out (MetadataCache.getAliveBrokerNodes(listenerName))
+        if n.node_id not in cluster.down_brokers and (address := n.address(ctx.listener)) is not None
     ]
     return DescribeClusterResponse(
         throttle_time_ms=0,

@@ -81,7 +81,8 @@ class Endpoints:
 
     async def security(self, call: Call) -> Any:
         snap = await self._control.describe_security()
-        return {**asdict(snap), "sasl_mechanisms": list(snap.sasl_mechanisms)}
+        listeners = [{**asdict(listener), "sasl_mechanisms": list(listener.sasl_mechanisms)} for listener in snap.listeners]
+        return {**asdict(snap), "sasl_mechanisms": list(snap.sasl_mechanisms), "listeners": listeners}
 
     async def users(self, call: Call) -> Any:
         return {"users": await self._control.users()}
