@@ -4,6 +4,7 @@ one-line errors naming the setting for what is not."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -129,3 +130,39 @@ def test_certificate_principal_is_the_subject_in_rfc2253_order() -> None:
     subject = ((("organizationName", "mockbroker"),), (("commonName", "client"),))
     assert certificate_principal({"subject": subject}) == "User:CN=client,O=mockbroker"
     assert certificate_principal(None) == "User:ANONYMOUS"
+
+
+def test_listener_settings_from_flags_environment_and_file(tmp_path: Path) -> None:
+    """Kafka's names by every source of `mockbroker serve`; listener.name.* keys of different
+    sources add up (each is a setting of its own), a higher source winning per key."""
+    from mockbroker.cli import parse_serve
+
+    path = tmp_path / "listeners.toml"
+    path.write_text(
+        '[kafka]\nlisteners = "INTERNAL://:0,EXTERNAL://:0"\n'
+        '"listener.security.protocol.map" = "INTERNAL:PLAINTEXT,EXTERNAL:SASL_SSL"\n'
+        'listener.name.external.ssl.client.auth = "requested"\n'  # unquoted: nested tables, read back
+        '"listener.name.external.sasl.enabled.mechanisms" = "PLAIN"\n'
+    )
+    env = {
+        "MOCKBROKER_SET_ADVERTISED_LISTENERS": "INTERNAL://mockbroker:9092,EXTERNAL://localhost:19092",
+        "MOCKBROKER_SET_LISTENER_NAME_EXTERNAL_SASL_ENABLED_MECHANISMS": "SCRAM-SHA-512",
+    }
+    settings = parse_serve(["--config", str(path), "--set", "inter.broker.listener.name=INTERNAL"], env)
+    c = settings.cluster
+    assert (c.listeners, c.inter_broker_listener_name) == ("INTERNAL://:0,EXTERNAL://:0", "INTERNAL")
+    assert c.listener_overrides == {
+        "listener.name.external.ssl.client.auth": "requested",
+        "listener.name.external.sasl.enabled.mechanisms": "SCRAM-SHA-512",  # the environment over the file
+    }
+    state = ClusterState(c)
+    assert state.listener_mechanisms["EXTERNAL"] == ("SCRAM-SHA-512",)
+    assert state.brokers[1].address("EXTERNAL") == ("localhost", 19092)
+
+
+def test_listener_settings_errors_name_their_source() -> None:
+    from mockbroker.cli import parse_serve
+    from mockbroker.config.settings import SettingsError
+
+    with pytest.raises(SettingsError, match=r"Each listener must have a different name.*\(from MOCKBROKER_SET_LISTENERS\)"):
+        parse_serve([], {"MOCKBROKER_SET_LISTENERS": "PLAINTEXT://:0,PLAINTEXT://:1"})
