@@ -61,8 +61,9 @@ async def handle(ctx: RequestContext, req: DescribeClusterRequest) -> DescribeCl
         error_message=None,
         endpoint_type=BROKER_ENDPOINT,
         cluster_id=cluster.config.cluster_id,
-        # Kafka answers -1 rather than name a controller that is not in the node list.
-        controller_id=cluster.controller_id if cluster.controller_id in cluster.brokers else -1,
+        # Kafka answers -1 rather than name a controller that is not in the node list (nor on a
+        # listener no broker advertises: a real 4.3.1 answers -1 there).
+        controller_id=cluster.controller_id if cluster.controller_id in cluster.brokers and brokers else -1,
         brokers=brokers,
         cluster_authorized_operations=(
             (CLUSTER_OPERATIONS if cluster.authorizer is None else authorized_operations(ctx, ResourceType.CLUSTER, CLUSTER_NAME, CLUSTER_OPERATIONS))

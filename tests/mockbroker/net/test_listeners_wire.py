@@ -2,7 +2,8 @@
 with the brokers' addresses on itself (KafkaApis answers with request.context.listenerName), the
 answers kept by request bytes never cross listeners, and a listener that advertised.listeners
 leaves out has no address (KRaftMetadataCache: LISTENER_NOT_FOUND; getCoordinator:
-COORDINATOR_NOT_AVAILABLE)."""
+COORDINATOR_NOT_AVAILABLE), as a real Kafka 4.3.1 configured so answers (checked by hand with
+mockbroker_conformance's launcher: Metadata v12/v5/v0, FindCoordinator v2/v4, DescribeCluster)."""
 
 from __future__ import annotations
 
@@ -100,7 +101,11 @@ async def test_a_listener_left_out_of_advertised_listeners_has_no_address() -> N
         assert coordinator.coordinators[0].error_code == ErrorCode.COORDINATOR_NOT_AVAILABLE
         assert coordinator.coordinators[0].node_id == -1
         described = await client.request(ApiKey.DESCRIBE_CLUSTER, 1, DescribeClusterRequest())
-        assert described.brokers == []
+        assert (described.brokers, described.controller_id) == ([], -1)
+        old = await client.request(ApiKey.FIND_COORDINATOR, 2, FindCoordinatorRequest(key="g"))
+        assert (old.error_code, old.error_message, old.node_id) == (15, "The coordinator is not available.", -1)
+        v0 = await client.request(ApiKey.METADATA, 0, ask)
+        assert (v0.topics[0].partitions[0].error_code, v0.topics[0].partitions[0].replica_nodes) == (5, [])
         await client.close()
         shown = await cluster.control.describe_cluster()
         assert [(e.listener, e.advertised_host) for e in shown.brokers[0].listeners] == [
