@@ -101,10 +101,9 @@ async def dispatch(
     principal: str = "User:ANONYMOUS",
     listener: str = "",
 ) -> list[Buffer] | None:
-    """Handle one request frame; return the framed response, None for no response. ``session``:
-    the connection's SASL authenticator on a SASL listener; ``principal``: who the connection is
-    (a certificate's subject on SSL; the SASL user once authenticated); ``listener``: the name of
-    the listener it came in on ("": the first). Raises CloseConnection to end the connection."""
+    """One request frame in, the framed response out (None: no response); CloseConnection ends the
+    connection. ``session``: a SASL listener's authenticator; ``principal``: who the connection is;
+    ``listener``: the name of the listener it came in on ("": the first)."""
     try:
         header, request = registry.decode_request(frame)
     except DecodeError as exc:  # UnsupportedVersionError and UnknownApiError among them
@@ -125,8 +124,7 @@ async def dispatch(
         return _outside_versions(client, handler.name, header, lo, hi)
 
     intercepting = cluster.intercepting
-    ctx = RequestContext(cluster, broker, header, version, cluster.clock.now_ms(), client[0], client[1], intercepting)
-    ctx.listener = listener
+    ctx = RequestContext(cluster, broker, header, version, cluster.clock.now_ms(), client[0], client[1], intercepting, listener=listener)
     if session is not None or principal != "User:ANONYMOUS":
         ctx.session, ctx.principal = session, principal
     if intercepting:  # interceptors, the request log or pushed errors (mockbroker/control/)
