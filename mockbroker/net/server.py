@@ -280,11 +280,11 @@ class Connection(asyncio.BufferedProtocol):
         "transport",
     )
 
-    def __init__(self, server: BrokerServer, listener: ListenerSocket) -> None:
+    def __init__(self, server: BrokerServer, listener: ListenerSocket | None = None) -> None:
         self.server = server
         self.cluster = server.cluster
         self.node = server.node
-        self.listener = listener
+        self.listener = listener = listener or server.sockets[0]  # None: the first (bench/ makes them so)
         self.answers = listener.answers
         self.frames = FrameBuffer(
             server.cluster.config.socket_request_max_bytes, server.receive_buffer, server.pool
