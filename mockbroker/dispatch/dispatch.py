@@ -47,8 +47,10 @@ log = logging.getLogger("mockbroker.dispatch")
 ANSWER_CACHE_SIZE = 512  # entries per API and cluster; emptied when full (keys include the client id)
 
 
-def _remember(cluster: ClusterState, frame: bytes, api_key: int, chunks: list[Any], valid: Callable[[Any], bool]) -> None:
-    answers = cluster.answers.setdefault(api_key, {})
+def _remember(
+    cluster: ClusterState, frame: bytes, api_key: int, chunks: list[Any], valid: Callable[[Any], bool], listener: str
+) -> None:
+    answers = cluster.answers_for(listener).setdefault(api_key, {})
     if len(answers) >= ANSWER_CACHE_SIZE:
         answers.clear()
     prefix, rest = split_answer(chunks)
@@ -97,13 +99,11 @@ async def dispatch(
     client: tuple[str, int],
     session: SaslSession | None = None,
     principal: str = "User:ANONYMOUS",
+    listener: str = "",
 ) -> list[Buffer] | None:
-    """Handle one request frame; return the framed response, None for no response.
-
-    ``session`` is the connection's SASL authenticator on a SASL listener; ``principal`` who the
-    connection is (a certificate's subject on SSL; the SASL user once authenticated).
-    Raises CloseConnection when the connection must end.
-    """
+    """One request frame in, the framed response out (None: no response); CloseConnection ends the
+    connection. ``session``: a SASL listener's authenticator; ``principal``: who the connection is;
+    ``listener``: the name of the listener it came in on ("": the first)."""
     try:
         header, request = registry.decode_request(frame)
     except DecodeError as exc:  # UnsupportedVersionError and UnknownApiError among them
@@ -124,7 +124,7 @@ async def dispatch(
         return _outside_versions(client, handler.name, header, lo, hi)
 
     intercepting = cluster.intercepting
-    ctx = RequestContext(cluster, broker, header, version, cluster.clock.now_ms(), client[0], client[1], intercepting)
+    ctx = RequestContext(cluster, broker, header, version, cluster.clock.now_ms(), client[0], client[1], intercepting, listener=listener)
     if session is not None or principal != "User:ANONYMOUS":
         ctx.session, ctx.principal = session, principal
     if intercepting:  # interceptors, the request log or pushed errors (mockbroker/control/)
@@ -146,7 +146,7 @@ async def dispatch(
         raise CloseConnection(f"internal error encoding {handler.name}") from exc
     if not intercepting and type(frame) is bytes and cluster.authorizer is None:  # bytes keys; answers by principal never kept
         if type(response) is registry.Encoded and response.valid is not None:
-            _remember(cluster, frame, api_key, chunks, response.valid)
+            _remember(cluster, frame, api_key, chunks, response.valid, listener)
         elif handler.fast is not None:
             _remember_request(cluster, frame, api_key, version, handler.fast, request)
     return chunks

@@ -227,5 +227,5 @@ def _response(ctx: RequestContext, answers: dict[TopicIdPartition, PartitionData
     return ShareFetchResponse(
         acquisition_lock_timeout_ms=lock_ms,
         responses=list(topics.values()),
-        node_endpoints=[NodeEndpoint(n.node_id, n.advertised_host, n.advertised_port, n.rack) for n in nodes],
+        node_endpoints=[NodeEndpoint(n.node_id, a[0], a[1], n.rack) for n in nodes if (a := n.address(ctx.listener)) is not None],
     )
