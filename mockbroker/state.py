@@ -164,19 +164,7 @@ class ClusterState:
         self.listener_specs: list[ListenerSpec] = listeners_of(config)
         self.listener: ListenerSpec = self.listener_specs[0]
         self.brokers: dict[int, BrokerNode] = _broker_nodes(config, self.listener_specs)
-        # SASL users (PLAIN passwords, SCRAM salted credentials: mockbroker/security/sasl.py).
-        self.credentials = Credentials()
-        for user, password in config.sasl_users.items():
-            self.credentials.add_user(user, password)
-        self.sasl_mechanisms: tuple[str, ...] = enabled_mechanisms(config)
-        # Each listener's (listener.name.<name>.sasl.enabled.mechanisms, else the cluster's).
-        self.listener_mechanisms = {spec.name: enabled_mechanisms(config, spec.name) for spec in self.listener_specs}
-        # OAUTHBEARER's validator, when a listener enables the mechanism
-        self.oauth_validator: Validator | None = _oauth_validator(
-            config, tuple({m for ms in self.listener_mechanisms.values() for m in ms})
-        )
-        # ACLs and StandardAuthorizer's rules with authorizer.class.name, else None (handlers/_authz.py)
-        self.authorizer: Authorizer | None = authorizer_of(config)
+        self._init_security(config)
         self.tls: TlsMaterial | None = None  # set by MockCluster.start for SSL and SASL_SSL
         self.controller_id = config.node_ids[0]
         # read on every request by dispatch: computed once, the config does not change under a cluster
@@ -215,6 +203,22 @@ class ClusterState:
         self.memos = Memos()
         if config.events_topic:
             self._make_events_topic()
+
+    def _init_security(self, config: ClusterConfig) -> None:
+        """SASL users and mechanisms (per listener), OAUTHBEARER's validator and the authorizer."""
+        # SASL users (PLAIN passwords, SCRAM salted credentials: mockbroker/security/sasl.py).
+        self.credentials = Credentials()
+        for user, password in config.sasl_users.items():
+            self.credentials.add_user(user, password)
+        self.sasl_mechanisms: tuple[str, ...] = enabled_mechanisms(config)
+        # Each listener's (listener.name.<name>.sasl.enabled.mechanisms, else the cluster's).
+        self.listener_mechanisms = {spec.name: enabled_mechanisms(config, spec.name) for spec in self.listener_specs}
+        # OAUTHBEARER's validator, when a listener enables the mechanism
+        self.oauth_validator: Validator | None = _oauth_validator(
+            config, tuple({m for ms in self.listener_mechanisms.values() for m in ms})
+        )
+        # ACLs and StandardAuthorizer's rules with authorizer.class.name, else None (handlers/_authz.py)
+        self.authorizer: Authorizer | None = authorizer_of(config)
 
     def _init_control_state(self) -> None:
         """What the control model (mockbroker/control/) changes by hand: dispatch takes its slow
