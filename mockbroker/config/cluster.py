@@ -83,6 +83,10 @@ class ClusterConfig:
     max_connections: int = 2147483647  # max.connections (per broker; beyond it, held unread)
     max_connections_per_ip: int = 2147483647  # max.connections.per.ip (beyond it, closed)
     connections_max_idle_ms: int = 600000  # connections.max.idle.ms (10 min)
+    # connection.failed.authentication.delay.ms (KIP-306): a connection whose SASL authentication
+    # failed is closed this long after its answer is out, not at once (clients that read the
+    # close before the answer, kafka-python's, would see a disconnection instead of the error).
+    connection_failed_authentication_delay_ms: int = 100
     # A Fetch's max_bytes and min_bytes are capped by it (KafkaApis.handleFetchRequest).
     fetch_max_bytes: int = 57671680  # fetch.max.bytes (55 MiB)
     log_retention_ms: int = 604800000  # log.retention.ms (7 days)
@@ -267,6 +271,7 @@ KAFKA_NAMES: dict[str, str] = {
     "max.connections": "max_connections",
     "max.connections.per.ip": "max_connections_per_ip",
     "connections.max.idle.ms": "connections_max_idle_ms",
+    "connection.failed.authentication.delay.ms": "connection_failed_authentication_delay_ms",
     "fetch.max.bytes": "fetch_max_bytes",
     "log.retention.ms": "log_retention_ms",
     "log.retention.bytes": "log_retention_bytes",

@@ -79,6 +79,7 @@ _BACKLOG = 1  # frames wait behind a parked request
 _MEMORY = 2  # queued.max.request.bytes: waiting for the pool
 _WRITING = 4  # the client does not read its answers (above the write high-water mark)
 _HELD = 8  # max.connections: waiting for a slot
+_FAILED = 16  # SASL authentication failed: nothing more is read until the delayed close
 
 
 class BrokerServer:
@@ -243,7 +244,7 @@ class Connection(asyncio.BufferedProtocol):
         self.authenticating = self.session is not None  # until the SASL exchange completes
         self.principal = "User:ANONYMOUS"  # a client certificate's subject on SSL (set once connected)
         self._paused_writing = False  # above the transport's high-water mark
-        self._muted = 0  # why reading is paused (_BACKLOG, _MEMORY, _WRITING, _HELD bits)
+        self._muted = 0  # why reading is paused (_BACKLOG, _MEMORY, _WRITING, _HELD, _FAILED bits)
         self._eof = False  # the client sent EOF while frames were waiting
         loop = asyncio.get_running_loop()
         self._closed: asyncio.Future[None] = loop.create_future()
@@ -361,6 +362,10 @@ class Connection(asyncio.BufferedProtocol):
         if self.parked is not None:
             self.parked.cancel()
         if self.transport is not None and not self.transport.is_closing():
+            if self._muted & _FAILED:
+                # A TLS transport's shutdown reads the client's close_notify: a paused one would
+                # wait for its shutdown timeout (30 s) before the connection is lost.
+                self.transport.resume_reading()
             self.transport.close()
 
     async def wait_closed(self) -> None:
@@ -373,6 +378,14 @@ class Connection(asyncio.BufferedProtocol):
 
     def _close_for(self, exc: BaseException) -> None:
         log.info("closing connection from %s: %s", self.client, exc)
+        delay_ms = self.cluster.config.connection_failed_authentication_delay_ms
+        if self.session is not None and self.session.state == "FAILED" and delay_ms > 0:
+            # Kafka's Selector closes a channel whose authentication failed only after
+            # connection.failed.authentication.delay.ms (KIP-306), muted meanwhile: the client reads
+            # the SASL error before the close.
+            self.mute(_FAILED)
+            asyncio.get_running_loop().call_later(delay_ms / 1000, self.close)
+            return
         self.close()
 
     # -- requests ---------------------------------------------------------------------------------
@@ -380,8 +393,8 @@ class Connection(asyncio.BufferedProtocol):
     def _process(self) -> None:
         """Handle every complete frame buffered, answering in order, until one parks."""
         transport = self.transport
-        if transport is None or transport.is_closing():
-            return
+        if transport is None or transport.is_closing() or self._muted & _FAILED:
+            return  # closed, or closing after a failed authentication (KIP-306's delay)
         frames, cluster, node, client = self.frames, self.cluster, self.node, self.client
         answers, caps, requests = self.answers, cluster.version_caps, self.server.requests
         pending: list[Buffer] = []  # responses not yet handed to the transport, in order
