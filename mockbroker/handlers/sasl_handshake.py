@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.hashing import java_string_hash
 from mockbroker_protocol.messages.sasl_handshake import SaslHandshakeRequest, SaslHandshakeResponse
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ async def handle(ctx: RequestContext, req: SaslHandshakeRequest) -> SaslHandshak
             # request of type SASL_HANDSHAKE during SASL authentication."): answered, then closed.
             session.state = "FAILED"
         return SaslHandshakeResponse(error_code=ErrorCode.ILLEGAL_SASL_STATE, mechanisms=[])
-    enabled = list(session.enabled_mechanisms)
+    enabled = _hash_map_order(session.enabled_mechanisms)
     if not session.handshake(req.mechanism, ctx.api_version):
         ctx.cluster.events.record(
             "authentication.failed",
@@ -42,3 +43,14 @@ async def handle(ctx: RequestContext, req: SaslHandshakeRequest) -> SaslHandshak
         )
         return SaslHandshakeResponse(error_code=ErrorCode.UNSUPPORTED_SASL_MECHANISM, mechanisms=enabled)
     return SaslHandshakeResponse(error_code=ErrorCode.NONE, mechanisms=enabled)
+
+
+def _hash_map_order(mechanisms: tuple[str, ...]) -> list[str]:
+    """The mechanisms as Kafka lists them: the key order of SaslChannelBuilder's jaasContexts, a
+    java.util.HashMap (by bucket of the spread String.hashCode, capacity 16; then insertion)."""
+
+    def bucket(name: str) -> int:
+        h = java_string_hash(name)
+        return (h ^ (h >> 16)) & 15
+
+    return sorted(mechanisms, key=bucket)  # sorted is stable: insertion order within a bucket

@@ -128,7 +128,9 @@ class SaslSession:
         parts = token.split(b"\x00")
         generic = f"Authentication failed during authentication due to invalid credentials with SASL mechanism {PLAIN}"
         if len(parts) != 3:
-            raise SaslFailure(generic, "invalid PLAIN token: expected authorization id, username and password")
+            # PlainSaslServer.extractTokens stops counting at 4 tokens
+            message = f"Invalid SASL/PLAIN response: expected 3 tokens, got {min(len(parts), 4)}"
+            raise SaslFailure(message, "invalid PLAIN token: expected authorization id, username and password")
         try:
             authzid, username, password = (p.decode() for p in parts)
         except UnicodeDecodeError:
