@@ -15,7 +15,7 @@ from mockbroker_protocol.errors import ErrorCode
 if TYPE_CHECKING:
     from mockbroker.dispatch.context import RequestContext
 
-__all__ = ["CLUSTER_NAME", "AclOperation", "ResourceType", "authorized", "cluster_authorized"]
+__all__ = ["CLUSTER_NAME", "AclOperation", "ResourceType", "authorized", "cluster_authorized", "topics_authorized"]
 
 
 def authorized(ctx: RequestContext, operation: int, resource_type: int, name: str, *, log_denial: bool = True) -> bool:
@@ -40,6 +40,14 @@ def authorized(ctx: RequestContext, operation: int, resource_type: int, name: st
 
 def cluster_authorized(ctx: RequestContext, operation: int, *, log_denial: bool = True) -> bool:
     return authorized(ctx, operation, ResourceType.CLUSTER, CLUSTER_NAME, log_denial=log_denial)
+
+
+def topics_authorized(ctx: RequestContext, operation: int, names: list[str] | None) -> bool:
+    """AuthHelper.filterByAuthorized over a list of topic names (each denial logged): True when
+    every one is allowed (or there is no authorizer, or no names)."""
+    if ctx.cluster.authorizer is None or not names:
+        return True
+    return all([authorized(ctx, operation, ResourceType.TOPIC, name) for name in dict.fromkeys(names)])
 
 
 # Errors.java's default messages, which the config APIs answer with a refusal.

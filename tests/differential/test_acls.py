@@ -4,6 +4,7 @@ APIs' checks and answers, and the codes each API refuses with for a principal wi
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from mockbroker_protocol import registry
@@ -194,5 +195,75 @@ def test_consumer_path_decisions(secured_targets: tuple[Target, Target]) -> None
         *login("admin", "admin3"),
         Raw(_frame(DESCRIBE_ACLS, DescribeAclsRequest(TOPIC, None, 0, None, None, ANY_OP, ANY_PERM)),
             conn="admin3", label="describe-unknown"),
+    ]  # fmt: skip
+    differential(*secured_targets, steps)
+
+
+def test_group_protocol_decisions(secured_targets: tuple[Target, Target]) -> None:
+    """alice may READ the groups whose names start with the sequence's group and the first topic:
+    the KIP-848 and share heartbeats subscribing to the second topic too, and share fetches and
+    acknowledgements of it, are refused as Kafka refuses them."""
+    from mockbroker_protocol.messages.share_acknowledge import (
+        AcknowledgementBatch,
+        AcknowledgePartition,
+        AcknowledgeTopic,
+        ShareAcknowledgeRequest,
+    )
+    from mockbroker_protocol.messages.share_fetch import FetchPartition, FetchTopic, ShareFetchRequest
+    from tests.differential.test_classic_groups import coordinator_ready
+    from tests.differential.test_consumer_groups import hb as consumer_hb
+    from tests.differential.test_consumer_groups import sorted_assignment
+    from tests.differential.test_share_groups import hb as share_hb
+
+    def grants(ctx: Context) -> CreateAclsRequest:
+        return CreateAclsRequest([
+            AclCreation(TOPIC, ctx.topic, LITERAL, "User:alice", "*", READ, ALLOW),
+            AclCreation(GROUP, ctx.group, PREFIXED, "User:alice", "*", READ, ALLOW),
+        ])  # fmt: skip
+
+    def share_group(build: Any) -> Any:
+        def rebuilt(ctx: Context) -> Any:
+            request = build(ctx)
+            request.group_id = f"{ctx.group}-share"
+            return request
+
+        return rebuilt
+
+    def both(ctx: Context) -> list[str]:
+        return [ctx.topic, ctx.topic2]
+
+    def share_fetch(ctx: Context) -> ShareFetchRequest:
+        topics = [FetchTopic(ctx.answers["created2"].topics[0].topic_id, [FetchPartition(0)])]
+        return ShareFetchRequest(
+            group_id=f"{ctx.group}-share", member_id=str(uuid.UUID(int=7)), share_session_epoch=0, max_wait_ms=0,
+            min_bytes=1, max_bytes=1 << 20, max_records=10, batch_size=10, topics=topics,
+        )  # fmt: skip
+
+    def share_ack(ctx: Context) -> ShareAcknowledgeRequest:
+        batch = AcknowledgementBatch(first_offset=0, last_offset=0, acknowledge_types=[1])
+        topic = AcknowledgeTopic(ctx.answers["created2"].topics[0].topic_id, [AcknowledgePartition(0, [batch])])
+        return ShareAcknowledgeRequest(group_id=f"{ctx.group}-share", member_id=str(uuid.UUID(int=7)), share_session_epoch=1, topics=[topic])
+
+    created, created2 = as_admin(create()), as_admin(create(lambda ctx: ctx.topic2))
+    created[0].label, created2[0].label = "created", "created2"
+    steps: list[Item] = [
+        *login("admin", "admin"),
+        *login("alice", "main"),
+        *created,
+        *created2,
+        Step(CREATE_ACLS, 3, grants, conn="admin"),
+        Step(DESCRIBE_ACLS, 3, lambda ctx: DescribeAclsRequest(GROUP, ctx.group, MATCH, None, None, ANY_OP, ANY_PERM), conn="admin",
+             until=lambda answer: len(answer.resources) == 1),
+        Step(DESCRIBE_ACLS, 3, lambda ctx: DescribeAclsRequest(TOPIC, ctx.topic, LITERAL, None, None, ANY_OP, ANY_PERM), conn="admin",
+             until=lambda answer: len(answer.resources) == 1),
+        *coordinator_ready(),
+        Step(68, 1, lambda ctx: consumer_hb(0, topics=both(ctx))(ctx), label="consumer-both"),
+        Step(76, 1, share_group(lambda ctx: share_hb(0, topics=both(ctx))(ctx)), label="share-both"),
+        Step(78, 1, share_fetch, label="share-fetch"),
+        Step(79, 1, share_ack, label="share-ack"),
+        # subscribed to the first topic only: a member (its assignment compared), then it leaves
+        Step(68, 1, lambda ctx: consumer_hb(0, topics=[ctx.topic], owned=False)(ctx), label="consumer-ours",
+             normalise=sorted_assignment),
+        Step(68, 1, consumer_hb(-1, topics=None), label="consumer-leave"),
     ]  # fmt: skip
     differential(*secured_targets, steps)
