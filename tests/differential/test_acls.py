@@ -30,6 +30,7 @@ from tests.differential.test_data_path import batch, produce
 TOPIC, GROUP, CLUSTER, ANY_TYPE = 2, 3, 4, 1
 LITERAL, PREFIXED, MATCH, ANY_PATTERN = 3, 4, 2, 1
 READ, DESCRIBE, ANY_OP, ALL = 3, 8, 1, 2
+CREATE, DELETE, DESCRIBE_CONFIGS = 5, 6, 10
 ALLOW, ANY_PERM = 3, 1
 
 
@@ -39,6 +40,16 @@ def login(user: str, conn: str) -> list[Item]:
         Step(SASL_HANDSHAKE, 1, SaslHandshakeRequest("PLAIN"), conn=conn, label=f"handshake-{conn}"),
         Step(SASL_AUTHENTICATE, 2, SaslAuthenticateRequest(token), conn=conn, label=f"auth-{conn}"),
     ]
+
+
+def acls_visible(*resources: tuple[int, Any, int]) -> list[Step]:
+    """Wait (not compared) until the admin sees each (resource type, name of ctx, pattern type)'s
+    bindings: Kafka's brokers apply ACLs once the controller's records reach them."""
+    return [
+        Step(DESCRIBE_ACLS, 3, lambda ctx, t=t, n=n, p=p: DescribeAclsRequest(t, n(ctx), p, None, None, ANY_OP, ANY_PERM),
+             conn="admin", until=lambda answer: len(answer.resources) == 1, compare=False)
+        for t, n, p in resources
+    ]  # fmt: skip
 
 
 def as_admin(steps: list[Step]) -> list[Step]:
@@ -218,7 +229,9 @@ def test_group_protocol_decisions(secured_targets: tuple[Target, Target]) -> Non
     def grants(ctx: Context) -> CreateAclsRequest:
         return CreateAclsRequest([
             AclCreation(TOPIC, ctx.topic, LITERAL, "User:alice", "*", READ, ALLOW),
-            AclCreation(GROUP, ctx.group, PREFIXED, "User:alice", "*", READ, ALLOW),
+            AclCreation(GROUP, ctx.group, LITERAL, "User:alice", "*", READ, ALLOW),
+            # the share group; "<group>-" is a prefix of no other sequence's group name
+            AclCreation(GROUP, f"{ctx.group}-", PREFIXED, "User:alice", "*", READ, ALLOW),
         ])  # fmt: skip
 
     def share_group(build: Any) -> Any:
@@ -252,10 +265,8 @@ def test_group_protocol_decisions(secured_targets: tuple[Target, Target]) -> Non
         *created,
         *created2,
         Step(CREATE_ACLS, 3, grants, conn="admin"),
-        Step(DESCRIBE_ACLS, 3, lambda ctx: DescribeAclsRequest(GROUP, ctx.group, MATCH, None, None, ANY_OP, ANY_PERM), conn="admin",
-             until=lambda answer: len(answer.resources) == 1),
-        Step(DESCRIBE_ACLS, 3, lambda ctx: DescribeAclsRequest(TOPIC, ctx.topic, LITERAL, None, None, ANY_OP, ANY_PERM), conn="admin",
-             until=lambda answer: len(answer.resources) == 1),
+        *acls_visible((GROUP, lambda ctx: ctx.group, LITERAL), (GROUP, lambda ctx: f"{ctx.group}-", PREFIXED),
+                      (TOPIC, lambda ctx: ctx.topic, LITERAL)),
         *coordinator_ready(),
         Step(68, 1, lambda ctx: consumer_hb(0, topics=both(ctx))(ctx), label="consumer-both"),
         Step(76, 1, share_group(lambda ctx: share_hb(0, topics=both(ctx))(ctx)), label="share-both"),
@@ -265,5 +276,61 @@ def test_group_protocol_decisions(secured_targets: tuple[Target, Target]) -> Non
         Step(68, 1, lambda ctx: consumer_hb(0, topics=[ctx.topic], owned=False)(ctx), label="consumer-ours",
              normalise=sorted_assignment),
         Step(68, 1, consumer_hb(-1, topics=None), label="consumer-leave"),
+    ]  # fmt: skip
+    differential(*secured_targets, steps)
+
+
+def test_authorized_operations(secured_targets: tuple[Target, Target]) -> None:
+    """KIP-430's authorized-operation bits (Metadata, DescribeGroups, ConsumerGroupDescribe,
+    DescribeCluster) for alice's ACLs, and CreateTopics' configs left out without DESCRIBE_CONFIGS
+    (KIP-525)."""
+    from mockbroker_protocol.messages.consumer_group_describe import ConsumerGroupDescribeRequest
+    from mockbroker_protocol.messages.describe_cluster import DescribeClusterRequest
+    from mockbroker_protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
+    from mockbroker_protocol.messages.share_group_describe import ShareGroupDescribeRequest
+    from mockbroker_protocol.messages.streams_group_describe import StreamsGroupDescribeRequest
+    from tests.differential.test_classic_groups import coordinator_ready
+    from tests.differential.test_consumer_groups import hb as consumer_hb
+
+    def grants(ctx: Context) -> CreateAclsRequest:
+        return CreateAclsRequest([
+            AclCreation(TOPIC, ctx.topic, LITERAL, "User:alice", "*", READ, ALLOW),
+            AclCreation(TOPIC, ctx.topic, LITERAL, "User:alice", "*", DESCRIBE_CONFIGS, ALLOW),
+            AclCreation(TOPIC, ctx.topic2, LITERAL, "User:alice", "*", CREATE, ALLOW),
+            AclCreation(GROUP, ctx.group, LITERAL, "User:alice", "*", READ, ALLOW),
+            AclCreation(GROUP, ctx.group, LITERAL, "User:alice", "*", DELETE, ALLOW),
+            AclCreation(CLUSTER, "kafka-cluster", LITERAL, "User:alice", "*", DESCRIBE, ALLOW),
+        ])  # fmt: skip
+
+    def described(version: int, cluster: bool) -> Any:
+        def build(ctx: Context) -> MetadataRequest:
+            return MetadataRequest(
+                topics=[MetadataRequestTopic(name=ctx.topic)], allow_auto_topic_creation=False,
+                include_cluster_authorized_operations=cluster, include_topic_authorized_operations=True,
+            )  # fmt: skip
+
+        return Step(METADATA, version, build, label=f"metadata-v{version}")
+
+    created = as_admin(create())
+    created[0].label = "created"
+    steps: list[Item] = [
+        *login("admin", "admin"),
+        *login("alice", "main"),
+        *created,
+        Step(CREATE_ACLS, 3, grants, conn="admin"),
+        *acls_visible((GROUP, lambda ctx: ctx.group, LITERAL), (TOPIC, lambda ctx: ctx.topic, LITERAL),
+                      (TOPIC, lambda ctx: ctx.topic2, LITERAL), (CLUSTER, lambda ctx: "kafka-cluster", LITERAL)),
+        described(12, False),
+        described(10, True),
+        *coordinator_ready(),
+        Step(68, 1, lambda ctx: consumer_hb(0, topics=[ctx.topic], owned=False)(ctx), label="joined", compare=False),
+        Step(DESCRIBE_GROUPS, 5, lambda ctx: DescribeGroupsRequest([ctx.group, "other-group"], True), label="describe-groups",
+             ignore=("groups.*.members.*.member_metadata", "groups.*.members.*.member_assignment")),
+        Step(69, 1, lambda ctx: ConsumerGroupDescribeRequest([ctx.group, "other-group"], True), label="consumer-group-describe",
+             ignore=("groups.*.members.*", "groups.*.assignment_epoch", "groups.*.group_epoch")),
+        Step(77, 1, ShareGroupDescribeRequest(["other-group"], True), label="share-group-describe"),
+        Step(89, 0, StreamsGroupDescribeRequest(["other-group"], True), label="streams-group-describe"),
+        Step(60, 1, DescribeClusterRequest(include_cluster_authorized_operations=True), label="describe-cluster"),
+        Step(CREATE_TOPICS, 7, lambda ctx: CreateTopicsRequest([CreatableTopic(ctx.topic2, 1, 1)], 30000), label="create-no-describe-configs"),
     ]  # fmt: skip
     differential(*secured_targets, steps)
