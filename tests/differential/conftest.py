@@ -102,6 +102,7 @@ def secured_targets() -> Iterator[tuple[Target, Target]]:
         auto_create_topics=True,
         num_partitions=1,
         group_initial_rebalance_delay_ms=0,
+        group_streams_initial_rebalance_delay_ms=0,
         offsets_topic_num_partitions=1,
         transaction_state_log_num_partitions=1,
         listeners="SASL_PLAINTEXT://127.0.0.1:0",

@@ -334,3 +334,33 @@ def test_authorized_operations(secured_targets: tuple[Target, Target]) -> None:
         Step(CREATE_TOPICS, 7, lambda ctx: CreateTopicsRequest([CreatableTopic(ctx.topic2, 1, 1)], 30000), label="create-no-describe-configs"),
     ]  # fmt: skip
     differential(*secured_targets, steps)
+
+
+def test_streams_topology_decisions(secured_targets: tuple[Target, Target]) -> None:
+    """StreamsGroupHeartbeat with a topology: alice may READ the group and the source topic; the
+    topology's internal topics need DESCRIBE, and their creation CREATE (KafkaApis)."""
+    from tests.differential.test_classic_groups import coordinator_ready
+    from tests.differential.test_streams_groups import join, sorted_tasks
+
+    def grants(ctx: Context) -> CreateAclsRequest:
+        return CreateAclsRequest([
+            AclCreation(TOPIC, ctx.topic, LITERAL, "User:alice", "*", READ, ALLOW),
+            AclCreation(GROUP, ctx.group, LITERAL, "User:alice", "*", READ, ALLOW),
+        ])  # fmt: skip
+
+    def internal(ctx: Context) -> CreateAclsRequest:  # the internal topics are named after the group
+        return CreateAclsRequest([AclCreation(TOPIC, f"{ctx.group}-", PREFIXED, "User:alice", "*", DESCRIBE, ALLOW)])
+
+    steps: list[Item] = [
+        *login("admin", "admin"),
+        *login("alice", "main"),
+        *as_admin(create(partitions=2)),
+        Step(CREATE_ACLS, 3, grants, conn="admin"),
+        *acls_visible((GROUP, lambda ctx: ctx.group, LITERAL), (TOPIC, lambda ctx: ctx.topic, LITERAL)),
+        *coordinator_ready(),
+        Step(88, 0, join(), label="internal-not-describable", normalise=sorted_tasks),
+        Step(CREATE_ACLS, 3, internal, conn="admin"),
+        *acls_visible((TOPIC, lambda ctx: f"{ctx.group}-", PREFIXED)),
+        Step(88, 0, join(), label="internal-not-creatable", normalise=sorted_tasks),
+    ]  # fmt: skip
+    differential(*secured_targets, steps)
