@@ -221,6 +221,7 @@ def test_group_protocol_decisions(secured_targets: tuple[Target, Target]) -> Non
         ShareAcknowledgeRequest,
     )
     from mockbroker_protocol.messages.share_fetch import FetchPartition, FetchTopic, ShareFetchRequest
+    from mockbroker_protocol.messages.share_group_describe import ShareGroupDescribeRequest
     from tests.differential.test_classic_groups import coordinator_ready
     from tests.differential.test_consumer_groups import hb as consumer_hb
     from tests.differential.test_consumer_groups import sorted_assignment
@@ -276,6 +277,10 @@ def test_group_protocol_decisions(secured_targets: tuple[Target, Target]) -> Non
         Step(68, 1, lambda ctx: consumer_hb(0, topics=[ctx.topic], owned=False)(ctx), label="consumer-ours",
              normalise=sorted_assignment),
         Step(68, 1, consumer_hb(-1, topics=None), label="consumer-leave"),
+        # a share group alice may READ: its KIP-430 operations (READ, DESCRIBE)
+        Step(76, 1, share_group(lambda ctx: share_hb(0, topics=[ctx.topic])(ctx)), label="share-ours", compare=False),
+        Step(77, 1, lambda ctx: ShareGroupDescribeRequest([f"{ctx.group}-share"], True), label="share-describe",
+             ignore=("groups.*.members", "groups.*.members.*", "groups.*.group_epoch", "groups.*.assignment_epoch")),
     ]  # fmt: skip
     differential(*secured_targets, steps)
 
