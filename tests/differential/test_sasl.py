@@ -16,13 +16,14 @@ from typing import Any
 from mockbroker_protocol import registry
 from mockbroker_protocol.headers import RequestHeader
 from mockbroker_protocol.messages.api_versions import ApiVersionsRequest
-from mockbroker_protocol.messages.metadata import MetadataRequest
+from mockbroker_protocol.messages.describe_configs import DescribeConfigsRequest, DescribeConfigsResource
+from mockbroker_protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
 from mockbroker_protocol.messages.sasl_authenticate import SaslAuthenticateRequest
 from mockbroker_protocol.messages.sasl_handshake import SaslHandshakeRequest
 from tests.differential.conftest import SASL_USERS
 from tests.differential.harness import Context, Item, Raw, Step, Target, differential
 
-SASL_HANDSHAKE, SASL_AUTHENTICATE, API_VERSIONS, METADATA = 17, 36, 18, 3
+SASL_HANDSHAKE, SASL_AUTHENTICATE, API_VERSIONS, METADATA, DESCRIBE_CONFIGS = 17, 36, 18, 3, 32
 CLIENT_NONCE = "fyko+d2lbbFgONRv9qkxdawL"  # RFC 5802's example client nonce
 
 
@@ -162,9 +163,19 @@ def test_handshake_and_what_is_served_before_authentication(secured_targets: tup
         # before authentication: ApiVersions is served, anything else closes the connection
         Step(API_VERSIONS, 3, ApiVersionsRequest("differential", "1"), conn="before", normalise=_error_code_only),
         Raw(_frame(METADATA, 12, MetadataRequest(topics=[])), conn="before", label="metadata-before-handshake"),
+        # after a v1 handshake, another request gets its own error response (ILLEGAL_SASL_STATE),
+        # then the connection closes
         handshake("PLAIN", "between"),
-        Raw(_frame(METADATA, 12, MetadataRequest(topics=[])), conn="between", label="metadata-before-authenticate",
-            divergences={"D23": ["closed"]}),
+        Raw(_frame(METADATA, 12, MetadataRequest(topics=[MetadataRequestTopic(name="t")])), conn="between",
+            label="metadata-before-authenticate", decode=(METADATA, 12)),
+        closed("between"),
+        handshake("PLAIN", "versions"),
+        Raw(_frame(API_VERSIONS, 3, ApiVersionsRequest("differential", "1")), conn="versions",
+            label="api-versions-before-authenticate", decode=(API_VERSIONS, 3)),
+        closed("versions"),
+        handshake("PLAIN", "configs"),
+        Raw(_frame(DESCRIBE_CONFIGS, 4, DescribeConfigsRequest([DescribeConfigsResource(2, "t", None)])), conn="configs",
+            label="describe-configs-before-authenticate", divergences={"D23": ["closed"]}),
         Raw(_frame(SASL_AUTHENTICATE, 2, SaslAuthenticateRequest(plain("alice", "alice-secret"))), conn="nohandshake",
             label="authenticate-before-handshake"),
         # a second handshake in the middle of an exchange
