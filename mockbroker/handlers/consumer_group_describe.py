@@ -1,12 +1,13 @@
-"""ConsumerGroupDescribe (key 69), v0-1: KIP-848 consumer groups, their epochs, members, current
-and target assignments.
+"""ConsumerGroupDescribe (key 69), v0-1: KIP-848 consumer groups, their epochs, members, current and
+target assignments.
 
 v0 (KIP-848): flexible. v1: MemberType per member (1: consumer protocol; classic members inside a
 consumer group would be 0, and are not served here).
 
 Each group is answered on its own (kafka-group-semantics §10.5): "" is INVALID_GROUP_ID; a group
 this broker does not coordinate is NOT_COORDINATOR; an unknown group, or a classic one, is
-GROUP_ID_NOT_FOUND (the Java admin then falls back to DescribeGroups). AuthorizedOperations (KIP-430), when asked for, as handlers/_authz.py computes it.
+GROUP_ID_NOT_FOUND (the Java admin then falls back to DescribeGroups). AuthorizedOperations
+(KIP-430), when asked for, as handlers/_authz.py computes it.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
-"""StreamsGroupDescribe (key 89), v0: KIP-1071 streams groups, their epochs, topology, members,
-current and target task assignments.
+"""StreamsGroupDescribe (key 89), v0: KIP-1071 streams groups, their epochs, topology, members, current
+and target task assignments.
 
-Each group is answered on its own: "" is INVALID_GROUP_ID (with no message); a group this broker does not coordinate is NOT_COORDINATOR; an
-unknown group, or one of another kind, is GROUP_ID_NOT_FOUND ("Group g not found." / "Group g is
-not a streams group."). AuthorizedOperations (KIP-430), when asked for, as handlers/_authz.py computes it.
+Each group is answered on its own: "" is INVALID_GROUP_ID (with no message); a group this broker
+does not coordinate is NOT_COORDINATOR; an unknown group, or one of another kind, is
+GROUP_ID_NOT_FOUND ("Group g not found." / "Group g is not a streams group."). AuthorizedOperations
+(KIP-430), when asked for, as handlers/_authz.py computes it.
 """
 
 from __future__ import annotations
