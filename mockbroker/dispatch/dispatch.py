@@ -17,7 +17,7 @@ from mockbroker.dispatch.context import CloseConnection, RequestContext, answer_
 from mockbroker.dispatch.table import HANDLERS, served_versions
 from mockbroker_protocol import registry
 from mockbroker_protocol.api_keys import ApiKey
-from mockbroker_protocol.errors import DecodeError, UnknownApiError, UnsupportedVersionError
+from mockbroker_protocol.errors import DecodeError, ErrorCode, UnknownApiError, UnsupportedVersionError
 from mockbroker_protocol.primitives import Buffer
 
 if TYPE_CHECKING:
@@ -89,6 +89,7 @@ def _remember_request(
 
 
 # Before a SASL connection has authenticated, only these are served (SaslServerAuthenticator).
+_SASL_APIS = frozenset((ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE))
 _BEFORE_AUTHENTICATION = frozenset((registry.API_VERSIONS_KEY, ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE))
 
 
@@ -111,6 +112,8 @@ async def dispatch(
 
     api_key, version = header.request_api_key, header.request_api_version
     if session is not None:
+        if session.state == "AUTHENTICATE" and api_key not in _SASL_APIS and api_key in HANDLERS:
+            return _unexpected_during_authentication(cluster, broker, client, session, header, request)
         principal = _sasl_principal(cluster, broker, client, session, api_key, principal)
     handler = HANDLERS.get(api_key)
     if handler is None:
@@ -184,6 +187,25 @@ def _sasl_principal(
     message = f"Unexpected Kafka request of type {name} during SASL {phase}."
     cluster.events.record("authentication.failed", broker_id=broker.node_id, reason=message, client=f"{client[0]}:{client[1]}")
     raise CloseConnection(message)
+
+
+def _unexpected_during_authentication(
+    cluster: ClusterState, broker: BrokerNode, client: tuple[str, int], session: SaslSession, header: RequestHeader, request: Any
+) -> list[Buffer]:
+    """A request other than SaslAuthenticate after a v1 SaslHandshake (SaslServerAuthenticator.
+    handleSaslToken): answered with its own error response, ILLEGAL_SASL_STATE, and the exchange
+    fails (the connection closes once the answer is out); an API whose error response is not built
+    here closes the connection unanswered (D24)."""
+    from mockbroker.control.error_answers import request_error_answer  # its codecs load on first use
+
+    api_key, version = header.request_api_key, header.request_api_version
+    message = f"Unexpected Kafka request of type {ApiKey(api_key).name} during SASL authentication."
+    cluster.events.record("authentication.failed", broker_id=broker.node_id, reason=message, client=f"{client[0]}:{client[1]}")
+    session.state = "FAILED"
+    answer = request_error_answer(api_key, version, request, ErrorCode.ILLEGAL_SASL_STATE)
+    if answer is None:
+        raise CloseConnection(message)
+    return registry.encode_response(api_key, version, header.correlation_id, answer)
 
 
 def _outside_versions(client: tuple[str, int], name: str, header: RequestHeader, lo: int, hi: int) -> list[Buffer]:

@@ -13,8 +13,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mockbroker.handlers._authz import CLUSTER_NAME, AclOperation, ResourceType, cluster_authorized
-from mockbroker.handlers.metadata import CLUSTER_OPERATIONS, NOT_REQUESTED, authorized_operations
+from mockbroker.handlers._authz import (
+    CLUSTER_NAME,
+    AclOperation,
+    ResourceType,
+    authorized_operations,
+    cluster_authorized,
+)
+from mockbroker.handlers.metadata import CLUSTER_OPERATIONS, NOT_REQUESTED
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.describe_cluster import (

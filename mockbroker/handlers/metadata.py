@@ -20,6 +20,7 @@ from mockbroker.handlers._authz import (
     AclOperation,
     ResourceType,
     authorized,
+    authorized_operations,
     cluster_authorized,
 )
 from mockbroker.model import Topic, TopicError, validate_topic_name
@@ -180,15 +181,6 @@ def _may_create(ctx: RequestContext, name: str) -> bool:
     return cluster_authorized(ctx, AclOperation.CREATE, log_denial=False) or authorized(
         ctx, AclOperation.CREATE, ResourceType.TOPIC, name
     )
-
-
-def authorized_operations(ctx: RequestContext, resource_type: int, name: str, supported: int) -> int:
-    """The KIP-430 bitfield: each supported operation the principal is allowed on the resource."""
-    bits = 0
-    for op in range(3, 16):
-        if supported & (1 << op) and authorized(ctx, op, resource_type, name, log_denial=False):
-            bits |= 1 << op
-    return bits
 
 
 def _listener_not_found(topics: list[MetadataResponseTopic], version: int, listener: str, cluster: ClusterState) -> None:

@@ -454,8 +454,8 @@ class Connection(asyncio.BufferedProtocol):
     def _process(self) -> None:
         """Handle every complete frame buffered, answering in order, until one parks."""
         transport = self.transport
-        if transport is None or transport.is_closing():
-            return
+        if transport is None or transport.is_closing() or self._muted & _FAILED:
+            return  # closed, or closing after a failed authentication (KIP-306's delay)
         frames, cluster, node, client = self.frames, self.cluster, self.node, self.client
         answers, caps, requests = self.answers, cluster.version_caps, self.server.requests
         pending: list[Buffer] = []  # responses not yet handed to the transport, in order
