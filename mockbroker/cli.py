@@ -449,12 +449,15 @@ def _log_started(cluster: MockCluster, settings: ServeSettings, loop_name: str) 
         "mockbroker %s serving %s; cluster id %s; event loop %s; topics: %s",
         __version__, nodes, settings.cluster.cluster_id, loop_name, topics,
     )  # fmt: skip
-    if cluster.listener.security_protocol != "PLAINTEXT":
+    several = len(cluster.listener_specs) > 1
+    for spec in cluster.listener_specs:
+        if spec.security_protocol == "PLAINTEXT" and not several:
+            continue
+        users = ", ".join(cluster.credentials.users()) or "none"
         log.info(
-            "listener %s (%s)%s%s", cluster.listener.name, cluster.listener.security_protocol,
-            f"; SASL mechanisms {','.join(cluster.sasl_mechanisms)}, users: {', '.join(cluster.credentials.users()) or 'none'}"
-            if cluster.listener.sasl else "",
-            f"; clients trust the CA in {cluster.ssl_ca_path}" if cluster.ssl_ca_path else "",
+            "listener %s (%s) at %s%s%s", spec.name, spec.security_protocol, cluster.bootstrap_servers_for(spec.name),
+            f"; SASL mechanisms {','.join(cluster.listener_mechanisms[spec.name])}, users: {users}" if spec.sasl else "",
+            f"; clients trust the CA in {cluster.ssl_ca_path}" if spec.tls and cluster.ssl_ca_path else "",
         )  # fmt: skip
 
 

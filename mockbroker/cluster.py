@@ -58,16 +58,23 @@ class MockCluster(ClusterState):
         from mockbroker.net.server import BrokerServer
 
         self.start_timers(self.clock.now_ms())
-        ssl_context = self._ssl_context() if self.listener.tls else None
-        for node in self.brokers.values():
-            server = BrokerServer(self, node, ssl_context)
-            await server.start()
-            self._servers[node.node_id] = server
+        ssl_contexts = {spec.name: self._ssl_context(spec.name) for spec in self.listener_specs if spec.tls}
+        try:
+            for node in self.brokers.values():
+                server = BrokerServer(self, node, ssl_contexts)
+                await server.start()
+                self._servers[node.node_id] = server
+        except BaseException:
+            await self.stop()
+            raise
         return self
 
-    def _ssl_context(self) -> ssl.SSLContext:
-        """The SSL and SASL_SSL listeners' context: ssl.keystore.location's PEM (chain and key), or a
-        throw-away CA and broker certificate for the advertised host (mockbroker/security/tls.py)."""
+    def _ssl_context(self, listener: str) -> ssl.SSLContext:
+        """An SSL or SASL_SSL listener's context: ssl.keystore.location's PEM (chain and key), or a
+        throw-away CA and broker certificate for the advertised hosts (mockbroker/security/tls.py),
+        with the listener's ssl.client.auth (listener.name.<name>.ssl.client.auth, else the
+        cluster's). Every TLS listener presents the same certificate."""
+        from mockbroker.config.listeners import listener_setting
         from mockbroker.security import tls
 
         config = self.config
@@ -77,9 +84,11 @@ class MockCluster(ClusterState):
                     config.ssl_keystore_location, config.ssl_keystore_location, config.ssl_truststore_location
                 )
             else:
-                hosts = sorted({n.advertised_host for n in self.brokers.values()} | {self.listener.host})
-                self.tls = tls.generate(hosts)
-        return tls.server_context(self.tls, config.ssl_client_auth, config.ssl_truststore_location, config.ssl_key_password)
+                hosts = {e.advertised_host for n in self.brokers.values() for e in n.endpoints.values()}
+                hosts |= {spec.host for spec in self.listener_specs}
+                self.tls = tls.generate(sorted(h for h in hosts if h))
+        client_auth = listener_setting(config, listener, "ssl.client.auth", config.ssl_client_auth)
+        return tls.server_context(self.tls, client_auth, config.ssl_truststore_location, config.ssl_key_password)
 
     async def stop(self) -> None:
         for server in self._servers.values():

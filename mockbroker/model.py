@@ -29,8 +29,24 @@ MAX_TOPIC_NAME_LENGTH = 249
 
 
 @dataclass(slots=True)
+class Endpoint:
+    """One listener of one broker (Kafka's BrokerRegistration endpoint): where it binds and the
+    address clients that came in on it are given."""
+
+    listener: str  # the listener's name (listeners)
+    security_protocol: str  # PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
+    host: str  # bound host
+    port: int  # bound port (0 until started)
+    # None: advertised.listeners leaves this listener out, so (as in Kafka) the broker has no
+    # address on it: Metadata gives no brokers, partitions LISTENER_NOT_FOUND.
+    advertised_host: str | None
+    advertised_port: int  # 0 until started: the bound port
+
+
+@dataclass(slots=True)
 class BrokerNode:
-    """One broker: its node id, rack, and the address it binds and the one it advertises."""
+    """One broker: its node id, rack, and the address it binds and the one it advertises (those
+    of its first listener), and all its listeners (``endpoints``, by listener name)."""
 
     node_id: int
     host: str  # bound host
@@ -38,6 +54,18 @@ class BrokerNode:
     rack: str | None
     advertised_host: str
     advertised_port: int
+    endpoints: dict[str, Endpoint] = field(default_factory=dict)
+
+    def address(self, listener: str) -> tuple[str, int] | None:
+        """The host and port this broker advertises on ``listener`` (KafkaApis answers with the
+        listener of the request's connection: BrokerRegistration.node(listenerName)); None where
+        it has none. "" (a request made without a connection) is the first listener's."""
+        if listener:
+            endpoint = self.endpoints.get(listener)
+            if endpoint is None or endpoint.advertised_host is None:
+                return None
+            return endpoint.advertised_host, endpoint.advertised_port
+        return self.advertised_host, self.advertised_port
 
 
 @dataclass(slots=True)

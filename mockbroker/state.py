@@ -16,9 +16,17 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
 
 from mockbroker.clock import Clock, LoopClock
 from mockbroker.config.cluster import ClusterConfig
-from mockbroker.config.listeners import ListenerSpec, advertised_of, enabled_mechanisms, listener_of
+from mockbroker.config.listeners import ListenerSpec, advertised_of, enabled_mechanisms, listeners_of
 from mockbroker.events import Event, EventLog
-from mockbroker.model import BrokerNode, Partition, Topic, TopicError, collision_key, validate_topic_name
+from mockbroker.model import (
+    BrokerNode,
+    Endpoint,
+    Partition,
+    Topic,
+    TopicError,
+    collision_key,
+    validate_topic_name,
+)
 from mockbroker.security.acls import Authorizer, authorizer_of
 from mockbroker.security.oauthbearer import Validator, validator_of
 from mockbroker.security.sasl import Credentials
@@ -109,18 +117,33 @@ def _oauth_validator(config: ClusterConfig, mechanisms: tuple[str, ...]) -> Vali
     return validator_of(config.oauthbearer_sasl_server_callback_handler_class, config.oauthbearer_sasl_jaas_config)
 
 
-def _broker_nodes(config: ClusterConfig, listener: ListenerSpec) -> dict[int, BrokerNode]:
-    """The brokers by node id: broker i listens on the listener's port + i (0: a free port) and
-    advertises advertised.listeners' (or advertised_host/port's) address + i."""
-    adv_host_given, adv_port_given = advertised_of(config)
-    advertised_host = adv_host_given or config.advertised_host or listener.host
-    first_adv_port = adv_port_given or config.advertised_port
+def _broker_nodes(config: ClusterConfig, listeners: list[ListenerSpec]) -> dict[int, BrokerNode]:
+    """The brokers by node id, each with every listener: broker i listens on each listener's port
+    + i (0: a free port) and advertises advertised.listeners' address + i on it; without
+    advertised.listeners, advertised_host/port's (advertised_port: the first listener's only) or
+    the bound address. A listener advertised.listeners leaves out has no address (as in Kafka)."""
+    advertised = advertised_of(config)
     brokers: dict[int, BrokerNode] = {}
     for i, node_id in enumerate(config.node_ids):
-        port = listener.port + i if listener.port else 0
-        adv_port = first_adv_port + i if first_adv_port else port
+        endpoints: dict[str, Endpoint] = {}
+        for n, spec in enumerate(listeners):
+            port = spec.port + i if spec.port else 0
+            if advertised is None:
+                adv_host: str | None = config.advertised_host or spec.host
+                first_adv_port = config.advertised_port if n == 0 else None
+            elif spec.name in advertised:
+                given_host, first_adv_port = advertised[spec.name]
+                adv_host = given_host or config.advertised_host or spec.host
+            else:
+                adv_host, first_adv_port = None, None
+            adv_port = first_adv_port + i if first_adv_port else port
+            endpoints[spec.name] = Endpoint(spec.name, spec.security_protocol, spec.host, port, adv_host, adv_port)
+        first = endpoints[listeners[0].name]
         rack = config.racks[i] if config.racks else None
-        brokers[node_id] = BrokerNode(node_id, listener.host, port, rack, advertised_host, adv_port)
+        brokers[node_id] = BrokerNode(
+            node_id, first.host, first.port, rack, first.advertised_host or first.host,
+            first.advertised_port if first.advertised_host is not None else first.port, endpoints,
+        )
     return brokers
 
 
@@ -136,18 +159,12 @@ class ClusterState:
         self.config = config
         self.clock: Clock = clock or LoopClock()
         self.timers = Timers(self.clock)
-        # The brokers' listener (mockbroker/config/listeners.py): PLAINTEXT on host and port unless
-        # `listeners` names another; TLS material is made or loaded when the cluster starts.
-        self.listener: ListenerSpec = listener_of(config)
-        self.brokers: dict[int, BrokerNode] = _broker_nodes(config, self.listener)
-        # SASL users (PLAIN passwords, SCRAM salted credentials: mockbroker/security/sasl.py).
-        self.credentials = Credentials()
-        for user, password in config.sasl_users.items():
-            self.credentials.add_user(user, password)
-        self.sasl_mechanisms: tuple[str, ...] = enabled_mechanisms(config)
-        self.oauth_validator: Validator | None = _oauth_validator(config, self.sasl_mechanisms)
-        # ACLs and StandardAuthorizer's rules with authorizer.class.name, else None (handlers/_authz.py)
-        self.authorizer: Authorizer | None = authorizer_of(config)
+        # The brokers' listeners (mockbroker/config/listeners.py), ``listener`` the first; TLS
+        # material is made or loaded when the cluster starts.
+        self.listener_specs: list[ListenerSpec] = listeners_of(config)
+        self.listener: ListenerSpec = self.listener_specs[0]
+        self.brokers: dict[int, BrokerNode] = _broker_nodes(config, self.listener_specs)
+        self._init_security(config)
         self.tls: TlsMaterial | None = None  # set by MockCluster.start for SSL and SASL_SSL
         self.controller_id = config.node_ids[0]
         # read on every request by dispatch: computed once, the config does not change under a cluster
@@ -180,10 +197,28 @@ class ClusterState:
         # What the request path keeps (see AnswerEntry, RequestEntry): answers by api key, then by
         # request bytes minus the correlation id; requests of APIs with a fast handler, the same.
         self.answers: dict[int, dict[bytes, AnswerEntry]] = {}
+        # Answers depend on the listener of the request (its addresses): each keeps its own (answers_for).
+        self.listener_answers: dict[str, dict[int, dict[bytes, AnswerEntry]]] = {self.listener.name: self.answers}
         self.fast_requests: dict[int, dict[bytes, RequestEntry]] = {}
         self.memos = Memos()
         if config.events_topic:
             self._make_events_topic()
+
+    def _init_security(self, config: ClusterConfig) -> None:
+        """SASL users and mechanisms (per listener), OAUTHBEARER's validator and the authorizer."""
+        # SASL users (PLAIN passwords, SCRAM salted credentials: mockbroker/security/sasl.py).
+        self.credentials = Credentials()
+        for user, password in config.sasl_users.items():
+            self.credentials.add_user(user, password)
+        self.sasl_mechanisms: tuple[str, ...] = enabled_mechanisms(config)
+        # Each listener's (listener.name.<name>.sasl.enabled.mechanisms, else the cluster's).
+        self.listener_mechanisms = {spec.name: enabled_mechanisms(config, spec.name) for spec in self.listener_specs}
+        # OAUTHBEARER's validator, when a listener enables the mechanism
+        self.oauth_validator: Validator | None = _oauth_validator(
+            config, tuple({m for ms in self.listener_mechanisms.values() for m in ms})
+        )
+        # ACLs and StandardAuthorizer's rules with authorizer.class.name, else None (handlers/_authz.py)
+        self.authorizer: Authorizer | None = authorizer_of(config)
 
     def _init_control_state(self) -> None:
         """What the control model (mockbroker/control/) changes by hand: dispatch takes its slow
@@ -337,7 +372,27 @@ class ClusterState:
 
     @property
     def bootstrap_servers(self) -> str:
+        """host:port of every broker on the first listener."""
         return ",".join(f"{n.advertised_host}:{n.advertised_port}" for n in self.brokers.values())
+
+    def bootstrap_servers_for(self, listener: str) -> str:
+        """host:port of every broker on ``listener`` (its advertised address, else the bound one);
+        KeyError for a listener the brokers do not have."""
+        out = []
+        for n in self.brokers.values():
+            endpoint = n.endpoints[listener.upper()]
+            host = endpoint.advertised_host if endpoint.advertised_host is not None else endpoint.host
+            out.append(f"{host}:{endpoint.advertised_port if endpoint.advertised_host is not None else endpoint.port}")
+        return ",".join(out)
+
+    def answers_for(self, listener: str) -> dict[int, dict[bytes, AnswerEntry]]:
+        """The answers kept for requests that came in on ``listener`` ("": the first's)."""
+        if not listener:
+            return self.answers
+        answers = self.listener_answers.get(listener)
+        if answers is None:
+            answers = self.listener_answers[listener] = {}
+        return answers
 
     def record_internal_error(self, exc: BaseException) -> None:
         log.error("broker bug while serving a request", exc_info=exc)

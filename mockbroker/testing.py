@@ -71,6 +71,8 @@ class KafkaCluster:
         self._topics = dict(topics or {})
         self._request_log = request_log
         self.bootstrap_servers = ""
+        # Each listener's bootstrap servers, by listener name (several listeners: `listeners`).
+        self.bootstrap_servers_by_listener: dict[str, str] = {}
         self.broker_ids: list[int] = []
         # SSL and SASL_SSL listeners: the PEM file of the CA clients trust (the generated one, or
         # ssl.truststore.location with ssl.keystore.location), once started; None on plain listeners.
@@ -115,6 +117,9 @@ class KafkaCluster:
             self.close(check=False)
             raise
         self.bootstrap_servers = self.cluster.bootstrap_servers
+        self.bootstrap_servers_by_listener = {
+            spec.name: self.cluster.bootstrap_servers_for(spec.name) for spec in self.cluster.listener_specs
+        }
         self.broker_ids = list(self.cluster.brokers)
         self.ssl_ca_path = self.cluster.ssl_ca_path
         return self
@@ -146,7 +151,7 @@ class KafkaCluster:
 
     async def _stop_and_check(self) -> list[str]:
         servers = list(self.cluster._servers.values())
-        listeners = [s for server in servers if server._server is not None for s in server._server.sockets]
+        listeners = [s for server in servers for s in server.bound_sockets()]
         await self.cluster.stop()
         problems = []
         open_listeners = [s for s in listeners if s.fileno() != -1]

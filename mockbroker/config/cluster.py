@@ -163,14 +163,21 @@ class ClusterConfig:
     # broker's assignment replaces the leader's. An exact group id wins over globs, then the first
     # matching glob in order.
     broker_assignors: dict[str, str] = field(default_factory=dict)
-    # Security (mockbroker/security/, docs/security.md), by Kafka's names. listeners: one
-    # "NAME://host:port" per broker for now (the first broker's port; broker i listens on port + i);
-    # empty: one PLAINTEXT listener on host and port. The listener's name maps to its security
-    # protocol through listener.security.protocol.map (Kafka's default maps each protocol's name
-    # to itself).
+    # Security (mockbroker/security/, docs/security.md), by Kafka's names. listeners: one or more
+    # "NAME://host:port", each its own port and security protocol (the first broker's port; broker
+    # i listens on each port + i); empty: one PLAINTEXT listener on host and port. A listener's
+    # name maps to its security protocol through listener.security.protocol.map (unset: Kafka's
+    # default, each protocol's name to itself). Clients get the addresses of the listener they
+    # came in on (mockbroker/config/listeners.py).
     listeners: str = ""  # listeners
     advertised_listeners: str = ""  # advertised.listeners
     listener_security_protocol_map: str = ""  # listener.security.protocol.map
+    # Checked as Kafka checks them, without effect: one process has no inter-broker traffic.
+    inter_broker_listener_name: str = ""  # inter.broker.listener.name
+    control_plane_listener_name: str = ""  # control.plane.listener.name (ZooKeeper-era, gone in Kafka 4)
+    # Kafka's per-listener settings, "listener.name.<name>.<setting>" -> value, for the settings
+    # config.listeners.LISTENER_OVERRIDABLE names (sasl.enabled.mechanisms, ssl.client.auth).
+    listener_overrides: dict[str, str] = field(default_factory=dict)
     # sasl.enabled.mechanisms: Kafka's default is GSSAPI (not served here); ours is what is served.
     sasl_enabled_mechanisms: str = "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512"
     ssl_keystore_location: str | None = None  # ssl.keystore.location: a PEM file, chain and key (ssl.keystore.type=PEM)
@@ -261,7 +268,7 @@ class ClusterConfig:
         for key, raw in settings.items():
             name, value = parse_kafka_setting(key, raw)
             kwargs[name] = value
-        return cls(**kwargs)
+        return cls(**gather_listener_overrides(kwargs))
 
 
 KAFKA_NAMES: dict[str, str] = {
@@ -306,6 +313,8 @@ KAFKA_NAMES: dict[str, str] = {
     "listeners": "listeners",
     "advertised.listeners": "advertised_listeners",
     "listener.security.protocol.map": "listener_security_protocol_map",
+    "inter.broker.listener.name": "inter_broker_listener_name",
+    "control.plane.listener.name": "control_plane_listener_name",
     "sasl.enabled.mechanisms": "sasl_enabled_mechanisms",
     "ssl.keystore.location": "ssl_keystore_location",
     "ssl.key.password": "ssl_key_password",
@@ -403,6 +412,10 @@ def parse_kafka_setting(key: str, raw: Any) -> tuple[str, Any]:
         # listener.name.<listener>.oauthbearer.*: Kafka's per-listener form of the OAUTHBEARER settings
         # (the one SASL listener's, here).
         name = KAFKA_NAMES.get(listener_key.group(1))
+    if name is None and key.startswith("listener.name."):
+        # Kafka's per-listener settings: one pseudo-field per key, so that each source (flags,
+        # environment, file) sets keys of its own; gather_listener_overrides makes the dict.
+        return LISTENER_OVERRIDE_PREFIX + key, str(raw).lower() if isinstance(raw, bool) else str(raw)
     if name is None:
         known = ", ".join(sorted(KAFKA_NAMES))
         raise ValueError(f"unknown setting {key!r}; known settings: {known}")
@@ -411,6 +424,24 @@ def parse_kafka_setting(key: str, raw: Any) -> tuple[str, Any]:
     if bounds is not None and not bounds[0] <= value <= bounds[1]:
         raise ValueError(f"{key} must be {_describe_range(bounds)}, not {raw!r}")
     return name, value
+
+
+LISTENER_OVERRIDE_PREFIX = "listener_overrides:"
+
+
+def gather_listener_overrides(fields: dict[str, Any]) -> dict[str, Any]:
+    """Field values with the ``listener.name.*`` pseudo-fields of parse_kafka_setting gathered into
+    ``listener_overrides`` (on top of one given as a dict)."""
+    out: dict[str, Any] = {}
+    overrides: dict[str, str] = dict(fields.get("listener_overrides") or {})
+    for name, value in fields.items():
+        if name.startswith(LISTENER_OVERRIDE_PREFIX):
+            overrides[name[len(LISTENER_OVERRIDE_PREFIX):]] = value
+        elif name != "listener_overrides":
+            out[name] = value
+    if overrides:
+        out["listener_overrides"] = overrides
+    return out
 
 
 def _coerce(key: str, raw: Any, type_name: str) -> Any:

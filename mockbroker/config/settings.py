@@ -19,7 +19,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mockbroker.config.cluster import FIELD_TYPES, KAFKA_NAMES_BY_FIELD, ClusterConfig, parse_kafka_setting
+from mockbroker.config.cluster import (
+    FIELD_TYPES,
+    KAFKA_NAMES_BY_FIELD,
+    ClusterConfig,
+    gather_listener_overrides,
+    parse_kafka_setting,
+)
 from mockbroker.config.groups import CHECK_MODES, STRICT_MODES
 from mockbroker.config.topics import validate_topic_configs
 from mockbroker.model import OFFSETS_TOPIC, TRANSACTION_TOPIC, TopicError, validate_topic_name
@@ -233,6 +239,13 @@ def _int_in(lo: int, hi: int | None) -> Callable[[str, Any], int]:
 
 def _word_of(what: str) -> Callable[[str, Any], str]:
     return lambda where, raw: _word(where, raw, what)
+
+
+def _listener_overrides(where: str, raw: Any) -> dict[str, str]:
+    """A TOML table of Kafka's per-listener settings ("listener.name.<name>.<setting>" = value)."""
+    if not isinstance(raw, dict):
+        raise SettingsError(f"{where}: must be a table of listener.name.<name>.<setting> = value")
+    return {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in _flatten(raw)}
 
 
 def _sasl_users(where: str, raw: Any) -> dict[str, str]:
@@ -511,6 +524,7 @@ _FIELD_PARSERS: dict[str, Callable[[str, Any], Any]] = {
     "assignment_strict": _mode(STRICT_MODES),
     "broker_assignors": _broker_assignors,
     "sasl_users": _sasl_users,
+    "listener_overrides": _listener_overrides,
 }
 
 
@@ -548,7 +562,7 @@ def resolve(flags: Flags, environ: Mapping[str, str]) -> ServeSettings:
 def _cluster_config(merged: dict[str, tuple[Any, str]]) -> ClusterConfig:
     """The merged settings as a ClusterConfig; its ValueError names where the culprits came from."""
     try:
-        return ClusterConfig(**{name: value for name, (value, _) in merged.items()})
+        return ClusterConfig(**gather_listener_overrides({name: value for name, (value, _) in merged.items()}))
     except ValueError as exc:
         # Name the sources of the settings the message is about ("port 65535 leaves no room for
         # 2 brokers" -> --port, MOCKBROKER_BROKERS), so the user knows where to look.

@@ -6,7 +6,7 @@ from __future__ import annotations
 from mockbroker.control.base import NO_LEADER, ControlBase
 from mockbroker.control.errors import ControlError
 from mockbroker.control.names import api_key_of
-from mockbroker.control.snapshots import BrokerSnapshot, ClusterSnapshot
+from mockbroker.control.snapshots import BrokerSnapshot, ClusterSnapshot, EndpointSnapshot
 from mockbroker_protocol.registry import APIS
 
 
@@ -147,7 +147,13 @@ class BrokerControl(ControlBase):
         down) and the clock."""
         c = self.cluster
         brokers = tuple(
-            BrokerSnapshot(n.node_id, n.host, n.port, n.advertised_host, n.advertised_port, n.rack, n.node_id not in c.down_brokers)
+            BrokerSnapshot(
+                n.node_id, n.host, n.port, n.advertised_host, n.advertised_port, n.rack, n.node_id not in c.down_brokers,
+                tuple(
+                    EndpointSnapshot(e.listener, e.security_protocol, e.host, e.port, e.advertised_host, e.advertised_port)
+                    for e in n.endpoints.values()
+                ),
+            )
             for n in c.brokers.values()
         )
         return ClusterSnapshot(c.config.cluster_id, c.controller_id, brokers, c.clock.manual, c.clock.now_ms())

@@ -39,6 +39,7 @@ from mockbroker_protocol.messages import (
     list_groups,
     list_offsets,
     list_transactions,
+    metadata,
     offset_commit,
     offset_delete,
     offset_fetch,
@@ -248,3 +249,22 @@ ERROR_ANSWERS: dict[ApiKey, ErrorAnswer] = {
     ApiKey.END_TXN: lambda v, r, c: end_txn.EndTxnResponse(error_code=c),
     ApiKey.LIST_TRANSACTIONS: lambda v, r, c: list_transactions.ListTransactionsResponse(error_code=c),
 }
+
+
+def _metadata(version: int, req: metadata.MetadataRequest, code: int) -> metadata.MetadataResponse:
+    """MetadataRequest.getErrorResponse: each topic asked for with the error, no brokers (and the
+    top-level error from v13, KIP-1102)."""
+    topics = [
+        metadata.MetadataResponseTopic(error_code=code, name=t.name or "", topic_id=t.topic_id, partitions=[])
+        for t in req.topics or ()
+    ]
+    return metadata.MetadataResponse(topics=topics, error_code=code if version >= 13 else 0)
+
+
+def request_error_answer(api_key: int, version: int, request: Any, code: int) -> Any | None:
+    """A request's ``AbstractRequest.getErrorResponse`` when no handler runs at all (a non-SASL
+    request during a SASL exchange, SaslServerAuthenticator): None for an API not built here."""
+    if api_key == ApiKey.METADATA:
+        return _metadata(version, request, code)
+    build = ERROR_ANSWERS.get(ApiKey(api_key)) if api_key in ApiKey._value2member_map_ else None
+    return None if build is None else build(version, request, code)

@@ -15,9 +15,20 @@ from mockbroker.security.oauthbearer import describe_validator
 
 
 @dataclass(frozen=True, slots=True)
-class SecuritySnapshot:
-    listener: str  # the listener's name (listeners)
+class ListenerSecurity:
+    """One listener: its name, security protocol, what it serves and its bootstrap servers."""
+
+    name: str  # the listener's name (listeners)
     security_protocol: str  # PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
+    sasl_mechanisms: tuple[str, ...]  # served on SASL listeners (listener.name.<name>.sasl.enabled.mechanisms)
+    ssl_client_auth: str  # on SSL and SASL_SSL listeners (listener.name.<name>.ssl.client.auth)
+    bootstrap_servers: str  # host:port of every broker on this listener
+
+
+@dataclass(frozen=True, slots=True)
+class SecuritySnapshot:
+    listener: str  # the first listener's name (listeners)
+    security_protocol: str  # its security protocol: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
     sasl_mechanisms: tuple[str, ...]  # sasl.enabled.mechanisms (served on SASL listeners)
     ssl_ca_path: str | None  # the PEM file of the CA clients trust, on SSL and SASL_SSL listeners
     ssl_client_auth: str  # ssl.client.auth
@@ -25,20 +36,28 @@ class SecuritySnapshot:
     # OAUTHBEARER's validator when the mechanism is enabled: "unsecured" and its options, or the
     # pluggable callable's name (mockbroker.security.oauthbearer.describe_validator)
     oauthbearer: dict[str, Any] | None
+    listeners: tuple[ListenerSecurity, ...] = ()  # every listener, in the order of `listeners`
 
 
 class SecurityControl(ControlBase):
     async def describe_security(self) -> SecuritySnapshot:
+        from mockbroker.config.listeners import listener_setting
+
         c = self.cluster
         validator = c.oauth_validator
+        listeners = tuple(
+            ListenerSecurity(
+                spec.name, spec.security_protocol, c.listener_mechanisms[spec.name],
+                listener_setting(c.config, spec.name, "ssl.client.auth", c.config.ssl_client_auth),
+                c.bootstrap_servers_for(spec.name),
+            )
+            for spec in c.listener_specs
+        )
         return SecuritySnapshot(
-            c.listener.name,
-            c.listener.security_protocol,
-            c.sasl_mechanisms,
-            c.ssl_ca_path,
-            c.config.ssl_client_auth,
+            c.listener.name, c.listener.security_protocol, c.sasl_mechanisms, c.ssl_ca_path, c.config.ssl_client_auth,
             c.config.connections_max_reauth_ms,
             None if validator is None else describe_validator(validator),
+            listeners,
         )
 
     async def users(self) -> dict[str, list[str]]:

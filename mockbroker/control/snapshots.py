@@ -319,14 +319,27 @@ class ConsumedRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class EndpointSnapshot:
+    """One listener of one broker."""
+
+    listener: str  # its name (listeners)
+    security_protocol: str  # PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
+    host: str  # where it binds
+    port: int
+    advertised_host: str | None  # what clients that came in on it are told; None: not advertised
+    advertised_port: int
+
+
+@dataclass(frozen=True, slots=True)
 class BrokerSnapshot:
     node_id: int
-    host: str  # where its listener binds
+    host: str  # where its (first) listener binds
     port: int
-    advertised_host: str  # what Metadata tells clients
+    advertised_host: str  # what Metadata tells clients of the first listener
     advertised_port: int
     rack: str | None
     up: bool  # False after broker_down
+    listeners: tuple[EndpointSnapshot, ...] = ()  # every listener, in the order of `listeners`
 
 
 @dataclass(frozen=True, slots=True)

@@ -55,6 +55,10 @@ class RequestContext:
     # Who is asking (Kafka's KafkaPrincipal as "User:name"): the SASL user, the client
     # certificate's subject on SSL, User:ANONYMOUS otherwise.
     principal: str = "User:ANONYMOUS"
+    # The name of the listener the request came in on: Metadata, FindCoordinator and
+    # DescribeCluster answer with the brokers' addresses on it (BrokerNode.address). "": a
+    # request made without a connection (tests), answered with the first listener's.
+    listener: str = ""
 
     @property
     def client_id(self) -> str:

@@ -17,7 +17,7 @@ from mockbroker.dispatch.context import CloseConnection, RequestContext, answer_
 from mockbroker.dispatch.table import HANDLERS, served_versions
 from mockbroker_protocol import registry
 from mockbroker_protocol.api_keys import ApiKey
-from mockbroker_protocol.errors import DecodeError, UnknownApiError, UnsupportedVersionError
+from mockbroker_protocol.errors import DecodeError, ErrorCode, UnknownApiError, UnsupportedVersionError
 from mockbroker_protocol.primitives import Buffer
 
 if TYPE_CHECKING:
@@ -47,8 +47,10 @@ log = logging.getLogger("mockbroker.dispatch")
 ANSWER_CACHE_SIZE = 512  # entries per API and cluster; emptied when full (keys include the client id)
 
 
-def _remember(cluster: ClusterState, frame: bytes, api_key: int, chunks: list[Any], valid: Callable[[Any], bool]) -> None:
-    answers = cluster.answers.setdefault(api_key, {})
+def _remember(
+    cluster: ClusterState, frame: bytes, api_key: int, chunks: list[Any], valid: Callable[[Any], bool], listener: str
+) -> None:
+    answers = cluster.answers_for(listener).setdefault(api_key, {})
     if len(answers) >= ANSWER_CACHE_SIZE:
         answers.clear()
     prefix, rest = split_answer(chunks)
@@ -87,6 +89,7 @@ def _remember_request(
 
 
 # Before a SASL connection has authenticated, only these are served (SaslServerAuthenticator).
+_SASL_APIS = frozenset((ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE))
 _BEFORE_AUTHENTICATION = frozenset((registry.API_VERSIONS_KEY, ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE))
 
 
@@ -97,13 +100,11 @@ async def dispatch(
     client: tuple[str, int],
     session: SaslSession | None = None,
     principal: str = "User:ANONYMOUS",
+    listener: str = "",
 ) -> list[Buffer] | None:
-    """Handle one request frame; return the framed response, None for no response.
-
-    ``session`` is the connection's SASL authenticator on a SASL listener; ``principal`` who the
-    connection is (a certificate's subject on SSL; the SASL user once authenticated).
-    Raises CloseConnection when the connection must end.
-    """
+    """One request frame in, the framed response out (None: no response); CloseConnection ends the
+    connection. ``session``: a SASL listener's authenticator; ``principal``: who the connection is;
+    ``listener``: the name of the listener it came in on ("": the first)."""
     try:
         header, request = registry.decode_request(frame)
     except DecodeError as exc:  # UnsupportedVersionError and UnknownApiError among them
@@ -111,6 +112,8 @@ async def dispatch(
 
     api_key, version = header.request_api_key, header.request_api_version
     if session is not None:
+        if session.state == "AUTHENTICATE" and api_key not in _SASL_APIS and api_key in HANDLERS:
+            return _unexpected_during_authentication(cluster, broker, client, session, header, request)
         principal = _sasl_principal(cluster, broker, client, session, api_key, principal)
     handler = HANDLERS.get(api_key)
     if handler is None:
@@ -124,7 +127,7 @@ async def dispatch(
         return _outside_versions(client, handler.name, header, lo, hi)
 
     intercepting = cluster.intercepting
-    ctx = RequestContext(cluster, broker, header, version, cluster.clock.now_ms(), client[0], client[1], intercepting)
+    ctx = RequestContext(cluster, broker, header, version, cluster.clock.now_ms(), client[0], client[1], intercepting, listener=listener)
     if session is not None or principal != "User:ANONYMOUS":
         ctx.session, ctx.principal = session, principal
     if intercepting:  # interceptors, the request log or pushed errors (mockbroker/control/)
@@ -146,7 +149,7 @@ async def dispatch(
         raise CloseConnection(f"internal error encoding {handler.name}") from exc
     if not intercepting and type(frame) is bytes and cluster.authorizer is None:  # bytes keys; answers by principal never kept
         if type(response) is registry.Encoded and response.valid is not None:
-            _remember(cluster, frame, api_key, chunks, response.valid)
+            _remember(cluster, frame, api_key, chunks, response.valid, listener)
         elif handler.fast is not None:
             _remember_request(cluster, frame, api_key, version, handler.fast, request)
     return chunks
@@ -184,6 +187,25 @@ def _sasl_principal(
     message = f"Unexpected Kafka request of type {name} during SASL {phase}."
     cluster.events.record("authentication.failed", broker_id=broker.node_id, reason=message, client=f"{client[0]}:{client[1]}")
     raise CloseConnection(message)
+
+
+def _unexpected_during_authentication(
+    cluster: ClusterState, broker: BrokerNode, client: tuple[str, int], session: SaslSession, header: RequestHeader, request: Any
+) -> list[Buffer]:
+    """A request other than SaslAuthenticate after a v1 SaslHandshake (SaslServerAuthenticator.
+    handleSaslToken): answered with its own error response, ILLEGAL_SASL_STATE, and the exchange
+    fails (the connection closes once the answer is out); an API whose error response is not built
+    here closes the connection unanswered (D24)."""
+    from mockbroker.control.error_answers import request_error_answer  # its codecs load on first use
+
+    api_key, version = header.request_api_key, header.request_api_version
+    message = f"Unexpected Kafka request of type {ApiKey(api_key).name} during SASL authentication."
+    cluster.events.record("authentication.failed", broker_id=broker.node_id, reason=message, client=f"{client[0]}:{client[1]}")
+    session.state = "FAILED"
+    answer = request_error_answer(api_key, version, request, ErrorCode.ILLEGAL_SASL_STATE)
+    if answer is None:
+        raise CloseConnection(message)
+    return registry.encode_response(api_key, version, header.correlation_id, answer)
 
 
 def _outside_versions(client: tuple[str, int], name: str, header: RequestHeader, lo: int, hi: int) -> list[Buffer]:

@@ -7,7 +7,8 @@ calls ``authorized``, which does): with no authorizer configured everything is a
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from mockbroker.security.acls import CLUSTER_NAME, AclOperation, ResourceType
 from mockbroker_protocol.errors import ErrorCode
@@ -15,7 +16,21 @@ from mockbroker_protocol.errors import ErrorCode
 if TYPE_CHECKING:
     from mockbroker.dispatch.context import RequestContext
 
-__all__ = ["CLUSTER_NAME", "AclOperation", "ResourceType", "authorized", "cluster_authorized"]
+__all__ = [
+    "CLUSTER_NAME",
+    "GROUP_OPERATIONS",
+    "AclOperation",
+    "ResourceType",
+    "authorized",
+    "authorized_operations",
+    "cluster_authorized",
+    "describe_authorized_groups",
+    "topics_authorized",
+]
+
+# AclEntry.supportedOperations(GROUP) as an AclOperation bitfield, everything allowed (no ACLs):
+# READ 3, DELETE 6, DESCRIBE 8, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11.
+GROUP_OPERATIONS = sum(1 << op for op in (3, 6, 8, 10, 11))
 
 
 def authorized(ctx: RequestContext, operation: int, resource_type: int, name: str, *, log_denial: bool = True) -> bool:
@@ -40,6 +55,57 @@ def authorized(ctx: RequestContext, operation: int, resource_type: int, name: st
 
 def cluster_authorized(ctx: RequestContext, operation: int, *, log_denial: bool = True) -> bool:
     return authorized(ctx, operation, ResourceType.CLUSTER, CLUSTER_NAME, log_denial=log_denial)
+
+
+def topics_authorized(ctx: RequestContext, operation: int, names: list[str] | None) -> bool:
+    """AuthHelper.filterByAuthorized over a list of topic names (each denial logged): True when
+    every one is allowed (or there is no authorizer, or no names)."""
+    if ctx.cluster.authorizer is None or not names:
+        return True
+    return all([authorized(ctx, operation, ResourceType.TOPIC, name) for name in dict.fromkeys(names)])
+
+
+def authorized_operations(ctx: RequestContext, resource_type: int, name: str, supported: int) -> int:
+    """The KIP-430 bitfield: each supported operation the principal is allowed on the resource
+    (AuthHelper.authorizedOperations; every supported one without an authorizer)."""
+    if ctx.cluster.authorizer is None:
+        return supported
+    bits = 0
+    for op in range(3, 16):
+        if supported & (1 << op) and authorized(ctx, op, resource_type, name, log_denial=False):
+            bits |= 1 << op
+    return bits
+
+
+class _DescribedGroup(Protocol):
+    error_code: int
+    authorized_operations: int
+
+
+DescribedT = TypeVar("DescribedT", bound=_DescribedGroup)
+
+
+def describe_authorized_groups(
+    ctx: RequestContext,
+    group_ids: list[str],
+    include_operations: bool,
+    describe: Callable[[str], DescribedT],
+    refused: Callable[[str], DescribedT],
+) -> list[DescribedT]:
+    """KafkaApis.handle{Consumer,Share,Streams}GroupDescribe: DESCRIBE on each group; the refused
+    groups (``refused``: GROUP_AUTHORIZATION_FAILED) answered first, then the coordinator's answers,
+    each described one with its KIP-430 operations when asked."""
+    refusals: list[DescribedT] = []
+    described: list[DescribedT] = []
+    for group_id in group_ids:
+        if not authorized(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+            refusals.append(refused(group_id))
+            continue
+        group = describe(group_id)
+        if include_operations and group.error_code == ErrorCode.NONE:
+            group.authorized_operations = authorized_operations(ctx, ResourceType.GROUP, group_id, GROUP_OPERATIONS)
+        described.append(group)
+    return refusals + described
 
 
 # Errors.java's default messages, which the config APIs answer with a refusal.

@@ -1,20 +1,20 @@
-"""ConsumerGroupDescribe (key 69), v0-1: KIP-848 consumer groups, their epochs, members, current
-and target assignments.
+"""ConsumerGroupDescribe (key 69), v0-1: KIP-848 consumer groups, their epochs, members, current and
+target assignments.
 
 v0 (KIP-848): flexible. v1: MemberType per member (1: consumer protocol; classic members inside a
 consumer group would be 0, and are not served here).
 
 Each group is answered on its own (kafka-group-semantics §10.5): "" is INVALID_GROUP_ID; a group
 this broker does not coordinate is NOT_COORDINATOR; an unknown group, or a classic one, is
-GROUP_ID_NOT_FOUND (the Java admin then falls back to DescribeGroups). AuthorizedOperations stays
-at INT32_MIN: there is no authorizer.
+GROUP_ID_NOT_FOUND (the Java admin then falls back to DescribeGroups). AuthorizedOperations
+(KIP-430), when asked for, as handlers/_authz.py computes it.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mockbroker.handlers._authz import AclOperation, ResourceType, authorized
+from mockbroker.handlers._authz import describe_authorized_groups
 from mockbroker.handlers._coordinator import is_group_coordinator
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
@@ -38,17 +38,11 @@ def describe(ctx: RequestContext, group_id: str) -> DescribedGroup:
 
 
 async def handle(ctx: RequestContext, req: ConsumerGroupDescribeRequest) -> ConsumerGroupDescribeResponse:
-    return ConsumerGroupDescribeResponse(
-        groups=[
-            describe(ctx, group_id)
-            if authorized(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, group_id)
-            else _refused(group_id)  # KafkaApis: DESCRIBE on each group
-            for group_id in req.group_ids
-        ]
+    groups = describe_authorized_groups(
+        ctx, req.group_ids, req.include_authorized_operations, lambda group_id: describe(ctx, group_id), _refused
     )
+    return ConsumerGroupDescribeResponse(groups=groups)
 
 
 def _refused(group_id: str) -> DescribedGroup:
-    return DescribedGroup(
-        error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, error_message="Group authorization failed.", group_id=group_id
-    )
+    return DescribedGroup(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, error_message=None, group_id=group_id)  # no message (KafkaApis)

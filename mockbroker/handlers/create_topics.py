@@ -102,6 +102,8 @@ async def handle(ctx: RequestContext, req: CreateTopicsRequest) -> CreateTopicsR
     results: list[CreatableTopicResult] = []
     # ControllerApis.createTopics: CREATE on the cluster, or else on each topic.
     may_create_all = cluster.authorizer is None or cluster_authorized(ctx, AclOperation.CREATE, log_denial=False)
+    # KIP-525: a created topic's configs are answered only to who may DESCRIBE_CONFIGS it
+    may_describe_all = cluster.authorizer is None or cluster_authorized(ctx, AclOperation.DESCRIBE_CONFIGS, log_denial=False)
     for topic in effective:
         if not may_create_all and not authorized(ctx, AclOperation.CREATE, ResourceType.TOPIC, topic.name):
             results.append(_error(topic.name, ApiError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.")))
@@ -110,26 +112,8 @@ async def handle(ctx: RequestContext, req: CreateTopicsRequest) -> CreateTopicsR
         if isinstance(created, ApiError):
             results.append(_error(topic.name, created))
             continue
-        results.append(
-            CreatableTopicResult(
-                name=created.name,
-                topic_id=created.topic_id,
-                error_code=ErrorCode.NONE,
-                error_message=None,
-                num_partitions=len(created.partitions),
-                replication_factor=len(created.partitions[0].replica_ids),
-                configs=[
-                    CreatableTopicConfigs(
-                        name=entry.name,
-                        value=None if entry.is_sensitive else entry.value,
-                        read_only=entry.read_only,
-                        config_source=entry.source,
-                        is_sensitive=entry.is_sensitive,
-                    )
-                    for entry in topic_config_entries(created.configs, cluster.config)
-                ],
-            )
-        )
+        describable = may_describe_all or authorized(ctx, AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, topic.name, log_denial=False)
+        results.append(_created(ctx, created) if describable else _created_undescribable(created))
     # ControllerApis.createTopics appends these after the controller's results, once per name.
     for name, count in counts.items():
         if count > 1:
@@ -142,3 +126,39 @@ async def handle(ctx: RequestContext, req: CreateTopicsRequest) -> CreateTopicsR
             )
         )
     return CreateTopicsResponse(throttle_time_ms=0, topics=results)
+
+
+def _created(ctx: RequestContext, created: Topic) -> CreatableTopicResult:
+    return CreatableTopicResult(
+        name=created.name,
+        topic_id=created.topic_id,
+        error_code=ErrorCode.NONE,
+        error_message=None,
+        num_partitions=len(created.partitions),
+        replication_factor=len(created.partitions[0].replica_ids),
+        configs=[
+            CreatableTopicConfigs(
+                name=entry.name,
+                value=None if entry.is_sensitive else entry.value,
+                read_only=entry.read_only,
+                config_source=entry.source,
+                is_sensitive=entry.is_sensitive,
+            )
+            for entry in topic_config_entries(created.configs, ctx.cluster.config)
+        ],
+    )
+
+
+def _created_undescribable(created: Topic) -> CreatableTopicResult:
+    """ControllerApis.createTopics for a topic the principal may not DESCRIBE_CONFIGS (KIP-525):
+    TopicConfigErrorCode TOPIC_AUTHORIZATION_FAILED, partitions and replication factor -1, no configs."""
+    return CreatableTopicResult(
+        name=created.name,
+        topic_id=created.topic_id,
+        error_code=ErrorCode.NONE,
+        error_message=None,
+        topic_config_error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+        num_partitions=-1,
+        replication_factor=-1,
+        configs=[],
+    )

@@ -13,8 +13,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mockbroker.handlers._authz import CLUSTER_NAME, AclOperation, ResourceType, cluster_authorized
-from mockbroker.handlers.metadata import CLUSTER_OPERATIONS, NOT_REQUESTED, authorized_operations
+from mockbroker.handlers._authz import (
+    CLUSTER_NAME,
+    AclOperation,
+    ResourceType,
+    authorized_operations,
+    cluster_authorized,
+)
+from mockbroker.handlers.metadata import CLUSTER_OPERATIONS, NOT_REQUESTED
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.describe_cluster import (
@@ -49,9 +55,11 @@ async def handle(ctx: RequestContext, req: DescribeClusterRequest) -> DescribeCl
             error_message="The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER",
         )
     brokers = [
-        DescribeClusterBroker(broker_id=n.node_id, host=n.advertised_host, port=n.advertised_port, rack=n.rack, is_fenced=False)
+        DescribeClusterBroker(broker_id=n.node_id, host=address[0], port=address[1], rack=n.rack, is_fenced=False)
         for n in cluster.brokers.values()
-        if n.node_id not in cluster.down_brokers  # a stopped broker leaves the cluster's metadata
+        # a stopped broker leaves the cluster's metadata; the addresses are those of the request's
+        # listener, and a broker without it is left out (MetadataCache.getAliveBrokerNodes(listenerName))
+        if n.node_id not in cluster.down_brokers and (address := n.address(ctx.listener)) is not None
     ]
     return DescribeClusterResponse(
         throttle_time_ms=0,
@@ -59,8 +67,9 @@ async def handle(ctx: RequestContext, req: DescribeClusterRequest) -> DescribeCl
         error_message=None,
         endpoint_type=BROKER_ENDPOINT,
         cluster_id=cluster.config.cluster_id,
-        # Kafka answers -1 rather than name a controller that is not in the node list.
-        controller_id=cluster.controller_id if cluster.controller_id in cluster.brokers else -1,
+        # Kafka answers -1 rather than name a controller that is not in the node list (nor on a
+        # listener no broker advertises: a real 4.3.1 answers -1 there).
+        controller_id=cluster.controller_id if cluster.controller_id in cluster.brokers and brokers else -1,
         brokers=brokers,
         cluster_authorized_operations=(
             (CLUSTER_OPERATIONS if cluster.authorizer is None else authorized_operations(ctx, ResourceType.CLUSTER, CLUSTER_NAME, CLUSTER_OPERATIONS))

@@ -27,9 +27,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mockbroker.handlers._authz import AclOperation, ResourceType, authorized
+from mockbroker.handlers._authz import (
+    GROUP_OPERATIONS,
+    AclOperation,
+    ResourceType,
+    authorized,
+    authorized_operations,
+)
 from mockbroker.handlers._coordinator import is_group_coordinator
-from mockbroker.handlers.metadata import authorized_operations
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.describe_groups import (
@@ -48,9 +53,6 @@ DEAD = "Dead"  # ClassicGroupState.DEAD, the placeholder state of an unknown gro
 GROUP_ID_NOT_FOUND_MIN_VERSION = 6  # KIP-1043
 AUTHORIZED_OPERATIONS_MIN_VERSION = 3  # KIP-430
 NOT_REQUESTED = -2147483648  # AuthorizedOperations default: INT32_MIN
-# AclEntry.supportedOperations(GROUP) as an AclOperation bitfield, everything allowed (no ACLs):
-# READ 3, DELETE 6, DESCRIBE 8, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11.
-GROUP_OPERATIONS = sum(1 << op for op in (3, 6, 8, 10, 11))
 
 
 def describe_group(ctx: RequestContext, group_id: str, version: int) -> DescribedGroup:
@@ -81,10 +83,6 @@ async def handle(ctx: RequestContext, req: DescribeGroupsRequest) -> DescribeGro
             continue
         group = describe_group(ctx, group_id, ctx.api_version)
         if include_operations and group.error_code == ErrorCode.NONE:
-            group.authorized_operations = (
-                GROUP_OPERATIONS
-                if ctx.cluster.authorizer is None
-                else authorized_operations(ctx, ResourceType.GROUP, group_id, GROUP_OPERATIONS)
-            )
+            group.authorized_operations = authorized_operations(ctx, ResourceType.GROUP, group_id, GROUP_OPERATIONS)
         groups.append(group)
     return DescribeGroupsResponse(groups=refused + groups)

@@ -289,4 +289,4 @@ def _group_by_topic(ctx: RequestContext, answered: list[tuple[PartitionKey, Part
 def _node_endpoints(ctx: RequestContext, answered: list[tuple[PartitionKey, PartitionData]]) -> list[NodeEndpoint]:
     leaders = sorted({d.current_leader.leader_id for _, d in answered if d.current_leader.leader_id >= 0})
     nodes = [ctx.cluster.brokers[i] for i in leaders if i in ctx.cluster.brokers]
-    return [NodeEndpoint(n.node_id, n.advertised_host, n.advertised_port, n.rack) for n in nodes]
+    return [NodeEndpoint(n.node_id, a[0], a[1], n.rack) for n in nodes if (a := n.address(ctx.listener)) is not None]

@@ -19,9 +19,14 @@ Answers as KafkaApis.handleFindCoordinatorRequest does (the 4.x line):
   default message (FindCoordinatorRequest.getErrorResponse). Since v4+ has one KeyType per request,
   a bad type never mixes with good keys; a bad SHARE key does (the v6 per-key INVALID_REQUEST).
 
+The coordinator's address is the one of the listener the request came in on
+(metadataCache.getAliveBrokerNode(id, request.context.listenerName)); where advertised.listeners
+leaves that listener out the broker has none, and the answer is COORDINATOR_NOT_AVAILABLE, as
+Kafka's.
+
 Differs from Kafka on purpose: the internal topics always exist and always have a leader here, so
-COORDINATOR_NOT_AVAILABLE (topic still being auto-created, no live leader) never happens. No ACLs,
-so no GROUP_AUTHORIZATION_FAILED / TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
+COORDINATOR_NOT_AVAILABLE for a topic still being auto-created or without a live leader never
+happens.
 """
 
 from __future__ import annotations
@@ -73,7 +78,22 @@ MESSAGES = {
     ),
     ErrorCode.GROUP_AUTHORIZATION_FAILED: "Group authorization failed.",
     ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED: "Transactional Id authorization failed.",
+    ErrorCode.COORDINATOR_NOT_AVAILABLE: "The coordinator is not available.",
 }
+
+Address = tuple[int, str, int]  # node id, host, port on the request's listener
+
+
+def locate(ctx: RequestContext, key_type: int, key: str) -> tuple[ErrorCode, Address | None]:
+    """lookup's coordinator as its address on the request's listener: COORDINATOR_NOT_AVAILABLE
+    where the broker has none there (getCoordinator's getAliveBrokerNode finding nothing)."""
+    error, node = lookup(ctx, key_type, key)
+    if node is None:
+        return error, None
+    address = node.address(ctx.listener)
+    if address is None:
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE, None
+    return error, (node.node_id, address[0], address[1])
 
 
 def lookup(ctx: RequestContext, key_type: int, key: str) -> tuple[ErrorCode, BrokerNode | None]:
@@ -97,10 +117,10 @@ def lookup(ctx: RequestContext, key_type: int, key: str) -> tuple[ErrorCode, Bro
     return ErrorCode.NONE, share_coordinator(cluster, coordinator_key)
 
 
-def coordinator_entry(key: str, error: ErrorCode, node: BrokerNode | None, message: str = "") -> Coordinator:
+def coordinator_entry(key: str, error: ErrorCode, node: Address | None, message: str = "") -> Coordinator:
     if node is None:
         return Coordinator(key, NO_NODE_ID, NO_HOST, NO_PORT, error, message)
-    return Coordinator(key, node.node_id, node.advertised_host, node.advertised_port, error, message)
+    return Coordinator(key, node[0], node[1], node[2], error, message)
 
 
 async def handle(ctx: RequestContext, req: FindCoordinatorRequest) -> FindCoordinatorResponse:
@@ -112,10 +132,10 @@ async def handle(ctx: RequestContext, req: FindCoordinatorRequest) -> FindCoordi
                 coordinators=[coordinator_entry(k, ErrorCode.INVALID_REQUEST, None, message) for k in req.coordinator_keys]
             )
         return FindCoordinatorResponse(
-            coordinators=[coordinator_entry(k, *lookup(ctx, req.key_type, k)) for k in req.coordinator_keys]
+            coordinators=[coordinator_entry(k, *locate(ctx, req.key_type, k)) for k in req.coordinator_keys]
         )
     # v0 has no KeyType on the wire; the codec decodes it as 0 (GROUP), as Kafka's default does.
-    error, node = lookup(ctx, req.key_type, req.key) if known_type else (ErrorCode.INVALID_REQUEST, None)
+    error, node = locate(ctx, req.key_type, req.key) if known_type else (ErrorCode.INVALID_REQUEST, None)
     if node is None:
         return FindCoordinatorResponse(
             error_code=error, error_message=MESSAGES[error], node_id=NO_NODE_ID, host=NO_HOST, port=NO_PORT
@@ -123,7 +143,7 @@ async def handle(ctx: RequestContext, req: FindCoordinatorRequest) -> FindCoordi
     return FindCoordinatorResponse(
         error_code=ErrorCode.NONE,
         error_message=MESSAGES[ErrorCode.NONE],
-        node_id=node.node_id,
-        host=node.advertised_host,
-        port=node.advertised_port,
+        node_id=node[0],
+        host=node[1],
+        port=node[2],
     )

@@ -20,6 +20,7 @@ from mockbroker.handlers._authz import (
     AclOperation,
     ResourceType,
     authorized,
+    authorized_operations,
     cluster_authorized,
 )
 from mockbroker.model import Topic, TopicError, validate_topic_name
@@ -90,7 +91,7 @@ async def handle(ctx: RequestContext, req: MetadataRequest) -> MetadataResponse 
     key = None
     if not ctx.inspected:  # interceptors and the request log see (and edit) real objects
         asked = None if all_topics else tuple(w.topic_id if w.name is None else w.name for w in req.topics or ())
-        key = (version, include_ops, include_cluster_ops, asked)
+        key = (version, include_ops, include_cluster_ops, asked, ctx.listener)
         answers = cluster.memos.get(_ANSWERS)
         hit = None if answers is None else answers.get(key)
         if hit is not None and hit[0](cluster):
@@ -111,10 +112,13 @@ async def handle(ctx: RequestContext, req: MetadataRequest) -> MetadataResponse 
             if t.error_code == ErrorCode.NONE:
                 t.topic_authorized_operations = authorized_operations(ctx, ResourceType.TOPIC, t.name or "", TOPIC_OPERATIONS)
     brokers = [
-        MetadataResponseBroker(node_id=n.node_id, host=n.advertised_host, port=n.advertised_port, rack=n.rack)
+        MetadataResponseBroker(node_id=n.node_id, host=address[0], port=address[1], rack=n.rack)
         for n in cluster.brokers.values()
-        if n.node_id not in cluster.down_brokers  # a stopped broker leaves the cluster's metadata
+        # a stopped broker leaves the cluster's metadata; one without this listener is left out
+        if n.node_id not in cluster.down_brokers and (address := n.address(ctx.listener)) is not None
     ]
+    if not brokers and ctx.listener and cluster.brokers:
+        _listener_not_found(topics, version, ctx.listener, cluster)
     response = MetadataResponse(
         brokers=brokers,
         cluster_id=cluster.config.cluster_id,
@@ -179,13 +183,20 @@ def _may_create(ctx: RequestContext, name: str) -> bool:
     )
 
 
-def authorized_operations(ctx: RequestContext, resource_type: int, name: str, supported: int) -> int:
-    """The KIP-430 bitfield: each supported operation the principal is allowed on the resource."""
-    bits = 0
-    for op in range(3, 16):
-        if supported & (1 << op) and authorized(ctx, op, resource_type, name, log_denial=False):
-            bits |= 1 << op
-    return bits
+def _listener_not_found(topics: list[MetadataResponseTopic], version: int, listener: str, cluster: ClusterState) -> None:
+    """No broker advertises the request's listener (advertised.listeners leaves it out; every
+    broker has the same listeners): KRaftMetadataCache.getPartitionMetadata gives each partition
+    no leader and every replica offline, with LISTENER_NOT_FOUND from v6 (LEADER_NOT_AVAILABLE
+    before). A listener none of the brokers has is no case of ours: a request came in on it."""
+    if not any(listener in n.endpoints for n in cluster.brokers.values()):
+        return
+    code = ErrorCode.LISTENER_NOT_FOUND if version >= 6 else ErrorCode.LEADER_NOT_AVAILABLE
+    for topic in topics:
+        for p in topic.partitions:
+            p.error_code, p.leader_id = code, NO_LEADER
+            p.offline_replicas = list(p.replica_nodes)
+            if version == 0:  # errorUnavailableEndpoints: v0 lists only replicas it can reach
+                p.replica_nodes, p.isr_nodes = [], []
 
 
 def _fail(response: MetadataResponse, code: int, version: int) -> None:
@@ -237,13 +248,13 @@ def _topics(cluster: ClusterState, asked: tuple[Any, ...] | None) -> list[Topic]
     return topics
 
 
-def _state(cluster: ClusterState, topics: list[Topic]) -> list[Any]:
+def _state(cluster: ClusterState, topics: list[Topic], listener: str) -> list[Any]:
     """What an answer about ``topics`` is built from, as read now (holding the live lists)."""
     state: list[Any] = [
         cluster.config.cluster_id,
         cluster.controller_id,
         cluster.down_brokers,
-        [(n.node_id, n.advertised_host, n.advertised_port, n.rack) for n in cluster.brokers.values()],
+        [(n.node_id, n.address(listener), n.rack) for n in cluster.brokers.values()],
     ]
     for t in topics:
         state.append((t.topic_id, t.name, t.is_internal))
@@ -265,22 +276,23 @@ def _snapshot(state: list[Any]) -> list[Any]:
 class _Unchanged:
     """The validity of one cached answer: true while its topics and their state are as they were."""
 
-    __slots__ = ("asked", "state")
+    __slots__ = ("asked", "listener", "state")
 
-    def __init__(self, asked: tuple[Any, ...] | None, state: list[Any]) -> None:
+    def __init__(self, asked: tuple[Any, ...] | None, listener: str, state: list[Any]) -> None:
         self.asked = asked
+        self.listener = listener
         self.state = state
 
     def __call__(self, cluster: ClusterState) -> bool:
         topics = _topics(cluster, self.asked)
-        return topics is not None and _state(cluster, topics) == self.state
+        return topics is not None and _state(cluster, topics, self.listener) == self.state
 
 
 def _store(cluster: ClusterState, key: tuple[Any, ...], body: bytes) -> Encoded:
-    asked = key[3]
+    asked, listener = key[3], key[4]
     topics = _topics(cluster, asked)
     assert topics is not None  # only questions about existing topics get here
-    valid = _Unchanged(asked, _snapshot(_state(cluster, topics)))
+    valid = _Unchanged(asked, listener, _snapshot(_state(cluster, topics, listener)))
     answers = cluster.memos.get(_ANSWERS) or cluster.memos.set(_ANSWERS, {})
     if len(answers) >= _CACHE_SIZE:
         answers.clear()

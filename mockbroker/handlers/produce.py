@@ -176,7 +176,7 @@ def _node_endpoints(ctx: RequestContext, errors: list[PartitionProduceResponse])
     redirect without a Metadata round trip."""
     leaders = sorted({p.current_leader.leader_id for p in errors if p.current_leader.leader_id >= 0})
     nodes = [ctx.cluster.brokers[i] for i in leaders if i in ctx.cluster.brokers]
-    return [NodeEndpoint(n.node_id, n.advertised_host, n.advertised_port, n.rack) for n in nodes]
+    return [NodeEndpoint(n.node_id, a[0], a[1], n.rack) for n in nodes if (a := n.address(ctx.listener)) is not None]
 
 
 def _buffer(records: Records | None) -> Buffer | None:

@@ -36,7 +36,7 @@ async def handle(ctx: RequestContext, req: SaslHandshakeRequest) -> SaslHandshak
             # request of type SASL_HANDSHAKE during SASL authentication."): answered, then closed.
             session.state = "FAILED"
         return SaslHandshakeResponse(error_code=ErrorCode.ILLEGAL_SASL_STATE, mechanisms=[])
-    enabled = list(session.enabled_mechanisms)
+    enabled = list(session.enabled_mechanisms)  # in Kafka's order (security/sasl.py kafka_mechanism_order)
     if not session.handshake(req.mechanism, ctx.api_version):
         ctx.cluster.events.record(
             "authentication.failed",
@@ -47,3 +47,4 @@ async def handle(ctx: RequestContext, req: SaslHandshakeRequest) -> SaslHandshak
         )
         return SaslHandshakeResponse(error_code=ErrorCode.UNSUPPORTED_SASL_MECHANISM, mechanisms=enabled)
     return SaslHandshakeResponse(error_code=ErrorCode.NONE, mechanisms=enabled)
+

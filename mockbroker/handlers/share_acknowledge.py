@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from mockbroker.coordinators.errors import GroupError
 from mockbroker.handlers._authz import AclOperation, ResourceType, authorized
-from mockbroker.handlers.share_fetch import RENEW_MIN_VERSION, acknowledge
+from mockbroker.handlers.share_fetch import RENEW_MIN_VERSION, acknowledge, unauthorized_topics
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.share_acknowledge import (
@@ -48,10 +48,11 @@ async def handle(ctx: RequestContext, req: ShareAcknowledgeRequest) -> ShareAckn
         return ShareAcknowledgeResponse(error_code=exc.code, acquisition_lock_timeout_ms=lock_ms)
     topics: dict[uuid.UUID, ShareAcknowledgeTopicResponse] = {}
     leaders: set[int] = set()
+    denied = unauthorized_topics(ctx, [t.topic_id for t in req.topics])  # KafkaApis: READ on each topic
     for t in req.topics:
         for p in t.partitions:
             batches = [(b.first_offset, b.last_offset, list(b.acknowledge_types)) for b in p.acknowledgement_batches]
-            code, message = acknowledge(
+            code, message = (ErrorCode.TOPIC_AUTHORIZATION_FAILED, None) if t.topic_id in denied else acknowledge(
                 ctx, manager, group_id, member_id, (t.topic_id, p.partition_index), batches,
                 renew=ctx.api_version >= RENEW_MIN_VERSION,
             )  # fmt: skip
@@ -70,5 +71,5 @@ async def handle(ctx: RequestContext, req: ShareAcknowledgeRequest) -> ShareAckn
     return ShareAcknowledgeResponse(
         acquisition_lock_timeout_ms=lock_ms,
         responses=list(topics.values()),
-        node_endpoints=[NodeEndpoint(n.node_id, n.advertised_host, n.advertised_port, n.rack) for n in nodes],
+        node_endpoints=[NodeEndpoint(n.node_id, a[0], a[1], n.rack) for n in nodes if (a := n.address(ctx.listener)) is not None],
     )

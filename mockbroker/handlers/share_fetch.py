@@ -73,15 +73,25 @@ async def handle(ctx: RequestContext, req: ShareFetchRequest) -> ShareFetchRespo
     except GroupError as exc:  # Kafka answers these with no message (Errors.X.exception())
         return ShareFetchResponse(error_code=exc.code)
     answers: dict[TopicIdPartition, PartitionData] = {}
+    denied = unauthorized_topics(ctx, [t.topic_id for t in req.topics])
+    for tp in wanted:
+        if tp[0] in denied:  # KafkaApis: READ on each topic, else TOPIC_AUTHORIZATION_FAILED for its partitions
+            answers[tp] = PartitionData(
+                partition_index=tp[1], error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, current_leader=_leader(ctx, tp), records=b""
+            )
     for tp, batches in acks.items():
         data = answers.setdefault(tp, PartitionData(partition_index=tp[1], current_leader=_leader(ctx, tp), records=b""))
+        if tp[0] in denied:
+            data.acknowledge_error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            continue
         code, message = acknowledge(ctx, manager, group_id, member_id, tp, batches, renew=ctx.api_version >= RENEW_MIN_VERSION)
         data.acknowledge_error_code, data.acknowledge_error_message = code, message
     if context.is_final:
         manager.close_session(group_id, member_id, ctx.now_ms)
         return _response(ctx, answers, lock_ms)
     if not req.is_renew_ack:
-        fetched = await _acquire_until_ready(ctx, manager, req, group_id, member_id, context.partitions)
+        partitions = [tp for tp in context.partitions if tp[0] not in denied]
+        fetched = await _acquire_until_ready(ctx, manager, req, group_id, member_id, partitions)
         for tp, data in fetched.items():
             if tp in answers:
                 data.acknowledge_error_code = answers[tp].acknowledge_error_code
@@ -92,6 +102,18 @@ async def handle(ctx: RequestContext, req: ShareFetchRequest) -> ShareFetchRespo
         for tp in context.partitions:
             answers.setdefault(tp, PartitionData(partition_index=tp[1], current_leader=_leader(ctx, tp), records=b""))
     return _response(ctx, answers, lock_ms)
+
+
+def unauthorized_topics(ctx: RequestContext, topic_ids: list[uuid.UUID]) -> set[uuid.UUID]:
+    """The known topics (by id) the principal may not READ (an unknown id stays UNKNOWN_TOPIC_ID)."""
+    if ctx.cluster.authorizer is None:
+        return set()
+    denied: set[uuid.UUID] = set()
+    for topic_id in dict.fromkeys(topic_ids):
+        topic = ctx.cluster.topic_by_id(topic_id)
+        if topic is not None and not authorized(ctx, AclOperation.READ, ResourceType.TOPIC, topic.name):
+            denied.add(topic_id)
+    return denied
 
 
 def locate(ctx: RequestContext, tp: TopicIdPartition) -> tuple[Topic | None, Partition | None, PartitionData | None]:
@@ -227,5 +249,5 @@ def _response(ctx: RequestContext, answers: dict[TopicIdPartition, PartitionData
     return ShareFetchResponse(
         acquisition_lock_timeout_ms=lock_ms,
         responses=list(topics.values()),
-        node_endpoints=[NodeEndpoint(n.node_id, n.advertised_host, n.advertised_port, n.rack) for n in nodes],
+        node_endpoints=[NodeEndpoint(n.node_id, a[0], a[1], n.rack) for n in nodes if (a := n.address(ctx.listener)) is not None],
     )

@@ -2,14 +2,14 @@
 
 Each group is answered on its own: "" is INVALID_GROUP_ID; a group this broker does not coordinate
 is NOT_COORDINATOR; an unknown group, or one of another kind, is GROUP_ID_NOT_FOUND.
-AuthorizedOperations stays at INT32_MIN: there is no authorizer.
+AuthorizedOperations (KIP-430), when asked for, as handlers/_authz.py computes it.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mockbroker.handlers._authz import AclOperation, ResourceType, authorized
+from mockbroker.handlers._authz import describe_authorized_groups
 from mockbroker.handlers._coordinator import is_group_coordinator
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
@@ -33,17 +33,11 @@ def describe(ctx: RequestContext, group_id: str) -> DescribedGroup:
 
 
 async def handle(ctx: RequestContext, req: ShareGroupDescribeRequest) -> ShareGroupDescribeResponse:
-    return ShareGroupDescribeResponse(
-        groups=[
-            describe(ctx, group_id)
-            if authorized(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, group_id)
-            else _refused(group_id)  # KafkaApis: DESCRIBE on each group
-            for group_id in req.group_ids
-        ]
+    groups = describe_authorized_groups(
+        ctx, req.group_ids, req.include_authorized_operations, lambda group_id: describe(ctx, group_id), _refused
     )
+    return ShareGroupDescribeResponse(groups=groups)
 
 
 def _refused(group_id: str) -> DescribedGroup:
-    return DescribedGroup(
-        error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, error_message="Group authorization failed.", group_id=group_id
-    )
+    return DescribedGroup(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, error_message=None, group_id=group_id)  # no message (KafkaApis)

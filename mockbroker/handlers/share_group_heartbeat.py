@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mockbroker.handlers._authz import AclOperation, ResourceType, authorized
+from mockbroker.handlers._authz import AclOperation, ResourceType, authorized, topics_authorized
 from mockbroker.handlers._coordinator import is_group_coordinator
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
@@ -28,11 +28,15 @@ VERSIONS = (1, 1)
 
 async def handle(ctx: RequestContext, req: ShareGroupHeartbeatRequest) -> ShareGroupHeartbeatResponse:
     groups = ctx.cluster.groups
+    # KafkaApis authorizes before the group coordinator checks the request: READ on the group,
+    # then DESCRIBE on every subscribed topic (clients may not learn of topics they cannot describe)
+    if not authorized(ctx, AclOperation.READ, ResourceType.GROUP, req.group_id):
+        return ShareGroupHeartbeatResponse(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, error_message="Group authorization failed.")
+    if not topics_authorized(ctx, AclOperation.DESCRIBE, req.subscribed_topic_names):
+        return ShareGroupHeartbeatResponse(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED)
     refused = groups.check_share_group_heartbeat_request(req)
     if refused is not None:
         return refused
-    if not authorized(ctx, AclOperation.READ, ResourceType.GROUP, req.group_id):  # KafkaApis: READ on the group
-        return ShareGroupHeartbeatResponse(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, error_message="Group authorization failed.")
     if not is_group_coordinator(ctx, req.group_id):
         return ShareGroupHeartbeatResponse(error_code=ErrorCode.NOT_COORDINATOR)
     return groups.share_group_heartbeat(

@@ -127,12 +127,21 @@ COMPONENTS: dict[str, Schema] = {
         {"error": s_str(), "field": s_str(), "kafka_error": s_str()}, ("error",),
         description="What went wrong; `field` names the bad input, `kafka_error` the Kafka error code",
     ),
+    "Endpoint": s_obj(
+        {
+            "listener": s_str(), "security_protocol": s_str(enum=["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]),
+            "host": s_str(), "port": s_int(0, 65535), "advertised_host": s_null(s_str()), "advertised_port": s_int(0, 65535),
+        },
+        ("listener", "security_protocol", "host", "port", "advertised_host", "advertised_port"),
+        description="One listener of a broker; advertised_host null: advertised.listeners leaves it out",
+    ),
     "Broker": s_obj(
         {
             "node_id": s_int(0, MAX_I32), "host": s_str(), "port": s_int(0, 65535),
             "advertised_host": s_str(), "advertised_port": s_int(0, 65535), "rack": s_null(s_str()), "up": s_bool(),
+            "listeners": s_arr(ref("Endpoint")),
         },
-        ("node_id", "host", "port", "advertised_host", "advertised_port", "rack", "up"),
+        ("node_id", "host", "port", "advertised_host", "advertised_port", "rack", "up", "listeners"),
     ),
     "Cluster": s_obj(
         {

@@ -8,6 +8,7 @@ import asyncio
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import asdict
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
@@ -81,7 +82,11 @@ class Endpoints:
 
     async def security(self, call: Call) -> Any:
         snap = await self._control.describe_security()
-        return {**asdict(snap), "sasl_mechanisms": list(snap.sasl_mechanisms)}
+        listeners = [{**asdict(listener), "sasl_mechanisms": list(listener.sasl_mechanisms)} for listener in snap.listeners]
+        # The CA certificate itself (public), for a client in another container than the broker,
+        # where ssl_ca_path names no file it can read.
+        pem = Path(snap.ssl_ca_path).read_text() if snap.ssl_ca_path else None
+        return {**asdict(snap), "sasl_mechanisms": list(snap.sasl_mechanisms), "listeners": listeners, "ssl_ca_pem": pem}
 
     async def users(self, call: Call) -> Any:
         return {"users": await self._control.users()}

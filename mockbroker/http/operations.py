@@ -86,16 +86,23 @@ def _cluster_ops(e: Endpoints) -> list[Op]:
     ]  # fmt: skip
 
 
+PROTOCOLS = ["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
 USER_PATH = path_param("user", s_str(minLength=1, maxLength=1024), "the SASL user name")
 
 
 def _security_ops(e: Endpoints) -> list[Op]:
     """The listener's security and SASL users (docs/security.md); passwords go in, never out."""
     return [
-        Op("GET", "/security", e.security, "The listener's security protocol, SASL mechanisms and TLS CA", "security",
-           s_obj({"listener": s_str(), "security_protocol": s_str(enum=["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]),
-                  "sasl_mechanisms": s_arr(s_str()), "ssl_ca_path": s_null(s_str()), "ssl_client_auth": s_str()},
-                 ("listener", "security_protocol", "sasl_mechanisms", "ssl_ca_path", "ssl_client_auth"))),
+        Op("GET", "/security", e.security, "The listeners' security protocols, SASL mechanisms and TLS CA", "security",
+           s_obj({"listener": s_str(), "security_protocol": s_str(enum=PROTOCOLS),
+                  "sasl_mechanisms": s_arr(s_str()), "ssl_ca_path": s_null(s_str()), "ssl_ca_pem": s_null(s_str()),
+                  "ssl_client_auth": s_str(),
+                  "listeners": s_arr(s_obj(
+                      {"name": s_str(), "security_protocol": s_str(enum=PROTOCOLS), "sasl_mechanisms": s_arr(s_str()),
+                       "ssl_client_auth": s_str(), "bootstrap_servers": s_str()},
+                      ("name", "security_protocol", "sasl_mechanisms", "ssl_client_auth", "bootstrap_servers")))},
+                 ("listener", "security_protocol", "sasl_mechanisms", "ssl_ca_path", "ssl_ca_pem", "ssl_client_auth",
+                  "listeners"))),
         Op("GET", "/users", e.users, "SASL users and their mechanisms (never a password)", "security",
            s_obj({"users": s_map(s_arr(s_str()))}, ("users",))),
         Op("PUT", "/users/{user}", e.put_user, "Make or replace a SASL user (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)",

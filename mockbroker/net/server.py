@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Any, cast
 from mockbroker.clock import client_clock_ms
 from mockbroker.dispatch.context import CloseConnection
 from mockbroker.dispatch.dispatch import dispatch
+from mockbroker.model import Endpoint
 from mockbroker.security.sasl import OAuthBearerChallenge, SaslAbort, SaslFailure, SaslSession
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import DecodeError
@@ -62,7 +63,9 @@ from mockbroker_protocol.framing import RECEIVE_BUFFER_SIZE, FrameBuffer, Memory
 from mockbroker_protocol.primitives import Buffer
 
 if TYPE_CHECKING:
+    import socket
     import ssl
+    from collections.abc import Mapping
 
     from mockbroker.model import BrokerNode
     from mockbroker.state import ClusterState
@@ -84,15 +87,41 @@ _HELD = 8  # max.connections: waiting for a slot
 _FAILED = 16  # a failed authentication: closing after connection.failed.authentication.delay.ms
 
 
+class ListenerSocket:
+    """One listener of a broker as served: its endpoint (mockbroker.model.Endpoint), its TLS
+    context (SSL and SASL_SSL), its SASL mechanisms (SASL_PLAINTEXT and SASL_SSL: each connection
+    authenticates) and the answers kept for requests that came in on it (the brokers' addresses in
+    them are this listener's)."""
+
+    __slots__ = ("answers", "endpoint", "mechanisms", "name", "sasl", "server", "ssl_context")
+
+    def __init__(self, cluster: ClusterState, endpoint: Endpoint, ssl_context: ssl.SSLContext | None) -> None:
+        self.endpoint = endpoint
+        self.name = endpoint.listener
+        self.ssl_context = ssl_context
+        self.sasl = endpoint.security_protocol in ("SASL_PLAINTEXT", "SASL_SSL")
+        self.mechanisms = cluster.listener_mechanisms.get(self.name, cluster.sasl_mechanisms)
+        self.answers = cluster.answers_for(self.name)
+        self.server: asyncio.Server | None = None
+
+
 class BrokerServer:
-    def __init__(self, cluster: ClusterState, node: BrokerNode, ssl_context: ssl.SSLContext | None = None) -> None:
+    """One broker's listeners (one socket each, as Kafka's SocketServer has an acceptor per
+    listener) and the connections they accepted; the connection limits count them together."""
+
+    def __init__(
+        self, cluster: ClusterState, node: BrokerNode, ssl_contexts: Mapping[str, ssl.SSLContext] | None = None
+    ) -> None:
         self.cluster = cluster
         self.node = node
-        self.ssl_context = ssl_context  # SSL and SASL_SSL listeners (mockbroker/security/tls.py)
-        self.sasl = cluster.listener.sasl  # SASL_PLAINTEXT and SASL_SSL: each connection authenticates
-        self._server: asyncio.Server | None = None
+        if not node.endpoints:  # a node made by hand: its one address is the first listener's
+            spec = cluster.listener
+            node.endpoints[spec.name] = Endpoint(
+                spec.name, spec.security_protocol, node.host, node.port, node.advertised_host, node.advertised_port
+            )
+        contexts = ssl_contexts or {}
+        self.sockets = [ListenerSocket(cluster, e, contexts.get(e.listener)) for e in node.endpoints.values()]
         self._connections: set[Connection] = set()
-        self.answers = cluster.answers  # answers by request bytes (mockbroker.dispatch.dispatch)
         # Every read of the server's connections goes here first (one at a time, on one event
         # loop); the FrameBuffer leaves nothing in it (mockbroker_protocol.framing).
         self.receive_buffer = bytearray(RECEIVE_BUFFER_SIZE)
@@ -107,30 +136,54 @@ class BrokerServer:
         self.per_ip: dict[str, int] = {}  # open connections by client address (max.connections.per.ip)
         self._idle_check: asyncio.TimerHandle | None = None
 
+    @property
+    def started(self) -> bool:
+        return any(listener.server is not None for listener in self.sockets)
+
+    def bound_sockets(self) -> list[socket.socket]:
+        """The listening sockets (none once stopped)."""
+        return [s for listener in self.sockets if listener.server is not None for s in listener.server.sockets]
+
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
-        self._server = await loop.create_server(
-            lambda: Connection(self), self.node.host, self.node.port, reuse_address=True, ssl=self.ssl_context
-        )
-        port = self._server.sockets[0].getsockname()[1]
-        if self.node.advertised_port in (0, self.node.port):
-            self.node.advertised_port = port
-        self.node.port = port
+        try:
+            for listener in self.sockets:
+                endpoint = listener.endpoint
+                listener.server = server = await loop.create_server(
+                    lambda listener=listener: Connection(self, listener),
+                    endpoint.host, endpoint.port, reuse_address=True, ssl=listener.ssl_context,
+                )
+                port = server.sockets[0].getsockname()[1]
+                if endpoint.advertised_port in (0, endpoint.port):
+                    endpoint.advertised_port = port
+                endpoint.port = port
+        except BaseException:
+            await self._close_servers()
+            raise
+        first = self.sockets[0].endpoint  # the node's own address is its first listener's
+        self.node.port = first.port
+        self.node.advertised_port = first.advertised_port if first.advertised_host is not None else first.port
         self._schedule_idle_check()
 
     async def stop(self) -> None:
         if self._idle_check is not None:
             self._idle_check.cancel()
             self._idle_check = None
-        if self._server is not None:
-            self._server.close()
+        for listener in self.sockets:
+            if listener.server is not None:
+                listener.server.close()
         await self.close_connections()
-        if self._server is not None:
-            await self._server.wait_closed()
-            self._server = None
+        await self._close_servers()
+
+    async def _close_servers(self) -> None:
+        for listener in self.sockets:
+            server, listener.server = listener.server, None
+            if server is not None:
+                server.close()
+                await server.wait_closed()
 
     async def close_connections(self) -> int:
-        """Drop every open connection, leaving the listener open (control.disconnect_all);
+        """Drop every open connection, leaving the listeners open (control.disconnect_all);
         returns how many were dropped. Parked requests are cancelled; answers already written
         are flushed before the socket closes."""
         connections = list(self._connections)
@@ -219,6 +272,7 @@ class Connection(asyncio.BufferedProtocol):
         "frames",
         "idle_seen",
         "idle_since",
+        "listener",
         "node",
         "parked",
         "pool",
@@ -229,11 +283,12 @@ class Connection(asyncio.BufferedProtocol):
         "transport",
     )
 
-    def __init__(self, server: BrokerServer) -> None:
+    def __init__(self, server: BrokerServer, listener: ListenerSocket | None = None) -> None:
         self.server = server
         self.cluster = server.cluster
         self.node = server.node
-        self.answers = server.answers
+        self.listener = listener = listener or server.sockets[0]  # None: the first (bench/ makes them so)
+        self.answers = listener.answers
         self.frames = FrameBuffer(
             server.cluster.config.socket_request_max_bytes, server.receive_buffer, server.pool
         )
@@ -243,7 +298,7 @@ class Connection(asyncio.BufferedProtocol):
         # SASL listeners: the connection's authenticator; until it completes, no fast lane is
         # taken and dispatch serves nothing but ApiVersions and the SASL APIs.
         self.session: SaslSession | None = (
-            SaslSession(server.cluster.sasl_mechanisms, server.cluster.oauth_validator) if server.sasl else None
+            SaslSession(listener.mechanisms, server.cluster.oauth_validator) if listener.sasl else None
         )
         # until the SASL exchange completes, and while the session has an expiry (KIP-368)
         self.authenticating = self.session is not None
@@ -270,7 +325,7 @@ class Connection(asyncio.BufferedProtocol):
         if not self.server.admit(self):
             transport.abort()
             return
-        if self.server.ssl_context is not None and self.session is None:
+        if self.listener.ssl_context is not None and self.session is None:
             # An SSL listener: the principal is the client certificate's subject (asyncio calls
             # connection_made once the TLS handshake is done).
             from mockbroker.security.tls import certificate_principal
@@ -399,8 +454,8 @@ class Connection(asyncio.BufferedProtocol):
     def _process(self) -> None:
         """Handle every complete frame buffered, answering in order, until one parks."""
         transport = self.transport
-        if transport is None or transport.is_closing():
-            return
+        if transport is None or transport.is_closing() or self._muted & _FAILED:
+            return  # closed, or closing after a failed authentication (KIP-306's delay)
         frames, cluster, node, client = self.frames, self.cluster, self.node, self.client
         answers, caps, requests = self.answers, cluster.version_caps, self.server.requests
         pending: list[Buffer] = []  # responses not yet handed to the transport, in order
@@ -428,7 +483,7 @@ class Connection(asyncio.BufferedProtocol):
                             if answer is not None:
                                 pending += (answer[0], frame[4:8], answer[1])
                                 continue
-                coro = dispatch(cluster, node, frame, client, self.session, self.principal)
+                coro = dispatch(cluster, node, frame, client, self.session, self.principal, self.listener.name)
                 if cluster.intercepting:  # interceptors run inside a task (see the module docstring)
                     step: Any = _NOT_STEPPED
                 else:

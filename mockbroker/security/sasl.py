@@ -47,6 +47,7 @@ from mockbroker.security.scram import (
     credential_from_salted,
     make_credential,
 )
+from mockbroker_protocol.hashing import java_string_hash
 
 PLAIN = "PLAIN"
 OAUTHBEARER = "OAUTHBEARER"
@@ -64,9 +65,7 @@ def kafka_mechanism_order(mechanisms: tuple[str, ...]) -> tuple[str, ...]:
     (PLAIN before OAUTHBEARER whatever sasl.enabled.mechanisms says; checked against Kafka 4.3.1)."""
 
     def bucket(name: str) -> int:
-        h = 0
-        for char in name:
-            h = (31 * h + ord(char)) & 0xFFFFFFFF
+        h = java_string_hash(name)
         return (h ^ (h >> 16)) & 15
 
     return tuple(sorted(mechanisms, key=lambda m: (bucket(m), mechanisms.index(m))))
@@ -294,7 +293,9 @@ class SaslSession:
         parts = token.split(b"\x00")
         generic = f"Authentication failed during authentication due to invalid credentials with SASL mechanism {PLAIN}"
         if len(parts) != 3:
-            raise SaslFailure(generic, "invalid PLAIN token: expected authorization id, username and password")
+            # PlainSaslServer.extractTokens stops counting at 4 tokens
+            message = f"Invalid SASL/PLAIN response: expected 3 tokens, got {min(len(parts), 4)}"
+            raise SaslFailure(message, "invalid PLAIN token: expected authorization id, username and password")
         try:
             authzid, username, password = (p.decode() for p in parts)
         except UnicodeDecodeError:

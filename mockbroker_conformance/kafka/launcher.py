@@ -208,9 +208,14 @@ def _java_command(libs: Path, log4j: Path, *args: str) -> list[str]:
 
 
 def start(
-    version: str = KAFKA_VERSION, *, deadline_s: float = 90.0, properties: dict[str, str] | None = None
+    version: str = KAFKA_VERSION,
+    *,
+    deadline_s: float = 90.0,
+    properties: dict[str, str] | None = None,
+    format_args: tuple[str, ...] = (),
 ) -> KafkaBroker:
-    """Fetch (when needed), format and start one Kafka node; return once it answers Metadata."""
+    """Fetch (when needed), format and start one Kafka node; return once it answers Metadata.
+    ``format_args`` go to ``StorageTool format`` (``--add-scram`` records SCRAM users, KIP-900)."""
     began = time.monotonic()
     libs = fetch(version)
     workdir = Path(tempfile.mkdtemp(prefix="mockbroker-kafka-"))
@@ -224,7 +229,7 @@ def start(
         log4j.write_text(LOG4J2)
         cluster_id = random_cluster_id()
         formatted = subprocess.run(
-            _java_command(libs, log4j, "kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}", "-c", str(config)),
+            _java_command(libs, log4j, "kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}", "-c", str(config), *format_args),
             capture_output=True, text=True, check=False, timeout=deadline_s,
         )  # fmt: skip
         if formatted.returncode != 0:

@@ -178,14 +178,19 @@ class Read:
 @dataclass
 class Raw:
     """Send raw bytes on a connection (a request our codec would refuse to encode); the answer is
-    decoded as ``decode`` (api key, version) says, or, without it, only whether the broker closed
-    the connection is compared."""
+    decoded as ``decode`` (api key, version) says, or, with ``read_frame``, one size-prefixed frame
+    kept as bytes (a SASL v0 token: no Kafka header) in ``ctx.answers[label]`` and compared as
+    ``normalise`` makes it, or, without either, only whether the broker closed the connection is
+    compared."""
 
     frame: Callable[[Context], bytes]
     label: str = "raw"
     conn: str = "raw"
     decode: tuple[int, int] | None = None
     normalise: Callable[[Any, Context], Any] | None = None
+    read_frame: bool = False
+    ignore: tuple[str, ...] = ()
+    divergences: Mapping[str, Iterable[str]] = field(default_factory=dict)  # as a Step's
 
 
 Item = Step | Read | Raw
@@ -209,6 +214,10 @@ def run(target: Target, steps: list[Item], names: tuple[str, str, str]) -> Outco
             if isinstance(item, Raw):
                 conn = ctx.conn(item.conn)
                 conn.send_raw(item.frame(ctx))
+                if item.read_frame:
+                    ctx.answers[item.label] = frame = conn.read_frame()
+                    out.append((item.label, item.normalise(frame, ctx) if item.normalise else frame.hex()))
+                    continue
                 if item.decode is None:
                     out.append((item.label, {"closed": conn.closed_by_peer()}))
                     continue
@@ -365,7 +374,7 @@ _MISSING = "<absent>"
 
 def compare(steps: list[Item], kafka: Outcome, mock: Outcome) -> None:
     """Fail with every differing field path neither ignored nor listed; fail on a listing nothing needs."""
-    by_label = {s.label: s for s in steps if isinstance(s, Step)}
+    by_label = {s.label: s for s in steps if isinstance(s, (Step, Raw))}
     known = listed_divergences()
     problems: list[str] = []
     used: set[tuple[str, str, str]] = set()

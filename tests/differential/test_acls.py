@@ -4,6 +4,7 @@ APIs' checks and answers, and the codes each API refuses with for a principal wi
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from mockbroker_protocol import registry
@@ -29,6 +30,7 @@ from tests.differential.test_data_path import batch, produce
 TOPIC, GROUP, CLUSTER, ANY_TYPE = 2, 3, 4, 1
 LITERAL, PREFIXED, MATCH, ANY_PATTERN = 3, 4, 2, 1
 READ, DESCRIBE, ANY_OP, ALL = 3, 8, 1, 2
+CREATE, DELETE, DESCRIBE_CONFIGS = 5, 6, 10
 ALLOW, ANY_PERM = 3, 1
 
 
@@ -38,6 +40,16 @@ def login(user: str, conn: str) -> list[Item]:
         Step(SASL_HANDSHAKE, 1, SaslHandshakeRequest("PLAIN"), conn=conn, label=f"handshake-{conn}"),
         Step(SASL_AUTHENTICATE, 2, SaslAuthenticateRequest(token), conn=conn, label=f"auth-{conn}"),
     ]
+
+
+def acls_visible(*resources: tuple[int, Any, int]) -> list[Step]:
+    """Wait (not compared) until the admin sees each (resource type, name of ctx, pattern type)'s
+    bindings: Kafka's brokers apply ACLs once the controller's records reach them."""
+    return [
+        Step(DESCRIBE_ACLS, 3, lambda ctx, t=t, n=n, p=p: DescribeAclsRequest(t, n(ctx), p, None, None, ANY_OP, ANY_PERM),
+             conn="admin", until=lambda answer: len(answer.resources) == 1, compare=False)
+        for t, n, p in resources
+    ]  # fmt: skip
 
 
 def as_admin(steps: list[Step]) -> list[Step]:
@@ -194,5 +206,166 @@ def test_consumer_path_decisions(secured_targets: tuple[Target, Target]) -> None
         *login("admin", "admin3"),
         Raw(_frame(DESCRIBE_ACLS, DescribeAclsRequest(TOPIC, None, 0, None, None, ANY_OP, ANY_PERM)),
             conn="admin3", label="describe-unknown"),
+    ]  # fmt: skip
+    differential(*secured_targets, steps)
+
+
+def test_group_protocol_decisions(secured_targets: tuple[Target, Target]) -> None:
+    """alice may READ the groups whose names start with the sequence's group and the first topic:
+    the KIP-848 and share heartbeats subscribing to the second topic too, and share fetches and
+    acknowledgements of it, are refused as Kafka refuses them."""
+    from mockbroker_protocol.messages.share_acknowledge import (
+        AcknowledgementBatch,
+        AcknowledgePartition,
+        AcknowledgeTopic,
+        ShareAcknowledgeRequest,
+    )
+    from mockbroker_protocol.messages.share_fetch import FetchPartition, FetchTopic, ShareFetchRequest
+    from mockbroker_protocol.messages.share_group_describe import ShareGroupDescribeRequest
+    from tests.differential.test_classic_groups import coordinator_ready
+    from tests.differential.test_consumer_groups import hb as consumer_hb
+    from tests.differential.test_consumer_groups import sorted_assignment
+    from tests.differential.test_share_groups import hb as share_hb
+
+    def grants(ctx: Context) -> CreateAclsRequest:
+        return CreateAclsRequest([
+            AclCreation(TOPIC, ctx.topic, LITERAL, "User:alice", "*", READ, ALLOW),
+            AclCreation(GROUP, ctx.group, LITERAL, "User:alice", "*", READ, ALLOW),
+            # the share group; "<group>-" is a prefix of no other sequence's group name
+            AclCreation(GROUP, f"{ctx.group}-", PREFIXED, "User:alice", "*", READ, ALLOW),
+        ])  # fmt: skip
+
+    def share_group(build: Any) -> Any:
+        def rebuilt(ctx: Context) -> Any:
+            request = build(ctx)
+            request.group_id = f"{ctx.group}-share"
+            return request
+
+        return rebuilt
+
+    def both(ctx: Context) -> list[str]:
+        return [ctx.topic, ctx.topic2]
+
+    def share_fetch(ctx: Context) -> ShareFetchRequest:
+        topics = [FetchTopic(ctx.answers["created2"].topics[0].topic_id, [FetchPartition(0)])]
+        return ShareFetchRequest(
+            group_id=f"{ctx.group}-share", member_id=str(uuid.UUID(int=7)), share_session_epoch=0, max_wait_ms=0,
+            min_bytes=1, max_bytes=1 << 20, max_records=10, batch_size=10, topics=topics,
+        )  # fmt: skip
+
+    def share_ack(ctx: Context) -> ShareAcknowledgeRequest:
+        batch = AcknowledgementBatch(first_offset=0, last_offset=0, acknowledge_types=[1])
+        topic = AcknowledgeTopic(ctx.answers["created2"].topics[0].topic_id, [AcknowledgePartition(0, [batch])])
+        return ShareAcknowledgeRequest(group_id=f"{ctx.group}-share", member_id=str(uuid.UUID(int=7)), share_session_epoch=1, topics=[topic])
+
+    created, created2 = as_admin(create()), as_admin(create(lambda ctx: ctx.topic2))
+    created[0].label, created2[0].label = "created", "created2"
+    steps: list[Item] = [
+        *login("admin", "admin"),
+        *login("alice", "main"),
+        *created,
+        *created2,
+        Step(CREATE_ACLS, 3, grants, conn="admin"),
+        *acls_visible((GROUP, lambda ctx: ctx.group, LITERAL), (GROUP, lambda ctx: f"{ctx.group}-", PREFIXED),
+                      (TOPIC, lambda ctx: ctx.topic, LITERAL)),
+        *coordinator_ready(),
+        Step(68, 1, lambda ctx: consumer_hb(0, topics=both(ctx))(ctx), label="consumer-both"),
+        Step(76, 1, share_group(lambda ctx: share_hb(0, topics=both(ctx))(ctx)), label="share-both"),
+        Step(78, 1, share_fetch, label="share-fetch"),
+        Step(79, 1, share_ack, label="share-ack"),
+        # subscribed to the first topic only: a member (its assignment compared), then it leaves
+        Step(68, 1, lambda ctx: consumer_hb(0, topics=[ctx.topic], owned=False)(ctx), label="consumer-ours",
+             normalise=sorted_assignment),
+        Step(68, 1, consumer_hb(-1, topics=None), label="consumer-leave"),
+        # a share group alice may READ: its KIP-430 operations (READ, DESCRIBE)
+        Step(76, 1, share_group(lambda ctx: share_hb(0, topics=[ctx.topic])(ctx)), label="share-ours", compare=False),
+        Step(77, 1, lambda ctx: ShareGroupDescribeRequest([f"{ctx.group}-share"], True), label="share-describe",
+             ignore=("groups.*.members", "groups.*.members.*", "groups.*.group_epoch", "groups.*.assignment_epoch")),
+    ]  # fmt: skip
+    differential(*secured_targets, steps)
+
+
+def test_authorized_operations(secured_targets: tuple[Target, Target]) -> None:
+    """KIP-430's authorized-operation bits (Metadata, DescribeGroups, ConsumerGroupDescribe,
+    DescribeCluster) for alice's ACLs, and CreateTopics' configs left out without DESCRIBE_CONFIGS
+    (KIP-525)."""
+    from mockbroker_protocol.messages.consumer_group_describe import ConsumerGroupDescribeRequest
+    from mockbroker_protocol.messages.describe_cluster import DescribeClusterRequest
+    from mockbroker_protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
+    from mockbroker_protocol.messages.share_group_describe import ShareGroupDescribeRequest
+    from mockbroker_protocol.messages.streams_group_describe import StreamsGroupDescribeRequest
+    from tests.differential.test_classic_groups import coordinator_ready
+    from tests.differential.test_consumer_groups import hb as consumer_hb
+
+    def grants(ctx: Context) -> CreateAclsRequest:
+        return CreateAclsRequest([
+            AclCreation(TOPIC, ctx.topic, LITERAL, "User:alice", "*", READ, ALLOW),
+            AclCreation(TOPIC, ctx.topic, LITERAL, "User:alice", "*", DESCRIBE_CONFIGS, ALLOW),
+            AclCreation(TOPIC, ctx.topic2, LITERAL, "User:alice", "*", CREATE, ALLOW),
+            AclCreation(GROUP, ctx.group, LITERAL, "User:alice", "*", READ, ALLOW),
+            AclCreation(GROUP, ctx.group, LITERAL, "User:alice", "*", DELETE, ALLOW),
+            AclCreation(CLUSTER, "kafka-cluster", LITERAL, "User:alice", "*", DESCRIBE, ALLOW),
+        ])  # fmt: skip
+
+    def described(version: int, cluster: bool) -> Any:
+        def build(ctx: Context) -> MetadataRequest:
+            return MetadataRequest(
+                topics=[MetadataRequestTopic(name=ctx.topic)], allow_auto_topic_creation=False,
+                include_cluster_authorized_operations=cluster, include_topic_authorized_operations=True,
+            )  # fmt: skip
+
+        return Step(METADATA, version, build, label=f"metadata-v{version}")
+
+    created = as_admin(create())
+    created[0].label = "created"
+    steps: list[Item] = [
+        *login("admin", "admin"),
+        *login("alice", "main"),
+        *created,
+        Step(CREATE_ACLS, 3, grants, conn="admin"),
+        *acls_visible((GROUP, lambda ctx: ctx.group, LITERAL), (TOPIC, lambda ctx: ctx.topic, LITERAL),
+                      (TOPIC, lambda ctx: ctx.topic2, LITERAL), (CLUSTER, lambda ctx: "kafka-cluster", LITERAL)),
+        described(12, False),
+        described(10, True),
+        *coordinator_ready(),
+        Step(68, 1, lambda ctx: consumer_hb(0, topics=[ctx.topic], owned=False)(ctx), label="joined", compare=False),
+        Step(DESCRIBE_GROUPS, 5, lambda ctx: DescribeGroupsRequest([ctx.group, "other-group"], True), label="describe-groups",
+             ignore=("groups.*.members.*.member_metadata", "groups.*.members.*.member_assignment")),
+        Step(69, 1, lambda ctx: ConsumerGroupDescribeRequest([ctx.group, "other-group"], True), label="consumer-group-describe",
+             ignore=("groups.*.members.*", "groups.*.assignment_epoch", "groups.*.group_epoch")),
+        Step(77, 1, ShareGroupDescribeRequest(["other-group"], True), label="share-group-describe"),
+        Step(89, 0, StreamsGroupDescribeRequest(["other-group"], True), label="streams-group-describe"),
+        Step(60, 1, DescribeClusterRequest(include_cluster_authorized_operations=True), label="describe-cluster"),
+        Step(CREATE_TOPICS, 7, lambda ctx: CreateTopicsRequest([CreatableTopic(ctx.topic2, 1, 1)], 30000), label="create-no-describe-configs"),
+    ]  # fmt: skip
+    differential(*secured_targets, steps)
+
+
+def test_streams_topology_decisions(secured_targets: tuple[Target, Target]) -> None:
+    """StreamsGroupHeartbeat with a topology: alice may READ the group and the source topic; the
+    topology's internal topics need DESCRIBE, and their creation CREATE (KafkaApis)."""
+    from tests.differential.test_classic_groups import coordinator_ready
+    from tests.differential.test_streams_groups import join, sorted_tasks
+
+    def grants(ctx: Context) -> CreateAclsRequest:
+        return CreateAclsRequest([
+            AclCreation(TOPIC, ctx.topic, LITERAL, "User:alice", "*", READ, ALLOW),
+            AclCreation(GROUP, ctx.group, LITERAL, "User:alice", "*", READ, ALLOW),
+        ])  # fmt: skip
+
+    def internal(ctx: Context) -> CreateAclsRequest:  # the internal topics are named after the group
+        return CreateAclsRequest([AclCreation(TOPIC, f"{ctx.group}-", PREFIXED, "User:alice", "*", DESCRIBE, ALLOW)])
+
+    steps: list[Item] = [
+        *login("admin", "admin"),
+        *login("alice", "main"),
+        *as_admin(create(partitions=2)),
+        Step(CREATE_ACLS, 3, grants, conn="admin"),
+        *acls_visible((GROUP, lambda ctx: ctx.group, LITERAL), (TOPIC, lambda ctx: ctx.topic, LITERAL)),
+        *coordinator_ready(),
+        Step(88, 0, join(), label="internal-not-describable", normalise=sorted_tasks),
+        Step(CREATE_ACLS, 3, internal, conn="admin"),
+        *acls_visible((TOPIC, lambda ctx: f"{ctx.group}-", PREFIXED)),
+        Step(88, 0, join(), label="internal-not-creatable", normalise=sorted_tasks),
     ]  # fmt: skip
     differential(*secured_targets, steps)

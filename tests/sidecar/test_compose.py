@@ -11,12 +11,14 @@ skips service_healthy conditions on podman older than 4.6, and Debian bookworm h
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import socket
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -81,7 +83,11 @@ def require_docker_compose() -> str:
     return path
 
 
-def test_the_compose_example_passes_its_test_runner(tmp_path: Path) -> None:
+@contextlib.contextmanager
+def compose_project(tmp_path: Path, prefix: str, *options: str) -> Iterator[tuple[list[str], dict[str, str], HealthTicker]]:
+    """docker-compose on docker/compose.yaml against podman's API for one project: the command's
+    start (with ``options``, e.g. a profile), its environment and the health ticker, running; the
+    project is taken down and its containers and network removed afterwards."""
     require_images(IMAGE, EXAMPLE_IMAGE)
     compose = require_docker_compose()
     sock = tmp_path / "podman.sock"
@@ -89,7 +95,7 @@ def test_the_compose_example_passes_its_test_runner(tmp_path: Path) -> None:
     service = subprocess.Popen(
         ["podman", "system", "service", "--time=0", f"unix://{sock}"], env=podman_env(), stdout=service_log, stderr=service_log
     )
-    project = unique("mbexample")
+    project = unique(prefix)
     env = {
         **podman_env(),
         "DOCKER_HOST": f"unix://{sock}",
@@ -97,11 +103,31 @@ def test_the_compose_example_passes_its_test_runner(tmp_path: Path) -> None:
         "MOCKBROKER_HOST_PORT": str(free_port()),  # not 9092/8092: the machine is shared
         "MOCKBROKER_HOST_ADMIN_PORT": str(free_port()),
     }
-    base = [compose, "--project-name", project, "--file", str(REPO / "docker" / "compose.yaml")]
+    base = [compose, "--project-name", project, "--file", str(REPO / "docker" / "compose.yaml"), *options]
     ticker = HealthTicker(project)
     try:
         wait_until(sock.exists, "podman's API socket")
         ticker.start()
+        yield base, env, ticker
+    finally:
+        ticker.stop()
+        subprocess.run([*base, "down", "--volumes", "--timeout", "10"], env=env, capture_output=True, timeout=120)
+        service.terminate()
+        try:
+            service.wait(30)
+        except subprocess.TimeoutExpired:
+            service.kill()
+            service.wait(30)
+        service_log.close()
+        leftover = podman("ps", "--all", "--filter", f"label=com.docker.compose.project={project}", "--format", "{{.Names}}")
+        for name in leftover.stdout.split():
+            podman("rm", "--force", "--time", "0", name, check=False)
+        podman("network", "rm", "--force", f"{project}_default", check=False)
+
+
+def test_the_compose_example_passes_its_test_runner(tmp_path: Path) -> None:
+    with compose_project(tmp_path, "mbexample") as (base, env, ticker):
+        project = base[2]
         up = subprocess.run(
             [*base, "up", "--no-build", "--abort-on-container-exit", "--exit-code-from", "test-runner"],
             env=env, capture_output=True, text=True, timeout=COMPOSE_DEADLINE_S,
@@ -118,17 +144,23 @@ def test_the_compose_example_passes_its_test_runner(tmp_path: Path) -> None:
         assert started_ns / 1e9 > ticker.first_pass[broker]
         states = json.loads(podman("inspect", broker, consumer).stdout)
         assert [s["State"]["ExitCode"] for s in states] == [0, 0]  # both stopped cleanly by SIGTERM
-    finally:
-        ticker.stop()
-        subprocess.run([*base, "down", "--volumes", "--timeout", "10"], env=env, capture_output=True, timeout=120)
-        service.terminate()
-        try:
-            service.wait(30)
-        except subprocess.TimeoutExpired:
-            service.kill()
-            service.wait(30)
-        service_log.close()
-        leftover = podman("ps", "--all", "--filter", f"label=com.docker.compose.project={project}", "--format", "{{.Names}}")
-        for name in leftover.stdout.split():
-            podman("rm", "--force", "--time", "0", name, check=False)
-        podman("network", "rm", "--force", f"{project}_default", check=False)
+
+
+def test_the_sasl_profile_serves_an_application_over_sasl_ssl(tmp_path: Path) -> None:
+    """`--profile sasl`: mockbroker-sasl with a PLAINTEXT and a SASL_SSL listener; sasl-client
+    (docker/example/sasl_client.py) produces and consumes in a group over SASL_SSL with SCRAM-SHA-512,
+    trusting the CA that GET /security hands out, and reads the records back over PLAINTEXT, each
+    client given its own listener's addresses (mockbroker-sasl:9093, mockbroker-sasl:9092)."""
+    with compose_project(tmp_path, "mbsasl", "--profile", "sasl") as (base, env, _):
+        up = subprocess.run(
+            [*base, "up", "--no-build", "--abort-on-container-exit", "--exit-code-from", "sasl-client",
+             "mockbroker-sasl", "sasl-client"],
+            env=env, capture_output=True, text=True, timeout=COMPOSE_DEADLINE_S,
+        )  # fmt: skip
+        assert up.returncode == 0, f"{up.stdout[-6000:]}\n{up.stderr[-3000:]}"
+        lines = [line for line in up.stdout.splitlines() if "sasl-client" in line and "{" in line]
+        reports = [json.loads(line[line.index("{"):]) for line in lines]
+        assert {"result": "passed", "runner": "sasl-client"} in reports, up.stdout[-6000:]
+        by_listener = {r["listener"]: r for r in reports if "listener" in r}
+        assert by_listener["SASL_SSL"]["brokers"] == [["mockbroker-sasl", 9093]]
+        assert by_listener["PLAINTEXT"]["brokers"] == [["mockbroker-sasl", 9092]]

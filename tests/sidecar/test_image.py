@@ -162,9 +162,9 @@ def test_compose_yaml_follows_the_compose_specification() -> None:
     broken["services"]["consumer"]["depends_on"] = 3
     assert len(list(validator.iter_errors(broken))) >= 2
     services = compose()["services"]
-    assert set(services) == {"mockbroker", "consumer", "test-runner", "mockbroker-sasl"}
+    assert set(services) == {"mockbroker", "consumer", "test-runner", "mockbroker-sasl", "sasl-client"}
     # The SASL_SSL example (docs/security.md) starts only with `--profile sasl`.
-    assert services["mockbroker-sasl"]["profiles"] == ["sasl"]
+    assert services["mockbroker-sasl"]["profiles"] == services["sasl-client"]["profiles"] == ["sasl"]
     assert services["consumer"]["depends_on"]["mockbroker"]["condition"] == "service_healthy"
 
 

@@ -142,3 +142,17 @@ async def test_a_second_handshake_during_the_exchange_is_illegal_and_closes(sasl
     again = await client.request(ApiKey.SASL_HANDSHAKE, 1, SaslHandshakeRequest("PLAIN"))
     assert again.error_code == ErrorCode.ILLEGAL_SASL_STATE
     assert await client.closed_by_peer()
+
+
+async def test_other_request_during_authentication_gets_its_error_answer_then_closes(sasl_cluster: MockCluster) -> None:
+    """SaslServerAuthenticator.handleSaslToken: after a v1 handshake any request but SaslAuthenticate
+    gets its own error response (ILLEGAL_SASL_STATE), then the connection closes."""
+    from mockbroker_protocol.messages.metadata import MetadataRequestTopic
+
+    client = await _connect(sasl_cluster)
+    assert (await client.request(ApiKey.SASL_HANDSHAKE, 1, SaslHandshakeRequest("PLAIN"))).error_code == 0
+    response = await client.request(ApiKey.METADATA, 12, MetadataRequest(topics=[MetadataRequestTopic(name="t")]))
+    assert [(t.name, t.error_code) for t in response.topics] == [("t", ErrorCode.ILLEGAL_SASL_STATE)]
+    assert response.brokers == []
+    assert await client.closed_by_peer()
+    assert any(e.reason == "Unexpected Kafka request of type METADATA during SASL authentication." for e in sasl_cluster.events)

@@ -1,9 +1,11 @@
 #!/usr/bin/env node
-// kafkajs-sasl: kafkajs over SASL_SSL, run by tests/integration/test_security.py against mockbroker.
+// kafkajs-sasl: kafkajs over SASL_SSL, or over SSL with a client certificate, run by
+// tests/integration/test_security.py against mockbroker.
 //
 // Usage:
 //   node kafkajs-sasl.js --brokers h:p --ca FILE --mechanism plain|scram-sha-256|scram-sha-512
 //                        --username U --password P --topic T [--timeout-ms 30000]
+//   node kafkajs-sasl.js --brokers h:p --ca FILE --cert FILE --key FILE --topic T   (SSL, no SASL)
 //
 // Produces three messages (m0, m1, m2) to T, then consumes them back in group g-T and prints one
 // JSON object per line: {"event": "consumed", "value": v} for each, then {"event": "done"}.
@@ -19,6 +21,8 @@ const { values: args } = parseArgs({
   options: {
     brokers: { type: 'string' },
     ca: { type: 'string' },
+    cert: { type: 'string' },
+    key: { type: 'string' },
     mechanism: { type: 'string' },
     username: { type: 'string' },
     password: { type: 'string' },
@@ -34,8 +38,11 @@ async function main () {
   const kafka = new Kafka({
     clientId: 'mockbroker-kafkajs-sasl',
     brokers: args.brokers.split(','),
-    ssl: { ca: [fs.readFileSync(args.ca, 'utf-8')] },
-    sasl: { mechanism: args.mechanism, username: args.username, password: args.password },
+    ssl: {
+      ca: [fs.readFileSync(args.ca, 'utf-8')],
+      ...(args.cert ? { cert: fs.readFileSync(args.cert, 'utf-8'), key: fs.readFileSync(args.key, 'utf-8') } : {})
+    },
+    sasl: args.mechanism ? { mechanism: args.mechanism, username: args.username, password: args.password } : undefined,
     retry: { retries: 0 },
     logLevel: logLevel.NOTHING
   })
