@@ -12,7 +12,7 @@ import json
 import os
 import signal
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from mockbroker_conformance.model import NotSupported, ScenarioFailed
@@ -190,3 +190,14 @@ async def wait_for(check: Callable[[], Any], what: str, timeout: float, *drivers
             tails = "".join(d._tail() for d in drivers)
             raise ScenarioFailed(f"timed out after {timeout:.0f}s waiting for {what}{tails}")
         await asyncio.sleep(POLL_S)
+
+
+async def wait_for_async(pred: Callable[[], Awaitable[bool]], what: str, timeout: float) -> None:
+    """Ask the coroutine ``pred`` again until it holds (a broker's answers converging: metadata
+    after a deletion, a share group's start offset); ScenarioFailed naming ``what`` on timeout."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not await pred():
+        if loop.time() > deadline:
+            raise ScenarioFailed(f"timed out after {timeout:.0f}s waiting for {what}")
+        await asyncio.sleep(0.1)

@@ -9,7 +9,6 @@ a pass, unless the client audit found something meanwhile (mockbroker only).
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -18,7 +17,7 @@ from typing import Any
 from mockbroker_conformance import share_scenarios as share
 from mockbroker_conformance.clients import ClientSpec
 from mockbroker_conformance.model import NotSupported, ScenarioFailed
-from mockbroker_conformance.process import DriverProcess, Event, wait_for
+from mockbroker_conformance.process import DriverProcess, Event, wait_for, wait_for_async
 from mockbroker_conformance.streams_scenarios import KIND as STREAMS
 from mockbroker_conformance.streams_scenarios import STREAMS_SCENARIOS
 from mockbroker_conformance.targets import TargetCluster
@@ -540,15 +539,6 @@ async def admin_operations(ctx: Context) -> None:
 
     await wait_for_async(unknown, f"describe_topics to say {topic} is gone", WAIT_S)
 
-
-async def wait_for_async(pred: Callable[[], Awaitable[bool]], what: str, timeout: float) -> None:
-    """Ask ``pred`` again until it holds (a broker's metadata converges after a deletion)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not await pred():
-        if loop.time() > deadline:
-            raise ScenarioFailed(f"timed out after {timeout:.0f}s waiting for {what}")
-        await asyncio.sleep(0.1)
 
 
 @dataclass(frozen=True)

@@ -16,11 +16,11 @@ from __future__ import annotations
 import asyncio
 import socket
 import struct
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from mockbroker_conformance.model import NotSupported, ScenarioFailed
-from mockbroker_conformance.process import DriverProcess, Event, wait_for
+from mockbroker_conformance.process import DriverProcess, Event, wait_for, wait_for_async
 
 if TYPE_CHECKING:  # scenarios.py registers these scenarios: no import of it at run time
     from mockbroker_conformance.scenarios import Context
@@ -184,14 +184,6 @@ async def wait_acknowledged(ctx: Context, group: str, topic: str, end: int) -> t
         raise ScenarioFailed(f"{exc}; it last answered (start offset, lag) {seen[-1:]}") from None
     return seen[-1]
 
-
-async def wait_for_async(pred: Callable[[], Awaitable[bool]], what: str, timeout: float) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not await pred():
-        if loop.time() > deadline:
-            raise ScenarioFailed(f"timed out after {timeout:.0f}s waiting for {what}")
-        await asyncio.sleep(0.2)
 
 
 async def admin(d: DriverProcess, op: str, **args: Any) -> Event:
