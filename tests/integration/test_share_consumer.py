@@ -191,3 +191,38 @@ def test_control_shows_in_flight_records_and_expires_a_lock_and_a_session(share_
     finally:
         other.close()
         holder.close()
+
+
+def test_a_share_consumer_follows_a_coordinator_move_under_latency(share_broker: BrokerThread) -> None:
+    """The faults of cluster.control reach share groups as the other kinds: the group's coordinator
+    moves (the old one answers ShareGroupHeartbeat with NOT_COORDINATOR, the client finds the new
+    one) while every request takes 100 ms more; records produced afterwards still arrive once and
+    their acknowledgements move the start offset."""
+    share_broker.create_topic("q", 1)
+    produce(share_broker, "q", 2)
+    c = consumer(share_broker)
+    try:
+        first: list[Message] = []
+        wait_until(lambda: polled_into(c, first, 2), "the first two records")
+        for m in first:
+            c.acknowledge(m, AcknowledgeType.ACCEPT)
+        c.commit_sync()
+        share_broker.enable_request_log(True)
+        old = share_broker.coordinator(GROUP)
+        new = next(b for b in share_broker.broker_ids if b != old)
+        assert share_broker.move_coordinator(GROUP, new) == old
+        share_broker.set_latency(100)
+        produce(share_broker, "q", 2)
+        later: list[Message] = []
+        wait_until(lambda: polled_into(c, later, 2), "the two records produced after the move")
+        assert [(m.offset(), m.delivery_count()) for m in later] == [(2, 1), (3, 1)]
+        for m in later:
+            c.acknowledge(m, AcknowledgeType.ACCEPT)
+        c.commit_sync()
+        wait_until(
+            lambda: any(r.broker_id == new and not r.error_codes for r in share_broker.requests("ShareGroupHeartbeat")),
+            "a heartbeat answered by the new coordinator",
+        )
+        wait_until(lambda: start_offset(share_broker) == 4, "the acknowledgements move the start offset to 4")
+    finally:
+        c.close()
