@@ -7,12 +7,17 @@ one request (deletions and upsertions together, whatever the mechanisms) is DUPL
 empty name UNACCEPTABLE_CREDENTIAL; a mechanism other than 1 (SCRAM-SHA-256) or 2 (SCRAM-SHA-512)
 UNSUPPORTED_SASL_MECHANISM; fewer iterations than the mechanism's minimum (4096) or more than
 16384 UNACCEPTABLE_CREDENTIAL; deleting a credential that does not exist RESOURCE_NOT_FOUND.
+
+Under an authorizer the request needs ALTER on the cluster (ControllerApis): refused, every user
+named gets CLUSTER_AUTHORIZATION_FAILED, once each, sorted by name
+(AlterUserScramCredentialsRequest.getErrorResponse); Kafka's message names the request (D22).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mockbroker.handlers._authz import AclOperation, cluster_authorized
 from mockbroker.security.scram import MAX_ITERATIONS, MECHANISM_TYPES, MIN_ITERATIONS
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
@@ -37,6 +42,12 @@ Error = tuple[ErrorCode, str]
 
 
 async def handle(ctx: RequestContext, req: AlterUserScramCredentialsRequest) -> AlterUserScramCredentialsResponse:
+    if not cluster_authorized(ctx, AclOperation.ALTER):
+        names = sorted({d.name for d in req.deletions} | {u.name for u in req.upsertions})
+        code, message = ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed."
+        return AlterUserScramCredentialsResponse(
+            throttle_time_ms=0, results=[AlterUserScramCredentialsResult(user=n, error_code=code, error_message=message) for n in names]
+        )
     credentials = ctx.cluster.credentials
     deletions: dict[str, ScramCredentialDeletion] = {}
     upsertions: dict[str, ScramCredentialUpsertion] = {}

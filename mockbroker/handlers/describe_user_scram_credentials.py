@@ -4,12 +4,19 @@
 Kafka's rules (ScramImage.describe): no users (null or empty) describes every user with a SCRAM
 credential; a user named twice is DUPLICATE_RESOURCE, a user without one RESOURCE_NOT_FOUND, each
 with the user's name after Kafka's message. The top-level error is NONE.
+
+Under an authorizer the request needs DESCRIBE on the cluster (KafkaApis): refused, the top-level
+error is CLUSTER_AUTHORIZATION_FAILED and each user asked for gets it too, with no user name
+(DescribeUserScramCredentialsRequest.getErrorResponse leaves it unset). Asking for every user (null)
+is answered with no results; Kafka 4.3.1 fails building that answer and never sends one (D25).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mockbroker.coordinators.streams.topology import java_hash_map_order
+from mockbroker.handlers._authz import AclOperation, cluster_authorized
 from mockbroker.security.scram import MECHANISM_TYPES
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
@@ -31,13 +38,19 @@ DESCRIBE_USER_THAT_DOES_NOT_EXIST = "Attempt to describe a user credential that 
 
 
 async def handle(ctx: RequestContext, req: DescribeUserScramCredentialsRequest) -> DescribeUserScramCredentialsResponse:
+    if not cluster_authorized(ctx, AclOperation.DESCRIBE):
+        # Errors.CLUSTER_AUTHORIZATION_FAILED.exception(): ApiError gives its default message as null
+        code = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        refused = [DescribeUserScramCredentialsResult(user="", error_code=code, error_message=None) for _ in req.users or []]
+        return DescribeUserScramCredentialsResponse(throttle_time_ms=0, error_code=code, error_message=None, results=refused)
     known = ctx.cluster.credentials.scram_users()
     names = [u.name for u in req.users or []] or sorted(known)
     counts: dict[str, int] = {}
     for name in names:
         counts[name] = counts.get(name, 0) + 1
     results: list[DescribeUserScramCredentialsResult] = []
-    for name in counts:  # once per user, in the order asked
+    # ScramImage.describe answers from a HashMap of the names: its iteration order, not the request's.
+    for name in java_hash_map_order(names, counts):
         if counts[name] > 1:
             results.append(_error(name, ErrorCode.DUPLICATE_RESOURCE, DESCRIBE_DUPLICATE_USER + name))
         elif name not in known:
@@ -47,8 +60,8 @@ async def handle(ctx: RequestContext, req: DescribeUserScramCredentialsRequest) 
                 CredentialInfo(mechanism=MECHANISM_TYPES[mechanism], iterations=iterations)
                 for mechanism, iterations in sorted(known[name].items())
             ]
-            results.append(DescribeUserScramCredentialsResult(user=name, error_code=ErrorCode.NONE, error_message=None, credential_infos=infos))
-    return DescribeUserScramCredentialsResponse(throttle_time_ms=0, error_code=ErrorCode.NONE, error_message=None, results=results)
+            results.append(DescribeUserScramCredentialsResult(user=name, error_code=ErrorCode.NONE, error_message="", credential_infos=infos))
+    return DescribeUserScramCredentialsResponse(throttle_time_ms=0, error_code=ErrorCode.NONE, error_message="", results=results)
 
 
 def _error(name: str, code: ErrorCode, message: str) -> DescribeUserScramCredentialsResult:
