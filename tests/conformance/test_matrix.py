@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 
 from mockbroker_conformance import FAIL, PASS, UNSUPPORTED, Matrix, report
 from mockbroker_conformance.clients import CLIENTS
@@ -68,10 +69,18 @@ def test_readme_table_is_the_generated_one(mockbroker_matrix: Matrix, kafka_matr
     assert current is not None, f"README.md lacks the block {report.BEGIN!r} ... {report.END!r}"
     fresh = report.readme_block(mockbroker_matrix, kafka_matrix)
     diff = "\n".join(difflib.unified_diff(current.splitlines(), fresh.splitlines(), "README.md", "this run", lineterm=""))
-    assert current == fresh, (
+    assert _statuses(current) == _statuses(fresh), (
         "README.md's compatibility table differs from this run's matrix "
         f"(build/conformance/matrix.md; `mockbroker conformance --update-readme` rewrites it):\n{diff}"
     )
+
+
+def _statuses(block: str) -> str:
+    """The README block with what a failing cell's footnote says after "fails:" left out: every
+    cell's status and footnote number, and every other footnote, must match this run; the words of
+    a client's failure (which records it lost, how long it waited) are that run's evidence and
+    change from run to run (kafkajs after a leader move loses or repeats records)."""
+    return re.sub(r"^(\d+\. (?:against [^:]+: )?fails: ).*$", r"\1...", block, flags=re.MULTILINE)
 
 
 def test_outputs_written(mockbroker_matrix: Matrix) -> None:
