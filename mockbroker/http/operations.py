@@ -97,12 +97,19 @@ def _security_ops(e: Endpoints) -> list[Op]:
            s_obj({"listener": s_str(), "security_protocol": s_str(enum=PROTOCOLS),
                   "sasl_mechanisms": s_arr(s_str()), "ssl_ca_path": s_null(s_str()), "ssl_ca_pem": s_null(s_str()),
                   "ssl_client_auth": s_str(),
+                  "connections_max_reauth_ms": s_int(-(1 << 63), (1 << 63) - 1),
+                  # OAUTHBEARER's validator (null without the mechanism): "unsecured" and its
+                  # options, or a callable's name (mockbroker.security.oauthbearer.describe_validator)
+                  "oauthbearer": s_null(s_obj(
+                      {"validator": s_str(), "principal_claim_name": s_str(), "scope_claim_name": s_str(),
+                       "required_scope": s_arr(s_str()), "allowable_clock_skew_ms": s_int(0, (1 << 63) - 1)},
+                      ("validator",))),
                   "listeners": s_arr(s_obj(
                       {"name": s_str(), "security_protocol": s_str(enum=PROTOCOLS), "sasl_mechanisms": s_arr(s_str()),
                        "ssl_client_auth": s_str(), "bootstrap_servers": s_str()},
                       ("name", "security_protocol", "sasl_mechanisms", "ssl_client_auth", "bootstrap_servers")))},
                  ("listener", "security_protocol", "sasl_mechanisms", "ssl_ca_path", "ssl_ca_pem", "ssl_client_auth",
-                  "listeners"))),
+                  "connections_max_reauth_ms", "oauthbearer", "listeners"))),
         Op("GET", "/users", e.users, "SASL users and their mechanisms (never a password)", "security",
            s_obj({"users": s_map(s_arr(s_str()))}, ("users",))),
         Op("PUT", "/users/{user}", e.put_user, "Make or replace a SASL user (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)",
