@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mockbroker.coordinators.streams.topology import java_hash_map_order
 from mockbroker.handlers import _topic_admin as topic_admin
 from mockbroker.handlers._authz import (
     AclOperation,
@@ -90,7 +89,8 @@ def _may_create(ctx: RequestContext, name: str) -> bool:
 def _tell_unauthorized(response: StreamsGroupHeartbeatResponse, names: list[str]) -> None:
     """KafkaApis does not create internal topics the member may not CREATE: it says so in the
     MISSING_INTERNAL_TOPICS status's detail (a new status if there is none)."""
-    note = f"Unauthorized to CREATE on topics {', '.join(java_hash_map_order(names, names))}."  # a HashMap's keys
+    # ``names`` keep the order of the missing-topics HashMap, the Seq KafkaApis partitions by authorization
+    note = f"Unauthorized to CREATE on topics {', '.join(names)}."
     statuses = response.status if response.status is not None else []
     missing = next((s for s in statuses if s.status_code == MISSING_INTERNAL_TOPICS), None)
     if missing is None:

@@ -536,7 +536,7 @@ class StreamsGroupCoordinator(GroupAdmin[StreamsGroup]):
                 reason="the topology or its topics changed", ready=configured.is_ready,
                 status=None if configured.error is None else configured.error.status.name,
                 detail=None if configured.error is None else configured.error.message,
-                internal_topics_to_create=[t.name for t in configured.internal_topics_to_create],
+                internal_topics_to_create=sorted(t.name for t in configured.internal_topics_to_create),
             )  # fmt: skip
         validated = -1
         if configured.is_ready and configured.subtopologies is not None:

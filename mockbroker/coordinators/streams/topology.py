@@ -199,7 +199,9 @@ def configure_topics(topology: StreamsTopology, partition_count: Callable[[str],
                 Status.MISSING_INTERNAL_TOPICS,
                 f"Internal topics are missing: {summarize_topics(java_hash_map_order(inserted, to_create))}",
             )
-        return ConfiguredTopology(topology.topology_epoch, configured, [to_create[n] for n in sorted(to_create)], error)
+        # KafkaApis asks for the creation of that map's keys, and names refused ones in that order too
+        in_map_order = [to_create[n] for n in java_hash_map_order(inserted, to_create)]
+        return ConfiguredTopology(topology.topology_epoch, configured, in_map_order, error)
     except TopicConfigurationError as exc:
         return ConfiguredTopology(topology.topology_epoch, None, [], exc)
 

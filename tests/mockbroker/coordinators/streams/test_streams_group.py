@@ -8,6 +8,13 @@ import json
 
 import pytest
 
+from mockbroker.coordinators.streams.topology import (
+    StreamsTopology,
+    Subtopology,
+    TopicInfo,
+    configure_topics,
+    java_hash_map_order,
+)
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages import streams_group_heartbeat as sgh
 from mockbroker_protocol.messages.offset_commit import (
@@ -404,3 +411,19 @@ async def test_control_expires_a_streams_member_and_forces_a_rebalance() -> None
     assert list(h.sgroup().members) == ["a"]
     assert [e.details["cause"] for e in h.events("streams_group.member_fenced")] == ["session_timeout"]
     assert [e.type for e in h.events() if e.type.startswith("control.")][-2:] == ["control.rebalance_forced", "control.session_expired"]
+
+
+def test_internal_topics_to_create_keep_the_missing_topics_hash_map_order() -> None:
+    """Kafka 4.3.1 answered both the missing list and the unauthorized list (KafkaApis partitions
+    the map's keys by CREATE) repartition first for these names: they share a HashMap bucket, so
+    insertion order decides, not the alphabet (a CI run against Kafka caught a sorted list)."""
+    repartition, changelog = "dg-bc5125-14-count-repartition", "dg-bc5125-14-count-changelog"
+    assert java_hash_map_order([repartition, changelog], [repartition, changelog]) == [repartition, changelog]
+    topology = StreamsTopology(1, (
+        Subtopology("0", ("input",), (repartition,), (), (), ()),
+        Subtopology("1", (), (), (TopicInfo(changelog, 0, 0, ()),), (TopicInfo(repartition, 0, 0, ()),), ()),
+    ))  # fmt: skip
+    configured = configure_topics(topology, {"input": 2}.get)
+    assert configured.error is not None
+    assert configured.error.message == f"Internal topics are missing: {repartition}, {changelog}"
+    assert [t.name for t in configured.internal_topics_to_create] == [repartition, changelog]
