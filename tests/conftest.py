@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -15,13 +17,14 @@ def in_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
 
-@pytest.fixture(scope="session")
-def kafka_broker() -> Iterator[launcher.KafkaBroker]:
-    """One real Kafka node (mockbroker_conformance/kafka/launcher.py) for the whole session, started
-    on first use and stopped at the end. Without java or mvn (``make kafka`` installs both) the
-    tests using it skip on a user's machine and fail under CI=true."""
+@contextlib.contextmanager
+def real_kafka(**options: Any) -> Iterator[launcher.KafkaBroker]:
+    """``with real_kafka(properties=...) as kafka:`` — a real Kafka node (``launcher.start(**options)``),
+    stopped at the end. Without java or mvn (``make kafka`` installs both) the test or fixture
+    entering it skips on a user's machine and fails under CI=true. Each fixture that starts a Kafka
+    (the session's, the secured one, the listeners' and OAUTHBEARER's) starts it through this."""
     try:
-        broker = launcher.start()
+        broker = launcher.start(**options)
     except (launcher.KafkaLaunchError, FileNotFoundError) as exc:
         message = f"real Kafka unavailable: {exc}"
         if in_ci():
@@ -31,3 +34,11 @@ def kafka_broker() -> Iterator[launcher.KafkaBroker]:
         yield broker
     finally:
         broker.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka_broker() -> Iterator[launcher.KafkaBroker]:
+    """One real Kafka node (mockbroker_conformance/kafka/launcher.py) for the whole session, started
+    on first use and stopped at the end (skipped or failed as ``real_kafka`` says)."""
+    with real_kafka() as broker:
+        yield broker

@@ -10,6 +10,7 @@ import pytest
 
 from mockbroker.testing import start_cluster
 from mockbroker_conformance.kafka import launcher
+from tests.conftest import real_kafka
 from tests.differential.harness import Target
 
 
@@ -87,34 +88,25 @@ def secured_kafka_format_args() -> tuple[str, ...]:
 def secured_targets() -> Iterator[tuple[Target, Target]]:
     """The secured Kafka (a second real Kafka for the session, started on first use) and a
     mockbroker configured the same way; both addresses are their SASL_PLAINTEXT listeners."""
-    from tests.conftest import in_ci
-
     sasl_port = launcher.free_port()
-    try:
-        kafka = launcher.start(properties=secured_kafka_properties(sasl_port), format_args=secured_kafka_format_args())
-    except (launcher.KafkaLaunchError, FileNotFoundError) as exc:
-        message = f"real Kafka unavailable: {exc}"
-        if in_ci():
-            pytest.fail(message + " (CI must run the differential suite; `make kafka`)")
-        pytest.skip(message)
-    cluster = start_cluster(
-        kafka_defaults=True,
-        auto_create_topics=True,
-        num_partitions=1,
-        group_initial_rebalance_delay_ms=0,
-        group_streams_initial_rebalance_delay_ms=0,
-        offsets_topic_num_partitions=1,
-        transaction_state_log_num_partitions=1,
-        listeners="SASL_PLAINTEXT://127.0.0.1:0",
-        sasl_enabled_mechanisms=SASL_MECHANISMS,
-        sasl_users=SASL_USERS,
-        authorizer_class_name=AUTHORIZER,
-        super_users="User:admin",
-        request_log=False,
-    )
-    try:
-        host, port = cluster.bootstrap_servers.split(",")[0].rsplit(":", 1)
-        yield Target("kafka", ("127.0.0.1", sasl_port)), Target("mockbroker", (host, int(port)))
-    finally:
-        cluster.close()
-        kafka.stop()
+    with real_kafka(properties=secured_kafka_properties(sasl_port), format_args=secured_kafka_format_args()):
+        cluster = start_cluster(
+            kafka_defaults=True,
+            auto_create_topics=True,
+            num_partitions=1,
+            group_initial_rebalance_delay_ms=0,
+            group_streams_initial_rebalance_delay_ms=0,
+            offsets_topic_num_partitions=1,
+            transaction_state_log_num_partitions=1,
+            listeners="SASL_PLAINTEXT://127.0.0.1:0",
+            sasl_enabled_mechanisms=SASL_MECHANISMS,
+            sasl_users=SASL_USERS,
+            authorizer_class_name=AUTHORIZER,
+            super_users="User:admin",
+            request_log=False,
+        )
+        try:
+            host, port = cluster.bootstrap_servers.split(",")[0].rsplit(":", 1)
+            yield Target("kafka", ("127.0.0.1", sasl_port)), Target("mockbroker", (host, int(port)))
+        finally:
+            cluster.close()

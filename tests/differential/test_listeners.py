@@ -19,6 +19,7 @@ from mockbroker.testing import start_cluster
 from mockbroker_conformance.kafka import launcher
 from mockbroker_protocol.messages.describe_cluster import DescribeClusterRequest
 from mockbroker_protocol.messages.find_coordinator import FindCoordinatorRequest
+from tests.conftest import real_kafka
 from tests.differential.harness import Step, Target, differential, unique
 from tests.differential.steps import METADATA, create, metadata, topic
 
@@ -31,41 +32,32 @@ Pair = tuple[Target, Target]
 @pytest.fixture(scope="module")
 def listener_targets() -> Iterator[tuple[Pair, Pair]]:
     """((kafka, mock) on PLAINTEXT, (kafka, mock) on HIDDEN)."""
-    from tests.conftest import in_ci
-
     hidden = launcher.free_port()
-    try:
-        kafka = launcher.start(properties={
-            "listeners": f"PLAINTEXT://127.0.0.1:{{port}},HIDDEN://127.0.0.1:{hidden},CONTROLLER://127.0.0.1:{{controller}}",
-            "advertised.listeners": "PLAINTEXT://127.0.0.1:{port}",
-            "listener.security.protocol.map": f"{PROTOCOLS},CONTROLLER:PLAINTEXT",
-        })
-    except (launcher.KafkaLaunchError, FileNotFoundError) as exc:
-        message = f"real Kafka unavailable: {exc}"
-        if in_ci():
-            pytest.fail(message + " (CI must run the differential suite; `make kafka`)")
-        pytest.skip(message)
-    cluster = start_cluster(
-        kafka_defaults=True, auto_create_topics=True, num_partitions=1, offsets_topic_num_partitions=1,
-        transaction_state_log_num_partitions=1, request_log=False,
-        listeners="PLAINTEXT://127.0.0.1:0,HIDDEN://127.0.0.1:0", listener_security_protocol_map=PROTOCOLS,
-        advertised_listeners="PLAINTEXT://127.0.0.1:0",
-    )
-    try:
-        node = next(iter(cluster.cluster.brokers.values()))
-        main = Target("kafka", (kafka.host, kafka.port)), Target("mockbroker", (node.host, node.port))
-        on_hidden = Target("kafka", ("127.0.0.1", hidden)), Target("mockbroker", (node.host, node.endpoints["HIDDEN"].port))
-        yield main, on_hidden
-    finally:
-        cluster.close()
-        kafka.stop()
+    with real_kafka(properties={
+        "listeners": f"PLAINTEXT://127.0.0.1:{{port}},HIDDEN://127.0.0.1:{hidden},CONTROLLER://127.0.0.1:{{controller}}",
+        "advertised.listeners": "PLAINTEXT://127.0.0.1:{port}",
+        "listener.security.protocol.map": f"{PROTOCOLS},CONTROLLER:PLAINTEXT",
+    }) as kafka:
+        cluster = start_cluster(
+            kafka_defaults=True, auto_create_topics=True, num_partitions=1, offsets_topic_num_partitions=1,
+            transaction_state_log_num_partitions=1, request_log=False,
+            listeners="PLAINTEXT://127.0.0.1:0,HIDDEN://127.0.0.1:0", listener_security_protocol_map=PROTOCOLS,
+            advertised_listeners="PLAINTEXT://127.0.0.1:0",
+        )
+        try:
+            node = next(iter(cluster.cluster.brokers.values()))
+            main = Target("kafka", (kafka.host, kafka.port)), Target("mockbroker", (node.host, node.port))
+            on_hidden = Target("kafka", ("127.0.0.1", hidden)), Target("mockbroker", (node.host, node.endpoints["HIDDEN"].port))
+            yield main, on_hidden
+        finally:
+            cluster.close()
 
 
 @pytest.mark.parametrize("version", [0, 1, 5, 6, 12, 13])
 def test_metadata_on_a_listener_no_broker_advertises(listener_targets: tuple[Pair, Pair], version: int) -> None:
     main, on_hidden = listener_targets
     names = (unique("lt"), unique("lt2"), unique("lg"))
-    differential(*main, create(topic, 2), names=names)
+    differential(*main, [*create(topic, 2)], names=names)
     differential(*on_hidden, [Step(METADATA, version, metadata([topic]))], names=names)
 
 

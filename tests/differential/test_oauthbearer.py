@@ -22,6 +22,7 @@ from mockbroker_protocol.headers import RequestHeader
 from mockbroker_protocol.messages.metadata import MetadataRequest
 from mockbroker_protocol.messages.sasl_authenticate import SaslAuthenticateRequest
 from mockbroker_protocol.messages.sasl_handshake import SaslHandshakeRequest
+from tests.conftest import real_kafka
 from tests.differential.harness import Context, Item, Raw, Step, Target, differential
 
 SASL_HANDSHAKE, SASL_AUTHENTICATE, METADATA = 17, 36, 3
@@ -35,8 +36,6 @@ PLAIN_JAAS = 'org.apache.kafka.common.security.plain.PlainLoginModule required u
 
 @pytest.fixture(scope="module")
 def oauth_targets() -> Iterator[tuple[Target, Target]]:
-    from tests.conftest import in_ci
-
     sasl_port = launcher.free_port()
     properties = {
         "listeners": f"PLAINTEXT://127.0.0.1:{{port}},SASL_PLAINTEXT://127.0.0.1:{sasl_port},CONTROLLER://127.0.0.1:{{controller}}",
@@ -47,28 +46,21 @@ def oauth_targets() -> Iterator[tuple[Target, Target]]:
         "listener.name.sasl_plaintext.plain.sasl.jaas.config": PLAIN_JAAS,
         "connections.max.reauth.ms": str(MAX_REAUTH_MS),
     }
-    try:
-        kafka = launcher.start(properties=properties)
-    except (launcher.KafkaLaunchError, FileNotFoundError) as exc:
-        message = f"real Kafka unavailable: {exc}"
-        if in_ci():
-            pytest.fail(message + " (CI must run the differential suite; `make kafka`)")
-        pytest.skip(message)
-    cluster = start_cluster(
-        kafka_defaults=True,
-        listeners="SASL_PLAINTEXT://127.0.0.1:0",
-        sasl_enabled_mechanisms="OAUTHBEARER,PLAIN",
-        sasl_users={"alice": "alice-secret"},
-        oauthbearer_sasl_jaas_config=JAAS,
-        connections_max_reauth_ms=MAX_REAUTH_MS,
-        request_log=False,
-    )
-    try:
-        host, port = cluster.bootstrap_servers.split(",")[0].rsplit(":", 1)
-        yield Target("kafka", ("127.0.0.1", sasl_port)), Target("mockbroker", (host, int(port)))
-    finally:
-        cluster.close()
-        kafka.stop()
+    with real_kafka(properties=properties):
+        cluster = start_cluster(
+            kafka_defaults=True,
+            listeners="SASL_PLAINTEXT://127.0.0.1:0",
+            sasl_enabled_mechanisms="OAUTHBEARER,PLAIN",
+            sasl_users={"alice": "alice-secret"},
+            oauthbearer_sasl_jaas_config=JAAS,
+            connections_max_reauth_ms=MAX_REAUTH_MS,
+            request_log=False,
+        )
+        try:
+            host, port = cluster.bootstrap_servers.split(",")[0].rsplit(":", 1)
+            yield Target("kafka", ("127.0.0.1", sasl_port)), Target("mockbroker", (host, int(port)))
+        finally:
+            cluster.close()
 
 
 def token(lifetime_s: int = 3600, **claims: Any) -> Callable[[], str]:
