@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from mockbroker_assignors.types import ClusterMetadata, Subscription, TopicPartition
-from mockbroker_protocol.hashing import java_string_hash
+from mockbroker_protocol.hashing import java_hash_map_bucket, java_hash_map_order, java_string_hash
 
 DEFAULT_GENERATION = -1  # AbstractStickyAssignor.DEFAULT_GENERATION
 
@@ -74,7 +74,8 @@ class StickyResult:
     all_subscriptions_equal: bool
 
 
-# -- Java emulation: String.hashCode, String.compareTo, HashMap/HashSet iteration order -------------
+# -- Java emulation: String.compareTo, TopicPartition.hashCode, HashMap/HashSet iteration order ----
+# (String.hashCode and a put-filled HashMap's order: mockbroker_protocol/hashing.py)
 
 
 def java_topic_partition_hash(tp: TopicPartition) -> int:
@@ -85,42 +86,6 @@ def java_topic_partition_hash(tp: TopicPartition) -> int:
 def java_string_sort_key(s: str) -> bytes:
     """A key that orders strings like ``String.compareTo`` (UTF-16 code units, not code points)."""
     return s.encode("utf-16-be", "surrogatepass")
-
-
-def java_hash_map_capacity(size: int, initial_capacity: int | None = None) -> int:
-    """The table length of a ``java.util.HashMap`` after ``size`` distinct ``put``s.
-
-    ``initial_capacity`` is the constructor argument (``None`` for ``new HashMap<>()``, which starts at
-    16); the table doubles as soon as the size passes 0.75 of it (HashMap.putVal, HashMap.resize)."""
-    if initial_capacity is None:
-        capacity, threshold = 16, 12
-    else:
-        capacity = 1
-        while capacity < initial_capacity:
-            capacity <<= 1  # HashMap.tableSizeFor
-        threshold = int(capacity * 0.75)
-    while size > threshold:
-        if capacity >= 16:
-            capacity, threshold = capacity << 1, threshold << 1
-        else:
-            capacity <<= 1
-            threshold = int(capacity * 0.75)
-    return capacity
-
-
-def _bucket(h: int, capacity: int) -> int:
-    return (h ^ (h >> 16)) & (capacity - 1)  # HashMap.hash() spreads the high bits down
-
-
-def java_hash_map_order(
-    keys: Sequence[_K], hash_fn: Callable[[_K], int], initial_capacity: int | None = None
-) -> list[_K]:
-    """The iteration order of a HashMap/HashSet into which ``keys`` were ``put`` in this order:
-    bucket by bucket, and within a bucket in insertion order (new nodes go to the tail, and
-    resizes split buckets without reordering them)."""
-    capacity = java_hash_map_capacity(len(keys), initial_capacity)
-    ranked = sorted(range(len(keys)), key=lambda i: (_bucket(hash_fn(keys[i]), capacity), i))
-    return [keys[i] for i in ranked]
 
 
 def java_compute_if_absent_order(calls: Iterable[_K], hash_fn: Callable[[_K], int]) -> list[_K]:
@@ -137,7 +102,7 @@ def java_compute_if_absent_order(calls: Iterable[_K], hash_fn: Callable[[_K], in
             capacity, threshold = capacity << 1, threshold << 1
         if key not in first_seen:
             first_seen[key] = len(first_seen)
-    return sorted(first_seen, key=lambda k: (_bucket(hash_fn(k), capacity), -first_seen[k]))
+    return sorted(first_seen, key=lambda k: (java_hash_map_bucket(hash_fn(k), capacity), -first_seen[k]))
 
 
 class _JavaHashSet:
@@ -168,7 +133,7 @@ class _JavaHashSet:
     def first(self) -> TopicPartition:
         capacity = self._capacity
         ranked = min(
-            enumerate(self._items), key=lambda e: (_bucket(java_topic_partition_hash(e[1]), capacity), e[0])
+            enumerate(self._items), key=lambda e: (java_hash_map_bucket(java_topic_partition_hash(e[1]), capacity), e[0])
         )
         return ranked[1]
 
@@ -301,7 +266,7 @@ def assign_sticky(
         return StickyResult({}, {}, True)
     ppt = partitions_per_topic(cluster, subscriptions)
     members = list(subscriptions)
-    sub_order = java_hash_map_order(members, java_string_hash, subscriptions_map_capacity)
+    sub_order = java_hash_map_order(members, subscriptions_map_capacity)
 
     names: set[str] = set(members)
     for subscription in subscriptions.values():
@@ -316,7 +281,7 @@ def assign_sticky(
     # its order is sub_order itself unless the subscriptions map was given another capacity.
     owned_order = sub_order
     if subscriptions_map_capacity is not None:
-        owned_order = java_hash_map_order(list(owned), java_string_hash)
+        owned_order = java_hash_map_order(list(owned))
     if equal:
         constrained = _ConstrainedAssignmentBuilder(ppt, rack_info, owned, owned_order, multi, key)
         assignment = constrained.build()

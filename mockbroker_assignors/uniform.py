@@ -97,7 +97,12 @@ import binascii
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from mockbroker_assignors.types import ClusterMetadata, GroupSpec, TargetAssignment, TopicMetadata
-from mockbroker_protocol.hashing import java_string_hash
+from mockbroker_protocol.hashing import (
+    java_hash_map_bucket,
+    java_hash_map_capacity,
+    java_hash_set_copy_capacity,
+    java_string_hash,
+)
 
 __all__ = [
     "UniformAssignor",
@@ -122,29 +127,6 @@ def _utf16(value: str) -> bytes:
     return value.encode("utf-16-be", "surrogatepass")
 
 
-def _bucket(hash32: int, capacity: int) -> int:
-    """``HashMap.hash`` spreads the high bits down (``h ^ (h >>> 16)``), then takes the low bits."""
-    return (hash32 ^ (hash32 >> 16)) & (capacity - 1)
-
-
-def _capacity_after_puts(count: int) -> int:
-    """Table size of a ``new HashMap<>()`` after ``count`` puts: 16, doubled whenever the size
-    exceeds 0.75 of it (``TargetAssignmentBuilder`` fills such a map with the member specs)."""
-    capacity = 16
-    while count > capacity * 3 // 4:
-        capacity *= 2
-    return capacity
-
-
-def _capacity_of_copy(count: int) -> int:
-    """Table size of ``new HashSet<>(collection)``: ``tableSizeFor(max((int) (n / .75f) + 1, 16))``."""
-    wanted = max(count * 4 // 3 + 1, 16)
-    capacity = 1
-    while capacity < wanted:
-        capacity *= 2
-    return capacity
-
-
 def java_member_order(member_ids: Iterable[str]) -> list[str]:
     """Member ids in the order Java's ``HashMap<String, ...>`` of the group's member specs yields
     them, within a bucket by member id (Java: insertion order, unknown here).
@@ -155,8 +137,8 @@ def java_member_order(member_ids: Iterable[str]) -> list[str]:
     ['member10', 'member2', 'member1']
     """
     ids = list(member_ids)
-    capacity = _capacity_after_puts(len(ids))
-    return sorted(ids, key=lambda m: (_bucket(java_string_hash(m), capacity), _utf16(m)))
+    capacity = java_hash_map_capacity(len(ids))  # TargetAssignmentBuilder fills a new HashMap<>()
+    return sorted(ids, key=lambda m: (java_hash_map_bucket(java_string_hash(m), capacity), _utf16(m)))
 
 
 def _topic_uuid(meta: TopicMetadata) -> tuple[int, int] | None:
@@ -198,8 +180,8 @@ def java_topic_order(topics: Iterable[str], cluster: ClusterMetadata) -> list[st
     uuids = _topic_uuids(names, cluster)
     if uuids is None:
         return names
-    capacity = _capacity_of_copy(len(names))
-    return sorted(names, key=lambda t: _bucket(_uuid_hash(uuids[t]), capacity))  # stable: by name
+    capacity = java_hash_set_copy_capacity(len(names))
+    return sorted(names, key=lambda t: java_hash_map_bucket(_uuid_hash(uuids[t]), capacity))  # stable: by name
 
 
 def _subscribed(spec_topics: Iterable[str], cluster: ClusterMetadata) -> set[str]:

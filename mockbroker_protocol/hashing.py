@@ -1,13 +1,16 @@
-"""Kafka's hashes as the Java broker and clients compute them: String.hashCode, Utils.murmur2, Utils.abs.
+"""Kafka's hashes as the Java broker and clients compute them (String.hashCode, Utils.murmur2,
+Utils.abs) and the iteration order of a java.util.HashMap or HashSet.
 
 One implementation of each, shared by the broker (coordinator placement: GroupCoordinator and
-TransactionStateManager ``partitionFor``; the default partitioner of ``control.produce``) and the
-assignors (Java's HashMap iteration order). Pure functions of their arguments.
+TransactionStateManager ``partitionFor``; the default partitioner of ``control.produce``; every
+answer Kafka builds by iterating a HashMap of names) and the assignors. Pure functions of their
+arguments; tests/protocol/test_hashing.py checks them against values Java computed.
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Collection, Sequence
 
 _MASK32 = 0xFFFFFFFF
 _INT_MIN = -(1 << 31)
@@ -83,3 +86,63 @@ def murmur2(data: bytes) -> int:
 def to_positive(n: int) -> int:
     """Kafka's ``Utils.toPositive``: the low 31 bits (the default partitioner's ``murmur2`` to a partition)."""
     return n & 0x7FFFFFFF
+
+
+# -- java.util.HashMap's iteration order ------------------------------------------------------------
+
+
+def java_hash_map_capacity(size: int, initial_capacity: int | None = None) -> int:
+    """The table length of a ``java.util.HashMap`` after ``size`` distinct ``put``s.
+
+    ``initial_capacity`` is the constructor argument (``None`` for ``new HashMap<>()``, which starts
+    at 16; ``HashMap(n)`` starts at ``tableSizeFor(n)``); the table doubles as soon as the size passes
+    0.75 of it, and the threshold of a table under 16 is recomputed rather than doubled
+    (HashMap.putVal, HashMap.resize)."""
+    if initial_capacity is None:
+        capacity, threshold = 16, 12
+    else:
+        capacity = 1
+        while capacity < initial_capacity:
+            capacity <<= 1  # HashMap.tableSizeFor
+        threshold = int(capacity * 0.75)
+    while size > threshold:
+        if capacity >= 16:
+            capacity, threshold = capacity << 1, threshold << 1
+        else:
+            capacity <<= 1
+            threshold = int(capacity * 0.75)
+    return capacity
+
+
+def java_hash_set_copy_capacity(size: int) -> int:
+    """The table length of ``new HashSet<>(collection)`` of ``size`` elements: it is made with
+    ``new HashMap<>(Math.max((int) (size / .75f) + 1, 16))`` and never grows while it is filled
+    (``size * 4 // 3`` is ``(int) (size / .75f)`` for any size a float counts exactly)."""
+    return java_hash_map_capacity(size, max(size * 4 // 3 + 1, 16))
+
+
+def java_hash_map_bucket(hash32: int, capacity: int) -> int:
+    """The bucket of a key whose ``hashCode()`` has the bits ``hash32`` in a table of ``capacity``:
+    ``HashMap.hash`` spreads the high bits down (``h ^ (h >>> 16)``), then the low bits index."""
+    hash32 &= _MASK32
+    return (hash32 ^ (hash32 >> 16)) & (capacity - 1)
+
+
+def java_hash_map_order(
+    keys: Sequence[str], initial_capacity: int | None = None, *, kept: Collection[str] | None = None
+) -> list[str]:
+    """The iteration order of a HashMap/HashSet into which ``keys`` were ``put`` in this order (a
+    key put again keeps its place), and from which all but ``kept`` were then removed (removal
+    never shrinks the table): bucket by bucket, and within a bucket in insertion order (new nodes
+    go to the tail, and a resize splits buckets without reordering them).
+
+    >>> java_hash_map_order(["OAUTHBEARER", "SCRAM-SHA-512", "PLAIN"])
+    ['SCRAM-SHA-512', 'PLAIN', 'OAUTHBEARER']
+    >>> java_hash_map_order(["BB", "Aa"])  # one hash, one bucket: insertion order
+    ['BB', 'Aa']
+    """
+    distinct = list(dict.fromkeys(keys))
+    capacity = java_hash_map_capacity(len(distinct), initial_capacity)
+    position = {key: i for i, key in enumerate(distinct)}
+    remaining = distinct if kept is None else [key for key in distinct if key in kept]
+    return sorted(remaining, key=lambda key: (java_hash_map_bucket(java_string_hash(key), capacity), position[key]))

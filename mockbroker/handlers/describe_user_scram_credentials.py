@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mockbroker.coordinators.streams.topology import java_hash_map_order
 from mockbroker.handlers._authz import AclOperation, cluster_authorized
 from mockbroker.security.scram import MECHANISM_TYPES
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.hashing import java_hash_map_order
 from mockbroker_protocol.messages.describe_user_scram_credentials import (
     CredentialInfo,
     DescribeUserScramCredentialsRequest,
@@ -50,7 +50,7 @@ async def handle(ctx: RequestContext, req: DescribeUserScramCredentialsRequest) 
         counts[name] = counts.get(name, 0) + 1
     results: list[DescribeUserScramCredentialsResult] = []
     # ScramImage.describe answers from a HashMap of the names: its iteration order, not the request's.
-    for name in java_hash_map_order(names, counts):
+    for name in java_hash_map_order(names):
         if counts[name] > 1:
             results.append(_error(name, ErrorCode.DUPLICATE_RESOURCE, DESCRIBE_DUPLICATE_USER + name))
         elif name not in known:

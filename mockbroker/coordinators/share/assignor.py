@@ -14,15 +14,7 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 
 from mockbroker.coordinators.share.group import TopicIdPartition
-
-
-def java_string_hash(value: str) -> int:
-    """String.hashCode over UTF-16 code units, as a signed 32-bit int."""
-    h = 0
-    data = value.encode("utf-16-be")
-    for i in range(0, len(data), 2):
-        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h >= 1 << 31 else h
+from mockbroker_protocol.hashing import java_string_hash, to_int32
 
 
 def _java_remainder(a: int, b: int) -> int:
@@ -37,7 +29,7 @@ def _member_hash_assignment(
     if not targets:
         return
     for member_id in member_ids:
-        index = abs(_java_remainder(java_string_hash(member_id), len(targets)))
+        index = abs(_java_remainder(to_int32(java_string_hash(member_id)), len(targets)))
         out.setdefault(targets[index], []).append(member_id)
 
 

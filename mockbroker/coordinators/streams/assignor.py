@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from mockbroker.coordinators.streams.group import TaskId, TasksTuple
-from mockbroker.coordinators.streams.topology import java_string_hash
+from mockbroker_protocol.hashing import java_hash_map_order
 
 _T = TypeVar("_T")
 
@@ -46,30 +46,6 @@ class AssignmentMember:
     member_id: str
     process_id: str
     previous: TasksTuple
-
-
-def _table_size(capacity: int) -> int:
-    """HashMap.tableSizeFor: the power of two a HashMap(capacity) starts with."""
-    size = 1
-    while size < capacity:
-        size *= 2
-    return max(size, 1)
-
-
-def _java_hash_map_order(keys: Sequence[str], capacity: int = 16) -> list[str]:
-    """The iteration order of a java.util.HashMap created with ``capacity`` into which ``keys``
-    were put in that order (load factor 0.75)."""
-    distinct = list(dict.fromkeys(keys))
-    size = _table_size(capacity)
-    while len(distinct) > size * 3 // 4:
-        size *= 2
-
-    def bucket(name: str) -> int:
-        h = java_string_hash(name) & 0xFFFFFFFF
-        return (h ^ (h >> 16)) & (size - 1)
-
-    position = {k: i for i, k in enumerate(distinct)}
-    return sorted(distinct, key=lambda k: (bucket(k), position[k]))
 
 
 class _PriorityQueue(Generic[_T]):
@@ -134,7 +110,7 @@ class _ProcessState:
 
     def add_member(self, member_id: str) -> None:
         self.counts[member_id] = 0
-        self.member_order = _java_hash_map_order([*self.member_order, member_id])
+        self.member_order = java_hash_map_order([*self.member_order, member_id])
 
     def has_task(self, task: TaskId) -> bool:
         return task in self.tasks
@@ -221,7 +197,7 @@ def _initialize(
     """StickyTaskAssignor.initialize: quotas, processes and the previous holders of tasks."""
     total_active = sum(n for n, _ in tasks_by_subtopology.values())
     total = total_active + sum(n * num_standby_replicas for n, stateful in tasks_by_subtopology.values() if stateful)
-    order = _java_hash_map_order([m.process_id for m in members], len(members))
+    order = java_hash_map_order([m.process_id for m in members], len(members))
     processes = {p: _ProcessState(p) for p in order}
     prev_active: dict[TaskId, AssignmentMember] = {}
     prev_standby: dict[TaskId, list[AssignmentMember]] = {}

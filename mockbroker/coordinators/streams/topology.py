@@ -14,6 +14,8 @@ import enum
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 
+from mockbroker_protocol.hashing import java_hash_map_order
+
 
 @dataclass(frozen=True, slots=True)
 class TopicInfo:
@@ -121,32 +123,6 @@ def summarize_topics(topics: Collection[str]) -> str:
     return summary
 
 
-def java_string_hash(text: str) -> int:
-    """String.hashCode over UTF-16 code units, as a signed 32-bit int."""
-    h = 0
-    data = text.encode("utf-16-be")
-    for i in range(0, len(data), 2):
-        h = (31 * h + int.from_bytes(data[i:i + 2], "big")) & 0xFFFFFFFF
-    return h - (1 << 32) if h & 0x80000000 else h
-
-
-def java_hash_map_order(inserted: list[str], kept: Collection[str]) -> list[str]:
-    """The iteration order of a java.util.HashMap into which ``inserted`` were put in that order
-    (default capacity 16, load factor 0.75) and from which all but ``kept`` were removed: by
-    bucket (HashMap.hash spreads the high bits down), then by insertion within a bucket."""
-    distinct = list(dict.fromkeys(inserted))
-    capacity = 16
-    while len(distinct) > capacity * 3 // 4:
-        capacity *= 2
-
-    def bucket(name: str) -> int:
-        h = java_string_hash(name) & 0xFFFFFFFF
-        return (h ^ (h >> 16)) & (capacity - 1)
-
-    position = {name: i for i, name in enumerate(distinct)}
-    return sorted((n for n in distinct if n in kept), key=lambda n: (bucket(n), position[n]))
-
-
 def configure_topics(topology: StreamsTopology, partition_count: Callable[[str], int | None]) -> ConfiguredTopology:
     """InternalTopicManager.configureTopics. ``partition_count`` is the cluster's partition
     count of an existing topic, None for a missing one."""
@@ -197,10 +173,10 @@ def configure_topics(topology: StreamsTopology, partition_count: Callable[[str],
             # missingInternalTopics collects them in a HashMap: its order is the one named
             error = TopicConfigurationError(
                 Status.MISSING_INTERNAL_TOPICS,
-                f"Internal topics are missing: {summarize_topics(java_hash_map_order(inserted, to_create))}",
+                f"Internal topics are missing: {summarize_topics(java_hash_map_order(inserted, kept=to_create))}",
             )
         # KafkaApis asks for the creation of that map's keys, and names refused ones in that order too
-        in_map_order = [to_create[n] for n in java_hash_map_order(inserted, to_create)]
+        in_map_order = [to_create[n] for n in java_hash_map_order(inserted, kept=to_create)]
         return ConfiguredTopology(topology.topology_epoch, configured, in_map_order, error)
     except TopicConfigurationError as exc:
         return ConfiguredTopology(topology.topology_epoch, None, [], exc)

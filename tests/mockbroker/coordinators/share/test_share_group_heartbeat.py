@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from mockbroker.coordinators.share.assignor import java_string_hash, simple_assign
+from mockbroker.coordinators.share.assignor import simple_assign
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest
 from mockbroker_protocol.messages.share_group_heartbeat import (
@@ -44,13 +44,6 @@ class ShareHarness(Harness):
         snap = self.share.snapshot(group_id)
         assert snap is not None
         return snap
-
-
-def test_java_string_hash_matches_java() -> None:
-    # "hello".hashCode() == 99162322; "polygenelubricants".hashCode() == Integer.MIN_VALUE
-    assert java_string_hash("hello") == 99162322
-    assert java_string_hash("polygenelubricants") == -(1 << 31)
-    assert java_string_hash("") == 0
 
 
 def test_first_member_gets_every_partition_with_the_group_epoch() -> None:

@@ -13,9 +13,9 @@ from mockbroker.coordinators.streams.topology import (
     Subtopology,
     TopicInfo,
     configure_topics,
-    java_hash_map_order,
 )
 from mockbroker_protocol.errors import ErrorCode
+from mockbroker_protocol.hashing import java_hash_map_order
 from mockbroker_protocol.messages import streams_group_heartbeat as sgh
 from mockbroker_protocol.messages.offset_commit import (
     OffsetCommitRequest,
@@ -418,7 +418,7 @@ def test_internal_topics_to_create_keep_the_missing_topics_hash_map_order() -> N
     the map's keys by CREATE) repartition first for these names: they share a HashMap bucket, so
     insertion order decides, not the alphabet (a CI run against Kafka caught a sorted list)."""
     repartition, changelog = "dg-bc5125-14-count-repartition", "dg-bc5125-14-count-changelog"
-    assert java_hash_map_order([repartition, changelog], [repartition, changelog]) == [repartition, changelog]
+    assert java_hash_map_order([repartition, changelog]) == [repartition, changelog]
     topology = StreamsTopology(1, (
         Subtopology("0", ("input",), (repartition,), (), (), ()),
         Subtopology("1", (), (), (TopicInfo(changelog, 0, 0, ()),), (TopicInfo(repartition, 0, 0, ()),), ()),
