@@ -259,13 +259,7 @@ func (d *driver) start(opts []kgo.Opt) error {
 			if fetches.IsClientClosed() {
 				return
 			}
-			fetches.EachError(func(t string, p int32, err error) {
-				if errors.Is(err, context.Canceled) || err.Error() == last {
-					return
-				}
-				last = err.Error()
-				emit("client_error", map[string]any{"error": fmt.Sprintf("%T", err), "message": err.Error(), "partition": p})
-			})
+			emitFetchErrors(fetches, &last)
 			fetches.EachRecord(func(r *kgo.Record) {
 				d.mu.Lock()
 				d.consumed[r.Partition] = r.Offset + 1
@@ -275,6 +269,18 @@ func (d *driver) start(opts []kgo.Opt) error {
 		}
 	}()
 	return nil
+}
+
+// emitFetchErrors emits a poll's errors as client_error events, except a cancelled context (the
+// client stopping) and an error equal to the last one emitted (*last), which kgo repeats each poll.
+func emitFetchErrors(fetches kgo.Fetches, last *string) {
+	fetches.EachError(func(t string, p int32, err error) {
+		if errors.Is(err, context.Canceled) || err.Error() == *last {
+			return
+		}
+		*last = err.Error()
+		emit("client_error", map[string]any{"error": fmt.Sprintf("%T", err), "message": err.Error(), "partition": p})
+	})
 }
 
 func text(b []byte) any {

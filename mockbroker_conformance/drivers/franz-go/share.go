@@ -75,13 +75,7 @@ func (s *shareConsumer) loop(ctx context.Context) {
 		if fetches.IsClientClosed() {
 			return
 		}
-		fetches.EachError(func(t string, p int32, err error) {
-			if errors.Is(err, context.Canceled) || err.Error() == last {
-				return
-			}
-			last = err.Error()
-			emit("client_error", map[string]any{"error": fmt.Sprintf("%T", err), "message": err.Error(), "partition": p})
-		})
+		emitFetchErrors(fetches, &last)
 		fetches.EachRecord(func(r *kgo.Record) {
 			s.mu.Lock()
 			s.held[fmt.Sprintf("%d:%d", r.Partition, r.Offset)] = r
