@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import itertools
+import os
 import re
 import socket
 import struct
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from mockbroker_protocol import registry
+from mockbroker_protocol.hashing import java_hash_map_bucket, java_string_hash
 from mockbroker_protocol.headers import RequestHeader
 from mockbroker_protocol.records.records import decode_batches
 
@@ -41,12 +43,35 @@ CLIENT_ID = "differential"
 DEADLINE_S = 15.0
 _SIZE = struct.Struct(">i")
 _names = itertools.count()
-_RUN = uuid.uuid4().hex[:6]
+_RUN = os.environ.get("MOCKBROKER_DIFFERENTIAL_RUN") or uuid.uuid4().hex[:6]
+# How fresh names fall in Java's HashMaps (an audit of answers Kafka gives in a HashMap's order,
+# docs/oracle.md): "random" (the default: as the run id falls); "same-bucket": every name shares
+# one bucket of any table up to 64 (Kafka answers in insertion order) and later names sort first;
+# "reverse-buckets": later names sort last but take earlier buckets (Kafka's order is neither).
+_NAMES = os.environ.get("MOCKBROKER_DIFFERENTIAL_NAMES", "random")
+_SUFFIX_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789"
 
 
 def unique(prefix: str) -> str:
     """A name no other sequence of this session (on either broker) uses."""
-    return f"{prefix}-{_RUN}-{next(_names)}"
+    n = next(_names)
+    if _NAMES == "random":
+        return f"{prefix}-{_RUN}-{n}"
+    if _NAMES == "same-bucket":
+        return _in_bucket(f"n{99999 - n:05d}-{prefix}-{_RUN}-", 0)
+    if _NAMES == "reverse-buckets":
+        return _in_bucket(f"{prefix}-{_RUN}-{n:05d}-", 63 - n % 64)
+    raise ValueError(f"MOCKBROKER_DIFFERENTIAL_NAMES={_NAMES!r}: random, same-bucket or reverse-buckets")
+
+
+def _in_bucket(stem: str, bucket: int) -> str:
+    """``stem`` and two more characters, chosen so that the name's HashMap bucket in a table of
+    64 is ``bucket`` (and so ``bucket % 16`` in one of 16, ``bucket % 32`` in one of 32)."""
+    for first, second in itertools.product(_SUFFIX_CHARS, repeat=2):
+        name = stem + first + second
+        if java_hash_map_bucket(java_string_hash(name), 64) == bucket:
+            return name
+    raise AssertionError(f"no suffix puts {stem!r} in bucket {bucket}")
 
 
 def listed_divergences() -> set[str]:

@@ -52,14 +52,17 @@ class StreamsTopology:
     topology_epoch: int
     subtopologies: tuple[Subtopology, ...]
 
-    def required_topics(self) -> set[str]:
-        """StreamsTopology.requiredTopics: every source, repartition and changelog topic."""
-        names: set[str] = set()
-        for sub in self.subtopologies:
-            names.update(sub.source_topics)
-            names.update(t.name for t in sub.repartition_source_topics)
-            names.update(t.name for t in sub.state_changelog_topics)
-        return names
+    def required_topics(self) -> list[str]:
+        """StreamsTopology.requiredTopics, in its iteration order: a HashSet (Collectors.toSet) of
+        each subtopology's source, repartition source and changelog topics, the subtopologies taken
+        from their HashMap by id (configureTopics reports the first wrongly partitioned one in it)."""
+        inserted: list[str] = []
+        by_id = {sub.subtopology_id: sub for sub in self.subtopologies}
+        for sub_id in java_hash_map_order(list(by_id)):
+            sub = by_id[sub_id]
+            inserted += [*sub.source_topics, *(t.name for t in sub.repartition_source_topics)]
+            inserted += [t.name for t in sub.state_changelog_topics]
+        return java_hash_map_order(inserted)
 
 
 class Status(enum.IntEnum):
@@ -151,13 +154,16 @@ def configure_topics(topology: StreamsTopology, partition_count: Callable[[str],
             configured[sub.subtopology_id] = ConfiguredSubtopology(max(c for c in counts if c is not None), sub, internal)
         to_create: dict[str, InternalTopic] = {}
         inserted: list[str] = []
-        for conf in configured.values():
-            for info in (*conf.subtopology.repartition_source_topics, *conf.subtopology.state_changelog_topics):
+        for conf in configured.values():  # a TreeMap by subtopology id; each kind of topic a HashMap
+            infos = {t.name: t for t in (*conf.subtopology.repartition_source_topics, *conf.subtopology.state_changelog_topics)}
+            repartition = java_hash_map_order([t.name for t in conf.subtopology.repartition_source_topics])
+            changelogs = java_hash_map_order([t.name for t in conf.subtopology.state_changelog_topics])
+            for info in (infos[name] for name in (*repartition, *changelogs)):
                 inserted.append(info.name)
                 to_create[info.name] = InternalTopic(
                     info.name, conf.internal_partitions[info.name], info.replication_factor or -1, dict(info.topic_configs)
                 )
-        for topic in sorted(topology.required_topics()):
+        for topic in topology.required_topics():
             existing = partition_count(topic)
             if existing is None:
                 continue

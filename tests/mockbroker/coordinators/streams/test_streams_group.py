@@ -427,3 +427,19 @@ def test_internal_topics_to_create_keep_the_missing_topics_hash_map_order() -> N
     assert configured.error is not None
     assert configured.error.message == f"Internal topics are missing: {repartition}, {changelog}"
     assert [t.name for t in configured.internal_topics_to_create] == [repartition, changelog]
+
+
+def test_the_first_wrongly_partitioned_topic_in_the_required_topics_hash_set_order() -> None:
+    """Kafka 4.3.1 checks existing internal topics in StreamsTopology.requiredTopics' order (a
+    HashSet) and names the first wrong one: for these names the changelog, though the repartition
+    topic sorts first (seen against Kafka with names made to fall in other buckets,
+    MOCKBROKER_DIFFERENTIAL_NAMES=reverse-buckets; Java's HashSet of the three names agrees)."""
+    source, repartition, changelog = "dt-4dbc9b-01203-bp", "dg-4dbc9b-01205-ay-count-repartition", "dg-4dbc9b-01205-ay-count-changelog"
+    topology = StreamsTopology(1, (
+        Subtopology("0", (source,), (repartition,), (), (), ()),
+        Subtopology("1", (), (), (TopicInfo(changelog, 0, 0, ()),), (TopicInfo(repartition, 0, 0, ()),), ()),
+    ))  # fmt: skip
+    assert topology.required_topics() == [changelog, source, repartition]
+    configured = configure_topics(topology, {source: 2, repartition: 3, changelog: 2}.get)
+    assert configured.error is not None
+    assert configured.error.message == f"Existing topic {changelog} has different number of partitions: expected 3, found 2"
