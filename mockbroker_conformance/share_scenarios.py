@@ -61,7 +61,7 @@ async def share_group(ctx: Context, records: int, **group_configs: str) -> tuple
     topic = await ctx.topic("t", 1)
     await seed_batches(ctx, topic, [f"share-{i}" for i in range(records)])
     group = ctx.group("sg")
-    await set_group_configs(ctx, group, {"share.auto.offset.reset": "earliest", **group_configs})
+    await ctx.cluster.alter_group_configs(group, {"share.auto.offset.reset": "earliest", **group_configs})
     return topic, group
 
 
@@ -85,36 +85,6 @@ def _produce_one_by_one(bootstrap: str, topic: str, values: list[str]) -> None:
         producer.produce(topic, value=v.encode(), partition=0)
         if producer.flush(WAIT_S):
             raise ScenarioFailed(f"seeding {topic}: a record undelivered after {WAIT_S:.0f} s")
-
-
-async def set_group_configs(ctx: Context, group: str, configs: dict[str, str]) -> None:
-    kafka = getattr(ctx.cluster, "kafka", None)
-    # The embedded mockbroker: its share-partition manager directly (its IncrementalAlterConfigs
-    # takes no GROUP resource yet; once it does, the admin path below serves both).
-    if kafka is not None:
-        reset = configs.pop("share.auto.offset.reset")
-        if configs:
-            raise NotSupported(f"the embedded target cannot set the group configs {sorted(configs)}")
-        await asyncio.to_thread(kafka.call, lambda: kafka.cluster.groups.share_partitions.set_auto_offset_reset(group, reset))
-        return
-    await asyncio.to_thread(_alter_group_configs, ctx.cluster.bootstrap, group, configs)
-
-
-def _alter_group_configs(bootstrap: str, group: str, configs: dict[str, str]) -> None:
-    """IncrementalAlterConfigs on the GROUP resource (KIP-848's group configs, which KIP-932 uses
-    for share groups), through confluent-kafka's AdminClient."""
-    from confluent_kafka.admin import (  # type: ignore[attr-defined]
-        AdminClient,
-        AlterConfigOpType,
-        ConfigEntry,
-        ConfigResource,
-        ResourceType,
-    )
-
-    entries = [ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET) for k, v in configs.items()]
-    client = AdminClient({"bootstrap.servers": bootstrap, "client.id": "conformance-admin"})
-    for future in client.incremental_alter_configs([ConfigResource(ResourceType.GROUP, group, incremental_configs=entries)]).values():
-        future.result(30)
 
 
 def share_start_offset(bootstrap: str, group: str, topic: str, partition: int = 0) -> tuple[int, int]:

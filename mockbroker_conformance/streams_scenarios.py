@@ -36,8 +36,9 @@ ALL_TASKS = frozenset(f"{s}_{p}" for s in (0, 1) for p in range(PARTITIONS))
 STATEFUL = frozenset(t for t in ALL_TASKS if t.startswith("1_"))
 WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel")
 # For the streams protocol (KIP-1071) the client's session timeout, heartbeat interval and
-# num.standby.replicas are ignored: they are group configs, set on the targets
-# (group.streams.*: targets.py and runner.make_target). The classic protocol's are the client's.
+# num.standby.replicas are ignored: they are group configs, the first two set on the targets
+# (group.streams.*: targets.py and runner.make_target), the standbys on the group by the scenario
+# that wants them (streams.num.standby.replicas). The classic protocol's are the client's.
 CLASSIC_TIMING = {"consumer.session.timeout.ms": "6000", "consumer.heartbeat.interval.ms": "500"}
 KIND = "streams"
 NOT_STREAMS_CLIENT = "a Kafka Streams scenario: only the Kafka Streams application (the kafka-streams columns) runs it"
@@ -300,10 +301,13 @@ async def streams_crash(ctx: StreamsContext) -> None:
 
 
 async def streams_standby(ctx: StreamsContext) -> None:
-    """num.standby.replicas=1 (the client's config for classic; the group's, set on the target,
-    for KIP-1071): each instance holds the other's stateful tasks as standbys; one is SIGKILLed and
-    the survivor's standbys become its active tasks, with the state they kept (counts exact)."""
+    """num.standby.replicas=1 (the client's config for classic; for KIP-1071 the group config
+    streams.num.standby.replicas, set on the application's group with an admin client before it
+    starts): each instance holds the other's stateful tasks as standbys; one is SIGKILLed and the
+    survivor's standbys become its active tasks, with the state they kept (counts exact)."""
     app = await application(ctx)
+    if ctx.client.name.endswith("/streams"):
+        await ctx.cluster.alter_group_configs(app.id, {"streams.num.standby.replicas": "1"})
     config = {"processing.guarantee": "exactly_once_v2", "num.standby.replicas": "1"}
     a, b = await asyncio.gather(instance(ctx, "a", app, **config), instance(ctx, "b", app, **config))
 

@@ -27,14 +27,12 @@ SeedRecord = tuple[int, str | None, str]  # partition, key, value
 SEED_TIMEOUT_S = 20.0
 # KIP-848 groups' broker-side timing on both embedded targets (Kafka's defaults: 45 s and 5 s).
 CONSUMER_SESSION_TIMEOUT_MS, CONSUMER_HEARTBEAT_INTERVAL_MS = 6000, 300
-# KIP-1071 streams groups the same (Kafka's defaults: 45 s and 5 s), and one standby replica per
-# stateful task (a group config with that protocol: the client's num.standby.replicas is ignored;
-# the streams-standby scenario needs it, the others do not mind it).
-STREAMS_STANDBY_REPLICAS = 1
+# KIP-1071 streams groups the same (Kafka's defaults: 45 s and 5 s). Standby replicas are a group
+# config too (the client's num.standby.replicas is ignored): the streams-standby scenario sets
+# streams.num.standby.replicas on its own group (TargetCluster.alter_group_configs).
 EMBEDDED_STREAMS_SETTINGS = {
     "group_streams_session_timeout_ms": CONSUMER_SESSION_TIMEOUT_MS,
     "group_streams_heartbeat_interval_ms": CONSUMER_HEARTBEAT_INTERVAL_MS,
-    "group_streams_num_standby_replicas": STREAMS_STANDBY_REPLICAS,
 }
 
 
@@ -68,6 +66,11 @@ class TargetCluster:
     async def seed(self, topic: str, records: list[SeedRecord]) -> None:
         """Append records through a reference path (not the client under test)."""
         await asyncio.to_thread(_confluent_produce, self.bootstrap, topic, records)
+
+    async def alter_group_configs(self, group: str, configs: dict[str, str]) -> None:
+        """Set a group's configs (KIP-848 group configs: KIP-932's share.*, KIP-1071's streams.*) as
+        an application does: IncrementalAlterConfigs on the GROUP resource, confluent-kafka's AdminClient."""
+        await asyncio.to_thread(_confluent_alter_group_configs, self.bootstrap, group, configs)
 
     async def coordinator(self, group: str) -> int | None:
         return None
@@ -319,7 +322,6 @@ KAFKA_GROUP_SETTINGS = {
     "group.streams.min.session.timeout.ms": "1000",
     "group.streams.heartbeat.interval.ms": str(CONSUMER_HEARTBEAT_INTERVAL_MS),
     "group.streams.min.heartbeat.interval.ms": "100",
-    "group.streams.num.standby.replicas": str(STREAMS_STANDBY_REPLICAS),
     # KIP-932: the share-lock-expiry scenario gives its group a 1 s share.record.lock.duration.ms
     # (a group config), which must not be under this minimum (default 15 s).
     "group.share.min.record.lock.duration.ms": "1000",
@@ -362,6 +364,21 @@ class KafkaTarget(BootstrapTarget):
 
 
 # -- the reference path (confluent-kafka in this process) for targets without a control API ---------
+
+
+def _confluent_alter_group_configs(bootstrap: str, group: str, configs: dict[str, str]) -> None:
+    from confluent_kafka.admin import (  # type: ignore[attr-defined]
+        AdminClient,
+        AlterConfigOpType,
+        ConfigEntry,
+        ConfigResource,
+        ResourceType,
+    )
+
+    entries = [ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET) for k, v in configs.items()]
+    client = AdminClient({"bootstrap.servers": bootstrap, "client.id": "conformance-admin", "log_level": 0})
+    for future in client.incremental_alter_configs([ConfigResource(ResourceType.GROUP, group, incremental_configs=entries)]).values():
+        future.result(30)
 
 
 def _confluent_produce(bootstrap: str, topic: str, records: list[SeedRecord]) -> None:
