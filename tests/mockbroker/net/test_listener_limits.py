@@ -12,10 +12,8 @@ from tests.mockbroker.datapath import wait_until
 from tests.mockbroker.net.test_limits import API_VERSIONS, api_versions, read_correlation
 from tests.mockbroker.wire import WireClient
 
-LISTENERS = {
-    "listeners": "INTERNAL://127.0.0.1:0,EXTERNAL://127.0.0.1:0",
-    "listener_security_protocol_map": "INTERNAL:PLAINTEXT,EXTERNAL:PLAINTEXT",
-}
+LISTENERS = "INTERNAL://127.0.0.1:0,EXTERNAL://127.0.0.1:0"
+PROTOCOLS = "INTERNAL:PLAINTEXT,EXTERNAL:PLAINTEXT"
 
 
 async def connect(server: BrokerServer, listener: str) -> WireClient:
@@ -28,7 +26,10 @@ def held_on(server: BrokerServer, listener: str) -> int:
 
 
 async def test_a_listeners_max_connections_holds_its_connections_while_another_listener_accepts() -> None:
-    cluster = MockCluster(brokers=1, max_connections=4, listener_overrides={"listener.name.external.max.connections": "1"}, **LISTENERS)
+    cluster = MockCluster(
+        brokers=1, listeners=LISTENERS, listener_security_protocol_map=PROTOCOLS, max_connections=4,
+        listener_overrides={"listener.name.external.max.connections": "1"},
+    )
     await cluster.start()
     try:
         (server,) = cluster._servers.values()
