@@ -1,6 +1,7 @@
 """Per-listener settings with real clients (docs/security.md, "Settings"): two SSL listeners each
-presenting a certificate of its own CA (``listener.name.<name>.ssl.keystore.location`` and
-``...ssl.truststore.location``), each client trusting only its listener's CA; and
+presenting a certificate of its own CA (``listener.name.<name>.ssl.keystore.location``,
+``...ssl.truststore.location``, one key encrypted: ``...ssl.key.password``), each client trusting
+only its listener's CA; and
 ``connections.max.reauth.ms`` per listener and per listener and mechanism (KIP-368), as
 confluent-kafka reads it in SaslAuthenticate's ``session_lifetime_ms`` (librdkafka's security
 debug log: "Received session lifetime N ms from broker")."""
@@ -25,11 +26,20 @@ DEADLINE_S = 60.0
 USERS = {"alice": "alice-secret"}
 
 
-def _keystore(directory: Path) -> tuple[str, str]:
-    """A CA of its own and a broker certificate it signed: (keystore PEM: chain and key, CA PEM)."""
+def _keystore(directory: Path, password: str | None = None) -> tuple[str, str]:
+    """A CA of its own and a broker certificate it signed: (keystore PEM: chain and key, the key
+    encrypted with ``password`` if one is given; CA PEM)."""
+    from cryptography.hazmat.primitives import serialization
+
     material = tls.generate(["127.0.0.1", "localhost"], str(directory))
+    key = Path(material.keyfile).read_bytes()
+    if password is not None:
+        private = serialization.load_pem_private_key(key, None)
+        key = private.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.BestAvailableEncryption(password.encode())
+        )
     keystore = directory / "keystore.pem"
-    keystore.write_text(Path(material.certfile).read_text() + Path(material.keyfile).read_text())
+    keystore.write_bytes(Path(material.certfile).read_bytes() + key)
     assert material.cafile is not None
     return str(keystore), material.cafile
 
@@ -39,9 +49,12 @@ def two_cas(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[KafkaClu
     cas: dict[str, str] = {}
     overrides: dict[str, str] = {}
     for name in ("INTERNAL", "EXTERNAL"):
-        keystore, cas[name] = _keystore(tmp_path_factory.mktemp(name.lower()))
+        password = "internal-key-secret" if name == "INTERNAL" else None  # INTERNAL's key is encrypted
+        keystore, cas[name] = _keystore(tmp_path_factory.mktemp(name.lower()), password)
         overrides[f"listener.name.{name.lower()}.ssl.keystore.location"] = keystore
         overrides[f"listener.name.{name.lower()}.ssl.truststore.location"] = cas[name]
+        if password is not None:
+            overrides[f"listener.name.{name.lower()}.ssl.key.password"] = password
     with KafkaCluster(
         listeners="INTERNAL://127.0.0.1:0,EXTERNAL://127.0.0.1:0", listener_security_protocol_map="INTERNAL:SSL,EXTERNAL:SSL",
         listener_overrides=overrides, request_log=False,
