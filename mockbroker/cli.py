@@ -457,7 +457,7 @@ def _log_started(cluster: MockCluster, settings: ServeSettings, loop_name: str) 
         log.info(
             "listener %s (%s) at %s%s%s", spec.name, spec.security_protocol, cluster.bootstrap_servers_for(spec.name),
             f"; SASL mechanisms {','.join(cluster.listener_mechanisms[spec.name])}, users: {users}" if spec.sasl else "",
-            f"; clients trust the CA in {cluster.ssl_ca_path}" if spec.tls and cluster.ssl_ca_path else "",
+            f"; clients trust the CA in {ca}" if spec.tls and (ca := cluster.ssl_ca_path_for(spec.name)) else "",
         )  # fmt: skip
 
 

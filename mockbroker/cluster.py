@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
     from mockbroker.control import Control
     from mockbroker.net.server import BrokerServer
+    from mockbroker.security.tls import TlsMaterial
 
 
 class MockCluster(ClusterState):
@@ -51,6 +52,7 @@ class MockCluster(ClusterState):
     def __init__(self, config: ClusterConfig | None = None, *, clock: Clock | None = None, **overrides: object) -> None:
         super().__init__(config, clock=clock, **overrides)
         self._servers: dict[int, BrokerServer] = {}
+        self._generated_tls: TlsMaterial | None = None  # the certificates of listeners without a keystore
 
     # -- lifecycle --------------------------------------------------------------------------------
 
@@ -70,25 +72,29 @@ class MockCluster(ClusterState):
         return self
 
     def _ssl_context(self, listener: str) -> ssl.SSLContext:
-        """An SSL or SASL_SSL listener's context: ssl.keystore.location's PEM (chain and key), or a
-        throw-away CA and broker certificate for the advertised hosts (mockbroker/security/tls.py),
-        with the listener's ssl.client.auth (listener.name.<name>.ssl.client.auth, else the
-        cluster's). Every TLS listener presents the same certificate."""
-        from mockbroker.config.listeners import listener_setting
+        """An SSL or SASL_SSL listener's context: its ssl.keystore.location's PEM (chain and key), or
+        a throw-away CA and broker certificate for the advertised hosts (mockbroker/security/tls.py,
+        one for every listener without a keystore), with its ssl.client.auth, ssl.key.password and
+        ssl.truststore.location: each listener.name.<name>.<setting> where given, else the
+        cluster's (Kafka's valuesWithPrefixOverride, key by key)."""
+        from mockbroker.config.listeners import listener_setting, listener_ssl
         from mockbroker.security import tls
 
         config = self.config
-        if self.tls is None:
-            if config.ssl_keystore_location:
-                self.tls = tls.TlsMaterial(
-                    config.ssl_keystore_location, config.ssl_keystore_location, config.ssl_truststore_location
-                )
-            else:
+        keystore, key_password, truststore = listener_ssl(config, listener)
+        if keystore:
+            material = tls.TlsMaterial(keystore, keystore, truststore)
+        else:
+            if self._generated_tls is None:
                 hosts = {e.advertised_host for n in self.brokers.values() for e in n.endpoints.values()}
                 hosts |= {spec.host for spec in self.listener_specs}
-                self.tls = tls.generate(sorted(h for h in hosts if h))
+                self._generated_tls = tls.generate(sorted(h for h in hosts if h))
+            material = self._generated_tls
+        self.listener_tls[listener] = material
+        if self.tls is None:  # the first TLS listener's: ssl_ca_path
+            self.tls = material
         client_auth = listener_setting(config, listener, "ssl.client.auth", config.ssl_client_auth)
-        return tls.server_context(self.tls, client_auth, config.ssl_truststore_location, config.ssl_key_password)
+        return tls.server_context(material, client_auth, truststore, key_password)
 
     async def stop(self) -> None:
         for server in self._servers.values():

@@ -165,7 +165,10 @@ class ClusterState:
         self.listener: ListenerSpec = self.listener_specs[0]
         self.brokers: dict[int, BrokerNode] = _broker_nodes(config, self.listener_specs)
         self._init_security(config)
-        self.tls: TlsMaterial | None = None  # set by MockCluster.start for SSL and SASL_SSL
+        # Set by MockCluster.start for SSL and SASL_SSL: each TLS listener's certificates and the CA
+        # its clients trust (listener_tls), and the first TLS listener's (tls: ssl_ca_path).
+        self.tls: TlsMaterial | None = None
+        self.listener_tls: dict[str, TlsMaterial] = {}
         self.controller_id = config.node_ids[0]
         # read on every request by dispatch: computed once, the config does not change under a cluster
         self.version_caps: dict[int, int] = config.effective_version_caps
@@ -366,9 +369,16 @@ class ClusterState:
 
     @property
     def ssl_ca_path(self) -> str | None:
-        """The PEM file of the CA that signed the brokers' certificate (generated at start unless
-        ssl.keystore.location is given; then ssl.truststore.location), for clients' ssl cafile."""
+        """The PEM file of the CA that signed the first TLS listener's certificate (generated at
+        start unless ssl.keystore.location is given; then ssl.truststore.location), for clients'
+        ssl cafile. Each listener's: ssl_ca_path_for."""
         return self.tls.cafile if self.tls is not None else None
+
+    def ssl_ca_path_for(self, listener: str) -> str | None:
+        """The CA a client of ``listener`` trusts (its listener.name.<name>.ssl.keystore.location's
+        ssl.truststore.location, or the generated CA); None on a listener without TLS."""
+        material = self.listener_tls.get(listener)
+        return material.cafile if material is not None else None
 
     @property
     def bootstrap_servers(self) -> str:

@@ -77,6 +77,9 @@ class KafkaCluster:
         # SSL and SASL_SSL listeners: the PEM file of the CA clients trust (the generated one, or
         # ssl.truststore.location with ssl.keystore.location), once started; None on plain listeners.
         self.ssl_ca_path: str | None = None
+        # Each SSL and SASL_SSL listener's CA, by listener name (listener.name.<name>.ssl.keystore.location
+        # gives a listener a certificate of its own).
+        self.ssl_ca_paths_by_listener: dict[str, str | None] = {}
         self.aio = AsyncFacade(self)
         self._started = False
         self._closed = False
@@ -122,6 +125,9 @@ class KafkaCluster:
         }
         self.broker_ids = list(self.cluster.brokers)
         self.ssl_ca_path = self.cluster.ssl_ca_path
+        self.ssl_ca_paths_by_listener = {
+            spec.name: self.cluster.ssl_ca_path_for(spec.name) for spec in self.cluster.listener_specs if spec.tls
+        }
         return self
 
     def close(self, check: bool = True) -> list[str]:

@@ -28,14 +28,40 @@ class SecuritySettings(Protocol):
     control_plane_listener_name: str
     sasl_enabled_mechanisms: str
     ssl_client_auth: str
+    ssl_keystore_location: str | None
+    ssl_key_password: str | None
+    ssl_truststore_location: str | None
+    connections_max_reauth_ms: int
+    max_connections: int
     listener_overrides: dict[str, str]
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 SERVED_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
 # SocketServerConfigs.URI_PARSE_REGEXP: NAME://host:port, an IPv6 host in brackets.
 _LISTENER = re.compile(r"^([A-Za-z0-9_]+)://(\[[0-9a-fA-F:.]*\]|[^:\[\]]*):(-?[0-9]+)$")
-# The per-listener settings Kafka reads as listener.name.<name>.<setting> and mockbroker serves.
-LISTENER_OVERRIDABLE = ("sasl.enabled.mechanisms", "ssl.client.auth")
+# The per-listener settings Kafka reads as listener.name.<name>.<setting> and mockbroker serves:
+# ChannelBuilders.channelBuilderConfigs and ConnectionQuotas read a listener's configs as
+# AbstractConfig.valuesWithPrefixOverride("listener.name." + the name lower-cased + "."), each key
+# its own override of the broker-wide value.
+LISTENER_OVERRIDABLE = (
+    "sasl.enabled.mechanisms",
+    "ssl.client.auth",
+    "ssl.keystore.location",
+    "ssl.key.password",
+    "ssl.truststore.location",
+    "connections.max.reauth.ms",
+    "max.connections",
+)
+# ...and the ones also read per SASL mechanism, listener.name.<name>.<mechanism lower-cased>.<setting>
+# (valuesWithPrefixOverride's secondary prefix; SaslChannelBuilder.createConnectionsMaxReauthMsMap
+# looks up "<mechanism>.connections.max.reauth.ms" before "connections.max.reauth.ms": KIP-368).
+MECHANISM_OVERRIDABLE = ("connections.max.reauth.ms",)
+# Mechanism prefixes a configuration may carry: those served, and Kafka's GSSAPI (its setting is
+# then without effect, as in a Kafka where the mechanism is not enabled).
+_MECHANISM_PREFIXES = {m.lower() for m in (*SERVED_MECHANISMS, "GSSAPI")}
+# ConfigDef's types and validators of the overridable numbers (SocketServerConfigs: max.connections
+# INT atLeast(0); BrokerSecurityConfigs: connections.max.reauth.ms LONG without a validator).
+_NUMBERS = {"max.connections": ("INT", 0, (1 << 31) - 1), "connections.max.reauth.ms": ("LONG", -(1 << 63), (1 << 63) - 1)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,16 +161,71 @@ def listener_setting(config: SecuritySettings, listener: str | None, key: str, d
     return config.listener_overrides.get(f"listener.name.{listener.lower()}.{key}", default)
 
 
-def parse_listener_override(key: str) -> tuple[str, str] | None:
-    """``listener.name.<name>.<setting>`` -> (listener name, setting) for a served setting; None
-    for a key of another shape."""
+def listener_ssl(config: SecuritySettings, listener: str) -> tuple[str | None, str | None, str | None]:
+    """A listener's (ssl.keystore.location, ssl.key.password, ssl.truststore.location): each its
+    listener.name.<name>. value, else the broker-wide one (valuesWithPrefixOverride, key by key)."""
+    prefix = f"listener.name.{listener.lower()}."
+    overrides = config.listener_overrides
+    return (
+        overrides.get(prefix + "ssl.keystore.location", config.ssl_keystore_location),
+        overrides.get(prefix + "ssl.key.password", config.ssl_key_password),
+        overrides.get(prefix + "ssl.truststore.location", config.ssl_truststore_location),
+    )
+
+
+def listener_max_connections(config: SecuritySettings, listener: str) -> int:
+    """ConnectionQuotas.ListenerConnectionQuota: listener.name.<name>.max.connections, else
+    max.connections (KIP-402; the broker-wide max.connections bounds all listeners together too)."""
+    key = f"listener.name.{listener.lower()}.max.connections"
+    raw = config.listener_overrides.get(key)
+    return config.max_connections if raw is None else _number(key, "max.connections", raw)
+
+
+def connections_max_reauth_ms(config: SecuritySettings, listener: str | None, mechanism: str | None) -> int:
+    """KIP-368's lookup (SaslChannelBuilder.createConnectionsMaxReauthMsMap on the listener's
+    configs): listener.name.<name>.<mechanism>.connections.max.reauth.ms, else
+    listener.name.<name>.connections.max.reauth.ms, else connections.max.reauth.ms."""
+    if listener is not None:
+        prefix = f"listener.name.{listener.lower()}."
+        keys = [prefix + "connections.max.reauth.ms"]
+        if mechanism:
+            keys.insert(0, f"{prefix}{mechanism.lower()}.connections.max.reauth.ms")
+        for key in keys:
+            raw = config.listener_overrides.get(key)
+            if raw is not None:
+                return _number(key, "connections.max.reauth.ms", raw)
+    return config.connections_max_reauth_ms
+
+
+def _number(key: str, setting: str, raw: str) -> int:
+    """ConfigDef.parseValue of an overridable number: ValueError with Kafka's ConfigException
+    message (which names the setting without its prefix), then the key as given."""
+    type_name, lo, hi = _NUMBERS[setting]
+    try:
+        value: int | None = int(raw.strip())
+    except ValueError:
+        value = None
+    if value is None or not -hi - 1 <= value <= hi:
+        raise ValueError(f"Invalid value {raw} for configuration {setting}: Not a number of type {type_name} ({key})")
+    if value < lo:
+        raise ValueError(f"Invalid value {raw} for configuration {setting}: Value must be at least {lo} ({key})")
+    return value
+
+
+def parse_listener_override(key: str) -> tuple[str, str | None, str] | None:
+    """``listener.name.<name>.[<mechanism>.]<setting>`` -> (listener name as written, mechanism
+    or None, setting) for a served setting; None for a key of another shape."""
     if not key.startswith("listener.name."):
         return None
-    rest = key[len("listener.name."):]
-    name, _, setting = rest.partition(".")
-    if not name or setting not in LISTENER_OVERRIDABLE:
+    name, _, setting = key[len("listener.name."):].partition(".")
+    if not name:
         return None
-    return name.upper(), setting
+    if setting in LISTENER_OVERRIDABLE:
+        return name, None, setting
+    mechanism, _, setting = setting.partition(".")
+    if mechanism in _MECHANISM_PREFIXES and setting in MECHANISM_OVERRIDABLE:
+        return name, mechanism.upper(), setting
+    return None
 
 
 def check_security(config: SecuritySettings) -> None:
@@ -207,12 +288,23 @@ def _check_named_listener(value: str, key: str, mapping: dict[str, str], names: 
 
 
 def _check_overrides(config: SecuritySettings, names: list[str]) -> None:
-    for key in config.listener_overrides:
+    """Each listener.name.* key: a served setting, of a listener of ``listeners`` (its name
+    lower-cased, as ListenerName.configPrefix spells it: Kafka would not read another spelling),
+    a number where Kafka parses one."""
+    served = ", ".join(
+        [*LISTENER_OVERRIDABLE, *(f"<mechanism>.{s}" for s in MECHANISM_OVERRIDABLE)]
+    )
+    for key, raw in config.listener_overrides.items():
         parsed = parse_listener_override(key)
         if parsed is None:
+            raise ValueError(f"unknown setting {key!r}: listener.name.<listener>.<setting> is served for {served}")
+        name, _, setting = parsed
+        if name.upper() not in names:
+            raise ValueError(f"{key}: no listener {name.upper()} in listeners ({','.join(names)})")
+        if name != name.lower():
             raise ValueError(
-                f"unknown setting {key!r}: listener.name.<listener>.<setting> is served for "
-                f"{', '.join(LISTENER_OVERRIDABLE)}"
+                f"{key}: Kafka reads a listener's settings as listener.name.{name.lower()}.{key.split('.', 3)[3]} "
+                "(the listener's name lower-cased)"
             )
-        if parsed[0] not in names:
-            raise ValueError(f"{key}: no listener {parsed[0]} in listeners ({','.join(names)})")
+        if setting in _NUMBERS:
+            _number(key, setting, raw)

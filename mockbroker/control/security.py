@@ -6,7 +6,7 @@ Each change records a ``control.user_*`` event (without the password)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from mockbroker.control.base import ControlBase
@@ -23,6 +23,14 @@ class ListenerSecurity:
     sasl_mechanisms: tuple[str, ...]  # served on SASL listeners (listener.name.<name>.sasl.enabled.mechanisms)
     ssl_client_auth: str  # on SSL and SASL_SSL listeners (listener.name.<name>.ssl.client.auth)
     bootstrap_servers: str  # host:port of every broker on this listener
+    # The PEM file of the CA its clients trust (listener.name.<name>.ssl.keystore.location's
+    # truststore, else the cluster's); None on a listener without TLS.
+    ssl_ca_path: str | None = None
+    # KIP-368 on this listener (listener.name.<name>.connections.max.reauth.ms, else the cluster's),
+    # and each mechanism's own where listener.name.<name>.<mechanism>.connections.max.reauth.ms gives one.
+    connections_max_reauth_ms: int = 0
+    connections_max_reauth_ms_by_mechanism: dict[str, int] = field(default_factory=dict)
+    max_connections: int = 2147483647  # listener.name.<name>.max.connections, else max.connections
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,23 +49,35 @@ class SecuritySnapshot:
 
 class SecurityControl(ControlBase):
     async def describe_security(self) -> SecuritySnapshot:
-        from mockbroker.config.listeners import listener_setting
-
         c = self.cluster
         validator = c.oauth_validator
-        listeners = tuple(
-            ListenerSecurity(
-                spec.name, spec.security_protocol, c.listener_mechanisms[spec.name],
-                listener_setting(c.config, spec.name, "ssl.client.auth", c.config.ssl_client_auth),
-                c.bootstrap_servers_for(spec.name),
-            )
-            for spec in c.listener_specs
-        )
+        listeners = tuple(self._listener_security(spec.name, spec.security_protocol) for spec in c.listener_specs)
         return SecuritySnapshot(
             c.listener.name, c.listener.security_protocol, c.sasl_mechanisms, c.ssl_ca_path, c.config.ssl_client_auth,
             c.config.connections_max_reauth_ms,
             None if validator is None else describe_validator(validator),
             listeners,
+        )
+
+    def _listener_security(self, name: str, protocol: str) -> ListenerSecurity:
+        from mockbroker.config.listeners import (
+            connections_max_reauth_ms,
+            listener_max_connections,
+            listener_setting,
+        )
+
+        c = self.cluster
+        mechanisms = c.listener_mechanisms[name]
+        reauth_ms = connections_max_reauth_ms(c.config, name, None)
+        by_mechanism = {m: connections_max_reauth_ms(c.config, name, m) for m in mechanisms}
+        return ListenerSecurity(
+            name, protocol, mechanisms,
+            listener_setting(c.config, name, "ssl.client.auth", c.config.ssl_client_auth),
+            c.bootstrap_servers_for(name),
+            c.ssl_ca_path_for(name),
+            reauth_ms,
+            {m: ms for m, ms in by_mechanism.items() if ms != reauth_ms},
+            listener_max_connections(c.config, name),
         )
 
     async def users(self) -> dict[str, list[str]]:

@@ -1,6 +1,7 @@
 """SaslAuthenticate (key 36), v0-2: one SASL token of the exchange (KIP-152); v1 adds the
-session lifetime (KIP-368: the least of ``connections.max.reauth.ms`` and the credential's
-remaining life, 0 when neither is set), v2 is flexible.
+session lifetime (KIP-368: the least of ``connections.max.reauth.ms``, the listener's or the
+listener and mechanism's where given, and the credential's remaining life, 0 when neither is
+set), v2 is flexible.
 
 The connection's authenticator evaluates the token (SaslServerAuthenticator.handleSaslToken,
 mockbroker/security/sasl.py). A refused token gets SASL_AUTHENTICATION_FAILED with Kafka's message
@@ -18,6 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mockbroker.clock import client_clock_ms
+from mockbroker.config.listeners import connections_max_reauth_ms
 from mockbroker.dispatch.context import CloseConnection
 from mockbroker.security.sasl import OAuthBearerChallenge, SaslAbort, SaslFailure
 from mockbroker_protocol.api_keys import ApiKey
@@ -61,7 +63,8 @@ async def handle(ctx: RequestContext, req: SaslAuthenticateRequest) -> SaslAuthe
     lifetime = 0
     if session.authenticated:
         wall_ms = client_clock_ms(cluster.clock, ctx.now_ms)
-        lifetime = session.complete(ctx.now_ms, wall_ms, cluster.config.connections_max_reauth_ms)
+        max_reauth_ms = connections_max_reauth_ms(cluster.config, ctx.listener or cluster.listener.name, session.mechanism)
+        lifetime = session.complete(ctx.now_ms, wall_ms, max_reauth_ms)
         events.record(
             "authentication.succeeded",
             broker_id=ctx.broker.node_id,

@@ -35,7 +35,9 @@ Limits, with Kafka's names and meanings (SocketServer, ConnectionQuotas, Selecto
   released, the rest of the broker goes on (mockbroker_protocol.framing). A frame's buffer grows
   with the bytes that arrive, so an announced size costs nothing by itself.
 - ``max.connections``: connections beyond it are held unread (Kafka stops accepting: the client's
-  connect succeeds in the kernel's backlog and nothing is answered) until one closes.
+  connect succeeds in the kernel's backlog and nothing is answered) until one closes. A
+  listener's own ``listener.name.<name>.max.connections`` (KIP-402) holds that listener's
+  connections beyond it the same way while the other listeners still accept.
 - ``max.connections.per.ip``: a connection beyond it is closed at once (TooManyConnections).
 - ``connections.max.idle.ms``: a connection with nothing read for that long, and no request of
   its own waiting, is closed (Kafka's Selector idle expiry).
@@ -53,6 +55,7 @@ from collections.abc import Callable, Coroutine, Generator
 from typing import TYPE_CHECKING, Any, cast
 
 from mockbroker.clock import client_clock_ms
+from mockbroker.config.listeners import connections_max_reauth_ms, listener_max_connections
 from mockbroker.dispatch.context import CloseConnection
 from mockbroker.dispatch.dispatch import dispatch
 from mockbroker.model import Endpoint
@@ -93,7 +96,7 @@ class ListenerSocket:
     authenticates) and the answers kept for requests that came in on it (the brokers' addresses in
     them are this listener's)."""
 
-    __slots__ = ("answers", "endpoint", "mechanisms", "name", "sasl", "server", "ssl_context")
+    __slots__ = ("admitted", "answers", "endpoint", "max_connections", "mechanisms", "name", "sasl", "server", "ssl_context")
 
     def __init__(self, cluster: ClusterState, endpoint: Endpoint, ssl_context: ssl.SSLContext | None) -> None:
         self.endpoint = endpoint
@@ -103,6 +106,10 @@ class ListenerSocket:
         self.mechanisms = cluster.listener_mechanisms.get(self.name, cluster.sasl_mechanisms)
         self.answers = cluster.answers_for(self.name)
         self.server: asyncio.Server | None = None
+        # listener.name.<name>.max.connections, else max.connections (ConnectionQuotas'
+        # ListenerConnectionQuota, KIP-402), and the connections counted against it.
+        self.max_connections = listener_max_connections(cluster.config, self.name)
+        self.admitted = 0
 
 
 class BrokerServer:
@@ -209,12 +216,20 @@ class BrokerServer:
             return False
         self.per_ip[ip] = self.per_ip.get(ip, 0) + 1
         self._connections.add(connection)
-        if self.admitted >= config.max_connections:
+        if not self._slot_free(connection.listener):
             self.held.append(connection)
             connection.mute(_HELD)
         else:
-            self.admitted += 1
+            self._count(connection, 1)
         return True
+
+    def _slot_free(self, listener: ListenerSocket) -> bool:
+        """ConnectionQuotas.connectionSlotAvailable: room on the listener and on the broker."""
+        return listener.admitted < listener.max_connections and self.admitted < self.cluster.config.max_connections
+
+    def _count(self, connection: Connection, n: int) -> None:
+        self.admitted += n
+        connection.listener.admitted += n
 
     def release(self, connection: Connection) -> None:
         """A counted connection is gone: its slot goes to the longest held one."""
@@ -230,10 +245,15 @@ class BrokerServer:
         if connection in self.held:
             self.held.remove(connection)
             return
-        self.admitted -= 1
-        while self.held and self.admitted < self.cluster.config.max_connections:
-            self.admitted += 1
-            self.held.popleft().unmute(_HELD)
+        self._count(connection, -1)
+        # Each listener's acceptor waits for a slot of its own (ConnectionQuotas.waitForConnectionSlot):
+        # the longest held connection whose listener has room goes first.
+        for held in list(self.held):
+            if not self._slot_free(held.listener):
+                continue
+            self.held.remove(held)
+            self._count(held, 1)
+            held.unmute(_HELD)
 
     def _schedule_idle_check(self) -> None:
         idle_ms = self.cluster.config.connections_max_idle_ms
@@ -594,7 +614,8 @@ class Connection(asyncio.BufferedProtocol):
             events.record("authentication.failed", broker_id=node.node_id, reason=challenge.reason, client=client, mechanism=session.mechanism)
             return challenge.challenge.encode()
         if session.authenticated:
-            lifetime = session.complete(now_ms, client_clock_ms(cluster.clock, now_ms), cluster.config.connections_max_reauth_ms)
+            max_reauth_ms = connections_max_reauth_ms(cluster.config, self.listener.name, session.mechanism)
+            lifetime = session.complete(now_ms, client_clock_ms(cluster.clock, now_ms), max_reauth_ms)
             events.record(
                 "authentication.succeeded",
                 broker_id=node.node_id,

@@ -1,9 +1,9 @@
 """Differential: SASL OAUTHBEARER with unsecured JWS tokens (KIP-255) and re-authentication
 (KIP-368) against a Kafka 4.3.1 configured the same way (a Kafka of its own for this module:
 OAUTHBEARER and PLAIN on its SASL_PLAINTEXT listener, Kafka's unsecured validator requiring the
-scope ``kafka``, ``connections.max.reauth.ms`` ten minutes): good tokens and their
-session_lifetime_ms, a token without ``sub``, an expired one, one without the scope, a malformed
-client message, an authorization id that is not the token's principal, and re-authentication's
+scope ``kafka``, ``connections.max.reauth.ms`` ten minutes on that listener and five for PLAIN
+there, twenty for the broker): good tokens and their session_lifetime_ms, PLAIN's, a token
+without ``sub``, an expired one, one without the scope, a malformed client message, an authorization id that is not the token's principal, and re-authentication's
 rules (same principal, same mechanism, not twice within a second)."""
 
 from __future__ import annotations
@@ -27,6 +27,14 @@ from tests.differential.harness import Context, Item, Raw, Step, Target, differe
 
 SASL_HANDSHAKE, SASL_AUTHENTICATE, METADATA = 17, 36, 3
 MAX_REAUTH_MS = 600_000
+# KIP-368's lookup: the listener's setting over the broker's, the listener and mechanism's over the
+# listener's (PLAIN's sessions end sooner than OAUTHBEARER's).
+BROKER_MAX_REAUTH_MS = 1_200_000
+PLAIN_MAX_REAUTH_MS = 300_000
+REAUTH_OVERRIDES = {
+    "listener.name.sasl_plaintext.connections.max.reauth.ms": str(MAX_REAUTH_MS),
+    "listener.name.sasl_plaintext.plain.connections.max.reauth.ms": str(PLAIN_MAX_REAUTH_MS),
+}
 JAAS = (
     "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
     'unsecuredLoginStringClaim_sub="broker" unsecuredValidatorRequiredScope="kafka" unsecuredValidatorAllowableClockSkewMs="2000";'
@@ -44,7 +52,8 @@ def oauth_targets() -> Iterator[tuple[Target, Target]]:
         "sasl.enabled.mechanisms": "OAUTHBEARER,PLAIN",
         "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config": JAAS,
         "listener.name.sasl_plaintext.plain.sasl.jaas.config": PLAIN_JAAS,
-        "connections.max.reauth.ms": str(MAX_REAUTH_MS),
+        "connections.max.reauth.ms": str(BROKER_MAX_REAUTH_MS),
+        **REAUTH_OVERRIDES,
     }
     with real_kafka(properties=properties):
         cluster = start_cluster(
@@ -53,7 +62,8 @@ def oauth_targets() -> Iterator[tuple[Target, Target]]:
             sasl_enabled_mechanisms="OAUTHBEARER,PLAIN",
             sasl_users={"alice": "alice-secret"},
             oauthbearer_sasl_jaas_config=JAAS,
-            connections_max_reauth_ms=MAX_REAUTH_MS,
+            connections_max_reauth_ms=BROKER_MAX_REAUTH_MS,
+            listener_overrides=REAUTH_OVERRIDES,
             request_log=False,
         )
         try:
@@ -128,9 +138,12 @@ def refused(conn: str, make: Callable[[Context], SaslAuthenticateRequest]) -> li
 
 def test_oauthbearer_tokens(oauth_targets: tuple[Target, Target]) -> None:
     steps: list[Item] = [
-        # a good token: the session ends at connections.max.reauth.ms (sooner than exp)
+        # a good token: the session ends at the listener's connections.max.reauth.ms (sooner than exp)
         handshake("good"),
         authenticate("good", first(token())),
+        # PLAIN on the same listener: its own listener.name.sasl_plaintext.plain.connections.max.reauth.ms
+        handshake("plain", "PLAIN"),
+        authenticate("plain", SaslAuthenticateRequest(b"\x00alice\x00alice-secret")),
         Step(METADATA, 12, MetadataRequest(topics=[]), conn="good", ignore=("brokers", "cluster_id", "controller_id")),
         # a token expiring before connections.max.reauth.ms: the session ends at its exp
         handshake("short"),

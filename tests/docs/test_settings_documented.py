@@ -15,7 +15,7 @@ import re
 
 from mockbroker.cli import build_parser
 from mockbroker.config.cluster import KAFKA_NAMES, ClusterConfig
-from mockbroker.config.listeners import LISTENER_OVERRIDABLE
+from mockbroker.config.listeners import LISTENER_OVERRIDABLE, MECHANISM_OVERRIDABLE
 from mockbroker.config.settings import ENV_FIELDS, ENV_OTHER, FLAG_NAMES, env_setting_name
 from tests.docs.snippets import ROOT
 
@@ -76,12 +76,18 @@ def test_security_settings_table_is_true_to_the_code() -> None:
         [name], [variable], [field] = _code(kafka_cell), _code(env_cell), _code(field_cell)
         documented.add(name)
         if name.startswith("listener.name.<name>."):
-            assert name.removeprefix("listener.name.<name>.") in LISTENER_OVERRIDABLE, name
+            setting = name.removeprefix("listener.name.<name>.")
+            if setting.startswith("<mechanism>."):
+                assert setting.removeprefix("<mechanism>.") in MECHANISM_OVERRIDABLE, name
+            else:
+                assert setting in LISTENER_OVERRIDABLE, name
             assert field == "listener_overrides"
-            concrete = name.replace("<name>", "sasl_ssl")
-            assert env_setting_name(variable.replace("<NAME>", "SASL__SSL")) == concrete, variable
-            sample = "PLAIN" if name.endswith("mechanisms") else "required"
+            concrete = name.replace("<name>", "sasl_ssl").replace("<mechanism>", "scram-sha-512")
+            spelled = variable.replace("<NAME>", "SASL__SSL").replace("<MECHANISM>", "SCRAM___SHA___512")
+            assert env_setting_name(spelled) == concrete, variable
+            sample = _SAMPLES[setting.removeprefix("<mechanism>.")]
             assert ClusterConfig.from_kafka({"listeners": "SASL_SSL://:0", concrete: sample}).listener_overrides == {concrete: sample}
+            documented.add(name)
             continue
         assert KAFKA_NAMES.get(name) == field, f"{name}: the table says field {field}"
         assert env_setting_name(variable) == name, f"{variable} does not spell {name}"
@@ -89,3 +95,16 @@ def test_security_settings_table_is_true_to_the_code() -> None:
     security = {k for k in KAFKA_NAMES if SECURITY_KEYS.match(k)}
     assert security - documented == set(), "security settings missing from docs/security.md's table"
     assert {f"listener.name.<name>.{s}" for s in LISTENER_OVERRIDABLE} <= documented
+    assert {f"listener.name.<name>.<mechanism>.{s}" for s in MECHANISM_OVERRIDABLE} <= documented
+
+
+# A value of each per-listener setting, for the check that its row's names are accepted.
+_SAMPLES = {
+    "sasl.enabled.mechanisms": "PLAIN",
+    "ssl.client.auth": "required",
+    "ssl.keystore.location": "/certs/broker.pem",
+    "ssl.key.password": "secret",
+    "ssl.truststore.location": "/certs/ca.pem",
+    "connections.max.reauth.ms": "60000",
+    "max.connections": "10",
+}

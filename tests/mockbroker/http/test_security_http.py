@@ -41,14 +41,23 @@ async def test_security_names_the_protocol_and_the_ca(api: tuple[MockCluster, Ap
 async def test_security_and_cluster_show_every_listener() -> None:
     cluster = MockCluster(
         listeners="PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0", brokers=2,
-        listener_overrides={"listener.name.sasl_ssl.sasl.enabled.mechanisms": "SCRAM-SHA-512"},
+        listener_overrides={
+            "listener.name.sasl_ssl.sasl.enabled.mechanisms": "SCRAM-SHA-512,PLAIN",
+            "listener.name.sasl_ssl.connections.max.reauth.ms": "120000",
+            "listener.name.sasl_ssl.plain.connections.max.reauth.ms": "60000",
+            "listener.name.sasl_ssl.max.connections": "50",
+        },
     )
     server, http = await _started(cluster)
     try:
         client = Api(http)
         security = await client.ok("GET", "/security")
         assert [(x["name"], x["security_protocol"], x["sasl_mechanisms"]) for x in security["listeners"]] == [
-            ("PLAINTEXT", "PLAINTEXT", ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]), ("SASL_SSL", "SASL_SSL", ["SCRAM-SHA-512"])
+            ("PLAINTEXT", "PLAINTEXT", ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]), ("SASL_SSL", "SASL_SSL", ["SCRAM-SHA-512", "PLAIN"])
+        ]
+        keys = ("ssl_ca_path", "connections_max_reauth_ms", "connections_max_reauth_ms_by_mechanism", "max_connections")
+        assert [tuple(x[k] for k in keys) for x in security["listeners"]] == [
+            (None, 0, {}, 2**31 - 1), (cluster.ssl_ca_path, 120000, {"PLAIN": 60000}, 50)
         ]
         assert security["listeners"][1]["bootstrap_servers"] == cluster.bootstrap_servers_for("SASL_SSL")
         brokers = (await client.ok("GET", "/cluster"))["brokers"]

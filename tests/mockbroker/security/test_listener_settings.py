@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from mockbroker.config.cluster import ClusterConfig
+from mockbroker.config.listeners import connections_max_reauth_ms, listener_max_connections, listener_ssl
 from mockbroker.state import ClusterState
 
 
@@ -92,6 +93,62 @@ def test_listener_overrides_by_kafka_names() -> None:
                                          "listener.name.sasl_ssl.sasl.enabled.mechanisms": "SCRAM-SHA-512"}
 
 
+def test_per_listener_and_per_mechanism_settings_with_kafkas_precedence() -> None:
+    """valuesWithPrefixOverride key by key: a listener's own value, else the broker-wide one;
+    connections.max.reauth.ms also per mechanism (KIP-368: listener and mechanism, then listener,
+    then the broker's)."""
+    config = ClusterConfig.from_kafka({
+        "listeners": "INTERNAL://:0,EXTERNAL://:0,SASL_SSL://:0",
+        "listener.security.protocol.map": "INTERNAL:SSL,EXTERNAL:SASL_SSL,SASL_SSL:SASL_SSL",
+        "ssl.keystore.location": "/certs/broker.pem",
+        "ssl.key.password": "broker-secret",
+        "ssl.truststore.location": "/certs/ca.pem",
+        "listener.name.external.ssl.keystore.location": "/certs/external.pem",
+        "listener.name.external.ssl.truststore.location": "/certs/external-ca.pem",
+        "listener.name.internal.ssl.key.password": "internal-secret",
+        "connections.max.reauth.ms": "600000",
+        "listener.name.external.connections.max.reauth.ms": "300000",
+        "listener.name.external.scram-sha-512.connections.max.reauth.ms": "60000",
+        "listener.name.sasl_ssl.oauthbearer.connections.max.reauth.ms": "0",
+        "max.connections": "100",
+        "listener.name.external.max.connections": "10",
+    })
+    assert listener_ssl(config, "EXTERNAL") == ("/certs/external.pem", "broker-secret", "/certs/external-ca.pem")
+    assert listener_ssl(config, "INTERNAL") == ("/certs/broker.pem", "internal-secret", "/certs/ca.pem")
+    assert listener_ssl(config, "SASL_SSL") == ("/certs/broker.pem", "broker-secret", "/certs/ca.pem")
+    assert connections_max_reauth_ms(config, "EXTERNAL", "SCRAM-SHA-512") == 60000
+    assert connections_max_reauth_ms(config, "EXTERNAL", "PLAIN") == 300000
+    assert connections_max_reauth_ms(config, "SASL_SSL", "OAUTHBEARER") == 0
+    assert connections_max_reauth_ms(config, "SASL_SSL", "SCRAM-SHA-512") == 600000
+    assert connections_max_reauth_ms(config, None, "SCRAM-SHA-512") == 600000
+    assert [listener_max_connections(config, n) for n in ("INTERNAL", "EXTERNAL")] == [100, 10]
+
+
+def test_per_listener_settings_by_every_source(tmp_path: Path) -> None:
+    """The new keys by flags, environment (``___`` spells the mechanism's ``-``) and file."""
+    from mockbroker.cli import parse_serve
+
+    path = tmp_path / "mockbroker.toml"
+    path.write_text(
+        '[kafka]\nlisteners = "INTERNAL://:0,EXTERNAL://:0"\n'
+        '"listener.security.protocol.map" = "INTERNAL:PLAINTEXT,EXTERNAL:SASL_SSL"\n'
+        '"listener.name.external.ssl.keystore.location" = "/certs/external.pem"\n'
+    )
+    env = {
+        "MOCKBROKER_SET_LISTENER_NAME_EXTERNAL_SCRAM___SHA___512_CONNECTIONS_MAX_REAUTH_MS": "60000",
+        "MOCKBROKER_SET_LISTENER_NAME_INTERNAL_MAX_CONNECTIONS": "5",
+    }
+    settings = parse_serve(
+        ["--config", str(path), "--set", "listener.name.external.connections.max.reauth.ms=300000"], env
+    )
+    assert settings.cluster.listener_overrides == {
+        "listener.name.external.ssl.keystore.location": "/certs/external.pem",
+        "listener.name.external.scram-sha-512.connections.max.reauth.ms": "60000",
+        "listener.name.internal.max.connections": "5",
+        "listener.name.external.connections.max.reauth.ms": "300000",
+    }
+
+
 @pytest.mark.parametrize(
     ("settings", "message"),
     [
@@ -115,7 +172,23 @@ def test_listener_overrides_by_kafka_names() -> None:
          "Listener with name OTHER defined in inter.broker.listener.name not found in listener.security.protocol.map"),
         ({"control.plane.listener.name": "SSL"}, "control.plane.listener.name must be a listener name defined in listeners"),
         ({"listener.name.ssl.ssl.client.auth": "required"}, "listener.name.ssl.ssl.client.auth: no listener SSL"),
-        ({"listener.name.plaintext.ssl.keystore.location": "x.pem"}, "listener.name.<listener>.<setting> is served for"),
+        ({"listener.name.plaintext.plain.sasl.jaas.config": "x"}, "listener.name.<listener>.<setting> is served for"),
+        ({"listener.name.plaintext.sasl.server.callback.handler.class": "x"},
+         "listener.name.<listener>.<setting> is served for sasl.enabled.mechanisms, ssl.client.auth, ssl.keystore.location"),
+        ({"listener.name.plaintext.ssl.keystore.type": "JKS"}, "is served for"),
+        ({"listener.name.plaintext.kerberos.connections.max.reauth.ms": "1"}, "is served for"),  # not a mechanism
+        ({"listener.name.plaintext.plain.max.connections": "1"}, "is served for"),  # only reauth is per mechanism
+        ({"listener.name.PLAINTEXT.max.connections": "1"},
+         "listener.name.PLAINTEXT.max.connections: Kafka reads a listener's settings as listener.name.plaintext.max.connections"),
+        ({"listener.name.plaintext.max.connections": "-1"},
+         "Invalid value -1 for configuration max.connections: Value must be at least 0 (listener.name.plaintext.max.connections)"),
+        ({"listener.name.plaintext.max.connections": "2147483648"},
+         "Invalid value 2147483648 for configuration max.connections: Not a number of type INT"),
+        ({"listener.name.plaintext.connections.max.reauth.ms": "soon"},
+         "Invalid value soon for configuration connections.max.reauth.ms: Not a number of type LONG "
+         "(listener.name.plaintext.connections.max.reauth.ms)"),
+        ({"listener.name.plaintext.scram-sha-512.connections.max.reauth.ms": "1.5"},
+         "Invalid value 1.5 for configuration connections.max.reauth.ms: Not a number of type LONG"),
         ({"listener.name.plaintext.sasl.enabled.mechanisms": "GSSAPI"}, "GSSAPI is not served"),
     ],
 )
