@@ -3,8 +3,9 @@
 OAUTHBEARER and PLAIN on its SASL_PLAINTEXT listener, Kafka's unsecured validator requiring the
 scope ``kafka``, ``connections.max.reauth.ms`` ten minutes on that listener and five for PLAIN
 there, twenty for the broker): good tokens and their session_lifetime_ms, PLAIN's, a token
-without ``sub``, an expired one, one without the scope, a malformed client message, an authorization id that is not the token's principal, and re-authentication's
-rules (same principal, same mechanism, not twice within a second)."""
+without ``sub``, an expired one, one without the scope, a malformed client message, an
+authorization id that is not the token's principal, and re-authentication's rules (same
+principal, same mechanism, not twice within a second)."""
 
 from __future__ import annotations
 
