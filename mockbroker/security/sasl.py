@@ -47,7 +47,7 @@ from mockbroker.security.scram import (
     credential_from_salted,
     make_credential,
 )
-from mockbroker_protocol.hashing import java_string_hash
+from mockbroker_protocol.hashing import java_hash_map_order
 
 PLAIN = "PLAIN"
 OAUTHBEARER = "OAUTHBEARER"
@@ -63,12 +63,7 @@ def kafka_mechanism_order(mechanisms: tuple[str, ...]) -> tuple[str, ...]:
     them from a HashMap's key set (mechanism -> JAAS context, 16 buckets for a few), so they come
     by bucket (String.hashCode, spread as HashMap.hash does), ties in the configured order
     (PLAIN before OAUTHBEARER whatever sasl.enabled.mechanisms says; checked against Kafka 4.3.1)."""
-
-    def bucket(name: str) -> int:
-        h = java_string_hash(name)
-        return (h ^ (h >> 16)) & 15
-
-    return tuple(sorted(mechanisms, key=lambda m: (bucket(m), mechanisms.index(m))))
+    return tuple(java_hash_map_order(mechanisms))
 
 
 @dataclass(slots=True)
