@@ -7,7 +7,7 @@ calls ``authorized``, which does): with no authorizer configured everything is a
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from mockbroker.security.acls import CLUSTER_NAME, AclOperation, ResourceType
@@ -24,6 +24,7 @@ __all__ = [
     "authorized",
     "authorized_operations",
     "cluster_authorized",
+    "describable_topics",
     "describe_authorized_groups",
     "topics_authorized",
 ]
@@ -63,6 +64,19 @@ def topics_authorized(ctx: RequestContext, operation: int, names: list[str] | No
     if ctx.cluster.authorizer is None or not names:
         return True
     return all([authorized(ctx, operation, ResourceType.TOPIC, name) for name in dict.fromkeys(names)])
+
+
+def describable_topics(ctx: RequestContext) -> Callable[[Sequence[str]], list[str]] | None:
+    """TopicRegexResolver.filterTopicDescribeAuthorizedTopics for the connection's principal: of
+    some topic names, those it may DESCRIBE, denials not logged (its Actions have
+    logIfDenied=false). None without an authorizer."""
+    if ctx.cluster.authorizer is None:
+        return None
+
+    def allowed(names: Sequence[str]) -> list[str]:
+        return [name for name in names if authorized(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, name, log_denial=False)]
+
+    return allowed
 
 
 def authorized_operations(ctx: RequestContext, resource_type: int, name: str, supported: int) -> int:

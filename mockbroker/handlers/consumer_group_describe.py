@@ -7,14 +7,15 @@ consumer group would be 0, and are not served here).
 Each group is answered on its own (kafka-group-semantics §10.5): "" is INVALID_GROUP_ID; a group
 this broker does not coordinate is NOT_COORDINATOR; an unknown group, or a classic one, is
 GROUP_ID_NOT_FOUND (the Java admin then falls back to DescribeGroups). AuthorizedOperations
-(KIP-430), when asked for, as handlers/_authz.py computes it.
+(KIP-430), when asked for, as handlers/_authz.py computes it. Under an authorizer a group whose
+assignments name a topic the client may not DESCRIBE is TOPIC_AUTHORIZATION_FAILED (KafkaApis).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mockbroker.handlers._authz import describe_authorized_groups
+from mockbroker.handlers._authz import AclOperation, ResourceType, authorized, describe_authorized_groups
 from mockbroker.handlers._coordinator import is_group_coordinator
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
@@ -41,7 +42,33 @@ async def handle(ctx: RequestContext, req: ConsumerGroupDescribeRequest) -> Cons
     groups = describe_authorized_groups(
         ctx, req.group_ids, req.include_authorized_operations, lambda group_id: describe(ctx, group_id), _refused
     )
+    if ctx.cluster.authorizer is not None:
+        groups = _without_undescribable_topics(ctx, groups)
     return ConsumerGroupDescribeResponse(groups=groups)
+
+
+def _without_undescribable_topics(ctx: RequestContext, groups: list[DescribedGroup]) -> list[DescribedGroup]:
+    """KafkaApis.handleConsumerGroupDescribe under an authorizer: DESCRIBE on every topic of the
+    members' current and target assignments (AuthHelper.filterByAuthorized, denials logged); a
+    group naming one the client may not describe is answered TOPIC_AUTHORIZATION_FAILED alone,
+    its members, state and KIP-430 operations left out."""
+    def topics(group: DescribedGroup) -> set[str]:
+        return {
+            tp.topic_name
+            for member in group.members
+            for assignment in (member.assignment, member.target_assignment)
+            for tp in assignment.topic_partitions
+        }
+
+    named = sorted(set().union(*(topics(group) for group in groups)))
+    allowed = {name for name in named if authorized(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, name)}
+    return [
+        group if topics(group) <= allowed else DescribedGroup(
+            error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, group_id=group.group_id,
+            error_message="The group has described topic(s) that the client is not authorized to describe.",
+        )
+        for group in groups
+    ]  # fmt: skip
 
 
 def _refused(group_id: str) -> DescribedGroup:
