@@ -113,7 +113,7 @@ def _read(consumer: Consumer, wanted: set[str], new: str) -> None:
         message = consumer.poll(0.2)
         if message is not None:
             assert message.error() is None, message.error()
-            read.add(message.topic())
+            read.add(message.topic() or "")
     assert {tp.topic for tp in consumer.assignment()} == wanted and new in read <= wanted, (consumer.assignment(), read)
 
 
