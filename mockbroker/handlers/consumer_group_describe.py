@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mockbroker.handlers._authz import AclOperation, ResourceType, authorized, describe_authorized_groups
+from mockbroker.handlers._authz import describe_authorized_groups, refuse_groups_with_undescribable_topics
 from mockbroker.handlers._coordinator import is_group_coordinator
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
@@ -42,33 +42,25 @@ async def handle(ctx: RequestContext, req: ConsumerGroupDescribeRequest) -> Cons
     groups = describe_authorized_groups(
         ctx, req.group_ids, req.include_authorized_operations, lambda group_id: describe(ctx, group_id), _refused
     )
-    if ctx.cluster.authorizer is not None:
-        groups = _without_undescribable_topics(ctx, groups)
+    groups = refuse_groups_with_undescribable_topics(ctx, groups, _topics, _topics_refused)
     return ConsumerGroupDescribeResponse(groups=groups)
 
 
-def _without_undescribable_topics(ctx: RequestContext, groups: list[DescribedGroup]) -> list[DescribedGroup]:
-    """KafkaApis.handleConsumerGroupDescribe under an authorizer: DESCRIBE on every topic of the
-    members' current and target assignments (AuthHelper.filterByAuthorized, denials logged); a
-    group naming one the client may not describe is answered TOPIC_AUTHORIZATION_FAILED alone,
-    its members, state and KIP-430 operations left out."""
-    def topics(group: DescribedGroup) -> set[str]:
-        return {
-            tp.topic_name
-            for member in group.members
-            for assignment in (member.assignment, member.target_assignment)
-            for tp in assignment.topic_partitions
-        }
-
-    named = sorted(set().union(*(topics(group) for group in groups)))
-    allowed = {name for name in named if authorized(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, name)}
+def _topics(group: DescribedGroup) -> list[str]:
+    """The topics of the members' current and target assignments (KafkaApis checks them all)."""
     return [
-        group if topics(group) <= allowed else DescribedGroup(
-            error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, group_id=group.group_id,
-            error_message="The group has described topic(s) that the client is not authorized to describe.",
-        )
-        for group in groups
-    ]  # fmt: skip
+        tp.topic_name
+        for member in group.members
+        for assignment in (member.assignment, member.target_assignment)
+        for tp in assignment.topic_partitions
+    ]
+
+
+def _topics_refused(group: DescribedGroup) -> DescribedGroup:
+    return DescribedGroup(
+        error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, group_id=group.group_id,
+        error_message="The group has described topic(s) that the client is not authorized to describe.",
+    )  # fmt: skip
 
 
 def _refused(group_id: str) -> DescribedGroup:
