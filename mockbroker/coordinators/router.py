@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from mockbroker.config.groups import GroupConfig
 from mockbroker.coordinators.classic.coordinator import ClassicGroupCoordinator, join_rebalance_timeout_ms
 from mockbroker.coordinators.classic.group import DEAD, EMPTY, ClassicGroup
-from mockbroker.coordinators.consumer.coordinator import ConsumerGroupCoordinator, TopicView
+from mockbroker.coordinators.consumer.coordinator import ConsumerGroupCoordinator, TopicFilter, TopicView
 from mockbroker.coordinators.consumer.group import ConsumerGroup
 from mockbroker.coordinators.migration.mixed import MixedGroups
 from mockbroker.coordinators.offsets.manager import (
@@ -279,8 +279,9 @@ class GroupCoordinator:
         return self.consumer.check_heartbeat_request(request, api_version)
 
     def consumer_group_heartbeat(
-        self, now_ms: int, request: ConsumerGroupHeartbeatRequest, *, api_version: int, client_id: str, client_host: str
-    ) -> ConsumerGroupHeartbeatResponse:
+        self, now_ms: int, request: ConsumerGroupHeartbeatRequest, *, api_version: int, client_id: str, client_host: str,
+        describable: TopicFilter | None = None,
+    ) -> ConsumerGroupHeartbeatResponse:  # fmt: skip
         """GroupCoordinatorService.consumerGroupHeartbeat (an epoch-0 join may upgrade a classic
         group, a leave downgrade the group: the consumer coordinator asks ``migration``)."""
         if request.group_id in self.streams.groups or self._share_group(request.group_id) is not None:
@@ -292,7 +293,7 @@ class GroupCoordinator:
                 error_code=ErrorCode.GROUP_ID_NOT_FOUND, error_message=f"Group {request.group_id} is not a consumer group."
             )
         return self.consumer.consumer_group_heartbeat(
-            now_ms, request, api_version=api_version, client_id=client_id, client_host=client_host
+            now_ms, request, api_version=api_version, client_id=client_id, client_host=client_host, describable=describable
         )
 
     def consumer_group_describe(self, group_id: str) -> ConsumerDescribedGroup:

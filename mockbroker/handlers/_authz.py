@@ -7,7 +7,7 @@ calls ``authorized``, which does): with no authorizer configured everything is a
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from mockbroker.security.acls import CLUSTER_NAME, AclOperation, ResourceType
@@ -24,7 +24,9 @@ __all__ = [
     "authorized",
     "authorized_operations",
     "cluster_authorized",
+    "describable_topics",
     "describe_authorized_groups",
+    "refuse_groups_with_undescribable_topics",
     "topics_authorized",
 ]
 
@@ -63,6 +65,19 @@ def topics_authorized(ctx: RequestContext, operation: int, names: list[str] | No
     if ctx.cluster.authorizer is None or not names:
         return True
     return all([authorized(ctx, operation, ResourceType.TOPIC, name) for name in dict.fromkeys(names)])
+
+
+def describable_topics(ctx: RequestContext) -> Callable[[Sequence[str]], list[str]] | None:
+    """TopicRegexResolver.filterTopicDescribeAuthorizedTopics for the connection's principal: of
+    some topic names, those it may DESCRIBE, denials not logged (its Actions have
+    logIfDenied=false). None without an authorizer."""
+    if ctx.cluster.authorizer is None:
+        return None
+
+    def allowed(names: Sequence[str]) -> list[str]:
+        return [name for name in names if authorized(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, name, log_denial=False)]
+
+    return allowed
 
 
 def authorized_operations(ctx: RequestContext, resource_type: int, name: str, supported: int) -> int:
@@ -106,6 +121,22 @@ def describe_authorized_groups(
             group.authorized_operations = authorized_operations(ctx, ResourceType.GROUP, group_id, GROUP_OPERATIONS)
         described.append(group)
     return refusals + described
+
+
+def refuse_groups_with_undescribable_topics(
+    ctx: RequestContext, groups: list[DescribedT], topics_of: Callable[[DescribedT], Iterable[str]],
+    refused: Callable[[DescribedT], DescribedT],
+) -> list[DescribedT]:  # fmt: skip
+    """KafkaApis.handle{Consumer,Share,Streams}GroupDescribe under an authorizer: DESCRIBE on every
+    topic the answer names (``topics_of``: the assignments, a streams group's topology), asked
+    once per topic (AuthHelper.filterByAuthorized, denials logged); a group naming one the client
+    may not describe is replaced by ``refused`` (TOPIC_AUTHORIZATION_FAILED, nothing else)."""
+    if ctx.cluster.authorizer is None:
+        return groups
+    named = [set(topics_of(group)) for group in groups]
+    asked = sorted(set().union(*named))
+    allowed = {name for name in asked if authorized(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, name)}
+    return [group if topics <= allowed else refused(group) for group, topics in zip(groups, named, strict=True)]
 
 
 # Errors.java's default messages, which the config APIs answer with a refusal.

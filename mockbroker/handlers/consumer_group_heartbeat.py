@@ -14,7 +14,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mockbroker.handlers._authz import AclOperation, ResourceType, authorized, topics_authorized
+from mockbroker.handlers._authz import (
+    AclOperation,
+    ResourceType,
+    authorized,
+    describable_topics,
+    topics_authorized,
+)
 from mockbroker.handlers._coordinator import is_group_coordinator
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
@@ -49,4 +55,7 @@ async def handle(ctx: RequestContext, req: ConsumerGroupHeartbeatRequest) -> Con
         api_version=ctx.api_version,
         client_id=ctx.client_id,
         client_host=f"/{ctx.client_host}",  # InetAddress.toString(), as ConsumerGroupDescribe shows it
+        # a regex matches only the topics the principal may DESCRIBE (TopicRegexResolver): the
+        # principal of the member whose heartbeat resolves the group's regexes, for all of them
+        describable=describable_topics(ctx),
     )

@@ -412,3 +412,117 @@ def _mechanisms_sorted(tree: Any, ctx: Context) -> Any:
     for result in tree["results"]:
         result["credential_infos"] = sorted(result["credential_infos"], key=lambda c: c["mechanism"])
     return tree
+
+
+def test_regex_subscription_decisions(secured_targets: tuple[Target, Target]) -> None:
+    """A KIP-848 member subscribing by regex is assigned only the matching topics it may DESCRIBE
+    (TopicRegexResolver); an ACL added later is no reason to resolve the regex again, a new topic is
+    (maybeUpdateRegularExpressions); ConsumerGroupDescribe refuses a group whose assignment names a
+    topic the client may no longer DESCRIBE (KafkaApis). The topics are ``<topic>-a`` (alice may
+    READ it), ``<topic>-b`` (granted later) and ``<topic>-c`` (never): two topics assigned are
+    compared sorted by (normalised) topic id, not in Kafka's HashMap order."""
+    from mockbroker_protocol.messages.consumer_group_describe import ConsumerGroupDescribeRequest
+    from mockbroker_protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest
+    from tests.differential.test_classic_groups import coordinator_ready
+
+    def named(suffix: str) -> Any:
+        return lambda ctx: f"{ctx.topic}-{suffix}"
+
+    def grant(suffix: str) -> Any:
+        return lambda ctx: CreateAclsRequest([AclCreation(TOPIC, f"{ctx.topic}-{suffix}", LITERAL, "User:alice", "*", READ, ALLOW)])
+
+    def join(ctx: Context) -> ConsumerGroupHeartbeatRequest:  # epoch 0 again: a full answer each time (KAFKA-19233)
+        return ConsumerGroupHeartbeatRequest(
+            group_id=ctx.group, member_id=str(uuid.UUID(int=5)), member_epoch=0, rebalance_timeout_ms=30_000,
+            subscribed_topic_regex=f"{ctx.topic}-.*", topic_partitions=[],
+        )  # fmt: skip
+
+    def assigned(count: int) -> Any:
+        return lambda answer: answer.error_code == 0 and answer.assignment is not None and len(answer.assignment.topic_partitions) == count
+
+    def by_topic_id(tree: Any, ctx: Context) -> Any:
+        if isinstance(tree.get("assignment"), dict):
+            tree["assignment"]["topic_partitions"] = sorted(tree["assignment"]["topic_partitions"], key=lambda t: t["topic_id"])
+            for topic in tree["assignment"]["topic_partitions"]:
+                topic["partitions"].sort()
+        return tree
+
+    def describe(ctx: Context) -> ConsumerGroupDescribeRequest:
+        return ConsumerGroupDescribeRequest([ctx.group], False)
+
+    def revoke(ctx: Context) -> DeleteAclsRequest:
+        return DeleteAclsRequest([DeleteAclsFilter(TOPIC, f"{ctx.topic}-b", LITERAL, "User:alice", None, ANY_OP, ANY_PERM)])
+
+    steps: list[Item] = [
+        *login("admin", "admin"),
+        *login("alice", "main"),
+        *as_admin(create(named("a"), partitions=2)),
+        *as_admin(create(named("b"), partitions=2)),
+        Step(CREATE_ACLS, 3, lambda ctx: CreateAclsRequest([AclCreation(GROUP, ctx.group, LITERAL, "User:alice", "*", READ, ALLOW)]), conn="admin"),
+        Step(CREATE_ACLS, 3, grant("a"), conn="admin"),
+        *acls_visible((GROUP, lambda ctx: ctx.group, LITERAL), (TOPIC, named("a"), LITERAL)),
+        *coordinator_ready(),
+        Step(68, 1, join, label="regex-a", until=assigned(1), normalise=by_topic_id),
+        Step(69, 0, describe, label="describe-a"),
+        Step(CREATE_ACLS, 3, grant("b"), conn="admin"),
+        *acls_visible((TOPIC, named("b"), LITERAL)),
+        Step(68, 1, join, label="acl-alone", normalise=by_topic_id),  # still the first resolution
+        *as_admin(create(named("c"))),  # a new topic: the regex is resolved again
+        Step(68, 1, join, label="regex-ab", until=assigned(2), normalise=by_topic_id),
+        Step(DELETE_ACLS, 3, revoke, conn="admin"),
+        Step(DESCRIBE_ACLS, 3, lambda ctx: DescribeAclsRequest(TOPIC, f"{ctx.topic}-b", LITERAL, None, None, ANY_OP, ANY_PERM),
+             conn="admin", until=lambda answer: not answer.resources, compare=False),
+        Step(69, 0, describe, label="describe-refused"),
+    ]  # fmt: skip
+    differential(*secured_targets, steps)
+
+
+def test_group_describes_refused_for_undescribable_topics(secured_targets: tuple[Target, Target]) -> None:
+    """Consumer/Share/StreamsGroupDescribe under an authorizer (KafkaApis): a group whose
+    assignments (a streams group: whose topology) name a topic the client may no longer DESCRIBE
+    is answered TOPIC_AUTHORIZATION_FAILED with nothing else. alice READs the groups (named after
+    the sequence's group), the source topic, and DESCRIBEs the streams group's internal topics;
+    then her READ on the topic is revoked."""
+    from mockbroker_protocol.messages.consumer_group_describe import ConsumerGroupDescribeRequest
+    from mockbroker_protocol.messages.share_group_describe import ShareGroupDescribeRequest
+    from mockbroker_protocol.messages.streams_group_describe import StreamsGroupDescribeRequest
+    from tests.differential.test_classic_groups import coordinator_ready
+    from tests.differential.test_consumer_groups import hb as consumer_hb
+    from tests.differential.test_share_groups import hb as share_hb
+    from tests.differential.test_streams_groups import join as streams_join
+
+    def grants(ctx: Context) -> CreateAclsRequest:
+        return CreateAclsRequest([
+            AclCreation(GROUP, ctx.group, LITERAL, "User:alice", "*", READ, ALLOW),  # the streams group
+            AclCreation(GROUP, f"{ctx.group}-", PREFIXED, "User:alice", "*", READ, ALLOW),  # consumer, share
+            AclCreation(TOPIC, ctx.topic, LITERAL, "User:alice", "*", READ, ALLOW),
+            AclCreation(TOPIC, f"{ctx.group}-", PREFIXED, "User:alice", "*", DESCRIBE, ALLOW),  # internal topics
+        ])  # fmt: skip
+
+    def revoke(ctx: Context) -> DeleteAclsRequest:
+        return DeleteAclsRequest([DeleteAclsFilter(TOPIC, ctx.topic, LITERAL, "User:alice", None, ANY_OP, ANY_PERM)])
+
+    def assigned(answer: Any) -> bool:
+        return answer.error_code == 0 and answer.assignment is not None and bool(answer.assignment.topic_partitions)
+
+    created = as_admin(create())
+    created[0].label = "created"
+    steps: list[Item] = [
+        *login("admin", "admin"),
+        *login("alice", "main"),
+        *created,
+        Step(CREATE_ACLS, 3, grants, conn="admin"),
+        *acls_visible((GROUP, lambda ctx: ctx.group, LITERAL), (GROUP, lambda ctx: f"{ctx.group}-", PREFIXED),
+                      (TOPIC, lambda ctx: ctx.topic, LITERAL), (TOPIC, lambda ctx: f"{ctx.group}-", PREFIXED)),
+        *coordinator_ready(),
+        Step(68, 1, lambda ctx: consumer_hb(0, owned=False, group=f"{ctx.group}-consumer")(ctx), until=assigned, compare=False),
+        Step(76, 1, lambda ctx: share_hb(0, group=f"{ctx.group}-share")(ctx), until=assigned, compare=False),
+        Step(88, 0, streams_join(), compare=False),
+        Step(DELETE_ACLS, 3, revoke, conn="admin"),
+        Step(DESCRIBE_ACLS, 3, lambda ctx: DescribeAclsRequest(TOPIC, ctx.topic, LITERAL, None, None, ANY_OP, ANY_PERM),
+             conn="admin", until=lambda answer: not answer.resources, compare=False),
+        Step(69, 1, lambda ctx: ConsumerGroupDescribeRequest([f"{ctx.group}-consumer"], True), label="consumer-describe"),
+        Step(77, 1, lambda ctx: ShareGroupDescribeRequest([f"{ctx.group}-share"], True), label="share-describe"),
+        Step(89, 0, lambda ctx: StreamsGroupDescribeRequest([ctx.group], True), label="streams-describe"),
+    ]  # fmt: skip
+    differential(*secured_targets, steps)

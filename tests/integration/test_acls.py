@@ -102,3 +102,57 @@ def test_producer_denied_write(secured: KafkaCluster) -> None:
     producer.produce(topic, b"nope", on_delivery=lambda err, msg: errors.append(err))
     producer.flush(DEADLINE_S)
     assert errors and errors[0] is not None and errors[0].code() == KafkaError.TOPIC_AUTHORIZATION_FAILED, errors
+
+
+def _read(consumer: Consumer, wanted: set[str], new: str) -> None:
+    """Poll until the consumer is assigned exactly ``wanted`` topics and has read the record of
+    ``new`` (and nothing from a topic not wanted)."""
+    read: set[str] = set()
+    deadline = time.monotonic() + DEADLINE_S
+    while time.monotonic() < deadline and not (new in read and {tp.topic for tp in consumer.assignment()} == wanted):
+        message = consumer.poll(0.2)
+        if message is not None:
+            assert message.error() is None, message.error()
+            read.add(message.topic() or "")
+    assert {tp.topic for tp in consumer.assignment()} == wanted and new in read <= wanted, (consumer.assignment(), read)
+
+
+def _assigned_by_the_coordinator(secured: KafkaCluster, group: str) -> set[str]:
+    """The member's assignment as the coordinator made it (the client alone would hide a topic it
+    may not DESCRIBE: Metadata does not name it)."""
+    snapshot = secured.call(lambda: secured.cluster.groups.consumer.snapshot(group))
+    assert snapshot is not None and len(snapshot["members"]) == 1, snapshot
+    return set(snapshot["members"][0]["assigned"])
+
+
+def test_kip848_regex_consumer_is_assigned_only_the_topics_it_may_describe(secured: KafkaCluster) -> None:
+    """A confluent-kafka consumer with group.protocol=consumer subscribing by regex (KIP-848's
+    SubscribedTopicRegex, resolved by the broker) is assigned the matching topic alice may READ
+    (so DESCRIBE) and not the other; a READ ACL added later shows once a new topic makes the
+    coordinator resolve the regex again (GroupMetadataManager.maybeUpdateRegularExpressions)."""
+    prefix, group = f"rx-{uuid.uuid4().hex[:8]}", f"g-{uuid.uuid4().hex[:8]}"
+    allowed, later, never = f"{prefix}-allowed", f"{prefix}-later", f"{prefix}-never"
+    producer = Producer(_settings(secured, "admin"))
+    for topic in (allowed, later):
+        producer.produce(topic, topic.encode())
+    assert producer.flush(DEADLINE_S) == 0
+    admin = AdminClient(_settings(secured, "admin"))
+    _create_acls(
+        admin,
+        AclBinding(ResourceType.GROUP, group, ResourcePatternType.LITERAL, "User:alice", "*", AclOperation.READ, AclPermissionType.ALLOW),
+        AclBinding(ResourceType.TOPIC, allowed, ResourcePatternType.LITERAL, "User:alice", "*", AclOperation.READ, AclPermissionType.ALLOW),
+    )
+    consumer = Consumer({
+        **_settings(secured, "alice"), "group.id": group, "group.protocol": "consumer", "auto.offset.reset": "earliest",
+    })  # fmt: skip
+    try:
+        consumer.subscribe([f"^{prefix}-.*"])
+        _read(consumer, {allowed}, allowed)
+        assert _assigned_by_the_coordinator(secured, group) == {allowed}
+        _create_acls(admin, AclBinding(ResourceType.TOPIC, later, ResourcePatternType.LITERAL, "User:alice", "*", AclOperation.READ, AclPermissionType.ALLOW))
+        producer.produce(never, b"never")  # a new topic: the group's regex is resolved again
+        assert producer.flush(DEADLINE_S) == 0
+        _read(consumer, {allowed, later}, later)
+        assert _assigned_by_the_coordinator(secured, group) == {allowed, later}
+    finally:
+        consumer.close()

@@ -131,6 +131,29 @@ class _NoClassicGroups:
         raise AssertionError("no classic coordinator to downgrade to")
 
 
+# group.consumer.regex.refresh.interval.ms's default (GroupCoordinatorConfig): how old a group's
+# regex resolution may grow before a heartbeat resolves it again with no other reason to.
+REGEX_REFRESH_INTERVAL_MS = 600_000
+
+# What a heartbeat hands in under an authorizer: of these topic names, those its principal may
+# DESCRIBE (TopicRegexResolver.filterTopicDescribeAuthorizedTopics).
+TopicFilter = Callable[[Sequence[str]], Iterable[str]]
+
+
+def resolve_regular_expressions(
+    patterns: Iterable[str], topic_names: Sequence[str], describable: TopicFilter | None
+) -> dict[str, frozenset[str]]:
+    """TopicRegexResolver.resolveRegularExpressions: each regex's topics (whole name matched, as
+    RE2J's Matcher.matches), less those ``describable`` leaves out (every regex filtered with the
+    one principal's ACLs; None: no authorizer)."""
+    resolved = {pattern: frozenset(n for n in topic_names if re.fullmatch(pattern, n)) for pattern in patterns}
+    if describable is None:
+        return resolved
+    matched = sorted(set().union(*resolved.values()))
+    allowed = set(describable(matched)) if matched else set()
+    return {pattern: names & allowed for pattern, names in resolved.items()}
+
+
 def validate_regex(pattern: str) -> str | None:
     """None when ``pattern`` is usable, otherwise why not (INVALID_REGULAR_EXPRESSION)."""
     if _NOT_RE2.search(pattern):
@@ -244,11 +267,14 @@ class ConsumerCoordinatorBase:
         return kafka_uuid_string(topic_id)
 
     def apply_member_changes(
-        self, group: ConsumerGroup, member: ConsumerGroupMember, changes: list[str], joining: bool, now_ms: int, who: str
-    ) -> None:
+        self, group: ConsumerGroup, member: ConsumerGroupMember, changes: list[str], joining: bool, now_ms: int, who: str,
+        *, describable: TopicFilter | None = None, resolve_regexes: bool = False,
+    ) -> None:  # fmt: skip
         """Steps 1-2 of a heartbeat or a classic JoinGroup: record the member's changes, bump the
-        group epoch (once) when its subscription, its membership or the subscribed topics'
-        metadata changed, and compute a new target when the group epoch is ahead of it."""
+        group epoch (once) when its subscription, its membership, the group's regex resolutions
+        (refreshed by a ConsumerGroupHeartbeat: ``resolve_regexes``, with its principal's
+        ``describable``) or the subscribed topics' metadata changed, and compute a new target
+        when the group epoch is ahead of it."""
         if changes:
             self.record(
                 "consumer_group.member_updated", group, now_ms, member_id=member.member_id,
@@ -258,6 +284,8 @@ class ConsumerCoordinatorBase:
             )  # fmt: skip
         if joining:
             changes.insert(0, "membership")  # a new member always needs a new target (§10.4)
+        if resolve_regexes and self.maybe_update_regular_expressions(group, now_ms, describable):
+            changes.append("resolved regular expressions")
         if self._maybe_update_subscription_metadata(group, now_ms):
             changes.append("subscribed topics' metadata")
         if changes:
@@ -265,23 +293,61 @@ class ConsumerCoordinatorBase:
         if group.group_epoch > group.assignment_epoch:
             self._update_target_assignment(group, now_ms)
 
-    def _resolve_regex(self, pattern: str) -> list[str]:
-        """The non-internal topics whose whole name matches (RE2J Matcher.matches)."""
-        compiled = re.compile(pattern)
-        return [name for name, topic in self.topics.items() if not topic.is_internal and compiled.fullmatch(name)]
+    def maybe_update_regular_expressions(self, group: ConsumerGroup, now_ms: int, describable: TopicFilter | None) -> bool:
+        """GroupMetadataManager.maybeUpdateRegularExpressions, run by a ConsumerGroupHeartbeat
+        after the member's update: every regex the group subscribes to is resolved again, with
+        the DESCRIBE ACLs of this member's principal (``describable``; None: no authorizer), when
+        one is not resolved yet, when the topics changed since the last resolution, or when that
+        is older than group.consumer.regex.refresh.interval.ms. An ACL added or removed later
+        therefore shows in the next refresh, as in Kafka, not at the next heartbeat. True when a
+        resolution changed (handleRegularExpressionsResult: the caller bumps the group epoch).
+        Kafka resolves off-thread and at most every 10 s (REGEX_BATCH_REFRESH_MIN_INTERVAL_MS);
+        here it happens in the heartbeat itself, so a new topic is matched at once."""
+        dropped = self._drop_unsubscribed_regexes(group)
+        patterns = {m.subscribed_topic_regex for m in group.members.values() if m.subscribed_topic_regex is not None}
+        if not patterns:
+            return dropped
+        image = frozenset((name, t.topic_id) for name, t in self.topics.items() if not t.is_internal)
+        last = group.regex_refresh_ms
+        if (patterns <= group.resolved_regexes.keys() and image == group.regex_topic_image
+                and last is not None and now_ms <= last + REGEX_REFRESH_INTERVAL_MS):  # fmt: skip
+            return dropped
+        resolved = resolve_regular_expressions(patterns, sorted(name for name, _ in image), describable)
+        group.regex_topic_image, group.regex_refresh_ms = image, now_ms
+        if resolved == group.resolved_regexes:
+            return dropped
+        group.resolved_regexes = resolved
+        self.record(
+            "consumer_group.regexes_resolved", group, now_ms,
+            reason="the group's regular expressions were resolved again",
+            resolved={pattern: sorted(names) for pattern, names in sorted(resolved.items())},
+        )  # fmt: skip
+        return True
 
-    def _member_subscription(self, member: ConsumerGroupMember) -> frozenset[str]:
+    def _drop_unsubscribed_regexes(self, group: ConsumerGroup) -> bool:
+        """maybeDeleteResolvedRegularExpressions: a regex no member subscribes to any more goes."""
+        subscribed = {m.subscribed_topic_regex for m in group.members.values()}
+        gone = [pattern for pattern in group.resolved_regexes if pattern not in subscribed]
+        for pattern in gone:
+            del group.resolved_regexes[pattern]
+        return bool(gone)
+
+    def _resolved_regex(self, group: ConsumerGroup) -> Callable[[str], frozenset[str]]:
+        return lambda pattern: group.resolved_regexes.get(pattern, frozenset())
+
+    def _member_subscription(self, group: ConsumerGroup, member: ConsumerGroupMember) -> frozenset[str]:
         names = set(member.subscribed_topic_names)
         if member.subscribed_topic_regex is not None:
-            names.update(self._resolve_regex(member.subscribed_topic_regex))
+            names.update(group.resolved_regexes.get(member.subscribed_topic_regex, ()))
         return frozenset(names)
 
     def _maybe_update_subscription_metadata(self, group: ConsumerGroup, now_ms: int) -> bool:
         """updateSubscriptionMetadata: the subscribed topics that exist, with id and partition
         count. True when it changed (a topic created, deleted or grown, a regex matching more, a
         subscription added or dropped): the caller bumps the group epoch."""
+        self._drop_unsubscribed_regexes(group)
         metadata: dict[str, tuple[uuid.UUID, int]] = {}
-        for name in sorted(group.subscribed_topic_names(self._resolve_regex)):
+        for name in sorted(group.subscribed_topic_names(self._resolved_regex(group))):
             topic = self.topics.get(name)
             if topic is not None:
                 metadata[name] = (topic.topic_id, len(topic.partitions))
@@ -300,7 +366,7 @@ class ConsumerCoordinatorBase:
         assignor = self.assignors[assignor_name]
         by_name = {name: topic_id for name, (topic_id, _) in group.subscription_metadata.items()}
         name_of = {topic_id: name for name, topic_id in by_name.items()}
-        subscriptions = {m.member_id: frozenset(self._member_subscription(m) & by_name.keys()) for m in group.members.values()}
+        subscriptions = {m.member_id: frozenset(self._member_subscription(group, m) & by_name.keys()) for m in group.members.values()}
         spec = GroupSpec({
             m.member_id: MemberSpec(
                 member_id=m.member_id,

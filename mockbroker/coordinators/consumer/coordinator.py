@@ -18,10 +18,12 @@ names or regex or of preferred assignor, and by a change of the subscribed topic
 (§10.2). Deliberate differences from Kafka, all invisible on the wire except where said:
 - The target assignment is computed synchronously in the heartbeat that finds the group epoch
   ahead (Kafka may defer it by group.consumer.assignment.interval.ms or run it off-thread).
-- Subscription metadata and regexes are re-resolved on every heartbeat, against the cluster's
-  topics as they are then; Kafka refreshes them periodically
-  (group.consumer.regex.refresh.interval.ms). A new topic matching a regex is therefore picked
-  up at the next heartbeat rather than minutes later.
+- Subscription metadata is recomputed on every heartbeat. The group's regexes are resolved
+  again by a ConsumerGroupHeartbeat when Kafka's maybeUpdateRegularExpressions would (a regex
+  not resolved yet, the topics changed, the last resolution older than
+  group.consumer.regex.refresh.interval.ms's 10 minutes), with that member's DESCRIBE ACLs, but
+  in the heartbeat itself: Kafka resolves off-thread, at most every 10 s, so a new topic
+  matching a regex is picked up here at the next heartbeat rather than seconds later.
 - Regexes are Python ``re`` patterns matched in full against topic names (RE2J's ``matches()``);
   constructs RE2J does not have (look-around, back-references, conditionals, possessive and
   atomic groups) are refused with INVALID_REGULAR_EXPRESSION, as RE2J would refuse them. Python
@@ -44,6 +46,7 @@ from __future__ import annotations
 from mockbroker.coordinators.consumer.admin import AdminRules
 from mockbroker.coordinators.consumer.base import (
     OnlineMigration,
+    TopicFilter,
     TopicView,
     join_key,
     kafka_uuid_string,
@@ -56,6 +59,7 @@ from mockbroker.coordinators.consumer.heartbeat import HeartbeatRules
 __all__ = [
     "ConsumerGroupCoordinator",
     "OnlineMigration",
+    "TopicFilter",
     "TopicView",
     "join_key",
     "kafka_uuid_string",

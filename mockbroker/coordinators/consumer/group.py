@@ -139,6 +139,13 @@ class ConsumerGroup:
         # exists (ConsumerGroup.subscriptionMetadata); a change bumps the group epoch (§10.2).
         self.subscription_metadata: dict[str, tuple[uuid.UUID, int]] = {}
         self.assignor_name: str | None = None  # the assignor of the last target assignment
+        # regex -> the topic names it resolved to (ConsumerGroup.resolvedRegularExpressions), each
+        # resolution filtered by the DESCRIBE ACLs of the member whose heartbeat refreshed it
+        # (TopicRegexResolver); with the topics it was resolved against (name, id) and when
+        # (lastResolvedRegularExpressionVersion / RefreshTimeMs), the refresh triggers.
+        self.resolved_regexes: dict[str, frozenset[str]] = {}
+        self.regex_topic_image: frozenset[tuple[str, uuid.UUID]] = frozenset()
+        self.regex_refresh_ms: int | None = None
 
     @property
     def generation_id(self) -> int:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from mockbroker.coordinators.consumer.base import (
     CLIENT_MEMBER_ID_MIN_VERSION,
     ConsumerCoordinatorBase,
+    TopicFilter,
     known_static_member,
     rebalance_key,
     validate_regex,
@@ -104,20 +105,26 @@ class HeartbeatRules(ConsumerCoordinatorBase):
         return None
 
     def consumer_group_heartbeat(
-        self, now_ms: int, request: ConsumerGroupHeartbeatRequest, *, api_version: int, client_id: str, client_host: str
-    ) -> ConsumerGroupHeartbeatResponse:
-        """GroupMetadataManager.consumerGroupHeartbeat, or consumerGroupLeave for epochs -1 and -2."""
+        self, now_ms: int, request: ConsumerGroupHeartbeatRequest, *, api_version: int, client_id: str, client_host: str,
+        describable: TopicFilter | None = None,
+    ) -> ConsumerGroupHeartbeatResponse:  # fmt: skip
+        """GroupMetadataManager.consumerGroupHeartbeat, or consumerGroupLeave for epochs -1 and -2.
+        ``describable``: under an authorizer, which topics the sender may DESCRIBE (the group's
+        regexes, if this heartbeat refreshes them, match only those: TopicRegexResolver)."""
         try:
             self._throw_if_heartbeat_request_is_invalid(request, api_version)
             if request.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
                 return self._consumer_group_leave(now_ms, request)
-            return self._consumer_group_heartbeat(now_ms, request, client_id=client_id, client_host=client_host)
+            return self._consumer_group_heartbeat(
+                now_ms, request, client_id=client_id, client_host=client_host, describable=describable
+            )
         except GroupError as exc:
             return ConsumerGroupHeartbeatResponse(error_code=exc.code, error_message=exc.message)
 
     def _consumer_group_heartbeat(
-        self, now_ms: int, request: ConsumerGroupHeartbeatRequest, *, client_id: str, client_host: str
-    ) -> ConsumerGroupHeartbeatResponse:
+        self, now_ms: int, request: ConsumerGroupHeartbeatRequest, *, client_id: str, client_host: str,
+        describable: TopicFilter | None,
+    ) -> ConsumerGroupHeartbeatResponse:  # fmt: skip
         group_id, member_epoch = request.group_id, request.member_epoch
         owned = _owned_partitions(request.topic_partitions)
         group = self._get_or_maybe_create_consumer_group(
@@ -140,7 +147,7 @@ class HeartbeatRules(ConsumerCoordinatorBase):
         # subscribed topics' metadata changed.
         changes = self._update_member(member, request, client_id, client_host)
         # 2. A new target assignment when the group epoch is ahead of it.
-        self.apply_member_changes(group, member, changes, joining, now_ms, "member")
+        self.apply_member_changes(group, member, changes, joining, now_ms, "member", describable=describable, resolve_regexes=True)
 
         # 3. Reconcile this member towards its target.
         self.maybe_reconcile(group, member, owned, now_ms)

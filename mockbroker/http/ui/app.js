@@ -147,7 +147,7 @@ function startsRebalance(event) {
 const CAUSES = new Set([
   "control.session_expired", "control.rebalance_forced", "member.expired", "member.left", "member.removed", "member.joined", "member.rejoined",
   "consumer_group.member_fenced", "consumer_group.member_left", "consumer_group.member_joined", "consumer_group.member_updated",
-  "consumer_group.subscription_metadata",
+  "consumer_group.subscription_metadata", "consumer_group.regexes_resolved",
   "streams_group.member_fenced", "streams_group.member_left", "streams_group.member_joined", "streams_group.topology_configured",
   "share_group.member_fenced", "share_group.member_left", "share_group.member_joined", "share_group.member_subscription",
 ]);

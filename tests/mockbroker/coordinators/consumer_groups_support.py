@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mockbroker.coordinators.consumer.coordinator import TopicFilter
 from mockbroker.coordinators.consumer.group import ConsumerGroup
 from mockbroker_protocol.messages.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatRequest,
@@ -27,6 +28,9 @@ class ConsumerHarness(Harness):
     def __init__(self, topics: dict[str, int] | None = None, **settings: Any) -> None:
         super().__init__(**settings)
         self.consumer = self.groups.consumer
+        # What the next heartbeats' principal may DESCRIBE (None: no authorizer), as the handler
+        # hands it in (handlers/_authz.describable_topics).
+        self.describable: TopicFilter | None = None
         for name, count in (topics if topics is not None else {"t": 6}).items():
             self.cluster.create_topic(name, count)
 
@@ -62,7 +66,8 @@ class ConsumerHarness(Harness):
 
     def send(self, request: ConsumerGroupHeartbeatRequest, version: int = 1) -> ConsumerGroupHeartbeatResponse:
         response = self.consumer.consumer_group_heartbeat(
-            self.now, request, api_version=version, client_id="client", client_host="/127.0.0.1"
+            self.now, request, api_version=version, client_id="client", client_host="/127.0.0.1",
+            describable=self.describable,
         )
         if self.cluster.internal_errors:
             raise self.cluster.internal_errors[0]
