@@ -29,6 +29,14 @@ The request path is the broker's hot loop (bench/requests.py measures it), so a 
   (a parked request), reading pauses once ``PAUSE_READING_AT`` bytes or ``MAX_REQUESTS_IN_FLIGHT``
   frames are buffered: a pipelining client is muted, not queued for without limit.
 
+Accepting: each listener's socket is served by an accept loop of the broker's own (as Kafka's
+SocketServer has an Acceptor per listener), not by the event loop's server, which accepts every
+pending connection in one callback (uvloop: ~100 us each, all before any other connection is
+read). KIP-402: Kafka's Acceptor hands new connections to a Processor through a bounded queue and
+a Processor configures at most ``Processor.ConnectionQueueSize`` (20) of them per poll; here at
+most ``CONNECTION_QUEUE_SIZE`` are accepted per event-loop turn, the rest wait in the listening
+socket's backlog, so a burst of connects delays the other connections by one batch at a time.
+
 Limits, with Kafka's names and meanings (SocketServer, ConnectionQuotas, Selector):
 - ``queued.max.request.bytes``: the broker's MemoryPool; a large frame takes its announced size
   from it when its prefix arrives, a connection refused is muted (reading paused) until memory is
@@ -49,9 +57,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
+import socket
 from collections import deque
 from collections.abc import Callable, Coroutine, Generator
+from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
 from mockbroker.clock import client_clock_ms
@@ -66,7 +77,6 @@ from mockbroker_protocol.framing import RECEIVE_BUFFER_SIZE, FrameBuffer, Memory
 from mockbroker_protocol.primitives import Buffer
 
 if TYPE_CHECKING:
-    import socket
     import ssl
     from collections.abc import Mapping
 
@@ -82,6 +92,18 @@ PAUSE_READING_AT = 256 * 1024
 # request per connection at a time and mutes the channel until it is answered).
 MAX_REQUESTS_IN_FLIGHT = 128
 
+# KIP-402: new connections set up per event-loop turn and listening socket (Kafka's
+# Processor.ConnectionQueueSize: the Acceptor-to-Processor queue's capacity, and the most
+# connections a Processor configures per poll).
+CONNECTION_QUEUE_SIZE = 20
+# The listening socket's backlog: connections beyond a turn's batch wait here, in the kernel (the
+# backlog asyncio's create_server gave the listeners before; Kafka's socket.listen.backlog.size
+# default is 50).
+LISTEN_BACKLOG = 100
+# accept() out of descriptors or memory (EMFILE, ENFILE, ENOBUFS, ENOMEM): accepting pauses this
+# long, as asyncio's own accept loop does (Linux keeps reporting the listening socket readable).
+ACCEPT_RETRY_DELAY_S = 1.0
+
 # Why a connection's reading is paused (a bit each; reading resumes when none is left).
 _BACKLOG = 1  # frames wait behind a parked request
 _MEMORY = 2  # queued.max.request.bytes: waiting for the pool
@@ -96,7 +118,9 @@ class ListenerSocket:
     authenticates) and the answers kept for requests that came in on it (the brokers' addresses in
     them are this listener's)."""
 
-    __slots__ = ("admitted", "answers", "endpoint", "max_connections", "mechanisms", "name", "sasl", "server", "ssl_context")
+    __slots__ = (
+        "admitted", "answers", "endpoint", "listening", "max_connections", "mechanisms", "name", "sasl", "ssl_context"
+    )
 
     def __init__(self, cluster: ClusterState, endpoint: Endpoint, ssl_context: ssl.SSLContext | None) -> None:
         self.endpoint = endpoint
@@ -105,7 +129,7 @@ class ListenerSocket:
         self.sasl = endpoint.security_protocol in ("SASL_PLAINTEXT", "SASL_SSL")
         self.mechanisms = cluster.listener_mechanisms.get(self.name, cluster.sasl_mechanisms)
         self.answers = cluster.answers_for(self.name)
-        self.server: asyncio.Server | None = None
+        self.listening: list[socket.socket] = []  # the bound sockets (one per address of the host)
         # listener.name.<name>.max.connections, else max.connections (ConnectionQuotas'
         # ListenerConnectionQuota, KIP-402), and the connections counted against it.
         self.max_connections = listener_max_connections(cluster.config, self.name)
@@ -142,30 +166,35 @@ class BrokerServer:
         self.held: deque[Connection] = deque()  # connections waiting for a slot (max.connections)
         self.per_ip: dict[str, int] = {}  # open connections by client address (max.connections.per.ip)
         self._idle_check: asyncio.TimerHandle | None = None
+        self._setting_up: set[asyncio.Task[Any]] = set()  # accepted, transport (TLS handshake) not ready
+        self._accept_retries: dict[socket.socket, asyncio.TimerHandle] = {}  # paused: out of descriptors
+        # Counted for tests and benchmarks: connections accepted, and the accept callbacks (one per
+        # event-loop turn at most) that accepted any: at most CONNECTION_QUEUE_SIZE each.
+        self.accepted = 0
+        self.accept_calls = 0
 
     @property
     def started(self) -> bool:
-        return any(listener.server is not None for listener in self.sockets)
+        return any(listener.listening for listener in self.sockets)
 
     def bound_sockets(self) -> list[socket.socket]:
         """The listening sockets (none once stopped)."""
-        return [s for listener in self.sockets if listener.server is not None for s in listener.server.sockets]
+        return [s for listener in self.sockets for s in listener.listening]
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
         try:
             for listener in self.sockets:
                 endpoint = listener.endpoint
-                listener.server = server = await loop.create_server(
-                    lambda listener=listener: Connection(self, listener),
-                    endpoint.host, endpoint.port, reuse_address=True, ssl=listener.ssl_context,
-                )
-                port = server.sockets[0].getsockname()[1]
+                listener.listening = await _bind(endpoint.host, endpoint.port)
+                for sock in listener.listening:
+                    loop.add_reader(sock.fileno(), self._accept, listener, sock)
+                port = listener.listening[0].getsockname()[1]
                 if endpoint.advertised_port in (0, endpoint.port):
                     endpoint.advertised_port = port
                 endpoint.port = port
         except BaseException:
-            await self._close_servers()
+            self._close_listeners()
             raise
         first = self.sockets[0].endpoint  # the node's own address is its first listener's
         self.node.port = first.port
@@ -176,18 +205,77 @@ class BrokerServer:
         if self._idle_check is not None:
             self._idle_check.cancel()
             self._idle_check = None
-        for listener in self.sockets:
-            if listener.server is not None:
-                listener.server.close()
+        self._close_listeners()
+        if self._setting_up:  # accepted, transport not ready yet (a TLS handshake under way)
+            # One turn first: a task cancelled before its first step would never hand its socket
+            # to a transport, and nothing would close it; cancelled in connect_accepted_socket,
+            # the transport closes it.
+            await asyncio.sleep(0)
+            setting_up = list(self._setting_up)
+            for task in setting_up:
+                task.cancel()
+            await asyncio.gather(*setting_up, return_exceptions=True)
         await self.close_connections()
-        await self._close_servers()
 
-    async def _close_servers(self) -> None:
+    def _close_listeners(self) -> None:
+        """Stop accepting and close the listening sockets (connections already accepted stay)."""
+        loop = asyncio.get_running_loop()
         for listener in self.sockets:
-            server, listener.server = listener.server, None
-            if server is not None:
-                server.close()
-                await server.wait_closed()
+            listening, listener.listening = listener.listening, []
+            for sock in listening:
+                if sock.fileno() != -1:
+                    loop.remove_reader(sock.fileno())
+                sock.close()
+        for retry in self._accept_retries.values():
+            retry.cancel()
+        self._accept_retries.clear()
+
+    # -- accepting (Kafka's Acceptor and Processor.configureNewConnections, KIP-402) --------------
+
+    def _accept(self, listener: ListenerSocket, sock: socket.socket) -> None:
+        """The listening socket is readable: accept at most CONNECTION_QUEUE_SIZE connections and
+        hand each to the event loop as a Connection, then yield to the loop (the reader stays
+        registered: the next turn takes the next batch from the backlog, after the other
+        connections' reads of this turn)."""
+        loop = asyncio.get_running_loop()
+        for taken in range(CONNECTION_QUEUE_SIZE):
+            try:
+                conn, _address = sock.accept()
+            except (BlockingIOError, InterruptedError, ConnectionAbortedError):
+                return  # the backlog is empty (or the client gave up before it was accepted)
+            except OSError as exc:
+                if exc.errno not in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+                    raise  # the event loop logs it; the listener goes on
+                log.warning("listener %s: accept failed (%s): retrying in %.0f s", listener.name, exc, ACCEPT_RETRY_DELAY_S)
+                loop.remove_reader(sock.fileno())
+                retry = loop.call_later(ACCEPT_RETRY_DELAY_S, self._resume_accepting, listener, sock)
+                self._accept_retries[sock] = retry
+                return
+            self.accepted += 1
+            self.accept_calls += taken == 0
+            conn.setblocking(False)
+            # connect_accepted_socket is a coroutine (the transport, and the TLS handshake on SSL
+            # listeners, complete in later turns): one task per connection, as asyncio's own accept
+            # loop has (BaseSelectorEventLoop._accept_connection2).
+            setup = loop.create_task(
+                loop.connect_accepted_socket(partial(Connection, self, listener), conn, ssl=listener.ssl_context)
+            )
+            self._setting_up.add(setup)
+            setup.add_done_callback(self._set_up)
+        # More may wait in the backlog: the listening socket is still readable, and the next turn
+        # takes them, after the reads of the other connections ready in this one.
+
+    def _resume_accepting(self, listener: ListenerSocket, sock: socket.socket) -> None:
+        del self._accept_retries[sock]
+        if sock in listener.listening:
+            asyncio.get_running_loop().add_reader(sock.fileno(), self._accept, listener, sock)
+
+    def _set_up(self, task: asyncio.Task[Any]) -> None:
+        """A connection's set-up ended: a failure (a TLS handshake refused or timed out, the
+        client gone first) only closes that socket, as the event loop's own server does."""
+        self._setting_up.discard(task)
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            log.debug("connection set-up failed: %r", exc)
 
     async def close_connections(self) -> int:
         """Drop every open connection, leaving the listeners open (control.disconnect_all);
@@ -275,6 +363,38 @@ class BrokerServer:
             elif connection.idle_since < deadline and connection.parked is None:
                 connection._close_for(TimeoutError("connections.max.idle.ms passed without a request"))
         self._schedule_idle_check()
+
+
+async def _bind(host: str, port: int) -> list[socket.socket]:
+    """Non-blocking listening sockets on ``host`` (every address it resolves to, "" every
+    interface) and ``port``, made as asyncio's create_server makes them (SO_REUSEADDR; an IPv6
+    socket IPv6-only), with its error message for an address that cannot be bound. With port 0,
+    the addresses after the first take the port the first was given."""
+    infos = await asyncio.get_running_loop().getaddrinfo(
+        host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )
+    sockets: list[socket.socket] = []
+    try:
+        for family, kind, proto, _, address in dict.fromkeys(infos):
+            sock = socket.socket(family, kind, proto)
+            sockets.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            if port == 0 and len(sockets) > 1:
+                address = (address[0], sockets[0].getsockname()[1], *address[2:])
+            try:
+                sock.bind(address)
+            except OSError as exc:
+                reason = (exc.strerror or str(exc)).lower()
+                raise OSError(exc.errno, f"error while attempting to bind on address {address!r}: {reason}") from None
+            sock.listen(LISTEN_BACKLOG)
+            sock.setblocking(False)
+    except BaseException:
+        for sock in sockets:
+            sock.close()
+        raise
+    return sockets
 
 
 class Connection(asyncio.BufferedProtocol):
