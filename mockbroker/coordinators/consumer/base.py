@@ -297,7 +297,7 @@ class ConsumerCoordinatorBase:
         """GroupMetadataManager.maybeUpdateRegularExpressions, run by a ConsumerGroupHeartbeat
         after the member's update: every regex the group subscribes to is resolved again, with
         the DESCRIBE ACLs of this member's principal (``describable``; None: no authorizer), when
-        one is not resolved yet, when the topics changed since the last resolution, or when that
+        one is not resolved yet, when topics were created since the last resolution, or when that
         is older than group.consumer.regex.refresh.interval.ms. An ACL added or removed later
         therefore shows in the next refresh, as in Kafka, not at the next heartbeat. True when a
         resolution changed (handleRegularExpressionsResult: the caller bumps the group epoch).
@@ -309,7 +309,10 @@ class ConsumerCoordinatorBase:
             return dropped
         image = frozenset((name, t.topic_id) for name, t in self.topics.items() if not t.is_internal)
         last = group.regex_refresh_ms
-        if (patterns <= group.resolved_regexes.keys() and image == group.regex_topic_image
+        # onMetadataUpdate advances lastMetadataImageWithNewTopics for created topic ids only: a
+        # deletion is no reason (the subscription metadata drops the topic), a re-creation is.
+        new_topics = not image <= group.regex_topic_image
+        if (patterns <= group.resolved_regexes.keys() and not new_topics
                 and last is not None and now_ms <= last + REGEX_REFRESH_INTERVAL_MS):  # fmt: skip
             return dropped
         resolved = resolve_regular_expressions(patterns, sorted(name for name, _ in image), describable)

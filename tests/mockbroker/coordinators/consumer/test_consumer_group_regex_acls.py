@@ -1,7 +1,7 @@
 """KIP-848 regex subscriptions under an authorizer (issue #21): a regex matches only the topics the
 heartbeating member's principal may DESCRIBE (Kafka's TopicRegexResolver), and the group's
 regexes are resolved again only when GroupMetadataManager.maybeUpdateRegularExpressions would: a
-new regex, a change of topics, or a resolution older than group.consumer.regex.refresh.interval.ms.
+new regex, topics created, or a resolution older than group.consumer.regex.refresh.interval.ms.
 An ACL change alone therefore shows at the next refresh, not at the next heartbeat."""
 
 from __future__ import annotations
@@ -110,3 +110,22 @@ def test_a_regex_no_member_subscribes_to_is_dropped() -> None:
     assert set(h.cgroup().resolved_regexes) == {"orders-.*"}
     h.cg_heartbeat("a", h.member("a")["member_epoch"], regex="")  # "" clears the regex
     assert h.cgroup().resolved_regexes == {}
+
+
+def test_a_deleted_topic_triggers_no_refresh_a_recreated_one_does() -> None:
+    """GroupMetadataManager.onMetadataUpdate advances lastMetadataImageWithNewTopics only for
+    created topic ids (javap on Kafka 4.3.1): a deletion is no reason to resolve again, so an ACL
+    removed meanwhile still holds; the deleted topic leaves the assignment through the group's
+    subscription metadata. Recreating it (a new topic id) is a reason."""
+    h, acls = _secured("orders-a", "orders-b", "payments")
+    owned = {"a": h.owned(h.cg_join("a", regex="orders-.*|payments")) or {}}
+    assert owned["a"] == {"orders-a": [0, 1], "orders-b": [0, 1], "payments": [0, 1]}
+    acls.allowed.discard("orders-b")
+    h.cluster.delete_topic("payments")
+    del owned["a"]["payments"]  # the client forgets a deleted topic's partitions
+    _keep_alive(h, 10_000, owned)
+    assert owned["a"] == {"orders-a": [0, 1], "orders-b": [0, 1]}
+    assert h.cgroup().resolved_regexes == {"orders-.*|payments": frozenset({"orders-a", "orders-b", "payments"})}
+    h.cluster.create_topic("payments", 1)
+    _keep_alive(h, 10_000, owned)
+    assert owned["a"] == {"orders-a": [0, 1], "payments": [0]}
