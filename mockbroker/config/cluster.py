@@ -85,6 +85,9 @@ class ClusterConfig:
     max_connections: int = 2147483647  # max.connections (per broker; beyond it, held unread)
     max_connections_per_ip: int = 2147483647  # max.connections.per.ip (beyond it, closed)
     connections_max_idle_ms: int = 600000  # connections.max.idle.ms (10 min)
+    # The listening sockets' backlog (KIP-764), given to listen(): connections the kernel completes
+    # while the broker has not accepted them yet (Linux caps it at net.core.somaxconn).
+    socket_listen_backlog_size: int = 50  # socket.listen.backlog.size
     # A Fetch's max_bytes and min_bytes are capped by it (KafkaApis.handleFetchRequest).
     fetch_max_bytes: int = 57671680  # fetch.max.bytes (55 MiB)
     log_retention_ms: int = 604800000  # log.retention.ms (7 days)
@@ -286,6 +289,7 @@ KAFKA_NAMES: dict[str, str] = {
     "max.connections": "max_connections",
     "max.connections.per.ip": "max_connections_per_ip",
     "connections.max.idle.ms": "connections_max_idle_ms",
+    "socket.listen.backlog.size": "socket_listen_backlog_size",
     "fetch.max.bytes": "fetch_max_bytes",
     "log.retention.ms": "log_retention_ms",
     "log.retention.bytes": "log_retention_bytes",
@@ -360,6 +364,9 @@ KAFKA_RANGES: dict[str, tuple[int, int]] = {
     "max.connections": (0, _INT32_MAX),
     "max.connections.per.ip": (0, _INT32_MAX),
     "connections.max.idle.ms": (-(1 << 63), _INT64_MAX),
+    # SocketServerConfigs: INT, atLeast(1), default 50; read broker-wide only (Kafka 4.3.1's
+    # Acceptor takes KafkaConfig.socketListenBacklogSize, not a listener.name.<name>. value).
+    "socket.listen.backlog.size": (1, _INT32_MAX),
     "connections.max.reauth.ms": (-(1 << 63), _INT64_MAX),  # SocketServerConfigs: LONG, no validator
     "connection.failed.authentication.delay.ms": (0, _INT32_MAX),  # SocketServerConfigs: INT, atLeast(0)
     "fetch.max.bytes": (1024, _INT32_MAX),  # ServerConfigs: INT, atLeast(1024)

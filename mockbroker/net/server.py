@@ -36,6 +36,11 @@ read). KIP-402: Kafka's Acceptor hands new connections to a Processor through a 
 a Processor configures at most ``Processor.ConnectionQueueSize`` (20) of them per poll; here at
 most ``CONNECTION_QUEUE_SIZE`` are accepted per event-loop turn, the rest wait in the listening
 socket's backlog, so a burst of connects delays the other connections by one batch at a time.
+That backlog is ``socket.listen.backlog.size`` (KIP-764; Kafka's default 50), given to listen() as
+Kafka's Acceptor gives it to ServerSocketChannel.bind: the kernel completes that many connections
+(Linux: one more) ahead of accept(), and drops the SYNs of any beyond them, which the clients send
+again (after 1 s, then 3 s...). A listener out of descriptors (EMFILE, ENFILE) or kernel memory
+stops accepting for ``ACCEPT_RETRY_DELAY_S`` and logs it; its backlog fills meanwhile.
 
 Limits, with Kafka's names and meanings (SocketServer, ConnectionQuotas, Selector):
 - ``queued.max.request.bytes``: the broker's MemoryPool; a large frame takes its announced size
@@ -96,10 +101,6 @@ MAX_REQUESTS_IN_FLIGHT = 128
 # Processor.ConnectionQueueSize: the Acceptor-to-Processor queue's capacity, and the most
 # connections a Processor configures per poll).
 CONNECTION_QUEUE_SIZE = 20
-# The listening socket's backlog: connections beyond a turn's batch wait here, in the kernel (the
-# backlog asyncio's create_server gave the listeners before; Kafka's socket.listen.backlog.size
-# default is 50).
-LISTEN_BACKLOG = 100
 # accept() out of descriptors or memory (EMFILE, ENFILE, ENOBUFS, ENOMEM): accepting pauses this
 # long, as asyncio's own accept loop does (Linux keeps reporting the listening socket readable).
 ACCEPT_RETRY_DELAY_S = 1.0
@@ -172,6 +173,7 @@ class BrokerServer:
         # event-loop turn at most) that accepted any: at most CONNECTION_QUEUE_SIZE each.
         self.accepted = 0
         self.accept_calls = 0
+        self.accept_pauses = 0  # accept() out of descriptors or memory: paused ACCEPT_RETRY_DELAY_S
 
     @property
     def started(self) -> bool:
@@ -186,7 +188,7 @@ class BrokerServer:
         try:
             for listener in self.sockets:
                 endpoint = listener.endpoint
-                listener.listening = await _bind(endpoint.host, endpoint.port)
+                listener.listening = await _bind(endpoint.host, endpoint.port, self.cluster.config.socket_listen_backlog_size)
                 for sock in listener.listening:
                     loop.add_reader(sock.fileno(), self._accept, listener, sock)
                 port = listener.listening[0].getsockname()[1]
@@ -247,6 +249,7 @@ class BrokerServer:
                 if exc.errno not in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
                     raise  # the event loop logs it; the listener goes on
                 log.warning("listener %s: accept failed (%s): retrying in %.0f s", listener.name, exc, ACCEPT_RETRY_DELAY_S)
+                self.accept_pauses += 1
                 loop.remove_reader(sock.fileno())
                 retry = loop.call_later(ACCEPT_RETRY_DELAY_S, self._resume_accepting, listener, sock)
                 self._accept_retries[sock] = retry
@@ -365,11 +368,12 @@ class BrokerServer:
         self._schedule_idle_check()
 
 
-async def _bind(host: str, port: int) -> list[socket.socket]:
+async def _bind(host: str, port: int, backlog: int) -> list[socket.socket]:
     """Non-blocking listening sockets on ``host`` (every address it resolves to, "" every
     interface) and ``port``, made as asyncio's create_server makes them (SO_REUSEADDR; an IPv6
-    socket IPv6-only), with its error message for an address that cannot be bound. With port 0,
-    the addresses after the first take the port the first was given."""
+    socket IPv6-only), with its error message for an address that cannot be bound, listening
+    with ``backlog`` (socket.listen.backlog.size). With port 0, the addresses after the first take
+    the port the first was given."""
     infos = await asyncio.get_running_loop().getaddrinfo(
         host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
     )
@@ -388,7 +392,7 @@ async def _bind(host: str, port: int) -> list[socket.socket]:
             except OSError as exc:
                 reason = (exc.strerror or str(exc)).lower()
                 raise OSError(exc.errno, f"error while attempting to bind on address {address!r}: {reason}") from None
-            sock.listen(LISTEN_BACKLOG)
+            sock.listen(backlog)
             sock.setblocking(False)
     except BaseException:
         for sock in sockets:
