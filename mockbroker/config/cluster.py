@@ -237,7 +237,7 @@ class ClusterConfig:
             value = getattr(self, name)
             bounds = KAFKA_RANGES.get(key)
             if bounds is not None and value is not None and not isinstance(value, bool) and not bounds[0] <= value <= bounds[1]:
-                raise ValueError(f"{key} must be {_describe_range(bounds)}, not {value}")
+                raise _config_error(key, value, bounds)
         self.group_config()  # ValueError for inconsistent group settings
         from mockbroker.config.listeners import check_security
 
@@ -402,11 +402,17 @@ KAFKA_RANGES: dict[str, tuple[int, int]] = {
 }
 
 
-def _describe_range(bounds: tuple[int, int]) -> str:
-    lo, hi = bounds
-    if lo == _INT32_MIN:
-        return "a 32-bit integer"
-    return f"an integer >= {lo}" if hi in (_INT32_MAX, _INT64_MAX) else f"an integer {lo}-{hi}"
+def _config_error(key: str, value: Any, bounds: tuple[int, int] | None) -> ValueError:
+    """Kafka's ConfigException for a bad number, in its words: ConfigDef.parseType's "Not a number
+    of type INT" (or LONG: a setting whose range reaches 2^63-1) for what is not a number of the
+    type, Range.ensureValid's "Value must be at least" / "no more than" for one out of range."""
+    lo, hi = bounds or (_INT32_MIN, _INT32_MAX)
+    kind, type_lo, type_hi = ("LONG", -(1 << 63), _INT64_MAX) if hi == _INT64_MAX else ("INT", _INT32_MIN, _INT32_MAX)
+    if isinstance(value, bool) or not isinstance(value, int) or not type_lo <= value <= type_hi:
+        reason = f"Not a number of type {kind}"
+    else:
+        reason = f"Value must be at least {lo}" if value < lo else f"Value must be no more than {hi}"
+    return ValueError(f"Invalid value {value} for configuration {key}: {reason}")
 
 
 _LISTENER_PREFIXED = re.compile(r"listener\.name\.[a-z0-9_]+\.(oauthbearer\..+)")
@@ -429,7 +435,7 @@ def parse_kafka_setting(key: str, raw: Any) -> tuple[str, Any]:
     value = _coerce(key, raw, FIELD_TYPES[name])
     bounds = KAFKA_RANGES.get(key)
     if bounds is not None and not bounds[0] <= value <= bounds[1]:
-        raise ValueError(f"{key} must be {_describe_range(bounds)}, not {raw!r}")
+        raise _config_error(key, value, bounds)
     return name, value
 
 
@@ -458,16 +464,16 @@ def _coerce(key: str, raw: Any, type_name: str) -> Any:
         text = str(raw).strip().lower()
         if text in ("true", "false"):
             return text == "true"
-        raise ValueError(f"{key} must be true or false, not {raw!r}")
+        # ConfigDef.parseType's message for a BOOLEAN
+        raise ValueError(f"Invalid value {raw} for configuration {key}: Expected value to be either true or false")
     if type_name in ("int", "int | None"):
         bounds = KAFKA_RANGES.get(key)
-        allowed = _describe_range(bounds) if bounds else "an integer"
         if isinstance(raw, bool | float):
-            raise ValueError(f"{key} must be {allowed}, not {raw!r}")
+            raise _config_error(key, raw, bounds)
         try:
             return int(str(raw).strip())
         except ValueError:
-            raise ValueError(f"{key} must be {allowed}, not {raw!r}") from None
+            raise _config_error(key, raw, bounds) from None
     return raw
 
 

@@ -251,7 +251,7 @@ BAD_FILES = {
     "bad_port": ('[cluster]\nport = "high"\n', "[cluster] port: must be an integer 0-65535, not 'high'"),
     "bad_kafka": (
         '[kafka]\n"num.partitions" = 0\n',
-        "[kafka] num.partitions: num.partitions must be an integer >= 1, not 0",
+        "[kafka] num.partitions: Invalid value 0 for configuration num.partitions: Value must be at least 1",
     ),
     "topic_key": (
         '[[topic]]\nname = "t"\npartition = 3\n',
@@ -282,7 +282,7 @@ BAD_FILES = {
         (
             ["--set", "auto.create.topics.enable=maybe"],
             {},
-            "argument --set: auto.create.topics.enable must be true or false, not 'maybe'",
+            "argument --set: Invalid value maybe for configuration auto.create.topics.enable: Expected value to be either true or false",
         ),
         (
             ["--set", "no.such.setting=1"],
@@ -307,7 +307,7 @@ BAD_FILES = {
         (
             [],
             {"MOCKBROKER_SET_NUM_PARTITIONS": "x"},
-            "MOCKBROKER_SET_NUM_PARTITIONS: num.partitions must be an integer >= 1, not 'x'",
+            "MOCKBROKER_SET_NUM_PARTITIONS: Invalid value x for configuration num.partitions: Not a number of type INT",
         ),
         ([], {"MOCKBROKER_SET_NOPE": "1"}, "MOCKBROKER_SET_NOPE: unknown setting 'nope'"),
         ([], {"MOCKBROKER_UVLOOP": "perhaps"}, "MOCKBROKER_UVLOOP: must be true or false, not 'perhaps'"),

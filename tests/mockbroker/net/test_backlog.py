@@ -14,6 +14,7 @@ import pytest
 from mockbroker import MockCluster
 from mockbroker.cli import parse_serve
 from mockbroker.config.cluster import ClusterConfig
+from mockbroker.config.settings import SettingsError
 from tests.mockbroker.net.sockets import listen_queue
 from tests.mockbroker.net.test_limits import API_VERSIONS, api_versions, broker, read_correlation
 from tests.mockbroker.wire import WireClient
@@ -24,9 +25,20 @@ KEY = "socket.listen.backlog.size"
 def test_the_setting_has_kafkas_name_default_and_range(tmp_path: Path) -> None:
     assert ClusterConfig().socket_listen_backlog_size == 50  # SocketServerConfigs.SOCKET_LISTEN_BACKLOG_SIZE_DEFAULT
     assert ClusterConfig.from_kafka({KEY: "7"}).socket_listen_backlog_size == 7
-    for bad in ("0", "-1", "2147483648", "many"):
-        with pytest.raises(ValueError, match=rf"^{KEY} must be an integer >= 1, not '{bad}'$"):
+    # Kafka's ConfigException (ConfigDef.parseType, Range.atLeast(1)), for every source alike
+    for bad, reason in [
+        ("0", "Value must be at least 1"),
+        ("-1", "Value must be at least 1"),
+        ("2147483648", "Not a number of type INT"),
+        ("many", "Not a number of type INT"),
+    ]:
+        with pytest.raises(ValueError) as refused:
             ClusterConfig.from_kafka({KEY: bad})
+        assert str(refused.value) == f"Invalid value {bad} for configuration {KEY}: {reason}"
+    with pytest.raises(ValueError, match=rf"^Invalid value 0 for configuration {KEY}: Value must be at least 1$"):
+        MockCluster(brokers=1, socket_listen_backlog_size=0)  # the fixture's keyword, checked the same
+    with pytest.raises(SettingsError, match=rf"^MOCKBROKER_SET_SOCKET_LISTEN_BACKLOG_SIZE: Invalid value 0 for configuration {KEY}"):
+        parse_serve([], {"MOCKBROKER_SET_SOCKET_LISTEN_BACKLOG_SIZE": "0"})
     # --set beats MOCKBROKER_SET_* beats the TOML file, as for every Kafka setting
     path = tmp_path / "broker.toml"
     path.write_text(f'[kafka]\n"{KEY}" = 30\n')
