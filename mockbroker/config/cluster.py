@@ -122,6 +122,10 @@ class ClusterConfig:
     # group.consumer.migration.policy: bidirectional, upgrade, downgrade or disabled (Kafka's
     # default bidirectional): online migration between classic and consumer groups (§10.8).
     group_consumer_migration_policy: str = "bidirectional"
+    # group.consumer.regex.refresh.interval.ms (Kafka's default, 10 min; an internal setting of
+    # GroupCoordinatorConfig, at least 10000): how old a group's regex resolution may grow before a
+    # heartbeat resolves the group's regexes again with no other reason to.
+    group_consumer_regex_refresh_interval_ms: int = 600000
     # KIP-1071 streams groups (resolved in mockbroker/config/groups.py; None: mockbroker's
     # fast-test default, or Kafka's with kafka_defaults).
     group_streams_session_timeout_ms: int | None = None  # group.streams.session.timeout.ms: 10000 here, Kafka 45000
@@ -309,6 +313,7 @@ KAFKA_NAMES: dict[str, str] = {
     "group.consumer.max.size": "group_consumer_max_size",
     "group.consumer.assignors": "group_consumer_assignors",
     "group.consumer.migration.policy": "group_consumer_migration_policy",
+    "group.consumer.regex.refresh.interval.ms": "group_consumer_regex_refresh_interval_ms",
     "group.streams.session.timeout.ms": "group_streams_session_timeout_ms",
     "group.streams.heartbeat.interval.ms": "group_streams_heartbeat_interval_ms",
     "group.streams.max.size": "group_streams_max_size",
@@ -388,6 +393,8 @@ KAFKA_RANGES: dict[str, tuple[int, int]] = {
     "group.consumer.min.heartbeat.interval.ms": (1, _INT32_MAX),
     "group.consumer.max.heartbeat.interval.ms": (1, _INT32_MAX),
     "group.consumer.max.size": (1, _INT32_MAX),
+    # defineInternal(INT, 600000, atLeast(10000)): accepted like the others, absent from Kafka's docs.
+    "group.consumer.regex.refresh.interval.ms": (10000, _INT32_MAX),
     # ShareGroupConfig / GroupCoordinatorConfig (Kafka 4.3): the KIP-932 settings and their ranges.
     "group.share.session.timeout.ms": (1, _INT32_MAX),
     "group.share.min.session.timeout.ms": (1, _INT32_MAX),
@@ -536,6 +543,7 @@ def _consumer_group_settings(c: ClusterConfig) -> dict[str, Any]:
         "consumer_group_max_size": c.group_consumer_max_size,
         "consumer_group_assignors": tuple(a.strip() for a in c.group_consumer_assignors.split(",") if a.strip()),
         "consumer_group_migration_policy": c.group_consumer_migration_policy,
+        "consumer_group_regex_refresh_interval_ms": c.group_consumer_regex_refresh_interval_ms,
     }
 
 

@@ -23,6 +23,7 @@ mockbroker's defaults are Kafka's except where a fast test needs otherwise; ``ka
 | group.consumer.max.size | 2147483647 | 2147483647 |
 | group.consumer.assignors | uniform,range | uniform,range |
 | group.consumer.migration.policy | bidirectional | bidirectional |
+| group.consumer.regex.refresh.interval.ms (internal, at least 10000) | 600000 | 600000 |
 | group.share.session.timeout.ms | **10000** | 45000 |
 | group.share.min.session.timeout.ms | **1** | 45000 |
 | group.share.max.session.timeout.ms | 60000 | 60000 |
@@ -153,6 +154,9 @@ class GroupConfig:
     # Names or "module:attr" references, resolved by mockbroker_assignors.registry; the first is the default.
     consumer_group_assignors: tuple[str, ...] = DEFAULT_CONSUMER_ASSIGNORS
     consumer_group_migration_policy: str = DEFAULT_MIGRATION_POLICY
+    # How old a group's regex resolution may grow before a heartbeat resolves it again
+    # (GroupMetadataManager.maybeUpdateRegularExpressions).
+    consumer_group_regex_refresh_interval_ms: int = 600000
     # KIP-1071 streams groups (GroupCoordinatorConfig's group.streams.*)
     streams_group_session_timeout_ms: int = MOCK_STREAMS_SESSION_TIMEOUT_MS
     streams_group_heartbeat_interval_ms: int = MOCK_STREAMS_HEARTBEAT_INTERVAL_MS

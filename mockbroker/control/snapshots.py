@@ -140,6 +140,10 @@ class ConsumerGroupSnapshot:
     # The group's configs (KIP-848 GroupConfig): the overrides set on its GROUP config resource;
     # keys not listed take the broker's group.* settings (DescribeConfigs shows every key).
     configs: dict[str, str] = field(default_factory=dict)
+    # Each SubscribedTopicRegex of its members -> the topics it matched when the group last
+    # resolved its regexes (GroupMetadataManager.maybeUpdateRegularExpressions): under an
+    # authorizer, only those the refreshing member's principal may DESCRIBE.
+    resolved_regexes: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def generation_id(self) -> int:
@@ -435,6 +439,7 @@ def consumer_group_snapshot(data: Mapping[str, Any]) -> ConsumerGroupSnapshot:
         assignment_epoch=data["assignment_epoch"],
         assignor=data["assignor"],
         subscribed_topics=dict(data["subscribed_topics"]),
+        resolved_regexes={pattern: tuple(names) for pattern, names in data["resolved_regexes"].items()},
         protocol_type=data["protocol_type"],
         members=tuple(
             ConsumerMemberSnapshot(

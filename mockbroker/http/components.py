@@ -225,6 +225,11 @@ COMPONENTS: dict[str, Schema] = {
             "assignment_epoch": s_int(0, MAX_I32, description="the group epoch the target assignment was computed for"),
             "assignor": s_str(description="the server assignor of the target assignment"),
             "subscribed_topics": s_map(s_int(0, MAX_I32), description="{topic: partition count} of the subscribed topics that exist"),
+            "resolved_regexes": s_map(
+                s_arr(s_str()),
+                description="{regex: topics} as the group last resolved its members' SubscribedTopicRegex (under an "
+                "authorizer, only the topics the refreshing member's principal may DESCRIBE)",
+            ),
             "protocol_type": s_str(), "members": s_arr(ref("ConsumerMember")),
             "reconciled": s_bool(description="every member STABLE at the assignment epoch, owning exactly its target"),
             "coordinator": s_int(0, MAX_I32),
@@ -232,7 +237,7 @@ COMPONENTS: dict[str, Schema] = {
         },
         (
             "type", "group_id", "state", "group_epoch", "assignment_epoch", "assignor", "subscribed_topics",
-            "protocol_type", "members", "reconciled", "coordinator", "configs",
+            "resolved_regexes", "protocol_type", "members", "reconciled", "coordinator", "configs",
         ),
         description="A KIP-848 consumer group (ConsumerGroupHeartbeat, group.protocol=consumer): epochs instead of a "
         "generation, the broker's assignor instead of a leader, each member's current and target partitions",

@@ -111,6 +111,8 @@ class AdminRules(ConsumerCoordinatorBase, GroupAdmin[ConsumerGroup]):
             "assignment_epoch": group.assignment_epoch,
             "assignor": group.assignor_name or group.preferred_server_assignor() or self.default_assignor_name,
             "subscribed_topics": {name: count for name, (_, count) in group.subscription_metadata.items()},
+            # The group's regexes as last resolved (maybeUpdateRegularExpressions): {regex: topics}.
+            "resolved_regexes": {pattern: sorted(names) for pattern, names in sorted(group.resolved_regexes.items())},
             "members": [
                 {
                     "member_id": m.member_id,

@@ -131,10 +131,6 @@ class _NoClassicGroups:
         raise AssertionError("no classic coordinator to downgrade to")
 
 
-# group.consumer.regex.refresh.interval.ms's default (GroupCoordinatorConfig): how old a group's
-# regex resolution may grow before a heartbeat resolves it again with no other reason to.
-REGEX_REFRESH_INTERVAL_MS = 600_000
-
 # What a heartbeat hands in under an authorizer: of these topic names, those its principal may
 # DESCRIBE (TopicRegexResolver.filterTopicDescribeAuthorizedTopics).
 TopicFilter = Callable[[Sequence[str]], Iterable[str]]
@@ -312,8 +308,9 @@ class ConsumerCoordinatorBase:
         # onMetadataUpdate advances lastMetadataImageWithNewTopics for created topic ids only: a
         # deletion is no reason (the subscription metadata drops the topic), a re-creation is.
         new_topics = not image <= group.regex_topic_image
+        interval = self.config.consumer_group_regex_refresh_interval_ms
         if (patterns <= group.resolved_regexes.keys() and not new_topics
-                and last is not None and now_ms <= last + REGEX_REFRESH_INTERVAL_MS):  # fmt: skip
+                and last is not None and now_ms <= last + interval):  # fmt: skip
             return dropped
         resolved = resolve_regular_expressions(patterns, sorted(name for name, _ in image), describable)
         group.regex_topic_image, group.regex_refresh_ms = image, now_ms

@@ -110,6 +110,25 @@ async def test_describe_group_is_typed_by_group_kind() -> None:
     assert await h.cluster.control.describe_group("nobody") is None
 
 
+async def test_describe_group_shows_the_groups_resolved_regexes() -> None:
+    """ConsumerGroup.resolved_regexes in the snapshot: each member's regex and the topics it
+    matched at the last resolution, under an authorizer only those the member may DESCRIBE; a
+    regex no member subscribes to any more is gone."""
+    h = ConsumerHarness({"orders-a": 2, "orders-b": 2, "payments": 1})
+    h.describable = lambda names: [n for n in names if n != "orders-b"]  # the principal's DESCRIBE ACLs
+    h.cg_join("a", regex="orders-.*")
+    h.cg_join("b", topics=["payments"], regex="pay.*")
+    snap = await h.cluster.control.describe_group("g")
+    assert isinstance(snap, ConsumerGroupSnapshot)
+    assert snap.resolved_regexes == {"orders-.*": ("orders-a",), "pay.*": ("payments",)}
+    assert snap.to_json()["resolved_regexes"] == {"orders-.*": ("orders-a",), "pay.*": ("payments",)}
+    assert snap.member(member_id="a").subscribed_topic_regex == "orders-.*"
+    h.cg_leave("b")
+    h.cg_heartbeat("a", h.member("a")["member_epoch"])
+    snap = await h.cluster.control.describe_group("g")
+    assert isinstance(snap, ConsumerGroupSnapshot) and snap.resolved_regexes == {"orders-.*": ("orders-a",)}
+
+
 # -- waiting ---------------------------------------------------------------------------------------------------------
 
 

@@ -17,7 +17,8 @@ def test_the_group_schema_tells_the_two_kinds_apart_by_type() -> None:
               "subscribed_topic_names": ["t"], "subscribed_topic_regex": None, "server_assignor": None,
               "rebalance_timeout_ms": 300000, "assigned": {"t": [0, 1]}, "pending_revocation": {"t": [1]}, "target": {"t": [0]}}  # fmt: skip
     consumer = {"type": "consumer", "group_id": "g", "state": "Reconciling", "group_epoch": 3, "assignment_epoch": 3,
-                "assignor": "uniform", "subscribed_topics": {"t": 2}, "protocol_type": "consumer", "members": [member],
+                "assignor": "uniform", "subscribed_topics": {"t": 2}, "resolved_regexes": {"t.*": ["t"]},
+                "protocol_type": "consumer", "members": [member],
                 "reconciled": False, "coordinator": 1, "configs": {"consumer.heartbeat.interval.ms": "6000"}}  # fmt: skip
     classic = {"type": "classic", "group_id": "g", "state": "PreparingRebalance", "generation_id": 4, "protocol_type": "consumer",
                "protocol_name": "range", "leader_id": None, "members": [], "coordinator": 1, "configs": {}}  # fmt: skip

@@ -7,11 +7,17 @@ An ACL change alone therefore shows at the next refresh, not at the next heartbe
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from mockbroker.coordinators.consumer.base import REGEX_REFRESH_INTERVAL_MS
+import pytest
+
+from mockbroker.cli import parse_serve
+from mockbroker.config.cluster import ClusterConfig
+from mockbroker.config.settings import SettingsError
 from tests.mockbroker.coordinators.consumer_groups_support import ConsumerHarness, Parts
 
 TOPICS = {"orders-a": 2, "orders-b": 2, "payments": 2}
+KAFKA_REFRESH_INTERVAL_MS = 600_000  # GroupCoordinatorConfig.CONSUMER_GROUP_REGEX_REFRESH_INTERVAL_MS_DEFAULT
 
 
 class Acls:
@@ -26,8 +32,8 @@ class Acls:
         return [name for name in names if name in self.allowed]
 
 
-def _secured(*allowed: str) -> tuple[ConsumerHarness, Acls]:
-    h = ConsumerHarness(TOPICS)
+def _secured(*allowed: str, **settings: Any) -> tuple[ConsumerHarness, Acls]:
+    h = ConsumerHarness(TOPICS, **settings)
     acls = Acls(*allowed)
     h.describable = acls
     return h, acls
@@ -70,7 +76,7 @@ def test_an_acl_added_later_shows_at_the_periodic_refresh() -> None:
     h, acls = _secured("orders-a")
     owned = {"a": h.owned(h.cg_join("a", regex="orders-.*")) or {}}
     acls.allowed.add("orders-b")
-    _keep_alive(h, REGEX_REFRESH_INTERVAL_MS - 5_000, owned)
+    _keep_alive(h, KAFKA_REFRESH_INTERVAL_MS - 5_000, owned)
     assert owned["a"] == {"orders-a": [0, 1]}  # no refresh yet: the ACL alone is no reason
     epoch = h.member("a")["member_epoch"]
     _keep_alive(h, 10_000, owned)
@@ -129,3 +135,31 @@ def test_a_deleted_topic_triggers_no_refresh_a_recreated_one_does() -> None:
     h.cluster.create_topic("payments", 1)
     _keep_alive(h, 10_000, owned)
     assert owned["a"] == {"orders-a": [0, 1], "payments": [0]}
+
+
+def test_a_shorter_refresh_interval_refreshes_sooner() -> None:
+    """group.consumer.regex.refresh.interval.ms set to its minimum, 10 s: the ACL added shows
+    after 10 s rather than 10 minutes, and not before."""
+    h, acls = _secured("orders-a", group_consumer_regex_refresh_interval_ms=10_000)
+    owned = {"a": h.owned(h.cg_join("a", regex="orders-.*")) or {}}
+    acls.allowed.add("orders-b")
+    _keep_alive(h, 10_000, owned, step_ms=2_500)
+    assert owned["a"] == {"orders-a": [0, 1]}  # exactly the interval old: not yet stale
+    _keep_alive(h, 5_000, owned, step_ms=2_500)
+    assert owned["a"] == {"orders-a": [0, 1], "orders-b": [0, 1]}
+
+
+def test_the_refresh_interval_setting_is_kafkas() -> None:
+    """An internal GroupCoordinatorConfig setting all the same accepted by Kafka's name, by
+    --set and the environment; Kafka's default and its atLeast(10000)."""
+    assert ClusterConfig().group_config().consumer_group_regex_refresh_interval_ms == KAFKA_REFRESH_INTERVAL_MS
+    assert ClusterConfig(kafka_defaults=True).group_config().consumer_group_regex_refresh_interval_ms == KAFKA_REFRESH_INTERVAL_MS
+    name = "group.consumer.regex.refresh.interval.ms"
+    assert ClusterConfig.from_kafka({name: "10000"}).group_consumer_regex_refresh_interval_ms == 10_000
+    assert parse_serve(["--set", f"{name}=20000"], {}).cluster.group_consumer_regex_refresh_interval_ms == 20_000
+    env = {"MOCKBROKER_SET_GROUP_CONSUMER_REGEX_REFRESH_INTERVAL_MS": "30000"}
+    assert parse_serve([], env).cluster.group_consumer_regex_refresh_interval_ms == 30_000
+    with pytest.raises(ValueError, match=name):
+        ClusterConfig.from_kafka({name: "9999"})
+    with pytest.raises(SettingsError, match=name):
+        parse_serve(["--set", f"{name}=5000"], {})
