@@ -155,6 +155,8 @@ async def served(port: int, announcers: list[asyncio.StreamWriter], more: int) -
 
 async def run(args: argparse.Namespace) -> dict[str, object]:
     extra = ["--set", f"queued.max.request.bytes={args.budget}"]
+    if args.backlog is not None:
+        extra += ["--set", f"socket.listen.backlog.size={args.backlog}"]
     broker = start_broker(MOCKBROKER, extra=extra)
     try:
         host, port = broker.address
@@ -231,6 +233,9 @@ def main() -> None:
     parser.add_argument("--sent", type=int, default=64 * 1024, help="bytes of each frame actually sent")
     parser.add_argument("--budget", type=int, default=256 * MB, help="queued.max.request.bytes (-1: none)")
     parser.add_argument("--more", type=int, default=128 * 1024, help="bytes each announcer sends after the hold")
+    parser.add_argument(
+        "--backlog", type=int, help="socket.listen.backlog.size (default: the broker's, Kafka's 50; earlier runs had 100)"
+    )
     parser.add_argument("--hold", type=float, default=5.0, help="seconds the announcements are held")
     parser.add_argument("--write", action="store_true", help="append the result to bench/RESULTS.md")
     parser.add_argument("--probe-in-process", action="store_true", help="the bystander on the announcers' loop (the old way)")
@@ -252,7 +257,8 @@ def main() -> None:
             f"\n## Hostile frame announcements (bench/announce.py), "
             f"{time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}\n\n"
             f"{args.connections} connections each announce {args.size} bytes and send {args.sent}; "
-            f"queued.max.request.bytes={args.budget}; held {args.hold} s; bystander {where}; "
+            f"queued.max.request.bytes={args.budget}; socket.listen.backlog.size="
+            f"{args.backlog if args.backlog is not None else 'default (50)'}; held {args.hold} s; bystander {where}; "
             f"load average {load}.\n\n{table}\n"
         )
 
