@@ -8,10 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from mockbroker.testing import start_cluster
 from mockbroker_conformance.kafka import launcher
 from tests.conftest import real_kafka
-from tests.differential.harness import Target
+from tests.differential.harness import Target, mockbroker_target
 
 
 @pytest.fixture(scope="session")
@@ -21,8 +20,7 @@ def kafka_target(kafka_broker: launcher.KafkaBroker) -> Target:
 
 @pytest.fixture(scope="session")
 def mock_target() -> Iterator[Target]:
-    cluster = start_cluster(
-        kafka_defaults=True,
+    with mockbroker_target(
         auto_create_topics=True,
         num_partitions=1,
         group_initial_rebalance_delay_ms=0,
@@ -30,13 +28,8 @@ def mock_target() -> Iterator[Target]:
         offsets_topic_num_partitions=1,
         transaction_state_log_num_partitions=1,
         share_coordinator_state_topic_num_partitions=1,
-        request_log=False,
-    )
-    try:
-        host, port = cluster.bootstrap_servers.split(",")[0].rsplit(":", 1)
-        yield Target("mockbroker", (host, int(port)))
-    finally:
-        cluster.close()
+    ) as target:
+        yield target
 
 
 @pytest.fixture(scope="session")
@@ -89,24 +82,17 @@ def secured_targets() -> Iterator[tuple[Target, Target]]:
     """The secured Kafka (a second real Kafka for the session, started on first use) and a
     mockbroker configured the same way; both addresses are their SASL_PLAINTEXT listeners."""
     sasl_port = launcher.free_port()
-    with real_kafka(properties=secured_kafka_properties(sasl_port), format_args=secured_kafka_format_args()):
-        cluster = start_cluster(
-            kafka_defaults=True,
-            auto_create_topics=True,
-            num_partitions=1,
-            group_initial_rebalance_delay_ms=0,
-            group_streams_initial_rebalance_delay_ms=0,
-            offsets_topic_num_partitions=1,
-            transaction_state_log_num_partitions=1,
-            listeners="SASL_PLAINTEXT://127.0.0.1:0",
-            sasl_enabled_mechanisms=SASL_MECHANISMS,
-            sasl_users=SASL_USERS,
-            authorizer_class_name=AUTHORIZER,
-            super_users="User:admin",
-            request_log=False,
-        )
-        try:
-            host, port = cluster.bootstrap_servers.split(",")[0].rsplit(":", 1)
-            yield Target("kafka", ("127.0.0.1", sasl_port)), Target("mockbroker", (host, int(port)))
-        finally:
-            cluster.close()
+    with real_kafka(properties=secured_kafka_properties(sasl_port), format_args=secured_kafka_format_args()), mockbroker_target(
+        auto_create_topics=True,
+        num_partitions=1,
+        group_initial_rebalance_delay_ms=0,
+        group_streams_initial_rebalance_delay_ms=0,
+        offsets_topic_num_partitions=1,
+        transaction_state_log_num_partitions=1,
+        listeners="SASL_PLAINTEXT://127.0.0.1:0",
+        sasl_enabled_mechanisms=SASL_MECHANISMS,
+        sasl_users=SASL_USERS,
+        authorizer_class_name=AUTHORIZER,
+        super_users="User:admin",
+    ) as mock:
+        yield Target("kafka", ("127.0.0.1", sasl_port)), mock

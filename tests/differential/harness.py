@@ -27,11 +27,13 @@ import socket
 import struct
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mockbroker.testing import start_cluster
 from mockbroker_protocol import registry
 from mockbroker_protocol.hashing import java_hash_map_bucket, java_string_hash
 from mockbroker_protocol.headers import RequestHeader
@@ -142,6 +144,18 @@ class Target:
 
     def connect(self) -> Connection:
         return Connection(self.address)
+
+
+@contextmanager
+def mockbroker_target(**settings: Any) -> Iterator[Target]:
+    """A mockbroker in its own thread with Kafka's defaults (``kafka_defaults``) and ``settings``,
+    no request log, as the target its first bootstrap address names; closed at the end."""
+    cluster = start_cluster(kafka_defaults=True, request_log=False, **settings)
+    try:
+        host, port = cluster.bootstrap_servers.split(",")[0].rsplit(":", 1)
+        yield Target("mockbroker", (host, int(port)))
+    finally:
+        cluster.close()
 
 
 # -- a sequence -----------------------------------------------------------------------------------

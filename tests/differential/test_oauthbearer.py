@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 from mockbroker.security.oauthbearer import unsecured_token
-from mockbroker.testing import start_cluster
 from mockbroker_conformance.kafka import launcher
 from mockbroker_protocol import registry
 from mockbroker_protocol.headers import RequestHeader
@@ -24,7 +23,7 @@ from mockbroker_protocol.messages.metadata import MetadataRequest
 from mockbroker_protocol.messages.sasl_authenticate import SaslAuthenticateRequest
 from mockbroker_protocol.messages.sasl_handshake import SaslHandshakeRequest
 from tests.conftest import real_kafka
-from tests.differential.harness import Context, Item, Raw, Step, Target, differential
+from tests.differential.harness import Context, Item, Raw, Step, Target, differential, mockbroker_target
 
 SASL_HANDSHAKE, SASL_AUTHENTICATE, METADATA = 17, 36, 3
 MAX_REAUTH_MS = 600_000
@@ -56,22 +55,15 @@ def oauth_targets() -> Iterator[tuple[Target, Target]]:
         "connections.max.reauth.ms": str(BROKER_MAX_REAUTH_MS),
         **REAUTH_OVERRIDES,
     }
-    with real_kafka(properties=properties):
-        cluster = start_cluster(
-            kafka_defaults=True,
-            listeners="SASL_PLAINTEXT://127.0.0.1:0",
-            sasl_enabled_mechanisms="OAUTHBEARER,PLAIN",
-            sasl_users={"alice": "alice-secret"},
-            oauthbearer_sasl_jaas_config=JAAS,
-            connections_max_reauth_ms=BROKER_MAX_REAUTH_MS,
-            listener_overrides=REAUTH_OVERRIDES,
-            request_log=False,
-        )
-        try:
-            host, port = cluster.bootstrap_servers.split(",")[0].rsplit(":", 1)
-            yield Target("kafka", ("127.0.0.1", sasl_port)), Target("mockbroker", (host, int(port)))
-        finally:
-            cluster.close()
+    with real_kafka(properties=properties), mockbroker_target(
+        listeners="SASL_PLAINTEXT://127.0.0.1:0",
+        sasl_enabled_mechanisms="OAUTHBEARER,PLAIN",
+        sasl_users={"alice": "alice-secret"},
+        oauthbearer_sasl_jaas_config=JAAS,
+        connections_max_reauth_ms=BROKER_MAX_REAUTH_MS,
+        listener_overrides=REAUTH_OVERRIDES,
+    ) as mock:
+        yield Target("kafka", ("127.0.0.1", sasl_port)), mock
 
 
 def token(lifetime_s: int = 3600, **claims: Any) -> Callable[[], str]:

@@ -15,11 +15,10 @@ from mockbroker import MockCluster
 from mockbroker.http import AdminServer
 from mockbroker.http.components import check
 from mockbroker.http.schema import ref
-from mockbroker.security.acls import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
+from mockbroker.security.acls import AclOperation, ResourceType
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest
-from mockbroker_protocol.messages.sasl_authenticate import SaslAuthenticateRequest
-from mockbroker_protocol.messages.sasl_handshake import SaslHandshakeRequest
+from tests.mockbroker.security.support import allow, plain_login, secured_cluster
 from tests.mockbroker.wire import WireClient
 
 USERS = {"alice": "alice-secret"}
@@ -27,30 +26,16 @@ USERS = {"alice": "alice-secret"}
 
 @pytest.fixture
 async def cluster() -> AsyncIterator[MockCluster]:
-    cluster = MockCluster(
-        listeners="SASL_PLAINTEXT://127.0.0.1:0", sasl_users=USERS,
-        authorizer_class_name="org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-    )  # fmt: skip
-    await cluster.start()
-    try:
+    async with secured_cluster(USERS) as cluster:
         yield cluster
-    finally:
-        await cluster.stop()
-    assert not cluster.internal_errors
 
 
 def _allow(cluster: MockCluster, rtype: int, name: str, op: int) -> None:
-    assert cluster.authorizer is not None
-    cluster.authorizer.add(AclBinding(rtype, name, PatternType.LITERAL, "User:alice", "*", op, AclPermissionType.ALLOW))
+    allow(cluster, rtype, name, "User:alice", op)
 
 
 async def _alice(cluster: MockCluster) -> WireClient:
-    node = next(iter(cluster.brokers.values()))
-    client = await WireClient.connect(node.host, node.port)
-    assert (await client.request(ApiKey.SASL_HANDSHAKE, 1, SaslHandshakeRequest("PLAIN"))).error_code == 0
-    token = f"\x00alice\x00{USERS['alice']}".encode()
-    assert (await client.request(ApiKey.SASL_AUTHENTICATE, 2, SaslAuthenticateRequest(token))).error_code == 0
-    return client
+    return await plain_login(cluster, "alice", USERS["alice"])
 
 
 async def _get_group(cluster: MockCluster, group_id: str) -> dict[str, object]:

@@ -25,8 +25,7 @@ from mockbroker_protocol.headers import RequestHeader
 from mockbroker_protocol.messages.create_acls import AclCreation, CreateAclsRequest
 from mockbroker_protocol.messages.delete_acls import DeleteAclsFilter, DeleteAclsRequest
 from mockbroker_protocol.messages.describe_acls import DescribeAclsRequest
-from mockbroker_protocol.messages.sasl_authenticate import SaslAuthenticateRequest
-from mockbroker_protocol.messages.sasl_handshake import SaslHandshakeRequest
+from tests.mockbroker.security.support import plain_login, secured_cluster
 from tests.mockbroker.wire import WireClient
 
 TOPIC, GROUP, CLUSTER = ResourceType.TOPIC, ResourceType.GROUP, ResourceType.CLUSTER
@@ -77,29 +76,13 @@ def test_filters_match_as_kafka() -> None:
     assert not f(None, ANY, "User:bob").matches(lit)
 
 
-async def _authenticated(cluster: MockCluster, user: str, password: str) -> WireClient:
-    node = next(iter(cluster.brokers.values()))
-    client = await WireClient.connect(node.host, node.port)
-    assert (await client.request(ApiKey.SASL_HANDSHAKE, 1, SaslHandshakeRequest("PLAIN"))).error_code == 0
-    token = f"\x00{user}\x00{password}".encode()
-    assert (await client.request(ApiKey.SASL_AUTHENTICATE, 2, SaslAuthenticateRequest(token))).error_code == 0
-    return client
+_authenticated = plain_login
 
 
 @pytest.fixture
 async def acl_cluster() -> AsyncIterator[MockCluster]:
-    cluster = MockCluster(
-        listeners="SASL_PLAINTEXT://127.0.0.1:0",
-        sasl_users={"admin": "admin-secret", "alice": "alice-secret"},
-        authorizer_class_name="org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-        super_users="User:admin",
-    )
-    await cluster.start()
-    try:
+    async with secured_cluster({"admin": "admin-secret", "alice": "alice-secret"}, super_users="User:admin") as cluster:
         yield cluster
-    finally:
-        await cluster.stop()
-    assert not cluster.internal_errors
 
 
 @pytest.mark.parametrize("version", [1, 2, 3])

@@ -14,17 +14,16 @@ from collections.abc import AsyncIterator
 import pytest
 
 from mockbroker import MockCluster
-from mockbroker.security.acls import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
+from mockbroker.security.acls import AclOperation, PatternType, ResourceType
 from mockbroker_protocol.api_keys import ApiKey
 from mockbroker_protocol.errors import ErrorCode
 from mockbroker_protocol.messages import share_group_describe as sgd
 from mockbroker_protocol.messages import streams_group_describe as stgd
 from mockbroker_protocol.messages import streams_group_heartbeat as sgh
-from mockbroker_protocol.messages.sasl_authenticate import SaslAuthenticateRequest
-from mockbroker_protocol.messages.sasl_handshake import SaslHandshakeRequest
 from mockbroker_protocol.messages.share_group_describe import ShareGroupDescribeRequest
 from mockbroker_protocol.messages.share_group_heartbeat import ShareGroupHeartbeatRequest
 from mockbroker_protocol.messages.streams_group_describe import StreamsGroupDescribeRequest
+from tests.mockbroker.security.support import allow, plain_login, secured_cluster
 from tests.mockbroker.wire import WireClient
 
 USERS = {"admin": "admin-secret", "bob": "bob-secret"}
@@ -34,30 +33,16 @@ STREAMS_REFUSAL = "The described group uses topics that the client is not author
 
 @pytest.fixture
 async def cluster() -> AsyncIterator[MockCluster]:
-    cluster = MockCluster(
-        listeners="SASL_PLAINTEXT://127.0.0.1:0", sasl_users=USERS, super_users="User:admin",
-        authorizer_class_name="org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-    )  # fmt: skip
-    await cluster.start()
-    try:
+    async with secured_cluster(USERS, super_users="User:admin") as cluster:
         yield cluster
-    finally:
-        await cluster.stop()
-    assert not cluster.internal_errors
 
 
 def _allow(cluster: MockCluster, rtype: int, name: str, op: int, pattern: int = PatternType.LITERAL) -> None:
-    assert cluster.authorizer is not None
-    cluster.authorizer.add(AclBinding(rtype, name, pattern, "User:bob", "*", op, AclPermissionType.ALLOW))
+    allow(cluster, rtype, name, "User:bob", op, pattern)
 
 
 async def _login(cluster: MockCluster, user: str) -> WireClient:
-    node = next(iter(cluster.brokers.values()))
-    client = await WireClient.connect(node.host, node.port)
-    assert (await client.request(ApiKey.SASL_HANDSHAKE, 1, SaslHandshakeRequest("PLAIN"))).error_code == 0
-    token = f"\x00{user}\x00{USERS[user]}".encode()
-    assert (await client.request(ApiKey.SASL_AUTHENTICATE, 2, SaslAuthenticateRequest(token))).error_code == 0
-    return client
+    return await plain_login(cluster, user, USERS[user])
 
 
 def _denied_topics(cluster: MockCluster) -> set[str]:
