@@ -10,12 +10,12 @@ import resource
 import socket
 import struct
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from mockbroker.testing import wait_for
 from mockbroker_protocol import registry
 from tests.mockbroker.net.test_limits import API_VERSIONS, api_versions
 from tests.mockbroker.test_cli import Served, clean_env
@@ -71,11 +71,11 @@ def leave_free(pid: int, spare: int) -> None:
 
 
 def wait_for_log(served: Served, text: str) -> None:
-    deadline = time.monotonic() + DEADLINE_S
-    while text not in served.stderr():
+    def logged() -> bool:
         assert served.proc.poll() is None, f"the broker exited: {served.stderr()}"
-        assert time.monotonic() < deadline, f"no {text!r} in the broker's log:\n{served.stderr()}"
-        time.sleep(0.01)  # polling the log file: the log line, not the time, is the condition
+        return text in served.stderr()
+
+    wait_for(logged, f"{text!r} in the broker's log", timeout=DEADLINE_S)
 
 
 def test_out_of_descriptors_pauses_accepting_and_serves_the_open_connections(served: Served) -> None:

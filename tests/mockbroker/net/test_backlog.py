@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ from mockbroker import MockCluster
 from mockbroker.cli import parse_serve
 from mockbroker.config.cluster import ClusterConfig
 from mockbroker.config.settings import SettingsError
+from mockbroker.testing import wait_for
 from tests.mockbroker.net.sockets import listen_queue
 from tests.mockbroker.net.test_limits import API_VERSIONS, api_versions, broker, read_correlation
 from tests.mockbroker.wire import WireClient
@@ -58,10 +58,12 @@ def test_kafka_reads_it_broker_wide_only() -> None:
 def _wait_for_queue(port: int, length: int) -> tuple[int, int]:
     """Poll the kernel (without yielding to the broker's event loop) until ``length`` completed
     connections wait on the listening socket; fail at the deadline."""
-    deadline = time.monotonic() + 10
-    while (queue := listen_queue(port))[0] != length:
-        assert time.monotonic() < deadline, f"accept queue {queue}, waiting for {length}"
-        time.sleep(0.001)  # the kernel's handshakes are what this waits for, not a duration
+    def queued() -> tuple[int, int] | None:
+        queue = listen_queue(port)
+        return queue if queue[0] == length else None
+
+    queue = wait_for(queued, f"{length} completed connections in the accept queue", timeout=10, interval=0.001)
+    assert queue is not None  # wait_for returns only a truthy answer
     return queue
 
 
